@@ -1,0 +1,64 @@
+// FaCTz public C++ API: error-bounded lossy compression of 2D vector fields that keeps
+// every critical point (ARCHITECTURE.md sections 1 and 7).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "factz/field.hpp"
+#include "factz/status.hpp"
+#include "factz/topology.hpp"
+
+namespace factz {
+
+/// Frontend deciding how much error each vertex may take.
+enum class Mode : uint8_t {
+  none = 0,         ///< one uniform bound: the topology-agnostic baseline
+  block = 1,        ///< FaCTz-B: per-tile bounds from analytic safe bounds + exact repair
+  speculative = 2,  ///< FaCTz-S (not yet available)
+};
+enum class Coder : uint8_t { huffman = 0, ans = 1 };
+enum class BoundMode : uint8_t {
+  abs = 0,  ///< eb = bound
+  rel = 1,  ///< eb = bound * (max - min) over both components
+};
+/// Where the work runs. The bytes never depend on it.
+enum class Policy : uint8_t { serial = 0, omp = 1 };
+
+struct Options {
+  Mode mode = Mode::block;
+  Coder coder = Coder::huffman;
+  BoundMode bound_mode = BoundMode::rel;
+  double bound = 1e-2;  ///< ABS value or REL fraction; must be finite and >= 0
+  bool zstd = true;     ///< apply the lossless zstd stage where it shrinks a section
+  Policy policy = Policy::omp;
+  int threads = 0;      ///< OpenMP threads (0: OpenMP default); ignored for serial
+};
+
+struct CompressStats {
+  double eb_abs = 0;            ///< absolute bound used
+  int64_t exact_vertices = 0;   ///< vertices stored exactly (both components)
+  int64_t repair_rounds = 0;    ///< block mode: rounds of exact check + repair
+  int64_t repaired_vertices = 0;///< block mode: vertices sent to exact storage by repair
+};
+
+struct DecompressOptions {
+  Policy policy = Policy::omp;
+  int threads = 0;
+};
+
+/// Compresses a vector field. Fails with invalid_argument on bad fields (NaN/Inf are
+/// rejected with their count and first position) or options.
+Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& options,
+                                      CompressStats* stats = nullptr);
+
+/// Decompresses a stream produced by compress. Untrusted bytes give corrupt_stream /
+/// unsupported_version, never a crash.
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& options = {});
+
+const char* mode_name(Mode m);
+const char* coder_name(Coder c);
+
+}  // namespace factz

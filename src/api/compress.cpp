@@ -1,0 +1,201 @@
+// The public compress / decompress entry points: option checks, the absolute bound,
+// frontend dispatch, entropy coding and the container (docs/format.md).
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "codec/huffman.hpp"
+#include "codec/zstd_stage.hpp"
+#include "factz/factz.hpp"
+#include "format/byte_io.hpp"
+#include "format/container.hpp"
+#include "kernels/quantizer.hpp"
+#include "modes/frontend.hpp"
+
+namespace factz {
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::none: return "none";
+    case Mode::block: return "block";
+    case Mode::speculative: return "speculative";
+  }
+  return "unknown";
+}
+
+const char* coder_name(Coder c) { return c == Coder::huffman ? "huffman" : c == Coder::ans ? "ans" : "unknown"; }
+
+namespace {
+
+using detail::Section;
+
+constexpr int kZstdLevel = 3;
+/// Largest absolute bound: 2 * eb must stay finite for the quantizer's step.
+constexpr float kMaxEb = 0x1p126f;
+
+int threads_of(Policy p, int threads) {
+  if (p == Policy::serial) return 1;
+  return threads > 0 ? threads : omp_get_max_threads();
+}
+
+/// The float bound actually used: the largest float not above the requested one.
+float float_bound(double eb) {
+  if (!(eb > 0.0)) return 0.0f;
+  if (eb >= double(kMaxEb)) return kMaxEb;
+  float f = float(eb);
+  if (double(f) > eb) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+double value_range(const VectorField2D& f) {
+  if (f.size() == 0) return 0.0;
+  float lo = f.u[0], hi = f.u[0];
+  for (const auto* p : {&f.u, &f.v})
+    for (float x : *p) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  return double(hi) - double(lo);
+}
+
+std::vector<uint8_t> meta_section() {
+  detail::ByteWriter w;
+  w.u8(uint8_t(detail::kMaxBoundId));
+  w.u32(uint32_t(detail::kRadius));
+  return std::move(w.bytes());
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
+  FACTZ_RETURN_IF_ERROR(validate_field(field));
+  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
+  if (o.mode == Mode::speculative) return invalid_argument("mode speculative is not available yet");
+  if (o.mode != Mode::none && o.mode != Mode::block) return invalid_argument("unknown mode");
+  if (o.coder != Coder::huffman) return invalid_argument("only the huffman coder is available");
+  if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  const int threads = threads_of(o.policy, o.threads);
+  const double eb_req = o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range(field);
+  const float eb = float_bound(eb_req);
+
+  detail::FrontendResult fr;
+  if (o.mode == Mode::none) detail::run_none(field, eb, threads, fr);
+  else detail::run_block(field, eb, threads, fr);
+
+  const detail::TileLayout L(field.nx, field.ny);
+  detail::PlanePayload pu = detail::encode_plane(field.u, L, fr.u, threads);
+  detail::PlanePayload pv = detail::encode_plane(field.v, L, fr.v, threads);
+  std::vector<Section> sections;
+  sections.push_back({detail::kSectionMeta, meta_section()});
+  if (o.mode == Mode::block) {
+    std::vector<uint8_t> ids(fr.u.tile_ids);
+    ids.insert(ids.end(), fr.v.tile_ids.begin(), fr.v.tile_ids.end());
+    sections.push_back({detail::kSectionTileBounds, std::move(ids)});
+  }
+  std::vector<uint8_t> cu, cv;
+  FACTZ_RETURN_IF_ERROR(detail::huffman_encode(pu.symbols, cu, threads));
+  FACTZ_RETURN_IF_ERROR(detail::huffman_encode(pv.symbols, cv, threads));
+  sections.push_back({detail::kSectionCodesU, std::move(cu)});
+  sections.push_back({detail::kSectionCodesV, std::move(cv)});
+  sections.push_back({detail::kSectionExactIndex, detail::concat_lists(pu.exact_index, pv.exact_index)});
+  sections.push_back({detail::kSectionExactValues, detail::concat_lists(pu.exact_values, pv.exact_values)});
+  sections.push_back({detail::kSectionOutliers, detail::concat_lists(pu.outliers, pv.outliers)});
+
+  detail::Header h;
+  h.components = 2;
+  h.mode = uint8_t(o.mode);
+  h.coder = uint8_t(o.coder);
+  h.nx = uint64_t(field.nx);
+  h.ny = uint64_t(field.ny);
+  h.bound_mode = uint8_t(o.bound_mode);
+  h.bound_value = o.bound;
+  h.eb = eb;
+  h.tile = uint16_t(detail::kTile);
+  h.flags = o.zstd ? 1 : 0;
+  const detail::Compressor zstd = [](std::span<const uint8_t> in, std::vector<uint8_t>& out) {
+    return detail::zstd_compress(in, kZstdLevel, out);
+  };
+  auto stream = detail::write_container(h, std::move(sections), o.zstd ? &zstd : nullptr);
+  if (!stream.ok()) return stream.status();
+  if (stats) {
+    stats->eb_abs = eb;
+    int64_t exact = 0;
+    for (int64_t k = 0; k < field.size(); ++k) exact += fr.u.exact[k] | fr.v.exact[k];
+    stats->exact_vertices = exact;
+    stats->repair_rounds = fr.repair_rounds;
+    stats->repaired_vertices = fr.repaired_vertices;
+  }
+  return stream;
+}
+
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) {
+  auto parsed = detail::parse_container(stream);
+  if (!parsed.ok()) return parsed.status();
+  const auto& pc = parsed.value();
+  const auto& h = pc.header;
+  if (h.dtype != 1 || h.components != 2 || h.ndims != 2 || h.nz != 1)
+    return Status(Code::unsupported_version, "stream is not a 2D float32 vector field");
+  if (h.mode != uint8_t(Mode::none) && h.mode != uint8_t(Mode::block))
+    return Status(Code::unsupported_version, "stream mode " + std::to_string(h.mode) + " is not supported by this build");
+  if (h.coder != uint8_t(Coder::huffman))
+    return Status(Code::unsupported_version, "stream coder " + std::to_string(h.coder) + " is not supported by this build");
+  if (h.tile != detail::kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
+  if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
+  if (h.nx == 0 || h.ny == 0) return corrupt_stream("empty grid");
+  const int threads = threads_of(o.policy, o.threads);
+  const detail::Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
+    return detail::zstd_decompress(in, raw, out);
+  };
+  auto section = [&](uint32_t id) { return detail::read_section(stream, pc, id, &unzstd); };
+
+  auto meta = section(detail::kSectionMeta);
+  if (!meta.ok()) return meta.status();
+  {
+    detail::ByteReader r(meta.value());
+    uint8_t max_id;
+    uint32_t radius;
+    if (!r.u8(max_id) || !r.u32(radius) || !r.at_end()) return corrupt_stream("meta section is malformed");
+    if (max_id != detail::kMaxBoundId || radius != uint32_t(detail::kRadius))
+      return corrupt_stream("meta section parameters are not those of format v1");
+  }
+  VectorField2D f;
+  f.nx = int64_t(h.nx);
+  f.ny = int64_t(h.ny);
+  const detail::TileLayout L(f.nx, f.ny);
+  const size_t ntiles = size_t(L.tile_count());
+  std::vector<uint8_t> tile_ids;
+  if (h.mode == uint8_t(Mode::block)) {
+    auto t = section(detail::kSectionTileBounds);
+    if (!t.ok()) return t.status();
+    tile_ids = std::move(t.value());
+    if (tile_ids.size() != 2 * ntiles) return corrupt_stream("tile bound section has the wrong size");
+  } else {
+    tile_ids.assign(2 * ntiles, uint8_t(h.eb > 0.0f ? detail::kMaxBoundId : 0));
+  }
+  auto ex_idx = section(detail::kSectionExactIndex);
+  if (!ex_idx.ok()) return ex_idx.status();
+  auto ex_val = section(detail::kSectionExactValues);
+  if (!ex_val.ok()) return ex_val.status();
+  auto outl = section(detail::kSectionOutliers);
+  if (!outl.ok()) return outl.status();
+  std::span<const uint8_t> idx[2], val[2], out[2];
+  FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_idx.value(), idx[0], idx[1], "exact_index"));
+  FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_val.value(), val[0], val[1], "exact_values"));
+  FACTZ_RETURN_IF_ERROR(detail::split_lists(outl.value(), out[0], out[1], "outliers"));
+  std::vector<uint16_t> symbols(size_t(f.size()));
+  const uint32_t code_ids[2] = {detail::kSectionCodesU, detail::kSectionCodesV};
+  std::vector<float>* planes[2] = {&f.u, &f.v};
+  for (int c = 0; c < 2; ++c) {
+    auto codes = section(code_ids[c]);
+    if (!codes.ok()) return codes.status();
+    FACTZ_RETURN_IF_ERROR(detail::huffman_decode(codes.value(), symbols, threads));
+    const std::span<const uint8_t> ids(tile_ids.data() + c * ntiles, ntiles);
+    FACTZ_RETURN_IF_ERROR(
+        detail::decode_plane(L, h.eb, ids, symbols, out[c], idx[c], val[c], threads, *planes[c]));
+  }
+  return f;
+}
+
+}  // namespace factz

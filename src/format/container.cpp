@@ -1,0 +1,448 @@
+// Container format v1 writer, validating parser and summary. Every multi-byte integer is
+// little-endian and is written and read one byte at a time, so the bytes do not depend on
+// the host. Offsets below are those of docs/format.md; changing any of them changes the
+// bytes of a stream and therefore needs a new format version.
+#include "format/container.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "format/crc32.hpp"
+
+namespace factz::detail {
+namespace {
+
+// Header field offsets (docs/format.md, "Header").
+constexpr std::size_t kOffMagic = 0;
+constexpr std::size_t kOffVersion = 4;
+constexpr std::size_t kOffDtype = 6;
+constexpr std::size_t kOffComponents = 7;
+constexpr std::size_t kOffNdims = 8;
+constexpr std::size_t kOffMode = 9;
+constexpr std::size_t kOffCoder = 10;
+constexpr std::size_t kOffFlags = 11;
+constexpr std::size_t kOffNx = 12;
+constexpr std::size_t kOffNy = 20;
+constexpr std::size_t kOffNz = 28;
+constexpr std::size_t kOffBoundMode = 36;
+constexpr std::size_t kOffReserved = 37;  // 3 bytes, zero
+constexpr std::size_t kReservedSize = 3;
+constexpr std::size_t kOffBoundValue = 40;
+constexpr std::size_t kOffEb = 48;
+constexpr std::size_t kOffTile = 52;
+constexpr std::size_t kOffAnchorStride = 54;
+constexpr std::size_t kOffSectionCount = 56;
+static_assert(kOffSectionCount + 4 == kHeaderCrcOffset && kHeaderCrcOffset + 4 == kHeaderSize);
+
+// Section table entry offsets (docs/format.md, "Section table").
+constexpr std::size_t kEntId = 0;
+constexpr std::size_t kEntFlags = 4;
+constexpr std::size_t kEntOffset = 8;
+constexpr std::size_t kEntStoredSize = 16;
+constexpr std::size_t kEntRawSize = 24;
+constexpr std::size_t kEntCrc = 32;
+constexpr std::size_t kEntEntryCrc = 36;  // CRC-32C of the entry's bytes [0, 36)
+static_assert(kEntEntryCrc + 4 == kSectionEntrySize);
+
+// Names indexed by id; index 0 is not a valid id.
+constexpr std::array<const char*, kLastSectionId + 1> kSectionNames = {
+    nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",
+    "exact_index", "exact_values", "outliers",    "bound_ids_u", "bound_ids_v"};
+
+bool known_section(uint32_t id) { return id >= 1 && id <= kLastSectionId; }
+
+std::string label(uint32_t id) {
+  return "section " + std::to_string(id) + " (" + section_name(id) + ")";
+}
+
+Status with_context(const Status& s, const std::string& context) {
+  return Status(s.code(), context + ": " + s.message());
+}
+
+// ---- Little-endian byte access ---------------------------------------------------------
+void put_le(uint8_t* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint64_t get_le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
+  return v;
+}
+uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(get_le(p, 2)); }
+uint32_t get_u32(const uint8_t* p) { return static_cast<uint32_t>(get_le(p, 4)); }
+uint64_t get_u64(const uint8_t* p) { return get_le(p, 8); }
+
+// Elements of the field (nx*ny*nz) when the dimensions are within kMaxElements, else 0.
+uint64_t element_count(const Header& h) {
+  if (h.nx == 0 || h.ny == 0 || h.nz == 0) return 0;
+  if (h.nx > kMaxElements || h.ny > kMaxElements / h.nx) return 0;
+  const uint64_t nxy = h.nx * h.ny;
+  if (h.nz > kMaxElements / nxy) return 0;
+  return nxy * h.nz;
+}
+
+uint64_t raw_size_limit(const Header& h) {
+  return kMaxRawBytesPerValue * element_count(h) * h.components + kRawSizeSlack;
+}
+
+// The one check of header field values, shared by writer (invalid_argument) and parser
+// (corrupt_stream). Returns an empty string when the header is acceptable. The version
+// is checked by the callers, since it maps to its own error code.
+std::string header_problem(const Header& h) {
+  if (h.dtype != kDtypeFloat32) return "unknown data type " + std::to_string(h.dtype);
+  if (h.components < 1 || h.components > kMaxComponents)
+    return "component count " + std::to_string(h.components) + " (must be 1 or 2)";
+  if (h.ndims != 2) return "ndims " + std::to_string(h.ndims) + " (only 2 is supported)";
+  if (h.mode > kModeSpeculative) return "unknown mode " + std::to_string(h.mode);
+  if (h.coder > kCoderAns) return "unknown coder " + std::to_string(h.coder);
+  if ((h.flags & ~kHeaderFlagZstd) != 0)
+    return "reserved header flag bits set (flags " + std::to_string(h.flags) + ")";
+  if (h.nz != 1) return "nz " + std::to_string(h.nz) + " (must be 1 for 2D fields)";
+  if (h.nx == 0 || h.ny == 0) return "empty dimensions";
+  if (element_count(h) == 0)
+    return "dimensions " + std::to_string(h.nx) + " x " + std::to_string(h.ny) +
+           " exceed 2^40 elements";
+  if (h.bound_mode > kBoundRel) return "unknown bound mode " + std::to_string(h.bound_mode);
+  if (!std::isfinite(h.bound_value) || h.bound_value < 0)
+    return "bound value is not a finite non-negative number";
+  if (!std::isfinite(h.eb) || h.eb < 0) return "eb is not a finite non-negative number";
+  if (h.tile == 0) return "tile size 0";
+  return {};
+}
+
+void encode_header(const Header& h, uint32_t section_count, uint8_t* p) {
+  std::memcpy(p + kOffMagic, kMagic, 4);
+  put_le(p + kOffVersion, h.version, 2);
+  p[kOffDtype] = h.dtype;
+  p[kOffComponents] = h.components;
+  p[kOffNdims] = h.ndims;
+  p[kOffMode] = h.mode;
+  p[kOffCoder] = h.coder;
+  p[kOffFlags] = h.flags;
+  put_le(p + kOffNx, h.nx, 8);
+  put_le(p + kOffNy, h.ny, 8);
+  put_le(p + kOffNz, h.nz, 8);
+  p[kOffBoundMode] = h.bound_mode;
+  std::memset(p + kOffReserved, 0, kReservedSize);
+  put_le(p + kOffBoundValue, std::bit_cast<uint64_t>(h.bound_value), 8);
+  put_le(p + kOffEb, std::bit_cast<uint32_t>(h.eb), 4);
+  put_le(p + kOffTile, h.tile, 2);
+  put_le(p + kOffAnchorStride, h.anchor_stride, 2);
+  put_le(p + kOffSectionCount, section_count, 4);
+  put_le(p + kHeaderCrcOffset, crc32c({p, kHeaderCrcOffset}), 4);
+}
+
+Header decode_header(const uint8_t* p) {
+  Header h;
+  h.version = get_u16(p + kOffVersion);
+  h.dtype = p[kOffDtype];
+  h.components = p[kOffComponents];
+  h.ndims = p[kOffNdims];
+  h.mode = p[kOffMode];
+  h.coder = p[kOffCoder];
+  h.flags = p[kOffFlags];
+  h.nx = get_u64(p + kOffNx);
+  h.ny = get_u64(p + kOffNy);
+  h.nz = get_u64(p + kOffNz);
+  h.bound_mode = p[kOffBoundMode];
+  h.bound_value = std::bit_cast<double>(get_u64(p + kOffBoundValue));
+  h.eb = std::bit_cast<float>(get_u32(p + kOffEb));
+  h.tile = get_u16(p + kOffTile);
+  h.anchor_stride = get_u16(p + kOffAnchorStride);
+  return h;
+}
+
+void encode_entry(const ParsedContainer::Entry& e, uint8_t* p) {
+  put_le(p + kEntId, e.id, 4);
+  put_le(p + kEntFlags, e.flags, 4);
+  put_le(p + kEntOffset, e.offset, 8);
+  put_le(p + kEntStoredSize, e.stored_size, 8);
+  put_le(p + kEntRawSize, e.raw_size, 8);
+  put_le(p + kEntCrc, e.crc, 4);
+  put_le(p + kEntEntryCrc, crc32c({p, kEntEntryCrc}), 4);
+}
+
+ParsedContainer::Entry decode_entry(const uint8_t* p) {
+  return {get_u32(p + kEntId),         get_u32(p + kEntFlags),  get_u64(p + kEntOffset),
+          get_u64(p + kEntStoredSize), get_u64(p + kEntRawSize), get_u32(p + kEntCrc)};
+}
+
+// Magic, version, header checksum and field values; `stream` holds at least the header.
+Result<Header> parse_header(std::span<const uint8_t> stream) {
+  const uint8_t* p = stream.data();
+  if (std::memcmp(p + kOffMagic, kMagic, 4) != 0)
+    return corrupt_stream("bad magic: not a FaCTz stream");
+  // Magic and version keep their offsets in every version, so a reader can always say
+  // which version it was given; the rest of the layout may change, hence before the CRC.
+  const uint16_t version = get_u16(p + kOffVersion);
+  if (version != kFormatVersion)
+    return Status(Code::unsupported_version,
+                  "format version " + std::to_string(version) + " (this build reads version " +
+                      std::to_string(kFormatVersion) + ")");
+  if (crc32c(stream.first(kHeaderCrcOffset)) != get_u32(p + kHeaderCrcOffset))
+    return corrupt_stream("header checksum mismatch");
+  for (std::size_t i = 0; i < kReservedSize; ++i)
+    if (p[kOffReserved + i] != 0) return corrupt_stream("header: reserved bytes are not zero");
+  Header h = decode_header(p);
+  if (std::string problem = header_problem(h); !problem.empty())
+    return corrupt_stream("header: " + problem);
+  return h;
+}
+
+// Table entry checks that need no section data: id, flags, sizes, contiguous placement.
+// `expected_offset` is where the section must start (end of the previous one).
+Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Header& h,
+                   uint64_t expected_offset, uint64_t stream_size,
+                   const std::vector<ParsedContainer::Entry>& previous) {
+  const std::string where = "section table entry " + std::to_string(index);
+  if (!known_section(e.id))
+    return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
+  for (const auto& prev : previous)
+    if (prev.id == e.id) return corrupt_stream(where + ": duplicate " + label(e.id));
+  const std::string sec = label(e.id);
+  if ((e.flags & ~kSectionFlagZstd) != 0) return corrupt_stream(sec + ": reserved flag bits set");
+  if (e.offset > stream_size || e.stored_size > stream_size - e.offset)
+    return corrupt_stream(sec + " lies outside the stream (offset " + std::to_string(e.offset) +
+                          ", size " + std::to_string(e.stored_size) + ", stream has " +
+                          std::to_string(stream_size) + " bytes; truncated?)");
+  if (e.offset < expected_offset)
+    return corrupt_stream(sec + " overlaps the preceding data (offset " +
+                          std::to_string(e.offset) + ", expected " +
+                          std::to_string(expected_offset) + ")");
+  if (e.offset > expected_offset)
+    return corrupt_stream(sec + " leaves a gap before it (offset " + std::to_string(e.offset) +
+                          ", expected " + std::to_string(expected_offset) + ")");
+  if (e.raw_size > raw_size_limit(h))
+    return corrupt_stream(sec + ": raw size " + std::to_string(e.raw_size) +
+                          " is implausible for the field size");
+  if ((e.flags & kSectionFlagZstd) != 0) {
+    if ((h.flags & kHeaderFlagZstd) == 0)
+      return corrupt_stream(sec + " is compressed but the header zstd flag is clear");
+    if (e.stored_size >= e.raw_size)
+      return corrupt_stream(sec + ": compressed size is not smaller than the raw size");
+  } else if (e.stored_size != e.raw_size) {
+    return corrupt_stream(sec + ": raw size differs from stored size of an uncompressed section");
+  }
+  return Status::Ok();
+}
+
+// ---- describe_container helpers -----------------------------------------------------------
+const char* mode_name(uint8_t m) {
+  switch (m) {
+    case kModeNone: return "none";
+    case kModeBlock: return "block";
+    case kModeSpeculative: return "speculative";
+  }
+  return "unknown";
+}
+const char* coder_name(uint8_t c) {
+  switch (c) {
+    case kCoderHuffman: return "huffman";
+    case kCoderAns: return "ans";
+  }
+  return "unknown";
+}
+const char* bound_mode_name(uint8_t b) {
+  switch (b) {
+    case kBoundAbs: return "ABS";
+    case kBoundRel: return "REL";
+  }
+  return "unknown";
+}
+
+// Shortest text that reads back as the same value.
+template <class T>
+std::string shortest(T value) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+std::string section_name(uint32_t id) {
+  if (known_section(id)) return kSectionNames[id];
+  return "section_" + std::to_string(id);
+}
+
+bool has_section(const ParsedContainer& parsed, uint32_t id) {
+  for (const auto& e : parsed.entries)
+    if (e.id == id) return true;
+  return false;
+}
+
+Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
+                                             const Compressor* zstd) {
+  if (header.version != kFormatVersion)
+    return invalid_argument("header version must be " + std::to_string(kFormatVersion));
+  Header h = header;
+  h.flags = 0;  // derived below
+  if (std::string problem = header_problem(h); !problem.empty())
+    return invalid_argument("header: " + problem);
+  if (sections.size() > kMaxSections)
+    return invalid_argument(std::to_string(sections.size()) + " sections (at most " +
+                            std::to_string(kMaxSections) + ")");
+  const uint64_t limit = raw_size_limit(h);
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const uint32_t id = sections[i].id;
+    if (!known_section(id)) return invalid_argument("unknown section id " + std::to_string(id));
+    for (std::size_t j = 0; j < i; ++j)
+      if (sections[j].id == id) return invalid_argument("duplicate " + label(id));
+    if (sections[i].raw.size() > limit)
+      return invalid_argument(label(id) + " is larger than the raw-size cap of the format");
+  }
+
+  // Optional zstd stage; afterwards sections[i].raw holds the stored bytes.
+  const bool can_compress = zstd != nullptr && static_cast<bool>(*zstd);
+  std::vector<ParsedContainer::Entry> entries(sections.size());
+  uint64_t offset = kHeaderSize + kSectionEntrySize * sections.size();
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    Section& s = sections[i];
+    ParsedContainer::Entry& e = entries[i];
+    e.id = s.id;
+    e.flags = 0;
+    e.raw_size = s.raw.size();
+    if (s.zstd && can_compress && !s.raw.empty()) {
+      std::vector<uint8_t> packed;
+      if (Status st = (*zstd)(s.raw, packed); !st.ok()) return with_context(st, label(s.id));
+      if (packed.size() < s.raw.size()) {
+        s.raw = std::move(packed);
+        e.flags = kSectionFlagZstd;
+        h.flags |= kHeaderFlagZstd;
+      }
+    }
+    e.offset = offset;
+    e.stored_size = s.raw.size();
+    e.crc = crc32c(s.raw);
+    offset += e.stored_size;
+  }
+
+  std::vector<uint8_t> out(offset);
+  encode_header(h, static_cast<uint32_t>(sections.size()), out.data());
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    encode_entry(entries[i], out.data() + kHeaderSize + kSectionEntrySize * i);
+    if (!sections[i].raw.empty())
+      std::memcpy(out.data() + entries[i].offset, sections[i].raw.data(), sections[i].raw.size());
+  }
+  return out;
+}
+
+Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
+  if (stream.empty()) return corrupt_stream("empty stream");
+  if (stream.size() < kHeaderSize) {
+    if (std::memcmp(stream.data(), kMagic, std::min<std::size_t>(stream.size(), 4)) != 0)
+      return corrupt_stream("bad magic: not a FaCTz stream");
+    return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) +
+                          " of " + std::to_string(kHeaderSize) + " bytes)");
+  }
+  Result<Header> header = parse_header(stream);
+  if (!header.ok()) return header.status();
+
+  ParsedContainer parsed;
+  parsed.header = header.value();
+  const Header& h = parsed.header;
+  const uint32_t count = get_u32(stream.data() + kOffSectionCount);
+  if (count > kMaxSections)
+    return corrupt_stream("section count " + std::to_string(count) + " exceeds " +
+                          std::to_string(kMaxSections));
+  const uint64_t table_end = kHeaderSize + uint64_t{kSectionEntrySize} * count;
+  if (stream.size() < table_end)
+    return corrupt_stream("stream truncated in the section table (" + std::to_string(count) +
+                          " entries need " + std::to_string(table_end) + " bytes, stream has " +
+                          std::to_string(stream.size()) + ")");
+
+  uint64_t expected_offset = table_end;
+  bool any_compressed = false;
+  parsed.entries.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* p = stream.data() + kHeaderSize + kSectionEntrySize * i;
+    if (crc32c({p, kEntEntryCrc}) != get_u32(p + kEntEntryCrc))
+      return corrupt_stream("section table entry " + std::to_string(i) + " checksum mismatch");
+    const ParsedContainer::Entry e = decode_entry(p);
+    FACTZ_RETURN_IF_ERROR(check_entry(e, i, h, expected_offset, stream.size(), parsed.entries));
+    any_compressed = any_compressed || (e.flags & kSectionFlagZstd) != 0;
+    expected_offset = e.offset + e.stored_size;
+    parsed.entries.push_back(e);
+  }
+  if (expected_offset != stream.size())
+    return corrupt_stream("unexpected data after the last section (" +
+                          std::to_string(stream.size() - expected_offset) + " bytes)");
+  if ((h.flags & kHeaderFlagZstd) != 0 && !any_compressed)
+    return corrupt_stream("header zstd flag is set but no section is compressed");
+
+  for (const auto& e : parsed.entries) {
+    if (crc32c(stream.subspan(e.offset, e.stored_size)) != e.crc)
+      return corrupt_stream(label(e.id) + " checksum mismatch");
+  }
+  return parsed;
+}
+
+Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,
+                                          const ParsedContainer& parsed, uint32_t id,
+                                          const Decompressor* zstd) {
+  const ParsedContainer::Entry* entry = nullptr;
+  for (const auto& e : parsed.entries)
+    if (e.id == id) entry = &e;
+  if (entry == nullptr) return corrupt_stream("missing " + label(id));
+  if (entry->offset > stream.size() || entry->stored_size > stream.size() - entry->offset)
+    return invalid_argument(label(id) + " lies outside the given stream (parsed from another?)");
+  const auto stored = stream.subspan(entry->offset, entry->stored_size);
+  if ((entry->flags & kSectionFlagZstd) == 0) return std::vector<uint8_t>(stored.begin(), stored.end());
+
+  if (zstd == nullptr || !static_cast<bool>(*zstd))
+    return invalid_argument(label(id) + " is zstd-compressed but no decompressor was given");
+  std::vector<uint8_t> raw;
+  if (Status st = (*zstd)(stored, entry->raw_size, raw); !st.ok())
+    return with_context(st, label(id));
+  if (raw.size() != entry->raw_size)
+    return corrupt_stream(label(id) + " decompressed to " + std::to_string(raw.size()) +
+                          " bytes, expected " + std::to_string(entry->raw_size));
+  return raw;
+}
+
+std::string describe_container(const ParsedContainer& parsed) {
+  const Header& h = parsed.header;
+  std::string s;
+  char line[256];
+  auto field = [&](const char* key, const std::string& value) {
+    std::snprintf(line, sizeof line, "  %-15s %s\n", key, value.c_str());
+    s += line;
+  };
+  uint64_t total = kHeaderSize + kSectionEntrySize * parsed.entries.size();
+  for (const auto& e : parsed.entries) total += e.stored_size;
+
+  s += "FaCTz stream (magic FCTZ), format version " + std::to_string(h.version) + "\n";
+  field("stream bytes", std::to_string(total));
+  field("data type", h.dtype == kDtypeFloat32 ? "float32" : "unknown (" + std::to_string(h.dtype) + ")");
+  field("dimensions", std::to_string(h.ndims) + "D, nx=" + std::to_string(h.nx) +
+                          " ny=" + std::to_string(h.ny) + " nz=" + std::to_string(h.nz));
+  field("components", std::to_string(h.components));
+  field("mode", mode_name(h.mode));
+  field("coder", coder_name(h.coder));
+  field("bound", std::string(bound_mode_name(h.bound_mode)) + " " + shortest(h.bound_value));
+  field("eb (absolute)", shortest(h.eb));
+  field("tile", std::to_string(h.tile));
+  field("anchor stride", h.anchor_stride == 0 ? "0 (unused)" : std::to_string(h.anchor_stride));
+  field("zstd stage", (h.flags & kHeaderFlagZstd) != 0 ? "applied" : "not applied");
+  field("sections", std::to_string(parsed.entries.size()));
+  std::snprintf(line, sizeof line, "    %3s  %-13s %14s %14s  %-4s  %s\n", "id", "name", "stored",
+                "raw", "zstd", "crc32c");
+  s += line;
+  for (const auto& e : parsed.entries) {
+    std::snprintf(line, sizeof line, "    %3u  %-13s %14llu %14llu  %-4s  0x%08x\n",
+                  static_cast<unsigned>(e.id), section_name(e.id).c_str(),
+                  static_cast<unsigned long long>(e.stored_size),
+                  static_cast<unsigned long long>(e.raw_size),
+                  (e.flags & kSectionFlagZstd) != 0 ? "yes" : "no", static_cast<unsigned>(e.crc));
+    s += line;
+  }
+  return s;
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,144 @@
+// The FaCTz container, format version 1: a 64-byte header, a table of 40-byte section
+// entries, then the sections back to back. docs/format.md is the byte-level contract;
+// this file and container.cpp implement exactly that text.
+//
+// Invariants every parsed stream satisfies (parse_container checks them all):
+//  - every byte is covered by a CRC-32C (header, each table entry, each section);
+//  - sections follow the table without gaps, in table order, and end the stream;
+//  - no reserved bit or value is set; each section id is known and appears once.
+// Decoding untrusted bytes never reads out of bounds: it returns corrupt_stream (or
+// unsupported_version) with a message naming what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "factz/status.hpp"
+
+namespace factz::detail {
+
+// ---- Fixed sizes and limits of format version 1 -------------------------------------
+inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
+inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
+inline constexpr std::size_t kHeaderCrcOffset = 60;   ///< header CRC covers bytes [0, 60)
+inline constexpr std::size_t kSectionEntrySize = 40;  ///< bytes per section table entry
+inline constexpr uint32_t kMaxSections = 256;
+inline constexpr uint64_t kMaxElements = uint64_t{1} << 40;  ///< cap on nx * ny * nz
+inline constexpr uint8_t kMaxComponents = 2;
+/// Sanity cap on a section's raw size: kMaxRawBytesPerValue * nx*ny*nz*components +
+/// kRawSizeSlack. Rejects absurd declared sizes before anything is allocated for them.
+inline constexpr uint64_t kMaxRawBytesPerValue = 32;
+inline constexpr uint64_t kRawSizeSlack = uint64_t{1} << 24;
+
+// ---- Header field values -------------------------------------------------------------
+inline constexpr uint8_t kDtypeFloat32 = 1;
+inline constexpr uint8_t kModeNone = 0;         ///< plain error-bounded baseline
+inline constexpr uint8_t kModeBlock = 1;        ///< FaCTz-B
+inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
+inline constexpr uint8_t kCoderHuffman = 0;
+inline constexpr uint8_t kCoderAns = 1;
+inline constexpr uint8_t kBoundAbs = 0;  ///< bound_value is the absolute bound
+inline constexpr uint8_t kBoundRel = 1;  ///< bound_value is a fraction of the value range
+/// Header flag bit 0: at least one section is stored zstd-compressed.
+inline constexpr uint8_t kHeaderFlagZstd = 0x01;
+/// Section flag bit 0: the stored bytes are a zstd frame of the raw bytes.
+inline constexpr uint32_t kSectionFlagZstd = 0x01;
+
+// ---- Section ids (their names appear in error messages and `factz info`) -------------
+// Contents are defined per mode in docs/format.md. Adding an id means adding its name in
+// container.cpp and bumping the format version.
+inline constexpr uint32_t kSectionMeta = 1;          ///< mode-specific small parameters
+inline constexpr uint32_t kSectionTileBounds = 2;    ///< per-tile bound ids
+inline constexpr uint32_t kSectionCodesU = 3;        ///< quantization codes of u
+inline constexpr uint32_t kSectionCodesV = 4;        ///< quantization codes of v
+inline constexpr uint32_t kSectionExactIndex = 5;    ///< indices of exactly stored vertices
+inline constexpr uint32_t kSectionExactValues = 6;   ///< values of exactly stored vertices
+inline constexpr uint32_t kSectionOutliers = 7;      ///< out-of-range codes
+inline constexpr uint32_t kSectionBoundIdsU = 8;     ///< per-vertex bound ids of u
+inline constexpr uint32_t kSectionBoundIdsV = 9;     ///< per-vertex bound ids of v
+inline constexpr uint32_t kLastSectionId = 9;        ///< ids are 1..kLastSectionId
+
+/// The header fields, as written (offsets in docs/format.md, "Header").
+struct Header {
+  uint16_t version = kFormatVersion;
+  uint8_t dtype = kDtypeFloat32;
+  uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
+  uint8_t ndims = 2;
+  uint8_t mode = kModeNone;
+  uint8_t coder = kCoderHuffman;
+  /// Derived by write_container from the sections (kHeaderFlagZstd); the value passed in
+  /// is ignored. Parsed headers carry the stored flags.
+  uint8_t flags = 0;
+  uint64_t nx = 0, ny = 0, nz = 1;  ///< extents, x fastest; nz is 1 for 2D
+  uint8_t bound_mode = kBoundAbs;
+  double bound_value = 0;  ///< as the user gave it: absolute value or relative fraction
+  float eb = 0;            ///< absolute bound actually used (finite, >= 0)
+  uint16_t tile = 32;      ///< tile edge in vertices, > 0
+  uint16_t anchor_stride = 0;  ///< speculative anchor spacing; 0 when unused
+};
+
+/// One section as a mode produces it.
+struct Section {
+  uint32_t id = 0;           ///< one of the kSection* ids, unique within a stream
+  std::vector<uint8_t> raw;  ///< the section's content before the optional zstd stage
+  bool zstd = false;         ///< offer it to the zstd stage (kept only if it shrinks)
+};
+
+/// Compresses `in` into `out` (replacing out's content). Used for the zstd stage; taken as
+/// a callback so the format layer stays independent of the codec layer.
+using Compressor = std::function<Status(std::span<const uint8_t> in, std::vector<uint8_t>& out)>;
+/// Decompresses `in` into `out`; `raw_size` is the size the container declares. It must
+/// fail (not truncate, not pad) when the data does not decode to exactly raw_size bytes,
+/// and should allocate only as output is produced, since raw_size comes from the stream.
+using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t raw_size,
+                                          std::vector<uint8_t>& out)>;
+
+/// Serializes the header and sections (in the given order). Sections with `zstd` set are
+/// passed to `*zstd` and stored compressed when the result is strictly smaller; `zstd`
+/// null means no section is compressed. Returns invalid_argument for a header that
+/// parse_container would reject, unknown or duplicate section ids, more than kMaxSections
+/// sections, or a section above the raw-size cap; a failing compressor's Status is passed
+/// on with the section named.
+Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
+                                             const Compressor* zstd);
+
+/// A validated stream: header plus one entry per section, in table (and stream) order.
+struct ParsedContainer {
+  Header header;
+  struct Entry {
+    uint32_t id;
+    uint32_t flags;        ///< kSectionFlagZstd or 0
+    uint64_t offset;       ///< from the start of the stream
+    uint64_t stored_size;  ///< bytes in the stream
+    uint64_t raw_size;     ///< bytes after decompression (== stored_size when not compressed)
+    uint32_t crc;          ///< CRC-32C of the stored bytes
+  };
+  std::vector<Entry> entries;
+};
+
+/// Validates the header, the section table and every section checksum of `stream`.
+/// Errors: unsupported_version when the version field is not 1, corrupt_stream otherwise.
+Result<ParsedContainer> parse_container(std::span<const uint8_t> stream);
+
+/// The raw bytes of section `id` of a stream accepted by parse_container (`parsed` must
+/// come from that same `stream`; bounds are rechecked, checksums are not). Decompresses
+/// through `*zstd` when the section is flagged; invalid_argument when it is flagged and
+/// `zstd` is null, corrupt_stream when the section is missing or decompresses badly.
+Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,
+                                          const ParsedContainer& parsed, uint32_t id,
+                                          const Decompressor* zstd);
+
+/// Whether the stream has a section with this id.
+bool has_section(const ParsedContainer& parsed, uint32_t id);
+
+/// "codes_u" etc. for known ids, "section_<id>" otherwise.
+std::string section_name(uint32_t id);
+
+/// Multi-line human-readable summary of a parsed stream, for `factz info`.
+std::string describe_container(const ParsedContainer& parsed);
+
+}  // namespace factz::detail

@@ -1,0 +1,56 @@
+// Error-bounded linear quantization on a logarithmic grid of bounds.
+//
+// Bound ids: id 0 means "exact" (bound 0); id k in [1, kMaxBoundId] means the absolute
+// bound eb * 2^(k - kMaxBoundId), an exact float (a power-of-two scaling of eb).
+// A value x is pre-quantized to the integer q = rint(x / step), step = 2 * bound, and
+// reconstructed as float(q) * step (one IEEE multiplication, the same expression in the
+// encoder and the decoder). |q| is kept <= kMaxQuant so float(q) is exact. Whether the
+// reconstruction meets a bound is decided exactly (no rounded comparison).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/exact.hpp"
+
+namespace factz::detail {
+
+inline constexpr int kMaxBoundId = 30;
+inline constexpr int32_t kMaxQuant = 1 << 23;
+
+/// Absolute bound of a bound id (id 0: 0).
+FACTZ_HD float bound_of_id(float eb, int id) {
+  return id <= 0 ? 0.0f : ldexpf(eb, id - kMaxBoundId);
+}
+
+/// Largest id whose bound does not exceed `target` (0 if none). eb > 0.
+FACTZ_HD int id_for_bound(float eb, double target) {
+  if (!(target > 0.0) || !(eb > 0.0f)) return 0;
+  if (target >= double(eb)) return kMaxBoundId;
+  int e = ilogb(target / double(eb));  // floor(log2(target / eb)), approximately
+  int id = kMaxBoundId + e + 1;
+  if (id > kMaxBoundId) id = kMaxBoundId;
+  while (id > 0 && double(bound_of_id(eb, id)) > target) --id;
+  return id < 0 ? 0 : id;
+}
+
+/// True iff |recon - x| <= bound holds exactly.
+FACTZ_HD bool within_bound(float recon, float x, float bound) {
+  double s, e;
+  two_sum(double(recon), -double(x), s, e);
+  if (e != 0.0) return false;  // difference not representable: treat as a miss
+  return (s < 0.0 ? -s : s) <= double(bound);
+}
+
+/// Pre-quantizes x with `step` (> 0); q is clamped to +-kMaxQuant.
+FACTZ_HD int32_t prequantize(float x, float step) {
+  const float r = rintf(x / step);
+  if (!(r <= float(kMaxQuant))) return r != r ? 0 : kMaxQuant;
+  if (!(r >= -float(kMaxQuant))) return -kMaxQuant;
+  return int32_t(r);
+}
+
+/// The reconstruction of pre-quantized value q (0 when step is 0: exact tiles).
+FACTZ_HD float reconstruct(int32_t q, float step) { return float(q) * step; }
+
+}  // namespace factz::detail

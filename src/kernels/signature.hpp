@@ -1,0 +1,84 @@
+// The critical-point signature of a triangle: is the origin of the vector plane inside
+// the image triangle (exact, with Simulation of Simplicity), and if so, the exact type
+// of the linear field's Jacobian. ARCHITECTURE.md section 3 is the contract.
+#pragma once
+
+#include <cstdint>
+
+#include "factz/cp_type.hpp"
+#include "kernels/mesh.hpp"
+#include "kernels/orient.hpp"
+
+
+namespace factz::detail {
+
+/// Signature byte: 0 = no critical point, 1 + CpType otherwise.
+using Signature = uint8_t;
+inline constexpr Signature kNoCriticalPoint = 0;
+
+/// Exact inside test of the origin in the triangle spanned by the three tagged points.
+FACTZ_HD bool contains_origin(SosPoint p0, SosPoint p1, SosPoint p2) {
+  const SosPoint o{0.0f, 0.0f, -1};
+  const int s = orient_sos(p0, p1, p2);
+  if (orient_sos(o, p1, p2) != s) return false;
+  if (orient_sos(p0, o, p2) != s) return false;
+  return orient_sos(p0, p1, o) == s;
+}
+
+/// Exact type of the linear field with Jacobian [[a1-a0, b1-b0], [c1-c0, d1-d0]]
+/// (rows: du, dv; columns: d/dx, d/dy). All eight entries are input floats, so every
+/// product below is exact in double and exact_sign_of_sum decides each sign exactly.
+FACTZ_HD CpType classify_jacobian(float a1, float a0, float b1, float b0, float c1, float c0,
+                                  float d1, float d0) {
+  const double A1 = a1, A0 = a0, B1 = b1, B0 = b0, C1 = c1, C0 = c0, D1 = d1, D0 = d0;
+  // det J = (a1-a0)(d1-d0) - (b1-b0)(c1-c0)
+  const double det_terms[8] = {A1 * D1,  -(A1 * D0), -(A0 * D1), A0 * D0,
+                               -(B1 * C1), B1 * C0,  B0 * C1,    -(B0 * C0)};
+  const int det = exact_sign_of_sum(det_terms, 8);
+  if (det < 0) return CpType::saddle;
+  if (det == 0) return CpType::degenerate;
+  const double tr_terms[4] = {A1, -A0, D1, -D0};
+  const int tr = exact_sign_of_sum(tr_terms, 4);
+  if (tr == 0) return CpType::center;
+  // disc = tr^2 - 4 det = (ux - vy)^2 + 4 uy vx, ux - vy = a1 - a0 - d1 + d0.
+  const double w[4] = {A1, -A0, -D1, D0};
+  double disc_terms[20];
+  int n = 0;
+  for (int p = 0; p < 4; ++p)
+    for (int q = 0; q < 4; ++q) disc_terms[n++] = w[p] * w[q];
+  disc_terms[n++] = 4.0 * (B1 * C1);
+  disc_terms[n++] = -4.0 * (B1 * C0);
+  disc_terms[n++] = -4.0 * (B0 * C1);
+  disc_terms[n++] = 4.0 * (B0 * C0);
+  const int disc = exact_sign_of_sum(disc_terms, n);
+  if (disc < 0) return tr < 0 ? CpType::attracting_focus : CpType::repelling_focus;
+  return tr < 0 ? CpType::attracting_node : CpType::repelling_node;
+}
+
+/// Exact type of the critical point of triangle kind t (0: T0, 1: T1) with vertex
+/// values f0, f1, f2 in contract order. On the unit grid:
+///   T0: d/dx = f2 - f1, d/dy = f1 - f0;  T1: d/dx = f1 - f0, d/dy = f2 - f1.
+FACTZ_HD CpType triangle_type(int t, const float u[3], const float v[3]) {
+  if (t == 0) return classify_jacobian(u[2], u[1], u[1], u[0], v[2], v[1], v[1], v[0]);
+  return classify_jacobian(u[1], u[0], u[2], u[1], v[1], v[0], v[2], v[1]);
+}
+
+/// Signature of a triangle from its three vertex indices and values (contract order)
+/// and its kind t = tri & 1.
+FACTZ_HD Signature triangle_signature(int t, const int64_t idx[3], const float u[3],
+                                      const float v[3]) {
+  const SosPoint p0{u[0], v[0], idx[0]}, p1{u[1], v[1], idx[1]}, p2{u[2], v[2], idx[2]};
+  if (!contains_origin(p0, p1, p2)) return kNoCriticalPoint;
+  return Signature(1 + int(triangle_type(t, u, v)));
+}
+
+/// Signature of triangle `tri` of grid `g` over component planes u and v.
+FACTZ_HD Signature signature_at(const Grid2D& g, int64_t tri, const float* u, const float* v) {
+  int64_t idx[3];
+  triangle_vertices(g, tri, idx);
+  const float uu[3] = {u[idx[0]], u[idx[1]], u[idx[2]]};
+  const float vv[3] = {v[idx[0]], v[idx[1]], v[idx[2]]};
+  return triangle_signature(int(tri & 1), idx, uu, vv);
+}
+
+}  // namespace factz::detail

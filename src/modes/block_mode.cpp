@@ -1,0 +1,179 @@
+// FaCTz-B frontend (paper section 3.3, ARCHITECTURE.md section 4) and mode none.
+#include <algorithm>
+#include <omp.h>
+
+#include <climits>
+#include <cmath>
+#include <span>
+
+#include "kernels/quantizer.hpp"
+#include "kernels/safe_bound.hpp"
+#include "modes/frontend.hpp"
+
+namespace factz::detail {
+namespace {
+
+std::vector<uint8_t> uniform_tile_ids(const TileLayout& L, float eb) {
+  return std::vector<uint8_t>(size_t(L.tile_count()), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
+}
+
+/// Estimated bits to store a vertex stored exactly (value, index and its code).
+constexpr int kExactCostBits = 48;
+
+/// Per-tile bound id per component. The paper takes the minimum id of the tile's
+/// non-exact vertices; one vertex with a tiny safe bound then drags the whole tile down.
+/// We choose instead the id T that minimises an estimate of the tile's size: vertices
+/// whose own id is below T are stored exactly (kExactCostBits each), the others cost
+/// about max(1, e - T + 2) bits, e being the bound-id exponent of their Lorenzo residual
+/// on the original values. The guarantee does not depend on this choice: quantize_plane
+/// checks every vertex against its own bound and stores misses exactly.
+std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float> x, const std::vector<uint8_t>& ids,
+                                     float eb, int threads) {
+  std::vector<uint8_t> out(static_cast<size_t>(L.tile_count()), 0);
+  if (!(eb > 0.0f)) return out;
+  constexpr int kBins = 2 * kMaxBoundId + 4;  // residual exponent e, clamped to [0, kBins)
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t t = 0; t < L.tile_count(); ++t) {
+    const int64_t x0 = (t % L.tiles_x) * kTile, y0 = (t / L.tiles_x) * kTile;
+    const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
+    // hist[id][e]: vertices by required id and residual exponent.
+    int32_t hist[kMaxBoundId + 1][kBins] = {};
+    int32_t free_count = 0;
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t xi = x0; xi < x1; ++xi) {
+        const int64_t k = y * L.nx + xi;
+        const int id = ids[size_t(k)];
+        if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
+        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - L.nx] : 0.0;
+        const double ul = (xi > x0 && y > y0) ? x[k - L.nx - 1] : 0.0;
+        const double r = std::fabs(double(x[k]) - (l + up - ul));
+        int e = r > 0.0 ? ilogb(r / double(eb)) + kMaxBoundId + 2 : 0;
+        e = std::clamp(e, 0, kBins - 1);
+        ++hist[id][e];
+        ++free_count;
+      }
+    if (free_count == 0) continue;
+    // Sweep T from kMaxBoundId down: vertices with id >= T are quantized at T.
+    int32_t quantized[kBins] = {};
+    int32_t quantized_count = 0;
+    int64_t best_cost = INT64_MAX;
+    int best = 0;
+    for (int T = kMaxBoundId; T >= 1; --T) {
+      for (int e = 0; e < kBins; ++e) quantized[e] += hist[T][e];
+      for (int e = 0; e < kBins; ++e) quantized_count += hist[T][e];
+      int64_t cost = int64_t(free_count - quantized_count) * kExactCostBits;
+      for (int e = 0; e < kBins; ++e)
+        if (quantized[e]) cost += int64_t(quantized[e]) * std::max(1, e - T + 1);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = T;
+      }
+    }
+    out[size_t(t)] = uint8_t(best);
+  }
+  return out;
+}
+
+}  // namespace
+
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
+  const TileLayout L(f.nx, f.ny);
+  quantize_plane(f.u, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.u);
+  quantize_plane(f.v, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.v);
+}
+
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
+  const Grid2D g{f.nx, f.ny};
+  const TileLayout L(f.nx, f.ny);
+  const int64_t nt = g.triangle_count(), n = f.size();
+  std::vector<uint8_t> sig(static_cast<size_t>(nt));
+  std::vector<float> xi(static_cast<size_t>(nt));
+  // 1. Per triangle: exact signature and safe relative bound (0 with a critical point).
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t t = 0; t < nt; ++t) {
+    int64_t idx[3];
+    triangle_vertices(g, t, idx);
+    const float uu[3] = {f.u[idx[0]], f.u[idx[1]], f.u[idx[2]]};
+    const float vv[3] = {f.v[idx[0]], f.v[idx[1]], f.v[idx[2]]};
+    sig[t] = triangle_signature(int(t & 1), idx, uu, vv);
+    const double b = sig[t] == kNoCriticalPoint ? triangle_safe_bound(idx, uu, vv) : 0.0;
+    float bf = float(b);
+    if (double(bf) > b) bf = std::nextafter(bf, 0.0f);  // never round a bound up
+    xi[t] = bf;
+  }
+  // 2-3. Per vertex: minimum over incident triangles, absolute bounds, bound ids.
+  std::vector<uint8_t> id_u(static_cast<size_t>(n)), id_v(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t y = 0; y < f.ny; ++y) {
+    for (int64_t x = 0; x < f.nx; ++x) {
+      const int64_t k = y * f.nx + x;
+      int64_t tris[6];
+      const int m = incident_triangles(g, y, x, tris);
+      float r = m > 0 ? 1.0f : 0.0f;  // an isolated vertex (1 x 1 grid) has no constraint
+      for (int j = 0; j < m; ++j) r = std::min(r, xi[size_t(tris[j])]);
+      const double eu = std::min(double(eb), double(r) * std::fabs(double(f.u[k])));
+      const double ev = std::min(double(eb), double(r) * std::fabs(double(f.v[k])));
+      id_u[k] = uint8_t(m > 0 ? id_for_bound(eb, eu) : (eb > 0.0f ? kMaxBoundId : 0));
+      id_v[k] = uint8_t(m > 0 ? id_for_bound(eb, ev) : (eb > 0.0f ? kMaxBoundId : 0));
+    }
+  }
+  xi.clear();
+  xi.shrink_to_fit();
+  // 4. Per tile: one bound id per component (choose_tile_ids), then quantization.
+  quantize_plane(f.u, L, eb, choose_tile_ids(L, f.u, id_u, eb, threads), id_u.data(), threads, out.u);
+  quantize_plane(f.v, L, eb, choose_tile_ids(L, f.v, id_v, eb, threads), id_v.data(), threads, out.v);
+  // 5. The exact check on what the decoder will see, with repair.
+  repair_signatures(f, sig, threads, out);
+}
+
+void repair_signatures(const VectorField2D& f, const std::vector<uint8_t>& original, int threads,
+                       FrontendResult& out) {
+  const Grid2D g{f.nx, f.ny};
+  const int64_t nt = g.triangle_count();
+  const float* ru = out.u.recon.data();
+  const float* rv = out.v.recon.data();
+  // Round 1 checks every triangle; later rounds only those around repaired vertices.
+  std::vector<int64_t> bad;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<int64_t> local;
+#pragma omp for schedule(static) nowait
+    for (int64_t t = 0; t < nt; ++t)
+      if (signature_at(g, t, ru, rv) != original[size_t(t)]) local.push_back(t);
+#pragma omp for schedule(static) ordered
+    for (int p = 0; p < omp_get_num_threads(); ++p) {
+#pragma omp ordered
+      bad.insert(bad.end(), local.begin(), local.end());
+    }
+  }
+  out.repair_rounds = 1;
+  while (!bad.empty()) {
+    std::vector<int64_t> changed;
+    for (int64_t t : bad) {
+      int64_t idx[3];
+      triangle_vertices(g, t, idx);
+      for (int64_t k : idx) {
+        if (out.u.exact[k] && out.v.exact[k]) continue;
+        out.u.exact[k] = out.v.exact[k] = 1;
+        out.u.recon[k] = f.u[k];
+        out.v.recon[k] = f.v[k];
+        changed.push_back(k);
+      }
+    }
+    out.repaired_vertices += int64_t(changed.size());
+    std::vector<int64_t> recheck;
+    for (int64_t k : changed) {
+      int64_t tris[6];
+      const int m = incident_triangles(g, k / f.nx, k % f.nx, tris);
+      recheck.insert(recheck.end(), tris, tris + m);
+    }
+    std::sort(recheck.begin(), recheck.end());
+    recheck.erase(std::unique(recheck.begin(), recheck.end()), recheck.end());
+    bad.clear();
+    for (int64_t t : recheck)
+      if (signature_at(g, t, ru, rv) != original[size_t(t)]) bad.push_back(t);
+    ++out.repair_rounds;
+  }
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,32 @@
+// Frontends decide how much error each vertex may take and which vertices are stored
+// exactly; the backbone (tiled_quantizer) does the rest. Each frontend returns the exact
+// planes the decoder will reconstruct.
+#pragma once
+
+#include <cstdint>
+
+#include "factz/field.hpp"
+#include "modes/tiled_quantizer.hpp"
+
+namespace factz::detail {
+
+struct FrontendResult {
+  QuantizedPlane u, v;
+  int64_t repair_rounds = 0;      ///< exact check passes (block mode)
+  int64_t repaired_vertices = 0;  ///< vertices sent to exact storage by the check
+};
+
+/// Mode none: one uniform bound eb everywhere (eb == 0: every tile exact).
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out);
+
+/// Mode block (FaCTz-B): safe bounds per triangle, per vertex, per tile; then the exact
+/// signature check with repair until every triangle keeps its signature.
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out);
+
+/// The exact check with repair shared by frontends: vertices of every triangle whose
+/// signature on (u.recon, v.recon) differs from `original` become exact in both planes,
+/// and the triangles around them are checked again, until none differs.
+void repair_signatures(const VectorField2D& f, const std::vector<uint8_t>& original, int threads,
+                       FrontendResult& out);
+
+}  // namespace factz::detail

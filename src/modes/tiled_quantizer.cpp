@@ -1,0 +1,205 @@
+#include "modes/tiled_quantizer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/byte_io.hpp"
+#include "kernels/quantizer.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// Lorenzo prediction of vertex (x, y) from its tile-local neighbours (0 outside the tile).
+template <class Q>
+int64_t lorenzo(const Q* q, int64_t nx, int64_t x, int64_t y) {
+  const bool has_l = x % kTile != 0, has_t = y % kTile != 0;
+  const int64_t k = y * nx + x;
+  const int64_t l = has_l ? int64_t(q[k - 1]) : 0;
+  const int64_t t = has_t ? int64_t(q[k - nx]) : 0;
+  const int64_t tl = (has_l && has_t) ? int64_t(q[k - nx - 1]) : 0;
+  return l + t - tl;
+}
+
+}  // namespace
+
+void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
+                    const uint8_t* vertex_ids, int threads, QuantizedPlane& out) {
+  const int64_t n = L.nx * L.ny;
+  out.tile_ids = std::move(tile_ids);
+  out.q.assign(size_t(n), 0);
+  out.recon.assign(size_t(n), 0.0f);
+  out.exact.assign(size_t(n), 0);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t y = 0; y < L.ny; ++y) {
+    for (int64_t xi = 0; xi < L.nx; ++xi) {
+      const int64_t k = y * L.nx + xi;
+      const int id = out.tile_ids[size_t(L.tile_of(xi, y))];
+      const float step = 2.0f * bound_of_id(eb, id);
+      const int32_t q = id > 0 ? prequantize(x[k], step) : 0;
+      const float r = reconstruct(q, step);
+      const float need = bound_of_id(eb, vertex_ids ? vertex_ids[k] : id);
+      out.q[k] = q;
+      if (within_bound(r, x[k], need)) {
+        out.recon[k] = r;
+      } else {
+        out.recon[k] = x[k];
+        out.exact[k] = 1;
+      }
+    }
+  }
+}
+
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, const QuantizedPlane& p, int threads) {
+  const int64_t n = L.nx * L.ny;
+  PlanePayload out;
+  out.symbols.resize(size_t(n));
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t y = 0; y < L.ny; ++y) {
+    for (int64_t xi = 0; xi < L.nx; ++xi) {
+      const int64_t k = y * L.nx + xi;
+      const int64_t code = int64_t(p.q[k]) - lorenzo(p.q.data(), L.nx, xi, y);
+      out.symbols[k] = (code > -kRadius && code < kRadius) ? uint16_t(code + kRadius) : 0;
+    }
+  }
+  ByteWriter outl, idx, vals;
+  int64_t n_out = 0, n_exact = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    n_out += out.symbols[k] == 0;
+    n_exact += p.exact[k];
+  }
+  outl.varint(uint64_t(n_out));
+  idx.varint(uint64_t(n_exact));
+  int64_t last_o = -1, last_e = -1;
+  for (int64_t k = 0; k < n; ++k) {
+    if (out.symbols[k] == 0) {
+      const int64_t y = k / L.nx, xi = k % L.nx;
+      outl.varint(uint64_t(k - last_o - 1));
+      outl.zigzag(int64_t(p.q[k]) - lorenzo(p.q.data(), L.nx, xi, y));
+      last_o = k;
+    }
+    if (p.exact[k]) {
+      idx.varint(uint64_t(k - last_e - 1));
+      vals.f32(x[k]);
+      last_e = k;
+    }
+  }
+  out.outliers = std::move(outl.bytes());
+  out.exact_index = std::move(idx.bytes());
+  out.exact_values = std::move(vals.bytes());
+  return out;
+}
+
+namespace {
+
+struct Outlier {
+  int64_t index;
+  int64_t code;
+};
+
+Status parse_outliers(std::span<const uint8_t> in, std::span<const uint16_t> symbols, std::vector<Outlier>& out) {
+  ByteReader r(in);
+  uint64_t count;
+  if (!r.varint(count) || count > symbols.size()) return corrupt_stream("outlier list header is invalid");
+  out.resize(size_t(count));
+  int64_t last = -1;
+  for (auto& o : out) {
+    uint64_t gap;
+    int64_t code;
+    if (!r.varint(gap) || !r.zigzag(code)) return corrupt_stream("outlier list truncated");
+    if (gap >= symbols.size() || int64_t(gap) >= int64_t(symbols.size()) - last - 1)
+      return corrupt_stream("outlier index out of range");
+    last += int64_t(gap) + 1;
+    if (symbols[size_t(last)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
+    if (code < -(int64_t(1) << 40) || code > (int64_t(1) << 40)) return corrupt_stream("outlier code out of range");
+    o = {last, code};
+  }
+  if (!r.at_end()) return corrupt_stream("trailing bytes after outlier list");
+  int64_t escapes = 0;
+  for (uint16_t s : symbols) escapes += s == 0;
+  if (escapes != int64_t(count)) return corrupt_stream("escape symbols and outlier list disagree");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
+                    std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
+                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, int threads,
+                    std::vector<float>& out) {
+  const int64_t n = L.nx * L.ny;
+  if (int64_t(tile_ids.size()) != L.tile_count()) return corrupt_stream("tile bound table has the wrong size");
+  for (uint8_t id : tile_ids)
+    if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
+  if (int64_t(symbols.size()) != n) return corrupt_stream("code count does not match the grid");
+  std::vector<Outlier> outl;
+  FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, symbols, outl));
+  out.assign(size_t(n), 0.0f);
+  int bad = 0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) reduction(| : bad)
+  for (int64_t t = 0; t < L.tile_count(); ++t) {
+    const int64_t tx = t % L.tiles_x, ty = t / L.tiles_x;
+    const int64_t x0 = tx * kTile, y0 = ty * kTile;
+    const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
+    const float step = 2.0f * bound_of_id(eb, tile_ids[size_t(t)]);
+    uint64_t row_above[kTile] = {};  // q of the previous row of this tile (wrapping arithmetic)
+    auto oit = outl.begin();
+    for (int64_t y = y0; y < y1; ++y) {
+      uint64_t left = 0, above_left = 0;
+      for (int64_t x = x0; x < x1; ++x) {
+        const int64_t k = y * L.nx + x;
+        int64_t code = int64_t(symbols[size_t(k)]) - kRadius;
+        if (symbols[size_t(k)] == 0) {
+          oit = std::lower_bound(oit, outl.end(), k, [](const Outlier& o, int64_t i) { return o.index < i; });
+          code = oit->code;  // parse_outliers guarantees an entry for every escape
+        }
+        const uint64_t above = row_above[x - x0];
+        const uint64_t q = uint64_t(code) + left + above - above_left;
+        const int64_t qs = int64_t(q);
+        if (qs > kMaxQuant || qs < -int64_t(kMaxQuant)) bad = 1;
+        out[size_t(k)] = reconstruct(int32_t(std::clamp<int64_t>(qs, -kMaxQuant, kMaxQuant)), step);
+        above_left = above;
+        row_above[x - x0] = q;
+        left = q;
+      }
+    }
+  }
+  if (bad) return corrupt_stream("decoded integer out of range");
+  ByteReader ri(exact_index), rv(exact_values);
+  uint64_t count;
+  if (!ri.varint(count) || count > uint64_t(n)) return corrupt_stream("exact list header is invalid");
+  if (rv.remaining() != count * 4) return corrupt_stream("exact value count does not match its index");
+  int64_t last = -1;
+  for (uint64_t e = 0; e < count; ++e) {
+    uint64_t gap;
+    float value;
+    if (!ri.varint(gap) || !rv.f32(value)) return corrupt_stream("exact list truncated");
+    if (gap >= uint64_t(n) || int64_t(gap) >= n - last - 1) return corrupt_stream("exact index out of range");
+    last += int64_t(gap) + 1;
+    out[size_t(last)] = value;
+  }
+  if (!ri.at_end()) return corrupt_stream("trailing bytes after exact list");
+  return Status::Ok();
+}
+
+std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  ByteWriter w;
+  w.varint(a.size());
+  auto& out = w.bytes();
+  out.insert(out.end(), a.begin(), a.end());
+  out.insert(out.end(), b.begin(), b.end());
+  return std::move(out);
+}
+
+Status split_lists(std::span<const uint8_t> in, std::span<const uint8_t>& a, std::span<const uint8_t>& b,
+                   const char* what) {
+  ByteReader r(in);
+  uint64_t size_a;
+  if (!r.varint(size_a) || size_a > r.remaining())
+    return corrupt_stream(std::string(what) + " section is malformed");
+  const size_t head = in.size() - r.remaining();
+  a = in.subspan(head, size_t(size_a));
+  b = in.subspan(head + size_t(size_a));
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

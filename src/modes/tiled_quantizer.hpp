@@ -1,0 +1,64 @@
+// The SZ-style backbone shared by every 2D mode: per-tile error bounds on the bound-id
+// grid, pre-quantization, Lorenzo prediction inside 32 x 32 tiles on the integers
+// (decoding is a 2D prefix sum), escape of out-of-range codes, and a side stream for
+// values stored exactly. Modes only decide the bound ids and which vertices are exact.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/status.hpp"
+
+namespace factz::detail {
+
+inline constexpr int64_t kTile = 32;
+/// Codes c with |c| < kRadius become symbol c + kRadius; symbol 0 escapes to the outliers.
+inline constexpr int32_t kRadius = 32768;
+
+struct TileLayout {
+  int64_t nx = 0, ny = 0;
+  int64_t tiles_x = 0, tiles_y = 0;
+  TileLayout(int64_t nx_, int64_t ny_)
+      : nx(nx_), ny(ny_), tiles_x((nx_ + kTile - 1) / kTile), tiles_y((ny_ + kTile - 1) / kTile) {}
+  int64_t tile_count() const { return tiles_x * tiles_y; }
+  int64_t tile_of(int64_t x, int64_t y) const { return (y / kTile) * tiles_x + x / kTile; }
+};
+
+/// One component plane in the encoder: what the decoder will reconstruct, and why.
+struct QuantizedPlane {
+  std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
+  std::vector<int32_t> q;         ///< pre-quantized integers, per vertex
+  std::vector<float> recon;       ///< the decoder's value, per vertex
+  std::vector<uint8_t> exact;     ///< 1 if the vertex is stored exactly (side stream)
+};
+
+/// Quantizes plane x with the given tile ids. A vertex whose reconstruction misses its
+/// own required bound (vertex_ids, or the tile bound when null) is stored exactly.
+void quantize_plane(std::span<const float> x, const TileLayout& layout, float eb,
+                    std::vector<uint8_t> tile_ids, const uint8_t* vertex_ids, int threads,
+                    QuantizedPlane& out);
+
+/// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
+struct PlanePayload {
+  std::vector<uint16_t> symbols;  ///< one per vertex, entropy-coded by the caller
+  std::vector<uint8_t> outliers;  ///< varint list of escaped codes
+  std::vector<uint8_t> exact_index;
+  std::vector<uint8_t> exact_values;
+};
+
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, const QuantizedPlane& p,
+                          int threads);
+
+/// Inverse of encode_plane: reconstructs the plane from tile ids and payloads.
+Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t> tile_ids,
+                    std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
+                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values,
+                    int threads, std::vector<float>& out);
+
+/// Splits a concatenation of per-plane varint lists written by write_lists.
+std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
+Status split_lists(std::span<const uint8_t> in, std::span<const uint8_t>& a, std::span<const uint8_t>& b,
+                   const char* what);
+
+}  // namespace factz::detail

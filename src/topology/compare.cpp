@@ -1,0 +1,54 @@
+// Comparison of an original and a reconstructed field: P1/P2/P3 per triangle from the
+// exact signatures, and pointwise error statistics.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "factz/topology.hpp"
+#include "topology/exec.hpp"
+
+namespace factz {
+
+Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec exec) {
+  if (a.nx != b.nx || a.ny != b.ny)
+    return invalid_argument("fields differ in dimensions: " + std::to_string(a.nx) + "x" +
+                            std::to_string(a.ny) + " vs " + std::to_string(b.nx) + "x" +
+                            std::to_string(b.ny));
+  auto sa = signatures(a, exec);
+  if (!sa.ok()) return sa.status();
+  auto sb = signatures(b, exec);
+  if (!sb.ok()) return sb.status();
+  Comparison c;
+  const auto& x = sa.value();
+  const auto& y = sb.value();
+  for (size_t t = 0; t < x.size(); ++t) {
+    c.cp_original += x[t] != 0;
+    c.cp_decompressed += y[t] != 0;
+    if (x[t] != 0 && y[t] == 0) ++c.lost;
+    if (x[t] == 0 && y[t] != 0) ++c.spurious;
+    if (x[t] != 0 && y[t] != 0 && x[t] != y[t]) ++c.type_changed;
+  }
+  const int64_t n = a.size();
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sq = 0;
+  double e0 = 0, e1 = 0;
+#pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec)) \
+    reduction(min : lo) reduction(max : hi, e0, e1) reduction(+ : sq)
+  for (int64_t k = 0; k < n; ++k) {
+    const double ua = a.u[k], va = a.v[k];
+    const double du = ua - double(b.u[k]), dv = va - double(b.v[k]);
+    lo = std::min({lo, ua, va});
+    hi = std::max({hi, ua, va});
+    e0 = std::max(e0, std::fabs(du));
+    e1 = std::max(e1, std::fabs(dv));
+    sq += du * du + dv * dv;
+  }
+  c.max_abs_error = {e0, e1};
+  c.value_range = n > 0 ? hi - lo : 0.0;
+  c.rmse = n > 0 ? std::sqrt(sq / double(2 * n)) : 0.0;
+  c.nrmse = c.value_range > 0 ? c.rmse / c.value_range : 0.0;
+  c.psnr = c.rmse > 0 ? 20.0 * std::log10(c.value_range / c.rmse)
+                      : std::numeric_limits<double>::infinity();
+  return c;
+}
+
+}  // namespace factz

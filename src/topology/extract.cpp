@@ -1,0 +1,96 @@
+// Critical-point extraction: one exact signature per triangle, in parallel; output in
+// triangle order whatever the thread count.
+#include <omp.h>
+
+#include <cmath>
+
+#include "factz/topology.hpp"
+#include "kernels/signature.hpp"
+#include "topology/exec.hpp"
+
+namespace factz {
+
+const char* cp_type_name(CpType t) {
+  switch (t) {
+    case CpType::saddle: return "saddle";
+    case CpType::attracting_node: return "attracting_node";
+    case CpType::repelling_node: return "repelling_node";
+    case CpType::attracting_focus: return "attracting_focus";
+    case CpType::repelling_focus: return "repelling_focus";
+    case CpType::center: return "center";
+    case CpType::degenerate: return "degenerate";
+  }
+  return "unknown";
+}
+
+Status validate_field(const VectorField2D& f) {
+  if (f.nx <= 0 || f.ny <= 0) return invalid_argument("field dimensions must be positive");
+  if (f.nx > (int64_t(1) << 40) / f.ny) return invalid_argument("field too large (nx*ny > 2^40)");
+  const auto n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n)
+    return invalid_argument("component planes must hold nx*ny = " + std::to_string(n) + " values");
+  int64_t bad = 0, first = -1;
+  for (const auto* plane : {&f.u, &f.v}) {
+    for (size_t k = 0; k < n; ++k) {
+      if (!std::isfinite((*plane)[k])) {
+        if (first < 0 || int64_t(k) < first) first = int64_t(k);
+        ++bad;
+      }
+    }
+  }
+  if (bad > 0) {
+    return invalid_argument(std::to_string(bad) + " NaN/Inf value(s); first at x=" +
+                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) {
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  const detail::Grid2D g{f.nx, f.ny};
+  const int64_t nt = g.triangle_count();
+  std::vector<uint8_t> sig(static_cast<size_t>(nt));
+  const float* u = f.u.data();
+  const float* v = f.v.data();
+#pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec))
+  for (int64_t t = 0; t < nt; ++t) sig[size_t(t)] = detail::signature_at(g, t, u, v);
+  return sig;
+}
+
+namespace {
+
+CriticalPoint describe(const detail::Grid2D& g, int64_t tri, uint8_t sig, const float* u,
+                       const float* v) {
+  CriticalPoint cp;
+  cp.triangle = tri;
+  cp.row = (tri >> 1) / (g.nx - 1);
+  cp.column = (tri >> 1) % (g.nx - 1);
+  cp.type = CpType(sig - 1);
+  int64_t idx[3];
+  detail::triangle_vertices(g, tri, idx);
+  double m[3];
+  for (int k = 0; k < 3; ++k) {
+    const int64_t a = idx[(k + 1) % 3], b = idx[(k + 2) % 3];
+    m[k] = double(u[a]) * v[b] - double(u[b]) * v[a];
+  }
+  const double total = m[0] + m[1] + m[2];
+  for (int k = 0; k < 3; ++k) cp.mu[k] = total != 0.0 ? m[k] / total : 1.0 / 3.0;
+  return cp;
+}
+
+}  // namespace
+
+Result<std::vector<CriticalPoint>> critical_points(const VectorField2D& f, Exec exec) {
+  auto sig = signatures(f, exec);
+  if (!sig.ok()) return sig.status();
+  const detail::Grid2D g{f.nx, f.ny};
+  std::vector<CriticalPoint> out;
+  const auto& s = sig.value();
+  for (size_t t = 0; t < s.size(); ++t) {
+    if (s[t] != detail::kNoCriticalPoint)
+      out.push_back(describe(g, int64_t(t), s[t], f.u.data(), f.v.data()));
+  }
+  return out;
+}
+
+}  // namespace factz

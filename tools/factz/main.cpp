@@ -1,0 +1,340 @@
+// factz: the command-line program. Subcommands: compress, decompress, verify, cp, info.
+// Statistics go to stderr as one key=value line, or to stdout as one JSON object with
+// --json. Exit code 0 on success, 1 on error (one clear line on stderr), 2 on usage errors.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli.hpp"
+#include "factz/factz.hpp"
+#include "factz/io.hpp"
+#include "format/container.hpp"
+
+namespace {
+
+using factz::cli::Args;
+using factz::cli::Command;
+
+const factz::cli::OptionSpec kDims{"-2", 2, "NX NY", "2D grid, NX fastest (x), NY rows"};
+const factz::cli::OptionSpec kJson{"--json", 0, "", "print one JSON object on stdout"};
+const factz::cli::OptionSpec kExec{"-x", 1, "POLICY", "serial | omp | omp=T (T threads); output bytes never depend on it"};
+const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
+const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
+
+const Command kCompress{
+    "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) into a FaCTz stream.",
+    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode block|none] [--zstd|--no-zstd] [-x POLICY] [--json]",
+    {kDims,
+     {"-i", 1, "FILE", "input component (give twice: u then v); '-' reads stdin", true},
+     {"-z", 1, "FILE", "output stream; '-' writes stdout"},
+     {"-M", 2, "ABS|REL E", "error bound: ABS e (absolute) or REL t (t times the value range); default REL 1e-2"},
+     {"--mode", 1, "MODE", "block (FaCTz-B, keeps every critical point; default) | none (plain error bound)"},
+     {"--coder", 1, "CODER", "huffman (default)"},
+     {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
+     {"--no-zstd", 0, "", "skip the zstd stage"},
+     kExec, kJson, kHelp, kHelpShort}};
+
+const Command kDecompress{
+    "decompress", "Decompress a FaCTz stream into two float32 planes (.npy when the name ends in .npy, raw otherwise).",
+    "factz decompress -z IN -o U -o V [-x POLICY] [--json]",
+    {{"-z", 1, "FILE", "input stream; '-' reads stdin"},
+     {"-o", 1, "FILE", "output component (give twice: u then v); '-' writes stdout", true},
+     kExec, kJson, kHelp, kHelpShort}};
+
+const Command kVerify{
+    "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors.",
+    "factz verify -2 NX NY -i U -i V -d U2 -d V2 [-x POLICY] [--json]",
+    {kDims,
+     {"-i", 1, "FILE", "original component (u then v)", true},
+     {"-d", 1, "FILE", "decompressed component (u then v)", true},
+     kExec, kJson, kHelp, kHelpShort}};
+
+const Command kCp{
+    "cp", "Extract the critical points of a 2D vector field (exact, Simulation of Simplicity).",
+    "factz cp -2 NX NY -i U -i V [--json] [--csv FILE] [-x POLICY]",
+    {kDims,
+     {"-i", 1, "FILE", "component (u then v)", true},
+     {"--csv", 1, "FILE", "write one row per critical point: triangle,row,column,mu0,mu1,mu2,type"},
+     kExec, kJson, kHelp, kHelpShort}};
+
+const Command kInfo{"info", "Print the header and section sizes of a FaCTz stream.", "factz info -z IN",
+                    {{"-z", 1, "FILE", "stream; '-' reads stdin"}, kHelp, kHelpShort}};
+
+const std::vector<const Command*> kCommands = {&kCompress, &kDecompress, &kVerify, &kCp, &kInfo};
+
+std::string top_help() {
+  std::ostringstream os;
+  os << "factz: error-bounded lossy compression of 2D vector fields that keeps every critical point\n\n"
+     << "usage: factz SUBCOMMAND [options]   (factz SUBCOMMAND --help for its options)\n\nsubcommands:\n";
+  for (const auto* c : kCommands) {
+    std::string n = "  " + c->name;
+    n.resize(14, ' ');
+    os << n << c->summary << "\n";
+  }
+  return os.str();
+}
+
+struct Failure {
+  int code;
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& m, int code = 1) { throw Failure{code, m}; }
+
+template <class T>
+T take(factz::Result<T> r) {
+  if (!r.ok()) fail(r.status().to_string());
+  return std::move(r).value();
+}
+void check(const factz::Status& s) {
+  if (!s.ok()) fail(s.to_string());
+}
+
+void dims(const Args& a, int64_t& nx, int64_t& ny) {
+  if (!a.has("-2")) fail("missing -2 NX NY", 2);
+  const auto& d = a.all("-2").back();
+  long long x = 0, y = 0;
+  if (!factz::cli::to_int64(d[0], x) || !factz::cli::to_int64(d[1], y) || x <= 0 || y <= 0)
+    fail("-2 needs two positive integers, got '" + d[0] + " " + d[1] + "'", 2);
+  nx = x;
+  ny = y;
+}
+
+std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag) {
+  const auto& v = a.all(flag);
+  if (v.size() != 2) fail("give " + flag + " exactly twice (u then v), got " + std::to_string(v.size()), 2);
+  return {v[0][0], v[1][0]};
+}
+
+factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr) {
+  const std::string x = a.get("-x", "omp");
+  factz::Exec e;
+  if (x == "serial") {
+    e.threads = 1;
+    if (policy) *policy = factz::Policy::serial;
+    return e;
+  }
+  if (policy) *policy = factz::Policy::omp;
+  if (x == "omp") return e;
+  long long t = 0;
+  if (x.rfind("omp=", 0) == 0 && factz::cli::to_int64(x.substr(4), t) && t > 0 && t <= 1024) {
+    e.threads = int(t);
+    return e;
+  }
+  if (x == "cuda") fail("backend_unavailable: this build of factz has no CUDA backend", 1);
+  fail("-x must be serial, omp or omp=T, got '" + x + "'", 2);
+}
+
+std::string json_number(double x) {
+  if (std::isinf(x)) return x > 0 ? "1e999" : "-1e999";  // JSON has no inf; 1e999 parses as inf
+  if (std::isnan(x)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_cp(const Args& a) {
+  int64_t nx, ny;
+  dims(a, nx, ny);
+  auto [uf, vf] = two_files(a, "-i");
+  const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  const auto cps = take(factz::critical_points(field, exec_of(a)));
+  int64_t counts[factz::kCpTypeCount] = {};
+  for (const auto& c : cps) ++counts[int(c.type)];
+  if (a.has("--csv")) {
+    std::ofstream out(a.get("--csv"));
+    if (!out) fail("io: cannot open " + a.get("--csv") + " for writing");
+    out << "triangle,row,column,mu0,mu1,mu2,type\n";
+    char buf[256];
+    for (const auto& c : cps) {
+      std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%.9g,%.9g,%.9g,%s\n", (long long)c.triangle,
+                    (long long)c.row, (long long)c.column, c.mu[0], c.mu[1], c.mu[2],
+                    factz::cp_type_name(c.type));
+      out << buf;
+    }
+    if (!out) fail("io: cannot write " + a.get("--csv"));
+  }
+  if (a.has("--json")) {
+    std::cout << "{\"nx\": " << nx << ", \"ny\": " << ny << ", \"critical_points\": " << cps.size()
+              << ", \"types\": {";
+    for (int t = 0; t < factz::kCpTypeCount; ++t)
+      std::cout << (t ? ", " : "") << '"' << factz::cp_type_name(factz::CpType(t)) << "\": " << counts[t];
+    std::cout << "}}\n";
+  } else {
+    std::cout << "critical_points=" << cps.size();
+    for (int t = 0; t < factz::kCpTypeCount; ++t)
+      std::cout << ' ' << factz::cp_type_name(factz::CpType(t)) << '=' << counts[t];
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+std::string comparison_json(const factz::Comparison& c) {
+  std::ostringstream os;
+  os << "\"cp_original\": " << c.cp_original << ", \"cp_decompressed\": " << c.cp_decompressed
+     << ", \"lost\": " << c.lost << ", \"spurious\": " << c.spurious << ", \"type_changed\": " << c.type_changed
+     << ", \"violations\": " << c.violations() << ", \"max_abs_error\": [" << json_number(c.max_abs_error[0])
+     << ", " << json_number(c.max_abs_error[1]) << "], \"rmse\": " << json_number(c.rmse)
+     << ", \"nrmse\": " << json_number(c.nrmse) << ", \"psnr\": " << json_number(c.psnr)
+     << ", \"value_range\": " << json_number(c.value_range);
+  return os.str();
+}
+
+std::string comparison_kv(const factz::Comparison& c) {
+  std::ostringstream os;
+  os << "cp_original=" << c.cp_original << " cp_decompressed=" << c.cp_decompressed << " lost=" << c.lost
+     << " spurious=" << c.spurious << " type_changed=" << c.type_changed << " violations=" << c.violations()
+     << " max_abs_error_u=" << c.max_abs_error[0] << " max_abs_error_v=" << c.max_abs_error[1]
+     << " rmse=" << c.rmse << " nrmse=" << c.nrmse << " psnr=" << c.psnr;
+  return os.str();
+}
+
+int run_verify(const Args& a) {
+  int64_t nx, ny;
+  dims(a, nx, ny);
+  auto [uf, vf] = two_files(a, "-i");
+  auto [ud, vd] = two_files(a, "-d");
+  const auto orig = take(factz::read_vector_field(uf, vf, nx, ny));
+  const auto dec = take(factz::read_vector_field(ud, vd, nx, ny));
+  const auto c = take(factz::compare(orig, dec, exec_of(a)));
+  if (a.has("--json")) std::cout << "{" << comparison_json(c) << "}\n";
+  else std::cout << comparison_kv(c) << "\n";
+  return 0;
+}
+
+int run_compress(const Args& a) {
+  int64_t nx, ny;
+  dims(a, nx, ny);
+  auto [uf, vf] = two_files(a, "-i");
+  if (!a.has("-z")) fail("missing -z OUT", 2);
+  factz::Options o;
+  factz::Exec e = exec_of(a, &o.policy);
+  o.threads = e.threads;
+  if (a.has("-M")) {
+    const auto& m = a.all("-M").back();
+    if (m[0] == "ABS" || m[0] == "abs") o.bound_mode = factz::BoundMode::abs;
+    else if (m[0] == "REL" || m[0] == "rel") o.bound_mode = factz::BoundMode::rel;
+    else fail("-M must be ABS or REL, got '" + m[0] + "'", 2);
+    if (!factz::cli::to_double(m[1], o.bound) || o.bound < 0) fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
+  }
+  const std::string mode = a.get("--mode", "block");
+  if (mode == "block") o.mode = factz::Mode::block;
+  else if (mode == "none") o.mode = factz::Mode::none;
+  else if (mode == "speculative") fail("invalid_argument: --mode speculative is not available yet in this build", 2);
+  else fail("--mode must be block or none, got '" + mode + "'", 2);
+  const std::string coder = a.get("--coder", "huffman");
+  if (coder == "huffman") o.coder = factz::Coder::huffman;
+  else fail("--coder must be huffman (ans is not available yet), got '" + coder + "'", 2);
+  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
+  o.zstd = !a.has("--no-zstd");
+  const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  factz::CompressStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stream = take(factz::compress(field, o, &st));
+  const double secs = seconds_since(t0);
+  check(factz::write_bytes(a.get("-z"), stream));
+  const double raw = double(field.size()) * 8.0;
+  const double ratio = raw / double(stream.size());
+  std::ostringstream os;
+  if (a.has("--json")) {
+    os << "{\"mode\": \"" << factz::mode_name(o.mode) << "\", \"coder\": \"" << factz::coder_name(o.coder)
+       << "\", \"nx\": " << nx << ", \"ny\": " << ny << ", \"raw_bytes\": " << int64_t(raw)
+       << ", \"compressed_bytes\": " << stream.size() << ", \"ratio\": " << json_number(ratio)
+       << ", \"bit_rate\": " << json_number(64.0 / ratio) << ", \"eb_abs\": " << json_number(st.eb_abs)
+       << ", \"exact_vertices\": " << st.exact_vertices << ", \"repair_rounds\": " << st.repair_rounds
+       << ", \"repaired_vertices\": " << st.repaired_vertices << ", \"compress_seconds\": " << json_number(secs)
+       << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6) << "}\n";
+    std::cout << os.str();
+  } else {
+    os << "mode=" << factz::mode_name(o.mode) << " raw_bytes=" << int64_t(raw) << " compressed_bytes=" << stream.size()
+       << " ratio=" << ratio << " bit_rate=" << 64.0 / ratio << " eb_abs=" << st.eb_abs
+       << " exact_vertices=" << st.exact_vertices << " compress_seconds=" << secs
+       << " throughput_mbs=" << raw / secs / 1e6 << "\n";
+    std::cerr << os.str();
+  }
+  return 0;
+}
+
+int run_decompress(const Args& a) {
+  if (!a.has("-z")) fail("missing -z IN", 2);
+  auto [uo, vo] = two_files(a, "-o");
+  if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
+  factz::DecompressOptions o;
+  factz::Exec e = exec_of(a, &o.policy);
+  o.threads = e.threads;
+  const auto stream = take(factz::read_bytes(a.get("-z")));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto field = take(factz::decompress(stream, o));
+  const double secs = seconds_since(t0);
+  check(factz::write_plane(uo, field.u, field.nx, field.ny));
+  check(factz::write_plane(vo, field.v, field.nx, field.ny));
+  const double raw = double(field.size()) * 8.0;
+  if (a.has("--json")) {
+    std::cout << "{\"nx\": " << field.nx << ", \"ny\": " << field.ny << ", \"raw_bytes\": " << int64_t(raw)
+              << ", \"compressed_bytes\": " << stream.size() << ", \"decompress_seconds\": " << json_number(secs)
+              << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6) << "}\n";
+  } else {
+    std::cerr << "nx=" << field.nx << " ny=" << field.ny << " decompress_seconds=" << secs
+              << " throughput_mbs=" << raw / secs / 1e6 << "\n";
+  }
+  return 0;
+}
+
+int run_info(const Args& a) {
+  if (!a.has("-z")) fail("missing -z IN", 2);
+  const auto stream = take(factz::read_bytes(a.get("-z")));
+  const auto parsed = take(factz::detail::parse_container(stream));
+  std::cout << factz::detail::describe_container(parsed);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << top_help();
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "factz 0.1.0 (stream format v1)\n";
+    return 0;
+  }
+  const Command* cmd = nullptr;
+  for (const auto* c : kCommands)
+    if (c->name == args[0]) cmd = c;
+  if (!cmd) {
+    std::cerr << "factz: unknown subcommand '" << args[0] << "' (see factz --help)\n";
+    return 2;
+  }
+  Args parsed;
+  std::string error;
+  if (!factz::cli::parse(*cmd, {args.begin() + 1, args.end()}, parsed, error)) {
+    std::cerr << "factz " << cmd->name << ": " << error << "\n";
+    return 2;
+  }
+  if (parsed.has("--help") || parsed.has("-h")) {
+    std::cout << factz::cli::help_text(*cmd);
+    return 0;
+  }
+  try {
+    if (cmd == &kCompress) return run_compress(parsed);
+    if (cmd == &kDecompress) return run_decompress(parsed);
+    if (cmd == &kVerify) return run_verify(parsed);
+    if (cmd == &kCp) return run_cp(parsed);
+    return run_info(parsed);
+  } catch (const Failure& f) {
+    std::cerr << "factz " << cmd->name << ": " << f.message << "\n";
+    return f.code;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "factz " << cmd->name << ": out of memory\n";
+    return 1;
+  }
+}
