@@ -4,7 +4,6 @@
 //   X[k + q m] = sum_r W_n^(r k s) Y_r[k] * W_p^(r q).
 #include "fft.hpp"
 
-#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -72,9 +71,9 @@ void FftPlan::work(Complex* out, const Complex* in, int64_t stride, size_t level
   switch (p) {
     case 1: break;
     case 2: butterfly2(out, stride, m); break;
-    case 3: butterfly_fixed<3>(out, stride, m); break;
+    case 3: butterfly3(out, stride, m); break;
     case 4: butterfly4(out, stride, m); break;
-    case 5: butterfly_fixed<5>(out, stride, m); break;
+    case 5: butterfly5(out, stride, m); break;
     default: butterfly_any(out, stride, m, p); break;
   }
 }
@@ -106,22 +105,50 @@ void FftPlan::butterfly4(Complex* out, int64_t stride, int64_t m) const {
   }
 }
 
-template <int P>
-void FftPlan::butterfly_fixed(Complex* out, int64_t stride, int64_t m) const {
-  // W_P^j, taken from the plan's table: W_n^(j * n / P) with n / P == stride * m.
-  std::array<Complex, P> roots;
-  for (int j = 0; j < P; ++j) roots[j] = twiddles_[static_cast<size_t>(j * stride * m)];
-  std::array<Complex, P> t;
+// Radix 3 and 5 pair the outputs q and p - q, whose roots are complex conjugates:
+// X_q = s0 + sum_{r < p/2} Re(W^(rq)) (t_r + t_(p-r)) + i Im(W^(rq)) (t_r - t_(p-r)).
+void FftPlan::butterfly3(Complex* out, int64_t stride, int64_t m) const {
+  const Complex w1 = twiddles_[static_cast<size_t>(stride * m)];  // W_3
   for (int64_t k = 0; k < m; ++k) {
-    t[0] = out[k];
-    for (int r = 1; r < P; ++r) {
-      t[r] = mul(out[k + r * m], twiddles_[static_cast<size_t>(r * k * stride)]);
-    }
-    for (int q = 0; q < P; ++q) {
-      Complex acc = t[0];
-      for (int r = 1; r < P; ++r) acc += mul(t[r], roots[(r * q) % P]);
-      out[k + q * m] = acc;
-    }
+    const Complex s0 = out[k];
+    const Complex t1 = mul(out[k + m], twiddles_[static_cast<size_t>(k * stride)]);
+    const Complex t2 = mul(out[k + 2 * m], twiddles_[static_cast<size_t>(2 * k * stride)]);
+    const Complex sum = t1 + t2;
+    const Complex diff = t1 - t2;
+    const Complex base = s0 + w1.real() * sum;
+    const Complex rotated(-w1.imag() * diff.imag(), w1.imag() * diff.real());  // i Im(W) diff
+    out[k] = s0 + sum;
+    out[k + m] = base + rotated;
+    out[k + 2 * m] = base - rotated;
+  }
+}
+
+void FftPlan::butterfly5(Complex* out, int64_t stride, int64_t m) const {
+  const Complex w1 = twiddles_[static_cast<size_t>(stride * m)];      // W_5
+  const Complex w2 = twiddles_[static_cast<size_t>(2 * stride * m)];  // W_5^2
+  for (int64_t k = 0; k < m; ++k) {
+    const Complex s0 = out[k];
+    const Complex t1 = mul(out[k + m], twiddles_[static_cast<size_t>(k * stride)]);
+    const Complex t2 = mul(out[k + 2 * m], twiddles_[static_cast<size_t>(2 * k * stride)]);
+    const Complex t3 = mul(out[k + 3 * m], twiddles_[static_cast<size_t>(3 * k * stride)]);
+    const Complex t4 = mul(out[k + 4 * m], twiddles_[static_cast<size_t>(4 * k * stride)]);
+    const Complex sum14 = t1 + t4;
+    const Complex diff14 = t1 - t4;
+    const Complex sum23 = t2 + t3;
+    const Complex diff23 = t2 - t3;
+    out[k] = s0 + sum14 + sum23;
+    // X_1, X_4: roots W, W^2 on (t1, t4), (t2, t3).
+    const Complex base1 = s0 + w1.real() * sum14 + w2.real() * sum23;
+    const double im1 = w1.imag() * diff14.real() + w2.imag() * diff23.real();
+    const double re1 = -(w1.imag() * diff14.imag() + w2.imag() * diff23.imag());
+    out[k + m] = base1 + Complex(re1, im1);
+    out[k + 4 * m] = base1 - Complex(re1, im1);
+    // X_2, X_3: roots W^2, W^4 = conj(W) on (t1, t4), (t2, t3).
+    const Complex base2 = s0 + w2.real() * sum14 + w1.real() * sum23;
+    const double im2 = w2.imag() * diff14.real() - w1.imag() * diff23.real();
+    const double re2 = -(w2.imag() * diff14.imag() - w1.imag() * diff23.imag());
+    out[k + 2 * m] = base2 + Complex(re2, im2);
+    out[k + 3 * m] = base2 - Complex(re2, im2);
   }
 }
 

@@ -42,8 +42,8 @@ class FftPlan {
   void work(Complex* out, const Complex* in, int64_t stride, size_t level) const;
   void butterfly2(Complex* out, int64_t stride, int64_t m) const;
   void butterfly4(Complex* out, int64_t stride, int64_t m) const;
-  template <int P>
-  void butterfly_fixed(Complex* out, int64_t stride, int64_t m) const;
+  void butterfly3(Complex* out, int64_t stride, int64_t m) const;
+  void butterfly5(Complex* out, int64_t stride, int64_t m) const;
   void butterfly_any(Complex* out, int64_t stride, int64_t m, int64_t p) const;
 
   int64_t n_;

@@ -103,6 +103,7 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   sections.push_back({detail::kSectionExactValues, detail::concat_lists(pu.exact_values, pv.exact_values)});
   sections.push_back({detail::kSectionOutliers, detail::concat_lists(pu.outliers, pv.outliers)});
 
+  for (auto& sec : sections) sec.zstd = o.zstd && sec.id != detail::kSectionMeta;
   detail::Header h;
   h.components = 2;
   h.mode = uint8_t(o.mode);

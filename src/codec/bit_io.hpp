@@ -102,6 +102,9 @@ class BitReader {
   /// The next n bits (1 <= n <= count) as an integer, without consuming them.
   uint64_t peek(int n) const { return buf_ >> (64 - n); }
 
+  /// Bits available to peek() without a refill.
+  int count() const { return count_; }
+
   /// Consumes n bits (0 <= n <= count).
   void skip(int n) {
     buf_ <<= n;

@@ -21,7 +21,7 @@ constexpr int kMaxChunkLog2 = 24;
 // Below this many symbols the histogram is counted by one thread.
 constexpr uint64_t kParallelHistogramMin = uint64_t{1} << 20;
 
-static_assert(kMaxLen <= 28, "the decoder reads two codes per 56-bit refill");
+static_assert(kMaxLen <= 32, "a refill must hold at least one code and the writer needs len <= 32");
 static_assert(kMaxLen >= 16, "every symbol of the alphabet must fit under the limit");
 
 // ---------------------------------------------------------------- byte helpers
@@ -274,10 +274,14 @@ bool decode_chunk(const DecodeTable& t, std::span<const uint8_t> blob, uint64_t 
                   uint64_t size, uint16_t* out, uint64_t m) {
   BitReader r(blob.data(), blob.size(), begin);
   uint64_t i = 0;
-  while (m - i >= 2 && r.can_refill_fast()) {
-    r.refill_fast();  // >= 56 bits: two codes of at most 28 bits
-    if (!decode_symbol(t, r, out[i]) || !decode_symbol(t, r, out[i + 1])) return false;
-    i += 2;
+  // One refill serves every code that surely fits: at most 56 - kMaxLen + 1 symbols, so
+  // the margin keeps the loop inside the chunk.
+  constexpr uint64_t kMargin = 64 - kMaxLen;
+  while (m - i >= kMargin && r.can_refill_fast()) {
+    r.refill_fast();
+    do {
+      if (!decode_symbol(t, r, out[i++])) return false;
+    } while (r.count() >= kMaxLen);
   }
   for (; i < m; ++i) {
     r.refill();

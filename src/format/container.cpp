@@ -393,7 +393,8 @@ Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,
   if (entry->offset > stream.size() || entry->stored_size > stream.size() - entry->offset)
     return invalid_argument(label(id) + " lies outside the given stream (parsed from another?)");
   const auto stored = stream.subspan(entry->offset, entry->stored_size);
-  if ((entry->flags & kSectionFlagZstd) == 0) return std::vector<uint8_t>(stored.begin(), stored.end());
+  if ((entry->flags & kSectionFlagZstd) == 0)
+    return std::vector<uint8_t>(stored.begin(), stored.end());
 
   if (zstd == nullptr || !static_cast<bool>(*zstd))
     return invalid_argument(label(id) + " is zstd-compressed but no decompressor was given");
@@ -419,7 +420,8 @@ std::string describe_container(const ParsedContainer& parsed) {
 
   s += "FaCTz stream (magic FCTZ), format version " + std::to_string(h.version) + "\n";
   field("stream bytes", std::to_string(total));
-  field("data type", h.dtype == kDtypeFloat32 ? "float32" : "unknown (" + std::to_string(h.dtype) + ")");
+  field("data type",
+        h.dtype == kDtypeFloat32 ? "float32" : "unknown (" + std::to_string(h.dtype) + ")");
   field("dimensions", std::to_string(h.ndims) + "D, nx=" + std::to_string(h.nx) +
                           " ny=" + std::to_string(h.ny) + " nz=" + std::to_string(h.nz));
   field("components", std::to_string(h.components));

@@ -22,13 +22,14 @@ namespace factz::detail {
 
 inline constexpr double kSafetyFactor = 0.999;
 
-/// xi_safe of a determinant given its positive and negative product magnitudes.
+/// xi_safe of a determinant P+ - P- with P+, P- >= 0. Uses the identity
+/// (sqrt(P+) - sqrt(P-)) / (sqrt(P+) + sqrt(P-)) = |P+ - P-| / (P+ + P- + 2 sqrt(P+ P-)),
+/// one square root instead of two.
 FACTZ_HD double determinant_margin(double p_plus, double p_minus) {
-  const double a = sqrt(p_plus), b = sqrt(p_minus);
-  const double sum = a + b;
-  if (!(sum > 0.0)) return 0.0;
-  const double d = a > b ? a - b : b - a;
-  return d / sum;
+  const double denom = p_plus + p_minus + 2.0 * sqrt(p_plus * p_minus);
+  if (!(denom > 0.0)) return 0.0;
+  const double d = p_plus > p_minus ? p_plus - p_minus : p_minus - p_plus;
+  return d / denom;
 }
 
 /// Accumulates a product term into (P+, P-).
@@ -71,42 +72,45 @@ FACTZ_HD double half_plane_margin(const float u[3], const float v[3]) {
   return best;
 }
 
-/// Safe relative bound of a triangle, or 0 if it holds a critical point: the larger of
-/// the paper's Eq. 3 bound and the half-plane bound (each is sufficient on its own).
-/// u, v, idx are the vertex values and global indices in contract order.
-FACTZ_HD double triangle_safe_bound(const int64_t idx[3], const float u[3], const float v[3]) {
-  const SosPoint p[3] = {{u[0], v[0], idx[0]}, {u[1], v[1], idx[1]}, {u[2], v[2], idx[2]}};
-  const SosPoint o{0.0f, 0.0f, -1};
-  const int s = orient_sos(p[0], p[1], p[2]);
-  double dp = 0.0, dm = 0.0;
-  double best = 0.0;
-  bool d_done = false;
-  double d_margin = 0.0;
+/// Paper Eq. 3 for a critical-point-free triangle: the largest, over failing conditions
+/// k (sign m_k != sign D), of min(xi_safe(m_k), xi_safe(D)). Zero determinants (ties
+/// resolved symbolically) have no margin. Signs are exact (products of floats are exact
+/// in double; D's sign comes from exact_sign_of_sum).
+FACTZ_HD double eq3_margin(const float u[3], const float v[3]) {
+  double pos[3], neg[3];  // pos[k] = u_a v_b, neg[k] = u_b v_a with (a, b) = (k+1, k+2)
   for (int k = 0; k < 3; ++k) {
-    SosPoint q[3] = {p[0], p[1], p[2]};
-    q[k] = o;
-    if (orient_sos(q[0], q[1], q[2]) == s) continue;  // condition k holds
-    if (!d_done) {
-      for (int a = 0; a < 3; ++a) {
-        const int b = (a + 1) % 3;
-        add_term(double(u[a]) * double(v[b]), dp, dm);
-        add_term(-(double(u[b]) * double(v[a])), dp, dm);
-      }
-      d_margin = determinant_margin(dp, dm);
-      d_done = true;
-    }
     const int a = (k + 1) % 3, b = (k + 2) % 3;
+    pos[k] = double(u[a]) * double(v[b]);
+    neg[k] = double(u[b]) * double(v[a]);
+  }
+  const double terms[6] = {pos[0], -neg[0], pos[1], -neg[1], pos[2], -neg[2]};
+  const int sd = exact_sign_of_sum(terms, 6);
+  if (sd == 0) return 0.0;
+  double dp = 0.0, dm = 0.0;
+  for (int t = 0; t < 6; ++t) add_term(terms[t], dp, dm);
+  double best = 0.0;
+  double d_margin = -1.0;  // computed on first use
+  for (int k = 0; k < 3; ++k) {
+    const int sk = pos[k] > neg[k] ? 1 : (pos[k] < neg[k] ? -1 : 0);
+    if (sk == 0 || sk == sd) continue;  // tie (no margin) or condition holds
+    if (d_margin < 0.0) d_margin = determinant_margin(dp, dm);
     double mp = 0.0, mm = 0.0;
-    add_term(double(u[a]) * double(v[b]), mp, mm);
-    add_term(-(double(u[b]) * double(v[a])), mp, mm);
+    add_term(pos[k], mp, mm);
+    add_term(-neg[k], mp, mm);
     const double m_margin = determinant_margin(mp, mm);
     const double xi = m_margin < d_margin ? m_margin : d_margin;
     if (xi > best) best = xi;
   }
-  // A triangle holding a critical point has no open half-plane either: h is 0 then.
-  const double h = half_plane_margin(u, v);
-  if (h > best) best = h;
-  return best * kSafetyFactor;
+  return best;
+}
+
+/// Safe relative bound of a critical-point-free triangle (0 when it holds one): the
+/// larger of the paper's Eq. 3 bound and the half-plane bound, each sufficient on its
+/// own, times kSafetyFactor. u, v are the vertex values in contract order.
+FACTZ_HD double triangle_safe_bound(const float u[3], const float v[3]) {
+  const double e = eq3_margin(u, v);
+  const double h = half_plane_margin(u, v);  // 0 when the origin is in the closed hull
+  return (e > h ? e : h) * kSafetyFactor;
 }
 
 }  // namespace factz::detail

@@ -17,7 +17,15 @@ using Signature = uint8_t;
 inline constexpr Signature kNoCriticalPoint = 0;
 
 /// Exact inside test of the origin in the triangle spanned by the three tagged points.
+/// Fast path: m_k = orient with p_k replaced by the origin is a 2x2 determinant whose
+/// sign is exact from two exact products. If no m_k is zero, the SoS perturbation plays
+/// no role: differing signs mean outside, equal signs mean inside (D = m_0 + m_1 + m_2
+/// then has that same strict sign). Otherwise the full SoS evaluation decides.
 FACTZ_HD bool contains_origin(SosPoint p0, SosPoint p1, SosPoint p2) {
+  const int m0 = cross_exact(p1.x, p1.y, p2.x, p2.y);
+  const int m1 = cross_exact(p2.x, p2.y, p0.x, p0.y);
+  const int m2 = cross_exact(p0.x, p0.y, p1.x, p1.y);
+  if (m0 != 0 && m1 != 0 && m2 != 0) return m0 == m1 && m1 == m2;
   const SosPoint o{0.0f, 0.0f, -1};
   const int s = orient_sos(p0, p1, p2);
   if (orient_sos(o, p1, p2) != s) return false;
@@ -70,6 +78,24 @@ FACTZ_HD Signature triangle_signature(int t, const int64_t idx[3], const float u
   const SosPoint p0{u[0], v[0], idx[0]}, p1{u[1], v[1], idx[1]}, p2{u[2], v[2], idx[2]};
   if (!contains_origin(p0, p1, p2)) return kNoCriticalPoint;
   return Signature(1 + int(triangle_type(t, u, v)));
+}
+
+/// Signatures of both triangles of cell (i, j): out[0] for T0, out[1] for T1.
+FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u, const float* v,
+                              Signature out[2]) {
+  const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
+  const float ua = u[a], ub = u[b], uc = u[c], ud = u[d];
+  const float va = v[a], vb = v[b], vc = v[c], vd = v[d];
+  {
+    const int64_t idx[3] = {a, c, d};
+    const float uu[3] = {ua, uc, ud}, vv[3] = {va, vc, vd};
+    out[0] = triangle_signature(0, idx, uu, vv);
+  }
+  {
+    const int64_t idx[3] = {a, b, d};
+    const float uu[3] = {ua, ub, ud}, vv[3] = {va, vb, vd};
+    out[1] = triangle_signature(1, idx, uu, vv);
+  }
 }
 
 /// Signature of triangle `tri` of grid `g` over component planes u and v.

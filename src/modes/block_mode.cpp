@@ -27,7 +27,7 @@ constexpr int kExactCostBits = 48;
 /// about max(1, e - T + 2) bits, e being the bound-id exponent of their Lorenzo residual
 /// on the original values. The guarantee does not depend on this choice: quantize_plane
 /// checks every vertex against its own bound and stores misses exactly.
-std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float> x, const std::vector<uint8_t>& ids,
+std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float> x, const BigVector<uint8_t>& ids,
                                      float eb, int threads) {
   std::vector<uint8_t> out(static_cast<size_t>(L.tile_count()), 0);
   if (!(eb > 0.0f)) return out;
@@ -74,6 +74,13 @@ std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float>
   return out;
 }
 
+/// The largest float not above b (a bound must never be rounded up).
+float round_down(double b) {
+  float f = float(b);
+  if (double(f) > b) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
 }  // namespace
 
 void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
@@ -86,23 +93,24 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   const Grid2D g{f.nx, f.ny};
   const TileLayout L(f.nx, f.ny);
   const int64_t nt = g.triangle_count(), n = f.size();
-  std::vector<uint8_t> sig(static_cast<size_t>(nt));
-  std::vector<float> xi(static_cast<size_t>(nt));
+  BigVector<uint8_t> sig(static_cast<size_t>(nt));
+  BigVector<float> xi(static_cast<size_t>(nt));
   // 1. Per triangle: exact signature and safe relative bound (0 with a critical point).
+  const int64_t cw = g.nx - 1;
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t t = 0; t < nt; ++t) {
-    int64_t idx[3];
-    triangle_vertices(g, t, idx);
-    const float uu[3] = {f.u[idx[0]], f.u[idx[1]], f.u[idx[2]]};
-    const float vv[3] = {f.v[idx[0]], f.v[idx[1]], f.v[idx[2]]};
-    sig[t] = triangle_signature(int(t & 1), idx, uu, vv);
-    const double b = sig[t] == kNoCriticalPoint ? triangle_safe_bound(idx, uu, vv) : 0.0;
-    float bf = float(b);
-    if (double(bf) > b) bf = std::nextafter(bf, 0.0f);  // never round a bound up
-    xi[t] = bf;
+  for (int64_t i = 0; i < g.ny - 1; ++i) {
+    for (int64_t j = 0; j < cw; ++j) {
+      const int64_t t0 = 2 * (i * cw + j);
+      cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(t0)]);
+      const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
+      const float u0[3] = {f.u[a], f.u[c], f.u[d]}, v0[3] = {f.v[a], f.v[c], f.v[d]};
+      const float u1[3] = {f.u[a], f.u[b], f.u[d]}, v1[3] = {f.v[a], f.v[b], f.v[d]};
+      xi[size_t(t0)] = sig[size_t(t0)] ? 0.0f : round_down(triangle_safe_bound(u0, v0));
+      xi[size_t(t0 + 1)] = sig[size_t(t0 + 1)] ? 0.0f : round_down(triangle_safe_bound(u1, v1));
+    }
   }
   // 2-3. Per vertex: minimum over incident triangles, absolute bounds, bound ids.
-  std::vector<uint8_t> id_u(static_cast<size_t>(n)), id_v(static_cast<size_t>(n));
+  BigVector<uint8_t> id_u(static_cast<size_t>(n)), id_v(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t y = 0; y < f.ny; ++y) {
     for (int64_t x = 0; x < f.nx; ++x) {
@@ -126,20 +134,27 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   repair_signatures(f, sig, threads, out);
 }
 
-void repair_signatures(const VectorField2D& f, const std::vector<uint8_t>& original, int threads,
+void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& original, int threads,
                        FrontendResult& out) {
   const Grid2D g{f.nx, f.ny};
-  const int64_t nt = g.triangle_count();
   const float* ru = out.u.recon.data();
   const float* rv = out.v.recon.data();
   // Round 1 checks every triangle; later rounds only those around repaired vertices.
   std::vector<int64_t> bad;
+  const int64_t cw = g.nx - 1;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<int64_t> local;
 #pragma omp for schedule(static) nowait
-    for (int64_t t = 0; t < nt; ++t)
-      if (signature_at(g, t, ru, rv) != original[size_t(t)]) local.push_back(t);
+    for (int64_t i = 0; i < g.ny - 1; ++i) {
+      for (int64_t j = 0; j < cw; ++j) {
+        Signature s[2];
+        cell_signatures(g, i, j, ru, rv, s);
+        const int64_t t0 = 2 * (i * cw + j);
+        if (s[0] != original[size_t(t0)]) local.push_back(t0);
+        if (s[1] != original[size_t(t0 + 1)]) local.push_back(t0 + 1);
+      }
+    }
 #pragma omp for schedule(static) ordered
     for (int p = 0; p < omp_get_num_threads(); ++p) {
 #pragma omp ordered

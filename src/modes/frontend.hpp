@@ -26,7 +26,7 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
 /// The exact check with repair shared by frontends: vertices of every triangle whose
 /// signature on (u.recon, v.recon) differs from `original` become exact in both planes,
 /// and the triangles around them are checked again, until none differs.
-void repair_signatures(const VectorField2D& f, const std::vector<uint8_t>& original, int threads,
+void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& original, int threads,
                        FrontendResult& out);
 
 }  // namespace factz::detail

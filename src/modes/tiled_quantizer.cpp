@@ -26,9 +26,9 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
                     const uint8_t* vertex_ids, int threads, QuantizedPlane& out) {
   const int64_t n = L.nx * L.ny;
   out.tile_ids = std::move(tile_ids);
-  out.q.assign(size_t(n), 0);
-  out.recon.assign(size_t(n), 0.0f);
-  out.exact.assign(size_t(n), 0);
+  out.q.resize(size_t(n));  // every element is written below
+  out.recon.resize(size_t(n));
+  out.exact.resize(size_t(n));
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t y = 0; y < L.ny; ++y) {
     for (int64_t xi = 0; xi < L.nx; ++xi) {
@@ -41,6 +41,7 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
       out.q[k] = q;
       if (within_bound(r, x[k], need)) {
         out.recon[k] = r;
+        out.exact[k] = 0;
       } else {
         out.recon[k] = x[k];
         out.exact[k] = 1;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "factz/status.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::detail {
 
@@ -28,9 +29,9 @@ struct TileLayout {
 /// One component plane in the encoder: what the decoder will reconstruct, and why.
 struct QuantizedPlane {
   std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
-  std::vector<int32_t> q;         ///< pre-quantized integers, per vertex
-  std::vector<float> recon;       ///< the decoder's value, per vertex
-  std::vector<uint8_t> exact;     ///< 1 if the vertex is stored exactly (side stream)
+  BigVector<int32_t> q;           ///< pre-quantized integers, per vertex
+  BigVector<float> recon;         ///< the decoder's value, per vertex
+  BigVector<uint8_t> exact;       ///< 1 if the vertex is stored exactly (side stream)
 };
 
 /// Quantizes plane x with the given tile ids. A vertex whose reconstruction misses its
@@ -41,7 +42,7 @@ void quantize_plane(std::span<const float> x, const TileLayout& layout, float eb
 
 /// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
 struct PlanePayload {
-  std::vector<uint16_t> symbols;  ///< one per vertex, entropy-coded by the caller
+  BigVector<uint16_t> symbols;    ///< one per vertex, entropy-coded by the caller
   std::vector<uint8_t> outliers;  ///< varint list of escaped codes
   std::vector<uint8_t> exact_index;
   std::vector<uint8_t> exact_values;

@@ -52,8 +52,10 @@ Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) {
   std::vector<uint8_t> sig(static_cast<size_t>(nt));
   const float* u = f.u.data();
   const float* v = f.v.data();
+  const int64_t cw = g.nx - 1;
 #pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec))
-  for (int64_t t = 0; t < nt; ++t) sig[size_t(t)] = detail::signature_at(g, t, u, v);
+  for (int64_t i = 0; i < g.ny - 1; ++i)
+    for (int64_t j = 0; j < cw; ++j) detail::cell_signatures(g, i, j, u, v, &sig[size_t(2 * (i * cw + j))]);
   return sig;
 }
 

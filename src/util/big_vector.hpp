@@ -1,0 +1,54 @@
+// Vectors for the large per-vertex and per-triangle work arrays of the CPU drivers.
+// Two costs dominate such arrays on a fresh allocation: zero-filling memory that is
+// overwritten anyway, and one page fault per 4 KiB on first touch. BigAllocator
+// default-initializes (no fill for trivial types: every user writes every element before
+// reading it) and asks for transparent huge pages on large blocks.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace factz::detail {
+
+template <class T>
+struct BigAllocator {
+  using value_type = T;
+  static constexpr size_t kHuge = size_t(2) << 20;
+
+  BigAllocator() = default;
+  template <class U>
+  BigAllocator(const BigAllocator<U>&) {}  // NOLINT: rebinding
+
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < 4 * kHuge) {
+      void* p = std::malloc(bytes ? bytes : 1);
+      if (!p) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
+    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, rounded);
+    if (!p) throw std::bad_alloc();
+    madvise(p, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;  // default-init
+    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  bool operator==(const BigAllocator<U>&) const { return true; }
+};
+
+/// A std::vector whose resize(n) leaves trivial elements uninitialized.
+template <class T>
+using BigVector = std::vector<T, BigAllocator<T>>;
+
+}  // namespace factz::detail
