@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what FaCTz needs to build and test on Debian 12 (run as root). Skips apt-get
+# when every package is already there, so repeated runs are fast and work offline.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libgtest-dev libzstd-dev zstd python3 python3-numpy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "factz: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
