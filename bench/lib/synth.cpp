@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <numbers>
 #include <new>
 #include <vector>
@@ -147,36 +149,27 @@ struct TurbulenceSpectrum {
   }
 };
 
-// Fills w with the spectrum of w = u + i v. With u = dpsi/dy and v = -dpsi/dx,
-// w_hat(k) = 2 pi i (fy - i fx) psi_hat(k) = 2 pi (fx + i fy) psi_hat(k) (2 pi dropped:
-// the field is normalised). psi_hat(-k) = conj(psi_hat(k)) keeps psi, u and v real, so
-// each canonical mode (ky > 0, or ky == 0 and kx > 0) sets k and -k. The mean and the
-// Nyquist lines (whose derivative is ambiguous) stay zero.
-void fill_velocity_spectrum(const TurbulenceSpectrum& spectrum, ComplexBuffer& w) {
+// The spectrum of w = u + i v on rows ky = j >= 0 and -ky (gx values each; the same
+// row when ky == -ky). With u = dpsi/dy and v = -dpsi/dx, w_hat(k) = 2 pi (fx + i fy)
+// psi_hat(k) (2 pi dropped: the field is normalised). psi_hat(-k) = conj(psi_hat(k))
+// keeps psi, u and v real, so each canonical mode (ky > 0, or ky == 0 and kx > 0) sets
+// k and -k. The mean and the Nyquist lines (whose derivative is ambiguous) stay zero.
+void fill_row_pair(const TurbulenceSpectrum& spectrum, int64_t j, Complex* row, Complex* partner_row) {
   const int64_t gx = spectrum.gx;
   const int64_t gy = spectrum.gy;
-  // Rows 0 ... gy/2 hold ky >= 0; the partner row gy - j is written by row j only, and
-  // the thread that writes a row also zeroes it first (the buffer starts untouched).
-#pragma omp parallel for schedule(static) if(parallel_worth(gx * gy))
-  for (int64_t j = 0; j <= gy / 2; ++j) {
-    const int64_t ky = j;
-    const int64_t partner_j = (gy - j) % gy;
-    std::fill(w.data + j * gx, w.data + (j + 1) * gx, Complex());
-    if (partner_j != j) std::fill(w.data + partner_j * gx, w.data + (partner_j + 1) * gx, Complex());
-    if (2 * ky == gy) continue;
-    const double fy = static_cast<double>(ky) / static_cast<double>(gy);
-    for (int64_t i = 0; i < gx; ++i) {
-      const int64_t kx = signed_frequency(i, gx);
-      if (2 * std::abs(kx) == gx || (ky == 0 && kx <= 0)) continue;
-      const int64_t partner_i = (gx - i) % gx;
-      const double fx = static_cast<double>(kx) / static_cast<double>(gx);
-      const Complex psi = spectrum.psi(kx, ky);
-      const Complex value(fx * psi.real() - fy * psi.imag(), fx * psi.imag() + fy * psi.real());
-      w[static_cast<size_t>(j * gx + i)] = value;
-      // (-fx - i fy) conj(psi) == -conj((fx - i fy) psi), written out to stay exact.
-      w[static_cast<size_t>(partner_j * gx + partner_i)] =
-          Complex(-fx * psi.real() - fy * psi.imag(), fx * psi.imag() - fy * psi.real());
-    }
+  std::fill(row, row + gx, Complex());
+  std::fill(partner_row, partner_row + gx, Complex());
+  const int64_t ky = j;
+  if (2 * ky == gy) return;
+  const double fy = static_cast<double>(ky) / static_cast<double>(gy);
+  for (int64_t i = 0; i < gx; ++i) {
+    const int64_t kx = signed_frequency(i, gx);
+    if (2 * std::abs(kx) == gx || (ky == 0 && kx <= 0)) continue;
+    const double fx = static_cast<double>(kx) / static_cast<double>(gx);
+    const Complex psi = spectrum.psi(kx, ky);
+    row[i] = Complex(fx * psi.real() - fy * psi.imag(), fx * psi.imag() + fy * psi.real());
+    // (-fx - i fy) conj(psi), written out.
+    partner_row[(gx - i) % gx] = Complex(-fx * psi.real() - fy * psi.imag(), fx * psi.imag() - fy * psi.real());
   }
 }
 
@@ -191,20 +184,25 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
   const int64_t gy = fft_good_size(ny);
   if (!(peak_cycles > 0.0)) peak_cycles = kTurbulencePeakCycles;
   const TurbulenceSpectrum spectrum{gx, gy, peak_cycles / static_cast<double>(std::max(nx, ny)), seed};
-  // w[j * gx + i]: first the spectrum, then (after both passes) u + i v. Rows (then
-  // columns) are independent in each pass, so any thread schedule gives the same bytes.
+  // w[j * gx + i]: after the row pass the x-transformed spectrum, after the column pass
+  // u + i v. Every row, then every column, is computed independently, so any thread
+  // schedule gives the same bytes.
   ComplexBuffer w(static_cast<size_t>(gx * gy));
-  fill_velocity_spectrum(spectrum, w);
 
+  // Rows: ky = j >= 0 together with its partner row -ky, built in scratch and
+  // transformed straight into w (which is how w is first written).
   const FftPlan plan_x(gx, FftDirection::inverse);
 #pragma omp parallel if(parallel_worth(gx * gy))
   {
     std::vector<Complex> row(static_cast<size_t>(gx));
+    std::vector<Complex> partner_row(static_cast<size_t>(gx));
 #pragma omp for schedule(static)
-    for (int64_t j = 0; j < gy; ++j) {
-      Complex* target = w.data + j * gx;
-      plan_x.execute(target, row.data());
-      std::copy(row.begin(), row.end(), target);
+    for (int64_t j = 0; j <= gy / 2; ++j) {
+      const int64_t partner_j = (gy - j) % gy;
+      Complex* partner = partner_j == j ? row.data() : partner_row.data();
+      fill_row_pair(spectrum, j, row.data(), partner);
+      plan_x.execute(row.data(), w.data + j * gx);
+      if (partner_j != j) plan_x.execute(partner, w.data + partner_j * gx);
     }
   }
 

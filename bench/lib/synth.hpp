@@ -21,18 +21,20 @@ namespace factz::synth {
 /// grows only like peak_cycles^2 log(size / peak_cycles)).
 inline constexpr double kTurbulencePeakCycles = 16.0;
 
-/// Band-limited random 2D turbulence: a Gaussian random stream function psi with
-/// random phases and energy spectrum E(k) ~ (k/k0)^4 / (1 + (k/k0)^7), i.e. k^4 below
-/// and k^-3 (enstrophy cascade) above the peak k0 = peak_cycles cycles across
-/// max(nx, ny) (raise it for more, smaller eddies; <= 0 or NaN means the default), cut at the grid Nyquist
-/// frequency. u = dpsi/dy, v = -dpsi/dx,
-/// taken spectrally, so the field is divergence-free and multiscale with many critical
-/// points. Normalised so that sqrt(mean(u^2 + v^2)) == 1 (up to float rounding).
+/// Band-limited random 2D turbulence: a Gaussian random stream function psi (complex
+/// Gaussian Fourier coefficients: random phases, Rayleigh amplitudes) with energy
+/// spectrum E(k) ~ (k/k0)^4 / (1 + (k/k0)^7), i.e. k^4 below and k^-3 (enstrophy
+/// cascade) above the peak k0 = peak_cycles cycles across max(nx, ny), cut at the grid
+/// Nyquist frequency. Raise peak_cycles for more, smaller eddies; <= 0 or NaN means the
+/// default. u = dpsi/dy and v = -dpsi/dx are taken spectrally, so the field is
+/// divergence-free and multiscale with many critical points. Normalised so that
+/// sqrt(mean(u^2 + v^2)) == 1 over the returned vertices (up to float rounding).
 ///
 /// Synthesised on a periodic grid of fft_good_size(nx) x fft_good_size(ny) (the next
 /// sizes with prime factors 2, 3, 5; the field is periodic when nx, ny are such sizes)
-/// and cropped. Memory: 16 bytes per vertex of that grid in double complex plus the
-/// 8 bytes per vertex of the result (about 9.6 GB at 20000 x 20000).
+/// and cropped. Memory: 16 bytes per vertex of that grid (double complex) plus the
+/// 8 bytes per vertex of the result: about 9.6 GB at 20000 x 20000. Cost: about
+/// 1.5 CPU-seconds at 4096 x 4096 and 40 at 20000 x 20000, split over OpenMP threads.
 VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed,
                          double peak_cycles = kTurbulencePeakCycles);
 

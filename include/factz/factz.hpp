@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "factz/field.hpp"
@@ -42,6 +43,8 @@ struct CompressStats {
   int64_t exact_vertices = 0;   ///< vertices stored exactly (both components)
   int64_t repair_rounds = 0;    ///< block mode: rounds of exact check + repair
   int64_t repaired_vertices = 0;///< block mode: vertices sent to exact storage by repair
+  /// Wall seconds per pipeline stage ("frontend", "encode", "entropy", "container").
+  std::vector<std::pair<std::string, double>> stage_seconds;
 };
 
 struct DecompressOptions {

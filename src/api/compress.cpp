@@ -2,6 +2,7 @@
 // frontend dispatch, entropy coding and the container (docs/format.md).
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -80,10 +81,19 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   const double eb_req = o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range(field);
   const float eb = float_bound(eb_req);
 
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<std::string, double>> stages;
+  auto t_last = Clock::now();
+  auto lap = [&](const char* name) {
+    const auto t = Clock::now();
+    stages.emplace_back(name, std::chrono::duration<double>(t - t_last).count());
+    t_last = t;
+  };
   detail::FrontendResult fr;
   if (o.mode == Mode::none) detail::run_none(field, eb, threads, fr);
   else detail::run_block(field, eb, threads, fr);
 
+  lap("frontend");
   const detail::TileLayout L(field.nx, field.ny);
   detail::PlanePayload pu = detail::encode_plane(field.u, L, fr.u, threads);
   detail::PlanePayload pv = detail::encode_plane(field.v, L, fr.v, threads);
@@ -94,6 +104,7 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
     ids.insert(ids.end(), fr.v.tile_ids.begin(), fr.v.tile_ids.end());
     sections.push_back({detail::kSectionTileBounds, std::move(ids)});
   }
+  lap("encode");
   std::vector<uint8_t> cu, cv;
   FACTZ_RETURN_IF_ERROR(detail::huffman_encode(pu.symbols, cu, threads));
   FACTZ_RETURN_IF_ERROR(detail::huffman_encode(pv.symbols, cv, threads));
@@ -103,6 +114,7 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   sections.push_back({detail::kSectionExactValues, detail::concat_lists(pu.exact_values, pv.exact_values)});
   sections.push_back({detail::kSectionOutliers, detail::concat_lists(pu.outliers, pv.outliers)});
 
+  lap("entropy");
   for (auto& sec : sections) sec.zstd = o.zstd && sec.id != detail::kSectionMeta;
   detail::Header h;
   h.components = 2;
@@ -120,7 +132,9 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   };
   auto stream = detail::write_container(h, std::move(sections), o.zstd ? &zstd : nullptr);
   if (!stream.ok()) return stream.status();
+  lap("container");
   if (stats) {
+    stats->stage_seconds = std::move(stages);
     stats->eb_abs = eb;
     int64_t exact = 0;
     for (int64_t k = 0; k < field.size(); ++k) exact += fr.u.exact[k] | fr.v.exact[k];

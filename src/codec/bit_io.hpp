@@ -85,13 +85,13 @@ class BitReader {
     count_ |= 56;
   }
 
-  /// Tops the buffer up to at least 56 bits, byte by byte, zero-filling past the end.
+  /// Tops the buffer up to 56..63 bits, byte by byte, zero-filling past the end.
   void refill() {
     if (can_refill_fast()) {
       refill_fast();
       return;
     }
-    while (count_ <= 56) {
+    while (count_ < 56) {
       const uint64_t byte = pos_ < size_ ? base_[pos_] : 0;
       buf_ |= byte << (56 - count_);
       ++pos_;
@@ -122,7 +122,7 @@ class BitReader {
   uint64_t pos_;    // next byte to load (may exceed size_: virtual zero bytes)
   uint64_t start_;  // byte where this reader began
   uint64_t buf_ = 0;
-  int count_ = 0;   // valid bits at the top of buf_
+  int count_ = 0;   // valid bits at the top of buf_, at most 63
 };
 
 }  // namespace factz::detail

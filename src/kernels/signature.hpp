@@ -25,7 +25,9 @@ FACTZ_HD bool contains_origin(SosPoint p0, SosPoint p1, SosPoint p2) {
   const int m0 = cross_exact(p1.x, p1.y, p2.x, p2.y);
   const int m1 = cross_exact(p2.x, p2.y, p0.x, p0.y);
   const int m2 = cross_exact(p0.x, p0.y, p1.x, p1.y);
-  if (m0 != 0 && m1 != 0 && m2 != 0) return m0 == m1 && m1 == m2;
+  // Branch-light: most triangles are decided here, with unpredictable signs.
+  const bool no_zero = (m0 != 0) & (m1 != 0) & (m2 != 0);
+  if (no_zero) return (m0 == m1) & (m1 == m2);
   const SosPoint o{0.0f, 0.0f, -1};
   const int s = orient_sos(p0, p1, p2);
   if (orient_sos(o, p1, p2) != s) return false;

@@ -81,6 +81,23 @@ float round_down(double b) {
   return f;
 }
 
+/// The triangle's safe bound, except that values which cannot matter are not refined:
+/// vertex k takes min(eb, xi |x_k|) per component, so any xi >= eb / min_k(nonzero |x_k|)
+/// gives every vertex the full eb. When the cheap half-plane bound already reaches that
+/// cap, Eq. 3 is skipped (the result, after the per-vertex minimum, is identical).
+float capped_safe_bound(const float u[3], const float v[3], float eb) {
+  float smallest = INFINITY;
+  for (int k = 0; k < 3; ++k) {
+    const float au = std::fabs(u[k]), av = std::fabs(v[k]);
+    if (au > 0.0f && au < smallest) smallest = au;
+    if (av > 0.0f && av < smallest) smallest = av;
+  }
+  const double cap = double(eb) / double(smallest);  // 0 when all values are 0
+  const double h = half_plane_margin(u, v) * kSafetyFactor;
+  if (h >= cap) return round_down(h);
+  return round_down(triangle_safe_bound(u, v));
+}
+
 }  // namespace
 
 void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
@@ -94,39 +111,47 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   const TileLayout L(f.nx, f.ny);
   const int64_t nt = g.triangle_count(), n = f.size();
   BigVector<uint8_t> sig(static_cast<size_t>(nt));
-  BigVector<float> xi(static_cast<size_t>(nt));
-  // 1. Per triangle: exact signature and safe relative bound (0 with a critical point).
+  // 1-2. Per triangle: exact signature and safe relative bound (0 with a critical point),
+  // folded straight into the per-vertex minimum xv. Cell rows of one parity touch disjoint
+  // vertex rows, so each parity runs in parallel without races; min is order-free.
+  BigVector<float> xv(static_cast<size_t>(n));
+  const float* u = f.u.data();
+  const float* v = f.v.data();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = 1.0f;  // every safe bound is <= 1
   const int64_t cw = g.nx - 1;
+  for (int parity = 0; parity < 2; ++parity) {
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < g.ny - 1; ++i) {
-    for (int64_t j = 0; j < cw; ++j) {
-      const int64_t t0 = 2 * (i * cw + j);
-      cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(t0)]);
-      const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-      const float u0[3] = {f.u[a], f.u[c], f.u[d]}, v0[3] = {f.v[a], f.v[c], f.v[d]};
-      const float u1[3] = {f.u[a], f.u[b], f.u[d]}, v1[3] = {f.v[a], f.v[b], f.v[d]};
-      xi[size_t(t0)] = sig[size_t(t0)] ? 0.0f : round_down(triangle_safe_bound(u0, v0));
-      xi[size_t(t0 + 1)] = sig[size_t(t0 + 1)] ? 0.0f : round_down(triangle_safe_bound(u1, v1));
+    for (int64_t i = parity; i < g.ny - 1; i += 2) {
+      for (int64_t j = 0; j < cw; ++j) {
+        const int64_t t0 = 2 * (i * cw + j);
+        cell_signatures(g, i, j, u, v, &sig[size_t(t0)]);
+        const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
+        const float u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
+        const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
+        const float x0 = sig[size_t(t0)] ? 0.0f : capped_safe_bound(u0, v0, eb);
+        const float x1 = sig[size_t(t0 + 1)] ? 0.0f : capped_safe_bound(u1, v1, eb);
+        xv[a] = std::min(xv[a], std::min(x0, x1));
+        xv[d] = std::min(xv[d], std::min(x0, x1));
+        xv[c] = std::min(xv[c], x0);
+        xv[b] = std::min(xv[b], x1);
+      }
     }
   }
-  // 2-3. Per vertex: minimum over incident triangles, absolute bounds, bound ids.
+  // 3. Per vertex: absolute bounds and bound ids. A grid without triangles (1 x N)
+  // constrains nothing: every vertex takes eb.
   BigVector<uint8_t> id_u(static_cast<size_t>(n)), id_v(static_cast<size_t>(n));
+  const bool free_grid = nt == 0;
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t y = 0; y < f.ny; ++y) {
-    for (int64_t x = 0; x < f.nx; ++x) {
-      const int64_t k = y * f.nx + x;
-      int64_t tris[6];
-      const int m = incident_triangles(g, y, x, tris);
-      float r = m > 0 ? 1.0f : 0.0f;  // an isolated vertex (1 x 1 grid) has no constraint
-      for (int j = 0; j < m; ++j) r = std::min(r, xi[size_t(tris[j])]);
-      const double eu = std::min(double(eb), double(r) * std::fabs(double(f.u[k])));
-      const double ev = std::min(double(eb), double(r) * std::fabs(double(f.v[k])));
-      id_u[k] = uint8_t(m > 0 ? id_for_bound(eb, eu) : (eb > 0.0f ? kMaxBoundId : 0));
-      id_v[k] = uint8_t(m > 0 ? id_for_bound(eb, ev) : (eb > 0.0f ? kMaxBoundId : 0));
-    }
+  for (int64_t k = 0; k < n; ++k) {
+    const double r = xv[size_t(k)];
+    const double eu = free_grid ? double(eb) : std::min(double(eb), r * std::fabs(double(u[k])));
+    const double ev = free_grid ? double(eb) : std::min(double(eb), r * std::fabs(double(v[k])));
+    id_u[size_t(k)] = uint8_t(id_for_bound(eb, eu));
+    id_v[size_t(k)] = uint8_t(id_for_bound(eb, ev));
   }
-  xi.clear();
-  xi.shrink_to_fit();
+  xv.clear();
+  xv.shrink_to_fit();
   // 4. Per tile: one bound id per component (choose_tile_ids), then quantization.
   quantize_plane(f.u, L, eb, choose_tile_ids(L, f.u, id_u, eb, threads), id_u.data(), threads, out.u);
   quantize_plane(f.v, L, eb, choose_tile_ids(L, f.v, id_v, eb, threads), id_v.data(), threads, out.v);

@@ -29,22 +29,22 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
   out.q.resize(size_t(n));  // every element is written below
   out.recon.resize(size_t(n));
   out.exact.resize(size_t(n));
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t y = 0; y < L.ny; ++y) {
-    for (int64_t xi = 0; xi < L.nx; ++xi) {
-      const int64_t k = y * L.nx + xi;
-      const int id = out.tile_ids[size_t(L.tile_of(xi, y))];
-      const float step = 2.0f * bound_of_id(eb, id);
-      const int32_t q = id > 0 ? prequantize(x[k], step) : 0;
-      const float r = reconstruct(q, step);
-      const float need = bound_of_id(eb, vertex_ids ? vertex_ids[k] : id);
-      out.q[k] = q;
-      if (within_bound(r, x[k], need)) {
-        out.recon[k] = r;
-        out.exact[k] = 0;
-      } else {
-        out.recon[k] = x[k];
-        out.exact[k] = 1;
+    for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
+      const int id = out.tile_ids[size_t(L.tile_of(x0, y))];
+      const float step = 2.0f * bound[id];
+      const int64_t x1 = std::min(L.nx, x0 + kTile);
+      for (int64_t k = y * L.nx + x0; k < y * L.nx + x1; ++k) {
+        const int32_t q = id > 0 ? prequantize(x[k], step) : 0;
+        const float r = reconstruct(q, step);
+        const float need = bound[vertex_ids ? vertex_ids[k] : id];
+        out.q[k] = q;
+        const bool ok = within_bound(r, x[k], need);
+        out.recon[k] = ok ? r : x[k];
+        out.exact[k] = ok ? 0 : 1;
       }
     }
   }

@@ -1,0 +1,510 @@
+// decompress() on untrusted bytes (docs/format.md, "Decoding untrusted input"): every
+// single-byte flip, every truncation, random garbage and appended bytes must be rejected,
+// and corruptions whose checksums were recomputed ("resealed") reach the mode decoders,
+// which must then fail with corrupt_stream / unsupported_version or return a field of the
+// declared size: never crash, throw, hang or take long.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "codec/zstd_stage.hpp"
+#include "factz/factz.hpp"
+#include "format/container.hpp"
+#include "format/crc32.hpp"
+#include "synth.hpp"
+
+namespace factz {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using Clock = std::chrono::steady_clock;
+
+// ---- Layout helpers written from docs/format.md (independent of container.cpp) ----------
+constexpr std::size_t kHeader = 64;
+constexpr std::size_t kEntry = 40;
+
+uint64_t get_le(const Bytes& s, std::size_t off, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= uint64_t{s[off + i]} << (8 * i);
+  return v;
+}
+void put_le(Bytes& s, std::size_t off, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) s[off + i] = uint8_t(v >> (8 * i));
+}
+uint32_t crc_of(const Bytes& s, std::size_t off, std::size_t n) {
+  return detail::crc32c(std::span<const uint8_t>(s.data() + off, n));
+}
+uint32_t section_count(const Bytes& s) { return uint32_t(get_le(s, 56, 4)); }
+std::size_t entry_at(std::size_t i) { return kHeader + kEntry * i; }
+/// First byte after the section table: where the section payloads start.
+std::size_t payload_begin(const Bytes& s) { return entry_at(section_count(s)); }
+
+/// Recomputes every checksum (sections, table entries, header) wherever the layout still
+/// allows it, so that the corruption itself, not a checksum, is what the decoder meets.
+void reseal(Bytes& s) {
+  if (s.size() < kHeader) return;
+  const uint64_t count = std::min<uint64_t>(section_count(s), (s.size() - kHeader) / kEntry);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t e = entry_at(i);
+    const uint64_t off = get_le(s, e + 8, 8), stored = get_le(s, e + 16, 8);
+    if (off <= s.size() && stored <= s.size() - off) put_le(s, e + 32, crc_of(s, off, stored), 4);
+    put_le(s, e + 36, crc_of(s, e, 36), 4);
+  }
+  put_le(s, 60, crc_of(s, 0, 60), 4);
+}
+
+// ---- The decoder under observation -------------------------------------------------------
+
+/// Aborts with the case description when one decompress call runs far too long, so a
+/// hang is reported with its reproducer instead of as a bare ctest timeout.
+class Watchdog {
+ public:
+  static constexpr auto kHangLimit = std::chrono::seconds(60);
+  Watchdog() : thread_([this] { watch(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void begin(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    what_ = what;
+    started_ = Clock::now();
+    busy_ = true;
+  }
+  void end() {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+  }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      cv_.wait_for(lock, std::chrono::seconds(1));
+      if (busy_ && Clock::now() - started_ > kHangLimit) {
+        std::fprintf(stderr, "decompress hung (> %llds) on: %s\n",
+                     static_cast<long long>(kHangLimit.count()), what_.c_str());
+        std::abort();
+      }
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string what_;
+  Clock::time_point started_;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+/// Runs decompress on many inputs and checks each outcome; gtest failures are capped so
+/// one systematic bug does not print thousands of lines.
+class Prober {
+ public:
+  static constexpr double kMaxCallSeconds = 2.0;
+  static constexpr int kMaxReported = 8;
+
+  explicit Prober(DecompressOptions options = {Policy::serial, 1}) : options_(options) {}
+
+  /// Decompresses `s`; returns true if a field came back. `must_fail`: the input is one
+  /// the container must reject (unresealed corruption, truncation, garbage).
+  bool probe(const Bytes& s, const std::string& what, bool must_fail = false) {
+    ++calls_;
+    dog_.begin(what);
+    const auto t0 = Clock::now();
+    bool threw = false;
+    std::string exception_text;
+    Result<VectorField2D> r = Status(Code::internal, "not run");
+    try {
+      r = decompress(s, options_);
+    } catch (const std::exception& e) {
+      threw = true;
+      exception_text = e.what();
+    } catch (...) {
+      threw = true;
+      exception_text = "(not a std::exception)";
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    dog_.end();
+    total_seconds_ += secs;
+    if (secs > max_seconds_) {
+      max_seconds_ = secs;
+      slowest_ = what;
+    }
+    if (threw) return report(what + ": decompress threw " + exception_text);
+    if (!r.ok()) {
+      ++rejected_;
+      const Code c = r.status().code();
+      if (c != Code::corrupt_stream && c != Code::unsupported_version)
+        return report(what + ": unexpected error code " + r.status().to_string());
+      if (r.status().message().empty()) return report(what + ": error without a message");
+      return false;
+    }
+    ++decoded_;
+    if (must_fail) {
+      report(what + ": corrupted stream was accepted");
+      return true;
+    }
+    const VectorField2D& f = r.value();
+    const bool dims_ok = s.size() >= kHeader && f.nx == int64_t(get_le(s, 12, 8)) &&
+                         f.ny == int64_t(get_le(s, 20, 8));
+    if (!dims_ok || f.nx <= 0 || f.ny <= 0 || f.u.size() != size_t(f.nx * f.ny) ||
+        f.v.size() != size_t(f.nx * f.ny))
+      report(what + ": decoded field does not have the declared size");
+    return true;
+  }
+
+  /// Asserts the time budget; call once at the end of a test.
+  void expect_timely(double max_total_seconds) const {
+    EXPECT_LE(max_seconds_, kMaxCallSeconds) << "slowest call: " << slowest_;
+    EXPECT_LE(total_seconds_, max_total_seconds) << calls_ << " calls";
+    if (failures_ > kMaxReported) ADD_FAILURE() << failures_ << " bad outcomes in all";
+    std::printf("[ prober ] %lld calls, %lld rejected, %lld decoded, %.2f s in decompress, slowest %.4f s\n",
+                static_cast<long long>(calls_), static_cast<long long>(rejected_),
+                static_cast<long long>(decoded_), total_seconds_, max_seconds_);
+  }
+  int64_t decoded() const { return decoded_; }
+  int64_t rejected() const { return rejected_; }
+
+ private:
+  bool report(const std::string& message) {
+    if (++failures_ <= kMaxReported) ADD_FAILURE() << message;
+    return false;
+  }
+
+  DecompressOptions options_;
+  Watchdog dog_;
+  int64_t calls_ = 0, rejected_ = 0, decoded_ = 0, failures_ = 0;
+  double total_seconds_ = 0, max_seconds_ = 0;
+  std::string slowest_;
+};
+
+// ---- Test streams --------------------------------------------------------------------------
+struct NamedStream {
+  std::string name;
+  Bytes bytes;
+};
+
+Bytes compressed(const VectorField2D& f, Mode mode, double rel, bool zstd) {
+  Options o;
+  o.mode = mode;
+  o.bound_mode = BoundMode::rel;
+  o.bound = rel;
+  o.zstd = zstd;
+  o.policy = Policy::serial;
+  auto r = compress(f, o);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? r.value() : Bytes{};
+}
+
+/// Small streams (~40 x 30): cheap enough to corrupt at every byte.
+const std::vector<NamedStream>& small_streams() {
+  static const std::vector<NamedStream> kStreams = [] {
+    const VectorField2D f = synth::turbulence(40, 30, 71, 6.0);
+    return std::vector<NamedStream>{
+        {"block_zstd_40x30", compressed(f, Mode::block, 1e-2, true)},
+        {"block_raw_40x30", compressed(f, Mode::block, 1e-2, false)},
+        {"none_zstd_40x30", compressed(f, Mode::none, 1e-2, true)},
+        {"none_raw_40x30", compressed(f, Mode::none, 1e-1, false)},
+    };
+  }();
+  return kStreams;
+}
+
+/// A larger field with land-like zero regions: several tiles, exact tiles, outliers.
+const std::vector<NamedStream>& land_streams() {
+  static const std::vector<NamedStream> kStreams = [] {
+    VectorField2D f = synth::turbulence(100, 70, 72);
+    synth::add_zero_region(f, 73, 0.3);
+    return std::vector<NamedStream>{
+        {"block_zstd_land_100x70", compressed(f, Mode::block, 1e-3, true)},
+        {"none_raw_land_100x70", compressed(f, Mode::none, 1e-2, false)},
+    };
+  }();
+  return kStreams;
+}
+
+std::string where(const std::string& stream, const std::string& what) { return stream + ": " + what; }
+
+TEST(StreamRobustness, TestStreamsDecode) {
+  for (const auto* set : {&small_streams(), &land_streams()})
+    for (const auto& s : *set) {
+      ASSERT_GT(s.bytes.size(), kHeader) << s.name;
+      auto r = decompress(s.bytes);
+      ASSERT_TRUE(r.ok()) << s.name << ": " << r.status().to_string();
+    }
+}
+
+// ---- Corruptions the container must catch ----------------------------------------------------
+TEST(StreamRobustness, EverySingleByteFlipIsRejected) {
+  Prober p;
+  for (const auto& s : small_streams()) {
+    for (std::size_t i = 0; i < s.bytes.size(); ++i)
+      for (uint8_t mask : {0x01, 0x80, 0xFF}) {
+        Bytes b = s.bytes;
+        b[i] ^= mask;
+        p.probe(b, where(s.name, "byte " + std::to_string(i) + " ^ " + std::to_string(mask)), true);
+      }
+  }
+  p.expect_timely(20.0);
+}
+
+TEST(StreamRobustness, EveryTruncationIsRejected) {
+  Prober p;
+  for (const auto& s : small_streams())
+    for (std::size_t n = 0; n < s.bytes.size(); ++n)
+      p.probe(Bytes(s.bytes.begin(), s.bytes.begin() + n), where(s.name, "first " + std::to_string(n) + " bytes"),
+              true);
+  for (const auto& s : land_streams())
+    for (std::size_t n = 0; n < s.bytes.size(); n += 1 + n / 16)
+      p.probe(Bytes(s.bytes.begin(), s.bytes.begin() + n), where(s.name, "first " + std::to_string(n) + " bytes"),
+              true);
+  p.expect_timely(10.0);
+}
+
+TEST(StreamRobustness, RandomGarbageOfManySizesIsRejected) {
+  Prober p;
+  std::mt19937_64 rng(2024);
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n <= 300; ++n) sizes.push_back(n);
+  for (std::size_t n : {511, 512, 1000, 4096, 65536, 1 << 20}) sizes.push_back(n);
+  for (std::size_t n : sizes) {
+    for (int variant = 0; variant < 3; ++variant) {
+      Bytes b(n);
+      for (auto& x : b) x = uint8_t(rng());
+      // Variants 1 and 2 get past the magic (and the version) check, variant 2 also past
+      // the header checksum.
+      if (variant >= 1 && n >= 6) std::memcpy(b.data(), "FCTZ\x01\x00", 6);
+      if (variant == 2) reseal(b);
+      p.probe(b, "garbage of " + std::to_string(n) + " bytes, variant " + std::to_string(variant), true);
+    }
+  }
+  p.probe(Bytes(1000, 0), "zeros", true);
+  p.probe(Bytes(1000, 0xFF), "ones", true);
+  p.expect_timely(10.0);
+}
+
+TEST(StreamRobustness, AppendedBytesAreRejected) {
+  Prober p;
+  for (const auto* set : {&small_streams(), &land_streams()})
+    for (const auto& s : *set) {
+      for (std::size_t extra : {1, 2, 7, 64, 4096}) {
+        for (uint8_t fill : {0x00, 0xA5}) {
+          Bytes b = s.bytes;
+          b.insert(b.end(), extra, fill);
+          p.probe(b, where(s.name, std::to_string(extra) + " bytes appended"), true);
+        }
+      }
+      Bytes twice = s.bytes;
+      twice.insert(twice.end(), s.bytes.begin(), s.bytes.end());
+      p.probe(twice, where(s.name, "stream twice"), true);
+    }
+  p.expect_timely(5.0);
+}
+
+// ---- Resealed corruptions: the mode decoders see them ---------------------------------------
+TEST(StreamRobustness, ResealedByteFlipsInSectionsFailCleanlyOrDecodeToTheRightSize) {
+  Prober p;
+  for (const auto& s : small_streams()) {
+    for (std::size_t i = payload_begin(s.bytes); i < s.bytes.size(); ++i)
+      for (uint8_t mask : {0x01, 0x80, 0xFF}) {
+        Bytes b = s.bytes;
+        b[i] ^= mask;
+        reseal(b);
+        p.probe(b, where(s.name, "resealed byte " + std::to_string(i) + " ^ " + std::to_string(mask)));
+      }
+  }
+  p.expect_timely(25.0);
+  EXPECT_GT(p.rejected(), 0);
+}
+
+TEST(StreamRobustness, ResealedRandomMutationsFailCleanlyOrDecodeToTheRightSize) {
+  std::mt19937_64 rng(7);
+  Prober serial;
+  Prober parallel(DecompressOptions{Policy::omp, 2});
+  auto run = [&](const NamedStream& s, int trials, Prober& p) {
+    const std::size_t lo = payload_begin(s.bytes);
+    for (int t = 0; t < trials; ++t) {
+      Bytes b = s.bytes;
+      const int edits = 1 + int(rng() % 8);
+      for (int k = 0; k < edits; ++k) b[lo + rng() % (b.size() - lo)] = uint8_t(rng());
+      reseal(b);
+      p.probe(b, where(s.name, "random mutation trial " + std::to_string(t) + " (seed 7)"));
+    }
+  };
+  for (const auto& s : small_streams()) run(s, 500, serial);
+  for (const auto& s : land_streams()) run(s, 300, parallel);
+  serial.expect_timely(10.0);
+  parallel.expect_timely(10.0);
+}
+
+// Streams rebuilt (with the library's own writer) from mutated raw section contents: the
+// zstd stage is removed so the mutation lands in the bytes the mode decoders parse.
+struct RawSections {
+  detail::Header header;
+  std::vector<detail::Section> sections;
+};
+
+RawSections explode(const Bytes& stream) {
+  RawSections out;
+  auto parsed = detail::parse_container(stream);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().to_string();
+  if (!parsed.ok()) return out;
+  out.header = parsed->header;
+  const detail::Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, Bytes& o) {
+    return detail::zstd_decompress(in, raw, o);
+  };
+  for (const auto& e : parsed->entries) {
+    auto raw = detail::read_section(stream, parsed.value(), e.id, &unzstd);
+    EXPECT_TRUE(raw.ok()) << raw.status().to_string();
+    out.sections.push_back({e.id, raw.ok() ? raw.value() : Bytes{}, false});
+  }
+  return out;
+}
+
+Bytes assemble(const RawSections& r) {
+  auto s = detail::write_container(r.header, r.sections, nullptr);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return s.ok() ? s.value() : Bytes{};
+}
+
+TEST(StreamRobustness, MutatedSectionContentsFailCleanlyOrDecodeToTheRightSize) {
+  Prober p;
+  std::mt19937_64 rng(11);
+  for (const auto* set : {&small_streams(), &land_streams()}) {
+    for (const auto& s : *set) {
+      const RawSections base = explode(s.bytes);
+      ASSERT_FALSE(base.sections.empty());
+      p.probe(assemble(base), where(s.name, "rebuilt unchanged"));
+      ASSERT_EQ(p.decoded(), 1) << "rebuilding a valid stream must keep it valid";
+      const bool small = set == &small_streams();
+      for (std::size_t k = 0; k < base.sections.size(); ++k) {
+        const std::string sec = detail::section_name(base.sections[k].id);
+        const std::size_t n = base.sections[k].raw.size();
+        // Byte flips: every byte of the small streams, a sample of the larger ones.
+        const std::size_t step = small ? 1 : 1 + n / 64;
+        for (std::size_t i = 0; i < n; i += step)
+          for (uint8_t mask : {0x01, 0x80, 0xFF}) {
+            RawSections m = base;
+            m.sections[k].raw[i] ^= mask;
+            p.probe(assemble(m), where(s.name, sec + " byte " + std::to_string(i) + " ^ " + std::to_string(mask)));
+          }
+        // Truncated, extended and emptied sections.
+        for (std::size_t len = 0; len < n; len += small ? 1 : 1 + n / 32) {
+          RawSections m = base;
+          m.sections[k].raw.resize(len);
+          p.probe(assemble(m), where(s.name, sec + " cut to " + std::to_string(len) + " bytes"));
+        }
+        for (std::size_t extra : {1, 3, 100}) {
+          RawSections m = base;
+          for (std::size_t e = 0; e < extra; ++e) m.sections[k].raw.push_back(uint8_t(rng()));
+          p.probe(assemble(m), where(s.name, sec + " + " + std::to_string(extra) + " random bytes"));
+        }
+        RawSections removed = base;
+        removed.sections.erase(removed.sections.begin() + std::ptrdiff_t(k));
+        p.probe(assemble(removed), where(s.name, sec + " removed"));
+        // Random contents of the same size.
+        for (int t = 0; t < 20; ++t) {
+          RawSections m = base;
+          for (auto& x : m.sections[k].raw) x = uint8_t(rng());
+          p.probe(assemble(m), where(s.name, sec + " random contents, trial " + std::to_string(t)));
+        }
+      }
+      // One plane's sections in place of the other's.
+      RawSections swapped = base;
+      for (auto& sec : swapped.sections) {
+        if (sec.id == detail::kSectionCodesU) sec.id = detail::kSectionCodesV;
+        else if (sec.id == detail::kSectionCodesV) sec.id = detail::kSectionCodesU;
+      }
+      p.probe(assemble(swapped), where(s.name, "codes_u and codes_v swapped"));
+    }
+  }
+  p.expect_timely(25.0);
+}
+
+TEST(StreamRobustness, ResealedHeaderFieldsFailCleanlyOrDecodeToTheRightSize) {
+  Prober p;
+  for (const auto& s : small_streams()) {
+    const RawSections base = explode(s.bytes);
+    auto with = [&](const std::string& what, auto&& change) {
+      RawSections m = base;
+      change(m.header);
+      auto b = detail::write_container(m.header, m.sections, nullptr);
+      if (!b.ok()) return;  // a header the writer refuses is the container test's business
+      p.probe(b.value(), where(s.name, what));
+    };
+    for (uint8_t mode : {0, 1, 2}) with("mode " + std::to_string(mode), [&](auto& h) { h.mode = mode; });
+    for (uint8_t coder : {0, 1}) with("coder " + std::to_string(coder), [&](auto& h) { h.coder = coder; });
+    for (uint8_t c : {1, 2}) with("components " + std::to_string(c), [&](auto& h) { h.components = c; });
+    for (uint16_t tile : {1, 16, 31, 33, 64, 65535})
+      with("tile " + std::to_string(tile), [&](auto& h) { h.tile = tile; });
+    for (float eb : {0.0f, 1e-30f, 1e-3f, 1.0f, 1e30f, 0x1p126f, 0x1p127f, 3.4e38f})
+      with("eb " + std::to_string(eb), [&](auto& h) { h.eb = eb; });
+    for (uint16_t stride : {1, 16}) with("anchor stride", [&](auto& h) { h.anchor_stride = stride; });
+    // Grids near the real one (same tile count or not) and transposed.
+    const uint64_t nx = base.header.nx, ny = base.header.ny;
+    const uint64_t dims[][2] = {{nx - 1, ny},  {nx + 1, ny},  {nx, ny - 1}, {nx, ny + 1}, {ny, nx},
+                                {1, nx * ny},  {nx * ny, 1},  {1, 1},       {nx + 33, ny}, {nx * 2, ny * 2},
+                                {nx / 2, ny * 2}};
+    for (const auto& d : dims)
+      with("grid " + std::to_string(d[0]) + " x " + std::to_string(d[1]), [&](auto& h) {
+        h.nx = d[0];
+        h.ny = d[1];
+      });
+  }
+  p.expect_timely(10.0);
+}
+
+// docs/format.md: a reader must never "allocate memory in proportion to a size field
+// alone". A header claiming a huge grid over tiny sections must be refused with
+// corrupt_stream before the grid-sized buffers exist (not with std::bad_alloc, and not
+// after zero-filling gigabytes).
+TEST(StreamRobustness, HugeDeclaredGridIsRejectedWithoutAllocatingIt) {
+  Prober p;
+  for (const auto& s : small_streams()) {
+    RawSections m = explode(s.bytes);
+    m.header.nx = uint64_t{1} << 20;
+    m.header.ny = uint64_t{1} << 20;  // 2^40 vertices: the format's maximum
+    auto b = detail::write_container(m.header, m.sections, nullptr);
+    ASSERT_TRUE(b.ok()) << b.status().to_string();
+    EXPECT_FALSE(p.probe(b.value(), where(s.name, "header claims 2^20 x 2^20")));
+  }
+  // The same claim with a zstd section declaring a raw size beyond what zstd_decompress
+  // accepts (1 TiB) but within the container's cap for such a grid.
+  for (const auto& s : small_streams()) {
+    Bytes b = s.bytes;
+    put_le(b, 12, uint64_t{1} << 20, 8);
+    put_le(b, 20, uint64_t{1} << 20, 8);
+    bool edited = false;
+    for (std::size_t i = 0; i < section_count(b) && !edited; ++i)
+      if (get_le(b, entry_at(i) + 4, 4) & 1) {
+        put_le(b, entry_at(i) + 24, uint64_t{1} << 41, 8);
+        edited = true;
+      }
+    if (!edited) continue;
+    reseal(b);
+    EXPECT_FALSE(p.probe(b, where(s.name, "2^20 x 2^20 and a zstd section of raw size 2^41")));
+  }
+  p.expect_timely(8.0);
+}
+
+}  // namespace
+}  // namespace factz
