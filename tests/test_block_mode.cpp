@@ -39,7 +39,9 @@ TEST(BlockMode, KeepsEverySignatureOnRealFields) {
     for (double rel : kRelBounds) {
       auto rt = check_round_trip(nf.field, options(Mode::block, BoundMode::rel, rel),
                                  nf.name + " REL " + std::to_string(rel));
-      if (rel == 1e-2) EXPECT_GT(rt.cmp.cp_original, 0) << nf.name << ": real fields have critical points";
+      if (rel == 1e-2) {
+        EXPECT_GT(rt.cmp.cp_original, 0) << nf.name << ": real fields have critical points";
+      }
     }
     check_round_trip(nf.field, options(Mode::block, BoundMode::abs, 0.05), nf.name + " ABS 0.05");
   }
