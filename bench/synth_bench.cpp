@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   if (colon != std::string::npos) {
     char* end = nullptr;
     parameter = std::strtod(kind.c_str() + colon + 1, &end);
-    if (end == kind.c_str() + colon + 1 || *end != '\0' || !(parameter >= 0.0 && parameter <= 1e6)) {
+    if (end == kind.c_str() + colon + 1 || *end != '\0' ||
+        !(parameter >= 0.0 && parameter <= 1e6)) {
       usage();
       return 2;
     }
@@ -94,7 +95,8 @@ int main(int argc, char** argv) {
     field = factz::synth::turbulence(nx, ny, useed, peak);
     factz::synth::add_zero_region(field, useed, 0.3);
   } else if (base == "vortices") {
-    field = factz::synth::vortices(nx, ny, useed, parameter >= 0.0 ? static_cast<int>(parameter) : 64);
+    field =
+        factz::synth::vortices(nx, ny, useed, parameter >= 0.0 ? static_cast<int>(parameter) : 64);
   } else if (base == "noise" && colon == std::string::npos) {
     field = factz::synth::noise(nx, ny, useed);
   } else if (base == "linear" && colon == std::string::npos) {
@@ -105,7 +107,8 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::string dims = std::to_string(nx) + "x" + std::to_string(ny) + ".f32";
   const std::string path_u = prefix + "_u_" + dims;

@@ -14,8 +14,9 @@ Implements ARCHITECTURE.md section 3 from scratch, sharing no code with FaCTz:
   decides.  (That this equals the contract's "first non-zero of D, x2-x1, y1-y2, x0-x2,
   +1" is a small theorem; agreeing with the C++ extractors checks it.)
 
-Usage:  python3 scripts/independent_cp.py NX NY U.f32 V.f32
-Prints: {"critical_points": N, "types": {"saddle": .., ...}} (one JSON object).
+Usage:  python3 scripts/independent_cp.py NX NY U.f32 V.f32 [--list]
+Prints: {"critical_points": N, "types": {"saddle": .., ...}} (one JSON object); with
+--list also "triangles": [[triangle id, type name], ...] in triangle order.
 """
 
 import json
@@ -118,7 +119,7 @@ def cp_type(ux, uy, vx, vy):
 
 def extract(nx, ny, u, v):
     counts = {name: 0 for name in TYPE_NAMES}
-    total = 0
+    found = []
     for i in range(ny - 1):
         for j in range(nx - 1):
             a = i * nx + j            # (i, j)
@@ -126,6 +127,7 @@ def extract(nx, ny, u, v):
             c = a + 1                 # (i, j+1)
             e = a + nx + 1            # (i+1, j+1)
             for t, tri in ((0, (a, b, e)), (1, (a, c, e))):
+                tri_id = 2 * (i * (nx - 1) + j) + t
                 p = [(u[k], v[k], k) for k in tri]
                 if not inside(*p):
                     continue
@@ -135,13 +137,15 @@ def extract(nx, ny, u, v):
                 else:       # d/dx = f1 - f0, d/dy = f2 - f1
                     name = cp_type(f1[0] - f0[0], f2[0] - f1[0], f1[1] - f0[1], f2[1] - f1[1])
                 counts[name] += 1
-                total += 1
-    return total, counts
+                found.append([tri_id, name])
+    return found, counts
 
 
 def main(argv):
+    listing = "--list" in argv[1:]
+    argv = [a for a in argv if a != "--list"]
     if len(argv) != 5:
-        sys.stderr.write("usage: independent_cp.py NX NY U.f32 V.f32\n")
+        sys.stderr.write("usage: independent_cp.py NX NY U.f32 V.f32 [--list]\n")
         return 2
     nx, ny = int(argv[1]), int(argv[2])
     if nx <= 0 or ny <= 0:
@@ -149,8 +153,11 @@ def main(argv):
         return 2
     u = read_plane(argv[3], nx * ny)
     v = read_plane(argv[4], nx * ny)
-    total, counts = extract(nx, ny, u, v)
-    print(json.dumps({"critical_points": total, "types": counts}))
+    found, counts = extract(nx, ny, u, v)
+    result = {"critical_points": len(found), "types": counts}
+    if listing:
+        result["triangles"] = found
+    print(json.dumps(result))
     return 0
 
 

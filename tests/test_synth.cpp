@@ -20,8 +20,12 @@ namespace {
 
 using Generator = std::function<VectorField2D(int64_t, int64_t, uint64_t)>;
 
-VectorField2D turbulence_default(int64_t nx, int64_t ny, uint64_t seed) { return turbulence(nx, ny, seed); }
-VectorField2D vortices32(int64_t nx, int64_t ny, uint64_t seed) { return vortices(nx, ny, seed, 32); }
+VectorField2D turbulence_default(int64_t nx, int64_t ny, uint64_t seed) {
+  return turbulence(nx, ny, seed);
+}
+VectorField2D vortices32(int64_t nx, int64_t ny, uint64_t seed) {
+  return vortices(nx, ny, seed, 32);
+}
 VectorField2D turbulence_land(int64_t nx, int64_t ny, uint64_t seed) {
   VectorField2D f = turbulence(nx, ny, seed);
   add_zero_region(f, seed, 0.3);
@@ -65,7 +69,8 @@ int64_t count_critical_triangles(const VectorField2D& f) {
       const int64_t i10 = i00 + 1;
       const int64_t i01 = i00 + f.nx;
       const int64_t i11 = i01 + 1;
-      for (const auto& t : {std::array<int64_t, 3>{i00, i10, i11}, std::array<int64_t, 3>{i00, i11, i01}}) {
+      for (const auto& t :
+           {std::array<int64_t, 3>{i00, i10, i11}, std::array<int64_t, 3>{i00, i11, i01}}) {
         const double c0 = cross(t[0], t[1]);
         const double c1 = cross(t[1], t[2]);
         const double c2 = cross(t[2], t[0]);
@@ -108,7 +113,8 @@ std::vector<Complex> naive_dft(const std::vector<Complex>& x, double sign) {
   for (size_t k = 0; k < n; ++k) {
     Complex acc = 0;
     for (size_t j = 0; j < n; ++j) {
-      const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
+      const double angle =
+          sign * 2.0 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
       acc += x[j] * Complex(std::cos(angle), std::sin(angle));
     }
     out[k] = acc;
@@ -122,14 +128,16 @@ TEST(Fft, MatchesNaiveDftForEverySizeUpTo64AndSomeComposites) {
   for (int64_t n : {77, 96, 100, 121, 125, 128, 243, 250, 256, 360}) sizes.push_back(n);
   for (int64_t n : sizes) {
     std::vector<Complex> x(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = {std::sin(0.7 * j + 0.1), std::cos(1.3 * j * j)};
+    for (int64_t j = 0; j < n; ++j)
+      x[static_cast<size_t>(j)] = {std::sin(0.7 * j + 0.1), std::cos(1.3 * j * j)};
     for (auto direction : {FftDirection::forward, FftDirection::inverse}) {
       const double sign = direction == FftDirection::forward ? -1.0 : 1.0;
       const std::vector<Complex> expected = naive_dft(x, sign);
       std::vector<Complex> got(static_cast<size_t>(n));
       FftPlan(n, direction).execute(x.data(), got.data());
       for (int64_t k = 0; k < n; ++k) {
-        EXPECT_NEAR(std::abs(got[static_cast<size_t>(k)] - expected[static_cast<size_t>(k)]), 0.0, 1e-10 * n)
+        EXPECT_NEAR(std::abs(got[static_cast<size_t>(k)] - expected[static_cast<size_t>(k)]), 0.0,
+                    1e-10 * n)
             << "n=" << n << " k=" << k;
       }
     }
@@ -139,11 +147,13 @@ TEST(Fft, MatchesNaiveDftForEverySizeUpTo64AndSomeComposites) {
 TEST(Fft, InverseOfForwardIsNTimesTheInput) {
   const int64_t n = 20000;  // 2^5 5^4, the size of the largest benchmark grid
   std::vector<Complex> x(static_cast<size_t>(n)), spectrum(x.size()), back(x.size());
-  for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = {std::sin(0.01 * j), std::cos(3.7 * j)};
+  for (int64_t j = 0; j < n; ++j)
+    x[static_cast<size_t>(j)] = {std::sin(0.01 * j), std::cos(3.7 * j)};
   FftPlan(n, FftDirection::forward).execute(x.data(), spectrum.data());
   FftPlan(n, FftDirection::inverse).execute(spectrum.data(), back.data());
   double worst = 0;
-  for (size_t j = 0; j < x.size(); ++j) worst = std::max(worst, std::abs(back[j] / static_cast<double>(n) - x[j]));
+  for (size_t j = 0; j < x.size(); ++j)
+    worst = std::max(worst, std::abs(back[j] / static_cast<double>(n) - x[j]));
   EXPECT_LT(worst, 1e-12);
 }
 
@@ -183,7 +193,8 @@ TEST(Synth, BytesDoNotDependOnTheThreadCount) {
 }
 
 TEST(Synth, TinyAndOddSizesHaveTheRightShapeAndFiniteValues) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {33, 17}, {3, 250}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {1, 9},   {9, 1},
+                                                           {2, 2}, {33, 17}, {3, 250}};
   for (const auto& [name, make] : generators()) {
     for (const auto& [nx, ny] : shapes) {
       const VectorField2D f = make(nx, ny, 11);
@@ -228,7 +239,8 @@ TEST(Turbulence, HasThousandsOfCriticalPointsOn512Squared) {
 
 TEST(Turbulence, AHigherPeakWavenumberGivesMoreCriticalPoints) {
   const int64_t default_count = count_critical_triangles(turbulence(256, 256, 1));
-  const int64_t finer_count = count_critical_triangles(turbulence(256, 256, 1, 2 * kTurbulencePeakCycles));
+  const int64_t finer_count =
+      count_critical_triangles(turbulence(256, 256, 1, 2 * kTurbulencePeakCycles));
   EXPECT_GT(finer_count, 2 * default_count);
   EXPECT_TRUE(same_bytes(turbulence(64, 64, 1, -1.0), turbulence(64, 64, 1)));
 }
@@ -267,7 +279,7 @@ TEST(Vortices, AreSmoothWithCriticalPointsNearTheVortices) {
   ASSERT_TRUE(all_finite(f));
   const int64_t count = count_critical_triangles(f);
   EXPECT_GE(count, 8) << count;  // at least about one centre per vortex
-  EXPECT_LE(count, 200);   // and not noise
+  EXPECT_LE(count, 200);         // and not noise
   float largest = 0;
   for (size_t i = 0; i < f.u.size(); ++i) largest = std::max(largest, std::hypot(f.u[i], f.v[i]));
   EXPECT_GT(largest, 0.5f);
@@ -329,7 +341,8 @@ TEST(ZeroRegion, CoversAboutTheRequestedFraction) {
   for (double fraction : {0.05, 0.3, 0.7}) {
     VectorField2D f = noise(320, 240, 1);  // noise is never 0, so every zero is land
     add_zero_region(f, 6, fraction);
-    EXPECT_NEAR(static_cast<double>(count_zero_vertices(f)) / static_cast<double>(f.size()), fraction, 0.01);
+    EXPECT_NEAR(static_cast<double>(count_zero_vertices(f)) / static_cast<double>(f.size()),
+                fraction, 0.01);
   }
 }
 

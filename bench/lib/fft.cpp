@@ -34,12 +34,21 @@ FftPlan::FftPlan(int64_t n, FftDirection direction)
     : n_(n < 1 ? 1 : n), inverse_(direction == FftDirection::inverse) {
   int64_t rest = n_;
   // Radix 4 first (fewest operations), then the other small primes, then anything left.
-  while (rest % 4 == 0) { radices_.push_back(4); rest /= 4; }
+  while (rest % 4 == 0) {
+    radices_.push_back(4);
+    rest /= 4;
+  }
   for (int64_t p : {2, 3, 5}) {
-    while (rest % p == 0) { radices_.push_back(p); rest /= p; }
+    while (rest % p == 0) {
+      radices_.push_back(p);
+      rest /= p;
+    }
   }
   for (int64_t p = 7; p * p <= rest; p += 2) {
-    while (rest % p == 0) { radices_.push_back(p); rest /= p; }
+    while (rest % p == 0) {
+      radices_.push_back(p);
+      rest /= p;
+    }
   }
   if (rest > 1) radices_.push_back(rest);
   if (radices_.empty()) radices_.push_back(1);  // n == 1: a copy
@@ -69,12 +78,23 @@ void FftPlan::work(Complex* out, const Complex* in, int64_t stride, size_t level
     for (int64_t r = 0; r < p; ++r) work(out + r * m, in + r * stride, stride * p, level + 1);
   }
   switch (p) {
-    case 1: break;
-    case 2: butterfly2(out, stride, m); break;
-    case 3: butterfly3(out, stride, m); break;
-    case 4: butterfly4(out, stride, m); break;
-    case 5: butterfly5(out, stride, m); break;
-    default: butterfly_any(out, stride, m, p); break;
+    case 1:
+      break;
+    case 2:
+      butterfly2(out, stride, m);
+      break;
+    case 3:
+      butterfly3(out, stride, m);
+      break;
+    case 4:
+      butterfly4(out, stride, m);
+      break;
+    case 5:
+      butterfly5(out, stride, m);
+      break;
+    default:
+      butterfly_any(out, stride, m, p);
+      break;
   }
 }
 
@@ -158,7 +178,8 @@ void FftPlan::butterfly_any(Complex* out, int64_t stride, int64_t m, int64_t p) 
   for (int64_t k = 0; k < m; ++k) {
     t[0] = out[k];
     for (int64_t r = 1; r < p; ++r) {
-      t[static_cast<size_t>(r)] = mul(out[k + r * m], twiddles_[static_cast<size_t>(r * k * stride)]);
+      t[static_cast<size_t>(r)] =
+          mul(out[k + r * m], twiddles_[static_cast<size_t>(r * k * stride)]);
     }
     for (int64_t q = 0; q < p; ++q) {
       Complex acc = t[0];

@@ -48,9 +48,9 @@ class FftPlan {
 
   int64_t n_;
   bool inverse_;
-  std::vector<int64_t> radices_;   ///< radix applied at each recursion level
-  std::vector<int64_t> remaining_; ///< product of the radices after each level
-  std::vector<Complex> twiddles_;  ///< exp(+-2 pi i j / n) for j < n, sign by direction
+  std::vector<int64_t> radices_;    ///< radix applied at each recursion level
+  std::vector<int64_t> remaining_;  ///< product of the radices after each level
+  std::vector<Complex> twiddles_;   ///< exp(+-2 pi i j / n) for j < n, sign by direction
 };
 
 }  // namespace factz::synth

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <numbers>
 #include <new>
+#include <numbers>
 #include <vector>
 
 #if defined(__linux__)
@@ -144,7 +144,8 @@ struct TurbulenceSpectrum {
     const double energy = q4 / (1.0 + q4 * q2 * q);
     // Modes in a shell of radius k number ~k, and each carries energy k^2 |psi|^2.
     const double amplitude = std::sqrt(energy / (k * k * k));
-    const uint64_t h = hash(seed, kTurbulenceSalt, static_cast<uint64_t>(kx), static_cast<uint64_t>(ky));
+    const uint64_t h =
+        hash(seed, kTurbulenceSalt, static_cast<uint64_t>(kx), static_cast<uint64_t>(ky));
     return amplitude * gaussian_pair(h);
   }
 };
@@ -154,7 +155,8 @@ struct TurbulenceSpectrum {
 // psi_hat(k) (2 pi dropped: the field is normalised). psi_hat(-k) = conj(psi_hat(k))
 // keeps psi, u and v real, so each canonical mode (ky > 0, or ky == 0 and kx > 0) sets
 // k and -k. The mean and the Nyquist lines (whose derivative is ambiguous) stay zero.
-void fill_row_pair(const TurbulenceSpectrum& spectrum, int64_t j, Complex* row, Complex* partner_row) {
+void fill_row_pair(const TurbulenceSpectrum& spectrum, int64_t j, Complex* row,
+                   Complex* partner_row) {
   const int64_t gx = spectrum.gx;
   const int64_t gy = spectrum.gy;
   std::fill(row, row + gx, Complex());
@@ -169,7 +171,8 @@ void fill_row_pair(const TurbulenceSpectrum& spectrum, int64_t j, Complex* row, 
     const Complex psi = spectrum.psi(kx, ky);
     row[i] = Complex(fx * psi.real() - fy * psi.imag(), fx * psi.imag() + fy * psi.real());
     // (-fx - i fy) conj(psi), written out.
-    partner_row[(gx - i) % gx] = Complex(-fx * psi.real() - fy * psi.imag(), fx * psi.imag() - fy * psi.real());
+    partner_row[(gx - i) % gx] =
+        Complex(-fx * psi.real() - fy * psi.imag(), fx * psi.imag() - fy * psi.real());
   }
 }
 
@@ -183,7 +186,8 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
   const int64_t gx = fft_good_size(nx);
   const int64_t gy = fft_good_size(ny);
   if (!(peak_cycles > 0.0)) peak_cycles = kTurbulencePeakCycles;
-  const TurbulenceSpectrum spectrum{gx, gy, peak_cycles / static_cast<double>(std::max(nx, ny)), seed};
+  const TurbulenceSpectrum spectrum{gx, gy, peak_cycles / static_cast<double>(std::max(nx, ny)),
+                                    seed};
   // w[j * gx + i]: after the row pass the x-transformed spectrum, after the column pass
   // u + i v. Every row, then every column, is computed independently, so any thread
   // schedule gives the same bytes.
@@ -192,7 +196,7 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
   // Rows: ky = j >= 0 together with its partner row -ky, built in scratch and
   // transformed straight into w (which is how w is first written).
   const FftPlan plan_x(gx, FftDirection::inverse);
-#pragma omp parallel if(parallel_worth(gx * gy))
+#pragma omp parallel if (parallel_worth(gx * gy))
   {
     std::vector<Complex> row(static_cast<size_t>(gx));
     std::vector<Complex> partner_row(static_cast<size_t>(gx));
@@ -210,7 +214,7 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
   // the ny kept rows are written back.
   constexpr int64_t kBlock = 8;
   const FftPlan plan_y(gy, FftDirection::inverse);
-#pragma omp parallel if(parallel_worth(gx * gy))
+#pragma omp parallel if (parallel_worth(gx * gy))
   {
     std::vector<Complex> in(static_cast<size_t>(kBlock * gy));
     std::vector<Complex> out(static_cast<size_t>(kBlock * gy));
@@ -218,18 +222,20 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
     for (int64_t x0 = 0; x0 < nx; x0 += kBlock) {
       const int64_t width = std::min(kBlock, nx - x0);
       for (int64_t j = 0; j < gy; ++j) {
-        for (int64_t b = 0; b < width; ++b) in[static_cast<size_t>(b * gy + j)] = w[static_cast<size_t>(j * gx + x0 + b)];
+        const Complex* source = w.data + j * gx + x0;
+        for (int64_t b = 0; b < width; ++b) in[static_cast<size_t>(b * gy + j)] = source[b];
       }
       for (int64_t b = 0; b < width; ++b) plan_y.execute(in.data() + b * gy, out.data() + b * gy);
       for (int64_t j = 0; j < ny; ++j) {
-        for (int64_t b = 0; b < width; ++b) w[static_cast<size_t>(j * gx + x0 + b)] = out[static_cast<size_t>(b * gy + j)];
+        Complex* target = w.data + j * gx + x0;
+        for (int64_t b = 0; b < width; ++b) target[b] = out[static_cast<size_t>(b * gy + j)];
       }
     }
   }
 
   // Unit RMS speed over the kept vertices; row sums are added in row order.
   std::vector<double> row_energy(static_cast<size_t>(ny));
-#pragma omp parallel for schedule(static) if(parallel_worth(f.size()))
+#pragma omp parallel for schedule(static) if (parallel_worth(f.size()))
   for (int64_t j = 0; j < ny; ++j) {
     double sum = 0.0;
     for (int64_t i = 0; i < nx; ++i) sum += std::norm(w[static_cast<size_t>(j * gx + i)]);
@@ -239,7 +245,7 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
   for (double e : row_energy) energy += e;
   const double rms = std::sqrt(energy / static_cast<double>(f.size()));
   const double scale = rms > 0.0 ? 1.0 / rms : 0.0;
-#pragma omp parallel for schedule(static) if(parallel_worth(f.size()))
+#pragma omp parallel for schedule(static) if (parallel_worth(f.size()))
   for (int64_t j = 0; j < ny; ++j) {
     for (int64_t i = 0; i < nx; ++i) {
       const Complex value = w[static_cast<size_t>(j * gx + i)];
@@ -255,9 +261,9 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
 namespace {
 
 struct Vortex {
-  double cx, cy;  // centre
-  double s;       // core radius
-  double a;       // stream-function amplitude (sign = rotation sense)
+  double cx, cy;           // centre
+  double s;                // core radius
+  double a;                // stream-function amplitude (sign = rotation sense)
   int64_t x_begin, x_end;  // columns within the cutoff radius
   size_t table;            // offset of exp(-(x - cx)^2 / (2 s^2)), x in [x_begin, x_end)
 };
@@ -302,7 +308,7 @@ VectorField2D vortices(int64_t nx, int64_t ny, uint64_t seed, int count) {
     }
   }
 
-#pragma omp parallel if(parallel_worth(f.size()))
+#pragma omp parallel if (parallel_worth(f.size()))
   {
     std::vector<double> row_u(static_cast<size_t>(nx));
     std::vector<double> row_v(static_cast<size_t>(nx));
@@ -316,8 +322,10 @@ VectorField2D vortices(int64_t nx, int64_t ny, uint64_t seed, int count) {
         const double dy = yd - vortex.cy;
         if (std::abs(dy) >= radius) continue;
         const double half_width = std::sqrt(radius * radius - dy * dy);
-        const int64_t x_begin = std::max(vortex.x_begin, static_cast<int64_t>(std::ceil(vortex.cx - half_width)));
-        const int64_t x_end = std::min(vortex.x_end, static_cast<int64_t>(std::floor(vortex.cx + half_width)) + 1);
+        const int64_t x_begin =
+            std::max(vortex.x_begin, static_cast<int64_t>(std::ceil(vortex.cx - half_width)));
+        const int64_t x_end =
+            std::min(vortex.x_end, static_cast<int64_t>(std::floor(vortex.cx + half_width)) + 1);
         const double inv_s2 = 1.0 / (vortex.s * vortex.s);
         // psi = a exp(-r^2 / (2 s^2)): u = dpsi/dy = -g dy, v = -dpsi/dx = g dx with
         // g = a / s^2 exp(-r^2 / (2 s^2)).
@@ -343,7 +351,7 @@ VectorField2D vortices(int64_t nx, int64_t ny, uint64_t seed, int count) {
 VectorField2D noise(int64_t nx, int64_t ny, uint64_t seed) {
   VectorField2D f = make_field(nx, ny);
   const int64_t n = f.size();
-#pragma omp parallel for schedule(static) if(parallel_worth(n))
+#pragma omp parallel for schedule(static) if (parallel_worth(n))
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t h = hash(seed, kNoiseSalt, static_cast<uint64_t>(i), 0);
     // Two 24-bit integers k -> (2k + 1 - 2^24) / 2^24: odd numerators below 2^24 are exact
@@ -361,7 +369,7 @@ VectorField2D linear(int64_t nx, int64_t ny, double a, double b, double c, doubl
   VectorField2D f = make_field(nx, ny);
   nx = f.nx;
   ny = f.ny;
-#pragma omp parallel for schedule(static) if(parallel_worth(f.size()))
+#pragma omp parallel for schedule(static) if (parallel_worth(f.size()))
   for (int64_t y = 0; y < ny; ++y) {
     const double dy = static_cast<double>(y) - y0;
     for (int64_t x = 0; x < nx; ++x) {
@@ -425,7 +433,8 @@ class LandField {
 
   // Histogram bin of a value, in [0, kLandBins).
   int64_t bin(double value) const {
-    const auto b = static_cast<int64_t>((value + bound_) / (2.0 * bound_) * static_cast<double>(kLandBins));
+    const auto b =
+        static_cast<int64_t>((value + bound_) / (2.0 * bound_) * static_cast<double>(kLandBins));
     return std::clamp<int64_t>(b, 0, kLandBins - 1);
   }
 
@@ -455,7 +464,7 @@ void add_zero_region(VectorField2D& f, uint64_t seed, double fraction) {
 
   // Pass 1: histogram of bins (integer counts, so the merge order does not matter).
   std::vector<int64_t> histogram(static_cast<size_t>(kLandBins), 0);
-#pragma omp parallel if(parallel_worth(f.size()))
+#pragma omp parallel if (parallel_worth(f.size()))
   {
     std::vector<int64_t> local(static_cast<size_t>(kLandBins), 0);
     std::vector<double> values(static_cast<size_t>(nx));
@@ -465,7 +474,8 @@ void add_zero_region(VectorField2D& f, uint64_t seed, double fraction) {
       for (double value : values) ++local[static_cast<size_t>(land.bin(value))];
     }
 #pragma omp critical
-    for (int64_t b = 0; b < kLandBins; ++b) histogram[static_cast<size_t>(b)] += local[static_cast<size_t>(b)];
+    for (int64_t b = 0; b < kLandBins; ++b)
+      histogram[static_cast<size_t>(b)] += local[static_cast<size_t>(b)];
   }
 
   // The cut bin: vertices in bins below it become land. Pick the bin boundary whose
@@ -484,7 +494,7 @@ void add_zero_region(VectorField2D& f, uint64_t seed, double fraction) {
   }
 
   // Pass 2: the same values (same code, same rounding) decide land by the same bins.
-#pragma omp parallel if(parallel_worth(f.size()))
+#pragma omp parallel if (parallel_worth(f.size()))
   {
     std::vector<double> values(static_cast<size_t>(nx));
 #pragma omp for schedule(static)

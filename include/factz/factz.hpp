@@ -61,6 +61,14 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 /// unsupported_version, never a crash.
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
+/// Grid size {nx, ny} of a stream (header only; validates the container).
+Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream);
+
+/// Decompresses into caller-owned planes of exactly nx * ny floats each (see stream_dims):
+/// no allocation of the output, as a GPU or an HDF5 filter would use it.
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                       const DecompressOptions& options = {});
+
 const char* mode_name(Mode m);
 const char* coder_name(Coder c);
 

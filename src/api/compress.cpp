@@ -145,11 +145,13 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   return stream;
 }
 
-Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) {
+namespace {
+
+/// Container and header checks shared by every decoding entry point.
+Result<detail::ParsedContainer> parse_stream(std::span<const uint8_t> stream) {
   auto parsed = detail::parse_container(stream);
   if (!parsed.ok()) return parsed.status();
-  const auto& pc = parsed.value();
-  const auto& h = pc.header;
+  const auto& h = parsed.value().header;
   if (h.dtype != 1 || h.components != 2 || h.ndims != 2 || h.nz != 1)
     return Status(Code::unsupported_version, "stream is not a 2D float32 vector field");
   if (h.mode != uint8_t(Mode::none) && h.mode != uint8_t(Mode::block))
@@ -159,6 +161,26 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
   if (h.tile != detail::kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
   if (h.nx == 0 || h.ny == 0) return corrupt_stream("empty grid");
+  return parsed;
+}
+
+}  // namespace
+
+Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream) {
+  auto parsed = parse_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
+}
+
+namespace {
+
+/// Decodes a parsed, header-checked stream into caller planes.
+Status decode_parsed(std::span<const uint8_t> stream, const detail::ParsedContainer& pc, std::span<float> u_out,
+                     std::span<float> v_out, const DecompressOptions& o) {
+  const auto& h = pc.header;
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
+  if (int64_t(u_out.size()) != nx * ny || int64_t(v_out.size()) != nx * ny)
+    return invalid_argument("output planes must hold nx*ny = " + std::to_string(nx * ny) + " values");
   const int threads = threads_of(o.policy, o.threads);
   const detail::Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
     return detail::zstd_decompress(in, raw, out);
@@ -175,10 +197,7 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
     if (max_id != detail::kMaxBoundId || radius != uint32_t(detail::kRadius))
       return corrupt_stream("meta section parameters are not those of format v1");
   }
-  VectorField2D f;
-  f.nx = int64_t(h.nx);
-  f.ny = int64_t(h.ny);
-  const detail::TileLayout L(f.nx, f.ny);
+  const detail::TileLayout L(nx, ny);
   const size_t ntiles = size_t(L.tile_count());
   std::vector<uint8_t> tile_ids;
   if (h.mode == uint8_t(Mode::block)) {
@@ -199,17 +218,41 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
   FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_idx.value(), idx[0], idx[1], "exact_index"));
   FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_val.value(), val[0], val[1], "exact_values"));
   FACTZ_RETURN_IF_ERROR(detail::split_lists(outl.value(), out[0], out[1], "outliers"));
-  std::vector<uint16_t> symbols(size_t(f.size()));
+  detail::BigVector<uint16_t> symbols(static_cast<size_t>(nx * ny));
   const uint32_t code_ids[2] = {detail::kSectionCodesU, detail::kSectionCodesV};
-  std::vector<float>* planes[2] = {&f.u, &f.v};
+  const std::span<float> planes[2] = {u_out, v_out};
   for (int c = 0; c < 2; ++c) {
     auto codes = section(code_ids[c]);
     if (!codes.ok()) return codes.status();
     FACTZ_RETURN_IF_ERROR(detail::huffman_decode(codes.value(), symbols, threads));
     const std::span<const uint8_t> ids(tile_ids.data() + c * ntiles, ntiles);
-    FACTZ_RETURN_IF_ERROR(
-        detail::decode_plane(L, h.eb, ids, symbols, out[c], idx[c], val[c], threads, *planes[c]));
+    FACTZ_RETURN_IF_ERROR(detail::decode_plane(L, h.eb, ids, symbols, out[c], idx[c], val[c], threads, planes[c]));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
+                       const DecompressOptions& o) {
+  auto parsed = parse_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  return decode_parsed(stream, parsed.value(), u_out, v_out, o);
+}
+
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) {
+  auto parsed = parse_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  VectorField2D f;
+  f.nx = int64_t(parsed->header.nx);
+  f.ny = int64_t(parsed->header.ny);
+  const size_t n = static_cast<size_t>(f.nx * f.ny);
+  for (auto* p : {&f.u, &f.v}) {
+    p->reserve(n);
+    detail::hint_huge_pages(p->data(), n * sizeof(float));
+    p->resize(n);
+  }
+  FACTZ_RETURN_IF_ERROR(decode_parsed(stream, parsed.value(), f.u, f.v, o));
   return f;
 }
 

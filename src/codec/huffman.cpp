@@ -97,6 +97,10 @@ uint64_t part_begin(uint64_t n, uint64_t parts, uint64_t p) {
 // ---------------------------------------------------------------- histogram
 
 void count_symbols(const uint16_t* s, uint64_t n, uint64_t* hist) {
+  if (n < kHuffmanAlphabet) {
+    for (uint64_t i = 0; i < n; ++i) ++hist[s[i]];
+    return;
+  }
   // Two interleaved tables halve the store-to-load dependency chains on skewed data,
   // where consecutive symbols hit the same counter.
   std::vector<uint64_t> second(kHuffmanAlphabet, 0);

@@ -126,7 +126,7 @@ Status parse_outliers(std::span<const uint8_t> in, std::span<const uint16_t> sym
 Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
                     std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
                     std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, int threads,
-                    std::vector<float>& out) {
+                    std::span<float> out) {
   const int64_t n = L.nx * L.ny;
   if (int64_t(tile_ids.size()) != L.tile_count()) return corrupt_stream("tile bound table has the wrong size");
   for (uint8_t id : tile_ids)
@@ -134,7 +134,7 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
   if (int64_t(symbols.size()) != n) return corrupt_stream("code count does not match the grid");
   std::vector<Outlier> outl;
   FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, symbols, outl));
-  out.assign(size_t(n), 0.0f);
+  if (int64_t(out.size()) != n) return invalid_argument("output plane has the wrong size");
   int bad = 0;
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads) reduction(| : bad)
   for (int64_t t = 0; t < L.tile_count(); ++t) {

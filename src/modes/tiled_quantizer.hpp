@@ -51,11 +51,12 @@ struct PlanePayload {
 PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, const QuantizedPlane& p,
                           int threads);
 
-/// Inverse of encode_plane: reconstructs the plane from tile ids and payloads.
+/// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
+/// is written) from tile ids and payloads.
 Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t> tile_ids,
                     std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
                     std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values,
-                    int threads, std::vector<float>& out);
+                    int threads, std::span<float> out);
 
 /// Splits a concatenation of per-plane varint lists written by write_lists.
 std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);

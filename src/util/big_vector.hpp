@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -33,7 +34,7 @@ struct BigAllocator {
     const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
     void* p = std::aligned_alloc(kHuge, rounded);
     if (!p) throw std::bad_alloc();
-    // madvise(p, rounded, MADV_HUGEPAGE);
+    madvise(p, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t) { std::free(p); }
@@ -46,6 +47,15 @@ struct BigAllocator {
   template <class U>
   bool operator==(const BigAllocator<U>&) const { return true; }
 };
+
+/// Asks for transparent huge pages on the 2 MiB-aligned interior of [p, p + bytes):
+/// first touch of fresh memory is expensive on virtual machines (one fault per 4 KiB).
+inline void hint_huge_pages(void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+}
 
 /// A std::vector whose resize(n) leaves trivial elements uninitialized.
 template <class T>

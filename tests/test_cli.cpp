@@ -1,0 +1,779 @@
+// The `factz` program as users meet it (docs/usage.md): help, statistics as JSON or as a
+// key=value line, raw and .npy files, '-' for stdin / stdout, execution policies that
+// never change the bytes, and clean failures (exit 1 for errors, 2 for usage, one line on
+// stderr, never a signal). Each test runs the built binary in its own temporary folder.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "synth.hpp"
+
+namespace factz {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kCli = FACTZ_CLI_PATH;
+const std::string kData = FACTZ_TEST_DATA_DIR;
+const std::string kGfsU = kData + "/gfs10m_wind_2014_u_360x181.f32";
+const std::string kGfsV = kData + "/gfs10m_wind_2014_v_360x181.f32";
+constexpr int64_t kGfsNx = 360, kGfsNy = 181;
+const std::string kGfsDims = "-2 360 181";
+const std::string kGfsInputs = "-i '" + kGfsU + "' -i '" + kGfsV + "'";
+
+// ---- Files and processes -------------------------------------------------------------------
+
+/// A fresh folder under the system temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("factz_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+std::string float_bytes(const std::vector<float>& v) {
+  std::string s(v.size() * 4, '\0');
+  if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());  // little-endian host (docs/usage.md)
+  return s;
+}
+std::vector<float> floats_of(const std::string& bytes) {
+  std::vector<float> v(bytes.size() / 4);
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+/// A .npy version 1.0 file of float32 with the given shape (written from the NumPy spec).
+std::string npy_bytes(const std::vector<float>& data, const std::string& shape) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(dict.size() & 0xFF);
+  out += char(dict.size() >> 8);
+  return out + dict + float_bytes(data);
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+struct Outcome {
+  int exit_code = -1;   ///< the process's exit status, -1 when it did not exit normally
+  bool signaled = false;
+  int signal = 0;
+  std::string out, err;
+  std::string describe() const {
+    std::ostringstream os;
+    if (signaled) os << "killed by signal " << signal;
+    else os << "exit " << exit_code;
+    os << "\nstdout: " << out.substr(0, 2000) << "\nstderr: " << err.substr(0, 2000);
+    return os.str();
+  }
+};
+
+/// Runs a shell command line in `dir`, capturing stdout and stderr. Command lines that
+/// start with the program are exec'ed, so a signal that kills it is seen as such.
+Outcome shell(const TempDir& dir, const std::string& command_line, bool exec = false) {
+  const std::string out = dir / ".stdout", err = dir / ".stderr";
+  const std::string full = "cd " + quoted(dir.path().string()) + " && " + (exec ? "exec " : "") +
+                           command_line + " > " + quoted(out) + " 2> " + quoted(err);
+  const int status = std::system(full.c_str());
+  Outcome o;
+  if (status != -1 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+  if (status != -1 && WIFSIGNALED(status)) {
+    o.signaled = true;
+    o.signal = WTERMSIG(status);
+  }
+  // A shell that is not exec'ed reports a child's signal as 128 + signal.
+  if (o.exit_code > 128) {
+    o.signaled = true;
+    o.signal = o.exit_code - 128;
+  }
+  o.out = read_file(out);
+  o.err = read_file(err);
+  return o;
+}
+
+/// `factz ARGS` in `dir`.
+Outcome factz(const TempDir& dir, const std::string& args) { return shell(dir, quoted(kCli) + " " + args, true); }
+
+// ---- A small strict JSON reader (RFC 8259, what the CLI prints) ----------------------------
+
+struct Json {
+  enum class Kind { null, boolean, number, string, array, object };
+  Kind kind = Kind::null;
+  bool boolean = false;
+  double number = 0;
+  std::string text;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+
+  const Json* find(const std::string& key) const {
+    for (const auto& [k, v] : members)
+      if (k == key) return &v;
+    return nullptr;
+  }
+};
+
+class JsonReader {
+ public:
+  explicit JsonReader(const std::string& s) : s_(s) {}
+
+  /// The one value of the whole text (surrounding white space allowed), or nothing.
+  std::optional<Json> document() {
+    Json j;
+    if (!value(j)) return std::nullopt;
+    space();
+    if (i_ != s_.size()) return std::nullopt;
+    return j;
+  }
+
+ private:
+  void space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+  }
+  bool literal(const char* word) {
+    const std::size_t n = std::strlen(word);
+    if (s_.compare(i_, n, word) != 0) return false;
+    i_ += n;
+    return true;
+  }
+  bool value(Json& j) {
+    if (++depth_ > 64) return false;
+    space();
+    if (i_ >= s_.size()) return false;
+    bool ok = false;
+    const char c = s_[i_];
+    if (c == '{') ok = object(j);
+    else if (c == '[') ok = array(j);
+    else if (c == '"') ok = (j.kind = Json::Kind::string, string(j.text));
+    else if (literal("true")) ok = (j.kind = Json::Kind::boolean, j.boolean = true, true);
+    else if (literal("false")) ok = (j.kind = Json::Kind::boolean, true);
+    else if (literal("null")) ok = true;
+    else ok = number(j);
+    --depth_;
+    return ok;
+  }
+  bool object(Json& j) {
+    j.kind = Json::Kind::object;
+    ++i_;
+    space();
+    if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
+    for (;;) {
+      space();
+      std::string key;
+      if (i_ >= s_.size() || s_[i_] != '"' || !string(key)) return false;
+      space();
+      if (i_ >= s_.size() || s_[i_++] != ':') return false;
+      Json v;
+      if (!value(v)) return false;
+      j.members.emplace_back(std::move(key), std::move(v));
+      space();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_] == ',') {
+        ++i_;
+        continue;
+      }
+      return s_[i_++] == '}';
+    }
+  }
+  bool array(Json& j) {
+    j.kind = Json::Kind::array;
+    ++i_;
+    space();
+    if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
+    for (;;) {
+      Json v;
+      if (!value(v)) return false;
+      j.items.push_back(std::move(v));
+      space();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_] == ',') {
+        ++i_;
+        continue;
+      }
+      return s_[i_++] == ']';
+    }
+  }
+  bool string(std::string& out) {
+    ++i_;  // opening quote
+    while (i_ < s_.size()) {
+      const char c = s_[i_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c == '\\') {
+        if (i_ >= s_.size()) return false;
+        const char e = s_[i_++];
+        if (std::strchr("\"\\/bfnrt", e) == nullptr && e != 'u') return false;
+        if (e == 'u') i_ += 4;  // kept as is: the CLI's keys and values are ASCII
+      }
+      out += c;
+    }
+    return false;
+  }
+  bool number(Json& j) {
+    // -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+    const std::size_t start = i_;
+    auto digits = [&] {
+      const std::size_t d = i_;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+      return i_ > d;
+    };
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    if (i_ < s_.size() && s_[i_] == '0') ++i_;
+    else if (!digits()) return false;
+    if (i_ < s_.size() && s_[i_] == '.' && (++i_, !digits())) return false;
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      if (!digits()) return false;
+    }
+    j.kind = Json::Kind::number;
+    j.number = std::strtod(s_.substr(start, i_ - start).c_str(), nullptr);  // 1e999 -> inf
+    return true;
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+};
+
+/// Parses the CLI's --json output: exactly one JSON object on one line.
+Json json_object(const std::string& text) {
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "one line expected: " << text;
+  auto j = JsonReader(text).document();
+  EXPECT_TRUE(j.has_value()) << "not valid JSON: " << text;
+  if (!j) return Json{};
+  EXPECT_EQ(j->kind, Json::Kind::object) << text;
+  return *j;
+}
+
+/// The number under `key`; a failure (and NaN) when it is missing or not a number.
+double number(const Json& j, const std::string& key) {
+  const Json* v = j.find(key);
+  EXPECT_TRUE(v != nullptr) << "missing key " << key;
+  if (v == nullptr) return std::nan("");
+  EXPECT_EQ(v->kind, Json::Kind::number) << key << " is not a number";
+  return v->kind == Json::Kind::number ? v->number : std::nan("");
+}
+
+/// key=value pairs of a statistics line.
+std::map<std::string, std::string> key_values(const std::string& line) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in(line);
+  std::string token;
+  while (in >> token) {
+    const auto eq = token.find('=');
+    if (eq != std::string::npos) kv[token.substr(0, eq)] = token.substr(eq + 1);
+  }
+  return kv;
+}
+
+/// Writes a synthetic field as two raw planes u.f32 and v.f32 in `dir`.
+void write_field(const TempDir& dir, const VectorField2D& f, const std::string& stem = "") {
+  write_file(dir / (stem + "u.f32"), float_bytes(f.u));
+  write_file(dir / (stem + "v.f32"), float_bytes(f.v));
+}
+
+/// An error as docs/usage.md promises: the exit code, one line on stderr naming the
+/// subcommand, nothing else, no signal.
+void expect_clean_error(const Outcome& o, int code, const std::string& subcommand, const std::string& needle,
+                        const std::string& what) {
+  EXPECT_FALSE(o.signaled) << what << ": " << o.describe();
+  EXPECT_EQ(o.exit_code, code) << what << ": " << o.describe();
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << what << ": one line on stderr expected\n"
+                                                             << o.err;
+  const std::string prefix = subcommand.empty() ? "factz: " : "factz " + subcommand + ": ";
+  EXPECT_EQ(o.err.rfind(prefix, 0), 0u) << what << ": " << o.err;
+  EXPECT_NE(o.err.find(needle), std::string::npos) << what << ": expected '" << needle << "' in " << o.err;
+}
+
+// ---- Help ---------------------------------------------------------------------------------
+
+TEST(Cli, HelpListsEverySubcommand) {
+  TempDir dir;
+  for (const char* flag : {"--help", "-h"}) {
+    const Outcome o = factz(dir, flag);
+    EXPECT_EQ(o.exit_code, 0) << o.describe();
+    for (const char* sub : {"compress", "decompress", "verify", "cp", "info"})
+      EXPECT_NE(o.out.find(sub), std::string::npos) << sub;
+  }
+  const Outcome bare = factz(dir, "");
+  EXPECT_EQ(bare.exit_code, 2) << "no subcommand is a usage error\n" << bare.describe();
+  expect_clean_error(factz(dir, "squeeze -2 3 3"), 2, "", "unknown subcommand 'squeeze'", "unknown subcommand");
+}
+
+TEST(Cli, EverySubcommandHelpMentionsEveryFlag) {
+  const std::map<std::string, std::vector<std::string>> flags = {
+      {"compress", {"-2", "-i", "-z", "-M", "--mode", "--coder", "--zstd", "--no-zstd", "-x", "--json", "--help"}},
+      {"decompress", {"-z", "-o", "-x", "--json", "--help"}},
+      {"verify", {"-2", "-i", "-d", "-x", "--json", "--help"}},
+      {"cp", {"-2", "-i", "--json", "--csv", "-x", "--help"}},
+      {"info", {"-z", "--help"}},
+  };
+  TempDir dir;
+  for (const auto& [sub, list] : flags) {
+    for (const char* help : {"--help", "-h"}) {
+      const Outcome o = factz(dir, sub + " " + help);
+      EXPECT_EQ(o.exit_code, 0) << sub << "\n" << o.describe();
+      EXPECT_TRUE(o.err.empty()) << sub;
+      for (const auto& flag : list) {
+        // The flag as a word of the help text (so "-z" is not found inside "--zstd").
+        bool found = false;
+        for (std::size_t at = o.out.find(flag); at != std::string::npos && !found; at = o.out.find(flag, at + 1)) {
+          const char before = at == 0 ? ' ' : o.out[at - 1];
+          const char after = at + flag.size() < o.out.size() ? o.out[at + flag.size()] : ' ';
+          found = (before == ' ' || before == '[' || before == '|') &&
+                  (after == ' ' || after == '\n' || after == ']' || after == '|');
+        }
+        EXPECT_TRUE(found) << "factz " << sub << " " << help << " does not mention " << flag << "\n" << o.out;
+      }
+    }
+  }
+}
+
+// ---- cp -----------------------------------------------------------------------------------
+
+TEST(Cli, CpJsonCountsEveryTypeAndCsvHasOneRowPerPoint) {
+  TempDir dir;
+  const Outcome o = factz(dir, "cp " + kGfsDims + " " + kGfsInputs + " --json --csv cp.csv");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  const Json j = json_object(o.out);
+  EXPECT_EQ(number(j, "nx"), kGfsNx);
+  EXPECT_EQ(number(j, "ny"), kGfsNy);
+  const double count = number(j, "critical_points");
+  EXPECT_GT(count, 0) << "the GFS wind has critical points";
+  const Json* types = j.find("types");
+  ASSERT_TRUE(types != nullptr && types->kind == Json::Kind::object) << o.out;
+  const std::vector<std::string> names = {"saddle",          "attracting_node", "repelling_node", "attracting_focus",
+                                          "repelling_focus", "center",          "degenerate"};
+  double sum = 0;
+  for (const auto& name : names) sum += number(*types, name);
+  EXPECT_EQ(types->members.size(), names.size());
+  EXPECT_EQ(sum, count);
+
+  // The same count as the library's extractor.
+  std::vector<float> u = floats_of(read_file(kGfsU)), v = floats_of(read_file(kGfsV));
+  VectorField2D f{kGfsNx, kGfsNy, u, v};
+  auto cps = critical_points(f);
+  ASSERT_TRUE(cps.ok()) << cps.status().to_string();
+  EXPECT_EQ(double(cps->size()), count);
+
+  std::istringstream csv(read_file(dir / "cp.csv"));
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line, "triangle,row,column,mu0,mu1,mu2,type");
+  int64_t rows = 0, last_triangle = -1;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    std::string cell;
+    while (std::getline(row, cell, ',')) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 7u) << line;
+    const int64_t triangle = std::stoll(cells[0]);
+    EXPECT_GT(triangle, last_triangle) << "rows are ordered by triangle id";
+    last_triangle = triangle;
+    EXPECT_EQ(triangle / 2, std::stoll(cells[1]) * (kGfsNx - 1) + std::stoll(cells[2])) << line;
+    EXPECT_NE(std::find(names.begin(), names.end(), cells[6]), names.end()) << line;
+    ++rows;
+  }
+  EXPECT_EQ(double(rows), count);
+
+  // Without --json: one key=value line on stdout.
+  const Outcome kv = factz(dir, "cp " + kGfsDims + " " + kGfsInputs);
+  ASSERT_EQ(kv.exit_code, 0) << kv.describe();
+  EXPECT_EQ(key_values(kv.out)["critical_points"], std::to_string(int64_t(count))) << kv.out;
+}
+
+// ---- compress / decompress / verify --------------------------------------------------------
+
+TEST(Cli, CompressDecompressVerifyReportEveryStatistic) {
+  TempDir dir;
+  const Outcome c = factz(dir, "compress " + kGfsDims + " " + kGfsInputs + " -z s.fz -M REL 1e-2 --json");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_TRUE(c.err.empty()) << c.err;
+  const Json cj = json_object(c.out);
+  const double raw = double(kGfsNx * kGfsNy * 8);
+  const double stream_bytes = double(fs::file_size(dir / "s.fz"));
+  EXPECT_EQ(number(cj, "raw_bytes"), raw);
+  EXPECT_EQ(number(cj, "compressed_bytes"), stream_bytes);
+  EXPECT_NEAR(number(cj, "ratio"), raw / stream_bytes, 1e-9 * raw / stream_bytes);
+  EXPECT_NEAR(number(cj, "bit_rate"), 64.0 * stream_bytes / raw, 1e-9);
+  EXPECT_GT(number(cj, "eb_abs"), 0);
+  EXPECT_GE(number(cj, "exact_vertices"), 0);
+  EXPECT_GE(number(cj, "compress_seconds"), 0);
+  EXPECT_GT(number(cj, "throughput_mbs"), 0);
+  for (const char* key : {"repair_rounds", "repaired_vertices", "nx", "ny"}) EXPECT_GE(number(cj, key), 0);
+  ASSERT_TRUE(cj.find("mode") && cj.find("mode")->kind == Json::Kind::string);
+  EXPECT_EQ(cj.find("mode")->text, "block");
+  const double eb = number(cj, "eb_abs");
+
+  const Outcome d = factz(dir, "decompress -z s.fz -o u2.f32 -o v2.f32 --json");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  const Json dj = json_object(d.out);
+  EXPECT_EQ(number(dj, "nx"), kGfsNx);
+  EXPECT_EQ(number(dj, "ny"), kGfsNy);
+  EXPECT_EQ(number(dj, "raw_bytes"), raw);
+  EXPECT_EQ(number(dj, "compressed_bytes"), stream_bytes);
+  EXPECT_GE(number(dj, "decompress_seconds"), 0);
+  EXPECT_GT(number(dj, "throughput_mbs"), 0);
+  EXPECT_EQ(fs::file_size(dir / "u2.f32"), uint64_t(kGfsNx * kGfsNy * 4));
+  EXPECT_EQ(fs::file_size(dir / "v2.f32"), uint64_t(kGfsNx * kGfsNy * 4));
+
+  const Outcome v = factz(dir, "verify " + kGfsDims + " " + kGfsInputs + " -d u2.f32 -d v2.f32 --json");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  const Json vj = json_object(v.out);
+  EXPECT_GT(number(vj, "cp_original"), 0);
+  EXPECT_EQ(number(vj, "cp_decompressed"), number(vj, "cp_original"));
+  EXPECT_EQ(number(vj, "lost"), 0);
+  EXPECT_EQ(number(vj, "spurious"), 0);
+  EXPECT_EQ(number(vj, "type_changed"), 0);
+  EXPECT_EQ(number(vj, "violations"), 0) << "mode block keeps every critical point";
+  const Json* err = vj.find("max_abs_error");
+  ASSERT_TRUE(err && err->kind == Json::Kind::array && err->items.size() == 2) << v.out;
+  for (const Json& e : err->items) {
+    ASSERT_EQ(e.kind, Json::Kind::number);
+    EXPECT_LE(e.number, eb) << "G0: within the absolute bound";
+  }
+  EXPECT_GT(number(vj, "psnr"), 0);
+  for (const char* key : {"rmse", "nrmse", "value_range"}) EXPECT_GE(number(vj, key), 0) << key;
+
+  // verify of a field against itself: zero error, infinite PSNR written as 1e999.
+  const Outcome same = factz(dir, "verify " + kGfsDims + " " + kGfsInputs + " -d '" + kGfsU + "' -d '" + kGfsV + "' --json");
+  ASSERT_EQ(same.exit_code, 0) << same.describe();
+  const Json sj = json_object(same.out);
+  EXPECT_TRUE(std::isinf(number(sj, "psnr"))) << same.out;
+  EXPECT_EQ(number(sj, "rmse"), 0);
+}
+
+TEST(Cli, WithoutJsonTheStatisticsLineGoesToStderr) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(64, 48, 5));
+  const Outcome c = factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z s.fz");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_TRUE(c.out.empty()) << "stdout must stay free (it may carry the stream): " << c.out;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+  auto kv = key_values(c.err);
+  for (const char* key : {"mode", "raw_bytes", "compressed_bytes", "ratio", "bit_rate", "eb_abs", "exact_vertices",
+                          "compress_seconds", "throughput_mbs"})
+    EXPECT_EQ(kv.count(key), 1u) << key << " missing in " << c.err;
+  EXPECT_EQ(kv["compressed_bytes"], std::to_string(fs::file_size(dir / "s.fz")));
+
+  const Outcome d = factz(dir, "decompress -z s.fz -o u2.f32 -o v2.f32");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  EXPECT_TRUE(d.out.empty()) << d.out;
+  EXPECT_EQ(std::count(d.err.begin(), d.err.end(), '\n'), 1) << d.err;
+  kv = key_values(d.err);
+  for (const char* key : {"nx", "ny", "decompress_seconds", "throughput_mbs"})
+    EXPECT_EQ(kv.count(key), 1u) << key << " missing in " << d.err;
+
+  const Outcome v = factz(dir, "verify -2 64 48 -i u.f32 -i v.f32 -d u2.f32 -d v2.f32");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  EXPECT_EQ(key_values(v.out)["violations"], "0") << v.out;
+}
+
+TEST(Cli, NpyInputAndOutputRoundTrip) {
+  TempDir dir;
+  const VectorField2D f = synth::turbulence(50, 30, 8);
+  write_field(dir, f);
+  write_file(dir / "u.npy", npy_bytes(f.u, "(30, 50)"));
+  write_file(dir / "v.npy", npy_bytes(f.v, "(1500,)"));  // 1D arrays of nx*ny values are accepted
+  ASSERT_EQ(factz(dir, "compress -2 50 30 -i u.f32 -i v.f32 -z raw.fz").exit_code, 0);
+  const Outcome c = factz(dir, "compress -2 50 30 -i u.npy -i v.npy -z npy.fz");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_EQ(read_file(dir / "raw.fz"), read_file(dir / "npy.fz")) << "same values, same stream";
+
+  ASSERT_EQ(factz(dir, "decompress -z npy.fz -o u2.npy -o v2.f32").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z npy.fz -o u3.f32 -o v3.f32").exit_code, 0);
+  const std::string npy = read_file(dir / "u2.npy");
+  ASSERT_GE(npy.size(), 10u);
+  EXPECT_EQ(npy.substr(0, 6), "\x93NUMPY");
+  const std::size_t header_len = std::size_t(uint8_t(npy[8])) | std::size_t(uint8_t(npy[9])) << 8;
+  ASSERT_LE(10 + header_len, npy.size());
+  EXPECT_EQ((10 + header_len) % 64, 0u) << "NumPy aligns the data to 64 bytes";
+  const std::string header = npy.substr(10, header_len);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
+  EXPECT_NE(header.find("'fortran_order': False"), std::string::npos) << header;
+  EXPECT_NE(header.find("'shape': (30, 50)"), std::string::npos) << header;
+  EXPECT_EQ(npy.substr(10 + header_len), read_file(dir / "u3.f32")) << ".npy and raw hold the same values";
+
+  // The written .npy reads back as input, and verifies against the original.
+  const Outcome v = factz(dir, "verify -2 50 30 -i u.npy -i v.f32 -d u2.npy -d v2.f32 --json");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  EXPECT_EQ(number(json_object(v.out), "violations"), 0);
+
+  // A .npy of the wrong shape or dtype is an error naming the file.
+  write_file(dir / "t.npy", npy_bytes(f.u, "(50, 30)"));
+  expect_clean_error(factz(dir, "cp -2 50 30 -i t.npy -i v.f32"), 1, "cp", "t.npy", "transposed .npy");
+  std::string f8 = npy_bytes(f.u, "(30, 50)");
+  f8.replace(f8.find("<f4"), 3, "<f8");
+  write_file(dir / "d.npy", f8);
+  expect_clean_error(factz(dir, "cp -2 50 30 -i d.npy -i v.f32"), 1, "cp", "d.npy", "float64 .npy");
+}
+
+TEST(Cli, StreamsPassThroughStdinAndStdout) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(48, 40, 9));
+  const std::string cli = quoted(kCli);
+  ASSERT_EQ(factz(dir, "compress -2 48 40 -i u.f32 -i v.f32 -z file.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z file.fz -o u_file.f32 -o v_file.f32").exit_code, 0);
+
+  // compress to stdout: the same bytes as to a file, nothing else on stdout.
+  Outcome o = shell(dir, cli + " compress -2 48 40 -i u.f32 -i v.f32 -z -");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(o.out, read_file(dir / "file.fz"));
+
+  // The pipe of the docs: compress ... -z - | decompress -z - ...
+  o = shell(dir, cli + " compress -2 48 40 -i u.f32 -i v.f32 -z - | " + cli +
+                     " decompress -z - -o u_pipe.f32 -o v_pipe.f32 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(number(json_object(o.out), "nx"), 48);
+  EXPECT_EQ(read_file(dir / "u_pipe.f32"), read_file(dir / "u_file.f32"));
+  EXPECT_EQ(read_file(dir / "v_pipe.f32"), read_file(dir / "v_file.f32"));
+
+  // One component from stdin; one component to stdout.
+  o = shell(dir, cli + " compress -2 48 40 -i - -i v.f32 -z stdin.fz < u.f32");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(read_file(dir / "stdin.fz"), read_file(dir / "file.fz"));
+  o = shell(dir, cli + " decompress -z file.fz -o u_out.f32 -o -");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(o.out, read_file(dir / "v_file.f32"));
+  o = shell(dir, cli + " info -z - < file.fz");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_NE(o.out.find("codes_u"), std::string::npos);
+
+  // Both components cannot share stdin or stdout.
+  expect_clean_error(factz(dir, "decompress -z file.fz -o - -o -"), 2, "decompress", "stdout", "two stdouts");
+  const Outcome two_in = shell(dir, cli + " compress -2 48 40 -i - -i - -z x.fz < u.f32", true);
+  EXPECT_FALSE(two_in.signaled) << two_in.describe();
+  EXPECT_TRUE(two_in.exit_code == 1 || two_in.exit_code == 2) << two_in.describe();
+  EXPECT_NE(two_in.err.find("stdin"), std::string::npos) << two_in.err;
+}
+
+TEST(Cli, StreamBytesDoNotDependOnTheExecutionPolicy) {
+  TempDir dir;
+  std::string reference;
+  for (const char* policy : {"serial", "omp=3", "omp", "omp=1"}) {
+    const std::string name = std::string("s_") + policy + ".fz";
+    const Outcome o = factz(dir, "compress " + kGfsDims + " " + kGfsInputs + " -z '" + name + "' -x " + policy);
+    ASSERT_EQ(o.exit_code, 0) << policy << "\n" << o.describe();
+    const std::string bytes = read_file(dir / name);
+    ASSERT_FALSE(bytes.empty());
+    if (reference.empty()) reference = bytes;
+    EXPECT_EQ(bytes, reference) << "-x " << policy << " changed the stream";
+  }
+  std::string decoded;
+  for (const char* policy : {"serial", "omp=3"}) {
+    ASSERT_EQ(factz(dir, std::string("decompress -z s_serial.fz -o u.f32 -o v.f32 -x ") + policy).exit_code, 0);
+    const std::string bytes = read_file(dir / "u.f32") + read_file(dir / "v.f32");
+    if (decoded.empty()) decoded = bytes;
+    EXPECT_EQ(bytes, decoded) << "-x " << policy << " changed the decoded field";
+  }
+  expect_clean_error(factz(dir, "compress " + kGfsDims + " " + kGfsInputs + " -z x.fz -x omp=0"), 2, "compress", "-x",
+                     "omp=0");
+  expect_clean_error(factz(dir, "compress " + kGfsDims + " " + kGfsInputs + " -x gpu -z x.fz"), 2, "compress", "-x",
+                     "unknown policy");
+}
+
+TEST(Cli, InfoPrintsTheHeaderAndSectionNames) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(40, 40, 10));
+  ASSERT_EQ(factz(dir, "compress -2 40 40 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  const Outcome o = factz(dir, "info -z s.fz");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  for (const char* text : {"format version 1", "nx=40 ny=40", "block", "huffman", "meta", "tile_bounds", "codes_u",
+                           "codes_v", "exact_index", "exact_values", "outliers"})
+    EXPECT_NE(o.out.find(text), std::string::npos) << text << " missing in\n" << o.out;
+  expect_clean_error(factz(dir, "info -z nowhere.fz"), 1, "info", "nowhere.fz", "missing stream");
+}
+
+TEST(Cli, VerifyReportsViolationsAndStillSucceeds) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(128, 96, 12));
+  ASSERT_EQ(factz(dir, "compress -2 128 96 -i u.f32 -i v.f32 -z s.fz --mode none -M REL 0.1").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o u2.f32 -o v2.f32").exit_code, 0);
+  const Outcome o = factz(dir, "verify -2 128 96 -i u.f32 -i v.f32 -d u2.f32 -d v2.f32 --json");
+  EXPECT_EQ(o.exit_code, 0) << "verify reports; it does not fail on violations\n" << o.describe();
+  const Json j = json_object(o.out);
+  EXPECT_GT(number(j, "violations"), 0) << "mode none at REL 0.1 loses critical points of turbulence";
+  EXPECT_EQ(number(j, "violations"), number(j, "lost") + number(j, "spurious") + number(j, "type_changed"));
+  EXPECT_NE(number(j, "cp_original"), 0);
+}
+
+// ---- Errors ---------------------------------------------------------------------------------
+
+TEST(Cli, BadInputFilesFailWithOneClearLine) {
+  TempDir dir;
+  VectorField2D f = synth::turbulence(20, 10, 13);
+  write_field(dir, f);
+  expect_clean_error(factz(dir, "cp -2 20 11 -i u.f32 -i v.f32"), 1, "cp", "expected 880 bytes", "wrong size");
+  expect_clean_error(factz(dir, "compress -2 20 11 -i u.f32 -i v.f32 -z s.fz"), 1, "compress", "found 800",
+                     "wrong size");
+  EXPECT_FALSE(fs::exists(dir / "s.fz")) << "no stream is written for a failed compression";
+  expect_clean_error(factz(dir, "compress -2 20 10 -i missing.f32 -i v.f32 -z s.fz"), 1, "compress", "missing.f32",
+                     "missing file");
+
+  f.u[3 * 20 + 5] = std::nanf("");  // x=5 y=3: the first bad value in index order
+  f.v[7 * 20 + 1] = INFINITY;
+  f.u[9 * 20 + 19] = -INFINITY;
+  write_field(dir, f, "bad_");
+  for (const char* sub : {"cp", "compress"}) {
+    const std::string extra = std::string(sub) == "compress" ? " -z s.fz" : "";
+    const Outcome o = factz(dir, std::string(sub) + " -2 20 10 -i bad_u.f32 -i bad_v.f32" + extra);
+    expect_clean_error(o, 1, sub, "3 NaN/Inf", "NaN input");
+    EXPECT_NE(o.err.find("x=5 y=3"), std::string::npos) << o.err;
+  }
+  const Outcome o = factz(dir, "verify -2 20 10 -i u.f32 -i v.f32 -d bad_u.f32 -d bad_v.f32");
+  expect_clean_error(o, 1, "verify", "NaN/Inf", "NaN in the decompressed field");
+}
+
+TEST(Cli, UsageErrorsExitWithCodeTwo) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(20, 10, 14));
+  const std::string in = " -i u.f32 -i v.f32";
+  struct Case {
+    std::string sub, args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"compress", "-2 20 10" + in + " -z s.fz --frobnicate", "--frobnicate"},
+      {"compress", in + " -z s.fz", "-2"},
+      {"compress", "-2 20" + in + " -z s.fz", ""},  // "-i" taken as NY
+      {"compress", "-2 20 x" + in + " -z s.fz", "-2"},
+      {"compress", "-2 0 10" + in + " -z s.fz", "-2"},
+      {"compress", "-2 20 10 -i u.f32 -z s.fz", "-i"},
+      {"compress", "-2 20 10" + in, "-z"},
+      {"compress", "-2 20 10" + in + " -z s.fz -M FOO 1", "-M"},
+      {"compress", "-2 20 10" + in + " -z s.fz -M REL abc", "-M"},
+      {"compress", "-2 20 10" + in + " -z s.fz -M REL -1", "-M"},
+      {"compress", "-2 20 10" + in + " -z s.fz -M ABS nan", "-M"},
+      {"compress", "-2 20 10" + in + " -z s.fz -M ABS inf", "-M"},
+      {"compress", "-2 20 10" + in + " -z s.fz -M REL", "-M"},
+      {"compress", "-2 20 10" + in + " -z s.fz --mode fast", "--mode"},
+      {"compress", "-2 20 10" + in + " -z s.fz --coder lzw", "--coder"},
+      {"compress", "-2 20 10" + in + " -z s.fz --zstd --no-zstd", "zstd"},
+      {"decompress", "-o u2 -o v2", "-z"},
+      {"decompress", "-z s.fz -o u2", "-o"},
+      {"verify", "-2 20 10" + in + " -d u.f32", "-d"},
+      {"cp", "-2 20 10" + in + " --csv", "--csv"},
+      {"info", "", "-z"},
+      {"info", "-z s.fz -x serial", "-x"},
+  };
+  for (const auto& c : cases)
+    expect_clean_error(factz(dir, c.sub + " " + c.args), 2, c.sub, c.needle, "factz " + c.sub + " " + c.args);
+  EXPECT_FALSE(fs::exists(dir / "s.fz"));
+}
+
+TEST(Cli, CudaPolicyIsReportedAsUnavailable) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(20, 10, 15));
+  expect_clean_error(factz(dir, "compress -2 20 10 -i u.f32 -i v.f32 -z s.fz -x cuda"), 1, "compress",
+                     "backend_unavailable", "-x cuda");
+  ASSERT_EQ(factz(dir, "compress -2 20 10 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  expect_clean_error(factz(dir, "decompress -z s.fz -o a -o b -x cuda"), 1, "decompress", "backend_unavailable",
+                     "-x cuda");
+}
+
+TEST(Cli, BadStreamsFailCleanly) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(30, 20, 16));
+  ASSERT_EQ(factz(dir, "compress -2 30 20 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  const std::string good = read_file(dir / "s.fz");
+  std::string garbage(5000, '\0');
+  for (std::size_t i = 0; i < garbage.size(); ++i) garbage[i] = char((i * 2654435761u) >> 13);
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x10;
+  std::string wrong_version = good;
+  wrong_version[4] = 9;
+  const std::vector<std::pair<std::string, std::string>> streams = {
+      {"garbage", garbage},
+      {"empty", ""},
+      {"truncated", good.substr(0, good.size() - 7)},
+      {"header only", good.substr(0, 64)},
+      {"flipped", flipped},
+      {"appended", good + "tail"},
+      {"version 9", wrong_version},
+  };
+  for (const auto& [name, bytes] : streams) {
+    write_file(dir / "bad.fz", bytes);
+    const std::string code = name == "version 9" ? "unsupported_version" : "corrupt_stream";
+    expect_clean_error(factz(dir, "decompress -z bad.fz -o u2.f32 -o v2.f32"), 1, "decompress", code, name);
+    expect_clean_error(factz(dir, "info -z bad.fz"), 1, "info", code, name);
+  }
+  expect_clean_error(factz(dir, "decompress -z nowhere.fz -o u2.f32 -o v2.f32"), 1, "decompress", "nowhere.fz",
+                     "missing stream");
+  expect_clean_error(factz(dir, "decompress -z s.fz -o no/such/dir/u.f32 -o v2.f32"), 1, "decompress",
+                     "no/such/dir/u.f32", "unwritable output");
+}
+
+// Grid sizes whose byte count overflows 64 bits must be refused like any wrong size: a
+// 4 * nx * ny that wraps to the file size once made `cp` abort (std::length_error).
+TEST(Cli, HugeGridSizesFailCleanly) {
+  TempDir dir;
+  write_file(dir / "empty.f32", "");
+  write_file(dir / "four.f32", "abcd");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"4611686018427387904 2", "empty.f32"},  // 4 * 2^63 wraps to 0 bytes
+      {"4611686018427387904 4", "empty.f32"},  // 4 * 2^64 wraps to 0 bytes
+      {"1073741824 1073741824", "empty.f32"},
+      {"4611686018427387905 1", "four.f32"},  // 4 * (2^62 + 1) wraps to 4 bytes
+      {"9223372036854775807 9223372036854775807", "empty.f32"},
+  };
+  for (const auto& [dims, file] : cases)
+    for (const char* sub : {"cp", "compress"}) {
+      const std::string extra = std::string(sub) == "compress" ? " -z s.fz" : "";
+      const Outcome o = factz(dir, std::string(sub) + " -2 " + dims + " -i " + file + " -i " + file + extra);
+      // An error (1) or a usage error (2), as long as it is a clean one.
+      const std::string what = std::string(sub) + " -2 " + dims + " on " + file;
+      if (o.signaled) {
+        ADD_FAILURE() << what << ": " << o.describe();
+        continue;
+      }
+      EXPECT_TRUE(o.exit_code == 1 || o.exit_code == 2) << what << ": " << o.describe();
+      EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << what << ": " << o.err;
+      EXPECT_EQ(o.err.rfind("factz " + std::string(sub) + ": ", 0), 0u) << what << ": " << o.err;
+    }
+}
+
+}  // namespace
+}  // namespace factz
