@@ -528,8 +528,9 @@ TEST(ExactSum, ProductsOfFloatsAsTheKernelsUseThem) {
     // det and disc built from nearly equal floats.
     const float a = g.wild(), b = g.wild();
     float c = a, d2 = b;
-    for (int k = g.uniform(0, 3); k > 0; --k) c = std::nextafter(c, g.coin(2) ? FLT_MAX : -FLT_MAX);
-    for (int k = g.uniform(0, 3); k > 0; --k) d2 = std::nextafter(d2, g.coin(2) ? FLT_MAX : -FLT_MAX);
+    const float towards = g.coin(2) ? FLT_MAX : -FLT_MAX;
+    for (int k = g.uniform(0, 3); k > 0; --k) c = std::nextafter(c, towards);
+    for (int k = g.uniform(0, 3); k > 0; --k) d2 = std::nextafter(d2, -towards);
     if (!std::isfinite(c) || !std::isfinite(d2)) continue;
     std::vector<double> t = {double(a) * double(b), -(double(c) * double(d2))};
     if (g.coin(2)) {

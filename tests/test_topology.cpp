@@ -368,7 +368,8 @@ bool domain_contains(int64_t nx, int64_t tri, double x, double y) {
   const int64_t cell = tri / 2, i = cell / (nx - 1), j = cell % (nx - 1);
   const double a = x - double(j), b = y - double(i);  // local coordinates in the cell
   if (a < 0 || b < 0 || a > 1 || b > 1) return false;
-  return (tri % 2 == 0) ? a <= b : b <= a;  // T0 = (0,0), (0,1), (1,1); T1 = (0,0), (1,0), (1,1)
+  // T0 = (0,0), (0,1), (1,1): a <= b; T1 = (0,0), (1,0), (1,1): b <= a.
+  return (tri % 2 == 0) ? a <= b : b <= a;
 }
 
 struct LinearCase {
@@ -794,7 +795,8 @@ TEST(ReferenceRealData, CriticalPointsMatchTheReferenceOnSharedVectorFields) {
     ASSERT_EQ(got->size(), ref.size()) << name;
     bool same = true;
     for (size_t k = 0; k < ref.size(); ++k) {
-      same = same && got.value()[k].triangle == ref[k].triangle && got.value()[k].type == ref[k].type;
+      const factz::CriticalPoint& cp = got.value()[k];
+      same = same && cp.triangle == ref[k].triangle && cp.type == ref[k].type;
     }
     EXPECT_TRUE(same) << name;
     const auto c = r::ref_type_counts(ref);

@@ -94,6 +94,7 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   else detail::run_block(field, eb, threads, fr);
 
   lap("frontend");
+  for (auto& st : fr.stage_seconds) stages.emplace_back("  " + st.first, st.second);
   const detail::TileLayout L(field.nx, field.ny);
   detail::PlanePayload pu = detail::encode_plane(field.u, L, fr.u, threads);
   detail::PlanePayload pv = detail::encode_plane(field.v, L, fr.v, threads);

@@ -299,22 +299,14 @@ bool decode_chunk(const DecodeTable& t, std::span<const uint8_t> blob, uint64_t 
 
 // ---------------------------------------------------------------- code lengths
 
-void huffman_code_lengths(std::span<const uint64_t> histogram, std::span<uint8_t> lengths) {
-  std::fill(lengths.begin(), lengths.end(), uint8_t{0});
-  std::vector<uint32_t> order;  // used symbols by (count, symbol)
-  for (uint32_t s = 0; s < histogram.size(); ++s) {
-    if (histogram[s] != 0) order.push_back(s);
-  }
-  if (order.empty()) return;
-  if (order.size() == 1) {
-    lengths[order[0]] = 1;
-    return;
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return histogram[a] < histogram[b]; });
+namespace {
 
-  // Two-queue Huffman: leaves in `order`, internal nodes in creation order (their weights
-  // never decrease). On equal weights the leaf is taken first, which fixes the tree.
+// Number of leaves per depth (depths clamped to kMaxLen) of the Huffman tree over the
+// weights histogram[order[0]] <= histogram[order[1]] <= ...; requires order.size() >= 2.
+// Two-queue method: leaves in `order`, internal nodes in creation order (their weights
+// never decrease). On equal weights the leaf is taken first, which fixes the tree.
+std::array<uint64_t, kMaxLen + 1> huffman_depth_counts(std::span<const uint64_t> histogram,
+                                                       const std::vector<uint32_t>& order) {
   const uint64_t m = order.size();
   std::vector<uint64_t> weight(m - 1);
   std::vector<uint32_t> parent(2 * m - 1);  // internal k at [k], leaf i at [m - 1 + i]
@@ -332,17 +324,21 @@ void huffman_code_lengths(std::span<const uint64_t> histogram, std::span<uint8_t
     }
     weight[k] = w[0] + w[1];
   }
-  // Depths: the root is the last internal node and every parent comes after its child.
+  // The root is the last internal node and every parent comes after its children.
   std::vector<uint32_t> depth(m - 1, 0);
   for (uint64_t j = m - 2; j-- > 0;) depth[j] = depth[parent[j]] + 1;
-
-  // Lengths per depth, clamped to kMaxLen; then restore the Kraft sum: each step turns a
-  // leaf at depth i < kMaxLen into an internal node whose children are that leaf and a
-  // leaf taken from depth kMaxLen, lowering the sum by exactly 2^-kMaxLen.
   std::array<uint64_t, kMaxLen + 1> per_len{};
   for (uint64_t i = 0; i < m; ++i) {
     ++per_len[std::min<uint32_t>(depth[parent[m - 1 + i]] + 1, kMaxLen)];
   }
+  return per_len;
+}
+
+// Restores the Kraft sum of clamped length counts to exactly 1. Each step turns a leaf at
+// depth i < kMaxLen into an internal node whose children are that leaf and a leaf taken
+// from depth kMaxLen, lowering the sum by exactly 2^-kMaxLen. Requires at most
+// 2^kMaxLen leaves and a sum of at least 1 (true for a clamped complete tree).
+void limit_lengths(std::array<uint64_t, kMaxLen + 1>& per_len) {
   uint64_t kraft = 0;
   for (int len = 1; len <= kMaxLen; ++len) kraft += per_len[len] << (kMaxLen - len);
   for (; kraft > (uint64_t{1} << kMaxLen); --kraft) {
@@ -352,31 +348,69 @@ void huffman_code_lengths(std::span<const uint64_t> histogram, std::span<uint8_t
     --per_len[i];
     per_len[i + 1] += 2;
   }
+}
+
+}  // namespace
+
+void huffman_code_lengths(std::span<const uint64_t> histogram, std::span<uint8_t> lengths) {
+  std::fill(lengths.begin(), lengths.end(), uint8_t{0});
+  std::vector<uint32_t> order;  // used symbols by (count, symbol)
+  for (uint32_t s = 0; s < histogram.size(); ++s) {
+    if (histogram[s] != 0) order.push_back(s);
+  }
+  if (order.empty()) return;
+  if (order.size() == 1) {
+    lengths[order[0]] = 1;
+    return;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return histogram[a] < histogram[b]; });
+  std::array<uint64_t, kMaxLen + 1> per_len = huffman_depth_counts(histogram, order);
+  limit_lengths(per_len);
   // Longest codes to the rarest symbols, in (count, symbol) order.
   int len = kMaxLen;
-  for (uint64_t i = 0; i < m; ++i) {
+  for (const uint32_t s : order) {
     while (per_len[len] == 0) --len;
-    lengths[order[i]] = static_cast<uint8_t>(len);
+    lengths[s] = static_cast<uint8_t>(len);
     --per_len[len];
   }
 }
 
 // ---------------------------------------------------------------- encode
 
-Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& out, int threads) {
-  threads = std::max(threads, 1);
-  const uint64_t n = symbols.size();
-  std::vector<uint8_t> lengths(kHuffmanAlphabet);
-  huffman_code_lengths(histogram(symbols, threads), lengths);
+namespace {
+
+// (code << 5) | length for every symbol (0 for unused ones); codes have at most 24 bits.
+std::vector<uint32_t> encode_table(std::span<const uint8_t> lengths) {
   Canonical c;
   build_canonical(lengths, c);
-  // (code << 5) | length per symbol; codes have at most 24 bits.
   std::vector<uint32_t> table(kHuffmanAlphabet, 0);
   for (int len = 1; len <= kMaxLen; ++len) {
     for (uint32_t r = 0; r < c.count[len]; ++r) {
       table[c.sorted[c.offset[len] + r]] = ((c.first[len] + r) << 5) | static_cast<uint32_t>(len);
     }
   }
+  return table;
+}
+
+// Writes the codes of one chunk at `out`; returns the bytes written.
+uint64_t encode_chunk(const std::vector<uint32_t>& table, std::span<const uint16_t> symbols, uint8_t* out) {
+  BitWriter w(out);
+  for (const uint16_t s : symbols) {
+    const uint32_t e = table[s];
+    w.put(e >> 5, static_cast<int>(e & 31));
+  }
+  return w.finish();
+}
+
+}  // namespace
+
+Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& out, int threads) {
+  threads = std::max(threads, 1);
+  const uint64_t n = symbols.size();
+  std::vector<uint8_t> lengths(kHuffmanAlphabet);
+  huffman_code_lengths(histogram(symbols, threads), lengths);
+  const std::vector<uint32_t> table = encode_table(lengths);
 
   out.clear();
   out.push_back(kHuffmanVersion);
@@ -410,12 +444,9 @@ Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& o
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : mismatches)
   for (int64_t k = 0; k < n_chunks; ++k) {
     const uint64_t lo = k * chunk, hi = std::min(n, lo + chunk);
-    BitWriter w(out.data() + chunk_pos[k]);
-    for (uint64_t i = lo; i < hi; ++i) {
-      const uint32_t e = table[symbols[i]];
-      w.put(e >> 5, static_cast<int>(e & 31));
+    if (encode_chunk(table, symbols.subspan(lo, hi - lo), out.data() + chunk_pos[k]) != chunk_bytes[k]) {
+      ++mismatches;
     }
-    if (w.finish() != chunk_bytes[k]) ++mismatches;
   }
   if (mismatches != 0) return Status(Code::internal, "huffman: chunk size mismatch");
   return Status::Ok();

@@ -107,6 +107,12 @@ void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out
 }
 
 void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
+  double t_last = omp_get_wtime();
+  auto lap = [&](const char* name) {
+    const double t = omp_get_wtime();
+    out.stage_seconds.emplace_back(name, t - t_last);
+    t_last = t;
+  };
   const Grid2D g{f.nx, f.ny};
   const TileLayout L(f.nx, f.ny);
   const int64_t nt = g.triangle_count(), n = f.size();
@@ -138,6 +144,7 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
       }
     }
   }
+  lap("safe_bounds");
   // 3. Per vertex: absolute bounds and bound ids. A grid without triangles (1 x N)
   // constrains nothing: every vertex takes eb.
   BigVector<uint8_t> id_u(static_cast<size_t>(n)), id_v(static_cast<size_t>(n));
@@ -152,11 +159,14 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   }
   xv.clear();
   xv.shrink_to_fit();
+  lap("bound_ids");
   // 4. Per tile: one bound id per component (choose_tile_ids), then quantization.
   quantize_plane(f.u, L, eb, choose_tile_ids(L, f.u, id_u, eb, threads), id_u.data(), threads, out.u);
   quantize_plane(f.v, L, eb, choose_tile_ids(L, f.v, id_v, eb, threads), id_v.data(), threads, out.v);
+  lap("quantize");
   // 5. The exact check on what the decoder will see, with repair.
   repair_signatures(f, sig, threads, out);
+  lap("repair");
 }
 
 void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& original, int threads,

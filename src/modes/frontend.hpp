@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "factz/field.hpp"
 #include "modes/tiled_quantizer.hpp"
@@ -14,6 +17,7 @@ struct FrontendResult {
   QuantizedPlane u, v;
   int64_t repair_rounds = 0;      ///< exact check passes (block mode)
   int64_t repaired_vertices = 0;  ///< vertices sent to exact storage by the check
+  std::vector<std::pair<std::string, double>> stage_seconds;  ///< wall time per step
 };
 
 /// Mode none: one uniform bound eb everywhere (eb == 0: every tile exact).

@@ -1,0 +1,106 @@
+// libFuzzer target: factz::decompress (and decompress_into / stream_dims) on arbitrary
+// bytes. docs/format.md, "Decoding untrusted input": whatever the bytes, the decoder
+// returns a value (corrupt_stream / unsupported_version) or a field of the declared size;
+// it never crashes, reads out of bounds, hangs, throws or allocates for a size field alone.
+//
+// Every input is tried twice: as given (the container checks), and "resealed", with every
+// checksum recomputed where the layout allows, so that mutations reach the mode decoders
+// (huffman, varint lists, tile bounds) instead of stopping at a CRC mismatch.
+//
+// Build and run: see tests/fuzz/CMakeLists.txt.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "format/crc32.hpp"
+
+namespace {
+
+// Streams declaring more values than this are checked only up to the container (stream_dims):
+// decoding them needs output planes that libFuzzer's -malloc_limit_mb reports as an
+// out-of-memory crash. Tests cover huge declared grids (StreamRobustness.HugeDeclared*);
+// set the environment variable FACTZ_FUZZ_MAX_VALUES to raise the cap.
+constexpr uint64_t kDefaultMaxValues = uint64_t{1} << 22;
+
+uint64_t max_values() {
+  static const uint64_t kMax = [] {
+    const char* env = std::getenv("FACTZ_FUZZ_MAX_VALUES");
+    return env ? std::strtoull(env, nullptr, 10) : kDefaultMaxValues;
+  }();
+  return kMax;
+}
+
+uint64_t get_le(const std::vector<uint8_t>& s, size_t off, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= uint64_t{s[off + i]} << (8 * i);
+  return v;
+}
+void put_le(std::vector<uint8_t>& s, size_t off, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) s[off + i] = uint8_t(v >> (8 * i));
+}
+uint32_t crc(const std::vector<uint8_t>& s, size_t off, size_t n) {
+  return factz::detail::crc32c(std::span<const uint8_t>(s.data() + off, n));
+}
+
+// Recomputes section, table entry and header checksums (layout of docs/format.md).
+void reseal(std::vector<uint8_t>& s) {
+  constexpr size_t kHeader = 64, kEntry = 40;
+  if (s.size() < kHeader) return;
+  const uint64_t count = std::min<uint64_t>(get_le(s, 56, 4), (s.size() - kHeader) / kEntry);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t e = kHeader + kEntry * i;
+    const uint64_t off = get_le(s, e + 8, 8), stored = get_le(s, e + 16, 8);
+    if (off <= s.size() && stored <= s.size() - off) put_le(s, e + 32, crc(s, off, stored), 4);
+    put_le(s, e + 36, crc(s, e, 36), 4);
+  }
+  put_le(s, 60, crc(s, 0, 60), 4);
+}
+
+void check(std::span<const uint8_t> in) {
+  const factz::DecompressOptions serial{factz::Policy::serial, 1};
+  auto dims = factz::stream_dims(in);
+  if (!dims.ok()) {
+    // The container rejects it, so decompress must too.
+    if (factz::decompress(in, serial).ok()) __builtin_trap();
+    return;
+  }
+  const auto [nx, ny] = dims.value();
+  if (nx <= 0 || ny <= 0) __builtin_trap();
+  const uint64_t n = uint64_t(nx) * uint64_t(ny);
+  if (n > max_values()) return;
+
+  auto r = factz::decompress(in, serial);
+  if (r.ok()) {
+    const auto& f = r.value();
+    if (f.nx != nx || f.ny != ny || f.u.size() != n || f.v.size() != n) __builtin_trap();
+  } else if (r.status().code() != factz::Code::corrupt_stream &&
+             r.status().code() != factz::Code::unsupported_version) {
+    __builtin_trap();  // untrusted bytes must not look like a caller error
+  }
+  // decompress_into is the same decoder writing into caller planes: same verdict, same values.
+  std::vector<float> u(n), v(n);
+  const factz::Status s = factz::decompress_into(in, u, v, serial);
+  if (s.ok() != r.ok()) __builtin_trap();
+  if (s.ok() && (u != r.value().u || v != r.value().v)) {
+    // Equal bit patterns are required; compare as bytes so NaN payloads count too.
+    for (uint64_t k = 0; k < n; ++k)
+      if (__builtin_memcmp(&u[k], &r.value().u[k], 4) != 0 || __builtin_memcmp(&v[k], &r.value().v[k], 4) != 0)
+        __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  check(std::span<const uint8_t>(data, size));
+  if (size >= 64) {
+    std::vector<uint8_t> resealed(data, data + size);
+    reseal(resealed);
+    check(resealed);
+  }
+  return 0;
+}

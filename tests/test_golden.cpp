@@ -1,0 +1,217 @@
+// Golden streams of format version 1 (tests/data/golden, see its README.md): each file
+// must keep decoding to the same values, and compressing the same synthetic input with the
+// same options must keep producing the file byte for byte. Together they pin the format and
+// the encoder; a failure here means the bytes changed, which needs a new format version
+// (docs/format.md, "Versioning rules"), not regenerated files.
+//
+// Regenerating (only when the format version is bumped, or a new golden case is added):
+//   FACTZ_REGENERATE_GOLDEN=1 ./factz_tests --gtest_filter=Golden.Regenerate
+// rewrites the files and prints the CRC lines to paste into kCases below.
+#include <gtest/gtest.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "format/crc32.hpp"
+#include "synth.hpp"
+
+namespace factz {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+const std::string kGoldenDir = std::string(FACTZ_TEST_DATA_DIR) + "/golden";
+
+// ---- The cases ------------------------------------------------------------------------------
+
+VectorField2D turbulent_48x40() { return synth::turbulence(48, 40, 201, 4.0); }
+VectorField2D turbulent_land_48x40() {
+  VectorField2D f = synth::turbulence(48, 40, 202, 4.0);
+  synth::add_zero_region(f, 203, 0.25);
+  return f;
+}
+VectorField2D vortices_48x40() { return synth::vortices(48, 40, 204, 6); }
+VectorField2D zeros_40x30() {
+  VectorField2D f;
+  f.nx = 40;
+  f.ny = 30;
+  f.u.assign(size_t(f.size()), 0.0f);
+  f.v.assign(size_t(f.size()), 0.0f);
+  return f;
+}
+VectorField2D turbulent_33x17() { return synth::turbulence(33, 17, 12); }
+VectorField2D noise_24x20() { return synth::noise(24, 20, 205); }
+
+Options options(Mode mode, BoundMode bound_mode, double bound, bool zstd) {
+  Options o;
+  o.mode = mode;
+  o.bound_mode = bound_mode;
+  o.bound = bound;
+  o.zstd = zstd;
+  return o;
+}
+
+struct GoldenCase {
+  const char* file;              ///< under tests/data/golden
+  VectorField2D (*input)();      ///< deterministic synthetic input
+  Options options;
+  uint32_t input_crc;            ///< CRC-32C of the input's u bytes, then v bytes
+  uint32_t decoded_u_crc;        ///< CRC-32C of the decoded u plane (little-endian float32)
+  uint32_t decoded_v_crc;        ///< CRC-32C of the decoded v plane
+};
+
+const GoldenCase kCases[] = {
+    {"v1_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
+     0x25cdf403u, 0xb5a1c41fu, 0xc11d0e05u},
+    {"v1_block_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
+     options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0x569a6ba5u, 0x9f1ded30u},
+    {"v1_none_rel1e-2_zstd_48x40.fz", vortices_48x40, options(Mode::none, BoundMode::rel, 1e-2, true),
+     0x4ced4afbu, 0x9daf2610u, 0x4ce458e9u},
+    {"v1_block_zero_40x30.fz", zeros_40x30, options(Mode::block, BoundMode::rel, 1e-2, true), 0x8e6406b6u,
+     0x1e535a59u, 0x1e535a59u},
+    {"v1_block_rel1e-3_nozstd_33x17.fz", turbulent_33x17, options(Mode::block, BoundMode::rel, 1e-3, false),
+     0xdc6ffeb7u, 0x7456556bu, 0x7d355fa8u},
+    {"v1_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
+     0xbfd60a2bu, 0xd39cc116u, 0xdfe75dfeu},
+};
+
+// ---- Helpers ----------------------------------------------------------------------------------
+
+uint32_t plane_crc(const std::vector<float>& plane, uint32_t seed = 0) {
+  std::vector<uint8_t> bytes(plane.size() * 4);
+  for (size_t k = 0; k < plane.size(); ++k) {
+    uint32_t b;
+    std::memcpy(&b, &plane[k], 4);
+    for (int i = 0; i < 4; ++i) bytes[4 * k + i] = uint8_t(b >> (8 * i));  // little-endian, as stored
+  }
+  return detail::crc32c(bytes, seed);
+}
+uint32_t field_crc(const VectorField2D& f) { return plane_crc(f.v, plane_crc(f.u)); }
+
+Bytes read_golden(const GoldenCase& c) {
+  std::ifstream in(kGoldenDir + "/" + c.file, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The case's input, or a skip reason when this platform synthesises different values
+/// (synth.hpp: turbulence and vortices may differ in the last bit with another libm).
+bool input_of(const GoldenCase& c, VectorField2D& f, std::string& why_not) {
+  f = c.input();
+  const uint32_t crc = field_crc(f);
+  if (crc == c.input_crc) return true;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s: synthetic input CRC 0x%08" PRIx32 " differs from 0x%08" PRIx32
+                " (another libm?)", c.file, crc, c.input_crc);
+  why_not = buf;
+  return false;
+}
+
+// ---- The pins ---------------------------------------------------------------------------------
+
+TEST(Golden, EveryFileDecodesToThePinnedValues) {
+  for (const GoldenCase& c : kCases) {
+    const Bytes stream = read_golden(c);
+    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      auto r = decompress(stream, DecompressOptions{policy, 2});
+      ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
+      const VectorField2D& f = r.value();
+      EXPECT_EQ(plane_crc(f.u), c.decoded_u_crc) << c.file;
+      EXPECT_EQ(plane_crc(f.v), c.decoded_v_crc) << c.file;
+    }
+  }
+}
+
+TEST(Golden, DecodedValuesMeetTheBoundAndKeepTheCriticalPoints) {
+  for (const GoldenCase& c : kCases) {
+    VectorField2D in;
+    std::string why_not;
+    if (!input_of(c, in, why_not)) {
+      std::printf("[  SKIP    ] %s\n", why_not.c_str());
+      continue;
+    }
+    auto r = decompress(read_golden(c));
+    ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
+    ASSERT_EQ(r->nx, in.nx) << c.file;
+    ASSERT_EQ(r->ny, in.ny) << c.file;
+    auto cmp = compare(in, r.value());
+    ASSERT_TRUE(cmp.ok()) << c.file;
+    if (c.options.mode == Mode::block) {
+      EXPECT_EQ(cmp->violations(), 0) << c.file;
+    }
+    if (c.options.bound_mode == BoundMode::abs) {
+      EXPECT_LE(cmp->max_abs_error[0], c.options.bound) << c.file;
+      EXPECT_LE(cmp->max_abs_error[1], c.options.bound) << c.file;
+    }
+    if (c.options.bound == 0.0) {
+      EXPECT_EQ(plane_crc(r->u), plane_crc(in.u)) << c.file << ": a zero bound is lossless";
+      EXPECT_EQ(plane_crc(r->v), plane_crc(in.v)) << c.file << ": a zero bound is lossless";
+    }
+  }
+}
+
+TEST(Golden, CompressingTheSameInputReproducesEveryFileByteForByte) {
+  int compared = 0;
+  for (const GoldenCase& c : kCases) {
+    VectorField2D in;
+    std::string why_not;
+    if (!input_of(c, in, why_not)) {
+      std::printf("[  SKIP    ] %s\n", why_not.c_str());
+      continue;
+    }
+    const Bytes golden = read_golden(c);
+    ASSERT_FALSE(golden.empty()) << c.file << " is missing";
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      Options o = c.options;
+      o.policy = policy;
+      o.threads = 3;
+      auto s = compress(in, o);
+      ASSERT_TRUE(s.ok()) << c.file << ": " << s.status().to_string();
+      ASSERT_EQ(s->size(), golden.size()) << c.file << ": the encoder's output changed size";
+      size_t first = 0;
+      while (first < golden.size() && s.value()[first] == golden[first]) ++first;
+      EXPECT_EQ(first, golden.size()) << c.file << ": first differing byte at offset " << first
+                                      << " (the format or the encoder changed: bump the version)";
+    }
+    ++compared;
+  }
+  if (compared == 0) GTEST_SKIP() << "no synthetic input matched its pinned CRC on this platform";
+}
+
+// ---- The generator ------------------------------------------------------------------------------
+
+TEST(Golden, Regenerate) {
+  const char* flag = std::getenv("FACTZ_REGENERATE_GOLDEN");
+  if (flag == nullptr || std::string(flag) != "1")
+    GTEST_SKIP() << "set FACTZ_REGENERATE_GOLDEN=1 to rewrite tests/data/golden";
+  std::filesystem::create_directories(kGoldenDir);
+  std::printf("// paste into kCases: file, input CRC, decoded u CRC, decoded v CRC\n");
+  for (const GoldenCase& c : kCases) {
+    const VectorField2D in = c.input();
+    Options o = c.options;
+    o.policy = Policy::serial;
+    auto s = compress(in, o);
+    ASSERT_TRUE(s.ok()) << c.file << ": " << s.status().to_string();
+    auto d = decompress(s.value());
+    ASSERT_TRUE(d.ok()) << c.file << ": " << d.status().to_string();
+    std::ofstream out(kGoldenDir + "/" + c.file, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(s->data()), std::streamsize(s->size()));
+    ASSERT_TRUE(out.good()) << c.file;
+    std::printf("%-40s 0x%08" PRIx32 "u, 0x%08" PRIx32 "u, 0x%08" PRIx32 "u  (%zu bytes)\n", c.file,
+                field_crc(in), plane_crc(d->u), plane_crc(d->v), s->size());
+  }
+}
+
+}  // namespace
+}  // namespace factz
