@@ -73,9 +73,9 @@ struct GoldenCase {
 
 const GoldenCase kCases[] = {
     {"v1_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
-     0x25cdf403u, 0xb5a1c41fu, 0xc11d0e05u},
+     0x25cdf403u, 0xc60d051au, 0xebedd7dcu},
     {"v1_block_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
-     options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0x569a6ba5u, 0x9f1ded30u},
+     options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xfd1542c5u, 0xa98ff794u},
     {"v1_none_rel1e-2_zstd_48x40.fz", vortices_48x40, options(Mode::none, BoundMode::rel, 1e-2, true),
      0x4ced4afbu, 0x9daf2610u, 0x4ce458e9u},
     {"v1_block_zero_40x30.fz", zeros_40x30, options(Mode::block, BoundMode::rel, 1e-2, true), 0x8e6406b6u,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -169,6 +170,12 @@ class Prober {
     if (!dims_ok || f.nx <= 0 || f.ny <= 0 || f.u.size() != size_t(f.nx * f.ny) ||
         f.v.size() != size_t(f.nx * f.ny))
       report(what + ": decoded field does not have the declared size");
+    // Not a failure (the format does not forbid it yet), but worth seeing in the summary.
+    for (const auto* plane : {&f.u, &f.v})
+      if (std::any_of(plane->begin(), plane->end(), [](float x) { return !std::isfinite(x); })) {
+        ++non_finite_;
+        break;
+      }
     return true;
   }
 
@@ -177,9 +184,11 @@ class Prober {
     EXPECT_LE(max_seconds_, kMaxCallSeconds) << "slowest call: " << slowest_;
     EXPECT_LE(total_seconds_, max_total_seconds) << calls_ << " calls";
     if (failures_ > kMaxReported) ADD_FAILURE() << failures_ << " bad outcomes in all";
-    std::printf("[ prober ] %lld calls, %lld rejected, %lld decoded, %.2f s in decompress, slowest %.4f s\n",
+    std::printf("[ prober ] %lld calls, %lld rejected, %lld decoded (%lld with NaN/Inf), %.2f s in decompress, "
+                "slowest %.4f s\n",
                 static_cast<long long>(calls_), static_cast<long long>(rejected_),
-                static_cast<long long>(decoded_), total_seconds_, max_seconds_);
+                static_cast<long long>(decoded_), static_cast<long long>(non_finite_), total_seconds_,
+                max_seconds_);
   }
   int64_t decoded() const { return decoded_; }
   int64_t rejected() const { return rejected_; }
@@ -192,7 +201,7 @@ class Prober {
 
   DecompressOptions options_;
   Watchdog dog_;
-  int64_t calls_ = 0, rejected_ = 0, decoded_ = 0, failures_ = 0;
+  int64_t calls_ = 0, rejected_ = 0, decoded_ = 0, non_finite_ = 0, failures_ = 0;
   double total_seconds_ = 0, max_seconds_ = 0;
   std::string slowest_;
 };
@@ -340,7 +349,7 @@ TEST(StreamRobustness, ResealedByteFlipsInSectionsFailCleanlyOrDecodeToTheRightS
         p.probe(b, where(s.name, "resealed byte " + std::to_string(i) + " ^ " + std::to_string(mask)));
       }
   }
-  p.expect_timely(25.0);
+  p.expect_timely(20.0);
   EXPECT_GT(p.rejected(), 0);
 }
 
@@ -359,9 +368,45 @@ TEST(StreamRobustness, ResealedRandomMutationsFailCleanlyOrDecodeToTheRightSize)
     }
   };
   for (const auto& s : small_streams()) run(s, 500, serial);
-  for (const auto& s : land_streams()) run(s, 300, parallel);
+  for (const auto& s : land_streams()) run(s, 150, parallel);
+  // Budgets are loose (a busy 2-core machine is slow with OpenMP); a hang trips them.
   serial.expect_timely(10.0);
-  parallel.expect_timely(10.0);
+  parallel.expect_timely(15.0);
+}
+
+// decompress_into is the same decoder writing into caller planes: on corrupted streams it
+// must reach the same verdict and, when it succeeds, the same values.
+TEST(StreamRobustness, DecompressIntoAgreesWithDecompressOnCorruptedStreams) {
+  std::mt19937_64 rng(13);
+  const DecompressOptions serial{Policy::serial, 1};
+  int disagreements = 0;
+  for (const auto& s : small_streams()) {
+    const std::size_t lo = payload_begin(s.bytes);
+    for (int t = 0; t < 150; ++t) {
+      Bytes b = s.bytes;
+      for (int k = 0, edits = 1 + int(rng() % 4); k < edits; ++k) b[lo + rng() % (b.size() - lo)] ^= uint8_t(1 + rng() % 255);
+      reseal(b);
+      auto dims = stream_dims(b);
+      ASSERT_TRUE(dims.ok()) << "payload corruption leaves the header valid";
+      const auto [nx, ny] = dims.value();
+      ASSERT_EQ(nx * ny, int64_t(get_le(b, 12, 8) * get_le(b, 20, 8)));
+      std::vector<float> u(size_t(nx * ny)), v(size_t(nx * ny));
+      const Status into = decompress_into(b, u, v, serial);
+      auto whole = decompress(b, serial);
+      const bool same = into.ok() == whole.ok() &&
+                        (!into.ok() || (std::memcmp(u.data(), whole->u.data(), u.size() * 4) == 0 &&
+                                        std::memcmp(v.data(), whole->v.data(), v.size() * 4) == 0));
+      if (!same && ++disagreements <= 5)
+        ADD_FAILURE() << s.name << " trial " << t << ": decompress_into " << into.to_string() << ", decompress "
+                      << whole.status().to_string();
+    }
+    // Planes of the wrong size are the caller's error, checked before any decoding.
+    std::vector<float> small(10), right(size_t(40 * 30));
+    EXPECT_EQ(decompress_into(s.bytes, small, right).code(), Code::invalid_argument) << s.name;
+    EXPECT_EQ(decompress_into(s.bytes, right, small).code(), Code::invalid_argument) << s.name;
+    EXPECT_FALSE(stream_dims(Bytes(s.bytes.begin(), s.bytes.end() - 1)).ok()) << s.name;
+  }
+  EXPECT_EQ(disagreements, 0);
 }
 
 // Streams rebuilt (with the library's own writer) from mutated raw section contents: the
@@ -445,7 +490,7 @@ TEST(StreamRobustness, MutatedSectionContentsFailCleanlyOrDecodeToTheRightSize) 
       p.probe(assemble(swapped), where(s.name, "codes_u and codes_v swapped"));
     }
   }
-  p.expect_timely(25.0);
+  p.expect_timely(20.0);
 }
 
 TEST(StreamRobustness, ResealedHeaderFieldsFailCleanlyOrDecodeToTheRightSize) {
@@ -487,16 +532,25 @@ TEST(StreamRobustness, ResealedHeaderFieldsFailCleanlyOrDecodeToTheRightSize) {
 // after zero-filling gigabytes).
 TEST(StreamRobustness, HugeDeclaredGridIsRejectedWithoutAllocatingIt) {
   Prober p;
-  const NamedStream& s = small_streams()[3];  // mode none: no tile table to contradict the claim
-  RawSections m = explode(s.bytes);
-  // 2^37 vertices (within the format's 2^40): a 256 GiB code buffer, more than any test
-  // machine has, so the bug shows as std::bad_alloc rather than as an exhausted machine.
-  m.header.nx = uint64_t{1} << 19;
-  m.header.ny = uint64_t{1} << 18;
-  auto b = detail::write_container(m.header, m.sections, nullptr);
-  ASSERT_TRUE(b.ok()) << b.status().to_string();
-  EXPECT_FALSE(p.probe(b.value(), where(s.name, "header claims 2^19 x 2^18")));
-  p.expect_timely(1.0);
+  for (const auto& s : small_streams()) {
+    RawSections m = explode(s.bytes);
+    // 2^37 vertices (within the format's 2^40): grid-sized buffers of hundreds of GiB, more
+    // than any test machine has, so the bug shows as std::bad_alloc rather than as an
+    // exhausted machine. The sections still describe 40 x 30 values.
+    m.header.nx = uint64_t{1} << 19;
+    m.header.ny = uint64_t{1} << 18;
+    auto b = detail::write_container(m.header, m.sections, nullptr);
+    ASSERT_TRUE(b.ok()) << b.status().to_string();
+    EXPECT_FALSE(p.probe(b.value(), where(s.name, "header claims 2^19 x 2^18")));
+    // The same claim with no code sections at all to contradict it.
+    std::erase_if(m.sections, [](const detail::Section& sec) {
+      return sec.id == detail::kSectionCodesU || sec.id == detail::kSectionCodesV;
+    });
+    b = detail::write_container(m.header, m.sections, nullptr);
+    ASSERT_TRUE(b.ok()) << b.status().to_string();
+    EXPECT_FALSE(p.probe(b.value(), where(s.name, "header claims 2^19 x 2^18, no code sections")));
+  }
+  p.expect_timely(2.0);
 }
 
 // A zstd section may declare any raw size up to the container's cap (32 bytes per value);

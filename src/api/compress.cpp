@@ -70,7 +70,22 @@ std::vector<uint8_t> meta_section() {
 
 }  // namespace
 
+namespace {
+Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Options& o, CompressStats* stats);
+}  // namespace
+
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
+  try {
+    return compress_impl(field, o, stats);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory compressing a " + std::to_string(field.nx) + "x" +
+                                      std::to_string(field.ny) + " field");
+  }
+}
+
+namespace {
+
+Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Options& o, CompressStats* stats) {
   FACTZ_RETURN_IF_ERROR(validate_field(field));
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
   if (o.mode == Mode::speculative) return invalid_argument("mode speculative is not available yet");
@@ -146,6 +161,8 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   return stream;
 }
 
+}  // namespace
+
 namespace {
 
 /// Container and header checks shared by every decoding entry point.
@@ -162,6 +179,15 @@ Result<detail::ParsedContainer> parse_stream(std::span<const uint8_t> stream) {
   if (h.tile != detail::kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
   if (h.nx == 0 || h.ny == 0) return corrupt_stream("empty grid");
+  // Every Huffman-coded symbol takes at least one bit, so a codes section of R raw bytes
+  // holds at most 8 R symbols: a header claiming more vertices is corrupt, and is caught
+  // before any output is allocated for it.
+  for (uint32_t id : {detail::kSectionCodesU, detail::kSectionCodesV}) {
+    for (const auto& e : parsed->entries)
+      if (e.id == id && h.nx * h.ny > 8 * e.raw_size + 64)
+        return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " is larger than " +
+                              detail::section_name(id) + " can hold");
+  }
   return parsed;
 }
 
@@ -236,12 +262,16 @@ Status decode_parsed(std::span<const uint8_t> stream, const detail::ParsedContai
 
 Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
                        const DecompressOptions& o) {
-  auto parsed = parse_stream(stream);
-  if (!parsed.ok()) return parsed.status();
-  return decode_parsed(stream, parsed.value(), u_out, v_out, o);
+  try {
+    auto parsed = parse_stream(stream);
+    if (!parsed.ok()) return parsed.status();
+    return decode_parsed(stream, parsed.value(), u_out, v_out, o);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory decompressing");
+  }
 }
 
-Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) {
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) try {
   auto parsed = parse_stream(stream);
   if (!parsed.ok()) return parsed.status();
   VectorField2D f;
@@ -255,6 +285,8 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
   }
   FACTZ_RETURN_IF_ERROR(decode_parsed(stream, parsed.value(), f.u, f.v, o));
   return f;
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of memory decompressing");
 }
 
 }  // namespace factz

@@ -226,6 +226,11 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
       return corrupt_stream(sec + " is compressed but the header zstd flag is clear");
     if (e.stored_size >= e.raw_size)
       return corrupt_stream(sec + ": compressed size is not smaller than the raw size");
+    // A zstd block holds at most 128 KiB and costs at least a 3-byte header plus one byte,
+    // so no frame expands by more than 2^15; 2^16 leaves room for the frame header.
+    if (e.raw_size / kMaxZstdExpansion > e.stored_size)
+      return corrupt_stream(sec + ": raw size " + std::to_string(e.raw_size) +
+                            " is more than zstd can expand " + std::to_string(e.stored_size) + " bytes to");
   } else if (e.stored_size != e.raw_size) {
     return corrupt_stream(sec + ": raw size differs from stored size of an uncompressed section");
   }

@@ -20,6 +20,9 @@
 
 namespace factz::detail {
 
+/// Largest raw / stored ratio accepted for a zstd-compressed section (see validate).
+inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
+
 // ---- Fixed sizes and limits of format version 1 -------------------------------------
 inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};

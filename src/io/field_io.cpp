@@ -93,6 +93,8 @@ Status write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 
 Result<std::vector<float>> read_plane(const std::string& path, int64_t nx, int64_t ny) {
   if (nx <= 0 || ny <= 0) return invalid_argument("dimensions must be positive");
+  if (nx > (int64_t(1) << 40) / ny)
+    return invalid_argument("grid " + std::to_string(nx) + "x" + std::to_string(ny) + " is too large (more than 2^40 values)");
   auto bytes = read_bytes(path);
   if (!bytes.ok()) return bytes.status();
   const auto& b = bytes.value();
@@ -125,11 +127,11 @@ Status write_plane(const std::string& path, const std::vector<float>& data, int6
                     std::to_string(nx) + "), }";
     while ((10 + h.size() + 1) % 64 != 0) h += ' ';
     h += '\n';
-    const char magic[] = "\x93NUMPY\x01\x00";
-    out.insert(out.end(), magic, magic + 8);
-    out.push_back(uint8_t(h.size() & 0xff));
-    out.push_back(uint8_t(h.size() >> 8));
-    out.insert(out.end(), h.begin(), h.end());
+    std::string head("\x93NUMPY\x01\x00", 8);
+    head += char(h.size() & 0xff);
+    head += char(h.size() >> 8);
+    head += h;
+    out.assign(head.begin(), head.end());
   }
   const size_t off = out.size();
   out.resize(off + data.size() * 4);
