@@ -42,9 +42,20 @@ FACTZ_HD bool within_bound(float recon, float x, float bound) {
   return (s < 0.0 ? -s : s) <= double(bound);
 }
 
+/// Round to nearest, ties to even, in plain IEEE float arithmetic: for |a| < 2^22,
+/// (a + 1.5 * 2^23) - 1.5 * 2^23 rounds a at the units digit (no libm call, identical on
+/// every IEEE machine; contraction is off). Larger magnitudes are integers already or
+/// beyond kMaxQuant.
+FACTZ_HD float round_even(float a) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  if (!(a < 4194304.0f && a > -4194304.0f)) return a;  // |a| >= 2^22 (or NaN)
+  const float t = a + kMagic;
+  return t - kMagic;
+}
+
 /// Pre-quantizes x with `step` (> 0); q is clamped to +-kMaxQuant.
 FACTZ_HD int32_t prequantize(float x, float step) {
-  const float r = rintf(x / step);
+  const float r = round_even(x / step);
   if (!(r <= float(kMaxQuant))) return r != r ? 0 : kMaxQuant;
   if (!(r >= -float(kMaxQuant))) return -kMaxQuant;
   return int32_t(r);

@@ -1,5 +1,6 @@
 // FaCTz-B frontend (paper section 3.3, ARCHITECTURE.md section 4) and mode none.
 #include <algorithm>
+#include <bit>
 #include <omp.h>
 
 #include <climits>
@@ -17,6 +18,9 @@ std::vector<uint8_t> uniform_tile_ids(const TileLayout& L, float eb) {
   return std::vector<uint8_t>(size_t(L.tile_count()), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
 }
 
+/// Biased binary exponent of a float (0 for zero and subnormals).
+int exponent_bits(float x) { return int((std::bit_cast<uint32_t>(x) >> 23) & 0xff); }
+
 /// Estimated bits to store a vertex stored exactly (value, index and its code).
 constexpr int kExactCostBits = 48;
 
@@ -32,6 +36,7 @@ std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float>
   std::vector<uint8_t> out(static_cast<size_t>(L.tile_count()), 0);
   if (!(eb > 0.0f)) return out;
   constexpr int kBins = 2 * kMaxBoundId + 4;  // residual exponent e, clamped to [0, kBins)
+  const int eb_exponent = exponent_bits(eb);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t t = 0; t < L.tile_count(); ++t) {
     const int64_t x0 = (t % L.tiles_x) * kTile, y0 = (t / L.tiles_x) * kTile;
@@ -46,8 +51,10 @@ std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float>
         if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
         const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - L.nx] : 0.0;
         const double ul = (xi > x0 && y > y0) ? x[k - L.nx - 1] : 0.0;
-        const double r = std::fabs(double(x[k]) - (l + up - ul));
-        int e = r > 0.0 ? ilogb(r / double(eb)) + kMaxBoundId + 2 : 0;
+        const float r = float(std::fabs(double(x[k]) - (l + up - ul)));
+        // Bound-id exponent of the residual, about floor(log2(r / eb)) + 30 + 2; an
+        // estimate, so the exponent bits suffice (subnormals count as tiny).
+        int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
         e = std::clamp(e, 0, kBins - 1);
         ++hist[id][e];
         ++free_count;
@@ -116,9 +123,9 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   const Grid2D g{f.nx, f.ny};
   const TileLayout L(f.nx, f.ny);
   const int64_t nt = g.triangle_count(), n = f.size();
-  BigVector<uint8_t> sig(static_cast<size_t>(nt));
-  // 1-2. Per triangle: exact signature and safe relative bound (0 with a critical point),
-  // folded straight into the per-vertex minimum xv. Cell rows of one parity touch disjoint
+  // 1-2. Per triangle: the safe relative bound, folded straight into the per-vertex
+  // minimum xv. Both bounds are 0 for a triangle holding a critical point (no failing
+  // condition, no open half-plane), so its vertices get id 0 without a signature here. Cell rows of one parity touch disjoint
   // vertex rows, so each parity runs in parallel without races; min is order-free.
   BigVector<float> xv(static_cast<size_t>(n));
   const float* u = f.u.data();
@@ -130,13 +137,11 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t i = parity; i < g.ny - 1; i += 2) {
       for (int64_t j = 0; j < cw; ++j) {
-        const int64_t t0 = 2 * (i * cw + j);
-        cell_signatures(g, i, j, u, v, &sig[size_t(t0)]);
         const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
         const float u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
         const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
-        const float x0 = sig[size_t(t0)] ? 0.0f : capped_safe_bound(u0, v0, eb);
-        const float x1 = sig[size_t(t0 + 1)] ? 0.0f : capped_safe_bound(u1, v1, eb);
+        const float x0 = capped_safe_bound(u0, v0, eb);
+        const float x1 = capped_safe_bound(u1, v1, eb);
         xv[a] = std::min(xv[a], std::min(x0, x1));
         xv[d] = std::min(xv[d], std::min(x0, x1));
         xv[c] = std::min(xv[c], x0);
@@ -165,12 +170,11 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   quantize_plane(f.v, L, eb, choose_tile_ids(L, f.v, id_v, eb, threads), id_v.data(), threads, out.v);
   lap("quantize");
   // 5. The exact check on what the decoder will see, with repair.
-  repair_signatures(f, sig, threads, out);
+  repair_signatures(f, threads, out);
   lap("repair");
 }
 
-void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& original, int threads,
-                       FrontendResult& out) {
+void repair_signatures(const VectorField2D& f, int threads, FrontendResult& out) {
   const Grid2D g{f.nx, f.ny};
   const float* ru = out.u.recon.data();
   const float* rv = out.v.recon.data();
@@ -183,11 +187,12 @@ void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& origina
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < g.ny - 1; ++i) {
       for (int64_t j = 0; j < cw; ++j) {
-        Signature s[2];
+        Signature s[2], o[2];
         cell_signatures(g, i, j, ru, rv, s);
+        cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
         const int64_t t0 = 2 * (i * cw + j);
-        if (s[0] != original[size_t(t0)]) local.push_back(t0);
-        if (s[1] != original[size_t(t0 + 1)]) local.push_back(t0 + 1);
+        if (s[0] != o[0]) local.push_back(t0);
+        if (s[1] != o[1]) local.push_back(t0 + 1);
       }
     }
 #pragma omp for schedule(static) ordered
@@ -221,7 +226,7 @@ void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& origina
     recheck.erase(std::unique(recheck.begin(), recheck.end()), recheck.end());
     bad.clear();
     for (int64_t t : recheck)
-      if (signature_at(g, t, ru, rv) != original[size_t(t)]) bad.push_back(t);
+      if (signature_at(g, t, ru, rv) != signature_at(g, t, f.u.data(), f.v.data())) bad.push_back(t);
     ++out.repair_rounds;
   }
 }

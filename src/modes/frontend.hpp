@@ -28,9 +28,9 @@ void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out
 void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out);
 
 /// The exact check with repair shared by frontends: vertices of every triangle whose
-/// signature on (u.recon, v.recon) differs from `original` become exact in both planes,
-/// and the triangles around them are checked again, until none differs.
-void repair_signatures(const VectorField2D& f, const BigVector<uint8_t>& original, int threads,
-                       FrontendResult& out);
+/// signature on (u.recon, v.recon) differs from its signature on the original field
+/// become exact in both planes, and the triangles around them are checked again, until
+/// none differs.
+void repair_signatures(const VectorField2D& f, int threads, FrontendResult& out);
 
 }  // namespace factz::detail
