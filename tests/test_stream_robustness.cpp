@@ -190,7 +190,6 @@ class Prober {
                 static_cast<long long>(decoded_), static_cast<long long>(non_finite_), total_seconds_,
                 max_seconds_);
   }
-  int64_t decoded() const { return decoded_; }
   int64_t rejected() const { return rejected_; }
 
  private:

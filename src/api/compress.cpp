@@ -182,6 +182,11 @@ Result<detail::ParsedContainer> parse_stream(std::span<const uint8_t> stream) {
   // Every Huffman-coded symbol takes at least one bit, so a codes section of R raw bytes
   // holds at most 8 R symbols: a header claiming more vertices is corrupt, and is caught
   // before any output is allocated for it.
+  for (uint32_t id : {detail::kSectionMeta, detail::kSectionCodesU, detail::kSectionCodesV,
+                      detail::kSectionExactIndex, detail::kSectionExactValues, detail::kSectionOutliers})
+    if (!detail::has_section(parsed.value(), id)) return corrupt_stream("missing section " + detail::section_name(id));
+  if (h.mode == uint8_t(Mode::block) && !detail::has_section(parsed.value(), detail::kSectionTileBounds))
+    return corrupt_stream("missing section tile_bounds");
   for (uint32_t id : {detail::kSectionCodesU, detail::kSectionCodesV}) {
     for (const auto& e : parsed->entries)
       if (e.id == id && h.nx * h.ny > 8 * e.raw_size + 64)

@@ -83,17 +83,30 @@ FACTZ_HD Signature triangle_signature(int t, const int64_t idx[3], const float u
 }
 
 /// Signatures of both triangles of cell (i, j): out[0] for T0, out[1] for T1.
+/// Corners a = (i, j), b = (i, j+1), c = (i+1, j), d = (i+1, j+1); T0 = (a, c, d),
+/// T1 = (a, b, d). The five 2x2 determinants m_k of the two triangles (the diagonal's is
+/// shared) decide almost every triangle at once: nonzero with differing signs means no
+/// critical point (see contains_origin). Anything else takes the full evaluation.
 FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u, const float* v,
                               Signature out[2]) {
   const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
   const float ua = u[a], ub = u[b], uc = u[c], ud = u[d];
   const float va = v[a], vb = v[b], vc = v[c], vd = v[d];
-  {
+  const int s_da = cross_exact(ud, vd, ua, va);
+  const int s_cd = cross_exact(uc, vc, ud, vd), s_ac = cross_exact(ua, va, uc, vc);
+  const int s_bd = cross_exact(ub, vb, ud, vd), s_ab = cross_exact(ua, va, ub, vb);
+  const bool t0_out = (s_cd * s_da * s_ac != 0) & !((s_cd == s_da) & (s_da == s_ac));
+  const bool t1_out = (s_bd * s_da * s_ab != 0) & !((s_bd == s_da) & (s_da == s_ab));
+  if (t0_out) {
+    out[0] = kNoCriticalPoint;
+  } else {
     const int64_t idx[3] = {a, c, d};
     const float uu[3] = {ua, uc, ud}, vv[3] = {va, vc, vd};
     out[0] = triangle_signature(0, idx, uu, vv);
   }
-  {
+  if (t1_out) {
+    out[1] = kNoCriticalPoint;
+  } else {
     const int64_t idx[3] = {a, b, d};
     const float uu[3] = {ua, ub, ud}, vv[3] = {va, vb, vd};
     out[1] = triangle_signature(1, idx, uu, vv);

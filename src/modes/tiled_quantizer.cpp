@@ -1,6 +1,7 @@
 #include "modes/tiled_quantizer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "format/byte_io.hpp"
@@ -157,14 +158,16 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
         const uint64_t q = uint64_t(code) + left + above - above_left;
         const int64_t qs = int64_t(q);
         if (qs > kMaxQuant || qs < -int64_t(kMaxQuant)) bad = 1;
-        out[size_t(k)] = reconstruct(int32_t(std::clamp<int64_t>(qs, -kMaxQuant, kMaxQuant)), step);
+        const float r = reconstruct(int32_t(std::clamp<int64_t>(qs, -kMaxQuant, kMaxQuant)), step);
+        if (!std::isfinite(r)) bad = 1;  // the encoder never produces one
+        out[size_t(k)] = r;
         above_left = above;
         row_above[x - x0] = q;
         left = q;
       }
     }
   }
-  if (bad) return corrupt_stream("decoded integer out of range");
+  if (bad) return corrupt_stream("decoded value out of range");
   ByteReader ri(exact_index), rv(exact_values);
   uint64_t count;
   if (!ri.varint(count) || count > uint64_t(n)) return corrupt_stream("exact list header is invalid");
@@ -174,6 +177,7 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     uint64_t gap;
     float value;
     if (!ri.varint(gap) || !rv.f32(value)) return corrupt_stream("exact list truncated");
+    if (!std::isfinite(value)) return corrupt_stream("exact value is not finite");
     if (gap >= uint64_t(n) || int64_t(gap) >= n - last - 1) return corrupt_stream("exact index out of range");
     last += int64_t(gap) + 1;
     out[size_t(last)] = value;
