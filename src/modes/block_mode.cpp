@@ -133,6 +133,9 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = 1.0f;  // every safe bound is <= 1
   const int64_t cw = g.nx - 1;
+  // A positive safe bound proves a triangle critical-point free: remembered per cell
+  // (bit t for triangle t) so the exact check can skip re-deriving those signatures.
+  BigVector<uint8_t> cp_free(static_cast<size_t>(g.cell_count()));
   for (int parity = 0; parity < 2; ++parity) {
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t i = parity; i < g.ny - 1; i += 2) {
@@ -142,6 +145,7 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
         const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
         const float x0 = capped_safe_bound(u0, v0, eb);
         const float x1 = capped_safe_bound(u1, v1, eb);
+        cp_free[size_t(i * cw + j)] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
         xv[a] = std::min(xv[a], std::min(x0, x1));
         xv[d] = std::min(xv[d], std::min(x0, x1));
         xv[c] = std::min(xv[c], x0);
@@ -170,11 +174,11 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   quantize_plane(f.v, L, eb, choose_tile_ids(L, f.v, id_v, eb, threads), id_v.data(), threads, out.v);
   lap("quantize");
   // 5. The exact check on what the decoder will see, with repair.
-  repair_signatures(f, threads, out);
+  repair_signatures(f, cp_free.data(), threads, out);
   lap("repair");
 }
 
-void repair_signatures(const VectorField2D& f, int threads, FrontendResult& out) {
+void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out) {
   const Grid2D g{f.nx, f.ny};
   const float* ru = out.u.recon.data();
   const float* rv = out.v.recon.data();
@@ -187,9 +191,10 @@ void repair_signatures(const VectorField2D& f, int threads, FrontendResult& out)
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < g.ny - 1; ++i) {
       for (int64_t j = 0; j < cw; ++j) {
-        Signature s[2], o[2];
+        Signature s[2], o[2] = {kNoCriticalPoint, kNoCriticalPoint};
         cell_signatures(g, i, j, ru, rv, s);
-        cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
+        // The original's signature is 0 where a safe bound proved it; derived otherwise.
+        if (!cp_free || cp_free[size_t(i * cw + j)] != 3) cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
         const int64_t t0 = 2 * (i * cw + j);
         if (s[0] != o[0]) local.push_back(t0);
         if (s[1] != o[1]) local.push_back(t0 + 1);

@@ -30,7 +30,9 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
 /// The exact check with repair shared by frontends: vertices of every triangle whose
 /// signature on (u.recon, v.recon) differs from its signature on the original field
 /// become exact in both planes, and the triangles around them are checked again, until
-/// none differs.
-void repair_signatures(const VectorField2D& f, int threads, FrontendResult& out);
+/// none differs. cp_free (optional, one byte per cell, bit t for triangle t) marks
+/// triangles already proven critical-point free in the original, whose original signature
+/// is then known to be 0.
+void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out);
 
 }  // namespace factz::detail
