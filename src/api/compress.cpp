@@ -2,6 +2,7 @@
 // frontend dispatch, entropy coding and the container (docs/format.md).
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -50,14 +51,15 @@ float float_bound(double eb) {
   return f;
 }
 
-double value_range(const VectorField2D& f) {
+double value_range(const VectorField2D& f, int threads) {
   if (f.size() == 0) return 0.0;
   float lo = f.u[0], hi = f.u[0];
-  for (const auto* p : {&f.u, &f.v})
-    for (float x : *p) {
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
-    }
+  const int64_t n = f.size();
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : lo) reduction(max : hi)
+  for (int64_t k = 0; k < n; ++k) {
+    lo = std::min({lo, f.u[size_t(k)], f.v[size_t(k)]});
+    hi = std::max({hi, f.u[size_t(k)], f.v[size_t(k)]});
+  }
   return double(hi) - double(lo);
 }
 
@@ -93,7 +95,7 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   if (o.coder != Coder::huffman) return invalid_argument("only the huffman coder is available");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   const int threads = threads_of(o.policy, o.threads);
-  const double eb_req = o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range(field);
+  const double eb_req = o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range(field, threads);
   const float eb = float_bound(eb_req);
 
   using Clock = std::chrono::steady_clock;
@@ -111,8 +113,8 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   lap("frontend");
   for (auto& st : fr.stage_seconds) stages.emplace_back("  " + st.first, st.second);
   const detail::TileLayout L(field.nx, field.ny);
-  detail::PlanePayload pu = detail::encode_plane(field.u, L, fr.u, threads);
-  detail::PlanePayload pv = detail::encode_plane(field.v, L, fr.v, threads);
+  detail::PlanePayload pu = detail::encode_plane(field.u, L, eb, fr.u, threads);
+  detail::PlanePayload pv = detail::encode_plane(field.v, L, eb, fr.v, threads);
   std::vector<Section> sections;
   sections.push_back({detail::kSectionMeta, meta_section()});
   if (o.mode == Mode::block) {

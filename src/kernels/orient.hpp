@@ -28,10 +28,10 @@ FACTZ_HD int orient_exact(float x0, float y0, float x1, float y1, float x2, floa
 FACTZ_HD int cross_exact(float x0, float y0, float x1, float y1) {
   const double a = double(x0) * double(y1);
   const double b = double(x1) * double(y0);
-  return a > b ? 1 : (a < b ? -1 : 0);
+  return int(a > b) - int(a < b);  // branch-free: signs are unpredictable in noisy data
 }
 
-FACTZ_HD int compare_floats(float a, float b) { return a > b ? 1 : (a < b ? -1 : 0); }
+FACTZ_HD int compare_floats(float a, float b) { return int(a > b) - int(a < b); }
 
 /// Orientation sign (+1 or -1, never 0) with symbolic perturbation ordered by index.
 /// Indices must be pairwise distinct.

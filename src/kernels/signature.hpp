@@ -28,11 +28,14 @@ FACTZ_HD bool contains_origin(SosPoint p0, SosPoint p1, SosPoint p2) {
   // Branch-light: most triangles are decided here, with unpredictable signs.
   const bool no_zero = (m0 != 0) & (m1 != 0) & (m2 != 0);
   if (no_zero) return (m0 == m1) & (m1 == m2);
+  // Inside iff the three origin-replaced orientations and the triangle's own agree. The
+  // three with the origin are cheap (a 2x2 determinant, then float comparisons), so they
+  // go first; the full orientation is needed only when they agree.
   const SosPoint o{0.0f, 0.0f, -1};
-  const int s = orient_sos(p0, p1, p2);
-  if (orient_sos(o, p1, p2) != s) return false;
-  if (orient_sos(p0, o, p2) != s) return false;
-  return orient_sos(p0, p1, o) == s;
+  const int s0 = orient_sos(o, p1, p2);
+  if (orient_sos(p0, o, p2) != s0) return false;
+  if (orient_sos(p0, p1, o) != s0) return false;
+  return orient_sos(p0, p1, p2) == s0;
 }
 
 /// Exact type of the linear field with Jacobian [[a1-a0, b1-b0], [c1-c0, d1-d0]]
@@ -95,8 +98,12 @@ FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float
   const int s_da = cross_exact(ud, vd, ua, va);
   const int s_cd = cross_exact(uc, vc, ud, vd), s_ac = cross_exact(ua, va, uc, vc);
   const int s_bd = cross_exact(ub, vb, ud, vd), s_ab = cross_exact(ua, va, ub, vb);
-  const bool t0_out = (s_cd * s_da * s_ac != 0) & !((s_cd == s_da) & (s_da == s_ac));
-  const bool t1_out = (s_bd * s_da * s_ab != 0) & !((s_bd == s_da) & (s_da == s_ab));
+  // Outside iff all three signs are nonzero and not all equal: |sum| == 1 exactly then
+  // (sums of three nonzero signs are +-1 or +-3; a zero makes some other value possible,
+  // so zeros are excluded by the product).
+  const int sum0 = s_cd + s_da + s_ac, sum1 = s_bd + s_da + s_ab;
+  const bool t0_out = (s_cd * s_da * s_ac != 0) & ((sum0 == 1) | (sum0 == -1));
+  const bool t1_out = (s_bd * s_da * s_ab != 0) & ((sum1 == 1) | (sum1 == -1));
   if (t0_out) {
     out[0] = kNoCriticalPoint;
   } else {

@@ -41,35 +41,53 @@ std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float>
   for (int64_t t = 0; t < L.tile_count(); ++t) {
     const int64_t x0 = (t % L.tiles_x) * kTile, y0 = (t / L.tiles_x) * kTile;
     const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
-    // hist[id][e]: vertices by required id and residual exponent.
-    int32_t hist[kMaxBoundId + 1][kBins] = {};
+    // hist[id][e]: vertices by required id and residual exponent; only rows
+    // [id_lo, kMaxBoundId] and columns [e_lo, e_hi] are used (and zeroed).
+    int32_t hist[kMaxBoundId + 1][kBins];
+    int id_lo = kMaxBoundId + 1, e_lo = kBins, e_hi = -1;
     int32_t free_count = 0;
-    for (int64_t y = y0; y < y1; ++y)
-      for (int64_t xi = x0; xi < x1; ++xi) {
-        const int64_t k = y * L.nx + xi;
-        const int id = ids[size_t(k)];
-        if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
-        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - L.nx] : 0.0;
-        const double ul = (xi > x0 && y > y0) ? x[k - L.nx - 1] : 0.0;
-        const float r = float(std::fabs(double(x[k]) - (l + up - ul)));
-        // Bound-id exponent of the residual, about floor(log2(r / eb)) + 30 + 2; an
-        // estimate, so the exponent bits suffice (subnormals count as tiny).
-        int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
-        e = std::clamp(e, 0, kBins - 1);
-        ++hist[id][e];
-        ++free_count;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int64_t y = y0; y < y1; ++y)
+        for (int64_t xi = x0; xi < x1; ++xi) {
+          const int64_t k = y * L.nx + xi;
+          const int id = ids[size_t(k)];
+          if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
+          if (pass == 0) {
+            id_lo = std::min(id_lo, id);
+            continue;
+          }
+          const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - L.nx] : 0.0;
+          const double ul = (xi > x0 && y > y0) ? x[k - L.nx - 1] : 0.0;
+          const float r = float(std::fabs(double(x[k]) - (l + up - ul)));
+          // Bound-id exponent of the residual, about floor(log2(r / eb)) + 30 + 2; an
+          // estimate, so the exponent bits suffice (subnormals count as tiny).
+          int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
+          e = std::clamp(e, 0, kBins - 1);
+          ++hist[id][e];
+          e_lo = std::min(e_lo, e);
+          e_hi = std::max(e_hi, e);
+          ++free_count;
+        }
+      if (pass == 0) {
+        if (id_lo > kMaxBoundId) break;
+        for (int id = id_lo; id <= kMaxBoundId; ++id)
+          for (int e = 0; e < kBins; ++e) hist[id][e] = 0;
       }
+    }
     if (free_count == 0) continue;
-    // Sweep T from kMaxBoundId down: vertices with id >= T are quantized at T.
+    // Sweep T from kMaxBoundId down to id_lo (below it the cost only grows): vertices
+    // with id >= T are quantized at T, the others stored exactly.
     int32_t quantized[kBins] = {};
     int32_t quantized_count = 0;
     int64_t best_cost = INT64_MAX;
     int best = 0;
-    for (int T = kMaxBoundId; T >= 1; --T) {
-      for (int e = 0; e < kBins; ++e) quantized[e] += hist[T][e];
-      for (int e = 0; e < kBins; ++e) quantized_count += hist[T][e];
+    for (int T = kMaxBoundId; T >= id_lo; --T) {
+      for (int e = e_lo; e <= e_hi; ++e) {
+        quantized[e] += hist[T][e];
+        quantized_count += hist[T][e];
+      }
       int64_t cost = int64_t(free_count - quantized_count) * kExactCostBits;
-      for (int e = 0; e < kBins; ++e)
+      for (int e = e_lo; e <= e_hi; ++e)
         if (quantized[e]) cost += int64_t(quantized[e]) * std::max(1, e - T + 1);
       if (cost < best_cost) {
         best_cost = cost;
@@ -170,8 +188,11 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   xv.shrink_to_fit();
   lap("bound_ids");
   // 4. Per tile: one bound id per component (choose_tile_ids), then quantization.
-  quantize_plane(f.u, L, eb, choose_tile_ids(L, f.u, id_u, eb, threads), id_u.data(), threads, out.u);
-  quantize_plane(f.v, L, eb, choose_tile_ids(L, f.v, id_v, eb, threads), id_v.data(), threads, out.v);
+  auto tiles_u = choose_tile_ids(L, f.u, id_u, eb, threads);
+  auto tiles_v = choose_tile_ids(L, f.v, id_v, eb, threads);
+  lap("tile_ids");
+  quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u);
+  quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v);
   lap("quantize");
   // 5. The exact check on what the decoder will see, with repair.
   repair_signatures(f, cp_free.data(), threads, out);

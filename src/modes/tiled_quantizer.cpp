@@ -8,27 +8,12 @@
 #include "kernels/quantizer.hpp"
 
 namespace factz::detail {
-namespace {
-
-/// Lorenzo prediction of vertex (x, y) from its tile-local neighbours (0 outside the tile).
-template <class Q>
-int64_t lorenzo(const Q* q, int64_t nx, int64_t x, int64_t y) {
-  const bool has_l = x % kTile != 0, has_t = y % kTile != 0;
-  const int64_t k = y * nx + x;
-  const int64_t l = has_l ? int64_t(q[k - 1]) : 0;
-  const int64_t t = has_t ? int64_t(q[k - nx]) : 0;
-  const int64_t tl = (has_l && has_t) ? int64_t(q[k - nx - 1]) : 0;
-  return l + t - tl;
-}
-
-}  // namespace
 
 void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
                     const uint8_t* vertex_ids, int threads, QuantizedPlane& out) {
   const int64_t n = L.nx * L.ny;
   out.tile_ids = std::move(tile_ids);
-  out.q.resize(size_t(n));  // every element is written below
-  out.recon.resize(size_t(n));
+  out.recon.resize(size_t(n));  // every element is written below
   out.exact.resize(size_t(n));
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
@@ -42,7 +27,6 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
         const int32_t q = id > 0 ? prequantize(x[k], step) : 0;
         const float r = reconstruct(q, step);
         const float need = bound[vertex_ids ? vertex_ids[k] : id];
-        out.q[k] = q;
         const bool ok = within_bound(r, x[k], need);
         out.recon[k] = ok ? r : x[k];
         out.exact[k] = ok ? 0 : 1;
@@ -51,37 +35,65 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
   }
 }
 
-PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, const QuantizedPlane& p, int threads) {
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p,
+                          int threads) {
   const int64_t n = L.nx * L.ny;
   PlanePayload out;
   out.symbols.resize(size_t(n));
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t y = 0; y < L.ny; ++y) {
-    for (int64_t xi = 0; xi < L.nx; ++xi) {
-      const int64_t k = y * L.nx + xi;
-      const int64_t code = int64_t(p.q[k]) - lorenzo(p.q.data(), L.nx, xi, y);
-      out.symbols[k] = (code > -kRadius && code < kRadius) ? uint16_t(code + kRadius) : 0;
+  float step_of[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = 2.0f * bound_of_id(eb, id);
+  // q is a pure function of (x, tile id), recomputed here rather than stored. Tile rows
+  // are independent (Lorenzo stops at tile edges), so each is one parallel task; escaped
+  // codes are collected per tile row and joined in order.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes(size_t(L.tiles_y));
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<int32_t> above(size_t(L.nx)), here(size_t(L.nx));
+#pragma omp for schedule(static)
+    for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
+      const int64_t y1 = std::min(L.ny, (ty + 1) * kTile);
+      for (int64_t y = ty * kTile; y < y1; ++y) {
+        for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
+          const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
+          const int64_t x1 = std::min(L.nx, x0 + kTile);
+          for (int64_t xi = x0; xi < x1; ++xi)
+            here[size_t(xi)] = id > 0 ? prequantize(x[y * L.nx + xi], step_of[id]) : 0;
+        }
+        const bool has_up = y % kTile != 0;
+        for (int64_t xi = 0; xi < L.nx; ++xi) {
+          const bool has_l = xi % kTile != 0;
+          const int64_t l = has_l ? here[size_t(xi - 1)] : 0;
+          const int64_t t = has_up ? above[size_t(xi)] : 0;
+          const int64_t tl = (has_l && has_up) ? above[size_t(xi - 1)] : 0;
+          const int64_t code = int64_t(here[size_t(xi)]) - (l + t - tl);
+          const bool in_range = code > -kRadius && code < kRadius;
+          out.symbols[size_t(y * L.nx + xi)] = in_range ? uint16_t(code + kRadius) : 0;
+          if (!in_range) escapes[size_t(ty)].emplace_back(y * L.nx + xi, code);
+        }
+        std::swap(above, here);
+      }
     }
   }
   ByteWriter outl, idx, vals;
   int64_t n_out = 0, n_exact = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    n_out += out.symbols[k] == 0;
-    n_exact += p.exact[k];
-  }
+  for (const auto& e : escapes) n_out += int64_t(e.size());
+  for (int64_t k = 0; k < n; ++k) n_exact += p.exact[size_t(k)];
   outl.varint(uint64_t(n_out));
-  idx.varint(uint64_t(n_exact));
-  int64_t last_o = -1, last_e = -1;
-  for (int64_t k = 0; k < n; ++k) {
-    if (out.symbols[k] == 0) {
-      const int64_t y = k / L.nx, xi = k % L.nx;
+  int64_t last_o = -1;
+  for (const auto& band : escapes) {
+    // Within a tile row, escapes were found row by row in index order already.
+    for (const auto& [k, code] : band) {
       outl.varint(uint64_t(k - last_o - 1));
-      outl.zigzag(int64_t(p.q[k]) - lorenzo(p.q.data(), L.nx, xi, y));
+      outl.zigzag(code);
       last_o = k;
     }
-    if (p.exact[k]) {
+  }
+  idx.varint(uint64_t(n_exact));
+  int64_t last_e = -1;
+  for (int64_t k = 0; k < n; ++k) {
+    if (p.exact[size_t(k)]) {
       idx.varint(uint64_t(k - last_e - 1));
-      vals.f32(x[k]);
+      vals.f32(x[size_t(k)]);
       last_e = k;
     }
   }

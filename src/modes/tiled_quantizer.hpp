@@ -26,10 +26,11 @@ struct TileLayout {
   int64_t tile_of(int64_t x, int64_t y) const { return (y / kTile) * tiles_x + x / kTile; }
 };
 
-/// One component plane in the encoder: what the decoder will reconstruct, and why.
+/// One component plane in the encoder: what the decoder will reconstruct, and why. The
+/// pre-quantized integers q are a pure function of (value, tile id) and are recomputed
+/// where needed instead of stored.
 struct QuantizedPlane {
   std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
-  BigVector<int32_t> q;           ///< pre-quantized integers, per vertex
   BigVector<float> recon;         ///< the decoder's value, per vertex
   BigVector<uint8_t> exact;       ///< 1 if the vertex is stored exactly (side stream)
 };
@@ -48,7 +49,7 @@ struct PlanePayload {
   std::vector<uint8_t> exact_values;
 };
 
-PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, const QuantizedPlane& p,
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
                           int threads);
 
 /// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
