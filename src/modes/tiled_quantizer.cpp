@@ -46,6 +46,7 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
   // are independent (Lorenzo stops at tile edges), so each is one parallel task; escaped
   // codes are collected per tile row and joined in order.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes(size_t(L.tiles_y));
+  std::vector<std::vector<int64_t>> exact(size_t(L.tiles_y));
 #pragma omp parallel num_threads(threads)
   {
     std::vector<int32_t> above(size_t(L.nx)), here(size_t(L.nx));
@@ -69,6 +70,7 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
           const bool in_range = code > -kRadius && code < kRadius;
           out.symbols[size_t(y * L.nx + xi)] = in_range ? uint16_t(code + kRadius) : 0;
           if (!in_range) escapes[size_t(ty)].emplace_back(y * L.nx + xi, code);
+          if (p.exact[size_t(y * L.nx + xi)]) exact[size_t(ty)].push_back(y * L.nx + xi);
         }
         std::swap(above, here);
       }
@@ -77,7 +79,7 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
   ByteWriter outl, idx, vals;
   int64_t n_out = 0, n_exact = 0;
   for (const auto& e : escapes) n_out += int64_t(e.size());
-  for (int64_t k = 0; k < n; ++k) n_exact += p.exact[size_t(k)];
+  for (const auto& e : exact) n_exact += int64_t(e.size());
   outl.varint(uint64_t(n_out));
   int64_t last_o = -1;
   for (const auto& band : escapes) {
@@ -90,8 +92,8 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
   }
   idx.varint(uint64_t(n_exact));
   int64_t last_e = -1;
-  for (int64_t k = 0; k < n; ++k) {
-    if (p.exact[size_t(k)]) {
+  for (const auto& band : exact) {
+    for (int64_t k : band) {
       idx.varint(uint64_t(k - last_e - 1));
       vals.f32(x[size_t(k)]);
       last_e = k;
