@@ -95,10 +95,27 @@ Result<std::vector<float>> read_plane(const std::string& path, int64_t nx, int64
   if (nx <= 0 || ny <= 0) return invalid_argument("dimensions must be positive");
   if (nx > (int64_t(1) << 40) / ny)
     return invalid_argument("grid " + std::to_string(nx) + "x" + std::to_string(ny) + " is too large (more than 2^40 values)");
+  const uint64_t n = uint64_t(nx) * uint64_t(ny);
+  auto size_error = [&](uint64_t have) {
+    return invalid_argument(path + ": expected " + std::to_string(n * 4) + " bytes of float32 for " +
+                            std::to_string(nx) + "x" + std::to_string(ny) + ", found " + std::to_string(have));
+  };
+  if (path != "-" && !ends_with(path, ".npy")) {
+    // Raw file: read straight into the plane (no intermediate byte buffer).
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) return io_error("cannot open " + path + ": " + std::strerror(errno));
+    const std::streamsize size = in.tellg();
+    if (size < 0) return io_error("cannot read " + path);
+    if (uint64_t(size) != n * 4) return size_error(uint64_t(size));
+    std::vector<float> out(n);
+    in.seekg(0);
+    if (n > 0 && !in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n * 4)))
+      return io_error("cannot read " + path);
+    return out;
+  }
   auto bytes = read_bytes(path);
   if (!bytes.ok()) return bytes.status();
   const auto& b = bytes.value();
-  const uint64_t n = uint64_t(nx) * uint64_t(ny);
   size_t offset = 0;
   if (ends_with(path, ".npy")) {
     std::vector<int64_t> shape;
@@ -110,10 +127,7 @@ Result<std::vector<float>> read_plane(const std::string& path, int64_t nx, int64
                               ", " + std::to_string(nx) + ")");
   }
   const uint64_t have = b.size() - offset;
-  if (have != n * 4)
-    return invalid_argument(path + ": expected " + std::to_string(n * 4) + " bytes of float32 for " +
-                            std::to_string(nx) + "x" + std::to_string(ny) + ", found " +
-                            std::to_string(have));
+  if (have != n * 4) return size_error(have);
   std::vector<float> out(n);
   if (n > 0) std::memcpy(out.data(), b.data() + offset, n * 4);
   return out;
