@@ -14,7 +14,7 @@
 
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
-#include "synth.hpp"
+#include "bench_field.hpp"
 
 namespace {
 
@@ -39,17 +39,9 @@ int main(int argc, char** argv) {
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 5;
   const int threads = argc > 5 ? std::atoi(argv[5]) : 0;
   const double rel = argc > 6 ? std::atof(argv[6]) : 1e-2;
-  factz::VectorField2D f;
-  if (argc > 8) {
-    auto r = factz::read_vector_field(argv[7], argv[8], nx, ny);
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s\n", r.status().to_string().c_str());
-      return 1;
-    }
-    f = std::move(r.value());
-  } else {
-    f = factz::synth::turbulence(nx, ny, 7);
-  }
+  auto loaded = factz::bench::load_field(nx, ny, argc > 8 ? argv[7] : nullptr, argc > 8 ? argv[8] : nullptr);
+  if (!loaded) return 1;
+  const factz::VectorField2D f = std::move(*loaded);
   factz::Options o;
   o.mode = mode == "none" ? factz::Mode::none : factz::Mode::block;
   o.bound_mode = factz::BoundMode::rel;

@@ -10,24 +10,16 @@
 
 #include "factz/io.hpp"
 #include "factz/topology.hpp"
-#include "synth.hpp"
+#include "bench_field.hpp"
 
 int main(int argc, char** argv) {
   const int64_t nx = argc > 1 ? std::atoll(argv[1]) : 4096;
   const int64_t ny = argc > 2 ? std::atoll(argv[2]) : 4096;
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
   const int threads = argc > 4 ? std::atoi(argv[4]) : 0;
-  factz::VectorField2D f;
-  if (argc > 6) {
-    auto r = factz::read_vector_field(argv[5], argv[6], nx, ny);
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s\n", r.status().to_string().c_str());
-      return 1;
-    }
-    f = std::move(r.value());
-  } else {
-    f = factz::synth::turbulence(nx, ny, 7);
-  }
+  auto loaded = factz::bench::load_field(nx, ny, argc > 6 ? argv[5] : nullptr, argc > 6 ? argv[6] : nullptr);
+  if (!loaded) return 1;
+  const factz::VectorField2D f = std::move(*loaded);
   std::vector<double> secs;
   size_t count = 0;
   for (int r = 0; r < repeats; ++r) {

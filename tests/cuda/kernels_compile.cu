@@ -1,0 +1,22 @@
+// Compile-only check: the per-element kernels of src/kernels/ are __host__ __device__
+// ready (no allocation, no exceptions, no host-only library calls). Built by nvcc from
+// the test KernelsCompileForTheGpu when nvcc is installed; never run.
+#include <cstdint>
+
+#include "kernels/quantizer.hpp"
+#include "kernels/safe_bound.hpp"
+#include "kernels/signature.hpp"
+
+__global__ void kernels_compile(const float* u, const float* v, uint8_t* sig, float* xi, float* q, int64_t nx,
+                                int64_t ny) {
+  const factz::detail::Grid2D g{nx, ny};
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= g.triangle_count()) return;
+  sig[t] = factz::detail::signature_at(g, t, u, v);
+  int64_t idx[3];
+  factz::detail::triangle_vertices(g, t, idx);
+  const float uu[3] = {u[idx[0]], u[idx[1]], u[idx[2]]}, vv[3] = {v[idx[0]], v[idx[1]], v[idx[2]]};
+  xi[t] = float(factz::detail::triangle_safe_bound(uu, vv));
+  const float step = 2.0f * factz::detail::bound_of_id(0.5f, factz::detail::id_for_bound(0.5f, 0.1));
+  q[t] = factz::detail::reconstruct(factz::detail::prequantize(u[idx[0]], step), step);
+}
