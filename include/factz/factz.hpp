@@ -18,7 +18,7 @@ namespace factz {
 enum class Mode : uint8_t {
   none = 0,         ///< one uniform bound: the topology-agnostic baseline
   block = 1,        ///< FaCTz-B: per-tile bounds from analytic safe bounds + exact repair
-  speculative = 2,  ///< FaCTz-S (not yet available)
+  speculative = 2,  ///< FaCTz-S: per-vertex speculation, the ratio mode (default)
 };
 enum class Coder : uint8_t { huffman = 0, ans = 1 };
 enum class BoundMode : uint8_t {
@@ -29,13 +29,14 @@ enum class BoundMode : uint8_t {
 enum class Policy : uint8_t { serial = 0, omp = 1 };
 
 struct Options {
-  Mode mode = Mode::block;
+  Mode mode = Mode::speculative;
   Coder coder = Coder::huffman;
   BoundMode bound_mode = BoundMode::rel;
   double bound = 1e-2;  ///< ABS value or REL fraction; must be finite and >= 0
   bool zstd = true;     ///< apply the lossless zstd stage where it shrinks a section
   Policy policy = Policy::omp;
   int threads = 0;      ///< OpenMP threads (0: OpenMP default); ignored for serial
+  int64_t anchor_stride = 16;  ///< speculative mode: anchor lattice stride, a power of two in [2, 4096]
 };
 
 struct CompressStats {

@@ -15,6 +15,7 @@
 #include "format/container.hpp"
 #include "kernels/quantizer.hpp"
 #include "modes/frontend.hpp"
+#include "modes/speculative_mode.hpp"
 
 namespace factz {
 
@@ -87,37 +88,36 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 
 namespace {
 
-Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Options& o, CompressStats* stats) {
-  FACTZ_RETURN_IF_ERROR(validate_field(field));
-  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
-  if (o.mode == Mode::speculative) return invalid_argument("mode speculative is not available yet");
-  if (o.mode != Mode::none && o.mode != Mode::block) return invalid_argument("unknown mode");
-  if (o.coder != Coder::huffman) return invalid_argument("only the huffman coder is available");
-  if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
-  const int threads = threads_of(o.policy, o.threads);
-  const double eb_req = o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range(field, threads);
-  const float eb = float_bound(eb_req);
+using Stages = std::vector<std::pair<std::string, double>>;
 
-  using Clock = std::chrono::steady_clock;
-  std::vector<std::pair<std::string, double>> stages;
-  auto t_last = Clock::now();
-  auto lap = [&](const char* name) {
-    const auto t = Clock::now();
-    stages.emplace_back(name, std::chrono::duration<double>(t - t_last).count());
-    t_last = t;
-  };
+/// Wall-clock laps for CompressStats::stage_seconds.
+class Laps {
+ public:
+  explicit Laps(Stages& out) : out_(out), last_(std::chrono::steady_clock::now()) {}
+  void operator()(const std::string& name) {
+    const auto t = std::chrono::steady_clock::now();
+    out_.emplace_back(name, std::chrono::duration<double>(t - last_).count());
+    last_ = t;
+  }
+
+ private:
+  Stages& out_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+/// Modes none and block: frontend, tiled backbone, Huffman.
+Status tiled_sections(const VectorField2D& field, Mode mode, float eb, int threads, Laps& lap, Stages& stages,
+                      std::vector<Section>& sections, CompressStats& st) {
   detail::FrontendResult fr;
-  if (o.mode == Mode::none) detail::run_none(field, eb, threads, fr);
+  if (mode == Mode::none) detail::run_none(field, eb, threads, fr);
   else detail::run_block(field, eb, threads, fr);
-
   lap("frontend");
-  for (auto& st : fr.stage_seconds) stages.emplace_back("  " + st.first, st.second);
+  for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
   const detail::TileLayout L(field.nx, field.ny);
   detail::PlanePayload pu = detail::encode_plane(field.u, L, eb, fr.u, threads);
   detail::PlanePayload pv = detail::encode_plane(field.v, L, eb, fr.v, threads);
-  std::vector<Section> sections;
   sections.push_back({detail::kSectionMeta, meta_section()});
-  if (o.mode == Mode::block) {
+  if (mode == Mode::block) {
     std::vector<uint8_t> ids(fr.u.tile_ids);
     ids.insert(ids.end(), fr.v.tile_ids.begin(), fr.v.tile_ids.end());
     sections.push_back({detail::kSectionTileBounds, std::move(ids)});
@@ -131,8 +131,44 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   sections.push_back({detail::kSectionExactIndex, detail::concat_lists(pu.exact_index, pv.exact_index)});
   sections.push_back({detail::kSectionExactValues, detail::concat_lists(pu.exact_values, pv.exact_values)});
   sections.push_back({detail::kSectionOutliers, detail::concat_lists(pu.outliers, pv.outliers)});
-
   lap("entropy");
+  int64_t exact = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
+  for (int64_t k = 0; k < field.size(); ++k) exact += fr.u.exact[size_t(k)] | fr.v.exact[size_t(k)];
+  st.exact_vertices = exact;
+  st.repair_rounds = fr.repair_rounds;
+  st.repaired_vertices = fr.repaired_vertices;
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Options& o, CompressStats* stats) {
+  FACTZ_RETURN_IF_ERROR(validate_field(field));
+  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
+  if (o.mode != Mode::none && o.mode != Mode::block && o.mode != Mode::speculative)
+    return invalid_argument("unknown mode");
+  if (o.coder != Coder::huffman) return invalid_argument("only the huffman coder is available");
+  if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  const int64_t s0 = o.anchor_stride;
+  if (o.mode == Mode::speculative && (s0 < 2 || s0 > detail::kMaxAnchorStride || (s0 & (s0 - 1)) != 0))
+    return invalid_argument("anchor stride must be a power of two in [2, 4096], got " + std::to_string(s0));
+  const int threads = threads_of(o.policy, o.threads);
+  const double eb_req = o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range(field, threads);
+  const float eb = float_bound(eb_req);
+
+  Stages stages;
+  Laps lap(stages);
+  CompressStats st;
+  std::vector<Section> sections;
+  if (o.mode == Mode::speculative) {
+    detail::SpeculativeResult sr;
+    detail::run_speculative(field, eb, s0, threads, true, sr);
+    lap("frontend");
+    FACTZ_RETURN_IF_ERROR(detail::speculative_sections(field, s0, sr, threads, sections));
+    lap("entropy");
+    st.exact_vertices = sr.exact_vertices;
+  } else {
+    FACTZ_RETURN_IF_ERROR(tiled_sections(field, o.mode, eb, threads, lap, stages, sections, st));
+  }
   for (auto& sec : sections) sec.zstd = o.zstd && sec.id != detail::kSectionMeta;
   detail::Header h;
   h.components = 2;
@@ -144,6 +180,7 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   h.bound_value = o.bound;
   h.eb = eb;
   h.tile = uint16_t(detail::kTile);
+  h.anchor_stride = uint16_t(o.mode == Mode::speculative ? s0 : 0);
   h.flags = o.zstd ? 1 : 0;
   const detail::Compressor zstd = [](std::span<const uint8_t> in, std::vector<uint8_t>& out) {
     return detail::zstd_compress(in, kZstdLevel, out);
@@ -152,13 +189,9 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   if (!stream.ok()) return stream.status();
   lap("container");
   if (stats) {
+    *stats = std::move(st);
     stats->stage_seconds = std::move(stages);
     stats->eb_abs = eb;
-    int64_t exact = 0;
-    for (int64_t k = 0; k < field.size(); ++k) exact += fr.u.exact[k] | fr.v.exact[k];
-    stats->exact_vertices = exact;
-    stats->repair_rounds = fr.repair_rounds;
-    stats->repaired_vertices = fr.repaired_vertices;
   }
   return stream;
 }
@@ -174,27 +207,33 @@ Result<detail::ParsedContainer> parse_stream(std::span<const uint8_t> stream) {
   const auto& h = parsed.value().header;
   if (h.dtype != 1 || h.components != 2 || h.ndims != 2 || h.nz != 1)
     return Status(Code::unsupported_version, "stream is not a 2D float32 vector field");
-  if (h.mode != uint8_t(Mode::none) && h.mode != uint8_t(Mode::block))
+  if (h.mode > uint8_t(Mode::speculative))
     return Status(Code::unsupported_version, "stream mode " + std::to_string(h.mode) + " is not supported by this build");
   if (h.coder != uint8_t(Coder::huffman))
     return Status(Code::unsupported_version, "stream coder " + std::to_string(h.coder) + " is not supported by this build");
   if (h.tile != detail::kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
   if (h.nx == 0 || h.ny == 0) return corrupt_stream("empty grid");
-  // Every Huffman-coded symbol takes at least one bit, so a codes section of R raw bytes
-  // holds at most 8 R symbols: a header claiming more vertices is corrupt, and is caught
-  // before any output is allocated for it.
-  for (uint32_t id : {detail::kSectionMeta, detail::kSectionCodesU, detail::kSectionCodesV,
-                      detail::kSectionExactIndex, detail::kSectionExactValues, detail::kSectionOutliers})
-    if (!detail::has_section(parsed.value(), id)) return corrupt_stream("missing section " + detail::section_name(id));
-  if (h.mode == uint8_t(Mode::block) && !detail::has_section(parsed.value(), detail::kSectionTileBounds))
-    return corrupt_stream("missing section tile_bounds");
-  for (uint32_t id : {detail::kSectionCodesU, detail::kSectionCodesV}) {
-    for (const auto& e : parsed->entries)
-      if (e.id == id && h.nx * h.ny > 8 * e.raw_size + 64)
-        return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " is larger than " +
-                              detail::section_name(id) + " can hold");
+  const bool speculative = h.mode == uint8_t(Mode::speculative);
+  std::vector<uint32_t> required = {detail::kSectionMeta, detail::kSectionCodesU, detail::kSectionCodesV,
+                                    detail::kSectionExactValues};
+  if (speculative) {
+    required.push_back(detail::kSectionBoundIdsU);
+  } else {
+    required.insert(required.end(), {detail::kSectionExactIndex, detail::kSectionOutliers});
+    if (h.mode == uint8_t(Mode::block)) required.push_back(detail::kSectionTileBounds);
   }
+  for (uint32_t id : required)
+    if (!detail::has_section(parsed.value(), id)) return corrupt_stream("missing section " + detail::section_name(id));
+  // Every Huffman-coded symbol takes at least one bit, so a section of R raw bytes holds
+  // at most 8 R symbols: a header claiming more vertices than the per-vertex section can
+  // hold is corrupt, and is caught before any output is allocated for it. (The
+  // speculative mode's per-vertex stream is its bound ids; anchors are a small fraction.)
+  const uint32_t per_vertex = speculative ? detail::kSectionBoundIdsU : detail::kSectionCodesU;
+  for (const auto& e : parsed->entries)
+    if (e.id == per_vertex && h.nx * h.ny > 8 * e.raw_size + 64 + (speculative ? (h.nx * h.ny) / 4 : 0))
+      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " is larger than " +
+                            detail::section_name(per_vertex) + " can hold");
   return parsed;
 }
 
@@ -219,6 +258,8 @@ Status decode_parsed(std::span<const uint8_t> stream, const detail::ParsedContai
   const detail::Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
     return detail::zstd_decompress(in, raw, out);
   };
+  if (h.mode == uint8_t(Mode::speculative))
+    return detail::decode_speculative(stream, pc, &unzstd, threads, u_out, v_out);
   auto section = [&](uint32_t id) { return detail::read_section(stream, pc, id, &unzstd); };
 
   auto meta = section(detail::kSectionMeta);

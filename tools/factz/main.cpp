@@ -26,12 +26,15 @@ const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
 
 const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) into a FaCTz stream.",
-    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode block|none] [--zstd|--no-zstd] [-x POLICY] [--json]",
+    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--zstd|--no-zstd] [-x POLICY] [--json]",
     {kDims,
      {"-i", 1, "FILE", "input component (give twice: u then v); '-' reads stdin", true},
      {"-z", 1, "FILE", "output stream; '-' writes stdout"},
      {"-M", 2, "ABS|REL E", "error bound: ABS e (absolute) or REL t (t times the value range); default REL 1e-2"},
-     {"--mode", 1, "MODE", "block (FaCTz-B, keeps every critical point; default) | none (plain error bound)"},
+     {"--mode", 1, "MODE",
+      "speculative (FaCTz-S, keeps every critical point, best ratio; default) | block (FaCTz-B, keeps every "
+      "critical point, fastest) | none (plain error bound, no topology guarantee)"},
+     {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 16)"},
      {"--coder", 1, "CODER", "huffman (default)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
@@ -224,11 +227,18 @@ int run_compress(const Args& a) {
     else fail("-M must be ABS or REL, got '" + m[0] + "'", 2);
     if (!factz::cli::to_double(m[1], o.bound) || o.bound < 0) fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
   }
-  const std::string mode = a.get("--mode", "block");
+  const std::string mode = a.get("--mode", "speculative");
   if (mode == "block") o.mode = factz::Mode::block;
   else if (mode == "none") o.mode = factz::Mode::none;
-  else if (mode == "speculative") fail("invalid_argument: --mode speculative is not available yet in this build", 2);
-  else fail("--mode must be block or none, got '" + mode + "'", 2);
+  else if (mode == "speculative") o.mode = factz::Mode::speculative;
+  else fail("--mode must be speculative, block or none, got '" + mode + "'", 2);
+  if (a.has("--anchor-stride")) {
+    long long s = 0;
+    if (mode != "speculative") fail("--anchor-stride applies to --mode speculative only", 2);
+    if (!factz::cli::to_int64(a.get("--anchor-stride"), s) || s < 2 || s > 4096 || (s & (s - 1)) != 0)
+      fail("--anchor-stride must be a power of two in [2, 4096], got '" + a.get("--anchor-stride") + "'", 2);
+    o.anchor_stride = s;
+  }
   const std::string coder = a.get("--coder", "huffman");
   if (coder == "huffman") o.coder = factz::Coder::huffman;
   else fail("--coder must be huffman (ans is not available yet), got '" + coder + "'", 2);

@@ -1,0 +1,84 @@
+// FaCTz-S schedule and predictors (ARCHITECTURE.md section 4, paper Algorithm 1).
+//
+// Anchors: vertices with x % s0 == 0 and y % s0 == 0, stored exactly. Then levels
+// step = s0/2, ..., 1; at level s the known lattice is (x % 2s == 0, y % 2s == 0) and three
+// ordered phases fill the rest:
+//   horizontal: x % 2s == s, y % 2s == 0,  pred = (L + R) / 2   (L only at the right edge)
+//   vertical:   x % 2s == 0, y % 2s == s,  pred = (T + B) / 2   (T only at the bottom edge)
+//   center:     x % 2s == s, y % 2s == s,  pred = T + L - TL
+// Every vertex belongs to exactly one phase (or is an anchor). Two targets of one phase
+// are never neighbours in the mesh, so they share no triangle and can be decided in
+// parallel. Targets of a phase are ordered row-major; that order is the stream's order.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/hd.hpp"
+
+namespace factz::detail {
+
+enum class Phase : uint8_t { horizontal = 0, vertical = 1, center = 2 };
+
+/// The lattice of one phase: x = x0 + i * dx (i < count_x), y = y0 + j * dy (j < count_y).
+struct PhaseLattice {
+  int64_t x0 = 0, y0 = 0, dx = 1, dy = 1, count_x = 0, count_y = 0;
+  FACTZ_HD int64_t count() const { return count_x * count_y; }
+};
+
+FACTZ_HD int64_t lattice_count(int64_t start, int64_t stride, int64_t n) {
+  return start < n ? (n - 1 - start) / stride + 1 : 0;
+}
+
+/// Anchors for stride s0.
+FACTZ_HD PhaseLattice anchor_lattice(int64_t nx, int64_t ny, int64_t s0) {
+  return {0, 0, s0, s0, lattice_count(0, s0, nx), lattice_count(0, s0, ny)};
+}
+
+/// Targets of `phase` at level `step`.
+FACTZ_HD PhaseLattice phase_lattice(int64_t nx, int64_t ny, int64_t step, Phase phase) {
+  const int64_t x0 = phase == Phase::vertical ? 0 : step;
+  const int64_t y0 = phase == Phase::horizontal ? 0 : step;
+  return {x0, y0, 2 * step, 2 * step, lattice_count(x0, 2 * step, nx), lattice_count(y0, 2 * step, ny)};
+}
+
+/// Prediction of target (x, y) of `phase` at level `step` from the current values `f`
+/// (row length nx, ny rows). Plain float arithmetic: the decoder computes the same bits.
+FACTZ_HD float predict(const float* f, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step, Phase phase) {
+  const int64_t k = y * nx + x;
+  switch (phase) {
+    case Phase::horizontal: {
+      const float l = f[k - step];
+      return x + step < nx ? (l + f[k + step]) * 0.5f : l;
+    }
+    case Phase::vertical: {
+      const float t = f[k - step * nx];
+      return y + step < ny ? (t + f[k + step * nx]) * 0.5f : t;
+    }
+    case Phase::center:
+    default: {
+      const float t = f[k - step * nx], l = f[k - step], tl = f[k - step * nx - step];
+      return (t + l) - tl;
+    }
+  }
+}
+
+/// Quantizes x against pred with bound `bound` (> 0): code = round((x - pred) / step),
+/// recon = pred + code * step. Returns false when the code does not fit in +-radius.
+FACTZ_HD bool quantize_residual(float x, float pred, float bound, int32_t radius, int32_t& code, float& recon) {
+  const float step = 2.0f * bound;
+  const float r = (x - pred) / step;
+  if (!(r < float(radius) && r > -float(radius))) return false;  // also rejects NaN
+  constexpr float kMagic = 12582912.0f;  // round half to even for |r| < 2^22
+  const float c = (r + kMagic) - kMagic;
+  code = int32_t(c);
+  if (code <= -radius || code >= radius) return false;
+  recon = pred + float(code) * step;
+  return true;
+}
+
+/// The decoder's side of quantize_residual.
+FACTZ_HD float dequantize_residual(float pred, float bound, int32_t code) {
+  return pred + float(code) * (2.0f * bound);
+}
+
+}  // namespace factz::detail

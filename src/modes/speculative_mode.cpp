@@ -1,0 +1,267 @@
+#include "modes/speculative_mode.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "codec/huffman.hpp"
+#include "format/byte_io.hpp"
+#include "kernels/interpolation.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/signature.hpp"
+#include "modes/tiled_quantizer.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// Levels s0/2, ..., 1 and their three phases, in stream order.
+template <class F>
+void for_each_phase(int64_t anchor_stride, F&& f) {
+  for (int64_t step = anchor_stride / 2; step >= 1; step /= 2)
+    for (Phase p : {Phase::horizontal, Phase::vertical, Phase::center}) f(step, p);
+}
+
+/// Do all triangles around vertex (x, y) keep their original signature when the vertex
+/// takes (cu, cv) and every other vertex its current value?
+bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, float cv, const float* cur_u,
+                     const float* cur_v, const uint8_t* original) {
+  int64_t tris[6];
+  const int m = incident_triangles(g, y, x, tris);
+  const int64_t k = y * g.nx + x;
+  for (int t = 0; t < m; ++t) {
+    int64_t idx[3];
+    triangle_vertices(g, tris[t], idx);
+    float uu[3], vv[3];
+    for (int c = 0; c < 3; ++c) {
+      uu[c] = idx[c] == k ? cu : cur_u[idx[c]];
+      vv[c] = idx[c] == k ? cv : cur_v[idx[c]];
+    }
+    if (triangle_signature(int(tris[t] & 1), idx, uu, vv) != original[size_t(tris[t])]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out) {
+  const Grid2D g{f.nx, f.ny};
+  const int64_t n = f.size(), cw = g.nx - 1;
+  out.recon_u.resize(size_t(n));
+  out.recon_v.resize(size_t(n));
+  out.id.resize(size_t(n));
+  out.sym_u.resize(size_t(n));
+  out.sym_v.resize(size_t(n));
+  BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t k = 0; k < n; ++k) {
+      out.recon_u[size_t(k)] = f.u[size_t(k)];  // the current state starts as the original
+      out.recon_v[size_t(k)] = f.v[size_t(k)];
+      out.id[size_t(k)] = 0;
+      out.sym_u[size_t(k)] = out.sym_v[size_t(k)] = 0;
+    }
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < g.ny - 1; ++i)
+      for (int64_t j = 0; j < cw; ++j) cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(2 * (i * cw + j))]);
+  }
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  float* cur_u = out.recon_u.data();
+  float* cur_v = out.recon_v.data();
+  for_each_phase(s0, [&](int64_t step, Phase phase) {
+    const PhaseLattice L = phase_lattice(g.nx, g.ny, step, phase);
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+    for (int64_t t = 0; t < L.count(); ++t) {
+      const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
+      const int64_t k = y * g.nx + x;
+      const float xu = f.u[size_t(k)], xv = f.v[size_t(k)];
+      const float pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
+      const float pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
+      int chosen = 0;
+      for (int id = eb > 0.0f ? kMaxBoundId : 0; id >= 1; --id) {
+        int32_t cu, cv;
+        float ru, rv;
+        // A code out of range only grows as the bound shrinks: stop there.
+        if (!quantize_residual(xu, pu, bound[id], kRadius, cu, ru)) break;
+        if (!quantize_residual(xv, pv, bound[id], kRadius, cv, rv)) break;
+        if (!within_bound(ru, xu, bound[id]) || !within_bound(rv, xv, bound[id])) continue;
+        if (check && !signatures_hold(g, x, y, ru, rv, cur_u, cur_v, sig.data())) continue;
+        cur_u[k] = ru;  // commit: the first write-back, so failed tries cost nothing
+        cur_v[k] = rv;
+        out.sym_u[size_t(k)] = uint16_t(cu + kRadius);
+        out.sym_v[size_t(k)] = uint16_t(cv + kRadius);
+        chosen = id;
+        break;
+      }
+      // No candidate: the vertex keeps its original value (already in the state).
+      out.id[size_t(k)] = uint8_t(chosen > 0 ? chosen : (xu == 0.0f && xv == 0.0f ? kZeroVectorId : 0));
+    }
+  });
+  // Zero vectors are stored as +0 (a -0 input becomes +0: the same value).
+  int64_t exact = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
+  for (int64_t k = 0; k < n; ++k) {
+    const uint8_t id = out.id[size_t(k)];
+    if (id == kZeroVectorId) out.recon_u[size_t(k)] = out.recon_v[size_t(k)] = 0.0f;
+    exact += id == 0 || id == kZeroVectorId;
+  }
+  out.exact_vertices = exact;
+}
+
+namespace {
+
+constexpr uint32_t kIdsSection = kSectionBoundIdsU;
+
+}  // namespace
+
+Status speculative_sections(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, int threads,
+                            std::vector<Section>& sections) {
+  const int64_t nx = f.nx, ny = f.ny;
+  std::vector<uint16_t> ids, cu, cv;
+  ByteWriter exact;
+  const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  for (int64_t j = 0; j < A.count_y; ++j)
+    for (int64_t i = 0; i < A.count_x; ++i) {
+      const int64_t k = (j * A.dy) * nx + i * A.dx;
+      exact.f32(f.u[size_t(k)]);
+      exact.f32(f.v[size_t(k)]);
+    }
+  ids.reserve(size_t(f.size() - A.count()));
+  for_each_phase(s0, [&](int64_t step, Phase phase) {
+    const PhaseLattice L = phase_lattice(nx, ny, step, phase);
+    for (int64_t t = 0; t < L.count(); ++t) {
+      const int64_t k = (L.y0 + (t / L.count_x) * L.dy) * nx + L.x0 + (t % L.count_x) * L.dx;
+      const uint8_t id = r.id[size_t(k)];
+      ids.push_back(id);
+      if (id >= 1 && id <= kMaxBoundId) {
+        cu.push_back(r.sym_u[size_t(k)]);
+        cv.push_back(r.sym_v[size_t(k)]);
+      } else if (id == 0) {
+        exact.f32(f.u[size_t(k)]);
+        exact.f32(f.v[size_t(k)]);
+      }
+    }
+  });
+  ByteWriter meta;
+  meta.u8(uint8_t(kMaxBoundId));
+  meta.u32(uint32_t(kRadius));
+  std::vector<uint8_t> hid, hu, hv;
+  FACTZ_RETURN_IF_ERROR(huffman_encode(ids, hid, threads));
+  FACTZ_RETURN_IF_ERROR(huffman_encode(cu, hu, threads));
+  FACTZ_RETURN_IF_ERROR(huffman_encode(cv, hv, threads));
+  sections.push_back({kSectionMeta, std::move(meta.bytes())});
+  sections.push_back({kSectionCodesU, std::move(hu)});
+  sections.push_back({kSectionCodesV, std::move(hv)});
+  sections.push_back({kSectionExactValues, std::move(exact.bytes())});
+  sections.push_back({kIdsSection, std::move(hid)});
+  return Status::Ok();
+}
+
+Status decode_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
+                          int threads, std::span<float> u, std::span<float> v) {
+  const Header& h = pc.header;
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
+  const int64_t s0 = h.anchor_stride;
+  if (s0 < 2 || s0 > kMaxAnchorStride || (s0 & (s0 - 1)) != 0)
+    return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
+  if (int64_t(u.size()) != n || int64_t(v.size()) != n) return invalid_argument("output planes have the wrong size");
+  auto section = [&](uint32_t id) { return read_section(stream, pc, id, zstd); };
+  auto meta = section(kSectionMeta);
+  if (!meta.ok()) return meta.status();
+  {
+    ByteReader r(meta.value());
+    uint8_t max_id;
+    uint32_t radius;
+    if (!r.u8(max_id) || !r.u32(radius) || !r.at_end() || max_id != kMaxBoundId || radius != uint32_t(kRadius))
+      return corrupt_stream("meta section is not that of format v1");
+  }
+  const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  const int64_t targets = n - A.count();
+  auto hid = section(kIdsSection);
+  if (!hid.ok()) return hid.status();
+  std::vector<uint16_t> ids(static_cast<size_t>(targets));
+  FACTZ_RETURN_IF_ERROR(huffman_decode(hid.value(), ids, threads));
+  int64_t n_codes = 0, n_exact = A.count();
+  for (uint16_t id : ids) {
+    if (id > kMaxBoundId && id != kZeroVectorId) return corrupt_stream("bound id out of range");
+    n_codes += id >= 1 && id <= kMaxBoundId;
+    n_exact += id == 0;
+  }
+  std::vector<uint16_t> cu(static_cast<size_t>(n_codes)), cv(static_cast<size_t>(n_codes));
+  for (auto [sid, dst] : {std::pair{kSectionCodesU, &cu}, std::pair{kSectionCodesV, &cv}}) {
+    auto s = section(sid);
+    if (!s.ok()) return s.status();
+    FACTZ_RETURN_IF_ERROR(huffman_decode(s.value(), *dst, threads));
+  }
+  auto ex = section(kSectionExactValues);
+  if (!ex.ok()) return ex.status();
+  if (uint64_t(ex.value().size()) != uint64_t(n_exact) * 8) return corrupt_stream("exact value count does not match the bound ids");
+  std::vector<float> exact(static_cast<size_t>(2 * n_exact));
+  {
+    ByteReader r(ex.value());
+    for (float& x : exact) {
+      if (!r.f32(x)) return corrupt_stream("exact values truncated");
+      if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
+    }
+  }
+  for (int64_t j = 0; j < A.count_y; ++j)
+    for (int64_t i = 0; i < A.count_x; ++i) {
+      const int64_t a = j * A.count_x + i, k = (j * A.dy) * nx + i * A.dx;
+      u[size_t(k)] = exact[size_t(2 * a)];
+      v[size_t(k)] = exact[size_t(2 * a + 1)];
+    }
+  const float eb = h.eb;
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  int64_t id_pos = 0, code_pos = 0, exact_pos = A.count();
+  int bad = 0;
+  for_each_phase(s0, [&](int64_t step, Phase phase) {
+    const PhaseLattice L = phase_lattice(nx, ny, step, phase);
+    // Offsets of each lattice row into the code and exact streams (a serial scan of ids).
+    std::vector<int64_t> code_off(size_t(L.count_y) + 1), exact_off(size_t(L.count_y) + 1);
+    code_off[0] = code_pos;
+    exact_off[0] = exact_pos;
+    for (int64_t j = 0; j < L.count_y; ++j) {
+      int64_t c = 0, e = 0;
+      for (int64_t i = 0; i < L.count_x; ++i) {
+        const uint16_t id = ids[size_t(id_pos + j * L.count_x + i)];
+        c += id >= 1 && id <= kMaxBoundId;
+        e += id == 0;
+      }
+      code_off[size_t(j) + 1] = code_off[size_t(j)] + c;
+      exact_off[size_t(j) + 1] = exact_off[size_t(j)] + e;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad)
+    for (int64_t j = 0; j < L.count_y; ++j) {
+      int64_t c = code_off[size_t(j)], e = exact_off[size_t(j)];
+      const int64_t y = L.y0 + j * L.dy;
+      for (int64_t i = 0; i < L.count_x; ++i) {
+        const int64_t x = L.x0 + i * L.dx, k = y * nx + x;
+        const uint16_t id = ids[size_t(id_pos + j * L.count_x + i)];
+        if (id == kZeroVectorId) {
+          u[size_t(k)] = v[size_t(k)] = 0.0f;
+        } else if (id == 0) {
+          u[size_t(k)] = exact[size_t(2 * e)];
+          v[size_t(k)] = exact[size_t(2 * e + 1)];
+          ++e;
+        } else {
+          const float pu = predict(u.data(), nx, ny, x, y, step, phase);
+          const float pv = predict(v.data(), nx, ny, x, y, step, phase);
+          const float ru = dequantize_residual(pu, bound[id], int32_t(cu[size_t(c)]) - kRadius);
+          const float rv = dequantize_residual(pv, bound[id], int32_t(cv[size_t(c)]) - kRadius);
+          if (!std::isfinite(ru) || !std::isfinite(rv)) bad = 1;
+          u[size_t(k)] = ru;
+          v[size_t(k)] = rv;
+          ++c;
+        }
+      }
+    }
+    id_pos += L.count();
+    code_pos = code_off.back();
+    exact_pos = exact_off.back();
+  });
+  if (bad) return corrupt_stream("decoded value is not finite");
+  return Status::Ok();
+}
+
+}  // namespace factz::detail
