@@ -446,7 +446,7 @@ TEST(Cli, CompressDecompressVerifyReportEveryStatistic) {
   EXPECT_GT(number(cj, "throughput_mbs"), 0);
   for (const char* key : {"repair_rounds", "repaired_vertices", "nx", "ny"}) EXPECT_GE(number(cj, key), 0);
   ASSERT_TRUE(cj.find("mode") && cj.find("mode")->kind == Json::Kind::string);
-  EXPECT_EQ(cj.find("mode")->text, "block");
+  EXPECT_EQ(cj.find("mode")->text, "speculative") << "speculative is the default mode";
   const double eb = number(cj, "eb_abs");
 
   const Outcome d = factz(dir, "decompress -z s.fz -o u2.f32 -o v2.f32 --json");
@@ -619,12 +619,18 @@ TEST(Cli, StreamBytesDoNotDependOnTheExecutionPolicy) {
 TEST(Cli, InfoPrintsTheHeaderAndSectionNames) {
   TempDir dir;
   write_field(dir, synth::turbulence(40, 40, 10));
-  ASSERT_EQ(factz(dir, "compress -2 40 40 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 40 40 -i u.f32 -i v.f32 -z s.fz --mode block").exit_code, 0);
   const Outcome o = factz(dir, "info -z s.fz");
   ASSERT_EQ(o.exit_code, 0) << o.describe();
   for (const char* text : {"format version 1", "nx=40 ny=40", "block", "huffman", "meta", "tile_bounds", "codes_u",
                            "codes_v", "exact_index", "exact_values", "outliers"})
     EXPECT_NE(o.out.find(text), std::string::npos) << text << " missing in\n" << o.out;
+  ASSERT_EQ(factz(dir, "compress -2 40 40 -i u.f32 -i v.f32 -z s2.fz --anchor-stride 8").exit_code, 0);
+  const Outcome o2 = factz(dir, "info -z s2.fz");
+  ASSERT_EQ(o2.exit_code, 0) << o2.describe();
+  for (const char* text : {"speculative", "anchor stride   8", "meta", "codes_u", "codes_v", "exact_values",
+                           "bound_ids_u"})
+    EXPECT_NE(o2.out.find(text), std::string::npos) << text << " missing in\n" << o2.out;
   expect_clean_error(factz(dir, "info -z nowhere.fz"), 1, "info", "nowhere.fz", "missing stream");
 }
 

@@ -234,6 +234,8 @@ const std::vector<NamedStream>& small_streams() {
         {"block_raw_40x30", compressed(smooth, Mode::block, 1e-2, false)},
         {"none_zstd_40x30", compressed(smooth, Mode::none, 1e-1, true)},
         {"none_raw_40x30", compressed(turbulent, Mode::none, 1e-1, false)},
+        {"speculative_zstd_40x30", compressed(turbulent, Mode::speculative, 1e-2, true)},
+        {"speculative_raw_40x30", compressed(smooth, Mode::speculative, 1e-3, false)},
     };
   }();
   return kStreams;
@@ -247,6 +249,7 @@ const std::vector<NamedStream>& land_streams() {
     return std::vector<NamedStream>{
         {"block_zstd_land_100x70", compressed(f, Mode::block, 1e-3, true)},
         {"none_raw_land_100x70", compressed(f, Mode::none, 1e-2, false)},
+        {"speculative_zstd_land_100x70", compressed(f, Mode::speculative, 1e-3, true)},
     };
   }();
   return kStreams;

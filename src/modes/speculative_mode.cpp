@@ -78,7 +78,10 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
       const float pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
       const float pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
       int chosen = 0;
-      for (int id = eb > 0.0f ? kMaxBoundId : 0; id >= 1; --id) {
+      // A zero vector keeps its original value through the cheapest exact path: the id
+      // alone, no value. Keeping an original value needs no check (the state holds it).
+      const bool zero = xu == 0.0f && xv == 0.0f;
+      for (int id = (eb > 0.0f && !zero) ? kMaxBoundId : 0; id >= 1; --id) {
         int32_t cu, cv;
         float ru, rv;
         // A code out of range only grows as the bound shrinks: stop there.
@@ -94,7 +97,7 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
         break;
       }
       // No candidate: the vertex keeps its original value (already in the state).
-      out.id[size_t(k)] = uint8_t(chosen > 0 ? chosen : (xu == 0.0f && xv == 0.0f ? kZeroVectorId : 0));
+      out.id[size_t(k)] = uint8_t(chosen > 0 ? chosen : (zero ? kZeroVectorId : 0));
     }
   });
   // Zero vectors are stored as +0 (a -0 input becomes +0: the same value).
