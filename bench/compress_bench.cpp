@@ -1,7 +1,7 @@
 // Compression / decompression throughput and ratio of one mode on one field:
 // medians of repeated in-memory runs (no file I/O timed).
 //   compress_bench MODE NX NY [REPEATS [THREADS [REL [U.f32 V.f32]]]]
-// MODE is block or none; without files the field is synthetic turbulence (seed 7).
+// MODE is speculative, block or none; without files the field is synthetic turbulence (seed 7).
 // Decompression is timed with decompress_into on preallocated planes (the output buffer
 // exists before the call, as on a GPU); the last reconstruction is verified (pointwise
 // bound and critical points).
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   if (!loaded) return 1;
   const factz::VectorField2D f = std::move(*loaded);
   factz::Options o;
-  o.mode = mode == "none" ? factz::Mode::none : factz::Mode::block;
+  o.mode = mode == "none" ? factz::Mode::none : mode == "block" ? factz::Mode::block : factz::Mode::speculative;
   o.bound_mode = factz::BoundMode::rel;
   o.bound = rel;
   o.threads = threads;

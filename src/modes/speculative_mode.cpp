@@ -5,9 +5,7 @@
 
 #include "codec/huffman.hpp"
 #include "format/byte_io.hpp"
-#include "kernels/interpolation.hpp"
-#include "kernels/quantizer.hpp"
-#include "kernels/signature.hpp"
+#include "kernels/speculation.hpp"
 #include "modes/tiled_quantizer.hpp"
 
 namespace factz::detail {
@@ -18,26 +16,6 @@ template <class F>
 void for_each_phase(int64_t anchor_stride, F&& f) {
   for (int64_t step = anchor_stride / 2; step >= 1; step /= 2)
     for (Phase p : {Phase::horizontal, Phase::vertical, Phase::center}) f(step, p);
-}
-
-/// Do all triangles around vertex (x, y) keep their original signature when the vertex
-/// takes (cu, cv) and every other vertex its current value?
-bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, float cv, const float* cur_u,
-                     const float* cur_v, const uint8_t* original) {
-  int64_t tris[6];
-  const int m = incident_triangles(g, y, x, tris);
-  const int64_t k = y * g.nx + x;
-  for (int t = 0; t < m; ++t) {
-    int64_t idx[3];
-    triangle_vertices(g, tris[t], idx);
-    float uu[3], vv[3];
-    for (int c = 0; c < 3; ++c) {
-      uu[c] = idx[c] == k ? cu : cur_u[idx[c]];
-      vv[c] = idx[c] == k ? cv : cur_v[idx[c]];
-    }
-    if (triangle_signature(int(tris[t] & 1), idx, uu, vv) != original[size_t(tris[t])]) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -74,40 +52,19 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * g.nx + x;
-      const float xu = f.u[size_t(k)], xv = f.v[size_t(k)];
-      const float pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
-      const float pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
-      int chosen = 0;
-      // A zero vector keeps its original value through the cheapest exact path: the id
-      // alone, no value. Keeping an original value needs no check (the state holds it).
-      const bool zero = xu == 0.0f && xv == 0.0f;
-      for (int id = (eb > 0.0f && !zero) ? kMaxBoundId : 0; id >= 1; --id) {
-        int32_t cu, cv;
-        float ru, rv;
-        // A code out of range only grows as the bound shrinks: stop there.
-        if (!quantize_residual(xu, pu, bound[id], kRadius, cu, ru)) break;
-        if (!quantize_residual(xv, pv, bound[id], kRadius, cv, rv)) break;
-        if (!within_bound(ru, xu, bound[id]) || !within_bound(rv, xv, bound[id])) continue;
-        if (check && !signatures_hold(g, x, y, ru, rv, cur_u, cur_v, sig.data())) continue;
-        cur_u[k] = ru;  // commit: the first write-back, so failed tries cost nothing
-        cur_v[k] = rv;
-        out.sym_u[size_t(k)] = uint16_t(cu + kRadius);
-        out.sym_v[size_t(k)] = uint16_t(cv + kRadius);
-        chosen = id;
-        break;
-      }
-      // No candidate: the vertex keeps its original value (already in the state).
-      out.id[size_t(k)] = uint8_t(chosen > 0 ? chosen : (zero ? kZeroVectorId : 0));
+      const Speculation sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
+                                              sig.data(), bound, kRadius, check);
+      // The commit is the first write-back: targets of a phase share no triangle.
+      cur_u[k] = sp.recon_u;
+      cur_v[k] = sp.recon_v;
+      out.id[size_t(k)] = sp.id;
+      out.sym_u[size_t(k)] = uint16_t(sp.code_u + kRadius);
+      out.sym_v[size_t(k)] = uint16_t(sp.code_v + kRadius);
     }
   });
-  // Zero vectors are stored as +0 (a -0 input becomes +0: the same value).
   int64_t exact = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
-  for (int64_t k = 0; k < n; ++k) {
-    const uint8_t id = out.id[size_t(k)];
-    if (id == kZeroVectorId) out.recon_u[size_t(k)] = out.recon_v[size_t(k)] = 0.0f;
-    exact += id == 0 || id == kZeroVectorId;
-  }
+  for (int64_t k = 0; k < n; ++k) exact += out.id[size_t(k)] == 0 || out.id[size_t(k)] == kZeroVectorId;
   out.exact_vertices = exact;
 }
 

@@ -13,14 +13,13 @@
 #include "factz/field.hpp"
 #include "factz/status.hpp"
 #include "format/container.hpp"
+#include "kernels/speculation.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::detail {
 
 inline constexpr int64_t kDefaultAnchorStride = 16;
 inline constexpr int64_t kMaxAnchorStride = 4096;
-/// Bound id of a vertex stored as the zero vector (no value stored).
-inline constexpr int kZeroVectorId = 31;
 
 /// What the speculative frontend decided, per vertex.
 struct SpeculativeResult {

@@ -6,6 +6,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature.hpp"
+#include "kernels/speculation.hpp"
 
 __global__ void kernels_compile(const float* u, const float* v, uint8_t* sig, float* xi, float* q, int64_t nx,
                                 int64_t ny) {
@@ -19,4 +20,18 @@ __global__ void kernels_compile(const float* u, const float* v, uint8_t* sig, fl
   xi[t] = float(factz::detail::triangle_safe_bound(uu, vv));
   const float step = 2.0f * factz::detail::bound_of_id(0.5f, factz::detail::id_for_bound(0.5f, 0.1));
   q[t] = factz::detail::reconstruct(factz::detail::prequantize(u[idx[0]], step), step);
+}
+
+__global__ void speculation_compiles(const float* u, const float* v, float* cur_u, float* cur_v, const uint8_t* sig,
+                                     const float* bound, uint8_t* id, int64_t nx, int64_t ny) {
+  const factz::detail::Grid2D g{nx, ny};
+  const factz::detail::PhaseLattice L = factz::detail::phase_lattice(nx, ny, 1, factz::detail::Phase::center);
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= L.count()) return;
+  const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
+  const auto s = factz::detail::speculate_vertex(g, x, y, 1, factz::detail::Phase::center, u, v, cur_u, cur_v, sig,
+                                                 bound, 32768, true);
+  cur_u[y * nx + x] = s.recon_u;
+  cur_v[y * nx + x] = s.recon_v;
+  id[y * nx + x] = s.id;
 }

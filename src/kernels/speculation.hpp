@@ -1,0 +1,83 @@
+// FaCTz-S per-vertex decision (paper Algorithm 1), shared by every backend: the CPU driver
+// (modes/speculative_mode.cpp) calls it for each target of a phase; a CUDA kernel will
+// call the same function, one thread per target.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/interpolation.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/signature.hpp"
+
+namespace factz::detail {
+
+/// Bound id of a vertex stored as the zero vector (no value stored).
+inline constexpr int kZeroVectorId = kMaxBoundId + 1;
+
+/// Do all triangles around vertex (x, y) keep their original signature (`original`, one
+/// byte per triangle) when the vertex takes (cu, cv) and every other vertex its current
+/// value?
+FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, float cv, const float* cur_u,
+                              const float* cur_v, const uint8_t* original) {
+  int64_t tris[6];
+  const int m = incident_triangles(g, y, x, tris);
+  const int64_t k = y * g.nx + x;
+  for (int t = 0; t < m; ++t) {
+    int64_t idx[3];
+    triangle_vertices(g, tris[t], idx);
+    float uu[3], vv[3];
+    for (int c = 0; c < 3; ++c) {
+      uu[c] = idx[c] == k ? cu : cur_u[idx[c]];
+      vv[c] = idx[c] == k ? cv : cur_v[idx[c]];
+    }
+    if (triangle_signature(int(tris[t] & 1), idx, uu, vv) != original[tris[t]]) return false;
+  }
+  return true;
+}
+
+struct Speculation {
+  uint8_t id = 0;              ///< 0 exact, 1..kMaxBoundId bound id, kZeroVectorId
+  int32_t code_u = 0, code_v = 0;
+  float recon_u = 0, recon_v = 0;  ///< the committed values (the original when exact)
+};
+
+/// Deferred-commit speculation for target (x, y) of `phase` at level `step`: bound ids
+/// from the largest down, candidate reconstructions of u and v, accept the first whose
+/// incident triangles all keep their signature on the current state (`check` false skips
+/// that test: for tests only). A zero vector takes the zero-vector id directly; a vertex
+/// without an accepted candidate keeps its original value (exact), which changes nothing.
+/// `bound` holds bound_of_id for every id; `radius` limits the codes.
+FACTZ_HD Speculation speculate_vertex(const Grid2D& g, int64_t x, int64_t y, int64_t step, Phase phase,
+                                      const float* u, const float* v, const float* cur_u, const float* cur_v,
+                                      const uint8_t* original, const float* bound, int32_t radius, bool check) {
+  const int64_t k = y * g.nx + x;
+  Speculation s;
+  s.recon_u = u[k];
+  s.recon_v = v[k];
+  if (s.recon_u == 0.0f && s.recon_v == 0.0f) {
+    s.id = uint8_t(kZeroVectorId);
+    s.recon_u = s.recon_v = 0.0f;  // +0 even for a -0 input: the same value
+    return s;
+  }
+  if (!(bound[kMaxBoundId] > 0.0f)) return s;
+  const float pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
+  const float pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
+  for (int id = kMaxBoundId; id >= 1; --id) {
+    int32_t cu, cv;
+    float ru, rv;
+    // A code out of range only grows as the bound shrinks: stop there.
+    if (!quantize_residual(u[k], pu, bound[id], radius, cu, ru)) break;
+    if (!quantize_residual(v[k], pv, bound[id], radius, cv, rv)) break;
+    if (!within_bound(ru, u[k], bound[id]) || !within_bound(rv, v[k], bound[id])) continue;
+    if (check && !signatures_hold(g, x, y, ru, rv, cur_u, cur_v, original)) continue;
+    s.id = uint8_t(id);
+    s.code_u = cu;
+    s.code_v = cv;
+    s.recon_u = ru;
+    s.recon_v = rv;
+    return s;
+  }
+  return s;
+}
+
+}  // namespace factz::detail
