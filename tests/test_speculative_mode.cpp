@@ -79,22 +79,7 @@ TEST(Speculative, StoresZeroVectorsWithoutValues) {
 TEST(Speculative, OutputIsIdenticalForSerialAndAnyThreadCount) {
   auto f = synth::turbulence(150, 110, 31);
   synth::add_zero_region(f, 32, 0.2);
-  Options o = options(Mode::speculative, BoundMode::rel, 1e-2);
-  o.policy = Policy::serial;
-  auto ref = compress(f, o);
-  ASSERT_TRUE(ref.ok());
-  o.policy = Policy::omp;
-  for (int t : {1, 2, 3}) {
-    o.threads = t;
-    auto s = compress(f, o);
-    ASSERT_TRUE(s.ok());
-    EXPECT_EQ(s.value(), ref.value()) << t << " threads";
-    auto d = decompress(ref.value(), DecompressOptions{Policy::omp, t});
-    auto d1 = decompress(ref.value(), DecompressOptions{Policy::serial, 1});
-    ASSERT_TRUE(d.ok() && d1.ok());
-    EXPECT_EQ(d.value().u, d1.value().u);
-    EXPECT_EQ(d.value().v, d1.value().v);
-  }
+  testing::expect_thread_independent(f, options(Mode::speculative, BoundMode::rel, 1e-2));
 }
 
 TEST(Speculative, TheSignatureCheckIsWhatKeepsTheCriticalPoints) {

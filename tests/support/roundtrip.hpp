@@ -57,6 +57,26 @@ inline RoundTrip check_round_trip(const VectorField2D& f, const Options& o, cons
   return rt;
 }
 
+/// Streams and decoded values must be identical for serial and 1, 2, 3 OpenMP threads.
+inline void expect_thread_independent(const VectorField2D& f, Options o) {
+  o.policy = Policy::serial;
+  auto ref = compress(f, o);
+  ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+  auto serial = decompress(ref.value(), DecompressOptions{Policy::serial, 1});
+  ASSERT_TRUE(serial.ok());
+  o.policy = Policy::omp;
+  for (int t : {1, 2, 3}) {
+    o.threads = t;
+    auto s = compress(f, o);
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s.value(), ref.value()) << t << " threads";
+    auto d = decompress(ref.value(), DecompressOptions{Policy::omp, t});
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d.value().u, serial.value().u) << t << " threads";
+    EXPECT_EQ(d.value().v, serial.value().v) << t << " threads";
+  }
+}
+
 inline Options options(Mode mode, BoundMode bm, double bound) {
   Options o;
   o.mode = mode;
