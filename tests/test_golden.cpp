@@ -59,6 +59,12 @@ Options options(Mode mode, BoundMode bound_mode, double bound, bool zstd) {
   o.bound_mode = bound_mode;
   o.bound = bound;
   o.zstd = zstd;
+  o.coder = Coder::huffman;  // the files below were written with Huffman; ANS cases set it
+  return o;
+}
+
+Options with_ans(Options o) {
+  o.coder = Coder::ans;
   return o;
 }
 
@@ -88,6 +94,10 @@ const GoldenCase kCases[] = {
      0x25cdf403u, 0x5b992a2cu, 0xc595318du},
     {"v1_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
      options(Mode::speculative, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xd18a7093u, 0x756dab82u},
+    {"v1_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
+     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0x5b992a2cu, 0xc595318du},
+    {"v1_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
+     with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xc7b5fc91u, 0xa66b7472u},
 };
 
 // ---- Helpers ----------------------------------------------------------------------------------

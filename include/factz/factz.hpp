@@ -30,7 +30,7 @@ enum class Policy : uint8_t { serial = 0, omp = 1 };
 
 struct Options {
   Mode mode = Mode::speculative;
-  Coder coder = Coder::huffman;
+  Coder coder = Coder::ans;  ///< ans (byte-plane rANS, default) or huffman
   BoundMode bound_mode = BoundMode::rel;
   double bound = 1e-2;  ///< ABS value or REL fraction; must be finite and >= 0
   bool zstd = true;     ///< apply the lossless zstd stage where it shrinks a section
@@ -62,7 +62,9 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 /// unsupported_version, never a crash.
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
-/// Grid size {nx, ny} of a stream (header only; validates the container).
+/// Grid size {nx, ny} of a stream: validates the container, the header and the symbol
+/// count its per-vertex stream records (so a forged size is refused before a caller
+/// allocates for it), without decoding.
 Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream);
 
 /// Decompresses into caller-owned planes of exactly nx * ny floats each (see stream_dims):

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "codec/huffman.hpp"
+#include "codec/coder.hpp"
 #include "codec/zstd_stage.hpp"
 #include "factz/factz.hpp"
 #include "format/byte_io.hpp"
@@ -106,8 +106,8 @@ class Laps {
 };
 
 /// Modes none and block: frontend, tiled backbone, Huffman.
-Status tiled_sections(const VectorField2D& field, Mode mode, float eb, int threads, Laps& lap, Stages& stages,
-                      std::vector<Section>& sections, CompressStats& st) {
+Status tiled_sections(const VectorField2D& field, Mode mode, detail::EntropyCoder coder, float eb, int threads,
+                      Laps& lap, Stages& stages, std::vector<Section>& sections, CompressStats& st) {
   detail::FrontendResult fr;
   if (mode == Mode::none) detail::run_none(field, eb, threads, fr);
   else detail::run_block(field, eb, threads, fr);
@@ -124,8 +124,8 @@ Status tiled_sections(const VectorField2D& field, Mode mode, float eb, int threa
   }
   lap("encode");
   std::vector<uint8_t> cu, cv;
-  FACTZ_RETURN_IF_ERROR(detail::huffman_encode(pu.symbols, cu, threads));
-  FACTZ_RETURN_IF_ERROR(detail::huffman_encode(pv.symbols, cv, threads));
+  FACTZ_RETURN_IF_ERROR(detail::entropy_encode(coder, pu.symbols, detail::kAnsCodeCenter, cu, threads));
+  FACTZ_RETURN_IF_ERROR(detail::entropy_encode(coder, pv.symbols, detail::kAnsCodeCenter, cv, threads));
   sections.push_back({detail::kSectionCodesU, std::move(cu)});
   sections.push_back({detail::kSectionCodesV, std::move(cv)});
   sections.push_back({detail::kSectionExactIndex, detail::concat_lists(pu.exact_index, pv.exact_index)});
@@ -146,7 +146,8 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
   if (o.mode != Mode::none && o.mode != Mode::block && o.mode != Mode::speculative)
     return invalid_argument("unknown mode");
-  if (o.coder != Coder::huffman) return invalid_argument("only the huffman coder is available");
+  if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
+  const auto coder = detail::EntropyCoder(o.coder);
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   const int64_t s0 = o.anchor_stride;
   if (o.mode == Mode::speculative && (s0 < 2 || s0 > detail::kMaxAnchorStride || (s0 & (s0 - 1)) != 0))
@@ -163,11 +164,11 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
     detail::SpeculativeResult sr;
     detail::run_speculative(field, eb, s0, threads, true, sr);
     lap("frontend");
-    FACTZ_RETURN_IF_ERROR(detail::speculative_sections(field, s0, sr, threads, sections));
+    FACTZ_RETURN_IF_ERROR(detail::speculative_sections(field, s0, sr, coder, threads, sections));
     lap("entropy");
     st.exact_vertices = sr.exact_vertices;
   } else {
-    FACTZ_RETURN_IF_ERROR(tiled_sections(field, o.mode, eb, threads, lap, stages, sections, st));
+    FACTZ_RETURN_IF_ERROR(tiled_sections(field, o.mode, coder, eb, threads, lap, stages, sections, st));
   }
   for (auto& sec : sections) sec.zstd = o.zstd && sec.id != detail::kSectionMeta;
   detail::Header h;
@@ -209,7 +210,7 @@ Result<detail::ParsedContainer> parse_stream(std::span<const uint8_t> stream) {
     return Status(Code::unsupported_version, "stream is not a 2D float32 vector field");
   if (h.mode > uint8_t(Mode::speculative))
     return Status(Code::unsupported_version, "stream mode " + std::to_string(h.mode) + " is not supported by this build");
-  if (h.coder != uint8_t(Coder::huffman))
+  if (h.coder > uint8_t(Coder::ans))
     return Status(Code::unsupported_version, "stream coder " + std::to_string(h.coder) + " is not supported by this build");
   if (h.tile != detail::kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
@@ -225,15 +226,28 @@ Result<detail::ParsedContainer> parse_stream(std::span<const uint8_t> stream) {
   }
   for (uint32_t id : required)
     if (!detail::has_section(parsed.value(), id)) return corrupt_stream("missing section " + detail::section_name(id));
-  // Every Huffman-coded symbol takes at least one bit, so a section of R raw bytes holds
-  // at most 8 R symbols: a header claiming more vertices than the per-vertex section can
-  // hold is corrupt, and is caught before any output is allocated for it. (The
-  // speculative mode's per-vertex stream is its bound ids; anchors are a small fraction.)
+  // The per-vertex symbol stream records its own symbol count: it must match the grid
+  // before anything is allocated for the grid (a forged header cannot make us allocate).
   const uint32_t per_vertex = speculative ? detail::kSectionBoundIdsU : detail::kSectionCodesU;
-  for (const auto& e : parsed->entries)
-    if (e.id == per_vertex && h.nx * h.ny > 8 * e.raw_size + 64 + (speculative ? (h.nx * h.ny) / 4 : 0))
-      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " is larger than " +
-                            detail::section_name(per_vertex) + " can hold");
+  uint64_t expected = h.nx * h.ny;
+  if (speculative) {
+    const uint64_t s0 = h.anchor_stride;
+    if (s0 < 2 || s0 > uint64_t(detail::kMaxAnchorStride) || (s0 & (s0 - 1)) != 0)
+      return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
+    expected -= ((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1);
+  }
+  for (const auto& e : parsed->entries) {
+    if (e.id != per_vertex) continue;
+    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
+    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), detail::kCoderHeaderBytes));
+    if (e.flags & detail::kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(detail::zstd_peek(stored, detail::kCoderHeaderBytes, head));
+    auto count = detail::coded_symbol_count(detail::EntropyCoder(h.coder), head);
+    if (!count.ok()) return count.status();
+    if (count.value() != expected)
+      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " needs " +
+                            std::to_string(expected) + " symbols in " + detail::section_name(per_vertex) +
+                            ", which holds " + std::to_string(count.value()));
+  }
   return parsed;
 }
 
@@ -299,7 +313,8 @@ Status decode_parsed(std::span<const uint8_t> stream, const detail::ParsedContai
   for (int c = 0; c < 2; ++c) {
     auto codes = section(code_ids[c]);
     if (!codes.ok()) return codes.status();
-    FACTZ_RETURN_IF_ERROR(detail::huffman_decode(codes.value(), symbols, threads));
+    FACTZ_RETURN_IF_ERROR(
+        detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), detail::kAnsCodeCenter, symbols, threads));
     const std::span<const uint8_t> ids(tile_ids.data() + c * ntiles, ntiles);
     FACTZ_RETURN_IF_ERROR(detail::decode_plane(L, h.eb, ids, symbols, out[c], idx[c], val[c], threads, planes[c]));
   }

@@ -102,4 +102,22 @@ Status zstd_decompress(std::span<const uint8_t> in, uint64_t expected_size, std:
   return Status::Ok();
 }
 
+Status zstd_peek(std::span<const uint8_t> in, size_t count, std::vector<uint8_t>& out) {
+  if (count > 4096) return invalid_argument("zstd_peek reads at most 4096 bytes");
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (!ctx) return Status(Code::internal, "zstd: cannot create a decompression context");
+  out.assign(count, 0);
+  ZSTD_inBuffer src{in.data(), in.size(), 0};
+  ZSTD_outBuffer dst{out.data(), count, 0};
+  while (dst.pos < count) {
+    const size_t before_in = src.pos, before_out = dst.pos;
+    const size_t r = ZSTD_decompressStream(ctx.get(), &dst, &src);
+    if (ZSTD_isError(r)) return corrupt_stream(std::string("zstd: ") + ZSTD_getErrorName(r));
+    if (r == 0 && dst.pos < count) break;  // frame ended early
+    if (src.pos == before_in && dst.pos == before_out) break;  // no progress: input exhausted
+  }
+  if (dst.pos < count) return corrupt_stream("zstd: frame holds fewer bytes than its section header needs");
+  return Status::Ok();
+}
+
 }  // namespace factz::detail

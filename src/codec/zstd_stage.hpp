@@ -25,4 +25,9 @@ Status zstd_compress(std::span<const uint8_t> in, int level, std::vector<uint8_t
 /// forged size cannot make it allocate far beyond what the frame really holds.
 Status zstd_decompress(std::span<const uint8_t> in, uint64_t expected_size, std::vector<uint8_t>& out);
 
+/// The first `count` bytes (at most 4096) of the frame's content, decoding no more than
+/// needed: lets a reader check a section's own header before allocating for all of it.
+/// corrupt_stream when the frame is invalid or holds fewer bytes.
+Status zstd_peek(std::span<const uint8_t> in, size_t count, std::vector<uint8_t>& out);
+
 }  // namespace factz::detail

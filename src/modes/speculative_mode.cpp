@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "codec/huffman.hpp"
+#include "codec/coder.hpp"
 #include "format/byte_io.hpp"
 #include "kernels/speculation.hpp"
 #include "modes/tiled_quantizer.hpp"
@@ -74,8 +74,8 @@ constexpr uint32_t kIdsSection = kSectionBoundIdsU;
 
 }  // namespace
 
-Status speculative_sections(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, int threads,
-                            std::vector<Section>& sections) {
+Status speculative_sections(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, EntropyCoder coder,
+                            int threads, std::vector<Section>& sections) {
   const int64_t nx = f.nx, ny = f.ny;
   std::vector<uint16_t> ids, cu, cv;
   ByteWriter exact;
@@ -106,9 +106,9 @@ Status speculative_sections(const VectorField2D& f, int64_t s0, const Speculativ
   meta.u8(uint8_t(kMaxBoundId));
   meta.u32(uint32_t(kRadius));
   std::vector<uint8_t> hid, hu, hv;
-  FACTZ_RETURN_IF_ERROR(huffman_encode(ids, hid, threads));
-  FACTZ_RETURN_IF_ERROR(huffman_encode(cu, hu, threads));
-  FACTZ_RETURN_IF_ERROR(huffman_encode(cv, hv, threads));
+  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, ids, 0, hid, threads));
+  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, cu, kAnsCodeCenter, hu, threads));
+  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, cv, kAnsCodeCenter, hv, threads));
   sections.push_back({kSectionMeta, std::move(meta.bytes())});
   sections.push_back({kSectionCodesU, std::move(hu)});
   sections.push_back({kSectionCodesV, std::move(hv)});
@@ -140,7 +140,8 @@ Status decode_speculative(std::span<const uint8_t> stream, const ParsedContainer
   auto hid = section(kIdsSection);
   if (!hid.ok()) return hid.status();
   std::vector<uint16_t> ids(static_cast<size_t>(targets));
-  FACTZ_RETURN_IF_ERROR(huffman_decode(hid.value(), ids, threads));
+  const auto coder = EntropyCoder(h.coder);
+  FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, ids, threads));
   int64_t n_codes = 0, n_exact = A.count();
   for (uint16_t id : ids) {
     if (id > kMaxBoundId && id != kZeroVectorId) return corrupt_stream("bound id out of range");
@@ -151,7 +152,7 @@ Status decode_speculative(std::span<const uint8_t> stream, const ParsedContainer
   for (auto [sid, dst] : {std::pair{kSectionCodesU, &cu}, std::pair{kSectionCodesV, &cv}}) {
     auto s = section(sid);
     if (!s.ok()) return s.status();
-    FACTZ_RETURN_IF_ERROR(huffman_decode(s.value(), *dst, threads));
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, s.value(), kAnsCodeCenter, *dst, threads));
   }
   auto ex = section(kSectionExactValues);
   if (!ex.ok()) return ex.status();

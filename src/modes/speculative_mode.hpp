@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "codec/coder.hpp"
 #include "factz/field.hpp"
 #include "factz/status.hpp"
 #include "format/container.hpp"
@@ -36,7 +37,7 @@ void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, in
 
 /// Serializes a result into container sections (meta, bound ids, codes, exact values).
 Status speculative_sections(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,
-                            int threads, std::vector<Section>& sections);
+                            EntropyCoder coder, int threads, std::vector<Section>& sections);
 
 /// Decodes a speculative stream into caller planes of nx * ny floats.
 Status decode_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,

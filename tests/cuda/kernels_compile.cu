@@ -7,6 +7,7 @@
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature.hpp"
 #include "kernels/speculation.hpp"
+#include "kernels/rans.hpp"
 
 __global__ void kernels_compile(const float* u, const float* v, uint8_t* sig, float* xi, float* q, int64_t nx,
                                 int64_t ny) {

@@ -1,0 +1,43 @@
+// The entropy coder a stream uses (header field `coder`), behind one call: Huffman
+// (coder 0) or byte-plane ANS (coder 1). `center` is the symbol around which values
+// cluster: kAnsCodeCenter for quantization codes, 0 for id streams (Huffman ignores it).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "codec/ans.hpp"
+#include "codec/huffman.hpp"
+#include "factz/status.hpp"
+
+namespace factz::detail {
+
+enum class EntropyCoder : uint8_t { huffman = 0, ans = 1 };
+
+/// Bytes at the start of a coded blob that hold its symbol count.
+inline constexpr size_t kCoderHeaderBytes = 12;
+
+/// The symbol count recorded in the first kCoderHeaderBytes of a blob (Huffman: u64 at
+/// byte 2; ANS: u64 at byte 4; see docs/codec.md), or corrupt_stream.
+inline Result<uint64_t> coded_symbol_count(EntropyCoder c, std::span<const uint8_t> head) {
+  const size_t at = c == EntropyCoder::ans ? 4 : 2;
+  if (head.size() < at + 8) return corrupt_stream("coded symbol stream is truncated");
+  uint64_t n = 0;
+  for (int b = 7; b >= 0; --b) n = (n << 8) | head[at + size_t(b)];
+  return n;
+}
+
+inline Status entropy_encode(EntropyCoder c, std::span<const uint16_t> symbols, uint16_t center,
+                             std::vector<uint8_t>& out, int threads) {
+  if (c == EntropyCoder::ans) return ans_encode(symbols, center, out, threads);
+  return huffman_encode(symbols, out, threads);
+}
+
+inline Status entropy_decode(EntropyCoder c, std::span<const uint8_t> in, uint16_t center,
+                             std::span<uint16_t> symbols, int threads) {
+  if (c == EntropyCoder::ans) return ans_decode(in, center, symbols, threads);
+  return huffman_decode(in, symbols, threads);
+}
+
+}  // namespace factz::detail

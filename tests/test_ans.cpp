@@ -1,0 +1,350 @@
+// Byte-plane rANS coder: round trips, determinism, size against Huffman, the per-lane
+// kernels and hostile input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "codec/ans.hpp"
+#include "codec/huffman.hpp"
+#include "kernels/rans.hpp"
+
+namespace factz::detail {
+namespace {
+
+constexpr uint64_t kChunk = uint64_t{1} << kAnsChunkLog2;
+constexpr uint16_t kCenters[] = {kAnsCodeCenter, 0};
+
+std::vector<uint8_t> encode(const std::vector<uint16_t>& symbols, uint16_t center = kAnsCodeCenter,
+                            int threads = 2) {
+  std::vector<uint8_t> blob;
+  const Status s = ans_encode(symbols, center, blob, threads);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return blob;
+}
+
+void expect_round_trip(const std::vector<uint16_t>& symbols, uint16_t center = kAnsCodeCenter, int threads = 2) {
+  const std::vector<uint8_t> blob = encode(symbols, center, threads);
+  std::vector<uint16_t> decoded(symbols.size(), 0xABCD);
+  const Status s = ans_decode(blob, center, decoded, threads);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  ASSERT_TRUE(decoded == symbols);
+}
+
+void expect_round_trip_both_centers(const std::vector<uint16_t>& symbols) {
+  for (const uint16_t center : kCenters) {
+    SCOPED_TRACE(center);
+    expect_round_trip(symbols, center);
+  }
+}
+
+// Quantization codes as predictors emit them: centred on 32768, two-sided geometric.
+std::vector<uint16_t> geometric_codes(uint64_t n, double p, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::geometric_distribution<int> mag(p);
+  std::bernoulli_distribution neg(0.5);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    const int m = std::min(mag(rng), 32767);
+    x = static_cast<uint16_t>(neg(rng) ? 32768 - m : 32768 + m);
+  }
+  return v;
+}
+
+std::vector<uint16_t> uniform_codes(uint64_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = static_cast<uint16_t>(rng());
+  return v;
+}
+
+// Decoding must never crash; a successful decode of a damaged blob is allowed (not every
+// change is detectable), any failure must be corrupt_stream.
+void expect_safe_decode(const std::vector<uint8_t>& blob, uint16_t center, uint64_t n) {
+  std::vector<uint16_t> decoded(n);
+  const Status s = ans_decode(blob, center, decoded, 2);
+  if (!s.ok()) {
+    EXPECT_EQ(s.code(), Code::corrupt_stream) << s.to_string();
+  }
+}
+
+// ---------------------------------------------------------------- kernels
+
+TEST(Ans, ZigzagIsABijectionForAnyCenter) {
+  for (const uint16_t center : {uint16_t{0}, uint16_t{1}, uint16_t{32768}, uint16_t{65535}}) {
+    std::vector<uint8_t> seen(65536, 0);
+    for (uint32_t s = 0; s < 65536; ++s) {
+      const uint16_t z = ans_zigzag(static_cast<uint16_t>(s), center);
+      EXPECT_EQ(ans_unzigzag(z, center), s);
+      seen[z] = 1;
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 65536);
+  }
+  // Small residuals around the center give small codes: 0, -1, +1, -2 -> 0, 1, 2, 3.
+  EXPECT_EQ(ans_zigzag(32768, 32768), 0);
+  EXPECT_EQ(ans_zigzag(32767, 32768), 1);
+  EXPECT_EQ(ans_zigzag(32769, 32768), 2);
+  EXPECT_EQ(ans_zigzag(32766, 32768), 3);
+  EXPECT_EQ(ans_zigzag(0, 32768), 65535);
+  EXPECT_EQ(ans_zigzag(7, 0), 14);
+}
+
+TEST(Ans, EncodeStepDividesExactlyForEveryFrequency) {
+  std::mt19937_64 rng(1);
+  for (uint32_t f = 1; f < kRansScale; ++f) {
+    const RansEncodeSymbol sym = rans_encode_symbol(kRansScale - f, f);
+    // States the encoder can hold after renormalization: [L/2^16... x_max).
+    const uint32_t xs[] = {kRansLow, sym.x_max - 1, static_cast<uint32_t>(kRansLow + rng() % (sym.x_max - kRansLow)),
+                           static_cast<uint32_t>(rng() % sym.x_max)};
+    for (const uint32_t x : xs) {
+      const uint64_t expect = (uint64_t{x} / f) * kRansScale + x % f + (kRansScale - f);
+      ASSERT_EQ(rans_encode_put(x, sym), expect) << "f=" << f << " x=" << x;
+      // The decoder's step undoes it.
+      const uint32_t y = rans_encode_put(x, sym);
+      const uint32_t slot = rans_decode_slot(y);
+      ASSERT_GE(slot, kRansScale - f);
+      const uint32_t entry = rans_decode_entry(7, f, slot - (kRansScale - f));
+      EXPECT_EQ(rans_entry_value(entry), 7);
+      EXPECT_EQ(rans_decode_advance(y, entry), x);
+    }
+  }
+}
+
+TEST(Ans, NormalizedFrequenciesSumToTheScale) {
+  std::mt19937_64 rng(2);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::array<uint64_t, 256> hist{};
+    const int present = 2 + static_cast<int>(rng() % 255);
+    for (int k = 0; k < present; ++k) hist[rng() % 256] = (trial % 3 == 0) ? 1 : rng() % (uint64_t{1} << (rng() % 40));
+    hist[0] = std::max<uint64_t>(hist[0], 1);
+    hist[255] = (trial % 2 == 0) ? (uint64_t{1} << 47) : 1;  // extreme skew on half of them
+    std::array<uint32_t, 256> freqs{};
+    ans_normalize_frequencies(hist, freqs);
+    uint32_t sum = 0;
+    for (int v = 0; v < 256; ++v) {
+      EXPECT_EQ(freqs[v] == 0, hist[v] == 0) << v;
+      sum += freqs[v];
+    }
+    EXPECT_EQ(sum, kRansScale);
+  }
+}
+
+TEST(Ans, NormalizedFrequenciesBreakTiesByValue) {
+  std::array<uint64_t, 256> hist{};
+  hist[3] = hist[7] = hist[200] = 5;
+  std::array<uint32_t, 256> freqs{};
+  ans_normalize_frequencies(hist, freqs);
+  EXPECT_EQ(freqs[3], 1366u);
+  EXPECT_EQ(freqs[7], 1365u);
+  EXPECT_EQ(freqs[200], 1365u);
+  // Rare values keep one slot; the common one pays for them.
+  hist.fill(0);
+  hist[0] = 1'000'000'000;
+  for (int v = 1; v < 256; ++v) hist[v] = 1;
+  ans_normalize_frequencies(hist, freqs);
+  EXPECT_EQ(freqs[0], kRansScale - 255);
+  for (int v = 1; v < 256; ++v) EXPECT_EQ(freqs[v], 1u);
+}
+
+// ---------------------------------------------------------------- round trips
+
+TEST(Ans, RoundTripsEmptyInput) {
+  for (const uint16_t center : kCenters) {
+    expect_round_trip({}, center);
+    EXPECT_LE(encode({}, center).size(), 16u);
+  }
+}
+
+TEST(Ans, RoundTripsSingleSymbolInConstantSpace) {
+  for (uint64_t n : {uint64_t{1}, uint64_t{31}, uint64_t{32}, uint64_t{33}, kChunk + 3, 3 * kChunk}) {
+    for (const uint16_t value : {uint16_t{0}, uint16_t{65535}, uint16_t{32768}, uint16_t{1234}}) {
+      const std::vector<uint16_t> v(n, value);
+      expect_round_trip_both_centers(v);
+      EXPECT_LE(encode(v).size(), 16u);  // both planes constant: header + 2 x 2 bytes
+    }
+  }
+}
+
+TEST(Ans, RoundTripsTwoSymbols) {
+  std::vector<uint16_t> v(1000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = (i % 7 == 0) ? 0 : 65535;
+  expect_round_trip_both_centers(v);
+}
+
+TEST(Ans, RoundTripsUniformOverAllSymbols) {
+  std::vector<uint16_t> v(4 * 65536);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint16_t>(i);
+  std::shuffle(v.begin(), v.end(), std::mt19937_64(5));
+  expect_round_trip_both_centers(v);
+  expect_round_trip_both_centers(uniform_codes(3 * kChunk + 11, 6));
+  // Uniform bytes cost 8 bits each, plus per plane the lane states (128 bytes a chunk), the
+  // chunk table and a 260-byte frequency table.
+  EXPECT_LT(encode(v).size(), 2 * v.size() + 2 * (4 * 132 + 260) + 16);
+}
+
+TEST(Ans, RoundTripsHighlySkewedCodes) {
+  // Nearly all one code, with rare outliers scattered over the whole alphabet.
+  std::vector<uint16_t> v(5 * kChunk, 32768);
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 3000; ++k) v[rng() % v.size()] = static_cast<uint16_t>(rng());
+  expect_round_trip_both_centers(v);
+  // Far below Huffman's one bit per symbol.
+  EXPECT_LT(encode(v).size(), v.size() / 16);
+}
+
+TEST(Ans, RoundTripsGeometricCodes) {
+  for (double p : {0.9, 0.5, 0.1, 0.01, 0.001}) {
+    SCOPED_TRACE(p);
+    expect_round_trip_both_centers(geometric_codes(2 * kChunk + 5, p, 8));
+  }
+}
+
+TEST(Ans, RoundTripsSmallIdStreamsWithCenterZero) {
+  std::mt19937_64 rng(15);
+  std::vector<uint16_t> ids(100'000);
+  for (auto& id : ids) id = static_cast<uint16_t>(std::min<uint64_t>(rng() % 8 + rng() % 8, 12));
+  expect_round_trip(ids, 0);
+  // Ids below 128 leave the high plane constant.
+  EXPECT_LT(encode(ids, 0).size(), ids.size() / 2);
+}
+
+TEST(Ans, RoundTripsAwkwardSizes) {
+  std::mt19937_64 rng(9);
+  std::vector<uint64_t> sizes = {1,          2,      31,         32,         33,        63,
+                                 64,         65,     kChunk - 1, kChunk,     kChunk + 1, kChunk + 31,
+                                 kChunk + 33, 2 * kChunk - 1, 3 * kChunk + 1};
+  for (int k = 0; k < 6; ++k) sizes.push_back(rng() % (4 * kChunk));
+  for (uint64_t n : sizes) {
+    SCOPED_TRACE(n);
+    const int threads = 1 + static_cast<int>(n % 3);
+    for (const uint16_t center : kCenters) {
+      expect_round_trip(geometric_codes(n, 0.3, static_cast<uint32_t>(n)), center, threads);
+      expect_round_trip(geometric_codes(n, 0.002, static_cast<uint32_t>(n + 1)), center, threads);
+      expect_round_trip(uniform_codes(n, static_cast<uint32_t>(n + 2)), center, threads);
+    }
+  }
+}
+
+TEST(Ans, SameBytesForAnyThreadCount) {
+  for (const auto& v : {geometric_codes(5 * kChunk + 123, 0.2, 10), geometric_codes(3 * kChunk, 0.002, 16),
+                        uniform_codes(2 * kChunk + 1, 11), geometric_codes(3, 0.2, 12)}) {
+    for (const uint16_t center : kCenters) {
+      const std::vector<uint8_t> one = encode(v, center, 1);
+      EXPECT_EQ(encode(v, center, 2), one);
+      EXPECT_EQ(encode(v, center, 3), one);
+      EXPECT_EQ(encode(v, center, 0), one);
+      for (const int threads : {1, 2, 3}) {
+        std::vector<uint16_t> decoded(v.size());
+        ASSERT_TRUE(ans_decode(one, center, decoded, threads).ok());
+        EXPECT_EQ(decoded, v);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- size
+
+TEST(Ans, HighPlaneOfSmallResidualsIsNearlyFree) {
+  const std::vector<uint16_t> v = geometric_codes(8 * kChunk, 0.3, 13);
+  std::vector<uint64_t> hist(65536, 0);
+  for (uint16_t s : v) ++hist[s];
+  double bits = 0;
+  for (uint64_t c : hist) {
+    if (c != 0) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / v.size());
+  }
+  EXPECT_LT(8.0 * static_cast<double>(encode(v).size()), bits * 1.01 + 8 * 2048);
+}
+
+TEST(Ans, CompressesAboutAsWellAsHuffman) {
+  for (double p : {0.7, 0.3, 0.1, 0.03, 0.01, 0.003}) {
+    SCOPED_TRACE(p);
+    const std::vector<uint16_t> v = geometric_codes(8 * kChunk, p, 14);
+    std::vector<uint8_t> huff;
+    ASSERT_TRUE(huffman_encode(v, huff, 2).ok());
+    EXPECT_LT(static_cast<double>(encode(v).size()), 1.03 * static_cast<double>(huff.size()));
+  }
+}
+
+// ---------------------------------------------------------------- hostile input
+
+TEST(Ans, RejectsWrongSymbolCountAndCenter) {
+  const std::vector<uint16_t> v = geometric_codes(100, 0.03, 14);
+  const std::vector<uint8_t> blob = encode(v);
+  std::vector<uint16_t> fewer(99), more(101), same(100);
+  EXPECT_EQ(ans_decode(blob, kAnsCodeCenter, fewer, 1).code(), Code::corrupt_stream);
+  EXPECT_EQ(ans_decode(blob, kAnsCodeCenter, more, 1).code(), Code::corrupt_stream);
+  EXPECT_EQ(ans_decode(blob, 0, same, 1).code(), Code::corrupt_stream);
+  EXPECT_TRUE(ans_decode(blob, kAnsCodeCenter, same, 1).ok());
+}
+
+TEST(Ans, RejectsTrailingBytesAndEveryTruncation) {
+  for (const auto& v : {geometric_codes(300, 0.01, 17), std::vector<uint16_t>(50, 9), std::vector<uint16_t>{}}) {
+    std::vector<uint8_t> blob = encode(v);
+    std::vector<uint16_t> decoded(v.size());
+    for (size_t len = 0; len < blob.size(); ++len) {
+      const std::vector<uint8_t> cut(blob.begin(), blob.begin() + static_cast<std::ptrdiff_t>(len));
+      EXPECT_EQ(ans_decode(cut, kAnsCodeCenter, decoded, 2).code(), Code::corrupt_stream) << len;
+    }
+    blob.push_back(0);
+    EXPECT_EQ(ans_decode(blob, kAnsCodeCenter, decoded, 2).code(), Code::corrupt_stream);
+  }
+}
+
+TEST(Ans, SurvivesBitFlipsEverywhereInASmallBlob) {
+  // Both planes rANS-coded, two chunks' worth of structure in few bytes.
+  const std::vector<uint16_t> v = geometric_codes(200, 0.005, 18);
+  const std::vector<uint8_t> blob = encode(v);
+  int detected = 0, flips = 0;
+  for (size_t byte = 0; byte < blob.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> bad = blob;
+      bad[byte] ^= static_cast<uint8_t>(1u << bit);
+      std::vector<uint16_t> decoded(v.size());
+      const Status s = ans_decode(bad, kAnsCodeCenter, decoded, 2);
+      ++flips;
+      if (!s.ok()) {
+        EXPECT_EQ(s.code(), Code::corrupt_stream);
+        ++detected;
+      } else if (byte != 1) {
+        // Byte 1 is the chunk size; any accepted value above 200 symbols means one chunk,
+        // so that flip gives another valid blob for the same symbols.
+        EXPECT_NE(decoded, v) << "flip at byte " << byte << " bit " << bit << " went unnoticed";
+      }
+    }
+  }
+  // The final-state and exact-length checks catch almost every flip.
+  EXPECT_GT(detected, flips * 9 / 10);
+}
+
+TEST(Ans, SurvivesDamageInLargeBlobs) {
+  const std::vector<uint16_t> v = geometric_codes(3 * kChunk + 77, 0.01, 19);
+  const std::vector<uint8_t> blob = encode(v);
+  std::mt19937_64 rng(20);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<uint8_t> bad = blob;
+    const int hits = 1 + static_cast<int>(rng() % 4);
+    for (int h = 0; h < hits; ++h) bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+    if (trial % 3 == 0) bad.resize(rng() % bad.size());
+    expect_safe_decode(bad, kAnsCodeCenter, v.size());
+  }
+}
+
+TEST(Ans, SurvivesRandomBytes) {
+  std::mt19937_64 rng(21);
+  const std::vector<uint8_t> valid = encode(geometric_codes(500, 0.01, 22));
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> bytes(rng() % 700);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    // Half of them keep a plausible header so the planes get parsed.
+    if (trial % 2 == 0 && bytes.size() >= 12) std::copy(valid.begin(), valid.begin() + 12, bytes.begin());
+    expect_safe_decode(bytes, kAnsCodeCenter, 500);
+    expect_safe_decode(bytes, kAnsCodeCenter, rng() % 100);
+  }
+}
+
+}  // namespace
+}  // namespace factz::detail
