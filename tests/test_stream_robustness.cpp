@@ -211,9 +211,10 @@ struct NamedStream {
   Bytes bytes;
 };
 
-Bytes compressed(const VectorField2D& f, Mode mode, double rel, bool zstd) {
+Bytes compressed(const VectorField2D& f, Mode mode, double rel, bool zstd, Coder coder = Coder::huffman) {
   Options o;
   o.mode = mode;
+  o.coder = coder;
   o.bound_mode = BoundMode::rel;
   o.bound = rel;
   o.zstd = zstd;
@@ -236,6 +237,8 @@ const std::vector<NamedStream>& small_streams() {
         {"none_raw_40x30", compressed(turbulent, Mode::none, 1e-1, false)},
         {"speculative_zstd_40x30", compressed(turbulent, Mode::speculative, 1e-2, true)},
         {"speculative_raw_40x30", compressed(smooth, Mode::speculative, 1e-3, false)},
+        {"speculative_ans_40x30", compressed(turbulent, Mode::speculative, 1e-2, false, Coder::ans)},
+        {"block_ans_40x30", compressed(turbulent, Mode::block, 1e-2, true, Coder::ans)},
     };
   }();
   return kStreams;

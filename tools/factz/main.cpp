@@ -26,7 +26,7 @@ const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
 
 const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) into a FaCTz stream.",
-    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [-x POLICY] [--json]",
+    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder huffman|ans] [--zstd|--no-zstd] [-x POLICY] [--json]",
     {kDims,
      {"-i", 1, "FILE", "input component (give twice: u then v); '-' reads stdin", true},
      {"-z", 1, "FILE", "output stream; '-' writes stdout"},
@@ -35,7 +35,7 @@ const Command kCompress{
       "speculative (FaCTz-S, keeps every critical point, best ratio; default) | block (FaCTz-B, keeps every "
       "critical point, fastest) | none (plain error bound, no topology guarantee)"},
      {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 16)"},
-     {"--coder", 1, "CODER", "ans (byte-plane rANS; default) | huffman (canonical Huffman)"},
+     {"--coder", 1, "CODER", "huffman (canonical Huffman; default) | ans (byte-plane interleaved rANS)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
      kExec, kJson, kHelp, kHelpShort}};
@@ -239,7 +239,7 @@ int run_compress(const Args& a) {
       fail("--anchor-stride must be a power of two in [2, 4096], got '" + a.get("--anchor-stride") + "'", 2);
     o.anchor_stride = s;
   }
-  const std::string coder = a.get("--coder", "ans");
+  const std::string coder = a.get("--coder", "huffman");
   if (coder == "huffman") o.coder = factz::Coder::huffman;
   else if (coder == "ans") o.coder = factz::Coder::ans;
   else fail("--coder must be ans or huffman, got '" + coder + "'", 2);
