@@ -111,6 +111,10 @@ float round_down(double b) {
 /// gives every vertex the full eb. When the cheap half-plane bound already reaches that
 /// cap, Eq. 3 is skipped (the result, after the per-vertex minimum, is identical).
 float capped_safe_bound(const float u[3], const float v[3], float eb) {
+  const double h = half_plane_margin(u, v);
+  // h == 1 is the largest margin any bound gives (both are <= 1), so triangle_safe_bound
+  // would return exactly this: most triangles of a smooth field stop here.
+  if (h >= 1.0) return round_down(kSafetyFactor);
   float smallest = INFINITY;
   for (int k = 0; k < 3; ++k) {
     const float au = std::fabs(u[k]), av = std::fabs(v[k]);
@@ -118,8 +122,7 @@ float capped_safe_bound(const float u[3], const float v[3], float eb) {
     if (av > 0.0f && av < smallest) smallest = av;
   }
   const double cap = double(eb) / double(smallest);  // 0 when all values are 0
-  const double h = half_plane_margin(u, v) * kSafetyFactor;
-  if (h >= cap) return round_down(h);
+  if (h * kSafetyFactor >= cap) return round_down(h * kSafetyFactor);
   return round_down(triangle_safe_bound(u, v));
 }
 
