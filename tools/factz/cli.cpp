@@ -48,7 +48,10 @@ bool parse(const Command& cmd, const std::vector<std::string>& argv, Args& out, 
       vals.push_back(inline_value);
     } else {
       for (int a = 0; a < spec->nargs; ++a) {
-        if (k + 1 >= argv.size()) {
+        bool is_flag = false;  // "-2 20 -i u.f32": the flag is not a value of -2
+        if (k + 1 < argv.size())
+          for (const auto& o : cmd.options) is_flag = is_flag || o.name == argv[k + 1];
+        if (k + 1 >= argv.size() || is_flag) {
           error = "option " + tok + " needs " + std::to_string(spec->nargs) + " value(s): " + spec->metavar;
           return false;
         }
