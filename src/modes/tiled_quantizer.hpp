@@ -59,8 +59,9 @@ Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t>
                     std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values,
                     int threads, std::span<float> out);
 
-/// Splits a concatenation of per-plane varint lists written by write_lists.
+/// "Both planes" sections: varint(size of a) | a | b (docs/format.md).
 std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
+/// Inverse of concat_lists; corrupt_stream (naming `what`) when the size does not fit.
 Status split_lists(std::span<const uint8_t> in, std::span<const uint8_t>& a, std::span<const uint8_t>& b,
                    const char* what);
 
