@@ -11,7 +11,7 @@
 #include "codec/coder.hpp"
 #include "codec/zstd_stage.hpp"
 #include "factz/factz.hpp"
-#include "format/byte_io.hpp"
+#include "util/byte_io.hpp"
 #include "format/container.hpp"
 #include "kernels/quantizer.hpp"
 #include "modes/frontend.hpp"

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/rans.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::detail {
 namespace {
@@ -32,63 +33,11 @@ constexpr uint64_t kParallelHistogramMin = uint64_t{1} << 20;
 
 // ---------------------------------------------------------------- byte helpers
 
-void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int k = 0; k < bytes; ++k) out.push_back(static_cast<uint8_t>(v >> (8 * k)));
-}
-
 uint32_t load_u32le(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
 uint16_t load_u16le(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
-
-// Unsigned LEB128: 7 bits per byte, low groups first, high bit = more bytes follow.
-void put_varint(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(v));
-}
-
-// Reads untrusted bytes; every read checks the remaining size first.
-class ByteCursor {
- public:
-  explicit ByteCursor(std::span<const uint8_t> in) : in_(in) {}
-
-  uint64_t pos() const { return pos_; }
-  uint64_t remaining() const { return in_.size() - pos_; }
-
-  // Little-endian unsigned integer of `bytes` (1..8) bytes.
-  bool read_le(int bytes, uint64_t& v) {
-    if (remaining() < static_cast<uint64_t>(bytes)) return false;
-    v = 0;
-    for (int k = 0; k < bytes; ++k) v |= static_cast<uint64_t>(in_[pos_ + k]) << (8 * k);
-    pos_ += bytes;
-    return true;
-  }
-  // Anything above `max` is corrupt; this also bounds the loop to a few bytes.
-  bool read_varint(uint64_t max, uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      uint64_t byte = 0;
-      if (!read_le(1, byte)) return false;
-      v |= (byte & 0x7F) << shift;
-      if (v > max) return false;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool skip(uint64_t bytes) {
-    if (remaining() < bytes) return false;
-    pos_ += bytes;
-    return true;
-  }
-
- private:
-  std::span<const uint8_t> in_;
-  uint64_t pos_ = 0;
-};
 
 // First item of part `p` when n items are cut into `parts` near-equal contiguous parts.
 uint64_t part_begin(uint64_t n, uint64_t parts, uint64_t p) {
@@ -363,21 +312,21 @@ struct PlaneView {
   std::vector<uint64_t> chunk_pos;       // n_chunks + 1 offsets into the blob
 };
 
-Status read_frequencies(ByteCursor& cur, std::array<uint32_t, 256>& freqs) {
+Status read_frequencies(ByteReader& cur, std::array<uint32_t, 256>& freqs) {
   freqs.fill(0);
   uint64_t runs = 0;
-  if (!cur.read_varint(128, runs)) return corrupt_stream("ans: bad frequency run count");
+  if (!cur.varint_at_most(128, runs)) return corrupt_stream("ans: bad frequency run count");
   uint64_t next = 0;
   for (uint64_t r = 0; r < runs; ++r) {
     uint64_t skip = 0, run = 0;
-    if (!cur.read_varint(256, skip) || !cur.read_varint(256, run) || (r > 0 && skip == 0) || run == 0 ||
+    if (!cur.varint_at_most(256, skip) || !cur.varint_at_most(256, run) || (r > 0 && skip == 0) || run == 0 ||
         next + skip + run > 256) {
       return corrupt_stream("ans: bad frequency run");
     }
     next += skip;
     for (uint64_t k = 0; k < run; ++k) {
       uint64_t f = 0;
-      if (!cur.read_varint(kScale - 1, f) || f == 0) return corrupt_stream("ans: bad frequency");
+      if (!cur.varint_at_most(kScale - 1, f) || f == 0) return corrupt_stream("ans: bad frequency");
       freqs[next++] = static_cast<uint32_t>(f);
     }
   }
@@ -404,11 +353,11 @@ Status build_table(const std::array<uint32_t, 256>& freqs, PlaneView& pv) {
 
 // Reads one plane of n symbols in chunks of `chunk` and checks its chunk table against
 // the blob; the cursor ends past the plane's chunks.
-Status read_plane(ByteCursor& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
+Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
   uint64_t mode = 0, value = 0;
-  if (!cur.read_le(1, mode)) return corrupt_stream("ans: plane truncated");
+  if (!cur.le(1, mode)) return corrupt_stream("ans: plane truncated");
   if (mode == kPlaneConstant) {
-    if (!cur.read_le(1, value)) return corrupt_stream("ans: plane truncated");
+    if (!cur.le(1, value)) return corrupt_stream("ans: plane truncated");
     pv.constant = true;
     pv.value = static_cast<uint8_t>(value);
     return Status::Ok();
@@ -426,7 +375,7 @@ Status read_plane(ByteCursor& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
   const uint64_t blob_size = cur.pos() + cur.remaining();
   for (uint64_t k = 0; k < n_chunks; ++k) {
     uint64_t size = 0;
-    (void)cur.read_le(4, size);
+    (void)cur.le(4, size);
     // States, then whole words, at most one word per symbol.
     const uint64_t m = std::min(n - k * chunk, chunk);
     const uint64_t states = 4 * static_cast<uint64_t>(chunk_lanes(m));
@@ -504,10 +453,10 @@ bool decode_plane_chunk(const PlaneView& pv, std::span<const uint8_t> in, uint64
 
 Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16_t> symbols, int threads) {
   threads = std::max(threads, 1);
-  ByteCursor cur(in);
+  ByteReader cur(in);
   uint64_t version = 0, chunk_log2 = 0, stored_center = 0, n = 0;
-  if (!cur.read_le(1, version) || !cur.read_le(1, chunk_log2) || !cur.read_le(2, stored_center) ||
-      !cur.read_le(8, n)) {
+  if (!cur.le(1, version) || !cur.le(1, chunk_log2) || !cur.le(2, stored_center) ||
+      !cur.le(8, n)) {
     return corrupt_stream("ans: header truncated");
   }
   if (version != kAnsVersion) return corrupt_stream("ans: unknown blob version");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codec/bit_io.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::detail {
 namespace {
@@ -26,68 +27,9 @@ static_assert(kMaxLen >= 16, "every symbol of the alphabet must fit under the li
 
 // ---------------------------------------------------------------- byte helpers
 
-void put_u64le(std::vector<uint8_t>& out, uint64_t v) {
-  for (int k = 0; k < 8; ++k) out.push_back(static_cast<uint8_t>(v >> (8 * k)));
-}
-
 void store_u32le(uint8_t* p, uint32_t v) {
   for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
 }
-
-// Unsigned LEB128: 7 bits per byte, low groups first, high bit = more bytes follow.
-void put_varint(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(v));
-}
-
-// Reads untrusted bytes; every read checks the remaining size first.
-class ByteCursor {
- public:
-  explicit ByteCursor(std::span<const uint8_t> in) : in_(in) {}
-
-  uint64_t pos() const { return pos_; }
-  uint64_t remaining() const { return in_.size() - pos_; }
-
-  bool read_u8(uint8_t& v) {
-    if (remaining() < 1) return false;
-    v = in_[pos_++];
-    return true;
-  }
-  bool read_u32le(uint32_t& v) {
-    if (remaining() < 4) return false;
-    v = 0;
-    for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(in_[pos_ + k]) << (8 * k);
-    pos_ += 4;
-    return true;
-  }
-  bool read_u64le(uint64_t& v) {
-    if (remaining() < 8) return false;
-    v = 0;
-    for (int k = 0; k < 8; ++k) v |= static_cast<uint64_t>(in_[pos_ + k]) << (8 * k);
-    pos_ += 8;
-    return true;
-  }
-  // Varints here describe symbol ranges, so anything above `max` is corrupt; this also
-  // bounds the loop to a few bytes.
-  bool read_varint(uint64_t max, uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      uint8_t byte = 0;
-      if (!read_u8(byte)) return false;
-      v |= static_cast<uint64_t>(byte & 0x7F) << shift;
-      if (v > max) return false;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-
- private:
-  std::span<const uint8_t> in_;
-  uint64_t pos_ = 0;
-};
 
 // First symbol of part `p` when n items are cut into `parts` near-equal contiguous parts.
 uint64_t part_begin(uint64_t n, uint64_t parts, uint64_t p) {
@@ -203,13 +145,13 @@ void write_codebook(std::span<const uint8_t> lengths, std::vector<uint8_t>& out)
   }
 }
 
-Status read_codebook(ByteCursor& cur, std::span<uint8_t> lengths) {
+Status read_codebook(ByteReader& cur, std::span<uint8_t> lengths) {
   uint64_t runs = 0;
-  if (!cur.read_varint(kHuffmanAlphabet / 2, runs)) return corrupt_stream("huffman: bad codebook run count");
+  if (!cur.varint_at_most(kHuffmanAlphabet / 2, runs)) return corrupt_stream("huffman: bad codebook run count");
   uint64_t next = 0;
   for (uint64_t r = 0; r < runs; ++r) {
     uint64_t skip = 0, run = 0;
-    if (!cur.read_varint(kHuffmanAlphabet, skip) || !cur.read_varint(kHuffmanAlphabet, run) ||
+    if (!cur.varint_at_most(kHuffmanAlphabet, skip) || !cur.varint_at_most(kHuffmanAlphabet, run) ||
         (r > 0 && skip == 0) || run == 0 || next + skip + run > kHuffmanAlphabet) {
       return corrupt_stream("huffman: bad codebook run");
     }
@@ -217,7 +159,7 @@ Status read_codebook(ByteCursor& cur, std::span<uint8_t> lengths) {
     next += skip;
     for (uint64_t k = 0; k < run; ++k) {
       uint8_t len = 0;
-      (void)cur.read_u8(len);
+      (void)cur.u8(len);
       if (len == 0 || len > kMaxLen) return corrupt_stream("huffman: bad code length");
       lengths[next++] = len;
     }
@@ -415,7 +357,7 @@ Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& o
   out.clear();
   out.push_back(kHuffmanVersion);
   out.push_back(static_cast<uint8_t>(kHuffmanChunkLog2));
-  put_u64le(out, n);
+  put_le(out, n, 8);
   write_codebook(lengths, out);
 
   const uint64_t chunk = uint64_t{1} << kHuffmanChunkLog2;
@@ -456,10 +398,10 @@ Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& o
 
 Status huffman_decode(std::span<const uint8_t> in, std::span<uint16_t> symbols, int threads) {
   threads = std::max(threads, 1);
-  ByteCursor cur(in);
+  ByteReader cur(in);
   uint8_t version = 0, chunk_log2 = 0;
   uint64_t n = 0;
-  if (!cur.read_u8(version) || !cur.read_u8(chunk_log2) || !cur.read_u64le(n)) {
+  if (!cur.u8(version) || !cur.u8(chunk_log2) || !cur.u64(n)) {
     return corrupt_stream("huffman: header truncated");
   }
   if (version != kHuffmanVersion) return corrupt_stream("huffman: unknown blob version");
@@ -483,7 +425,7 @@ Status huffman_decode(std::span<const uint8_t> in, std::span<uint16_t> symbols, 
   uint64_t pos = cur.pos() + 4 * n_chunks;
   for (uint64_t k = 0; k < n_chunks; ++k) {
     uint32_t size = 0;
-    (void)cur.read_u32le(size);
+    (void)cur.u32(size);
     if (size > in.size() - pos) return corrupt_stream("huffman: chunk exceeds blob");
     chunk_pos[k] = pos;
     pos += size;

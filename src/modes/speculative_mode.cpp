@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "codec/coder.hpp"
-#include "format/byte_io.hpp"
+#include "util/byte_io.hpp"
 #include "kernels/speculation.hpp"
 #include "modes/tiled_quantizer.hpp"
 

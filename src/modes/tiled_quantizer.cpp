@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "format/byte_io.hpp"
+#include "util/byte_io.hpp"
 #include "kernels/quantizer.hpp"
 
 namespace factz::detail {
