@@ -7,18 +7,13 @@
 #     pointwise bound.
 #   bench/acceptance_real.sh [FIELDS_DIR]     (default /tmp/factz_realfields)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/lib/fields.sh"
 dir=${1:-/tmp/factz_realfields}
-factz=${FACTZ_BUILD_DIR:-$root/build}/factz
-[ -x "$factz" ] || bash "$root/scripts/build.sh" >/dev/null
 ls "$dir"/*_u_*.f32 >/dev/null 2>&1 || bash "$root/scripts/real_fields_not_in_shared.sh" "$dir" >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 fail=0
 printf "%-22s %9s %6s %6s  %s\n" field dims cp indep "block then speculative at REL 1e-1 1e-2 1e-3: ratio/violations/max_err over eb"
-for u in "$dir"/*_u_*.f32; do
-  v=${u/_u_/_v_}
-  name=$(basename "$u" .f32); dims=${name##*_}; nx=${dims%x*}; ny=${dims#*x}; base=${name%_u_*}
+for f in "$dir"/*_u_*.f32; do
+  field_of "$f"
   ours=$("$factz" cp -2 "$nx" "$ny" -i "$u" -i "$v" --json)
   theirs=$(python3 "$root/scripts/independent_cp.py" "$nx" "$ny" "$u" "$v")
   line=$(python3 - "$ours" "$theirs" <<'PY'

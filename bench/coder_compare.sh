@@ -3,17 +3,12 @@
 # REL 1e-2, with the default zstd stage and without it.
 #   bench/coder_compare.sh [DATA_DIR]      (default ../shared/data)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/lib/fields.sh"
 data=${1:-$root/../shared/data}
-factz=${FACTZ_BUILD_DIR:-$root/build}/factz
-[ -x "$factz" ] || bash "$root/scripts/build.sh" >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 echo "| field | mode | huffman+zstd | ans+zstd | ans/huffman | huffman | ans | ans/huffman |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
-for u in "$data"/*_u_*.f32; do
-  v=${u/_u_/_v_}
-  name=$(basename "$u" .f32); dims=${name##*_}; nx=${dims%x*}; ny=${dims#*x}; base=${name%_u_*}
+for f in "$data"/*_u_*.f32; do
+  field_of "$f"
   for mode in speculative block; do
     row="| $base | $mode"
     for z in --zstd --no-zstd; do

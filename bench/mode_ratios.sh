@@ -3,17 +3,12 @@
 # 1e-3, each stream verified, and the geometric mean of speculative / block.
 #   bench/mode_ratios.sh [DATA_DIR]      (default ../shared/data)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/lib/fields.sh"
 data=${1:-$root/../shared/data}
-factz=${FACTZ_BUILD_DIR:-$root/build}/factz
-[ -x "$factz" ] || bash "$root/scripts/build.sh" >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 echo "| field | REL | block ratio | speculative ratio | speculative / block | violations (block, spec) |"
 echo "|---|---:|---:|---:|---:|---|"
-for u in "$data"/*_u_*.f32; do
-  v=${u/_u_/_v_}
-  name=$(basename "$u" .f32); dims=${name##*_}; nx=${dims%x*}; ny=${dims#*x}; base=${name%_u_*}
+for f in "$data"/*_u_*.f32; do
+  field_of "$f"
   for rel in 1e-1 1e-2 1e-3; do
     line="| $base | $rel"
     viol=""

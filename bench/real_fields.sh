@@ -3,18 +3,13 @@
 # (lossless, both components concatenated), with the verification of every stream.
 #   bench/real_fields.sh [REL] [DATA_DIR]        (defaults: 1e-2, ../shared/data)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "$0")/lib/fields.sh"
 rel=${1:-1e-2}
 data=${2:-$root/../shared/data}
-factz=${FACTZ_BUILD_DIR:-$root/build}/factz
-[ -x "$factz" ] || bash "$root/scripts/build.sh" >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 echo "| field | dims | critical points | zstd -19 | block ratio | block violations | block max err / eb | block exact vertices | none ratio | none violations |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-for u in "$data"/*_u_*.f32; do
-  v=${u/_u_/_v_}
-  name=$(basename "$u" .f32); dims=${name##*_}; nx=${dims%x*}; ny=${dims#*x}; base=${name%_u_*}
+for f in "$data"/*_u_*.f32; do
+  field_of "$f"
   raw=$((nx * ny * 8))
   z=$(cat "$u" "$v" | zstd -19 -q -c | wc -c)
   row="| $base | $dims"
