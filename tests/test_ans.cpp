@@ -12,6 +12,7 @@
 #include "codec/ans.hpp"
 #include "codec/huffman.hpp"
 #include "kernels/rans.hpp"
+#include "support/codes.hpp"
 
 namespace factz::detail {
 namespace {
@@ -43,24 +44,8 @@ void expect_round_trip_both_centers(const std::vector<uint16_t>& symbols) {
 }
 
 // Quantization codes as predictors emit them: centred on 32768, two-sided geometric.
-std::vector<uint16_t> geometric_codes(uint64_t n, double p, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::geometric_distribution<int> mag(p);
-  std::bernoulli_distribution neg(0.5);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    const int m = std::min(mag(rng), 32767);
-    x = static_cast<uint16_t>(neg(rng) ? 32768 - m : 32768 + m);
-  }
-  return v;
-}
-
-std::vector<uint16_t> uniform_codes(uint64_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = static_cast<uint16_t>(rng());
-  return v;
-}
+using testing::geometric_codes;
+using testing::uniform_codes;
 
 // Decoding must never crash; a successful decode of a damaged blob is allowed (not every
 // change is detectable), any failure must be corrupt_stream.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codec/huffman.hpp"
+#include "support/codes.hpp"
 
 namespace factz::detail {
 namespace {
@@ -30,24 +31,8 @@ void expect_round_trip(const std::vector<uint16_t>& symbols, int threads = 2) {
 }
 
 // Quantization codes as predictors emit them: centred on 32768, two-sided geometric.
-std::vector<uint16_t> geometric_codes(uint64_t n, double p, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::geometric_distribution<int> mag(p);
-  std::bernoulli_distribution neg(0.5);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) {
-    const int m = std::min(mag(rng), 32767);
-    x = static_cast<uint16_t>(neg(rng) ? 32768 - m : 32768 + m);
-  }
-  return v;
-}
-
-std::vector<uint16_t> uniform_codes(uint64_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<uint16_t> v(n);
-  for (auto& x : v) x = static_cast<uint16_t>(rng());
-  return v;
-}
+using testing::geometric_codes;
+using testing::uniform_codes;
 
 uint64_t read_varint(const std::vector<uint8_t>& blob, uint64_t& pos) {
   uint64_t v = 0;
