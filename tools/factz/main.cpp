@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "common.hpp"
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
 #include "format/container.hpp"
@@ -72,76 +73,25 @@ std::string top_help() {
   std::ostringstream os;
   os << "factz: error-bounded lossy compression of 2D vector fields that keeps every critical point\n\n"
      << "usage: factz SUBCOMMAND [options]   (factz SUBCOMMAND --help for its options)\n\nsubcommands:\n";
-  for (const auto* c : kCommands) {
-    std::string n = "  " + c->name;
+  auto line = [&os](const Command& c) {
+    std::string n = "  " + c.name;
     n.resize(14, ' ');
-    os << n << c->summary << "\n";
-  }
+    os << n << c.summary << "\n";
+  };
+  for (const auto* c : kCommands) line(*c);
+  for (const auto& r : factz::cli::registered_commands()) line(*r.spec);
   return os.str();
 }
 
-struct Failure {
-  int code;
-  std::string message;
-};
-
-[[noreturn]] void fail(const std::string& m, int code = 1) { throw Failure{code, m}; }
-
-template <class T>
-T take(factz::Result<T> r) {
-  if (!r.ok()) fail(r.status().to_string());
-  return std::move(r).value();
-}
-void check(const factz::Status& s) {
-  if (!s.ok()) fail(s.to_string());
-}
-
-void dims(const Args& a, int64_t& nx, int64_t& ny) {
-  if (!a.has("-2")) fail("missing -2 NX NY", 2);
-  const auto& d = a.all("-2").back();
-  long long x = 0, y = 0;
-  if (!factz::cli::to_int64(d[0], x) || !factz::cli::to_int64(d[1], y) || x <= 0 || y <= 0)
-    fail("-2 needs two positive integers, got '" + d[0] + " " + d[1] + "'", 2);
-  nx = x;
-  ny = y;
-}
-
-std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag) {
-  const auto& v = a.all(flag);
-  if (v.size() != 2) fail("give " + flag + " exactly twice (u then v), got " + std::to_string(v.size()), 2);
-  return {v[0][0], v[1][0]};
-}
-
-factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr) {
-  const std::string x = a.get("-x", "omp");
-  factz::Exec e;
-  if (x == "serial") {
-    e.threads = 1;
-    if (policy) *policy = factz::Policy::serial;
-    return e;
-  }
-  if (policy) *policy = factz::Policy::omp;
-  if (x == "omp") return e;
-  long long t = 0;
-  if (x.rfind("omp=", 0) == 0 && factz::cli::to_int64(x.substr(4), t) && t > 0 && t <= 1024) {
-    e.threads = int(t);
-    return e;
-  }
-  if (x == "cuda") fail("backend_unavailable: this build of factz has no CUDA backend", 1);
-  fail("-x must be serial, omp or omp=T, got '" + x + "'", 2);
-}
-
-std::string json_number(double x) {
-  if (std::isinf(x)) return x > 0 ? "1e999" : "-1e999";  // JSON has no inf; 1e999 parses as inf
-  if (std::isnan(x)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using factz::cli::check;
+using factz::cli::dims;
+using factz::cli::exec_of;
+using factz::cli::fail;
+using factz::cli::Failure;
+using factz::cli::json_number;
+using factz::cli::seconds_since;
+using factz::cli::take;
+using factz::cli::two_files;
 
 int run_cp(const Args& a) {
   int64_t nx, ny;
@@ -319,8 +269,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   const Command* cmd = nullptr;
+  factz::cli::RunFn registered_run = nullptr;
   for (const auto* c : kCommands)
     if (c->name == args[0]) cmd = c;
+  for (const auto& r : factz::cli::registered_commands())
+    if (!cmd && r.spec->name == args[0]) {
+      cmd = r.spec;
+      registered_run = r.run;
+    }
   if (!cmd) {
     std::cerr << "factz: unknown subcommand '" << args[0] << "' (see factz --help)\n";
     return 2;
@@ -336,6 +292,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (registered_run) return registered_run(parsed);
     if (cmd == &kCompress) return run_compress(parsed);
     if (cmd == &kDecompress) return run_decompress(parsed);
     if (cmd == &kVerify) return run_verify(parsed);

@@ -1,0 +1,56 @@
+// Helpers shared by the factz subcommands, and the registry through which subcommands that
+// live in their own file (tools/factz/cmd_*.cpp) join the program without editing main.cpp.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli.hpp"
+#include "factz/factz.hpp"
+#include "factz/status.hpp"
+#include "factz/topology.hpp"
+
+namespace factz::cli {
+
+/// Thrown by `fail`; main prints "factz SUBCOMMAND: message" and exits with `code`
+/// (1: error, 2: usage error).
+struct Failure {
+  int code;
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& message, int code = 1);
+
+template <class T>
+T take(factz::Result<T> r) {
+  if (!r.ok()) fail(r.status().to_string());
+  return std::move(r).value();
+}
+void check(const factz::Status& s);
+
+/// `-2 NX NY` (usage error when absent or not two positive integers).
+void dims(const Args& a, int64_t& nx, int64_t& ny);
+/// A flag that must be given exactly twice (u then v).
+std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag);
+/// `-x serial|omp|omp=T`; `cuda` is a clear backend_unavailable error.
+factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr);
+/// A JSON number (inf as +-1e999, NaN as null), 17 significant digits.
+std::string json_number(double x);
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
+/// A subcommand defined in its own translation unit. Register it with a namespace-scope
+///   const bool kRegistered = factz::cli::register_command(&kSpec, &run);
+/// `spec` must outlive the program (a namespace-scope constant).
+using RunFn = int (*)(const Args&);
+struct Registered {
+  const Command* spec;
+  RunFn run;
+};
+bool register_command(const Command* spec, RunFn run);
+/// All registered subcommands, sorted by name.
+std::vector<Registered> registered_commands();
+
+}  // namespace factz::cli
