@@ -1,0 +1,147 @@
+/* FaCTz stable C API: error-bounded lossy compression of 2D vector fields that keeps
+ * every critical point (see README.md and docs/python.md).
+ *
+ * Rules of this interface (they hold for every function below):
+ * - Plain C99: no C++ type crosses it and no exception escapes it; every function returns
+ *   a factz_status (or a plain value that cannot fail).
+ * - Buffers are owned by the caller. compress writes into a caller buffer whose capacity is
+ *   given; factz_compress_bound() says how much always suffices, and a too small buffer is
+ *   FACTZ_BUFFER_TOO_SMALL with the size needed written to *out_size (nothing else changes).
+ * - Fields are two planes u and v of nx * ny float32 values each, x fastest
+ *   (index = y * nx + x): a numpy array of shape (ny, nx) in C order.
+ * - After a failure, factz_last_error() returns a message for the calling thread
+ *   ("corrupt_stream: section 3 (codes_u) checksum mismatch").
+ * - The bytes of a stream depend only on the field and the options (not on the thread
+ *   count) and are the same as the C++ API's (include/factz/factz.hpp) for the same options.
+ *
+ * Versioning: FACTZ_C_API_VERSION is bumped whenever a declaration here changes; existing
+ * enum values and struct members are never renumbered or reordered. factz_options carries
+ * its own size (struct_size) so that a later, longer struct stays compatible.
+ */
+#ifndef FACTZ_FACTZ_H
+#define FACTZ_FACTZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of this C interface (major * 10000 + minor * 100 + patch). */
+#define FACTZ_C_API_VERSION 10000
+/** Stream format version this library writes (docs/format.md). */
+#define FACTZ_FORMAT_VERSION 2
+/** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
+ *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
+#define FACTZ_HDF5_FILTER_ID 40410
+
+/** Result of every fallible call. Values 0-7 equal factz::Code; never renumbered. */
+typedef enum factz_status {
+  FACTZ_OK = 0,
+  FACTZ_INVALID_ARGUMENT = 1,    /**< bad field, options, sizes or pointers */
+  FACTZ_CORRUPT_STREAM = 2,      /**< the bytes are not a valid FaCTz stream */
+  FACTZ_UNSUPPORTED_VERSION = 3, /**< a stream of another format version */
+  FACTZ_BACKEND_UNAVAILABLE = 4,
+  FACTZ_IO = 5,
+  FACTZ_CUDA = 6,
+  FACTZ_INTERNAL = 7,            /**< out of memory or a bug */
+  FACTZ_BUFFER_TOO_SMALL = 8     /**< output capacity too small; *out_size holds the size needed */
+} factz_status;
+
+/** How much error each vertex may take (header mode byte). */
+typedef enum factz_mode {
+  FACTZ_MODE_NONE = 0,        /**< one uniform bound, no topological guarantee (baseline) */
+  FACTZ_MODE_BLOCK = 1,       /**< FaCTz-B: keeps every critical point, the fast mode */
+  FACTZ_MODE_SPECULATIVE = 2  /**< FaCTz-S: keeps every critical point, best ratio (default) */
+} factz_mode;
+
+typedef enum factz_coder {
+  FACTZ_CODER_HUFFMAN = 0, /**< canonical Huffman */
+  FACTZ_CODER_ANS = 1      /**< byte-plane interleaved rANS */
+} factz_coder;
+
+typedef enum factz_bound_mode {
+  FACTZ_BOUND_ABS = 0, /**< eb = bound */
+  FACTZ_BOUND_REL = 1  /**< eb = bound * (max - min) over both components (default) */
+} factz_bound_mode;
+
+/** Compression options. Initialize with factz_options_init, then change fields. */
+typedef struct factz_options {
+  size_t struct_size;     /**< sizeof(factz_options); set by factz_options_init */
+  int mode;               /**< factz_mode; default FACTZ_MODE_SPECULATIVE */
+  int coder;              /**< factz_coder; default: the C++ API's (factz::Options) */
+  int bound_mode;         /**< factz_bound_mode; default FACTZ_BOUND_REL */
+  double bound;           /**< ABS value or REL fraction, finite and >= 0; default 1e-2 */
+  int zstd;               /**< nonzero: lossless zstd stage where it shrinks a section; default 1 */
+  int threads;            /**< OpenMP threads, 0 = OpenMP default, 1 = serial; bytes never depend on it */
+  int64_t anchor_stride;  /**< speculative mode: power of two in [2, 4096]; default 16 */
+} factz_options;
+
+/** Fills *options with the defaults above (options may not be NULL). */
+void factz_options_init(factz_options* options);
+
+/** Version string of the library, e.g. "0.1.0". */
+const char* factz_version_string(void);
+/** FACTZ_C_API_VERSION of the library actually linked. */
+int factz_c_api_version(void);
+
+/** Short name of a status ("ok", "invalid_argument", ..., "buffer_too_small"). */
+const char* factz_status_name(factz_status status);
+
+/** Message of the last failed call on this thread ("" after a success). The pointer stays
+ *  valid until the next factz_ call on the same thread. */
+const char* factz_last_error(void);
+
+/** Upper bound on the size of any stream that factz_compress writes for an nx x ny field,
+ *  for every mode, coder and bound (derivation in docs/python.md). 0 when nx or ny is < 1
+ *  or the bound does not fit in size_t. */
+size_t factz_compress_bound(int64_t nx, int64_t ny);
+
+/** Compresses the field (u, v) of nx * ny floats each into dst[0, dst_capacity).
+ *  options may be NULL (defaults). On FACTZ_OK *out_size is the stream size; on
+ *  FACTZ_BUFFER_TOO_SMALL it is the capacity needed and dst is unspecified. NaN and Inf
+ *  values are FACTZ_INVALID_ARGUMENT (the message gives their count and first position). */
+factz_status factz_compress(const float* u, const float* v, int64_t nx, int64_t ny,
+                            const factz_options* options, void* dst, size_t dst_capacity,
+                            size_t* out_size);
+
+/** Grid size of a stream, validated (container, header, symbol counts) without decoding,
+ *  so that a caller can allocate the planes for factz_decompress. */
+factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, int64_t* ny);
+
+/** Decompresses a stream into caller planes u and v of exactly nx * ny floats each, where
+ *  nx and ny must equal the stream's (factz_stream_dims). threads as in factz_options.
+ *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash. */
+factz_status factz_decompress(const void* src, size_t src_size, float* u, float* v, int64_t nx,
+                              int64_t ny, int threads);
+
+/** Critical point counts of a field and the comparison of an original with a
+ *  reconstruction (P1 lost, P2 spurious, P3 type changed), as `factz verify` prints. */
+typedef struct factz_comparison {
+  int64_t cp_original;
+  int64_t cp_decompressed;
+  int64_t lost;
+  int64_t spurious;
+  int64_t type_changed;
+  double max_abs_error_u;
+  double max_abs_error_v;
+  double rmse;
+  double nrmse;
+  double psnr;  /**< +inf when the fields are identical */
+  double value_range;
+} factz_comparison;
+
+/** Compares (u, v) with (u2, v2), all four nx * ny floats. */
+factz_status factz_compare(const float* u, const float* v, const float* u2, const float* v2,
+                           int64_t nx, int64_t ny, int threads, factz_comparison* result);
+
+/** Number of critical points of a field (exact, SoS semantics). */
+factz_status factz_count_critical_points(const float* u, const float* v, int64_t nx, int64_t ny,
+                                         int threads, int64_t* count);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* FACTZ_FACTZ_H */

@@ -1,0 +1,139 @@
+"""FaCTz: error-bounded lossy compression of 2D vector fields that keeps every critical point.
+
+Fields are two numpy arrays ``u`` and ``v`` of shape ``(ny, nx)``, dtype ``float32``,
+C-contiguous (x fastest, as the C and C++ APIs). Anything else is a ``ValueError`` that says
+what to change; nothing is converted silently. The library's errors (bad options, NaN/Inf
+values, corrupted streams) are ``ValueError`` carrying its message, e.g.
+``"corrupt_stream: header checksum mismatch"``. The GIL is released while the library works,
+so threads can compress different fields at the same time.
+
+The bytes of ``compress`` are those of the C++ API and of ``factz compress`` for the same
+options, and never depend on ``threads``.
+"""
+
+import os as _os
+
+import numpy as _np
+
+from . import _factz
+from ._factz import CP_TYPE_NAMES, DEFAULT_CODER, FORMAT_VERSION, HDF5_FILTER_ID
+from .codec import FactzCodec
+
+__all__ = [
+    "compress",
+    "decompress",
+    "stream_shape",
+    "critical_points",
+    "verify",
+    "hdf5_plugin_path",
+    "hdf5_compression_opts",
+    "hdf5_dcpl",
+    "FactzCodec",
+    "HDF5_FILTER_ID",
+    "CP_TYPE_NAMES",
+    "CP_DTYPE",
+    "DEFAULT_CODER",
+    "FORMAT_VERSION",
+]
+
+__version__ = "0.1.0"
+
+#: dtype of the array ``critical_points`` returns (one row per critical point, ordered by
+#: triangle id): ``triangle`` = 2 * (row * (nx - 1) + column) + t, the cell ``row`` and
+#: ``column``, barycentric ``mu`` (display only) and the ``type`` name.
+CP_DTYPE = _np.dtype(
+    [("triangle", "<i8"), ("row", "<i8"), ("column", "<i8"), ("mu", "<f8", (3,)), ("type", "<U16")]
+)
+
+_MODES = {"none": 0, "block": 1, "speculative": 2}
+_BOUNDS = {"abs": 0, "rel": 1}
+_CODERS = {"huffman": 0, "ans": 1}
+
+
+def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
+             zstd=True, anchor_stride=16):
+    """Compresses the vector field (u, v) and returns the stream as ``bytes``.
+
+    mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
+    (pointwise bound only, no topological guarantee). eb and bound: the error bound,
+    ``bound="rel"`` (default: eb is a fraction of max - min over both components) or
+    ``"abs"``. coder: "huffman" or "ans"; None is the library's default (``DEFAULT_CODER``,
+    the same as the C++ API and ``factz compress``). threads: 0 = OpenMP default, 1 = serial.
+    zstd: the lossless zstd stage. anchor_stride: speculative mode, power of two in [2, 4096].
+    """
+    return _factz.compress(u, v, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
+                           int(anchor_stride))
+
+
+def decompress(buf, threads=0):
+    """Decompresses a stream (any contiguous bytes-like object) into ``(u, v)``, two new
+    float32 arrays of shape ``(ny, nx)``."""
+    return _factz.decompress(buf, int(threads))
+
+
+def stream_shape(buf):
+    """``(ny, nx)`` of a stream, validated without decoding it."""
+    return _factz.stream_shape(buf)
+
+
+def critical_points(u, v, threads=0):
+    """All critical points of (u, v) (exact, Simulation of Simplicity semantics) as a
+    structured array of dtype ``CP_DTYPE``, ordered by triangle id."""
+    tri, row, col, mu, code = _factz.critical_points(u, v, int(threads))
+    out = _np.empty(tri.shape[0], dtype=CP_DTYPE)
+    out["triangle"] = tri
+    out["row"] = row
+    out["column"] = col
+    out["mu"] = mu
+    out["type"] = _np.asarray(CP_TYPE_NAMES, dtype="<U16")[code] if len(code) else []
+    return out
+
+
+def verify(u, v, u2, v2, threads=0):
+    """Compares an original (u, v) with a reconstruction (u2, v2) and returns a dict:
+    ``cp_original``, ``cp_decompressed``, ``lost`` (P1), ``spurious`` (P2), ``type_changed``
+    (P3), ``violations`` (their sum), ``max_abs_error`` (u, v), ``rmse``, ``nrmse``,
+    ``psnr`` (inf when identical) and ``value_range``, as ``factz verify`` prints them."""
+    return _factz.verify(u, v, u2, v2, int(threads))
+
+
+def hdf5_plugin_path():
+    """The directory holding the HDF5 filter plugin ``libh5zfactz.so`` shipped with this
+    package, or ``None``. Give it to HDF5 before the first use of the filter:
+    ``os.environ["HDF5_PLUGIN_PATH"]`` before importing h5py, or
+    ``h5py.h5pl.prepend(factz.hdf5_plugin_path().encode())``."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for d in (here, _os.path.join(here, "plugin")):
+        if _os.path.exists(_os.path.join(d, "libh5zfactz.so")):
+            return d
+    return None
+
+
+def hdf5_compression_opts(mode="speculative", eb=1e-2, bound="rel", coder=None):
+    """The filter's ``cd_values`` for h5py's ``compression_opts``: (mode, bound type, the
+    bound's float64 bits as low and high 32-bit words, coder). Use with
+    ``compression=factz.HDF5_FILTER_ID``. coder None is ``DEFAULT_CODER``."""
+    coder = DEFAULT_CODER if coder is None else coder
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
+    if bound not in _BOUNDS:
+        raise ValueError(f"bound must be 'rel' or 'abs', got {bound!r}")
+    if coder not in _CODERS:
+        raise ValueError(f"coder must be 'huffman' or 'ans', got {coder!r}")
+    bits = int(_np.array([eb], dtype="<f8").view("<u8")[0])
+    return (_MODES[mode], _BOUNDS[bound], bits & 0xFFFFFFFF, bits >> 32, _CODERS[coder])
+
+
+def hdf5_dcpl(mode="speculative", eb=1e-2, bound="rel", coder=None, mandatory=True):
+    """An h5py dataset creation property list with the FaCTz filter, for
+    ``create_dataset(..., chunks=..., dcpl=factz.hdf5_dcpl(...))``. h5py's
+    ``compression=factz.HDF5_FILTER_ID`` makes the filter *optional*: HDF5 then silently
+    stores a chunk uncompressed when the filter refuses it (a NaN value, a scalar dataset
+    without the scalar module). A mandatory filter turns those cases into errors that carry
+    the filter's message."""
+    from h5py import h5p, h5z
+
+    plist = h5p.create(h5p.DATASET_CREATE)
+    flag = h5z.FLAG_MANDATORY if mandatory else h5z.FLAG_OPTIONAL
+    plist.set_filter(HDF5_FILTER_ID, flag, hdf5_compression_opts(mode, eb, bound, coder))
+    return plist

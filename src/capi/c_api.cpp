@@ -1,0 +1,232 @@
+// The C API (include/factz/factz.h) over the C++ API: argument checks, conversions of the
+// plain option struct, and the per-thread error message. No exception leaves this file.
+#include "factz/factz.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "factz/factz.hpp"
+#include "factz/topology.hpp"
+
+namespace {
+
+thread_local std::string g_last_error;
+
+factz_status fail(factz_status s, std::string message) {
+  g_last_error = std::string(factz_status_name(s)) + ": " + std::move(message);
+  return s;
+}
+
+factz_status from_status(const factz::Status& st) {
+  if (st.ok()) {
+    g_last_error.clear();
+    return FACTZ_OK;
+  }
+  g_last_error = st.to_string();
+  return factz_status(int(st.code()));
+}
+
+/// Runs f, turning any escaping exception into FACTZ_INTERNAL.
+template <class F>
+factz_status guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return fail(FACTZ_INTERNAL, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(FACTZ_INTERNAL, e.what());
+  } catch (...) {
+    return fail(FACTZ_INTERNAL, "unknown exception");
+  }
+}
+
+/// nx * ny when both are >= 1 and the product stays below 2^40 (the format's limit).
+bool grid_size(int64_t nx, int64_t ny, int64_t& n) {
+  constexpr int64_t kMax = int64_t(1) << 40;
+  if (nx < 1 || ny < 1 || nx > kMax || ny > kMax / nx) return false;
+  n = nx * ny;
+  return true;
+}
+
+factz::Policy policy_of(int threads) { return threads == 1 ? factz::Policy::serial : factz::Policy::omp; }
+
+factz_status field_of(const float* u, const float* v, int64_t nx, int64_t ny, factz::VectorField2D& f) {
+  int64_t n = 0;
+  if (!grid_size(nx, ny, n))
+    return fail(FACTZ_INVALID_ARGUMENT, "grid " + std::to_string(nx) + "x" + std::to_string(ny) +
+                                            " is empty, negative or larger than 2^40 vertices");
+  if (!u || !v) return fail(FACTZ_INVALID_ARGUMENT, "null field plane");
+  f.nx = nx;
+  f.ny = ny;
+  f.u.assign(u, u + n);
+  f.v.assign(v, v + n);
+  return FACTZ_OK;
+}
+
+factz_status options_of(const factz_options* in, factz::Options& o) {
+  if (!in) return FACTZ_OK;
+  if (in->struct_size < sizeof(factz_options))
+    return fail(FACTZ_INVALID_ARGUMENT, "factz_options.struct_size is " + std::to_string(in->struct_size) +
+                                            "; initialize options with factz_options_init");
+  if (in->mode < 0 || in->mode > 2) return fail(FACTZ_INVALID_ARGUMENT, "unknown mode " + std::to_string(in->mode));
+  if (in->coder < 0 || in->coder > 1)
+    return fail(FACTZ_INVALID_ARGUMENT, "unknown coder " + std::to_string(in->coder));
+  if (in->bound_mode < 0 || in->bound_mode > 1)
+    return fail(FACTZ_INVALID_ARGUMENT, "unknown bound mode " + std::to_string(in->bound_mode));
+  if (in->threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  o.mode = factz::Mode(in->mode);
+  o.coder = factz::Coder(in->coder);
+  o.bound_mode = factz::BoundMode(in->bound_mode);
+  o.bound = in->bound;
+  o.zstd = in->zstd != 0;
+  o.policy = policy_of(in->threads);
+  o.threads = in->threads;
+  o.anchor_stride = in->anchor_stride;
+  return FACTZ_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+void factz_options_init(factz_options* options) {
+  if (!options) return;
+  const factz::Options d;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(factz_options);
+  options->mode = int(d.mode);
+  options->coder = int(d.coder);
+  options->bound_mode = int(d.bound_mode);
+  options->bound = d.bound;
+  options->zstd = d.zstd ? 1 : 0;
+  options->threads = 0;
+  options->anchor_stride = d.anchor_stride;
+}
+
+const char* factz_version_string(void) { return FACTZ_VERSION_STRING; }
+
+int factz_c_api_version(void) { return FACTZ_C_API_VERSION; }
+
+const char* factz_status_name(factz_status status) {
+  if (status == FACTZ_BUFFER_TOO_SMALL) return "buffer_too_small";
+  if (int(status) < 0 || int(status) > 7) return "unknown_status";
+  return factz::code_name(factz::Code(int(status)));
+}
+
+const char* factz_last_error(void) { return g_last_error.c_str(); }
+
+size_t factz_compress_bound(int64_t nx, int64_t ny) {
+  // Header, section table and every section's fixed part (codebooks, frequency and chunk
+  // tables) fit in 1 MiB; per vertex at most 72 bytes (see docs/python.md, "Size bound").
+  int64_t n = 0;
+  if (!grid_size(nx, ny, n)) return 0;
+  constexpr uint64_t kFixed = uint64_t(1) << 20;
+  constexpr uint64_t kPerVertex = 72;
+  const uint64_t bound = kFixed + kPerVertex * uint64_t(n);  // n <= 2^40: no overflow
+  if (bound > uint64_t(std::numeric_limits<size_t>::max())) return 0;
+  return size_t(bound);
+}
+
+factz_status factz_compress(const float* u, const float* v, int64_t nx, int64_t ny, const factz_options* options,
+                            void* dst, size_t dst_capacity, size_t* out_size) {
+  return guarded([&]() -> factz_status {
+    if (!out_size) return fail(FACTZ_INVALID_ARGUMENT, "out_size is null");
+    if (!dst && dst_capacity > 0) return fail(FACTZ_INVALID_ARGUMENT, "dst is null but dst_capacity > 0");
+    factz::Options o;
+    if (factz_status s = options_of(options, o); s != FACTZ_OK) return s;
+    factz::VectorField2D f;
+    if (factz_status s = field_of(u, v, nx, ny, f); s != FACTZ_OK) return s;
+    auto stream = factz::compress(f, o);
+    if (!stream.ok()) return from_status(stream.status());
+    *out_size = stream->size();
+    if (stream->size() > dst_capacity)
+      return fail(FACTZ_BUFFER_TOO_SMALL, "the stream needs " + std::to_string(stream->size()) +
+                                              " bytes, the buffer holds " + std::to_string(dst_capacity));
+    std::memcpy(dst, stream->data(), stream->size());
+    g_last_error.clear();
+    return FACTZ_OK;
+  });
+}
+
+factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, int64_t* ny) {
+  return guarded([&]() -> factz_status {
+    if (!nx || !ny) return fail(FACTZ_INVALID_ARGUMENT, "nx or ny is null");
+    if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
+    const auto* p = static_cast<const uint8_t*>(src);
+    auto dims = factz::stream_dims(std::span<const uint8_t>(p, src_size));
+    if (!dims.ok()) return from_status(dims.status());
+    *nx = dims->first;
+    *ny = dims->second;
+    g_last_error.clear();
+    return FACTZ_OK;
+  });
+}
+
+factz_status factz_decompress(const void* src, size_t src_size, float* u, float* v, int64_t nx, int64_t ny,
+                              int threads) {
+  return guarded([&]() -> factz_status {
+    if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
+    int64_t n = 0;
+    if (!grid_size(nx, ny, n)) return fail(FACTZ_INVALID_ARGUMENT, "output grid is empty or too large");
+    if (!u || !v) return fail(FACTZ_INVALID_ARGUMENT, "null output plane");
+    if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+    const auto* p = static_cast<const uint8_t*>(src);
+    const std::span<const uint8_t> stream(p, src_size);
+    auto dims = factz::stream_dims(stream);
+    if (!dims.ok()) return from_status(dims.status());
+    if (dims->first != nx || dims->second != ny)
+      return fail(FACTZ_INVALID_ARGUMENT, "the stream holds a " + std::to_string(dims->first) + "x" +
+                                              std::to_string(dims->second) + " field, the output planes are " +
+                                              std::to_string(nx) + "x" + std::to_string(ny));
+    factz::DecompressOptions d;
+    d.policy = policy_of(threads);
+    d.threads = threads;
+    return from_status(factz::decompress_into(stream, std::span<float>(u, size_t(n)), std::span<float>(v, size_t(n)), d));
+  });
+}
+
+factz_status factz_compare(const float* u, const float* v, const float* u2, const float* v2, int64_t nx, int64_t ny,
+                           int threads, factz_comparison* result) {
+  return guarded([&]() -> factz_status {
+    if (!result) return fail(FACTZ_INVALID_ARGUMENT, "result is null");
+    if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+    factz::VectorField2D a, b;
+    if (factz_status s = field_of(u, v, nx, ny, a); s != FACTZ_OK) return s;
+    if (factz_status s = field_of(u2, v2, nx, ny, b); s != FACTZ_OK) return s;
+    auto c = factz::compare(a, b, factz::Exec{threads});
+    if (!c.ok()) return from_status(c.status());
+    result->cp_original = c->cp_original;
+    result->cp_decompressed = c->cp_decompressed;
+    result->lost = c->lost;
+    result->spurious = c->spurious;
+    result->type_changed = c->type_changed;
+    result->max_abs_error_u = c->max_abs_error[0];
+    result->max_abs_error_v = c->max_abs_error[1];
+    result->rmse = c->rmse;
+    result->nrmse = c->nrmse;
+    result->psnr = c->psnr;
+    result->value_range = c->value_range;
+    g_last_error.clear();
+    return FACTZ_OK;
+  });
+}
+
+factz_status factz_count_critical_points(const float* u, const float* v, int64_t nx, int64_t ny, int threads,
+                                         int64_t* count) {
+  return guarded([&]() -> factz_status {
+    if (!count) return fail(FACTZ_INVALID_ARGUMENT, "count is null");
+    if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+    factz::VectorField2D f;
+    if (factz_status s = field_of(u, v, nx, ny, f); s != FACTZ_OK) return s;
+    auto cps = factz::critical_points(f, factz::Exec{threads});
+    if (!cps.ok()) return from_status(cps.status());
+    *count = int64_t(cps->size());
+    g_last_error.clear();
+    return FACTZ_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,228 @@
+"""The HDF5 filter plugin through h5py and h5repack: round trips, the bytes of the C++ API
+per chunk, the per-chunk guarantee with chunk boundaries, and bad input."""
+
+import itertools
+import subprocess
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+
+import factz  # noqa: E402
+from conftest import load_vector  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _plugin(plugin_dir):
+    return plugin_dir
+
+
+def write(path, data, chunks, **opts):
+    with h5py.File(path, "w") as f:
+        f.create_dataset("wind", data=data, chunks=chunks, compression=factz.HDF5_FILTER_ID,
+                         compression_opts=factz.hdf5_compression_opts(**opts))
+
+
+@pytest.mark.parametrize("opts", [dict(), dict(mode="block"), dict(mode="none", coder="ans"),
+                                  dict(mode="speculative", eb=0.2, bound="abs")])
+def test_one_chunk_holds_the_bytes_of_compress(tmp_path, gfs, opts):
+    u, v = gfs
+    w = np.stack([u, v])
+    write(tmp_path / "a.h5", w, w.shape, **opts)
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        d = f["wind"]
+        assert str(factz.HDF5_FILTER_ID) in d._filters
+        mask, raw = d.id.read_direct_chunk((0, 0, 0))
+        assert mask == 0
+        assert raw == factz.compress(u, v, **opts)
+        r = d[...]
+    assert r.dtype == np.float32 and r.shape == w.shape
+    assert np.array_equal(r[0], factz.decompress(raw)[0]) and np.array_equal(r[1], factz.decompress(raw)[1])
+
+
+@pytest.mark.parametrize("mode", ["speculative", "block"])
+def test_whole_field_chunk_keeps_every_critical_point(tmp_path, gfs, mode):
+    u, v = gfs
+    write(tmp_path / "a.h5", np.stack([u, v]), (2, 181, 360), mode=mode)
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        r = f["wind"][...]
+        stored = f["wind"].id.get_storage_size()
+    rep = factz.verify(u, v, r[0], r[1])
+    assert rep["cp_original"] > 100 and rep["violations"] == 0
+    assert max(rep["max_abs_error"]) <= 1e-2 * rep["value_range"]
+    assert stored < u.nbytes
+
+
+@pytest.mark.parametrize("mode", ["speculative", "block"])
+def test_every_chunk_keeps_its_critical_points(tmp_path, gfs, mode):
+    """Chunks of 64 x 64 with partial edge chunks: inside each chunk (the part within the
+    dataset) the critical points are those of the original; ABS bound everywhere."""
+    u, v = gfs
+    eb = 0.3
+    write(tmp_path / "a.h5", np.stack([u, v]), (2, 64, 64), mode=mode, eb=eb, bound="abs")
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        r = f["wind"][...]
+    assert np.abs(r[0] - u).max() <= eb and np.abs(r[1] - v).max() <= eb
+    checked = 0
+    for y0, x0 in itertools.product(range(0, 181, 64), range(0, 360, 64)):
+        s = (slice(y0, y0 + 64), slice(x0, x0 + 64))
+        a = [np.ascontiguousarray(p[s]) for p in (u, v, r[0], r[1])]
+        rep = factz.verify(*a)
+        assert rep["violations"] == 0, (y0, x0, rep)
+        checked += rep["cp_original"]
+    assert checked > 100
+
+
+def test_time_series_of_vector_fields(tmp_path):
+    u, v = load_vector("ncl_storm_t0", 36, 33)
+    series = np.stack([np.stack([u * s, v * s]) for s in (1.0, 0.5, -1.0)])  # (3, 2, ny, nx)
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        f.create_dataset("wind", data=series, chunks=(1, 2, 33, 36), compression=factz.HDF5_FILTER_ID,
+                         compression_opts=factz.hdf5_compression_opts("block"))
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        r = f["wind"][...]
+    for t in range(3):
+        assert factz.verify(series[t, 0], series[t, 1], r[t, 0], r[t, 1])["violations"] == 0
+
+
+def test_h5repack_round_trip(tmp_path, gfs, plugin_dir):
+    u, v = gfs
+    w = np.stack([u, v])
+    with h5py.File(tmp_path / "plain.h5", "w") as f:
+        f.create_dataset("wind", data=w, chunks=w.shape)
+    cd = factz.hdf5_compression_opts("speculative", 1e-2, "rel", "huffman")
+    ud = "UD=%d,0,%d,%s" % (factz.HDF5_FILTER_ID, len(cd), ",".join(map(str, cd)))
+    env = {"HDF5_PLUGIN_PATH": plugin_dir, "PATH": "/usr/bin:/bin"}
+    subprocess.run(["h5repack", "-f", ud, str(tmp_path / "plain.h5"), str(tmp_path / "packed.h5")],
+                   check=True, env=env, capture_output=True)
+    with h5py.File(tmp_path / "packed.h5", "r") as f:
+        d = f["wind"]
+        assert str(factz.HDF5_FILTER_ID) in d._filters
+        assert d.id.read_direct_chunk((0, 0, 0))[1] == factz.compress(u, v, coder="huffman")
+        assert d.id.get_storage_size() * 5 < w.nbytes
+        r = d[...]
+    assert factz.verify(u, v, r[0], r[1])["violations"] == 0
+    # and back to an unfiltered file through the plugin's decoder
+    subprocess.run(["h5repack", "-f", "NONE", str(tmp_path / "packed.h5"), str(tmp_path / "back.h5")],
+                   check=True, env=env, capture_output=True)
+    with h5py.File(tmp_path / "back.h5", "r") as f:
+        assert not f["wind"]._filters.get(str(factz.HDF5_FILTER_ID))
+        assert np.array_equal(f["wind"][...], r)
+
+
+def mandatory(cd):
+    plist = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    plist.set_filter(factz.HDF5_FILTER_ID, h5py.h5z.FLAG_MANDATORY, cd)
+    return plist
+
+
+@pytest.mark.parametrize("dtype,shape,chunks,message", [
+    ("f8", (2, 20, 30), (2, 20, 30), "32-bit little-endian IEEE float"),
+    (">f4", (2, 20, 30), (2, 20, 30), "32-bit little-endian IEEE float"),
+    ("i4", (2, 20, 30), (2, 20, 30), "32-bit little-endian IEEE float"),
+    ("f4", (30,), (30,), "rank 1"),
+    ("f4", (3, 20, 30), (3, 20, 30), "chunk every axis before"),
+    ("f4", (4, 2, 20, 30), (2, 2, 20, 30), "chunk every axis before"),
+])
+def test_unsupported_datasets_are_refused_with_a_message(tmp_path, dtype, shape, chunks, message):
+    with h5py.File(tmp_path / "bad.h5", "w") as f:
+        with pytest.raises(ValueError, match=message):
+            f.create_dataset("x", shape=shape, dtype=dtype, chunks=chunks, dcpl=factz.hdf5_dcpl())
+
+
+def test_an_optional_filter_that_cannot_apply_stores_the_data_unfiltered(tmp_path):
+    """h5py's compression=ID makes the filter optional: HDF5 skips it instead of failing."""
+    w = np.arange(2 * 20 * 30, dtype="f8").reshape(2, 20, 30)
+    with h5py.File(tmp_path / "opt.h5", "w") as f:
+        f.create_dataset("x", data=w, chunks=w.shape, compression=factz.HDF5_FILTER_ID)
+    with h5py.File(tmp_path / "opt.h5", "r") as f:
+        assert np.array_equal(f["x"][...], w)
+
+
+@pytest.mark.parametrize("cd,message", [
+    ((7,), "mode"),
+    ((2, 3), "bound type"),
+    ((2, 1, 0), "two 32-bit words"),
+    ((2, 1, 0, 0, 9), "coder"),
+    ((2, 1, 0, 0x7FF80000, 0), "finite"),
+    ((2, 1, 0, 0xBFF00000, 0), "finite and >= 0"),
+])
+def test_bad_cd_values_are_refused(tmp_path, cd, message):
+    with h5py.File(tmp_path / "bad.h5", "w") as f:
+        with pytest.raises(ValueError, match=message):
+            f.create_dataset("x", shape=(2, 8, 8), dtype="f4", chunks=(2, 8, 8), dcpl=mandatory(cd))
+
+
+def test_bad_python_options_for_hdf5_are_value_errors():
+    for kw in (dict(mode="fast"), dict(bound="pct"), dict(coder="lzma")):
+        with pytest.raises(ValueError):
+            factz.hdf5_compression_opts(**kw)
+
+
+def test_nan_values_fail_a_mandatory_write_with_the_library_message(tmp_path):
+    w = np.ones((2, 8, 8), np.float32)
+    w[1, 2, 3] = np.nan
+    f = h5py.File(tmp_path / "nan.h5", "w")
+    d = f.create_dataset("x", shape=w.shape, dtype="f4", chunks=w.shape, dcpl=factz.hdf5_dcpl())
+    with pytest.raises(RuntimeError, match="NaN/Inf"):
+        d[...] = w
+        f.flush()
+    d[...] = np.ones_like(w)  # the cached chunk is replaced by valid data and can be written
+    f.close()
+    with h5py.File(tmp_path / "nan.h5", "r") as f:
+        assert np.array_equal(f["x"][...], np.ones_like(w))
+
+
+def test_corrupted_chunks_fail_the_read_never_crash(tmp_path, gfs):
+    u, v = gfs
+    w = np.stack([u, v])
+    write(tmp_path / "a.h5", w, w.shape)
+    good = factz.compress(u, v)
+    rng = np.random.default_rng(3)
+    for k in list(range(0, 80)) + list(rng.integers(80, len(good), 40)):
+        bad = bytearray(good)
+        bad[k] ^= 0x24
+        with h5py.File(tmp_path / "a.h5", "a") as f:
+            f["wind"].id.write_direct_chunk((0, 0, 0), bytes(bad))
+        with h5py.File(tmp_path / "a.h5", "r") as f:
+            with pytest.raises(OSError):
+                f["wind"][...]
+    for cut in (0, 10, 64, len(good) // 2, len(good) - 1):
+        with h5py.File(tmp_path / "a.h5", "a") as f:
+            f["wind"].id.write_direct_chunk((0, 0, 0), good[:cut] if cut else b"\x00")
+        with h5py.File(tmp_path / "a.h5", "r") as f:
+            with pytest.raises(OSError):
+                f["wind"][...]
+
+
+def scalar_field():
+    return np.fromfunction(lambda y, x: np.sin(0.1 * x) + np.cos(0.07 * y), (40, 50)).astype(np.float32)
+
+
+def test_scalar_datasets_use_mode_none_or_are_refused_clearly(tmp_path):
+    z = scalar_field()
+    try:
+        with h5py.File(tmp_path / "s.h5", "w") as f:
+            f.create_dataset("z", data=z, chunks=(40, 50), dcpl=factz.hdf5_dcpl("none", 1e-3, "abs"))
+            f.create_dataset("t", data=np.stack([z, 2 * z]), chunks=(1, 20, 50),
+                             dcpl=factz.hdf5_dcpl("none", 1e-3, "abs"))
+            f.create_dataset("default", data=z, chunks=(40, 50), compression=factz.HDF5_FILTER_ID)
+    except ValueError as e:  # plugin built without the scalar module
+        assert "scalar datasets need the scalar module" in str(e)
+        return
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        r = f["z"][...]
+        t = f["t"][...]
+        assert str(factz.HDF5_FILTER_ID) in f["default"]._filters
+        assert f["default"].id.get_storage_size() < z.nbytes
+        d = f["default"][...]
+    assert r.shape == z.shape and np.abs(r - z).max() <= 1e-3
+    assert np.abs(t[1] - 2 * z).max() <= 1e-3
+    assert np.abs(d - z).max() <= 1e-2 * (z.max() - z.min())
+
+
+def test_scalar_datasets_refuse_the_vector_modes(tmp_path):
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        with pytest.raises(ValueError, match="scalar"):
+            f.create_dataset("z", data=scalar_field(), chunks=(40, 50), dcpl=factz.hdf5_dcpl("speculative"))
