@@ -92,8 +92,8 @@ TEST(Ans, EncodeStepDividesExactlyForEveryFrequency) {
       const uint32_t y = rans_encode_put(x, sym);
       const uint32_t slot = rans_decode_slot(y);
       ASSERT_GE(slot, kRansScale - f);
-      const uint32_t entry = rans_decode_entry(7, f, slot - (kRansScale - f));
-      EXPECT_EQ(rans_entry_value(entry), 7);
+      const uint32_t entry = rans_decode_entry(f, slot - (kRansScale - f), 7);
+      EXPECT_EQ(rans_entry_next_context(entry), 7u);
       EXPECT_EQ(rans_decode_advance(y, entry), x);
     }
   }
@@ -167,8 +167,9 @@ TEST(Ans, RoundTripsUniformOverAllSymbols) {
   expect_round_trip_both_centers(v);
   expect_round_trip_both_centers(uniform_codes(3 * kChunk + 11, 6));
   // Uniform bytes cost 8 bits each, plus per plane the lane states (128 bytes a chunk), the
-  // chunk table and a 260-byte frequency table.
-  EXPECT_LT(encode(v).size(), 2 * v.size() + 2 * (4 * 132 + 260) + 16);
+  // chunk table, the lane and context counts and one 261-byte table (contexts cannot pay
+  // for their tables here).
+  EXPECT_LT(encode(v).size(), 2 * v.size() + 2 * (4 * 132 + 2 + 261) + 16);
 }
 
 TEST(Ans, RoundTripsHighlySkewedCodes) {
@@ -280,9 +281,10 @@ TEST(Ans, RejectsTrailingBytesAndEveryTruncation) {
 }
 
 TEST(Ans, SurvivesBitFlipsEverywhereInASmallBlob) {
-  // Both planes rANS-coded, two chunks' worth of structure in few bytes.
-  const std::vector<uint16_t> v = geometric_codes(200, 0.005, 18);
+  // Both planes rANS-coded (with two lanes each) in few bytes.
+  const std::vector<uint16_t> v = geometric_codes(800, 0.005, 18);
   const std::vector<uint8_t> blob = encode(v);
+  ASSERT_EQ(blob[12], 1) << "the low plane should be rANS-coded for this test";
   int detected = 0, flips = 0;
   for (size_t byte = 0; byte < blob.size(); ++byte) {
     for (int bit = 0; bit < 8; ++bit) {
@@ -295,7 +297,7 @@ TEST(Ans, SurvivesBitFlipsEverywhereInASmallBlob) {
         EXPECT_EQ(s.code(), Code::corrupt_stream);
         ++detected;
       } else if (byte != 1) {
-        // Byte 1 is the chunk size; any accepted value above 200 symbols means one chunk,
+        // Byte 1 is the chunk size; any accepted value above 800 symbols means one chunk,
         // so that flip gives another valid blob for the same symbols.
         EXPECT_NE(decoded, v) << "flip at byte " << byte << " bit " << bit << " went unnoticed";
       }
@@ -315,6 +317,122 @@ TEST(Ans, SurvivesDamageInLargeBlobs) {
     for (int h = 0; h < hits; ++h) bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
     if (trial % 3 == 0) bad.resize(rng() % bad.size());
     expect_safe_decode(bad, kAnsCodeCenter, v.size());
+  }
+}
+
+// Runs of equal ids from a small alphabet, as the speculative mode's bound ids come: the
+// order-1 contexts code them far below their order-0 entropy, which bounds Huffman.
+std::vector<uint16_t> id_runs(uint64_t n, double mean_run, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::geometric_distribution<int> run(1.0 / mean_run);
+  std::vector<uint16_t> v;
+  v.reserve(n);
+  while (v.size() < n) {
+    const uint16_t id = static_cast<uint16_t>(20 + rng() % 8);
+    for (int k = run(rng) + 1; k > 0 && v.size() < n; --k) v.push_back(id);
+  }
+  return v;
+}
+
+double order0_bits(const std::vector<uint16_t>& v) {
+  std::vector<uint64_t> hist(65536, 0);
+  for (uint16_t s : v) ++hist[s];
+  double bits = 0;
+  for (uint64_t c : hist) {
+    if (c != 0) bits -= static_cast<double>(c) * std::log2(static_cast<double>(c) / static_cast<double>(v.size()));
+  }
+  return bits;
+}
+
+TEST(Ans, ContextsCodeRunsFarBelowTheirOrder0Entropy) {
+  for (const uint64_t n : {uint64_t{20000}, 3 * kChunk + 5}) {
+    SCOPED_TRACE(n);
+    const std::vector<uint16_t> v = id_runs(n, 20, 21);
+    expect_round_trip(v, 0);
+    const std::vector<uint8_t> blob = encode(v, 0);
+    std::vector<uint8_t> huff;
+    ASSERT_TRUE(huffman_encode(v, huff, 2).ok());
+    // About 3 bits per symbol at order 0; a run of mean 20 costs about log2(20) + 3 bits.
+    EXPECT_LT(8.0 * static_cast<double>(blob.size()), 0.4 * order0_bits(v));
+    EXPECT_LT(2 * blob.size(), huff.size());
+  }
+}
+
+TEST(Ans, SparsePlanesRoundTripAndStaySmall) {
+  // Small residuals with a few large ones: the high plane is a handful of exceptions. With
+  // center 0 the same symbols make a low plane of rare exceptions too.
+  std::mt19937_64 rng(22);
+  for (const uint64_t n : {uint64_t{1}, uint64_t{700}, kChunk - 1, kChunk + 1, 4 * kChunk + 3}) {
+    SCOPED_TRACE(n);
+    std::vector<uint16_t> v = geometric_codes(n, 0.9, static_cast<uint32_t>(n));
+    std::vector<uint16_t> w(n, 0);
+    for (int k = 0; k < 5; ++k) {
+      v[rng() % n] = static_cast<uint16_t>(rng());
+      w[rng() % n] = static_cast<uint16_t>(rng() % 3);
+    }
+    expect_round_trip_both_centers(v);
+    expect_round_trip_both_centers(w);
+    // Five exceptions in a zero stream cost a few bytes each, whatever n.
+    EXPECT_LT(encode(w, 0).size(), 12 + 2 * (2 + 4 + 5 * 4) + (n > 700 ? 0 : 0)) << "n=" << n;
+  }
+  // A damaged sparse plane decodes safely (its bytes carry no redundancy; the container's
+  // CRC-32C catches such damage in a stream).
+  std::vector<uint16_t> w(5000, 0);
+  w[17] = 1;
+  w[4000] = 2;
+  const std::vector<uint8_t> blob = encode(w, 0);
+  ASSERT_EQ(blob[12], 2) << "the low plane should be sparse for this test";
+  for (size_t byte = 0; byte < blob.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> bad = blob;
+      bad[byte] ^= static_cast<uint8_t>(1u << bit);
+      expect_safe_decode(bad, 0, w.size());
+    }
+  }
+}
+
+TEST(Ans, LaneCountsFollowTheDataAndBytesNotTheThreads) {
+  // Nearly constant, run-structured and spread data at sizes around lane and chunk
+  // boundaries: the encoder picks 1 to 32 lanes and 1 to 16 contexts per plane.
+  for (const uint64_t n : {uint64_t{2}, uint64_t{255}, uint64_t{256}, uint64_t{2047}, uint64_t{2049},
+                           uint64_t{8191}, kChunk - 3, kChunk + 7, 2 * kChunk + 4097}) {
+    SCOPED_TRACE(n);
+    std::mt19937_64 rng(n);
+    std::vector<uint16_t> nearly_constant(n, 32768);
+    for (uint64_t k = 0; k < n / 50 + 1; ++k) nearly_constant[rng() % n] = static_cast<uint16_t>(32768 + rng() % 5);
+    for (const auto& v : {nearly_constant, id_runs(n, 6, 23), geometric_codes(n, 0.05, 24)}) {
+      for (const uint16_t center : kCenters) {
+        const std::vector<uint8_t> one = encode(v, center, 1);
+        EXPECT_EQ(encode(v, center, 3), one);
+        for (const int threads : {1, 2}) {
+          std::vector<uint16_t> decoded(v.size());
+          const Status st = ans_decode(one, center, decoded, threads);
+          ASSERT_TRUE(st.ok()) << st.to_string();
+          ASSERT_EQ(decoded, v);
+        }
+      }
+    }
+  }
+}
+
+TEST(Ans, RejectsBadLaneAndContextHeaders) {
+  const std::vector<uint16_t> v = geometric_codes(5000, 0.05, 25);
+  const std::vector<uint8_t> blob = encode(v);
+  ASSERT_EQ(blob[12], 1);  // low plane rANS: lanes at byte 13, contexts at 14, map after
+  const auto rejected = [&](size_t at, uint8_t value) {
+    std::vector<uint8_t> bad = blob;
+    bad[at] = value;
+    std::vector<uint16_t> decoded(v.size());
+    const Status s = ans_decode(bad, kAnsCodeCenter, decoded, 2);
+    return s.code() == Code::corrupt_stream;
+  };
+  EXPECT_TRUE(rejected(13, 0));
+  EXPECT_TRUE(rejected(13, 33));
+  EXPECT_TRUE(rejected(14, 0));
+  EXPECT_TRUE(rejected(14, 17));
+  EXPECT_TRUE(rejected(12, 3));  // no such plane mode
+  if (blob[14] >= 3) {
+    EXPECT_TRUE(rejected(16, blob[15]));  // the map repeats a value
   }
 }
 

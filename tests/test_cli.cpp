@@ -622,7 +622,7 @@ TEST(Cli, InfoPrintsTheHeaderAndSectionNames) {
   ASSERT_EQ(factz(dir, "compress -2 40 40 -i u.f32 -i v.f32 -z s.fz --mode block").exit_code, 0);
   const Outcome o = factz(dir, "info -z s.fz");
   ASSERT_EQ(o.exit_code, 0) << o.describe();
-  for (const char* text : {"format version 1", "nx=40 ny=40", "block", "huffman", "meta", "tile_bounds", "codes_u",
+  for (const char* text : {"format version 2", "nx=40 ny=40", "block", "ans", "meta", "tile_bounds", "codes_u",
                            "codes_v", "exact_index", "exact_values", "outliers"})
     EXPECT_NE(o.out.find(text), std::string::npos) << text << " missing in\n" << o.out;
   ASSERT_EQ(factz(dir, "compress -2 40 40 -i u.f32 -i v.f32 -z s2.fz --anchor-stride 8").exit_code, 0);

@@ -166,7 +166,7 @@ TEST(Container, HeaderFieldsSitAtTheDocumentedOffsets) {
   const Bytes s = write_container(h, sample_sections(), nullptr).value();
   ASSERT_EQ(s.size(), 64u + 3 * 40 + 4 + 8 + 8);
   EXPECT_EQ(std::memcmp(s.data(), "FCTZ", 4), 0);
-  EXPECT_EQ(get(s, 4, 2), 1u);
+  EXPECT_EQ(get(s, 4, 2), 2u);
   EXPECT_EQ(s[6], kDtypeFloat32);
   EXPECT_EQ(s[7], 2u);
   EXPECT_EQ(s[8], 2u);
@@ -205,8 +205,8 @@ TEST(Container, SectionTableEntriesSitAtTheDocumentedOffsets) {
   EXPECT_EQ(offset, s.size());
 }
 
-// Pins format version 1 byte for byte; if this fails, the format changed: bump the version.
-TEST(Container, GoldenVersion1Stream) {
+// Pins format version 2 byte for byte; if this fails, the format changed: bump the version.
+TEST(Container, GoldenVersion2Stream) {
   Header h;
   h.components = 2;
   h.mode = kModeBlock;
@@ -222,7 +222,7 @@ TEST(Container, GoldenVersion1Stream) {
           .value();
   const Bytes golden = {
       // header
-      0x46, 0x43, 0x54, 0x5A, 0x01, 0x00, 0x01, 0x02, 0x02, 0x01, 0x00, 0x00,  //
+      0x46, 0x43, 0x54, 0x5A, 0x02, 0x00, 0x01, 0x02, 0x02, 0x01, 0x00, 0x00,  //
       0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                          // nx
       0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                          // ny
       0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                          // nz
@@ -230,7 +230,7 @@ TEST(Container, GoldenVersion1Stream) {
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xE0, 0x3F,                          // 0.5 (f64)
       0x00, 0x00, 0x00, 0x3F,                                                  // 0.5f
       0x20, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,                          // tile..count
-      0xFF, 0xE9, 0xF5, 0x17,                                                  // header crc
+      0x06, 0xF9, 0xC6, 0xB0,                                                  // header crc
       // entry 0: meta
       0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                          //
       0x90, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                          // offset 144
@@ -257,7 +257,7 @@ TEST(Container, RoundTripsHeaderAndSections) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
   const Header& h = parsed->header;
   const Header want = sample_header();
-  EXPECT_EQ(h.version, 1);
+  EXPECT_EQ(h.version, 2);
   EXPECT_EQ(h.components, want.components);
   EXPECT_EQ(h.mode, want.mode);
   EXPECT_EQ(h.coder, want.coder);
@@ -396,7 +396,8 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
   };
   const Header ok = sample_header();
   Header h;
-  h = ok; h.version = 2; EXPECT_TRUE(rejects(h));
+  h = ok; h.version = 1; EXPECT_TRUE(rejects(h));  // version 1 is read, never written
+  h = ok; h.version = 3; EXPECT_TRUE(rejects(h));
   h = ok; h.dtype = 2; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 0; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 3; EXPECT_TRUE(rejects(h));
@@ -505,13 +506,38 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 2, 0xFFFF}) {
+  for (uint16_t v : {0, 3, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
     reseal_header(s);  // with a consistent checksum, too
     expect_rejected(s, "format version", Code::unsupported_version);
   }
+}
+
+TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {
+  // Version 1 had the same layout: a Huffman vector stream still parses; one coded with the
+  // version 1 ANS blob, or holding what only version 2 can (a scalar field), does not.
+  Header h = sample_header();
+  h.coder = kCoderHuffman;
+  Bytes s = write_container(h, sample_sections(), nullptr).value();
+  put(s, 4, 1, 2);
+  reseal_header(s);
+  auto r = parse_container(s);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->header.version, 1);
+  h.coder = kCoderAns;
+  s = write_container(h, sample_sections(), nullptr).value();
+  put(s, 4, 1, 2);
+  reseal_header(s);
+  expect_rejected(s, "version 1 ANS blob", Code::unsupported_version);
+  h.coder = kCoderHuffman;
+  h.components = 1;
+  h.mode = kModeContourTree;
+  s = write_container(h, {{kSectionMeta, {1}, false}}, nullptr).value();
+  put(s, 4, 1, 2);
+  reseal_header(s);
+  expect_rejected(s, "version 1 stream holds a 2D vector field", Code::corrupt_stream);
 }
 
 TEST(Container, CraftedHeaderValuesAreRejected) {
@@ -634,7 +660,7 @@ TEST(Container, SectionNames) {
 TEST(Container, DescribeListsHeaderAndSections) {
   const Bytes s = write_container(sample_header(), compressible_sections(), &kFakeZstd).value();
   const std::string text = describe_container(parse_container(s).value());
-  for (const char* want : {"format version 1", "float32", "nx=300 ny=200 nz=1", "speculative",
+  for (const char* want : {"format version 2", "float32", "nx=300 ny=200 nz=1", "speculative",
                            "ans", "REL 0.01", "0.0375", "anchor stride", "16", "codes_u",
                            "outliers", "1000", "yes", "0x"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;

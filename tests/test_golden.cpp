@@ -1,6 +1,8 @@
-// Golden streams of format version 1 (tests/data/golden, see its README.md): each file
+// Golden streams of format version 2 (tests/data/golden, see its README.md): each file
 // must keep decoding to the same values, and compressing the same synthetic input with the
-// same options must keep producing the file byte for byte. Together they pin the format and
+// same options must keep producing the file byte for byte. The version 1 files stay: those
+// coded with Huffman must still decode to the same values, those coded with the version 1
+// ANS blob must be refused as unsupported_version. Together they pin the format and
 // the encoder; a failure here means the bytes changed, which needs a new format version
 // (docs/format.md, "Versioning rules"), not regenerated files.
 //
@@ -59,7 +61,7 @@ Options options(Mode mode, BoundMode bound_mode, double bound, bool zstd) {
   o.bound_mode = bound_mode;
   o.bound = bound;
   o.zstd = zstd;
-  o.coder = Coder::huffman;  // the files below were written with Huffman; ANS cases set it
+  o.coder = Coder::huffman;  // most files below are written with Huffman; ANS cases set it
   return o;
 }
 
@@ -78,27 +80,47 @@ struct GoldenCase {
 };
 
 const GoldenCase kCases[] = {
-    {"v1_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
+    {"v2_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
      0x25cdf403u, 0xc60d051au, 0xebedd7dcu},
-    {"v1_block_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
+    {"v2_block_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
      options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xfd1542c5u, 0xa98ff794u},
-    {"v1_none_rel1e-2_zstd_48x40.fz", vortices_48x40, options(Mode::none, BoundMode::rel, 1e-2, true),
+    {"v2_none_rel1e-2_zstd_48x40.fz", vortices_48x40, options(Mode::none, BoundMode::rel, 1e-2, true),
      0x4ced4afbu, 0x9daf2610u, 0x4ce458e9u},
-    {"v1_block_zero_40x30.fz", zeros_40x30, options(Mode::block, BoundMode::rel, 1e-2, true), 0x8e6406b6u,
+    {"v2_block_zero_40x30.fz", zeros_40x30, options(Mode::block, BoundMode::rel, 1e-2, true), 0x8e6406b6u,
      0x1e535a59u, 0x1e535a59u},
-    {"v1_block_rel1e-3_nozstd_33x17.fz", turbulent_33x17, options(Mode::block, BoundMode::rel, 1e-3, false),
+    {"v2_block_rel1e-3_nozstd_33x17.fz", turbulent_33x17, options(Mode::block, BoundMode::rel, 1e-3, false),
      0xdc6ffeb7u, 0x7456556bu, 0x7d355fa8u},
-    {"v1_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
+    {"v2_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
      0xbfd60a2bu, 0xd39cc116u, 0xdfe75dfeu},
-    {"v1_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
+    {"v2_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
      0x25cdf403u, 0x5b992a2cu, 0xc595318du},
-    {"v1_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
+    {"v2_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
      options(Mode::speculative, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xd18a7093u, 0x756dab82u},
-    {"v1_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
+    {"v2_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0x5b992a2cu, 0xc595318du},
-    {"v1_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
+    {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
      with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xc7b5fc91u, 0xa66b7472u},
 };
+
+// Version 1 files (written before the ANS blob gained contexts, lanes per plane and sparse
+// planes in format version 2): the Huffman ones decode as they always did.
+struct Version1File {
+  const char* file;
+  uint32_t decoded_u_crc;
+  uint32_t decoded_v_crc;
+};
+const Version1File kVersion1Huffman[] = {
+    {"v1_block_rel1e-2_zstd_48x40.fz", 0xc60d051au, 0xebedd7dcu},
+    {"v1_block_abs0.05_nozstd_land_48x40.fz", 0xfd1542c5u, 0xa98ff794u},
+    {"v1_none_rel1e-2_zstd_48x40.fz", 0x9daf2610u, 0x4ce458e9u},
+    {"v1_block_zero_40x30.fz", 0x1e535a59u, 0x1e535a59u},
+    {"v1_block_rel1e-3_nozstd_33x17.fz", 0x7456556bu, 0x7d355fa8u},
+    {"v1_none_abs0_zstd_noise_24x20.fz", 0xd39cc116u, 0xdfe75dfeu},
+    {"v1_speculative_rel1e-2_zstd_48x40.fz", 0x5b992a2cu, 0xc595318du},
+    {"v1_speculative_abs0.05_nozstd_land_48x40.fz", 0xd18a7093u, 0x756dab82u},
+};
+const char* const kVersion1Ans[] = {"v1_ans_speculative_rel1e-2_zstd_48x40.fz",
+                                    "v1_ans_block_rel1e-2_nozstd_land_48x40.fz"};
 
 // ---- Helpers ----------------------------------------------------------------------------------
 
@@ -113,10 +135,11 @@ uint32_t plane_crc(const std::vector<float>& plane, uint32_t seed = 0) {
 }
 uint32_t field_crc(const VectorField2D& f) { return plane_crc(f.v, plane_crc(f.u)); }
 
-Bytes read_golden(const GoldenCase& c) {
-  std::ifstream in(kGoldenDir + "/" + c.file, std::ios::binary);
+Bytes read_golden(const char* file) {
+  std::ifstream in(kGoldenDir + "/" + file, std::ios::binary);
   return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+Bytes read_golden(const GoldenCase& c) { return read_golden(c.file); }
 
 /// The case's input, or a skip reason when this platform synthesises different values
 /// (synth.hpp: turbulence and vortices may differ in the last bit with another libm).
@@ -144,6 +167,30 @@ TEST(Golden, EveryFileDecodesToThePinnedValues) {
       EXPECT_EQ(plane_crc(f.u), c.decoded_u_crc) << c.file;
       EXPECT_EQ(plane_crc(f.v), c.decoded_v_crc) << c.file;
     }
+  }
+}
+
+TEST(Golden, Version1HuffmanStreamsStillDecodeToTheirValues) {
+  for (const Version1File& c : kVersion1Huffman) {
+    const Bytes stream = read_golden(c.file);
+    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
+    ASSERT_EQ(stream[4], 1) << c.file << " should be a version 1 stream";
+    auto r = decompress(stream);
+    ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
+    EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
+    EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
+  }
+}
+
+TEST(Golden, Version1AnsStreamsAreRefusedAsUnsupported) {
+  for (const char* file : kVersion1Ans) {
+    const Bytes stream = read_golden(file);
+    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << file << " is missing";
+    auto r = decompress(stream);
+    ASSERT_FALSE(r.ok()) << file;
+    EXPECT_EQ(r.status().code(), Code::unsupported_version) << file << ": " << r.status().to_string();
+    EXPECT_NE(r.status().message().find("version 1"), std::string::npos) << r.status().to_string();
+    EXPECT_EQ(stream_dims(stream).status().code(), Code::unsupported_version) << file;
   }
 }
 

@@ -30,7 +30,7 @@ enum class Policy : uint8_t { serial = 0, omp = 1 };
 
 struct Options {
   Mode mode = Mode::speculative;
-  Coder coder = Coder::huffman;  ///< huffman (default) or ans (byte-plane rANS)
+  Coder coder = Coder::ans;  ///< ans (byte-plane rANS with contexts; default) or huffman
   BoundMode bound_mode = BoundMode::rel;
   double bound = 1e-2;  ///< ABS value or REL fraction; must be finite and >= 0
   bool zstd = true;     ///< apply the lossless zstd stage where it shrinks a section

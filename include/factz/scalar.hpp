@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "factz/factz.hpp"
@@ -29,7 +31,7 @@ enum class ScalarMode : uint8_t {
 
 struct ScalarOptions {
   ScalarMode mode = ScalarMode::contour_tree;
-  Coder coder = Coder::huffman;
+  Coder coder = Coder::ans;
   BoundMode bound_mode = BoundMode::rel;
   double bound = 1e-2;        ///< ABS value or REL fraction of the value range; finite, >= 0
   double persistence = 1e-2;  ///< contour_tree: threshold as a fraction of the value range, >= 0
@@ -42,6 +44,8 @@ struct ScalarCompressStats {
   double eb_abs = 0;             ///< absolute pointwise bound used
   int64_t exact_vertices = 0;    ///< values stored exactly
   int64_t iterations = 0;        ///< contour_tree: rounds of recompute + tighten
+  double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
+  int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
 
@@ -52,5 +56,10 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
 /// Decompresses a scalar stream. A vector stream given here (or a scalar stream given to
 /// `decompress`) is a clear invalid_argument error; untrusted bytes never crash.
 Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options = {});
+
+/// Reads a scalar field: raw little-endian float32 of nx * ny * nz values (x fastest), or a
+/// .npy float32 array (2D fields: shape (ny, nx) or flat). Rejects NaN/Inf with their count
+/// and first position.
+Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz = 1);
 
 }  // namespace factz

@@ -1,5 +1,5 @@
-// Byte-plane interleaved rANS coder; the blob layout is specified in docs/codec.md,
-// the per-lane coding steps live in src/kernels/rans.hpp.
+// Byte-plane interleaved rANS coder with order-1 contexts; the blob layout is specified in
+// docs/codec.md, the per-lane coding steps live in src/kernels/rans.hpp.
 #include "codec/ans.hpp"
 
 #include <omp.h>
@@ -17,21 +17,27 @@
 namespace factz::detail {
 namespace {
 
-constexpr int kLanes = kRansLanes;
+constexpr int kMaxLanes = kRansLanes;
 constexpr uint32_t kScale = kRansScale;
 // Accepted range of the chunk size field (the encoder writes kAnsChunkLog2). Bounded so
 // that a chunk's byte size (at most 4 * 32 + 2 * 2^24) fits the u32 chunk table entries.
 constexpr int kMinChunkLog2 = 8;
 constexpr int kMaxChunkLog2 = 24;
-// Plane modes (the first byte of a plane).
+// Plane modes (the first byte of a plane) and context table kinds.
 constexpr uint8_t kPlaneConstant = 0;
 constexpr uint8_t kPlaneRans = 1;
+constexpr uint8_t kPlaneSparse = 2;
+constexpr uint8_t kTableSingle = 0;
+constexpr uint8_t kTableFrequencies = 1;
 // Normalization compares count * (2 * freq + 1) in 64 bits: counts stay below 2^48.
 constexpr uint64_t kMaxSymbols = uint64_t{1} << 48;
-// Below this many symbols the histogram is counted by one thread.
+// Below this many symbols the histograms are counted by one thread.
 constexpr uint64_t kParallelHistogramMin = uint64_t{1} << 20;
-
-// ---------------------------------------------------------------- byte helpers
+// The encoder keeps the lane states of a chunk below 1/16 of its estimated coded size.
+constexpr uint64_t kStateShare = 128;
+// ... but keeps at least kMinLanes lanes in chunks of kMinLanes * kMinLaneSymbols symbols.
+constexpr uint32_t kMinLanes = 8;
+constexpr uint64_t kMinLaneSymbols = 256;
 
 uint32_t load_u32le(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
@@ -44,60 +50,352 @@ uint64_t part_begin(uint64_t n, uint64_t parts, uint64_t p) {
   return (n / parts) * p + std::min(p, n % parts);
 }
 
-// Lanes (and stored states) of a chunk of m symbols.
-int chunk_lanes(uint64_t m) { return static_cast<int>(std::min<uint64_t>(m, kLanes)); }
-
-// ---------------------------------------------------------------- histograms
+// Lanes (and stored states) of a chunk of m symbols in a plane coded with `lanes` lanes.
+uint32_t chunk_lanes(uint64_t m, uint32_t lanes) { return static_cast<uint32_t>(std::min<uint64_t>(m, lanes)); }
 
 using Histogram = std::array<uint64_t, 256>;
+// Counts of (previous byte, byte) pairs of one plane, index prev * 256 + byte.
+using PairHistogram = std::vector<uint64_t>;
 
-// Adds the low- and high-byte counts of the zig-zag codes of s[0..m) to lo and hi.
-void count_planes(const uint16_t* s, uint64_t m, uint16_t center, Histogram& lo, Histogram& hi) {
-  // Blocks of at most 2^16 symbols keep the counts in u32; two tables per plane halve the
-  // store-to-load dependency chains on skewed data, where neighbours hit the same counter.
-  constexpr uint64_t kBlock = uint64_t{1} << 16;
-  for (uint64_t b = 0; b < m; b += kBlock) {
-    const uint64_t e = std::min(m, b + kBlock);
-    uint32_t t[4][256] = {};
-    uint64_t i = b;
-    for (; i + 2 <= e; i += 2) {
-      const uint32_t z0 = ans_zigzag(s[i], center), z1 = ans_zigzag(s[i + 1], center);
-      ++t[0][z0 & 0xFF];
-      ++t[1][z0 >> 8];
-      ++t[2][z1 & 0xFF];
-      ++t[3][z1 >> 8];
+// ---------------------------------------------------------------- context model
+
+// How the previous byte of a lane selects the frequency table of the next: the K - 1
+// values of `map` get contexts 0 .. K - 2, every other value context K - 1.
+struct ContextMap {
+  int count = 1;
+  std::array<uint8_t, kAnsMaxContexts - 1> map{};
+  std::array<uint8_t, 256> context_of{};  // filled by finish()
+
+  void finish() {
+    context_of.fill(static_cast<uint8_t>(count - 1));
+    for (int c = 0; c + 1 < count; ++c) context_of[map[c]] = static_cast<uint8_t>(c);
+  }
+};
+
+// 2^8 * log2(M / f) for f = 1 .. M (costs in 1/256 bit), rounded down, by integer
+// arithmetic only: the encoder's choices must not depend on the platform's libm. With
+// fewer than 2^48 symbols a plane's cost stays below 2^60.
+const std::array<uint32_t, kScale + 1>& cost_table() {
+  static const std::array<uint32_t, kScale + 1> table = [] {
+    std::array<uint32_t, kScale + 1> t{};
+    for (uint32_t f = 1; f <= kScale; ++f) {
+      int msb = 31;
+      while (!(f >> msb)) --msb;
+      uint64_t m = uint64_t{f} << (31 - msb);  // f / 2^msb in [1, 2) as Q31
+      uint32_t frac = 0;
+      for (int i = 0; i < 16; ++i) {  // one bit of the fraction per squaring
+        m = (m * m) >> 31;
+        frac <<= 1;
+        if (m >= (uint64_t{1} << 32)) {
+          m >>= 1;
+          frac |= 1;
+        }
+      }
+      const uint32_t log2_f = (static_cast<uint32_t>(msb) << 16) | frac;
+      t[f] = ((static_cast<uint32_t>(kRansScaleBits) << 16) - log2_f) >> 8;
     }
-    if (i < e) {
-      const uint32_t z = ans_zigzag(s[i], center);
-      ++t[0][z & 0xFF];
-      ++t[1][z >> 8];
+    return t;
+  }();
+  return table;
+}
+
+// Frequency table as runs of present values: varint run count, then per run varint skip
+// (absent values since the previous run; >= 1 except before the first run), varint run
+// length (>= 1) and one varint frequency per value.
+void write_frequencies(const std::array<uint32_t, 256>& freqs, std::vector<uint8_t>& out) {
+  std::vector<std::array<int, 2>> runs;  // [start, end)
+  for (int v = 0; v < 256;) {
+    if (freqs[v] == 0) {
+      ++v;
+      continue;
     }
-    for (int v = 0; v < 256; ++v) {
-      lo[v] += uint64_t{t[0][v]} + t[2][v];
-      hi[v] += uint64_t{t[1][v]} + t[3][v];
-    }
+    int e = v;
+    while (e < 256 && freqs[e] != 0) ++e;
+    runs.push_back({v, e});
+    v = e;
+  }
+  put_varint(out, runs.size());
+  int next = 0;
+  for (const auto& [start, end] : runs) {
+    put_varint(out, start - next);
+    put_varint(out, end - start);
+    for (int v = start; v < end; ++v) put_varint(out, freqs[v]);
+    next = end;
   }
 }
 
-// Exact counts; sums of per-part counts do not depend on how the parts are scheduled.
-void plane_histograms(std::span<const uint16_t> symbols, uint16_t center, int threads, Histogram& lo,
-                      Histogram& hi) {
-  const uint64_t n = symbols.size();
-  const int parts = n < kParallelHistogramMin ? 1 : threads;
-  std::vector<Histogram> partial(2 * static_cast<size_t>(parts), Histogram{});
-#pragma omp parallel for num_threads(parts) schedule(static)
-  for (int p = 0; p < parts; ++p) {
-    const uint64_t b = part_begin(n, parts, p), e = part_begin(n, parts, p + 1);
-    count_planes(symbols.data() + b, e - b, center, partial[2 * p], partial[2 * p + 1]);
+// One context's table as the encoder chooses it.
+struct ContextTable {
+  bool single = true;  // at most one value: kind kTableSingle, costs no bits per symbol
+  uint8_t value = 0;
+  std::array<uint32_t, 256> freqs{};
+  std::array<RansEncodeSymbol, 256> symbols{};
+};
+
+ContextTable plan_table(const Histogram& hist) {
+  ContextTable t;
+  int present = 0;
+  for (int v = 0; v < 256; ++v) {
+    if (hist[v] == 0) continue;
+    if (present++ == 0) t.value = static_cast<uint8_t>(v);
   }
-  lo.fill(0);
-  hi.fill(0);
-  for (int p = 0; p < parts; ++p) {
+  t.single = present <= 1;
+  if (t.single) return t;
+  ans_normalize_frequencies(hist, t.freqs);
+  uint32_t cum = 0;
+  for (int v = 0; v < 256; ++v) {
+    if (t.freqs[v] != 0) t.symbols[v] = rans_encode_symbol(cum, t.freqs[v]);
+    cum += t.freqs[v];
+  }
+  return t;
+}
+
+// Bytes of a table in the blob.
+void write_table(const ContextTable& t, std::vector<uint8_t>& out) {
+  if (t.single) {
+    out.push_back(kTableSingle);
+    out.push_back(t.value);
+  } else {
+    out.push_back(kTableFrequencies);
+    write_frequencies(t.freqs, out);
+  }
+}
+
+// Estimated cost of coding `hist` with table `t`, in 1/256 bit, table bytes included.
+uint64_t table_cost(const Histogram& hist, const ContextTable& t) {
+  std::vector<uint8_t> bytes;
+  write_table(t, bytes);
+  uint64_t cost = static_cast<uint64_t>(bytes.size()) * (8u << 8);
+  if (t.single) return cost;
+  const auto& c = cost_table();
+  for (int v = 0; v < 256; ++v) cost += static_cast<uint64_t>(hist[v]) * c[t.freqs[v]];
+  return cost;
+}
+
+// ---------------------------------------------------------------- plane plans
+
+// How one plane is coded.
+struct PlanePlan {
+  uint8_t mode = kPlaneConstant;  // constant: a single byte value (or no symbols at all)
+  uint8_t value = 0;     // that value (constant), the most frequent value (sparse)
+  std::vector<uint8_t> sparse;  // sparse: the plane's bytes after the mode byte
+  uint32_t lanes = 1;
+  ContextMap contexts;
+  std::vector<ContextTable> tables;  // contexts.count of them
+};
+
+// Lanes for a plane whose chunks hold `chunk_symbols` symbols (the first chunk's count) and
+// code to about `chunk_bytes` bytes: the most (a power of two up to 32) whose states stay
+// within 1/kStateShare of that, but at least kMinLanes when every lane gets kMinLaneSymbols
+// or more: a nearly constant plane costs few bytes yet as many decoding steps as any
+// other, and one lane would make them one long dependency chain.
+uint32_t choose_lanes(uint64_t chunk_bytes, uint64_t chunk_symbols) {
+  uint32_t lanes = kMaxLanes;
+  while (lanes > 1 && 4 * uint64_t{lanes} * kStateShare > chunk_bytes) lanes /= 2;
+  uint32_t floor_lanes = kMinLanes;
+  while (floor_lanes > 1 && uint64_t{floor_lanes} * kMinLaneSymbols > chunk_symbols) floor_lanes /= 2;
+  return std::max(lanes, floor_lanes);
+}
+
+// Histograms of the contexts of a map, from the pair counts.
+std::vector<Histogram> context_histograms(const PairHistogram& pairs, const ContextMap& cm) {
+  std::vector<Histogram> h(static_cast<size_t>(cm.count), Histogram{});
+  for (int prev = 0; prev < 256; ++prev) {
+    Histogram& dst = h[cm.context_of[prev]];
+    for (int v = 0; v < 256; ++v) dst[v] += pairs[static_cast<size_t>(prev) * 256 + v];
+  }
+  return h;
+}
+
+// Chooses the lanes, the context map and the tables of a non-constant plane from its pair
+// counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
+// fewer contexts and smaller byte values.
+PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
+  PlanePlan plan;
+  Histogram order0{}, as_prev{};
+  for (int prev = 0; prev < 256; ++prev) {
     for (int v = 0; v < 256; ++v) {
-      lo[v] += partial[2 * p][v];
-      hi[v] += partial[2 * p + 1][v];
+      const uint64_t c = pairs[static_cast<size_t>(prev) * 256 + v];
+      order0[v] += c;
+      as_prev[prev] += c;
     }
   }
+  int present = 0;
+  for (int v = 0; v < 256; ++v) {
+    if (order0[v] == 0) continue;
+    if (present++ == 0) plan.value = static_cast<uint8_t>(v);
+  }
+  if (present <= 1) return plan;
+  plan.mode = kPlaneRans;
+
+  // Lanes from the order-0 estimate of a full chunk's size.
+  const ContextTable t0 = plan_table(order0);
+  const uint64_t cost0 = table_cost(order0, t0);
+  const uint64_t n_chunks = n / chunk + (n % chunk != 0);
+  plan.lanes = choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk));
+
+  // Candidate maps: the most frequent previous bytes first.
+  std::array<int, 256> order{};
+  for (int v = 0; v < 256; ++v) order[v] = v;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return as_prev[a] > as_prev[b]; });
+  int usable = 0;
+  while (usable < 256 && as_prev[order[usable]] > 0) ++usable;
+
+  // K contexts: the rows of the K - 1 most frequent previous bytes, then the rest pooled.
+  // A row's table is the same for every K that maps it, so it is planned once.
+  // A decoder builds M table entries per context: keep that below twice the symbol count.
+  const int max_contexts = static_cast<int>(
+      std::min<uint64_t>({n / (kScale / 2) + 1, static_cast<uint64_t>(usable) + 1, kAnsMaxContexts}));
+  std::vector<ContextTable> rows;
+  std::vector<uint64_t> row_costs;
+  Histogram rest = order0;  // pooled counts of the previous bytes not mapped yet
+  uint64_t best_cost = 0;
+  for (int k = 1; k <= max_contexts; ++k) {
+    if (k > 1) {
+      const size_t row = static_cast<size_t>(order[k - 2]) * 256;
+      Histogram h{};
+      for (int v = 0; v < 256; ++v) {
+        h[v] = pairs[row + v];
+        rest[v] -= h[v];
+      }
+      rows.push_back(plan_table(h));
+      row_costs.push_back(table_cost(h, rows.back()));
+    }
+    ContextTable pooled = plan_table(rest);
+    uint64_t cost = static_cast<uint64_t>(1 + k) * (8u << 8) + table_cost(rest, pooled);  // K and the map
+    for (const uint64_t c : row_costs) cost += c;
+    if (k == 1 || cost < best_cost) {
+      best_cost = cost;
+      plan.contexts.count = k;
+      for (int c = 0; c + 1 < k; ++c) plan.contexts.map[c] = static_cast<uint8_t>(order[c]);
+      plan.contexts.finish();
+      plan.tables = rows;
+      plan.tables.push_back(std::move(pooled));
+    }
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------- histograms
+
+// Adds the pair counts of the chunk's plane bytes b[0..m), with the previous byte taken as
+// 0 at the chunk's start (lane starts are corrected once the lanes are known).
+void count_pairs(const uint8_t* b, uint64_t m, uint64_t* counts) {
+  uint32_t prev = 0;
+  for (uint64_t i = 0; i < m; ++i) {
+    ++counts[prev * 256 + b[i]];
+    prev = b[i];
+  }
+}
+
+// Splits the zig-zag codes of s[0..m) into the low and the high plane bytes.
+void split_planes(const uint16_t* s, uint64_t m, uint16_t center, uint8_t* lo, uint8_t* hi) {
+  for (uint64_t i = 0; i < m; ++i) {
+    const uint16_t z = ans_zigzag(s[i], center);
+    lo[i] = static_cast<uint8_t>(z);
+    hi[i] = static_cast<uint8_t>(z >> 8);
+  }
+}
+
+// ---------------------------------------------------------------- encoding
+
+// Codes the plane bytes b[0..m) as one chunk. The words are pushed downwards from `end`,
+// then the lane states (u32 LE, lane 0 first) go in front of them; returns the chunk's
+// first byte. The buffer before `end` must hold 4 * 32 + 2 * m bytes.
+uint8_t* encode_chunk(const uint8_t* b, uint64_t m, const PlanePlan& plan, uint8_t* end) {
+  const uint32_t lanes = chunk_lanes(m, plan.lanes);
+  const uint64_t q = m / lanes, r = m % lanes;
+  uint32_t x[kMaxLanes];
+  uint64_t begin[kMaxLanes];
+  for (uint32_t l = 0; l < lanes; ++l) {
+    x[l] = kRansLow;
+    begin[l] = rans_lane_begin(m, lanes, l);
+  }
+  uint8_t* w = end;
+  // The decoder's schedule backwards: steps from the last, lanes from the last.
+  for (uint64_t t = q + (r != 0); t-- > 0;) {
+    for (uint32_t l = t < q ? lanes : static_cast<uint32_t>(r); l-- > 0;) {
+      const uint64_t i = begin[l] + t;
+      const uint8_t prev = t == 0 ? uint8_t{0} : b[i - 1];
+      const ContextTable& table = plan.tables[plan.contexts.context_of[prev]];
+      if (table.single) continue;
+      const RansEncodeSymbol& sym = table.symbols[b[i]];
+      uint16_t word = 0;
+      // The word is stored whether or not it is emitted (branch-free). At most m words are
+      // emitted, so w - 2 stays inside the room reserved for the states.
+      const bool emitted = rans_encode_renorm(x[l], sym, word);
+      w[-2] = static_cast<uint8_t>(word);
+      w[-1] = static_cast<uint8_t>(word >> 8);
+      w -= 2 * static_cast<int>(emitted);
+      x[l] = rans_encode_put(x[l], sym);
+    }
+  }
+  w -= 4 * lanes;
+  for (uint32_t l = 0; l < lanes; ++l) {
+    for (int k = 0; k < 4; ++k) w[4 * l + k] = static_cast<uint8_t>(x[l] >> (8 * k));
+  }
+  return w;
+}
+
+// Appends one plane: mode byte, then the value (constant) or the lanes, the context map,
+// the tables, the chunk table and the chunks (rANS).
+void append_plane(const PlanePlan& p, const std::vector<std::vector<uint8_t>>& chunks, std::vector<uint8_t>& out) {
+  if (p.mode == kPlaneConstant) {
+    out.push_back(kPlaneConstant);
+    out.push_back(p.value);
+    return;
+  }
+  if (p.mode == kPlaneSparse) {
+    out.push_back(kPlaneSparse);
+    out.insert(out.end(), p.sparse.begin(), p.sparse.end());
+    return;
+  }
+  out.push_back(kPlaneRans);
+  out.push_back(static_cast<uint8_t>(p.lanes));
+  out.push_back(static_cast<uint8_t>(p.contexts.count));
+  for (int c = 0; c + 1 < p.contexts.count; ++c) out.push_back(p.contexts.map[c]);
+  for (const auto& t : p.tables) write_table(t, out);
+  uint64_t total = 0;
+  for (const auto& c : chunks) {
+    put_le(out, c.size(), 4);
+    total += c.size();
+  }
+  out.reserve(out.size() + total);
+  for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
+}
+
+// The sparse form of a plane (docs/codec.md): its most frequent byte (ties to the smaller
+// value), then the positions and bytes of the other symbols. Empty when it would take more
+// than `limit` bytes.
+std::vector<uint8_t> sparse_plane(const uint8_t* b, uint64_t n, const Histogram& order0, uint64_t limit) {
+  int dominant = 0;
+  for (int v = 1; v < 256; ++v) {
+    if (order0[v] > order0[dominant]) dominant = v;
+  }
+  const uint64_t exceptions = n - order0[dominant];
+  std::vector<uint8_t> out;
+  if (2 * exceptions + 2 > limit) return out;  // at least two bytes per exception
+  out.push_back(static_cast<uint8_t>(dominant));
+  put_varint(out, exceptions);
+  uint64_t next = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (b[i] == dominant) continue;
+    put_varint(out, i - next);
+    out.push_back(b[i]);
+    next = i + 1;
+    if (out.size() > limit) return {};
+  }
+  return out;
+}
+
+// Bytes a rANS plane will take, estimated from its plan (exact but for the words).
+uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
+  uint64_t cost = static_cast<uint64_t>(1 + plan.contexts.count) * (8u << 8);
+  const auto hists = context_histograms(pairs, plan.contexts);
+  for (size_t c = 0; c < hists.size(); ++c) cost += table_cost(hists[c], plan.tables[c]);
+  uint64_t bytes = 2 + cost / (8u << 8);
+  for (uint64_t first = 0; first < n; first += chunk) bytes += 4 + 4 * uint64_t{chunk_lanes(std::min(chunk, n - first), plan.lanes)};
+  return bytes;
 }
 
 }  // namespace
@@ -140,147 +438,86 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
   }
 }
 
-namespace {
-
-// ---------------------------------------------------------------- encoding
-
-// How one plane is coded.
-struct PlaneCode {
-  bool constant = true;  // a single byte value (or no symbols at all)
-  uint8_t value = 0;     // that value
-  std::array<uint32_t, 256> freqs{};
-  std::array<RansEncodeSymbol, 256> symbols{};
-};
-
-PlaneCode plan_plane(const Histogram& hist) {
-  PlaneCode p;
-  int present = 0;
-  for (int v = 0; v < 256; ++v) {
-    if (hist[v] == 0) continue;
-    if (present++ == 0) p.value = static_cast<uint8_t>(v);
-  }
-  p.constant = present <= 1;
-  if (p.constant) return p;
-  ans_normalize_frequencies(hist, p.freqs);
-  uint32_t cum = 0;
-  for (int v = 0; v < 256; ++v) {
-    if (p.freqs[v] != 0) p.symbols[v] = rans_encode_symbol(cum, p.freqs[v]);
-    cum += p.freqs[v];
-  }
-  return p;
-}
-
-// Frequency table as runs of present values: varint run count, then per run varint skip
-// (absent values since the previous run; >= 1 except before the first run), varint run
-// length (>= 1) and one varint frequency per value.
-void write_frequencies(const std::array<uint32_t, 256>& freqs, std::vector<uint8_t>& out) {
-  std::vector<std::array<int, 2>> runs;  // [start, end)
-  for (int v = 0; v < 256;) {
-    if (freqs[v] == 0) {
-      ++v;
-      continue;
-    }
-    int e = v;
-    while (e < 256 && freqs[e] != 0) ++e;
-    runs.push_back({v, e});
-    v = e;
-  }
-  put_varint(out, runs.size());
-  int next = 0;
-  for (const auto& [start, end] : runs) {
-    put_varint(out, start - next);
-    put_varint(out, end - start);
-    for (int v = start; v < end; ++v) put_varint(out, freqs[v]);
-    next = end;
-  }
-}
-
-// Codes the plane bytes b[0..m) as one chunk. The words are pushed downwards from `end`,
-// then the lane states (u32 LE, lane 0 first) go in front of them; returns the chunk's
-// first byte. The buffer before `end` must hold 4 * 32 + 2 * m bytes.
-uint8_t* encode_chunk(const uint8_t* b, uint64_t m, const std::array<RansEncodeSymbol, 256>& table, uint8_t* end) {
-  uint32_t x[kLanes];
-  for (uint32_t& xi : x) xi = kRansLow;
-  uint8_t* w = end;
-  // Reverse order: the decoder's first symbol is pushed last.
-  for (uint64_t i = m; i-- > 0;) {
-    const RansEncodeSymbol& sym = table[b[i]];
-    uint32_t& xi = x[i % kLanes];
-    uint16_t word = 0;
-    // The word is stored whether or not it is emitted (branch-free). At most m words are
-    // emitted, so w - 2 stays inside the room reserved for the states.
-    const bool emitted = rans_encode_renorm(xi, sym, word);
-    w[-2] = static_cast<uint8_t>(word);
-    w[-1] = static_cast<uint8_t>(word >> 8);
-    w -= 2 * static_cast<int>(emitted);
-    xi = rans_encode_put(xi, sym);
-  }
-  const int lanes = chunk_lanes(m);
-  w -= 4 * lanes;
-  for (int l = 0; l < lanes; ++l) {
-    for (int k = 0; k < 4; ++k) w[4 * l + k] = static_cast<uint8_t>(x[l] >> (8 * k));
-  }
-  return w;
-}
-
-// Splits the zig-zag codes of s[0..m) into the low and the high plane bytes.
-void split_planes(const uint16_t* s, uint64_t m, uint16_t center, uint8_t* lo, uint8_t* hi) {
-  for (uint64_t i = 0; i < m; ++i) {
-    const uint16_t z = ans_zigzag(s[i], center);
-    lo[i] = static_cast<uint8_t>(z);
-    hi[i] = static_cast<uint8_t>(z >> 8);
-  }
-}
-
-// Appends one plane: mode byte, then the value (constant) or the frequency table, the chunk
-// table and the chunks (rANS).
-void append_plane(const PlaneCode& p, const std::vector<std::vector<uint8_t>>& chunks, std::vector<uint8_t>& out) {
-  if (p.constant) {
-    out.push_back(kPlaneConstant);
-    out.push_back(p.value);
-    return;
-  }
-  out.push_back(kPlaneRans);
-  write_frequencies(p.freqs, out);
-  uint64_t total = 0;
-  for (const auto& c : chunks) {
-    put_le(out, c.size(), 4);
-    total += c.size();
-  }
-  out.reserve(out.size() + total);
-  for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
-}
-
-}  // namespace
-
 Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads) {
   threads = std::max(threads, 1);
   const uint64_t n = symbols.size();
   if (n >= kMaxSymbols) return invalid_argument("ans: too many symbols");
-  Histogram hist_lo, hist_hi;
-  plane_histograms(symbols, center, threads, hist_lo, hist_hi);
-  const PlaneCode planes[2] = {plan_plane(hist_lo), plan_plane(hist_hi)};
-
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
   const int64_t n_chunks = static_cast<int64_t>((n + chunk - 1) / chunk);
+
+  // The two planes, then their pair counts (summed over parts: exact for any schedule).
+  std::vector<uint8_t> planes_bytes;
+  std::vector<PairHistogram> pairs(2, PairHistogram(256 * 256, 0));
+  try {
+    planes_bytes.resize(2 * n);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "ans: out of memory");
+  }
+  uint8_t* const plane_data[2] = {planes_bytes.data(), planes_bytes.data() + n};
+  {
+    const int parts = n < kParallelHistogramMin ? 1 : static_cast<int>(std::min<int64_t>(threads, n_chunks));
+    std::vector<uint64_t> partial(static_cast<size_t>(parts) * 2 * 65536, 0);
+#pragma omp parallel for num_threads(parts) schedule(static)
+    for (int p = 0; p < parts; ++p) {
+      uint64_t* counts = partial.data() + static_cast<size_t>(p) * 2 * 65536;
+      const int64_t k0 = static_cast<int64_t>(part_begin(n_chunks, parts, p));
+      const int64_t k1 = static_cast<int64_t>(part_begin(n_chunks, parts, p + 1));
+      for (int64_t k = k0; k < k1; ++k) {
+        const uint64_t first = k * chunk, m = std::min(n - first, chunk);
+        split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
+        count_pairs(plane_data[0] + first, m, counts);
+        count_pairs(plane_data[1] + first, m, counts + 65536);
+      }
+    }
+    for (int p = 0; p < parts; ++p) {
+      const uint64_t* counts = partial.data() + static_cast<size_t>(p) * 2 * 65536;
+      for (int q = 0; q < 2; ++q) {
+        for (size_t i = 0; i < 65536; ++i) pairs[q][i] += counts[static_cast<size_t>(q) * 65536 + i];
+      }
+    }
+  }
+
+  PlanePlan plans[2];
+  for (int p = 0; p < 2; ++p) {
+    // Lane starts: the lanes follow from the order-0 estimate, which lane starts do not
+    // change; then their previous byte becomes 0 in the pair counts.
+    PlanePlan first = plan_plane(pairs[p], n, chunk);
+    if (first.mode == kPlaneConstant) {
+      plans[p] = std::move(first);
+      continue;
+    }
+    for (int64_t k = 0; k < n_chunks; ++k) {
+      const uint64_t base = k * chunk, m = std::min(n - base, chunk);
+      const uint32_t lanes = chunk_lanes(m, first.lanes);
+      for (uint32_t l = 1; l < lanes; ++l) {
+        const uint64_t i = base + rans_lane_begin(m, lanes, l);
+        const uint8_t prev = plane_data[p][i - 1], cur = plane_data[p][i];
+        --pairs[p][static_cast<size_t>(prev) * 256 + cur];
+        ++pairs[p][cur];
+      }
+    }
+    plans[p] = plan_plane(pairs[p], n, chunk);  // same lanes: the order-0 counts are unchanged
+    // A plane of rare exceptions to one byte is cheaper, and far faster to decode, as a list.
+    Histogram order0{};
+    for (size_t i = 0; i < pairs[p].size(); ++i) order0[i & 0xFF] += pairs[p][i];
+    plans[p].sparse = sparse_plane(plane_data[p], n, order0, rans_plane_bytes(plans[p], pairs[p], n, chunk));
+    if (!plans[p].sparse.empty()) plans[p].mode = kPlaneSparse;
+  }
+
   std::vector<std::vector<uint8_t>> coded[2];
-  for (int p = 0; p < 2; ++p) coded[p].resize(planes[p].constant ? 0 : n_chunks);
-  if (!planes[0].constant || !planes[1].constant) {
+  for (int p = 0; p < 2; ++p) coded[p].resize(plans[p].mode == kPlaneRans ? n_chunks : 0);
+  if (plans[0].mode == kPlaneRans || plans[1].mode == kPlaneRans) {
     const int workers = static_cast<int>(std::min<int64_t>(threads, n_chunks));
-    // Per thread: the chunk's two planes, then room for one coded chunk.
-    const uint64_t bytes_size = std::min(n, chunk);
-    const uint64_t scratch_size = 2 * bytes_size + 4 * kLanes + 2 * bytes_size;
+    const uint64_t scratch_size = 4 * kMaxLanes + 2 * std::min(n, chunk);
     std::vector<uint8_t> scratch(static_cast<size_t>(workers) * scratch_size);
     int out_of_memory = 0;
 #pragma omp parallel for num_threads(workers) schedule(static) reduction(+ : out_of_memory)
     for (int64_t k = 0; k < n_chunks; ++k) {
-      uint8_t* bytes = scratch.data() + omp_get_thread_num() * scratch_size;
-      uint8_t* end = bytes + scratch_size;
+      uint8_t* end = scratch.data() + (omp_get_thread_num() + 1) * scratch_size;
       const uint64_t first = k * chunk, m = std::min(n - first, chunk);
-      split_planes(symbols.data() + first, m, center, bytes, bytes + bytes_size);
       for (int p = 0; p < 2; ++p) {
-        if (planes[p].constant) continue;
-        uint8_t* begin = encode_chunk(bytes + p * bytes_size, m, planes[p].symbols, end);
+        if (plans[p].mode != kPlaneRans) continue;
+        uint8_t* begin = encode_chunk(plane_data[p] + first, m, plans[p], end);
         try {  // no exception may leave an OpenMP region
           coded[p][k].assign(begin, end);
         } catch (const std::bad_alloc&) {
@@ -296,7 +533,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   out.push_back(static_cast<uint8_t>(kAnsChunkLog2));
   put_le(out, center, 2);
   put_le(out, n, 8);
-  for (int p = 0; p < 2; ++p) append_plane(planes[p], coded[p], out);
+  for (int p = 0; p < 2; ++p) append_plane(plans[p], coded[p], out);
   return Status::Ok();
 }
 
@@ -306,10 +543,17 @@ namespace {
 
 // One plane as read from a blob.
 struct PlaneView {
-  bool constant = true;
-  uint8_t value = 0;
-  std::array<uint32_t, kScale> table{};  // rans_decode_entry per slot
-  std::vector<uint64_t> chunk_pos;       // n_chunks + 1 offsets into the blob
+  uint8_t mode = kPlaneConstant;
+  uint8_t value = 0;                   // constant, or the byte of every non-exception (sparse)
+  std::vector<uint64_t> positions;     // sparse: increasing positions of the exceptions
+  std::vector<uint8_t> bytes;          // sparse: their bytes
+  uint32_t lanes = 1;                  // rANS from here on
+  uint32_t first_context = 0;          // the context of byte 0, where every lane starts
+  std::array<uint8_t, 256> context_of{};
+  std::vector<std::array<uint32_t, 256>> freqs;  // per context; a single value has frequency M
+  std::vector<uint32_t> entries;       // contexts * M rans_decode_entry values (build_entries)
+  std::vector<uint8_t> values;         // the byte value of each entry (build_entries)
+  std::vector<uint64_t> chunk_pos;     // n_chunks + 1 offsets into the blob
 };
 
 Status read_frequencies(ByteReader& cur, std::array<uint32_t, 256>& freqs) {
@@ -333,9 +577,20 @@ Status read_frequencies(ByteReader& cur, std::array<uint32_t, 256>& freqs) {
   return Status::Ok();
 }
 
-// Builds the slot table; the frequencies must sum to exactly M over two or more values
-// (a single value is a constant plane), so every slot decodes to a present value.
-Status build_table(const std::array<uint32_t, 256>& freqs, PlaneView& pv) {
+// Reads one context table: its frequencies must sum to exactly M over two or more values
+// (kTableFrequencies), or it names a single value (kTableSingle, frequency M).
+Status read_table(ByteReader& cur, std::array<uint32_t, 256>& freqs) {
+  uint64_t kind = 0;
+  if (!cur.le(1, kind)) return corrupt_stream("ans: context table truncated");
+  if (kind == kTableSingle) {
+    uint64_t value = 0;
+    if (!cur.le(1, value)) return corrupt_stream("ans: context table truncated");
+    freqs.fill(0);
+    freqs[value] = kScale;
+    return Status::Ok();
+  }
+  if (kind != kTableFrequencies) return corrupt_stream("ans: bad context table kind");
+  FACTZ_RETURN_IF_ERROR(read_frequencies(cur, freqs));
   uint32_t cum = 0;
   int present = 0;
   for (const uint32_t f : freqs) {
@@ -343,12 +598,29 @@ Status build_table(const std::array<uint32_t, 256>& freqs, PlaneView& pv) {
     present += f != 0;
   }
   if (cum != kScale || present < 2) return corrupt_stream("ans: frequencies do not sum to the scale");
-  cum = 0;
-  for (uint32_t v = 0; v < 256; ++v) {
-    for (uint32_t k = 0; k < freqs[v]; ++k) pv.table[cum + k] = rans_decode_entry(v, freqs[v], k);
-    cum += freqs[v];
-  }
   return Status::Ok();
+}
+
+// Fills the entries of a rANS plane and, per entry, sym[index] = symbol(byte value): the
+// byte itself, or the 16-bit symbol it completes.
+template <class T, class F>
+void build_tables(PlaneView& pv, std::vector<T>& sym, F symbol) {
+  pv.entries.assign(pv.freqs.size() * kScale, 0);
+  sym.assign(pv.freqs.size() * kScale, T{});
+  for (size_t c = 0; c < pv.freqs.size(); ++c) {
+    uint32_t cum = static_cast<uint32_t>(c * kScale);
+    for (uint32_t v = 0; v < 256; ++v) {
+      const uint32_t f = pv.freqs[c][v];
+      if (f == 0) continue;
+      const T value = symbol(static_cast<uint8_t>(v));
+      const uint32_t next = pv.context_of[v];
+      for (uint32_t k = 0; k < f; ++k) {
+        pv.entries[cum + k] = rans_decode_entry(f, k, next);
+        sym[cum + k] = value;
+      }
+      cum += f;
+    }
+  }
 }
 
 // Reads one plane of n symbols in chunks of `chunk` and checks its chunk table against
@@ -358,15 +630,54 @@ Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
   if (!cur.le(1, mode)) return corrupt_stream("ans: plane truncated");
   if (mode == kPlaneConstant) {
     if (!cur.le(1, value)) return corrupt_stream("ans: plane truncated");
-    pv.constant = true;
+    pv.mode = kPlaneConstant;
     pv.value = static_cast<uint8_t>(value);
     return Status::Ok();
   }
+  if (mode == kPlaneSparse && n > 0) {
+    uint64_t count = 0;
+    // Each exception takes at least two bytes: bound the count before allocating.
+    if (!cur.le(1, value) || !cur.varint_at_most(std::min(n, cur.remaining() / 2), count) || count == 0) {
+      return corrupt_stream("ans: bad sparse plane");
+    }
+    pv.mode = kPlaneSparse;
+    pv.value = static_cast<uint8_t>(value);
+    pv.positions.resize(count);
+    pv.bytes.resize(count);
+    uint64_t next = 0;
+    for (uint64_t e = 0; e < count; ++e) {
+      uint64_t gap = 0, byte = 0;
+      if (!cur.varint_at_most(n - next, gap) || next + gap >= n || !cur.le(1, byte) || byte == value) {
+        return corrupt_stream("ans: bad sparse plane exception");
+      }
+      pv.positions[e] = next + gap;
+      pv.bytes[e] = static_cast<uint8_t>(byte);
+      next += gap + 1;
+    }
+    return Status::Ok();
+  }
   if (mode != kPlaneRans || n == 0) return corrupt_stream("ans: bad plane mode");
-  pv.constant = false;
-  std::array<uint32_t, 256> freqs{};
-  FACTZ_RETURN_IF_ERROR(read_frequencies(cur, freqs));
-  FACTZ_RETURN_IF_ERROR(build_table(freqs, pv));
+  pv.mode = kPlaneRans;
+  uint64_t lanes = 0, contexts = 0;
+  if (!cur.le(1, lanes) || !cur.le(1, contexts)) return corrupt_stream("ans: plane truncated");
+  if (lanes < 1 || lanes > kMaxLanes) return corrupt_stream("ans: bad lane count");
+  if (contexts < 1 || contexts > kAnsMaxContexts) return corrupt_stream("ans: bad context count");
+  pv.lanes = static_cast<uint32_t>(lanes);
+  ContextMap cm;
+  cm.count = static_cast<int>(contexts);
+  std::array<bool, 256> mapped{};
+  for (int c = 0; c + 1 < cm.count; ++c) {
+    uint64_t v = 0;
+    if (!cur.le(1, v)) return corrupt_stream("ans: context map truncated");
+    if (mapped[v]) return corrupt_stream("ans: context map repeats a value");
+    mapped[v] = true;
+    cm.map[c] = static_cast<uint8_t>(v);
+  }
+  cm.finish();
+  pv.context_of = cm.context_of;
+  pv.first_context = cm.context_of[0];
+  pv.freqs.resize(contexts);
+  for (auto& f : pv.freqs) FACTZ_RETURN_IF_ERROR(read_table(cur, f));
 
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
   if (cur.remaining() / 4 < n_chunks) return corrupt_stream("ans: chunk table truncated");
@@ -378,7 +689,7 @@ Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
     (void)cur.le(4, size);
     // States, then whole words, at most one word per symbol.
     const uint64_t m = std::min(n - k * chunk, chunk);
-    const uint64_t states = 4 * static_cast<uint64_t>(chunk_lanes(m));
+    const uint64_t states = 4 * uint64_t{chunk_lanes(m, pv.lanes)};
     if (size > blob_size - pos || size < states || (size - states) % 2 != 0 || (size - states) / 2 > m) {
       return corrupt_stream("ans: bad chunk size");
     }
@@ -391,10 +702,13 @@ Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
 }
 
 // One decoding step of a lane whose word stream may run out: false if it does.
-inline bool decode_step_checked(const uint32_t* table, uint32_t& x, const uint8_t*& w, const uint8_t* end,
-                                uint8_t& out) {
-  const uint32_t e = table[rans_decode_slot(x)];
-  out = rans_entry_value(e);
+template <class T>
+inline bool decode_step_checked(const uint32_t* entries, const T* sym, uint32_t& x, uint32_t& context,
+                                const uint8_t*& w, const uint8_t* end, T& out) {
+  const uint32_t i = rans_decode_index(context, x);
+  const uint32_t e = entries[i];
+  out = sym[i];
+  context = rans_entry_next_context(e);
   x = rans_decode_advance(x, e);
   if (rans_decode_needs_word(x)) {
     if (end - w < 2) return false;
@@ -404,49 +718,71 @@ inline bool decode_step_checked(const uint32_t* table, uint32_t& x, const uint8_
   return true;
 }
 
-// Decodes the m plane bytes of the chunk blob[begin, begin + size) (sizes already checked
-// by read_plane). True iff every word is consumed and every lane ends in the state L.
-bool decode_chunk(const uint32_t* table, const uint8_t* begin, uint64_t size, uint8_t* out, uint64_t m) {
-  const int lanes = chunk_lanes(m);
-  uint32_t x[kLanes];
-  for (int l = 0; l < lanes; ++l) {
+// Decodes the m symbols of chunk k of a rANS plane; symbol t of lane l goes to
+// out[lane begin + t] as sym[entry index]: the plane byte (T = uint8_t), or the whole
+// 16-bit symbol when the other plane is common (T = uint16_t). True iff every word is
+// consumed and every lane ends in the state L.
+template <class T>
+bool decode_chunk(const PlaneView& pv, const T* sym, std::span<const uint8_t> in, uint64_t k, T* out, uint64_t m) {
+  const uint8_t* const begin = in.data() + pv.chunk_pos[k];
+  const uint8_t* const end = in.data() + pv.chunk_pos[k + 1];
+  const uint32_t lanes = chunk_lanes(m, pv.lanes);
+  const uint64_t q = m / lanes, r = m % lanes;
+  uint32_t x[kMaxLanes], context[kMaxLanes];
+  T* dst[kMaxLanes];
+  for (uint32_t l = 0; l < lanes; ++l) {
     x[l] = load_u32le(begin + 4 * l);
     if (x[l] < kRansLow) return false;
+    context[l] = pv.first_context;
+    dst[l] = out + rans_lane_begin(m, lanes, l);
   }
+  const uint32_t* const entries = pv.entries.data();
   const uint8_t* w = begin + 4 * lanes;
-  const uint8_t* const end = begin + size;
-  uint64_t i = 0;
-  for (; i + kLanes <= m; i += kLanes) {
-    if (end - w >= 2 * kLanes) {
-      // A group takes at most one word per lane: no bounds checks needed. The word is
+  for (uint64_t t = 0; t < q; ++t) {
+    if (static_cast<uint64_t>(end - w) >= 2 * uint64_t{lanes}) {
+      // A step takes at most one word per lane: no bounds checks needed. The word is
       // loaded unconditionally and kept only by lanes that need it (no branch).
-      for (int l = 0; l < kLanes; ++l) {
-        const uint32_t e = table[rans_decode_slot(x[l])];
-        out[i + l] = rans_entry_value(e);
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const uint32_t i = rans_decode_index(context[l], x[l]);
+        const uint32_t e = entries[i];
+        dst[l][t] = sym[i];
+        context[l] = rans_entry_next_context(e);
         uint32_t consumed = 0;
         x[l] = rans_decode_refill(rans_decode_advance(x[l], e), load_u16le(w), consumed);
         w += consumed;
       }
     } else {
-      for (int l = 0; l < kLanes; ++l) {
-        if (!decode_step_checked(table, x[l], w, end, out[i + l])) return false;
+      for (uint32_t l = 0; l < lanes; ++l) {
+        if (!decode_step_checked(entries, sym, x[l], context[l], w, end, dst[l][t])) return false;
       }
     }
   }
-  for (int l = 0; i < m; ++i, ++l) {
-    if (!decode_step_checked(table, x[l], w, end, out[i])) return false;
+  for (uint32_t l = 0; l < r; ++l) {
+    if (!decode_step_checked(entries, sym, x[l], context[l], w, end, dst[l][q])) return false;
   }
-  for (int l = 0; l < lanes; ++l) {
+  for (uint32_t l = 0; l < lanes; ++l) {
     if (x[l] != kRansLow) return false;
   }
   return w == end;
 }
 
-// Decodes chunk k of a plane into `buf` (rANS) or reports its constant; false if corrupt.
-bool decode_plane_chunk(const PlaneView& pv, std::span<const uint8_t> in, uint64_t k, uint8_t* buf, uint64_t m) {
-  if (pv.constant) return true;
-  const uint64_t b = pv.chunk_pos[k];
-  return decode_chunk(pv.table.data(), in.data() + b, pv.chunk_pos[k + 1] - b, buf, m);
+// The exceptions of a sparse plane that fall in [first, first + m): [begin, end) indices.
+std::pair<size_t, size_t> exceptions_in(const PlaneView& pv, uint64_t first, uint64_t m) {
+  const auto b = std::lower_bound(pv.positions.begin(), pv.positions.end(), first);
+  const auto e = std::lower_bound(b, pv.positions.end(), first + m);
+  return {static_cast<size_t>(b - pv.positions.begin()), static_cast<size_t>(e - pv.positions.begin())};
+}
+
+// The bytes of chunk k (symbols [first, first + m)) of a plane, into `buf`; false if corrupt.
+bool plane_bytes(const PlaneView& pv, std::span<const uint8_t> in, uint64_t k, uint64_t first, uint8_t* buf,
+                 uint64_t m) {
+  if (pv.mode == kPlaneRans) return decode_chunk(pv, pv.values.data(), in, k, buf, m);
+  std::memset(buf, pv.value, m);
+  if (pv.mode == kPlaneSparse) {
+    const auto [b, e] = exceptions_in(pv, first, m);
+    for (size_t x = b; x < e; ++x) buf[pv.positions[x] - first] = pv.bytes[x];
+  }
+  return true;
 }
 
 }  // namespace
@@ -455,8 +791,7 @@ Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16
   threads = std::max(threads, 1);
   ByteReader cur(in);
   uint64_t version = 0, chunk_log2 = 0, stored_center = 0, n = 0;
-  if (!cur.le(1, version) || !cur.le(1, chunk_log2) || !cur.le(2, stored_center) ||
-      !cur.le(8, n)) {
+  if (!cur.le(1, version) || !cur.le(1, chunk_log2) || !cur.le(2, stored_center) || !cur.le(8, n)) {
     return corrupt_stream("ans: header truncated");
   }
   if (version != kAnsVersion) return corrupt_stream("ans: unknown blob version");
@@ -470,34 +805,58 @@ Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16
   if (cur.remaining() != 0) return corrupt_stream("ans: trailing bytes");
   if (n == 0) return Status::Ok();
 
-  const PlaneView& lo_plane = planes[0];
-  const PlaneView& hi_plane = planes[1];
+  // With a common high byte (constant or sparse plane) a rANS low plane decodes straight
+  // into 16-bit symbols through its table; the high plane's exceptions are patched after.
+  const bool hi_common = planes[1].mode != kPlaneRans;
+  const uint16_t hi_bits = static_cast<uint16_t>(planes[1].value << 8);
+  std::vector<uint16_t> sym16;
+  for (int p = 0; p < 2; ++p) {
+    if (planes[p].mode != kPlaneRans) continue;
+    if (p == 0 && hi_common) {
+      build_tables(planes[p], sym16, [&](uint8_t v) { return ans_unzigzag(static_cast<uint16_t>(hi_bits | v), center); });
+    } else {
+      build_tables(planes[p], planes[p].values, [](uint8_t v) { return v; });
+    }
+  }
+  const PlaneView& lo = planes[0];
+  const PlaneView& hi = planes[1];
   const int64_t n_chunks = static_cast<int64_t>(n / chunk + (n % chunk != 0));
   const int workers = static_cast<int>(std::min<int64_t>(threads, n_chunks));
-  const uint64_t buf_size = std::min(n, chunk);
+  const uint64_t buf_size = hi_common ? 0 : std::min(n, chunk);
   std::vector<uint8_t> bufs(2 * static_cast<size_t>(workers) * buf_size);
   std::vector<uint8_t> failed(n_chunks, 0);
 #pragma omp parallel for num_threads(workers) schedule(static)
   for (int64_t k = 0; k < n_chunks; ++k) {
-    uint8_t* lo_buf = bufs.data() + 2 * omp_get_thread_num() * buf_size;
-    uint8_t* hi_buf = lo_buf + buf_size;
     const uint64_t first = k * chunk, m = std::min(n - first, chunk);
-    if (!decode_plane_chunk(lo_plane, in, k, lo_buf, m) || !decode_plane_chunk(hi_plane, in, k, hi_buf, m)) {
-      failed[k] = 1;
+    uint16_t* out = symbols.data() + first;
+    if (!hi_common) {
+      uint8_t* lo_buf = bufs.data() + 2 * omp_get_thread_num() * buf_size;
+      uint8_t* hi_buf = lo_buf + buf_size;
+      if (!plane_bytes(lo, in, k, first, lo_buf, m) || !plane_bytes(hi, in, k, first, hi_buf, m)) {
+        failed[k] = 1;
+        continue;
+      }
+      for (uint64_t i = 0; i < m; ++i) out[i] = ans_unzigzag(static_cast<uint16_t>(hi_buf[i] << 8 | lo_buf[i]), center);
       continue;
     }
-    uint16_t* out = symbols.data() + first;
-    if (hi_plane.constant) {
-      const uint32_t hi = uint32_t{hi_plane.value} << 8;
-      if (lo_plane.constant) {
-        std::fill(out, out + m, ans_unzigzag(static_cast<uint16_t>(hi | lo_plane.value), center));
-      } else {
-        for (uint64_t i = 0; i < m; ++i) out[i] = ans_unzigzag(static_cast<uint16_t>(hi | lo_buf[i]), center);
+    if (lo.mode == kPlaneRans) {
+      if (!decode_chunk(lo, sym16.data(), in, k, out, m)) {
+        failed[k] = 1;
+        continue;
       }
     } else {
-      if (lo_plane.constant) std::memset(lo_buf, lo_plane.value, m);
-      for (uint64_t i = 0; i < m; ++i) {
-        out[i] = ans_unzigzag(static_cast<uint16_t>(uint32_t{hi_buf[i]} << 8 | lo_buf[i]), center);
+      std::fill(out, out + m, ans_unzigzag(static_cast<uint16_t>(hi_bits | lo.value), center));
+      if (lo.mode == kPlaneSparse) {
+        const auto [b, e] = exceptions_in(lo, first, m);
+        for (size_t x = b; x < e; ++x) out[lo.positions[x] - first] = ans_unzigzag(hi_bits | lo.bytes[x], center);
+      }
+    }
+    if (hi.mode == kPlaneSparse) {
+      const auto [b, e] = exceptions_in(hi, first, m);
+      for (size_t x = b; x < e; ++x) {
+        uint16_t& o = out[hi.positions[x] - first];
+        const uint16_t low = ans_zigzag(o, center) & 0xFF;
+        o = ans_unzigzag(static_cast<uint16_t>(hi.bytes[x] << 8 | low), center);
       }
     }
   }

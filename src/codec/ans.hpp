@@ -2,9 +2,11 @@
 //
 // Each symbol s becomes z = zigzag(s - center) (src/kernels/rans.hpp), z is split into a
 // low-byte plane and a high-byte plane, and each plane is coded on its own: a plane with a
-// single distinct byte costs two bytes, any other plane gets a normalized frequency table
-// and interleaved rANS with 32 states per chunk. Small residuals leave the high plane all
-// zero, so it is nearly free. The output is a self-contained blob (byte layout in
+// single distinct byte costs two bytes, any other plane gets interleaved rANS with up to 32
+// states per chunk, each state coding a contiguous segment, and up to 16 normalized
+// frequency tables chosen by the previous byte of the segment (order-1 contexts: runs of
+// equal codes and of equal ids cost far less than their order-0 entropy). Small residuals
+// leave the high plane all zero, so it is nearly free. The output is a self-contained blob (byte layout in
 // docs/codec.md, "ANS byte-plane coder"); chunks are coded independently, so encoding and
 // decoding run in parallel, and the bytes depend only on (symbols, center), never on the
 // thread count or the machine.
@@ -22,7 +24,9 @@ namespace factz::detail {
 /// the last chunk may be shorter.
 inline constexpr int kAnsChunkLog2 = 16;
 /// Blob format version written in byte 0.
-inline constexpr uint8_t kAnsVersion = 1;
+inline constexpr uint8_t kAnsVersion = 2;
+/// Most contexts (frequency tables selected by the previous byte of a lane) per plane.
+inline constexpr int kAnsMaxContexts = 16;
 /// The center for quantization codes (symbols around 2^15); small id streams use 0.
 inline constexpr uint16_t kAnsCodeCenter = 32768;
 

@@ -1,4 +1,4 @@
-// Container format v1 writer, validating parser and summary. Every multi-byte integer is
+// Container format (v2; v1 read) writer, validating parser and summary. Every multi-byte integer is
 // little-endian and is written and read one byte at a time, so the bytes do not depend on
 // the host. Offsets below are those of docs/format.md; changing any of them changes the
 // bytes of a stream and therefore needs a new format version.
@@ -98,12 +98,15 @@ std::string header_problem(const Header& h) {
   if (h.dtype != kDtypeFloat32) return "unknown data type " + std::to_string(h.dtype);
   if (h.components < 1 || h.components > kMaxComponents)
     return "component count " + std::to_string(h.components) + " (must be 1 or 2)";
-  if (h.ndims != 2) return "ndims " + std::to_string(h.ndims) + " (only 2 is supported)";
-  if (h.mode > kModeSpeculative) return "unknown mode " + std::to_string(h.mode);
+  if (h.ndims != 2 && !(h.ndims == 3 && h.components == 1))
+    return "ndims " + std::to_string(h.ndims) + " (2, or 3 for scalar fields)";
+  if (h.mode > kModeContourTree || (h.mode == kModeContourTree && h.components != 1))
+    return "unknown mode " + std::to_string(h.mode) + (h.mode == kModeContourTree ? " for a vector field" : "");
   if (h.coder > kCoderAns) return "unknown coder " + std::to_string(h.coder);
   if ((h.flags & ~kHeaderFlagZstd) != 0)
     return "reserved header flag bits set (flags " + std::to_string(h.flags) + ")";
-  if (h.nz != 1) return "nz " + std::to_string(h.nz) + " (must be 1 for 2D fields)";
+  if (h.ndims == 2 && h.nz != 1) return "nz " + std::to_string(h.nz) + " (must be 1 for 2D fields)";
+  if (h.ndims == 3 && h.nz < 2) return "nz " + std::to_string(h.nz) + " (must be at least 2 for 3D fields)";
   if (h.nx == 0 || h.ny == 0) return "empty dimensions";
   if (element_count(h) == 0)
     return "dimensions " + std::to_string(h.nx) + " x " + std::to_string(h.ny) +
@@ -181,10 +184,10 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
   // Magic and version keep their offsets in every version, so a reader can always say
   // which version it was given; the rest of the layout may change, hence before the CRC.
   const uint16_t version = get_u16(p + kOffVersion);
-  if (version != kFormatVersion)
+  if (version < kOldestReadableVersion || version > kFormatVersion)
     return Status(Code::unsupported_version,
-                  "format version " + std::to_string(version) + " (this build reads version " +
-                      std::to_string(kFormatVersion) + ")");
+                  "format version " + std::to_string(version) + " (this build reads versions " +
+                      std::to_string(kOldestReadableVersion) + " to " + std::to_string(kFormatVersion) + ")");
   if (crc32c(stream.first(kHeaderCrcOffset)) != get_u32(p + kHeaderCrcOffset))
     return corrupt_stream("header checksum mismatch");
   for (std::size_t i = 0; i < kReservedSize; ++i)
@@ -192,6 +195,13 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
   Header h = decode_header(p);
   if (std::string problem = header_problem(h); !problem.empty())
     return corrupt_stream("header: " + problem);
+  // Version 1 had vector fields only, and an ANS blob this build no longer decodes.
+  if (h.version == 1 && h.coder == kCoderAns)
+    return Status(Code::unsupported_version,
+                  "format version 1 stream coded with the version 1 ANS blob (pre-release); this build "
+                  "reads version 1 streams coded with Huffman only: recompress the field");
+  if (h.version == 1 && (h.components != 2 || h.ndims != 2 || h.mode > kModeSpeculative))
+    return corrupt_stream("header: a version 1 stream holds a 2D vector field in mode none, block or speculative");
   return h;
 }
 
@@ -243,6 +253,7 @@ const char* mode_name(uint8_t m) {
     case kModeNone: return "none";
     case kModeBlock: return "block";
     case kModeSpeculative: return "speculative";
+    case kModeContourTree: return "contour-tree";
   }
   return "unknown";
 }

@@ -1,4 +1,4 @@
-// The FaCTz container, format version 1: a 64-byte header, a table of 40-byte section
+// The FaCTz container, format version 2 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -23,8 +23,12 @@ namespace factz::detail {
 /// Largest raw / stored ratio accepted for a zstd-compressed section (see validate).
 inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 
-// ---- Fixed sizes and limits of format version 1 -------------------------------------
-inline constexpr uint16_t kFormatVersion = 1;
+// ---- Fixed sizes and limits of format version 2 -------------------------------------
+/// The version this build writes. Version 2 changed the ANS blob (order-1 contexts, lanes
+/// per plane, sparse planes) and added scalar streams; the container layout is that of
+/// version 1, so version 1 streams coded with Huffman are still read (docs/format.md).
+inline constexpr uint16_t kFormatVersion = 2;
+inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
 inline constexpr std::size_t kHeaderCrcOffset = 60;   ///< header CRC covers bytes [0, 60)
@@ -42,6 +46,7 @@ inline constexpr uint8_t kDtypeFloat32 = 1;
 inline constexpr uint8_t kModeNone = 0;         ///< plain error-bounded baseline
 inline constexpr uint8_t kModeBlock = 1;        ///< FaCTz-B
 inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
+inline constexpr uint8_t kModeContourTree = 3;  ///< TopoSZ, scalar streams only (components 1)
 inline constexpr uint8_t kCoderHuffman = 0;
 inline constexpr uint8_t kCoderAns = 1;
 inline constexpr uint8_t kBoundAbs = 0;  ///< bound_value is the absolute bound
@@ -70,7 +75,7 @@ struct Header {
   uint16_t version = kFormatVersion;
   uint8_t dtype = kDtypeFloat32;
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
-  uint8_t ndims = 2;
+  uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)
   uint8_t mode = kModeNone;
   uint8_t coder = kCoderHuffman;
   /// Derived by write_container from the sections (kHeaderFlagZstd); the value passed in

@@ -2,15 +2,17 @@
 // coder"). The host drivers in src/codec/ans.cpp and a future CUDA kernel (one warp per
 // chunk, one lane per state) call exactly these functions, so both produce the same bytes.
 //
-// Parameters (fixed by blob version 1):
+// Parameters (fixed by blob version 2):
 // - probability scale M = 2^kRansScaleBits = 4096: the frequencies of a plane sum to M;
 // - 32-bit states kept in [kRansLow, 2^32) = [2^16, 2^32) between symbols;
 // - 16-bit renormalization: the encoder emits at most one 16-bit word per symbol and the
 //   decoder reads at most one (a state never needs two, see rans_decode_advance).
 //
-// Encoding runs over a chunk's symbols in reverse and pushes words onto a stack that grows
-// downwards; decoding runs forward and pops them in the order the encoder pushed them in
-// reverse, so all lanes of a chunk share one word stream.
+// Each lane codes a contiguous segment of its chunk, and the frequencies of a symbol depend
+// on the previous symbol of the same lane (its context), so a lane needs nothing from
+// another. Decoding steps all lanes in lockstep (step t decodes symbol t of every segment)
+// and the lanes share one word stream, read in step-major, lane-minor order; encoding runs
+// the same schedule backwards and pushes the words onto a stack that grows downwards.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,7 @@ inline constexpr uint32_t kRansScale = uint32_t{1} << kRansScaleBits;
 /// Lower end L of the state interval [L, 2^32); also every lane's state before the first
 /// encoded symbol and after the last decoded one.
 inline constexpr uint32_t kRansLow = uint32_t{1} << 16;
-/// Interleaved states per chunk (one per lane of a GPU warp).
+/// Most interleaved states per chunk (one per lane of a GPU warp); a plane may use fewer.
 inline constexpr int kRansLanes = 32;
 
 static_assert(kRansScaleBits <= 16 && (kRansLow >> kRansScaleBits) >= 1,
@@ -48,6 +50,14 @@ FACTZ_HD uint16_t ans_unzigzag(uint16_t z, uint16_t center) {
   return static_cast<uint16_t>(d + center);
 }
 
+// ---------------------------------------------------------------- lanes
+
+/// First symbol of lane `l`'s segment when a chunk of m symbols is cut among `lanes` lanes
+/// (1 <= lanes <= m): the first m mod lanes segments hold one symbol more than the others.
+FACTZ_HD uint64_t rans_lane_begin(uint64_t m, uint32_t lanes, uint32_t l) {
+  return (m / lanes) * l + (l < m % lanes ? l : m % lanes);
+}
+
 // ---------------------------------------------------------------- encoding
 
 /// What the encoder needs to know about one byte value of a plane.
@@ -60,7 +70,8 @@ struct RansEncodeSymbol {
 };
 
 /// Precomputes the encoder's view of a symbol with frequency `freq` (1..M-1) starting at
-/// `cum` (cum + freq <= M). A plane with a single value (freq = M) is never rANS-coded.
+/// `cum` (cum + freq <= M). A single-value context (freq = M) is skipped by the encoder: it
+/// costs no bits and leaves the state as it is.
 FACTZ_HD RansEncodeSymbol rans_encode_symbol(uint32_t cum, uint32_t freq) {
   RansEncodeSymbol s{};
   uint32_t shift = 0;
@@ -99,24 +110,33 @@ FACTZ_HD uint32_t rans_encode_put(uint32_t x, const RansEncodeSymbol& sym) {
 
 // ---------------------------------------------------------------- decoding
 
-/// A decoder table entry, one per slot 0..M-1: the byte value whose interval holds the slot,
-/// its frequency (1..M-1) and the slot's offset in the interval, packed as
-/// value | freq << 8 | (slot - cum) << 20.
-FACTZ_HD uint32_t rans_decode_entry(uint32_t value, uint32_t freq, uint32_t offset) {
-  return value | (freq << 8) | (offset << 20);
+/// A decoder table entry, one per slot 0..M-1 of a context: the frequency f (1..M) of the
+/// byte value whose interval holds the slot, the slot's offset in that interval and the
+/// context that value selects for the lane's next symbol (0..15), packed as
+/// (f - 1) | offset << 12 | next_context << 24. The value itself lives in a parallel table:
+/// the state's dependency chain needs only this entry. f = M is a context with a single
+/// value: decoding it leaves the state unchanged and costs no bits.
+FACTZ_HD uint32_t rans_decode_entry(uint32_t freq, uint32_t offset, uint32_t next_context) {
+  return (freq - 1) | (offset << 12) | (next_context << 24);
 }
 
 /// Slot of the state: which table entry decodes the next symbol.
 FACTZ_HD uint32_t rans_decode_slot(uint32_t x) { return x & (kRansScale - 1); }
 
-/// The byte value an entry decodes to.
-FACTZ_HD uint8_t rans_entry_value(uint32_t entry) { return static_cast<uint8_t>(entry); }
+/// Index of the entry for state x in context `context` (tables of M entries back to back).
+FACTZ_HD uint32_t rans_decode_index(uint32_t context, uint32_t x) {
+  return (context << kRansScaleBits) | rans_decode_slot(x);
+}
+
+/// The context an entry selects for the next symbol of its lane.
+FACTZ_HD uint32_t rans_entry_next_context(uint32_t entry) { return entry >> 24; }
 
 /// Pops the entry's symbol: x' = f * floor(x / M) + (slot - cum). For x in [L, 2^32) the
-/// result lies in [L / M, 2^32): at least 16, so one word brings it back above L.
+/// result lies in [L / M, 2^32): at least 16, so one word brings it back above L. With
+/// f = M (a single-value context) x' = x.
 FACTZ_HD uint32_t rans_decode_advance(uint32_t x, uint32_t entry) {
-  const uint32_t freq = (entry >> 8) & 0xFFFu;
-  const uint32_t offset = entry >> 20;
+  const uint32_t freq = (entry & 0xFFFu) + 1;
+  const uint32_t offset = (entry >> 12) & 0xFFFu;
   return freq * (x >> kRansScaleBits) + offset;
 }
 

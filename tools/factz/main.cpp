@@ -1,4 +1,6 @@
-// factz: the command-line program. Subcommands: compress, decompress, verify, cp, info.
+// factz: the command-line program. Subcommands: compress, decompress, verify, cp, info (and
+// those registered from tools/factz/cmd_*.cpp). compress, decompress and verify also handle
+// scalar fields (2D or 3D, docs/toposz.md).
 // Statistics go to stderr as one key=value line, or to stdout as one JSON object with
 // --json. Exit code 0 on success, 1 on error (one clear line on stderr), 2 on usage errors.
 #include <chrono>
@@ -11,8 +13,15 @@
 #include "cli.hpp"
 #include "common.hpp"
 #include "factz/factz.hpp"
+#include "factz/contour_tree.hpp"
 #include "factz/io.hpp"
+#include "factz/scalar.hpp"
 #include "format/container.hpp"
+
+namespace factz::cli {  // defined in cmd_ct.cpp
+void scalar_dims(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz);
+double persistence_of(const Args& a);
+}  // namespace factz::cli
 
 namespace {
 
@@ -24,36 +33,47 @@ const factz::cli::OptionSpec kJson{"--json", 0, "", "print one JSON object on st
 const factz::cli::OptionSpec kExec{"-x", 1, "POLICY", "serial | omp | omp=T (T threads); output bytes never depend on it"};
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
+const factz::cli::OptionSpec kDims3{"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"};
+const factz::cli::OptionSpec kPersistence{
+    "--persistence", 1, "P",
+    "scalar fields: contour tree simplification threshold, a fraction of the value range (default 1e-2)"};
 
 const Command kCompress{
-    "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) into a FaCTz stream.",
-    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder huffman|ans] [--zstd|--no-zstd] [-x POLICY] [--json]",
-    {kDims,
-     {"-i", 1, "FILE", "input component (give twice: u then v); '-' reads stdin", true},
+    "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) or a 2D/3D scalar field into a FaCTz stream.",
+    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [-x POLICY] [--json]\n"
+    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [-x POLICY] [--json]",
+    {kDims, kDims3,
+     {"-i", 1, "FILE", "input component (give twice: u then v; once for a scalar field); '-' reads stdin", true},
      {"-z", 1, "FILE", "output stream; '-' writes stdout"},
      {"-M", 2, "ABS|REL E", "error bound: ABS e (absolute) or REL t (t times the value range); default REL 1e-2"},
      {"--mode", 1, "MODE",
       "speculative (FaCTz-S, keeps every critical point, best ratio; default) | block (FaCTz-B, keeps every "
-      "critical point, fastest) | none (plain error bound, no topology guarantee)"},
+      "critical point, fastest) | none (plain error bound, no topology guarantee) | contour-tree (scalar fields only: "
+      "TopoSZ, keeps the contour tree simplified at --persistence; the default for scalar fields)"},
+     {"--scalar", 0, "", "the single -i is a scalar field (implied by -3, --persistence and --mode contour-tree)"},
+     kPersistence,
      {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 16)"},
-     {"--coder", 1, "CODER", "huffman (canonical Huffman; default) | ans (byte-plane interleaved rANS)"},
+     {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default) | huffman (canonical Huffman)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
      kExec, kJson, kHelp, kHelpShort}};
 
 const Command kDecompress{
-    "decompress", "Decompress a FaCTz stream into two float32 planes (.npy when the name ends in .npy, raw otherwise).",
-    "factz decompress -z IN -o U -o V [-x POLICY] [--json]",
+    "decompress", "Decompress a FaCTz stream into two float32 planes, or one for a scalar stream (.npy when the name ends in .npy, raw otherwise).",
+    "factz decompress -z IN -o U -o V [-x POLICY] [--json]\n       factz decompress -z IN -o S [-x POLICY] [--json]   (scalar stream)",
     {{"-z", 1, "FILE", "input stream; '-' reads stdin"},
-     {"-o", 1, "FILE", "output component (give twice: u then v); '-' writes stdout", true},
+     {"-o", 1, "FILE", "output component (give twice: u then v; once for a scalar stream); '-' writes stdout", true},
      kExec, kJson, kHelp, kHelpShort}};
 
 const Command kVerify{
-    "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors.",
-    "factz verify -2 NX NY -i U -i V -d U2 -d V2 [-x POLICY] [--json]",
-    {kDims,
-     {"-i", 1, "FILE", "original component (u then v)", true},
-     {"-d", 1, "FILE", "decompressed component (u then v)", true},
+    "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors; "
+    "for scalar fields the simplified contour trees (false positive / negative / type, arcs, pairing), errors.",
+    "factz verify -2 NX NY -i U -i V -d U2 -d V2 [-x POLICY] [--json]\n"
+    "       factz verify -2 NX NY | -3 NX NY NZ -i S -d S2 [--persistence P] [-x POLICY] [--json]   (scalar)",
+    {kDims, kDims3,
+     {"-i", 1, "FILE", "original component (u then v; once for a scalar field)", true},
+     {"-d", 1, "FILE", "decompressed component (u then v; once for a scalar field)", true},
+     kPersistence,
      kExec, kJson, kHelp, kHelpShort}};
 
 const Command kCp{
@@ -71,7 +91,8 @@ const std::vector<const Command*> kCommands = {&kCompress, &kDecompress, &kVerif
 
 std::string top_help() {
   std::ostringstream os;
-  os << "factz: error-bounded lossy compression of 2D vector fields that keeps every critical point\n\n"
+  os << "factz: error-bounded lossy compression of 2D vector fields that keeps every critical point,\n"
+     << "and of 2D/3D scalar fields that keeps the simplified contour tree\n\n"
      << "usage: factz SUBCOMMAND [options]   (factz SUBCOMMAND --help for its options)\n\nsubcommands:\n";
   auto line = [&os](const Command& c) {
     std::string n = "  " + c.name;
@@ -149,7 +170,43 @@ std::string comparison_kv(const factz::Comparison& c) {
   return os.str();
 }
 
+int run_verify_scalar(const Args& a) {
+  int64_t nx, ny, nz;
+  factz::cli::scalar_dims(a, nx, ny, nz);
+  if (a.all("-i").size() != 1 || a.all("-d").size() != 1) fail("give -i and -d once each for a scalar field", 2);
+  const double p = factz::cli::persistence_of(a);
+  factz::Policy policy;
+  const factz::Exec e = exec_of(a, &policy);
+  const auto orig = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
+  const auto dec = take(factz::read_scalar_field(a.get("-d"), nx, ny, nz));
+  const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
+  const auto& t = c.tree;
+  std::ostringstream os;
+  if (a.has("--json")) {
+    os << "{\"persistence\": " << json_number(p) << ", \"persistence_abs\": " << json_number(c.persistence_abs)
+       << ", \"nodes_original\": " << t.nodes_original << ", \"nodes_decompressed\": " << t.nodes_decompressed
+       << ", \"false_positive\": " << t.false_positive << ", \"false_negative\": " << t.false_negative
+       << ", \"false_type\": " << t.false_type << ", \"false_cases\": " << t.false_cases()
+       << ", \"arcs_missing\": " << t.arcs_missing << ", \"arcs_extra\": " << t.arcs_extra
+       << ", \"pairs_missing\": " << t.pairs_missing << ", \"pairs_extra\": " << t.pairs_extra
+       << ", \"same_tree\": " << (t.same() ? "true" : "false") << ", \"max_abs_error\": " << json_number(c.max_abs_error)
+       << ", \"rmse\": " << json_number(c.rmse) << ", \"psnr\": " << json_number(c.psnr)
+       << ", \"value_range\": " << json_number(c.value_range) << "}\n";
+  } else {
+    os << "nodes_original=" << t.nodes_original << " nodes_decompressed=" << t.nodes_decompressed
+       << " false_positive=" << t.false_positive << " false_negative=" << t.false_negative
+       << " false_type=" << t.false_type << " arcs_missing=" << t.arcs_missing << " arcs_extra=" << t.arcs_extra
+       << " pairs_missing=" << t.pairs_missing << " pairs_extra=" << t.pairs_extra
+       << " same_tree=" << (t.same() ? 1 : 0) << " max_abs_error=" << c.max_abs_error << " rmse=" << c.rmse
+       << " psnr=" << c.psnr << "\n";
+  }
+  std::cout << os.str();
+  return 0;
+}
+
 int run_verify(const Args& a) {
+  if (a.has("-3") || (a.has("-i") && a.has("-d") && a.all("-i").size() == 1 && a.all("-d").size() == 1))
+    return run_verify_scalar(a);
   int64_t nx, ny;
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
@@ -162,7 +219,73 @@ int run_verify(const Args& a) {
   return 0;
 }
 
+void bound_of(const Args& a, factz::BoundMode& mode, double& bound) {
+  if (!a.has("-M")) return;
+  const auto& m = a.all("-M").back();
+  if (m[0] == "ABS" || m[0] == "abs") mode = factz::BoundMode::abs;
+  else if (m[0] == "REL" || m[0] == "rel") mode = factz::BoundMode::rel;
+  else fail("-M must be ABS or REL, got '" + m[0] + "'", 2);
+  if (!factz::cli::to_double(m[1], bound) || bound < 0) fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
+}
+
+bool scalar_compress_request(const Args& a) {
+  return a.has("-3") || a.has("--scalar") || a.has("--persistence") || a.get("--mode") == "contour-tree";
+}
+
+int run_compress_scalar(const Args& a) {
+  int64_t nx, ny, nz;
+  factz::cli::scalar_dims(a, nx, ny, nz);
+  if (!a.has("-i") || a.all("-i").size() != 1) fail("give -i once for a scalar field", 2);
+  if (!a.has("-z")) fail("missing -z OUT", 2);
+  factz::ScalarOptions o;
+  const factz::Exec e = exec_of(a, &o.policy);
+  o.threads = e.threads;
+  bound_of(a, o.bound_mode, o.bound);
+  const std::string mode = a.get("--mode", "contour-tree");
+  if (mode == "contour-tree") o.mode = factz::ScalarMode::contour_tree;
+  else if (mode == "none") o.mode = factz::ScalarMode::none;
+  else fail("--mode must be contour-tree or none for a scalar field, got '" + mode + "'", 2);
+  if (a.has("--anchor-stride")) fail("--anchor-stride applies to vector fields (--mode speculative) only", 2);
+  if (a.has("--persistence") && o.mode != factz::ScalarMode::contour_tree)
+    fail("--persistence applies to --mode contour-tree only", 2);
+  o.persistence = factz::cli::persistence_of(a);
+  const std::string coder = a.get("--coder", "ans");
+  if (coder == "huffman") o.coder = factz::Coder::huffman;
+  else if (coder == "ans") o.coder = factz::Coder::ans;
+  else fail("--coder must be ans or huffman, got '" + coder + "'", 2);
+  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
+  o.zstd = !a.has("--no-zstd");
+  const auto field = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
+  factz::ScalarCompressStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stream = take(factz::compress_scalar(field, o, &st));
+  const double secs = seconds_since(t0);
+  check(factz::write_bytes(a.get("-z"), stream));
+  const double raw = double(field.size()) * 4.0;
+  const double ratio = raw / double(stream.size());
+  std::ostringstream os;
+  if (a.has("--json")) {
+    os << "{\"mode\": \"" << mode << "\", \"coder\": \"" << factz::coder_name(o.coder) << "\", \"nx\": " << nx
+       << ", \"ny\": " << ny << ", \"nz\": " << nz << ", \"raw_bytes\": " << int64_t(raw)
+       << ", \"compressed_bytes\": " << stream.size() << ", \"ratio\": " << json_number(ratio)
+       << ", \"bit_rate\": " << json_number(32.0 / ratio) << ", \"eb_abs\": " << json_number(st.eb_abs)
+       << ", \"persistence_abs\": " << json_number(st.persistence_abs) << ", \"tree_nodes\": " << st.tree_nodes
+       << ", \"exact_vertices\": " << st.exact_vertices << ", \"iterations\": " << st.iterations
+       << ", \"compress_seconds\": " << json_number(secs) << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6)
+       << "}\n";
+    std::cout << os.str();
+  } else {
+    os << "mode=" << mode << " raw_bytes=" << int64_t(raw) << " compressed_bytes=" << stream.size() << " ratio=" << ratio
+       << " bit_rate=" << 32.0 / ratio << " eb_abs=" << st.eb_abs << " persistence_abs=" << st.persistence_abs
+       << " tree_nodes=" << st.tree_nodes << " exact_vertices=" << st.exact_vertices << " iterations=" << st.iterations
+       << " compress_seconds=" << secs << " throughput_mbs=" << raw / secs / 1e6 << "\n";
+    std::cerr << os.str();
+  }
+  return 0;
+}
+
 int run_compress(const Args& a) {
+  if (scalar_compress_request(a)) return run_compress_scalar(a);
   int64_t nx, ny;
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
@@ -181,7 +304,7 @@ int run_compress(const Args& a) {
   if (mode == "block") o.mode = factz::Mode::block;
   else if (mode == "none") o.mode = factz::Mode::none;
   else if (mode == "speculative") o.mode = factz::Mode::speculative;
-  else fail("--mode must be speculative, block or none, got '" + mode + "'", 2);
+  else fail("--mode must be speculative, block or none (contour-tree: scalar fields), got '" + mode + "'", 2);
   if (a.has("--anchor-stride")) {
     long long s = 0;
     if (mode != "speculative") fail("--anchor-stride applies to --mode speculative only", 2);
@@ -189,7 +312,7 @@ int run_compress(const Args& a) {
       fail("--anchor-stride must be a power of two in [2, 4096], got '" + a.get("--anchor-stride") + "'", 2);
     o.anchor_stride = s;
   }
-  const std::string coder = a.get("--coder", "huffman");
+  const std::string coder = a.get("--coder", "ans");
   if (coder == "huffman") o.coder = factz::Coder::huffman;
   else if (coder == "ans") o.coder = factz::Coder::ans;
   else fail("--coder must be ans or huffman, got '" + coder + "'", 2);
@@ -223,14 +346,51 @@ int run_compress(const Args& a) {
   return 0;
 }
 
+int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
+  factz::DecompressOptions o;
+  factz::Exec e = exec_of(a, &o.policy);
+  o.threads = e.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto field = take(factz::decompress_scalar(stream, o));
+  const double secs = seconds_since(t0);
+  check(factz::write_plane(a.get("-o"), field.values, field.nx, field.ny * field.nz));
+  const double raw = double(field.size()) * 4.0;
+  if (a.has("--json")) {
+    std::cout << "{\"nx\": " << field.nx << ", \"ny\": " << field.ny << ", \"nz\": " << field.nz
+              << ", \"raw_bytes\": " << int64_t(raw) << ", \"compressed_bytes\": " << stream.size()
+              << ", \"decompress_seconds\": " << json_number(secs) << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6)
+              << "}\n";
+  } else {
+    std::cerr << "nx=" << field.nx << " ny=" << field.ny << " nz=" << field.nz << " decompress_seconds=" << secs
+              << " throughput_mbs=" << raw / secs / 1e6 << "\n";
+  }
+  return 0;
+}
+
+// Whether a stream holds a scalar field (one component); false when it cannot be parsed.
+bool is_scalar_stream(const std::vector<uint8_t>& stream) {
+  auto parsed = factz::detail::parse_container(stream);
+  return parsed.ok() && parsed->header.components == 1;
+}
+
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
+  if (a.has("-o") && a.all("-o").size() == 1) {  // a scalar stream, which only the stream can tell
+    auto bytes = factz::read_bytes(a.get("-z"));
+    if (!bytes.ok())
+      fail("give -o twice (u then v) for a vector stream, once for a scalar stream (cannot read the stream: " +
+               bytes.status().to_string() + ")", 2);
+    if (!is_scalar_stream(bytes.value()) && factz::detail::parse_container(bytes.value()).ok())
+      fail("the stream holds a 2D vector field: give -o twice (u then v)", 2);
+    return run_decompress_scalar(a, bytes.value());
+  }
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
   factz::DecompressOptions o;
   factz::Exec e = exec_of(a, &o.policy);
   o.threads = e.threads;
   const auto stream = take(factz::read_bytes(a.get("-z")));
+  if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress(stream, o));
   const double secs = seconds_since(t0);
@@ -265,7 +425,7 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    std::cout << "factz 0.1.0 (stream format v1)\n";
+    std::cout << "factz 0.1.0 (stream format v2; reads v1 Huffman streams)\n";
     return 0;
   }
   const Command* cmd = nullptr;

@@ -1,0 +1,397 @@
+// Scalar-field compression: mode none (pointwise bound) and mode contour_tree (TopoSZ).
+// Stream layout: docs/format.md ("Scalar streams") and docs/toposz.md.
+//
+// Both modes share one decoder: a Lorenzo prediction from already decoded values and a
+// quantization code per vertex (symbol 0: the value is stored exactly). The contour-tree
+// mode only changes which code the encoder picks: among the quantization candidates
+// closest to the value it takes one inside the vertex's topological interval (from the
+// simplified tree's segmentation), stores the tree's nodes exactly, then recomputes the
+// simplified tree on the reconstruction and stores exactly the vertices around every
+// difference, until there is none. The decoder never needs the intervals.
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "codec/coder.hpp"
+#include "codec/zstd_stage.hpp"
+#include "factz/contour_tree.hpp"
+#include "format/container.hpp"
+#include "scalar/contour_tree_core.hpp"
+#include "scalar/scalar_checks.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz {
+namespace {
+
+constexpr uint16_t kCenter = 32768;      // symbol of code 0; symbol 0 = stored exactly
+constexpr int64_t kMaxCode = 32767;      // |code| <= kMaxCode
+constexpr uint32_t kRadius = 32768;      // recorded in meta
+constexpr size_t kMetaBytes = 24;
+constexpr int kZstdLevel = 3;
+constexpr float kMaxEb = 0x1p126f;
+constexpr int kMaxRounds = 40;           // then every vertex is stored exactly
+
+using detail::ScalarGrid;
+using Clock = std::chrono::steady_clock;
+
+float float_bound(double eb) {
+  if (!(eb > 0.0)) return 0.0f;
+  if (eb >= double(kMaxEb)) return kMaxEb;
+  float f = float(eb);
+  if (double(f) > eb) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+// Lorenzo prediction from decoded values `r` (outside the grid counts as 0), in a fixed
+// order of float operations so that encoder and decoder agree bit for bit.
+inline float lorenzo(const float* r, const ScalarGrid& g, int64_t x, int64_t y, int64_t z, int64_t v) {
+  const int64_t sy = g.nx, sz = g.nx * g.ny;
+  const float a = x > 0 ? r[v - 1] : 0.0f;
+  const float b = y > 0 ? r[v - sy] : 0.0f;
+  const float ab = x > 0 && y > 0 ? r[v - 1 - sy] : 0.0f;
+  if (g.nz == 1) return (a + b) - ab;
+  const float c = z > 0 ? r[v - sz] : 0.0f;
+  const float ac = x > 0 && z > 0 ? r[v - 1 - sz] : 0.0f;
+  const float bc = y > 0 && z > 0 ? r[v - sy - sz] : 0.0f;
+  const float abc = x > 0 && y > 0 && z > 0 ? r[v - 1 - sy - sz] : 0.0f;
+  return ((((((a + b) + c) - ab) - ac) - bc) + abc);
+}
+
+// Per-vertex topological interval: lo < g(v) < hi, equality allowed where flagged.
+struct Intervals {
+  std::vector<float> lo, hi;
+  std::vector<uint8_t> incl;  // bit 0: lo inclusive, bit 1: hi inclusive
+  bool inside(int64_t v, float val) const {
+    const size_t i = size_t(v);
+    return (val > lo[i] || ((incl[i] & 1) && val == lo[i])) && (val < hi[i] || ((incl[i] & 2) && val == hi[i]));
+  }
+};
+
+struct Quantized {
+  std::vector<uint16_t> symbols;
+  std::vector<float> exact;
+  std::vector<float> recon;
+};
+
+// The encoder's quantizer. `force_exact` (may be empty) and `iv` (null: no topological
+// constraint) restrict the choice; every accepted value is within eb of the original.
+void quantize(std::span<const float> f, const ScalarGrid& g, float eb, float step, const std::vector<uint8_t>& force_exact,
+              const Intervals* iv, Quantized& out) {
+  const int64_t n = g.size();
+  out.symbols.assign(size_t(n), 0);
+  out.recon.assign(size_t(n), 0.0f);
+  out.exact.clear();
+  float* r = out.recon.data();
+  int64_t v = 0;
+  for (int64_t z = 0; z < g.nz; ++z)
+    for (int64_t y = 0; y < g.ny; ++y)
+      for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        const float fv = f[size_t(v)];
+        bool done = false;
+        if (step > 0 && (force_exact.empty() || !force_exact[size_t(v)])) {
+          const float pred = lorenzo(r, g, x, y, z, v);
+          const double d = (double(fv) - double(pred)) / double(step);
+          if (std::isfinite(pred) && std::fabs(d) < double(kMaxCode)) {
+            const int64_t q0 = int64_t(std::llround(d));
+            const int64_t s = d >= double(q0) ? 1 : -1;
+            for (int64_t q : {q0, q0 + s, q0 - s}) {
+              if (q < -kMaxCode || q > kMaxCode) continue;
+              const float val = pred + float(q) * step;
+              if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
+              if (iv && !iv->inside(v, val)) continue;
+              out.symbols[size_t(v)] = uint16_t(int64_t(kCenter) + q);
+              r[v] = val;
+              done = true;
+              break;
+            }
+          }
+        }
+        if (!done) {
+          out.exact.push_back(fv);
+          r[v] = fv;
+        }
+      }
+}
+
+// Intervals from the simplified tree's segmentation: a vertex of arc (a, b) stays strictly
+// between a and b in (value, index) order, or within its own value where it already lies
+// outside (regions of pruned branches). Nodes are returned in `exact`.
+void tree_intervals(std::span<const float> f, const ContourTree& t, Intervals& iv, std::vector<uint8_t>& exact) {
+  const int64_t n = int64_t(f.size());
+  iv.lo.resize(size_t(n));
+  iv.hi.resize(size_t(n));
+  iv.incl.resize(size_t(n));
+#pragma omp parallel for schedule(static)
+  for (int64_t w = 0; w < n; ++w) {
+    const uint32_t s = t.segmentation[size_t(w)];
+    const float fw = f[size_t(w)];
+    if (s == kCtNodeSegment) {
+      exact[size_t(w)] = 1;
+      iv.lo[size_t(w)] = iv.hi[size_t(w)] = fw;
+      iv.incl[size_t(w)] = 3;
+      continue;
+    }
+    const CtArc& arc = t.arcs[s];
+    const float fa = f[size_t(arc.lower)], fb = f[size_t(arc.upper)];
+    float lo = fa, hi = fb;
+    uint8_t incl = uint8_t((w > arc.lower ? 1 : 0) | (w < arc.upper ? 2 : 0));
+    if (detail::sos_less(fw, w, fa, arc.lower)) {
+      lo = fw;
+      incl |= 1;
+    }
+    if (detail::sos_less(fb, arc.upper, fw, w)) {
+      hi = fw;
+      incl |= 2;
+    }
+    iv.lo[size_t(w)] = lo;
+    iv.hi[size_t(w)] = hi;
+    iv.incl[size_t(w)] = incl;
+  }
+}
+
+// Marks every vertex within Chebyshev distance `radius` of `center` for exact storage.
+void mark_box(const ScalarGrid& g, int64_t center, int64_t radius, std::vector<uint8_t>& exact) {
+  const int64_t x = center % g.nx, t = center / g.nx, y = t % g.ny, z = t / g.ny;
+  const int64_t rz = g.nz > 1 ? radius : 0;
+  for (int64_t zz = std::max<int64_t>(0, z - rz); zz <= std::min(g.nz - 1, z + rz); ++zz)
+    for (int64_t yy = std::max<int64_t>(0, y - radius); yy <= std::min(g.ny - 1, y + radius); ++yy)
+      for (int64_t xx = std::max<int64_t>(0, x - radius); xx <= std::min(g.nx - 1, x + radius); ++xx)
+        exact[size_t((zz * g.ny + yy) * g.nx + xx)] = 1;
+}
+
+Status check_options(const ScalarOptions& o) {
+  if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
+  if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
+  if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("bound must be a finite number >= 0");
+  if (!std::isfinite(o.persistence) || o.persistence < 0)
+    return invalid_argument("persistence must be a finite number >= 0");
+  return Status::Ok();
+}
+
+}  // namespace
+
+namespace {
+
+// The stream of quantized values `q` (docs/format.md, "Scalar streams").
+Result<std::vector<uint8_t>> write_stream(const ScalarField& field, const ScalarOptions& o, float eb, float step,
+                                          double p_abs, const Quantized& q, int threads) {
+  const bool ct = o.mode == ScalarMode::contour_tree;
+  std::vector<detail::Section> sections;
+  {
+    detail::ByteWriter w;
+    w.f32(step);
+    w.u32(kRadius);
+    detail::put_le(w.bytes(), std::bit_cast<uint64_t>(ct ? o.persistence : 0.0), 8);
+    detail::put_le(w.bytes(), std::bit_cast<uint64_t>(p_abs), 8);
+    sections.push_back({detail::kSectionMeta, std::move(w.bytes()), false});
+  }
+  {
+    std::vector<uint8_t> coded;
+    FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(o.coder), q.symbols, kCenter, coded, threads));
+    sections.push_back({detail::kSectionCodesU, std::move(coded), o.zstd});
+  }
+  {
+    detail::ByteWriter w;
+    for (float x : q.exact) w.f32(x);
+    sections.push_back({detail::kSectionExactValues, std::move(w.bytes()), o.zstd});
+  }
+  detail::Header h;
+  h.components = 1;
+  h.ndims = uint8_t(field.ndims());
+  h.mode = uint8_t(o.mode);
+  h.coder = uint8_t(o.coder);
+  h.nx = uint64_t(field.nx);
+  h.ny = uint64_t(field.ny);
+  h.nz = uint64_t(field.nz);
+  h.bound_mode = uint8_t(o.bound_mode);
+  h.bound_value = o.bound;
+  h.eb = eb;
+  h.tile = 32;
+  h.anchor_stride = 0;
+  const detail::Compressor zstd = [](std::span<const uint8_t> in, std::vector<uint8_t>& out) {
+    return detail::zstd_compress(in, kZstdLevel, out);
+  };
+  return detail::write_container(h, std::move(sections), o.zstd ? &zstd : nullptr);
+}
+
+// TopoSZ rounds for one quantization step: quantize inside the intervals, recompute the
+// simplified tree of the reconstruction, store exactly the neighbourhoods of every
+// difference, until the trees are the same. Returns the rounds of tightening.
+int64_t topo_rounds(std::span<const float> f, const ScalarGrid& g, float eb, float step, double p_abs,
+                    const ContourTree& tf, const Intervals& iv, std::vector<uint8_t> exact, int threads, Quantized& q) {
+  int64_t rounds = 0;
+  for (;;) {
+    quantize(f, g, eb, step, exact, &iv, q);
+    const ContourTree tg = detail::compute_contour_tree(q.recon, g, p_abs, false, threads);
+    const CtComparison c = compare_contour_trees(tf, tg);
+    if (c.same()) return rounds;
+    ++rounds;
+    if (rounds > kMaxRounds) {  // last resort: lossless, trivially the same tree
+      std::fill(exact.begin(), exact.end(), uint8_t(1));
+      quantize(f, g, eb, step, exact, &iv, q);
+      return rounds;
+    }
+    const int64_t radius = std::min<int64_t>(1 + (rounds - 1) / 2, 16);
+    for (int64_t v : c.offending) mark_box(g, v, radius, exact);
+  }
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& o,
+                                             ScalarCompressStats* stats) {
+  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field));
+  FACTZ_RETURN_IF_ERROR(check_options(o));
+  const int threads = detail::thread_count(o.policy, o.threads);
+  const ScalarGrid g{field.nx, field.ny, field.nz};
+  const std::span<const float> f = field.values;
+  const double range = detail::scalar_range(f);
+  const float eb = float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  const bool ct = o.mode == ScalarMode::contour_tree;
+  const double p_abs = ct ? o.persistence * range : 0.0;
+
+  ScalarCompressStats st;
+  st.eb_abs = eb;
+  st.persistence_abs = p_abs;
+  auto t0 = Clock::now();
+  auto lap = [&](const char* name) {
+    const auto t1 = Clock::now();
+    st.stage_seconds.push_back({name, std::chrono::duration<double>(t1 - t0).count()});
+    t0 = t1;
+  };
+  if (!ct) {  // bins of 2 eb: error <= eb
+    Quantized q;
+    quantize(f, g, eb, 2.0f * eb, {}, nullptr, q);
+    lap("quantize");
+    auto stream = write_stream(field, o, eb, 2.0f * eb, 0.0, q, threads);
+    lap("entropy");
+    st.exact_vertices = int64_t(q.exact.size());
+    if (stream.ok() && stats) *stats = std::move(st);
+    return stream;
+  }
+
+  const ContourTree tf = detail::compute_contour_tree(f, g, p_abs, true, threads);
+  st.tree_nodes = int64_t(tf.nodes.size());
+  std::vector<uint8_t> exact(f.size(), 0);
+  Intervals iv;
+  tree_intervals(f, tf, iv, exact);
+  lap("contour_tree");
+  // Quantization steps tried, the smallest stream kept: min(eb, p) and min(eb, p / 4). A
+  // step of eb (TopoSZ) lets two candidates lie within eb; when the bound is at or above
+  // the threshold, quantization noise of amplitude ~step creates features above it, and a
+  // step below p gives fewer rounds and exact values for a few more bits per code.
+  std::vector<float> steps;
+  for (double s : {p_abs, p_abs / 4}) {
+    const float sf = p_abs > 0 ? float_bound(std::min(double(eb), s)) : eb;
+    if ((sf > 0 || eb == 0) && std::find(steps.begin(), steps.end(), sf) == steps.end()) steps.push_back(sf);
+  }
+  if (steps.empty()) steps.push_back(eb);
+  std::vector<uint8_t> best;
+  for (float step : steps) {
+    Quantized q;
+    const int64_t rounds = topo_rounds(f, g, eb, step, p_abs, tf, iv, exact, threads, q);
+    auto stream = write_stream(field, o, eb, step, p_abs, q, threads);
+    if (!stream.ok()) return stream.status();
+    if (best.empty() || stream->size() < best.size()) {
+      best = std::move(stream.value());
+      st.iterations = rounds;
+      st.exact_vertices = int64_t(q.exact.size());
+    }
+  }
+  lap("iterate");
+  if (stats) *stats = std::move(st);
+  return best;
+}
+
+Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options) {
+  auto parsed_r = detail::parse_container(stream);
+  if (!parsed_r.ok()) return parsed_r.status();
+  const detail::ParsedContainer& parsed = parsed_r.value();
+  const detail::Header& h = parsed.header;
+  if (h.components != 1)
+    return invalid_argument("stream holds a vector field (" + std::to_string(h.components) +
+                            " components); use decompress, not decompress_scalar");
+  if (h.mode != uint8_t(ScalarMode::none) && h.mode != uint8_t(ScalarMode::contour_tree))
+    return Status(Code::unsupported_version, "scalar stream mode " + std::to_string(h.mode) + " is not supported");
+  if (h.coder > uint8_t(Coder::ans)) return Status(Code::unsupported_version, "unsupported coder");
+  if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
+  if (h.nx > uint64_t(detail::kMaxCtVertices) || h.ny > uint64_t(detail::kMaxCtVertices) / h.nx ||
+      h.nz > uint64_t(detail::kMaxCtVertices) / (h.nx * h.ny))
+    return corrupt_stream("scalar grid too large");
+  for (uint32_t id : {detail::kSectionMeta, detail::kSectionCodesU, detail::kSectionExactValues})
+    if (!detail::has_section(parsed, id)) return corrupt_stream("missing section " + detail::section_name(id));
+  const ScalarGrid g{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
+  const uint64_t n = uint64_t(g.size());
+  const detail::Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
+    return detail::zstd_decompress(in, raw, out);
+  };
+
+  auto meta = detail::read_section(stream, parsed, detail::kSectionMeta, &unzstd);
+  if (!meta.ok()) return meta.status();
+  detail::ByteReader mr(meta.value());
+  float step = 0;
+  uint32_t radius = 0;
+  uint64_t pbits = 0, pabits = 0;
+  if (meta->size() != kMetaBytes || !mr.f32(step) || !mr.u32(radius) || !mr.u64(pbits) || !mr.u64(pabits))
+    return corrupt_stream("meta section must hold " + std::to_string(kMetaBytes) + " bytes");
+  if (radius != kRadius) return corrupt_stream("meta: radius " + std::to_string(radius) + " (must be 32768)");
+  if (!std::isfinite(step) || step < 0) return corrupt_stream("meta: quantization step is not finite and >= 0");
+
+  // The symbol count recorded in the code blob must be the grid's before allocating.
+  for (const auto& e : parsed.entries) {
+    if (e.id != detail::kSectionCodesU) continue;
+    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
+    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), detail::kCoderHeaderBytes));
+    if (e.flags & detail::kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(detail::zstd_peek(stored, detail::kCoderHeaderBytes, head));
+    auto count = detail::coded_symbol_count(detail::EntropyCoder(h.coder), head);
+    if (!count.ok()) return count.status();
+    if (count.value() != n)
+      return corrupt_stream("grid needs " + std::to_string(n) + " symbols in codes_u, which holds " +
+                            std::to_string(count.value()));
+  }
+  const int threads = detail::thread_count(options.policy, options.threads);
+  auto codes = detail::read_section(stream, parsed, detail::kSectionCodesU, &unzstd);
+  if (!codes.ok()) return codes.status();
+  std::vector<uint16_t> symbols(n);
+  FACTZ_RETURN_IF_ERROR(detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), kCenter, symbols, threads));
+  auto exact = detail::read_section(stream, parsed, detail::kSectionExactValues, &unzstd);
+  if (!exact.ok()) return exact.status();
+  uint64_t escapes = 0;
+  for (uint16_t s : symbols) escapes += s == 0;
+  if (exact->size() != 4 * escapes)
+    return corrupt_stream("exact_values holds " + std::to_string(exact->size()) + " bytes, the codes need " +
+                          std::to_string(4 * escapes));
+  if (step == 0 && escapes != n) return corrupt_stream("quantization step 0 with quantized vertices");
+
+  ScalarField out;
+  out.nx = g.nx;
+  out.ny = g.ny;
+  out.nz = g.nz;
+  out.values.resize(n);
+  float* r = out.values.data();
+  detail::ByteReader er(exact.value());
+  int64_t v = 0;
+  for (int64_t z = 0; z < g.nz; ++z)
+    for (int64_t y = 0; y < g.ny; ++y)
+      for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        const uint16_t s = symbols[size_t(v)];
+        if (s == 0) {
+          float val = 0;
+          if (!er.f32(val)) return corrupt_stream("exact_values truncated");
+          if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
+          r[v] = val;
+        } else {
+          const int64_t q = int64_t(s) - int64_t(kCenter);
+          if (q < -kMaxCode) return corrupt_stream("quantization code out of range");
+          const float val = lorenzo(r, g, x, y, z, v) + float(q) * step;
+          if (!std::isfinite(val)) return corrupt_stream("decoded value is not finite");
+          r[v] = val;
+        }
+      }
+  return out;
+}
+
+}  // namespace factz

@@ -1,0 +1,275 @@
+// Scalar compression: TopoSZ keeps the simplified contour tree (zero false positives,
+// negatives and types, same arcs and pairing, checked by the same contour-tree code that
+// `factz verify` uses) and the pointwise bound, on synthetic, degenerate and real fields;
+// streams are thread-independent and untrusted bytes never crash the decoder.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "factz/contour_tree.hpp"
+#include "factz/factz.hpp"
+#include "factz/scalar.hpp"
+
+namespace factz {
+namespace {
+
+ScalarField grid(int64_t nx, int64_t ny, int64_t nz) {
+  ScalarField f;
+  f.nx = nx;
+  f.ny = ny;
+  f.nz = nz;
+  f.values.assign(size_t(nx * ny * nz), 0.0f);
+  return f;
+}
+
+ScalarField random_field(int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
+  ScalarField f = grid(nx, ny, nz);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto& v : f.values) v = u(rng);
+  return f;
+}
+
+ScalarField smooth_field(int64_t nx, int64_t ny, int64_t nz, float noise_level, uint32_t seed) {
+  ScalarField f = grid(nx, ny, nz);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  size_t i = 0;
+  for (int64_t z = 0; z < nz; ++z)
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x)
+        f.values[i++] = 10.0f * std::sin(0.21f * float(x)) * std::cos(0.17f * float(y)) +
+                        3.0f * std::cos(0.3f * float(z) + 0.1f * float(x)) + noise_level * u(rng);
+  return f;
+}
+
+// Plateaus: values rounded to steps, with a zero "land" block, as in quantized ocean data.
+ScalarField plateau_field(int64_t nx, int64_t ny) {
+  ScalarField f = smooth_field(nx, ny, 1, 0.5f, 3);
+  for (int64_t y = 0; y < ny; ++y)
+    for (int64_t x = 0; x < nx; ++x) {
+      float& v = f.values[size_t(y * nx + x)];
+      v = (x > nx / 2 && y < ny / 3) ? 0.0f : std::round(v * 2.0f) / 2.0f;
+    }
+  return f;
+}
+
+struct Outcome {
+  ScalarCompressStats stats;
+  size_t bytes = 0;
+  ScalarComparison cmp;
+};
+
+Outcome round_trip(const ScalarField& f, ScalarMode mode, double rel, double persistence, int threads = 0) {
+  ScalarOptions o;
+  o.mode = mode;
+  o.bound = rel;
+  o.persistence = persistence;
+  o.threads = threads;
+  Outcome out;
+  auto stream = compress_scalar(f, o, &out.stats);
+  EXPECT_TRUE(stream.ok()) << stream.status().to_string();
+  if (!stream.ok()) return out;
+  out.bytes = stream->size();
+  auto back = decompress_scalar(stream.value());
+  EXPECT_TRUE(back.ok()) << back.status().to_string();
+  if (!back.ok()) return out;
+  EXPECT_EQ(back->nx, f.nx);
+  EXPECT_EQ(back->ny, f.ny);
+  EXPECT_EQ(back->nz, f.nz);
+  auto c = compare_scalar(f, back.value(), BoundMode::rel, persistence);
+  EXPECT_TRUE(c.ok());
+  if (c.ok()) out.cmp = c.value();
+  return out;
+}
+
+// The acceptance property: same simplified tree (no false case, same arcs and pairs) and
+// every value within the absolute bound.
+void expect_tree_and_bound_kept(const ScalarField& f, double rel, double persistence) {
+  SCOPED_TRACE("REL " + std::to_string(rel) + " persistence " + std::to_string(persistence));
+  const Outcome r = round_trip(f, ScalarMode::contour_tree, rel, persistence);
+  const CtComparison& t = r.cmp.tree;
+  EXPECT_EQ(t.false_positive, 0);
+  EXPECT_EQ(t.false_negative, 0);
+  EXPECT_EQ(t.false_type, 0);
+  EXPECT_TRUE(t.same()) << "arcs " << t.arcs_missing << "/" << t.arcs_extra << " pairs " << t.pairs_missing << "/"
+                        << t.pairs_extra;
+  EXPECT_LE(r.cmp.max_abs_error, r.stats.eb_abs);
+  EXPECT_GT(t.nodes_original, 0);
+}
+
+const double kBounds[] = {1e-2, 1e-3};
+const double kPersistences[] = {1e-2, 1e-3};
+
+void expect_all_settings(const ScalarField& f) {
+  for (double rel : kBounds)
+    for (double p : kPersistences) expect_tree_and_bound_kept(f, rel, p);
+}
+
+TEST(TopoSZ, KeepsTheTreeOnRandomFields) {
+  expect_all_settings(random_field(40, 30, 1, 1));
+  expect_all_settings(random_field(9, 8, 7, 2));
+}
+
+TEST(TopoSZ, KeepsTheTreeOnSmoothNoisyFields) {
+  expect_all_settings(smooth_field(90, 70, 1, 0.2f, 4));
+  expect_all_settings(smooth_field(30, 24, 18, 0.3f, 5));
+}
+
+TEST(TopoSZ, KeepsTheTreeOnPlateausConstantsAndZeros) {
+  expect_all_settings(plateau_field(60, 50));
+  ScalarField c = grid(13, 11, 1);
+  std::fill(c.values.begin(), c.values.end(), 4.25f);
+  expect_all_settings(c);
+  expect_all_settings(grid(12, 9, 1));     // all zero
+  expect_all_settings(grid(5, 4, 3));      // all zero, 3D
+  ScalarField signs = grid(6, 5, 1);       // -0 and +0 tie: the index decides
+  for (size_t i = 0; i < signs.values.size(); ++i) signs.values[i] = (i % 2) ? -0.0f : 0.0f;
+  expect_all_settings(signs);
+}
+
+TEST(TopoSZ, KeepsTheTreeOnTinyGrids) {
+  for (auto [nx, ny] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {3, 1}, {1, 7}}) {
+    SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny));
+    ScalarField f = random_field(nx, ny, 1, uint32_t(nx * 10 + ny));
+    expect_all_settings(f);
+  }
+  expect_all_settings(random_field(2, 2, 2, 9));
+}
+
+TEST(TopoSZ, NoneModeKeepsOnlyThePointwiseBound) {
+  const ScalarField f = smooth_field(80, 60, 1, 0.05f, 6);
+  for (double rel : kBounds) {
+    const Outcome r = round_trip(f, ScalarMode::none, rel, 1e-2);
+    EXPECT_LE(r.cmp.max_abs_error, r.stats.eb_abs);
+    EXPECT_GT(double(f.values.size()) * 4.0 / double(r.bytes), 3.0);  // smooth: it compresses
+    EXPECT_EQ(r.stats.iterations, 0);
+  }
+}
+
+TEST(TopoSZ, ZeroBoundIsLossless) {
+  const ScalarField f = random_field(20, 10, 1, 7);
+  for (auto mode : {ScalarMode::none, ScalarMode::contour_tree}) {
+    ScalarOptions o;
+    o.mode = mode;
+    o.bound = 0;
+    auto s = compress_scalar(f, o);
+    ASSERT_TRUE(s.ok());
+    auto back = decompress_scalar(s.value());
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->values, f.values);
+  }
+}
+
+TEST(TopoSZ, BytesDoNotDependOnTheThreadCount) {
+  const ScalarField f = smooth_field(40, 30, 20, 0.3f, 8);
+  ScalarOptions o;
+  o.bound = 1e-2;
+  o.persistence = 1e-3;
+  o.threads = 1;
+  auto a = compress_scalar(f, o);
+  o.threads = 2;
+  auto b = compress_scalar(f, o);
+  o.policy = Policy::serial;
+  auto c = compress_scalar(f, o);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a.value(), b.value());
+  EXPECT_EQ(a.value(), c.value());
+}
+
+TEST(TopoSZ, IterationsAreRecorded) {
+  // Noisy fields at coarse bounds: the first reconstruction has false cases somewhere, so
+  // the encoder must iterate (and then store more vertices exactly) before it writes.
+  int64_t most = 0;
+  for (float noise : {0.5f, 2.0f})
+    for (double rel : {1e-1, 3e-2})
+      for (double p : {1e-2, 3e-2}) {
+        const ScalarField f = smooth_field(60, 50, 1, noise, 9);
+        const Outcome r = round_trip(f, ScalarMode::contour_tree, rel, p);
+        EXPECT_TRUE(r.cmp.tree.same());
+        EXPECT_LE(r.stats.iterations, 41);
+        EXPECT_GE(r.stats.exact_vertices, r.cmp.tree.nodes_original);
+        most = std::max(most, r.stats.iterations);
+      }
+  EXPECT_GE(most, 1);
+}
+
+TEST(TopoSZ, RejectsBadInput) {
+  ScalarField nan = grid(3, 3, 1);
+  nan.values[4] = std::nanf("");
+  auto r = compress_scalar(nan, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_FALSE(compress_scalar(grid(0, 3, 1), {}).ok());
+  ScalarOptions o;
+  o.bound = -1;
+  EXPECT_FALSE(compress_scalar(grid(3, 3, 1), o).ok());
+  o = {};
+  o.persistence = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(compress_scalar(grid(3, 3, 1), o).ok());
+}
+
+TEST(TopoSZ, VectorAndScalarStreamsAreNotConfused) {
+  auto scalar = compress_scalar(smooth_field(16, 12, 1, 0.1f, 10), {});
+  ASSERT_TRUE(scalar.ok());
+  auto as_vector = decompress(scalar.value());
+  ASSERT_FALSE(as_vector.ok());
+  EXPECT_NE(as_vector.status().message().find("vector"), std::string::npos) << as_vector.status().message();
+  VectorField2D v;
+  v.nx = 8;
+  v.ny = 8;
+  v.u.assign(64, 1.0f);
+  v.v.assign(64, -1.0f);
+  auto vec = compress(v, {});
+  ASSERT_TRUE(vec.ok());
+  auto as_scalar = decompress_scalar(vec.value());
+  ASSERT_FALSE(as_scalar.ok());
+  EXPECT_EQ(as_scalar.status().code(), Code::invalid_argument);
+  EXPECT_NE(as_scalar.status().message().find("vector field"), std::string::npos);
+}
+
+TEST(TopoSZ, CorruptStreamsAreRejectedWithoutCrashing) {
+  auto s = compress_scalar(smooth_field(12, 10, 3, 0.2f, 11), {});
+  ASSERT_TRUE(s.ok());
+  const std::vector<uint8_t> good = s.value();
+  for (size_t cut = 0; cut < good.size(); cut += 7) {
+    auto r = decompress_scalar(std::span<const uint8_t>(good.data(), cut));
+    EXPECT_FALSE(r.ok());
+  }
+  std::mt19937 rng(12);
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::vector<uint8_t> bad = good;
+    bad[i] ^= uint8_t(1 + rng() % 255);
+    auto r = decompress_scalar(bad);
+    EXPECT_FALSE(r.ok()) << "byte " << i;  // every byte is under a checksum
+  }
+}
+
+// ---- The scalar fields of ../shared/data -------------------------------------------------
+bool load(const std::string& name, int64_t nx, int64_t ny, int64_t nz, ScalarField& f) {
+  std::ifstream in(std::string(FACTZ_SHARED_DATA_DIR) + "/" + name, std::ios::binary);
+  if (!in) return false;
+  f = grid(nx, ny, nz);
+  in.read(reinterpret_cast<char*>(f.values.data()), std::streamsize(f.values.size() * 4));
+  return bool(in);
+}
+
+void expect_shared_field(const std::string& name, int64_t nx, int64_t ny, int64_t nz) {
+  ScalarField f;
+  if (!load(name, nx, ny, nz, f)) GTEST_SKIP() << name << " not found in " << FACTZ_SHARED_DATA_DIR;
+  SCOPED_TRACE(name);
+  expect_all_settings(f);
+}
+
+TEST(TopoSZShared, PopOceanTemp) { expect_shared_field("pop_ocean_temp_320x384.f32", 320, 384, 1); }
+TEST(TopoSZShared, EraintZ500) { expect_shared_field("eraint_z500_480x241.f32", 480, 241, 1); }
+TEST(TopoSZShared, HeatedCylinder) { expect_shared_field("ttk_heatedcyl_sim10_t4.5_128x256.f32", 128, 256, 1); }
+TEST(TopoSZShared, IsabelVelocityMagnitude3D) {
+  expect_shared_field("ttk_isabel02_velmag_125x125x25.f32", 125, 125, 25);
+}
+TEST(TopoSZShared, ViscousFingers3D) { expect_shared_field("ttk_viscousfingers_t050_64x64x64.f32", 64, 64, 64); }
+
+}  // namespace
+}  // namespace factz

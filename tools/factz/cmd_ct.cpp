@@ -1,0 +1,116 @@
+// `factz ct`: the contour tree of a scalar field simplified at a persistence threshold
+// (nodes with vertex, position, value and type; arcs; the branch decomposition's pairs).
+// Also defines scalar_dims, shared with the scalar paths of compress and verify (main.cpp).
+#include <iostream>
+#include <sstream>
+
+#include "common.hpp"
+#include "factz/contour_tree.hpp"
+#include "factz/scalar.hpp"
+
+namespace factz::cli {
+
+/// `-3 NX NY NZ` or `-2 NX NY` (nz = 1); usage error when absent or not positive integers.
+void scalar_dims(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz) {
+  if (a.has("-3")) {
+    const auto& d = a.all("-3").back();
+    long long x = 0, y = 0, z = 0;
+    if (!to_int64(d[0], x) || !to_int64(d[1], y) || !to_int64(d[2], z) || x <= 0 || y <= 0 || z <= 0)
+      fail("-3 needs three positive integers, got '" + d[0] + " " + d[1] + " " + d[2] + "'", 2);
+    nx = x;
+    ny = y;
+    nz = z;
+    return;
+  }
+  if (!a.has("-2")) fail("missing -2 NX NY or -3 NX NY NZ", 2);
+  dims(a, nx, ny);
+  nz = 1;
+}
+
+/// `--persistence P` (a fraction of the value range, finite, >= 0), default 1e-2.
+double persistence_of(const Args& a) {
+  double p = 1e-2;
+  if (a.has("--persistence") && (!to_double(a.get("--persistence"), p) || p < 0))
+    fail("--persistence needs a finite fraction >= 0, got '" + a.get("--persistence") + "'", 2);
+  return p;
+}
+
+}  // namespace factz::cli
+
+namespace {
+
+using factz::cli::Args;
+using factz::cli::fail;
+using factz::cli::json_number;
+using factz::cli::take;
+
+const factz::cli::Command kCt{
+    "ct", "Print the contour tree of a 2D or 3D scalar field, simplified at a persistence threshold.",
+    "factz ct -2 NX NY | -3 NX NY NZ -i FILE [--persistence P] [--json] [-x POLICY]",
+    {{"-2", 2, "NX NY", "2D scalar grid, NX fastest (x)"},
+     {"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"},
+     {"-i", 1, "FILE", "the field: raw float32 (x fastest) or .npy"},
+     {"--persistence", 1, "P", "remove extremum-saddle pairs of persistence below P times the value range (default 1e-2)"},
+     {"-x", 1, "POLICY", "serial | omp | omp=T (T threads); the tree never depends on it"},
+     {"--json", 0, "", "print one JSON object on stdout"},
+     {"--help", 0, "", "show this help"},
+     {"-h", 0, "", "show this help"}}};
+
+int run_ct(const Args& a) {
+  int64_t nx, ny, nz;
+  factz::cli::scalar_dims(a, nx, ny, nz);
+  if (!a.has("-i")) fail("missing -i FILE", 2);
+  if (a.all("-i").size() != 1) fail("give -i once (a scalar field)", 2);
+  factz::CtOptions o;
+  o.persistence = factz::cli::persistence_of(a);
+  const factz::Exec e = factz::cli::exec_of(a, &o.policy);
+  o.threads = e.threads;
+  const auto field = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
+  const auto t = take(factz::contour_tree(field, o));
+  int64_t counts[factz::kCtNodeTypeCount] = {};
+  for (const auto& n : t.nodes) ++counts[int(n.type)];
+  auto xyz = [&](int64_t v) {
+    return std::to_string(v % nx) + (a.has("--json") ? ", " : " ") + std::to_string((v / nx) % ny) +
+           (a.has("--json") ? ", " : " ") + std::to_string(v / (nx * ny));
+  };
+  std::ostringstream os;
+  if (a.has("--json")) {
+    os << "{\"nx\": " << nx << ", \"ny\": " << ny << ", \"nz\": " << nz << ", \"persistence\": " << json_number(o.persistence)
+       << ", \"persistence_abs\": " << json_number(t.persistence) << ", \"full_nodes\": " << t.full_nodes
+       << ", \"pruned_pairs\": " << t.pruned_pairs << ", \"types\": {";
+    for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
+      os << (k ? ", " : "") << '"' << factz::ct_node_type_name(factz::CtNodeType(k)) << "\": " << counts[k];
+    os << "}, \"nodes\": [";
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+      const auto& n = t.nodes[i];
+      os << (i ? ", " : "") << "{\"vertex\": " << n.vertex << ", \"xyz\": [" << xyz(n.vertex)
+         << "], \"value\": " << json_number(n.value) << ", \"type\": \"" << factz::ct_node_type_name(n.type) << "\"}";
+    }
+    os << "], \"arcs\": [";
+    for (size_t i = 0; i < t.arcs.size(); ++i) os << (i ? ", " : "") << "[" << t.arcs[i].lower << ", " << t.arcs[i].upper << "]";
+    os << "], \"pairs\": [";
+    for (size_t i = 0; i < t.pairs.size(); ++i)
+      os << (i ? ", " : "") << "{\"extremum\": " << t.pairs[i].extremum << ", \"saddle\": " << t.pairs[i].saddle
+         << ", \"persistence\": " << json_number(t.pairs[i].persistence) << "}";
+    os << "]}\n";
+  } else {
+    os << "nodes=" << t.nodes.size() << " arcs=" << t.arcs.size() << " full_nodes=" << t.full_nodes
+       << " pruned_pairs=" << t.pruned_pairs << " persistence_abs=" << t.persistence;
+    for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
+      os << ' ' << factz::ct_node_type_name(factz::CtNodeType(k)) << '=' << counts[k];
+    os << "\n# node VERTEX X Y Z VALUE TYPE\n";
+    char buf[64];
+    for (const auto& n : t.nodes) {
+      std::snprintf(buf, sizeof buf, "%.9g", double(n.value));
+      os << "node " << n.vertex << ' ' << xyz(n.vertex) << ' ' << buf << ' ' << factz::ct_node_type_name(n.type) << "\n";
+    }
+    os << "# arc LOWER UPPER\n";
+    for (const auto& arc : t.arcs) os << "arc " << arc.lower << ' ' << arc.upper << "\n";
+  }
+  std::cout << os.str();
+  return 0;
+}
+
+const bool kRegistered = factz::cli::register_command(&kCt, &run_ct);
+
+}  // namespace
