@@ -37,7 +37,7 @@ constexpr uint64_t kParallelHistogramMin = uint64_t{1} << 20;
 constexpr uint64_t kStateShare = 128;
 // ... but keeps at least kMinLanes lanes in chunks of kMinLanes * kMinLaneSymbols symbols.
 constexpr uint32_t kMinLanes = 8;
-constexpr uint64_t kMinLaneSymbols = 256;
+constexpr uint64_t kMinLaneSymbols = 4096;
 
 uint32_t load_u32le(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
@@ -243,9 +243,9 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
 
   // K contexts: the rows of the K - 1 most frequent previous bytes, then the rest pooled.
   // A row's table is the same for every K that maps it, so it is planned once.
-  // A decoder builds M table entries per context: keep that below twice the symbol count.
+  // A decoder builds M table entries per context: at most 16 per symbol.
   const int max_contexts = static_cast<int>(
-      std::min<uint64_t>({n / (kScale / 2) + 1, static_cast<uint64_t>(usable) + 1, kAnsMaxContexts}));
+      std::min<uint64_t>({n / 256 + 1, static_cast<uint64_t>(usable) + 1, kAnsMaxContexts}));
   std::vector<ContextTable> rows;
   std::vector<uint64_t> row_costs;
   Histogram rest = order0;  // pooled counts of the previous bytes not mapped yet
@@ -718,6 +718,39 @@ inline bool decode_step_checked(const uint32_t* entries, const T* sym, uint32_t&
   return true;
 }
 
+// Steps 0, 1, ... of LANES lanes while a whole step's words (at most one per lane) lie
+// before `end`; returns the first step not done. The word is loaded unconditionally and kept
+// only by lanes that need it (no branch).
+template <int LANES, class T>
+uint64_t unchecked_steps(const uint32_t* entries, const T* sym, uint32_t* xs, uint32_t* contexts, T* const* dst,
+                         const uint8_t*& w, const uint8_t* end, uint64_t q) {
+  uint32_t x[LANES], c[LANES];
+  for (int l = 0; l < LANES; ++l) {
+    x[l] = xs[l];
+    c[l] = contexts[l];
+  }
+  const uint8_t* p = w;
+  uint64_t t = 0;
+  for (; t < q && end - p >= 2 * LANES; ++t) {
+#pragma GCC unroll 32
+    for (int l = 0; l < LANES; ++l) {
+      const uint32_t i = rans_decode_index(c[l], x[l]);
+      const uint32_t e = entries[i];
+      dst[l][t] = sym[i];
+      c[l] = rans_entry_next_context(e);
+      uint32_t consumed = 0;
+      x[l] = rans_decode_refill(rans_decode_advance(x[l], e), load_u16le(p), consumed);
+      p += consumed;
+    }
+  }
+  for (int l = 0; l < LANES; ++l) {
+    xs[l] = x[l];
+    contexts[l] = c[l];
+  }
+  w = p;
+  return t;
+}
+
 // Decodes the m symbols of chunk k of a rANS plane; symbol t of lane l goes to
 // out[lane begin + t] as sym[entry index]: the plane byte (T = uint8_t), or the whole
 // 16-bit symbol when the other plane is common (T = uint16_t). True iff every word is
@@ -738,7 +771,16 @@ bool decode_chunk(const PlaneView& pv, const T* sym, std::span<const uint8_t> in
   }
   const uint32_t* const entries = pv.entries.data();
   const uint8_t* w = begin + 4 * lanes;
-  for (uint64_t t = 0; t < q; ++t) {
+  // Steps whose words surely lie in the chunk run without checks; a lane count known at
+  // compile time lets the states live in registers.
+  uint64_t t = 0;
+  switch (lanes) {
+    case 8: t = unchecked_steps<8>(entries, sym, x, context, dst, w, end, q); break;
+    case 16: t = unchecked_steps<16>(entries, sym, x, context, dst, w, end, q); break;
+    case 32: t = unchecked_steps<32>(entries, sym, x, context, dst, w, end, q); break;
+    default: break;
+  }
+  for (; t < q; ++t) {
     if (static_cast<uint64_t>(end - w) >= 2 * uint64_t{lanes}) {
       // A step takes at most one word per lane: no bounds checks needed. The word is
       // loaded unconditionally and kept only by lanes that need it (no branch).
