@@ -393,7 +393,8 @@ TEST(Ans, SparsePlanesRoundTripAndStaySmall) {
 
 TEST(Ans, LaneCountsFollowTheDataAndBytesNotTheThreads) {
   // Nearly constant, run-structured and spread data at sizes around lane and chunk
-  // boundaries: the encoder picks 1 to 32 lanes and 1 to 16 contexts per plane.
+  // boundaries: the encoder picks 1 to 8 lanes (up to 32 when asked: the format's limit)
+  // and 1 to 16 contexts per plane.
   for (const uint64_t n : {uint64_t{2}, uint64_t{255}, uint64_t{256}, uint64_t{2047}, uint64_t{2049},
                            uint64_t{8191}, kChunk - 3, kChunk + 7, 2 * kChunk + 4097}) {
     SCOPED_TRACE(n);
@@ -402,13 +403,17 @@ TEST(Ans, LaneCountsFollowTheDataAndBytesNotTheThreads) {
     for (uint64_t k = 0; k < n / 50 + 1; ++k) nearly_constant[rng() % n] = static_cast<uint16_t>(32768 + rng() % 5);
     for (const auto& v : {nearly_constant, id_runs(n, 6, 23), geometric_codes(n, 0.05, 24)}) {
       for (const uint16_t center : kCenters) {
-        const std::vector<uint8_t> one = encode(v, center, 1);
-        EXPECT_EQ(encode(v, center, 3), one);
-        for (const int threads : {1, 2}) {
-          std::vector<uint16_t> decoded(v.size());
-          const Status st = ans_decode(one, center, decoded, threads);
-          ASSERT_TRUE(st.ok()) << st.to_string();
-          ASSERT_EQ(decoded, v);
+        for (const uint32_t max_lanes : {kAnsEncoderMaxLanes, uint32_t{16}, uint32_t{32}}) {
+          std::vector<uint8_t> one, three;
+          ASSERT_TRUE(ans_encode(v, center, one, 1, max_lanes).ok());
+          ASSERT_TRUE(ans_encode(v, center, three, 3, max_lanes).ok());
+          EXPECT_EQ(three, one);
+          for (const int threads : {1, 2}) {
+            std::vector<uint16_t> decoded(v.size());
+            const Status st = ans_decode(one, center, decoded, threads);
+            ASSERT_TRUE(st.ok()) << st.to_string() << " max_lanes=" << max_lanes;
+            ASSERT_EQ(decoded, v) << "max_lanes=" << max_lanes;
+          }
         }
       }
     }

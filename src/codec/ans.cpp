@@ -36,6 +36,9 @@ constexpr uint64_t kParallelHistogramMin = uint64_t{1} << 20;
 // The encoder keeps the lane states of a chunk below 1/16 of its estimated coded size.
 constexpr uint64_t kStateShare = 128;
 // ... but keeps at least kMinLanes lanes in chunks of kMinLanes * kMinLaneSymbols symbols.
+// By default it writes at most kAnsEncoderMaxLanes = 8 (the format allows 32): on the CPU
+// eight states fit the registers and keep the decoder's dependency chains busy, where 32
+// spill to memory and run at half the speed; a GPU warp decodes four such chunks side by side.
 constexpr uint32_t kMinLanes = 8;
 constexpr uint64_t kMinLaneSymbols = 4096;
 
@@ -185,16 +188,16 @@ struct PlanePlan {
 };
 
 // Lanes for a plane whose chunks hold `chunk_symbols` symbols (the first chunk's count) and
-// code to about `chunk_bytes` bytes: the most (a power of two up to 32) whose states stay
+// code to about `chunk_bytes` bytes: the most (a power of two up to 8) whose states stay
 // within 1/kStateShare of that, but at least kMinLanes when every lane gets kMinLaneSymbols
 // or more: a nearly constant plane costs few bytes yet as many decoding steps as any
 // other, and one lane would make them one long dependency chain.
-uint32_t choose_lanes(uint64_t chunk_bytes, uint64_t chunk_symbols) {
-  uint32_t lanes = kMaxLanes;
+uint32_t choose_lanes(uint64_t chunk_bytes, uint64_t chunk_symbols, uint32_t max_lanes) {
+  uint32_t lanes = max_lanes;
   while (lanes > 1 && 4 * uint64_t{lanes} * kStateShare > chunk_bytes) lanes /= 2;
   uint32_t floor_lanes = kMinLanes;
   while (floor_lanes > 1 && uint64_t{floor_lanes} * kMinLaneSymbols > chunk_symbols) floor_lanes /= 2;
-  return std::max(lanes, floor_lanes);
+  return std::min(std::max(lanes, floor_lanes), max_lanes);
 }
 
 // Histograms of the contexts of a map, from the pair counts.
@@ -210,7 +213,7 @@ std::vector<Histogram> context_histograms(const PairHistogram& pairs, const Cont
 // Chooses the lanes, the context map and the tables of a non-constant plane from its pair
 // counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
 // fewer contexts and smaller byte values.
-PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
+PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes) {
   PlanePlan plan;
   Histogram order0{}, as_prev{};
   for (int prev = 0; prev < 256; ++prev) {
@@ -232,7 +235,7 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
   const ContextTable t0 = plan_table(order0);
   const uint64_t cost0 = table_cost(order0, t0);
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
-  plan.lanes = choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk));
+  plan.lanes = choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk), max_lanes);
 
   // Candidate maps: the most frequent previous bytes first.
   std::array<int, 256> order{};
@@ -248,8 +251,9 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
       std::min<uint64_t>({n / 256 + 1, static_cast<uint64_t>(usable) + 1, kAnsMaxContexts}));
   std::vector<ContextTable> rows;
   std::vector<uint64_t> row_costs;
-  Histogram rest = order0;  // pooled counts of the previous bytes not mapped yet
-  uint64_t best_cost = 0;
+  std::vector<Histogram> rests;  // rests[k - 1]: the pooled context of K = k
+  std::vector<uint64_t> costs;   // costs[k - 1]
+  Histogram rest = order0;       // pooled counts of the previous bytes not mapped yet
   for (int k = 1; k <= max_contexts; ++k) {
     if (k > 1) {
       const size_t row = static_cast<size_t>(order[k - 2]) * 256;
@@ -261,18 +265,22 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
       rows.push_back(plan_table(h));
       row_costs.push_back(table_cost(h, rows.back()));
     }
-    ContextTable pooled = plan_table(rest);
-    uint64_t cost = static_cast<uint64_t>(1 + k) * (8u << 8) + table_cost(rest, pooled);  // K and the map
+    uint64_t cost = static_cast<uint64_t>(1 + k) * (8u << 8) + table_cost(rest, plan_table(rest));  // K and the map
     for (const uint64_t c : row_costs) cost += c;
-    if (k == 1 || cost < best_cost) {
-      best_cost = cost;
-      plan.contexts.count = k;
-      for (int c = 0; c + 1 < k; ++c) plan.contexts.map[c] = static_cast<uint8_t>(order[c]);
-      plan.contexts.finish();
-      plan.tables = rows;
-      plan.tables.push_back(std::move(pooled));
-    }
+    rests.push_back(rest);
+    costs.push_back(cost);
   }
+  // The fewest contexts within 1/256 of the least cost: on data without order-1 structure
+  // more tables would win a few bytes from sampling noise and cost decoding speed (their
+  // tables leave the first-level cache).
+  const uint64_t least = *std::min_element(costs.begin(), costs.end());
+  int k = 1;
+  while (costs[k - 1] > least + least / 256) ++k;
+  plan.contexts.count = k;
+  for (int c = 0; c + 1 < k; ++c) plan.contexts.map[c] = static_cast<uint8_t>(order[c]);
+  plan.contexts.finish();
+  plan.tables.assign(rows.begin(), rows.begin() + (k - 1));
+  plan.tables.push_back(plan_table(rests[k - 1]));
   return plan;
 }
 
@@ -438,8 +446,10 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
   }
 }
 
-Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads) {
+Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads,
+                  uint32_t max_lanes) {
   threads = std::max(threads, 1);
+  if (max_lanes < 1 || max_lanes > kMaxLanes) return invalid_argument("ans: max_lanes must be in [1, 32]");
   const uint64_t n = symbols.size();
   if (n >= kMaxSymbols) return invalid_argument("ans: too many symbols");
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
@@ -481,7 +491,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   for (int p = 0; p < 2; ++p) {
     // Lane starts: the lanes follow from the order-0 estimate, which lane starts do not
     // change; then their previous byte becomes 0 in the pair counts.
-    PlanePlan first = plan_plane(pairs[p], n, chunk);
+    PlanePlan first = plan_plane(pairs[p], n, chunk, max_lanes);
     if (first.mode == kPlaneConstant) {
       plans[p] = std::move(first);
       continue;
@@ -496,7 +506,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
         ++pairs[p][cur];
       }
     }
-    plans[p] = plan_plane(pairs[p], n, chunk);  // same lanes: the order-0 counts are unchanged
+    plans[p] = plan_plane(pairs[p], n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
     // A plane of rare exceptions to one byte is cheaper, and far faster to decode, as a list.
     Histogram order0{};
     for (size_t i = 0; i < pairs[p].size(); ++i) order0[i & 0xFF] += pairs[p][i];
@@ -732,14 +742,21 @@ uint64_t unchecked_steps(const uint32_t* entries, const T* sym, uint32_t* xs, ui
   const uint8_t* p = w;
   uint64_t t = 0;
   for (; t < q && end - p >= 2 * LANES; ++t) {
+    // First every lane's symbol and new state (independent of each other), then the refills,
+    // whose only serial part is the word pointer: no lane waits for another lane's table
+    // lookup before its own.
 #pragma GCC unroll 32
     for (int l = 0; l < LANES; ++l) {
       const uint32_t i = rans_decode_index(c[l], x[l]);
       const uint32_t e = entries[i];
       dst[l][t] = sym[i];
       c[l] = rans_entry_next_context(e);
+      x[l] = rans_decode_advance(x[l], e);
+    }
+#pragma GCC unroll 32
+    for (int l = 0; l < LANES; ++l) {
       uint32_t consumed = 0;
-      x[l] = rans_decode_refill(rans_decode_advance(x[l], e), load_u16le(p), consumed);
+      x[l] = rans_decode_refill(x[l], load_u16le(p), consumed);
       p += consumed;
     }
   }

@@ -25,6 +25,8 @@ namespace factz::detail {
 inline constexpr int kAnsChunkLog2 = 16;
 /// Blob format version written in byte 0.
 inline constexpr uint8_t kAnsVersion = 2;
+/// Most states per chunk the encoder writes by default (the format allows 32).
+inline constexpr uint32_t kAnsEncoderMaxLanes = 8;
 /// Most contexts (frequency tables selected by the previous byte of a lane) per plane.
 inline constexpr int kAnsMaxContexts = 16;
 /// The center for quantization codes (symbols around 2^15); small id streams use 0.
@@ -42,7 +44,10 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
 ///   same value. kAnsCodeCenter for quantization codes, 0 for small id streams.
 /// threads: OpenMP threads to use (values below 1 mean 1); the bytes do not depend on it.
 /// Returns invalid_argument for 2^48 or more symbols.
-Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads);
+/// max_lanes: most states per chunk, 1..32 (default 8, see docs/codec.md; tests use more to
+///   exercise the decoder's 16- and 32-lane paths).
+Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads,
+                  uint32_t max_lanes = kAnsEncoderMaxLanes);
 
 /// Decodes exactly symbols.size() symbols from the blob `in`, which must have been written
 /// for that many symbols and the same center. Corrupted, truncated or random input returns
