@@ -228,6 +228,16 @@ void bound_of(const Args& a, factz::BoundMode& mode, double& bound) {
   if (!factz::cli::to_double(m[1], bound) || bound < 0) fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
 }
 
+/// `--coder ans|huffman` (default ans) and `--zstd|--no-zstd` (default on), for every field kind.
+void coder_of(const Args& a, factz::Coder& coder, bool& zstd) {
+  const std::string name = a.get("--coder", "ans");
+  if (name == "huffman") coder = factz::Coder::huffman;
+  else if (name == "ans") coder = factz::Coder::ans;
+  else fail("--coder must be ans or huffman, got '" + name + "'", 2);
+  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
+  zstd = !a.has("--no-zstd");
+}
+
 bool scalar_compress_request(const Args& a) {
   return a.has("-3") || a.has("--scalar") || a.has("--persistence") || a.get("--mode") == "contour-tree";
 }
@@ -249,12 +259,7 @@ int run_compress_scalar(const Args& a) {
   if (a.has("--persistence") && o.mode != factz::ScalarMode::contour_tree)
     fail("--persistence applies to --mode contour-tree only", 2);
   o.persistence = factz::cli::persistence_of(a);
-  const std::string coder = a.get("--coder", "ans");
-  if (coder == "huffman") o.coder = factz::Coder::huffman;
-  else if (coder == "ans") o.coder = factz::Coder::ans;
-  else fail("--coder must be ans or huffman, got '" + coder + "'", 2);
-  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
-  o.zstd = !a.has("--no-zstd");
+  coder_of(a, o.coder, o.zstd);
   const auto field = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
   factz::ScalarCompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
@@ -293,13 +298,7 @@ int run_compress(const Args& a) {
   factz::Options o;
   factz::Exec e = exec_of(a, &o.policy);
   o.threads = e.threads;
-  if (a.has("-M")) {
-    const auto& m = a.all("-M").back();
-    if (m[0] == "ABS" || m[0] == "abs") o.bound_mode = factz::BoundMode::abs;
-    else if (m[0] == "REL" || m[0] == "rel") o.bound_mode = factz::BoundMode::rel;
-    else fail("-M must be ABS or REL, got '" + m[0] + "'", 2);
-    if (!factz::cli::to_double(m[1], o.bound) || o.bound < 0) fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
-  }
+  bound_of(a, o.bound_mode, o.bound);
   const std::string mode = a.get("--mode", "speculative");
   if (mode == "block") o.mode = factz::Mode::block;
   else if (mode == "none") o.mode = factz::Mode::none;
@@ -312,12 +311,7 @@ int run_compress(const Args& a) {
       fail("--anchor-stride must be a power of two in [2, 4096], got '" + a.get("--anchor-stride") + "'", 2);
     o.anchor_stride = s;
   }
-  const std::string coder = a.get("--coder", "ans");
-  if (coder == "huffman") o.coder = factz::Coder::huffman;
-  else if (coder == "ans") o.coder = factz::Coder::ans;
-  else fail("--coder must be ans or huffman, got '" + coder + "'", 2);
-  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
-  o.zstd = !a.has("--no-zstd");
+  coder_of(a, o.coder, o.zstd);
   const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
