@@ -36,3 +36,25 @@ __global__ void speculation_compiles(const float* u, const float* v, float* cur_
   cur_v[y * nx + x] = s.recon_v;
   id[y * nx + x] = s.id;
 }
+
+// One rANS decoding step per lane of a chunk with contexts, as a GPU warp would run it
+// (docs/codec.md): the lane's segment, the entry of its state in its context's table, the
+// advance and the refill; plus the encoder's step.
+__global__ void rans_lanes_compile(const uint32_t* entries, const uint16_t* sym, const uint16_t* words,
+                                   uint32_t* states, uint32_t* contexts, uint16_t* out, uint64_t m,
+                                   uint32_t lanes) {
+  const uint32_t l = threadIdx.x;
+  if (l >= lanes) return;
+  const uint64_t begin = factz::detail::rans_lane_begin(m, lanes, l);
+  uint32_t x = states[l];
+  const uint32_t i = factz::detail::rans_decode_index(contexts[l], x);
+  const uint32_t e = entries[i];
+  out[begin] = sym[i];
+  contexts[l] = factz::detail::rans_entry_next_context(e);
+  uint32_t consumed = 0;
+  x = factz::detail::rans_decode_refill(factz::detail::rans_decode_advance(x, e), words[l], consumed);
+  const factz::detail::RansEncodeSymbol s = factz::detail::rans_encode_symbol(0, 7);
+  uint16_t word = 0;
+  (void)factz::detail::rans_encode_renorm(x, s, word);
+  states[l] = factz::detail::rans_encode_put(x, s) + consumed + word;
+}
