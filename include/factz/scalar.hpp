@@ -1,6 +1,6 @@
 // FaCTz public C++ API for scalar fields on 2D and 3D regular grids: mode `none` (pointwise
 // bound only) and mode `contour_tree` (TopoSZ: the contour tree simplified at a persistence
-// threshold is preserved exactly). Streams are FaCTz container v1 with one component.
+// threshold is preserved exactly). Streams are FaCTz container v2 with one component (docs/format.md).
 #pragma once
 
 #include <cstdint>
