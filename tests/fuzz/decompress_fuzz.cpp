@@ -17,6 +17,9 @@
 
 #include "factz/factz.hpp"
 #include "format/crc32.hpp"
+#ifdef FACTZ_FUZZ_SCALAR
+#include "factz/scalar.hpp"
+#endif
 
 namespace {
 
@@ -60,7 +63,27 @@ void reseal(std::vector<uint8_t>& s) {
   put_le(s, 60, crc(s, 0, 60), 4);
 }
 
+#ifdef FACTZ_FUZZ_SCALAR
+// The scalar decoder on the same bytes: a verdict of its own, never a crash; a vector stream
+// given to it is a caller error (invalid_argument), anything else untrusted is corrupt or
+// of another version.
+void check_scalar(std::span<const uint8_t> in) {
+  auto r = factz::decompress_scalar(in, factz::DecompressOptions{factz::Policy::serial, 1});
+  if (r.ok()) {
+    const auto& f = r.value();
+    if (f.nx <= 0 || f.ny <= 0 || f.nz <= 0 || f.values.size() != uint64_t(f.size())) __builtin_trap();
+  } else if (r.status().code() != factz::Code::corrupt_stream &&
+             r.status().code() != factz::Code::unsupported_version &&
+             r.status().code() != factz::Code::invalid_argument) {
+    __builtin_trap();
+  }
+}
+#endif
+
 void check(std::span<const uint8_t> in) {
+#ifdef FACTZ_FUZZ_SCALAR
+  check_scalar(in);
+#endif
   const factz::DecompressOptions serial{factz::Policy::serial, 1};
   auto dims = factz::stream_dims(in);
   if (!dims.ok()) {
