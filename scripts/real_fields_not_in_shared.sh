@@ -12,22 +12,8 @@
 # where the file stores x slowest (NCEP grid 6), which is transposed so x is fastest.
 set -euo pipefail
 
-if [[ $# -ne 1 ]]; then
-  echo "usage: $0 OUT_DIR" >&2
-  exit 2
-fi
-out_dir=$1
-mkdir -p "$out_dir"
-
-need=()
-dpkg -s libncarg-data >/dev/null 2>&1 || need+=(libncarg-data)
-dpkg -s python3-netcdf4 >/dev/null 2>&1 || need+=(python3-netcdf4)
-if [[ ${#need[@]} -gt 0 ]]; then
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"
-fi
-
-version=$(dpkg-query -W -f='${Version}' libncarg-data)
+source "$(dirname "$0")/lib/ncl_data.sh"
+ncl_setup "$0" "$@"
 # The Debian python (where apt installs netCDF4), not whatever python3 is first on PATH.
 /usr/bin/python3 - "$out_dir" "$version" <<'PY'
 import os

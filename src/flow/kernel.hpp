@@ -125,13 +125,9 @@ inline double kernel_rho(int dim, const double* x, const double* y, const double
   return rho;
 }
 
-/// phi[i * 3 + j] = Phi_ij(x, y). Returns false (phi untouched) when outside the support.
-inline bool kernel_block(int dim, std::span<const KernelTerm> kernel, const double* periods,
-                         double support, const double* x, const double* y, double* phi) {
-  const AxisTerms a = axis_terms(dim, x, y, periods);
-  if (!(a.rho < support)) return false;
-  double d1, d2, d3;
-  psi_derivs(kernel, a.rho, d1, d2, d3);
+/// Phi from the axis terms and the radial derivatives: the Hessian of psi minus its trace on
+/// the diagonal, phi[i * 3 + j].
+inline void fill_phi(int dim, const AxisTerms& a, double d1, double d2, double* phi) {
   double h[3][3];
   double tr = 0;
   for (int i = 0; i < dim; ++i) {
@@ -141,6 +137,16 @@ inline bool kernel_block(int dim, std::span<const KernelTerm> kernel, const doub
   }
   for (int i = 0; i < dim; ++i)
     for (int j = 0; j < dim; ++j) phi[i * 3 + j] = h[i][j] - (i == j ? tr : 0.0);
+}
+
+/// phi[i * 3 + j] = Phi_ij(x, y). Returns false (phi untouched) when outside the support.
+inline bool kernel_block(int dim, std::span<const KernelTerm> kernel, const double* periods,
+                         double support, const double* x, const double* y, double* phi) {
+  const AxisTerms a = axis_terms(dim, x, y, periods);
+  if (!(a.rho < support)) return false;
+  double d1, d2, d3;
+  psi_derivs(kernel, a.rho, d1, d2, d3);
+  fill_phi(dim, a, d1, d2, phi);
   return true;
 }
 
@@ -152,15 +158,7 @@ inline bool kernel_block_grad(int dim, std::span<const KernelTerm> kernel, const
   if (!(a.rho < support)) return false;
   double d1, d2, d3;
   psi_derivs(kernel, a.rho, d1, d2, d3);
-  double h[3][3];
-  double tr = 0;
-  for (int i = 0; i < dim; ++i) {
-    for (int j = 0; j < dim; ++j) h[i][j] = d2 * a.p1[i] * a.p1[j];
-    h[i][i] += d1 * a.p2[i];
-    tr += h[i][i];
-  }
-  for (int i = 0; i < dim; ++i)
-    for (int j = 0; j < dim; ++j) phi[i * 3 + j] = h[i][j] - (i == j ? tr : 0.0);
+  fill_phi(dim, a, d1, d2, phi);
   double dh[3][3][3];
   for (int i = 0; i < dim; ++i)
     for (int j = 0; j < dim; ++j)
