@@ -457,7 +457,8 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
 
   // The two planes, then their pair counts (summed over parts: exact for any schedule).
   std::vector<uint8_t> planes_bytes;
-  std::vector<PairHistogram> pairs(2, PairHistogram(256 * 256, 0));
+  std::vector<PairHistogram> pairs(2);
+  for (auto& h : pairs) h.assign(256 * 256, 0);
   try {
     planes_bytes.resize(2 * n);
   } catch (const std::bad_alloc&) {
@@ -465,21 +466,24 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   }
   uint8_t* const plane_data[2] = {planes_bytes.data(), planes_bytes.data() + n};
   {
+    // With one part the counts go straight into the plane histograms: on small inputs
+    // fresh pages for partial copies cost more than the counting itself.
     const int parts = n < kParallelHistogramMin ? 1 : static_cast<int>(std::min<int64_t>(threads, n_chunks));
-    std::vector<uint64_t> partial(static_cast<size_t>(parts) * 2 * 65536, 0);
+    std::vector<uint64_t> partial(parts > 1 ? static_cast<size_t>(parts) * 2 * 65536 : 0, 0);
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int p = 0; p < parts; ++p) {
-      uint64_t* counts = partial.data() + static_cast<size_t>(p) * 2 * 65536;
+      uint64_t* counts_lo = parts > 1 ? partial.data() + static_cast<size_t>(p) * 2 * 65536 : pairs[0].data();
+      uint64_t* counts_hi = parts > 1 ? counts_lo + 65536 : pairs[1].data();
       const int64_t k0 = static_cast<int64_t>(part_begin(n_chunks, parts, p));
       const int64_t k1 = static_cast<int64_t>(part_begin(n_chunks, parts, p + 1));
       for (int64_t k = k0; k < k1; ++k) {
         const uint64_t first = k * chunk, m = std::min(n - first, chunk);
         split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
-        count_pairs(plane_data[0] + first, m, counts);
-        count_pairs(plane_data[1] + first, m, counts + 65536);
+        count_pairs(plane_data[0] + first, m, counts_lo);
+        count_pairs(plane_data[1] + first, m, counts_hi);
       }
     }
-    for (int p = 0; p < parts; ++p) {
+    for (int p = 0; p < (parts > 1 ? parts : 0); ++p) {
       const uint64_t* counts = partial.data() + static_cast<size_t>(p) * 2 * 65536;
       for (int q = 0; q < 2; ++q) {
         for (size_t i = 0; i < 65536; ++i) pairs[q][i] += counts[static_cast<size_t>(q) * 65536 + i];
