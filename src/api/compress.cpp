@@ -106,11 +106,12 @@ class Laps {
 };
 
 /// Modes none and block: frontend, tiled backbone, Huffman.
-Status tiled_sections(const VectorField2D& field, Mode mode, detail::EntropyCoder coder, float eb, int threads,
+Status tiled_sections(const VectorField2D& field, Mode mode, uint8_t exact_edges, detail::EntropyCoder coder, float eb,
+                      int threads,
                       Laps& lap, Stages& stages, std::vector<Section>& sections, CompressStats& st) {
   detail::FrontendResult fr;
-  if (mode == Mode::none) detail::run_none(field, eb, threads, fr);
-  else detail::run_block(field, eb, threads, fr);
+  if (mode == Mode::none) detail::run_none(field, eb, threads, fr, exact_edges);
+  else detail::run_block(field, eb, threads, fr, exact_edges);
   lap("frontend");
   for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
   const detail::TileLayout L(field.nx, field.ny);
@@ -149,6 +150,8 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
   const auto coder = detail::EntropyCoder(o.coder);
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  if (o.exact_edges > 15)
+    return invalid_argument("exact_edges takes the bits 1, 2, 4 and 8 (EdgeBits), got " + std::to_string(o.exact_edges));
   const int64_t s0 = o.anchor_stride;
   if (o.mode == Mode::speculative && (s0 < 2 || s0 > detail::kMaxAnchorStride || (s0 & (s0 - 1)) != 0))
     return invalid_argument("anchor stride must be a power of two in [2, 4096], got " + std::to_string(s0));
@@ -162,13 +165,13 @@ Result<std::vector<uint8_t>> compress_impl(const VectorField2D& field, const Opt
   std::vector<Section> sections;
   if (o.mode == Mode::speculative) {
     detail::SpeculativeResult sr;
-    detail::run_speculative(field, eb, s0, threads, true, sr);
+    detail::run_speculative(field, eb, s0, threads, true, sr, o.exact_edges);
     lap("frontend");
     FACTZ_RETURN_IF_ERROR(detail::speculative_sections(field, s0, sr, coder, threads, sections));
     lap("entropy");
     st.exact_vertices = sr.exact_vertices;
   } else {
-    FACTZ_RETURN_IF_ERROR(tiled_sections(field, o.mode, coder, eb, threads, lap, stages, sections, st));
+    FACTZ_RETURN_IF_ERROR(tiled_sections(field, o.mode, o.exact_edges, coder, eb, threads, lap, stages, sections, st));
   }
   for (auto& sec : sections) sec.zstd = o.zstd && sec.id != detail::kSectionMeta;
   detail::Header h;

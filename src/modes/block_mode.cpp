@@ -128,13 +128,32 @@ float capped_safe_bound(const float u[3], const float v[3], float eb) {
 
 }  // namespace
 
-void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges) {
   const TileLayout L(f.nx, f.ny);
   quantize_plane(f.u, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.u);
   quantize_plane(f.v, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.v);
+  force_exact_edges(f, exact_edges, out);
 }
 
-void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out) {
+void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& out) {
+  if (!edges) return;
+  auto force = [&](int64_t k) {
+    const bool same = std::bit_cast<uint32_t>(out.u.recon[k]) == std::bit_cast<uint32_t>(f.u[size_t(k)]) &&
+                      std::bit_cast<uint32_t>(out.v.recon[k]) == std::bit_cast<uint32_t>(f.v[size_t(k)]);
+    if (same) return;
+    out.u.exact[k] = out.v.exact[k] = 1;
+    out.u.recon[k] = f.u[size_t(k)];
+    out.v.recon[k] = f.v[size_t(k)];
+  };
+  for (int64_t y = 0; y < f.ny; ++y)
+    for (int64_t x = 0; x < f.nx; ++x) {
+      if (on_exact_edge(x, y, f.nx, f.ny, edges)) force(y * f.nx + x);
+      // Interior rows hold at most two edge vertices: jump from the first column to the last.
+      if (x == 0 && y > 0 && y < f.ny - 1 && f.nx > 2) x = f.nx - 2;
+    }
+}
+
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -196,6 +215,7 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   lap("tile_ids");
   quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u);
   quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v);
+  force_exact_edges(f, exact_edges, out);
   lap("quantize");
   // 5. The exact check on what the decoder will see, with repair.
   repair_signatures(f, cp_free.data(), threads, out);

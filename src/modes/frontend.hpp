@@ -20,12 +20,26 @@ struct FrontendResult {
   std::vector<std::pair<std::string, double>> stage_seconds;  ///< wall time per step
 };
 
-/// Mode none: one uniform bound eb everywhere (eb == 0: every tile exact).
-void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out);
+/// Mode none: one uniform bound eb everywhere (eb == 0: every tile exact). exact_edges
+/// (EdgeBits): outer rows/columns whose vertices are stored exactly (force_exact_edges).
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0);
 
 /// Mode block (FaCTz-B): safe bounds per triangle, per vertex, per tile; then the exact
 /// signature check with repair until every triangle keeps its signature.
-void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out);
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0);
+
+/// Whether vertex (x, y) lies on one of the outer rows/columns named by `edges` (EdgeBits:
+/// 1 x = 0, 2 x = nx - 1, 4 y = 0, 8 y = ny - 1).
+inline bool on_exact_edge(int64_t x, int64_t y, int64_t nx, int64_t ny, uint8_t edges) {
+  return ((edges & 1) && x == 0) || ((edges & 2) && x == nx - 1) || ((edges & 4) && y == 0) ||
+         ((edges & 8) && y == ny - 1);
+}
+
+/// Stores the vertices of the named edges exactly in both planes, unless the
+/// reconstruction already equals the original bit for bit (then the decoder reproduces it
+/// whatever the tile's bound). Exact vertices keep their quantized integer for prediction,
+/// so no other vertex's reconstruction changes.
+void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& out);
 
 /// The exact check with repair shared by frontends: vertices of every triangle whose
 /// signature on (u.recon, v.recon) differs from its signature on the original field

@@ -1,11 +1,13 @@
 #include "modes/speculative_mode.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "codec/coder.hpp"
 #include "util/byte_io.hpp"
 #include "kernels/speculation.hpp"
+#include "modes/frontend.hpp"
 #include "modes/tiled_quantizer.hpp"
 
 namespace factz::detail {
@@ -20,7 +22,8 @@ void for_each_phase(int64_t anchor_stride, F&& f) {
 
 }  // namespace
 
-void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out) {
+void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
+                     uint8_t exact_edges) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cw = g.nx - 1;
   out.recon_u.resize(size_t(n));
@@ -52,6 +55,13 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * g.nx + x;
+      if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
+        // Kept as is (the current state already holds the original); a +0, +0 vector takes
+        // the zero-vector id, which reproduces exactly those bits.
+        const bool zero = std::bit_cast<uint32_t>(cur_u[k]) == 0 && std::bit_cast<uint32_t>(cur_v[k]) == 0;
+        out.id[size_t(k)] = uint8_t(zero ? kZeroVectorId : 0);
+        continue;
+      }
       const Speculation sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
                                               sig.data(), bound, kRadius, check);
       // The commit is the first write-back: targets of a phase share no triangle.

@@ -31,9 +31,11 @@ struct SpeculativeResult {
 };
 
 /// Runs the schedule. `check` false skips the signature verification (tests only: it
-/// shows that the check is what keeps the critical points).
+/// shows that the check is what keeps the critical points). Vertices on the outer
+/// rows/columns named by exact_edges (EdgeBits) are not speculated: they keep their
+/// original value (id 0, or the zero-vector id for +0, +0).
 void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, int threads, bool check,
-                     SpeculativeResult& out);
+                     SpeculativeResult& out, uint8_t exact_edges = 0);
 
 /// Serializes a result into container sections (meta, bound ids, codes, exact values).
 Status speculative_sections(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,

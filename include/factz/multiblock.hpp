@@ -1,0 +1,120 @@
+// Domain-decomposed compression (docs/multiblock.md): a global nx x ny grid split into
+// px x py rectangular blocks that share their boundary rows and columns. Shared boundary
+// vertices are stored exactly by both blocks, so every triangle of the global mesh lies in
+// exactly one block and sees the same values there as in the global field: the per-block
+// guarantees add up to the global one. Each block is an ordinary FaCTz stream; a
+// multi-block file ("FZMB") puts an index (global offsets, sizes, byte ranges) in front of
+// them, so one process or many can read it and any block decodes alone.
+//
+// Nothing here needs MPI: the MPI driver (src/mpi) only distributes the blocks of this
+// layout over ranks; the bytes of every block, and of the file, do not depend on how many
+// ranks wrote them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "factz/factz.hpp"
+
+namespace factz {
+
+/// Bits of Options::exact_edges: which outer rows/columns of a field are stored exactly.
+enum EdgeBits : uint8_t {
+  kEdgeXMin = 1,  ///< column x = 0
+  kEdgeXMax = 2,  ///< column x = nx - 1
+  kEdgeYMin = 4,  ///< row y = 0
+  kEdgeYMax = 8,  ///< row y = ny - 1
+  kEdgeAll = 15,
+};
+
+/// Vertices [x0, x0 + nx) x [y0, y0 + ny) of the global grid.
+struct BlockExtent {
+  int64_t x0 = 0, y0 = 0, nx = 0, ny = 0;
+};
+
+/// px x py blocks; block b = by * px + bx covers the bx-th column band and by-th row band.
+/// Neighbouring blocks share one column (or row) of vertices.
+struct BlockLayout {
+  int64_t nx = 0, ny = 0;
+  int px = 0, py = 0;
+  std::vector<BlockExtent> blocks;  ///< px * py, in block order
+
+  int count() const { return px * py; }
+  /// The edges of block b that are shared with a neighbour (EdgeBits).
+  uint8_t shared_edges(int b) const;
+};
+
+/// Splits the (nx - 1) cells along x as evenly as possible into px bands (the first
+/// (nx - 1) % px bands take one more), the same along y. Every block needs at least one
+/// cell along each axis it is split on: px <= nx - 1 when px > 1 (same for py).
+Result<BlockLayout> make_block_layout(int64_t nx, int64_t ny, int px, int py);
+
+/// The global extent's value range over both components {lo, hi}, for REL bounds that
+/// must be resolved over the global field (MPI reduces the per-rank ranges).
+struct ValueRange {
+  float lo = 0, hi = 0;
+  bool empty = true;
+};
+ValueRange value_range_of(const VectorField2D& f);
+ValueRange merge(ValueRange a, ValueRange b);
+/// The absolute bound compress() would use for the whole field: bound (ABS) or
+/// bound * (hi - lo) (REL); invalid_argument for a bad bound.
+Result<double> absolute_bound(const Options& o, ValueRange global);
+
+/// Copies block `e` out of a global field.
+VectorField2D extract_block(const VectorField2D& global, const BlockExtent& e);
+
+/// Compresses block b of `layout` whose values are `block` (extent-sized): ABS bound
+/// eb_abs (the global one, see absolute_bound) and the block's shared edges exact.
+Result<std::vector<uint8_t>> compress_block(const VectorField2D& block, const BlockLayout& layout, int b,
+                                            const Options& o, double eb_abs, CompressStats* stats = nullptr);
+
+/// The multi-block file ("FZMB", docs/format.md "Multi-block files"): header, index, then
+/// the block streams back to back in block order.
+struct MultiBlockIndex {
+  BlockLayout layout;
+  uint8_t bound_mode = 0;  ///< the user's bound as given (the blocks carry the absolute one)
+  double bound_value = 0;
+  struct Entry {
+    uint64_t offset = 0, length = 0;  ///< byte range of the block's stream in the file
+  };
+  std::vector<Entry> entries;  ///< one per block
+  uint64_t header_bytes = 0;   ///< where the first block starts
+  uint64_t file_bytes = 0;     ///< header_bytes + every length
+};
+
+/// Size of the header and index of a file with `blocks` blocks.
+uint64_t multiblock_header_size(int blocks);
+/// Header and index for blocks whose streams have the given lengths (in block order).
+std::vector<uint8_t> multiblock_header(const BlockLayout& layout, const Options& o,
+                                       std::span<const uint64_t> lengths);
+/// Whether bytes start with the multi-block magic.
+bool is_multiblock(std::span<const uint8_t> bytes);
+/// Parses and validates header + index (bytes may be just the first
+/// multiblock_header_size bytes, or the whole file). file_size, when known, must equal
+/// the end of the last block.
+Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> bytes, uint64_t file_size);
+
+/// One process, all blocks: the field split by layout (px, py), each block compressed as
+/// compress_block with the bound resolved over the whole field.
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& field, const Options& o, int px, int py,
+                                                 CompressStats* stats = nullptr);
+/// Decodes a whole multi-block file held in memory.
+Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d = {});
+
+/// Half-open window [x0, x1) x [y0, y1) of the global grid.
+struct Region {
+  int64_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+struct RegionStats {
+  int blocks_decoded = 0;
+  uint64_t bytes_read = 0;  ///< header + index + the decoded blocks' streams
+};
+/// Reads only the header, the index and the blocks that intersect the region from the
+/// file at `path`, and returns the region ((x1 - x0) x (y1 - y0)).
+Result<VectorField2D> decompress_region(const std::string& path, const Region& r, const DecompressOptions& d = {},
+                                        RegionStats* stats = nullptr);
+
+}  // namespace factz

@@ -1,0 +1,394 @@
+// Domain decomposition with shared, exactly stored block boundaries, and the multi-block
+// file (docs/multiblock.md, docs/format.md "Multi-block files").
+#include "factz/multiblock.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <new>
+
+#include "format/crc32.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz {
+namespace {
+
+constexpr uint8_t kMagic[4] = {'F', 'Z', 'M', 'B'};
+constexpr uint16_t kVersion = 1;
+constexpr uint64_t kFixedHeader = 48;  ///< magic .. header CRC
+constexpr uint64_t kEntryBytes = 48;   ///< x0, y0, nx, ny, offset, length
+/// At most this many blocks (a forged count must not size an allocation).
+constexpr int64_t kMaxBlocks = int64_t(1) << 20;
+/// Same limit as the container: nx * ny at most 2^40.
+constexpr uint64_t kMaxVertices = uint64_t(1) << 40;
+/// The smallest FaCTz stream: its 64-byte header.
+constexpr uint64_t kMinStream = 64;
+
+void put_f64(std::vector<uint8_t>& out, double x) { detail::put_le(out, std::bit_cast<uint64_t>(x), 8); }
+
+uint64_t get_le(std::span<const uint8_t> b, size_t at, int bytes) {
+  uint64_t x = 0;
+  for (int k = 0; k < bytes; ++k) x |= uint64_t(b[at + size_t(k)]) << (8 * k);
+  return x;
+}
+
+/// Columns [lo, hi) of band i that block i owns: its own vertices except the shared last
+/// column, which the next band owns. Every vertex has exactly one owner.
+int64_t owned_end(const BlockExtent& e, bool last_x) { return e.x0 + e.nx - (last_x ? 0 : 1); }
+int64_t owned_end_y(const BlockExtent& e, bool last_y) { return e.y0 + e.ny - (last_y ? 0 : 1); }
+
+/// Copies the part of decoded block `blk` (extent e) that lies in the window
+/// [wx0, wx1) x [wy0, wy1) into `out` (the window's field).
+void copy_window(const VectorField2D& blk, const BlockExtent& e, int64_t wx0, int64_t wy0, int64_t wx1, int64_t wy1,
+                 VectorField2D& out, int64_t ox, int64_t oy) {
+  for (int64_t y = wy0; y < wy1; ++y) {
+    const size_t src = size_t((y - e.y0) * e.nx + (wx0 - e.x0));
+    const size_t dst = size_t((y - oy) * out.nx + (wx0 - ox));
+    std::memcpy(out.u.data() + dst, blk.u.data() + src, size_t(wx1 - wx0) * sizeof(float));
+    std::memcpy(out.v.data() + dst, blk.v.data() + src, size_t(wx1 - wx0) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+uint8_t BlockLayout::shared_edges(int b) const {
+  const int bx = b % px, by = b / px;
+  uint8_t e = 0;
+  if (bx > 0) e |= kEdgeXMin;
+  if (bx < px - 1) e |= kEdgeXMax;
+  if (by > 0) e |= kEdgeYMin;
+  if (by < py - 1) e |= kEdgeYMax;
+  return e;
+}
+
+Result<BlockLayout> make_block_layout(int64_t nx, int64_t ny, int px, int py) {
+  if (nx < 1 || ny < 1) return invalid_argument("the grid must be at least 1 x 1");
+  if (uint64_t(nx) > kMaxVertices / uint64_t(ny)) return invalid_argument("the grid has more than 2^40 vertices");
+  if (px < 1 || py < 1) return invalid_argument("--blocks needs PX >= 1 and PY >= 1");
+  if (int64_t(px) * int64_t(py) > kMaxBlocks) return invalid_argument("at most 2^20 blocks");
+  if (px > 1 && px > nx - 1)
+    return invalid_argument("PX = " + std::to_string(px) + " blocks need at least " + std::to_string(px) +
+                            " cells along x, the grid has " + std::to_string(nx - 1));
+  if (py > 1 && py > ny - 1)
+    return invalid_argument("PY = " + std::to_string(py) + " blocks need at least " + std::to_string(py) +
+                            " cells along y, the grid has " + std::to_string(ny - 1));
+  auto bands = [](int64_t n, int p) {
+    std::vector<std::pair<int64_t, int64_t>> out;  // (first vertex, vertices)
+    const int64_t cells = n - 1, base = cells / p, extra = cells % p;
+    int64_t at = 0;
+    for (int i = 0; i < p; ++i) {
+      const int64_t c = base + (i < extra ? 1 : 0);
+      out.emplace_back(at, c + 1);
+      at += c;
+    }
+    return out;
+  };
+  BlockLayout L;
+  L.nx = nx;
+  L.ny = ny;
+  L.px = px;
+  L.py = py;
+  const auto bx = bands(nx, px), by = bands(ny, py);
+  for (int j = 0; j < py; ++j)
+    for (int i = 0; i < px; ++i) L.blocks.push_back({bx[size_t(i)].first, by[size_t(j)].first, bx[size_t(i)].second,
+                                                     by[size_t(j)].second});
+  return L;
+}
+
+ValueRange value_range_of(const VectorField2D& f) {
+  ValueRange r;
+  const int64_t n = f.size();
+  if (n == 0) return r;
+  r.lo = r.hi = f.u[0];
+  r.empty = false;
+  for (int64_t k = 0; k < n; ++k) {
+    r.lo = std::min({r.lo, f.u[size_t(k)], f.v[size_t(k)]});
+    r.hi = std::max({r.hi, f.u[size_t(k)], f.v[size_t(k)]});
+  }
+  return r;
+}
+
+ValueRange merge(ValueRange a, ValueRange b) {
+  if (a.empty) return b;
+  if (b.empty) return a;
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi), false};
+}
+
+Result<double> absolute_bound(const Options& o, ValueRange r) {
+  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
+  if (o.bound_mode == BoundMode::abs) return o.bound;
+  if (o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  // The same expression compress() uses for REL (bound * (hi - lo) in double).
+  return r.empty ? 0.0 : o.bound * (double(r.hi) - double(r.lo));
+}
+
+VectorField2D extract_block(const VectorField2D& g, const BlockExtent& e) {
+  VectorField2D b;
+  b.nx = e.nx;
+  b.ny = e.ny;
+  b.u.resize(size_t(e.nx * e.ny));
+  b.v.resize(size_t(e.nx * e.ny));
+  for (int64_t y = 0; y < e.ny; ++y) {
+    const size_t src = size_t((e.y0 + y) * g.nx + e.x0), dst = size_t(y * e.nx);
+    std::memcpy(b.u.data() + dst, g.u.data() + src, size_t(e.nx) * sizeof(float));
+    std::memcpy(b.v.data() + dst, g.v.data() + src, size_t(e.nx) * sizeof(float));
+  }
+  return b;
+}
+
+Result<std::vector<uint8_t>> compress_block(const VectorField2D& block, const BlockLayout& L, int b, const Options& o,
+                                            double eb_abs, CompressStats* stats) {
+  if (b < 0 || b >= L.count() || size_t(L.count()) != L.blocks.size())
+    return invalid_argument("block " + std::to_string(b) + " is not in the layout");
+  const BlockExtent& e = L.blocks[size_t(b)];
+  if (block.nx != e.nx || block.ny != e.ny)
+    return invalid_argument("block " + std::to_string(b) + " must be " + std::to_string(e.nx) + " x " +
+                            std::to_string(e.ny) + ", got " + std::to_string(block.nx) + " x " +
+                            std::to_string(block.ny));
+  if (!std::isfinite(eb_abs) || eb_abs < 0) return invalid_argument("the absolute bound must be finite and >= 0");
+  Options bo = o;
+  bo.bound_mode = BoundMode::abs;
+  bo.bound = eb_abs;
+  bo.exact_edges = uint8_t(o.exact_edges | L.shared_edges(b));
+  return compress(block, bo, stats);
+}
+
+uint64_t multiblock_header_size(int blocks) { return kFixedHeader + kEntryBytes * uint64_t(blocks) + 4; }
+
+std::vector<uint8_t> multiblock_header(const BlockLayout& L, const Options& o, std::span<const uint64_t> lengths) {
+  std::vector<uint8_t> h;
+  h.insert(h.end(), kMagic, kMagic + 4);
+  detail::put_le(h, kVersion, 2);
+  h.push_back(uint8_t(o.bound_mode));
+  h.push_back(0);
+  detail::put_le(h, uint64_t(L.nx), 8);
+  detail::put_le(h, uint64_t(L.ny), 8);
+  detail::put_le(h, uint32_t(L.px), 4);
+  detail::put_le(h, uint32_t(L.py), 4);
+  put_f64(h, o.bound);
+  detail::put_le(h, uint32_t(L.count()), 4);
+  detail::put_le(h, detail::crc32c(h), 4);
+  const size_t index_at = h.size();
+  uint64_t offset = multiblock_header_size(L.count());
+  for (int b = 0; b < L.count(); ++b) {
+    const BlockExtent& e = L.blocks[size_t(b)];
+    for (int64_t x : {e.x0, e.y0, e.nx, e.ny}) detail::put_le(h, uint64_t(x), 8);
+    detail::put_le(h, offset, 8);
+    detail::put_le(h, lengths[size_t(b)], 8);
+    offset += lengths[size_t(b)];
+  }
+  detail::put_le(h, detail::crc32c(std::span<const uint8_t>(h).subspan(index_at)), 4);
+  return h;
+}
+
+bool is_multiblock(std::span<const uint8_t> bytes) {
+  return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
+}
+
+Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint64_t file_size) {
+  if (!is_multiblock(b)) return corrupt_stream("not a multi-block file (magic)");
+  if (b.size() < kFixedHeader) return corrupt_stream("multi-block header truncated");
+  const uint64_t version = get_le(b, 4, 2);
+  if (version != kVersion)
+    return Status(Code::unsupported_version, "multi-block file version " + std::to_string(version) + " (this build reads 1)");
+  if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
+  MultiBlockIndex ix;
+  ix.bound_mode = b[6];
+  if (ix.bound_mode > 1 || b[7] != 0) return corrupt_stream("multi-block header: bad bound mode or reserved byte");
+  const uint64_t nx = get_le(b, 8, 8), ny = get_le(b, 16, 8);
+  const uint64_t px = get_le(b, 24, 4), py = get_le(b, 28, 4), count = get_le(b, 40, 4);
+  ix.bound_value = std::bit_cast<double>(get_le(b, 32, 8));
+  if (nx < 1 || ny < 1 || nx > kMaxVertices || ny > kMaxVertices || nx > kMaxVertices / ny)
+    return corrupt_stream("multi-block header: grid size out of range");
+  if (px < 1 || py < 1 || px > uint64_t(kMaxBlocks) || py > uint64_t(kMaxBlocks) || px * py != count ||
+      count > uint64_t(kMaxBlocks))
+    return corrupt_stream("multi-block header: block counts are inconsistent");
+  if (!std::isfinite(ix.bound_value) || ix.bound_value < 0) return corrupt_stream("multi-block header: bad bound");
+  auto layout = make_block_layout(int64_t(nx), int64_t(ny), int(px), int(py));
+  if (!layout.ok()) return corrupt_stream("multi-block header: " + layout.status().message());
+  ix.layout = std::move(layout).value();
+  ix.header_bytes = multiblock_header_size(int(count));
+  if (b.size() < ix.header_bytes) return corrupt_stream("multi-block index truncated");
+  const auto index = b.subspan(kFixedHeader, size_t(kEntryBytes * count));
+  if (get_le(b, size_t(kFixedHeader + kEntryBytes * count), 4) != detail::crc32c(index))
+    return corrupt_stream("multi-block index checksum mismatch");
+  uint64_t expect = ix.header_bytes;
+  for (uint64_t k = 0; k < count; ++k) {
+    const size_t at = size_t(k * kEntryBytes);
+    const BlockExtent& e = ix.layout.blocks[size_t(k)];
+    if (get_le(index, at, 8) != uint64_t(e.x0) || get_le(index, at + 8, 8) != uint64_t(e.y0) ||
+        get_le(index, at + 16, 8) != uint64_t(e.nx) || get_le(index, at + 24, 8) != uint64_t(e.ny))
+      return corrupt_stream("multi-block index: block " + std::to_string(k) + " does not match the layout");
+    MultiBlockIndex::Entry en{get_le(index, at + 32, 8), get_le(index, at + 40, 8)};
+    if (en.offset != expect || en.length < kMinStream || en.length > (uint64_t(1) << 62))
+      return corrupt_stream("multi-block index: block " + std::to_string(k) + " byte range is invalid");
+    expect += en.length;
+    ix.entries.push_back(en);
+  }
+  ix.file_bytes = expect;
+  if (file_size != 0 && file_size != expect)
+    return corrupt_stream("multi-block file is " + std::to_string(file_size) + " bytes, its index says " +
+                          std::to_string(expect));
+  return ix;
+}
+
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const Options& o, int px, int py,
+                                                 CompressStats* stats) {
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  auto layout = make_block_layout(f.nx, f.ny, px, py);
+  if (!layout.ok()) return layout.status();
+  const BlockLayout& L = layout.value();
+  auto eb = absolute_bound(o, value_range_of(f));
+  if (!eb.ok()) return eb.status();
+  std::vector<std::vector<uint8_t>> streams;
+  std::vector<uint64_t> lengths;
+  CompressStats total;
+  try {
+    for (int b = 0; b < L.count(); ++b) {
+      CompressStats st;
+      auto s = compress_block(extract_block(f, L.blocks[size_t(b)]), L, b, o, eb.value(), &st);
+      if (!s.ok()) return Status(s.status().code(), "block " + std::to_string(b) + ": " + s.status().message());
+      lengths.push_back(s.value().size());
+      streams.push_back(std::move(s).value());
+      total.eb_abs = st.eb_abs;
+      total.exact_vertices += st.exact_vertices;
+      total.repair_rounds = std::max(total.repair_rounds, st.repair_rounds);
+      total.repaired_vertices += st.repaired_vertices;
+    }
+    std::vector<uint8_t> out = multiblock_header(L, o, lengths);
+    for (auto& s : streams) {
+      out.insert(out.end(), s.begin(), s.end());
+      std::vector<uint8_t>().swap(s);
+    }
+    if (stats) *stats = std::move(total);
+    return out;
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory compressing a multi-block field");
+  }
+}
+
+namespace {
+
+/// Decodes the blocks of `ix` that own part of the window [x0, x1) x [y0, y1) into `out`
+/// (window-sized). fetch(b) returns block b's stream bytes.
+template <class Fetch>
+Status decode_window(const MultiBlockIndex& ix, const Region& r, const DecompressOptions& d, Fetch&& fetch,
+                     VectorField2D& out, RegionStats* stats) {
+  const BlockLayout& L = ix.layout;
+  // Every block's dimensions are checked against its extent before the output is sized.
+  std::vector<int> needed;
+  for (int b = 0; b < L.count(); ++b) {
+    const BlockExtent& e = L.blocks[size_t(b)];
+    const int64_t ox1 = owned_end(e, b % L.px == L.px - 1), oy1 = owned_end_y(e, b / L.px == L.py - 1);
+    if (std::max(e.x0, r.x0) < std::min(ox1, r.x1) && std::max(e.y0, r.y0) < std::min(oy1, r.y1)) needed.push_back(b);
+  }
+  out.nx = r.x1 - r.x0;
+  out.ny = r.y1 - r.y0;
+  bool sized = false;
+  for (int b : needed) {
+    auto bytes = fetch(b);
+    if (!bytes.ok()) return bytes.status();
+    const BlockExtent& e = L.blocks[size_t(b)];
+    auto dims = stream_dims(bytes.value());
+    if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
+    if (dims->first != e.nx || dims->second != e.ny)
+      return corrupt_stream("block " + std::to_string(b) + " holds a " + std::to_string(dims->first) + " x " +
+                            std::to_string(dims->second) + " field, its index says " + std::to_string(e.nx) + " x " +
+                            std::to_string(e.ny));
+    if (!sized) {
+      out.u.assign(size_t(out.nx * out.ny), 0.0f);
+      out.v.assign(size_t(out.nx * out.ny), 0.0f);
+      sized = true;
+    }
+    auto blk = decompress(bytes.value(), d);
+    if (!blk.ok()) return Status(blk.status().code(), "block " + std::to_string(b) + ": " + blk.status().message());
+    const int64_t ox1 = owned_end(e, b % L.px == L.px - 1), oy1 = owned_end_y(e, b / L.px == L.py - 1);
+    copy_window(blk.value(), e, std::max(e.x0, r.x0), std::max(e.y0, r.y0), std::min(ox1, r.x1), std::min(oy1, r.y1),
+                out, r.x0, r.y0);
+    if (stats) {
+      ++stats->blocks_decoded;
+      stats->bytes_read += ix.entries[size_t(b)].length;
+    }
+  }
+  if (!sized) return Status(Code::internal, "no block covers the window");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d) {
+  auto ix = parse_multiblock_index(file, file.size());
+  if (!ix.ok()) return ix.status();
+  const MultiBlockIndex& I = ix.value();
+  // Every block's own header must agree with the index before the whole grid is allocated.
+  for (int b = 0; b < I.layout.count(); ++b) {
+    const auto& en = I.entries[size_t(b)];
+    const BlockExtent& e = I.layout.blocks[size_t(b)];
+    auto dims = stream_dims(file.subspan(size_t(en.offset), size_t(en.length)));
+    if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
+    if (dims->first != e.nx || dims->second != e.ny)
+      return corrupt_stream("block " + std::to_string(b) + " does not hold the field its index says");
+  }
+  VectorField2D out;
+  try {
+    auto fetch = [&](int b) -> Result<std::span<const uint8_t>> {
+      const auto& en = I.entries[size_t(b)];
+      return file.subspan(size_t(en.offset), size_t(en.length));
+    };
+    FACTZ_RETURN_IF_ERROR(decode_window(I, {0, 0, I.layout.nx, I.layout.ny}, d, fetch, out, nullptr));
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory decoding a multi-block field");
+  }
+  return out;
+}
+
+Result<VectorField2D> decompress_region(const std::string& path, const Region& r, const DecompressOptions& d,
+                                        RegionStats* stats) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  in.seekg(0, std::ios::end);
+  const uint64_t size = uint64_t(in.tellg());
+  auto read_at = [&](uint64_t offset, uint64_t n, std::vector<uint8_t>& out) -> Status {
+    out.resize(size_t(n));
+    in.seekg(std::streamoff(offset));
+    in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n));
+    if (!in || uint64_t(in.gcount()) != n) return io_error("cannot read " + std::to_string(n) + " bytes of '" + path + "'");
+    return Status::Ok();
+  };
+  std::vector<uint8_t> head;
+  if (size < kFixedHeader) return corrupt_stream("'" + path + "' is too short for a multi-block file");
+  FACTZ_RETURN_IF_ERROR(read_at(0, kFixedHeader, head));
+  if (!is_multiblock(head)) return corrupt_stream("'" + path + "' is not a multi-block file (compress with --blocks)");
+  const uint64_t count = get_le(head, 40, 4);
+  if (count < 1 || count > uint64_t(kMaxBlocks)) return corrupt_stream("multi-block header: block counts are inconsistent");
+  const uint64_t hsize = multiblock_header_size(int(count));
+  if (hsize > size) return corrupt_stream("multi-block index truncated");
+  FACTZ_RETURN_IF_ERROR(read_at(0, hsize, head));
+  auto ix = parse_multiblock_index(head, size);
+  if (!ix.ok()) return ix.status();
+  const MultiBlockIndex& I = ix.value();
+  if (r.x0 < 0 || r.y0 < 0 || r.x1 > I.layout.nx || r.y1 > I.layout.ny || r.x0 >= r.x1 || r.y0 >= r.y1)
+    return invalid_argument("the region [" + std::to_string(r.x0) + ", " + std::to_string(r.x1) + ") x [" +
+                            std::to_string(r.y0) + ", " + std::to_string(r.y1) + ") is empty or outside the " +
+                            std::to_string(I.layout.nx) + " x " + std::to_string(I.layout.ny) + " grid");
+  RegionStats st;
+  st.bytes_read = hsize;
+  VectorField2D out;
+  std::vector<uint8_t> buf;
+  try {
+    auto fetch = [&](int b) -> Result<std::span<const uint8_t>> {
+      const auto& en = I.entries[size_t(b)];
+      FACTZ_RETURN_IF_ERROR(read_at(en.offset, en.length, buf));
+      return std::span<const uint8_t>(buf);
+    };
+    FACTZ_RETURN_IF_ERROR(decode_window(I, r, d, fetch, out, &st));
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory decoding a region");
+  }
+  if (stats) *stats = st;
+  return out;
+}
+
+}  // namespace factz
