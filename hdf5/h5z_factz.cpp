@@ -16,8 +16,17 @@
 //   [2] bound, low 32 bits of the IEEE float64 [bits of 1e-2]
 //   [3] bound, high 32 bits of the IEEE float64
 //   [4] coder: 0 Huffman, 1 ANS [the library's default, factz::Options]
-// set_local appends the chunk geometry, used only to check sizes:
-//   [5] layout: 1 vector, 2 scalar   [6] chunk cy   [7] chunk cx
+//   [5] exact edges: bits of factz::EdgeBits (multiblock.hpp), the chunk's outer rows and
+//       columns stored exactly [0]. 15 (all four) makes the guarantee hold across chunk
+//       boundaries: a triangle then lies inside one chunk (that chunk's guarantee) or has
+//       its three vertices exact (docs/multiblock.md, "Parallel HDF5"). Give the bound as ABS,
+//       resolved over the whole dataset: a REL bound would be resolved per chunk.
+// set_local stores the chunk geometry after the first five, used only to check sizes, and
+// moves the exact edges behind it (written only when non-zero, so that files without it are
+// what the plugin always wrote):
+//   [5] layout: 1 vector, 2 scalar   [6] chunk cy   [7] chunk cx   [8] exact edges
+// set_local also accepts these eight or nine values back (a property list copied from a
+// dataset); seven values are refused.
 // The stream is self-describing (docs/format.md): decoding needs no cd_values.
 #include <hdf5.h>
 
@@ -36,7 +45,8 @@ namespace {
 
 constexpr H5Z_filter_t kFilterId = FACTZ_HDF5_FILTER_ID;
 constexpr size_t kUserValues = 5;
-constexpr size_t kAllValues = 8;
+constexpr size_t kAllValues = 8;    ///< user values + geometry
+constexpr size_t kEdgeValues = 9;   ///< ... + exact edges
 constexpr unsigned kLayoutVector = 1;
 constexpr unsigned kLayoutScalar = 2;
 
@@ -50,7 +60,16 @@ struct Params {
   unsigned bound_mode = 1;
   double bound = 1e-2;
   unsigned coder = unsigned(factz::Options{}.coder);
+  unsigned exact_edges = 0;
 };
+
+/// The exact-edge bits among n cd_values: the user's [5], or [8] once set_local ran.
+bool edges_of(size_t n, const unsigned* cd, unsigned& edges, std::string& why) {
+  edges = n == kUserValues + 1 ? cd[5] : n >= kEdgeValues ? cd[8] : 0;
+  if (n == kAllValues - 1) why = "give at most 6 cd_values (mode, bound type, bound low, bound high, coder, exact edges)";
+  else if (edges > 15) why = "the exact edges (cd_values[5]) are bits 1, 2, 4, 8 (at most 15), got " + std::to_string(edges);
+  return why.empty();
+}
 
 /// Reads the user's cd_values (fewer than five: defaults for the rest).
 bool parse(size_t n, const unsigned* cd, Params& p, std::string& why) {
@@ -132,12 +151,12 @@ htri_t can_apply(hid_t dcpl, hid_t type, hid_t space) {
 
 herr_t set_local(hid_t dcpl, hid_t /*type*/, hid_t space) {
   unsigned flags = 0;
-  size_t n = kAllValues;
-  unsigned cd[kAllValues] = {};
+  size_t n = kEdgeValues;
+  unsigned cd[kEdgeValues] = {};
   if (H5Pget_filter_by_id2(dcpl, kFilterId, &flags, &n, cd, 0, nullptr, nullptr) < 0) return -1;
   Params p;
   std::string why;
-  if (!parse(std::min(n, kUserValues), cd, p, why)) {
+  if (!parse(std::min(n, kUserValues), cd, p, why) || !edges_of(n, cd, p.exact_edges, why)) {
     report("factz set_local", H5E_SETLOCAL, why);
     return -1;
   }
@@ -165,9 +184,10 @@ herr_t set_local(hid_t dcpl, hid_t /*type*/, hid_t space) {
     std::memcpy(&b, &p.bound, sizeof b);
     return b;
   }();
-  const unsigned out[kAllValues] = {p.mode, p.bound_mode, unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32),
-                                    p.coder, g.layout, unsigned(g.cy), unsigned(g.cx)};
-  return H5Pmodify_filter(dcpl, kFilterId, flags, kAllValues, out);
+  const unsigned out[kEdgeValues] = {p.mode,   p.bound_mode, unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32),
+                                     p.coder,  g.layout,     unsigned(g.cy),              unsigned(g.cx),
+                                     p.exact_edges};
+  return H5Pmodify_filter(dcpl, kFilterId, flags, p.exact_edges ? kEdgeValues : kAllValues, out);
 }
 
 /// Replaces the chunk buffer by `bytes` (allocated with HDF5's allocator, as HDF5 frees it).
@@ -187,7 +207,7 @@ size_t hand_over(const void* bytes, size_t size, size_t* buf_size, void** buf) {
 size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   Params p;
   std::string why;
-  if (nelmts < kAllValues || !parse(kUserValues, cd, p, why)) {
+  if (nelmts < kAllValues || !parse(kUserValues, cd, p, why) || !edges_of(nelmts, cd, p.exact_edges, why)) {
     report("factz filter", H5E_CALLBACK, why.empty() ? "cd_values lack the chunk geometry (set_local not run)" : why);
     return 0;
   }
@@ -212,6 +232,7 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     o.bound_mode = factz::BoundMode(p.bound_mode);
     o.bound = p.bound;
     o.coder = factz::Coder(p.coder);
+    o.exact_edges = uint8_t(p.exact_edges);
     stream = factz::compress(f, o);
   } else {
 #ifdef FACTZ_HAVE_SCALAR

@@ -87,6 +87,12 @@ struct MultiBlockIndex {
 
 /// Size of the header and index of a file with `blocks` blocks.
 uint64_t multiblock_header_size(int blocks);
+/// The fixed header's size: the prefix a reader fetches first.
+inline constexpr uint64_t kMultiBlockPrefixBytes = 48;
+/// From the first kMultiBlockPrefixBytes bytes of a file: the size of its header and index
+/// (what to read before parse_multiblock_index). corrupt_stream for a wrong magic, a bad
+/// header checksum or an impossible block count.
+Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> prefix);
 /// Header and index for blocks whose streams have the given lengths (in block order).
 std::vector<uint8_t> multiblock_header(const BlockLayout& layout, const Options& o,
                                        std::span<const uint64_t> lengths);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <new>
 
+#include <omp.h>
+
 #include "format/crc32.hpp"
 #include "util/byte_io.hpp"
 
@@ -17,7 +19,7 @@ namespace {
 
 constexpr uint8_t kMagic[4] = {'F', 'Z', 'M', 'B'};
 constexpr uint16_t kVersion = 1;
-constexpr uint64_t kFixedHeader = 48;  ///< magic .. header CRC
+constexpr uint64_t kFixedHeader = kMultiBlockPrefixBytes;  ///< magic .. header CRC
 constexpr uint64_t kEntryBytes = 48;   ///< x0, y0, nx, ny, offset, length
 /// At most this many blocks (a forged count must not size an allocation).
 constexpr int64_t kMaxBlocks = int64_t(1) << 20;
@@ -38,18 +40,6 @@ uint64_t get_le(std::span<const uint8_t> b, size_t at, int bytes) {
 /// column, which the next band owns. Every vertex has exactly one owner.
 int64_t owned_end(const BlockExtent& e, bool last_x) { return e.x0 + e.nx - (last_x ? 0 : 1); }
 int64_t owned_end_y(const BlockExtent& e, bool last_y) { return e.y0 + e.ny - (last_y ? 0 : 1); }
-
-/// Copies the part of decoded block `blk` (extent e) that lies in the window
-/// [wx0, wx1) x [wy0, wy1) into `out` (the window's field).
-void copy_window(const VectorField2D& blk, const BlockExtent& e, int64_t wx0, int64_t wy0, int64_t wx1, int64_t wy1,
-                 VectorField2D& out, int64_t ox, int64_t oy) {
-  for (int64_t y = wy0; y < wy1; ++y) {
-    const size_t src = size_t((y - e.y0) * e.nx + (wx0 - e.x0));
-    const size_t dst = size_t((y - oy) * out.nx + (wx0 - ox));
-    std::memcpy(out.u.data() + dst, blk.u.data() + src, size_t(wx1 - wx0) * sizeof(float));
-    std::memcpy(out.v.data() + dst, blk.v.data() + src, size_t(wx1 - wx0) * sizeof(float));
-  }
-}
 
 }  // namespace
 
@@ -159,7 +149,8 @@ uint64_t multiblock_header_size(int blocks) { return kFixedHeader + kEntryBytes 
 
 std::vector<uint8_t> multiblock_header(const BlockLayout& L, const Options& o, std::span<const uint64_t> lengths) {
   std::vector<uint8_t> h;
-  h.insert(h.end(), kMagic, kMagic + 4);
+  h.reserve(size_t(multiblock_header_size(L.count())));
+  for (uint8_t c : kMagic) h.push_back(c);
   detail::put_le(h, kVersion, 2);
   h.push_back(uint8_t(o.bound_mode));
   h.push_back(0);
@@ -181,6 +172,15 @@ std::vector<uint8_t> multiblock_header(const BlockLayout& L, const Options& o, s
   }
   detail::put_le(h, detail::crc32c(std::span<const uint8_t>(h).subspan(index_at)), 4);
   return h;
+}
+
+Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> b) {
+  if (!is_multiblock(b)) return corrupt_stream("not a multi-block file (compress with --blocks)");
+  if (b.size() < kFixedHeader) return corrupt_stream("multi-block header truncated");
+  if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
+  const uint64_t count = get_le(b, 40, 4);
+  if (count < 1 || count > uint64_t(kMaxBlocks)) return corrupt_stream("multi-block header: block counts are inconsistent");
+  return multiblock_header_size(int(count));
 }
 
 bool is_multiblock(std::span<const uint8_t> bytes) {
@@ -242,16 +242,38 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
   const BlockLayout& L = layout.value();
   auto eb = absolute_bound(o, value_range_of(f));
   if (!eb.ok()) return eb.status();
-  std::vector<std::vector<uint8_t>> streams;
-  std::vector<uint64_t> lengths;
+  // Blocks compress in parallel, one thread each, when there are enough of them to share;
+  // otherwise one after the other with the threads inside. The bytes are the same.
+  const int count = L.count();
+  const int threads = o.policy == Policy::serial ? 1 : (o.threads > 0 ? o.threads : omp_get_max_threads());
+  const bool outer = threads > 1 && count >= threads;
+  Options inner = o;
+  if (outer) {
+    inner.policy = Policy::serial;
+    inner.threads = 1;
+  }
+  std::vector<std::vector<uint8_t>> streams(static_cast<size_t>(count));
+  std::vector<uint64_t> lengths(static_cast<size_t>(count));
+  std::vector<CompressStats> block_stats(static_cast<size_t>(count));
+  std::vector<Status> status(static_cast<size_t>(count));
   CompressStats total;
   try {
-    for (int b = 0; b < L.count(); ++b) {
-      CompressStats st;
-      auto s = compress_block(extract_block(f, L.blocks[size_t(b)]), L, b, o, eb.value(), &st);
-      if (!s.ok()) return Status(s.status().code(), "block " + std::to_string(b) + ": " + s.status().message());
-      lengths.push_back(s.value().size());
-      streams.push_back(std::move(s).value());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(outer ? threads : 1)
+    for (int b = 0; b < count; ++b) {
+      try {  // no exception may leave an OpenMP region
+        auto s = compress_block(extract_block(f, L.blocks[size_t(b)]), L, b, inner, eb.value(), &block_stats[size_t(b)]);
+        if (s.ok()) {
+          lengths[size_t(b)] = s.value().size();
+          streams[size_t(b)] = std::move(s).value();
+        } else {
+          status[size_t(b)] = Status(s.status().code(), "block " + std::to_string(b) + ": " + s.status().message());
+        }
+      } catch (const std::bad_alloc&) {
+        status[size_t(b)] = Status(Code::internal, "out of memory compressing block " + std::to_string(b));
+      }
+    }
+    for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
+    for (const CompressStats& st : block_stats) {
       total.eb_abs = st.eb_abs;
       total.exact_vertices += st.exact_vertices;
       total.repair_rounds = std::max(total.repair_rounds, st.repair_rounds);
@@ -273,47 +295,48 @@ namespace {
 
 /// Decodes the blocks of `ix` that own part of the window [x0, x1) x [y0, y1) into `out`
 /// (window-sized). fetch(b) returns block b's stream bytes.
-template <class Fetch>
-Status decode_window(const MultiBlockIndex& ix, const Region& r, const DecompressOptions& d, Fetch&& fetch,
-                     VectorField2D& out, RegionStats* stats) {
-  const BlockLayout& L = ix.layout;
-  // Every block's dimensions are checked against its extent before the output is sized.
+/// Columns [x0, x1) and rows [y0, y1) of the window that block b decodes: the part of its
+/// owned vertices (owned_end) inside the window; empty when x0 >= x1 or y0 >= y1.
+Region owned_part(const BlockLayout& L, int b, const Region& r) {
+  const BlockExtent& e = L.blocks[size_t(b)];
+  return {std::max(e.x0, r.x0), std::max(e.y0, r.y0), std::min(owned_end(e, b % L.px == L.px - 1), r.x1),
+          std::min(owned_end_y(e, b / L.px == L.py - 1), r.y1)};
+}
+
+/// Decodes block b's stream into the scratch planes (resized to the block) and copies its
+/// part of the window into `out`.
+Status decode_block_into(const MultiBlockIndex& ix, int b, std::span<const uint8_t> bytes, const Region& r,
+                         const DecompressOptions& d, std::vector<float>& bu, std::vector<float>& bv,
+                         VectorField2D& out) {
+  const BlockExtent& e = ix.layout.blocks[size_t(b)];
+  auto dims = stream_dims(bytes);
+  if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
+  if (dims->first != e.nx || dims->second != e.ny)
+    return corrupt_stream("block " + std::to_string(b) + " holds a " + std::to_string(dims->first) + " x " +
+                          std::to_string(dims->second) + " field, its index says " + std::to_string(e.nx) + " x " +
+                          std::to_string(e.ny));
+  bu.resize(size_t(e.nx * e.ny));
+  bv.resize(size_t(e.nx * e.ny));
+  const Status st = decompress_into(bytes, bu, bv, d);
+  if (!st.ok()) return Status(st.code(), "block " + std::to_string(b) + ": " + st.message());
+  const Region w = owned_part(ix.layout, b, r);
+  for (int64_t y = w.y0; y < w.y1; ++y) {
+    const size_t src = size_t((y - e.y0) * e.nx + (w.x0 - e.x0));
+    const size_t dst = size_t((y - r.y0) * out.nx + (w.x0 - r.x0));
+    std::memcpy(out.u.data() + dst, bu.data() + src, size_t(w.x1 - w.x0) * sizeof(float));
+    std::memcpy(out.v.data() + dst, bv.data() + src, size_t(w.x1 - w.x0) * sizeof(float));
+  }
+  return Status::Ok();
+}
+
+/// The blocks owning a vertex of the window, in block order.
+std::vector<int> blocks_for(const BlockLayout& L, const Region& r) {
   std::vector<int> needed;
   for (int b = 0; b < L.count(); ++b) {
-    const BlockExtent& e = L.blocks[size_t(b)];
-    const int64_t ox1 = owned_end(e, b % L.px == L.px - 1), oy1 = owned_end_y(e, b / L.px == L.py - 1);
-    if (std::max(e.x0, r.x0) < std::min(ox1, r.x1) && std::max(e.y0, r.y0) < std::min(oy1, r.y1)) needed.push_back(b);
+    const Region w = owned_part(L, b, r);
+    if (w.x0 < w.x1 && w.y0 < w.y1) needed.push_back(b);
   }
-  out.nx = r.x1 - r.x0;
-  out.ny = r.y1 - r.y0;
-  bool sized = false;
-  for (int b : needed) {
-    auto bytes = fetch(b);
-    if (!bytes.ok()) return bytes.status();
-    const BlockExtent& e = L.blocks[size_t(b)];
-    auto dims = stream_dims(bytes.value());
-    if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
-    if (dims->first != e.nx || dims->second != e.ny)
-      return corrupt_stream("block " + std::to_string(b) + " holds a " + std::to_string(dims->first) + " x " +
-                            std::to_string(dims->second) + " field, its index says " + std::to_string(e.nx) + " x " +
-                            std::to_string(e.ny));
-    if (!sized) {
-      out.u.assign(size_t(out.nx * out.ny), 0.0f);
-      out.v.assign(size_t(out.nx * out.ny), 0.0f);
-      sized = true;
-    }
-    auto blk = decompress(bytes.value(), d);
-    if (!blk.ok()) return Status(blk.status().code(), "block " + std::to_string(b) + ": " + blk.status().message());
-    const int64_t ox1 = owned_end(e, b % L.px == L.px - 1), oy1 = owned_end_y(e, b / L.px == L.py - 1);
-    copy_window(blk.value(), e, std::max(e.x0, r.x0), std::max(e.y0, r.y0), std::min(ox1, r.x1), std::min(oy1, r.y1),
-                out, r.x0, r.y0);
-    if (stats) {
-      ++stats->blocks_decoded;
-      stats->bytes_read += ix.entries[size_t(b)].length;
-    }
-  }
-  if (!sized) return Status(Code::internal, "no block covers the window");
-  return Status::Ok();
+  return needed;
 }
 
 }  // namespace
@@ -331,16 +354,38 @@ Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const
     if (dims->first != e.nx || dims->second != e.ny)
       return corrupt_stream("block " + std::to_string(b) + " does not hold the field its index says");
   }
+  // Blocks decode in parallel, one thread each, when there are enough of them to share;
+  // otherwise one after the other with the threads inside. The values are the same.
+  const int threads = d.policy == Policy::serial ? 1 : (d.threads > 0 ? d.threads : omp_get_max_threads());
+  const int count = I.layout.count();
+  const bool outer = threads > 1 && count >= threads;
+  const DecompressOptions inner = outer ? DecompressOptions{Policy::serial, 1} : d;
+  const Region all{0, 0, I.layout.nx, I.layout.ny};
   VectorField2D out;
+  std::vector<Status> status(static_cast<size_t>(count));
   try {
-    auto fetch = [&](int b) -> Result<std::span<const uint8_t>> {
-      const auto& en = I.entries[size_t(b)];
-      return file.subspan(size_t(en.offset), size_t(en.length));
-    };
-    FACTZ_RETURN_IF_ERROR(decode_window(I, {0, 0, I.layout.nx, I.layout.ny}, d, fetch, out, nullptr));
+    out.nx = all.x1;
+    out.ny = all.y1;
+    out.u.resize(size_t(out.nx * out.ny));
+    out.v.resize(size_t(out.nx * out.ny));
+#pragma omp parallel num_threads(outer ? threads : 1)
+    {
+      std::vector<float> bu, bv;  // reused: fresh pages per block cost more than decoding small ones
+#pragma omp for schedule(dynamic, 1)
+      for (int b = 0; b < count; ++b) {
+        const auto& en = I.entries[size_t(b)];
+        try {  // no exception may leave an OpenMP region
+          status[size_t(b)] = decode_block_into(I, b, file.subspan(size_t(en.offset), size_t(en.length)), all, inner,
+                                                bu, bv, out);
+        } catch (const std::bad_alloc&) {
+          status[size_t(b)] = Status(Code::internal, "out of memory decoding block " + std::to_string(b));
+        }
+      }
+    }
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decoding a multi-block field");
   }
+  for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
   return out;
 }
 
@@ -360,10 +405,9 @@ Result<VectorField2D> decompress_region(const std::string& path, const Region& r
   std::vector<uint8_t> head;
   if (size < kFixedHeader) return corrupt_stream("'" + path + "' is too short for a multi-block file");
   FACTZ_RETURN_IF_ERROR(read_at(0, kFixedHeader, head));
-  if (!is_multiblock(head)) return corrupt_stream("'" + path + "' is not a multi-block file (compress with --blocks)");
-  const uint64_t count = get_le(head, 40, 4);
-  if (count < 1 || count > uint64_t(kMaxBlocks)) return corrupt_stream("multi-block header: block counts are inconsistent");
-  const uint64_t hsize = multiblock_header_size(int(count));
+  auto header_size = multiblock_header_size_from_prefix(head);
+  if (!header_size.ok()) return header_size.status();
+  const uint64_t hsize = header_size.value();
   if (hsize > size) return corrupt_stream("multi-block index truncated");
   FACTZ_RETURN_IF_ERROR(read_at(0, hsize, head));
   auto ix = parse_multiblock_index(head, size);
@@ -377,13 +421,19 @@ Result<VectorField2D> decompress_region(const std::string& path, const Region& r
   st.bytes_read = hsize;
   VectorField2D out;
   std::vector<uint8_t> buf;
+  std::vector<float> bu, bv;
   try {
-    auto fetch = [&](int b) -> Result<std::span<const uint8_t>> {
+    out.nx = r.x1 - r.x0;
+    out.ny = r.y1 - r.y0;
+    out.u.resize(size_t(out.nx * out.ny));
+    out.v.resize(size_t(out.nx * out.ny));
+    for (int b : blocks_for(I.layout, r)) {
       const auto& en = I.entries[size_t(b)];
       FACTZ_RETURN_IF_ERROR(read_at(en.offset, en.length, buf));
-      return std::span<const uint8_t>(buf);
-    };
-    FACTZ_RETURN_IF_ERROR(decode_window(I, r, d, fetch, out, &st));
+      FACTZ_RETURN_IF_ERROR(decode_block_into(I, b, buf, r, d, bu, bv, out));
+      ++st.blocks_decoded;
+      st.bytes_read += en.length;
+    }
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decoding a region");
   }

@@ -47,6 +47,45 @@ factz::Exec exec_of(const Args& a, factz::Policy* policy) {
   fail("-x must be serial, omp or omp=T, got '" + x + "'", 2);
 }
 
+void bound_of(const Args& a, factz::BoundMode& mode, double& bound) {
+  if (!a.has("-M")) return;
+  const auto& m = a.all("-M").back();
+  if (m[0] == "ABS" || m[0] == "abs") mode = factz::BoundMode::abs;
+  else if (m[0] == "REL" || m[0] == "rel") mode = factz::BoundMode::rel;
+  else fail("-M must be ABS or REL, got '" + m[0] + "'", 2);
+  if (!to_double(m[1], bound) || !(bound >= 0) || bound > 1e308)
+    fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
+}
+
+void coder_of(const Args& a, factz::Coder& coder, bool& zstd) {
+  const std::string name = a.get("--coder", "ans");
+  if (name == "huffman") coder = factz::Coder::huffman;
+  else if (name == "ans") coder = factz::Coder::ans;
+  else fail("--coder must be ans or huffman, got '" + name + "'", 2);
+  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
+  zstd = !a.has("--no-zstd");
+}
+
+factz::Options vector_compress_options(const Args& a) {
+  factz::Options o;
+  o.threads = exec_of(a, &o.policy).threads;
+  bound_of(a, o.bound_mode, o.bound);
+  const std::string mode = a.get("--mode", "speculative");
+  if (mode == "block") o.mode = factz::Mode::block;
+  else if (mode == "none") o.mode = factz::Mode::none;
+  else if (mode == "speculative") o.mode = factz::Mode::speculative;
+  else fail("--mode must be speculative, block or none (contour-tree: scalar fields), got '" + mode + "'", 2);
+  if (a.has("--anchor-stride")) {
+    long long s = 0;
+    if (mode != "speculative") fail("--anchor-stride applies to --mode speculative only", 2);
+    if (!to_int64(a.get("--anchor-stride"), s) || s < 2 || s > 4096 || (s & (s - 1)) != 0)
+      fail("--anchor-stride must be a power of two in [2, 4096], got '" + a.get("--anchor-stride") + "'", 2);
+    o.anchor_stride = s;
+  }
+  coder_of(a, o.coder, o.zstd);
+  return o;
+}
+
 std::string json_number(double x) {
   if (std::isinf(x)) return x > 0 ? "1e999" : "-1e999";  // JSON has no inf; 1e999 parses as inf
   if (std::isnan(x)) return "null";

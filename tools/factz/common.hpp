@@ -37,6 +37,13 @@ void dims(const Args& a, int64_t& nx, int64_t& ny);
 std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag);
 /// `-x serial|omp|omp=T`; `cuda` is a clear backend_unavailable error.
 factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr);
+/// `-M ABS|REL E` (unchanged when absent; usage error for anything but a finite E >= 0).
+void bound_of(const Args& a, factz::BoundMode& mode, double& bound);
+/// `--coder ans|huffman` (default ans) and `--zstd|--no-zstd` (default on), for every field kind.
+void coder_of(const Args& a, factz::Coder& coder, bool& zstd);
+/// The vector-field compression options of `factz compress`: -x, -M, --mode, --anchor-stride,
+/// --coder, --zstd.
+factz::Options vector_compress_options(const Args& a);
 /// A JSON number (inf as +-1e999, NaN as null), 17 significant digits.
 std::string json_number(double x);
 double seconds_since(std::chrono::steady_clock::time_point t0);
@@ -52,5 +59,13 @@ struct Registered {
 bool register_command(const Command* spec, RunFn run);
 /// All registered subcommands, sorted by name.
 std::vector<Registered> registered_commands();
+
+/// Multi-block (domain-decomposed) compress, decompress and verify (tools/factz/blocks.cpp,
+/// docs/multiblock.md): main.cpp hands over when --blocks or --region is given or the input
+/// stream is a multi-block file. Under mpirun (when built with MPI) the blocks are spread
+/// over the ranks; otherwise one process does them all.
+int run_blocks_compress(const Args& a);
+int run_blocks_decompress(const Args& a);
+int run_blocks_verify(const Args& a);
 
 }  // namespace factz::cli

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "factz/factz.hpp"
 #include "factz/contour_tree.hpp"
 #include "factz/io.hpp"
+#include "factz/multiblock.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
 
@@ -34,6 +36,14 @@ const factz::cli::OptionSpec kExec{"-x", 1, "POLICY", "serial | omp | omp=T (T t
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
 const factz::cli::OptionSpec kDims3{"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"};
+const factz::cli::OptionSpec kBlocks{
+    "--blocks", 2, "PX PY",
+    "domain decomposition (docs/multiblock.md): PX x PY blocks sharing their boundary rows/columns, stored exactly; "
+    "writes a multi-block file. Under mpirun the blocks are spread over the ranks"};
+const factz::cli::OptionSpec kPerRank{
+    "--per-rank", 0, "",
+    "with --blocks under mpirun: one block per rank (PX*PY ranks), each rank reading (compress, verify) or writing "
+    "(decompress) only its own block; every field file name must contain %r, replaced by the rank"};
 const factz::cli::OptionSpec kPersistence{
     "--persistence", 1, "P",
     "scalar fields: contour tree simplification threshold, a fraction of the value range (default 1e-2)"};
@@ -56,14 +66,16 @@ const Command kCompress{
      {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default) | huffman (canonical Huffman)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
-     kExec, kJson, kHelp, kHelpShort}};
+     kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kDecompress{
     "decompress", "Decompress a FaCTz stream into two float32 planes, or one for a scalar stream (.npy when the name ends in .npy, raw otherwise).",
     "factz decompress -z IN -o U -o V [-x POLICY] [--json]\n       factz decompress -z IN -o S [-x POLICY] [--json]   (scalar stream)",
     {{"-z", 1, "FILE", "input stream; '-' reads stdin"},
      {"-o", 1, "FILE", "output component (give twice: u then v; once for a scalar stream); '-' writes stdout", true},
-     kExec, kJson, kHelp, kHelpShort}};
+     {"--region", 4, "X0 Y0 X1 Y1",
+      "multi-block file: decode only the window [X0, X1) x [Y0, Y1), reading only the blocks it touches"},
+     kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kVerify{
     "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors; "
@@ -74,7 +86,10 @@ const Command kVerify{
      {"-i", 1, "FILE", "original component (u then v; once for a scalar field)", true},
      {"-d", 1, "FILE", "decompressed component (u then v; once for a scalar field)", true},
      kPersistence,
-     kExec, kJson, kHelp, kHelpShort}};
+     {"--blocks", 2, "PX PY",
+      "check block by block (the layout of compress --blocks); under mpirun each rank checks its blocks and the "
+      "counts are summed"},
+     kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kCp{
     "cp", "Extract the critical points of a 2D vector field (exact, Simulation of Simplicity).",
@@ -104,7 +119,9 @@ std::string top_help() {
   return os.str();
 }
 
+using factz::cli::bound_of;
 using factz::cli::check;
+using factz::cli::coder_of;
 using factz::cli::dims;
 using factz::cli::exec_of;
 using factz::cli::fail;
@@ -205,6 +222,7 @@ int run_verify_scalar(const Args& a) {
 }
 
 int run_verify(const Args& a) {
+  if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_verify(a);
   if (a.has("-3") || (a.has("-i") && a.has("-d") && a.all("-i").size() == 1 && a.all("-d").size() == 1))
     return run_verify_scalar(a);
   int64_t nx, ny;
@@ -217,25 +235,6 @@ int run_verify(const Args& a) {
   if (a.has("--json")) std::cout << "{" << comparison_json(c) << "}\n";
   else std::cout << comparison_kv(c) << "\n";
   return 0;
-}
-
-void bound_of(const Args& a, factz::BoundMode& mode, double& bound) {
-  if (!a.has("-M")) return;
-  const auto& m = a.all("-M").back();
-  if (m[0] == "ABS" || m[0] == "abs") mode = factz::BoundMode::abs;
-  else if (m[0] == "REL" || m[0] == "rel") mode = factz::BoundMode::rel;
-  else fail("-M must be ABS or REL, got '" + m[0] + "'", 2);
-  if (!factz::cli::to_double(m[1], bound) || bound < 0) fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
-}
-
-/// `--coder ans|huffman` (default ans) and `--zstd|--no-zstd` (default on), for every field kind.
-void coder_of(const Args& a, factz::Coder& coder, bool& zstd) {
-  const std::string name = a.get("--coder", "ans");
-  if (name == "huffman") coder = factz::Coder::huffman;
-  else if (name == "ans") coder = factz::Coder::ans;
-  else fail("--coder must be ans or huffman, got '" + name + "'", 2);
-  if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
-  zstd = !a.has("--no-zstd");
 }
 
 bool scalar_compress_request(const Args& a) {
@@ -290,28 +289,13 @@ int run_compress_scalar(const Args& a) {
 }
 
 int run_compress(const Args& a) {
+  if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   int64_t nx, ny;
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
-  factz::Options o;
-  factz::Exec e = exec_of(a, &o.policy);
-  o.threads = e.threads;
-  bound_of(a, o.bound_mode, o.bound);
-  const std::string mode = a.get("--mode", "speculative");
-  if (mode == "block") o.mode = factz::Mode::block;
-  else if (mode == "none") o.mode = factz::Mode::none;
-  else if (mode == "speculative") o.mode = factz::Mode::speculative;
-  else fail("--mode must be speculative, block or none (contour-tree: scalar fields), got '" + mode + "'", 2);
-  if (a.has("--anchor-stride")) {
-    long long s = 0;
-    if (mode != "speculative") fail("--anchor-stride applies to --mode speculative only", 2);
-    if (!factz::cli::to_int64(a.get("--anchor-stride"), s) || s < 2 || s > 4096 || (s & (s - 1)) != 0)
-      fail("--anchor-stride must be a power of two in [2, 4096], got '" + a.get("--anchor-stride") + "'", 2);
-    o.anchor_stride = s;
-  }
-  coder_of(a, o.coder, o.zstd);
+  const factz::Options o = factz::cli::vector_compress_options(a);
   const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
@@ -367,8 +351,19 @@ bool is_scalar_stream(const std::vector<uint8_t>& stream) {
   return parsed.ok() && parsed->header.components == 1;
 }
 
+/// Whether the file starts with the multi-block magic (stdin is never a multi-block file).
+bool is_multiblock_file(const std::string& path) {
+  if (path == "-") return false;
+  std::ifstream in(path, std::ios::binary);
+  uint8_t head[4] = {};
+  in.read(reinterpret_cast<char*>(head), 4);
+  return in.gcount() == 4 && factz::is_multiblock(head);
+}
+
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
+  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z")))
+    return factz::cli::run_blocks_decompress(a);
   if (a.has("-o") && a.all("-o").size() == 1) {  // a scalar stream, which only the stream can tell
     auto bytes = factz::read_bytes(a.get("-z"));
     if (!bytes.ok())
@@ -410,6 +405,28 @@ int run_info(const Args& a) {
   return 0;
 }
 
+/// Ranks of the mpirun that started this process (0 when not started by one).
+int launched_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return 0;
+}
+
+bool launched_rank_zero() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v) == 0;
+  return true;
+}
+
+/// Whether the command goes to the multi-block driver (the only one that shares work
+/// between ranks).
+bool multiblock_command(const Command* cmd, const Args& a) {
+  if (cmd == &kCompress || cmd == &kVerify) return a.has("--blocks") || a.has("--per-rank");
+  if (cmd == &kDecompress)
+    return a.has("--region") || a.has("--per-rank") || (a.has("-z") && is_multiblock_file(a.get("-z")));
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -446,6 +463,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    // Under mpirun with several ranks, every rank would do the same whole job and write the
+    // same files: only the multi-block driver shares the work.
+    if (launched_ranks() > 1 && !multiblock_command(cmd, parsed)) {
+      if (launched_rank_zero())
+        std::cerr << "factz " << cmd->name << ": under mpirun only compress/verify --blocks and decompress of a "
+                     "multi-block file share the work between ranks; run this command in one process\n";
+      return 2;
+    }
     if (registered_run) return registered_run(parsed);
     if (cmd == &kCompress) return run_compress(parsed);
     if (cmd == &kDecompress) return run_decompress(parsed);

@@ -1,0 +1,241 @@
+// World on MPI (built when CMake finds MPI). Without mpirun (launched_by_mpirun() false)
+// MPI is never initialized and World behaves as comm_serial.cpp does.
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "mpi/comm.hpp"
+#include "mpi/posix_file.hpp"
+
+namespace factz::mpi {
+namespace {
+
+constexpr uint64_t kRoundBytes = uint64_t(1) << 30;  // MPI counts are int: 1 GiB per call
+
+std::string mpi_error(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, size_t(len));
+}
+
+/// Opens `path` collectively for writing and sizes it to file_bytes (truncating a longer one).
+Result<MPI_File> open_for_write(const std::string& path, uint64_t file_bytes) {
+  MPI_File fh;
+  int rc = MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+  if (rc != MPI_SUCCESS) return io_error("cannot open " + path + " for writing: " + mpi_error(rc));
+  rc = MPI_File_set_size(fh, MPI_Offset(file_bytes));
+  if (rc != MPI_SUCCESS) {
+    MPI_File_close(&fh);
+    return io_error("cannot size " + path + ": " + mpi_error(rc));
+  }
+  return fh;
+}
+
+/// The largest value of n over all ranks.
+int64_t max_over_ranks(int64_t n) {
+  long long v = n;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+}  // namespace
+
+World::World() {
+  if (!launched_by_mpirun()) return;
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  distributed_ = true;
+}
+
+World::~World() {
+  if (distributed_) MPI_Finalize();
+}
+
+World::Outcome World::agree(bool ok, int code, const std::string& message) {
+  if (!distributed_) return {ok, ok ? 0 : code, ok ? "" : message};
+  int first = ok ? size_ : rank_;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  comm_bytes_ += 2 * sizeof(int);
+  if (first == size_) return {};
+  std::vector<uint8_t> text;
+  if (rank_ == first) {
+    text.resize(4 + message.size());
+    std::copy(reinterpret_cast<const uint8_t*>(&code), reinterpret_cast<const uint8_t*>(&code) + 4, text.begin());
+    std::copy(message.begin(), message.end(), text.begin() + 4);
+  }
+  broadcast(text, first);
+  Outcome o{false, 1, ""};
+  if (text.size() >= 4) {
+    std::copy(text.begin(), text.begin() + 4, reinterpret_cast<uint8_t*>(&o.code));
+    o.message.assign(text.begin() + 4, text.end());
+  }
+  return o;
+}
+
+void World::allreduce_min(std::span<double> v) {
+  if (!distributed_ || v.empty()) return;
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  comm_bytes_ += 2 * v.size_bytes();
+}
+
+void World::allreduce_max(std::span<double> v) {
+  if (!distributed_ || v.empty()) return;
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  comm_bytes_ += 2 * v.size_bytes();
+}
+
+void World::allreduce_sum(std::span<int64_t> v) {
+  if (!distributed_ || v.empty()) return;
+  static_assert(sizeof(long long) == sizeof(int64_t));
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  comm_bytes_ += 2 * v.size_bytes();
+}
+
+void World::allreduce_sum(std::span<double> v) {
+  if (!distributed_ || v.empty()) return;
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  comm_bytes_ += 2 * v.size_bytes();
+}
+
+std::vector<uint64_t> World::allgather(std::span<const uint64_t> mine) {
+  if (!distributed_) return {mine.begin(), mine.end()};
+  const int n = int(mine.size());
+  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    displs[size_t(r)] = total;
+    total += counts[size_t(r)];
+  }
+  std::vector<uint64_t> all(static_cast<size_t>(total));
+  static_assert(sizeof(unsigned long long) == sizeof(uint64_t));
+  MPI_Allgatherv(mine.data(), n, MPI_UNSIGNED_LONG_LONG, all.data(), counts.data(), displs.data(),
+                 MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  comm_bytes_ += sizeof(int) * (1 + size_t(size_)) + 8 * (mine.size() + all.size());
+  return all;
+}
+
+void World::broadcast(std::vector<uint8_t>& bytes, int root) {
+  if (!distributed_) return;
+  unsigned long long n = bytes.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD);
+  bytes.resize(n);
+  for (uint64_t done = 0; done < n;) {
+    const int c = int(std::min<uint64_t>(n - done, kRoundBytes));
+    MPI_Bcast(bytes.data() + done, c, MPI_BYTE, root, MPI_COMM_WORLD);
+    done += uint64_t(c);
+  }
+  comm_bytes_ += 8 + n;
+}
+
+Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_t offset,
+                           std::span<const uint8_t> bytes) {
+  if (!distributed_) return detail::posix_write_at(path, file_bytes, offset, bytes);
+  auto fh = open_for_write(path, file_bytes);
+  if (!fh.ok()) return fh.status();
+  // Every rank takes part in every round (count 0 once its bytes are out).
+  const int64_t rounds = max_over_ranks(int64_t((bytes.size() + kRoundBytes - 1) / kRoundBytes));
+  std::string err;
+  for (int64_t k = 0; k < rounds; ++k) {
+    const uint64_t from = std::min<uint64_t>(uint64_t(k) * kRoundBytes, bytes.size());
+    const int count = int(std::min<uint64_t>(bytes.size() - from, kRoundBytes));
+    MPI_Status st;
+    const int rc = MPI_File_write_at_all(fh.value(), MPI_Offset(offset + from), bytes.data() + from, count, MPI_BYTE, &st);
+    if (rc != MPI_SUCCESS && err.empty()) err = "cannot write " + path + ": " + mpi_error(rc);
+  }
+  const int rc = MPI_File_close(&fh.value());
+  if (rc != MPI_SUCCESS && err.empty()) err = "cannot close " + path + ": " + mpi_error(rc);
+  return err.empty() ? Status::Ok() : io_error(err);
+}
+
+Status World::write_segments_all(const std::string& path, uint64_t file_bytes, std::span<const Segment> segments) {
+  if (!distributed_) return detail::posix_write_segments(path, file_bytes, segments);
+  // Rounds of at most kRoundBytes / 4 floats; a longer segment is split.
+  const int64_t round_floats = int64_t(kRoundBytes / 4);
+  std::vector<std::vector<Segment>> rounds(1);
+  int64_t in_round = 0;
+  for (Segment s : segments) {
+    while (s.count > 0) {
+      if (in_round == round_floats) {
+        rounds.emplace_back();
+        in_round = 0;
+      }
+      const int64_t take = std::min(s.count, round_floats - in_round);
+      rounds.back().push_back({s.offset, s.data, take});
+      in_round += take;
+      s.offset += uint64_t(take) * 4;
+      s.data += take;
+      s.count -= take;
+    }
+  }
+  auto fh = open_for_write(path, file_bytes);
+  if (!fh.ok()) return fh.status();
+  const int64_t n_rounds = max_over_ranks(int64_t(rounds.size()));
+  std::string err;
+  auto note = [&err, &path](int rc, const char* what) {
+    if (rc != MPI_SUCCESS && err.empty()) err = std::string(what) + " " + path + ": " + mpi_error(rc);
+  };
+  for (int64_t k = 0; k < n_rounds; ++k) {
+    const std::vector<Segment> none;
+    const auto& r = size_t(k) < rounds.size() ? rounds[size_t(k)] : none;
+    MPI_Status st;
+    if (r.empty()) {  // this rank writes nothing in this round, but takes part
+      note(MPI_File_set_view(fh.value(), 0, MPI_FLOAT, MPI_FLOAT, "native", MPI_INFO_NULL), "cannot view");
+      note(MPI_File_write_all(fh.value(), nullptr, 0, MPI_FLOAT, &st), "cannot write");
+      continue;
+    }
+    std::vector<int> lengths(r.size());
+    std::vector<MPI_Aint> file_at(r.size()), memory_at(r.size());
+    for (size_t i = 0; i < r.size(); ++i) {
+      lengths[i] = int(r[i].count);
+      file_at[i] = MPI_Aint(r[i].offset);
+      MPI_Get_address(r[i].data, &memory_at[i]);
+    }
+    MPI_Datatype file_type, memory_type;
+    MPI_Type_create_hindexed(int(r.size()), lengths.data(), file_at.data(), MPI_FLOAT, &file_type);
+    MPI_Type_create_hindexed(int(r.size()), lengths.data(), memory_at.data(), MPI_FLOAT, &memory_type);
+    MPI_Type_commit(&file_type);
+    MPI_Type_commit(&memory_type);
+    note(MPI_File_set_view(fh.value(), 0, MPI_FLOAT, file_type, "native", MPI_INFO_NULL), "cannot view");
+    note(MPI_File_write_all(fh.value(), MPI_BOTTOM, 1, memory_type, &st), "cannot write");
+    MPI_Type_free(&file_type);
+    MPI_Type_free(&memory_type);
+  }
+  note(MPI_File_close(&fh.value()), "cannot close");
+  return err.empty() ? Status::Ok() : io_error(err);
+}
+
+Result<std::vector<uint8_t>> World::read_at_all(const std::string& path, uint64_t offset, uint64_t length) {
+  if (!distributed_) return detail::posix_read_at(path, offset, length);
+  MPI_File fh;
+  int rc = MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+  if (rc != MPI_SUCCESS) return io_error("cannot open " + path + ": " + mpi_error(rc));
+  MPI_Offset size = 0;
+  MPI_File_get_size(fh, &size);
+  std::string err;
+  if (offset + length > uint64_t(size)) {
+    err = path + ": " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+          " asked, the file holds " + std::to_string(size);
+    length = 0;  // still takes part in the rounds
+  }
+  std::vector<uint8_t> out(length);
+  const int64_t rounds = max_over_ranks(int64_t((length + kRoundBytes - 1) / kRoundBytes));
+  for (int64_t k = 0; k < rounds; ++k) {
+    const uint64_t from = std::min<uint64_t>(uint64_t(k) * kRoundBytes, length);
+    const int count = int(std::min<uint64_t>(length - from, kRoundBytes));
+    MPI_Status st;
+    rc = MPI_File_read_at_all(fh, MPI_Offset(offset + from), out.data() + from, count, MPI_BYTE, &st);
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if ((rc != MPI_SUCCESS || got != count) && err.empty()) err = "cannot read " + path;
+  }
+  MPI_File_close(&fh);
+  if (!err.empty()) return io_error(err);
+  return out;
+}
+
+}  // namespace factz::mpi

@@ -1,0 +1,685 @@
+// Multi-block (domain-decomposed) compress, decompress and verify for the CLI
+// (docs/multiblock.md). main.cpp hands over here for --blocks, --region, --per-rank and
+// multi-block input files.
+//
+// One process (no mpirun, or a build without MPI): the library's compress_multiblock,
+// decompress_multiblock and decompress_region do the work; verify compares block by block.
+// Under mpirun (factz_mpi built with MPI) the blocks are spread over the ranks as
+// contiguous ranges of block ids; each rank reads only its blocks, compresses them, and the
+// ranks write one file together with MPI-IO. The file is byte-identical to the one-process
+// one for the same layout and options, whatever the rank count, because every block is
+// compressed from the same values with the same (globally resolved) absolute bound, and the
+// header and offsets depend only on the stream lengths.
+//
+// No rank ever waits in a collective for a rank that failed: every piece of local work that
+// can fail runs inside `phase`, which ends with World::agree (all ranks learn the first
+// failure, rank 0 prints it, every rank exits 1 or 2).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "common.hpp"
+#include "factz/io.hpp"
+#include "factz/multiblock.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/posix_file.hpp"
+
+namespace factz::cli {
+namespace {
+
+using factz::mpi::World;
+using Clock = std::chrono::steady_clock;
+
+/// Runs local work `f`, then agrees with the other ranks: throws the first failure (of any
+/// rank) on every rank.
+template <class F>
+void phase(World& w, F&& f) {
+  bool ok = true;
+  int code = 0;
+  std::string message;
+  try {
+    f();
+  } catch (const Failure& e) {
+    ok = false;
+    code = e.code;
+    message = e.message;
+  } catch (const std::bad_alloc&) {
+    ok = false;
+    code = 1;
+    message = "out of memory";
+  }
+  if (w.size() > 1) message = "rank " + std::to_string(w.rank()) + ": " + message;
+  const auto o = w.agree(ok, code, message);
+  if (!o.ok) throw Failure{o.code, o.message};
+}
+
+/// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
+/// the failure, as one write (so that mpirun's own messages cannot split the line); every
+/// rank exits with the same code.
+template <class F>
+int guarded(const char* command, F&& driver) {
+  World w;
+  try {
+    return driver(w);
+  } catch (const Failure& f) {
+    if (!w.distributed()) throw;
+    if (w.rank() == 0) {
+      const std::string line = std::string("factz ") + command + ": " + f.message + "\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fflush(stderr);
+    }
+    return f.code;
+  }
+}
+
+// ---- options -------------------------------------------------------------------------------
+
+void blocks_of_args(const Args& a, int& px, int& py) {
+  if (!a.has("--blocks")) fail("--per-rank needs --blocks PX PY", 2);
+  const auto& b = a.all("--blocks").back();
+  long long x = 0, y = 0;
+  if (!to_int64(b[0], x) || !to_int64(b[1], y) || x < 1 || y < 1 || x > (1 << 20) || y > (1 << 20))
+    fail("--blocks needs two integers >= 1, got '" + b[0] + " " + b[1] + "'", 2);
+  px = int(x);
+  py = int(y);
+}
+
+/// The vector-field compression options, as `factz compress` reads them.
+factz::Options compress_options(const Args& a) {
+  if (a.has("-3") || a.has("--scalar") || a.has("--persistence") || a.get("--mode") == "contour-tree")
+    fail("--blocks applies to 2D vector fields only", 2);
+  return vector_compress_options(a);
+}
+
+/// `pattern` with every "%r" replaced by the block (= rank) id.
+std::string per_rank_name(const std::string& pattern, int b) {
+  std::string out;
+  for (size_t k = 0; k < pattern.size(); ++k) {
+    if (pattern.compare(k, 2, "%r") == 0) {
+      out += std::to_string(b);
+      ++k;
+    } else {
+      out += pattern[k];
+    }
+  }
+  return out;
+}
+
+void require_per_rank_names(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n.find("%r") == std::string::npos)
+      fail("--per-rank: every field file name must contain %r (the rank), got '" + n + "'", 2);
+}
+
+void require_plain_paths(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n == "-") fail("multi-block files and fields are read and written by name ('-' is not supported)", 2);
+}
+
+/// Blocks [first, last) of `rank`: contiguous ranges of block ids, as even as possible.
+std::pair<int, int> blocks_of(int rank, int ranks, int blocks) {
+  return {int(int64_t(blocks) * rank / ranks), int(int64_t(blocks) * (rank + 1) / ranks)};
+}
+
+/// With --per-rank under mpirun every rank has exactly one block.
+void require_one_block_per_rank(const World& w, const BlockLayout& L) {
+  if (w.distributed() && L.count() != w.size())
+    fail("--per-rank needs PX * PY = number of ranks, got " + std::to_string(L.px) + " x " + std::to_string(L.py) +
+             " blocks for " + std::to_string(w.size()) + " ranks",
+         2);
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// ---- reading blocks ------------------------------------------------------------------------
+
+/// Block `e` of the global nx x ny plane in `path`: for raw files only the block's row
+/// segments are read; a .npy file is read whole and cut.
+std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e) {
+  std::vector<float> out(size_t(e.nx * e.ny));
+  if (ends_with(path, ".npy")) {
+    const auto whole = take(factz::read_plane(path, nx, ny));
+    for (int64_t y = 0; y < e.ny; ++y)
+      std::memcpy(out.data() + y * e.nx, whole.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
+    return out;
+  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail("io: cannot open " + path + ": " + ec.message());
+  if (uint64_t(size) != uint64_t(nx * ny) * 4)
+    fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
+         std::to_string(ny) + " float32 plane needs " + std::to_string(uint64_t(nx * ny) * 4));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("io: cannot open " + path);
+  const bool whole_rows = e.x0 == 0 && e.nx == nx;
+  for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
+    const int64_t rows = whole_rows ? e.ny : 1;
+    in.seekg(std::streamoff(((e.y0 + y) * nx + e.x0) * 4));
+    in.read(reinterpret_cast<char*>(out.data() + y * e.nx), std::streamsize(rows * e.nx * 4));
+    if (!in) fail("io: cannot read " + path);
+  }
+  return out;
+}
+
+/// Block b of the global field: its rows of the global files, or its own per-rank files.
+VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
+  const auto& files = a.all(flag);
+  const std::string u = files[0][0], v = files[1][0];
+  const BlockExtent& e = L.blocks[size_t(b)];
+  VectorField2D f;
+  if (a.has("--per-rank")) {
+    f = take(factz::read_vector_field(per_rank_name(u, b), per_rank_name(v, b), e.nx, e.ny));
+  } else {
+    f.nx = e.nx;
+    f.ny = e.ny;
+    f.u = read_block_plane(u, L.nx, L.ny, e);
+    f.v = read_block_plane(v, L.nx, L.ny, e);
+  }
+  const Status s = factz::validate_field(f);
+  if (!s.ok())
+    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
+         "): " + s.to_string());
+  return f;
+}
+
+/// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v:
+/// per-rank files of neighbouring blocks must agree on the line they share.
+std::array<uint64_t, 4> edge_hashes(const VectorField2D& f) {
+  std::array<uint64_t, 4> h;
+  h.fill(1469598103934665603ull);
+  auto add = [&h](int k, float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    for (int i = 0; i < 4; ++i) h[size_t(k)] = (h[size_t(k)] ^ ((bits >> (8 * i)) & 0xFF)) * 1099511628211ull;
+  };
+  for (const auto* plane : {&f.u, &f.v}) {
+    for (int64_t y = 0; y < f.ny; ++y) {
+      add(0, (*plane)[size_t(y * f.nx)]);
+      add(1, (*plane)[size_t(y * f.nx + f.nx - 1)]);
+    }
+    for (int64_t x = 0; x < f.nx; ++x) {
+      add(2, (*plane)[size_t(x)]);
+      add(3, (*plane)[size_t((f.ny - 1) * f.nx + x)]);
+    }
+  }
+  return h;
+}
+
+/// With --per-rank, neighbouring blocks come from different files: they must hold the same
+/// values on their shared line, or the decomposition is not of one global field. `all` holds
+/// every block's edge_hashes, in block order.
+void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) {
+  for (int b = 0; b < L.count(); ++b) {
+    const int bx = b % L.px, by = b / L.px;
+    const BlockExtent& e = L.blocks[size_t(b)];
+    if (bx + 1 < L.px && all[size_t(4 * b + 1)] != all[size_t(4 * (b + 1))])
+      fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(b + 1) +
+           " differ on their shared column x=" + std::to_string(e.x0 + e.nx - 1));
+    if (by + 1 < L.py && all[size_t(4 * b + 3)] != all[size_t(4 * (b + L.px) + 2)])
+      fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(b + L.px) +
+           " differ on their shared row y=" + std::to_string(e.y0 + e.ny - 1));
+  }
+}
+
+// ---- output --------------------------------------------------------------------------------
+
+/// Prints key=value pairs on stderr, or one JSON object on stdout with --json.
+class Report {
+ public:
+  explicit Report(bool json) : json_(json) {}
+  Report& add(const std::string& key, const std::string& text_value, bool quoted = false) {
+    if (json_) os_ << (first_ ? "{" : ", ") << '"' << key << "\": " << (quoted ? "\"" + text_value + "\"" : text_value);
+    else os_ << (first_ ? "" : " ") << key << '=' << text_value;
+    first_ = false;
+    return *this;
+  }
+  Report& num(const std::string& key, double x) {
+    if (json_) return add(key, json_number(x));
+    std::ostringstream s;
+    s << x;
+    return add(key, s.str());
+  }
+  Report& count(const std::string& key, int64_t n) { return add(key, std::to_string(n)); }
+  void print(bool to_stdout) {
+    if (json_) os_ << (first_ ? "{}" : "}");
+    (json_ || to_stdout ? std::cout : std::cerr) << os_.str() << "\n";
+  }
+
+ private:
+  bool json_;
+  bool first_ = true;
+  std::ostringstream os_;
+};
+
+// ---- compress ------------------------------------------------------------------------------
+
+/// One process, one global field in memory: the library's compress_multiblock.
+int compress_single(const Args& a) {
+  int64_t nx, ny;
+  dims(a, nx, ny);
+  int px, py;
+  blocks_of_args(a, px, py);
+  auto [uf, vf] = two_files(a, "-i");
+  if (!a.has("-z")) fail("missing -z OUT", 2);
+  require_plain_paths({uf, vf, a.get("-z")});
+  const factz::Options o = compress_options(a);
+  const auto t0 = Clock::now();
+  const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  const double read_s = seconds_since(t0);
+  factz::CompressStats st;
+  const auto t1 = Clock::now();
+  const auto file = take(factz::compress_multiblock(field, o, px, py, &st));
+  const double compress_s = seconds_since(t1);
+  const auto t2 = Clock::now();
+  check(factz::write_bytes(a.get("-z"), file));
+  const double write_s = seconds_since(t2);
+  const double raw = double(nx * ny) * 8.0, ratio = raw / double(file.size()), total = seconds_since(t0);
+  Report r(a.has("--json"));
+  r.add("mode", factz::mode_name(o.mode), true).add("coder", factz::coder_name(o.coder), true);
+  r.count("nx", nx).count("ny", ny).count("px", px).count("py", py).count("blocks", int64_t(px) * py).count("ranks", 1);
+  r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file.size())).num("ratio", ratio);
+  r.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
+  r.num("read_seconds", read_s).num("compress_seconds", compress_s).num("write_seconds", write_s);
+  r.num("total_seconds", total).num("throughput_mbs", raw / compress_s / 1e6);
+  r.count("rank_bytes_max", int64_t(file.size())).count("comm_bytes_max", 0);
+  r.print(false);
+  return 0;
+}
+
+/// Every rank its blocks; one file written together (or one process with per-rank inputs).
+int compress_distributed(World& w, const Args& a) {
+  int64_t nx = 0, ny = 0;
+  BlockLayout L;
+  factz::Options o;
+  std::string out;
+  std::vector<VectorField2D> mine;
+  int first = 0, last = 0;
+  double lo_neg_hi[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  const auto t0 = Clock::now();
+  phase(w, [&] {
+    dims(a, nx, ny);
+    int px, py;
+    blocks_of_args(a, px, py);
+    auto [uf, vf] = two_files(a, "-i");
+    if (!a.has("-z")) fail("missing -z OUT", 2);
+    out = a.get("-z");
+    require_plain_paths({uf, vf, out});
+    if (a.has("--per-rank")) require_per_rank_names({uf, vf});
+    o = compress_options(a);
+    L = take(factz::make_block_layout(nx, ny, px, py));
+    if (a.has("--per-rank")) require_one_block_per_rank(w, L);
+    std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
+    for (int b = first; b < last; ++b) {
+      mine.push_back(read_block(a, "-i", L, b));
+      const auto r = factz::value_range_of(mine.back());
+      if (!r.empty) {
+        lo_neg_hi[0] = std::min(lo_neg_hi[0], double(r.lo));
+        lo_neg_hi[1] = std::min(lo_neg_hi[1], -double(r.hi));
+      }
+    }
+  });
+  if (a.has("--per-rank")) {  // 32 bytes per block gathered
+    std::vector<uint64_t> mine_hashes;
+    for (const auto& f : mine)
+      for (uint64_t h : edge_hashes(f)) mine_hashes.push_back(h);
+    const auto all_hashes = w.allgather(mine_hashes);
+    phase(w, [&] { check_shared_lines(L, all_hashes); });
+  }
+  const double read_s = seconds_since(t0);
+  // The global value range (REL bounds): one reduction of two doubles.
+  w.allreduce_min(lo_neg_hi);
+  factz::ValueRange global;
+  if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {float(lo_neg_hi[0]), float(-lo_neg_hi[1]), false};
+  std::vector<uint64_t> lengths;
+  std::vector<uint8_t> bytes;
+  int64_t exact = 0;
+  double eb_abs = 0;
+  const auto t1 = Clock::now();
+  phase(w, [&] {
+    eb_abs = take(factz::absolute_bound(o, global));
+    for (int b = first; b < last; ++b) {
+      factz::CompressStats st;
+      auto s = factz::compress_block(mine[size_t(b - first)], L, b, o, eb_abs, &st);
+      if (!s.ok()) fail("block " + std::to_string(b) + ": " + s.status().to_string());
+      std::vector<float>().swap(mine[size_t(b - first)].u);
+      std::vector<float>().swap(mine[size_t(b - first)].v);
+      lengths.push_back(s.value().size());
+      bytes.insert(bytes.end(), s.value().begin(), s.value().end());
+      exact += st.exact_vertices;
+    }
+  });
+  const double compress_s = seconds_since(t1);
+  // Every block's stream length, in block order (ranks hold ascending ranges).
+  const std::vector<uint64_t> all = w.allgather(lengths);
+  const std::vector<uint8_t> header = factz::multiblock_header(L, o, all);
+  uint64_t offset = header.size(), file_bytes = header.size();
+  for (int b = 0; b < L.count(); ++b) {
+    if (b < first) offset += all[size_t(b)];
+    file_bytes += all[size_t(b)];
+  }
+  if (w.rank() == 0) {  // the header, then rank 0's streams (blocks 0, 1, ... when it has any)
+    bytes.insert(bytes.begin(), header.begin(), header.end());
+    offset = 0;
+  }
+  const auto t2 = Clock::now();
+  phase(w, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
+  const double write_s = seconds_since(t2);
+  // Statistics: sums and maxima over the ranks.
+  int64_t sums[1] = {exact};
+  double maxima[6] = {read_s, compress_s, write_s, seconds_since(t0), double(bytes.size()), double(w.comm_bytes())};
+  w.allreduce_sum(sums);
+  w.allreduce_max(maxima);
+  if (w.rank() != 0) return 0;
+  const double raw = double(nx * ny) * 8.0, ratio = raw / double(file_bytes);
+  Report r(a.has("--json"));
+  r.add("mode", factz::mode_name(o.mode), true).add("coder", factz::coder_name(o.coder), true);
+  r.count("nx", nx).count("ny", ny).count("px", L.px).count("py", L.py).count("blocks", L.count());
+  r.count("ranks", w.size()).count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file_bytes));
+  r.num("ratio", ratio).num("bit_rate", 64.0 / ratio).num("eb_abs", eb_abs).count("exact_vertices", sums[0]);
+  r.num("read_seconds", maxima[0]).num("compress_seconds", maxima[1]).num("write_seconds", maxima[2]);
+  r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / maxima[1] / 1e6);
+  r.count("rank_bytes_max", int64_t(maxima[4])).count("comm_bytes_max", int64_t(maxima[5]));
+  r.print(false);
+  return 0;
+}
+
+// ---- decompress ----------------------------------------------------------------------------
+
+/// The header and index bytes of the multi-block file at `path` (only those are read),
+/// validated; `size` gets the file size.
+std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) {
+  std::error_code ec;
+  size = std::filesystem::file_size(path, ec);
+  if (ec) fail("io: cannot open " + path + ": " + ec.message());
+  const uint64_t fixed = factz::kMultiBlockPrefixBytes;
+  if (size < fixed) fail("corrupt_stream: " + path + " is truncated (too short for a multi-block file)");
+  auto head = take(factz::mpi::detail::posix_read_at(path, 0, fixed));
+  if (!factz::is_multiblock(head)) fail("corrupt_stream: " + path + " is not a multi-block file (compress with --blocks)");
+  const uint64_t hsize = take(factz::multiblock_header_size_from_prefix(head));
+  if (hsize > size) fail("corrupt_stream: multi-block index truncated");
+  head = take(factz::mpi::detail::posix_read_at(path, 0, hsize));
+  check(factz::parse_multiblock_index(head, size).status());
+  return head;
+}
+
+factz::Region region_of(const Args& a) {
+  const auto& r = a.all("--region").back();
+  long long v[4];
+  for (int k = 0; k < 4; ++k)
+    if (!to_int64(r[size_t(k)], v[k]) || v[k] < 0)
+      fail("--region needs four integers >= 0 (X0 Y0 X1 Y1), got '" + r[size_t(k)] + "'", 2);
+  return {v[0], v[1], v[2], v[3]};
+}
+
+/// --region: one process reads the index and the blocks the window touches.
+int decompress_region_cli(const Args& a) {
+  auto [uo, vo] = two_files(a, "-o");
+  factz::DecompressOptions d;
+  d.threads = exec_of(a, &d.policy).threads;
+  const auto t0 = Clock::now();
+  factz::RegionStats st;
+  const auto field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
+  const double secs = seconds_since(t0);
+  check(factz::write_plane(uo, field.u, field.nx, field.ny));
+  check(factz::write_plane(vo, field.v, field.nx, field.ny));
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
+  Report r(a.has("--json"));
+  r.count("nx", field.nx).count("ny", field.ny).count("blocks_decoded", st.blocks_decoded);
+  r.count("bytes_read", int64_t(st.bytes_read)).count("file_bytes", ec ? -1 : int64_t(file_bytes));
+  r.num("decompress_seconds", secs);
+  r.print(false);
+  return 0;
+}
+
+/// One process, the whole file in memory: the library's decompress_multiblock.
+int decompress_single(const Args& a) {
+  auto [uo, vo] = two_files(a, "-o");
+  if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
+  factz::DecompressOptions d;
+  d.threads = exec_of(a, &d.policy).threads;
+  const auto file = take(factz::read_bytes(a.get("-z")));
+  const auto t0 = Clock::now();
+  const auto field = take(factz::decompress_multiblock(file, d));
+  const double secs = seconds_since(t0);
+  check(factz::write_plane(uo, field.u, field.nx, field.ny));
+  check(factz::write_plane(vo, field.v, field.nx, field.ny));
+  const double raw = double(field.size()) * 8.0;
+  Report r(a.has("--json"));
+  r.count("nx", field.nx).count("ny", field.ny).count("ranks", 1).count("raw_bytes", int64_t(raw));
+  r.count("compressed_bytes", int64_t(file.size())).num("decompress_seconds", secs);
+  r.num("throughput_mbs", raw / secs / 1e6);
+  r.print(false);
+  return 0;
+}
+
+/// The rows of decoded block b (extent e) that b owns (shared last row/column excluded unless
+/// b is the last band), as segments of the global raw plane.
+void owned_segments(const BlockLayout& L, int b, const std::vector<float>& plane,
+                    std::vector<factz::mpi::Segment>& segs) {
+  const BlockExtent& e = L.blocks[size_t(b)];
+  const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
+  for (int64_t y = 0; y < h; ++y)
+    segs.push_back({uint64_t(((e.y0 + y) * L.nx + e.x0) * 4), plane.data() + y * e.nx, w});
+}
+
+/// Every rank decodes its blocks and writes its part of the global raw planes (or its own
+/// per-rank files).
+int decompress_distributed(World& w, const Args& a) {
+  std::string path, uo, vo;
+  std::vector<uint8_t> head;
+  phase(w, [&] {
+    if (a.has("--region")) fail("--region decodes in one process: run it without mpirun", 2);
+    std::tie(uo, vo) = two_files(a, "-o");
+    path = a.get("-z");
+    require_plain_paths({path, uo, vo});
+    if (a.has("--per-rank")) require_per_rank_names({uo, vo});
+    else if (ends_with(uo, ".npy") || ends_with(vo, ".npy"))
+      fail("under mpirun the outputs are raw float32 planes (not .npy)", 2);
+    if (w.rank() == 0) {  // one rank reads the index, every rank gets it
+      uint64_t size = 0;
+      head = read_header_bytes(path, size);
+      for (int k = 0; k < 8; ++k) head.push_back(uint8_t(size >> (8 * k)));
+    }
+  });
+  w.broadcast(head, 0);
+  factz::MultiBlockIndex ix;
+  int first = 0, last = 0;
+  phase(w, [&] {
+    uint64_t size = 0;
+    for (int k = 0; k < 8; ++k) size |= uint64_t(head[head.size() - 8 + size_t(k)]) << (8 * k);
+    head.resize(head.size() - 8);
+    ix = take(factz::parse_multiblock_index(head, size));
+    if (a.has("--per-rank")) require_one_block_per_rank(w, ix.layout);
+    std::tie(first, last) = blocks_of(w.rank(), w.size(), ix.layout.count());
+  });
+  const BlockLayout& L = ix.layout;
+  const uint64_t from = first < last ? ix.entries[size_t(first)].offset : 0;
+  const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
+  const auto t0 = Clock::now();
+  std::vector<uint8_t> streams;
+  phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
+  std::vector<VectorField2D> decoded;
+  phase(w, [&] {
+    factz::DecompressOptions d;
+    d.threads = exec_of(a, &d.policy).threads;
+    for (int b = first; b < last; ++b) {
+      const auto& en = ix.entries[size_t(b)];
+      const auto s = std::span<const uint8_t>(streams).subspan(size_t(en.offset - from), size_t(en.length));
+      const BlockExtent& e = L.blocks[size_t(b)];
+      const auto dims = factz::stream_dims(s);
+      if (!dims.ok()) fail("block " + std::to_string(b) + ": " + dims.status().to_string());
+      if (dims->first != e.nx || dims->second != e.ny)
+        fail("corrupt_stream: block " + std::to_string(b) + " does not hold the field its index says");
+      auto f = factz::decompress(s, d);
+      if (!f.ok()) fail("block " + std::to_string(b) + ": " + f.status().to_string());
+      decoded.push_back(std::move(f).value());
+    }
+  });
+  const double decode_s = seconds_since(t0);
+  const auto t1 = Clock::now();
+  if (a.has("--per-rank")) {
+    phase(w, [&] {
+      for (int b = first; b < last; ++b) {
+        const auto& f = decoded[size_t(b - first)];
+        check(factz::write_plane(per_rank_name(uo, b), f.u, f.nx, f.ny));
+        check(factz::write_plane(per_rank_name(vo, b), f.v, f.nx, f.ny));
+      }
+    });
+  } else {
+    const uint64_t plane_bytes = uint64_t(L.nx * L.ny) * 4;
+    for (int c = 0; c < 2; ++c) {
+      std::vector<factz::mpi::Segment> segs;
+      for (int b = first; b < last; ++b) owned_segments(L, b, c == 0 ? decoded[size_t(b - first)].u
+                                                                      : decoded[size_t(b - first)].v, segs);
+      std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
+      phase(w, [&] { check(w.write_segments_all(c == 0 ? uo : vo, plane_bytes, segs)); });
+    }
+  }
+  const double write_s = seconds_since(t1);
+  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(to - from)};
+  w.allreduce_max(maxima);
+  if (w.rank() != 0) return 0;
+  const double raw = double(L.nx * L.ny) * 8.0;
+  Report r(a.has("--json"));
+  r.count("nx", L.nx).count("ny", L.ny).count("blocks", L.count()).count("ranks", w.size());
+  r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(ix.file_bytes));
+  r.num("decompress_seconds", maxima[0]).num("write_seconds", maxima[1]).num("total_seconds", maxima[2]);
+  r.num("throughput_mbs", raw / maxima[0] / 1e6).count("rank_bytes_read_max", int64_t(maxima[3]));
+  r.print(false);
+  return 0;
+}
+
+// ---- verify --------------------------------------------------------------------------------
+
+/// Counts and error sums of a set of blocks; the sums over all blocks are the global figures.
+struct Tally {
+  int64_t counts[6] = {};  ///< cp_original, cp_decompressed, lost, spurious, type_changed, vertices
+  double sq[1] = {};       ///< sum of squared errors over owned vertices
+  double maxima[4] = {};   ///< max |du|, max |dv|, max value, -min value
+  Tally() { maxima[2] = maxima[3] = -std::numeric_limits<double>::infinity(); }
+};
+
+/// Adds block b: critical points by factz::compare on the block (every triangle of the
+/// global mesh lies in exactly one block, and its signature depends only on its three
+/// vertices, so the per-block counts sum to the global comparison's), errors over the
+/// vertices the block owns (each vertex counted once).
+void tally_block(const BlockLayout& L, int b, const VectorField2D& o, const VectorField2D& d, factz::Exec ex, Tally& t) {
+  const auto c = take(factz::compare(o, d, ex));
+  t.counts[0] += c.cp_original;
+  t.counts[1] += c.cp_decompressed;
+  t.counts[2] += c.lost;
+  t.counts[3] += c.spurious;
+  t.counts[4] += c.type_changed;
+  const BlockExtent& e = L.blocks[size_t(b)];
+  const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const size_t k = size_t(y * e.nx + x);
+      const double du = double(o.u[k]) - double(d.u[k]), dv = double(o.v[k]) - double(d.v[k]);
+      t.sq[0] += du * du + dv * dv;
+      t.maxima[0] = std::max(t.maxima[0], std::fabs(du));
+      t.maxima[1] = std::max(t.maxima[1], std::fabs(dv));
+      t.maxima[2] = std::max({t.maxima[2], double(o.u[k]), double(o.v[k])});
+      t.maxima[3] = std::max({t.maxima[3], -double(o.u[k]), -double(o.v[k])});
+    }
+  t.counts[5] += w * h;
+}
+
+int verify_blocks(World& w, const Args& a) {
+  int64_t nx = 0, ny = 0;
+  BlockLayout L;
+  Tally t;
+  phase(w, [&] {
+    dims(a, nx, ny);
+    int px, py;
+    blocks_of_args(a, px, py);
+    auto [ui, vi] = two_files(a, "-i");
+    auto [ud, vd] = two_files(a, "-d");
+    require_plain_paths({ui, vi, ud, vd});
+    if (a.has("--per-rank")) require_per_rank_names({ui, vi, ud, vd});
+    L = take(factz::make_block_layout(nx, ny, px, py));
+    if (a.has("--per-rank")) require_one_block_per_rank(w, L);
+    const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
+    const factz::Exec ex = exec_of(a);
+    if (!w.distributed() && !a.has("--per-rank")) {  // one process: read each field once
+      const auto o = take(factz::read_vector_field(ui, vi, nx, ny));
+      const auto d = take(factz::read_vector_field(ud, vd, nx, ny));
+      for (int b = 0; b < L.count(); ++b)
+        tally_block(L, b, factz::extract_block(o, L.blocks[size_t(b)]), factz::extract_block(d, L.blocks[size_t(b)]),
+                    ex, t);
+      return;
+    }
+    for (int b = first; b < last; ++b) tally_block(L, b, read_block(a, "-i", L, b), read_block(a, "-d", L, b), ex, t);
+  });
+  w.allreduce_sum(t.counts);
+  w.allreduce_sum(t.sq);
+  w.allreduce_max(t.maxima);
+  if (w.rank() != 0) return 0;
+  factz::Comparison c;
+  c.cp_original = t.counts[0];
+  c.cp_decompressed = t.counts[1];
+  c.lost = t.counts[2];
+  c.spurious = t.counts[3];
+  c.type_changed = t.counts[4];
+  c.max_abs_error = {t.maxima[0], t.maxima[1]};
+  const int64_t n = t.counts[5];
+  c.value_range = n > 0 ? t.maxima[2] + t.maxima[3] : 0.0;
+  c.rmse = n > 0 ? std::sqrt(t.sq[0] / double(2 * n)) : 0.0;
+  c.nrmse = c.value_range > 0 ? c.rmse / c.value_range : 0.0;
+  c.psnr = c.rmse > 0 ? 20.0 * std::log10(c.value_range / c.rmse) : std::numeric_limits<double>::infinity();
+  Report r(a.has("--json"));
+  r.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);
+  r.count("spurious", c.spurious).count("type_changed", c.type_changed).count("violations", c.violations());
+  if (a.has("--json")) {
+    r.add("max_abs_error", "[" + json_number(c.max_abs_error[0]) + ", " + json_number(c.max_abs_error[1]) + "]");
+  } else {
+    r.num("max_abs_error_u", c.max_abs_error[0]).num("max_abs_error_v", c.max_abs_error[1]);
+  }
+  r.num("rmse", c.rmse).num("nrmse", c.nrmse).num("psnr", c.psnr).num("value_range", c.value_range);
+  r.count("blocks", L.count()).count("ranks", w.size());
+  r.print(true);
+  return 0;
+}
+
+}  // namespace
+
+int run_blocks_compress(const Args& a) {
+  return guarded("compress", [&a](World& w) {
+    if (!w.distributed() && !a.has("--per-rank")) {
+      // One process: still every failure leaves through here (rank 0 is the only rank).
+      int rc = 0;
+      phase(w, [&] { rc = compress_single(a); });
+      return rc;
+    }
+    return compress_distributed(w, a);
+  });
+}
+
+int run_blocks_decompress(const Args& a) {
+  return guarded("decompress", [&a](World& w) {
+    if (!w.distributed() && !a.has("--per-rank")) {
+      if (!a.has("-z")) fail("missing -z IN", 2);
+      if (a.has("--region")) return decompress_region_cli(a);
+      return decompress_single(a);
+    }
+    return decompress_distributed(w, a);
+  });
+}
+
+int run_blocks_verify(const Args& a) {
+  return guarded("verify", [&a](World& w) { return verify_blocks(w, a); });
+}
+
+}  // namespace factz::cli
