@@ -710,14 +710,27 @@ TEST(Cli, UsageErrorsExitWithCodeTwo) {
   EXPECT_FALSE(fs::exists(dir / "s.fz"));
 }
 
-TEST(Cli, CudaPolicyIsReportedAsUnavailable) {
+// `-x cuda` either runs on a GPU with the CPU's bytes and values, or (no CUDA backend in
+// this build, or no device) fails with one clear backend_unavailable line.
+TEST(Cli, CudaPolicyGivesTheCpuBytesOrIsReportedAsUnavailable) {
   TempDir dir;
   write_field(dir, synth::turbulence(20, 10, 15));
-  expect_clean_error(factz(dir, "compress -2 20 10 -i u.f32 -i v.f32 -z s.fz -x cuda"), 1, "compress",
-                     "backend_unavailable", "-x cuda");
   ASSERT_EQ(factz(dir, "compress -2 20 10 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  const Outcome c = factz(dir, "compress -2 20 10 -i u.f32 -i v.f32 -z g.fz -x cuda");
+  if (c.exit_code == 0) {
+    EXPECT_EQ(read_file(dir / "g.fz"), read_file(dir / "s.fz")) << "GPU stream differs from the CPU stream";
+    ASSERT_EQ(factz(dir, "decompress -z s.fz -o a -o b -x cuda").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress -z s.fz -o c -o d").exit_code, 0);
+    EXPECT_EQ(read_file(dir / "a"), read_file(dir / "c"));
+    EXPECT_EQ(read_file(dir / "b"), read_file(dir / "d"));
+    return;
+  }
+  expect_clean_error(c, 1, "compress", "backend_unavailable", "-x cuda");
   expect_clean_error(factz(dir, "decompress -z s.fz -o a -o b -x cuda"), 1, "decompress", "backend_unavailable",
                      "-x cuda");
+  // Elsewhere -x cuda is refused as usage or as unavailable, never run on the CPU silently.
+  const Outcome v = factz(dir, "verify -2 20 10 -i u.f32 -i v.f32 -d u.f32 -d v.f32 -x cuda");
+  EXPECT_NE(v.exit_code, 0) << v.describe();
 }
 
 TEST(Cli, BadStreamsFailCleanly) {

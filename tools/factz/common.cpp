@@ -28,7 +28,9 @@ std::pair<std::string, std::string> two_files(const Args& a, const std::string& 
   return {v[0][0], v[1][0]};
 }
 
-factz::Exec exec_of(const Args& a, factz::Policy* policy) {
+bool wants_cuda(const Args& a) { return a.get("-x", "omp") == "cuda"; }
+
+factz::Exec exec_of(const Args& a, factz::Policy* policy, bool allow_cuda) {
   const std::string x = a.get("-x", "omp");
   factz::Exec e;
   if (x == "serial") {
@@ -43,7 +45,15 @@ factz::Exec exec_of(const Args& a, factz::Policy* policy) {
     e.threads = int(t);
     return e;
   }
-  if (x == "cuda") fail("backend_unavailable: this build of factz has no CUDA backend", 1);
+  if (x == "cuda") {
+#if FACTZ_HAVE_CUDA
+    if (allow_cuda) return e;  // the caller runs factz::cuda; policy stays omp for host stages
+    fail("-x cuda applies to vector compress and decompress only (not --blocks yet)", 2);
+#else
+    (void)allow_cuda;
+    fail("backend_unavailable: this build of factz has no CUDA backend", 1);
+#endif
+  }
   fail("-x must be serial, omp or omp=T, got '" + x + "'", 2);
 }
 
@@ -66,9 +76,9 @@ void coder_of(const Args& a, factz::Coder& coder, bool& zstd) {
   zstd = !a.has("--no-zstd");
 }
 
-factz::Options vector_compress_options(const Args& a) {
+factz::Options vector_compress_options(const Args& a, bool allow_cuda) {
   factz::Options o;
-  o.threads = exec_of(a, &o.policy).threads;
+  o.threads = exec_of(a, &o.policy, allow_cuda).threads;
   bound_of(a, o.bound_mode, o.bound);
   const std::string mode = a.get("--mode", "speculative");
   if (mode == "block") o.mode = factz::Mode::block;

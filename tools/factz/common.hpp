@@ -35,15 +35,19 @@ void check(const factz::Status& s);
 void dims(const Args& a, int64_t& nx, int64_t& ny);
 /// A flag that must be given exactly twice (u then v).
 std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag);
-/// `-x serial|omp|omp=T`; `cuda` is a clear backend_unavailable error.
-factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr);
+/// `-x serial|omp|omp=T`, and `cuda` where `allow_cuda` (vector compress and decompress;
+/// the caller then runs factz::cuda, see wants_cuda). Without the CUDA backend `-x cuda` is
+/// a clear backend_unavailable error; elsewhere a usage error.
+factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr, bool allow_cuda = false);
+/// Whether `-x cuda` was given.
+bool wants_cuda(const Args& a);
 /// `-M ABS|REL E` (unchanged when absent; usage error for anything but a finite E >= 0).
 void bound_of(const Args& a, factz::BoundMode& mode, double& bound);
 /// `--coder ans|huffman` (default ans) and `--zstd|--no-zstd` (default on), for every field kind.
 void coder_of(const Args& a, factz::Coder& coder, bool& zstd);
 /// The vector-field compression options of `factz compress`: -x, -M, --mode, --anchor-stride,
 /// --coder, --zstd.
-factz::Options vector_compress_options(const Args& a);
+factz::Options vector_compress_options(const Args& a, bool allow_cuda = false);
 /// A JSON number (inf as +-1e999, NaN as null), 17 significant digits.
 std::string json_number(double x);
 double seconds_since(std::chrono::steady_clock::time_point t0);

@@ -17,6 +17,9 @@
 #include "factz/contour_tree.hpp"
 #include "factz/io.hpp"
 #include "factz/multiblock.hpp"
+#if FACTZ_HAVE_CUDA
+#include "factz/cuda.hpp"
+#endif
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
 
@@ -288,6 +291,27 @@ int run_compress_scalar(const Args& a) {
   return 0;
 }
 
+/// factz::compress, or the CUDA backend's for `-x cuda` (same bytes; no stage statistics).
+factz::Result<std::vector<uint8_t>> compress_vector(const Args& a, const factz::VectorField2D& field,
+                                                    const factz::Options& o, factz::CompressStats* st) {
+#if FACTZ_HAVE_CUDA
+  if (factz::cli::wants_cuda(a)) return factz::cuda::compress(field, o);
+#else
+  (void)a;
+#endif
+  return factz::compress(field, o, st);
+}
+
+factz::Result<factz::VectorField2D> decompress_vector(const Args& a, const std::vector<uint8_t>& stream,
+                                                      const factz::DecompressOptions& o) {
+#if FACTZ_HAVE_CUDA
+  if (factz::cli::wants_cuda(a)) return factz::cuda::decompress(stream);
+#else
+  (void)a;
+#endif
+  return factz::decompress(stream, o);
+}
+
 int run_compress(const Args& a) {
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
@@ -295,11 +319,11 @@ int run_compress(const Args& a) {
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
-  const factz::Options o = factz::cli::vector_compress_options(a);
+  const factz::Options o = factz::cli::vector_compress_options(a, true);
   const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto stream = take(factz::compress(field, o, &st));
+  const auto stream = take(compress_vector(a, field, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
   const double raw = double(field.size()) * 8.0;
@@ -376,12 +400,12 @@ int run_decompress(const Args& a) {
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
   factz::DecompressOptions o;
-  factz::Exec e = exec_of(a, &o.policy);
+  factz::Exec e = exec_of(a, &o.policy, true);
   o.threads = e.threads;
   const auto stream = take(factz::read_bytes(a.get("-z")));
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto field = take(factz::decompress(stream, o));
+  const auto field = take(decompress_vector(a, stream, o));
   const double secs = seconds_since(t0);
   check(factz::write_plane(uo, field.u, field.nx, field.ny));
   check(factz::write_plane(vo, field.v, field.nx, field.ny));

@@ -1,0 +1,78 @@
+// FaCTz on NVIDIA GPUs (library factz_cuda; built when FACTZ_CUDA finds nvcc).
+//
+// The streams are those of factz::compress, byte for byte: any FaCTz build decodes them,
+// and the CUDA decoder decodes any CPU stream. Every CUDA call is checked; failures come
+// back as Status (Code::cuda with the CUDA error text; Code::backend_unavailable with
+// "no CUDA device" when the machine has none). Nothing here prints, exits or throws.
+//
+// Where the work runs (docs/architecture.md, "CUDA backend"): prediction, bound
+// derivation, quantization, signature checks and repair, Lorenzo codes, stream
+// compaction (CUB selections and scans), the varint lists and Huffman coding (histogram,
+// chunk sizes, bit packing) run on the device; Huffman code lengths and codebook, ANS
+// coding and the container (zstd stage, CRC-32C) run on the host with the CPU's codec
+// functions, so the bytes are the CPU's by construction. Decoding: container, ANS and the
+// list parsing on the host; Huffman decoding of the tiled modes' codes and every
+// reconstruction on the device (speculative streams' ids and codes are entropy-decoded on
+// the host).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/factz.hpp"
+
+namespace factz::cuda {
+
+/// True when at least one CUDA device can be used.
+bool device_available();
+
+/// Ok when a device can be used; backend_unavailable ("no CUDA device ...") otherwise.
+Status device_status();
+
+/// Reusable device memory for compress/decompress: buffers grow to the largest size a
+/// call needed and are kept, so repeated calls of one size do no cudaMalloc. Not thread
+/// safe: one workspace per host thread (the calls without one use a per-thread default).
+/// Belongs to the device that was current when it first allocated.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  /// Device bytes held.
+  size_t bytes() const;
+  /// Frees every buffer (the next call allocates again).
+  void release();
+
+  struct Impl;
+  Impl* impl() { return impl_; }
+
+ private:
+  Impl* impl_;
+};
+
+/// Compresses the device-resident planes d_u, d_v (nx * ny floats each, x fastest) on
+/// `stream`. Returns the stream bytes in host memory (the container is written on the host);
+/// the call synchronizes `stream` before it returns. options.policy and options.threads
+/// are ignored (host entropy coding uses OpenMP's default thread count; the bytes never
+/// depend on it). options.exact_edges is not supported yet (backend_unavailable).
+/// Fields with NaN or infinity give invalid_argument, as on the CPU.
+Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& options,
+                                      cudaStream_t stream = nullptr, Workspace* workspace = nullptr);
+
+/// Decodes `stream` (host memory) into the device planes d_u, d_v of nx * ny floats each,
+/// which must match the stream's grid (factz::stream_dims). Synchronizes `stream`.
+/// Untrusted bytes give corrupt_stream / unsupported_version, never a crash.
+Status decompress(std::span<const uint8_t> stream, float* d_u, float* d_v, int64_t nx, int64_t ny,
+                  cudaStream_t stream_id = nullptr, Workspace* workspace = nullptr);
+
+/// Host-memory wrappers (what `factz compress -x cuda` calls): copy the field to the
+/// device, run the GPU pipeline, return the same bytes as factz::compress.
+Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& options);
+Result<VectorField2D> decompress(std::span<const uint8_t> stream);
+
+}  // namespace factz::cuda

@@ -1,0 +1,224 @@
+// Per-cell, per-vertex and per-tile bodies of the CUDA block/none frontend (FaCTz-B).
+//
+// Each function is the body of one kernel thread (`src/backend/cuda/*.cu` launch them) and
+// of one host-loop iteration in the CPU model (`gpu_model.cpp`), which the CPU test
+// compares with the CPU pipeline (modes/block_mode.cpp, modes/tiled_quantizer.cpp). The
+// math is the kernels' (`src/kernels/`); what is here is only the scheduling the GPU needs:
+// a gather of per-cell bounds instead of the CPU's scatter (min is exact and order-free),
+// one tile per thread for the tile-id choice, and the repair rounds as flag sweeps.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/mesh.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/safe_bound.hpp"
+#include "kernels/signature.hpp"
+
+namespace factz::cuda_detail {
+
+using detail::Grid2D;
+using detail::kMaxBoundId;
+
+inline constexpr int64_t kTileEdge = 32;  ///< detail::kTile (tiled_quantizer.hpp)
+
+FACTZ_HD uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+#endif
+}
+
+/// Biased binary exponent of a float (block_mode.cpp: exponent_bits).
+FACTZ_HD int exponent_bits(float x) { return int((float_bits(x) >> 23) & 0xff); }
+
+/// The largest float not above b (block_mode.cpp: round_down).
+FACTZ_HD float round_down(double b) {
+  float f = float(b);
+  if (double(f) > b) f = nextafterf(f, 0.0f);
+  return f;
+}
+
+/// block_mode.cpp's capped_safe_bound (anonymous there; the same expression here).
+FACTZ_HD float capped_safe_bound(const float u[3], const float v[3], float eb) {
+  const double h = detail::half_plane_margin(u, v);
+  if (h >= 1.0) return round_down(detail::kSafetyFactor);
+  float smallest = INFINITY;
+  for (int k = 0; k < 3; ++k) {
+    const float au = fabsf(u[k]), av = fabsf(v[k]);
+    if (au > 0.0f && au < smallest) smallest = au;
+    if (av > 0.0f && av < smallest) smallest = av;
+  }
+  const double cap = double(eb) / double(smallest);
+  if (h * detail::kSafetyFactor >= cap) return round_down(h * detail::kSafetyFactor);
+  return round_down(detail::triangle_safe_bound(u, v));
+}
+
+/// Kernel body, one thread per cell (i, j): safe bounds of T0 and T1 into xi[2 * cell + t],
+/// and the cp_free bits (bit t: triangle t proven critical-point free).
+FACTZ_HD void cell_safe_bounds(const Grid2D& g, int64_t cell, const float* u, const float* v, float eb, float* xi,
+                               uint8_t* cp_free) {
+  const int64_t cw = g.nx - 1;
+  const int64_t i = cell / cw, j = cell - i * cw;
+  const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
+  const float u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
+  const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
+  const float x0 = capped_safe_bound(u0, v0, eb);
+  const float x1 = capped_safe_bound(u1, v1, eb);
+  xi[2 * cell] = x0;
+  xi[2 * cell + 1] = x1;
+  cp_free[cell] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
+}
+
+FACTZ_HD float min_f(float a, float b) { return b < a ? b : a; }
+
+/// Kernel body, one thread per vertex k: the bound ids of u and v (block_mode.cpp steps 2-3:
+/// the minimum safe bound of the incident triangles, gathered, then id_for_bound).
+FACTZ_HD void vertex_bound_ids(const Grid2D& g, int64_t k, const float* u, const float* v, const float* xi, float eb,
+                               uint8_t* id_u, uint8_t* id_v) {
+  const int64_t i = k / g.nx, j = k - i * g.nx;
+  const bool free_grid = g.triangle_count() == 0;
+  float r = 1.0f;
+  if (!free_grid) {
+    int64_t tris[6];
+    const int m = detail::incident_triangles(g, i, j, tris);
+    for (int t = 0; t < m; ++t) r = min_f(r, xi[tris[t]]);
+  }
+  const double dr = r;
+  const double au = fabs(double(u[k])), av = fabs(double(v[k]));
+  const double eu = free_grid ? double(eb) : (double(eb) < dr * au ? double(eb) : dr * au);
+  const double ev = free_grid ? double(eb) : (double(eb) < dr * av ? double(eb) : dr * av);
+  id_u[k] = uint8_t(detail::id_for_bound(eb, eu));
+  id_v[k] = uint8_t(detail::id_for_bound(eb, ev));
+}
+
+/// Kernel body, one thread per tile t: block_mode.cpp's choose_tile_ids for one tile
+/// (the id minimizing the estimated bits of the tile; 0 when eb is 0 or no vertex is free).
+FACTZ_HD uint8_t choose_tile_id(int64_t nx, int64_t ny, int64_t t, const float* x, const uint8_t* ids, float eb) {
+  if (!(eb > 0.0f)) return 0;
+  constexpr int kBins = 2 * kMaxBoundId + 4;
+  constexpr int kExactCostBits = 48;
+  const int eb_exponent = exponent_bits(eb);
+  const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge;
+  const int64_t x0 = (t % tiles_x) * kTileEdge, y0 = (t / tiles_x) * kTileEdge;
+  const int64_t x1 = x0 + kTileEdge < nx ? x0 + kTileEdge : nx, y1 = y0 + kTileEdge < ny ? y0 + kTileEdge : ny;
+  int32_t hist[kMaxBoundId + 1][kBins];
+  int id_lo = kMaxBoundId + 1, e_lo = kBins, e_hi = -1;
+  int32_t free_count = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t xi = x0; xi < x1; ++xi) {
+        const int64_t k = y * nx + xi;
+        const int id = ids[k];
+        if (id == 0) continue;
+        if (pass == 0) {
+          id_lo = id < id_lo ? id : id_lo;
+          continue;
+        }
+        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - nx] : 0.0;
+        const double ul = (xi > x0 && y > y0) ? x[k - nx - 1] : 0.0;
+        const float r = float(fabs(double(x[k]) - (l + up - ul)));
+        int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
+        e = e < 0 ? 0 : (e > kBins - 1 ? kBins - 1 : e);
+        ++hist[id][e];
+        e_lo = e < e_lo ? e : e_lo;
+        e_hi = e > e_hi ? e : e_hi;
+        ++free_count;
+      }
+    if (pass == 0) {
+      if (id_lo > kMaxBoundId) break;
+      for (int id = id_lo; id <= kMaxBoundId; ++id)
+        for (int e = 0; e < kBins; ++e) hist[id][e] = 0;
+    }
+  }
+  if (free_count == 0) return 0;
+  int32_t quantized[kBins];
+  for (int e = 0; e < kBins; ++e) quantized[e] = 0;
+  int32_t quantized_count = 0;
+  int64_t best_cost = INT64_MAX;
+  int best = 0;
+  for (int T = kMaxBoundId; T >= id_lo; --T) {
+    for (int e = e_lo; e <= e_hi; ++e) {
+      quantized[e] += hist[T][e];
+      quantized_count += hist[T][e];
+    }
+    int64_t cost = int64_t(free_count - quantized_count) * kExactCostBits;
+    for (int e = e_lo; e <= e_hi; ++e)
+      if (quantized[e]) cost += int64_t(quantized[e]) * (e - T + 1 > 1 ? e - T + 1 : 1);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = T;
+    }
+  }
+  return uint8_t(best);
+}
+
+/// Kernel body, one thread per vertex k of one plane: pre-quantization with the tile's id,
+/// reconstruction, and the exact check against the vertex's own bound (vertex_ids null:
+/// the tile's; mode none). q is kept for the Lorenzo codes (tiled_quantizer.cpp).
+FACTZ_HD void quantize_vertex(int64_t nx, int64_t k, const float* x, const uint8_t* tile_ids, const uint8_t* vertex_ids,
+                              const float* bound, float* recon, uint8_t* exact, int32_t* q) {
+  const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge;
+  const int64_t y = k / nx, xi = k - y * nx;
+  const int id = tile_ids[(y / kTileEdge) * tiles_x + xi / kTileEdge];
+  const float step = 2.0f * bound[id];
+  const int32_t qq = id > 0 ? detail::prequantize(x[k], step) : 0;
+  const float r = detail::reconstruct(qq, step);
+  const float need = bound[vertex_ids ? vertex_ids[k] : id];
+  const bool ok = detail::within_bound(r, x[k], need);
+  recon[k] = ok ? r : x[k];
+  exact[k] = ok ? 0 : 1;
+  q[k] = qq;
+}
+
+/// Kernel body, one thread per cell: round 1 of the exact check (block_mode.cpp
+/// repair_signatures): bad[2 * cell + t] = 1 when triangle t's signature on the
+/// reconstruction differs from the original's (0 where cp_free proved it).
+FACTZ_HD void cell_check(const Grid2D& g, int64_t cell, const float* ru, const float* rv, const float* u,
+                         const float* v, const uint8_t* cp_free, uint8_t* bad) {
+  const int64_t cw = g.nx - 1;
+  const int64_t i = cell / cw, j = cell - i * cw;
+  detail::Signature s[2], o[2] = {detail::kNoCriticalPoint, detail::kNoCriticalPoint};
+  detail::cell_signatures(g, i, j, ru, rv, s);
+  if (!cp_free || cp_free[cell] != 3) detail::cell_signatures(g, i, j, u, v, o);
+  bad[2 * cell] = s[0] != o[0];
+  bad[2 * cell + 1] = s[1] != o[1];
+}
+
+/// Kernel body, one thread per vertex: the repair of one round. A vertex of a bad triangle
+/// that is not yet exact in both planes becomes exact in both (recon = original);
+/// changed[k] says whether it did. Idempotent and independent of the order of vertices.
+FACTZ_HD void repair_vertex(const Grid2D& g, int64_t k, const uint8_t* bad, const float* u, const float* v,
+                            float* ru, float* rv, uint8_t* eu, uint8_t* ev, uint8_t* changed) {
+  const int64_t i = k / g.nx, j = k - i * g.nx;
+  int64_t tris[6];
+  const int m = detail::incident_triangles(g, i, j, tris);
+  bool hit = false;
+  for (int t = 0; t < m; ++t) hit = hit || bad[tris[t]] != 0;
+  const bool change = hit && !(eu[k] && ev[k]);
+  changed[k] = change;
+  if (change) {
+    eu[k] = ev[k] = 1;
+    ru[k] = u[k];
+    rv[k] = v[k];
+  }
+}
+
+/// Kernel body, one thread per triangle: the re-check of a later round. Only triangles
+/// with a vertex changed in the last round can have changed their signature.
+FACTZ_HD void triangle_recheck(const Grid2D& g, int64_t tri, const uint8_t* changed, const float* ru, const float* rv,
+                               const float* u, const float* v, uint8_t* bad) {
+  int64_t idx[3];
+  detail::triangle_vertices(g, tri, idx);
+  if (!(changed[idx[0]] | changed[idx[1]] | changed[idx[2]])) {
+    bad[tri] = 0;
+    return;
+  }
+  bad[tri] = detail::signature_at(g, tri, ru, rv) != detail::signature_at(g, tri, u, v);
+}
+
+}  // namespace factz::cuda_detail

@@ -1,0 +1,136 @@
+// Public entry points of the CUDA backend (include/factz/cuda.hpp): device checks, the
+// workspace, the device-pointer compress/decompress and the host-memory wrappers.
+#include "backend/cuda/cuda_internal.hpp"
+#include "backend/cuda/device_util.cuh"
+
+namespace factz::cuda {
+
+Workspace::Workspace() : impl_(new Impl) {}
+
+Workspace::~Workspace() {
+  release();
+  delete impl_;
+}
+
+size_t Workspace::bytes() const {
+  size_t total = 0;
+  for (size_t b : impl_->size) total += b;
+  return total;
+}
+
+void Workspace::release() {
+  for (int s = 0; s < cuda_detail::kSlotCount; ++s) {
+    if (impl_->ptr[s]) cudaFree(impl_->ptr[s]);  // an error here (e.g. at exit) frees nothing more
+    impl_->ptr[s] = nullptr;
+    impl_->size[s] = 0;
+  }
+}
+
+Status device_status() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return Status(Code::backend_unavailable,
+                  std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")");
+  }
+  if (count == 0) return Status(Code::backend_unavailable, "no CUDA device");
+  return Status::Ok();
+}
+
+bool device_available() { return device_status().ok(); }
+
+namespace {
+
+Workspace& default_workspace() {
+  thread_local Workspace ws;
+  return ws;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& o,
+                                      cudaStream_t stream, Workspace* workspace) try {
+  FACTZ_RETURN_IF_ERROR(device_status());
+  FACTZ_RETURN_IF_ERROR(cuda_detail::check_options(nx, ny, o));
+  if (!d_u || !d_v) return invalid_argument("device planes must not be null");
+  Workspace::Impl& ws = *(workspace ? workspace : &default_workspace())->impl();
+  const int64_t n = nx * ny;
+  int64_t nonfinite = 0;
+  FACTZ_RETURN_IF_ERROR(cuda_detail::device_count_nonfinite(ws, d_u, d_v, n, stream, nonfinite));
+  if (nonfinite > 0)
+    return invalid_argument("field has " + std::to_string(nonfinite) + " vertices with NaN or infinite values");
+  double range = 0.0;
+  if (o.bound_mode == BoundMode::rel)
+    FACTZ_RETURN_IF_ERROR(cuda_detail::device_value_range(ws, d_u, d_v, n, stream, range));
+  const cuda_detail::Plan p = cuda_detail::make_plan(nx, ny, o, range);
+  if (o.mode == Mode::speculative) {
+    cuda_detail::SpeculativePayload pl;
+    FACTZ_RETURN_IF_ERROR(cuda_detail::device_compress_speculative(ws, p, d_u, d_v, stream, pl));
+    return cuda_detail::assemble_speculative(p, pl);
+  }
+  cuda_detail::TiledPayload pl;
+  FACTZ_RETURN_IF_ERROR(cuda_detail::device_compress_tiled(ws, p, d_u, d_v, stream, pl));
+  return cuda_detail::assemble_tiled(p, pl);
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory compressing on the GPU");
+}
+
+Status decompress(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_t nx, int64_t ny,
+                  cudaStream_t stream, Workspace* workspace) try {
+  FACTZ_RETURN_IF_ERROR(device_status());
+  auto pc = cuda_detail::parse_checked(bytes);
+  if (!pc.ok()) return pc.status();
+  if (int64_t(pc->header.nx) != nx || int64_t(pc->header.ny) != ny)
+    return invalid_argument("output planes are " + std::to_string(nx) + "x" + std::to_string(ny) + ", the stream holds " +
+                            std::to_string(pc->header.nx) + "x" + std::to_string(pc->header.ny));
+  if (!d_u || !d_v) return invalid_argument("device planes must not be null");
+  Workspace::Impl& ws = *(workspace ? workspace : &default_workspace())->impl();
+  const int threads = cuda_detail::host_threads();
+  if (pc->header.mode == uint8_t(Mode::speculative)) {
+    cuda_detail::SpeculativeDecodeInput in;
+    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true));
+    return cuda_detail::device_decode_speculative(ws, pc.value(), in, d_u, d_v, stream);
+  }
+  cuda_detail::TiledDecodeInput in;
+  FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled(bytes, pc.value(), threads, in, /*leave_coded=*/true));
+  return cuda_detail::device_decode_tiled(ws, pc.value(), in, d_u, d_v, stream);
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory decompressing on the GPU");
+}
+
+Result<std::vector<uint8_t>> compress(const VectorField2D& f, const Options& o) {
+  FACTZ_RETURN_IF_ERROR(device_status());
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  FACTZ_RETURN_IF_ERROR(cuda_detail::check_options(f.nx, f.ny, o));
+  Workspace::Impl& ws = *default_workspace().impl();
+  const size_t bytes = size_t(f.size()) * sizeof(float);
+  float *u = nullptr, *v = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
+  FACTZ_CUDA_TRY(cudaMemcpy(u, f.u.data(), bytes, cudaMemcpyHostToDevice));
+  FACTZ_CUDA_TRY(cudaMemcpy(v, f.v.data(), bytes, cudaMemcpyHostToDevice));
+  return compress(u, v, f.nx, f.ny, o, nullptr, &default_workspace());
+}
+
+Result<VectorField2D> decompress(std::span<const uint8_t> stream) {
+  FACTZ_RETURN_IF_ERROR(device_status());
+  auto dims = stream_dims(stream);
+  if (!dims.ok()) return dims.status();
+  VectorField2D f;
+  f.nx = dims->first;
+  f.ny = dims->second;
+  const size_t bytes = size_t(f.size()) * sizeof(float);
+  Workspace::Impl& ws = *default_workspace().impl();
+  float *u = nullptr, *v = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
+  FACTZ_RETURN_IF_ERROR(decompress(stream, u, v, f.nx, f.ny, nullptr, &default_workspace()));
+  f.u.resize(size_t(f.size()));
+  f.v.resize(size_t(f.size()));
+  FACTZ_CUDA_TRY(cudaMemcpy(f.u.data(), u, bytes, cudaMemcpyDeviceToHost));
+  FACTZ_CUDA_TRY(cudaMemcpy(f.v.data(), v, bytes, cudaMemcpyDeviceToHost));
+  return f;
+}
+
+}  // namespace factz::cuda

@@ -1,0 +1,403 @@
+// The device compression pipelines: modes none and block (frontend + tiled backbone) and
+// speculative. Every kernel is one FACTZ_HD body per thread (block_bodies.hpp,
+// backbone_bodies.hpp, speculative_bodies.hpp), launched in the order gpu_model.cpp
+// replays on the host; lists are stable CUB compactions and scans. The payloads come back
+// to the host for the entropy coders (host_stream.cpp).
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "backend/cuda/cuda_internal.hpp"
+#include "backend/cuda/device_util.cuh"
+#include "backend/cuda/huffman_bodies.hpp"
+#include "backend/cuda/huffman_host.hpp"
+#include "backend/cuda/speculative_bodies.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::cuda_detail {
+namespace {
+
+using cuda::Workspace;
+
+template <class T>
+Status to_host(std::vector<T>& dst, const T* src, int64_t count, cudaStream_t s) {
+  dst.resize(size_t(count));
+  if (count > 0) FACTZ_CUDA_TRY(cudaMemcpyAsync(dst.data(), src, size_t(count) * sizeof(T), cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  return Status::Ok();
+}
+
+/// Stable compaction of the positions i < n with flags[i] != 0 into ws slot `slot`.
+Status select_positions(Workspace::Impl& ws, const uint8_t* flags, int64_t n, int slot, cudaStream_t s, int64_t*& out,
+                        int64_t& count) {
+  int64_t* d_count = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(slot, size_t(n) * sizeof(int64_t), out));
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, d_count));
+  const thrust::counting_iterator<int64_t> first(0);
+  FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, first, flags, out, d_count + 1, n, s);
+  }));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(&count, d_count + 1, sizeof count, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  return Status::Ok();
+}
+
+/// A varint list (count, then each entry's bytes at its scanned offset) built on the
+/// device: length(e) gives entry e's bytes, write(e, offsets, dst) writes them.
+template <class Len, class Write>
+Status build_list(Workspace::Impl& ws, int64_t count, cudaStream_t s, Len length, Write write, std::vector<uint8_t>& out) {
+  uint64_t *len = nullptr, *off = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kOffsets, size_t(count) * 8, len));
+  FACTZ_RETURN_IF_ERROR(ws.get(kIndex2, size_t(count) * 8, off));
+  FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { len[e] = length(e); }));
+  uint64_t body = 0;
+  if (count > 0) {
+    FACTZ_RETURN_IF_ERROR(
+        cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, len, off, count, s); }));
+    uint64_t last[2];
+    FACTZ_CUDA_TRY(cudaMemcpyAsync(&last[0], off + count - 1, 8, cudaMemcpyDeviceToHost, s));
+    FACTZ_CUDA_TRY(cudaMemcpyAsync(&last[1], len + count - 1, 8, cudaMemcpyDeviceToHost, s));
+    FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+    body = last[0] + last[1];
+  }
+  uint8_t* bytes = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(body), bytes));
+  FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { write(e, off, bytes); }));
+  const int head = varint_length(uint64_t(count));
+  out.assign(size_t(head) + size_t(body), 0);
+  put_varint_at(out.data(), uint64_t(count));
+  if (body > 0) FACTZ_CUDA_TRY(cudaMemcpyAsync(out.data() + head, bytes, size_t(body), cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  return Status::Ok();
+}
+
+/// Outlier, exact-index and exact-value lists of one plane.
+Status plane_lists(Workspace::Impl& ws, int64_t n, const float* x, const uint8_t* escape, const int64_t* code,
+                   const uint8_t* exact, cudaStream_t s, std::vector<uint8_t>& outliers, std::vector<uint8_t>& exact_index,
+                   std::vector<uint8_t>& exact_values) {
+  int64_t *oi = nullptr, *oc = nullptr, count = 0;
+  FACTZ_RETURN_IF_ERROR(select_positions(ws, escape, n, kIndex, s, oi, count));
+  FACTZ_RETURN_IF_ERROR(ws.get(kGather, size_t(count) * 8, oc));
+  FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { oc[e] = code[oi[e]]; }));
+  FACTZ_RETURN_IF_ERROR(build_list(
+      ws, count, s, [=] __device__(int64_t e) { return outlier_entry_length(oi, oc, e); },
+      [=] __device__(int64_t e, const uint64_t* off, uint8_t* dst) { write_outlier_entry(oi, oc, e, off, dst); },
+      outliers));
+  int64_t* ei = nullptr;
+  FACTZ_RETURN_IF_ERROR(select_positions(ws, exact, n, kIndex, s, ei, count));
+  FACTZ_RETURN_IF_ERROR(build_list(
+      ws, count, s, [=] __device__(int64_t e) { return index_entry_length(ei, e); },
+      [=] __device__(int64_t e, const uint64_t* off, uint8_t* dst) { write_index_entry(ei, e, off, dst); },
+      exact_index));
+  uint8_t* vals = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(count) * 4, vals));
+  FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { write_value_entry(ei, x, e, vals); }));
+  return to_host(exact_values, vals, 4 * count, s);
+}
+
+// ---- device Huffman -----------------------------------------------------------------
+
+constexpr int kHistWindow = 8192;  // bins counted in shared memory (around the center)
+
+/// Histogram of n symbols: bins [window_lo, window_lo + kHistWindow) in shared memory per
+/// block, the rest with global atomics; integer sums, so the counts are exact.
+__global__ void histogram_kernel(const uint16_t* sym, uint64_t n, uint32_t window_lo, unsigned long long* hist) {
+  __shared__ unsigned int local[kHistWindow];
+  for (int i = threadIdx.x; i < kHistWindow; i += blockDim.x) local[i] = 0;
+  __syncthreads();
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const uint32_t w = uint32_t(sym[i]) - window_lo;  // wraps to a large value below the window
+    if (w < uint32_t(kHistWindow)) atomicAdd(&local[w], 1u);
+    else atomicAdd(&hist[sym[i]], 1ull);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kHistWindow; i += blockDim.x)
+    if (local[i] && window_lo + uint32_t(i) < 65536u) atomicAdd(&hist[window_lo + uint32_t(i)], (unsigned long long)local[i]);
+}
+
+__global__ void huffman_bits_kernel(const uint32_t* table, const uint16_t* sym, uint64_t n, uint32_t* thread_bit,
+                                    uint64_t* chunk_bytes) {
+  using Scan = cub::BlockScan<uint32_t, kHuffmanThreadsPerChunk>;
+  __shared__ typename Scan::TempStorage temp;
+  const uint64_t chunk = blockIdx.x;
+  uint64_t lo, hi;
+  huffman_thread_range(n, chunk, int(threadIdx.x), lo, hi);
+  const uint32_t bits = huffman_range_bits(table, sym, lo, hi);
+  uint32_t before = 0, total = 0;
+  Scan(temp).ExclusiveSum(bits, before, total);
+  thread_bit[chunk * kHuffmanThreadsPerChunk + threadIdx.x] = before;
+  if (threadIdx.x == 0) chunk_bytes[chunk] = (uint64_t(total) + 7) / 8;
+}
+
+__global__ void huffman_write_kernel(const uint32_t* table, const uint16_t* sym, uint64_t n, const uint32_t* thread_bit,
+                                     const uint64_t* chunk_pos, unsigned int* words) {
+  const uint64_t chunk = blockIdx.x;
+  uint64_t lo, hi;
+  huffman_thread_range(n, chunk, int(threadIdx.x), lo, hi);
+  huffman_write_range(table, sym, lo, hi, chunk_pos[chunk], thread_bit[chunk * kHuffmanThreadsPerChunk + threadIdx.x],
+                      [&](uint64_t i, uint8_t b) { atomicOr(&words[i / 4], unsigned(b) << (8 * (i % 4))); });
+}
+
+/// The Huffman blob of n device symbols (codec/huffman.cpp's bytes): histogram and coding
+/// on the device, code lengths and the codebook on the host.
+Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t n, uint16_t center, cudaStream_t s,
+                             std::vector<uint8_t>& blob) {
+  unsigned long long* hist = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kHist, 65536 * 8, hist));
+  FACTZ_CUDA_TRY(cudaMemsetAsync(hist, 0, 65536 * 8, s));
+  if (n > 0) {
+    const uint32_t window_lo = center >= kHistWindow / 2 ? uint32_t(center) - kHistWindow / 2 : 0u;
+    const uint64_t blocks = (n + 1023) / 1024;
+    histogram_kernel<<<unsigned(blocks < 2048 ? blocks : 2048), 1024, 0, s>>>(sym, n, window_lo, hist);
+    FACTZ_CUDA_TRY(cudaGetLastError());
+  }
+  std::vector<uint64_t> h(65536);
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(h.data(), hist, 65536 * 8, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  const HuffmanHead head = huffman_head(h, n);
+  blob = head.bytes;
+  if (head.chunks == 0) return Status::Ok();
+  uint32_t *table = nullptr, *thread_bit = nullptr;
+  uint64_t *chunk_bytes = nullptr, *chunk_pos = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kCodeTable, 65536 * 4, table));
+  FACTZ_RETURN_IF_ERROR(ws.get(kThreadBits, size_t(head.chunks) * kHuffmanThreadsPerChunk * 4, thread_bit));
+  FACTZ_RETURN_IF_ERROR(ws.get(kChunkBytes, size_t(head.chunks) * 8, chunk_bytes));
+  FACTZ_RETURN_IF_ERROR(ws.get(kChunkPos, size_t(head.chunks) * 8, chunk_pos));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(table, head.table.data(), 65536 * 4, cudaMemcpyHostToDevice, s));
+  huffman_bits_kernel<<<unsigned(head.chunks), kHuffmanThreadsPerChunk, 0, s>>>(table, sym, n, thread_bit, chunk_bytes);
+  FACTZ_CUDA_TRY(cudaGetLastError());
+  const int64_t chunks = int64_t(head.chunks);
+  FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, chunk_bytes, chunk_pos, chunks, s);
+  }));
+  std::vector<uint64_t> sizes(size_t(head.chunks));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(sizes.data(), chunk_bytes, sizes.size() * 8, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  uint64_t payload = 0;
+  for (uint64_t b : sizes) {
+    detail::put_le(blob, b, 4);
+    payload += b;
+  }
+  unsigned int* words = nullptr;
+  const size_t word_bytes = size_t((payload + 3) / 4 * 4);
+  FACTZ_RETURN_IF_ERROR(ws.get(kPayload, word_bytes, words));
+  FACTZ_CUDA_TRY(cudaMemsetAsync(words, 0, word_bytes, s));
+  huffman_write_kernel<<<unsigned(head.chunks), kHuffmanThreadsPerChunk, 0, s>>>(table, sym, n, thread_bit, chunk_pos,
+                                                                               words);
+  FACTZ_CUDA_TRY(cudaGetLastError());
+  const size_t at = blob.size();
+  blob.resize(at + size_t(payload));
+  if (payload > 0)  // little-endian words: byte i of the payload is byte i of the buffer
+    FACTZ_CUDA_TRY(cudaMemcpyAsync(blob.data() + at, words, size_t(payload), cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  return Status::Ok();
+}
+
+Bounds bounds_of(float eb) {
+  Bounds b;
+  for (int id = 0; id <= kMaxBoundId; ++id) b.b[id] = detail::bound_of_id(eb, id);
+  return b;
+}
+
+}  // namespace
+
+Status device_value_range(Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
+                          double& range) {
+  float* r = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, r));
+  const float* planes[2] = {u, v};
+  for (int c = 0; c < 2; ++c) {
+    float* lo = r + 2 * c;
+    float* hi = r + 2 * c + 1;
+    FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceReduce::Min(t, b, planes[c], lo, n, s); }));
+    FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceReduce::Max(t, b, planes[c], hi, n, s); }));
+  }
+  float h[4];
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(h, r, sizeof h, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  range = double(h[1] > h[3] ? h[1] : h[3]) - double(h[0] < h[2] ? h[0] : h[2]);
+  return Status::Ok();
+}
+
+Status device_count_nonfinite(Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
+                              int64_t& count) {
+  return count_if(ws, n, s, [=] __device__(int64_t k) { return !(u[k] - u[k] == 0.0f) || !(v[k] - v[k] == 0.0f); },
+                  count);
+}
+
+Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u, const float* v, cudaStream_t s,
+                             TiledPayload& pl) {
+  const Grid2D g{p.nx, p.ny};
+  const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), tris = g.triangle_count();
+  const int64_t tiles = ((nx + kTileEdge - 1) / kTileEdge) * ((ny + kTileEdge - 1) / kTileEdge);
+  const float eb = p.eb;
+  const Bounds B = bounds_of(eb);
+  const bool block = p.options.mode == Mode::block;
+  const float* x[2] = {u, v};
+  uint8_t *vid0 = nullptr, *vid1 = nullptr, *tid[2] = {}, *cp_free = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kTiles0, size_t(tiles), tid[0]));
+  FACTZ_RETURN_IF_ERROR(ws.get(kTiles1, size_t(tiles), tid[1]));
+  if (block) {
+    float* xi = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kCellXi, size_t(2 * cells) * 4, xi));
+    FACTZ_RETURN_IF_ERROR(ws.get(kCellFree, size_t(cells), cp_free));
+    FACTZ_RETURN_IF_ERROR(ws.get(kVid0, size_t(n), vid0));
+    FACTZ_RETURN_IF_ERROR(ws.get(kVid1, size_t(n), vid1));
+    FACTZ_RETURN_IF_ERROR(for_each(cells, s, [=] __device__(int64_t c) { cell_safe_bounds(g, c, u, v, eb, xi, cp_free); }));
+    FACTZ_RETURN_IF_ERROR(
+        for_each(n, s, [=] __device__(int64_t k) { vertex_bound_ids(g, k, u, v, xi, eb, vid0, vid1); }));
+    const uint8_t* vids[2] = {vid0, vid1};
+    for (int c = 0; c < 2; ++c) {
+      uint8_t* t_out = tid[c];
+      const float* xc = x[c];
+      const uint8_t* ids = vids[c];
+      FACTZ_RETURN_IF_ERROR(
+          for_each(tiles, s, [=] __device__(int64_t t) { t_out[t] = choose_tile_id(nx, ny, t, xc, ids, eb); }));
+    }
+  } else {
+    for (int c = 0; c < 2; ++c)
+      FACTZ_CUDA_TRY(cudaMemsetAsync(tid[c], eb > 0.0f ? kMaxBoundId : 0, size_t(tiles), s));
+  }
+  float* recon[2] = {};
+  uint8_t* exact[2] = {};
+  int32_t* q[2] = {};
+  const uint8_t* vids[2] = {vid0, vid1};
+  for (int c = 0; c < 2; ++c) {
+    FACTZ_RETURN_IF_ERROR(ws.get(c ? kRecon1 : kRecon0, size_t(n) * 4, recon[c]));
+    FACTZ_RETURN_IF_ERROR(ws.get(c ? kExact1 : kExact0, size_t(n), exact[c]));
+    FACTZ_RETURN_IF_ERROR(ws.get(c ? kQ1 : kQ0, size_t(n) * 4, q[c]));
+    const float* xc = x[c];
+    const uint8_t *tc = tid[c], *vc = block ? vids[c] : nullptr;
+    float* rc = recon[c];
+    uint8_t* ec = exact[c];
+    int32_t* qc = q[c];
+    FACTZ_RETURN_IF_ERROR(
+        for_each(n, s, [=] __device__(int64_t k) { quantize_vertex(nx, k, xc, tc, vc, B.b, rc, ec, qc); }));
+  }
+  if (block) {
+    uint8_t *bad = nullptr, *changed = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kBad, size_t(tris), bad));
+    FACTZ_RETURN_IF_ERROR(ws.get(kChanged, size_t(n), changed));
+    float *ru = recon[0], *rv = recon[1];
+    uint8_t *eu = exact[0], *ev = exact[1];
+    FACTZ_RETURN_IF_ERROR(
+        for_each(cells, s, [=] __device__(int64_t c) { cell_check(g, c, ru, rv, u, v, cp_free, bad); }));
+    for (;;) {
+      int64_t n_bad = 0;
+      FACTZ_RETURN_IF_ERROR(count_if(ws, tris, s, [=] __device__(int64_t t) { return bad[t] != 0; }, n_bad));
+      if (n_bad == 0) break;
+      FACTZ_RETURN_IF_ERROR(
+          for_each(n, s, [=] __device__(int64_t k) { repair_vertex(g, k, bad, u, v, ru, rv, eu, ev, changed); }));
+      FACTZ_RETURN_IF_ERROR(
+          for_each(tris, s, [=] __device__(int64_t t) { triangle_recheck(g, t, changed, ru, rv, u, v, bad); }));
+    }
+  }
+  uint16_t* sym = nullptr;
+  int64_t* code = nullptr;
+  uint8_t* esc = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(n) * 2, sym));
+  FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(n) * 8, code));
+  FACTZ_RETURN_IF_ERROR(ws.get(kFlags, size_t(n), esc));
+  for (int c = 0; c < 2; ++c) {
+    const int32_t* qc = q[c];
+    FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { lorenzo_code(nx, k, qc, sym, code, esc); }));
+    if (p.options.coder == Coder::huffman) {
+      FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, sym, uint64_t(n), 32768, s, pl.coded[c]));
+      pl.precoded = true;
+    } else {
+      FACTZ_RETURN_IF_ERROR(to_host(pl.symbols[c], sym, n, s));
+    }
+    FACTZ_RETURN_IF_ERROR(
+        plane_lists(ws, n, x[c], esc, code, exact[c], s, pl.outliers[c], pl.exact_index[c], pl.exact_values[c]));
+  }
+  if (block) {
+    std::vector<uint8_t> tv;
+    FACTZ_RETURN_IF_ERROR(to_host(pl.tile_ids, tid[0], tiles, s));
+    FACTZ_RETURN_IF_ERROR(to_host(tv, tid[1], tiles, s));
+    pl.tile_ids.insert(pl.tile_ids.end(), tv.begin(), tv.end());
+  }
+  return Status::Ok();
+}
+
+Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const float* u, const float* v, cudaStream_t s,
+                                   SpeculativePayload& pl) {
+  const Grid2D g{p.nx, p.ny};
+  const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), s0 = p.options.anchor_stride;
+  const PhaseLattice A = detail::anchor_lattice(nx, ny, s0);
+  const int64_t targets = n - A.count();
+  const Bounds B = bounds_of(p.eb);
+  float *cu = nullptr, *cv = nullptr;
+  uint8_t *vid = nullptr, *sig = nullptr;
+  uint16_t *ids = nullptr, *su = nullptr, *sv = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kRecon0, size_t(n) * 4, cu));
+  FACTZ_RETURN_IF_ERROR(ws.get(kRecon1, size_t(n) * 4, cv));
+  FACTZ_RETURN_IF_ERROR(ws.get(kVid0, size_t(n), vid));
+  FACTZ_RETURN_IF_ERROR(ws.get(kBad, size_t(g.triangle_count()), sig));
+  FACTZ_RETURN_IF_ERROR(ws.get(kSpecIds, size_t(targets) * 2, ids));
+  FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymU, size_t(targets) * 2, su));
+  FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymV, size_t(targets) * 2, sv));
+  FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { speculative_init(k, u, v, cu, cv, vid); }));
+  FACTZ_RETURN_IF_ERROR(for_each(cells, s, [=] __device__(int64_t c) {
+    const int64_t i = c / (g.nx - 1), j = c - i * (g.nx - 1);
+    detail::cell_signatures(g, i, j, u, v, sig + 2 * c);
+  }));
+  int64_t* vertex_of = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, vertex_of));
+  int64_t offset = 0;
+  for (int64_t step = s0 / 2; step >= 1; step /= 2)
+    for (Phase ph : {Phase::horizontal, Phase::vertical, Phase::center}) {
+      const PhaseLattice L = detail::phase_lattice(nx, ny, step, ph);
+      const int64_t off = offset;
+      FACTZ_RETURN_IF_ERROR(for_each(L.count(), s, [=] __device__(int64_t t) {
+        speculate_target(g, L, step, ph, t, u, v, cu, cv, sig, B.b, off, ids, su, sv);
+        vertex_of[off + t] = lattice_vertex(L, nx, t);
+      }));
+      offset += L.count();
+    }
+  uint8_t* flags = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kFlags, size_t(targets), flags));
+  int64_t* d_count = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, d_count));
+  uint16_t* packed = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(targets) * 2, packed));
+  FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_has_code(ids[t]); }));
+  const uint16_t* syms[2] = {su, sv};
+  std::vector<uint16_t>* dst[2] = {&pl.codes_u, &pl.codes_v};
+  std::vector<uint8_t>* coded[2] = {&pl.coded_u, &pl.coded_v};
+  const bool huffman = p.options.coder == Coder::huffman;
+  pl.precoded = huffman;
+  for (int c = 0; c < 2; ++c) {
+    const uint16_t* in = syms[c];
+    FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
+      return cub::DeviceSelect::Flagged(t, b, in, flags, packed, d_count, targets, s);
+    }));
+    int64_t count = 0;
+    FACTZ_CUDA_TRY(cudaMemcpyAsync(&count, d_count, 8, cudaMemcpyDeviceToHost, s));
+    FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+    if (huffman) FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, packed, uint64_t(count), 32768, s, *coded[c]));
+    else FACTZ_RETURN_IF_ERROR(to_host(*dst[c], packed, count, s));
+  }
+  FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_is_exact(ids[t]); }));
+  int64_t* exact_vertex = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kIndex2, size_t(targets) * 8, exact_vertex));
+  FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, vertex_of, flags, exact_vertex, d_count, targets, s);
+  }));
+  int64_t n_exact = 0;
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(&n_exact, d_count, 8, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  const int64_t entries = A.count() + n_exact;
+  uint8_t* bytes = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(entries) * 8, bytes));
+  FACTZ_RETURN_IF_ERROR(for_each(entries, s, [=] __device__(int64_t e) {
+    write_speculative_exact(A, nx, e, exact_vertex, u, v, bytes);
+  }));
+  FACTZ_RETURN_IF_ERROR(to_host(pl.exact, bytes, 8 * entries, s));
+  if (huffman) return device_huffman_encode(ws, ids, uint64_t(targets), 0, s, pl.coded_ids);
+  return to_host(pl.ids, ids, targets, s);
+}
+
+}  // namespace factz::cuda_detail

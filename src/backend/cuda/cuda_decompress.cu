@@ -1,0 +1,296 @@
+// The device decoders: the tiled backbone (a row pass and a column pass of the 2D prefix
+// sum per 32 x 32 tile, one block per tile) and the speculative schedule (one kernel per
+// phase; code and exact positions from exclusive scans of the id stream), and the entropy
+// decoders (Huffman and rANS: one thread per chunk). The blobs' heads, tables and the
+// varint lists are parsed and checked on the host (host_stream.cpp, *_host.cpp).
+#include <cub/device/device_scan.cuh>
+
+#include "backend/cuda/ans_bodies.hpp"
+#include "backend/cuda/ans_host.hpp"
+#include "backend/cuda/cuda_internal.hpp"
+#include "backend/cuda/device_util.cuh"
+#include "backend/cuda/huffman_host.hpp"
+#include "backend/cuda/speculative_bodies.hpp"
+
+namespace factz::cuda_detail {
+namespace {
+
+using cuda::Workspace;
+
+template <class T>
+Status to_device(T* dst, const std::vector<T>& src, cudaStream_t s) {
+  if (!src.empty()) FACTZ_CUDA_TRY(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  return Status::Ok();
+}
+
+template <class T>
+Status upload(Workspace::Impl& ws, int slot, const std::vector<T>& src, cudaStream_t s, T*& out) {
+  FACTZ_RETURN_IF_ERROR(ws.get(slot, src.size() * sizeof(T), out));
+  return to_device(out, src, s);
+}
+
+__global__ void decode_tiles_kernel(int64_t nx, int64_t ny, const uint16_t* symbols, const int64_t* out_index,
+                                    const int64_t* out_code, int64_t n_out, const uint8_t* tile_ids, Bounds b,
+                                    float* out, int* bad) {
+  __shared__ uint64_t scratch[kTileEdge * kTileEdge];
+  const int64_t t = blockIdx.x;
+  decode_tile_row(nx, ny, t, threadIdx.x, symbols, out_index, out_code, n_out, scratch);
+  __syncthreads();
+  decode_tile_column(nx, ny, t, threadIdx.x, tile_ids, b.b, scratch, out, bad);
+}
+
+Status read_flag(const int* d, cudaStream_t s, int& h) {
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  return Status::Ok();
+}
+
+/// One thread per chunk of a Huffman blob (huffman_decode_chunk); *bad on invalid data.
+__global__ void huffman_decode_kernel(HuffmanBook book, const uint16_t* sorted, const uint8_t* blob,
+                                      const uint64_t* chunk_pos, uint64_t chunks, int chunk_log2, uint64_t n,
+                                      uint16_t* out, int* bad) {
+  const uint64_t k = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= chunks) return;
+  const uint64_t lo = k << chunk_log2, m = (n - lo) < (uint64_t{1} << chunk_log2) ? n - lo : uint64_t{1} << chunk_log2;
+  if (!huffman_decode_chunk(book, sorted, blob + chunk_pos[k], chunk_pos[k + 1] - chunk_pos[k], out + lo, m)) *bad = 1;
+}
+
+/// Device Huffman decoding of a blob of n symbols into out (device); corrupt_stream on
+/// invalid data. The blob's head and chunk table are checked on the host first.
+Status device_huffman_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded, int64_t n, uint16_t* out, int* flag,
+                             cudaStream_t s) {
+  HuffmanParsed hp;
+  FACTZ_RETURN_IF_ERROR(huffman_parse(coded, uint64_t(n), hp));
+  uint8_t* blob = nullptr;
+  uint64_t* pos = nullptr;
+  uint16_t* sorted = nullptr;
+  FACTZ_RETURN_IF_ERROR(upload(ws, kBytes, coded, s, blob));
+  FACTZ_RETURN_IF_ERROR(upload(ws, kChunkPos, hp.chunk_pos, s, pos));
+  FACTZ_RETURN_IF_ERROR(upload(ws, kCodeTable, hp.sorted, s, sorted));
+  FACTZ_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s));
+  const uint64_t chunks = hp.chunk_pos.size() - 1;
+  if (chunks > 0) {
+    huffman_decode_kernel<<<unsigned((chunks + 127) / 128), 128, 0, s>>>(hp.book, sorted, blob, pos, chunks,
+                                                                        hp.chunk_log2, uint64_t(n), out, flag);
+    FACTZ_CUDA_TRY(cudaGetLastError());
+  }
+  int h = 0;
+  FACTZ_RETURN_IF_ERROR(read_flag(flag, s, h));  // also keeps `coded` alive until the copies are done
+  if (h) return corrupt_stream("huffman: invalid payload");
+  return Status::Ok();
+}
+
+/// One thread per chunk of a rANS plane (ans_decode_chunk_bytes); *bad on invalid data.
+__global__ void ans_chunk_kernel(const uint32_t* entries, const uint8_t* values, uint32_t lanes, uint32_t first_context,
+                                 const uint8_t* blob, const uint64_t* chunk_pos, uint64_t chunks, int chunk_log2,
+                                 uint64_t n, uint8_t* out, int* bad) {
+  const uint64_t k = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= chunks) return;
+  const uint64_t lo = k << chunk_log2, m = (n - lo) < (uint64_t{1} << chunk_log2) ? n - lo : uint64_t{1} << chunk_log2;
+  if (!ans_decode_chunk_bytes(entries, values, lanes, first_context, blob + chunk_pos[k], chunk_pos[k + 1] - chunk_pos[k],
+                              out + lo, m))
+    *bad = 1;
+}
+
+/// Device ANS decoding of a blob of n symbols into out (device): each plane's bytes (a
+/// fill, a scatter of the sparse exceptions, or the rANS chunks), then the symbols.
+Status device_ans_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded, uint16_t center, int64_t n,
+                         uint16_t* out, int* flag, cudaStream_t s) {
+  AnsParsed ap;
+  FACTZ_RETURN_IF_ERROR(ans_parse(coded, center, uint64_t(n), ap));
+  FACTZ_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s));
+  if (n == 0) return Status::Ok();
+  uint8_t *blob = nullptr, *plane[2] = {};
+  FACTZ_RETURN_IF_ERROR(upload(ws, kBytes, coded, s, blob));
+  FACTZ_RETURN_IF_ERROR(ws.get(kPlaneLo, size_t(n), plane[0]));
+  FACTZ_RETURN_IF_ERROR(ws.get(kPlaneHi, size_t(n), plane[1]));
+  for (int p = 0; p < 2; ++p) {
+    const AnsPlane& pl = ap.planes[p];
+    uint8_t* dst = plane[p];
+    FACTZ_CUDA_TRY(cudaMemsetAsync(dst, pl.value, size_t(n), s));
+    if (pl.mode == 2) {
+      uint64_t* pos = nullptr;
+      uint8_t* bytes = nullptr;
+      FACTZ_RETURN_IF_ERROR(upload(ws, kAnsSparsePos, pl.positions, s, pos));
+      FACTZ_RETURN_IF_ERROR(upload(ws, kAnsSparseBytes, pl.bytes, s, bytes));
+      FACTZ_RETURN_IF_ERROR(
+          for_each(int64_t(pl.positions.size()), s, [=] __device__(int64_t e) { dst[pos[e]] = bytes[e]; }));
+    } else if (pl.mode == 1) {
+      uint32_t* entries = nullptr;
+      uint8_t* values = nullptr;
+      uint64_t* chunk_pos = nullptr;
+      FACTZ_RETURN_IF_ERROR(upload(ws, kAnsEntries, pl.entries, s, entries));
+      FACTZ_RETURN_IF_ERROR(upload(ws, kAnsValues, pl.values, s, values));
+      FACTZ_RETURN_IF_ERROR(upload(ws, kChunkPos, pl.chunk_pos, s, chunk_pos));
+      const uint64_t chunks = pl.chunk_pos.size() - 1;
+      ans_chunk_kernel<<<unsigned((chunks + 63) / 64), 64, 0, s>>>(entries, values, pl.lanes, pl.first_context, blob,
+                                                                  chunk_pos, chunks, ap.chunk_log2, uint64_t(n), dst,
+                                                                  flag);
+      FACTZ_CUDA_TRY(cudaGetLastError());
+    }
+    // The next plane reuses the table slots: wait (the host tables must also outlive the copies).
+    FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  const uint8_t *lo = plane[0], *hi = plane[1];
+  FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t i) { out[i] = ans_symbol(lo[i], hi[i], center); }));
+  int h = 0;
+  FACTZ_RETURN_IF_ERROR(read_flag(flag, s, h));
+  if (h) return corrupt_stream("ans: invalid payload");
+  return Status::Ok();
+}
+
+/// Either coder (the header's coder byte); Huffman ignores the center.
+Status device_entropy_decode(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, uint16_t center,
+                             int64_t n, uint16_t* out, int* flag, cudaStream_t s) {
+  if (coder == uint8_t(Coder::ans)) return device_ans_decode(ws, coded, center, n, out, flag, s);
+  return device_huffman_decode(ws, coded, n, out, flag, s);
+}
+
+/// Device decoding of one plane's symbols, then the outlier checks that need them
+/// (host_stream.cpp parse_outliers leaves them to the device in this case).
+Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, int64_t n,
+                            const std::vector<int64_t>& outlier_index, const int64_t* d_outlier_index, uint16_t* sym,
+                            int* flag, cudaStream_t s) {
+  FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, coder, coded, 32768, n, sym, flag, s));
+  const int64_t n_out = int64_t(outlier_index.size());
+  const int64_t* oi = d_outlier_index;
+  FACTZ_RETURN_IF_ERROR(for_each(n_out, s, [=] __device__(int64_t e) {
+    if (sym[oi[e]] != 0) *flag = 2;
+  }));
+  int h = 0;
+  FACTZ_RETURN_IF_ERROR(read_flag(flag, s, h));
+  if (h == 2) return corrupt_stream("outlier at a vertex without escape symbol");
+  int64_t escapes = 0;
+  FACTZ_RETURN_IF_ERROR(count_if(ws, n, s, [=] __device__(int64_t k) { return sym[k] == 0; }, escapes));
+  if (escapes != n_out) return corrupt_stream("escape symbols and outlier list disagree");
+  return Status::Ok();
+}
+
+Bounds bounds_of(float eb) {
+  Bounds b;
+  for (int id = 0; id <= kMaxBoundId; ++id) b.b[id] = detail::bound_of_id(eb, id);
+  return b;
+}
+
+
+}  // namespace
+
+Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in, float* u,
+                           float* v, cudaStream_t s) {
+  const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny);
+  const int64_t tiles = ((nx + kTileEdge - 1) / kTileEdge) * ((ny + kTileEdge - 1) / kTileEdge);
+  const Bounds B = bounds_of(pc.header.eb);
+  int* flags = nullptr;  // bytes 0-7 of the scalars belong to count_if
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, flags));
+  int* bad = flags + 4;
+  FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
+  uint8_t* tid = nullptr;
+  FACTZ_RETURN_IF_ERROR(upload(ws, kTiles0, in.tile_ids, s, tid));
+  float* out[2] = {u, v};
+  for (int c = 0; c < 2; ++c) {
+    uint16_t* sym = nullptr;
+    int64_t *oi = nullptr, *oc = nullptr, *ei = nullptr;
+    float* ev = nullptr;
+    FACTZ_RETURN_IF_ERROR(upload(ws, kIndex, in.outlier_index[c], s, oi));
+    if (in.device_coded) {
+      FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(nx * ny) * 2, sym));
+      FACTZ_RETURN_IF_ERROR(
+          decode_plane_symbols(ws, pc.header.coder, in.coded[c], nx * ny, in.outlier_index[c], oi, sym, flags + 5, s));
+    } else {
+      FACTZ_RETURN_IF_ERROR(upload(ws, kSymbols, in.symbols[c], s, sym));
+    }
+    FACTZ_RETURN_IF_ERROR(upload(ws, kGather, in.outlier_code[c], s, oc));
+    FACTZ_RETURN_IF_ERROR(upload(ws, kIndex2, in.exact_index[c], s, ei));
+    FACTZ_RETURN_IF_ERROR(upload(ws, kCodes, in.exact_value[c], s, ev));
+    if (tiles > 0) {
+      decode_tiles_kernel<<<unsigned(tiles), unsigned(kTileEdge), 0, s>>>(
+          nx, ny, sym, oi, oc, int64_t(in.outlier_index[c].size()), tid + c * tiles, B, out[c], bad);
+      FACTZ_CUDA_TRY(cudaGetLastError());
+    }
+    float* o = out[c];
+    FACTZ_RETURN_IF_ERROR(
+        for_each(int64_t(in.exact_index[c].size()), s, [=] __device__(int64_t e) { o[ei[e]] = ev[e]; }));
+    // The next plane reuses the buffers: the host vectors stay alive, the copies are ordered.
+    FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  int h = 0;
+  FACTZ_RETURN_IF_ERROR(read_flag(bad, s, h));
+  if (h) return corrupt_stream("decoded value out of range");
+  return Status::Ok();
+}
+
+Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContainer& pc,
+                                 const SpeculativeDecodeInput& in, float* u, float* v, cudaStream_t s) {
+  const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny), s0 = pc.header.anchor_stride;
+  const Grid2D g{nx, ny};
+  const PhaseLattice A = detail::anchor_lattice(nx, ny, s0);
+  const int64_t anchors = A.count(), targets = nx * ny - anchors;  // in.ids is empty when device_coded
+  const Bounds B = bounds_of(pc.header.eb);
+  uint16_t *ids = nullptr, *cu = nullptr, *cv = nullptr;
+  float* exact = nullptr;
+  if (in.device_coded) {
+    // Ids on the device, checked and counted there; then the exact values (their count
+    // comes from the ids) and the codes.
+    int* flag = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, flag));
+    flag += 5;  // bytes 0-7 of the scalars belong to count_if
+    FACTZ_RETURN_IF_ERROR(ws.get(kSpecIds, size_t(targets) * 2, ids));
+    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_ids, 0, targets, ids, flag, s));
+    const uint16_t* cid = ids;
+    int64_t invalid = 0, n_codes = 0, n_exact = 0;
+    FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) {
+      return cid[t] > kMaxBoundId && cid[t] != detail::kZeroVectorId;
+    }, invalid));
+    if (invalid) return corrupt_stream("bound id out of range");
+    FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) { return id_has_code(cid[t]); }, n_codes));
+    FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) { return id_is_exact(cid[t]); }, n_exact));
+    std::vector<float> values;
+    FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, values));
+    FACTZ_RETURN_IF_ERROR(upload(ws, kGather, values, s, exact));
+    FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymU, size_t(n_codes) * 2, cu));
+    FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymV, size_t(n_codes) * 2, cv));
+    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_u, 32768, n_codes, cu, flag, s));
+    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_v, 32768, n_codes, cv, flag, s));
+  } else {
+    FACTZ_RETURN_IF_ERROR(upload(ws, kSpecIds, in.ids, s, ids));
+    FACTZ_RETURN_IF_ERROR(upload(ws, kSpecSymU, in.codes_u, s, cu));
+    FACTZ_RETURN_IF_ERROR(upload(ws, kSpecSymV, in.codes_v, s, cv));
+    FACTZ_RETURN_IF_ERROR(upload(ws, kGather, in.exact, s, exact));
+  }
+  int64_t *has_code = nullptr, *is_exact = nullptr, *code_pos = nullptr, *exact_pos = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kIndex, size_t(targets) * 8, has_code));
+  FACTZ_RETURN_IF_ERROR(ws.get(kIndex2, size_t(targets) * 8, is_exact));
+  FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, code_pos));
+  FACTZ_RETURN_IF_ERROR(ws.get(kOffsets, size_t(targets) * 8, exact_pos));
+  FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) {
+    has_code[t] = id_has_code(ids[t]);
+    is_exact[t] = id_is_exact(ids[t]);
+  }));
+  if (targets > 0) {
+    FACTZ_RETURN_IF_ERROR(cub_call(
+        ws, [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, has_code, code_pos, targets, s); }));
+    FACTZ_RETURN_IF_ERROR(cub_call(
+        ws, [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, is_exact, exact_pos, targets, s); }));
+  }
+  int* bad = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, bad));
+  bad += 4;  // bytes 0-7 of the scalars belong to count_if
+  FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
+  FACTZ_RETURN_IF_ERROR(for_each(anchors, s, [=] __device__(int64_t a) { decode_anchor(A, nx, a, exact, u, v); }));
+  int64_t offset = 0;
+  for (int64_t step = s0 / 2; step >= 1; step /= 2)
+    for (Phase ph : {Phase::horizontal, Phase::vertical, Phase::center}) {
+      const PhaseLattice L = detail::phase_lattice(nx, ny, step, ph);
+      const int64_t off = offset;
+      FACTZ_RETURN_IF_ERROR(for_each(L.count(), s, [=] __device__(int64_t t) {
+        decode_target(g, L, step, ph, t, off, ids, cu, cv, code_pos, exact_pos, anchors, exact, B.b, u, v, bad);
+      }));
+      offset += L.count();
+    }
+  int h = 0;
+  FACTZ_RETURN_IF_ERROR(read_flag(bad, s, h));
+  if (h) return corrupt_stream("decoded value is not finite");
+  return Status::Ok();
+}
+
+}  // namespace factz::cuda_detail

@@ -1,0 +1,128 @@
+// Device-side plumbing of the CUDA backend: CUDA errors as Status, the reusable
+// workspace's named buffers, a grid-stride launcher for the FACTZ_HD bodies, and CUB
+// calls with their temporary storage taken from the workspace.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "factz/cuda.hpp"
+#include "factz/status.hpp"
+
+namespace factz::cuda_detail {
+
+inline Status cuda_status(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::Ok();
+  return Status(Code::cuda, std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+#define FACTZ_CUDA_TRY(expr) FACTZ_RETURN_IF_ERROR(::factz::cuda_detail::cuda_status((expr), #expr))
+
+/// Named device buffers of a workspace.
+enum Slot : int {
+  kIn0, kIn1,                 // host wrappers: the input / output planes
+  kRecon0, kRecon1, kExact0, kExact1, kQ0, kQ1, kVid0, kVid1, kTiles0, kTiles1,
+  kCellXi, kCellFree, kBad, kChanged, kSymbols, kCodes, kFlags, kIndex, kIndex2, kGather, kOffsets, kBytes,
+  kSpecIds, kSpecSymU, kSpecSymV, kScalars,
+  kHist, kCodeTable, kThreadBits, kChunkBytes, kChunkPos, kPayload,  // device Huffman
+  kPlaneLo, kPlaneHi, kAnsEntries, kAnsValues, kAnsSparsePos, kAnsSparseBytes,  // device ANS
+  kTemp, kSlotCount
+};
+
+}  // namespace factz::cuda_detail
+
+namespace factz::cuda {
+
+struct Workspace::Impl {
+  void* ptr[cuda_detail::kSlotCount] = {};
+  size_t size[cuda_detail::kSlotCount] = {};
+
+  /// A buffer of at least `bytes` in slot s (grown, never shrunk; contents not kept).
+  template <class T>
+  Status get(int s, size_t bytes, T*& out) {
+    if (bytes == 0) bytes = 1;
+    if (size[s] < bytes) {
+      if (ptr[s]) cudaFree(ptr[s]);
+      ptr[s] = nullptr;
+      size[s] = 0;
+      const size_t rounded = (bytes + 255) / 256 * 256;
+      FACTZ_CUDA_TRY(cudaMalloc(&ptr[s], rounded));
+      size[s] = rounded;
+    }
+    out = static_cast<T*>(ptr[s]);
+    return Status::Ok();
+  }
+};
+
+}  // namespace factz::cuda
+
+namespace factz::cuda_detail {
+
+template <class F>
+__global__ void for_each_kernel(int64_t n, F f) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) f(i);
+}
+
+/// Runs f(i) for i in [0, n) on `stream` (one thread per i, grid-stride); checks the launch.
+template <class F>
+Status for_each(int64_t n, cudaStream_t stream, F f) {
+  if (n <= 0) return Status::Ok();
+  constexpr int kThreads = 256;
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  const unsigned grid = unsigned(blocks < (int64_t(1) << 20) ? blocks : (int64_t(1) << 20));
+  for_each_kernel<<<grid, kThreads, 0, stream>>>(n, f);
+  return cuda_status(cudaGetLastError(), "kernel launch");
+}
+
+/// A CUB device call: f(temp, bytes) once to size the temporary storage, once to run.
+template <class F>
+Status cub_call(cuda::Workspace::Impl& ws, F f) {
+  size_t bytes = 0;
+  FACTZ_CUDA_TRY(f(nullptr, bytes));
+  void* temp = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kTemp, bytes, temp));
+  FACTZ_CUDA_TRY(f(temp, bytes));
+  return Status::Ok();
+}
+
+/// Integer count of i in [0, n) with pred(i): per-block __syncthreads_count, then one
+/// 64-bit atomicAdd per block (integer sums do not depend on the order).
+template <class P>
+__global__ void count_kernel(int64_t n, P pred, unsigned long long* total) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  unsigned long long mine = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) mine += pred(i) ? 1 : 0;
+  __shared__ unsigned long long block_total;
+  if (threadIdx.x == 0) block_total = 0;
+  __syncthreads();
+  if (mine) atomicAdd(&block_total, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_total) atomicAdd(total, block_total);
+}
+
+template <class P>
+Status count_if(cuda::Workspace::Impl& ws, int64_t n, cudaStream_t s, P pred, int64_t& out) {
+  unsigned long long* d = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, d));
+  FACTZ_CUDA_TRY(cudaMemsetAsync(d, 0, sizeof(unsigned long long), s));
+  if (n > 0) {
+    const int64_t blocks = (n + 255) / 256;
+    count_kernel<<<unsigned(blocks < 65536 ? blocks : 65536), 256, 0, s>>>(n, pred, d);
+    FACTZ_CUDA_TRY(cudaGetLastError());
+  }
+  unsigned long long h = 0;
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  out = int64_t(h);
+  return Status::Ok();
+}
+
+/// Plain values shared by the bodies, passed to kernels by value.
+struct Bounds {
+  float b[31];
+};
+
+}  // namespace factz::cuda_detail

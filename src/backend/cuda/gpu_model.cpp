@@ -1,0 +1,429 @@
+#include "backend/cuda/gpu_model.hpp"
+
+#include <algorithm>
+
+#include "util/byte_io.hpp"
+
+#include "backend/cuda/ans_bodies.hpp"
+#include "backend/cuda/ans_host.hpp"
+#include "backend/cuda/host_stream.hpp"
+#include "backend/cuda/huffman_bodies.hpp"
+#include "backend/cuda/huffman_host.hpp"
+#include "backend/cuda/speculative_bodies.hpp"
+
+namespace factz::cuda_detail {
+namespace {
+
+/// Stable compaction of the indices i with flag[i] != 0 (the device: cub::DeviceSelect).
+std::vector<int64_t> select_flagged(const std::vector<uint8_t>& flag) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < flag.size(); ++i)
+    if (flag[i]) out.push_back(int64_t(i));
+  return out;
+}
+
+/// Exclusive scan (the device: cub::DeviceScan::ExclusiveSum); returns the total.
+uint64_t exclusive_scan(std::vector<uint64_t>& x) {
+  uint64_t run = 0;
+  for (auto& e : x) {
+    const uint64_t t = e;
+    e = run;
+    run += t;
+  }
+  return run;
+}
+
+/// The varint list "count, then per entry" from the per-entry length / write bodies.
+template <class Len, class Write>
+std::vector<uint8_t> build_list(int64_t count, Len&& length, Write&& write) {
+  std::vector<uint64_t> offset(static_cast<size_t>(count));
+  const int head = varint_length(uint64_t(count));
+  for (int64_t e = 0; e < count; ++e) offset[size_t(e)] = length(e);
+  const uint64_t body = exclusive_scan(offset);
+  std::vector<uint8_t> out(static_cast<size_t>(head) + body);
+  put_varint_at(out.data(), uint64_t(count));
+  for (int64_t e = 0; e < count; ++e) write(e, offset.data(), out.data() + head);
+  return out;
+}
+
+struct PlaneLists {
+  std::vector<uint8_t> outliers, exact_index, exact_values;
+};
+
+PlaneLists plane_lists(const float* x, const std::vector<uint8_t>& escape, const std::vector<int64_t>& code,
+                       const std::vector<uint8_t>& exact) {
+  PlaneLists pl;
+  const std::vector<int64_t> oi = select_flagged(escape);
+  std::vector<int64_t> oc(oi.size());
+  for (size_t e = 0; e < oi.size(); ++e) oc[e] = code[size_t(oi[e])];  // gather
+  pl.outliers = build_list(
+      int64_t(oi.size()), [&](int64_t e) { return outlier_entry_length(oi.data(), oc.data(), e); },
+      [&](int64_t e, const uint64_t* off, uint8_t* dst) { write_outlier_entry(oi.data(), oc.data(), e, off, dst); });
+  const std::vector<int64_t> ei = select_flagged(exact);
+  pl.exact_index = build_list(
+      int64_t(ei.size()), [&](int64_t e) { return index_entry_length(ei.data(), e); },
+      [&](int64_t e, const uint64_t* off, uint8_t* dst) { write_index_entry(ei.data(), e, off, dst); });
+  pl.exact_values.resize(4 * ei.size());
+  for (size_t e = 0; e < ei.size(); ++e) write_value_entry(ei.data(), x, int64_t(e), pl.exact_values.data());
+  return pl;
+}
+
+void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mid, TiledPayload& pl) {
+  const Grid2D g{f.nx, f.ny};
+  const int64_t n = f.size(), cells = g.cell_count();
+  const int64_t tiles = ((f.nx + kTileEdge - 1) / kTileEdge) * ((f.ny + kTileEdge - 1) / kTileEdge);
+  const float eb = p.eb;
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(eb, id);
+  const float* x[2] = {f.u.data(), f.v.data()};
+  std::vector<uint8_t> vid[2], tile_ids[2], cp_free;
+  const bool block = p.options.mode == Mode::block;
+  if (block) {
+    std::vector<float> xi(static_cast<size_t>(2 * cells));
+    cp_free.resize(static_cast<size_t>(cells));
+    for (int64_t c = 0; c < cells; ++c) cell_safe_bounds(g, c, x[0], x[1], eb, xi.data(), cp_free.data());
+    vid[0].resize(static_cast<size_t>(n));
+    vid[1].resize(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) vertex_bound_ids(g, k, x[0], x[1], xi.data(), eb, vid[0].data(), vid[1].data());
+    for (int c = 0; c < 2; ++c) {
+      tile_ids[c].resize(static_cast<size_t>(tiles));
+      for (int64_t t = 0; t < tiles; ++t) tile_ids[c][size_t(t)] = choose_tile_id(f.nx, f.ny, t, x[c], vid[c].data(), eb);
+    }
+  } else {
+    for (int c = 0; c < 2; ++c) tile_ids[c].assign(static_cast<size_t>(tiles), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
+  }
+  std::vector<float> recon[2];
+  std::vector<uint8_t> exact[2];
+  std::vector<int32_t> q[2];
+  for (int c = 0; c < 2; ++c) {
+    recon[c].resize(static_cast<size_t>(n));
+    exact[c].resize(static_cast<size_t>(n));
+    q[c].resize(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+      quantize_vertex(f.nx, k, x[c], tile_ids[c].data(), block ? vid[c].data() : nullptr, bound, recon[c].data(),
+                      exact[c].data(), q[c].data());
+  }
+  int64_t rounds = 0, repaired = 0;
+  if (block) model_repair(f, cp_free.data(), recon, exact, rounds, repaired);
+  for (int c = 0; c < 2; ++c) {
+    pl.symbols[c].resize(static_cast<size_t>(n));
+    std::vector<int64_t> code(static_cast<size_t>(n));
+    std::vector<uint8_t> escape(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) lorenzo_code(f.nx, k, q[c].data(), pl.symbols[c].data(), code.data(), escape.data());
+    if (p.options.coder == Coder::huffman) {  // the device codes Huffman itself
+      pl.coded[c] = model_huffman_encode(pl.symbols[c]);
+      pl.symbols[c].clear();
+      pl.precoded = true;
+    }
+    PlaneLists lists = plane_lists(x[c], escape, code, exact[c]);
+    pl.outliers[c] = std::move(lists.outliers);
+    pl.exact_index[c] = std::move(lists.exact_index);
+    pl.exact_values[c] = std::move(lists.exact_values);
+  }
+  if (block) {
+    pl.tile_ids = tile_ids[0];
+    pl.tile_ids.insert(pl.tile_ids.end(), tile_ids[1].begin(), tile_ids[1].end());
+  }
+  if (mid) {
+    mid->id_u = std::move(vid[0]);
+    mid->id_v = std::move(vid[1]);
+    for (int c = 0; c < 2; ++c) {
+      mid->tile_ids[c] = tile_ids[c];
+      mid->recon[c] = std::move(recon[c]);
+      mid->exact[c] = std::move(exact[c]);
+    }
+    mid->repair_rounds = rounds;
+    mid->repaired_vertices = repaired;
+  }
+}
+
+/// Calls fn(step, phase, lattice, stream offset) for every phase in stream order.
+template <class F>
+void for_each_phase(int64_t nx, int64_t ny, int64_t s0, F&& fn) {
+  int64_t offset = 0;
+  for (int64_t step = s0 / 2; step >= 1; step /= 2)
+    for (Phase ph : {Phase::horizontal, Phase::vertical, Phase::center}) {
+      const PhaseLattice L = detail::phase_lattice(nx, ny, step, ph);
+      fn(step, ph, L, offset);
+      offset += L.count();
+    }
+}
+
+void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePayload& pl) {
+  const Grid2D g{f.nx, f.ny};
+  const int64_t n = f.size(), s0 = p.options.anchor_stride;
+  const PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, s0);
+  const int64_t targets = n - A.count();
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(p.eb, id);
+  std::vector<float> cur_u(static_cast<size_t>(n)), cur_v(static_cast<size_t>(n));
+  std::vector<uint8_t> vid(static_cast<size_t>(n)), sig(static_cast<size_t>(g.triangle_count()));
+  for (int64_t k = 0; k < n; ++k) speculative_init(k, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), vid.data());
+  for (int64_t c = 0; c < g.cell_count(); ++c) {
+    const int64_t i = c / (g.nx - 1), j = c % (g.nx - 1);
+    detail::cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(2 * c)]);
+  }
+  std::vector<uint16_t> ids(static_cast<size_t>(targets)), su(static_cast<size_t>(targets)), sv(static_cast<size_t>(targets));
+  for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
+    for (int64_t t = 0; t < L.count(); ++t)
+      speculate_target(g, L, step, ph, t, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), sig.data(), bound, offset,
+                       ids.data(), su.data(), sv.data());
+  });
+  // Stream positions -> vertices (for the exact values), then stable compactions.
+  std::vector<int64_t> vertex_of(static_cast<size_t>(targets));
+  for_each_phase(f.nx, f.ny, s0, [&](int64_t, Phase, const PhaseLattice& L, int64_t offset) {
+    for (int64_t t = 0; t < L.count(); ++t) vertex_of[size_t(offset + t)] = lattice_vertex(L, f.nx, t);
+  });
+  pl.ids = ids;
+  std::vector<uint8_t> has_code(static_cast<size_t>(targets)), is_exact(static_cast<size_t>(targets));
+  for (int64_t t = 0; t < targets; ++t) {
+    has_code[size_t(t)] = id_has_code(ids[size_t(t)]);
+    is_exact[size_t(t)] = id_is_exact(ids[size_t(t)]);
+  }
+  for (int64_t pos : select_flagged(has_code)) {
+    pl.codes_u.push_back(su[size_t(pos)]);
+    pl.codes_v.push_back(sv[size_t(pos)]);
+  }
+  std::vector<int64_t> exact_vertex;
+  for (int64_t pos : select_flagged(is_exact)) exact_vertex.push_back(vertex_of[size_t(pos)]);
+  const int64_t entries = A.count() + int64_t(exact_vertex.size());
+  pl.exact.resize(static_cast<size_t>(8 * entries));
+  for (int64_t e = 0; e < entries; ++e)
+    write_speculative_exact(A, f.nx, e, exact_vertex.data(), f.u.data(), f.v.data(), pl.exact.data());
+  if (p.options.coder == Coder::huffman) {
+    pl.coded_ids = model_huffman_encode(pl.ids);
+    pl.coded_u = model_huffman_encode(pl.codes_u);
+    pl.coded_v = model_huffman_encode(pl.codes_v);
+    pl.ids.clear();
+    pl.codes_u.clear();
+    pl.codes_v.clear();
+    pl.precoded = true;
+  }
+}
+
+Status decode_tiled(const detail::ParsedContainer& pc, TiledDecodeInput& in, VectorField2D& f) {
+  const auto& h = pc.header;
+  const int64_t nx = f.nx, ny = f.ny;
+  const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge, tiles = tiles_x * ((ny + kTileEdge - 1) / kTileEdge);
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(h.eb, id);
+  int bad = 0;
+  std::vector<uint64_t> scratch(static_cast<size_t>(kTileEdge * kTileEdge));
+  float* out[2] = {f.u.data(), f.v.data()};
+  for (int c = 0; c < 2; ++c) {
+    const uint8_t* tid = in.tile_ids.data() + c * tiles;
+    for (int64_t t = 0; t < tiles; ++t) {  // one block per tile: a row pass, then a column pass
+      for (int64_t r = 0; r < kTileEdge; ++r)
+        decode_tile_row(nx, ny, t, r, in.symbols[c].data(), in.outlier_index[c].data(), in.outlier_code[c].data(),
+                        int64_t(in.outlier_index[c].size()), scratch.data());
+      for (int64_t col = 0; col < kTileEdge; ++col)
+        decode_tile_column(nx, ny, t, col, tid, bound, scratch.data(), out[c], &bad);
+    }
+  }
+  if (bad) return corrupt_stream("decoded value out of range");
+  for (int c = 0; c < 2; ++c)
+    for (size_t e = 0; e < in.exact_index[c].size(); ++e) out[c][in.exact_index[c][e]] = in.exact_value[c][e];
+  return Status::Ok();
+}
+
+Status decode_spec(const detail::ParsedContainer& pc, SpeculativeDecodeInput& in, VectorField2D& f) {
+  const auto& h = pc.header;
+  const Grid2D g{f.nx, f.ny};
+  const int64_t s0 = h.anchor_stride;
+  const PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, s0);
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(h.eb, id);
+  const size_t targets = in.ids.size();
+  std::vector<uint64_t> cpos(targets), epos(targets);
+  for (size_t t = 0; t < targets; ++t) {
+    cpos[t] = id_has_code(in.ids[t]);
+    epos[t] = id_is_exact(in.ids[t]);
+  }
+  exclusive_scan(cpos);
+  exclusive_scan(epos);
+  const std::vector<int64_t> code_pos(cpos.begin(), cpos.end()), exact_pos(epos.begin(), epos.end());
+  for (int64_t a = 0; a < A.count(); ++a) decode_anchor(A, f.nx, a, in.exact.data(), f.u.data(), f.v.data());
+  int bad = 0;
+  for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
+    for (int64_t t = 0; t < L.count(); ++t)
+      decode_target(g, L, step, ph, t, offset, in.ids.data(), in.codes_u.data(), in.codes_v.data(), code_pos.data(),
+                    exact_pos.data(), A.count(), in.exact.data(), bound, f.u.data(), f.v.data(), &bad);
+  });
+  if (bad) return corrupt_stream("decoded value is not finite");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols) {
+  const uint64_t n = symbols.size();
+  std::vector<uint64_t> hist(65536, 0);  // the device: cub::DeviceHistogram (integer counts)
+  for (uint16_t x : symbols) ++hist[x];
+  HuffmanHead h = huffman_head(hist, n);
+  std::vector<uint8_t> blob = h.bytes;
+  // Kernel 1, one block per chunk: per-thread bits, a block exclusive scan, chunk bytes.
+  std::vector<uint32_t> thread_bit(size_t(h.chunks) * kHuffmanThreadsPerChunk);
+  std::vector<uint64_t> chunk_bytes(static_cast<size_t>(h.chunks));
+  for (uint64_t c = 0; c < h.chunks; ++c) {
+    uint32_t run = 0;
+    for (int t = 0; t < kHuffmanThreadsPerChunk; ++t) {
+      uint64_t lo, hi;
+      huffman_thread_range(n, c, t, lo, hi);
+      thread_bit[size_t(c * kHuffmanThreadsPerChunk + uint64_t(t))] = run;
+      run += huffman_range_bits(h.table.data(), symbols.data(), lo, hi);
+    }
+    chunk_bytes[size_t(c)] = (uint64_t(run) + 7) / 8;
+  }
+  // Chunk table, then chunk positions by an exclusive scan of the sizes.
+  std::vector<uint64_t> chunk_pos(chunk_bytes);
+  const uint64_t payload = exclusive_scan(chunk_pos);
+  for (uint64_t b : chunk_bytes) detail::put_le(blob, b, 4);
+  const size_t head = blob.size();
+  blob.resize(head + size_t(payload), 0);
+  // Kernel 2, one block per chunk: every thread ORs its bytes in.
+  uint8_t* out = blob.data() + head;
+  for (uint64_t c = 0; c < h.chunks; ++c)
+    for (int t = 0; t < kHuffmanThreadsPerChunk; ++t) {
+      uint64_t lo, hi;
+      huffman_thread_range(n, c, t, lo, hi);
+      huffman_write_range(h.table.data(), symbols.data(), lo, hi, chunk_pos[size_t(c)],
+                          thread_bit[size_t(c * kHuffmanThreadsPerChunk + uint64_t(t))],
+                          [&](uint64_t i, uint8_t b) { out[i] |= b; });
+    }
+  return blob;
+}
+
+Status model_huffman_decode(std::span<const uint8_t> blob, std::span<uint16_t> out) {
+  HuffmanParsed hp;
+  FACTZ_RETURN_IF_ERROR(huffman_parse(blob, out.size(), hp));
+  const uint64_t n = out.size(), chunk = uint64_t{1} << hp.chunk_log2;
+  for (size_t k = 0; k + 1 < hp.chunk_pos.size(); ++k) {  // the device: one thread per chunk
+    const uint64_t lo = uint64_t(k) * chunk, m = std::min(n - lo, chunk);
+    if (!huffman_decode_chunk(hp.book, hp.sorted.data(), blob.data() + hp.chunk_pos[k],
+                              hp.chunk_pos[k + 1] - hp.chunk_pos[k], out.data() + lo, m))
+      return corrupt_stream("huffman: invalid payload in chunk " + std::to_string(k));
+  }
+  return Status::Ok();
+}
+
+Status model_entropy_decode(uint8_t coder, std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out) {
+  if (coder == uint8_t(Coder::ans)) return model_ans_decode(blob, center, out);
+  return model_huffman_decode(blob, out);
+}
+
+Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out) {
+  AnsParsed ap;
+  const uint64_t n = out.size();
+  FACTZ_RETURN_IF_ERROR(ans_parse(blob, center, n, ap));
+  const uint64_t chunk = uint64_t{1} << ap.chunk_log2;
+  std::vector<uint8_t> bytes[2];
+  for (int p = 0; p < 2; ++p) {
+    const AnsPlane& pl = ap.planes[p];
+    bytes[p].assign(static_cast<size_t>(n), pl.value);  // the device: a memset
+    if (pl.mode == 2)                                    // the device: a scatter
+      for (size_t e = 0; e < pl.positions.size(); ++e) bytes[p][size_t(pl.positions[e])] = pl.bytes[e];
+    if (pl.mode != 1) continue;
+    for (size_t k = 0; k + 1 < pl.chunk_pos.size(); ++k) {  // the device: one thread per chunk
+      const uint64_t first = uint64_t(k) * chunk, m = std::min(n - first, chunk);
+      if (!ans_decode_chunk_bytes(pl.entries.data(), pl.values.data(), pl.lanes, pl.first_context,
+                                  blob.data() + pl.chunk_pos[k], pl.chunk_pos[k + 1] - pl.chunk_pos[k],
+                                  bytes[p].data() + first, m))
+        return corrupt_stream("ans: invalid payload in chunk " + std::to_string(k));
+    }
+  }
+  for (uint64_t i = 0; i < n; ++i) out[size_t(i)] = ans_symbol(bytes[0][size_t(i)], bytes[1][size_t(i)], center);
+  return Status::Ok();
+}
+
+void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired) {
+  const Grid2D g{f.nx, f.ny};
+  const int64_t n = f.size(), cells = g.cell_count(), tris = g.triangle_count();
+  const float* x[2] = {f.u.data(), f.v.data()};
+  std::vector<uint8_t> bad(static_cast<size_t>(tris)), changed(static_cast<size_t>(n));
+  for (int64_t c = 0; c < cells; ++c) cell_check(g, c, recon[0].data(), recon[1].data(), x[0], x[1], cp_free, bad.data());
+  rounds = 1;
+  repaired = 0;
+  while (std::any_of(bad.begin(), bad.end(), [](uint8_t b) { return b != 0; })) {
+    for (int64_t k = 0; k < n; ++k)
+      repair_vertex(g, k, bad.data(), x[0], x[1], recon[0].data(), recon[1].data(), exact[0].data(), exact[1].data(),
+                    changed.data());
+    for (uint8_t ch : changed) repaired += ch;
+    for (int64_t t = 0; t < tris; ++t)
+      triangle_recheck(g, t, changed.data(), recon[0].data(), recon[1].data(), x[0], x[1], bad.data());
+    ++rounds;
+  }
+}
+
+Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid) {
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  FACTZ_RETURN_IF_ERROR(check_options(f.nx, f.ny, o));
+  double range = 0.0;
+  if (f.size() > 0) {  // the device: two cub::DeviceReduce calls (min and max are exact)
+    const auto [ul, uh] = std::minmax_element(f.u.begin(), f.u.end());
+    const auto [vl, vh] = std::minmax_element(f.v.begin(), f.v.end());
+    range = double(std::max(*uh, *vh)) - double(std::min(*ul, *vl));
+  }
+  const Plan p = make_plan(f.nx, f.ny, o, range);
+  if (o.mode == Mode::speculative) {
+    SpeculativePayload pl;
+    speculative_payload(f, p, pl);
+    return assemble_speculative(p, pl);
+  }
+  TiledPayload pl;
+  tiled_payload(f, p, mid, pl);
+  return assemble_tiled(p, pl);
+}
+
+void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative) {
+  if (tiled) tiled_payload(f, p, nullptr, *tiled);
+  if (speculative) speculative_payload(f, p, *speculative);
+}
+
+Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
+  auto pc = parse_checked(stream);
+  if (!pc.ok()) return pc.status();
+  VectorField2D f;
+  f.nx = int64_t(pc->header.nx);
+  f.ny = int64_t(pc->header.ny);
+  f.u.resize(static_cast<size_t>(f.size()));
+  f.v.resize(static_cast<size_t>(f.size()));
+  if (pc->header.mode == uint8_t(Mode::speculative)) {
+    SpeculativeDecodeInput in;
+    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc.value(), host_threads(), in, /*leave_coded=*/true));
+    if (in.device_coded) {  // as the device: ids, their checks and counts, exact values, codes
+      const detail::PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, pc->header.anchor_stride);
+      in.ids.resize(static_cast<size_t>(f.size() - A.count()));
+      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_ids, 0, in.ids));
+      int64_t n_codes = 0, n_exact = 0;
+      for (uint16_t id : in.ids) {
+        if (id > kMaxBoundId && id != detail::kZeroVectorId) return corrupt_stream("bound id out of range");
+        n_codes += id_has_code(id);
+        n_exact += id_is_exact(id);
+      }
+      FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, A.count() + n_exact, in.exact));
+      in.codes_u.resize(static_cast<size_t>(n_codes));
+      in.codes_v.resize(static_cast<size_t>(n_codes));
+      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_u, 32768, in.codes_u));
+      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_v, 32768, in.codes_v));
+    }
+    FACTZ_RETURN_IF_ERROR(decode_spec(pc.value(), in, f));
+  } else {
+    TiledDecodeInput in;
+    FACTZ_RETURN_IF_ERROR(parse_tiled(stream, pc.value(), host_threads(), in, /*leave_coded=*/true));
+    if (in.device_coded)  // the device decodes the blobs and checks the outliers
+      for (int c = 0; c < 2; ++c) {
+        in.symbols[c].resize(static_cast<size_t>(f.size()));
+        FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded[c], 32768, in.symbols[c]));
+        for (int64_t k : in.outlier_index[c])
+          if (in.symbols[c][size_t(k)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
+        const auto escapes = std::count(in.symbols[c].begin(), in.symbols[c].end(), uint16_t{0});
+        if (escapes != std::ptrdiff_t(in.outlier_index[c].size()))
+          return corrupt_stream("escape symbols and outlier list disagree");
+      }
+    FACTZ_RETURN_IF_ERROR(decode_tiled(pc.value(), in, f));
+  }
+  return f;
+}
+
+}  // namespace factz::cuda_detail

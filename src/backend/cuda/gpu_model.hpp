@@ -1,0 +1,56 @@
+// The CPU model of the CUDA pipeline: the kernels' bodies (block_bodies.hpp,
+// backbone_bodies.hpp, speculative_bodies.hpp) driven by host loops in the kernels' launch
+// order, with the scans and stable compactions the device does with CUB written as plain
+// loops, and the same host-side stream assembly (host_stream.hpp). Nothing here runs on
+// a GPU: it is the evidence, testable on any machine, that what the kernels compute is
+// what the CPU pipeline computes (tests/cuda/test_gpu_model.cpp compares the bytes).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/cuda/host_stream.hpp"
+#include "factz/factz.hpp"
+
+namespace factz::cuda_detail {
+
+/// Per-vertex intermediates of the tiled frontend (for the tests).
+struct TiledIntermediates {
+  std::vector<uint8_t> id_u, id_v;        ///< block mode: per-vertex bound ids
+  std::vector<uint8_t> tile_ids[2];
+  std::vector<float> recon[2];
+  std::vector<uint8_t> exact[2];
+  int64_t repair_rounds = 0, repaired_vertices = 0;
+};
+
+/// Compresses like the CUDA backend would (the same bytes). `mid`, when given, receives
+/// the frontend's decisions of modes none and block.
+Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid = nullptr);
+
+/// The payloads before assembly (what the device hands to the host), for a stage-by-stage
+/// comparison with the device on a GPU: modes none/block into *tiled, speculative into
+/// *speculative (p.options.mode must match).
+void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative);
+
+/// The exact check with repair as the device runs it (flag sweeps per round) on planes
+/// recon/exact (u, v); cp_free may be null (every original signature derived).
+void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired);
+
+/// The Huffman blob as the device encoder writes it (huffman_bodies.hpp).
+std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols);
+
+/// Decodes a Huffman blob of out.size() symbols as the device decoder does.
+Status model_huffman_decode(std::span<const uint8_t> blob, std::span<uint16_t> out);
+
+/// Decodes an ANS blob of out.size() symbols as the device decoder does.
+Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out);
+
+/// Either decoder by the header's coder byte (Huffman ignores center).
+Status model_entropy_decode(uint8_t coder, std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out);
+
+/// Decompresses like the CUDA backend would.
+Result<VectorField2D> model_decompress(std::span<const uint8_t> stream);
+
+}  // namespace factz::cuda_detail

@@ -1,0 +1,326 @@
+// The CUDA backend on a real device (ctest label `cuda`): its streams are the CPU's, byte
+// for byte, for every mode and coder; it decodes CPU streams to the CPU's values; its
+// output keeps every critical point (G0) within the bound (G1). Without a device every
+// test skips with one line, except the check that the API says so clearly.
+#include <gtest/gtest.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "synth.hpp"
+#include "backend/cuda/cuda_internal.hpp"
+#include "backend/cuda/gpu_model.hpp"
+#include "factz/cuda.hpp"
+#include "factz/factz.hpp"
+#include "factz/io.hpp"
+#include "factz/topology.hpp"
+#include "format/container.hpp"
+
+namespace {
+
+using factz::VectorField2D;
+
+#define REQUIRE_DEVICE()                                                        \
+  do {                                                                          \
+    const factz::Status st_ = factz::cuda::device_status();                     \
+    if (!st_.ok()) {                                                          \
+      GTEST_SKIP() << "no CUDA device: " << st_.message();                    \
+    }                                                                         \
+  } while (0)
+
+VectorField2D constant(int64_t nx, int64_t ny, float u, float v) {
+  VectorField2D f;
+  f.nx = nx;
+  f.ny = ny;
+  f.u.assign(size_t(nx * ny), u);
+  f.v.assign(size_t(nx * ny), v);
+  return f;
+}
+
+struct NamedField {
+  std::string name;
+  VectorField2D f;
+};
+
+const std::vector<NamedField>& fields() {
+  static const std::vector<NamedField> out = [] {
+    std::vector<NamedField> o;
+    o.push_back({"turbulence_1000x777", factz::synth::turbulence(1000, 777, 1)});
+    o.push_back({"turbulence_2049x67", factz::synth::turbulence(2049, 67, 2, 8.0)});
+    o.push_back({"turbulence_31x1025", factz::synth::turbulence(31, 1025, 3, 8.0)});
+    o.push_back({"noise_333x97", factz::synth::noise(333, 97, 4)});
+    auto land = factz::synth::vortices(700, 500, 5, 40);
+    factz::synth::add_zero_region(land, 6, 0.3);
+    o.push_back({"vortices_land_700x500", std::move(land)});
+    o.push_back({"zeros_100x90", constant(100, 90, 0.0f, 0.0f)});
+    o.push_back({"constant_65x33", constant(65, 33, 1.5f, -0.25f)});
+    o.push_back({"row_1x1000", factz::synth::noise(1000, 1, 7)});
+    o.push_back({"column_1x999", factz::synth::noise(1, 999, 8)});
+    o.push_back({"tiny_2x2", factz::synth::noise(2, 2, 9)});
+    const std::string dir = FACTZ_SHARED_DATA_DIR;
+    for (auto [name, nx, ny] : {std::tuple{"foam_shearlayer_t0.75", 512, 512}, std::tuple{"cmems_glob1deg_cur", 360, 171},
+                                std::tuple{"eraint_uv200", 480, 241}}) {
+      const std::string base = dir + "/" + name, dims = std::to_string(nx) + "x" + std::to_string(ny);
+      auto f = factz::read_vector_field(base + "_u_" + dims + ".f32", base + "_v_" + dims + ".f32", nx, ny);
+      if (f.ok()) o.push_back({name, std::move(f.value())});
+    }
+    return o;
+  }();
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
+
+std::vector<factz::Options> option_sets() {
+  std::vector<factz::Options> out;
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::huffman, factz::Coder::ans})
+      for (double bound : {1e-2, 1e-4}) {
+        factz::Options o;
+        o.mode = mode;
+        o.coder = coder;
+        o.bound = bound;
+        o.anchor_stride = bound > 1e-3 ? 16 : 8;
+        out.push_back(o);
+      }
+  factz::Options lossless;
+  lossless.mode = factz::Mode::block;
+  lossless.bound_mode = factz::BoundMode::abs;
+  lossless.bound = 0;
+  out.push_back(lossless);
+  factz::Options escapes;
+  escapes.mode = factz::Mode::none;
+  escapes.bound_mode = factz::BoundMode::abs;
+  escapes.bound = 1e-30;
+  escapes.zstd = false;
+  out.push_back(escapes);
+  return out;
+}
+
+TEST(Cuda, WithoutADeviceTheApiSaysSoClearly) {
+  if (factz::cuda::device_available()) GTEST_SKIP() << "a CUDA device is present";
+  auto r = factz::cuda::compress(factz::synth::noise(8, 8, 1), factz::Options{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), factz::Code::backend_unavailable);
+  EXPECT_NE(r.status().message().find("no CUDA device"), std::string::npos);
+}
+
+// First diagnostic when bytes differ: the device's payloads (symbols or device-coded
+// blobs, outlier and exact lists, tile ids, speculative ids, codes and exact values)
+// against the CPU model's, one by one, so a failure names the stage.
+TEST(Cuda, PayloadsMatchTheModelStageByStage) {
+  REQUIRE_DEVICE();
+  const auto f = factz::synth::turbulence(333, 211, 21, 8.0);
+  const size_t bytes = size_t(f.size()) * 4;
+  float *u = nullptr, *v = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&u), bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&v), bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(u, f.u.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(v, f.v.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  factz::cuda::Workspace ws;
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::huffman, factz::Coder::ans}) {
+      SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
+      factz::Options o;
+      o.mode = mode;
+      o.coder = coder;
+      o.bound_mode = factz::BoundMode::abs;
+      o.bound = 0.05;  // large enough for escapes-free codes and exact vertices both
+      const auto p = factz::cuda_detail::make_plan(f.nx, f.ny, o, 0.0);
+      if (mode == factz::Mode::speculative) {
+        factz::cuda_detail::SpeculativePayload dev, cpu;
+        ASSERT_TRUE(factz::cuda_detail::device_compress_speculative(*ws.impl(), p, u, v, nullptr, dev).ok());
+        factz::cuda_detail::model_payload(f, p, nullptr, &cpu);
+        EXPECT_TRUE(dev.ids == cpu.ids) << "speculative ids";
+        EXPECT_TRUE(dev.codes_u == cpu.codes_u) << "speculative codes u";
+        EXPECT_TRUE(dev.codes_v == cpu.codes_v) << "speculative codes v";
+        EXPECT_TRUE(dev.exact == cpu.exact) << "speculative exact values";
+        EXPECT_TRUE(dev.coded_ids == cpu.coded_ids) << "device Huffman blob of the ids";
+        EXPECT_TRUE(dev.coded_u == cpu.coded_u) << "device Huffman blob of codes u";
+        EXPECT_TRUE(dev.coded_v == cpu.coded_v) << "device Huffman blob of codes v";
+      } else {
+        factz::cuda_detail::TiledPayload dev, cpu;
+        ASSERT_TRUE(factz::cuda_detail::device_compress_tiled(*ws.impl(), p, u, v, nullptr, dev).ok());
+        factz::cuda_detail::model_payload(f, p, &cpu, nullptr);
+        EXPECT_TRUE(dev.tile_ids == cpu.tile_ids) << "tile ids";
+        for (int c = 0; c < 2; ++c) {
+          EXPECT_TRUE(dev.symbols[c] == cpu.symbols[c]) << "symbols of plane " << c;
+          EXPECT_TRUE(dev.coded[c] == cpu.coded[c]) << "device Huffman blob of plane " << c;
+          EXPECT_TRUE(dev.outliers[c] == cpu.outliers[c]) << "outlier list of plane " << c;
+          EXPECT_TRUE(dev.exact_index[c] == cpu.exact_index[c]) << "exact index list of plane " << c;
+          EXPECT_TRUE(dev.exact_values[c] == cpu.exact_values[c]) << "exact values of plane " << c;
+        }
+      }
+    }
+  cudaFree(u);
+  cudaFree(v);
+}
+
+TEST(Cuda, StreamsAreByteIdenticalToTheCpuForEveryModeAndCoder) {
+  REQUIRE_DEVICE();
+  for (const auto& nf : fields())
+    for (const auto& o : option_sets()) {
+      SCOPED_TRACE(nf.name + " " + factz::mode_name(o.mode) + "/" + factz::coder_name(o.coder) + " bound " +
+                   std::to_string(o.bound));
+      auto cpu = factz::compress(nf.f, o);
+      ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+      auto gpu = factz::cuda::compress(nf.f, o);
+      ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+      ASSERT_EQ(gpu->size(), cpu->size());
+      ASSERT_TRUE(gpu.value() == cpu.value());
+      // GPU decode of the (identical) stream equals the CPU's decode, bit for bit.
+      auto dc = factz::decompress(cpu.value());
+      auto dg = factz::cuda::decompress(cpu.value());
+      ASSERT_TRUE(dc.ok() && dg.ok()) << dg.status().to_string();
+      EXPECT_TRUE(same_bits(dc->u, dg->u));
+      EXPECT_TRUE(same_bits(dc->v, dg->v));
+      // G0 and G1 on the GPU's output.
+      auto cmp = factz::compare(nf.f, dg.value());
+      ASSERT_TRUE(cmp.ok());
+      EXPECT_EQ(cmp->violations(), 0);
+      if (o.bound_mode == factz::BoundMode::abs) {
+        EXPECT_LE(cmp->max_abs_error[0], o.bound);
+        EXPECT_LE(cmp->max_abs_error[1], o.bound);
+      } else {
+        EXPECT_LE(cmp->max_abs_error[0], o.bound * cmp->value_range);
+        EXPECT_LE(cmp->max_abs_error[1], o.bound * cmp->value_range);
+      }
+    }
+}
+
+TEST(Cuda, DevicePointerApiOnAStreamReusesItsWorkspace) {
+  REQUIRE_DEVICE();
+  const auto f = factz::synth::turbulence(1500, 1100, 11);
+  const size_t bytes = size_t(f.size()) * 4;
+  float *u = nullptr, *v = nullptr, *ou = nullptr, *ov = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&u), bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&v), bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ou), bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ov), bytes), cudaSuccess);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(u, f.u.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(v, f.v.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  for (auto mode : {factz::Mode::block, factz::Mode::speculative}) {
+    factz::Options o;
+    o.mode = mode;
+    factz::cuda::Workspace ws;
+    auto first = factz::cuda::compress(u, v, f.nx, f.ny, o, s, &ws);
+    ASSERT_TRUE(first.ok()) << first.status().to_string();
+    const size_t held = ws.bytes();
+    EXPECT_GT(held, 0u);
+    auto second = factz::cuda::compress(u, v, f.nx, f.ny, o, s, &ws);
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(ws.bytes(), held) << "a second call of the same size allocated device memory";
+    EXPECT_TRUE(first.value() == second.value());
+    auto cpu = factz::compress(f, o);
+    ASSERT_TRUE(cpu.ok());
+    EXPECT_TRUE(first.value() == cpu.value());
+    ASSERT_TRUE(factz::cuda::decompress(cpu.value(), ou, ov, f.nx, f.ny, s, &ws).ok());
+    std::vector<float> hu(size_t(f.size())), hv(size_t(f.size()));
+    ASSERT_EQ(cudaMemcpy(hu.data(), ou, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(hv.data(), ov, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    auto dc = factz::decompress(cpu.value());
+    ASSERT_TRUE(dc.ok());
+    EXPECT_TRUE(same_bits(dc->u, hu));
+    EXPECT_TRUE(same_bits(dc->v, hv));
+    // Wrong output size, bad options and corrupt bytes are errors, not crashes.
+    EXPECT_EQ(factz::cuda::decompress(cpu.value(), ou, ov, f.nx + 1, f.ny, s, &ws).code(),
+              factz::Code::invalid_argument);
+    std::vector<uint8_t> bad = cpu.value();
+    bad[bad.size() / 2] ^= 0x5a;
+    EXPECT_FALSE(factz::cuda::decompress(bad, ou, ov, f.nx, f.ny, s, &ws).ok());
+    factz::Options wrong = o;
+    wrong.anchor_stride = 12;
+    if (mode == factz::Mode::speculative) {
+      EXPECT_EQ(factz::cuda::compress(u, v, f.nx, f.ny, wrong, s, &ws).status().code(), factz::Code::invalid_argument);
+    }
+  }
+  // NaN input is refused, as on the CPU.
+  const float nan = std::nanf("");
+  ASSERT_EQ(cudaMemcpy(u + 17, &nan, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(factz::cuda::compress(u, v, f.nx, f.ny, factz::Options{}, s).status().code(), factz::Code::invalid_argument);
+  cudaStreamDestroy(s);
+  cudaFree(u);
+  cudaFree(v);
+  cudaFree(ou);
+  cudaFree(ov);
+}
+
+// Damaged sections behind valid CRCs: the GPU decoder rejects what the CPU decoder
+// rejects and otherwise reconstructs the CPU's values (never a crash or a hang).
+TEST(Cuda, DamagedSectionsAreRejectedLikeTheCpuDoes) {
+  REQUIRE_DEVICE();
+  const auto f = factz::synth::turbulence(300, 200, 9, 8.0);
+  uint64_t state = 777;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::ans, factz::Coder::huffman}) {
+      SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
+      factz::Options o;
+      o.mode = mode;
+      o.coder = coder;
+      o.zstd = false;
+      o.bound = 1e-3;
+      auto s = factz::compress(f, o);
+      ASSERT_TRUE(s.ok());
+      auto pc = factz::detail::parse_container(s.value());
+      ASSERT_TRUE(pc.ok());
+      std::vector<factz::detail::Section> sections;
+      for (const auto& e : pc->entries) {
+        auto raw = factz::detail::read_section(s.value(), pc.value(), e.id, nullptr);
+        ASSERT_TRUE(raw.ok());
+        sections.push_back({e.id, raw.value(), false});
+      }
+      for (int trial = 0; trial < 40; ++trial) {
+        auto damaged = sections;
+        auto& sec = damaged[next() % damaged.size()].raw;
+        if (sec.empty()) continue;
+        sec[trial % 2 ? next() % std::min<size_t>(sec.size(), 24) : next() % sec.size()] ^= uint8_t(1 + next() % 255);
+        auto stream = factz::detail::write_container(pc->header, damaged, nullptr);
+        ASSERT_TRUE(stream.ok());
+        auto cpu = factz::decompress(stream.value());
+        auto gpu = factz::cuda::decompress(stream.value());
+        EXPECT_EQ(cpu.ok(), gpu.ok()) << "trial " << trial << ": " << gpu.status().to_string();
+        if (cpu.ok() && gpu.ok()) {
+          EXPECT_TRUE(same_bits(cpu->u, gpu->u));
+          EXPECT_TRUE(same_bits(cpu->v, gpu->v));
+        }
+      }
+    }
+}
+
+// A stream beyond 2^31 bytes (64-bit sizes end to end): lossless noise, ~10 bytes per
+// vertex. Needs ~40 GB of device memory and ~30 GB of host memory; skipped otherwise.
+TEST(Cuda, OutputBeyondTwoGigabytesMatchesTheCpu) {
+  REQUIRE_DEVICE();
+  size_t free_bytes = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+  if (free_bytes < (size_t(40) << 30)) GTEST_SKIP() << "needs 40 GiB of free device memory";
+  const int64_t nx = 15000, ny = 15000;
+  auto f = factz::synth::noise(nx, ny, 12);
+  factz::Options o;
+  o.mode = factz::Mode::none;
+  o.bound_mode = factz::BoundMode::abs;
+  o.bound = 0;
+  o.zstd = false;
+  auto gpu = factz::cuda::compress(f, o);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+  EXPECT_GT(gpu->size(), size_t(1) << 31);
+  auto cpu = factz::compress(f, o);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_TRUE(gpu.value() == cpu.value());
+  auto back = factz::cuda::decompress(gpu.value());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(same_bits(back->u, f.u));
+  EXPECT_TRUE(same_bits(back->v, f.v));
+}
+
+}  // namespace
