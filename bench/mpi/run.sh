@@ -3,7 +3,7 @@
 # printed as markdown tables. Heavy (a 16384 x 16384 field is 2 GiB of input; about 10
 # minutes on 2 cores): run it once, alone.
 #
-#   bash bench/mpi/run.sh            # FACTZ_BUILD_DIR (default build-mpi) holds factz, bench/synth_bench
+#   bash bench/mpi/run.sh            # FACTZ_BUILD_DIR (default build, as scripts/build.sh makes it) holds factz, bench/synth_bench
 #   N1=2048 N2=4096 bash bench/mpi/run.sh   # a quick smaller run
 #
 # 1. An N1 x N1 (8192) synthetic turbulent field (factz::synth::turbulence) compressed with 4
@@ -17,7 +17,7 @@
 # Fields are generated into a scratch folder under /tmp and deleted on exit.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${FACTZ_BUILD_DIR:-$root/build-mpi}
+build=${FACTZ_BUILD_DIR:-$root/build}
 factz=$build/factz
 synth=$build/bench/synth_bench
 for tool in "$factz" "$synth"; do
