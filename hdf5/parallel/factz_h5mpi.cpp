@@ -43,22 +43,10 @@ struct Failure {
 };
 [[noreturn]] void fail(const std::string& m, int code = 1) { throw Failure{code, m}; }
 
-/// Runs local work, then agrees with the other ranks (World::agree): the first failure of
-/// any rank is thrown on every rank.
+/// Local work `f` between two agreements: the first failure of any rank is thrown on all.
 template <class F>
 void phase(World& w, F&& f) {
-  bool ok = true;
-  int code = 0;
-  std::string message;
-  try {
-    f();
-  } catch (const Failure& e) {
-    ok = false;
-    code = e.code;
-    message = e.message;
-  }
-  const auto o = w.agree(ok, code, message);
-  if (!o.ok) throw Failure{o.code, o.message};
+  factz::mpi::agreed_phase<Failure>(w, std::forward<F>(f));
 }
 
 /// The chunk grid of a (2, ny, nx) dataset chunked (2, cy, cx), and which chunks a rank has.

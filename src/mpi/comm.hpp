@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,5 +82,30 @@ class World {
   bool distributed_ = false;
   uint64_t comm_bytes_ = 0;
 };
+
+/// Runs the local work `f`, then agrees with the other ranks (World::agree): the first
+/// failure of any rank (`F` thrown as `Failure{code, message}`, or out of memory) is thrown
+/// on every rank, the message prefixed with the failing rank when there are several.
+/// `Failure` is the caller's exception type with members `code` and `message`.
+template <class Failure, class F>
+void agreed_phase(World& w, F&& f) {
+  bool ok = true;
+  int code = 0;
+  std::string message;
+  try {
+    f();
+  } catch (const Failure& e) {
+    ok = false;
+    code = e.code;
+    message = e.message;
+  } catch (const std::bad_alloc&) {
+    ok = false;
+    code = 1;
+    message = "out of memory";
+  }
+  if (!ok && w.size() > 1) message = "rank " + std::to_string(w.rank()) + ": " + message;
+  const World::Outcome o = w.agree(ok, code, message);
+  if (!o.ok) throw Failure{o.code, o.message};
+}
 
 }  // namespace factz::mpi

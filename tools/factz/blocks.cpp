@@ -39,27 +39,10 @@ namespace {
 using factz::mpi::World;
 using Clock = std::chrono::steady_clock;
 
-/// Runs local work `f`, then agrees with the other ranks: throws the first failure (of any
-/// rank) on every rank.
+/// Local work `f` between two agreements: the first failure of any rank is thrown on all.
 template <class F>
 void phase(World& w, F&& f) {
-  bool ok = true;
-  int code = 0;
-  std::string message;
-  try {
-    f();
-  } catch (const Failure& e) {
-    ok = false;
-    code = e.code;
-    message = e.message;
-  } catch (const std::bad_alloc&) {
-    ok = false;
-    code = 1;
-    message = "out of memory";
-  }
-  if (w.size() > 1) message = "rank " + std::to_string(w.rank()) + ": " + message;
-  const auto o = w.agree(ok, code, message);
-  if (!o.ok) throw Failure{o.code, o.message};
+  factz::mpi::agreed_phase<Failure>(w, std::forward<F>(f));
 }
 
 /// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
