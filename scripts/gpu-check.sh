@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU (target: one H200, under 8 minutes):
-# configure a CUDA build for sm_90, build the CUDA targets, run the `cuda` tests and the
-# CPU model of the kernels, then the GPU benchmark (10000^2 and 20000^2 turbulence).
+# configure a CUDA build for sm_90, build the CUDA targets, run the `cuda` tests (streams,
+# device ANS blobs, device CRC-32C, decode both ways, G0/G1) and the CPU model of the
+# kernels, then the GPU benchmark (10000^2 and 20000^2 turbulence, with the device CRC).
 # Logs and the benchmark table go to $OUT when it is set (else to the build directory).
 #
 #   scripts/gpu-check.sh                 # configure + build (-j16) + tests + bench
@@ -38,7 +39,7 @@ if [[ -z "${FACTZ_GPU_PREBUILT:-}" ]]; then
   fi
 fi
 
-stamp "ctest -L '^cuda\$' (GPU vs CPU streams, decode both ways, G0/G1, >2 GiB output)"
+stamp "ctest -L '^cuda\$' (GPU vs CPU streams, ANS blobs, CRC-32C, decode both ways, G0/G1, >2 GiB output)"
 if [[ -f "$build/CTestTestfile.cmake" ]]; then
   run_cuda_tests() { (cd "$build" && ctest -L '^cuda$' --output-on-failure --timeout 420); }
 else  # binaries carried without their build tree

@@ -3,9 +3,10 @@
 // device-resident output (compression: device planes -> stream bytes; decompression:
 // stream bytes -> device planes), input bytes (8 per vertex) over the median wall time of
 // repeated runs after one warm-up. Also the device part alone (everything up to the
-// payloads back in host memory: with Huffman that includes the device coder; without the
-// host stages: ANS coding, zstd, container and CRC), and cudaMemcpy device-to-device
-// bandwidth of the same GPU for scale. Prints a markdown table.
+// coded payloads back in host memory: both entropy coders run on the device; without the
+// host stages: code lengths and ANS plans, zstd, container and CRC), the device CRC-32C
+// over the input planes (the container's section checksums), and cudaMemcpy
+// device-to-device bandwidth of the same GPU for scale. Prints a markdown table.
 //
 //   factz_gpu_bench [--sizes 10000,20000] [--reps 3] [--bound 1e-2] [--modes none,block,speculative]
 //                   [--coders huffman,ans]
@@ -146,6 +147,14 @@ int main(int argc, char** argv) {
     });
     std::printf("| %lldx%lld | cudaMemcpy D2D | - | - | %.2f (copied bytes / time) | | |\n", (long long)n1, (long long)n1,
                 in_gb / tm);
+    uint32_t crc = 0;
+    factz::Status crc_st;
+    const double tcrc = median_seconds(reps, [&] {
+      crc_st = factz::cuda_detail::device_crc32c(*ws.impl(), reinterpret_cast<const uint8_t*>(u), bytes, nullptr, crc);
+    });
+    if (!crc_st.ok()) return fail("device crc32c", crc_st);
+    std::printf("| %lldx%lld | device CRC-32C of u | - | - | %.2f (checksummed bytes / time) | | |\n", (long long)n1,
+                (long long)n1, double(bytes) / 1e9 / tcrc);
     for (float* p : {u, v, ou, ov}) cudaFree(p);
   }
   std::printf("\nreps %d (median after one warm-up), bound REL %g, zstd off; GB = 1e9 bytes of input (8 per vertex).\n",

@@ -7,10 +7,12 @@
 //
 // Where the work runs (docs/architecture.md, "CUDA backend"): prediction, bound
 // derivation, quantization, signature checks and repair, Lorenzo codes, stream
-// compaction (CUB selections and scans), the varint lists and Huffman coding (histogram,
-// chunk sizes, bit packing) run on the device; Huffman code lengths and codebook, ANS
-// coding and the container (zstd stage, CRC-32C) run on the host with the CPU's codec
-// functions, so the bytes are the CPU's by construction. Decoding: container, ANS and the
+// compaction (CUB selections and scans), the varint lists, Huffman coding (histogram,
+// chunk sizes, bit packing), ANS coding (plane bytes, pair counts, per-lane rANS chunks)
+// and the CRC-32C of the coded payloads run on the device; Huffman code lengths and
+// codebook, the ANS plan (lanes, contexts, tables) and the container (zstd stage, headers)
+// run on the host with the CPU's codec functions, so the bytes are the CPU's by
+// construction. Decoding: container, ANS and the
 // list parsing on the host; Huffman decoding of the tiled modes' codes and every
 // reconstruction on the device (speculative streams' ids and codes are entropy-decoded on
 // the host).

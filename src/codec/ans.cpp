@@ -24,9 +24,9 @@ constexpr uint32_t kScale = kRansScale;
 constexpr int kMinChunkLog2 = 8;
 constexpr int kMaxChunkLog2 = 24;
 // Plane modes (the first byte of a plane) and context table kinds.
-constexpr uint8_t kPlaneConstant = 0;
-constexpr uint8_t kPlaneRans = 1;
-constexpr uint8_t kPlaneSparse = 2;
+constexpr uint8_t kPlaneConstant = kAnsPlaneConstant;
+constexpr uint8_t kPlaneRans = kAnsPlaneRans;
+constexpr uint8_t kPlaneSparse = kAnsPlaneSparse;
 constexpr uint8_t kTableSingle = 0;
 constexpr uint8_t kTableFrequencies = 1;
 // Normalization compares count * (2 * freq + 1) in 64 bits: counts stay below 2^48.
@@ -62,18 +62,7 @@ using PairHistogram = std::vector<uint64_t>;
 
 // ---------------------------------------------------------------- context model
 
-// How the previous byte of a lane selects the frequency table of the next: the K - 1
-// values of `map` get contexts 0 .. K - 2, every other value context K - 1.
-struct ContextMap {
-  int count = 1;
-  std::array<uint8_t, kAnsMaxContexts - 1> map{};
-  std::array<uint8_t, 256> context_of{};  // filled by finish()
-
-  void finish() {
-    context_of.fill(static_cast<uint8_t>(count - 1));
-    for (int c = 0; c + 1 < count; ++c) context_of[map[c]] = static_cast<uint8_t>(c);
-  }
-};
+using ContextMap = AnsContextMap;
 
 // 2^8 * log2(M / f) for f = 1 .. M (costs in 1/256 bit), rounded down, by integer
 // arithmetic only: the encoder's choices must not depend on the platform's libm. With
@@ -127,13 +116,7 @@ void write_frequencies(const std::array<uint32_t, 256>& freqs, std::vector<uint8
   }
 }
 
-// One context's table as the encoder chooses it.
-struct ContextTable {
-  bool single = true;  // at most one value: kind kTableSingle, costs no bits per symbol
-  uint8_t value = 0;
-  std::array<uint32_t, 256> freqs{};
-  std::array<RansEncodeSymbol, 256> symbols{};
-};
+using ContextTable = AnsContextTable;
 
 ContextTable plan_table(const Histogram& hist) {
   ContextTable t;
@@ -177,15 +160,7 @@ uint64_t table_cost(const Histogram& hist, const ContextTable& t) {
 
 // ---------------------------------------------------------------- plane plans
 
-// How one plane is coded.
-struct PlanePlan {
-  uint8_t mode = kPlaneConstant;  // constant: a single byte value (or no symbols at all)
-  uint8_t value = 0;     // that value (constant), the most frequent value (sparse)
-  std::vector<uint8_t> sparse;  // sparse: the plane's bytes after the mode byte
-  uint32_t lanes = 1;
-  ContextMap contexts;
-  std::vector<ContextTable> tables;  // contexts.count of them
-};
+using PlanePlan = AnsPlanePlan;
 
 // Lanes for a plane whose chunks hold `chunk_symbols` symbols (the first chunk's count) and
 // code to about `chunk_bytes` bytes: the most (a power of two up to 8) whose states stay
@@ -307,10 +282,116 @@ void split_planes(const uint16_t* s, uint64_t m, uint16_t center, uint8_t* lo, u
 
 // ---------------------------------------------------------------- encoding
 
-// Codes the plane bytes b[0..m) as one chunk. The words are pushed downwards from `end`,
-// then the lane states (u32 LE, lane 0 first) go in front of them; returns the chunk's
-// first byte. The buffer before `end` must hold 4 * 32 + 2 * m bytes.
-uint8_t* encode_chunk(const uint8_t* b, uint64_t m, const PlanePlan& plan, uint8_t* end) {
+// Appends one plane: its head, then (rANS) the chunk table and the chunks.
+void append_plane(const PlanePlan& p, const std::vector<std::vector<uint8_t>>& chunks, std::vector<uint8_t>& out) {
+  ans_append_plane_head(p, out);
+  if (p.mode != kPlaneRans) return;
+  uint64_t total = 0;
+  for (const auto& c : chunks) {
+    put_le(out, c.size(), 4);
+    total += c.size();
+  }
+  out.reserve(out.size() + total);
+  for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
+}
+
+// The sparse form of a plane (docs/codec.md): its most frequent byte (ties to the smaller
+// value), then the positions and bytes of the other symbols. Empty when it would take more
+// than `limit` bytes; the exceptions are listed only when they may fit.
+Status sparse_plane(uint64_t n, const Histogram& order0, uint64_t limit, const AnsPlaneExceptions& list,
+                    std::vector<uint8_t>& out) {
+  out.clear();
+  int dominant = 0;
+  for (int v = 1; v < 256; ++v) {
+    if (order0[v] > order0[dominant]) dominant = v;
+  }
+  const uint64_t exceptions = n - order0[dominant];
+  if (2 * exceptions + 2 > limit) return Status::Ok();  // at least two bytes per exception
+  std::vector<uint64_t> positions;
+  std::vector<uint8_t> bytes;
+  FACTZ_RETURN_IF_ERROR(list(static_cast<uint8_t>(dominant), positions, bytes));
+  if (positions.size() != exceptions || bytes.size() != exceptions)
+    return Status(Code::internal, "ans: exception list does not match the counts");
+  out.push_back(static_cast<uint8_t>(dominant));
+  put_varint(out, exceptions);
+  uint64_t next = 0;
+  for (uint64_t e = 0; e < exceptions; ++e) {
+    put_varint(out, positions[e] - next);
+    out.push_back(bytes[e]);
+    next = positions[e] + 1;
+    if (out.size() > limit) {  // sizes only grow: the same as checking the whole list
+      out.clear();
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+// Bytes a rANS plane will take, estimated from its plan (exact but for the words).
+uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
+  uint64_t cost = static_cast<uint64_t>(1 + plan.contexts.count) * (8u << 8);
+  const auto hists = context_histograms(pairs, plan.contexts);
+  for (size_t c = 0; c < hists.size(); ++c) cost += table_cost(hists[c], plan.tables[c]);
+  uint64_t bytes = 2 + cost / (8u << 8);
+  for (uint64_t first = 0; first < n; first += chunk) bytes += 4 + 4 * uint64_t{chunk_lanes(std::min(chunk, n - first), plan.lanes)};
+  return bytes;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- encoder stages
+
+Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
+                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan) {
+  const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
+  PairHistogram pairs(pairs_in.begin(), pairs_in.end());
+  // Lane starts: the lanes follow from the order-0 estimate, which lane starts do not
+  // change; then their previous byte becomes 0 in the pair counts.
+  plan = plan_plane(pairs, n, chunk, max_lanes);
+  if (plan.mode == kPlaneConstant) return Status::Ok();
+  std::vector<uint64_t> around;  // (i - 1, i) for every lane start i but the chunks' first
+  for (uint64_t base = 0; base < n; base += chunk) {
+    const uint64_t m = std::min(n - base, chunk);
+    const uint32_t lanes = chunk_lanes(m, plan.lanes);
+    for (uint32_t l = 1; l < lanes; ++l) {
+      const uint64_t i = base + rans_lane_begin(m, lanes, l);
+      around.push_back(i - 1);
+      around.push_back(i);
+    }
+  }
+  std::vector<uint8_t> bytes;
+  FACTZ_RETURN_IF_ERROR(gather(around, bytes));
+  if (bytes.size() != around.size()) return Status(Code::internal, "ans: gather returned the wrong count");
+  for (size_t e = 0; e < bytes.size(); e += 2) {
+    --pairs[static_cast<size_t>(bytes[e]) * 256 + bytes[e + 1]];
+    ++pairs[bytes[e + 1]];
+  }
+  plan = plan_plane(pairs, n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
+  // A plane of rare exceptions to one byte is cheaper, and far faster to decode, as a list.
+  Histogram order0{};
+  for (size_t i = 0; i < pairs.size(); ++i) order0[i & 0xFF] += pairs[i];
+  FACTZ_RETURN_IF_ERROR(sparse_plane(n, order0, rans_plane_bytes(plan, pairs, n, chunk), exceptions, plan.sparse));
+  if (!plan.sparse.empty()) {
+    plan.mode = kPlaneSparse;
+    return Status::Ok();
+  }
+  plan.single.resize(plan.tables.size());
+  plan.symbols.resize(plan.tables.size() * 256);
+  for (size_t c = 0; c < plan.tables.size(); ++c) {
+    plan.single[c] = plan.tables[c].single;
+    std::copy(plan.tables[c].symbols.begin(), plan.tables[c].symbols.end(), plan.symbols.begin() + c * 256);
+  }
+  return Status::Ok();
+}
+
+RansEncodeTables ans_encode_tables(const AnsPlanePlan& plan) {
+  return RansEncodeTables{plan.contexts.context_of.data(), plan.single.data(), plan.symbols.data()};
+}
+
+uint32_t ans_chunk_lanes(uint64_t m, uint32_t lanes) { return chunk_lanes(m, lanes); }
+
+uint8_t* ans_encode_chunk(const uint8_t* b, uint64_t m, const AnsPlanePlan& plan, uint8_t* end) {
+  const RansEncodeTables tables = ans_encode_tables(plan);
   const uint32_t lanes = chunk_lanes(m, plan.lanes);
   const uint64_t q = m / lanes, r = m % lanes;
   uint32_t x[kMaxLanes];
@@ -319,35 +400,30 @@ uint8_t* encode_chunk(const uint8_t* b, uint64_t m, const PlanePlan& plan, uint8
     x[l] = kRansLow;
     begin[l] = rans_lane_begin(m, lanes, l);
   }
-  uint8_t* w = end;
   // The decoder's schedule backwards: steps from the last, lanes from the last.
+  uint64_t words = 0;
   for (uint64_t t = q + (r != 0); t-- > 0;) {
     for (uint32_t l = t < q ? lanes : static_cast<uint32_t>(r); l-- > 0;) {
-      const uint64_t i = begin[l] + t;
-      const uint8_t prev = t == 0 ? uint8_t{0} : b[i - 1];
-      const ContextTable& table = plan.tables[plan.contexts.context_of[prev]];
-      if (table.single) continue;
-      const RansEncodeSymbol& sym = table.symbols[b[i]];
       uint16_t word = 0;
-      // The word is stored whether or not it is emitted (branch-free). At most m words are
-      // emitted, so w - 2 stays inside the room reserved for the states.
-      const bool emitted = rans_encode_renorm(x[l], sym, word);
-      w[-2] = static_cast<uint8_t>(word);
-      w[-1] = static_cast<uint8_t>(word >> 8);
-      w -= 2 * static_cast<int>(emitted);
-      x[l] = rans_encode_put(x[l], sym);
+      const bool emitted = rans_encode_lane_step(tables, b, begin[l], t, x[l], word);
+      // Stored whether or not it is emitted (branch-free); an unemitted word lies where
+      // the next word or the states go. At most m words: the room before `end` suffices.
+      rans_store_word(end, words, word);
+      words += emitted ? 1 : 0;
     }
   }
-  w -= 4 * lanes;
-  for (uint32_t l = 0; l < lanes; ++l) {
-    for (int k = 0; k < 4; ++k) w[4 * l + k] = static_cast<uint8_t>(x[l] >> (8 * k));
-  }
-  return w;
+  for (uint32_t l = 0; l < lanes; ++l) rans_store_state(end, lanes, words, l, x[l]);
+  return end - rans_chunk_bytes(lanes, words);
 }
 
-// Appends one plane: mode byte, then the value (constant) or the lanes, the context map,
-// the tables, the chunk table and the chunks (rANS).
-void append_plane(const PlanePlan& p, const std::vector<std::vector<uint8_t>>& chunks, std::vector<uint8_t>& out) {
+void ans_append_header(uint16_t center, uint64_t n, std::vector<uint8_t>& out) {
+  out.push_back(kAnsVersion);
+  out.push_back(static_cast<uint8_t>(kAnsChunkLog2));
+  put_le(out, center, 2);
+  put_le(out, n, 8);
+}
+
+void ans_append_plane_head(const AnsPlanePlan& p, std::vector<uint8_t>& out) {
   if (p.mode == kPlaneConstant) {
     out.push_back(kPlaneConstant);
     out.push_back(p.value);
@@ -363,50 +439,7 @@ void append_plane(const PlanePlan& p, const std::vector<std::vector<uint8_t>>& c
   out.push_back(static_cast<uint8_t>(p.contexts.count));
   for (int c = 0; c + 1 < p.contexts.count; ++c) out.push_back(p.contexts.map[c]);
   for (const auto& t : p.tables) write_table(t, out);
-  uint64_t total = 0;
-  for (const auto& c : chunks) {
-    put_le(out, c.size(), 4);
-    total += c.size();
-  }
-  out.reserve(out.size() + total);
-  for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
 }
-
-// The sparse form of a plane (docs/codec.md): its most frequent byte (ties to the smaller
-// value), then the positions and bytes of the other symbols. Empty when it would take more
-// than `limit` bytes.
-std::vector<uint8_t> sparse_plane(const uint8_t* b, uint64_t n, const Histogram& order0, uint64_t limit) {
-  int dominant = 0;
-  for (int v = 1; v < 256; ++v) {
-    if (order0[v] > order0[dominant]) dominant = v;
-  }
-  const uint64_t exceptions = n - order0[dominant];
-  std::vector<uint8_t> out;
-  if (2 * exceptions + 2 > limit) return out;  // at least two bytes per exception
-  out.push_back(static_cast<uint8_t>(dominant));
-  put_varint(out, exceptions);
-  uint64_t next = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    if (b[i] == dominant) continue;
-    put_varint(out, i - next);
-    out.push_back(b[i]);
-    next = i + 1;
-    if (out.size() > limit) return {};
-  }
-  return out;
-}
-
-// Bytes a rANS plane will take, estimated from its plan (exact but for the words).
-uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
-  uint64_t cost = static_cast<uint64_t>(1 + plan.contexts.count) * (8u << 8);
-  const auto hists = context_histograms(pairs, plan.contexts);
-  for (size_t c = 0; c < hists.size(); ++c) cost += table_cost(hists[c], plan.tables[c]);
-  uint64_t bytes = 2 + cost / (8u << 8);
-  for (uint64_t first = 0; first < n; first += chunk) bytes += 4 + 4 * uint64_t{chunk_lanes(std::min(chunk, n - first), plan.lanes)};
-  return bytes;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------- normalization
 
@@ -493,29 +526,26 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
 
   PlanePlan plans[2];
   for (int p = 0; p < 2; ++p) {
-    // Lane starts: the lanes follow from the order-0 estimate, which lane starts do not
-    // change; then their previous byte becomes 0 in the pair counts.
-    PlanePlan first = plan_plane(pairs[p], n, chunk, max_lanes);
-    if (first.mode == kPlaneConstant) {
-      plans[p] = std::move(first);
-      continue;
-    }
-    for (int64_t k = 0; k < n_chunks; ++k) {
-      const uint64_t base = k * chunk, m = std::min(n - base, chunk);
-      const uint32_t lanes = chunk_lanes(m, first.lanes);
-      for (uint32_t l = 1; l < lanes; ++l) {
-        const uint64_t i = base + rans_lane_begin(m, lanes, l);
-        const uint8_t prev = plane_data[p][i - 1], cur = plane_data[p][i];
-        --pairs[p][static_cast<size_t>(prev) * 256 + cur];
-        ++pairs[p][cur];
+    const uint8_t* bytes = plane_data[p];
+    const AnsPlaneGather gather = [&](std::span<const uint64_t> positions, std::vector<uint8_t>& out) {
+      out.resize(positions.size());
+      for (size_t e = 0; e < positions.size(); ++e) out[e] = bytes[positions[e]];
+      return Status::Ok();
+    };
+    const AnsPlaneExceptions exceptions = [&](uint8_t dominant, std::vector<uint64_t>& positions,
+                                              std::vector<uint8_t>& values) {
+      for (uint64_t i = 0; i < n; ++i) {
+        if (bytes[i] == dominant) continue;
+        positions.push_back(i);
+        values.push_back(bytes[i]);
       }
+      return Status::Ok();
+    };
+    try {
+      FACTZ_RETURN_IF_ERROR(ans_plan_plane(pairs[p], n, max_lanes, gather, exceptions, plans[p]));
+    } catch (const std::bad_alloc&) {
+      return Status(Code::internal, "ans: out of memory");
     }
-    plans[p] = plan_plane(pairs[p], n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
-    // A plane of rare exceptions to one byte is cheaper, and far faster to decode, as a list.
-    Histogram order0{};
-    for (size_t i = 0; i < pairs[p].size(); ++i) order0[i & 0xFF] += pairs[p][i];
-    plans[p].sparse = sparse_plane(plane_data[p], n, order0, rans_plane_bytes(plans[p], pairs[p], n, chunk));
-    if (!plans[p].sparse.empty()) plans[p].mode = kPlaneSparse;
   }
 
   std::vector<std::vector<uint8_t>> coded[2];
@@ -531,7 +561,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
       const uint64_t first = k * chunk, m = std::min(n - first, chunk);
       for (int p = 0; p < 2; ++p) {
         if (plans[p].mode != kPlaneRans) continue;
-        uint8_t* begin = encode_chunk(plane_data[p] + first, m, plans[p], end);
+        uint8_t* begin = ans_encode_chunk(plane_data[p] + first, m, plans[p], end);
         try {  // no exception may leave an OpenMP region
           coded[p][k].assign(begin, end);
         } catch (const std::bad_alloc&) {
@@ -543,10 +573,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   }
 
   out.clear();
-  out.push_back(kAnsVersion);
-  out.push_back(static_cast<uint8_t>(kAnsChunkLog2));
-  put_le(out, center, 2);
-  put_le(out, n, 8);
+  ans_append_header(center, n, out);
   for (int p = 0; p < 2; ++p) append_plane(plans[p], coded[p], out);
   return Status::Ok();
 }
@@ -556,19 +583,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
 namespace {
 
 // One plane as read from a blob.
-struct PlaneView {
-  uint8_t mode = kPlaneConstant;
-  uint8_t value = 0;                   // constant, or the byte of every non-exception (sparse)
-  std::vector<uint64_t> positions;     // sparse: increasing positions of the exceptions
-  std::vector<uint8_t> bytes;          // sparse: their bytes
-  uint32_t lanes = 1;                  // rANS from here on
-  uint32_t first_context = 0;          // the context of byte 0, where every lane starts
-  std::array<uint8_t, 256> context_of{};
-  std::vector<std::array<uint32_t, 256>> freqs;  // per context; a single value has frequency M
-  std::vector<uint32_t> entries;       // contexts * M rans_decode_entry values (build_entries)
-  std::vector<uint8_t> values;         // the byte value of each entry (build_entries)
-  std::vector<uint64_t> chunk_pos;     // n_chunks + 1 offsets into the blob
-};
+using PlaneView = AnsPlane;
 
 Status read_frequencies(ByteReader& cur, std::array<uint32_t, 256>& freqs) {
   freqs.fill(0);
@@ -850,23 +865,37 @@ bool plane_bytes(const PlaneView& pv, std::span<const uint8_t> in, uint64_t k, u
 
 }  // namespace
 
-Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16_t> symbols, int threads) {
-  threads = std::max(threads, 1);
+Status ans_parse(std::span<const uint8_t> in, uint16_t center, uint64_t n, AnsBlob& out) {
   ByteReader cur(in);
-  uint64_t version = 0, chunk_log2 = 0, stored_center = 0, n = 0;
-  if (!cur.le(1, version) || !cur.le(1, chunk_log2) || !cur.le(2, stored_center) || !cur.le(8, n)) {
+  uint64_t version = 0, chunk_log2 = 0, stored_center = 0, count = 0;
+  if (!cur.le(1, version) || !cur.le(1, chunk_log2) || !cur.le(2, stored_center) || !cur.le(8, count)) {
     return corrupt_stream("ans: header truncated");
   }
   if (version != kAnsVersion) return corrupt_stream("ans: unknown blob version");
   if (chunk_log2 < kMinChunkLog2 || chunk_log2 > kMaxChunkLog2) return corrupt_stream("ans: bad chunk size");
   if (stored_center != center) return corrupt_stream("ans: center mismatch");
-  if (n != symbols.size()) return corrupt_stream("ans: symbol count mismatch");
-
-  const uint64_t chunk = uint64_t{1} << chunk_log2;
-  auto planes = std::make_unique<PlaneView[]>(2);
-  for (int p = 0; p < 2; ++p) FACTZ_RETURN_IF_ERROR(read_plane(cur, n, chunk, planes[p]));
+  if (count != n) return corrupt_stream("ans: symbol count mismatch");
+  out.chunk_log2 = static_cast<int>(chunk_log2);
+  for (AnsPlane& p : out.planes) {
+    p = AnsPlane{};
+    FACTZ_RETURN_IF_ERROR(read_plane(cur, n, uint64_t{1} << chunk_log2, p));
+  }
   if (cur.remaining() != 0) return corrupt_stream("ans: trailing bytes");
+  return Status::Ok();
+}
+
+void ans_plane_byte_tables(AnsPlane& plane) {
+  if (plane.mode == kPlaneRans) build_tables(plane, plane.values, [](uint8_t v) { return v; });
+}
+
+Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16_t> symbols, int threads) {
+  threads = std::max(threads, 1);
+  const uint64_t n = symbols.size();
+  auto blob = std::make_unique<AnsBlob>();
+  FACTZ_RETURN_IF_ERROR(ans_parse(in, center, n, *blob));
   if (n == 0) return Status::Ok();
+  const uint64_t chunk = uint64_t{1} << blob->chunk_log2;
+  auto& planes = blob->planes;
 
   // With a common high byte (constant or sparse plane) a rANS low plane decodes straight
   // into 16-bit symbols through its table; the high plane's exceptions are patched after.
@@ -878,7 +907,7 @@ Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16
     if (p == 0 && hi_common) {
       build_tables(planes[p], sym16, [&](uint8_t v) { return ans_unzigzag(static_cast<uint16_t>(hi_bits | v), center); });
     } else {
-      build_tables(planes[p], planes[p].values, [](uint8_t v) { return v; });
+      ans_plane_byte_tables(planes[p]);
     }
   }
   const PlaneView& lo = planes[0];

@@ -12,11 +12,14 @@
 // thread count or the machine.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "factz/status.hpp"
+#include "kernels/rans_encoder.hpp"
 
 namespace factz::detail {
 
@@ -39,6 +42,87 @@ inline constexpr uint16_t kAnsCodeCenter = 32768;
 /// the histogram alone, ties broken by byte value.
 void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::span<uint32_t, 256> freqs);
 
+/// Plane modes (the first byte of a plane in the blob, docs/codec.md).
+inline constexpr uint8_t kAnsPlaneConstant = 0;
+inline constexpr uint8_t kAnsPlaneRans = 1;
+inline constexpr uint8_t kAnsPlaneSparse = 2;
+
+// ---------------------------------------------------------------- encoder stages
+//
+// ans_encode is plan + per-chunk coding + assembly; the stages are public so that the CUDA
+// encoder (backend/cuda) runs the same plan and assembly on the host around its own
+// per-lane chunk coding (kernels/rans_encoder.hpp), and so writes the same bytes:
+//   1. per plane, pair counts (prev * 256 + byte, prev = 0 at every chunk start);
+//   2. ans_plan_plane: lanes, context map, tables, sparse or not;
+//   3. per chunk, the lanes' rANS steps (ans_encode_chunk, or the device);
+//   4. ans_append_header, then per plane ans_append_plane_head, the chunk table (u32 LE
+//      sizes) and the chunks.
+
+/// How the previous byte of a lane selects the frequency table of the next: the count - 1
+/// values of `map` get contexts 0 .. count - 2, every other value context count - 1.
+struct AnsContextMap {
+  int count = 1;
+  std::array<uint8_t, kAnsMaxContexts - 1> map{};
+  std::array<uint8_t, 256> context_of{};  ///< filled by finish()
+
+  void finish() {
+    context_of.fill(static_cast<uint8_t>(count - 1));
+    for (int c = 0; c + 1 < count; ++c) context_of[map[c]] = static_cast<uint8_t>(c);
+  }
+};
+
+/// One context's table as the encoder chooses it.
+struct AnsContextTable {
+  bool single = true;  ///< at most one value: costs no bits per symbol
+  uint8_t value = 0;   ///< that value (single)
+  std::array<uint32_t, 256> freqs{};
+  std::array<RansEncodeSymbol, 256> symbols{};
+};
+
+/// How one plane is coded.
+struct AnsPlanePlan {
+  uint8_t mode = kAnsPlaneConstant;  ///< constant: a single byte value (or no symbols at all)
+  uint8_t value = 0;                 ///< that value (constant), the most frequent value (sparse)
+  std::vector<uint8_t> sparse;       ///< sparse: the plane's bytes after the mode byte
+  uint32_t lanes = 1;                ///< rANS: lanes of a full chunk
+  AnsContextMap contexts;
+  std::vector<AnsContextTable> tables;  ///< contexts.count of them
+  std::vector<uint8_t> single;          ///< flat copies for RansEncodeTables: per context
+  std::vector<RansEncodeSymbol> symbols;  ///< contexts.count * 256
+};
+
+/// Reads a plane's bytes at the given (non-decreasing) positions into `bytes`.
+using AnsPlaneGather = std::function<Status(std::span<const uint64_t> positions, std::vector<uint8_t>& bytes)>;
+/// Lists, by increasing position, the positions and bytes of a plane's bytes other than `dominant`.
+using AnsPlaneExceptions =
+    std::function<Status(uint8_t dominant, std::vector<uint64_t>& positions, std::vector<uint8_t>& bytes)>;
+
+/// Plans one plane of n symbols (n < 2^48) from its 65536 pair counts, counted with the
+/// previous byte 0 at every chunk start; the counts are then corrected for the lane starts
+/// (their previous byte is 0 too), for which `gather` reads the bytes around them.
+/// `exceptions` is called only when a sparse plane may be smaller than rANS. The plan is a
+/// function of the plane's bytes alone (integer costs, ties broken by value).
+Status ans_plan_plane(std::span<const uint64_t> pairs, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
+                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan);
+
+/// The encoder tables of a rANS plan (pointers into `plan`).
+RansEncodeTables ans_encode_tables(const AnsPlanePlan& plan);
+
+/// Lanes of a chunk of m symbols in a plane planned with `lanes` lanes: min(m, lanes).
+uint32_t ans_chunk_lanes(uint64_t m, uint32_t lanes);
+
+/// Codes the plane bytes b[0..m) of one chunk of a rANS plane: the words are pushed
+/// downwards from `end`, then the lane states go in front of them; returns the chunk's
+/// first byte. The 4 * 32 + 2 * m bytes before `end` must be writable.
+uint8_t* ans_encode_chunk(const uint8_t* b, uint64_t m, const AnsPlanePlan& plan, uint8_t* end);
+
+/// Appends the blob's header (version, chunk size, center, n).
+void ans_append_header(uint16_t center, uint64_t n, std::vector<uint8_t>& out);
+
+/// Appends a plane's bytes before its chunk table: the whole plane when it is constant or
+/// sparse; mode, lanes, context map and tables when it is rANS.
+void ans_append_plane_head(const AnsPlanePlan& plan, std::vector<uint8_t>& out);
+
 /// Encodes `symbols` into `out` (replacing its contents).
 /// center: subtracted (modulo 2^16) before the zig-zag map; the decoder must be given the
 ///   same value. kAnsCodeCenter for quantization codes, 0 for small id streams.
@@ -48,6 +132,37 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
 ///   exercise the decoder's 16- and 32-lane paths).
 Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads,
                   uint32_t max_lanes = kAnsEncoderMaxLanes);
+
+
+/// One byte plane of a blob as read by ans_parse (the decoder's view of docs/codec.md).
+struct AnsPlane {
+  uint8_t mode = kAnsPlaneConstant;
+  uint8_t value = 0;                   ///< constant, or the byte of every non-exception (sparse)
+  std::vector<uint64_t> positions;     ///< sparse: increasing positions of the exceptions
+  std::vector<uint8_t> bytes;          ///< sparse: their bytes
+  uint32_t lanes = 1;                  ///< rANS from here on: lanes per full chunk
+  uint32_t first_context = 0;          ///< the context of byte 0, where every lane starts
+  std::array<uint8_t, 256> context_of{};         ///< context selected by each previous byte
+  std::vector<std::array<uint32_t, 256>> freqs;  ///< per context; a single value has frequency M
+  std::vector<uint32_t> entries;       ///< contexts * M rans_decode_entry values (ans_plane_byte_tables)
+  std::vector<uint8_t> values;         ///< the byte value of each entry (ans_plane_byte_tables)
+  std::vector<uint64_t> chunk_pos;     ///< n_chunks + 1 offsets into the blob
+};
+
+/// A blob checked up to its rANS payloads: its chunk size and both planes (low, high).
+struct AnsBlob {
+  int chunk_log2 = kAnsChunkLog2;
+  std::array<AnsPlane, 2> planes;
+};
+
+/// Parses and validates a blob written for n symbols and `center`: header, planes, context
+/// maps, frequency tables and chunk tables (ans_decode's checks, shared with the CUDA
+/// decoder); corrupt_stream when invalid. rANS payloads are checked by decoding them.
+Status ans_parse(std::span<const uint8_t> in, uint16_t center, uint64_t n, AnsBlob& out);
+
+/// Fills `entries` and `values` of a rANS plane from its frequency tables: per context,
+/// each byte value's kRansScale slots in value order (kernels/rans.hpp decode entries).
+void ans_plane_byte_tables(AnsPlane& plane);
 
 /// Decodes exactly symbols.size() symbols from the blob `in`, which must have been written
 /// for that many symbols and the same center. Corrupted, truncated or random input returns

@@ -78,13 +78,7 @@ std::vector<uint64_t> histogram(std::span<const uint16_t> symbols, int threads) 
 // ---------------------------------------------------------------- canonical code
 
 // Canonical code of a set of lengths: codes are assigned in (length, symbol) order.
-struct Canonical {
-  std::array<uint32_t, kMaxLen + 1> count{};   // symbols per length
-  std::array<uint32_t, kMaxLen + 1> first{};   // first code of each length
-  std::array<uint32_t, kMaxLen + 1> offset{};  // index in `sorted` of that first code
-  std::vector<uint16_t> sorted;                // used symbols by (length, symbol)
-  int max_len = 0;
-};
+using Canonical = HuffmanCanonical;
 
 // Requires every length in 0..kMaxLen and the Kraft sum at most 1.
 void build_canonical(std::span<const uint8_t> lengths, Canonical& c) {
@@ -100,6 +94,7 @@ void build_canonical(std::span<const uint8_t> lengths, Canonical& c) {
   for (int len = 1; len <= kMaxLen; ++len) {
     c.first[len] = code;
     c.offset[len] = index;
+    c.limit[len] = (code + c.count[len]) << (kMaxLen - len);
     code = (code + c.count[len]) << 1;
     index += c.count[len];
   }
@@ -171,19 +166,14 @@ Status read_codebook(ByteReader& cur, std::span<uint8_t> lengths) {
 
 struct DecodeTable {
   // (symbol << 8) | length for every kTableBits-bit prefix that starts a code of at most
-  // kTableBits bits; 0 sends the decoder to the slow path.
+  // kTableBits bits; 0 sends the decoder to the slow path (code.limit).
   std::array<uint32_t, 1u << kTableBits> fast{};
-  // Left-justified (kMaxLen bits) end of the codes of each length: a kMaxLen-bit window
-  // v holds a code of length len iff limit[len - 1] <= v < limit[len].
-  std::array<uint32_t, kMaxLen + 1> limit{};
-  Canonical code;
+  const Canonical* code = nullptr;
 };
 
-void build_decode_table(DecodeTable& t) {
-  const Canonical& c = t.code;
-  for (int len = 1; len <= kMaxLen; ++len) {
-    t.limit[len] = (c.first[len] + c.count[len]) << (kMaxLen - len);
-    if (len > kTableBits) continue;
+void build_decode_table(const Canonical& c, DecodeTable& t) {
+  t.code = &c;
+  for (int len = 1; len <= kTableBits; ++len) {
     for (uint32_t r = 0; r < c.count[len]; ++r) {
       const uint32_t sym = c.sorted[c.offset[len] + r];
       const uint32_t lo = (c.first[len] + r) << (kTableBits - len);
@@ -203,10 +193,11 @@ inline bool decode_symbol(const DecodeTable& t, BitReader& r, uint16_t& out) {
   }
   // The window is at or above limit[kTableBits] (the table covers everything below).
   const uint32_t v = static_cast<uint32_t>(r.peek(kMaxLen));
-  for (int len = kTableBits + 1; len <= t.code.max_len; ++len) {
-    if (v < t.limit[len]) {
+  const Canonical& c = *t.code;
+  for (int len = kTableBits + 1; len <= c.max_len; ++len) {
+    if (v < c.limit[len]) {
       const uint32_t code = v >> (kMaxLen - len);
-      out = t.code.sorted[t.code.offset[len] + (code - t.code.first[len])];
+      out = c.sorted[c.offset[len] + (code - c.first[len])];
       r.skip(len);
       return true;
     }
@@ -320,10 +311,7 @@ void huffman_code_lengths(std::span<const uint64_t> histogram, std::span<uint8_t
 
 // ---------------------------------------------------------------- encode
 
-namespace {
-
-// (code << 5) | length for every symbol (0 for unused ones); codes have at most 24 bits.
-std::vector<uint32_t> encode_table(std::span<const uint8_t> lengths) {
+std::vector<uint32_t> huffman_encode_table(std::span<const uint8_t> lengths) {
   Canonical c;
   build_canonical(lengths, c);
   std::vector<uint32_t> table(kHuffmanAlphabet, 0);
@@ -334,6 +322,15 @@ std::vector<uint32_t> encode_table(std::span<const uint8_t> lengths) {
   }
   return table;
 }
+
+void huffman_write_head(uint64_t n, std::span<const uint8_t> lengths, std::vector<uint8_t>& out) {
+  out.push_back(kHuffmanVersion);
+  out.push_back(static_cast<uint8_t>(kHuffmanChunkLog2));
+  put_le(out, n, 8);
+  write_codebook(lengths, out);
+}
+
+namespace {
 
 // Writes the codes of one chunk at `out`; returns the bytes written.
 uint64_t encode_chunk(const std::vector<uint32_t>& table, std::span<const uint16_t> symbols, uint8_t* out) {
@@ -352,13 +349,10 @@ Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& o
   const uint64_t n = symbols.size();
   std::vector<uint8_t> lengths(kHuffmanAlphabet);
   huffman_code_lengths(histogram(symbols, threads), lengths);
-  const std::vector<uint32_t> table = encode_table(lengths);
+  const std::vector<uint32_t> table = huffman_encode_table(lengths);
 
   out.clear();
-  out.push_back(kHuffmanVersion);
-  out.push_back(static_cast<uint8_t>(kHuffmanChunkLog2));
-  put_le(out, n, 8);
-  write_codebook(lengths, out);
+  huffman_write_head(n, lengths, out);
 
   const uint64_t chunk = uint64_t{1} << kHuffmanChunkLog2;
   const int64_t n_chunks = static_cast<int64_t>((n + chunk - 1) / chunk);
@@ -396,42 +390,54 @@ Status huffman_encode(std::span<const uint16_t> symbols, std::vector<uint8_t>& o
 
 // ---------------------------------------------------------------- decode
 
-Status huffman_decode(std::span<const uint8_t> in, std::span<uint16_t> symbols, int threads) {
-  threads = std::max(threads, 1);
+Status huffman_parse(std::span<const uint8_t> in, uint64_t n, HuffmanBlob& out) {
   ByteReader cur(in);
   uint8_t version = 0, chunk_log2 = 0;
-  uint64_t n = 0;
-  if (!cur.u8(version) || !cur.u8(chunk_log2) || !cur.u64(n)) {
+  uint64_t count = 0;
+  if (!cur.u8(version) || !cur.u8(chunk_log2) || !cur.u64(count)) {
     return corrupt_stream("huffman: header truncated");
   }
   if (version != kHuffmanVersion) return corrupt_stream("huffman: unknown blob version");
   if (chunk_log2 < kMinChunkLog2 || chunk_log2 > kMaxChunkLog2) {
     return corrupt_stream("huffman: bad chunk size");
   }
-  if (n != symbols.size()) return corrupt_stream("huffman: symbol count mismatch");
+  if (count != n) return corrupt_stream("huffman: symbol count mismatch");
 
-  auto t = std::make_unique<DecodeTable>();
   std::vector<uint8_t> lengths(kHuffmanAlphabet, 0);
   FACTZ_RETURN_IF_ERROR(read_codebook(cur, lengths));
-  build_canonical(lengths, t->code);
-  if ((n == 0) != t->code.sorted.empty()) return corrupt_stream("huffman: codebook does not fit count");
-  if (n != 0 && !kraft_valid(t->code)) return corrupt_stream("huffman: codebook is not a complete code");
-  build_decode_table(*t);
+  out.code = Canonical{};
+  build_canonical(lengths, out.code);
+  if ((n == 0) != out.code.sorted.empty()) return corrupt_stream("huffman: codebook does not fit count");
+  if (n != 0 && !kraft_valid(out.code)) return corrupt_stream("huffman: codebook is not a complete code");
 
+  out.chunk_log2 = chunk_log2;
   const uint64_t chunk = uint64_t{1} << chunk_log2;
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
   if (cur.remaining() / 4 < n_chunks) return corrupt_stream("huffman: chunk table truncated");
-  std::vector<uint64_t> chunk_pos(n_chunks + 1);
+  out.chunk_pos.assign(n_chunks + 1, 0);
   uint64_t pos = cur.pos() + 4 * n_chunks;
   for (uint64_t k = 0; k < n_chunks; ++k) {
     uint32_t size = 0;
     (void)cur.u32(size);
     if (size > in.size() - pos) return corrupt_stream("huffman: chunk exceeds blob");
-    chunk_pos[k] = pos;
+    out.chunk_pos[k] = pos;
     pos += size;
   }
-  chunk_pos[n_chunks] = pos;
+  out.chunk_pos[n_chunks] = pos;
   if (pos != in.size()) return corrupt_stream("huffman: payload size does not match chunk table");
+  return Status::Ok();
+}
+
+Status huffman_decode(std::span<const uint8_t> in, std::span<uint16_t> symbols, int threads) {
+  threads = std::max(threads, 1);
+  const uint64_t n = symbols.size();
+  auto blob = std::make_unique<HuffmanBlob>();
+  FACTZ_RETURN_IF_ERROR(huffman_parse(in, n, *blob));
+  auto t = std::make_unique<DecodeTable>();
+  build_decode_table(blob->code, *t);
+  const uint64_t chunk = uint64_t{1} << blob->chunk_log2;
+  const uint64_t n_chunks = blob->chunk_pos.size() - 1;
+  const std::vector<uint64_t>& chunk_pos = blob->chunk_pos;
 
   std::vector<uint8_t> failed(n_chunks, 0);
   const DecodeTable& table = *t;

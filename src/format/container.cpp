@@ -335,7 +335,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     }
     e.offset = offset;
     e.stored_size = s.raw.size();
-    e.crc = crc32c(s.raw);
+    e.crc = (e.flags == 0 && s.raw_crc) ? *s.raw_crc : crc32c(s.raw);
     offset += e.stored_size;
   }
 

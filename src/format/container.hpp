@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,6 +95,9 @@ struct Section {
   uint32_t id = 0;           ///< one of the kSection* ids, unique within a stream
   std::vector<uint8_t> raw;  ///< the section's content before the optional zstd stage
   bool zstd = false;         ///< offer it to the zstd stage (kept only if it shrinks)
+  /// CRC-32C of `raw` when the caller already has it (the CUDA backend folds it from device
+  /// checksums of the payloads); used when the section is stored raw, recomputed otherwise.
+  std::optional<uint32_t> raw_crc = std::nullopt;
 };
 
 /// Compresses `in` into `out` (replacing out's content). Used for the zstd stage; taken as

@@ -9,18 +9,12 @@
 namespace factz::detail {
 namespace {
 
-constexpr uint32_t kPoly = 0x82F63B78u;  // Castagnoli polynomial, bit-reflected
-
 constexpr std::size_t kSlices = 16;
 using CrcTables = std::array<std::array<uint32_t, 256>, kSlices>;
 
 constexpr CrcTables make_tables() {
   CrcTables t{};
-  for (uint32_t b = 0; b < 256; ++b) {
-    uint32_t c = b;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1u) ? kPoly : 0u);
-    t[0][b] = c;
-  }
+  for (uint32_t b = 0; b < 256; ++b) t[0][b] = crc32c_byte_entry(b);
   for (std::size_t k = 1; k < kSlices; ++k) {
     for (uint32_t b = 0; b < 256; ++b) {
       const uint32_t prev = t[k - 1][b];
@@ -60,7 +54,7 @@ uint32_t crc32c(std::span<const uint8_t> data, uint32_t seed) {
     p += 16;
     n -= 16;
   }
-  while (n-- > 0) crc = (crc >> 8) ^ kTables[0][(crc ^ *p++) & 0xFFu];
+  while (n-- > 0) crc = crc32c_byte_step(crc, *p++, kTables[0].data());
   return ~crc;
 }
 

@@ -3,10 +3,10 @@
 #include <bit>
 #include <omp.h>
 
-#include <climits>
 #include <cmath>
 #include <span>
 
+#include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "modes/frontend.hpp"
@@ -18,112 +18,19 @@ std::vector<uint8_t> uniform_tile_ids(const TileLayout& L, float eb) {
   return std::vector<uint8_t>(size_t(L.tile_count()), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
 }
 
-/// Biased binary exponent of a float (0 for zero and subnormals).
-int exponent_bits(float x) { return int((std::bit_cast<uint32_t>(x) >> 23) & 0xff); }
-
-/// Estimated bits to store a vertex stored exactly (value, index and its code).
-constexpr int kExactCostBits = 48;
-
-/// Per-tile bound id per component. The paper takes the minimum id of the tile's
-/// non-exact vertices; one vertex with a tiny safe bound then drags the whole tile down.
-/// We choose instead the id T that minimises an estimate of the tile's size: vertices
-/// whose own id is below T are stored exactly (kExactCostBits each), the others cost
-/// about max(1, e - T + 2) bits, e being the bound-id exponent of their Lorenzo residual
-/// on the original values. The guarantee does not depend on this choice: quantize_plane
-/// checks every vertex against its own bound and stores misses exactly.
+/// Per-tile bound id per component (kernels/block_bounds.hpp: choose_tile_id, one tile
+/// per iteration; the CUDA frontend runs the same function one tile per thread).
 std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float> x, const BigVector<uint8_t>& ids,
                                      float eb, int threads) {
   std::vector<uint8_t> out(static_cast<size_t>(L.tile_count()), 0);
   if (!(eb > 0.0f)) return out;
-  constexpr int kBins = 2 * kMaxBoundId + 4;  // residual exponent e, clamped to [0, kBins)
-  const int eb_exponent = exponent_bits(eb);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t t = 0; t < L.tile_count(); ++t) {
     const int64_t x0 = (t % L.tiles_x) * kTile, y0 = (t / L.tiles_x) * kTile;
     const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
-    // hist[id][e]: vertices by required id and residual exponent; only rows
-    // [id_lo, kMaxBoundId] and columns [e_lo, e_hi] are used (and zeroed).
-    int32_t hist[kMaxBoundId + 1][kBins];
-    int id_lo = kMaxBoundId + 1, e_lo = kBins, e_hi = -1;
-    int32_t free_count = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (int64_t y = y0; y < y1; ++y)
-        for (int64_t xi = x0; xi < x1; ++xi) {
-          const int64_t k = y * L.nx + xi;
-          const int id = ids[size_t(k)];
-          if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
-          if (pass == 0) {
-            id_lo = std::min(id_lo, id);
-            continue;
-          }
-          const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - L.nx] : 0.0;
-          const double ul = (xi > x0 && y > y0) ? x[k - L.nx - 1] : 0.0;
-          const float r = float(std::fabs(double(x[k]) - (l + up - ul)));
-          // Bound-id exponent of the residual, about floor(log2(r / eb)) + 30 + 2; an
-          // estimate, so the exponent bits suffice (subnormals count as tiny).
-          int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
-          e = std::clamp(e, 0, kBins - 1);
-          ++hist[id][e];
-          e_lo = std::min(e_lo, e);
-          e_hi = std::max(e_hi, e);
-          ++free_count;
-        }
-      if (pass == 0) {
-        if (id_lo > kMaxBoundId) break;
-        for (int id = id_lo; id <= kMaxBoundId; ++id)
-          for (int e = 0; e < kBins; ++e) hist[id][e] = 0;
-      }
-    }
-    if (free_count == 0) continue;
-    // Sweep T from kMaxBoundId down to id_lo (below it the cost only grows): vertices
-    // with id >= T are quantized at T, the others stored exactly.
-    int32_t quantized[kBins] = {};
-    int32_t quantized_count = 0;
-    int64_t best_cost = INT64_MAX;
-    int best = 0;
-    for (int T = kMaxBoundId; T >= id_lo; --T) {
-      for (int e = e_lo; e <= e_hi; ++e) {
-        quantized[e] += hist[T][e];
-        quantized_count += hist[T][e];
-      }
-      int64_t cost = int64_t(free_count - quantized_count) * kExactCostBits;
-      for (int e = e_lo; e <= e_hi; ++e)
-        if (quantized[e]) cost += int64_t(quantized[e]) * std::max(1, e - T + 1);
-      if (cost < best_cost) {
-        best_cost = cost;
-        best = T;
-      }
-    }
-    out[size_t(t)] = uint8_t(best);
+    out[size_t(t)] = choose_tile_id(x.data(), ids.data(), L.nx, x0, y0, x1, y1, eb);
   }
   return out;
-}
-
-/// The largest float not above b (a bound must never be rounded up).
-float round_down(double b) {
-  float f = float(b);
-  if (double(f) > b) f = std::nextafter(f, 0.0f);
-  return f;
-}
-
-/// The triangle's safe bound, except that values which cannot matter are not refined:
-/// vertex k takes min(eb, xi |x_k|) per component, so any xi >= eb / min_k(nonzero |x_k|)
-/// gives every vertex the full eb. When the cheap half-plane bound already reaches that
-/// cap, Eq. 3 is skipped (the result, after the per-vertex minimum, is identical).
-float capped_safe_bound(const float u[3], const float v[3], float eb) {
-  const double h = half_plane_margin(u, v);
-  // h == 1 is the largest margin any bound gives (both are <= 1), so triangle_safe_bound
-  // would return exactly this: most triangles of a smooth field stop here.
-  if (h >= 1.0) return round_down(kSafetyFactor);
-  float smallest = INFINITY;
-  for (int k = 0; k < 3; ++k) {
-    const float au = std::fabs(u[k]), av = std::fabs(v[k]);
-    if (au > 0.0f && au < smallest) smallest = au;
-    if (av > 0.0f && av < smallest) smallest = av;
-  }
-  const double cap = double(eb) / double(smallest);  // 0 when all values are 0
-  if (h * kSafetyFactor >= cap) return round_down(h * kSafetyFactor);
-  return round_down(triangle_safe_bound(u, v));
 }
 
 }  // namespace
@@ -181,10 +88,8 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
     for (int64_t i = parity; i < g.ny - 1; i += 2) {
       for (int64_t j = 0; j < cw; ++j) {
         const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-        const float u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
-        const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
-        const float x0 = capped_safe_bound(u0, v0, eb);
-        const float x1 = capped_safe_bound(u1, v1, eb);
+        float x0, x1;
+        cell_safe_bounds(u, v, g.nx, i, j, eb, x0, x1);
         cp_free[size_t(i * cw + j)] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
         xv[a] = std::min(xv[a], std::min(x0, x1));
         xv[d] = std::min(xv[d], std::min(x0, x1));

@@ -7,8 +7,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "cuda_test_support.hpp"
 #include "synth.hpp"
 #include "backend/cuda/cuda_internal.hpp"
 #include "backend/cuda/gpu_model.hpp"
@@ -16,7 +18,9 @@
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
 #include "factz/topology.hpp"
+#include "codec/ans.hpp"
 #include "format/container.hpp"
+#include "format/crc32.hpp"
 
 namespace {
 
@@ -122,42 +126,96 @@ TEST(Cuda, PayloadsMatchTheModelStageByStage) {
   ASSERT_EQ(cudaMemcpy(u, f.u.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(v, f.v.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
   factz::cuda::Workspace ws;
-  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
-    for (auto coder : {factz::Coder::huffman, factz::Coder::ans}) {
-      SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
-      factz::Options o;
-      o.mode = mode;
-      o.coder = coder;
-      o.bound_mode = factz::BoundMode::abs;
-      o.bound = 0.05;  // large enough for escapes-free codes and exact vertices both
-      const auto p = factz::cuda_detail::make_plan(f.nx, f.ny, o, 0.0);
-      if (mode == factz::Mode::speculative) {
-        factz::cuda_detail::SpeculativePayload dev, cpu;
-        ASSERT_TRUE(factz::cuda_detail::device_compress_speculative(*ws.impl(), p, u, v, nullptr, dev).ok());
-        factz::cuda_detail::model_payload(f, p, nullptr, &cpu);
-        EXPECT_TRUE(dev.ids == cpu.ids) << "speculative ids";
-        EXPECT_TRUE(dev.codes_u == cpu.codes_u) << "speculative codes u";
-        EXPECT_TRUE(dev.codes_v == cpu.codes_v) << "speculative codes v";
-        EXPECT_TRUE(dev.exact == cpu.exact) << "speculative exact values";
-        EXPECT_TRUE(dev.coded_ids == cpu.coded_ids) << "device Huffman blob of the ids";
-        EXPECT_TRUE(dev.coded_u == cpu.coded_u) << "device Huffman blob of codes u";
-        EXPECT_TRUE(dev.coded_v == cpu.coded_v) << "device Huffman blob of codes v";
-      } else {
-        factz::cuda_detail::TiledPayload dev, cpu;
-        ASSERT_TRUE(factz::cuda_detail::device_compress_tiled(*ws.impl(), p, u, v, nullptr, dev).ok());
-        factz::cuda_detail::model_payload(f, p, &cpu, nullptr);
-        EXPECT_TRUE(dev.tile_ids == cpu.tile_ids) << "tile ids";
-        for (int c = 0; c < 2; ++c) {
-          EXPECT_TRUE(dev.symbols[c] == cpu.symbols[c]) << "symbols of plane " << c;
-          EXPECT_TRUE(dev.coded[c] == cpu.coded[c]) << "device Huffman blob of plane " << c;
-          EXPECT_TRUE(dev.outliers[c] == cpu.outliers[c]) << "outlier list of plane " << c;
-          EXPECT_TRUE(dev.exact_index[c] == cpu.exact_index[c]) << "exact index list of plane " << c;
-          EXPECT_TRUE(dev.exact_values[c] == cpu.exact_values[c]) << "exact values of plane " << c;
-        }
+  // 0.05: large enough for escape-free codes and exact vertices both
+  for (const auto& o : factz::test::every_mode_and_coder(0.05)) {
+    SCOPED_TRACE(std::string(factz::mode_name(o.mode)) + "/" + factz::coder_name(o.coder));
+    const auto p = factz::cuda_detail::make_plan(f.nx, f.ny, o, 0.0);
+    if (o.mode == factz::Mode::speculative) {
+      factz::cuda_detail::SpeculativePayload dev, cpu;
+      ASSERT_TRUE(factz::cuda_detail::device_compress_speculative(*ws.impl(), p, u, v, nullptr, dev).ok());
+      factz::cuda_detail::model_payload(f, p, nullptr, &cpu);
+      EXPECT_TRUE(dev.ids == cpu.ids) << "speculative ids";
+      EXPECT_TRUE(dev.codes_u == cpu.codes_u) << "speculative codes u";
+      EXPECT_TRUE(dev.codes_v == cpu.codes_v) << "speculative codes v";
+      EXPECT_TRUE(dev.exact == cpu.exact) << "speculative exact values";
+      EXPECT_TRUE(dev.coded_ids == cpu.coded_ids) << "device-coded blob of the ids";
+      EXPECT_TRUE(dev.coded_u == cpu.coded_u) << "device-coded blob of codes u";
+      EXPECT_TRUE(dev.coded_v == cpu.coded_v) << "device-coded blob of codes v";
+      EXPECT_EQ(dev.coded_ids_crc, std::optional<uint32_t>(factz::detail::crc32c(dev.coded_ids)));
+      EXPECT_EQ(dev.coded_u_crc, std::optional<uint32_t>(factz::detail::crc32c(dev.coded_u)));
+      EXPECT_EQ(dev.coded_v_crc, std::optional<uint32_t>(factz::detail::crc32c(dev.coded_v)));
+    } else {
+      factz::cuda_detail::TiledPayload dev, cpu;
+      ASSERT_TRUE(factz::cuda_detail::device_compress_tiled(*ws.impl(), p, u, v, nullptr, dev).ok());
+      factz::cuda_detail::model_payload(f, p, &cpu, nullptr);
+      EXPECT_TRUE(dev.tile_ids == cpu.tile_ids) << "tile ids";
+      for (int c = 0; c < 2; ++c) {
+        EXPECT_TRUE(dev.symbols[c] == cpu.symbols[c]) << "symbols of plane " << c;
+        EXPECT_TRUE(dev.coded[c] == cpu.coded[c]) << "device-coded blob of plane " << c;
+        EXPECT_EQ(dev.coded_crc[c], std::optional<uint32_t>(factz::detail::crc32c(dev.coded[c]))) << "blob CRC";
+        EXPECT_TRUE(dev.outliers[c] == cpu.outliers[c]) << "outlier list of plane " << c;
+        EXPECT_TRUE(dev.exact_index[c] == cpu.exact_index[c]) << "exact index list of plane " << c;
+        EXPECT_TRUE(dev.exact_values[c] == cpu.exact_values[c]) << "exact values of plane " << c;
       }
     }
+  }
   cudaFree(u);
   cudaFree(v);
+}
+
+/// A device copy of a host vector (freed by the caller).
+template <class T>
+T* to_device(const std::vector<T>& h) {
+  T* d = nullptr;
+  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), h.size() * sizeof(T) + 1), cudaSuccess);
+  if (!h.empty()) {
+    EXPECT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  return d;
+}
+
+// The device ANS encoder writes ans_encode's bytes (ans_test_streams: sizes around chunk
+// and lane boundaries, constant, sparse and rANS planes), both centers, 8 lanes.
+TEST(Cuda, DeviceAnsBlobsAreTheCpuBlobs) {
+  REQUIRE_DEVICE();
+  auto streams = factz::test::ans_test_streams(2024);
+  std::vector<uint16_t> large(3000000);  // many chunks in flight
+  for (size_t i = 0; i < large.size(); ++i) large[i] = uint16_t(32768 + int(((i * 2654435761u) >> 29) % 9) - 4);
+  streams.push_back(std::move(large));
+  factz::cuda::Workspace ws;
+  for (const auto& sy : streams)
+    for (uint16_t center : {uint16_t(32768), uint16_t(0)}) {
+      SCOPED_TRACE("n " + std::to_string(sy.size()) + " center " + std::to_string(center));
+      std::vector<uint8_t> cpu, dev;
+      ASSERT_TRUE(factz::detail::ans_encode(sy, center, cpu, 2).ok());
+      uint16_t* d = to_device(sy);
+      std::optional<uint32_t> crc;
+      ASSERT_TRUE(factz::cuda_detail::device_ans_encode(*ws.impl(), d, sy.size(), center, nullptr, dev, crc).ok());
+      cudaFree(d);
+      ASSERT_EQ(dev.size(), cpu.size());
+      EXPECT_TRUE(dev == cpu);
+      EXPECT_EQ(crc, std::optional<uint32_t>(factz::detail::crc32c(cpu))) << "blob CRC from device payload checksums";
+    }
+}
+
+// The device CRC-32C (block CRCs and a combine tree) is format/crc32.cpp's value.
+TEST(Cuda, DeviceCrcIsTheCpuCrc) {
+  REQUIRE_DEVICE();
+  std::vector<uint8_t> data((size_t(64) << 20) + 12345);
+  uint64_t state = 5;
+  for (auto& b : data) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    b = uint8_t(state >> 56);
+  }
+  uint8_t* d = to_device(data);
+  factz::cuda::Workspace ws;
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{3}, uint64_t{4095}, uint64_t{4096}, uint64_t{4097},
+                     uint64_t{1000001}, uint64_t(data.size())}) {
+    uint32_t crc = 1;
+    ASSERT_TRUE(factz::cuda_detail::device_crc32c(*ws.impl(), d, n, nullptr, crc).ok());
+    EXPECT_EQ(crc, factz::detail::crc32c(std::span<const uint8_t>(data.data(), size_t(n)))) << "n " << n;
+  }
+  cudaFree(d);
 }
 
 TEST(Cuda, StreamsAreByteIdenticalToTheCpuForEveryModeAndCoder) {

@@ -5,15 +5,19 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "synth.hpp"
+#include "cuda_test_support.hpp"
+#include "backend/cuda/crc_bodies.hpp"
 #include "backend/cuda/gpu_model.hpp"
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
 #include "codec/ans.hpp"
 #include "codec/huffman.hpp"
 #include "format/container.hpp"
+#include "format/crc32.hpp"
 #include "modes/frontend.hpp"
 
 namespace {
@@ -271,6 +275,131 @@ TEST(GpuModel, DeviceAnsDecodingMatchesTheCpu) {
           }
         }
       }
+}
+
+// The device ANS encoder (lane groups in lockstep, words placed by ballot rank, the host
+// plan from device pair counts, gathers and compactions) writes ans_encode's bytes: sizes
+// around chunk and lane boundaries, constant, sparse and rANS planes, 1 to 32 lanes.
+TEST(GpuModel, DeviceAnsBlobsAreTheCpuBlobs) {
+  constexpr uint64_t kChunk = uint64_t{1} << factz::detail::kAnsChunkLog2;
+  const auto streams = factz::test::ans_test_streams(777);
+  int modes_seen[2][3] = {};
+  for (const auto& s : streams)
+    for (uint32_t lanes : {1u, 5u, 8u, 16u, 32u})
+      for (uint16_t center : {uint16_t(32768), uint16_t(0)}) {
+        if (lanes == 1 || lanes == 5) {
+          if (center == 0 || s.size() > kChunk + 5) continue;  // a few cases for odd lane counts
+        }
+        SCOPED_TRACE("n " + std::to_string(s.size()) + " lanes " + std::to_string(lanes) + " center " +
+                     std::to_string(center));
+        std::vector<uint8_t> cpu, dev;
+        ASSERT_TRUE(factz::detail::ans_encode(s, center, cpu, 2, lanes).ok());
+        ASSERT_TRUE(factz::cuda_detail::model_ans_encode(s, center, dev, lanes).ok());
+        ASSERT_EQ(dev.size(), cpu.size());
+        EXPECT_TRUE(dev == cpu);
+        factz::detail::AnsBlob parsed;
+        ASSERT_TRUE(factz::detail::ans_parse(cpu, center, s.size(), parsed).ok());
+        for (int p = 0; p < 2; ++p) ++modes_seen[p][parsed.planes[size_t(p)].mode];
+      }
+  // The inputs do reach every plane form of both planes but a sparse low plane.
+  for (int p = 0; p < 2; ++p)
+    for (int mode = 0; mode < 3; ++mode) {
+      if (!(p == 0 && mode == factz::detail::kAnsPlaneSparse)) {
+        EXPECT_GT(modes_seen[p][mode], 0) << p << " " << mode;
+      }
+    }
+  std::vector<uint8_t> out;
+  EXPECT_FALSE(factz::cuda_detail::model_ans_encode(streams[3], 32768, out, 0).ok());
+  EXPECT_FALSE(factz::cuda_detail::model_ans_encode(streams[3], 32768, out, 33).ok());
+}
+
+// The device CRC-32C (per-block CRCs folded by a combine tree) is format/crc32.cpp's value
+// for lengths around the block size and the tree's odd levels.
+TEST(GpuModel, DeviceCrcIsTheCpuCrc) {
+  uint64_t state = 31337;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  const uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  EXPECT_EQ(factz::cuda_detail::model_crc32c(check), 0xE3069283u);
+  constexpr uint64_t kBlock = factz::cuda_detail::kCrcBlockBytes;
+  std::vector<uint8_t> data(5 * kBlock * 3 + 11);
+  for (auto& b : data) b = uint8_t(next());
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{255}, kBlock - 1, kBlock, kBlock + 1,
+                     2 * kBlock, 3 * kBlock + 7, 5 * kBlock, 7 * kBlock + 1, uint64_t(data.size())}) {
+    const std::span<const uint8_t> piece(data.data(), size_t(n));
+    EXPECT_EQ(factz::cuda_detail::model_crc32c(piece), factz::detail::crc32c(piece)) << "n " << n;
+  }
+  std::vector<uint8_t> zeros(3 * kBlock + 1, 0);
+  EXPECT_EQ(factz::cuda_detail::model_crc32c(zeros), factz::detail::crc32c(zeros));
+}
+
+// The coded blobs' CRCs, folded from device payload checksums and host heads, are the
+// section CRCs the container would compute, for every mode and coder.
+TEST(GpuModel, BlobChecksumsAreTheSectionCrcs) {
+  const auto f = factz::synth::turbulence(150, 140, 12, 6.0);
+  for (const auto& o : factz::test::every_mode_and_coder(0.01)) {
+    SCOPED_TRACE(std::string(factz::mode_name(o.mode)) + "/" + factz::coder_name(o.coder));
+    const auto p = factz::cuda_detail::make_plan(f.nx, f.ny, o, 0.0);
+    using factz::detail::crc32c;
+    if (o.mode == factz::Mode::speculative) {
+      factz::cuda_detail::SpeculativePayload pl;
+      factz::cuda_detail::model_payload(f, p, nullptr, &pl);
+      ASSERT_TRUE(pl.precoded);
+      EXPECT_EQ(pl.coded_ids_crc, std::optional<uint32_t>(crc32c(pl.coded_ids)));
+      EXPECT_EQ(pl.coded_u_crc, std::optional<uint32_t>(crc32c(pl.coded_u)));
+      EXPECT_EQ(pl.coded_v_crc, std::optional<uint32_t>(crc32c(pl.coded_v)));
+    } else {
+      factz::cuda_detail::TiledPayload pl;
+      factz::cuda_detail::model_payload(f, p, &pl, nullptr);
+      ASSERT_TRUE(pl.precoded);
+      for (int c = 0; c < 2; ++c) {
+        EXPECT_GT(pl.coded[c].size(), 1000u);  // a real payload, not just a head
+        EXPECT_EQ(pl.coded_crc[c], std::optional<uint32_t>(crc32c(pl.coded[c])));
+      }
+    }
+  }
+}
+
+// crc32c_combine gives the CRC of a concatenation: against the direct CRC for split points
+// of a buffer, and for lengths beyond 4 GiB by two decompositions of the same run of zeros.
+TEST(Crc32cCombine, IsTheCrcOfTheConcatenation) {
+  using factz::detail::crc32c;
+  using factz::detail::crc32c_combine;
+  std::vector<uint8_t> data(10007);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 131 + (i >> 5));
+  const uint32_t whole = crc32c(data);
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{2}, size_t{4095}, size_t{4096}, size_t{10006}, size_t{10007}}) {
+    const std::span<const uint8_t> all(data);
+    const uint32_t a = crc32c(all.first(cut)), b = crc32c(all.subspan(cut));
+    EXPECT_EQ(crc32c_combine(a, b, data.size() - cut), whole) << "cut " << cut;
+  }
+  // crc(Z_n) for n zero bytes by doubling from a direct CRC, then 6 GiB two ways.
+  const std::vector<uint8_t> mib(uint64_t{1} << 20, 0);
+  uint32_t z = crc32c(mib);  // Z_1M
+  uint64_t len = uint64_t{1} << 20;
+  std::vector<std::pair<uint64_t, uint32_t>> powers{{len, z}};
+  while (len < (uint64_t{1} << 33)) {
+    z = crc32c_combine(z, z, len);
+    len *= 2;
+    powers.push_back({len, z});
+  }
+  // Z_2M by doubling equals the direct CRC of 2 MiB of zeros.
+  const std::vector<uint8_t> two_mib(uint64_t{2} << 20, 0);
+  EXPECT_EQ(powers[1].second, crc32c(two_mib));
+  auto crc_of = [&](uint64_t want) {  // Z_want from its binary digits (multiples of 1 MiB)
+    uint32_t c = 0;
+    for (auto it = powers.rbegin(); it != powers.rend(); ++it)
+      if (want & it->first) c = crc32c_combine(c, it->second, it->first);
+    return c;
+  };
+  const uint64_t six_gib = uint64_t{6} << 30, odd = (uint64_t{5} << 30) + (uint64_t{3} << 20);
+  EXPECT_EQ(crc32c_combine(crc_of(odd), crc_of(six_gib - odd), six_gib - odd), crc_of(six_gib));
+  EXPECT_NE(crc_of(six_gib), crc_of(uint64_t{2} << 30));  // the shift does depend on the high bits
+  // Combining with an empty piece changes nothing.
+  EXPECT_EQ(crc32c_combine(whole, crc32c({}), 0), whole);
+  EXPECT_EQ(crc32c_combine(crc32c({}), whole, data.size()), whole);
 }
 
 TEST(GpuModel, RejectsWhatTheCudaBackendDoesNotSupport) {

@@ -9,8 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
+#include "kernels/block_bounds.hpp"
 #include "kernels/mesh.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
@@ -23,40 +23,7 @@ using detail::kMaxBoundId;
 
 inline constexpr int64_t kTileEdge = 32;  ///< detail::kTile (tiled_quantizer.hpp)
 
-FACTZ_HD uint32_t float_bits(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  return b;
-#endif
-}
-
-/// Biased binary exponent of a float (block_mode.cpp: exponent_bits).
-FACTZ_HD int exponent_bits(float x) { return int((float_bits(x) >> 23) & 0xff); }
-
-/// The largest float not above b (block_mode.cpp: round_down).
-FACTZ_HD float round_down(double b) {
-  float f = float(b);
-  if (double(f) > b) f = nextafterf(f, 0.0f);
-  return f;
-}
-
-/// block_mode.cpp's capped_safe_bound (anonymous there; the same expression here).
-FACTZ_HD float capped_safe_bound(const float u[3], const float v[3], float eb) {
-  const double h = detail::half_plane_margin(u, v);
-  if (h >= 1.0) return round_down(detail::kSafetyFactor);
-  float smallest = INFINITY;
-  for (int k = 0; k < 3; ++k) {
-    const float au = fabsf(u[k]), av = fabsf(v[k]);
-    if (au > 0.0f && au < smallest) smallest = au;
-    if (av > 0.0f && av < smallest) smallest = av;
-  }
-  const double cap = double(eb) / double(smallest);
-  if (h * detail::kSafetyFactor >= cap) return round_down(h * detail::kSafetyFactor);
-  return round_down(detail::triangle_safe_bound(u, v));
-}
+using detail::float_bits;
 
 /// Kernel body, one thread per cell (i, j): safe bounds of T0 and T1 into xi[2 * cell + t],
 /// and the cp_free bits (bit t: triangle t proven critical-point free).
@@ -64,11 +31,8 @@ FACTZ_HD void cell_safe_bounds(const Grid2D& g, int64_t cell, const float* u, co
                                uint8_t* cp_free) {
   const int64_t cw = g.nx - 1;
   const int64_t i = cell / cw, j = cell - i * cw;
-  const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-  const float u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
-  const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
-  const float x0 = capped_safe_bound(u0, v0, eb);
-  const float x1 = capped_safe_bound(u1, v1, eb);
+  float x0, x1;
+  detail::cell_safe_bounds(u, v, g.nx, i, j, eb, x0, x1);
   xi[2 * cell] = x0;
   xi[2 * cell + 1] = x1;
   cp_free[cell] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
@@ -96,65 +60,13 @@ FACTZ_HD void vertex_bound_ids(const Grid2D& g, int64_t k, const float* u, const
   id_v[k] = uint8_t(detail::id_for_bound(eb, ev));
 }
 
-/// Kernel body, one thread per tile t: block_mode.cpp's choose_tile_ids for one tile
-/// (the id minimizing the estimated bits of the tile; 0 when eb is 0 or no vertex is free).
+/// Kernel body, one thread per tile t: its bound id (kernels/block_bounds.hpp
+/// choose_tile_id, which block_mode.cpp runs one tile per iteration).
 FACTZ_HD uint8_t choose_tile_id(int64_t nx, int64_t ny, int64_t t, const float* x, const uint8_t* ids, float eb) {
-  if (!(eb > 0.0f)) return 0;
-  constexpr int kBins = 2 * kMaxBoundId + 4;
-  constexpr int kExactCostBits = 48;
-  const int eb_exponent = exponent_bits(eb);
   const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge;
   const int64_t x0 = (t % tiles_x) * kTileEdge, y0 = (t / tiles_x) * kTileEdge;
   const int64_t x1 = x0 + kTileEdge < nx ? x0 + kTileEdge : nx, y1 = y0 + kTileEdge < ny ? y0 + kTileEdge : ny;
-  int32_t hist[kMaxBoundId + 1][kBins];
-  int id_lo = kMaxBoundId + 1, e_lo = kBins, e_hi = -1;
-  int32_t free_count = 0;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int64_t y = y0; y < y1; ++y)
-      for (int64_t xi = x0; xi < x1; ++xi) {
-        const int64_t k = y * nx + xi;
-        const int id = ids[k];
-        if (id == 0) continue;
-        if (pass == 0) {
-          id_lo = id < id_lo ? id : id_lo;
-          continue;
-        }
-        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - nx] : 0.0;
-        const double ul = (xi > x0 && y > y0) ? x[k - nx - 1] : 0.0;
-        const float r = float(fabs(double(x[k]) - (l + up - ul)));
-        int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
-        e = e < 0 ? 0 : (e > kBins - 1 ? kBins - 1 : e);
-        ++hist[id][e];
-        e_lo = e < e_lo ? e : e_lo;
-        e_hi = e > e_hi ? e : e_hi;
-        ++free_count;
-      }
-    if (pass == 0) {
-      if (id_lo > kMaxBoundId) break;
-      for (int id = id_lo; id <= kMaxBoundId; ++id)
-        for (int e = 0; e < kBins; ++e) hist[id][e] = 0;
-    }
-  }
-  if (free_count == 0) return 0;
-  int32_t quantized[kBins];
-  for (int e = 0; e < kBins; ++e) quantized[e] = 0;
-  int32_t quantized_count = 0;
-  int64_t best_cost = INT64_MAX;
-  int best = 0;
-  for (int T = kMaxBoundId; T >= id_lo; --T) {
-    for (int e = e_lo; e <= e_hi; ++e) {
-      quantized[e] += hist[T][e];
-      quantized_count += hist[T][e];
-    }
-    int64_t cost = int64_t(free_count - quantized_count) * kExactCostBits;
-    for (int e = e_lo; e <= e_hi; ++e)
-      if (quantized[e]) cost += int64_t(quantized[e]) * (e - T + 1 > 1 ? e - T + 1 : 1);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = T;
-    }
-  }
-  return uint8_t(best);
+  return detail::choose_tile_id(x, ids, nx, x0, y0, x1, y1, eb);
 }
 
 /// Kernel body, one thread per vertex k of one plane: pre-quantization with the tile's id,

@@ -1,8 +1,9 @@
 // The device compression pipelines: modes none and block (frontend + tiled backbone) and
 // speculative. Every kernel is one FACTZ_HD body per thread (block_bodies.hpp,
 // backbone_bodies.hpp, speculative_bodies.hpp), launched in the order gpu_model.cpp
-// replays on the host; lists are stable CUB compactions and scans. The payloads come back
-// to the host for the entropy coders (host_stream.cpp).
+// replays on the host; lists are stable CUB compactions and scans. Both entropy coders run
+// on the device (Huffman here, ANS in cuda_ans_encode.cu); the coded blobs and lists come
+// back to the host for the container (host_stream.cpp).
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -13,21 +14,15 @@
 #include "backend/cuda/device_util.cuh"
 #include "backend/cuda/huffman_bodies.hpp"
 #include "backend/cuda/huffman_host.hpp"
+#include "backend/cuda/section_crc.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "codec/ans.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz::cuda_detail {
 namespace {
 
 using cuda::Workspace;
-
-template <class T>
-Status to_host(std::vector<T>& dst, const T* src, int64_t count, cudaStream_t s) {
-  dst.resize(size_t(count));
-  if (count > 0) FACTZ_CUDA_TRY(cudaMemcpyAsync(dst.data(), src, size_t(count) * sizeof(T), cudaMemcpyDeviceToHost, s));
-  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
-  return Status::Ok();
-}
 
 /// Stable compaction of the positions i < n with flags[i] != 0 into ws slot `slot`.
 Status select_positions(Workspace::Impl& ws, const uint8_t* flags, int64_t n, int slot, cudaStream_t s, int64_t*& out,
@@ -144,7 +139,8 @@ __global__ void huffman_write_kernel(const uint32_t* table, const uint16_t* sym,
 /// The Huffman blob of n device symbols (codec/huffman.cpp's bytes): histogram and coding
 /// on the device, code lengths and the codebook on the host.
 Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t n, uint16_t center, cudaStream_t s,
-                             std::vector<uint8_t>& blob) {
+                             std::vector<uint8_t>& blob, std::optional<uint32_t>& crc) {
+  crc.reset();
   unsigned long long* hist = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kHist, 65536 * 8, hist));
   FACTZ_CUDA_TRY(cudaMemsetAsync(hist, 0, 65536 * 8, s));
@@ -159,7 +155,10 @@ Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t 
   FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
   const HuffmanHead head = huffman_head(h, n);
   blob = head.bytes;
-  if (head.chunks == 0) return Status::Ok();
+  if (head.chunks == 0) {
+    crc = blob_crc(blob, {});
+    return Status::Ok();
+  }
   uint32_t *table = nullptr, *thread_bit = nullptr;
   uint64_t *chunk_bytes = nullptr, *chunk_pos = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kCodeTable, 65536 * 4, table));
@@ -192,7 +191,9 @@ Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t 
   blob.resize(at + size_t(payload));
   if (payload > 0)  // little-endian words: byte i of the payload is byte i of the buffer
     FACTZ_CUDA_TRY(cudaMemcpyAsync(blob.data() + at, words, size_t(payload), cudaMemcpyDeviceToHost, s));
-  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  CrcPiece piece{at, payload, 0};
+  FACTZ_RETURN_IF_ERROR(device_crc32c(ws, reinterpret_cast<const uint8_t*>(words), payload, s, piece.crc));
+  crc = blob_crc(blob, {&piece, 1});
   return Status::Ok();
 }
 
@@ -304,12 +305,12 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
   for (int c = 0; c < 2; ++c) {
     const int32_t* qc = q[c];
     FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { lorenzo_code(nx, k, qc, sym, code, esc); }));
-    if (p.options.coder == Coder::huffman) {
-      FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, sym, uint64_t(n), 32768, s, pl.coded[c]));
-      pl.precoded = true;
-    } else {
-      FACTZ_RETURN_IF_ERROR(to_host(pl.symbols[c], sym, n, s));
-    }
+    if (p.options.coder == Coder::huffman)
+      FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, sym, uint64_t(n), 32768, s, pl.coded[c], pl.coded_crc[c]));
+    else
+      FACTZ_RETURN_IF_ERROR(
+          device_ans_encode(ws, sym, uint64_t(n), detail::kAnsCodeCenter, s, pl.coded[c], pl.coded_crc[c]));
+    pl.precoded = true;
     FACTZ_RETURN_IF_ERROR(
         plane_lists(ws, n, x[c], esc, code, exact[c], s, pl.outliers[c], pl.exact_index[c], pl.exact_values[c]));
   }
@@ -365,10 +366,10 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
   FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(targets) * 2, packed));
   FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_has_code(ids[t]); }));
   const uint16_t* syms[2] = {su, sv};
-  std::vector<uint16_t>* dst[2] = {&pl.codes_u, &pl.codes_v};
   std::vector<uint8_t>* coded[2] = {&pl.coded_u, &pl.coded_v};
+  std::optional<uint32_t>* coded_crc[2] = {&pl.coded_u_crc, &pl.coded_v_crc};
   const bool huffman = p.options.coder == Coder::huffman;
-  pl.precoded = huffman;
+  pl.precoded = true;  // both coders run on the device
   for (int c = 0; c < 2; ++c) {
     const uint16_t* in = syms[c];
     FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
@@ -377,8 +378,9 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
     int64_t count = 0;
     FACTZ_CUDA_TRY(cudaMemcpyAsync(&count, d_count, 8, cudaMemcpyDeviceToHost, s));
     FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
-    if (huffman) FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, packed, uint64_t(count), 32768, s, *coded[c]));
-    else FACTZ_RETURN_IF_ERROR(to_host(*dst[c], packed, count, s));
+    const uint64_t m = uint64_t(count);
+    if (huffman) FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, packed, m, 32768, s, *coded[c], *coded_crc[c]));
+    else FACTZ_RETURN_IF_ERROR(device_ans_encode(ws, packed, m, detail::kAnsCodeCenter, s, *coded[c], *coded_crc[c]));
   }
   FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_is_exact(ids[t]); }));
   int64_t* exact_vertex = nullptr;
@@ -396,8 +398,8 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
     write_speculative_exact(A, nx, e, exact_vertex, u, v, bytes);
   }));
   FACTZ_RETURN_IF_ERROR(to_host(pl.exact, bytes, 8 * entries, s));
-  if (huffman) return device_huffman_encode(ws, ids, uint64_t(targets), 0, s, pl.coded_ids);
-  return to_host(pl.ids, ids, targets, s);
+  if (huffman) return device_huffman_encode(ws, ids, uint64_t(targets), 0, s, pl.coded_ids, pl.coded_ids_crc);
+  return device_ans_encode(ws, ids, uint64_t(targets), 0, s, pl.coded_ids, pl.coded_ids_crc);
 }
 
 }  // namespace factz::cuda_detail

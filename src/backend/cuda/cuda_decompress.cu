@@ -17,18 +17,6 @@ namespace {
 
 using cuda::Workspace;
 
-template <class T>
-Status to_device(T* dst, const std::vector<T>& src, cudaStream_t s) {
-  if (!src.empty()) FACTZ_CUDA_TRY(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, s));
-  return Status::Ok();
-}
-
-template <class T>
-Status upload(Workspace::Impl& ws, int slot, const std::vector<T>& src, cudaStream_t s, T*& out) {
-  FACTZ_RETURN_IF_ERROR(ws.get(slot, src.size() * sizeof(T), out));
-  return to_device(out, src, s);
-}
-
 __global__ void decode_tiles_kernel(int64_t nx, int64_t ny, const uint16_t* symbols, const int64_t* out_index,
                                     const int64_t* out_code, int64_t n_out, const uint8_t* tile_ids, Bounds b,
                                     float* out, int* bad) {
@@ -97,7 +85,7 @@ __global__ void ans_chunk_kernel(const uint32_t* entries, const uint8_t* values,
 Status device_ans_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded, uint16_t center, int64_t n,
                          uint16_t* out, int* flag, cudaStream_t s) {
   AnsParsed ap;
-  FACTZ_RETURN_IF_ERROR(ans_parse(coded, center, uint64_t(n), ap));
+  FACTZ_RETURN_IF_ERROR(ans_parse_for_device(coded, center, uint64_t(n), ap));
   FACTZ_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s));
   if (n == 0) return Status::Ok();
   uint8_t *blob = nullptr, *plane[2] = {};
@@ -108,14 +96,14 @@ Status device_ans_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded,
     const AnsPlane& pl = ap.planes[p];
     uint8_t* dst = plane[p];
     FACTZ_CUDA_TRY(cudaMemsetAsync(dst, pl.value, size_t(n), s));
-    if (pl.mode == 2) {
+    if (pl.mode == detail::kAnsPlaneSparse) {
       uint64_t* pos = nullptr;
       uint8_t* bytes = nullptr;
       FACTZ_RETURN_IF_ERROR(upload(ws, kAnsSparsePos, pl.positions, s, pos));
       FACTZ_RETURN_IF_ERROR(upload(ws, kAnsSparseBytes, pl.bytes, s, bytes));
       FACTZ_RETURN_IF_ERROR(
           for_each(int64_t(pl.positions.size()), s, [=] __device__(int64_t e) { dst[pos[e]] = bytes[e]; }));
-    } else if (pl.mode == 1) {
+    } else if (pl.mode == detail::kAnsPlaneRans) {
       uint32_t* entries = nullptr;
       uint8_t* values = nullptr;
       uint64_t* chunk_pos = nullptr;

@@ -5,7 +5,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "backend/cuda/host_stream.hpp"
 #include "factz/cuda.hpp"
@@ -18,6 +20,15 @@ Status device_value_range(cuda::Workspace::Impl& ws, const float* u, const float
 /// Number of vertices with a NaN or infinite component.
 Status device_count_nonfinite(cuda::Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
                               int64_t& count);
+/// The ANS blob of n device symbols around `center` (codec/ans.cpp's bytes): plane bytes,
+/// pair counts and the rANS chunks on the device, the plan and the layout on the host
+/// (cuda_ans_encode.cu).
+/// crc: the blob's crc32c, its payloads checksummed on the device (section_crc.hpp).
+Status device_ans_encode(cuda::Workspace::Impl& ws, const uint16_t* sym, uint64_t n, uint16_t center, cudaStream_t s,
+                         std::vector<uint8_t>& blob, std::optional<uint32_t>& crc);
+/// CRC-32C of n device bytes (format/crc32.hpp's value): per-block CRCs and a combine tree
+/// (cuda_crc.cu); synchronizes `s`.
+Status device_crc32c(cuda::Workspace::Impl& ws, const uint8_t* data, uint64_t n, cudaStream_t s, uint32_t& out);
 Status device_compress_tiled(cuda::Workspace::Impl& ws, const Plan& p, const float* u, const float* v, cudaStream_t s,
                              TiledPayload& out);
 Status device_compress_speculative(cuda::Workspace::Impl& ws, const Plan& p, const float* u, const float* v,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "factz/cuda.hpp"
 #include "factz/status.hpp"
@@ -28,6 +29,9 @@ enum Slot : int {
   kSpecIds, kSpecSymU, kSpecSymV, kScalars,
   kHist, kCodeTable, kThreadBits, kChunkBytes, kChunkPos, kPayload,  // device Huffman
   kPlaneLo, kPlaneHi, kAnsEntries, kAnsValues, kAnsSparsePos, kAnsSparseBytes,  // device ANS
+  kAnsPairs, kAnsGatherPos, kAnsGatherOut, kAnsEncFlags, kAnsEncPos, kAnsEncBytes, kAnsEncTables,  // ANS encoder
+  kAnsEncScratch, kAnsEncSizes, kAnsEncOffsets, kAnsEncPacked0, kAnsEncPacked1, kAnsEncScalars,
+  kCrc0, kCrc1, kCrcLen0, kCrcLen1,  // device CRC-32C
   kTemp, kSlotCount
 };
 
@@ -118,6 +122,29 @@ Status count_if(cuda::Workspace::Impl& ws, int64_t n, cudaStream_t s, P pred, in
   FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
   out = int64_t(h);
   return Status::Ok();
+}
+
+/// Copies count device values into dst (resized), then synchronizes `s`.
+template <class T>
+Status to_host(std::vector<T>& dst, const T* src, int64_t count, cudaStream_t s) {
+  dst.resize(size_t(count));
+  if (count > 0) FACTZ_CUDA_TRY(cudaMemcpyAsync(dst.data(), src, size_t(count) * sizeof(T), cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  return Status::Ok();
+}
+
+/// Copies a host vector to dst on `s` (pageable memory: the call returns once it is staged).
+template <class T>
+Status to_device(T* dst, const std::vector<T>& src, cudaStream_t s) {
+  if (!src.empty()) FACTZ_CUDA_TRY(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  return Status::Ok();
+}
+
+/// A workspace buffer in `slot` holding a copy of src.
+template <class T>
+Status upload(cuda::Workspace::Impl& ws, int slot, const std::vector<T>& src, cudaStream_t s, T*& out) {
+  FACTZ_RETURN_IF_ERROR(ws.get(slot, src.size() * sizeof(T), out));
+  return to_device(out, src, s);
 }
 
 /// Plain values shared by the bodies, passed to kernels by value.

@@ -2,13 +2,18 @@
 
 #include <algorithm>
 
+#include "codec/huffman.hpp"
 #include "util/byte_io.hpp"
 
 #include "backend/cuda/ans_bodies.hpp"
+#include "backend/cuda/ans_encode_bodies.hpp"
+#include "backend/cuda/ans_encode_host.hpp"
 #include "backend/cuda/ans_host.hpp"
+#include "backend/cuda/crc_bodies.hpp"
 #include "backend/cuda/host_stream.hpp"
 #include "backend/cuda/huffman_bodies.hpp"
 #include "backend/cuda/huffman_host.hpp"
+#include "backend/cuda/section_crc.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
 
 namespace factz::cuda_detail {
@@ -20,6 +25,82 @@ std::vector<int64_t> select_flagged(const std::vector<uint8_t>& flag) {
   for (size_t i = 0; i < flag.size(); ++i)
     if (flag[i]) out.push_back(int64_t(i));
   return out;
+}
+
+/// The blob the device writes with `coder` (an empty blob, which no decoder accepts, if the
+/// model fails: the tests then see the difference).
+/// crc: the blob's crc32c as the device gives it (its payload checksummed by the device
+/// CRC, model_crc32c, the heads and chunk tables on the host; blob_crc).
+std::vector<uint8_t> model_encode(Coder coder, std::span<const uint16_t> symbols, uint16_t center,
+                                  std::optional<uint32_t>& crc) {
+  std::vector<uint8_t> blob;
+  if (coder == Coder::huffman) blob = model_huffman_encode(symbols);
+  else if (!model_ans_encode(symbols, center, blob).ok()) blob.clear();
+  std::vector<CrcPiece> pieces;
+  auto device_piece = [&](uint64_t at, uint64_t end) {
+    if (end > at) pieces.push_back({at, end - at, model_crc32c(std::span<const uint8_t>(blob).subspan(at, end - at))});
+  };
+  crc.reset();
+  if (coder == Coder::huffman) {
+    detail::HuffmanBlob parsed;
+    if (!detail::huffman_parse(blob, symbols.size(), parsed).ok()) return blob;
+    device_piece(parsed.chunk_pos.front(), parsed.chunk_pos.back());
+  } else {
+    detail::AnsBlob parsed;
+    if (!detail::ans_parse(blob, center, symbols.size(), parsed).ok()) return blob;
+    for (const auto& plane : parsed.planes)
+      if (plane.mode == detail::kAnsPlaneRans) device_piece(plane.chunk_pos.front(), plane.chunk_pos.back());
+  }
+  crc = blob_crc(blob, pieces);
+  return blob;
+}
+
+/// The rANS chunks of a plane as ans_encode_kernel codes them: warps of 32 threads, groups
+/// of ans_group_size threads per chunk, every step a ballot of the lanes that emitted.
+/// Chunk k's bytes end at scratch + (k + 1) * kAnsChunkScratch; sizes[k] is their count.
+void model_ans_chunks(const uint8_t* b, uint64_t n, const detail::AnsPlanePlan& plan, std::vector<uint8_t>& scratch,
+                      std::vector<uint32_t>& sizes) {
+  const uint64_t chunks = (n + kAnsChunk - 1) / kAnsChunk;
+  const uint32_t group = ans_group_size(plan.lanes), per_warp = 32 / group;
+  const uint32_t group_mask = group == 32 ? 0xFFFFFFFFu : (1u << group) - 1u;
+  const detail::RansEncodeTables tables = detail::ans_encode_tables(plan);
+  scratch.assign(size_t(chunks * kAnsChunkScratch), 0);
+  sizes.assign(size_t(chunks), 0);
+  for (uint64_t w = 0; w < (chunks + per_warp - 1) / per_warp; ++w) {
+    AnsLane a[32];
+    uint32_t x[32];
+    uint64_t words[32] = {};
+    uint64_t steps_max = 0;  // the device: __reduce_max_sync
+    for (uint32_t th = 0; th < 32; ++th) {
+      const uint64_t k = w * per_warp + th / group;
+      a[th] = k < chunks ? ans_lane_of(n, plan.lanes, k, th % group) : AnsLane{};
+      x[th] = detail::kRansLow;
+      steps_max = std::max(steps_max, a[th].steps);
+    }
+    for (uint64_t t = steps_max; t-- > 0;) {
+      bool emitted[32];
+      uint16_t word[32] = {};
+      uint32_t ballot = 0;  // the device: __ballot_sync
+      for (uint32_t th = 0; th < 32; ++th) {
+        emitted[th] = t < a[th].steps && detail::rans_encode_lane_step(tables, b, a[th].begin, t, x[th], word[th]);
+        ballot |= uint32_t(emitted[th]) << th;
+      }
+      for (uint32_t th = 0; th < 32; ++th) {
+        const uint32_t l = th % group, mask = (ballot >> (th - l)) & group_mask;
+        uint8_t* end = scratch.data() + (w * per_warp + th / group + 1) * kAnsChunkScratch;
+        if (emitted[th]) detail::rans_store_word(end, words[th] + detail::rans_word_rank(mask, l), word[th]);
+        words[th] += uint64_t(detail::rans_popcount(mask));
+      }
+    }
+    for (uint32_t th = 0; th < 32; ++th) {
+      const uint32_t l = th % group;
+      const uint64_t k = w * per_warp + th / group;
+      if (l >= a[th].lanes) continue;
+      uint8_t* end = scratch.data() + (k + 1) * kAnsChunkScratch;
+      detail::rans_store_state(end, a[th].lanes, words[th], l, x[th]);
+      if (l == 0) sizes[size_t(k)] = uint32_t(detail::rans_chunk_bytes(a[th].lanes, words[th]));
+    }
+  }
 }
 
 /// Exclusive scan (the device: cub::DeviceScan::ExclusiveSum); returns the total.
@@ -110,11 +191,9 @@ void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mi
     std::vector<int64_t> code(static_cast<size_t>(n));
     std::vector<uint8_t> escape(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) lorenzo_code(f.nx, k, q[c].data(), pl.symbols[c].data(), code.data(), escape.data());
-    if (p.options.coder == Coder::huffman) {  // the device codes Huffman itself
-      pl.coded[c] = model_huffman_encode(pl.symbols[c]);
-      pl.symbols[c].clear();
-      pl.precoded = true;
-    }
+    pl.coded[c] = model_encode(p.options.coder, pl.symbols[c], detail::kAnsCodeCenter, pl.coded_crc[c]);
+    pl.symbols[c].clear();
+    pl.precoded = true;
     PlaneLists lists = plane_lists(x[c], escape, code, exact[c]);
     pl.outliers[c] = std::move(lists.outliers);
     pl.exact_index[c] = std::move(lists.exact_index);
@@ -190,15 +269,13 @@ void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePaylo
   pl.exact.resize(static_cast<size_t>(8 * entries));
   for (int64_t e = 0; e < entries; ++e)
     write_speculative_exact(A, f.nx, e, exact_vertex.data(), f.u.data(), f.v.data(), pl.exact.data());
-  if (p.options.coder == Coder::huffman) {
-    pl.coded_ids = model_huffman_encode(pl.ids);
-    pl.coded_u = model_huffman_encode(pl.codes_u);
-    pl.coded_v = model_huffman_encode(pl.codes_v);
-    pl.ids.clear();
-    pl.codes_u.clear();
-    pl.codes_v.clear();
-    pl.precoded = true;
-  }
+  pl.coded_ids = model_encode(p.options.coder, pl.ids, 0, pl.coded_ids_crc);
+  pl.coded_u = model_encode(p.options.coder, pl.codes_u, detail::kAnsCodeCenter, pl.coded_u_crc);
+  pl.coded_v = model_encode(p.options.coder, pl.codes_v, detail::kAnsCodeCenter, pl.coded_v_crc);
+  pl.ids.clear();
+  pl.codes_u.clear();
+  pl.codes_v.clear();
+  pl.precoded = true;
 }
 
 Status decode_tiled(const detail::ParsedContainer& pc, TiledDecodeInput& in, VectorField2D& f) {
@@ -293,6 +370,66 @@ std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols) {
   return blob;
 }
 
+Status model_ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& blob,
+                        uint32_t max_lanes) {
+  if (max_lanes < 1 || max_lanes > uint32_t(detail::kRansLanes)) return invalid_argument("ans: bad max_lanes");
+  const uint64_t n = symbols.size();
+  std::vector<uint8_t> planes[2] = {std::vector<uint8_t>(size_t(n)), std::vector<uint8_t>(size_t(n))};
+  for (uint64_t i = 0; i < n; ++i) ans_split_symbol(symbols.data(), i, center, planes[0].data(), planes[1].data());
+  detail::AnsPlanePlan plans[2];
+  std::vector<uint32_t> sizes[2];
+  std::vector<uint8_t> scratch[2];
+  for (int p = 0; p < 2; ++p) {
+    const uint8_t* b = planes[p].data();
+    std::vector<uint64_t> pairs(65536, 0);  // the device: integer atomics, shared and global
+    for (uint64_t i = 0; i < n; ++i) ++pairs[ans_pair_key(b, i)];
+    const detail::AnsPlaneGather gather = [&](std::span<const uint64_t> pos, std::vector<uint8_t>& out) {
+      out.resize(pos.size());  // the device: one thread per position
+      for (size_t e = 0; e < pos.size(); ++e) out[e] = b[pos[e]];
+      return Status::Ok();
+    };
+    const detail::AnsPlaneExceptions exceptions = [&](uint8_t dominant, std::vector<uint64_t>& pos,
+                                                      std::vector<uint8_t>& bytes) {
+      std::vector<uint8_t> flag(static_cast<size_t>(n), 0);  // the device: flags, cub::DeviceSelect, a gather
+      for (uint64_t i = 0; i < n; ++i) flag[size_t(i)] = b[i] != dominant;
+      for (int64_t i : select_flagged(flag)) {
+        pos.push_back(uint64_t(i));
+        bytes.push_back(b[i]);
+      }
+      return Status::Ok();
+    };
+    FACTZ_RETURN_IF_ERROR(detail::ans_plan_plane(pairs, n, max_lanes, gather, exceptions, plans[p]));
+    if (plans[p].mode == detail::kAnsPlaneRans) model_ans_chunks(b, n, plans[p], scratch[p], sizes[p]);
+  }
+  uint64_t at[2], bytes[2];
+  ans_blob_layout(center, n, plans, sizes, blob, at, bytes);
+  for (int p = 0; p < 2; ++p) {  // the device: chunk offsets by a scan, one block per chunk copies
+    uint64_t off = at[p];
+    for (size_t k = 0; k < sizes[p].size(); ++k) {
+      const uint8_t* end = scratch[p].data() + (k + 1) * kAnsChunkScratch;
+      std::copy(end - sizes[p][k], end, blob.begin() + int64_t(off));
+      off += sizes[p][k];
+    }
+  }
+  return Status::Ok();
+}
+
+uint32_t model_crc32c(std::span<const uint8_t> data) {
+  const uint64_t n = data.size();
+  if (n == 0) return 0;
+  uint32_t table[256];  // the device: built in shared memory by every thread block
+  for (uint32_t b = 0; b < 256; ++b) table[b] = detail::crc32c_byte_entry(b);
+  uint64_t count = (n + kCrcBlockBytes - 1) / kCrcBlockBytes;
+  std::vector<uint32_t> crc[2] = {std::vector<uint32_t>(size_t(count)), std::vector<uint32_t>(size_t(count))};
+  std::vector<uint64_t> len[2] = {std::vector<uint64_t>(size_t(count)), std::vector<uint64_t>(size_t(count))};
+  for (uint64_t j = 0; j < count; ++j) crc_block(data.data(), n, j, table, crc[0].data(), len[0].data());
+  int cur = 0;
+  for (; count > 1; count = (count + 1) / 2, cur = 1 - cur)  // one kernel per tree level
+    for (uint64_t i = 0; i < (count + 1) / 2; ++i)
+      crc_tree_step(crc[cur].data(), len[cur].data(), count, i, crc[1 - cur].data(), len[1 - cur].data());
+  return crc[cur][0];
+}
+
 Status model_huffman_decode(std::span<const uint8_t> blob, std::span<uint16_t> out) {
   HuffmanParsed hp;
   FACTZ_RETURN_IF_ERROR(huffman_parse(blob, out.size(), hp));
@@ -314,15 +451,15 @@ Status model_entropy_decode(uint8_t coder, std::span<const uint8_t> blob, uint16
 Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out) {
   AnsParsed ap;
   const uint64_t n = out.size();
-  FACTZ_RETURN_IF_ERROR(ans_parse(blob, center, n, ap));
+  FACTZ_RETURN_IF_ERROR(ans_parse_for_device(blob, center, n, ap));
   const uint64_t chunk = uint64_t{1} << ap.chunk_log2;
   std::vector<uint8_t> bytes[2];
   for (int p = 0; p < 2; ++p) {
     const AnsPlane& pl = ap.planes[p];
     bytes[p].assign(static_cast<size_t>(n), pl.value);  // the device: a memset
-    if (pl.mode == 2)                                    // the device: a scatter
+    if (pl.mode == detail::kAnsPlaneSparse)  // the device: a scatter
       for (size_t e = 0; e < pl.positions.size(); ++e) bytes[p][size_t(pl.positions[e])] = pl.bytes[e];
-    if (pl.mode != 1) continue;
+    if (pl.mode != detail::kAnsPlaneRans) continue;
     for (size_t k = 0; k + 1 < pl.chunk_pos.size(); ++k) {  // the device: one thread per chunk
       const uint64_t first = uint64_t(k) * chunk, m = std::min(n - first, chunk);
       if (!ans_decode_chunk_bytes(pl.entries.data(), pl.values.data(), pl.lanes, pl.first_context,

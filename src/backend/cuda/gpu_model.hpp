@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cuda/host_stream.hpp"
+#include "codec/ans.hpp"
 #include "factz/factz.hpp"
 
 namespace factz::cuda_detail {
@@ -40,6 +41,15 @@ void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<fl
 
 /// The Huffman blob as the device encoder writes it (huffman_bodies.hpp).
 std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols);
+
+/// The ANS blob as the device encoder writes it (ans_encode_bodies.hpp: device splits,
+/// pair counts, gathers and compactions, the host plan and layout, and the rANS chunks coded
+/// by lane groups in lockstep); max_lanes as ans_encode's.
+Status model_ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& blob,
+                        uint32_t max_lanes = detail::kAnsEncoderMaxLanes);
+
+/// CRC-32C as the device computes it (crc_bodies.hpp): per-block CRCs, then the tree.
+uint32_t model_crc32c(std::span<const uint8_t> data);
 
 /// Decodes a Huffman blob of out.size() symbols as the device decoder does.
 Status model_huffman_decode(std::span<const uint8_t> blob, std::span<uint16_t> out);

@@ -1,4 +1,5 @@
 #include "backend/cuda/host_stream.hpp"
+#include "backend/cuda/section_crc.hpp"
 
 #include <omp.h>
 
@@ -99,7 +100,9 @@ Result<std::vector<uint8_t>> assemble_tiled(const Plan& p, TiledPayload& pl) {
     FACTZ_RETURN_IF_ERROR(detail::entropy_encode(coder, pl.symbols[1], detail::kAnsCodeCenter, cv, p.threads));
   }
   sections.push_back({detail::kSectionCodesU, std::move(cu)});
+  offer_section_crc(sections.back(), pl.coded_crc[0]);
   sections.push_back({detail::kSectionCodesV, std::move(cv)});
+  offer_section_crc(sections.back(), pl.coded_crc[1]);
   sections.push_back({detail::kSectionExactIndex, detail::concat_lists(pl.exact_index[0], pl.exact_index[1])});
   sections.push_back({detail::kSectionExactValues, detail::concat_lists(pl.exact_values[0], pl.exact_values[1])});
   sections.push_back({detail::kSectionOutliers, detail::concat_lists(pl.outliers[0], pl.outliers[1])});
@@ -124,9 +127,12 @@ Result<std::vector<uint8_t>> assemble_speculative(const Plan& p, SpeculativePayl
   std::vector<detail::Section> sections;
   sections.push_back({detail::kSectionMeta, std::move(meta.bytes())});
   sections.push_back({detail::kSectionCodesU, std::move(hu)});
+  offer_section_crc(sections.back(), pl.coded_u_crc);
   sections.push_back({detail::kSectionCodesV, std::move(hv)});
+  offer_section_crc(sections.back(), pl.coded_v_crc);
   sections.push_back({detail::kSectionExactValues, std::move(pl.exact)});
   sections.push_back({detail::kSectionBoundIdsU, std::move(hid)});
+  offer_section_crc(sections.back(), pl.coded_ids_crc);
   return finish(p, std::move(sections));
 }
 

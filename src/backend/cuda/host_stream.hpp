@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,18 +36,22 @@ struct TiledPayload {
   std::vector<uint8_t> tile_ids;  ///< u's then v's per-tile ids (block mode only)
   std::vector<uint16_t> symbols[2];
   std::vector<uint8_t> outliers[2], exact_index[2], exact_values[2];
-  /// When set, symbols[] is empty and coded[] holds the Huffman blobs the device wrote.
+  /// When set, symbols[] is empty and coded[] holds the blobs (Huffman or ANS) the device
+  /// wrote, coded_crc[] their crc32c (payloads checksummed on the device, section_crc.hpp).
   bool precoded = false;
   std::vector<uint8_t> coded[2];
+  std::optional<uint32_t> coded_crc[2];
 };
 
 /// What the device produced for mode speculative (stream order).
 struct SpeculativePayload {
   std::vector<uint16_t> ids, codes_u, codes_v;
   std::vector<uint8_t> exact;  ///< anchors then exact targets, u and v f32 each
-  /// When set, ids/codes_* are empty and these hold the Huffman blobs the device wrote.
+  /// When set, ids/codes_* are empty and these hold the blobs (Huffman or ANS) the device
+  /// wrote, with their crc32c (payloads checksummed on the device, section_crc.hpp).
   bool precoded = false;
   std::vector<uint8_t> coded_ids, coded_u, coded_v;
+  std::optional<uint32_t> coded_ids_crc, coded_u_crc, coded_v_crc;
 };
 
 Result<std::vector<uint8_t>> assemble_tiled(const Plan& p, TiledPayload& payload);

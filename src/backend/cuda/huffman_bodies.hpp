@@ -8,11 +8,12 @@
 
 #include <cstdint>
 
+#include "codec/huffman.hpp"
 #include "kernels/hd.hpp"
 
 namespace factz::cuda_detail {
 
-inline constexpr int kHuffmanChunkShift = 16;          ///< codec/huffman.hpp kHuffmanChunkLog2
+inline constexpr int kHuffmanChunkShift = detail::kHuffmanChunkLog2;
 inline constexpr int kHuffmanThreadsPerChunk = 1024;
 inline constexpr int kHuffmanSymbolsPerThread = (1 << kHuffmanChunkShift) / kHuffmanThreadsPerChunk;
 
@@ -68,7 +69,7 @@ FACTZ_HD void huffman_write_range(const uint32_t* table, const uint16_t* symbols
 
 namespace factz::cuda_detail {
 
-inline constexpr int kHuffmanMaxLen = 24;  ///< codec/huffman.hpp kHuffmanMaxCodeLength
+inline constexpr int kHuffmanMaxLen = detail::kHuffmanMaxCodeLength;
 
 /// The canonical code of a blob's codebook, for decoding (docs/codec.md, "Canonical codes"):
 /// a 24-bit window v starting at a code holds a code of length len iff

@@ -35,8 +35,8 @@ struct HuffmanParsed {
   std::vector<uint64_t> chunk_pos;   ///< byte offset of each chunk in the blob, plus the end
 };
 
-/// Parses and validates the head, codebook and chunk table of a blob of n symbols with the
-/// rules of codec/huffman.cpp's decoder; corrupt_stream otherwise.
+/// Parses and validates the head, codebook and chunk table of a blob of n symbols
+/// (detail::huffman_parse, the CPU decoder's own parser); corrupt_stream otherwise.
 Status huffman_parse(std::span<const uint8_t> blob, uint64_t n, HuffmanParsed& out);
 
 }  // namespace factz::cuda_detail

@@ -1,0 +1,142 @@
+// FaCTz-B per-triangle and per-tile decisions (paper section 3.3): the capped safe bound
+// of a triangle and the bound id of a tile. One implementation for the CPU frontend
+// (modes/block_mode.cpp) and the CUDA one (backend/cuda/block_bodies.hpp); both change
+// the stream's bytes, so they must never exist twice.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/quantizer.hpp"
+#include "kernels/safe_bound.hpp"
+
+namespace factz::detail {
+
+/// The bits of a float (std::bit_cast, usable in device code).
+FACTZ_HD uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+#endif
+}
+
+/// Biased binary exponent of a float (0 for zero and subnormals).
+FACTZ_HD int exponent_bits(float x) { return int((float_bits(x) >> 23) & 0xff); }
+
+/// The largest float not above b (a bound must never be rounded up).
+FACTZ_HD float round_down(double b) {
+  float f = float(b);
+  if (double(f) > b) f = nextafterf(f, 0.0f);
+  return f;
+}
+
+/// The triangle's safe bound, except that values which cannot matter are not refined:
+/// vertex k takes min(eb, xi |x_k|) per component, so any xi >= eb / min_k(nonzero |x_k|)
+/// gives every vertex the full eb. When the cheap half-plane bound already reaches that
+/// cap, Eq. 3 is skipped (the result, after the per-vertex minimum, is identical).
+FACTZ_HD float capped_safe_bound(const float u[3], const float v[3], float eb) {
+  const double h = half_plane_margin(u, v);
+  // h == 1 is the largest margin any bound gives (both are <= 1), so triangle_safe_bound
+  // would return exactly this: most triangles of a smooth field stop here.
+  if (h >= 1.0) return round_down(kSafetyFactor);
+  float smallest = INFINITY;
+  for (int k = 0; k < 3; ++k) {
+    const float au = fabsf(u[k]), av = fabsf(v[k]);
+    if (au > 0.0f && au < smallest) smallest = au;
+    if (av > 0.0f && av < smallest) smallest = av;
+  }
+  const double cap = double(eb) / double(smallest);  // 0 when all values are 0
+  if (h * kSafetyFactor >= cap) return round_down(h * kSafetyFactor);
+  return round_down(triangle_safe_bound(u, v));
+}
+
+/// The capped safe bounds of cell (i, j)'s triangles T0 = (a, c, d) and T1 = (a, b, d)
+/// (corners a = (i, j), b = (i, j+1), c = (i+1, j), d = (i+1, j+1), as in signature.hpp) on a
+/// grid of width nx.
+FACTZ_HD void cell_safe_bounds(const float* u, const float* v, int64_t nx, int64_t i, int64_t j, float eb, float& x0,
+                               float& x1) {
+  const int64_t a = i * nx + j, b = a + 1, c = a + nx, d = c + 1;
+  const float u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
+  const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
+  x0 = capped_safe_bound(u0, v0, eb);
+  x1 = capped_safe_bound(u1, v1, eb);
+}
+
+/// Estimated bits to store a vertex stored exactly (value, index and its code).
+inline constexpr int kExactCostBits = 48;
+
+/// Bound id of one tile, the rectangle [x0, x1) x [y0, y1) of a plane x of width nx whose
+/// vertices need ids[k]. The paper takes the minimum id of the tile's non-exact vertices;
+/// one vertex with a tiny safe bound then drags the whole tile down. We choose instead the
+/// id T that minimises an estimate of the tile's size: vertices whose own id is below T
+/// are stored exactly (kExactCostBits each), the others cost about max(1, e - T + 2) bits,
+/// e being the bound-id exponent of their Lorenzo residual on the original values (inside
+/// the tile). 0 when eb is 0 or no vertex is free. The guarantee does not depend on this
+/// choice: quantization checks every vertex against its own bound and stores misses exactly.
+FACTZ_HD uint8_t choose_tile_id(const float* x, const uint8_t* ids, int64_t nx, int64_t x0, int64_t y0, int64_t x1,
+                                int64_t y1, float eb) {
+  if (!(eb > 0.0f)) return 0;
+  constexpr int kBins = 2 * kMaxBoundId + 4;  // residual exponent e, clamped to [0, kBins)
+  const int eb_exponent = exponent_bits(eb);
+  // hist[id][e]: vertices by required id and residual exponent; only rows
+  // [id_lo, kMaxBoundId] and columns [e_lo, e_hi] are used (and zeroed).
+  int32_t hist[kMaxBoundId + 1][kBins];
+  int id_lo = kMaxBoundId + 1, e_lo = kBins, e_hi = -1;
+  int32_t free_count = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t xi = x0; xi < x1; ++xi) {
+        const int64_t k = y * nx + xi;
+        const int id = ids[k];
+        if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
+        if (pass == 0) {
+          id_lo = id < id_lo ? id : id_lo;
+          continue;
+        }
+        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - nx] : 0.0;
+        const double ul = (xi > x0 && y > y0) ? x[k - nx - 1] : 0.0;
+        const float r = float(fabs(double(x[k]) - (l + up - ul)));
+        // Bound-id exponent of the residual, about floor(log2(r / eb)) + 30 + 2; an
+        // estimate, so the exponent bits suffice (subnormals count as tiny).
+        int e = r > 0.0f ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
+        e = e < 0 ? 0 : (e > kBins - 1 ? kBins - 1 : e);
+        ++hist[id][e];
+        e_lo = e < e_lo ? e : e_lo;
+        e_hi = e > e_hi ? e : e_hi;
+        ++free_count;
+      }
+    if (pass == 0) {
+      if (id_lo > kMaxBoundId) break;
+      for (int id = id_lo; id <= kMaxBoundId; ++id)
+        for (int e = 0; e < kBins; ++e) hist[id][e] = 0;
+    }
+  }
+  if (free_count == 0) return 0;
+  // Sweep T from kMaxBoundId down to id_lo (below it the cost only grows): vertices with
+  // id >= T are quantized at T, the others stored exactly.
+  int32_t quantized[kBins];
+  for (int e = 0; e < kBins; ++e) quantized[e] = 0;
+  int32_t quantized_count = 0;
+  int64_t best_cost = INT64_MAX;
+  int best = 0;
+  for (int T = kMaxBoundId; T >= id_lo; --T) {
+    for (int e = e_lo; e <= e_hi; ++e) {
+      quantized[e] += hist[T][e];
+      quantized_count += hist[T][e];
+    }
+    int64_t cost = int64_t(free_count - quantized_count) * kExactCostBits;
+    for (int e = e_lo; e <= e_hi; ++e)
+      if (quantized[e]) cost += int64_t(quantized[e]) * (e - T + 1 > 1 ? e - T + 1 : 1);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = T;
+    }
+  }
+  return uint8_t(best);
+}
+
+}  // namespace factz::detail
