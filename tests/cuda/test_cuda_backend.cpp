@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -63,7 +64,10 @@ const std::vector<NamedField>& fields() {
     o.push_back({"row_1x1000", factz::synth::noise(1000, 1, 7)});
     o.push_back({"column_1x999", factz::synth::noise(1, 999, 8)});
     o.push_back({"tiny_2x2", factz::synth::noise(2, 2, 9)});
-    const std::string dir = FACTZ_SHARED_DATA_DIR;
+    // The build's data folder, or FACTZ_SHARED_DATA_DIR (binaries carried to a GPU
+    // machine with the fields: scripts/gpu-check.sh --pack).
+    const char* env_dir = std::getenv("FACTZ_SHARED_DATA_DIR");
+    const std::string dir = env_dir && *env_dir ? env_dir : FACTZ_SHARED_DATA_DIR;
     for (auto [name, nx, ny] : {std::tuple{"foam_shearlayer_t0.75", 512, 512}, std::tuple{"cmems_glob1deg_cur", 360, 171},
                                 std::tuple{"eraint_uv200", 480, 241}}) {
       const std::string base = dir + "/" + name, dims = std::to_string(nx) + "x" + std::to_string(ny);
@@ -216,6 +220,36 @@ TEST(Cuda, DeviceCrcIsTheCpuCrc) {
     EXPECT_EQ(crc, factz::detail::crc32c(std::span<const uint8_t>(data.data(), size_t(n)))) << "n " << n;
   }
   cudaFree(d);
+}
+
+// A failed runtime call before ours (here an allocation far beyond the device's memory,
+// a non-sticky error left as the thread's last error) is not taken for a failure of the
+// next compress/decompress: their launch checks read cudaGetLastError.
+TEST(Cuda, AnEarlierFailedAllocationDoesNotFailTheNextCall) {
+  REQUIRE_DEVICE();
+  const auto f = factz::synth::turbulence(200, 150, 13, 8.0);
+  float* u = to_device(f.u);
+  float* v = to_device(f.v);
+  float* ou = to_device(f.u);
+  float* ov = to_device(f.v);
+  factz::cuda::Workspace ws;
+  for (auto mode : {factz::Mode::block, factz::Mode::speculative}) {
+    SCOPED_TRACE(factz::mode_name(mode));
+    factz::Options o;
+    o.mode = mode;
+    void* huge = nullptr;
+    ASSERT_NE(cudaMalloc(&huge, size_t(1) << 52), cudaSuccess);  // 4 PiB
+    auto gpu = factz::cuda::compress(u, v, f.nx, f.ny, o, nullptr, &ws);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    auto cpu = factz::compress(f, o);
+    ASSERT_TRUE(cpu.ok());
+    EXPECT_TRUE(gpu.value() == cpu.value());
+    ASSERT_NE(cudaMalloc(&huge, size_t(1) << 52), cudaSuccess);
+    const factz::Status back = factz::cuda::decompress(cpu.value(), ou, ov, f.nx, f.ny, nullptr, &ws);
+    EXPECT_TRUE(back.ok()) << back.to_string();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  for (float* p : {u, v, ou, ov}) cudaFree(p);
 }
 
 TEST(Cuda, StreamsAreByteIdenticalToTheCpuForEveryModeAndCoder) {

@@ -20,7 +20,7 @@ using cuda::Workspace;
 
 /// Pair counts of a plane: pairs inside the window in shared memory per block (the common
 /// small bytes), the rest with global atomics; integer sums, so exact in any order.
-__global__ void ans_pairs_kernel(const uint8_t* b, uint64_t n, unsigned long long* pairs) {
+__global__ void __launch_bounds__(1024) ans_pairs_kernel(const uint8_t* b, uint64_t n, unsigned long long* pairs) {
   __shared__ unsigned int local[kAnsPairWindow * kAnsPairWindow];
   for (uint32_t i = threadIdx.x; i < kAnsPairWindow * kAnsPairWindow; i += blockDim.x) local[i] = 0;
   __syncthreads();

@@ -35,6 +35,10 @@ Status device_status() {
                   std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")");
   }
   if (count == 0) return Status(Code::backend_unavailable, "no CUDA device");
+  // Every entry point starts here: a non-sticky error that an earlier runtime call left
+  // as the thread's last error (the caller's failed cudaMalloc, say, already returned to
+  // it) must not be taken for a failure of this call's first launch check.
+  (void)cudaGetLastError();
   return Status::Ok();
 }
 

@@ -98,7 +98,8 @@ constexpr int kHistWindow = 8192;  // bins counted in shared memory (around the 
 
 /// Histogram of n symbols: bins [window_lo, window_lo + kHistWindow) in shared memory per
 /// block, the rest with global atomics; integer sums, so the counts are exact.
-__global__ void histogram_kernel(const uint16_t* sym, uint64_t n, uint32_t window_lo, unsigned long long* hist) {
+__global__ void __launch_bounds__(1024)
+    histogram_kernel(const uint16_t* sym, uint64_t n, uint32_t window_lo, unsigned long long* hist) {
   __shared__ unsigned int local[kHistWindow];
   for (int i = threadIdx.x; i < kHistWindow; i += blockDim.x) local[i] = 0;
   __syncthreads();
@@ -113,8 +114,9 @@ __global__ void histogram_kernel(const uint16_t* sym, uint64_t n, uint32_t windo
     if (local[i] && window_lo + uint32_t(i) < 65536u) atomicAdd(&hist[window_lo + uint32_t(i)], (unsigned long long)local[i]);
 }
 
-__global__ void huffman_bits_kernel(const uint32_t* table, const uint16_t* sym, uint64_t n, uint32_t* thread_bit,
-                                    uint64_t* chunk_bytes) {
+__global__ void __launch_bounds__(kHuffmanThreadsPerChunk)
+    huffman_bits_kernel(const uint32_t* table, const uint16_t* sym, uint64_t n, uint32_t* thread_bit,
+                        uint64_t* chunk_bytes) {
   using Scan = cub::BlockScan<uint32_t, kHuffmanThreadsPerChunk>;
   __shared__ typename Scan::TempStorage temp;
   const uint64_t chunk = blockIdx.x;
@@ -127,8 +129,9 @@ __global__ void huffman_bits_kernel(const uint32_t* table, const uint16_t* sym, 
   if (threadIdx.x == 0) chunk_bytes[chunk] = (uint64_t(total) + 7) / 8;
 }
 
-__global__ void huffman_write_kernel(const uint32_t* table, const uint16_t* sym, uint64_t n, const uint32_t* thread_bit,
-                                     const uint64_t* chunk_pos, unsigned int* words) {
+__global__ void __launch_bounds__(kHuffmanThreadsPerChunk)
+    huffman_write_kernel(const uint32_t* table, const uint16_t* sym, uint64_t n, const uint32_t* thread_bit,
+                         const uint64_t* chunk_pos, unsigned int* words) {
   const uint64_t chunk = blockIdx.x;
   uint64_t lo, hi;
   huffman_thread_range(n, chunk, int(threadIdx.x), lo, hi);

@@ -14,8 +14,13 @@
 
 namespace factz::cuda_detail {
 
+/// A failed runtime call also leaves its error as the thread's "last error"; it is cleared
+/// here, so that a non-sticky failure (a cudaMalloc out of memory, say) is reported once and
+/// not again by the next launch check (cudaGetLastError) of a later, valid call. Sticky
+/// errors (a faulting kernel) cannot be cleared and keep failing every call.
 inline Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::Ok();
+  (void)cudaGetLastError();
   return Status(Code::cuda, std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
 }
 
