@@ -281,14 +281,7 @@ Status decode_parsed(std::span<const uint8_t> stream, const detail::ParsedContai
 
   auto meta = section(detail::kSectionMeta);
   if (!meta.ok()) return meta.status();
-  {
-    detail::ByteReader r(meta.value());
-    uint8_t max_id;
-    uint32_t radius;
-    if (!r.u8(max_id) || !r.u32(radius) || !r.at_end()) return corrupt_stream("meta section is malformed");
-    if (max_id != detail::kMaxBoundId || radius != uint32_t(detail::kRadius))
-      return corrupt_stream("meta section parameters are not those of format v1");
-  }
+  FACTZ_RETURN_IF_ERROR(detail::check_meta_section(meta.value()));
   const detail::TileLayout L(nx, ny);
   const size_t ntiles = size_t(L.tile_count());
   std::vector<uint8_t> tile_ids;

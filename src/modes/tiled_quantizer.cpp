@@ -105,38 +105,66 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
   return out;
 }
 
-namespace {
-
-struct Outlier {
-  int64_t index;
-  int64_t code;
-};
-
-Status parse_outliers(std::span<const uint8_t> in, std::span<const uint16_t> symbols, std::vector<Outlier>& out) {
+Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const uint16_t> symbols,
+                      std::vector<int64_t>& index, std::vector<int64_t>& code) {
   ByteReader r(in);
   uint64_t count;
-  if (!r.varint(count) || count > symbols.size()) return corrupt_stream("outlier list header is invalid");
-  out.resize(size_t(count));
+  if (!r.varint(count) || count > n) return corrupt_stream("outlier list header is invalid");
+  index.resize(size_t(count));
+  code.resize(size_t(count));
   int64_t last = -1;
-  for (auto& o : out) {
+  for (uint64_t e = 0; e < count; ++e) {
     uint64_t gap;
-    int64_t code;
-    if (!r.varint(gap) || !r.zigzag(code)) return corrupt_stream("outlier list truncated");
-    if (gap >= symbols.size() || int64_t(gap) >= int64_t(symbols.size()) - last - 1)
-      return corrupt_stream("outlier index out of range");
+    int64_t c;
+    if (!r.varint(gap) || !r.zigzag(c)) return corrupt_stream("outlier list truncated");
+    if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("outlier index out of range");
     last += int64_t(gap) + 1;
-    if (symbols[size_t(last)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
-    if (code < -(int64_t(1) << 40) || code > (int64_t(1) << 40)) return corrupt_stream("outlier code out of range");
-    o = {last, code};
+    if (!symbols.empty() && symbols[size_t(last)] != 0)
+      return corrupt_stream("outlier at a vertex without escape symbol");
+    if (c < -(int64_t(1) << 40) || c > (int64_t(1) << 40)) return corrupt_stream("outlier code out of range");
+    index[e] = last;
+    code[e] = c;
   }
   if (!r.at_end()) return corrupt_stream("trailing bytes after outlier list");
+  if (symbols.empty()) return Status::Ok();
   int64_t escapes = 0;
   for (uint16_t s : symbols) escapes += s == 0;
   if (escapes != int64_t(count)) return corrupt_stream("escape symbols and outlier list disagree");
   return Status::Ok();
 }
 
-}  // namespace
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<float>& value) {
+  ByteReader ri(exact_index), rv(exact_values);
+  uint64_t count;
+  if (!ri.varint(count) || count > n) return corrupt_stream("exact list header is invalid");
+  if (rv.remaining() != count * 4) return corrupt_stream("exact value count does not match its index");
+  index.resize(size_t(count));
+  value.resize(size_t(count));
+  int64_t last = -1;
+  for (uint64_t e = 0; e < count; ++e) {
+    uint64_t gap;
+    float x;
+    if (!ri.varint(gap) || !rv.f32(x)) return corrupt_stream("exact list truncated");
+    if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
+    if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("exact index out of range");
+    last += int64_t(gap) + 1;
+    index[e] = last;
+    value[e] = x;
+  }
+  if (!ri.at_end()) return corrupt_stream("trailing bytes after exact list");
+  return Status::Ok();
+}
+
+Status check_meta_section(std::span<const uint8_t> meta) {
+  ByteReader r(meta);
+  uint8_t max_id;
+  uint32_t radius;
+  if (!r.u8(max_id) || !r.u32(radius) || !r.at_end()) return corrupt_stream("meta section is malformed");
+  if (max_id != kMaxBoundId || radius != uint32_t(kRadius))
+    return corrupt_stream("meta section parameters are not those of format v1");
+  return Status::Ok();
+}
 
 Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
                     std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
@@ -147,8 +175,8 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
   for (uint8_t id : tile_ids)
     if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
   if (int64_t(symbols.size()) != n) return corrupt_stream("code count does not match the grid");
-  std::vector<Outlier> outl;
-  FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, symbols, outl));
+  std::vector<int64_t> outlier_index, outlier_code;
+  FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, uint64_t(n), symbols, outlier_index, outlier_code));
   if (int64_t(out.size()) != n) return invalid_argument("output plane has the wrong size");
   int bad = 0;
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads) reduction(| : bad)
@@ -158,15 +186,15 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
     const float step = 2.0f * bound_of_id(eb, tile_ids[size_t(t)]);
     uint64_t row_above[kTile] = {};  // q of the previous row of this tile (wrapping arithmetic)
-    auto oit = outl.begin();
+    auto oit = outlier_index.begin();
     for (int64_t y = y0; y < y1; ++y) {
       uint64_t left = 0, above_left = 0;
       for (int64_t x = x0; x < x1; ++x) {
         const int64_t k = y * L.nx + x;
         int64_t code = int64_t(symbols[size_t(k)]) - kRadius;
         if (symbols[size_t(k)] == 0) {
-          oit = std::lower_bound(oit, outl.end(), k, [](const Outlier& o, int64_t i) { return o.index < i; });
-          code = oit->code;  // parse_outliers guarantees an entry for every escape
+          oit = std::lower_bound(oit, outlier_index.end(), k);
+          code = outlier_code[size_t(oit - outlier_index.begin())];  // parse_outliers: one per escape
         }
         const uint64_t above = row_above[x - x0];
         const uint64_t q = uint64_t(code) + left + above - above_left;
@@ -182,21 +210,10 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     }
   }
   if (bad) return corrupt_stream("decoded value out of range");
-  ByteReader ri(exact_index), rv(exact_values);
-  uint64_t count;
-  if (!ri.varint(count) || count > uint64_t(n)) return corrupt_stream("exact list header is invalid");
-  if (rv.remaining() != count * 4) return corrupt_stream("exact value count does not match its index");
-  int64_t last = -1;
-  for (uint64_t e = 0; e < count; ++e) {
-    uint64_t gap;
-    float value;
-    if (!ri.varint(gap) || !rv.f32(value)) return corrupt_stream("exact list truncated");
-    if (!std::isfinite(value)) return corrupt_stream("exact value is not finite");
-    if (gap >= uint64_t(n) || int64_t(gap) >= n - last - 1) return corrupt_stream("exact index out of range");
-    last += int64_t(gap) + 1;
-    out[size_t(last)] = value;
-  }
-  if (!ri.at_end()) return corrupt_stream("trailing bytes after exact list");
+  std::vector<int64_t> exact_at;
+  std::vector<float> exact_value;
+  FACTZ_RETURN_IF_ERROR(parse_exact(exact_index, exact_values, uint64_t(n), exact_at, exact_value));
+  for (size_t e = 0; e < exact_at.size(); ++e) out[size_t(exact_at[e])] = exact_value[e];
   return Status::Ok();
 }
 

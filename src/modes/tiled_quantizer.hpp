@@ -59,6 +59,22 @@ Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t>
                     std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values,
                     int threads, std::span<float> out);
 
+/// A plane's outlier list (docs/format.md): increasing indices below n, codes within
+/// +-2^40, no trailing bytes. With `symbols` (n of them) also: every outlier sits on an
+/// escape symbol and every escape has one; an empty `symbols` leaves those two checks to
+/// the caller (the CUDA decoder checks them on the device). corrupt_stream otherwise.
+Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const uint16_t> symbols,
+                      std::vector<int64_t>& index, std::vector<int64_t>& code);
+
+/// A plane's exact list: varint count <= n, increasing indices below n from the gap
+/// varints, one finite f32 per index, nothing left over. corrupt_stream otherwise.
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<float>& value);
+
+/// The meta section of a tiled or speculative stream: the bound-id range and radius of
+/// this format (corrupt_stream when malformed or different).
+Status check_meta_section(std::span<const uint8_t> meta);
+
 /// "Both planes" sections: varint(size of a) | a | b (docs/format.md).
 std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
 /// Inverse of concat_lists; corrupt_stream (naming `what`) when the size does not fit.

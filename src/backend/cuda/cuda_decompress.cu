@@ -135,7 +135,7 @@ Status device_entropy_decode(Workspace::Impl& ws, uint8_t coder, const std::vect
 }
 
 /// Device decoding of one plane's symbols, then the outlier checks that need them
-/// (host_stream.cpp parse_outliers leaves them to the device in this case).
+/// (detail::parse_outliers, modes/tiled_quantizer.hpp, leaves them to the device in this case).
 Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, int64_t n,
                             const std::vector<int64_t>& outlier_index, const int64_t* d_outlier_index, uint16_t* sym,
                             int* flag, cudaStream_t s) {

@@ -151,67 +151,7 @@ const detail::Decompressor kUnzstd = [](std::span<const uint8_t> in, uint64_t ra
 Status check_meta(std::span<const uint8_t> stream, const detail::ParsedContainer& pc) {
   auto meta = detail::read_section(stream, pc, detail::kSectionMeta, &kUnzstd);
   if (!meta.ok()) return meta.status();
-  detail::ByteReader r(meta.value());
-  uint8_t max_id;
-  uint32_t radius;
-  if (!r.u8(max_id) || !r.u32(radius) || !r.at_end()) return corrupt_stream("meta section is malformed");
-  if (max_id != detail::kMaxBoundId || radius != uint32_t(detail::kRadius))
-    return corrupt_stream("meta section parameters are not those of format v1");
-  return Status::Ok();
-}
-
-/// The outlier list of one plane, validated as tiled_quantizer.cpp's parse_outliers does.
-/// n: the plane's vertex count; symbols: its symbols, or empty to leave the checks that
-/// need them to the device.
-Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const uint16_t> symbols,
-                      std::vector<int64_t>& index, std::vector<int64_t>& code) {
-  detail::ByteReader r(in);
-  uint64_t count;
-  if (!r.varint(count) || count > n) return corrupt_stream("outlier list header is invalid");
-  index.resize(size_t(count));
-  code.resize(size_t(count));
-  int64_t last = -1;
-  for (uint64_t e = 0; e < count; ++e) {
-    uint64_t gap;
-    int64_t c;
-    if (!r.varint(gap) || !r.zigzag(c)) return corrupt_stream("outlier list truncated");
-    if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("outlier index out of range");
-    last += int64_t(gap) + 1;
-    if (!symbols.empty() && symbols[size_t(last)] != 0)
-      return corrupt_stream("outlier at a vertex without escape symbol");
-    if (c < -(int64_t(1) << 40) || c > (int64_t(1) << 40)) return corrupt_stream("outlier code out of range");
-    index[e] = last;
-    code[e] = c;
-  }
-  if (!r.at_end()) return corrupt_stream("trailing bytes after outlier list");
-  if (symbols.empty()) return Status::Ok();
-  int64_t escapes = 0;
-  for (uint16_t s : symbols) escapes += s == 0;
-  if (escapes != int64_t(count)) return corrupt_stream("escape symbols and outlier list disagree");
-  return Status::Ok();
-}
-
-Status parse_exact(std::span<const uint8_t> idx, std::span<const uint8_t> vals, int64_t n, std::vector<int64_t>& index,
-                   std::vector<float>& value) {
-  detail::ByteReader ri(idx), rv(vals);
-  uint64_t count;
-  if (!ri.varint(count) || count > uint64_t(n)) return corrupt_stream("exact list header is invalid");
-  if (rv.remaining() != count * 4) return corrupt_stream("exact value count does not match its index");
-  index.resize(size_t(count));
-  value.resize(size_t(count));
-  int64_t last = -1;
-  for (uint64_t e = 0; e < count; ++e) {
-    uint64_t gap;
-    float x;
-    if (!ri.varint(gap) || !rv.f32(x)) return corrupt_stream("exact list truncated");
-    if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
-    if (gap >= uint64_t(n) || int64_t(gap) >= n - last - 1) return corrupt_stream("exact index out of range");
-    last += int64_t(gap) + 1;
-    index[e] = last;
-    value[e] = x;
-  }
-  if (!ri.at_end()) return corrupt_stream("trailing bytes after exact list");
-  return Status::Ok();
+  return detail::check_meta_section(meta.value());
 }
 
 }  // namespace
@@ -257,8 +197,8 @@ Status parse_tiled(std::span<const uint8_t> stream, const detail::ParsedContaine
                                                    detail::kAnsCodeCenter, out.symbols[c], threads));
     }
     FACTZ_RETURN_IF_ERROR(
-        parse_outliers(ol[c], uint64_t(n), out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
-    FACTZ_RETURN_IF_ERROR(parse_exact(idx[c], val[c], n, out.exact_index[c], out.exact_value[c]));
+        detail::parse_outliers(ol[c], uint64_t(n), out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
+    FACTZ_RETURN_IF_ERROR(detail::parse_exact(idx[c], val[c], uint64_t(n), out.exact_index[c], out.exact_value[c]));
   }
   return Status::Ok();
 }
