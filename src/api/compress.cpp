@@ -277,42 +277,21 @@ Status decode_parsed(std::span<const uint8_t> stream, const detail::ParsedContai
   };
   if (h.mode == uint8_t(Mode::speculative))
     return detail::decode_speculative(stream, pc, &unzstd, threads, u_out, v_out);
-  auto section = [&](uint32_t id) { return detail::read_section(stream, pc, id, &unzstd); };
-
-  auto meta = section(detail::kSectionMeta);
-  if (!meta.ok()) return meta.status();
-  FACTZ_RETURN_IF_ERROR(detail::check_meta_section(meta.value()));
+  detail::TiledSections ts;
+  FACTZ_RETURN_IF_ERROR(detail::read_tiled_sections(stream, pc, &unzstd, ts));
   const detail::TileLayout L(nx, ny);
   const size_t ntiles = size_t(L.tile_count());
-  std::vector<uint8_t> tile_ids;
-  if (h.mode == uint8_t(Mode::block)) {
-    auto t = section(detail::kSectionTileBounds);
-    if (!t.ok()) return t.status();
-    tile_ids = std::move(t.value());
-    if (tile_ids.size() != 2 * ntiles) return corrupt_stream("tile bound section has the wrong size");
-  } else {
-    tile_ids.assign(2 * ntiles, uint8_t(h.eb > 0.0f ? detail::kMaxBoundId : 0));
-  }
-  auto ex_idx = section(detail::kSectionExactIndex);
-  if (!ex_idx.ok()) return ex_idx.status();
-  auto ex_val = section(detail::kSectionExactValues);
-  if (!ex_val.ok()) return ex_val.status();
-  auto outl = section(detail::kSectionOutliers);
-  if (!outl.ok()) return outl.status();
-  std::span<const uint8_t> idx[2], val[2], out[2];
-  FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_idx.value(), idx[0], idx[1], "exact_index"));
-  FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_val.value(), val[0], val[1], "exact_values"));
-  FACTZ_RETURN_IF_ERROR(detail::split_lists(outl.value(), out[0], out[1], "outliers"));
   detail::BigVector<uint16_t> symbols(static_cast<size_t>(nx * ny));
   const uint32_t code_ids[2] = {detail::kSectionCodesU, detail::kSectionCodesV};
   const std::span<float> planes[2] = {u_out, v_out};
   for (int c = 0; c < 2; ++c) {
-    auto codes = section(code_ids[c]);
+    auto codes = detail::read_section(stream, pc, code_ids[c], &unzstd);
     if (!codes.ok()) return codes.status();
     FACTZ_RETURN_IF_ERROR(
         detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), detail::kAnsCodeCenter, symbols, threads));
-    const std::span<const uint8_t> ids(tile_ids.data() + c * ntiles, ntiles);
-    FACTZ_RETURN_IF_ERROR(detail::decode_plane(L, h.eb, ids, symbols, out[c], idx[c], val[c], threads, planes[c]));
+    const std::span<const uint8_t> ids(ts.tile_ids.data() + c * ntiles, ntiles);
+    FACTZ_RETURN_IF_ERROR(
+        detail::decode_plane(L, h.eb, ids, symbols, ts.outl[c], ts.idx[c], ts.val[c], threads, planes[c]));
   }
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "factz/factz.hpp"
 #include "util/byte_io.hpp"
 #include "kernels/quantizer.hpp"
 
@@ -215,6 +216,39 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
   FACTZ_RETURN_IF_ERROR(parse_exact(exact_index, exact_values, uint64_t(n), exact_at, exact_value));
   for (size_t e = 0; e < exact_at.size(); ++e) out[size_t(exact_at[e])] = exact_value[e];
   return Status::Ok();
+}
+
+Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
+                           TiledSections& out) {
+  const auto& h = pc.header;
+  auto section = [&](uint32_t id) { return read_section(stream, pc, id, zstd); };
+  auto meta = section(kSectionMeta);
+  if (!meta.ok()) return meta.status();
+  FACTZ_RETURN_IF_ERROR(check_meta_section(meta.value()));
+  const TileLayout L(int64_t(h.nx), int64_t(h.ny));
+  const size_t ntiles = size_t(L.tile_count());
+  if (h.mode == uint8_t(Mode::block)) {  // per-tile ids; mode none: one uniform id
+    auto t = section(kSectionTileBounds);
+    if (!t.ok()) return t.status();
+    out.tile_ids = std::move(t.value());
+    if (out.tile_ids.size() != 2 * ntiles) return corrupt_stream("tile bound section has the wrong size");
+    for (uint8_t id : out.tile_ids)
+      if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
+  } else {
+    out.tile_ids.assign(2 * ntiles, uint8_t(h.eb > 0.0f ? kMaxBoundId : 0));
+  }
+  auto ex_idx = section(kSectionExactIndex);
+  if (!ex_idx.ok()) return ex_idx.status();
+  auto ex_val = section(kSectionExactValues);
+  if (!ex_val.ok()) return ex_val.status();
+  auto outl = section(kSectionOutliers);
+  if (!outl.ok()) return outl.status();
+  out.exact_index = std::move(ex_idx.value());
+  out.exact_values = std::move(ex_val.value());
+  out.outliers = std::move(outl.value());
+  FACTZ_RETURN_IF_ERROR(split_lists(out.exact_index, out.idx[0], out.idx[1], "exact_index"));
+  FACTZ_RETURN_IF_ERROR(split_lists(out.exact_values, out.val[0], out.val[1], "exact_values"));
+  return split_lists(out.outliers, out.outl[0], out.outl[1], "outliers");
 }
 
 std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "factz/status.hpp"
+#include "format/container.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::detail {
@@ -74,6 +75,18 @@ Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t
 /// The meta section of a tiled or speculative stream: the bound-id range and radius of
 /// this format (corrupt_stream when malformed or different).
 Status check_meta_section(std::span<const uint8_t> meta);
+
+/// The sections of a none/block stream that precede the codes, read (zstd undone) and
+/// checked: meta, tile ids (2 * tile count, u's then v's, each <= kMaxBoundId) and the
+/// both-planes lists split per plane. The spans point into the owned section bytes.
+struct TiledSections {
+  std::vector<uint8_t> tile_ids;
+  std::vector<uint8_t> exact_index, exact_values, outliers;
+  std::span<const uint8_t> idx[2], val[2], outl[2];
+};
+/// Reads them from a parsed container (the CPU decoder and the CUDA host side share it).
+Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
+                           TiledSections& out);
 
 /// "Both planes" sections: varint(size of a) | a | b (docs/format.md).
 std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);

@@ -1,11 +1,15 @@
 // Inputs shared by the CUDA backend's tests (device tests and the CPU model's tests).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "codec/ans.hpp"
 #include "factz/factz.hpp"
+#include "format/container.hpp"
 
 namespace factz::test {
 
@@ -50,6 +54,42 @@ inline std::vector<std::vector<uint16_t>> ans_test_streams(uint64_t seed) {
   for (size_t i = 0; i < few.size(); ++i) few[i] = uint16_t(32768 + (next() % 64 == 0 ? 300 + int(next() % 3) : 0));
   for (auto* s : {&sparse, &runs, &wide, &ids, &few}) streams.push_back(std::move(*s));
   return streams;
+}
+
+/// Copies of `stream` (written without zstd) with one byte of one section changed, the
+/// container rewritten around them so that every CRC is valid: the decoders' own checks are
+/// what gets tested. Odd trials damage one of a section's first 24 bytes (heads, tables);
+/// with `shorten`, every fifth trial also drops the section's last byte. Returns
+/// {trial, stream} pairs (trials that drew an empty section are skipped), or nothing when
+/// `stream` does not parse.
+inline std::vector<std::pair<int, std::vector<uint8_t>>> damaged_sections(std::span<const uint8_t> stream,
+                                                                          uint64_t seed, int trials, bool shorten) {
+  std::vector<std::pair<int, std::vector<uint8_t>>> out;
+  auto pc = detail::parse_container(stream);
+  if (!pc.ok()) return out;
+  std::vector<detail::Section> sections;
+  for (const auto& e : pc->entries) {
+    auto raw = detail::read_section(stream, pc.value(), e.id, nullptr);
+    if (!raw.ok()) return {};
+    sections.push_back({e.id, raw.value(), false});
+  }
+  uint64_t state = seed;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  for (int trial = 0; trial < trials; ++trial) {
+    auto damaged = sections;
+    auto& sec = damaged[next() % damaged.size()].raw;
+    if (sec.empty()) continue;
+    const size_t at = trial % 2 ? next() % std::min<size_t>(sec.size(), 24) : next() % sec.size();
+    sec[at] ^= uint8_t(1 + next() % 255);
+    if (shorten && trial % 5 == 0) sec.resize(sec.size() - 1);
+    auto written = detail::write_container(pc->header, damaged, nullptr);
+    if (!written.ok()) return {};
+    out.emplace_back(trial, std::move(written).value());
+  }
+  return out;
 }
 
 }  // namespace factz::test

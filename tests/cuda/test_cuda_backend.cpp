@@ -348,11 +348,6 @@ TEST(Cuda, DevicePointerApiOnAStreamReusesItsWorkspace) {
 TEST(Cuda, DamagedSectionsAreRejectedLikeTheCpuDoes) {
   REQUIRE_DEVICE();
   const auto f = factz::synth::turbulence(300, 200, 9, 8.0);
-  uint64_t state = 777;
-  auto next = [&] {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return uint32_t(state >> 33);
-  };
   for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
     for (auto coder : {factz::Coder::ans, factz::Coder::huffman}) {
       SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
@@ -363,23 +358,11 @@ TEST(Cuda, DamagedSectionsAreRejectedLikeTheCpuDoes) {
       o.bound = 1e-3;
       auto s = factz::compress(f, o);
       ASSERT_TRUE(s.ok());
-      auto pc = factz::detail::parse_container(s.value());
-      ASSERT_TRUE(pc.ok());
-      std::vector<factz::detail::Section> sections;
-      for (const auto& e : pc->entries) {
-        auto raw = factz::detail::read_section(s.value(), pc.value(), e.id, nullptr);
-        ASSERT_TRUE(raw.ok());
-        sections.push_back({e.id, raw.value(), false});
-      }
-      for (int trial = 0; trial < 40; ++trial) {
-        auto damaged = sections;
-        auto& sec = damaged[next() % damaged.size()].raw;
-        if (sec.empty()) continue;
-        sec[trial % 2 ? next() % std::min<size_t>(sec.size(), 24) : next() % sec.size()] ^= uint8_t(1 + next() % 255);
-        auto stream = factz::detail::write_container(pc->header, damaged, nullptr);
-        ASSERT_TRUE(stream.ok());
-        auto cpu = factz::decompress(stream.value());
-        auto gpu = factz::cuda::decompress(stream.value());
+      const auto damaged = factz::test::damaged_sections(s.value(), 777, 40, false);
+      ASSERT_FALSE(damaged.empty());
+      for (const auto& [trial, stream] : damaged) {
+        auto cpu = factz::decompress(stream);
+        auto gpu = factz::cuda::decompress(stream);
         EXPECT_EQ(cpu.ok(), gpu.ok()) << "trial " << trial << ": " << gpu.status().to_string();
         if (cpu.ok() && gpu.ok()) {
           EXPECT_TRUE(same_bits(cpu->u, gpu->u));

@@ -419,11 +419,6 @@ TEST(GpuModel, RejectsWhatTheCudaBackendDoesNotSupport) {
 // what the CPU decoder accepts, and then reconstructs the same values.
 TEST(GpuModel, DamagedSectionsAreRejectedLikeTheCpuDoes) {
   const auto f = factz::synth::turbulence(40, 30, 9, 4.0);
-  uint64_t state = 12345;
-  auto next = [&] {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return uint32_t(state >> 33);
-  };
   for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
     for (auto coder : {factz::Coder::ans, factz::Coder::huffman}) {
       SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
@@ -436,26 +431,12 @@ TEST(GpuModel, DamagedSectionsAreRejectedLikeTheCpuDoes) {
       ASSERT_TRUE(s.ok());
       const std::vector<uint8_t>& bytes = s.value();
       EXPECT_FALSE(factz::cuda_detail::model_decompress(std::span(bytes).first(bytes.size() / 2)).ok());
-      auto pc = factz::detail::parse_container(bytes);
-      ASSERT_TRUE(pc.ok());
-      std::vector<factz::detail::Section> sections;
-      for (const auto& e : pc->entries) {
-        auto raw = factz::detail::read_section(bytes, pc.value(), e.id, nullptr);
-        ASSERT_TRUE(raw.ok());
-        sections.push_back({e.id, raw.value(), false});
-      }
+      const auto damaged = factz::test::damaged_sections(bytes, 12345, 150, true);
+      ASSERT_FALSE(damaged.empty());
       int rejected = 0;
-      for (int trial = 0; trial < 150; ++trial) {
-        auto damaged = sections;
-        auto& sec = damaged[next() % damaged.size()].raw;
-        if (sec.empty()) continue;
-        const size_t at = trial % 2 ? next() % std::min<size_t>(sec.size(), 24) : next() % sec.size();
-        sec[at] ^= uint8_t(1 + next() % 255);
-        if (trial % 5 == 0) sec.resize(sec.size() - 1);
-        auto stream = factz::detail::write_container(pc->header, damaged, nullptr);
-        ASSERT_TRUE(stream.ok());
-        auto cpu = factz::decompress(stream.value());
-        auto dev = factz::cuda_detail::model_decompress(stream.value());
+      for (const auto& [trial, stream] : damaged) {
+        auto cpu = factz::decompress(stream);
+        auto dev = factz::cuda_detail::model_decompress(stream);
         EXPECT_EQ(cpu.ok(), dev.ok()) << "trial " << trial << ": cpu " << cpu.status().to_string() << ", device "
                                       << dev.status().to_string();
         if (cpu.ok() && dev.ok()) {

@@ -200,12 +200,6 @@ Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t 
   return Status::Ok();
 }
 
-Bounds bounds_of(float eb) {
-  Bounds b;
-  for (int id = 0; id <= kMaxBoundId; ++id) b.b[id] = detail::bound_of_id(eb, id);
-  return b;
-}
-
 }  // namespace
 
 Status device_value_range(Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,

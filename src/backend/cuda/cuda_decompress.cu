@@ -154,13 +154,6 @@ Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vecto
   return Status::Ok();
 }
 
-Bounds bounds_of(float eb) {
-  Bounds b;
-  for (int id = 0; id <= kMaxBoundId; ++id) b.b[id] = detail::bound_of_id(eb, id);
-  return b;
-}
-
-
 }  // namespace
 
 Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in, float* u,

@@ -11,6 +11,7 @@
 
 #include "factz/cuda.hpp"
 #include "factz/status.hpp"
+#include "kernels/quantizer.hpp"
 
 namespace factz::cuda_detail {
 
@@ -156,5 +157,12 @@ Status upload(cuda::Workspace::Impl& ws, int slot, const std::vector<T>& src, cu
 struct Bounds {
   float b[31];
 };
+
+/// The bound of every id for the absolute bound eb (kernels/quantizer.hpp's bound_of_id).
+inline Bounds bounds_of(float eb) {
+  Bounds b;
+  for (int id = 0; id <= detail::kMaxBoundId; ++id) b.b[id] = detail::bound_of_id(eb, id);
+  return b;
+}
 
 }  // namespace factz::cuda_detail

@@ -160,33 +160,12 @@ Status parse_tiled(std::span<const uint8_t> stream, const detail::ParsedContaine
                    TiledDecodeInput& out, bool leave_coded) {
   const auto& h = pc.header;
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
-  FACTZ_RETURN_IF_ERROR(check_meta(stream, pc));
-  auto section = [&](uint32_t id) { return detail::read_section(stream, pc, id, &kUnzstd); };
-  const detail::TileLayout L(nx, ny);
-  const size_t ntiles = size_t(L.tile_count());
-  if (h.mode == uint8_t(Mode::block)) {
-    auto t = section(detail::kSectionTileBounds);
-    if (!t.ok()) return t.status();
-    out.tile_ids = std::move(t.value());
-    if (out.tile_ids.size() != 2 * ntiles) return corrupt_stream("tile bound section has the wrong size");
-    for (uint8_t id : out.tile_ids)
-      if (id > detail::kMaxBoundId) return corrupt_stream("tile bound id out of range");
-  } else {
-    out.tile_ids.assign(2 * ntiles, uint8_t(h.eb > 0.0f ? detail::kMaxBoundId : 0));
-  }
-  auto ex_idx = section(detail::kSectionExactIndex);
-  if (!ex_idx.ok()) return ex_idx.status();
-  auto ex_val = section(detail::kSectionExactValues);
-  if (!ex_val.ok()) return ex_val.status();
-  auto outl = section(detail::kSectionOutliers);
-  if (!outl.ok()) return outl.status();
-  std::span<const uint8_t> idx[2], val[2], ol[2];
-  FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_idx.value(), idx[0], idx[1], "exact_index"));
-  FACTZ_RETURN_IF_ERROR(detail::split_lists(ex_val.value(), val[0], val[1], "exact_values"));
-  FACTZ_RETURN_IF_ERROR(detail::split_lists(outl.value(), ol[0], ol[1], "outliers"));
+  detail::TiledSections ts;
+  FACTZ_RETURN_IF_ERROR(detail::read_tiled_sections(stream, pc, &kUnzstd, ts));
+  out.tile_ids = std::move(ts.tile_ids);
   const uint32_t code_ids[2] = {detail::kSectionCodesU, detail::kSectionCodesV};
   for (int c = 0; c < 2; ++c) {
-    auto codes = section(code_ids[c]);
+    auto codes = detail::read_section(stream, pc, code_ids[c], &kUnzstd);
     if (!codes.ok()) return codes.status();
     if (leave_coded) {
       out.device_coded = true;
@@ -197,8 +176,9 @@ Status parse_tiled(std::span<const uint8_t> stream, const detail::ParsedContaine
                                                    detail::kAnsCodeCenter, out.symbols[c], threads));
     }
     FACTZ_RETURN_IF_ERROR(
-        detail::parse_outliers(ol[c], uint64_t(n), out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
-    FACTZ_RETURN_IF_ERROR(detail::parse_exact(idx[c], val[c], uint64_t(n), out.exact_index[c], out.exact_value[c]));
+        detail::parse_outliers(ts.outl[c], uint64_t(n), out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
+    FACTZ_RETURN_IF_ERROR(
+        detail::parse_exact(ts.idx[c], ts.val[c], uint64_t(n), out.exact_index[c], out.exact_value[c]));
   }
   return Status::Ok();
 }
