@@ -33,8 +33,8 @@ TEST(BlockMode, KeepsEverySignatureAtAbsBounds) {
 }
 
 TEST(BlockMode, KeepsEverySignatureOnRealFields) {
-  const auto fields = testing::shared_vector_fields();
-  if (fields.empty()) GTEST_SKIP() << "../shared/data not present";
+  const auto fields = testing::real_vector_fields();
+  if (fields.empty()) GTEST_SKIP() << "no real vector fields in tests/data or ../shared/data";
   for (const auto& nf : fields) {
     for (double rel : kRelBounds) {
       auto rt = check_round_trip(nf.field, options(Mode::block, BoundMode::rel, rel),

@@ -222,8 +222,8 @@ TEST(MultiBlock, GlobalGuaranteesOnSyntheticAndDegenerateSets) {
 }
 
 TEST(MultiBlock, GlobalGuaranteesOnRealFields) {
-  const auto fields = testing::shared_vector_fields();
-  if (fields.empty()) GTEST_SKIP() << "no shared data folder";
+  const auto fields = testing::real_vector_fields();
+  if (fields.empty()) GTEST_SKIP() << "no real vector fields in tests/data or ../shared/data";
   for (const auto& nf : fields) {
     if (nf.field.size() > 100000) continue;  // the big ones run in the MPI and bench checks
     for (Mode m : {Mode::block, Mode::speculative}) {

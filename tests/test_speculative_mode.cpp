@@ -33,8 +33,8 @@ TEST(Speculative, KeepsEverySignatureAtAbsBounds) {
 }
 
 TEST(Speculative, KeepsEverySignatureOnRealFields) {
-  const auto fields = testing::shared_vector_fields();
-  if (fields.empty()) GTEST_SKIP() << "../shared/data not present";
+  const auto fields = testing::real_vector_fields();
+  if (fields.empty()) GTEST_SKIP() << "no real vector fields in tests/data or ../shared/data";
   for (const auto& nf : fields) {
     for (double rel : kRelBounds)
       check_round_trip(nf.field, options(Mode::speculative, BoundMode::rel, rel), nf.name + " REL " + std::to_string(rel));

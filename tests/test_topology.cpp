@@ -21,6 +21,7 @@
 #include "kernels/orient.hpp"
 #include "kernels/signature.hpp"
 #include "support/exact_reference.hpp"
+#include "support/fields.hpp"
 
 namespace {
 
@@ -764,50 +765,31 @@ TEST(TopologyApi, InvalidFieldsAreRejected) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Real data from ../shared/data: every vector field NAME_u_NXxNY.f32 / NAME_v_NXxNY.f32.
+// Real data (tests/data, and ../shared/data when present): every vector field
+// NAME_u_NXxNY.f32 / NAME_v_NXxNY.f32.
 
-std::vector<float> read_f32(const std::filesystem::path& p, size_t n) {
-  std::vector<float> out(n);
-  std::ifstream in(p, std::ios::binary);
-  in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n * sizeof(float)));
-  if (!in) out.clear();
-  return out;
-}
-
-TEST(ReferenceRealData, CriticalPointsMatchTheReferenceOnSharedVectorFields) {
-  const std::filesystem::path dir = FACTZ_SHARED_DATA_DIR;
-  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "shared/data not present at " << dir;
-  const std::regex pattern(R"((.+)_u_(\d+)x(\d+)\.f32)");
-  int fields = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = entry.path().filename().string();
-    if (!std::regex_match(name, m, pattern)) continue;
-    const int64_t nx = std::stoll(m[2]), ny = std::stoll(m[3]);
-    const auto vpath = dir / (m[1].str() + "_v_" + m[2].str() + "x" + m[3].str() + ".f32");
-    if (!std::filesystem::exists(vpath)) continue;
-    Field f{nx, ny, read_f32(entry.path(), size_t(nx * ny)), read_f32(vpath, size_t(nx * ny))};
-    ASSERT_EQ(f.u.size(), size_t(nx * ny)) << name;
-    ASSERT_EQ(f.v.size(), size_t(nx * ny)) << name;
-    const auto ref = r::ref_critical_points(nx, ny, f.u.data(), f.v.data());
-    const auto got = factz::critical_points(f.api());
-    ASSERT_TRUE(got.ok()) << name;
-    ASSERT_EQ(got->size(), ref.size()) << name;
+TEST(ReferenceRealData, CriticalPointsMatchTheReferenceOnRealVectorFields) {
+  const auto fields = factz::testing::real_vector_fields();
+  if (fields.empty()) GTEST_SKIP() << "no real vector fields in tests/data or ../shared/data";
+  for (const auto& nf : fields) {
+    const int64_t nx = nf.field.nx, ny = nf.field.ny;
+    const auto ref = r::ref_critical_points(nx, ny, nf.field.u.data(), nf.field.v.data());
+    const auto got = factz::critical_points(nf.field);
+    ASSERT_TRUE(got.ok()) << nf.name;
+    ASSERT_EQ(got->size(), ref.size()) << nf.name;
     bool same = true;
     for (size_t k = 0; k < ref.size(); ++k) {
       const factz::CriticalPoint& cp = got.value()[k];
       same = same && cp.triangle == ref[k].triangle && cp.type == ref[k].type;
     }
-    EXPECT_TRUE(same) << name;
+    EXPECT_TRUE(same) << nf.name;
     const auto c = r::ref_type_counts(ref);
     std::printf("  %s %lldx%lld: %zu critical points (saddle %lld, anode %lld, rnode %lld, "
                 "afocus %lld, rfocus %lld, center %lld, degenerate %lld)\n",
-                m[1].str().c_str(), (long long)nx, (long long)ny, ref.size(), (long long)c[0],
+                nf.name.c_str(), (long long)nx, (long long)ny, ref.size(), (long long)c[0],
                 (long long)c[1], (long long)c[2], (long long)c[3], (long long)c[4],
                 (long long)c[5], (long long)c[6]);
-    ++fields;
   }
-  if (fields == 0) GTEST_SKIP() << "shared/data not present (no vector fields in " << dir << ")";
 }
 
 }  // namespace

@@ -51,12 +51,15 @@ std::vector<NamedField> fields() {
   out.push_back({"row_1x40", factz::synth::noise(40, 1, 6)});
   out.push_back({"column_1x29", factz::synth::noise(1, 29, 7)});
   out.push_back({"tiny_2x2", factz::synth::noise(2, 2, 8)});
-  const std::string dir = FACTZ_SHARED_DATA_DIR;
+  // Real fields: ncl_storm_t0 is bundled (tests/data); cmems_glob1deg_cur only in ../shared/data.
   for (auto [name, nx, ny] : {std::tuple{"ncl_storm_t0", 36, 33}, std::tuple{"cmems_glob1deg_cur", 360, 171}}) {
-    const std::string base = dir + "/" + name;
-    auto f = factz::read_vector_field(base + "_u_" + std::to_string(nx) + "x" + std::to_string(ny) + ".f32",
-                                      base + "_v_" + std::to_string(nx) + "x" + std::to_string(ny) + ".f32", nx, ny);
-    if (f.ok()) out.push_back({name, std::move(f.value())});
+    for (const std::string dir : {FACTZ_TEST_DATA_DIR, FACTZ_SHARED_DATA_DIR}) {
+      const std::string base = dir + "/" + name, dims = std::to_string(nx) + "x" + std::to_string(ny);
+      auto f = factz::read_vector_field(base + "_u_" + dims + ".f32", base + "_v_" + dims + ".f32", nx, ny);
+      if (!f.ok()) continue;
+      out.push_back({name, std::move(f.value())});
+      break;
+    }
   }
   return out;
 }

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 FACTZ = os.environ["FACTZ_CLI"]
-DATA = pathlib.Path(os.environ.get("FACTZ_DATA_DIR", "/work/shared/data"))
+# The bundled real fields (tests/data): the suite needs nothing outside the repository.
+DATA = pathlib.Path(os.environ.get("FACTZ_DATA_DIR", pathlib.Path(__file__).resolve().parents[1] / "data"))
 MPIRUN = os.environ.get("FACTZ_MPIRUN", "mpirun")
 TIMEOUT = 60  # seconds: a run that takes longer is a hang
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: real fields from /work/shared/data, the CLI, a smooth analytic field.
+"""Shared fixtures: real fields (tests/data, ../shared/data), the CLI, a smooth analytic field.
 
 ctest sets PYTHONPATH (the built package), HDF5_PLUGIN_PATH (the built plugin),
 FACTZ_CPP_COMPRESS (factz::compress of the C++ API, tests/capi/cpp_compress.cpp),
@@ -10,19 +10,21 @@ import pathlib
 import numpy as np
 import pytest
 
-DATA_DIR = pathlib.Path(os.environ.get("FACTZ_DATA_DIR",
-                                       pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"))
+# Folders searched for real fields, in order: the bundled tests/data, then ../shared/data
+# (FACTZ_DATA_DIR, ':'-separated, overrides both).
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA_DIRS = [pathlib.Path(d) for d in os.environ.get(
+    "FACTZ_DATA_DIR", f"{_ROOT / 'tests' / 'data'}:{_ROOT.parent / 'shared' / 'data'}").split(":") if d]
 
 
 def load_vector(name, nx, ny):
-    """The real field NAME_u_NXxNY.f32 / NAME_v_NXxNY.f32 as two (ny, nx) float32 arrays."""
-    planes = []
-    for comp in "uv":
-        path = DATA_DIR / f"{name}_{comp}_{nx}x{ny}.f32"
-        if not path.exists():
-            pytest.skip(f"real field {path} not available")
-        planes.append(np.fromfile(path, dtype="<f4").reshape(ny, nx))
-    return planes
+    """The real field NAME_u_NXxNY.f32 / NAME_v_NXxNY.f32 as two (ny, nx) float32 arrays,
+    from the first folder of DATA_DIRS that holds it (skips the test when none does)."""
+    for d in DATA_DIRS:
+        paths = [d / f"{name}_{comp}_{nx}x{ny}.f32" for comp in "uv"]
+        if all(p.exists() for p in paths):
+            return [np.fromfile(p, dtype="<f4").reshape(ny, nx) for p in paths]
+    pytest.skip(f"real field {name} ({nx}x{ny}) not in " + ", ".join(str(d) for d in DATA_DIRS))
 
 
 def analytic(nx=97, ny=61):

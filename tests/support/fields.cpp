@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include "factz/io.hpp"
@@ -9,22 +10,29 @@
 
 namespace factz::testing {
 
-std::vector<NamedField> shared_vector_fields() {
-  std::vector<NamedField> out;
-  const std::filesystem::path dir(FACTZ_SHARED_DATA_DIR);
-  if (!std::filesystem::is_directory(dir)) return out;
+std::vector<std::string> real_data_dirs() {
+  std::vector<std::string> out;
+  for (const char* d : {FACTZ_TEST_DATA_DIR, FACTZ_SHARED_DATA_DIR})
+    if (std::filesystem::is_directory(d)) out.emplace_back(d);
+  return out;
+}
+
+std::vector<NamedField> real_vector_fields() {
+  std::map<std::string, NamedField> by_name;
   const std::regex pat(R"((.*)_u_(\d+)x(\d+)\.f32)");
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& p : files) {
-    std::smatch m;
-    const std::string name = p.filename().string();
-    if (!std::regex_match(name, m, pat)) continue;
-    const std::string v = (dir / (m[1].str() + "_v_" + m[2].str() + "x" + m[3].str() + ".f32")).string();
-    auto f = read_vector_field(p.string(), v, std::stoll(m[2].str()), std::stoll(m[3].str()));
-    if (f.ok()) out.push_back({m[1].str(), std::move(f.value())});
+  for (const std::string& d : real_data_dirs()) {
+    const std::filesystem::path dir(d);
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      std::smatch m;
+      const std::string name = e.path().filename().string();
+      if (!std::regex_match(name, m, pat) || by_name.count(m[1].str())) continue;
+      const std::string v = (dir / (m[1].str() + "_v_" + m[2].str() + "x" + m[3].str() + ".f32")).string();
+      auto f = read_vector_field(e.path().string(), v, std::stoll(m[2].str()), std::stoll(m[3].str()));
+      if (f.ok()) by_name[m[1].str()] = {m[1].str(), std::move(f.value())};
+    }
   }
+  std::vector<NamedField> out;
+  for (auto& [name, f] : by_name) out.push_back(std::move(f));
   return out;
 }
 

@@ -1,4 +1,5 @@
-// Test fields: the synthetic families and the real fields of ../shared/data.
+// Test fields: the synthetic families and the real fields (bundled in tests/data, more in
+// ../shared/data when it is beside the checkout).
 #pragma once
 
 #include <string>
@@ -13,8 +14,12 @@ struct NamedField {
   VectorField2D field;
 };
 
-/// Every 2D vector field of FACTZ_SHARED_DATA_DIR (empty when the folder is absent).
-std::vector<NamedField> shared_vector_fields();
+/// Every 2D vector field NAME_u_NXxNY.f32 / NAME_v_NXxNY.f32 of tests/data (always there)
+/// and of FACTZ_SHARED_DATA_DIR (when present), each name once, sorted by name.
+std::vector<NamedField> real_vector_fields();
+
+/// The folders real_vector_fields() reads, those that exist (tests/data first).
+std::vector<std::string> real_data_dirs();
 
 /// A varied synthetic set: smooth vortices, band-limited turbulence, noise, land-like
 /// zero regions, odd sizes.
