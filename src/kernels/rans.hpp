@@ -1,6 +1,7 @@
 // Per-lane steps of the interleaved rANS byte-plane coder (docs/codec.md, "ANS byte-plane
-// coder"). The host drivers in src/codec/ans.cpp and a future CUDA kernel (one warp per
-// chunk, one lane per state) call exactly these functions, so both produce the same bytes.
+// coder"). The host coder (src/codec/ans_encode.cpp, ans_decode.cpp) and the CUDA backend's
+// lane groups (backend/cuda/ans_*bodies.hpp) call exactly these functions, so both produce
+// the same bytes.
 //
 // Parameters (fixed by blob version 2):
 // - probability scale M = 2^kRansScaleBits = 4096: the frequencies of a plane sum to M;

@@ -1,5 +1,5 @@
 // One rANS chunk's encoding as per-lane steps (docs/codec.md, "ANS byte-plane coder"):
-// the CPU encoder (codec/ans.cpp) runs the steps of a chunk serially in the decoder's
+// the CPU encoder (codec/ans_encode.cpp) runs the steps of a chunk serially in the decoder's
 // order reversed; the CUDA encoder runs the lanes of a chunk side by side, one thread per
 // lane, and places each emitted word with a population count over the lanes of the same
 // step (rans_word_rank). Both use the functions here, so they write the same bytes.

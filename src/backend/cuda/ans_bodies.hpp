@@ -2,7 +2,7 @@
 // host parses and checks the planes' heads, context tables and chunk tables
 // (ans_host.hpp); each rANS chunk is then one thread running its lanes in the normative
 // step-major, lane-minor order with the lane steps of kernels/rans.hpp, with every check
-// of codec/ans.cpp's decoder (states in range, no word past the chunk, all words read,
+// of codec/ans_decode.cpp's decoder (states in range, no word past the chunk, all words read,
 // every lane back at L).
 #pragma once
 
