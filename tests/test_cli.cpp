@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "factz/factz.hpp"
+#include "support/temp_dir.hpp"
 #include "synth.hpp"
 
 namespace factz {
@@ -41,28 +41,7 @@ const std::string kGfsInputs = "-i '" + kGfsU + "' -i '" + kGfsV + "'";
 
 // ---- Files and processes -------------------------------------------------------------------
 
-/// A fresh folder under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("factz_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;  // each test's folder (support/temp_dir.hpp)
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

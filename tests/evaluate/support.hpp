@@ -1,10 +1,9 @@
-// Helpers shared by the evaluation tests: a temporary folder, whole-file reads, running a
-// program, CSV splitting.
+// Helpers shared by the evaluation tests: a temporary folder (tests/support/temp_dir.hpp),
+// whole-file reads, running a program, CSV splitting.
 #pragma once
 
-#include <unistd.h>
+#include <sys/wait.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,31 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
+
 namespace factz::eval_test {
 
 namespace fs = std::filesystem;
 
-/// A fresh folder under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() / ("factz_eval_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using factz::testing::TempDir;
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

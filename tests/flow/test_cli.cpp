@@ -8,6 +8,7 @@
 #include <regex>
 #include <string>
 
+#include "support/temp_dir.hpp"
 #include "factz/flow.hpp"
 #include "flow_support.hpp"
 
@@ -37,9 +38,8 @@ double json_field(const std::string& s, const std::string& key) {
 }  // namespace
 
 TEST(FlowCli, BasisCompressDecompressEval) {
-  const auto dir = std::filesystem::temp_directory_path() / ("factz_flow_cli_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string d = dir.string() + "/";
+  const factz::testing::TempDir dir;
+  const std::string d = dir.str() + "/";
   const auto x = flowtest::grid_nodes(2, 16);
   const auto u = flowtest::taylor_green(2, x);
   ASSERT_TRUE(factz::flow::write_npy(d + "x.npy", int64_t(x.size() / 2), 2, x).ok());
@@ -90,5 +90,4 @@ TEST(FlowCli, BasisCompressDecompressEval) {
   r = run("flow compress --basis " + d + "x.npy --velocity " + d + "u.npy --rel-l2 1e-3 -z " + d + "q");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("flow basis"), std::string::npos) << r.out;
-  std::filesystem::remove_all(dir);
 }

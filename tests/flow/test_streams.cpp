@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "support/temp_dir.hpp"
 #include "factz/flow.hpp"
 #include "flow/bytes.hpp"
 #include "flow_support.hpp"
@@ -118,9 +119,8 @@ TEST(FlowStreams, BytesDoNotDependOnTheThreadCount) {
 }
 
 TEST(FlowStreams, NpyRoundTripAndBadFiles) {
-  const auto dir = std::filesystem::temp_directory_path() / ("factz_flow_npy_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "a.npy").string();
+  const factz::testing::TempDir dir;
+  const std::string path = dir / "a.npy";
   const std::vector<double> data = {1.5, -2.0, 3.25, 0.0, 1e-300, -7.0};
   ASSERT_TRUE(write_npy(path, 3, 2, data).ok());
   auto a = read_npy(path);
@@ -137,6 +137,5 @@ TEST(FlowStreams, NpyRoundTripAndBadFiles) {
   const size_t at = h.find("<f8");
   wrong[at + 1] = 'i';  // '<i8'
   EXPECT_EQ(parse_npy(wrong).status().code(), factz::Code::invalid_argument);
-  EXPECT_FALSE(read_npy((dir / "missing.npy").string()).ok());
-  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(read_npy(dir / "missing.npy").ok());
 }

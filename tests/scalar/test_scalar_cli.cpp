@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/temp_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,14 +39,7 @@ CliRun factz(const fs::path& dir, const std::string& args) {
   return r;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("factz_scalar_cli_" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using factz::testing::TempDir;
 
 void write_field(const fs::path& p, int64_t nx, int64_t ny, int64_t nz) {
   std::vector<float> v;
@@ -58,70 +53,70 @@ void write_field(const fs::path& p, int64_t nx, int64_t ny, int64_t nz) {
 
 TEST(ScalarCli, CompressDecompressVerify3D) {
   TempDir d;
-  write_field(d.path / "f.f32", 20, 16, 6);
-  CliRun c = factz(d.path, "compress -3 20 16 6 -i f.f32 -z f.fz -M REL 1e-2 --persistence 1e-2 --json");
+  write_field(d.path() / "f.f32", 20, 16, 6);
+  CliRun c = factz(d.path(), "compress -3 20 16 6 -i f.f32 -z f.fz -M REL 1e-2 --persistence 1e-2 --json");
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_NE(c.out.find("\"mode\": \"contour-tree\""), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("\"iterations\""), std::string::npos);
-  CliRun i = factz(d.path, "info -z f.fz");
+  CliRun i = factz(d.path(), "info -z f.fz");
   EXPECT_NE(i.out.find("contour-tree"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("3D"), std::string::npos) << i.out;
-  CliRun x = factz(d.path, "decompress -z f.fz -o g.f32 --json");
+  CliRun x = factz(d.path(), "decompress -z f.fz -o g.f32 --json");
   ASSERT_EQ(x.code, 0) << x.err;
-  EXPECT_EQ(fs::file_size(d.path / "g.f32"), 20u * 16 * 6 * 4);
-  CliRun v = factz(d.path, "verify -3 20 16 6 -i f.f32 -d g.f32 --persistence 1e-2 --json");
+  EXPECT_EQ(fs::file_size(d.path() / "g.f32"), 20u * 16 * 6 * 4);
+  CliRun v = factz(d.path(), "verify -3 20 16 6 -i f.f32 -d g.f32 --persistence 1e-2 --json");
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_NE(v.out.find("\"false_cases\": 0"), std::string::npos) << v.out;
   EXPECT_NE(v.out.find("\"same_tree\": true"), std::string::npos) << v.out;
   // Verify must also see a difference: against a shifted field the tree moves.
-  write_field(d.path / "h.f32", 20, 16, 6);
+  write_field(d.path() / "h.f32", 20, 16, 6);
   {
-    std::fstream h(d.path / "h.f32", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream h(d.path() / "h.f32", std::ios::in | std::ios::out | std::ios::binary);
     const float big = 50.0f;
     h.seekp(4 * (20 * 16 * 3 + 20 * 8 + 10));
     h.write(reinterpret_cast<const char*>(&big), 4);
   }
-  CliRun w = factz(d.path, "verify -3 20 16 6 -i f.f32 -d h.f32 --persistence 1e-2");
+  CliRun w = factz(d.path(), "verify -3 20 16 6 -i f.f32 -d h.f32 --persistence 1e-2");
   ASSERT_EQ(w.code, 0) << w.err;
   EXPECT_NE(w.out.find("same_tree=0"), std::string::npos) << w.out;
 }
 
 TEST(ScalarCli, TwoDimensionalNeedsScalarFlagAndModeNoneWorks) {
   TempDir d;
-  write_field(d.path / "f.f32", 30, 20, 1);
-  CliRun c = factz(d.path, "compress -2 30 20 --scalar --mode none -i f.f32 -z f.fz -M ABS 0.01");
+  write_field(d.path() / "f.f32", 30, 20, 1);
+  CliRun c = factz(d.path(), "compress -2 30 20 --scalar --mode none -i f.f32 -z f.fz -M ABS 0.01");
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_NE(c.err.find("mode=none"), std::string::npos) << c.err;
-  CliRun x = factz(d.path, "decompress -z f.fz -o g.f32");
+  CliRun x = factz(d.path(), "decompress -z f.fz -o g.f32");
   ASSERT_EQ(x.code, 0) << x.err;
-  CliRun two = factz(d.path, "decompress -z f.fz -o a.f32 -o b.f32");
+  CliRun two = factz(d.path(), "decompress -z f.fz -o a.f32 -o b.f32");
   EXPECT_EQ(two.code, 2);
   EXPECT_NE(two.err.find("scalar"), std::string::npos) << two.err;
-  CliRun bad = factz(d.path, "compress -2 30 20 --scalar --mode speculative -i f.f32 -z f.fz");
+  CliRun bad = factz(d.path(), "compress -2 30 20 --scalar --mode speculative -i f.f32 -z f.fz");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--mode"), std::string::npos) << bad.err;
-  CliRun neg = factz(d.path, "compress -2 30 20 -i f.f32 -z f.fz --persistence -1");
+  CliRun neg = factz(d.path(), "compress -2 30 20 -i f.f32 -z f.fz --persistence -1");
   EXPECT_EQ(neg.code, 2);
   EXPECT_NE(neg.err.find("--persistence"), std::string::npos) << neg.err;
 }
 
 TEST(ScalarCli, CtPrintsNodesArcsAndPairs) {
   TempDir d;
-  write_field(d.path / "f.f32", 30, 20, 1);
-  CliRun t = factz(d.path, "ct -2 30 20 -i f.f32 --persistence 0.05 --json");
+  write_field(d.path() / "f.f32", 30, 20, 1);
+  CliRun t = factz(d.path(), "ct -2 30 20 -i f.f32 --persistence 0.05 --json");
   ASSERT_EQ(t.code, 0) << t.err;
   for (const char* key : {"\"nodes\": [", "\"arcs\": [", "\"pairs\": [", "\"maximum\"", "\"type\": \"minimum\""})
     EXPECT_NE(t.out.find(key), std::string::npos) << key << "\n" << t.out;
-  CliRun text = factz(d.path, "ct -2 30 20 -i f.f32");
+  CliRun text = factz(d.path(), "ct -2 30 20 -i f.f32");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("\nnode "), std::string::npos);
   EXPECT_NE(text.out.find("\narc "), std::string::npos);
-  CliRun missing = factz(d.path, "ct -2 30 20 -i nowhere.f32");
+  CliRun missing = factz(d.path(), "ct -2 30 20 -i nowhere.f32");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("nowhere.f32"), std::string::npos);
-  CliRun usage = factz(d.path, "ct -i f.f32");
+  CliRun usage = factz(d.path(), "ct -i f.f32");
   EXPECT_EQ(usage.code, 2);
-  CliRun help = factz(d.path, "ct --help");
+  CliRun help = factz(d.path(), "ct --help");
   EXPECT_EQ(help.code, 0);
   for (const char* flag : {"-2", "-3", "-i", "--persistence", "--json", "-x"})
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
