@@ -8,6 +8,7 @@
 
 #include "flow/bytes.hpp"
 #include "factz/flow.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::flow {
 
@@ -15,8 +16,8 @@ namespace {
 constexpr uint8_t kBasisVersion = 1;
 constexpr uint64_t kMaxNodes = uint64_t(1) << 31;
 
-void write_payload(const Basis& b, detail::Writer& w) {
-  w.tag("FZFB");
+void write_payload(const Basis& b, factz::detail::ByteWriter& w) {
+  for (const char ch : {'F', 'Z', 'F', 'B'}) w.u8(uint8_t(ch));
   w.u8(kBasisVersion);
   w.u8(uint8_t(b.dim));
   w.u8(uint8_t(b.method));
@@ -47,16 +48,16 @@ bool positive_finite(double v) { return std::isfinite(v) && v > 0; }
 }  // namespace
 
 Result<std::vector<uint8_t>> serialize_basis(const Basis& b) {
-  detail::Writer w;
+  factz::detail::ByteWriter w;
   write_payload(b, w);
-  w.u64(detail::fnv1a(w.out));
-  return std::move(w.out);
+  w.u64(detail::fnv1a(w.bytes()));
+  return std::move(w.bytes());
 }
 
 uint64_t Basis::fingerprint() const {
-  detail::Writer w;
+  factz::detail::ByteWriter w;
   write_payload(*this, w);
-  return detail::fnv1a(w.out);
+  return detail::fnv1a(w.bytes());
 }
 
 Result<Basis> parse_basis(std::span<const uint8_t> bytes) {
@@ -68,8 +69,8 @@ Result<Basis> parse_basis(std::span<const uint8_t> bytes) {
     for (int k = 7; k >= 0; --k) stored = (stored << 8) | bytes[bytes.size() - 8 + size_t(k)];
     if (stored != detail::fnv1a(bytes.first(bytes.size() - 8))) return bad("checksum mismatch (file damaged)");
   }
-  detail::Reader r{bytes.first(bytes.size() - 8)};
-  r.pos = 4;
+  factz::detail::ByteReader r(bytes.first(bytes.size() - 8));
+  (void)r.skip(4);  // the magic
   uint8_t version, dim, method, pad;
   if (!r.u8(version) || !r.u8(dim) || !r.u8(method) || !r.u8(pad)) return bad("truncated header");
   if (version != kBasisVersion)

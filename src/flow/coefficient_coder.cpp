@@ -8,42 +8,25 @@
 
 #include "codec/huffman.hpp"
 #include "codec/zstd_stage.hpp"
-#include "flow/bytes.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::flow::detail {
 
 namespace {
 
+using factz::detail::ByteReader;
+using factz::detail::ByteWriter;
 using factz::detail::huffman_decode;
 using factz::detail::huffman_encode;
+using factz::detail::put_varint;
+using factz::detail::zigzag_decode;
+using factz::detail::zigzag_encode;
 using factz::detail::zstd_compress;
 using factz::detail::zstd_decompress;
 
 enum class Layout : uint8_t { exact = 0, huffman = 1, bitpack = 2 };
 constexpr uint16_t kEscape = 65535;
 constexpr double kMaxQuant = 1099511627776.0;  // 2^40: |q| beyond this is stored exactly
-
-uint64_t zigzag(int64_t q) { return (uint64_t(q) << 1) ^ uint64_t(q >> 63); }
-int64_t unzigzag(uint64_t z) { return int64_t(z >> 1) ^ -int64_t(z & 1); }
-
-void put_varint(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(uint8_t(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(uint8_t(v));
-}
-
-bool get_varint(Reader& r, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    uint8_t b;
-    if (!r.u8(b)) return false;
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
-}
 
 /// body -> (zstd flag, stored bytes): zstd only where it shrinks the body.
 Status maybe_zstd(const std::vector<uint8_t>& body, uint8_t& flag, std::vector<uint8_t>& stored) {
@@ -75,7 +58,7 @@ Status encode_factz(std::span<const double> c, double tol, std::vector<uint8_t>&
         exact.emplace_back(uint32_t(i), c[i]);
         continue;
       }
-      zz[i] = zigzag(int64_t(q));
+      zz[i] = zigzag_encode(int64_t(q));
     }
     // Huffman of 16-bit symbols (escape + varint for large codes).
     std::vector<uint16_t> sym(m);
@@ -86,10 +69,10 @@ Status encode_factz(std::span<const double> c, double tol, std::vector<uint8_t>&
     }
     std::vector<uint8_t> blob;
     FACTZ_RETURN_IF_ERROR(huffman_encode(sym, blob, 1));
-    Writer hw;
+    ByteWriter hw;
     hw.u32(uint32_t(blob.size()));
-    hw.bytes(blob);
-    hw.bytes(escapes);
+    hw.append(blob);
+    hw.append(escapes);
     // Fixed-width bit packing (cheaper than a code table for short arrays).
     uint64_t mx = 0;
     for (uint64_t z : zz) mx = std::max(mx, z);
@@ -103,17 +86,17 @@ Status encode_factz(std::span<const double> c, double tol, std::vector<uint8_t>&
         }
     std::vector<uint8_t> hz, pz;
     uint8_t hf, pf;
-    FACTZ_RETURN_IF_ERROR(maybe_zstd(hw.out, hf, hz));
+    FACTZ_RETURN_IF_ERROR(maybe_zstd(hw.bytes(), hf, hz));
     FACTZ_RETURN_IF_ERROR(maybe_zstd(packed, pf, pz));
-    Writer w;
+    ByteWriter w;
     if (hz.size() < pz.size()) {
       w.u8(uint8_t(Layout::huffman));
       w.u8(hf);
       w.u8(0);
       w.u32(uint32_t(exact.size()));
-      w.u32(uint32_t(hw.out.size()));
+      w.u32(uint32_t(hw.bytes().size()));
       for (const auto& [i, v] : exact) w.u32(i), w.f64(v);
-      w.bytes(hz);
+      w.append(hz);
     } else {
       w.u8(uint8_t(Layout::bitpack));
       w.u8(pf);
@@ -121,31 +104,31 @@ Status encode_factz(std::span<const double> c, double tol, std::vector<uint8_t>&
       w.u32(uint32_t(exact.size()));
       w.u32(uint32_t(packed.size()));
       for (const auto& [i, v] : exact) w.u32(i), w.f64(v);
-      w.bytes(pz);
+      w.append(pz);
     }
-    out.insert(out.end(), w.out.begin(), w.out.end());
+    out.insert(out.end(), w.bytes().begin(), w.bytes().end());
     return Status::Ok();
   }
-  Writer body;
+  ByteWriter body;
   for (double v : c) body.f64(v);
   std::vector<uint8_t> stored;
   uint8_t flag;
-  FACTZ_RETURN_IF_ERROR(maybe_zstd(body.out, flag, stored));
-  Writer w;
+  FACTZ_RETURN_IF_ERROR(maybe_zstd(body.bytes(), flag, stored));
+  ByteWriter w;
   w.u8(uint8_t(layout));
   w.u8(flag);
   w.u8(0);
   w.u32(0);
-  w.u32(uint32_t(body.out.size()));
-  w.bytes(stored);
-  out.insert(out.end(), w.out.begin(), w.out.end());
+  w.u32(uint32_t(body.bytes().size()));
+  w.append(stored);
+  out.insert(out.end(), w.bytes().begin(), w.bytes().end());
   return Status::Ok();
 }
 
 Status decode_factz(std::span<const uint8_t> payload, double tol, std::span<double> c) {
   const auto bad = [](const std::string& m) { return corrupt_stream("flow stream: " + m); };
   const size_t m = c.size();
-  Reader r{payload};
+  ByteReader r(payload);
   uint8_t layout, zflag, width;
   uint32_t nexact, raw_size;
   if (!r.u8(layout) || !r.u8(zflag) || !r.u8(width) || !r.u32(nexact) || !r.u32(raw_size))
@@ -156,7 +139,7 @@ Status decode_factz(std::span<const uint8_t> payload, double tol, std::span<doub
   for (auto& [i, v] : exact)
     if (!r.u32(i) || !r.f64(v) || i >= m) return bad("bad exact coefficient");
   std::span<const uint8_t> stored;
-  if (!r.bytes(r.remaining(), stored)) return bad("truncated body");
+  if (!r.take(r.remaining(), stored)) return bad("truncated body");
   std::vector<uint8_t> body;
   // The raw size is bounded by what the layout can need before anything is allocated.
   const uint64_t limit = Layout(layout) == Layout::exact ? 8 * uint64_t(m) : 16 * uint64_t(m) + 1024 + 10 * uint64_t(m);
@@ -171,21 +154,21 @@ Status decode_factz(std::span<const uint8_t> payload, double tol, std::span<doub
   switch (Layout(layout)) {
     case Layout::exact: {
       if (body.size() != 8 * m) return bad("exact body size mismatch");
-      Reader br{body};
-      for (double& v : c) br.f64(v);
+      ByteReader br(body);
+      for (double& v : c) (void)br.f64(v);
       break;
     }
     case Layout::huffman: {
-      Reader br{body};
+      ByteReader br(body);
       uint32_t blob_size;
       std::span<const uint8_t> blob;
-      if (!br.u32(blob_size) || !br.bytes(blob_size, blob)) return bad("truncated Huffman blob");
+      if (!br.u32(blob_size) || !br.take(blob_size, blob)) return bad("truncated Huffman blob");
       std::vector<uint16_t> sym(m);
       FACTZ_RETURN_IF_ERROR(huffman_decode(blob, sym, 1));
       for (size_t i = 0; i < m; ++i) {
         uint64_t z = sym[i];
-        if (sym[i] == kEscape && !get_varint(br, z)) return bad("truncated escape codes");
-        const int64_t q = unzigzag(z);
+        if (sym[i] == kEscape && !br.varint(z)) return bad("truncated escape codes");
+        const int64_t q = zigzag_decode(z);
         if (!(std::fabs(double(q)) <= kMaxQuant)) return bad("quantization code out of range");
         c[i] = double(q) * step;
       }
@@ -200,7 +183,7 @@ Status decode_factz(std::span<const uint8_t> payload, double tol, std::span<doub
           const size_t bit = i * width + size_t(b);
           z |= uint64_t((body[bit >> 3] >> (bit & 7)) & 1) << b;
         }
-        const int64_t q = unzigzag(z);
+        const int64_t q = zigzag_decode(z);
         if (!(std::fabs(double(q)) <= kMaxQuant)) return bad("quantization code out of range");
         c[i] = double(q) * step;
       }
@@ -267,22 +250,22 @@ Status encode_zfp(std::span<const double> c, double tol, std::vector<uint8_t>& o
     if (reversible) return Status(Code::internal, "zfp reversible mode is not lossless");
     t *= 0.5;  // zfp met its tolerance only approximately: tighten and retry
   }
-  Writer w;
+  ByteWriter w;
   w.u8(reversible ? 1 : 0);
   w.f64(t);
-  w.bytes(z);
-  out.insert(out.end(), w.out.begin(), w.out.end());
+  w.append(z);
+  out.insert(out.end(), w.bytes().begin(), w.bytes().end());
   return Status::Ok();
 }
 
 Status decode_zfp(std::span<const uint8_t> payload, double tol, std::span<double> c) {
-  Reader r{payload};
+  ByteReader r(payload);
   uint8_t reversible;
   double t;
   if (!r.u8(reversible) || reversible > 1 || !r.f64(t)) return corrupt_stream("flow stream: truncated zfp header");
   if (!reversible && !(t > 0 && t <= tol)) return corrupt_stream("flow stream: bad zfp tolerance");
   if (c.empty()) return Status::Ok();
-  if (!zfp_unrun(payload.subspan(r.pos), t, reversible, c)) return corrupt_stream("flow stream: zfp payload damaged");
+  if (!zfp_unrun(payload.subspan(r.pos()), t, reversible, c)) return corrupt_stream("flow stream: zfp payload damaged");
   for (double v : c)
     if (!std::isfinite(v)) return corrupt_stream("flow stream: non-finite coefficient");
   return Status::Ok();
@@ -293,10 +276,10 @@ Status decode_zfp(std::span<const uint8_t> payload, double tol, std::span<double
 Status encode_coefficients(CoefficientCoder coder, std::span<const double> c, double tol, std::vector<uint8_t>& out) {
   if (coder == CoefficientCoder::zfp) {
     if (c.empty()) {
-      Writer w;
+      ByteWriter w;
       w.u8(1);
       w.f64(0);
-      out.insert(out.end(), w.out.begin(), w.out.end());
+      out.insert(out.end(), w.bytes().begin(), w.bytes().end());
       return Status::Ok();
     }
     return encode_zfp(c, tol, out);

@@ -7,6 +7,7 @@
 
 #include "flow/bytes.hpp"
 #include "flow/coefficient_coder.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::flow {
 
@@ -60,8 +61,8 @@ double theorem_bound(const Basis& basis, double rep_error, double tolerance) {
 Result<double> stream_tolerance(std::span<const uint8_t> s) {
   if (s.size() < kHeaderBytes + 4 || std::string(s.begin(), s.begin() + 4) != "FZFS")
     return corrupt_stream("flow stream: not a flow field stream (magic FZFS missing)");
-  detail::Reader r{s};
-  r.pos = kHeaderBytes - 8;
+  factz::detail::ByteReader r(s);
+  (void)r.skip(kHeaderBytes - 8);  // the size was checked above
   double eps;
   if (!r.f64(eps) || !(eps >= 0) || !std::isfinite(eps)) return corrupt_stream("flow stream: bad tolerance");
   return eps;
@@ -71,14 +72,14 @@ namespace {
 
 Result<std::vector<uint8_t>> write_stream(uint64_t fingerprint, const std::vector<double>& stored,
                                           CoefficientCoder coder, double eps) {
-  detail::Writer w;
-  w.tag("FZFS");
+  factz::detail::ByteWriter w;
+  for (const char ch : {'F', 'Z', 'F', 'S'}) w.u8(uint8_t(ch));
   w.u8(kStreamVersion);
   w.u8(uint8_t(coder));
   w.u64(fingerprint);
   w.u32(uint32_t(stored.size()));
   w.f64(eps);
-  std::vector<uint8_t> out = std::move(w.out);
+  std::vector<uint8_t> out = std::move(w.bytes());
   FACTZ_RETURN_IF_ERROR(detail::encode_coefficients(coder, stored, eps, out));
   const uint32_t h = uint32_t(detail::fnv1a(out));
   for (int k = 0; k < 4; ++k) out.push_back(uint8_t(h >> (8 * k)));
@@ -191,8 +192,8 @@ Result<std::vector<double>> decode_coefficients(const Basis& basis, std::span<co
   uint32_t stored_sum = 0;
   for (int k = 3; k >= 0; --k) stored_sum = (stored_sum << 8) | s[s.size() - 4 + size_t(k)];
   if (stored_sum != uint32_t(detail::fnv1a(s.first(s.size() - 4)))) return bad("checksum mismatch (stream damaged)");
-  detail::Reader r{s.first(s.size() - 4)};
-  r.pos = 4;
+  factz::detail::ByteReader r(s.first(s.size() - 4));
+  (void)r.skip(4);  // the magic
   uint8_t version, coder;
   uint64_t fp;
   uint32_t m;
@@ -204,7 +205,8 @@ Result<std::vector<double>> decode_coefficients(const Basis& basis, std::span<co
   if (int64_t(m) != basis.coefficients()) return bad("coefficient count does not match the basis");
   if (!(eps >= 0) || !std::isfinite(eps)) return bad("bad tolerance");
   std::vector<double> c(m, 0.0);
-  FACTZ_RETURN_IF_ERROR(detail::decode_coefficients(CoefficientCoder(coder), s.subspan(r.pos, r.remaining()), eps, c));
+  const auto payload = s.subspan(r.pos(), r.remaining());  // the checksum excluded
+  FACTZ_RETURN_IF_ERROR(detail::decode_coefficients(CoefficientCoder(coder), payload, eps, c));
   return storage_order(basis, c, false);
 }
 

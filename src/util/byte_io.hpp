@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "kernels/varint.hpp"
+
 namespace factz::detail {
 
 /// Appends the low `bytes` bytes of v, little-endian.
@@ -15,27 +17,32 @@ inline void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
   for (int k = 0; k < bytes; ++k) out.push_back(uint8_t(v >> (8 * k)));
 }
 
-/// Appends v as an unsigned LEB128 varint (7 bits per byte, low groups first).
+/// Appends v as an unsigned LEB128 varint (kernels/varint.hpp).
 inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(uint8_t(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(uint8_t(v));
+  uint8_t bytes[10];
+  out.insert(out.end(), bytes, bytes + put_varint_at(bytes, v));
 }
 
 class ByteWriter {
  public:
   void u8(uint8_t x) { out_.push_back(x); }
   void u32(uint32_t x) { put_le(out_, x, 4); }
+  void u64(uint64_t x) { put_le(out_, x, 8); }
   void f32(float x) {
     uint32_t b;
     std::memcpy(&b, &x, 4);
     u32(b);
   }
+  void f64(double x) {
+    uint64_t b;
+    std::memcpy(&b, &x, 8);
+    u64(b);
+  }
+  /// Bytes as they are.
+  void append(std::span<const uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
   /// LEB128 unsigned varint.
   void varint(uint64_t x) { put_varint(out_, x); }
-  void zigzag(int64_t x) { varint((uint64_t(x) << 1) ^ uint64_t(x >> 63)); }
+  void zigzag(int64_t x) { varint(zigzag_encode(x)); }
   std::vector<uint8_t>& bytes() { return out_; }
 
  private:
@@ -71,6 +78,19 @@ class ByteReader {
     std::memcpy(&x, &b, 4);
     return true;
   }
+  bool f64(double& x) {
+    uint64_t b;
+    if (!u64(b)) return false;
+    std::memcpy(&x, &b, 8);
+    return true;
+  }
+  /// The next n bytes as a view into the input.
+  bool take(size_t n, std::span<const uint8_t>& out) {
+    if (remaining() < n) return false;
+    out = in_.subspan(pos_, n);
+    pos_ += n;
+    return true;
+  }
   bool varint(uint64_t& x) {
     x = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -102,7 +122,7 @@ class ByteReader {
   bool zigzag(int64_t& x) {
     uint64_t z;
     if (!varint(z)) return false;
-    x = int64_t(z >> 1) ^ -int64_t(z & 1);
+    x = zigzag_decode(z);
     return true;
   }
   size_t pos() const { return pos_; }
