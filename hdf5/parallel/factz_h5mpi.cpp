@@ -43,10 +43,26 @@ struct Failure {
 };
 [[noreturn]] void fail(const std::string& m, int code = 1) { throw Failure{code, m}; }
 
-/// Local work `f` between two agreements: the first failure of any rank is thrown on all.
+/// Local work `f` (which fails by throwing Failure) between two agreements
+/// (mpi::agreed_phase): the first failure of any rank is thrown on every rank. Failures cross
+/// World::agree as Status values: a usage error (exit code 2) as invalid_argument, any other
+/// (exit code 1) as internal.
 template <class F>
 void phase(World& w, F&& f) {
-  factz::mpi::agreed_phase<Failure>(w, std::forward<F>(f));
+  const factz::Status s = factz::mpi::agreed_phase(w, [&f]() -> factz::Status {
+    try {
+      f();
+    } catch (const Failure& e) {
+      return factz::Status(e.code == 2 ? factz::Code::invalid_argument : factz::Code::internal, e.message);
+    }
+    return factz::Status::Ok();
+  });
+  if (!s.ok()) throw Failure{s.code() == factz::Code::invalid_argument ? 2 : 1, s.message()};
+}
+
+/// A collective's Status (MPI aborts the job on most failures before one is returned).
+void check(const factz::Status& s) {
+  if (!s.ok()) fail(s.to_string());
 }
 
 /// The chunk grid of a (2, ny, nx) dataset chunked (2, cy, cx), and which chunks a rank has.
@@ -175,7 +191,7 @@ int write_cmd(World& w, const std::vector<std::string>& a) {
       range[1] = std::min(range[1], -double(x));
     }
   });
-  w.allreduce_min(range);
+  check(w.allreduce_min(range));
   factz::ValueRange global;
   if (range[0] <= -range[1]) global = {float(range[0]), float(-range[1]), false};
   const double eb = factz::absolute_bound(o, global).value();
@@ -220,7 +236,7 @@ int write_cmd(World& w, const std::vector<std::string>& a) {
     if (rc < 0) fail("collective write of the filtered dataset failed (HDF5 error stack above)");
   });
   double maxima[2] = {write_s, total_s};
-  w.allreduce_max(maxima);
+  check(w.allreduce_max(maxima));
   if (w.rank() == 0) {
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(a[4], ec);
@@ -294,7 +310,7 @@ int read_cmd(World& w, const std::vector<std::string>& a) {
     });
   }
   double maxima[1] = {read_s};
-  w.allreduce_max(maxima);
+  check(w.allreduce_max(maxima));
   if (w.rank() == 0)
     std::printf("ranks=%d nx=%lld ny=%lld chunks=%lld read_seconds=%.6g\n", w.size(), (long long)g.nx,
                 (long long)g.ny, (long long)g.count(), maxima[0]);
@@ -304,7 +320,12 @@ int read_cmd(World& w, const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  World w;
+  auto started = World::start();
+  if (!started.ok()) {
+    std::fprintf(stderr, "factz_h5mpi: %s\n", started.status().to_string().c_str());
+    return 1;
+  }
+  World& w = *started.value();
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (!w.distributed()) fail("run under mpirun (mpirun -np 1 factz_h5mpi ... for one process)", 2);

@@ -5,11 +5,12 @@
 // the identity and every "collective" file write is an ordinary one.
 //
 // Rules every caller follows (so that a failing rank never leaves the others waiting in a
-// collective): local work that can fail runs between two calls of `agree`; a collective
-// operation is only entered after an `agree` that returned no failure.
+// collective): local work that can fail runs between two calls of `agree` (agreed_phase);
+// a collective operation is only entered after an `agree` that returned no failure.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <span>
 #include <string>
@@ -31,11 +32,19 @@ struct Segment {
   int64_t count = 0;
 };
 
-/// The world communicator. MPI is initialized by the constructor when built with MPI and
-/// launched by mpirun, and finalized by the destructor; otherwise one rank of one.
+/// The world communicator: MPI_COMM_WORLD when built with MPI and launched by mpirun (MPI is
+/// initialized by start() and finalized by the destructor), otherwise one rank of one.
+///
+/// Every fallible call returns Status or Result<T>; no call prints, exits or throws (only
+/// agreed_phase passes on what the caller's own work throws, out of memory aside). The
+/// collectives check MPI's return codes, but MPI_COMM_WORLD keeps MPI's default error
+/// handler (abort the job), so a failed reduction, gather or broadcast normally ends the
+/// job before its Status is seen; the file operations (MPI-IO returns errors) report theirs.
 class World {
  public:
-  World();
+  /// Initializes MPI when built with MPI and launched by mpirun (MPI_THREAD_FUNNELED: the
+  /// calling thread makes every MPI call). Errors: internal when MPI cannot be initialized.
+  static Result<std::unique_ptr<World>> start();
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -46,23 +55,18 @@ class World {
   bool distributed() const { return distributed_; }
 
   /// Every rank passes its local outcome; every rank gets the first (lowest-rank) failure,
-  /// or ok when all succeeded. `code` is carried along (the CLI's exit code, 1 or 2).
-  struct Outcome {
-    bool ok = true;
-    int code = 0;
-    std::string message;
-  };
-  Outcome agree(bool ok, int code, const std::string& message);
+  /// with the code and message that rank passed, or ok when all succeeded.
+  Status agree(const Status& local);
 
   /// In-place reductions over all ranks.
-  void allreduce_min(std::span<double> values);
-  void allreduce_max(std::span<double> values);
-  void allreduce_sum(std::span<int64_t> values);
-  void allreduce_sum(std::span<double> values);
+  Status allreduce_min(std::span<double> values);
+  Status allreduce_max(std::span<double> values);
+  Status allreduce_sum(std::span<int64_t> values);
+  Status allreduce_sum(std::span<double> values);
   /// Concatenation, in rank order, of every rank's values (counts may differ).
-  std::vector<uint64_t> allgather(std::span<const uint64_t> mine);
+  Result<std::vector<uint64_t>> allgather(std::span<const uint64_t> mine);
   /// Root's bytes on every rank.
-  void broadcast(std::vector<uint8_t>& bytes, int root);
+  Status broadcast(std::vector<uint8_t>& bytes, int root);
 
   /// Bytes this rank has sent or received in reductions, gathers and broadcasts so far
   /// (payload only: the communication volume the benchmarks report).
@@ -78,34 +82,27 @@ class World {
   Result<std::vector<uint8_t>> read_at_all(const std::string& path, uint64_t offset, uint64_t length);
 
  private:
+  World() = default;
   int rank_ = 0, size_ = 1;
   bool distributed_ = false;
   uint64_t comm_bytes_ = 0;
 };
 
-/// Runs the local work `f`, then agrees with the other ranks (World::agree): the first
-/// failure of any rank (`F` thrown as `Failure{code, message}`, or out of memory) is thrown
-/// on every rank, the message prefixed with the failing rank when there are several.
-/// `Failure` is the caller's exception type with members `code` and `message`.
-template <class Failure, class F>
-void agreed_phase(World& w, F&& f) {
-  bool ok = true;
-  int code = 0;
-  std::string message;
+/// Runs the local work `f` (a callable returning Status), then agrees with the other ranks
+/// (World::agree): every rank returns the first failure of any rank (out of memory in `f`
+/// becomes internal "out of memory"), its message prefixed with the failing rank when there
+/// are several, or ok.
+template <class F>
+Status agreed_phase(World& w, F&& f) {
+  Status local;
   try {
-    f();
-  } catch (const Failure& e) {
-    ok = false;
-    code = e.code;
-    message = e.message;
+    local = f();
   } catch (const std::bad_alloc&) {
-    ok = false;
-    code = 1;
-    message = "out of memory";
+    local = Status(Code::internal, "out of memory");
   }
-  if (!ok && w.size() > 1) message = "rank " + std::to_string(w.rank()) + ": " + message;
-  const World::Outcome o = w.agree(ok, code, message);
-  if (!o.ok) throw Failure{o.code, o.message};
+  if (!local.ok() && w.size() > 1)
+    local = Status(local.code(), "rank " + std::to_string(w.rank()) + ": " + local.message());
+  return w.agree(local);
 }
 
 }  // namespace factz::mpi

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "mpi/comm.hpp"
 #include "mpi/posix_file.hpp"
@@ -20,6 +21,11 @@ std::string mpi_error(int rc) {
   return std::string(text, size_t(len));
 }
 
+/// A failed MPI call (seen only where MPI returns errors instead of aborting the job).
+Status mpi_failure(const char* call, int rc) {
+  return Status(Code::internal, std::string(call) + ": " + mpi_error(rc));
+}
+
 /// Opens `path` collectively for writing and sizes it to file_bytes (truncating a longer one).
 Result<MPI_File> open_for_write(const std::string& path, uint64_t file_bytes) {
   MPI_File fh;
@@ -34,78 +40,93 @@ Result<MPI_File> open_for_write(const std::string& path, uint64_t file_bytes) {
 }
 
 /// The largest value of n over all ranks.
-int64_t max_over_ranks(int64_t n) {
+Result<int64_t> max_over_ranks(int64_t n) {
   long long v = n;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  return v;
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allreduce", rc);
+  return int64_t(v);
 }
 
 }  // namespace
 
-World::World() {
-  if (!launched_by_mpirun()) return;
+Result<std::unique_ptr<World>> World::start() {
+  std::unique_ptr<World> w(new World);
+  if (!launched_by_mpirun()) return w;
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  distributed_ = true;
+  const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Init_thread", rc);
+  w->distributed_ = true;  // from here on the destructor finalizes MPI
+  MPI_Comm_rank(MPI_COMM_WORLD, &w->rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &w->size_);
+  return w;
 }
 
 World::~World() {
   if (distributed_) MPI_Finalize();
 }
 
-World::Outcome World::agree(bool ok, int code, const std::string& message) {
-  if (!distributed_) return {ok, ok ? 0 : code, ok ? "" : message};
-  int first = ok ? size_ : rank_;
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+Status World::agree(const Status& local) {
+  if (!distributed_) return local;
+  int first = local.ok() ? size_ : rank_;
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allreduce", rc);
   comm_bytes_ += 2 * sizeof(int);
-  if (first == size_) return {};
+  if (first == size_) return Status::Ok();
+  // The failing rank's code (4 bytes, native order: every rank runs this build) and message.
   std::vector<uint8_t> text;
   if (rank_ == first) {
-    text.resize(4 + message.size());
-    std::copy(reinterpret_cast<const uint8_t*>(&code), reinterpret_cast<const uint8_t*>(&code) + 4, text.begin());
-    std::copy(message.begin(), message.end(), text.begin() + 4);
+    const int32_t code = int32_t(local.code());
+    text.resize(4 + local.message().size());
+    std::memcpy(text.data(), &code, 4);
+    std::copy(local.message().begin(), local.message().end(), text.begin() + 4);
   }
-  broadcast(text, first);
-  Outcome o{false, 1, ""};
-  if (text.size() >= 4) {
-    std::copy(text.begin(), text.begin() + 4, reinterpret_cast<uint8_t*>(&o.code));
-    o.message.assign(text.begin() + 4, text.end());
-  }
-  return o;
+  FACTZ_RETURN_IF_ERROR(broadcast(text, first));
+  int32_t code = int32_t(Code::internal);
+  if (text.size() >= 4) std::memcpy(&code, text.data(), 4);
+  const std::string message(text.begin() + std::min<size_t>(4, text.size()), text.end());
+  return Status(code == int32_t(Code::ok) ? Code::internal : Code(code), message);
 }
 
-void World::allreduce_min(std::span<double> v) {
-  if (!distributed_ || v.empty()) return;
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-  comm_bytes_ += 2 * v.size_bytes();
+namespace {
+
+/// One in-place MPI_Allreduce of `count` values, counted in `comm_bytes`.
+Status allreduce(void* data, size_t count, size_t bytes, MPI_Datatype type, MPI_Op op, uint64_t& comm_bytes) {
+  if (count == 0) return Status::Ok();
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, data, int(count), type, op, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allreduce", rc);
+  comm_bytes += 2 * bytes;
+  return Status::Ok();
 }
 
-void World::allreduce_max(std::span<double> v) {
-  if (!distributed_ || v.empty()) return;
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  comm_bytes_ += 2 * v.size_bytes();
+}  // namespace
+
+Status World::allreduce_min(std::span<double> v) {
+  if (!distributed_) return Status::Ok();
+  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_DOUBLE, MPI_MIN, comm_bytes_);
 }
 
-void World::allreduce_sum(std::span<int64_t> v) {
-  if (!distributed_ || v.empty()) return;
+Status World::allreduce_max(std::span<double> v) {
+  if (!distributed_) return Status::Ok();
+  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_DOUBLE, MPI_MAX, comm_bytes_);
+}
+
+Status World::allreduce_sum(std::span<int64_t> v) {
+  if (!distributed_) return Status::Ok();
   static_assert(sizeof(long long) == sizeof(int64_t));
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  comm_bytes_ += 2 * v.size_bytes();
+  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_LONG_LONG, MPI_SUM, comm_bytes_);
 }
 
-void World::allreduce_sum(std::span<double> v) {
-  if (!distributed_ || v.empty()) return;
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  comm_bytes_ += 2 * v.size_bytes();
+Status World::allreduce_sum(std::span<double> v) {
+  if (!distributed_) return Status::Ok();
+  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_DOUBLE, MPI_SUM, comm_bytes_);
 }
 
-std::vector<uint64_t> World::allgather(std::span<const uint64_t> mine) {
-  if (!distributed_) return {mine.begin(), mine.end()};
+Result<std::vector<uint64_t>> World::allgather(std::span<const uint64_t> mine) {
+  if (!distributed_) return std::vector<uint64_t>(mine.begin(), mine.end());
   const int n = int(mine.size());
   std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
-  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int rc = MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allgather", rc);
   int total = 0;
   for (int r = 0; r < size_; ++r) {
     displs[size_t(r)] = total;
@@ -113,23 +134,27 @@ std::vector<uint64_t> World::allgather(std::span<const uint64_t> mine) {
   }
   std::vector<uint64_t> all(static_cast<size_t>(total));
   static_assert(sizeof(unsigned long long) == sizeof(uint64_t));
-  MPI_Allgatherv(mine.data(), n, MPI_UNSIGNED_LONG_LONG, all.data(), counts.data(), displs.data(),
-                 MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  rc = MPI_Allgatherv(mine.data(), n, MPI_UNSIGNED_LONG_LONG, all.data(), counts.data(), displs.data(),
+                      MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allgatherv", rc);
   comm_bytes_ += sizeof(int) * (1 + size_t(size_)) + 8 * (mine.size() + all.size());
   return all;
 }
 
-void World::broadcast(std::vector<uint8_t>& bytes, int root) {
-  if (!distributed_) return;
+Status World::broadcast(std::vector<uint8_t>& bytes, int root) {
+  if (!distributed_) return Status::Ok();
   unsigned long long n = bytes.size();
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD);
+  int rc = MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Bcast", rc);
   bytes.resize(n);
   for (uint64_t done = 0; done < n;) {
     const int c = int(std::min<uint64_t>(n - done, kRoundBytes));
-    MPI_Bcast(bytes.data() + done, c, MPI_BYTE, root, MPI_COMM_WORLD);
+    rc = MPI_Bcast(bytes.data() + done, c, MPI_BYTE, root, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return mpi_failure("MPI_Bcast", rc);
     done += uint64_t(c);
   }
   comm_bytes_ += 8 + n;
+  return Status::Ok();
 }
 
 Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_t offset,
@@ -138,9 +163,13 @@ Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_
   auto fh = open_for_write(path, file_bytes);
   if (!fh.ok()) return fh.status();
   // Every rank takes part in every round (count 0 once its bytes are out).
-  const int64_t rounds = max_over_ranks(int64_t((bytes.size() + kRoundBytes - 1) / kRoundBytes));
+  const auto rounds = max_over_ranks(int64_t((bytes.size() + kRoundBytes - 1) / kRoundBytes));
+  if (!rounds.ok()) {
+    MPI_File_close(&fh.value());
+    return rounds.status();
+  }
   std::string err;
-  for (int64_t k = 0; k < rounds; ++k) {
+  for (int64_t k = 0; k < rounds.value(); ++k) {
     const uint64_t from = std::min<uint64_t>(uint64_t(k) * kRoundBytes, bytes.size());
     const int count = int(std::min<uint64_t>(bytes.size() - from, kRoundBytes));
     MPI_Status st;
@@ -174,12 +203,16 @@ Status World::write_segments_all(const std::string& path, uint64_t file_bytes, s
   }
   auto fh = open_for_write(path, file_bytes);
   if (!fh.ok()) return fh.status();
-  const int64_t n_rounds = max_over_ranks(int64_t(rounds.size()));
+  const auto n_rounds = max_over_ranks(int64_t(rounds.size()));
+  if (!n_rounds.ok()) {
+    MPI_File_close(&fh.value());
+    return n_rounds.status();
+  }
   std::string err;
   auto note = [&err, &path](int rc, const char* what) {
     if (rc != MPI_SUCCESS && err.empty()) err = std::string(what) + " " + path + ": " + mpi_error(rc);
   };
-  for (int64_t k = 0; k < n_rounds; ++k) {
+  for (int64_t k = 0; k < n_rounds.value(); ++k) {
     const std::vector<Segment> none;
     const auto& r = size_t(k) < rounds.size() ? rounds[size_t(k)] : none;
     MPI_Status st;
@@ -223,8 +256,12 @@ Result<std::vector<uint8_t>> World::read_at_all(const std::string& path, uint64_
     length = 0;  // still takes part in the rounds
   }
   std::vector<uint8_t> out(length);
-  const int64_t rounds = max_over_ranks(int64_t((length + kRoundBytes - 1) / kRoundBytes));
-  for (int64_t k = 0; k < rounds; ++k) {
+  const auto rounds = max_over_ranks(int64_t((length + kRoundBytes - 1) / kRoundBytes));
+  if (!rounds.ok()) {
+    MPI_File_close(&fh);
+    return rounds.status();
+  }
+  for (int64_t k = 0; k < rounds.value(); ++k) {
     const uint64_t from = std::min<uint64_t>(uint64_t(k) * kRoundBytes, length);
     const int count = int(std::min<uint64_t>(length - from, kRoundBytes));
     MPI_Status st;

@@ -4,16 +4,18 @@
 
 namespace factz::mpi {
 
-World::World() = default;
+Result<std::unique_ptr<World>> World::start() { return std::unique_ptr<World>(new World); }
 World::~World() = default;
 
-World::Outcome World::agree(bool ok, int code, const std::string& message) { return {ok, ok ? 0 : code, ok ? "" : message}; }
-void World::allreduce_min(std::span<double>) {}
-void World::allreduce_max(std::span<double>) {}
-void World::allreduce_sum(std::span<int64_t>) {}
-void World::allreduce_sum(std::span<double>) {}
-std::vector<uint64_t> World::allgather(std::span<const uint64_t> mine) { return {mine.begin(), mine.end()}; }
-void World::broadcast(std::vector<uint8_t>&, int) {}
+Status World::agree(const Status& local) { return local; }
+Status World::allreduce_min(std::span<double>) { return Status::Ok(); }
+Status World::allreduce_max(std::span<double>) { return Status::Ok(); }
+Status World::allreduce_sum(std::span<int64_t>) { return Status::Ok(); }
+Status World::allreduce_sum(std::span<double>) { return Status::Ok(); }
+Result<std::vector<uint64_t>> World::allgather(std::span<const uint64_t> mine) {
+  return std::vector<uint64_t>(mine.begin(), mine.end());
+}
+Status World::broadcast(std::vector<uint8_t>&, int) { return Status::Ok(); }
 
 Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_t offset,
                            std::span<const uint8_t> bytes) {
