@@ -7,7 +7,7 @@
 
 #include "factz/factz.hpp"
 #include "kernels/quantizer.hpp"
-#include "modes/speculative_mode.hpp"
+#include "backend/cpu/speculative_mode.hpp"
 #include "support/fields.hpp"
 #include "support/roundtrip.hpp"
 #include "synth.hpp"

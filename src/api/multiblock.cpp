@@ -245,7 +245,8 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
   // Blocks compress in parallel, one thread each, when there are enough of them to share;
   // otherwise one after the other with the threads inside. The bytes are the same.
   const int count = L.count();
-  const int threads = o.policy == Policy::serial ? 1 : (o.threads > 0 ? o.threads : omp_get_max_threads());
+  // Policy::cuda: blocks go to the device one after the other (never to CPU threads).
+  const int threads = o.policy != Policy::omp ? 1 : (o.threads > 0 ? o.threads : omp_get_max_threads());
   const bool outer = threads > 1 && count >= threads;
   Options inner = o;
   if (outer) {
@@ -356,7 +357,7 @@ Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const
   }
   // Blocks decode in parallel, one thread each, when there are enough of them to share;
   // otherwise one after the other with the threads inside. The values are the same.
-  const int threads = d.policy == Policy::serial ? 1 : (d.threads > 0 ? d.threads : omp_get_max_threads());
+  const int threads = d.policy != Policy::omp ? 1 : (d.threads > 0 ? d.threads : omp_get_max_threads());
   const int count = I.layout.count();
   const bool outer = threads > 1 && count >= threads;
   const DecompressOptions inner = outer ? DecompressOptions{Policy::serial, 1} : d;

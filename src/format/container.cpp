@@ -50,7 +50,7 @@ constexpr std::size_t kEntCrc = 32;
 constexpr std::size_t kEntEntryCrc = 36;  // CRC-32C of the entry's bytes [0, 36)
 static_assert(kEntEntryCrc + 4 == kSectionEntrySize);
 
-// Names indexed by id; index 0 is not a valid id.
+// Names indexed by id (docs/format.md); index 0 is not a valid id, 9 is reserved (container.hpp).
 constexpr std::array<const char*, kLastSectionId + 1> kSectionNames = {
     nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",
     "exact_index", "exact_values", "outliers",    "bound_ids_u", "bound_ids_v"};

@@ -67,8 +67,10 @@ inline constexpr uint32_t kSectionCodesV = 4;        ///< quantization codes of 
 inline constexpr uint32_t kSectionExactIndex = 5;    ///< indices of exactly stored vertices
 inline constexpr uint32_t kSectionExactValues = 6;   ///< values of exactly stored vertices
 inline constexpr uint32_t kSectionOutliers = 7;      ///< out-of-range codes
-inline constexpr uint32_t kSectionBoundIdsU = 8;     ///< per-vertex bound ids of u
-inline constexpr uint32_t kSectionBoundIdsV = 9;     ///< per-vertex bound ids of v
+inline constexpr uint32_t kSectionBoundIdsU = 8;     ///< per-vertex bound ids (speculative; both components)
+// Id 9 (`bound_ids_v`, a per-component id stream) is reserved by docs/format.md and never
+// written: no constant names it, but the container still knows its name and accepts it, as
+// the spec's section table says.
 inline constexpr uint32_t kLastSectionId = 9;        ///< ids are 1..kLastSectionId
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
@@ -133,7 +135,9 @@ struct ParsedContainer {
 };
 
 /// Validates the header, the section table and every section checksum of `stream`.
-/// Errors: unsupported_version when the version field is not 1, corrupt_stream otherwise.
+/// Errors: unsupported_version when the version is outside kOldestReadableVersion ..
+/// kFormatVersion, or for a version 1 stream coded with the version 1 ANS blob;
+/// corrupt_stream otherwise.
 Result<ParsedContainer> parse_container(std::span<const uint8_t> stream);
 
 /// The raw bytes of section `id` of a stream accepted by parse_container (`parsed` must

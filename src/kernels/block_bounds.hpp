@@ -1,6 +1,6 @@
 // FaCTz-B per-triangle and per-tile decisions (paper section 3.3): the capped safe bound
 // of a triangle and the bound id of a tile. One implementation for the CPU frontend
-// (modes/block_mode.cpp) and the CUDA one (backend/cuda/block_bodies.hpp); both change
+// (backend/cpu/block_mode.cpp) and the CUDA one (backend/cuda/block_bodies.hpp); both change
 // the stream's bytes, so they must never exist twice.
 #pragma once
 
@@ -137,6 +137,15 @@ FACTZ_HD uint8_t choose_tile_id(const float* x, const uint8_t* ids, int64_t nx, 
     }
   }
   return uint8_t(best);
+}
+
+/// FaCTz-B step 3, one vertex and one component: the bound id of min(eb, r |x|), r the
+/// smallest safe relative bound of the vertex's incident triangles. A grid without
+/// triangles (1 x N) constrains nothing: eb.
+FACTZ_HD int vertex_bound_id(float eb, float r, float x, bool free_grid) {
+  const double limit = double(r) * fabs(double(x));
+  const double e = free_grid ? double(eb) : (limit < double(eb) ? limit : double(eb));
+  return id_for_bound(eb, e);
 }
 
 }  // namespace factz::detail

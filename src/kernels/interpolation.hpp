@@ -19,6 +19,12 @@ namespace factz::detail {
 
 enum class Phase : uint8_t { horizontal = 0, vertical = 1, center = 2 };
 
+inline constexpr int64_t kDefaultAnchorStride = 16;
+inline constexpr int64_t kMaxAnchorStride = 4096;
+
+/// The anchor stride rule (options and headers alike): a power of two in [2, 4096].
+FACTZ_HD bool valid_anchor_stride(int64_t s0) { return s0 >= 2 && s0 <= kMaxAnchorStride && (s0 & (s0 - 1)) == 0; }
+
 /// The lattice of one phase: x = x0 + i * dx (i < count_x), y = y0 + j * dy (j < count_y).
 struct PhaseLattice {
   int64_t x0 = 0, y0 = 0, dx = 1, dy = 1, count_x = 0, count_y = 0;
@@ -39,6 +45,48 @@ FACTZ_HD PhaseLattice phase_lattice(int64_t nx, int64_t ny, int64_t step, Phase 
   const int64_t x0 = phase == Phase::vertical ? 0 : step;
   const int64_t y0 = phase == Phase::horizontal ? 0 : step;
   return {x0, y0, 2 * step, 2 * step, lattice_count(x0, 2 * step, nx), lattice_count(y0, 2 * step, ny)};
+}
+
+/// One phase of the schedule: its level, its lattice, and the stream position of its first
+/// target (targets of all phases, anchors excluded, in schedule order).
+struct ScheduledPhase {
+  int64_t step = 0;
+  Phase phase = Phase::horizontal;
+  PhaseLattice lattice;
+  int64_t offset = 0;
+};
+
+/// The schedule in stream order: levels s0/2, ..., 1, each horizontal, vertical, center.
+/// Every backend walks it the same way:
+///   PhaseSchedule sched(nx, ny, s0);
+///   for (ScheduledPhase ph; sched.next(ph);) { ... }
+class PhaseSchedule {
+ public:
+  FACTZ_HD PhaseSchedule(int64_t nx, int64_t ny, int64_t s0) : nx_(nx), ny_(ny), step_(s0 / 2) {}
+  /// The next phase into `out`; false when the schedule is done.
+  FACTZ_HD bool next(ScheduledPhase& out) {
+    if (step_ < 1) return false;
+    out.step = step_;
+    out.phase = Phase(phase_);
+    out.lattice = phase_lattice(nx_, ny_, step_, out.phase);
+    out.offset = offset_;
+    offset_ += out.lattice.count();
+    if (++phase_ == 3) {
+      phase_ = 0;
+      step_ /= 2;
+    }
+    return true;
+  }
+
+ private:
+  int64_t nx_, ny_, step_;
+  int phase_ = 0;
+  int64_t offset_ = 0;
+};
+
+/// Vertex index of target t of lattice L (targets are row-major in the lattice).
+FACTZ_HD int64_t lattice_vertex(const PhaseLattice& L, int64_t nx, int64_t t) {
+  return (L.y0 + (t / L.count_x) * L.dy) * nx + L.x0 + (t % L.count_x) * L.dx;
 }
 
 /// Prediction of target (x, y) of `phase` at level `step` from the current values `f`

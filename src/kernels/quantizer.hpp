@@ -44,8 +44,11 @@ FACTZ_HD bool within_bound(float recon, float x, float bound) {
 
 /// Round to nearest, ties to even, in plain IEEE float arithmetic: for |a| < 2^22,
 /// (a + 1.5 * 2^23) - 1.5 * 2^23 rounds a at the units digit (no libm call, identical on
-/// every IEEE machine; contraction is off). Larger magnitudes are integers already or
-/// beyond kMaxQuant.
+/// every IEEE machine; contraction is off). Larger magnitudes are returned as they are:
+/// in [2^22, 2^23) a float may still end in .5, which prequantize's conversion then
+/// truncates toward zero (an error of half a step, as a rounding tie would give; writer
+/// and decoder share q, so only the tie rule differs there); from 2^23 on floats are
+/// integers, and beyond kMaxQuant they are clamped.
 FACTZ_HD float round_even(float a) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
   if (!(a < 4194304.0f && a > -4194304.0f)) return a;  // |a| >= 2^22 (or NaN)

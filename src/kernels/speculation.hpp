@@ -1,6 +1,7 @@
 // FaCTz-S per-vertex decision (paper Algorithm 1), shared by every backend: the CPU driver
-// (modes/speculative_mode.cpp) calls it for each target of a phase; a CUDA kernel will
-// call the same function, one thread per target.
+// (backend/cpu/speculative_mode.cpp) calls it for each target of a phase; the CUDA backend's
+// phase kernel (backend/cuda/speculative_bodies.hpp) calls the same function, one thread
+// per target.
 #pragma once
 
 #include <cstdint>

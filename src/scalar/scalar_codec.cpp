@@ -15,11 +15,12 @@
 #include <limits>
 
 #include "codec/coder.hpp"
-#include "codec/zstd_stage.hpp"
 #include "factz/contour_tree.hpp"
 #include "format/container.hpp"
 #include "scalar/contour_tree_core.hpp"
 #include "scalar/scalar_checks.hpp"
+#include "codec/zstd_stage.hpp"
+#include "streams/stream_common.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz {
@@ -29,20 +30,10 @@ constexpr uint16_t kCenter = 32768;      // symbol of code 0; symbol 0 = stored 
 constexpr int64_t kMaxCode = 32767;      // |code| <= kMaxCode
 constexpr uint32_t kRadius = 32768;      // recorded in meta
 constexpr size_t kMetaBytes = 24;
-constexpr int kZstdLevel = 3;
-constexpr float kMaxEb = 0x1p126f;
 constexpr int kMaxRounds = 40;           // then every vertex is stored exactly
 
 using detail::ScalarGrid;
 using Clock = std::chrono::steady_clock;
-
-float float_bound(double eb) {
-  if (!(eb > 0.0)) return 0.0f;
-  if (eb >= double(kMaxEb)) return kMaxEb;
-  float f = float(eb);
-  if (double(f) > eb) f = std::nextafter(f, 0.0f);
-  return f;
-}
 
 // Lorenzo prediction from decoded values `r` (outside the grid counts as 0), in a fixed
 // order of float operations so that encoder and decoder agree bit for bit.
@@ -176,7 +167,7 @@ Status check_options(const ScalarOptions& o) {
 namespace {
 
 // The stream of quantized values `q` (docs/format.md, "Scalar streams").
-Result<std::vector<uint8_t>> write_stream(const ScalarField& field, const ScalarOptions& o, float eb, float step,
+Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, const ScalarOptions& o, float eb, float step,
                                           double p_abs, const Quantized& q, int threads) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
@@ -186,35 +177,28 @@ Result<std::vector<uint8_t>> write_stream(const ScalarField& field, const Scalar
     w.u32(kRadius);
     detail::put_le(w.bytes(), std::bit_cast<uint64_t>(ct ? o.persistence : 0.0), 8);
     detail::put_le(w.bytes(), std::bit_cast<uint64_t>(p_abs), 8);
-    sections.push_back({detail::kSectionMeta, std::move(w.bytes()), false});
+    sections.push_back({detail::kSectionMeta, std::move(w.bytes())});
   }
   {
     std::vector<uint8_t> coded;
     FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(o.coder), q.symbols, kCenter, coded, threads));
-    sections.push_back({detail::kSectionCodesU, std::move(coded), o.zstd});
+    sections.push_back({detail::kSectionCodesU, std::move(coded)});
   }
   {
     detail::ByteWriter w;
     for (float x : q.exact) w.f32(x);
-    sections.push_back({detail::kSectionExactValues, std::move(w.bytes()), o.zstd});
+    sections.push_back({detail::kSectionExactValues, std::move(w.bytes())});
   }
-  detail::Header h;
+  detail::Header h = detail::stream_header(uint64_t(field.nx), uint64_t(field.ny), uint64_t(field.nz), o.bound_mode,
+                                           o.bound, eb);
   h.components = 1;
   h.ndims = uint8_t(field.ndims());
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
-  h.nx = uint64_t(field.nx);
-  h.ny = uint64_t(field.ny);
-  h.nz = uint64_t(field.nz);
-  h.bound_mode = uint8_t(o.bound_mode);
-  h.bound_value = o.bound;
-  h.eb = eb;
   h.tile = 32;
   h.anchor_stride = 0;
-  const detail::Compressor zstd = [](std::span<const uint8_t> in, std::vector<uint8_t>& out) {
-    return detail::zstd_compress(in, kZstdLevel, out);
-  };
-  return detail::write_container(h, std::move(sections), o.zstd ? &zstd : nullptr);
+  detail::offer_zstd(sections, o.zstd);
+  return detail::write_stream(h, std::move(sections));
 }
 
 // TopoSZ rounds for one quantization step: quantize inside the intervals, recompute the
@@ -249,7 +233,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   const ScalarGrid g{field.nx, field.ny, field.nz};
   const std::span<const float> f = field.values;
   const double range = detail::scalar_range(f);
-  const float eb = float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  const float eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
   const bool ct = o.mode == ScalarMode::contour_tree;
   const double p_abs = ct ? o.persistence * range : 0.0;
 
@@ -266,7 +250,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
     Quantized q;
     quantize(f, g, eb, 2.0f * eb, {}, nullptr, q);
     lap("quantize");
-    auto stream = write_stream(field, o, eb, 2.0f * eb, 0.0, q, threads);
+    auto stream = scalar_stream(field, o, eb, 2.0f * eb, 0.0, q, threads);
     lap("entropy");
     st.exact_vertices = int64_t(q.exact.size());
     if (stream.ok() && stats) *stats = std::move(st);
@@ -285,7 +269,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   // step below p gives fewer rounds and exact values for a few more bits per code.
   std::vector<float> steps;
   for (double s : {p_abs, p_abs / 4}) {
-    const float sf = p_abs > 0 ? float_bound(std::min(double(eb), s)) : eb;
+    const float sf = p_abs > 0 ? detail::float_bound(std::min(double(eb), s)) : eb;
     if ((sf > 0 || eb == 0) && std::find(steps.begin(), steps.end(), sf) == steps.end()) steps.push_back(sf);
   }
   if (steps.empty()) steps.push_back(eb);
@@ -293,7 +277,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   for (float step : steps) {
     Quantized q;
     const int64_t rounds = topo_rounds(f, g, eb, step, p_abs, tf, iv, exact, threads, q);
-    auto stream = write_stream(field, o, eb, step, p_abs, q, threads);
+    auto stream = scalar_stream(field, o, eb, step, p_abs, q, threads);
     if (!stream.ok()) return stream.status();
     if (best.empty() || stream->size() < best.size()) {
       best = std::move(stream.value());
@@ -317,7 +301,7 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
   if (h.mode != uint8_t(ScalarMode::none) && h.mode != uint8_t(ScalarMode::contour_tree))
     return Status(Code::unsupported_version, "scalar stream mode " + std::to_string(h.mode) + " is not supported");
   if (h.coder > uint8_t(Coder::ans)) return Status(Code::unsupported_version, "unsupported coder");
-  if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
+  if (!(h.eb >= 0.0f) || !(h.eb <= detail::kMaxEb)) return corrupt_stream("absolute bound out of range");
   if (h.nx > uint64_t(detail::kMaxCtVertices) || h.ny > uint64_t(detail::kMaxCtVertices) / h.nx ||
       h.nz > uint64_t(detail::kMaxCtVertices) / (h.nx * h.ny))
     return corrupt_stream("scalar grid too large");
@@ -325,9 +309,7 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
     if (!detail::has_section(parsed, id)) return corrupt_stream("missing section " + detail::section_name(id));
   const ScalarGrid g{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
   const uint64_t n = uint64_t(g.size());
-  const detail::Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
-    return detail::zstd_decompress(in, raw, out);
-  };
+  const detail::Decompressor& unzstd = detail::zstd_stage_decompressor();
 
   auto meta = detail::read_section(stream, parsed, detail::kSectionMeta, &unzstd);
   if (!meta.ok()) return meta.status();

@@ -8,6 +8,10 @@
 #include "kernels/signature.hpp"
 #include "kernels/speculation.hpp"
 #include "kernels/rans.hpp"
+#include "kernels/speculative_decode.hpp"
+#include "kernels/tile_decode.hpp"
+#include "kernels/tiles.hpp"
+#include "kernels/varint.hpp"
 
 __global__ void kernels_compile(const float* u, const float* v, uint8_t* sig, float* xi, float* q, int64_t nx,
                                 int64_t ny) {
@@ -57,4 +61,30 @@ __global__ void rans_lanes_compile(const uint32_t* entries, const uint16_t* sym,
   uint16_t word = 0;
   (void)factz::detail::rans_encode_renorm(x, s, word);
   states[l] = factz::detail::rans_encode_put(x, s) + consumed + word;
+}
+
+// The backbone's per-vertex glue (quantization, Lorenzo code, symbol, decode decision, list
+// varints) and the speculative decoder's target, as the device runs them.
+__global__ void backbone_glue_compiles(const float* x, int32_t* q, uint16_t* sym, float* out, uint8_t* bytes,
+                                       const float* bound, int64_t nx, int64_t ny) {
+  const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= nx * ny) return;
+  const int64_t y = k / nx, xi = k - y * nx;
+  const factz::detail::TileLayout L(nx, ny);
+  const int id = int(L.tile_of(xi, y) % 31);
+  const factz::detail::TiledVertex tv = factz::detail::quantize_tiled_vertex(x[k], id, 2.0f * bound[id], bound[id]);
+  q[k] = tv.q;
+  const int64_t code = factz::detail::tile_lorenzo_code(q + y * nx, y > 0 ? q + (y - 1) * nx : nullptr, xi, y);
+  sym[k] = factz::detail::code_symbol(code);
+  factz::detail::put_varint_at(bytes + 10 * k, factz::detail::zigzag_encode(code));
+  float value;
+  if (!factz::detail::decode_tiled_vertex(tv.q, 2.0f * bound[id], tv.exact, x[k], value)) value = 0.0f;
+  out[k] = value;
+  factz::detail::PhaseSchedule schedule(nx, ny, 16);
+  factz::detail::ScheduledPhase ph;
+  if (schedule.next(ph) && k < ph.lattice.count()) {
+    const int64_t v = factz::detail::lattice_vertex(ph.lattice, nx, k);
+    factz::detail::decode_speculative_target(out, out, nx, ny, v % nx, v / nx, ph.step, ph.phase, uint16_t(id), x,
+                                             sym[k], sym[k], bound);
+  }
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "synth.hpp"
+#include "api/device_backend.hpp"
 #include "cuda_test_support.hpp"
 #include "backend/cuda/crc_bodies.hpp"
 #include "backend/cuda/gpu_model.hpp"
@@ -18,7 +19,7 @@
 #include "codec/huffman.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
-#include "modes/frontend.hpp"
+#include "backend/cpu/frontend.hpp"
 
 namespace {
 
@@ -234,7 +235,7 @@ TEST(GpuModel, DeviceHuffmanBlobsAreTheCpuBlobs) {
   }
 }
 
-// The device ANS decoder's bodies read codec/ans.cpp's blobs: constant, sparse and rANS
+// The device ANS decoder's bodies read codec/ans_encode.cpp's blobs: constant, sparse and rANS
 // planes, 8, 16 and 32 lanes, contexts, chunks and a partial one; damaged blobs are
 // rejected exactly when the CPU decoder rejects them.
 TEST(GpuModel, DeviceAnsDecodingMatchesTheCpu) {
@@ -450,6 +451,249 @@ TEST(GpuModel, DamagedSectionsAreRejectedLikeTheCpuDoes) {
       }
       EXPECT_GT(rejected, 0);
     }
+}
+
+// Issue 17: values at the edges of float (near +-FLT_MAX, whose reconstruction overflows so
+// they are stored exactly; 1e38 beside 1e-38; denormals; signed zeros) under bounds from 0
+// up to the 2^126 clamp. The model writes the CPU's bytes, and its decoder (the CUDA tile
+// decoder's bodies, kernels/tile_decode.hpp) accepts the CPU's streams and reconstructs the
+// CPU decoder's bits; with an overflowing vertex taken off the exact list both reject it.
+std::vector<NamedField> float_edge_fields() {
+  const float M = std::numeric_limits<float>::max();
+  std::vector<NamedField> out;
+  VectorField2D issue = constant(2, 2, 0.0f, 0.0f);
+  issue.u = {-M, 0.0f, 0.0f, 1.0f};
+  out.push_back({"issue17_2x2", std::move(issue)});
+  out.push_back({"all_flt_max_4x3", constant(4, 3, M, -M)});
+  VectorField2D mix = constant(33, 17, 0.0f, 0.0f);
+  uint64_t state = 17;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  for (auto* p : {&mix.u, &mix.v})
+    for (float& x : *p) {
+      const float sign = next() % 2 ? -1.0f : 1.0f;
+      const uint32_t denormal = 1 + next() % 0x7fffff;
+      float d;
+      std::memcpy(&d, &denormal, 4);
+      const float choice[6] = {M, 1e38f, 1e-38f, d, 0.0f, 0.5f};
+      x = sign * choice[next() % 6];
+    }
+  out.push_back({"edges_mix_33x17", std::move(mix)});
+  VectorField2D huge = factz::synth::vortices(40, 35, 3, 4);
+  for (auto* p : {&huge.u, &huge.v})
+    for (float& x : *p) x = float(std::clamp(double(x) * 1e38, -double(M), double(M)));
+  out.push_back({"vortices_huge_40x35", std::move(huge)});
+  return out;
+}
+
+TEST(GpuModel, EdgesOfFloatGiveTheCpuBytesAndValues) {
+  int streams = 0;
+  for (const auto& nf : float_edge_fields())
+    for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+      for (auto coder : {factz::Coder::huffman, factz::Coder::ans})
+        for (auto [bm, bound] : {std::pair{factz::BoundMode::rel, 3e-2}, std::pair{factz::BoundMode::abs, 1e300},
+                                 std::pair{factz::BoundMode::abs, 0.0}, std::pair{factz::BoundMode::abs, 1e-45}}) {
+          factz::Options o;
+          o.mode = mode;
+          o.coder = coder;
+          o.bound_mode = bm;
+          o.bound = bound;
+          o.anchor_stride = 4;
+          o.zstd = coder == factz::Coder::ans;
+          o.threads = 1;
+          SCOPED_TRACE(nf.name + " " + factz::mode_name(mode) + "/" + factz::coder_name(coder) + " bound " +
+                       std::to_string(bound));
+          auto cpu = factz::compress(nf.f, o);
+          ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+          auto model = factz::cuda_detail::model_compress(nf.f, o);
+          ASSERT_TRUE(model.ok()) << model.status().to_string();
+          EXPECT_TRUE(model.value() == cpu.value());
+          auto a = factz::decompress(cpu.value());
+          auto b = factz::cuda_detail::model_decompress(cpu.value());
+          ASSERT_TRUE(a.ok()) << a.status().to_string();
+          ASSERT_TRUE(b.ok()) << b.status().to_string();
+          EXPECT_TRUE(same_bits(a->u, b->u));
+          EXPECT_TRUE(same_bits(a->v, b->v));
+          ++streams;
+        }
+  EXPECT_EQ(streams, 4 * 3 * 2 * 4);
+}
+
+TEST(GpuModel, AnOverflowingVertexOffTheExactListIsCorruptLikeOnTheCpu) {
+  const float M = std::numeric_limits<float>::max();
+  VectorField2D f = constant(2, 2, 0.0f, 0.0f);
+  f.u = {-M, 0.0f, 0.0f, 1.0f};
+  for (auto coder : {factz::Coder::huffman, factz::Coder::ans}) {
+    factz::Options o;
+    o.mode = factz::Mode::none;
+    o.coder = coder;
+    o.bound = 3e-2;
+    o.zstd = false;
+    auto s = factz::compress(f, o);
+    ASSERT_TRUE(s.ok());
+    const std::vector<uint8_t>& stream = s.value();
+    auto whole = factz::cuda_detail::model_decompress(stream);
+    ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+    EXPECT_EQ(whole->u[0], -M);
+    auto pc = factz::detail::parse_container(stream);
+    ASSERT_TRUE(pc.ok());
+    std::vector<factz::detail::Section> sections;
+    for (const auto& e : pc->entries) {
+      auto raw = factz::detail::read_section(stream, pc.value(), e.id, nullptr);
+      ASSERT_TRUE(raw.ok());
+      std::vector<uint8_t> bytes = raw.value();
+      if (e.id == factz::detail::kSectionExactIndex || e.id == factz::detail::kSectionExactValues) {
+        std::span<const uint8_t> u_list, v_list;  // u's list holds vertex 0 only: drop it
+        ASSERT_TRUE(factz::detail::split_lists(raw.value(), u_list, v_list, "exact").ok());
+        const std::vector<uint8_t> empty_u =
+            e.id == factz::detail::kSectionExactIndex ? std::vector<uint8_t>{0} : std::vector<uint8_t>{};
+        bytes = factz::detail::concat_lists(empty_u, std::vector<uint8_t>(v_list.begin(), v_list.end()));
+      }
+      sections.push_back({e.id, std::move(bytes), false});
+    }
+    auto damaged = factz::detail::write_container(pc->header, sections, nullptr);
+    ASSERT_TRUE(damaged.ok());
+    auto cpu = factz::decompress(damaged.value());
+    auto dev = factz::cuda_detail::model_decompress(damaged.value());
+    ASSERT_FALSE(cpu.ok());
+    ASSERT_FALSE(dev.ok());
+    EXPECT_EQ(cpu.status().code(), factz::Code::corrupt_stream);
+    EXPECT_EQ(dev.status().code(), factz::Code::corrupt_stream);
+  }
+}
+
+}  // namespace
+
+// ---- Policy::cuda through the library's dispatch (src/api/device_dispatch.cpp) -------------
+// The model installed as the device backend: factz::compress / decompress / decompress_into
+// with Policy::cuda must give the CPU's bytes and values for every mode and coder, which is
+// what the CUDA backend gives behind the same dispatch on a GPU.
+
+namespace {
+
+factz::Result<int> model_device_count() { return 1; }
+
+factz::Result<std::vector<uint8_t>> model_compress_on(const VectorField2D& f, const factz::Options& o, int device) {
+  if (device != 0) return factz::invalid_argument("the model has device 0 only");
+  return factz::cuda_detail::model_compress(f, o);
+}
+
+factz::Status model_decompress_into_on(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                                       int device) {
+  if (device != 0) return factz::invalid_argument("the model has device 0 only");
+  auto f = factz::cuda_detail::model_decompress(stream);
+  if (!f.ok()) return f.status();
+  if (f->u.size() != u.size() || f->v.size() != v.size()) return factz::invalid_argument("plane sizes");
+  std::copy(f->u.begin(), f->u.end(), u.begin());
+  std::copy(f->v.begin(), f->v.end(), v.begin());
+  return factz::Status::Ok();
+}
+
+const factz::detail::DeviceBackend kModelBackend{&model_device_count, &model_compress_on, &model_decompress_into_on};
+
+/// Makes `b` the device backend for one scope (null: none), then restores the build's own.
+class DeviceBackendScope {
+ public:
+  explicit DeviceBackendScope(const factz::detail::DeviceBackend* b)
+      : previous_(factz::detail::set_device_backend_for_testing(b)) {}
+  ~DeviceBackendScope() { factz::detail::set_device_backend_for_testing(previous_); }
+  DeviceBackendScope(const DeviceBackendScope&) = delete;
+  DeviceBackendScope& operator=(const DeviceBackendScope&) = delete;
+
+ private:
+  const factz::detail::DeviceBackend* previous_;
+};
+
+TEST(GpuModelDispatch, PolicyCudaGivesTheCpuBytesAndValuesForEveryModeAndCoder) {
+  DeviceBackendScope model(&kModelBackend);
+  for (const auto& nf : all_fields())
+    for (const Case& c : cases()) {
+      SCOPED_TRACE(nf.name + " " + describe(c));
+      factz::Options o;
+      o.mode = c.mode;
+      o.coder = c.coder;
+      o.bound_mode = c.bound_mode;
+      o.bound = c.bound;
+      o.anchor_stride = c.anchor_stride;
+      o.zstd = c.zstd;
+      factz::CompressStats cpu_stats, gpu_stats;
+      auto cpu = factz::compress(nf.f, o, &cpu_stats);
+      ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+      factz::Options g = o;
+      g.policy = factz::Policy::cuda;
+      g.device = factz::kDeviceAuto;
+      auto gpu = factz::compress(nf.f, g, &gpu_stats);
+      ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+      ASSERT_TRUE(gpu.value() == cpu.value());
+      EXPECT_EQ(gpu_stats.eb_abs, cpu_stats.eb_abs);
+
+      factz::DecompressOptions d;
+      d.policy = factz::Policy::cuda;
+      auto a = factz::decompress(cpu.value());
+      auto b = factz::decompress(cpu.value(), d);
+      ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
+      EXPECT_EQ(b->nx, a->nx);
+      EXPECT_EQ(b->ny, a->ny);
+      EXPECT_TRUE(same_bits(a->u, b->u));
+      EXPECT_TRUE(same_bits(a->v, b->v));
+      std::vector<float> u(a->u.size()), v(a->v.size());
+      ASSERT_TRUE(factz::decompress_into(cpu.value(), u, v, d).ok());
+      EXPECT_TRUE(same_bits(a->u, u));
+      EXPECT_TRUE(same_bits(a->v, v));
+    }
+}
+
+TEST(GpuModelDispatch, PolicyCudaPassesOnTheBackendsRefusalsAndChecksDevices) {
+  DeviceBackendScope model(&kModelBackend);
+  const auto f = factz::synth::noise(9, 9, 1);
+  factz::Options o;
+  o.policy = factz::Policy::cuda;
+  o.exact_edges = 1;  // not on the device yet: said so, never run on the CPU instead
+  EXPECT_EQ(factz::compress(f, o).status().code(), factz::Code::backend_unavailable);
+  o.exact_edges = 0;
+  o.device = 1;
+  auto r = factz::compress(f, o);
+  EXPECT_EQ(r.status().code(), factz::Code::invalid_argument);
+  EXPECT_EQ(r.status().message(), "policy cuda: device 1 does not exist: 1 CUDA device (0)");
+  auto cpu = factz::compress(f, factz::Options{});
+  ASSERT_TRUE(cpu.ok());
+  auto half = std::span<const uint8_t>(cpu.value()).first(cpu->size() / 2);
+  factz::DecompressOptions d;
+  d.policy = factz::Policy::cuda;
+  EXPECT_FALSE(factz::decompress(half, d).ok());
+}
+
+// The build's own backend on this machine: without a GPU (or without nvcc) every entry point
+// answers backend_unavailable; on a GPU the CPU's bytes and values.
+TEST(GpuModelDispatch, TheRealBackendRunsOnAGpuOrEveryEntryPointIsBackendUnavailable) {
+  const auto f = factz::synth::turbulence(67, 45, 1, 4.0);
+  for (const factz::Options& base : factz::test::every_mode_and_coder(1e-3)) {
+    SCOPED_TRACE(std::string(factz::mode_name(base.mode)) + "/" + factz::coder_name(base.coder));
+    auto cpu = factz::compress(f, base);
+    ASSERT_TRUE(cpu.ok());
+    factz::Options o = base;
+    o.policy = factz::Policy::cuda;
+    factz::DecompressOptions d;
+    d.policy = factz::Policy::cuda;
+    auto gpu = factz::compress(f, o);
+    auto dec = factz::decompress(cpu.value(), d);
+    std::vector<float> u(f.u.size()), v(f.v.size());
+    const factz::Status into = factz::decompress_into(cpu.value(), u, v, d);
+    if (gpu.ok()) {
+      EXPECT_TRUE(gpu.value() == cpu.value());
+      auto ref = factz::decompress(cpu.value());
+      ASSERT_TRUE(dec.ok() && into.ok() && ref.ok());
+      EXPECT_TRUE(same_bits(ref->u, dec->u) && same_bits(ref->v, dec->v));
+      EXPECT_TRUE(same_bits(ref->u, u) && same_bits(ref->v, v));
+      continue;
+    }
+    for (const factz::Status& s : {gpu.status(), dec.status(), into}) {
+      EXPECT_EQ(s.code(), factz::Code::backend_unavailable) << s.to_string();
+      EXPECT_EQ(s.message().rfind("policy cuda: ", 0), 0u) << s.to_string();
+    }
+  }
 }
 
 }  // namespace

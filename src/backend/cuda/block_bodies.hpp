@@ -2,7 +2,7 @@
 //
 // Each function is the body of one kernel thread (`src/backend/cuda/*.cu` launch them) and
 // of one host-loop iteration in the CPU model (`gpu_model.cpp`), which the CPU test
-// compares with the CPU pipeline (modes/block_mode.cpp, modes/tiled_quantizer.cpp). The
+// compares with the CPU pipeline (backend/cpu/block_mode.cpp, modes/tiled_quantizer.cpp). The
 // math is the kernels' (`src/kernels/`); what is here is only the scheduling the GPU needs:
 // a gather of per-cell bounds instead of the CPU's scatter (min is exact and order-free),
 // one tile per thread for the tile-id choice, and the repair rounds as flag sweeps.
@@ -15,13 +15,15 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature.hpp"
+#include "kernels/tiles.hpp"
 
 namespace factz::cuda_detail {
 
 using detail::Grid2D;
 using detail::kMaxBoundId;
 
-inline constexpr int64_t kTileEdge = 32;  ///< detail::kTile (tiled_quantizer.hpp)
+using detail::kRadius;
+using detail::kTile;
 
 using detail::float_bits;
 
@@ -41,7 +43,7 @@ FACTZ_HD void cell_safe_bounds(const Grid2D& g, int64_t cell, const float* u, co
 FACTZ_HD float min_f(float a, float b) { return b < a ? b : a; }
 
 /// Kernel body, one thread per vertex k: the bound ids of u and v (block_mode.cpp steps 2-3:
-/// the minimum safe bound of the incident triangles, gathered, then id_for_bound).
+/// the minimum safe bound of the incident triangles, gathered, then vertex_bound_id).
 FACTZ_HD void vertex_bound_ids(const Grid2D& g, int64_t k, const float* u, const float* v, const float* xi, float eb,
                                uint8_t* id_u, uint8_t* id_v) {
   const int64_t i = k / g.nx, j = k - i * g.nx;
@@ -52,39 +54,30 @@ FACTZ_HD void vertex_bound_ids(const Grid2D& g, int64_t k, const float* u, const
     const int m = detail::incident_triangles(g, i, j, tris);
     for (int t = 0; t < m; ++t) r = min_f(r, xi[tris[t]]);
   }
-  const double dr = r;
-  const double au = fabs(double(u[k])), av = fabs(double(v[k]));
-  const double eu = free_grid ? double(eb) : (double(eb) < dr * au ? double(eb) : dr * au);
-  const double ev = free_grid ? double(eb) : (double(eb) < dr * av ? double(eb) : dr * av);
-  id_u[k] = uint8_t(detail::id_for_bound(eb, eu));
-  id_v[k] = uint8_t(detail::id_for_bound(eb, ev));
+  id_u[k] = uint8_t(detail::vertex_bound_id(eb, r, u[k], free_grid));
+  id_v[k] = uint8_t(detail::vertex_bound_id(eb, r, v[k], free_grid));
 }
 
 /// Kernel body, one thread per tile t: its bound id (kernels/block_bounds.hpp
 /// choose_tile_id, which block_mode.cpp runs one tile per iteration).
 FACTZ_HD uint8_t choose_tile_id(int64_t nx, int64_t ny, int64_t t, const float* x, const uint8_t* ids, float eb) {
-  const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge;
-  const int64_t x0 = (t % tiles_x) * kTileEdge, y0 = (t / tiles_x) * kTileEdge;
-  const int64_t x1 = x0 + kTileEdge < nx ? x0 + kTileEdge : nx, y1 = y0 + kTileEdge < ny ? y0 + kTileEdge : ny;
+  const detail::TileLayout L(nx, ny);
+  const int64_t x0 = (t % L.tiles_x) * detail::kTile, y0 = (t / L.tiles_x) * detail::kTile;
+  const int64_t x1 = x0 + detail::kTile < nx ? x0 + detail::kTile : nx, y1 = y0 + detail::kTile < ny ? y0 + detail::kTile : ny;
   return detail::choose_tile_id(x, ids, nx, x0, y0, x1, y1, eb);
 }
 
-/// Kernel body, one thread per vertex k of one plane: pre-quantization with the tile's id,
-/// reconstruction, and the exact check against the vertex's own bound (vertex_ids null:
-/// the tile's; mode none). q is kept for the Lorenzo codes (tiled_quantizer.cpp).
+/// Kernel body, one thread per vertex k of one plane: the CPU's quantization of the vertex
+/// (kernels/tiles.hpp quantize_tiled_vertex) with its tile's id, checked against its own
+/// bound (vertex_ids null: the tile's; mode none). q is kept for the Lorenzo codes.
 FACTZ_HD void quantize_vertex(int64_t nx, int64_t k, const float* x, const uint8_t* tile_ids, const uint8_t* vertex_ids,
                               const float* bound, float* recon, uint8_t* exact, int32_t* q) {
-  const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge;
   const int64_t y = k / nx, xi = k - y * nx;
-  const int id = tile_ids[(y / kTileEdge) * tiles_x + xi / kTileEdge];
-  const float step = 2.0f * bound[id];
-  const int32_t qq = id > 0 ? detail::prequantize(x[k], step) : 0;
-  const float r = detail::reconstruct(qq, step);
-  const float need = bound[vertex_ids ? vertex_ids[k] : id];
-  const bool ok = detail::within_bound(r, x[k], need);
-  recon[k] = ok ? r : x[k];
-  exact[k] = ok ? 0 : 1;
-  q[k] = qq;
+  const int id = tile_ids[detail::TileLayout(nx, 1).tile_of(xi, y)];
+  const detail::TiledVertex tv = detail::quantize_tiled_vertex(x[k], id, 2.0f * bound[id], bound[vertex_ids ? vertex_ids[k] : id]);
+  recon[k] = tv.recon;
+  exact[k] = tv.exact ? 1 : 0;
+  q[k] = tv.q;
 }
 
 /// Kernel body, one thread per cell: round 1 of the exact check (block_mode.cpp

@@ -1,5 +1,9 @@
 // Public entry points of the CUDA backend (include/factz/cuda.hpp): device checks, the
-// workspace, the device-pointer compress/decompress and the host-memory wrappers.
+// workspace, the device-pointer compress/decompress, the host-memory wrappers on a chosen
+// device, and the table through which Policy::cuda reaches them (api/device_backend.hpp).
+#include <memory>
+
+#include "api/device_backend.hpp"
 #include "backend/cuda/cuda_internal.hpp"
 #include "backend/cuda/device_util.cuh"
 
@@ -44,11 +48,58 @@ Status device_status() {
 
 bool device_available() { return device_status().ok(); }
 
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 namespace {
 
+/// The calls without a workspace share one per host thread and device (a workspace's
+/// buffers belong to one device).
 Workspace& default_workspace() {
-  thread_local Workspace ws;
-  return ws;
+  thread_local std::vector<std::unique_ptr<Workspace>> per_device;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = 0;
+  }
+  if (per_device.size() <= size_t(device)) per_device.resize(size_t(device) + 1);
+  if (!per_device[size_t(device)]) per_device[size_t(device)] = std::make_unique<Workspace>();
+  return *per_device[size_t(device)];
+}
+
+/// Makes `device` current for the calling thread for the guard's lifetime, then restores
+/// the device that was current before (a library call leaves the caller's choice alone).
+class DeviceScope {
+ public:
+  DeviceScope() = default;
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  ~DeviceScope() {
+    if (switched_) (void)cuda_detail::cuda_status(cudaSetDevice(previous_), "cudaSetDevice");
+  }
+  Status enter(int device) {
+    FACTZ_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ == device) return Status::Ok();
+    FACTZ_CUDA_TRY(cudaSetDevice(device));
+    switched_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
+/// The device a host wrapper runs on: `requested` (or kDeviceAuto) checked against the count.
+Result<int> host_device(int requested) {
+  FACTZ_RETURN_IF_ERROR(device_status());
+  return detail::resolve_device(requested, device_count());
 }
 
 }  // namespace
@@ -103,38 +154,99 @@ Status decompress(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_
   return Status(Code::internal, "out of host memory decompressing on the GPU");
 }
 
-Result<std::vector<uint8_t>> compress(const VectorField2D& f, const Options& o) {
+namespace {
+
+Result<std::vector<uint8_t>> compress_on(const VectorField2D& f, const Options& o, int device) try {
+  DeviceScope scope;
   FACTZ_RETURN_IF_ERROR(device_status());
+  FACTZ_RETURN_IF_ERROR(scope.enter(device));
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   FACTZ_RETURN_IF_ERROR(cuda_detail::check_options(f.nx, f.ny, o));
-  Workspace::Impl& ws = *default_workspace().impl();
+  Workspace& workspace = default_workspace();
+  Workspace::Impl& ws = *workspace.impl();
   const size_t bytes = size_t(f.size()) * sizeof(float);
   float *u = nullptr, *v = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
   FACTZ_CUDA_TRY(cudaMemcpy(u, f.u.data(), bytes, cudaMemcpyHostToDevice));
   FACTZ_CUDA_TRY(cudaMemcpy(v, f.v.data(), bytes, cudaMemcpyHostToDevice));
-  return compress(u, v, f.nx, f.ny, o, nullptr, &default_workspace());
+  return compress(u, v, f.nx, f.ny, o, nullptr, &workspace);
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory compressing on the GPU");
 }
 
-Result<VectorField2D> decompress(std::span<const uint8_t> stream) {
+Status decompress_into_on(std::span<const uint8_t> stream, std::span<float> out_u, std::span<float> out_v,
+                          int device) try {
+  DeviceScope scope;
   FACTZ_RETURN_IF_ERROR(device_status());
+  FACTZ_RETURN_IF_ERROR(scope.enter(device));
+  auto dims = stream_dims(stream);
+  if (!dims.ok()) return dims.status();
+  const int64_t n = dims->first * dims->second;
+  if (int64_t(out_u.size()) != n || int64_t(out_v.size()) != n)
+    return invalid_argument("output planes must hold nx*ny = " + std::to_string(n) + " values");
+  const size_t bytes = size_t(n) * sizeof(float);
+  Workspace& workspace = default_workspace();
+  Workspace::Impl& ws = *workspace.impl();
+  float *u = nullptr, *v = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
+  FACTZ_RETURN_IF_ERROR(decompress(stream, u, v, dims->first, dims->second, nullptr, &workspace));
+  FACTZ_CUDA_TRY(cudaMemcpy(out_u.data(), u, bytes, cudaMemcpyDeviceToHost));
+  FACTZ_CUDA_TRY(cudaMemcpy(out_v.data(), v, bytes, cudaMemcpyDeviceToHost));
+  return Status::Ok();
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory decompressing on the GPU");
+}
+
+Result<int> table_device_count() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status(Code::backend_unavailable,
+                  std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")");
+  }
+  return count;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress(const VectorField2D& f, const Options& o) {
+  auto device = host_device(o.device);
+  if (!device.ok()) return device.status();
+  return compress_on(f, o, device.value());
+}
+
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, int device) try {
+  auto d = host_device(device);
+  if (!d.ok()) return d.status();
   auto dims = stream_dims(stream);
   if (!dims.ok()) return dims.status();
   VectorField2D f;
   f.nx = dims->first;
   f.ny = dims->second;
-  const size_t bytes = size_t(f.size()) * sizeof(float);
-  Workspace::Impl& ws = *default_workspace().impl();
-  float *u = nullptr, *v = nullptr;
-  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
-  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
-  FACTZ_RETURN_IF_ERROR(decompress(stream, u, v, f.nx, f.ny, nullptr, &default_workspace()));
   f.u.resize(size_t(f.size()));
   f.v.resize(size_t(f.size()));
-  FACTZ_CUDA_TRY(cudaMemcpy(f.u.data(), u, bytes, cudaMemcpyDeviceToHost));
-  FACTZ_CUDA_TRY(cudaMemcpy(f.v.data(), v, bytes, cudaMemcpyDeviceToHost));
+  FACTZ_RETURN_IF_ERROR(decompress_into_on(stream, f.u, f.v, d.value()));
   return f;
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory decompressing on the GPU");
+}
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device) {
+  auto d = host_device(device);
+  if (!d.ok()) return d.status();
+  return decompress_into_on(stream, u, v, d.value());
 }
 
 }  // namespace factz::cuda
+
+namespace factz::cuda_detail {
+
+const detail::DeviceBackend& cuda_backend() {
+  static const detail::DeviceBackend table{&cuda::table_device_count, &cuda::compress_on, &cuda::decompress_into_on};
+  return table;
+}
+
+}  // namespace factz::cuda_detail

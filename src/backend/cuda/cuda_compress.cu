@@ -230,7 +230,7 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
                              TiledPayload& pl) {
   const Grid2D g{p.nx, p.ny};
   const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), tris = g.triangle_count();
-  const int64_t tiles = ((nx + kTileEdge - 1) / kTileEdge) * ((ny + kTileEdge - 1) / kTileEdge);
+  const int64_t tiles = ((nx + kTile - 1) / kTile) * ((ny + kTile - 1) / kTile);
   const float eb = p.eb;
   const Bounds B = bounds_of(eb);
   const bool block = p.options.mode == Mode::block;
@@ -344,17 +344,12 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
   }));
   int64_t* vertex_of = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, vertex_of));
-  int64_t offset = 0;
-  for (int64_t step = s0 / 2; step >= 1; step /= 2)
-    for (Phase ph : {Phase::horizontal, Phase::vertical, Phase::center}) {
-      const PhaseLattice L = detail::phase_lattice(nx, ny, step, ph);
-      const int64_t off = offset;
-      FACTZ_RETURN_IF_ERROR(for_each(L.count(), s, [=] __device__(int64_t t) {
-        speculate_target(g, L, step, ph, t, u, v, cu, cv, sig, B.b, off, ids, su, sv);
-        vertex_of[off + t] = lattice_vertex(L, nx, t);
-      }));
-      offset += L.count();
-    }
+  FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
+    return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
+      speculate_target(g, ph.lattice, ph.step, ph.phase, t, u, v, cu, cv, sig, B.b, ph.offset, ids, su, sv);
+      vertex_of[ph.offset + t] = lattice_vertex(ph.lattice, nx, t);
+    });
+  }));
   uint8_t* flags = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kFlags, size_t(targets), flags));
   int64_t* d_count = nullptr;

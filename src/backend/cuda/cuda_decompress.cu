@@ -19,12 +19,13 @@ using cuda::Workspace;
 
 __global__ void decode_tiles_kernel(int64_t nx, int64_t ny, const uint16_t* symbols, const int64_t* out_index,
                                     const int64_t* out_code, int64_t n_out, const uint8_t* tile_ids, Bounds b,
-                                    float* out, int* bad) {
-  __shared__ uint64_t scratch[kTileEdge * kTileEdge];
+                                    const int64_t* exact_index, const float* exact_value, int64_t n_exact, float* out,
+                                    int* bad) {
+  __shared__ uint64_t scratch[kTile * kTile];
   const int64_t t = blockIdx.x;
   decode_tile_row(nx, ny, t, threadIdx.x, symbols, out_index, out_code, n_out, scratch);
   __syncthreads();
-  decode_tile_column(nx, ny, t, threadIdx.x, tile_ids, b.b, scratch, out, bad);
+  decode_tile_column(nx, ny, t, threadIdx.x, tile_ids, b.b, scratch, exact_index, exact_value, n_exact, out, bad);
 }
 
 Status read_flag(const int* d, cudaStream_t s, int& h) {
@@ -135,7 +136,7 @@ Status device_entropy_decode(Workspace::Impl& ws, uint8_t coder, const std::vect
 }
 
 /// Device decoding of one plane's symbols, then the outlier checks that need them
-/// (detail::parse_outliers, modes/tiled_quantizer.hpp, leaves them to the device in this case).
+/// (detail::parse_outliers, streams/tiled_lists.hpp, leaves them to the device in this case).
 Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, int64_t n,
                             const std::vector<int64_t>& outlier_index, const int64_t* d_outlier_index, uint16_t* sym,
                             int* flag, cudaStream_t s) {
@@ -159,7 +160,7 @@ Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vecto
 Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in, float* u,
                            float* v, cudaStream_t s) {
   const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny);
-  const int64_t tiles = ((nx + kTileEdge - 1) / kTileEdge) * ((ny + kTileEdge - 1) / kTileEdge);
+  const int64_t tiles = ((nx + kTile - 1) / kTile) * ((ny + kTile - 1) / kTile);
   const Bounds B = bounds_of(pc.header.eb);
   int* flags = nullptr;  // bytes 0-7 of the scalars belong to count_if
   FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, flags));
@@ -183,14 +184,12 @@ Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& p
     FACTZ_RETURN_IF_ERROR(upload(ws, kGather, in.outlier_code[c], s, oc));
     FACTZ_RETURN_IF_ERROR(upload(ws, kIndex2, in.exact_index[c], s, ei));
     FACTZ_RETURN_IF_ERROR(upload(ws, kCodes, in.exact_value[c], s, ev));
-    if (tiles > 0) {
-      decode_tiles_kernel<<<unsigned(tiles), unsigned(kTileEdge), 0, s>>>(
-          nx, ny, sym, oi, oc, int64_t(in.outlier_index[c].size()), tid + c * tiles, B, out[c], bad);
+    if (tiles > 0) {  // every vertex's value, exactly stored ones included (kernels/tile_decode.hpp)
+      decode_tiles_kernel<<<unsigned(tiles), unsigned(kTile), 0, s>>>(
+          nx, ny, sym, oi, oc, int64_t(in.outlier_index[c].size()), tid + c * tiles, B, ei, ev,
+          int64_t(in.exact_index[c].size()), out[c], bad);
       FACTZ_CUDA_TRY(cudaGetLastError());
     }
-    float* o = out[c];
-    FACTZ_RETURN_IF_ERROR(
-        for_each(int64_t(in.exact_index[c].size()), s, [=] __device__(int64_t e) { o[ei[e]] = ev[e]; }));
     // The next plane reuses the buffers: the host vectors stay alive, the copies are ordered.
     FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
   }
@@ -220,7 +219,7 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
     const uint16_t* cid = ids;
     int64_t invalid = 0, n_codes = 0, n_exact = 0;
     FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) {
-      return cid[t] > kMaxBoundId && cid[t] != detail::kZeroVectorId;
+      return !detail::valid_target_id(cid[t]);
     }, invalid));
     if (invalid) return corrupt_stream("bound id out of range");
     FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) { return id_has_code(cid[t]); }, n_codes));
@@ -258,16 +257,12 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
   bad += 4;  // bytes 0-7 of the scalars belong to count_if
   FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
   FACTZ_RETURN_IF_ERROR(for_each(anchors, s, [=] __device__(int64_t a) { decode_anchor(A, nx, a, exact, u, v); }));
-  int64_t offset = 0;
-  for (int64_t step = s0 / 2; step >= 1; step /= 2)
-    for (Phase ph : {Phase::horizontal, Phase::vertical, Phase::center}) {
-      const PhaseLattice L = detail::phase_lattice(nx, ny, step, ph);
-      const int64_t off = offset;
-      FACTZ_RETURN_IF_ERROR(for_each(L.count(), s, [=] __device__(int64_t t) {
-        decode_target(g, L, step, ph, t, off, ids, cu, cv, code_pos, exact_pos, anchors, exact, B.b, u, v, bad);
-      }));
-      offset += L.count();
-    }
+  FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
+    return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
+      decode_target(g, ph.lattice, ph.step, ph.phase, t, ph.offset, ids, cu, cv, code_pos, exact_pos, anchors, exact,
+                    B.b, u, v, bad);
+    });
+  }));
   int h = 0;
   FACTZ_RETURN_IF_ERROR(read_flag(bad, s, h));
   if (h) return corrupt_stream("decoded value is not finite");

@@ -20,7 +20,7 @@ Status device_value_range(cuda::Workspace::Impl& ws, const float* u, const float
 /// Number of vertices with a NaN or infinite component.
 Status device_count_nonfinite(cuda::Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
                               int64_t& count);
-/// The ANS blob of n device symbols around `center` (codec/ans.cpp's bytes): plane bytes,
+/// The ANS blob of n device symbols around `center` (codec/ans_encode.cpp's bytes): plane bytes,
 /// pair counts and the rANS chunks on the device, the plan and the layout on the host
 /// (cuda_ans_encode.cu).
 /// crc: the blob's crc32c, its payloads checksummed on the device (section_crc.hpp).

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/interpolation.hpp"
 #include "factz/cuda.hpp"
 #include "factz/status.hpp"
 #include "kernels/quantizer.hpp"
@@ -85,6 +86,15 @@ Status for_each(int64_t n, cudaStream_t stream, F f) {
   const unsigned grid = unsigned(blocks < (int64_t(1) << 20) ? blocks : (int64_t(1) << 20));
   for_each_kernel<<<grid, kThreads, 0, stream>>>(n, f);
   return cuda_status(cudaGetLastError(), "kernel launch");
+}
+
+/// Calls launch(phase) for every phase of the FaCTz-S schedule (kernels/interpolation.hpp)
+/// in stream order, one launch per phase; stops at the first failure.
+template <class F>
+Status for_each_phase(int64_t nx, int64_t ny, int64_t s0, F launch) {
+  detail::PhaseSchedule schedule(nx, ny, s0);
+  for (detail::ScheduledPhase ph; schedule.next(ph);) FACTZ_RETURN_IF_ERROR(launch(ph));
+  return Status::Ok();
 }
 
 /// A CUB device call: f(temp, bytes) once to size the temporary storage, once to run.

@@ -152,7 +152,7 @@ PlaneLists plane_lists(const float* x, const std::vector<uint8_t>& escape, const
 void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mid, TiledPayload& pl) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cells = g.cell_count();
-  const int64_t tiles = ((f.nx + kTileEdge - 1) / kTileEdge) * ((f.ny + kTileEdge - 1) / kTileEdge);
+  const int64_t tiles = ((f.nx + kTile - 1) / kTile) * ((f.ny + kTile - 1) / kTile);
   const float eb = p.eb;
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(eb, id);
@@ -187,12 +187,11 @@ void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mi
   int64_t rounds = 0, repaired = 0;
   if (block) model_repair(f, cp_free.data(), recon, exact, rounds, repaired);
   for (int c = 0; c < 2; ++c) {
-    pl.symbols[c].resize(static_cast<size_t>(n));
+    std::vector<uint16_t> symbols(static_cast<size_t>(n));
     std::vector<int64_t> code(static_cast<size_t>(n));
     std::vector<uint8_t> escape(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) lorenzo_code(f.nx, k, q[c].data(), pl.symbols[c].data(), code.data(), escape.data());
-    pl.coded[c] = model_encode(p.options.coder, pl.symbols[c], detail::kAnsCodeCenter, pl.coded_crc[c]);
-    pl.symbols[c].clear();
+    for (int64_t k = 0; k < n; ++k) lorenzo_code(f.nx, k, q[c].data(), symbols.data(), code.data(), escape.data());
+    pl.coded[c] = model_encode(p.options.coder, symbols, detail::kAnsCodeCenter, pl.coded_crc[c]);
     pl.precoded = true;
     PlaneLists lists = plane_lists(x[c], escape, code, exact[c]);
     pl.outliers[c] = std::move(lists.outliers);
@@ -219,13 +218,8 @@ void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mi
 /// Calls fn(step, phase, lattice, stream offset) for every phase in stream order.
 template <class F>
 void for_each_phase(int64_t nx, int64_t ny, int64_t s0, F&& fn) {
-  int64_t offset = 0;
-  for (int64_t step = s0 / 2; step >= 1; step /= 2)
-    for (Phase ph : {Phase::horizontal, Phase::vertical, Phase::center}) {
-      const PhaseLattice L = detail::phase_lattice(nx, ny, step, ph);
-      fn(step, ph, L, offset);
-      offset += L.count();
-    }
+  detail::PhaseSchedule schedule(nx, ny, s0);
+  for (detail::ScheduledPhase ph; schedule.next(ph);) fn(ph.step, ph.phase, ph.lattice, ph.offset);
 }
 
 void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePayload& pl) {
@@ -281,25 +275,24 @@ void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePaylo
 Status decode_tiled(const detail::ParsedContainer& pc, TiledDecodeInput& in, VectorField2D& f) {
   const auto& h = pc.header;
   const int64_t nx = f.nx, ny = f.ny;
-  const int64_t tiles_x = (nx + kTileEdge - 1) / kTileEdge, tiles = tiles_x * ((ny + kTileEdge - 1) / kTileEdge);
+  const int64_t tiles_x = (nx + kTile - 1) / kTile, tiles = tiles_x * ((ny + kTile - 1) / kTile);
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(h.eb, id);
   int bad = 0;
-  std::vector<uint64_t> scratch(static_cast<size_t>(kTileEdge * kTileEdge));
+  std::vector<uint64_t> scratch(static_cast<size_t>(kTile * kTile));
   float* out[2] = {f.u.data(), f.v.data()};
   for (int c = 0; c < 2; ++c) {
     const uint8_t* tid = in.tile_ids.data() + c * tiles;
     for (int64_t t = 0; t < tiles; ++t) {  // one block per tile: a row pass, then a column pass
-      for (int64_t r = 0; r < kTileEdge; ++r)
+      for (int64_t r = 0; r < kTile; ++r)
         decode_tile_row(nx, ny, t, r, in.symbols[c].data(), in.outlier_index[c].data(), in.outlier_code[c].data(),
                         int64_t(in.outlier_index[c].size()), scratch.data());
-      for (int64_t col = 0; col < kTileEdge; ++col)
-        decode_tile_column(nx, ny, t, col, tid, bound, scratch.data(), out[c], &bad);
+      for (int64_t col = 0; col < kTile; ++col)
+        decode_tile_column(nx, ny, t, col, tid, bound, scratch.data(), in.exact_index[c].data(),
+                           in.exact_value[c].data(), int64_t(in.exact_index[c].size()), out[c], &bad);
     }
   }
   if (bad) return corrupt_stream("decoded value out of range");
-  for (int c = 0; c < 2; ++c)
-    for (size_t e = 0; e < in.exact_index[c].size(); ++e) out[c][in.exact_index[c][e]] = in.exact_value[c][e];
   return Status::Ok();
 }
 
@@ -534,7 +527,7 @@ Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
       FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_ids, 0, in.ids));
       int64_t n_codes = 0, n_exact = 0;
       for (uint16_t id : in.ids) {
-        if (id > kMaxBoundId && id != detail::kZeroVectorId) return corrupt_stream("bound id out of range");
+        if (!detail::valid_target_id(id)) return corrupt_stream("bound id out of range");
         n_codes += id_has_code(id);
         n_exact += id_is_exact(id);
       }

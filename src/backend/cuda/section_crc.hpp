@@ -20,12 +20,4 @@ struct CrcPiece {
 /// crc32c(blob), reading only the bytes outside `pieces` (increasing, not overlapping).
 uint32_t blob_crc(std::span<const uint8_t> blob, std::span<const CrcPiece> pieces);
 
-/// Hands a section CRC computed on the device to the container writer when
-/// detail::Section can carry one (`std::optional<uint32_t> raw_crc`, used for sections
-/// stored without zstd); without that member the writer checksums the section itself.
-template <class Section>
-void offer_section_crc(Section& section, std::optional<uint32_t> crc) {
-  if constexpr (requires { section.raw_crc = crc; }) section.raw_crc = crc;
-}
-
 }  // namespace factz::cuda_detail

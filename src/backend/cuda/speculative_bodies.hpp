@@ -1,4 +1,4 @@
-// Per-target bodies of the CUDA speculative mode (FaCTz-S; modes/speculative_mode.cpp).
+// Per-target bodies of the CUDA speculative mode (FaCTz-S; backend/cpu/speculative_mode.cpp).
 //
 // Encoder: one kernel per phase, one thread per target, calling kernels/speculation.hpp's
 // speculate_vertex and committing (targets of a phase share no triangle, so the result
@@ -13,16 +13,16 @@
 
 #include "backend/cuda/backbone_bodies.hpp"
 #include "kernels/speculation.hpp"
+#include "kernels/speculative_decode.hpp"
 
 namespace factz::cuda_detail {
 
 using detail::Phase;
 using detail::PhaseLattice;
 
-/// Vertex index of target t of lattice L.
-FACTZ_HD int64_t lattice_vertex(const PhaseLattice& L, int64_t nx, int64_t t) {
-  return (L.y0 + (t / L.count_x) * L.dy) * nx + L.x0 + (t % L.count_x) * L.dx;
-}
+using detail::id_has_code;
+using detail::id_is_exact;
+using detail::lattice_vertex;
 
 /// Kernel body, one thread per vertex: the current state starts as the original.
 FACTZ_HD void speculative_init(int64_t k, const float* u, const float* v, float* cur_u, float* cur_v, uint8_t* id) {
@@ -39,16 +39,13 @@ FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t s
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t k = y * g.nx + x;
   const detail::Speculation sp =
-      detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kCodeRadius, true);
+      detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true);
   cur_u[k] = sp.recon_u;
   cur_v[k] = sp.recon_v;
   ids[offset + t] = sp.id;
-  sym_u[offset + t] = uint16_t(sp.code_u + kCodeRadius);
-  sym_v[offset + t] = uint16_t(sp.code_v + kCodeRadius);
+  sym_u[offset + t] = uint16_t(sp.code_u + kRadius);
+  sym_v[offset + t] = uint16_t(sp.code_v + kRadius);
 }
-
-FACTZ_HD bool id_has_code(uint16_t id) { return id >= 1 && id <= kMaxBoundId; }
-FACTZ_HD bool id_is_exact(uint16_t id) { return id == 0; }
 
 /// Kernel body, one thread per exact-value entry e of the speculative exact section:
 /// entries [0, anchors) are the anchors in row-major order, then the exact targets in
@@ -68,30 +65,20 @@ FACTZ_HD void write_speculative_exact(const PhaseLattice& A, int64_t nx, int64_t
 /// Kernel body, one thread per target t of a phase at stream position p = offset + t:
 /// reconstructs the target from its id, its code (code_pos[p]: exclusive scan of
 /// id_has_code) or its exact value (exact_pos[p]: exclusive scan of id_is_exact, after the
-/// anchors). bad is set for a non-finite result (corrupt input only).
+/// anchors), with the CPU decoder's kernel (kernels/speculative_decode.hpp). bad is set for
+/// a non-finite result (corrupt input only).
 FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t, int64_t offset,
                             const uint16_t* ids, const uint16_t* cu, const uint16_t* cv, const int64_t* code_pos,
                             const int64_t* exact_pos, int64_t anchors, const float* exact, const float* bound, float* u,
                             float* v, int* bad) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
-  const int64_t k = y * g.nx + x, p = offset + t;
+  const int64_t p = offset + t;
   const uint16_t id = ids[p];
-  if (id == detail::kZeroVectorId) {
-    u[k] = v[k] = 0.0f;
-  } else if (id == 0) {
-    const int64_t e = anchors + exact_pos[p];
-    u[k] = exact[2 * e];
-    v[k] = exact[2 * e + 1];
-  } else {
-    const int64_t c = code_pos[p];
-    const float pu = detail::predict(u, g.nx, g.ny, x, y, step, phase);
-    const float pv = detail::predict(v, g.nx, g.ny, x, y, step, phase);
-    const float ru = detail::dequantize_residual(pu, bound[id], int32_t(cu[c]) - kCodeRadius);
-    const float rv = detail::dequantize_residual(pv, bound[id], int32_t(cv[c]) - kCodeRadius);
-    if (!(ru - ru == 0.0f) || !(rv - rv == 0.0f)) *bad = 1;
-    u[k] = ru;
-    v[k] = rv;
-  }
+  const bool coded = id_has_code(id);
+  const float* ex = id_is_exact(id) ? exact + 2 * (anchors + exact_pos[p]) : nullptr;
+  if (!detail::decode_speculative_target(u, v, g.nx, g.ny, x, y, step, phase, id, ex, coded ? cu[code_pos[p]] : 0,
+                                         coded ? cv[code_pos[p]] : 0, bound))
+    *bad = 1;
 }
 
 /// Kernel body, one thread per anchor a: its exact value (entries 0 .. anchors-1).

@@ -9,7 +9,7 @@
 #include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
-#include "modes/frontend.hpp"
+#include "backend/cpu/frontend.hpp"
 
 namespace factz::detail {
 namespace {
@@ -105,11 +105,8 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   const bool free_grid = nt == 0;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t k = 0; k < n; ++k) {
-    const double r = xv[size_t(k)];
-    const double eu = free_grid ? double(eb) : std::min(double(eb), r * std::fabs(double(u[k])));
-    const double ev = free_grid ? double(eb) : std::min(double(eb), r * std::fabs(double(v[k])));
-    id_u[size_t(k)] = uint8_t(id_for_bound(eb, eu));
-    id_v[size_t(k)] = uint8_t(id_for_bound(eb, ev));
+    id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], u[k], free_grid));
+    id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], v[k], free_grid));
   }
   xv.clear();
   xv.shrink_to_fit();

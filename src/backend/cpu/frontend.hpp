@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "factz/field.hpp"
-#include "modes/tiled_quantizer.hpp"
+#include "backend/cpu/tiled_quantizer.hpp"
 
 namespace factz::detail {
 

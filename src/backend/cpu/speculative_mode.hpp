@@ -10,17 +10,14 @@
 #include <span>
 #include <vector>
 
-#include "codec/coder.hpp"
 #include "factz/field.hpp"
 #include "factz/status.hpp"
 #include "format/container.hpp"
 #include "kernels/speculation.hpp"
+#include "streams/vector_stream.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::detail {
-
-inline constexpr int64_t kDefaultAnchorStride = 16;
-inline constexpr int64_t kMaxAnchorStride = 4096;
 
 /// What the speculative frontend decided, per vertex.
 struct SpeculativeResult {
@@ -37,12 +34,14 @@ struct SpeculativeResult {
 void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, int threads, bool check,
                      SpeculativeResult& out, uint8_t exact_edges = 0);
 
-/// Serializes a result into container sections (meta, bound ids, codes, exact values).
-Status speculative_sections(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,
-                            EntropyCoder coder, int threads, std::vector<Section>& sections);
+/// The stream payload of a result: ids in schedule order, the codes of coded targets, the
+/// exact values (anchors, then exact targets). The stream layer codes and assembles it.
+void speculative_payload(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,
+                         SpeculativePayload& out);
 
-/// Decodes a speculative stream into caller planes of nx * ny floats.
-Status decode_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
-                          int threads, std::span<float> u, std::span<float> v);
+/// Reconstructs the planes (nx * ny floats each) of a speculative stream from its parsed
+/// input (streams/vector_stream.hpp: parse_speculative), one OpenMP loop per phase.
+Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
+                          std::span<float> v);
 
 }  // namespace factz::detail

@@ -1,0 +1,141 @@
+#include "backend/cpu/cpu_codec.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "codec/coder.hpp"
+#include "backend/cpu/frontend.hpp"
+#include "backend/cpu/speculative_mode.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/vector_stream.hpp"
+
+namespace factz::detail {
+namespace {
+
+using Stages = std::vector<std::pair<std::string, double>>;
+
+/// Wall-clock laps for CompressStats::stage_seconds.
+class Laps {
+ public:
+  explicit Laps(Stages& out) : out_(out), last_(std::chrono::steady_clock::now()) {}
+  void operator()(const std::string& name) {
+    const auto t = std::chrono::steady_clock::now();
+    out_.emplace_back(name, std::chrono::duration<double>(t - last_).count());
+    last_ = t;
+  }
+
+ private:
+  Stages& out_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+double value_range(const VectorField2D& f, int threads) {
+  if (f.size() == 0) return 0.0;
+  float lo = f.u[0], hi = f.u[0];
+  const int64_t n = f.size();
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : lo) reduction(max : hi)
+  for (int64_t k = 0; k < n; ++k) {
+    lo = std::min({lo, f.u[size_t(k)], f.v[size_t(k)]});
+    hi = std::max({hi, f.u[size_t(k)], f.v[size_t(k)]});
+  }
+  return double(hi) - double(lo);
+}
+
+/// Modes none and block: frontend and tiled backbone into the stream's sections.
+Status tiled_stream_sections(const VectorField2D& field, const StreamPlan& p, Laps& lap, Stages& stages,
+                             std::vector<Section>& sections, CompressStats& st) {
+  const int threads = p.threads;
+  FrontendResult fr;
+  if (p.options.mode == Mode::none) run_none(field, p.eb, threads, fr, p.options.exact_edges);
+  else run_block(field, p.eb, threads, fr, p.options.exact_edges);
+  lap("frontend");
+  for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
+  const TileLayout L(field.nx, field.ny);
+  PlanePayload planes[2] = {encode_plane(field.u, L, p.eb, fr.u, threads), encode_plane(field.v, L, p.eb, fr.v, threads)};
+  TiledPayload pl;
+  if (p.options.mode == Mode::block) {
+    pl.tile_ids = fr.u.tile_ids;
+    pl.tile_ids.insert(pl.tile_ids.end(), fr.v.tile_ids.begin(), fr.v.tile_ids.end());
+  }
+  for (int c = 0; c < 2; ++c) {
+    pl.symbols[c] = std::span<const uint16_t>(planes[c].symbols.data(), planes[c].symbols.size());
+    pl.outliers[c] = std::move(planes[c].outliers);
+    pl.exact_index[c] = std::move(planes[c].exact_index);
+    pl.exact_values[c] = std::move(planes[c].exact_values);
+  }
+  lap("encode");
+  FACTZ_RETURN_IF_ERROR(tiled_sections(p, pl, sections));
+  lap("entropy");
+  int64_t exact = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
+  for (int64_t k = 0; k < field.size(); ++k) exact += fr.u.exact[size_t(k)] | fr.v.exact[size_t(k)];
+  st.exact_vertices = exact;
+  st.repair_rounds = fr.repair_rounds;
+  st.repaired_vertices = fr.repaired_vertices;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
+  const int threads = threads_of(o.policy, o.threads);
+  const double range = o.bound_mode == BoundMode::rel ? value_range(field, threads) : 0.0;
+  const StreamPlan p = make_plan(field.nx, field.ny, o, range, threads);
+  Stages stages;
+  Laps lap(stages);
+  CompressStats st;
+  std::vector<Section> sections;
+  if (o.mode == Mode::speculative) {
+    SpeculativeResult sr;
+    run_speculative(field, p.eb, o.anchor_stride, threads, true, sr, o.exact_edges);
+    lap("frontend");
+    SpeculativePayload pl;
+    speculative_payload(field, o.anchor_stride, sr, pl);
+    FACTZ_RETURN_IF_ERROR(speculative_sections(p, pl, sections));
+    lap("entropy");
+    st.exact_vertices = sr.exact_vertices;
+  } else {
+    FACTZ_RETURN_IF_ERROR(tiled_stream_sections(field, p, lap, stages, sections, st));
+  }
+  auto stream = write_vector_stream(p, std::move(sections));
+  if (!stream.ok()) return stream.status();
+  lap("container");
+  if (stats) {
+    *stats = std::move(st);
+    stats->stage_seconds = std::move(stages);
+    stats->eb_abs = p.eb;
+  }
+  return stream;
+}
+
+Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
+                  std::span<float> v_out, int threads) {
+  const auto& h = pc.header;
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
+  if (int64_t(u_out.size()) != nx * ny || int64_t(v_out.size()) != nx * ny)
+    return invalid_argument("output planes must hold nx*ny = " + std::to_string(nx * ny) + " values");
+  if (h.mode == uint8_t(Mode::speculative)) {
+    SpeculativeDecodeInput in;
+    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, threads, in));
+    return decode_speculative(h, in, threads, u_out, v_out);
+  }
+  const Decompressor* unzstd = &zstd_stage_decompressor();
+  TiledSections ts;
+  FACTZ_RETURN_IF_ERROR(read_tiled_sections(stream, pc, unzstd, ts));
+  const TileLayout L(nx, ny);
+  const size_t ntiles = size_t(L.tile_count());
+  BigVector<uint16_t> symbols(static_cast<size_t>(nx * ny));
+  const uint32_t code_ids[2] = {kSectionCodesU, kSectionCodesV};
+  const std::span<float> planes[2] = {u_out, v_out};
+  for (int c = 0; c < 2; ++c) {
+    auto codes = read_section(stream, pc, code_ids[c], unzstd);
+    if (!codes.ok()) return codes.status();
+    FACTZ_RETURN_IF_ERROR(entropy_decode(EntropyCoder(h.coder), codes.value(), kAnsCodeCenter, symbols, threads));
+    const std::span<const uint8_t> ids(ts.tile_ids.data() + c * ntiles, ntiles);
+    FACTZ_RETURN_IF_ERROR(decode_plane(L, h.eb, ids, symbols, ts.outl[c], ts.idx[c], ts.val[c], threads, planes[c]));
+  }
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,23 @@
+// The CPU backend (OpenMP): runs a mode's frontend and backbone on the host and hands the
+// payload to the stream layer (streams/vector_stream.hpp); decodes what the stream layer
+// parsed. factz::compress / decompress (api/compress.cpp) call it for Policy::serial and
+// Policy::omp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "format/container.hpp"
+
+namespace factz::detail {
+
+/// Compresses a validated field with options checked by check_vector_options.
+Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats);
+
+/// Decodes a stream checked by parse_vector_stream into caller planes of nx * ny floats.
+Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u, std::span<float> v,
+                  int threads);
+
+}  // namespace factz::detail

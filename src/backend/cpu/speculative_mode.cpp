@@ -1,0 +1,161 @@
+#include "backend/cpu/speculative_mode.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "kernels/speculative_decode.hpp"
+#include "kernels/speculation.hpp"
+#include "util/byte_io.hpp"
+#include "backend/cpu/frontend.hpp"
+#include "backend/cpu/tiled_quantizer.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// Calls f(step, phase, lattice) for every phase of the schedule, in stream order.
+template <class F>
+void for_each_phase(int64_t nx, int64_t ny, int64_t anchor_stride, F&& f) {
+  PhaseSchedule schedule(nx, ny, anchor_stride);
+  for (ScheduledPhase ph; schedule.next(ph);) f(ph.step, ph.phase, ph.lattice);
+}
+
+}  // namespace
+
+void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
+                     uint8_t exact_edges) {
+  const Grid2D g{f.nx, f.ny};
+  const int64_t n = f.size(), cw = g.nx - 1;
+  out.recon_u.resize(size_t(n));
+  out.recon_v.resize(size_t(n));
+  out.id.resize(size_t(n));
+  out.sym_u.resize(size_t(n));
+  out.sym_v.resize(size_t(n));
+  BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t k = 0; k < n; ++k) {
+      out.recon_u[size_t(k)] = f.u[size_t(k)];  // the current state starts as the original
+      out.recon_v[size_t(k)] = f.v[size_t(k)];
+      out.id[size_t(k)] = 0;
+      out.sym_u[size_t(k)] = out.sym_v[size_t(k)] = 0;
+    }
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < g.ny - 1; ++i)
+      for (int64_t j = 0; j < cw; ++j) cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(2 * (i * cw + j))]);
+  }
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  float* cur_u = out.recon_u.data();
+  float* cur_v = out.recon_v.data();
+  for_each_phase(g.nx, g.ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+    for (int64_t t = 0; t < L.count(); ++t) {
+      const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
+      const int64_t k = y * g.nx + x;
+      if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
+        // Kept as is (the current state already holds the original); a +0, +0 vector takes
+        // the zero-vector id, which reproduces exactly those bits.
+        const bool zero = std::bit_cast<uint32_t>(cur_u[k]) == 0 && std::bit_cast<uint32_t>(cur_v[k]) == 0;
+        out.id[size_t(k)] = uint8_t(zero ? kZeroVectorId : 0);
+        continue;
+      }
+      const Speculation sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
+                                              sig.data(), bound, kRadius, check);
+      // The commit is the first write-back: targets of a phase share no triangle.
+      cur_u[k] = sp.recon_u;
+      cur_v[k] = sp.recon_v;
+      out.id[size_t(k)] = sp.id;
+      out.sym_u[size_t(k)] = uint16_t(sp.code_u + kRadius);
+      out.sym_v[size_t(k)] = uint16_t(sp.code_v + kRadius);
+    }
+  });
+  int64_t exact = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
+  for (int64_t k = 0; k < n; ++k) exact += out.id[size_t(k)] == 0 || out.id[size_t(k)] == kZeroVectorId;
+  out.exact_vertices = exact;
+}
+
+void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, SpeculativePayload& out) {
+  const int64_t nx = f.nx, ny = f.ny;
+  ByteWriter exact;
+  const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  for (int64_t a = 0; a < A.count(); ++a) {
+    const int64_t k = lattice_vertex(A, nx, a);
+    exact.f32(f.u[size_t(k)]);
+    exact.f32(f.v[size_t(k)]);
+  }
+  out.ids.reserve(size_t(f.size() - A.count()));
+  for_each_phase(nx, ny, s0, [&](int64_t, Phase, const PhaseLattice& L) {
+    for (int64_t t = 0; t < L.count(); ++t) {
+      const int64_t k = lattice_vertex(L, nx, t);
+      const uint8_t id = r.id[size_t(k)];
+      out.ids.push_back(id);
+      if (id_has_code(id)) {
+        out.codes_u.push_back(r.sym_u[size_t(k)]);
+        out.codes_v.push_back(r.sym_v[size_t(k)]);
+      } else if (id_is_exact(id)) {
+        exact.f32(f.u[size_t(k)]);
+        exact.f32(f.v[size_t(k)]);
+      }
+    }
+  });
+  out.exact = std::move(exact.bytes());
+}
+
+Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
+                          std::span<float> v) {
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
+  const int64_t s0 = h.anchor_stride;
+  if (int64_t(u.size()) != n || int64_t(v.size()) != n) return invalid_argument("output planes have the wrong size");
+  const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  for (int64_t a = 0; a < A.count(); ++a) {
+    const int64_t k = lattice_vertex(A, nx, a);
+    u[size_t(k)] = in.exact[size_t(2 * a)];
+    v[size_t(k)] = in.exact[size_t(2 * a + 1)];
+  }
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(h.eb, id);
+  const std::vector<uint16_t>& ids = in.ids;
+  int64_t id_pos = 0, code_pos = 0, exact_pos = A.count();
+  int bad = 0;
+  for_each_phase(nx, ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
+    // Offsets of each lattice row into the code and exact streams (a serial scan of ids).
+    std::vector<int64_t> code_off(size_t(L.count_y) + 1), exact_off(size_t(L.count_y) + 1);
+    code_off[0] = code_pos;
+    exact_off[0] = exact_pos;
+    for (int64_t j = 0; j < L.count_y; ++j) {
+      int64_t c = 0, e = 0;
+      for (int64_t i = 0; i < L.count_x; ++i) {
+        const uint16_t id = ids[size_t(id_pos + j * L.count_x + i)];
+        c += id_has_code(id);
+        e += id_is_exact(id);
+      }
+      code_off[size_t(j) + 1] = code_off[size_t(j)] + c;
+      exact_off[size_t(j) + 1] = exact_off[size_t(j)] + e;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad)
+    for (int64_t j = 0; j < L.count_y; ++j) {
+      int64_t c = code_off[size_t(j)], e = exact_off[size_t(j)];
+      const int64_t y = L.y0 + j * L.dy;
+      for (int64_t i = 0; i < L.count_x; ++i) {
+        const uint16_t id = ids[size_t(id_pos + j * L.count_x + i)];
+        const bool coded = id_has_code(id), exact = id_is_exact(id);
+        if (!decode_speculative_target(u.data(), v.data(), nx, ny, L.x0 + i * L.dx, y, step, phase, id,
+                                       exact ? &in.exact[size_t(2 * e)] : nullptr, coded ? in.codes_u[size_t(c)] : 0,
+                                       coded ? in.codes_v[size_t(c)] : 0, bound))
+          bad = 1;
+        c += coded;
+        e += exact;
+      }
+    }
+    id_pos += L.count();
+    code_pos = code_off.back();
+    exact_pos = exact_off.back();
+  });
+  if (bad) return corrupt_stream("decoded value is not finite");
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,158 @@
+#include "backend/cpu/tiled_quantizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "factz/factz.hpp"
+#include "util/byte_io.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/tile_decode.hpp"
+#include "kernels/tiles.hpp"
+
+namespace factz::detail {
+
+void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
+                    const uint8_t* vertex_ids, int threads, QuantizedPlane& out) {
+  const int64_t n = L.nx * L.ny;
+  out.tile_ids = std::move(tile_ids);
+  out.recon.resize(size_t(n));  // every element is written below
+  out.exact.resize(size_t(n));
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t y = 0; y < L.ny; ++y) {
+    for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
+      const int id = out.tile_ids[size_t(L.tile_of(x0, y))];
+      const float step = 2.0f * bound[id];
+      const int64_t x1 = std::min(L.nx, x0 + kTile);
+      for (int64_t k = y * L.nx + x0; k < y * L.nx + x1; ++k) {
+        const TiledVertex tv = quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id]);
+        out.recon[k] = tv.recon;
+        out.exact[k] = tv.exact ? 1 : 0;
+      }
+    }
+  }
+}
+
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p,
+                          int threads) {
+  const int64_t n = L.nx * L.ny;
+  PlanePayload out;
+  out.symbols.resize(size_t(n));
+  float step_of[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = 2.0f * bound_of_id(eb, id);
+  // q is a pure function of (x, tile id), recomputed here rather than stored. Tile rows
+  // are independent (Lorenzo stops at tile edges), so each is one parallel task; escaped
+  // codes are collected per tile row and joined in order.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes(size_t(L.tiles_y));
+  std::vector<std::vector<int64_t>> exact(size_t(L.tiles_y));
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<int32_t> above(size_t(L.nx)), here(size_t(L.nx));
+#pragma omp for schedule(static)
+    for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
+      const int64_t y1 = std::min(L.ny, (ty + 1) * kTile);
+      for (int64_t y = ty * kTile; y < y1; ++y) {
+        for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
+          const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
+          const int64_t x1 = std::min(L.nx, x0 + kTile);
+          for (int64_t xi = x0; xi < x1; ++xi)
+            here[size_t(xi)] = id > 0 ? prequantize(x[y * L.nx + xi], step_of[id]) : 0;
+        }
+        for (int64_t xi = 0; xi < L.nx; ++xi) {
+          const int64_t code = tile_lorenzo_code(here.data(), above.data(), xi, y);
+          const uint16_t symbol = code_symbol(code);
+          out.symbols[size_t(y * L.nx + xi)] = symbol;
+          if (symbol == 0) escapes[size_t(ty)].emplace_back(y * L.nx + xi, code);
+          if (p.exact[size_t(y * L.nx + xi)]) exact[size_t(ty)].push_back(y * L.nx + xi);
+        }
+        std::swap(above, here);
+      }
+    }
+  }
+  ByteWriter outl, idx, vals;
+  int64_t n_out = 0, n_exact = 0;
+  for (const auto& e : escapes) n_out += int64_t(e.size());
+  for (const auto& e : exact) n_exact += int64_t(e.size());
+  outl.varint(uint64_t(n_out));
+  int64_t last_o = -1;
+  for (const auto& band : escapes) {
+    // Within a tile row, escapes were found row by row in index order already.
+    for (const auto& [k, code] : band) {
+      outl.varint(uint64_t(k - last_o - 1));
+      outl.zigzag(code);
+      last_o = k;
+    }
+  }
+  idx.varint(uint64_t(n_exact));
+  int64_t last_e = -1;
+  for (const auto& band : exact) {
+    for (int64_t k : band) {
+      idx.varint(uint64_t(k - last_e - 1));
+      vals.f32(x[size_t(k)]);
+      last_e = k;
+    }
+  }
+  out.outliers = std::move(outl.bytes());
+  out.exact_index = std::move(idx.bytes());
+  out.exact_values = std::move(vals.bytes());
+  return out;
+}
+
+Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
+                    std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
+                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, int threads,
+                    std::span<float> out) {
+  const int64_t n = L.nx * L.ny;
+  if (int64_t(tile_ids.size()) != L.tile_count()) return corrupt_stream("tile bound table has the wrong size");
+  for (uint8_t id : tile_ids)
+    if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
+  if (int64_t(symbols.size()) != n) return corrupt_stream("code count does not match the grid");
+  std::vector<int64_t> outlier_index, outlier_code;
+  FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, uint64_t(n), symbols, outlier_index, outlier_code));
+  if (int64_t(out.size()) != n) return invalid_argument("output plane has the wrong size");
+  // The exact list first: whether a vertex is stored exactly decides what counts as a
+  // corrupt value there (kernels/tile_decode.hpp).
+  std::vector<int64_t> exact_at;
+  std::vector<float> exact_value;
+  FACTZ_RETURN_IF_ERROR(parse_exact(exact_index, exact_values, uint64_t(n), exact_at, exact_value));
+  int bad = 0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) reduction(| : bad)
+  for (int64_t t = 0; t < L.tile_count(); ++t) {
+    const int64_t tx = t % L.tiles_x, ty = t / L.tiles_x;
+    const int64_t x0 = tx * kTile, y0 = ty * kTile;
+    const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
+    const float step = 2.0f * bound_of_id(eb, tile_ids[size_t(t)]);
+    uint64_t row_above[kTile] = {};  // q of the previous row of this tile (wrapping arithmetic)
+    auto oit = outlier_index.begin();
+    auto eit = exact_at.begin();
+    for (int64_t y = y0; y < y1; ++y) {
+      uint64_t left = 0, above_left = 0;
+      // The exact entries of this tile row are contiguous in the sorted list: seek the
+      // first, then step through them with the vertices.
+      eit = std::lower_bound(eit, exact_at.end(), y * L.nx + x0);
+      for (int64_t x = x0; x < x1; ++x) {
+        const int64_t k = y * L.nx + x;
+        int64_t code = int64_t(symbols[size_t(k)]) - kRadius;
+        if (symbols[size_t(k)] == 0) {
+          oit = std::lower_bound(oit, outlier_index.end(), k);
+          code = outlier_code[size_t(oit - outlier_index.begin())];  // parse_outliers: one per escape
+        }
+        const uint64_t above = row_above[x - x0];
+        const uint64_t q = uint64_t(code) + left + above - above_left;
+        const bool stored_exactly = eit != exact_at.end() && *eit == k;
+        const float ev = stored_exactly ? exact_value[size_t(eit - exact_at.begin())] : 0.0f;
+        if (stored_exactly) ++eit;
+        if (!decode_tiled_vertex(int64_t(q), step, stored_exactly, ev, out[size_t(k)])) bad = 1;
+        above_left = above;
+        row_above[x - x0] = q;
+        left = q;
+      }
+    }
+  }
+  if (bad) return corrupt_stream("decoded value out of range");
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

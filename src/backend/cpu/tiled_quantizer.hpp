@@ -1,0 +1,52 @@
+// The SZ-style backbone shared by every 2D mode: per-tile error bounds on the bound-id
+// grid, pre-quantization, Lorenzo prediction inside 32 x 32 tiles on the integers
+// (decoding is a 2D prefix sum), escape of out-of-range codes, and a side stream for
+// values stored exactly. Modes only decide the bound ids and which vertices are exact.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/status.hpp"
+#include "format/container.hpp"
+#include "kernels/tiles.hpp"
+#include "streams/tiled_lists.hpp"
+#include "util/big_vector.hpp"
+
+namespace factz::detail {
+
+/// One component plane in the encoder: what the decoder will reconstruct, and why. The
+/// pre-quantized integers q are a pure function of (value, tile id) and are recomputed
+/// where needed instead of stored.
+struct QuantizedPlane {
+  std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
+  BigVector<float> recon;         ///< the decoder's value, per vertex
+  BigVector<uint8_t> exact;       ///< 1 if the vertex is stored exactly (side stream)
+};
+
+/// Quantizes plane x with the given tile ids. A vertex whose reconstruction misses its
+/// own required bound (vertex_ids, or the tile bound when null) is stored exactly.
+void quantize_plane(std::span<const float> x, const TileLayout& layout, float eb,
+                    std::vector<uint8_t> tile_ids, const uint8_t* vertex_ids, int threads,
+                    QuantizedPlane& out);
+
+/// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
+struct PlanePayload {
+  BigVector<uint16_t> symbols;    ///< one per vertex, entropy-coded by the caller
+  std::vector<uint8_t> outliers;  ///< varint list of escaped codes
+  std::vector<uint8_t> exact_index;
+  std::vector<uint8_t> exact_values;
+};
+
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
+                          int threads);
+
+/// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
+/// is written) from tile ids and payloads.
+Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t> tile_ids,
+                    std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
+                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values,
+                    int threads, std::span<float> out);
+
+}  // namespace factz::detail

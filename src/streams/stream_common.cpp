@@ -1,0 +1,46 @@
+#include "streams/stream_common.hpp"
+
+#include <cmath>
+
+#include "codec/zstd_stage.hpp"
+
+namespace factz::detail {
+
+float float_bound(double eb) {
+  if (!(eb > 0.0)) return 0.0f;
+  if (eb >= double(kMaxEb)) return kMaxEb;
+  float f = float(eb);
+  if (double(f) > eb) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+Header stream_header(uint64_t nx, uint64_t ny, uint64_t nz, BoundMode bound_mode, double bound_value, float eb) {
+  Header h;
+  h.nx = nx;
+  h.ny = ny;
+  h.nz = nz;
+  h.bound_mode = uint8_t(bound_mode);
+  h.bound_value = bound_value;
+  h.eb = eb;
+  return h;
+}
+
+void offer_zstd(std::vector<Section>& sections, bool on) {
+  for (auto& s : sections) s.zstd = on && s.id != kSectionMeta;
+}
+
+Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections) {
+  static const Compressor zstd = [](std::span<const uint8_t> in, std::vector<uint8_t>& out) {
+    return zstd_compress(in, kZstdLevel, out);
+  };
+  return write_container(header, std::move(sections), &zstd);
+}
+
+const Decompressor& zstd_stage_decompressor() {
+  static const Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
+    return zstd_decompress(in, raw, out);
+  };
+  return unzstd;
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,42 @@
+// What every FaCTz stream shares, whichever field kind, mode or backend produced it: the
+// float bound a requested bound becomes, the zstd stage, and the container call. The
+// vector streams (vector_stream.hpp) and the scalar streams (src/scalar) write through
+// here, so each of these rules exists once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "factz/status.hpp"
+#include "format/container.hpp"
+
+namespace factz::detail {
+
+/// zstd level of the optional lossless stage (every stream kind).
+inline constexpr int kZstdLevel = 3;
+
+/// Largest absolute bound: 2 * eb must stay finite for the quantizers' step.
+inline constexpr float kMaxEb = 0x1p126f;
+
+/// The float bound actually used for a requested absolute bound: the largest float not
+/// above it, clamped to kMaxEb; 0 for anything not > 0 (NaN included).
+float float_bound(double eb);
+
+/// The header fields every stream kind sets the same way: bound mode and value as the user
+/// gave them, the absolute bound used, the extents. The caller sets kind-specific fields
+/// (components, ndims, mode, coder, tile, anchor stride).
+Header stream_header(uint64_t nx, uint64_t ny, uint64_t nz, BoundMode bound_mode, double bound_value, float eb);
+
+/// Offers every section except the meta section to the zstd stage when `on` (the meta
+/// section is tiny and read first; it is always stored raw).
+void offer_zstd(std::vector<Section>& sections, bool on);
+
+/// The container of `header` and `sections` (in order), with the zstd stage at kZstdLevel
+/// for the sections that ask for it. The header's flags are derived by the container.
+Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections);
+
+/// The zstd stage's inverse, for read_section.
+const Decompressor& zstd_stage_decompressor();
+
+}  // namespace factz::detail

@@ -1,0 +1,128 @@
+#include "streams/tiled_lists.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "factz/factz.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/tiles.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::detail {
+
+Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const uint16_t> symbols,
+                      std::vector<int64_t>& index, std::vector<int64_t>& code) {
+  ByteReader r(in);
+  uint64_t count;
+  if (!r.varint(count) || count > n) return corrupt_stream("outlier list header is invalid");
+  index.resize(size_t(count));
+  code.resize(size_t(count));
+  int64_t last = -1;
+  for (uint64_t e = 0; e < count; ++e) {
+    uint64_t gap;
+    int64_t c;
+    if (!r.varint(gap) || !r.zigzag(c)) return corrupt_stream("outlier list truncated");
+    if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("outlier index out of range");
+    last += int64_t(gap) + 1;
+    if (!symbols.empty() && symbols[size_t(last)] != 0)
+      return corrupt_stream("outlier at a vertex without escape symbol");
+    if (c < -(int64_t(1) << 40) || c > (int64_t(1) << 40)) return corrupt_stream("outlier code out of range");
+    index[e] = last;
+    code[e] = c;
+  }
+  if (!r.at_end()) return corrupt_stream("trailing bytes after outlier list");
+  if (symbols.empty()) return Status::Ok();
+  int64_t escapes = 0;
+  for (uint16_t s : symbols) escapes += s == 0;
+  if (escapes != int64_t(count)) return corrupt_stream("escape symbols and outlier list disagree");
+  return Status::Ok();
+}
+
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<float>& value) {
+  ByteReader ri(exact_index), rv(exact_values);
+  uint64_t count;
+  if (!ri.varint(count) || count > n) return corrupt_stream("exact list header is invalid");
+  if (rv.remaining() != count * 4) return corrupt_stream("exact value count does not match its index");
+  index.resize(size_t(count));
+  value.resize(size_t(count));
+  int64_t last = -1;
+  for (uint64_t e = 0; e < count; ++e) {
+    uint64_t gap;
+    float x;
+    if (!ri.varint(gap) || !rv.f32(x)) return corrupt_stream("exact list truncated");
+    if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
+    if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("exact index out of range");
+    last += int64_t(gap) + 1;
+    index[e] = last;
+    value[e] = x;
+  }
+  if (!ri.at_end()) return corrupt_stream("trailing bytes after exact list");
+  return Status::Ok();
+}
+
+Status check_meta_section(std::span<const uint8_t> meta) {
+  ByteReader r(meta);
+  uint8_t max_id;
+  uint32_t radius;
+  if (!r.u8(max_id) || !r.u32(radius) || !r.at_end()) return corrupt_stream("meta section is malformed");
+  if (max_id != kMaxBoundId || radius != uint32_t(kRadius))
+    return corrupt_stream("meta section parameters are not those of format v1");
+  return Status::Ok();
+}
+
+Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
+                           TiledSections& out) {
+  const auto& h = pc.header;
+  auto section = [&](uint32_t id) { return read_section(stream, pc, id, zstd); };
+  auto meta = section(kSectionMeta);
+  if (!meta.ok()) return meta.status();
+  FACTZ_RETURN_IF_ERROR(check_meta_section(meta.value()));
+  const TileLayout L(int64_t(h.nx), int64_t(h.ny));
+  const size_t ntiles = size_t(L.tile_count());
+  if (h.mode == uint8_t(Mode::block)) {  // per-tile ids; mode none: one uniform id
+    auto t = section(kSectionTileBounds);
+    if (!t.ok()) return t.status();
+    out.tile_ids = std::move(t.value());
+    if (out.tile_ids.size() != 2 * ntiles) return corrupt_stream("tile bound section has the wrong size");
+    for (uint8_t id : out.tile_ids)
+      if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
+  } else {
+    out.tile_ids.assign(2 * ntiles, uint8_t(h.eb > 0.0f ? kMaxBoundId : 0));
+  }
+  auto ex_idx = section(kSectionExactIndex);
+  if (!ex_idx.ok()) return ex_idx.status();
+  auto ex_val = section(kSectionExactValues);
+  if (!ex_val.ok()) return ex_val.status();
+  auto outl = section(kSectionOutliers);
+  if (!outl.ok()) return outl.status();
+  out.exact_index = std::move(ex_idx.value());
+  out.exact_values = std::move(ex_val.value());
+  out.outliers = std::move(outl.value());
+  FACTZ_RETURN_IF_ERROR(split_lists(out.exact_index, out.idx[0], out.idx[1], "exact_index"));
+  FACTZ_RETURN_IF_ERROR(split_lists(out.exact_values, out.val[0], out.val[1], "exact_values"));
+  return split_lists(out.outliers, out.outl[0], out.outl[1], "outliers");
+}
+
+std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  ByteWriter w;
+  w.varint(a.size());
+  auto& out = w.bytes();
+  out.insert(out.end(), a.begin(), a.end());
+  out.insert(out.end(), b.begin(), b.end());
+  return std::move(out);
+}
+
+Status split_lists(std::span<const uint8_t> in, std::span<const uint8_t>& a, std::span<const uint8_t>& b,
+                   const char* what) {
+  ByteReader r(in);
+  uint64_t size_a;
+  if (!r.varint(size_a) || size_a > r.remaining())
+    return corrupt_stream(std::string(what) + " section is malformed");
+  const size_t head = in.size() - r.remaining();
+  a = in.subspan(head, size_t(size_a));
+  b = in.subspan(head + size_t(size_a));
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

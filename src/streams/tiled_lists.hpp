@@ -1,0 +1,51 @@
+// The list sections of the tiled modes (none, block) and the sections every tiled or
+// speculative stream starts with, as docs/format.md specifies them: "both planes" lists
+// (varint size of u's part, u's part, v's part), outlier lists (gap varints and zigzag
+// codes), exact lists (gap varints and f32 values), the meta section. Writers and readers
+// of every backend use these, so the list format exists once.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/status.hpp"
+#include "format/container.hpp"
+
+namespace factz::detail {
+
+/// A plane's outlier list (docs/format.md): increasing indices below n, codes within
+/// +-2^40, no trailing bytes. With `symbols` (n of them) also: every outlier sits on an
+/// escape symbol and every escape has one; an empty `symbols` leaves those two checks to
+/// the caller (the CUDA decoder checks them on the device). corrupt_stream otherwise.
+Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const uint16_t> symbols,
+                      std::vector<int64_t>& index, std::vector<int64_t>& code);
+
+/// A plane's exact list: varint count <= n, increasing indices below n from the gap
+/// varints, one finite f32 per index, nothing left over. corrupt_stream otherwise.
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<float>& value);
+
+/// The meta section of a tiled or speculative stream: the bound-id range and radius of
+/// this format (corrupt_stream when malformed or different).
+Status check_meta_section(std::span<const uint8_t> meta);
+
+/// The sections of a none/block stream that precede the codes, read (zstd undone) and
+/// checked: meta, tile ids (2 * tile count, u's then v's, each <= kMaxBoundId) and the
+/// both-planes lists split per plane. The spans point into the owned section bytes.
+struct TiledSections {
+  std::vector<uint8_t> tile_ids;
+  std::vector<uint8_t> exact_index, exact_values, outliers;
+  std::span<const uint8_t> idx[2], val[2], outl[2];
+};
+/// Reads them from a parsed container (the CPU decoder and the CUDA host side share it).
+Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
+                           TiledSections& out);
+
+/// "Both planes" sections: varint(size of a) | a | b (docs/format.md).
+std::vector<uint8_t> concat_lists(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
+/// Inverse of concat_lists; corrupt_stream (naming `what`) when the size does not fit.
+Status split_lists(std::span<const uint8_t> in, std::span<const uint8_t>& a, std::span<const uint8_t>& b,
+                   const char* what);
+
+}  // namespace factz::detail

@@ -1,0 +1,265 @@
+#include "streams/vector_stream.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "codec/coder.hpp"
+#include "codec/zstd_stage.hpp"
+#include "kernels/interpolation.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/speculative_decode.hpp"
+#include "kernels/tiles.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/tiled_lists.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// The meta section of the tiled and speculative modes: the bound-id range and the radius.
+std::vector<uint8_t> meta_section() {
+  ByteWriter w;
+  w.u8(uint8_t(kMaxBoundId));
+  w.u32(uint32_t(kRadius));
+  return std::move(w.bytes());
+}
+
+/// Hands a section CRC computed by the backend to the container writer (used for sections
+/// stored without zstd; with zstd the writer checksums the stored bytes itself).
+void set_raw_crc(Section& s, std::optional<uint32_t> crc) { s.raw_crc = crc; }
+
+Status check_meta(std::span<const uint8_t> stream, const ParsedContainer& pc) {
+  auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
+  if (!meta.ok()) return meta.status();
+  return check_meta_section(meta.value());
+}
+
+}  // namespace
+
+int threads_of(Policy p, int threads) {
+  if (p == Policy::serial) return 1;
+  return threads > 0 ? threads : omp_get_max_threads();
+}
+
+Status check_vector_options(int64_t nx, int64_t ny, const Options& o) {
+  if (nx <= 0 || ny <= 0) return invalid_argument("field dimensions must be positive");
+  if (uint64_t(nx) * uint64_t(ny) > kMaxElements) return invalid_argument("field has too many values");
+  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
+  if (o.mode != Mode::none && o.mode != Mode::block && o.mode != Mode::speculative)
+    return invalid_argument("unknown mode");
+  if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
+  if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  if (o.exact_edges > 15)
+    return invalid_argument("exact_edges takes the bits 1, 2, 4 and 8 (EdgeBits), got " + std::to_string(o.exact_edges));
+  if (o.mode == Mode::speculative && !valid_anchor_stride(o.anchor_stride))
+    return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +
+                            std::to_string(o.anchor_stride));
+  return Status::Ok();
+}
+
+StreamPlan make_plan(int64_t nx, int64_t ny, const Options& o, double range, int threads) {
+  StreamPlan p;
+  p.nx = nx;
+  p.ny = ny;
+  p.options = o;
+  p.eb = float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  p.threads = threads;
+  return p;
+}
+
+Status tiled_sections(const StreamPlan& p, TiledPayload& pl, std::vector<Section>& sections) {
+  const auto coder = EntropyCoder(p.options.coder);
+  sections.push_back({kSectionMeta, meta_section()});
+  if (p.options.mode == Mode::block) sections.push_back({kSectionTileBounds, std::move(pl.tile_ids)});
+  std::vector<uint8_t> coded[2];
+  for (int c = 0; c < 2; ++c) {
+    if (pl.precoded) coded[c] = std::move(pl.coded[c]);
+    else FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.symbols[c], kAnsCodeCenter, coded[c], p.threads));
+  }
+  sections.push_back({kSectionCodesU, std::move(coded[0])});
+  set_raw_crc(sections.back(), pl.coded_crc[0]);
+  sections.push_back({kSectionCodesV, std::move(coded[1])});
+  set_raw_crc(sections.back(), pl.coded_crc[1]);
+  sections.push_back({kSectionExactIndex, concat_lists(pl.exact_index[0], pl.exact_index[1])});
+  sections.push_back({kSectionExactValues, concat_lists(pl.exact_values[0], pl.exact_values[1])});
+  sections.push_back({kSectionOutliers, concat_lists(pl.outliers[0], pl.outliers[1])});
+  return Status::Ok();
+}
+
+Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::vector<Section>& sections) {
+  const auto coder = EntropyCoder(p.options.coder);
+  std::vector<uint8_t> hid, hu, hv;
+  if (pl.precoded) {
+    hid = std::move(pl.coded_ids);
+    hu = std::move(pl.coded_u);
+    hv = std::move(pl.coded_v);
+  } else {
+    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, hid, p.threads));
+    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
+    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
+  }
+  sections.push_back({kSectionMeta, meta_section()});
+  sections.push_back({kSectionCodesU, std::move(hu)});
+  set_raw_crc(sections.back(), pl.coded_u_crc);
+  sections.push_back({kSectionCodesV, std::move(hv)});
+  set_raw_crc(sections.back(), pl.coded_v_crc);
+  sections.push_back({kSectionExactValues, std::move(pl.exact)});
+  sections.push_back({kSectionBoundIdsU, std::move(hid)});
+  set_raw_crc(sections.back(), pl.coded_ids_crc);
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections) {
+  const Options& o = p.options;
+  offer_zstd(sections, o.zstd);
+  Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
+  h.components = 2;
+  h.mode = uint8_t(o.mode);
+  h.coder = uint8_t(o.coder);
+  h.tile = uint16_t(kTile);
+  h.anchor_stride = uint16_t(o.mode == Mode::speculative ? o.anchor_stride : 0);
+  return write_stream(h, std::move(sections));
+}
+
+Result<std::vector<uint8_t>> assemble_tiled(const StreamPlan& p, TiledPayload& payload) {
+  std::vector<Section> sections;
+  FACTZ_RETURN_IF_ERROR(tiled_sections(p, payload, sections));
+  return write_vector_stream(p, std::move(sections));
+}
+
+Result<std::vector<uint8_t>> assemble_speculative(const StreamPlan& p, SpeculativePayload& payload) {
+  std::vector<Section> sections;
+  FACTZ_RETURN_IF_ERROR(speculative_sections(p, payload, sections));
+  return write_vector_stream(p, std::move(sections));
+}
+
+Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
+  auto parsed = parse_container(stream);
+  if (!parsed.ok()) return parsed.status();
+  const auto& h = parsed.value().header;
+  if (h.dtype != 1 || h.components != 2 || h.ndims != 2 || h.nz != 1)
+    return Status(Code::unsupported_version, "stream is not a 2D float32 vector field");
+  if (h.mode > uint8_t(Mode::speculative))
+    return Status(Code::unsupported_version, "stream mode " + std::to_string(h.mode) + " is not supported by this build");
+  if (h.coder > uint8_t(Coder::ans))
+    return Status(Code::unsupported_version, "stream coder " + std::to_string(h.coder) + " is not supported by this build");
+  if (h.tile != kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
+  if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
+  if (h.nx == 0 || h.ny == 0) return corrupt_stream("empty grid");
+  const bool speculative = h.mode == uint8_t(Mode::speculative);
+  std::vector<uint32_t> required = {kSectionMeta, kSectionCodesU, kSectionCodesV, kSectionExactValues};
+  if (speculative) {
+    required.push_back(kSectionBoundIdsU);
+  } else {
+    required.insert(required.end(), {kSectionExactIndex, kSectionOutliers});
+    if (h.mode == uint8_t(Mode::block)) required.push_back(kSectionTileBounds);
+  }
+  for (uint32_t id : required)
+    if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
+  // The per-vertex symbol stream records its own symbol count: it must match the grid
+  // before anything is allocated for the grid (a forged header cannot make us allocate).
+  const uint32_t per_vertex = speculative ? kSectionBoundIdsU : kSectionCodesU;
+  uint64_t expected = h.nx * h.ny;
+  if (speculative) {
+    const uint64_t s0 = h.anchor_stride;
+    if (!valid_anchor_stride(int64_t(s0)))
+      return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
+    expected -= ((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1);
+  }
+  for (const auto& e : parsed->entries) {
+    if (e.id != per_vertex) continue;
+    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
+    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
+    if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
+    auto count = coded_symbol_count(EntropyCoder(h.coder), head);
+    if (!count.ok()) return count.status();
+    if (count.value() != expected)
+      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " needs " +
+                            std::to_string(expected) + " symbols in " + section_name(per_vertex) + ", which holds " +
+                            std::to_string(count.value()));
+  }
+  return parsed;
+}
+
+Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, TiledDecodeInput& out,
+                   bool leave_coded) {
+  const auto& h = pc.header;
+  const int64_t n = int64_t(h.nx) * int64_t(h.ny);
+  TiledSections ts;
+  FACTZ_RETURN_IF_ERROR(read_tiled_sections(stream, pc, &zstd_stage_decompressor(), ts));
+  out.tile_ids = std::move(ts.tile_ids);
+  const uint32_t code_ids[2] = {kSectionCodesU, kSectionCodesV};
+  for (int c = 0; c < 2; ++c) {
+    auto codes = read_section(stream, pc, code_ids[c], &zstd_stage_decompressor());
+    if (!codes.ok()) return codes.status();
+    if (leave_coded) {
+      out.device_coded = true;
+      out.coded[c] = std::move(codes.value());
+    } else {
+      out.symbols[c].resize(size_t(n));
+      FACTZ_RETURN_IF_ERROR(
+          entropy_decode(EntropyCoder(h.coder), codes.value(), kAnsCodeCenter, out.symbols[c], threads));
+    }
+    FACTZ_RETURN_IF_ERROR(
+        parse_outliers(ts.outl[c], uint64_t(n), out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
+    FACTZ_RETURN_IF_ERROR(parse_exact(ts.idx[c], ts.val[c], uint64_t(n), out.exact_index[c], out.exact_value[c]));
+  }
+  return Status::Ok();
+}
+
+Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<float>& out) {
+  if (uint64_t(raw.size()) != uint64_t(n_exact) * 8) return corrupt_stream("exact value count does not match the bound ids");
+  out.resize(size_t(2 * n_exact));
+  ByteReader r(raw);
+  for (float& x : out) {
+    if (!r.f32(x)) return corrupt_stream("exact values truncated");
+    if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
+  }
+  return Status::Ok();
+}
+
+Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                         SpeculativeDecodeInput& out, bool leave_coded) {
+  const auto& h = pc.header;
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
+  const int64_t s0 = h.anchor_stride;
+  if (!valid_anchor_stride(s0))
+    return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
+  FACTZ_RETURN_IF_ERROR(check_meta(stream, pc));
+  auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
+  const auto coder = EntropyCoder(h.coder);
+  const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  auto hid = section(kSectionBoundIdsU);
+  if (!hid.ok()) return hid.status();
+  auto su = section(kSectionCodesU);
+  if (!su.ok()) return su.status();
+  auto sv = section(kSectionCodesV);
+  if (!sv.ok()) return sv.status();
+  auto ex = section(kSectionExactValues);
+  if (!ex.ok()) return ex.status();
+  if (leave_coded) {
+    out.device_coded = true;
+    out.coded_ids = std::move(hid.value());
+    out.coded_u = std::move(su.value());
+    out.coded_v = std::move(sv.value());
+    out.exact_raw = std::move(ex.value());
+    return Status::Ok();
+  }
+  out.ids.resize(size_t(n - A.count()));
+  FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
+  int64_t n_codes = 0, n_exact = A.count();
+  for (uint16_t id : out.ids) {
+    if (!valid_target_id(id)) return corrupt_stream("bound id out of range");
+    n_codes += id_has_code(id);
+    n_exact += id_is_exact(id);
+  }
+  out.codes_u.resize(size_t(n_codes));
+  out.codes_v.resize(size_t(n_codes));
+  FACTZ_RETURN_IF_ERROR(entropy_decode(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
+  FACTZ_RETURN_IF_ERROR(entropy_decode(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
+  return parse_speculative_exact(ex.value(), n_exact, out.exact);
+}
+
+}  // namespace factz::detail

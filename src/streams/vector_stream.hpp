@@ -1,0 +1,111 @@
+// The stream layer of 2D vector fields (modes none, block, speculative): it owns the option
+// rules, the absolute bound, the header, each mode's sections and their order, the checks
+// of a stream before decoding, and the parsing of sections into what a decoder consumes.
+// Backends (src/backend/cpu, src/backend/cuda) only produce payloads for `assemble_*` and
+// consume the inputs `parse_*` gives them, so a byte-level rule exists here once
+// (docs/format.md is the spec; docs/architecture.md draws the layering).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "format/container.hpp"
+
+namespace factz::detail {
+
+/// Everything about (nx, ny, options) that does not need the values, for every backend:
+/// dimensions, bound, mode, coder, bound mode, exact_edges bits, anchor stride.
+Status check_vector_options(int64_t nx, int64_t ny, const Options& o);
+
+/// The checked settings of one compression.
+struct StreamPlan {
+  int64_t nx = 0, ny = 0;
+  Options options;
+  float eb = 0;     ///< the absolute bound used (float_bound of the requested one)
+  int threads = 1;  ///< host threads for entropy coding (the bytes never depend on it)
+};
+
+/// The plan for a field whose value range (max - min over both components) is `range`
+/// (read only for relative bounds).
+StreamPlan make_plan(int64_t nx, int64_t ny, const Options& o, double range, int threads);
+
+/// Host threads of a policy: 1 for serial, else `threads` or OpenMP's default.
+int threads_of(Policy p, int threads);
+
+/// What a backend produced for modes none and block.
+struct TiledPayload {
+  std::vector<uint8_t> tile_ids;         ///< u's then v's per-tile ids (block mode only)
+  std::span<const uint16_t> symbols[2];  ///< per-vertex symbols, entropy-coded by assemble
+  std::vector<uint8_t> outliers[2], exact_index[2], exact_values[2];
+  /// When set, symbols[] is ignored and coded[] holds the blobs (Huffman or ANS) the backend
+  /// wrote, coded_crc[] their crc32c when it computed them (the CUDA backend, on the device).
+  bool precoded = false;
+  std::vector<uint8_t> coded[2];
+  std::optional<uint32_t> coded_crc[2];
+};
+
+/// What a backend produced for mode speculative (stream order).
+struct SpeculativePayload {
+  std::vector<uint16_t> ids, codes_u, codes_v;
+  std::vector<uint8_t> exact;  ///< anchors then exact targets, u and v f32 each
+  /// When set, ids/codes_* are ignored and these hold the coded blobs, with their crc32c.
+  bool precoded = false;
+  std::vector<uint8_t> coded_ids, coded_u, coded_v;
+  std::optional<uint32_t> coded_ids_crc, coded_u_crc, coded_v_crc;
+};
+
+/// The sections of a payload, in stream order, entropy-coded with the plan's coder.
+Status tiled_sections(const StreamPlan& p, TiledPayload& payload, std::vector<Section>& sections);
+Status speculative_sections(const StreamPlan& p, SpeculativePayload& payload, std::vector<Section>& sections);
+
+/// The header of a plan and the container of its sections (the zstd stage as the plan says).
+Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections);
+
+/// tiled_sections / speculative_sections, then write_vector_stream.
+Result<std::vector<uint8_t>> assemble_tiled(const StreamPlan& p, TiledPayload& payload);
+Result<std::vector<uint8_t>> assemble_speculative(const StreamPlan& p, SpeculativePayload& payload);
+
+/// The container (checksums included) and header of a vector stream, its required sections
+/// and the symbol count of its per-vertex section against the grid, checked once, before
+/// anything is allocated for the grid.
+Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream);
+
+/// What a decoder reads for modes none and block; lists are validated and sorted.
+struct TiledDecodeInput {
+  std::vector<uint8_t> tile_ids;  ///< 2 * tile count: u's then v's
+  std::vector<uint16_t> symbols[2];
+  std::vector<int64_t> outlier_index[2], outlier_code[2];
+  std::vector<int64_t> exact_index[2];
+  std::vector<float> exact_value[2];
+  /// Set when the entropy-coded blobs are left to a device decoder: symbols[] is empty,
+  /// coded[] holds the blobs, and the outlier checks that need the symbols (an escape at
+  /// every outlier, as many escapes as outliers) are the device's to make.
+  bool device_coded = false;
+  std::vector<uint8_t> coded[2];
+};
+
+/// What a decoder reads for mode speculative.
+struct SpeculativeDecodeInput {
+  std::vector<uint16_t> ids, codes_u, codes_v;
+  std::vector<float> exact;  ///< 2 per exactly stored vertex (anchors first)
+  /// Set when the coded blobs are left to a device: ids/codes_*/exact are empty; the
+  /// device decodes coded_ids, checks and counts the ids, then parse_speculative_exact
+  /// reads exact_raw and the device decodes coded_u/v.
+  bool device_coded = false;
+  std::vector<uint8_t> coded_ids, coded_u, coded_v, exact_raw;
+};
+
+/// The exact section of a speculative stream holding `n_exact` vertices (anchors included).
+Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<float>& out);
+
+/// The decode inputs of a stream checked by parse_vector_stream. leave_coded: the coded
+/// blobs are kept for a device decoder (device_coded).
+Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, TiledDecodeInput& out,
+                   bool leave_coded = false);
+Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                         SpeculativeDecodeInput& out, bool leave_coded = false);
+
+}  // namespace factz::detail
