@@ -28,9 +28,17 @@
 // set_local also accepts these eight or nine values back (a property list copied from a
 // dataset); seven values are refused.
 // The stream is self-describing (docs/format.md): decoding needs no cd_values.
+//
+// Where the work runs is the environment variable FACTZ_POLICY of the process that reads or
+// writes (serial, omp, cuda or cuda:N; unset: omp; plain cuda: the node-local MPI rank
+// modulo the device count), not a cd_values slot: it is a setting of the machine, not of
+// the data, and a file written on a GPU must read anywhere. The vector path hands it to
+// factz::compress / decompress_into (Policy::cuda: the GPU, or backend_unavailable);
+// scalar datasets have no GPU path and refuse cuda.
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -88,6 +96,32 @@ bool parse(size_t n, const unsigned* cd, Params& p, std::string& why) {
   else if (p.coder > 1) why = "cd_values[4] (coder) must be 0 Huffman or 1 ANS, got " + std::to_string(p.coder);
   else if (!(p.bound >= 0) || p.bound > 1e308) why = "the bound (cd_values[2..3]) must be finite and >= 0";
   return why.empty();
+}
+
+/// The execution settings of this process (FACTZ_POLICY), read at every chunk.
+struct Execution {
+  factz::Policy policy = factz::Policy::omp;
+  int device = 0;
+};
+
+bool execution_of_environment(Execution& e, std::string& why) {
+  const char* env = std::getenv("FACTZ_POLICY");
+  const std::string spec = env ? env : "";
+  if (spec.empty() || spec == "omp") return true;
+  if (spec == "serial") {
+    e.policy = factz::Policy::serial;
+    return true;
+  }
+  e.policy = factz::Policy::cuda;
+  e.device = factz::kDeviceAuto;
+  if (spec == "cuda") return true;
+  const std::string digits = spec.rfind("cuda:", 0) == 0 ? spec.substr(5) : "";
+  if (!digits.empty() && digits.size() <= 6 && digits.find_first_not_of("0123456789") == std::string::npos) {
+    e.device = std::stoi(digits);
+    return true;
+  }
+  why = "FACTZ_POLICY must be serial, omp, cuda or cuda:N, got '" + spec + "'";
+  return false;
 }
 
 struct Geometry {
@@ -219,6 +253,11 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
            "chunk of " + std::to_string(nbytes) + " bytes, expected " + std::to_string(comps * n * 4));
     return 0;
   }
+  Execution ex;
+  if (!execution_of_environment(ex, why)) {
+    report("factz filter", H5E_CALLBACK, why);
+    return 0;
+  }
   const auto* in = static_cast<const float*>(*buf);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
   if (layout == kLayoutVector) {
@@ -233,7 +272,12 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     o.bound = p.bound;
     o.coder = factz::Coder(p.coder);
     o.exact_edges = uint8_t(p.exact_edges);
+    o.policy = ex.policy;
+    o.device = ex.device;
     stream = factz::compress(f, o);
+  } else if (ex.policy == factz::Policy::cuda) {
+    report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");
+    return 0;
   } else {
 #ifdef FACTZ_HAVE_SCALAR
     factz::ScalarField f;
@@ -242,6 +286,7 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     f.values.assign(in, in + n);
     factz::ScalarOptions o;
     o.mode = factz::ScalarMode::none;
+    o.policy = ex.policy;
     o.bound_mode = factz::BoundMode(p.bound_mode);
     o.bound = p.bound;
     o.coder = factz::Coder(p.coder);
@@ -273,6 +318,19 @@ size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
   const std::span<const uint8_t> stream(static_cast<const uint8_t*>(*buf), nbytes);
   // Header byte 7 is the component count (docs/format.md); the container checks it again.
   const bool scalar = nbytes > 7 && stream[7] == 1;
+  Execution ex;
+  std::string why;
+  if (!execution_of_environment(ex, why)) {
+    report("factz filter", H5E_CALLBACK, why);
+    return 0;
+  }
+  if (scalar && ex.policy == factz::Policy::cuda) {
+    report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");
+    return 0;
+  }
+  factz::DecompressOptions d;
+  d.policy = ex.policy;
+  d.device = ex.device;
   if (!scalar) {
     auto dims = factz::stream_dims(stream);
     if (!dims.ok()) {
@@ -286,7 +344,7 @@ size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
       report("factz filter", H5E_CALLBACK, "out of memory");
       return 0;
     }
-    const factz::Status st = factz::decompress_into(stream, std::span<float>(out, n), std::span<float>(out + n, n));
+    const factz::Status st = factz::decompress_into(stream, std::span<float>(out, n), std::span<float>(out + n, n), d);
     if (!st.ok()) {
       H5free_memory(out);
       report("factz filter", H5E_CALLBACK, st.to_string());
@@ -298,7 +356,7 @@ size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     return *buf_size;
   }
 #ifdef FACTZ_HAVE_SCALAR
-  auto f = factz::decompress_scalar(stream);
+  auto f = factz::decompress_scalar(stream, d);
   if (!f.ok()) {
     report("factz filter", H5E_CALLBACK, f.status().to_string());
     return 0;

@@ -37,8 +37,8 @@ Status device_status();
 
 /// Reusable device memory for compress/decompress: buffers grow to the largest size a
 /// call needed and are kept, so repeated calls of one size do no cudaMalloc. Not thread
-/// safe: one workspace per host thread (the calls without one use a per-thread default).
-/// Belongs to the device that was current when it first allocated.
+/// safe: one workspace per host thread (the calls without one use a default per host
+/// thread and device). Belongs to the device that was current when it first allocated.
 class Workspace {
  public:
   Workspace();
@@ -72,9 +72,21 @@ Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_
 Status decompress(std::span<const uint8_t> stream, float* d_u, float* d_v, int64_t nx, int64_t ny,
                   cudaStream_t stream_id = nullptr, Workspace* workspace = nullptr);
 
-/// Host-memory wrappers (what `factz compress -x cuda` calls): copy the field to the
-/// device, run the GPU pipeline, return the same bytes as factz::compress.
+/// Number of usable CUDA devices (0 when there is none or the runtime cannot tell).
+int device_count();
+
+// Host-memory wrappers: copy the field to the device, run the GPU pipeline, copy back; what
+// factz::compress / decompress / decompress_into run for Policy::cuda (their usual entry
+// point: set options.policy = Policy::cuda and options.device). They run on the given
+// device (kDeviceAuto: the node-local MPI rank modulo the device count; a device that does
+// not exist is invalid_argument) and leave the calling thread's current device as it was.
+// The device-pointer calls above run on the caller's current device.
+
+/// The bytes of factz::compress, computed on options.device.
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& options);
-Result<VectorField2D> decompress(std::span<const uint8_t> stream);
+/// A new field decoded on `device`.
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, int device = 0);
+/// Decodes on `device` into caller planes of exactly nx * ny floats each (factz::stream_dims).
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device = 0);
 
 }  // namespace factz::cuda

@@ -16,7 +16,9 @@
  *
  * Versioning: FACTZ_C_API_VERSION is bumped whenever a declaration here changes; existing
  * enum values and struct members are never renumbered or reordered. factz_options carries
- * its own size (struct_size) so that a later, longer struct stays compatible.
+ * its own size (struct_size) so that a later, longer struct stays compatible: members are
+ * only appended, and the library reads a member only when struct_size covers it (a program
+ * built against 1.0.0, without policy and device, keeps its behaviour).
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -29,7 +31,7 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10000
+#define FACTZ_C_API_VERSION 10100
 /** Stream format version this library writes (docs/format.md). */
 #define FACTZ_FORMAT_VERSION 2
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
@@ -42,7 +44,7 @@ typedef enum factz_status {
   FACTZ_INVALID_ARGUMENT = 1,    /**< bad field, options, sizes or pointers */
   FACTZ_CORRUPT_STREAM = 2,      /**< the bytes are not a valid FaCTz stream */
   FACTZ_UNSUPPORTED_VERSION = 3, /**< a stream of another format version */
-  FACTZ_BACKEND_UNAVAILABLE = 4,
+  FACTZ_BACKEND_UNAVAILABLE = 4, /**< e.g. FACTZ_POLICY_CUDA without a CUDA backend or device */
   FACTZ_IO = 5,
   FACTZ_CUDA = 6,
   FACTZ_INTERNAL = 7,            /**< out of memory or a bug */
@@ -61,6 +63,18 @@ typedef enum factz_coder {
   FACTZ_CODER_ANS = 1      /**< byte-plane interleaved rANS */
 } factz_coder;
 
+/** Where the work runs (factz::Policy); the bytes never depend on it. Since 1.1.0. */
+typedef enum factz_policy {
+  FACTZ_POLICY_SERIAL = 0, /**< one CPU thread */
+  FACTZ_POLICY_OMP = 1,    /**< OpenMP threads (threads; threads == 1 is serial) (default) */
+  FACTZ_POLICY_CUDA = 2    /**< the CUDA backend on `device`; FACTZ_BACKEND_UNAVAILABLE in builds
+                                without it or on machines without a device */
+} factz_policy;
+
+/** factz_options.device: one device per process, the node-local MPI rank modulo the device
+ *  count (docs/multiblock.md, "GPUs"). */
+#define FACTZ_DEVICE_AUTO (-1)
+
 typedef enum factz_bound_mode {
   FACTZ_BOUND_ABS = 0, /**< eb = bound */
   FACTZ_BOUND_REL = 1  /**< eb = bound * (max - min) over both components (default) */
@@ -76,10 +90,22 @@ typedef struct factz_options {
   int zstd;               /**< nonzero: lossless zstd stage where it shrinks a section; default 1 */
   int threads;            /**< OpenMP threads, 0 = OpenMP default, 1 = serial; bytes never depend on it */
   int64_t anchor_stride;  /**< speculative mode: power of two in [2, 4096]; default 16 */
+  /* Since 1.1.0 (read only when struct_size covers them): */
+  int policy;             /**< factz_policy; default FACTZ_POLICY_OMP */
+  int device;             /**< FACTZ_POLICY_CUDA: device ordinal or FACTZ_DEVICE_AUTO; default 0.
+                               A device that does not exist is FACTZ_INVALID_ARGUMENT */
 } factz_options;
 
-/** Fills *options with the defaults above (options may not be NULL). */
+/** Fills the first `size` bytes of *options with the defaults above and sets struct_size to
+ *  `size`, which is the caller's sizeof(factz_options) (at least that of 1.0.0, which ends
+ *  with anchor_stride). Since 1.1.0; call it through factz_options_init. */
+void factz_options_init_sized(factz_options* options, size_t size);
+
+/** Fills *options with the defaults above (options may not be NULL). A macro since 1.1.0, so
+ *  that the library learns the struct size the program was built with; the 1.0.0 function
+ *  of this name stays in the library for programs built before (it fills the 1.0.0 members). */
 void factz_options_init(factz_options* options);
+#define factz_options_init(options) factz_options_init_sized((options), sizeof(factz_options))
 
 /** Version string of the library, e.g. "0.1.0". */
 const char* factz_version_string(void);
@@ -115,6 +141,12 @@ factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, in
  *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash. */
 factz_status factz_decompress(const void* src, size_t src_size, float* u, float* v, int64_t nx,
                               int64_t ny, int threads);
+
+/** factz_decompress with the execution settings of options (policy, device, threads; the
+ *  other members are read from the stream and ignored here). options may be NULL (defaults).
+ *  Since 1.1.0. */
+factz_status factz_decompress_with_options(const void* src, size_t src_size, float* u, float* v, int64_t nx,
+                                           int64_t ny, const factz_options* options);
 
 /** Critical point counts of a field and the comparison of an original with a
  *  reconstruction (P1 lost, P2 spurious, P3 type changed), as `factz verify` prints. */

@@ -25,8 +25,18 @@ enum class BoundMode : uint8_t {
   abs = 0,  ///< eb = bound
   rel = 1,  ///< eb = bound * (max - min) over both components
 };
-/// Where the work runs. The bytes never depend on it.
-enum class Policy : uint8_t { serial = 0, omp = 1 };
+/// Where the work runs. The bytes never depend on it (a GPU writes the CPU's bytes).
+enum class Policy : uint8_t {
+  serial = 0,  ///< one CPU thread
+  omp = 1,     ///< OpenMP threads (Options::threads)
+  /// The CUDA backend on device Options::device (docs/architecture.md, "CUDA backend").
+  /// Builds without it, and machines without a device, give backend_unavailable.
+  cuda = 2,
+};
+/// Options::device value that picks a device per process: the node-local MPI rank
+/// (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...; 0 when launched
+/// otherwise) modulo the number of devices (docs/multiblock.md, "GPUs").
+inline constexpr int kDeviceAuto = -1;
 
 struct Options {
   Mode mode = Mode::speculative;
@@ -41,6 +51,9 @@ struct Options {
   /// decomposed field keep their shared boundaries exact (docs/multiblock.md). Decoders need
   /// not know it; the stream is an ordinary one.
   uint8_t exact_edges = 0;
+  /// Policy::cuda: CUDA device ordinal in [0, device count), or kDeviceAuto. A device that
+  /// does not exist is invalid_argument (the message gives the count); ignored otherwise.
+  int device = 0;
 };
 
 struct CompressStats {
@@ -55,6 +68,7 @@ struct CompressStats {
 struct DecompressOptions {
   Policy policy = Policy::omp;
   int threads = 0;
+  int device = 0;  ///< Policy::cuda: CUDA device ordinal, or kDeviceAuto (as Options::device)
 };
 
 /// Compresses a vector field. Fails with invalid_argument on bad fields (NaN/Inf are

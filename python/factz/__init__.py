@@ -8,7 +8,9 @@ values, corrupted streams) are ``ValueError`` carrying its message, e.g.
 so threads can compress different fields at the same time.
 
 The bytes of ``compress`` are those of the C++ API and of ``factz compress`` for the same
-options, and never depend on ``threads``.
+options, and never depend on ``threads`` or ``policy``: ``policy="cuda"`` runs on a GPU
+(``device``) and raises ``BackendUnavailableError`` (a ``RuntimeError`` whose message starts
+with ``"backend_unavailable"``) where the build has no CUDA backend or the machine no device.
 """
 
 import os as _os
@@ -16,7 +18,8 @@ import os as _os
 import numpy as _np
 
 from . import _factz
-from ._factz import CP_TYPE_NAMES, DEFAULT_CODER, FORMAT_VERSION, HDF5_FILTER_ID
+from ._factz import (BackendUnavailableError, CP_TYPE_NAMES, DEFAULT_CODER, DEVICE_AUTO, FORMAT_VERSION,
+                     HDF5_FILTER_ID)
 from .codec import FactzCodec
 
 __all__ = [
@@ -29,6 +32,8 @@ __all__ = [
     "hdf5_compression_opts",
     "hdf5_dcpl",
     "FactzCodec",
+    "BackendUnavailableError",
+    "DEVICE_AUTO",
     "HDF5_FILTER_ID",
     "CP_TYPE_NAMES",
     "CP_DTYPE",
@@ -51,7 +56,7 @@ _CODERS = {"huffman": 0, "ans": 1}
 
 
 def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
-             zstd=True, anchor_stride=16):
+             zstd=True, anchor_stride=16, policy=None, device=0):
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 
     mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
@@ -60,15 +65,19 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
     ``"abs"``. coder: "huffman" or "ans"; None is the library's default (``DEFAULT_CODER``,
     the same as the C++ API and ``factz compress``). threads: 0 = OpenMP default, 1 = serial.
     zstd: the lossless zstd stage. anchor_stride: speculative mode, power of two in [2, 4096].
+    policy: where the work runs, "serial", "omp" or "cuda"; None: "serial" for threads=1,
+    else "omp". device: policy "cuda": the CUDA device ordinal, or ``DEVICE_AUTO`` (the
+    node-local MPI rank modulo the device count); a device that does not exist is a
+    ValueError.
     """
     return _factz.compress(u, v, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
-                           int(anchor_stride))
+                           int(anchor_stride), policy or "", int(device))
 
 
-def decompress(buf, threads=0):
+def decompress(buf, threads=0, policy=None, device=0):
     """Decompresses a stream (any contiguous bytes-like object) into ``(u, v)``, two new
-    float32 arrays of shape ``(ny, nx)``."""
-    return _factz.decompress(buf, int(threads))
+    float32 arrays of shape ``(ny, nx)``. threads, policy and device as for ``compress``."""
+    return _factz.decompress(buf, int(threads), policy or "", int(device))
 
 
 def stream_shape(buf):

@@ -6,20 +6,40 @@ first axis (chunk the store over the whole component axis). The codec follows th
 depending on numcodecs; it registers itself with numcodecs only when numcodecs is installed.
 The guarantees hold per chunk (critical points of cells that straddle two chunks are not
 covered).
+
+``policy`` and ``device`` say where this process does the work, not what the data is: they
+are not part of ``get_config`` (a store written on a GPU reads anywhere). A codec without a
+policy (as zarr builds them from a store's config) takes the ``FACTZ_POLICY`` environment
+variable (``serial``, ``omp``, ``cuda`` or ``cuda:N``), as the HDF5 filter does.
 """
+
+import os as _os
 
 import numpy as _np
 
 from . import _factz
 
 
+def _policy_from_environment():
+    """(policy, device) of FACTZ_POLICY: "" / "serial" / "omp" / "cuda" / "cuda:N"."""
+    spec = _os.environ.get("FACTZ_POLICY", "").strip()
+    if spec in ("", "serial", "omp"):
+        return spec, 0
+    if spec == "cuda":
+        return "cuda", _factz.DEVICE_AUTO
+    if spec.startswith("cuda:") and spec[5:].isdigit():
+        return "cuda", int(spec[5:])
+    raise ValueError(f"FACTZ_POLICY must be serial, omp, cuda or cuda:N, got {spec!r}")
+
+
 class FactzCodec:
-    """FaCTz codec for (2, ny, nx) float32 chunks; parameters as ``factz.compress``."""
+    """FaCTz codec for (2, ny, nx) float32 chunks; parameters as ``factz.compress``
+    (policy None: the ``FACTZ_POLICY`` environment variable, else the CPU)."""
 
     codec_id = "factz"
 
     def __init__(self, mode="speculative", eb=1e-2, bound="rel", coder=None, zstd=True,
-                 anchor_stride=16, threads=0):
+                 anchor_stride=16, threads=0, policy=None, device=0):
         self.mode = str(mode)
         self.eb = float(eb)
         self.bound = str(bound)
@@ -27,6 +47,13 @@ class FactzCodec:
         self.zstd = bool(zstd)
         self.anchor_stride = int(anchor_stride)
         self.threads = int(threads)
+        self.policy = policy
+        self.device = int(device)
+
+    def _execution(self):
+        if self.policy is not None:
+            return str(self.policy), self.device
+        return _policy_from_environment()
 
     def encode(self, buf):
         """Compresses one chunk: an array of shape (2, ny, nx) and dtype float32 (a
@@ -38,13 +65,15 @@ class FactzCodec:
             raise ValueError(f"FactzCodec encodes chunks of shape (2, ny, nx) (u and v stacked), "
                              f"got shape {a.shape}")
         a = _np.ascontiguousarray(a)
+        policy, device = self._execution()
         return _factz.compress(a[0], a[1], self.mode, self.eb, self.bound, self.coder,
-                               self.threads, self.zstd, self.anchor_stride)
+                               self.threads, self.zstd, self.anchor_stride, policy, device)
 
     def decode(self, buf, out=None):
         """Decompresses one chunk into a new (2, ny, nx) float32 array, or into ``out``
         (any writable buffer of exactly 2 * ny * nx float32 values), which is returned."""
-        u, v = _factz.decompress(buf, self.threads)
+        policy, device = self._execution()
+        u, v = _factz.decompress(buf, self.threads, policy, device)
         if out is None:
             return _np.stack([u, v])
         dst = _np.frombuffer(out, dtype=_np.float32) if not isinstance(out, _np.ndarray) else out

@@ -2,6 +2,8 @@
 // Arrays are checked here (float32, 2D, C-contiguous, same shape) so that every bad input
 // is a ValueError naming the problem; the library's own errors keep their messages. The
 // GIL is released while the library works. The Python-facing API is python/factz/__init__.py.
+// policy="cuda" is an option like the others: the library runs it on the GPU or answers
+// backend_unavailable (BackendUnavailableError).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -16,14 +18,21 @@ namespace py = pybind11;
 
 namespace {
 
+/// factz.BackendUnavailableError (a RuntimeError): policy "cuda" without a CUDA backend or device.
+struct BackendUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// invalid_argument, corrupt_stream and unsupported_version are the caller's input:
-/// ValueError. Anything else (out of memory, a bug) is RuntimeError.
+/// ValueError. backend_unavailable is BackendUnavailableError. Anything else (out of memory,
+/// a CUDA failure, a bug) is RuntimeError.
 [[noreturn]] void raise(const factz::Status& st) {
   const std::string text = st.to_string();
   switch (st.code()) {
     case factz::Code::invalid_argument:
     case factz::Code::corrupt_stream:
     case factz::Code::unsupported_version: throw py::value_error(text);
+    case factz::Code::backend_unavailable: throw BackendUnavailable(text);
     default: throw std::runtime_error(text);
   }
 }
@@ -114,11 +123,18 @@ int threads_of(int threads) {
   return threads;
 }
 
-factz::Policy policy_of(int threads) { return threads == 1 ? factz::Policy::serial : factz::Policy::omp; }
+/// "" (threads decides: 1 is serial, else OpenMP), "serial", "omp" or "cuda".
+factz::Policy policy_of(const std::string& policy, int threads) {
+  if (policy.empty()) return threads == 1 ? factz::Policy::serial : factz::Policy::omp;
+  if (policy == "serial") return factz::Policy::serial;
+  if (policy == "omp") return factz::Policy::omp;
+  if (policy == "cuda") return factz::Policy::cuda;
+  throw py::value_error("policy must be 'serial', 'omp' or 'cuda', got '" + policy + "'");
+}
 
 py::bytes compress(const py::handle& u, const py::handle& v, const std::string& mode, double eb,
                    const std::string& bound, const std::string& coder, int threads, bool zstd,
-                   int64_t anchor_stride) {
+                   int64_t anchor_stride, const std::string& policy, int device) {
   factz::Options o;
   o.mode = mode_of(mode);
   o.coder = coder_of(coder);
@@ -126,7 +142,8 @@ py::bytes compress(const py::handle& u, const py::handle& v, const std::string& 
   o.bound = eb;
   o.zstd = zstd;
   o.threads = threads_of(threads);
-  o.policy = policy_of(threads);
+  o.policy = policy_of(policy, threads);
+  o.device = device;
   o.anchor_stride = anchor_stride;
   factz::VectorField2D f = field_of(u, v, "u", "v");
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
@@ -149,11 +166,12 @@ py::tuple stream_shape(const py::handle& buf) {
   return py::make_tuple(dims->second, dims->first);
 }
 
-py::tuple decompress(const py::handle& buf, int threads) {
+py::tuple decompress(const py::handle& buf, int threads, const std::string& policy, int device) {
   ByteView view(buf);
   factz::DecompressOptions d;
   d.threads = threads_of(threads);
-  d.policy = policy_of(threads);
+  d.policy = policy_of(policy, threads);
+  d.device = device;
   factz::Result<std::pair<int64_t, int64_t>> dims = factz::Status();
   {
     py::gil_scoped_release nogil;
@@ -236,10 +254,13 @@ PYBIND11_MODULE(_factz, m) {
   for (int t = 0; t < factz::kCpTypeCount; ++t) names.append(factz::cp_type_name(factz::CpType(t)));
   m.attr("CP_TYPE_NAMES") = py::tuple(names);
   m.attr("DEFAULT_CODER") = factz::coder_name(factz::Options{}.coder);
+  m.attr("DEVICE_AUTO") = factz::kDeviceAuto;
+  py::register_exception<BackendUnavailable>(m, "BackendUnavailableError", PyExc_RuntimeError);
   m.def("compress", &compress, py::arg("u"), py::arg("v"), py::arg("mode") = "speculative", py::arg("eb") = 1e-2,
         py::arg("bound") = "rel", py::arg("coder") = "", py::arg("threads") = 0, py::arg("zstd") = true,
-        py::arg("anchor_stride") = 16);
-  m.def("decompress", &decompress, py::arg("buf"), py::arg("threads") = 0);
+        py::arg("anchor_stride") = 16, py::arg("policy") = "", py::arg("device") = 0);
+  m.def("decompress", &decompress, py::arg("buf"), py::arg("threads") = 0, py::arg("policy") = "",
+        py::arg("device") = 0);
   m.def("stream_shape", &stream_shape, py::arg("buf"));
   m.def("critical_points", &critical_points, py::arg("u"), py::arg("v"), py::arg("threads") = 0);
   m.def("verify", &verify, py::arg("u"), py::arg("v"), py::arg("u2"), py::arg("v2"), py::arg("threads") = 0);

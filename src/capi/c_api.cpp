@@ -2,7 +2,9 @@
 // plain option struct, and the per-thread error message. No exception leaves this file.
 #include "factz/factz.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -53,6 +55,35 @@ bool grid_size(int64_t nx, int64_t ny, int64_t& n) {
 
 factz::Policy policy_of(int threads) { return threads == 1 ? factz::Policy::serial : factz::Policy::omp; }
 
+/// sizeof(factz_options) of C API 1.0.0 (it ended with anchor_stride): the smallest accepted.
+constexpr size_t kOptionsSize100 = offsetof(factz_options, policy);
+static_assert(sizeof(void*) != 8 || kOptionsSize100 == 48, "the 1.0.0 layout of factz_options must not change");
+
+/// Whether the caller's struct (struct_size bytes) reaches the member at `offset` of `size` bytes.
+bool holds(const factz_options* in, size_t offset, size_t size) { return in->struct_size >= offset + size; }
+
+/// The execution settings: policy (1.1.0: when the struct holds it), threads and device.
+factz_status execution_of(const factz_options* in, factz::Policy& policy, int& threads, int& device) {
+  if (in->threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  threads = in->threads;
+  policy = policy_of(in->threads);
+  if (!holds(in, offsetof(factz_options, policy), sizeof in->policy)) return FACTZ_OK;
+  if (in->policy == FACTZ_POLICY_SERIAL) policy = factz::Policy::serial;
+  else if (in->policy == FACTZ_POLICY_CUDA) policy = factz::Policy::cuda;
+  else if (in->policy != FACTZ_POLICY_OMP)
+    return fail(FACTZ_INVALID_ARGUMENT, "unknown policy " + std::to_string(in->policy) +
+                                            " (FACTZ_POLICY_SERIAL 0, FACTZ_POLICY_OMP 1, FACTZ_POLICY_CUDA 2)");
+  if (holds(in, offsetof(factz_options, device), sizeof in->device)) device = in->device;
+  return FACTZ_OK;
+}
+
+/// Rejects a struct too small for the 1.0.0 members (not initialized by factz_options_init).
+factz_status check_struct_size(const factz_options* in) {
+  if (in->struct_size >= kOptionsSize100) return FACTZ_OK;
+  return fail(FACTZ_INVALID_ARGUMENT, "factz_options.struct_size is " + std::to_string(in->struct_size) +
+                                          "; initialize options with factz_options_init");
+}
+
 factz_status field_of(const float* u, const float* v, int64_t nx, int64_t ny, factz::VectorField2D& f) {
   int64_t n = 0;
   if (!grid_size(nx, ny, n))
@@ -68,22 +99,18 @@ factz_status field_of(const float* u, const float* v, int64_t nx, int64_t ny, fa
 
 factz_status options_of(const factz_options* in, factz::Options& o) {
   if (!in) return FACTZ_OK;
-  if (in->struct_size < sizeof(factz_options))
-    return fail(FACTZ_INVALID_ARGUMENT, "factz_options.struct_size is " + std::to_string(in->struct_size) +
-                                            "; initialize options with factz_options_init");
+  if (factz_status s = check_struct_size(in); s != FACTZ_OK) return s;
   if (in->mode < 0 || in->mode > 2) return fail(FACTZ_INVALID_ARGUMENT, "unknown mode " + std::to_string(in->mode));
   if (in->coder < 0 || in->coder > 1)
     return fail(FACTZ_INVALID_ARGUMENT, "unknown coder " + std::to_string(in->coder));
   if (in->bound_mode < 0 || in->bound_mode > 1)
     return fail(FACTZ_INVALID_ARGUMENT, "unknown bound mode " + std::to_string(in->bound_mode));
-  if (in->threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  if (factz_status s = execution_of(in, o.policy, o.threads, o.device); s != FACTZ_OK) return s;
   o.mode = factz::Mode(in->mode);
   o.coder = factz::Coder(in->coder);
   o.bound_mode = factz::BoundMode(in->bound_mode);
   o.bound = in->bound;
   o.zstd = in->zstd != 0;
-  o.policy = policy_of(in->threads);
-  o.threads = in->threads;
   o.anchor_stride = in->anchor_stride;
   return FACTZ_OK;
 }
@@ -92,19 +119,27 @@ factz_status options_of(const factz_options* in, factz::Options& o) {
 
 extern "C" {
 
-void factz_options_init(factz_options* options) {
-  if (!options) return;
+void factz_options_init_sized(factz_options* options, size_t size) {
+  if (!options || size < kOptionsSize100) return;
+  size = std::min(size, sizeof(factz_options));  // members of a later, longer struct are not this library's
   const factz::Options d;
-  std::memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(factz_options);
-  options->mode = int(d.mode);
-  options->coder = int(d.coder);
-  options->bound_mode = int(d.bound_mode);
-  options->bound = d.bound;
-  options->zstd = d.zstd ? 1 : 0;
-  options->threads = 0;
-  options->anchor_stride = d.anchor_stride;
+  factz_options o;
+  std::memset(&o, 0, sizeof o);
+  o.struct_size = size;
+  o.mode = int(d.mode);
+  o.coder = int(d.coder);
+  o.bound_mode = int(d.bound_mode);
+  o.bound = d.bound;
+  o.zstd = d.zstd ? 1 : 0;
+  o.threads = 0;
+  o.anchor_stride = d.anchor_stride;
+  o.policy = FACTZ_POLICY_OMP;
+  o.device = d.device;
+  std::memcpy(options, &o, size);  // only the bytes the caller's struct has
 }
+
+// The 1.0.0 entry point (programs built before factz_options_init became a macro).
+void(factz_options_init)(factz_options* options) { factz_options_init_sized(options, kOptionsSize100); }
 
 const char* factz_version_string(void) { return FACTZ_VERSION_STRING; }
 
@@ -167,12 +202,24 @@ factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, in
 
 factz_status factz_decompress(const void* src, size_t src_size, float* u, float* v, int64_t nx, int64_t ny,
                               int threads) {
+  factz_options o;
+  factz_options_init(&o);
+  o.threads = threads;
+  return factz_decompress_with_options(src, src_size, u, v, nx, ny, &o);
+}
+
+factz_status factz_decompress_with_options(const void* src, size_t src_size, float* u, float* v, int64_t nx,
+                                           int64_t ny, const factz_options* options) {
   return guarded([&]() -> factz_status {
     if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
     int64_t n = 0;
     if (!grid_size(nx, ny, n)) return fail(FACTZ_INVALID_ARGUMENT, "output grid is empty or too large");
     if (!u || !v) return fail(FACTZ_INVALID_ARGUMENT, "null output plane");
-    if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+    factz::DecompressOptions d;
+    if (options) {
+      if (factz_status s = check_struct_size(options); s != FACTZ_OK) return s;
+      if (factz_status s = execution_of(options, d.policy, d.threads, d.device); s != FACTZ_OK) return s;
+    }
     const auto* p = static_cast<const uint8_t*>(src);
     const std::span<const uint8_t> stream(p, src_size);
     auto dims = factz::stream_dims(stream);
@@ -181,9 +228,6 @@ factz_status factz_decompress(const void* src, size_t src_size, float* u, float*
       return fail(FACTZ_INVALID_ARGUMENT, "the stream holds a " + std::to_string(dims->first) + "x" +
                                               std::to_string(dims->second) + " field, the output planes are " +
                                               std::to_string(nx) + "x" + std::to_string(ny));
-    factz::DecompressOptions d;
-    d.policy = policy_of(threads);
-    d.threads = threads;
     return from_status(factz::decompress_into(stream, std::span<float>(u, size_t(n)), std::span<float>(v, size_t(n)), d));
   });
 }

@@ -1,5 +1,6 @@
 /* The C API from a C program: round trips in every mode and coder, the guarantees on a
- * real field, the same bytes as the command line tool, degenerate grids and bad input.
+ * real field, the same bytes as the command line tool, degenerate grids, bad input and the
+ * execution policies (FACTZ_POLICY_CUDA without a GPU).
  * Usage: factz_capi_tests FACTZ_CPP_COMPRESS DATA_DIR TMP_DIR (the first is
  * tests/capi/cpp_compress.cpp: factz::compress of the C++ API). */
 #include <math.h>
@@ -88,6 +89,8 @@ static void test_version_and_defaults(void) {
   CHECK(o.zstd == 1);
   CHECK(o.threads == 0);
   CHECK(o.anchor_stride == 16);
+  CHECK(o.policy == FACTZ_POLICY_OMP);
+  CHECK(o.device == 0);
   CHECK(factz_c_api_version() == FACTZ_C_API_VERSION);
   CHECK(strlen(factz_version_string()) >= 5);
   CHECK(strcmp(factz_status_name(FACTZ_OK), "ok") == 0);
@@ -291,6 +294,71 @@ static void test_bad_input(void) {
   free(buf);
 }
 
+/* FACTZ_POLICY_CUDA: the CPU's bytes and values where a CUDA device runs them, else
+ * FACTZ_BACKEND_UNAVAILABLE with a message saying so; the other policies give the same bytes;
+ * a 1.0.0-sized option struct (no policy, no device) keeps working. */
+static void test_policies(void) {
+  const int64_t nx = 20, ny = 16;
+  float u[320], v[320], u2[320], v2[320], u3[320], v3[320];
+  analytic_field(nx, ny, u, v);
+  size_t cap = factz_compress_bound(nx, ny), cpu_size = 0, size = 0;
+  unsigned char* cpu = (unsigned char*)malloc(cap);
+  unsigned char* buf = (unsigned char*)malloc(cap);
+  factz_options o;
+  factz_options_init(&o);
+  CHECK(factz_compress(u, v, nx, ny, &o, cpu, cap, &cpu_size) == FACTZ_OK);
+  CHECK(factz_decompress(cpu, cpu_size, u2, v2, nx, ny, 0) == FACTZ_OK);
+
+  o.policy = FACTZ_POLICY_SERIAL;
+  CHECK(factz_compress(u, v, nx, ny, &o, buf, cap, &size) == FACTZ_OK);
+  CHECK(size == cpu_size && memcmp(buf, cpu, size) == 0);
+  CHECK(factz_decompress_with_options(cpu, cpu_size, u3, v3, nx, ny, &o) == FACTZ_OK);
+  CHECK(memcmp(u2, u3, sizeof u2) == 0 && memcmp(v2, v3, sizeof v2) == 0);
+
+  o.policy = FACTZ_POLICY_CUDA;
+  factz_status s = factz_compress(u, v, nx, ny, &o, buf, cap, &size);
+  if (s == FACTZ_OK) { /* a CUDA device ran it */
+    CHECK(size == cpu_size && memcmp(buf, cpu, size) == 0);
+    CHECK(factz_decompress_with_options(cpu, cpu_size, u3, v3, nx, ny, &o) == FACTZ_OK);
+    CHECK(memcmp(u2, u3, sizeof u2) == 0 && memcmp(v2, v3, sizeof v2) == 0);
+  } else {
+    CHECK(s == FACTZ_BACKEND_UNAVAILABLE);
+    CHECK(strstr(factz_last_error(), "backend_unavailable: policy cuda") != NULL);
+    CHECK(factz_decompress_with_options(cpu, cpu_size, u3, v3, nx, ny, &o) == FACTZ_BACKEND_UNAVAILABLE);
+    CHECK(strstr(factz_last_error(), "backend_unavailable") != NULL);
+    o.device = FACTZ_DEVICE_AUTO;
+    CHECK(factz_compress(u, v, nx, ny, &o, buf, cap, &size) == FACTZ_BACKEND_UNAVAILABLE);
+  }
+  o.device = -2; /* below FACTZ_DEVICE_AUTO: the caller's mistake on every machine */
+  CHECK(factz_compress(u, v, nx, ny, &o, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
+  CHECK(strstr(factz_last_error(), "device") != NULL);
+  o.device = 0;
+  o.policy = 3;
+  CHECK(factz_compress(u, v, nx, ny, &o, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
+  CHECK(strstr(factz_last_error(), "policy") != NULL);
+  CHECK(factz_decompress_with_options(cpu, cpu_size, u3, v3, nx, ny, &o) == FACTZ_INVALID_ARGUMENT);
+
+  /* a program built against 1.0.0: its struct ends before policy, which is not read */
+  factz_options old;
+  factz_options_init(&old);
+  old.struct_size = (size_t)((char*)&old.policy - (char*)&old);
+  old.policy = FACTZ_POLICY_CUDA; /* beyond its struct: ignored */
+  old.device = -5;
+  CHECK(factz_compress(u, v, nx, ny, &old, buf, cap, &size) == FACTZ_OK);
+  CHECK(size == cpu_size && memcmp(buf, cpu, size) == 0);
+  CHECK(factz_decompress_with_options(cpu, cpu_size, u3, v3, nx, ny, &old) == FACTZ_OK);
+  /* the 1.0.0 entry point fills only the 1.0.0 members */
+  factz_options filled;
+  memset(&filled, 0xAB, sizeof filled);
+  (factz_options_init)(&filled);
+  CHECK(filled.struct_size == old.struct_size && filled.mode == FACTZ_MODE_SPECULATIVE);
+  CHECK(filled.policy == (int)0xABABABABu);
+  CHECK(factz_compress(u, v, nx, ny, &filled, buf, cap, &size) == FACTZ_OK);
+  CHECK(size == cpu_size && memcmp(buf, cpu, size) == 0);
+  free(cpu);
+  free(buf);
+}
+
 /* Random noise with eb = 0 and the smallest bounds: the streams stay within the bound. */
 static void test_compress_bound_holds_on_noise(void) {
   const int64_t nx = 64, ny = 48, n = nx * ny;
@@ -340,6 +408,7 @@ int main(int argc, char** argv) {
   test_degenerate_fields();
   test_real_field_and_cpp_bytes();
   test_bad_input();
+  test_policies();
   test_compress_bound_holds_on_noise();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

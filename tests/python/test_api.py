@@ -265,3 +265,69 @@ def test_corrupted_streams_are_value_errors_never_crashes():
             factz.decompress(obj)
     u2, v2 = factz.decompress(bytes(buf))
     assert factz.verify(u, v, u2, v2)["violations"] == 0
+
+
+def gpu_or_unavailable(call):
+    """The result of call(), or None when it raised BackendUnavailableError (no CUDA backend
+    in this build or no device): then the message must say so."""
+    try:
+        return call()
+    except factz.BackendUnavailableError as e:
+        assert isinstance(e, RuntimeError)
+        assert str(e).startswith("backend_unavailable: policy cuda")
+        return None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cuda_policy_gives_the_cpu_bytes_or_backend_unavailable(mode):
+    u, v = analytic(40, 30)
+    cpu = factz.compress(u, v, mode=mode)
+    assert factz.compress(u, v, mode=mode, policy="serial") == cpu
+    assert factz.compress(u, v, mode=mode, policy="omp", threads=2) == cpu
+    gpu = gpu_or_unavailable(lambda: factz.compress(u, v, mode=mode, policy="cuda"))
+    decoded = gpu_or_unavailable(lambda: factz.decompress(cpu, policy="cuda", device=0))
+    assert (gpu is None) == (decoded is None), "compress and decompress disagree on the GPU"
+    if gpu is None:
+        with pytest.raises(factz.BackendUnavailableError):
+            factz.compress(u, v, mode=mode, policy="cuda", device=factz.DEVICE_AUTO)
+        return
+    assert gpu == cpu
+    for a, b in zip(decoded, factz.decompress(cpu)):
+        assert np.array_equal(a, b)
+
+
+def test_bad_policies_and_devices_are_value_errors():
+    u, v = analytic(20, 16)
+    with pytest.raises(ValueError, match="policy"):
+        factz.compress(u, v, policy="gpu")
+    with pytest.raises(ValueError, match="policy"):
+        factz.decompress(factz.compress(u, v), policy="opencl")
+    with pytest.raises(ValueError, match="device"):  # below DEVICE_AUTO on every machine
+        factz.compress(u, v, policy="cuda", device=-2)
+    # A device number beyond the machine's: ValueError naming the count (or no GPU at all).
+    with pytest.raises((ValueError, factz.BackendUnavailableError), match="device"):
+        factz.compress(u, v, policy="cuda", device=4096)
+
+
+def test_the_codec_takes_a_policy_that_is_not_part_of_its_config(monkeypatch):
+    u, v = analytic(24, 18)
+    chunk = np.stack([u, v])
+    cpu = factz.FactzCodec().encode(chunk)
+    codec = factz.FactzCodec(policy="cuda", device=0)
+    assert "policy" not in codec.get_config() and codec == factz.FactzCodec()
+    gpu = gpu_or_unavailable(lambda: codec.encode(chunk))
+    assert gpu is None or gpu == cpu
+    assert factz.FactzCodec(policy="serial").encode(chunk) == cpu
+    # Without a policy of its own (zarr builds codecs from the config) it takes FACTZ_POLICY.
+    monkeypatch.setenv("FACTZ_POLICY", "cuda:0")
+    gpu = gpu_or_unavailable(lambda: factz.FactzCodec().decode(cpu))
+    assert gpu is None or np.array_equal(gpu, chunk_decoded(cpu))
+    monkeypatch.setenv("FACTZ_POLICY", "serial")
+    assert np.array_equal(factz.FactzCodec().decode(cpu), chunk_decoded(cpu))
+    monkeypatch.setenv("FACTZ_POLICY", "tpu")
+    with pytest.raises(ValueError, match="FACTZ_POLICY"):
+        factz.FactzCodec().encode(chunk)
+
+
+def chunk_decoded(stream):
+    return np.stack(factz.decompress(stream))

@@ -226,3 +226,49 @@ def test_scalar_datasets_refuse_the_vector_modes(tmp_path):
     with h5py.File(tmp_path / "s.h5", "w") as f:
         with pytest.raises(ValueError, match="scalar"):
             f.create_dataset("z", data=scalar_field(), chunks=(40, 50), dcpl=factz.hdf5_dcpl("speculative"))
+
+
+def test_the_policy_comes_from_the_environment_and_cuda_fails_cleanly_without_a_gpu(tmp_path, gfs, monkeypatch):
+    """FACTZ_POLICY=cuda[:N] sends the filter's chunks to the GPU: the CPU's bytes where a
+    device runs them, else a failed write or read that carries backend_unavailable (never a
+    crash, never a silent CPU run). The file records no policy: it reads anywhere."""
+    u, v = gfs
+    w = np.stack([u, v])
+    write(tmp_path / "cpu.h5", w, w.shape)
+    with h5py.File(tmp_path / "cpu.h5", "r") as f:
+        cpu = f["wind"][...]
+        _, raw = f["wind"].id.read_direct_chunk((0, 0, 0))
+        cd = f["wind"].id.get_create_plist().get_filter_by_id(factz.HDF5_FILTER_ID)[2]
+    monkeypatch.setenv("FACTZ_POLICY", "serial")
+    write(tmp_path / "serial.h5", w, w.shape)
+    with h5py.File(tmp_path / "serial.h5", "r") as f:
+        assert f["wind"].id.read_direct_chunk((0, 0, 0))[1] == raw
+        assert f["wind"].id.get_create_plist().get_filter_by_id(factz.HDF5_FILTER_ID)[2] == cd
+    for spec in ("cuda", "cuda:0"):
+        monkeypatch.setenv("FACTZ_POLICY", spec)
+        f = h5py.File(tmp_path / "gpu.h5", "w")
+        d = f.create_dataset("wind", shape=w.shape, dtype="f4", chunks=w.shape, dcpl=factz.hdf5_dcpl())
+        try:
+            d[...] = w
+            f.flush()
+            refused = None
+        except RuntimeError as e:
+            refused = e
+        # HDF5 keeps a chunk it could not write and cannot close the file (nor exit cleanly)
+        # until the filter takes it: the CPU does.
+        monkeypatch.setenv("FACTZ_POLICY", "omp")
+        f.close()
+        monkeypatch.setenv("FACTZ_POLICY", spec)
+        if refused is not None:
+            assert "backend_unavailable: policy cuda" in str(refused), refused
+            with h5py.File(tmp_path / "cpu.h5", "r") as f:
+                with pytest.raises(OSError, match="backend_unavailable"):
+                    f["wind"][...]
+            continue
+        with h5py.File(tmp_path / "gpu.h5", "r") as f:
+            assert f["wind"].id.read_direct_chunk((0, 0, 0))[1] == raw
+            assert np.array_equal(f["wind"][...], cpu)
+    monkeypatch.setenv("FACTZ_POLICY", "quantum")
+    with h5py.File(tmp_path / "cpu.h5", "r") as f:
+        with pytest.raises(OSError, match="FACTZ_POLICY"):
+            f["wind"][...]

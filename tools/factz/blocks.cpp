@@ -12,45 +12,33 @@
 // header and offsets depend only on the stream lengths.
 //
 // No rank ever waits in a collective for a rank that failed: every piece of local work that
-// can fail runs inside `phase`, which ends with World::agree (all ranks learn the first
-// failure, rank 0 prints it, every rank exits 1 or 2).
+// can fail runs inside `phase` (blocks.hpp), which ends with World::agree (all ranks learn
+// the first failure, rank 0 prints it, every rank exits 1 or 2). Option checks and input
+// are in blocks_input.cpp.
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <limits>
-#include <new>
-#include <sstream>
 
-#include "common.hpp"
+#include "blocks.hpp"
 #include "factz/io.hpp"
-#include "factz/multiblock.hpp"
-#include "mpi/comm.hpp"
-#include "mpi/posix_file.hpp"
 
 namespace factz::cli {
 namespace {
 
-using factz::mpi::World;
+using namespace factz::cli::blocks;
 using Clock = std::chrono::steady_clock;
-
-/// Local work `f` between two agreements: the first failure of any rank is thrown on all.
-template <class F>
-void phase(World& w, F&& f) {
-  factz::mpi::agreed_phase<Failure>(w, std::forward<F>(f));
-}
 
 /// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
 /// the failure, as one write (so that mpirun's own messages cannot split the line); every
 /// rank exits with the same code.
 template <class F>
 int guarded(const char* command, F&& driver) {
-  World w;
+  auto started = World::start();
+  if (!started.ok()) fail(started.status().to_string());
+  World& w = *started.value();
   try {
     return driver(w);
   } catch (const Failure& f) {
@@ -63,187 +51,6 @@ int guarded(const char* command, F&& driver) {
     return f.code;
   }
 }
-
-// ---- options -------------------------------------------------------------------------------
-
-void blocks_of_args(const Args& a, int& px, int& py) {
-  if (!a.has("--blocks")) fail("--per-rank needs --blocks PX PY", 2);
-  const auto& b = a.all("--blocks").back();
-  long long x = 0, y = 0;
-  if (!to_int64(b[0], x) || !to_int64(b[1], y) || x < 1 || y < 1 || x > (1 << 20) || y > (1 << 20))
-    fail("--blocks needs two integers >= 1, got '" + b[0] + " " + b[1] + "'", 2);
-  px = int(x);
-  py = int(y);
-}
-
-/// The vector-field compression options, as `factz compress` reads them.
-factz::Options compress_options(const Args& a) {
-  if (a.has("-3") || a.has("--scalar") || a.has("--persistence") || a.get("--mode") == "contour-tree")
-    fail("--blocks applies to 2D vector fields only", 2);
-  return vector_compress_options(a);
-}
-
-/// `pattern` with every "%r" replaced by the block (= rank) id.
-std::string per_rank_name(const std::string& pattern, int b) {
-  std::string out;
-  for (size_t k = 0; k < pattern.size(); ++k) {
-    if (pattern.compare(k, 2, "%r") == 0) {
-      out += std::to_string(b);
-      ++k;
-    } else {
-      out += pattern[k];
-    }
-  }
-  return out;
-}
-
-void require_per_rank_names(const std::vector<std::string>& names) {
-  for (const auto& n : names)
-    if (n.find("%r") == std::string::npos)
-      fail("--per-rank: every field file name must contain %r (the rank), got '" + n + "'", 2);
-}
-
-void require_plain_paths(const std::vector<std::string>& names) {
-  for (const auto& n : names)
-    if (n == "-") fail("multi-block files and fields are read and written by name ('-' is not supported)", 2);
-}
-
-/// Blocks [first, last) of `rank`: contiguous ranges of block ids, as even as possible.
-std::pair<int, int> blocks_of(int rank, int ranks, int blocks) {
-  return {int(int64_t(blocks) * rank / ranks), int(int64_t(blocks) * (rank + 1) / ranks)};
-}
-
-/// With --per-rank under mpirun every rank has exactly one block.
-void require_one_block_per_rank(const World& w, const BlockLayout& L) {
-  if (w.distributed() && L.count() != w.size())
-    fail("--per-rank needs PX * PY = number of ranks, got " + std::to_string(L.px) + " x " + std::to_string(L.py) +
-             " blocks for " + std::to_string(w.size()) + " ranks",
-         2);
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// ---- reading blocks ------------------------------------------------------------------------
-
-/// Block `e` of the global nx x ny plane in `path`: for raw files only the block's row
-/// segments are read; a .npy file is read whole and cut.
-std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e) {
-  std::vector<float> out(size_t(e.nx * e.ny));
-  if (ends_with(path, ".npy")) {
-    const auto whole = take(factz::read_plane(path, nx, ny));
-    for (int64_t y = 0; y < e.ny; ++y)
-      std::memcpy(out.data() + y * e.nx, whole.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
-    return out;
-  }
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail("io: cannot open " + path + ": " + ec.message());
-  if (uint64_t(size) != uint64_t(nx * ny) * 4)
-    fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
-         std::to_string(ny) + " float32 plane needs " + std::to_string(uint64_t(nx * ny) * 4));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("io: cannot open " + path);
-  const bool whole_rows = e.x0 == 0 && e.nx == nx;
-  for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
-    const int64_t rows = whole_rows ? e.ny : 1;
-    in.seekg(std::streamoff(((e.y0 + y) * nx + e.x0) * 4));
-    in.read(reinterpret_cast<char*>(out.data() + y * e.nx), std::streamsize(rows * e.nx * 4));
-    if (!in) fail("io: cannot read " + path);
-  }
-  return out;
-}
-
-/// Block b of the global field: its rows of the global files, or its own per-rank files.
-VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
-  const auto& files = a.all(flag);
-  const std::string u = files[0][0], v = files[1][0];
-  const BlockExtent& e = L.blocks[size_t(b)];
-  VectorField2D f;
-  if (a.has("--per-rank")) {
-    f = take(factz::read_vector_field(per_rank_name(u, b), per_rank_name(v, b), e.nx, e.ny));
-  } else {
-    f.nx = e.nx;
-    f.ny = e.ny;
-    f.u = read_block_plane(u, L.nx, L.ny, e);
-    f.v = read_block_plane(v, L.nx, L.ny, e);
-  }
-  const Status s = factz::validate_field(f);
-  if (!s.ok())
-    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
-         "): " + s.to_string());
-  return f;
-}
-
-/// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v:
-/// per-rank files of neighbouring blocks must agree on the line they share.
-std::array<uint64_t, 4> edge_hashes(const VectorField2D& f) {
-  std::array<uint64_t, 4> h;
-  h.fill(1469598103934665603ull);
-  auto add = [&h](int k, float x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, 4);
-    for (int i = 0; i < 4; ++i) h[size_t(k)] = (h[size_t(k)] ^ ((bits >> (8 * i)) & 0xFF)) * 1099511628211ull;
-  };
-  for (const auto* plane : {&f.u, &f.v}) {
-    for (int64_t y = 0; y < f.ny; ++y) {
-      add(0, (*plane)[size_t(y * f.nx)]);
-      add(1, (*plane)[size_t(y * f.nx + f.nx - 1)]);
-    }
-    for (int64_t x = 0; x < f.nx; ++x) {
-      add(2, (*plane)[size_t(x)]);
-      add(3, (*plane)[size_t((f.ny - 1) * f.nx + x)]);
-    }
-  }
-  return h;
-}
-
-/// With --per-rank, neighbouring blocks come from different files: they must hold the same
-/// values on their shared line, or the decomposition is not of one global field. `all` holds
-/// every block's edge_hashes, in block order.
-void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) {
-  for (int b = 0; b < L.count(); ++b) {
-    const int bx = b % L.px, by = b / L.px;
-    const BlockExtent& e = L.blocks[size_t(b)];
-    if (bx + 1 < L.px && all[size_t(4 * b + 1)] != all[size_t(4 * (b + 1))])
-      fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(b + 1) +
-           " differ on their shared column x=" + std::to_string(e.x0 + e.nx - 1));
-    if (by + 1 < L.py && all[size_t(4 * b + 3)] != all[size_t(4 * (b + L.px) + 2)])
-      fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(b + L.px) +
-           " differ on their shared row y=" + std::to_string(e.y0 + e.ny - 1));
-  }
-}
-
-// ---- output --------------------------------------------------------------------------------
-
-/// Prints key=value pairs on stderr, or one JSON object on stdout with --json.
-class Report {
- public:
-  explicit Report(bool json) : json_(json) {}
-  Report& add(const std::string& key, const std::string& text_value, bool quoted = false) {
-    if (json_) os_ << (first_ ? "{" : ", ") << '"' << key << "\": " << (quoted ? "\"" + text_value + "\"" : text_value);
-    else os_ << (first_ ? "" : " ") << key << '=' << text_value;
-    first_ = false;
-    return *this;
-  }
-  Report& num(const std::string& key, double x) {
-    if (json_) return add(key, json_number(x));
-    std::ostringstream s;
-    s << x;
-    return add(key, s.str());
-  }
-  Report& count(const std::string& key, int64_t n) { return add(key, std::to_string(n)); }
-  void print(bool to_stdout) {
-    if (json_) os_ << (first_ ? "{}" : "}");
-    (json_ || to_stdout ? std::cout : std::cerr) << os_.str() << "\n";
-  }
-
- private:
-  bool json_;
-  bool first_ = true;
-  std::ostringstream os_;
-};
 
 // ---- compress ------------------------------------------------------------------------------
 
@@ -268,15 +75,15 @@ int compress_single(const Args& a) {
   check(factz::write_bytes(a.get("-z"), file));
   const double write_s = seconds_since(t2);
   const double raw = double(nx * ny) * 8.0, ratio = raw / double(file.size()), total = seconds_since(t0);
-  Report r(a.has("--json"));
-  r.add("mode", factz::mode_name(o.mode), true).add("coder", factz::coder_name(o.coder), true);
+  StatsWriter r;
+  r.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder));
   r.count("nx", nx).count("ny", ny).count("px", px).count("py", py).count("blocks", int64_t(px) * py).count("ranks", 1);
   r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file.size())).num("ratio", ratio);
   r.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
   r.num("read_seconds", read_s).num("compress_seconds", compress_s).num("write_seconds", write_s);
   r.num("total_seconds", total).num("throughput_mbs", raw / compress_s / 1e6);
   r.count("rank_bytes_max", int64_t(file.size())).count("comm_bytes_max", 0);
-  r.print(false);
+  r.print(a.has("--json"), false);
   return 0;
 }
 
@@ -316,12 +123,12 @@ int compress_distributed(World& w, const Args& a) {
     std::vector<uint64_t> mine_hashes;
     for (const auto& f : mine)
       for (uint64_t h : edge_hashes(f)) mine_hashes.push_back(h);
-    const auto all_hashes = w.allgather(mine_hashes);
+    const auto all_hashes = take(w.allgather(mine_hashes));
     phase(w, [&] { check_shared_lines(L, all_hashes); });
   }
   const double read_s = seconds_since(t0);
   // The global value range (REL bounds): one reduction of two doubles.
-  w.allreduce_min(lo_neg_hi);
+  check(w.allreduce_min(lo_neg_hi));
   factz::ValueRange global;
   if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {float(lo_neg_hi[0]), float(-lo_neg_hi[1]), false};
   std::vector<uint64_t> lengths;
@@ -344,7 +151,7 @@ int compress_distributed(World& w, const Args& a) {
   });
   const double compress_s = seconds_since(t1);
   // Every block's stream length, in block order (ranks hold ascending ranges).
-  const std::vector<uint64_t> all = w.allgather(lengths);
+  const std::vector<uint64_t> all = take(w.allgather(lengths));
   const std::vector<uint8_t> header = factz::multiblock_header(L, o, all);
   uint64_t offset = header.size(), file_bytes = header.size();
   for (int b = 0; b < L.count(); ++b) {
@@ -361,55 +168,29 @@ int compress_distributed(World& w, const Args& a) {
   // Statistics: sums and maxima over the ranks.
   int64_t sums[1] = {exact};
   double maxima[6] = {read_s, compress_s, write_s, seconds_since(t0), double(bytes.size()), double(w.comm_bytes())};
-  w.allreduce_sum(sums);
-  w.allreduce_max(maxima);
+  check(w.allreduce_sum(sums));
+  check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
   const double raw = double(nx * ny) * 8.0, ratio = raw / double(file_bytes);
-  Report r(a.has("--json"));
-  r.add("mode", factz::mode_name(o.mode), true).add("coder", factz::coder_name(o.coder), true);
+  StatsWriter r;
+  r.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder));
   r.count("nx", nx).count("ny", ny).count("px", L.px).count("py", L.py).count("blocks", L.count());
   r.count("ranks", w.size()).count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file_bytes));
   r.num("ratio", ratio).num("bit_rate", 64.0 / ratio).num("eb_abs", eb_abs).count("exact_vertices", sums[0]);
   r.num("read_seconds", maxima[0]).num("compress_seconds", maxima[1]).num("write_seconds", maxima[2]);
   r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / maxima[1] / 1e6);
   r.count("rank_bytes_max", int64_t(maxima[4])).count("comm_bytes_max", int64_t(maxima[5]));
-  r.print(false);
+  r.print(a.has("--json"), false);
   return 0;
 }
 
+
 // ---- decompress ----------------------------------------------------------------------------
-
-/// The header and index bytes of the multi-block file at `path` (only those are read),
-/// validated; `size` gets the file size.
-std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) {
-  std::error_code ec;
-  size = std::filesystem::file_size(path, ec);
-  if (ec) fail("io: cannot open " + path + ": " + ec.message());
-  const uint64_t fixed = factz::kMultiBlockPrefixBytes;
-  if (size < fixed) fail("corrupt_stream: " + path + " is truncated (too short for a multi-block file)");
-  auto head = take(factz::mpi::detail::posix_read_at(path, 0, fixed));
-  if (!factz::is_multiblock(head)) fail("corrupt_stream: " + path + " is not a multi-block file (compress with --blocks)");
-  const uint64_t hsize = take(factz::multiblock_header_size_from_prefix(head));
-  if (hsize > size) fail("corrupt_stream: multi-block index truncated");
-  head = take(factz::mpi::detail::posix_read_at(path, 0, hsize));
-  check(factz::parse_multiblock_index(head, size).status());
-  return head;
-}
-
-factz::Region region_of(const Args& a) {
-  const auto& r = a.all("--region").back();
-  long long v[4];
-  for (int k = 0; k < 4; ++k)
-    if (!to_int64(r[size_t(k)], v[k]) || v[k] < 0)
-      fail("--region needs four integers >= 0 (X0 Y0 X1 Y1), got '" + r[size_t(k)] + "'", 2);
-  return {v[0], v[1], v[2], v[3]};
-}
 
 /// --region: one process reads the index and the blocks the window touches.
 int decompress_region_cli(const Args& a) {
   auto [uo, vo] = two_files(a, "-o");
-  factz::DecompressOptions d;
-  d.threads = exec_of(a, &d.policy).threads;
+  const factz::DecompressOptions d = vector_decompress_options(a);
   const auto t0 = Clock::now();
   factz::RegionStats st;
   const auto field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
@@ -418,11 +199,11 @@ int decompress_region_cli(const Args& a) {
   check(factz::write_plane(vo, field.v, field.nx, field.ny));
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
-  Report r(a.has("--json"));
+  StatsWriter r;
   r.count("nx", field.nx).count("ny", field.ny).count("blocks_decoded", st.blocks_decoded);
   r.count("bytes_read", int64_t(st.bytes_read)).count("file_bytes", ec ? -1 : int64_t(file_bytes));
   r.num("decompress_seconds", secs);
-  r.print(false);
+  r.print(a.has("--json"), false);
   return 0;
 }
 
@@ -430,8 +211,7 @@ int decompress_region_cli(const Args& a) {
 int decompress_single(const Args& a) {
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
-  factz::DecompressOptions d;
-  d.threads = exec_of(a, &d.policy).threads;
+  const factz::DecompressOptions d = vector_decompress_options(a);
   const auto file = take(factz::read_bytes(a.get("-z")));
   const auto t0 = Clock::now();
   const auto field = take(factz::decompress_multiblock(file, d));
@@ -439,11 +219,11 @@ int decompress_single(const Args& a) {
   check(factz::write_plane(uo, field.u, field.nx, field.ny));
   check(factz::write_plane(vo, field.v, field.nx, field.ny));
   const double raw = double(field.size()) * 8.0;
-  Report r(a.has("--json"));
+  StatsWriter r;
   r.count("nx", field.nx).count("ny", field.ny).count("ranks", 1).count("raw_bytes", int64_t(raw));
   r.count("compressed_bytes", int64_t(file.size())).num("decompress_seconds", secs);
   r.num("throughput_mbs", raw / secs / 1e6);
-  r.print(false);
+  r.print(a.has("--json"), false);
   return 0;
 }
 
@@ -476,7 +256,7 @@ int decompress_distributed(World& w, const Args& a) {
       for (int k = 0; k < 8; ++k) head.push_back(uint8_t(size >> (8 * k)));
     }
   });
-  w.broadcast(head, 0);
+  check(w.broadcast(head, 0));
   factz::MultiBlockIndex ix;
   int first = 0, last = 0;
   phase(w, [&] {
@@ -495,8 +275,7 @@ int decompress_distributed(World& w, const Args& a) {
   phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
   std::vector<VectorField2D> decoded;
   phase(w, [&] {
-    factz::DecompressOptions d;
-    d.threads = exec_of(a, &d.policy).threads;
+    const factz::DecompressOptions d = vector_decompress_options(a);
     for (int b = first; b < last; ++b) {
       const auto& en = ix.entries[size_t(b)];
       const auto s = std::span<const uint8_t>(streams).subspan(size_t(en.offset - from), size_t(en.length));
@@ -532,15 +311,15 @@ int decompress_distributed(World& w, const Args& a) {
   }
   const double write_s = seconds_since(t1);
   double maxima[4] = {decode_s, write_s, seconds_since(t0), double(to - from)};
-  w.allreduce_max(maxima);
+  check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
   const double raw = double(L.nx * L.ny) * 8.0;
-  Report r(a.has("--json"));
+  StatsWriter r;
   r.count("nx", L.nx).count("ny", L.ny).count("blocks", L.count()).count("ranks", w.size());
   r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(ix.file_bytes));
   r.num("decompress_seconds", maxima[0]).num("write_seconds", maxima[1]).num("total_seconds", maxima[2]);
   r.num("throughput_mbs", raw / maxima[0] / 1e6).count("rank_bytes_read_max", int64_t(maxima[3]));
-  r.print(false);
+  r.print(a.has("--json"), false);
   return 0;
 }
 
@@ -606,9 +385,9 @@ int verify_blocks(World& w, const Args& a) {
     }
     for (int b = first; b < last; ++b) tally_block(L, b, read_block(a, "-i", L, b), read_block(a, "-d", L, b), ex, t);
   });
-  w.allreduce_sum(t.counts);
-  w.allreduce_sum(t.sq);
-  w.allreduce_max(t.maxima);
+  check(w.allreduce_sum(t.counts));
+  check(w.allreduce_sum(t.sq));
+  check(w.allreduce_max(t.maxima));
   if (w.rank() != 0) return 0;
   factz::Comparison c;
   c.cp_original = t.counts[0];
@@ -622,17 +401,11 @@ int verify_blocks(World& w, const Args& a) {
   c.rmse = n > 0 ? std::sqrt(t.sq[0] / double(2 * n)) : 0.0;
   c.nrmse = c.value_range > 0 ? c.rmse / c.value_range : 0.0;
   c.psnr = c.rmse > 0 ? 20.0 * std::log10(c.value_range / c.rmse) : std::numeric_limits<double>::infinity();
-  Report r(a.has("--json"));
-  r.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);
-  r.count("spurious", c.spurious).count("type_changed", c.type_changed).count("violations", c.violations());
-  if (a.has("--json")) {
-    r.add("max_abs_error", "[" + json_number(c.max_abs_error[0]) + ", " + json_number(c.max_abs_error[1]) + "]");
-  } else {
-    r.num("max_abs_error_u", c.max_abs_error[0]).num("max_abs_error_v", c.max_abs_error[1]);
-  }
-  r.num("rmse", c.rmse).num("nrmse", c.nrmse).num("psnr", c.psnr).num("value_range", c.value_range);
+  StatsWriter r;
+  add_comparison(r, c);
+  r.num("value_range", c.value_range);
   r.count("blocks", L.count()).count("ranks", w.size());
-  r.print(true);
+  r.print(a.has("--json"), true);
   return 0;
 }
 
@@ -666,3 +439,4 @@ int run_blocks_verify(const Args& a) {
 }
 
 }  // namespace factz::cli
+

@@ -73,32 +73,41 @@ int run_ct(const Args& a) {
     return std::to_string(v % nx) + (a.has("--json") ? ", " : " ") + std::to_string((v / nx) % ny) +
            (a.has("--json") ? ", " : " ") + std::to_string(v / (nx * ny));
   };
+  using In = factz::cli::StatsWriter::In;
+  factz::cli::StatsWriter s, types;
+  for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
+    types.count(factz::ct_node_type_name(factz::CtNodeType(k)), counts[k]);
+  s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
+  s.num("persistence", o.persistence, In::json).num("persistence_abs", t.persistence, In::json);
+  s.count("nodes", t.nodes.size(), In::text).count("arcs", t.arcs.size(), In::text);
+  s.count("full_nodes", t.full_nodes).count("pruned_pairs", t.pruned_pairs);
+  s.num("persistence_abs", t.persistence, In::text).json("types", types.object());
+  for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
+    s.count(factz::ct_node_type_name(factz::CtNodeType(k)), counts[k], In::text);
   std::ostringstream os;
   if (a.has("--json")) {
-    os << "{\"nx\": " << nx << ", \"ny\": " << ny << ", \"nz\": " << nz << ", \"persistence\": " << json_number(o.persistence)
-       << ", \"persistence_abs\": " << json_number(t.persistence) << ", \"full_nodes\": " << t.full_nodes
-       << ", \"pruned_pairs\": " << t.pruned_pairs << ", \"types\": {";
-    for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
-      os << (k ? ", " : "") << '"' << factz::ct_node_type_name(factz::CtNodeType(k)) << "\": " << counts[k];
-    os << "}, \"nodes\": [";
+    // The tree itself: JSON arrays after the statistics.
+    os << "[";
     for (size_t i = 0; i < t.nodes.size(); ++i) {
       const auto& n = t.nodes[i];
       os << (i ? ", " : "") << "{\"vertex\": " << n.vertex << ", \"xyz\": [" << xyz(n.vertex)
          << "], \"value\": " << json_number(n.value) << ", \"type\": \"" << factz::ct_node_type_name(n.type) << "\"}";
     }
-    os << "], \"arcs\": [";
+    s.json("nodes", os.str() + "]");
+    os.str("");
+    os << "[";
     for (size_t i = 0; i < t.arcs.size(); ++i) os << (i ? ", " : "") << "[" << t.arcs[i].lower << ", " << t.arcs[i].upper << "]";
-    os << "], \"pairs\": [";
+    s.json("arcs", os.str() + "]");
+    os.str("");
+    os << "[";
     for (size_t i = 0; i < t.pairs.size(); ++i)
       os << (i ? ", " : "") << "{\"extremum\": " << t.pairs[i].extremum << ", \"saddle\": " << t.pairs[i].saddle
          << ", \"persistence\": " << json_number(t.pairs[i].persistence) << "}";
-    os << "]}\n";
+    s.json("pairs", os.str() + "]");
+    os.str("");
+    os << s.object() << "\n";
   } else {
-    os << "nodes=" << t.nodes.size() << " arcs=" << t.arcs.size() << " full_nodes=" << t.full_nodes
-       << " pruned_pairs=" << t.pruned_pairs << " persistence_abs=" << t.persistence;
-    for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
-      os << ' ' << factz::ct_node_type_name(factz::CtNodeType(k)) << '=' << counts[k];
-    os << "\n# node VERTEX X Y Z VALUE TYPE\n";
+    os << s.line() << "\n# node VERTEX X Y Z VALUE TYPE\n";
     char buf[64];
     for (const auto& n : t.nodes) {
       std::snprintf(buf, sizeof buf, "%.9g", double(n.value));

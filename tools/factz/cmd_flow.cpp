@@ -2,10 +2,10 @@
 // flows (docs/flow.md). The action is the first word after `flow`; the option parser has
 // no positionals, so the four actions are declared as switches and exactly one is required.
 #include <cmath>
-#include <iostream>
 #include <sstream>
 
 #include "common.hpp"
+#include "stats_writer.hpp"
 #include "factz/flow.hpp"
 #include "factz/io.hpp"
 
@@ -14,7 +14,7 @@ namespace {
 using factz::cli::Args;
 using factz::cli::check;
 using factz::cli::fail;
-using factz::cli::json_number;
+using factz::cli::StatsWriter;
 using factz::cli::take;
 namespace fl = factz::flow;
 
@@ -113,9 +113,11 @@ int run_basis(const Args& a) {
   const fl::Basis b = take(fl::build_basis(int(nodes.cols), nodes.data, o));
   const auto bytes = take(fl::serialize_basis(b));
   check(factz::write_bytes(need(a, "-o"), bytes));
-  if (a.has("--json"))
-    std::cout << "{\"method\": \"" << fl::method_name(b.method) << "\", \"nodes\": " << b.n
-              << ", \"coefficients\": " << b.coefficients() << ", \"basis_bytes\": " << bytes.size() << "}\n";
+  if (a.has("--json")) {
+    StatsWriter st;
+    st.text("method", fl::method_name(b.method)).count("nodes", b.n).count("coefficients", b.coefficients());
+    st.count("basis_bytes", bytes.size()).print(true, true);
+  }
   return 0;
 }
 
@@ -133,14 +135,14 @@ int run_compress(const Args& a) {
   const auto rule = a.has("--tight") ? fl::ToleranceRule::measured : fl::ToleranceRule::apriori;
   const auto z = take(fl::compress(b, u.data, e, coder, &s, rule));
   check(factz::write_bytes(need(a, "-z"), z));
-  if (a.has("--json"))
-    std::cout << "{\"method\": \"" << fl::method_name(b.method) << "\", \"coder\": \""
-              << (coder == fl::CoefficientCoder::zfp ? "zfp" : "factz") << "\", \"coefficients\": " << b.coefficients()
-              << ", \"stream_bytes\": " << s.stream_bytes << ", \"ratio\": " << json_number(s.ratio)
-              << ", \"rel_l2_error\": " << json_number(s.rel_l2_error) << ", \"max_abs_error\": " << json_number(s.max_abs_error)
-              << ", \"bound\": " << json_number(s.rel_bound) << ", \"bound_abs\": " << json_number(s.bound)
-              << ", \"rel_rep_error\": " << json_number(s.rel_rep_error) << ", \"tolerance\": " << json_number(s.tolerance)
-              << ", \"coef_max_error\": " << json_number(s.coef_max_error) << "}\n";
+  if (a.has("--json")) {
+    StatsWriter st;
+    st.text("method", fl::method_name(b.method)).text("coder", coder == fl::CoefficientCoder::zfp ? "zfp" : "factz");
+    st.count("coefficients", b.coefficients()).count("stream_bytes", s.stream_bytes).num("ratio", s.ratio);
+    st.num("rel_l2_error", s.rel_l2_error).num("max_abs_error", s.max_abs_error).num("bound", s.rel_bound);
+    st.num("bound_abs", s.bound).num("rel_rep_error", s.rel_rep_error).num("tolerance", s.tolerance);
+    st.num("coef_max_error", s.coef_max_error).print(true, true);
+  }
   return 0;
 }
 
@@ -150,8 +152,8 @@ int run_decompress(const Args& a) {
   const auto v = take(fl::decompress(b, z));
   check(fl::write_npy(need(a, "-o"), b.n, b.dim, v));
   if (a.has("--json")) {
-    std::cout << "{\"stream_bytes\": " << z.size()
-              << ", \"ratio\": " << json_number(double(v.size() * 8) / double(z.size()));
+    StatsWriter st;
+    st.count("stream_bytes", z.size()).num("ratio", double(v.size() * 8) / double(z.size()));
     if (a.has("--velocity")) {
       const auto u = load_field(a.get("--velocity"), b);
       double e2 = 0, n2 = 0, mx = 0;
@@ -163,12 +165,11 @@ int run_decompress(const Args& a) {
       // The theorem's bound needs the fit error of the reference and the stream tolerance.
       const auto f = take(fl::fit(b, u.data));
       const double bound = fl::theorem_bound(b, f.rep_error, take(fl::stream_tolerance(z)));
-      std::cout << ", \"rel_l2_error\": " << json_number(n2 > 0 ? std::sqrt(e2 / n2) : std::sqrt(e2))
-                << ", \"max_abs_error\": " << json_number(mx)
-                << ", \"bound\": " << json_number(f.norm_u > 0 ? bound / f.norm_u : bound)
-                << ", \"rel_rep_error\": " << json_number(f.norm_u > 0 ? f.rep_error / f.norm_u : 0);
+      st.num("rel_l2_error", n2 > 0 ? std::sqrt(e2 / n2) : std::sqrt(e2)).num("max_abs_error", mx);
+      st.num("bound", f.norm_u > 0 ? bound / f.norm_u : bound);
+      st.num("rel_rep_error", f.norm_u > 0 ? f.rep_error / f.norm_u : 0);
     }
-    std::cout << "}\n";
+    st.print(true, true);
   }
   return 0;
 }

@@ -28,7 +28,15 @@ std::pair<std::string, std::string> two_files(const Args& a, const std::string& 
   return {v[0][0], v[1][0]};
 }
 
-bool wants_cuda(const Args& a) { return a.get("-x", "omp") == "cuda"; }
+int device_of(const Args& a) {
+  const std::string x = a.get("-x", "omp");
+  if (x == "cuda") return factz::kDeviceAuto;
+  if (x.rfind("cuda:", 0) != 0) return 0;
+  long long d = 0;
+  if (!to_int64(x.substr(5), d) || d < 0 || d > 1 << 20)
+    fail("-x cuda:N needs a device number N >= 0, got '" + x + "'", 2);
+  return int(d);
+}
 
 factz::Exec exec_of(const Args& a, factz::Policy* policy, bool allow_cuda) {
   const std::string x = a.get("-x", "omp");
@@ -45,16 +53,16 @@ factz::Exec exec_of(const Args& a, factz::Policy* policy, bool allow_cuda) {
     e.threads = int(t);
     return e;
   }
-  if (x == "cuda") {
-#if FACTZ_HAVE_CUDA
-    if (allow_cuda) return e;  // the caller runs factz::cuda; policy stays omp for host stages
-    fail("-x cuda applies to vector compress and decompress only (not --blocks yet)", 2);
-#else
-    (void)allow_cuda;
-    fail("backend_unavailable: this build of factz has no CUDA backend", 1);
-#endif
+  if (x == "cuda" || x.rfind("cuda:", 0) == 0) {
+    if (!allow_cuda) fail("-x cuda applies to 2D vector fields (compress, decompress) only", 2);
+    device_of(a);  // a bad ordinal is a usage error
+    if (policy) *policy = factz::Policy::cuda;
+    // One host thread drives the device (the library ignores threads for the GPU), so the
+    // multi-block drivers hand every block to the device in turn rather than to CPU threads.
+    e.threads = 1;
+    return e;
   }
-  fail("-x must be serial, omp or omp=T, got '" + x + "'", 2);
+  fail("-x must be serial, omp, omp=T, cuda or cuda:N, got '" + x + "'", 2);
 }
 
 void bound_of(const Args& a, factz::BoundMode& mode, double& bound) {
@@ -79,6 +87,7 @@ void coder_of(const Args& a, factz::Coder& coder, bool& zstd) {
 factz::Options vector_compress_options(const Args& a, bool allow_cuda) {
   factz::Options o;
   o.threads = exec_of(a, &o.policy, allow_cuda).threads;
+  o.device = device_of(a);
   bound_of(a, o.bound_mode, o.bound);
   const std::string mode = a.get("--mode", "speculative");
   if (mode == "block") o.mode = factz::Mode::block;
@@ -96,12 +105,32 @@ factz::Options vector_compress_options(const Args& a, bool allow_cuda) {
   return o;
 }
 
+factz::DecompressOptions vector_decompress_options(const Args& a) {
+  factz::DecompressOptions d;
+  d.threads = exec_of(a, &d.policy, true).threads;
+  d.device = device_of(a);
+  return d;
+}
+
 std::string json_number(double x) {
   if (std::isinf(x)) return x > 0 ? "1e999" : "-1e999";  // JSON has no inf; 1e999 parses as inf
   if (std::isnan(x)) return "null";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
+}
+
+void add_comparison(StatsWriter& s, const factz::Comparison& c) {
+  using In = StatsWriter::In;
+  s.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);
+  s.count("spurious", c.spurious).count("type_changed", c.type_changed).count("violations", c.violations());
+  std::string pair = "[";  // built by appending: GCC 12 warns (-Wrestrict) on "[" + std::string
+  pair += json_number(c.max_abs_error[0]);
+  pair += ", ";
+  pair += json_number(c.max_abs_error[1]);
+  s.json("max_abs_error", pair + "]");
+  s.num("max_abs_error_u", c.max_abs_error[0], In::text).num("max_abs_error_v", c.max_abs_error[1], In::text);
+  s.num("rmse", c.rmse).num("nrmse", c.nrmse).num("psnr", c.psnr);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "stats_writer.hpp"
 #include "factz/factz.hpp"
 #include "factz/status.hpp"
 #include "factz/topology.hpp"
@@ -35,12 +36,13 @@ void check(const factz::Status& s);
 void dims(const Args& a, int64_t& nx, int64_t& ny);
 /// A flag that must be given exactly twice (u then v).
 std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag);
-/// `-x serial|omp|omp=T`, and `cuda` where `allow_cuda` (vector compress and decompress;
-/// the caller then runs factz::cuda, see wants_cuda). Without the CUDA backend `-x cuda` is
-/// a clear backend_unavailable error; elsewhere a usage error.
+/// `-x serial|omp|omp=T`, and `cuda|cuda:N` (Policy::cuda: the library runs it on the GPU,
+/// or says backend_unavailable) where `allow_cuda` (2D vector fields); elsewhere `-x cuda`
+/// is a usage error.
 factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr, bool allow_cuda = false);
-/// Whether `-x cuda` was given.
-bool wants_cuda(const Args& a);
+/// The device of `-x cuda:N` (N), or factz::kDeviceAuto for `-x cuda` (the node-local MPI
+/// rank modulo the device count); 0 for the CPU policies.
+int device_of(const Args& a);
 /// `-M ABS|REL E` (unchanged when absent; usage error for anything but a finite E >= 0).
 void bound_of(const Args& a, factz::BoundMode& mode, double& bound);
 /// `--coder ans|huffman` (default ans) and `--zstd|--no-zstd` (default on), for every field kind.
@@ -48,8 +50,13 @@ void coder_of(const Args& a, factz::Coder& coder, bool& zstd);
 /// The vector-field compression options of `factz compress`: -x, -M, --mode, --anchor-stride,
 /// --coder, --zstd.
 factz::Options vector_compress_options(const Args& a, bool allow_cuda = false);
+/// The vector-field decompression options of `factz decompress`: -x (cuda allowed).
+factz::DecompressOptions vector_decompress_options(const Args& a);
 /// A JSON number (inf as +-1e999, NaN as null), 17 significant digits.
 std::string json_number(double x);
+/// The vector-field comparison's statistics, cp_original through psnr, as verify prints
+/// them (max_abs_error: a JSON array, or max_abs_error_u and max_abs_error_v in the line).
+void add_comparison(StatsWriter& s, const factz::Comparison& c);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
 /// A subcommand defined in its own translation unit. Register it with a namespace-scope

@@ -13,13 +13,11 @@
 
 #include "cli.hpp"
 #include "common.hpp"
+#include "stats_writer.hpp"
 #include "factz/factz.hpp"
 #include "factz/contour_tree.hpp"
 #include "factz/io.hpp"
 #include "factz/multiblock.hpp"
-#if FACTZ_HAVE_CUDA
-#include "factz/cuda.hpp"
-#endif
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
 
@@ -35,7 +33,10 @@ using factz::cli::Command;
 
 const factz::cli::OptionSpec kDims{"-2", 2, "NX NY", "2D grid, NX fastest (x), NY rows"};
 const factz::cli::OptionSpec kJson{"--json", 0, "", "print one JSON object on stdout"};
-const factz::cli::OptionSpec kExec{"-x", 1, "POLICY", "serial | omp | omp=T (T threads); output bytes never depend on it"};
+const factz::cli::OptionSpec kExec{
+    "-x", 1, "POLICY",
+    "serial | omp | omp=T (T threads) | cuda | cuda:N (vector compress/decompress on CUDA device N; plain cuda: "
+    "the node-local MPI rank modulo the device count); output bytes never depend on it"};
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
 const factz::cli::OptionSpec kDims3{"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"};
@@ -129,8 +130,9 @@ using factz::cli::dims;
 using factz::cli::exec_of;
 using factz::cli::fail;
 using factz::cli::Failure;
-using factz::cli::json_number;
 using factz::cli::seconds_since;
+using factz::cli::StatsWriter;
+using In = StatsWriter::In;
 using factz::cli::take;
 using factz::cli::two_files;
 
@@ -155,39 +157,13 @@ int run_cp(const Args& a) {
     }
     if (!out) fail("io: cannot write " + a.get("--csv"));
   }
-  if (a.has("--json")) {
-    std::cout << "{\"nx\": " << nx << ", \"ny\": " << ny << ", \"critical_points\": " << cps.size()
-              << ", \"types\": {";
-    for (int t = 0; t < factz::kCpTypeCount; ++t)
-      std::cout << (t ? ", " : "") << '"' << factz::cp_type_name(factz::CpType(t)) << "\": " << counts[t];
-    std::cout << "}}\n";
-  } else {
-    std::cout << "critical_points=" << cps.size();
-    for (int t = 0; t < factz::kCpTypeCount; ++t)
-      std::cout << ' ' << factz::cp_type_name(factz::CpType(t)) << '=' << counts[t];
-    std::cout << "\n";
-  }
+  StatsWriter types, s;
+  for (int t = 0; t < factz::kCpTypeCount; ++t) types.count(factz::cp_type_name(factz::CpType(t)), counts[t]);
+  s.count("nx", nx, In::json).count("ny", ny, In::json).count("critical_points", cps.size());
+  s.json("types", types.object());
+  for (int t = 0; t < factz::kCpTypeCount; ++t) s.count(factz::cp_type_name(factz::CpType(t)), counts[t], In::text);
+  s.print(a.has("--json"), true);
   return 0;
-}
-
-std::string comparison_json(const factz::Comparison& c) {
-  std::ostringstream os;
-  os << "\"cp_original\": " << c.cp_original << ", \"cp_decompressed\": " << c.cp_decompressed
-     << ", \"lost\": " << c.lost << ", \"spurious\": " << c.spurious << ", \"type_changed\": " << c.type_changed
-     << ", \"violations\": " << c.violations() << ", \"max_abs_error\": [" << json_number(c.max_abs_error[0])
-     << ", " << json_number(c.max_abs_error[1]) << "], \"rmse\": " << json_number(c.rmse)
-     << ", \"nrmse\": " << json_number(c.nrmse) << ", \"psnr\": " << json_number(c.psnr)
-     << ", \"value_range\": " << json_number(c.value_range);
-  return os.str();
-}
-
-std::string comparison_kv(const factz::Comparison& c) {
-  std::ostringstream os;
-  os << "cp_original=" << c.cp_original << " cp_decompressed=" << c.cp_decompressed << " lost=" << c.lost
-     << " spurious=" << c.spurious << " type_changed=" << c.type_changed << " violations=" << c.violations()
-     << " max_abs_error_u=" << c.max_abs_error[0] << " max_abs_error_v=" << c.max_abs_error[1]
-     << " rmse=" << c.rmse << " nrmse=" << c.nrmse << " psnr=" << c.psnr;
-  return os.str();
 }
 
 int run_verify_scalar(const Args& a) {
@@ -201,26 +177,16 @@ int run_verify_scalar(const Args& a) {
   const auto dec = take(factz::read_scalar_field(a.get("-d"), nx, ny, nz));
   const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
   const auto& t = c.tree;
-  std::ostringstream os;
-  if (a.has("--json")) {
-    os << "{\"persistence\": " << json_number(p) << ", \"persistence_abs\": " << json_number(c.persistence_abs)
-       << ", \"nodes_original\": " << t.nodes_original << ", \"nodes_decompressed\": " << t.nodes_decompressed
-       << ", \"false_positive\": " << t.false_positive << ", \"false_negative\": " << t.false_negative
-       << ", \"false_type\": " << t.false_type << ", \"false_cases\": " << t.false_cases()
-       << ", \"arcs_missing\": " << t.arcs_missing << ", \"arcs_extra\": " << t.arcs_extra
-       << ", \"pairs_missing\": " << t.pairs_missing << ", \"pairs_extra\": " << t.pairs_extra
-       << ", \"same_tree\": " << (t.same() ? "true" : "false") << ", \"max_abs_error\": " << json_number(c.max_abs_error)
-       << ", \"rmse\": " << json_number(c.rmse) << ", \"psnr\": " << json_number(c.psnr)
-       << ", \"value_range\": " << json_number(c.value_range) << "}\n";
-  } else {
-    os << "nodes_original=" << t.nodes_original << " nodes_decompressed=" << t.nodes_decompressed
-       << " false_positive=" << t.false_positive << " false_negative=" << t.false_negative
-       << " false_type=" << t.false_type << " arcs_missing=" << t.arcs_missing << " arcs_extra=" << t.arcs_extra
-       << " pairs_missing=" << t.pairs_missing << " pairs_extra=" << t.pairs_extra
-       << " same_tree=" << (t.same() ? 1 : 0) << " max_abs_error=" << c.max_abs_error << " rmse=" << c.rmse
-       << " psnr=" << c.psnr << "\n";
-  }
-  std::cout << os.str();
+  StatsWriter s;
+  s.num("persistence", p, In::json).num("persistence_abs", c.persistence_abs, In::json);
+  s.count("nodes_original", t.nodes_original).count("nodes_decompressed", t.nodes_decompressed);
+  s.count("false_positive", t.false_positive).count("false_negative", t.false_negative);
+  s.count("false_type", t.false_type).count("false_cases", t.false_cases(), In::json);
+  s.count("arcs_missing", t.arcs_missing).count("arcs_extra", t.arcs_extra);
+  s.count("pairs_missing", t.pairs_missing).count("pairs_extra", t.pairs_extra).flag("same_tree", t.same());
+  s.num("max_abs_error", c.max_abs_error).num("rmse", c.rmse).num("psnr", c.psnr);
+  s.num("value_range", c.value_range, In::json);
+  s.print(a.has("--json"), true);
   return 0;
 }
 
@@ -235,8 +201,10 @@ int run_verify(const Args& a) {
   const auto orig = take(factz::read_vector_field(uf, vf, nx, ny));
   const auto dec = take(factz::read_vector_field(ud, vd, nx, ny));
   const auto c = take(factz::compare(orig, dec, exec_of(a)));
-  if (a.has("--json")) std::cout << "{" << comparison_json(c) << "}\n";
-  else std::cout << comparison_kv(c) << "\n";
+  StatsWriter s;
+  factz::cli::add_comparison(s, c);
+  s.num("value_range", c.value_range, In::json);
+  s.print(a.has("--json"), true);
   return 0;
 }
 
@@ -270,46 +238,15 @@ int run_compress_scalar(const Args& a) {
   check(factz::write_bytes(a.get("-z"), stream));
   const double raw = double(field.size()) * 4.0;
   const double ratio = raw / double(stream.size());
-  std::ostringstream os;
-  if (a.has("--json")) {
-    os << "{\"mode\": \"" << mode << "\", \"coder\": \"" << factz::coder_name(o.coder) << "\", \"nx\": " << nx
-       << ", \"ny\": " << ny << ", \"nz\": " << nz << ", \"raw_bytes\": " << int64_t(raw)
-       << ", \"compressed_bytes\": " << stream.size() << ", \"ratio\": " << json_number(ratio)
-       << ", \"bit_rate\": " << json_number(32.0 / ratio) << ", \"eb_abs\": " << json_number(st.eb_abs)
-       << ", \"persistence_abs\": " << json_number(st.persistence_abs) << ", \"tree_nodes\": " << st.tree_nodes
-       << ", \"exact_vertices\": " << st.exact_vertices << ", \"iterations\": " << st.iterations
-       << ", \"compress_seconds\": " << json_number(secs) << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6)
-       << "}\n";
-    std::cout << os.str();
-  } else {
-    os << "mode=" << mode << " raw_bytes=" << int64_t(raw) << " compressed_bytes=" << stream.size() << " ratio=" << ratio
-       << " bit_rate=" << 32.0 / ratio << " eb_abs=" << st.eb_abs << " persistence_abs=" << st.persistence_abs
-       << " tree_nodes=" << st.tree_nodes << " exact_vertices=" << st.exact_vertices << " iterations=" << st.iterations
-       << " compress_seconds=" << secs << " throughput_mbs=" << raw / secs / 1e6 << "\n";
-    std::cerr << os.str();
-  }
+  StatsWriter s;
+  s.text("mode", mode).text("coder", factz::coder_name(o.coder), In::json);
+  s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
+  s.num("bit_rate", 32.0 / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
+  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
   return 0;
-}
-
-/// factz::compress, or the CUDA backend's for `-x cuda` (same bytes; no stage statistics).
-factz::Result<std::vector<uint8_t>> compress_vector(const Args& a, const factz::VectorField2D& field,
-                                                    const factz::Options& o, factz::CompressStats* st) {
-#if FACTZ_HAVE_CUDA
-  if (factz::cli::wants_cuda(a)) return factz::cuda::compress(field, o);
-#else
-  (void)a;
-#endif
-  return factz::compress(field, o, st);
-}
-
-factz::Result<factz::VectorField2D> decompress_vector(const Args& a, const std::vector<uint8_t>& stream,
-                                                      const factz::DecompressOptions& o) {
-#if FACTZ_HAVE_CUDA
-  if (factz::cli::wants_cuda(a)) return factz::cuda::decompress(stream);
-#else
-  (void)a;
-#endif
-  return factz::decompress(stream, o);
 }
 
 int run_compress(const Args& a) {
@@ -323,28 +260,19 @@ int run_compress(const Args& a) {
   const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto stream = take(compress_vector(a, field, o, &st));
+  const auto stream = take(factz::compress(field, o, &st));  // -x cuda: o.policy runs it on the GPU
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
   const double raw = double(field.size()) * 8.0;
   const double ratio = raw / double(stream.size());
-  std::ostringstream os;
-  if (a.has("--json")) {
-    os << "{\"mode\": \"" << factz::mode_name(o.mode) << "\", \"coder\": \"" << factz::coder_name(o.coder)
-       << "\", \"nx\": " << nx << ", \"ny\": " << ny << ", \"raw_bytes\": " << int64_t(raw)
-       << ", \"compressed_bytes\": " << stream.size() << ", \"ratio\": " << json_number(ratio)
-       << ", \"bit_rate\": " << json_number(64.0 / ratio) << ", \"eb_abs\": " << json_number(st.eb_abs)
-       << ", \"exact_vertices\": " << st.exact_vertices << ", \"repair_rounds\": " << st.repair_rounds
-       << ", \"repaired_vertices\": " << st.repaired_vertices << ", \"compress_seconds\": " << json_number(secs)
-       << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6) << "}\n";
-    std::cout << os.str();
-  } else {
-    os << "mode=" << factz::mode_name(o.mode) << " raw_bytes=" << int64_t(raw) << " compressed_bytes=" << stream.size()
-       << " ratio=" << ratio << " bit_rate=" << 64.0 / ratio << " eb_abs=" << st.eb_abs
-       << " exact_vertices=" << st.exact_vertices << " compress_seconds=" << secs
-       << " throughput_mbs=" << raw / secs / 1e6 << "\n";
-    std::cerr << os.str();
-  }
+  StatsWriter s;
+  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
+  s.count("nx", nx, In::json).count("ny", ny, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
+  s.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
+  s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
   return 0;
 }
 
@@ -357,15 +285,11 @@ int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
   const double secs = seconds_since(t0);
   check(factz::write_plane(a.get("-o"), field.values, field.nx, field.ny * field.nz));
   const double raw = double(field.size()) * 4.0;
-  if (a.has("--json")) {
-    std::cout << "{\"nx\": " << field.nx << ", \"ny\": " << field.ny << ", \"nz\": " << field.nz
-              << ", \"raw_bytes\": " << int64_t(raw) << ", \"compressed_bytes\": " << stream.size()
-              << ", \"decompress_seconds\": " << json_number(secs) << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6)
-              << "}\n";
-  } else {
-    std::cerr << "nx=" << field.nx << " ny=" << field.ny << " nz=" << field.nz << " decompress_seconds=" << secs
-              << " throughput_mbs=" << raw / secs / 1e6 << "\n";
-  }
+  StatsWriter s;
+  s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz);
+  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
+  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
   return 0;
 }
 
@@ -399,25 +323,20 @@ int run_decompress(const Args& a) {
   }
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
-  factz::DecompressOptions o;
-  factz::Exec e = exec_of(a, &o.policy, true);
-  o.threads = e.threads;
+  const factz::DecompressOptions o = factz::cli::vector_decompress_options(a);  // -x cuda: on the GPU
   const auto stream = take(factz::read_bytes(a.get("-z")));
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto field = take(decompress_vector(a, stream, o));
+  const auto field = take(factz::decompress(stream, o));
   const double secs = seconds_since(t0);
   check(factz::write_plane(uo, field.u, field.nx, field.ny));
   check(factz::write_plane(vo, field.v, field.nx, field.ny));
   const double raw = double(field.size()) * 8.0;
-  if (a.has("--json")) {
-    std::cout << "{\"nx\": " << field.nx << ", \"ny\": " << field.ny << ", \"raw_bytes\": " << int64_t(raw)
-              << ", \"compressed_bytes\": " << stream.size() << ", \"decompress_seconds\": " << json_number(secs)
-              << ", \"throughput_mbs\": " << json_number(raw / secs / 1e6) << "}\n";
-  } else {
-    std::cerr << "nx=" << field.nx << " ny=" << field.ny << " decompress_seconds=" << secs
-              << " throughput_mbs=" << raw / secs / 1e6 << "\n";
-  }
+  StatsWriter s;
+  s.count("nx", field.nx).count("ny", field.ny);
+  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
+  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
   return 0;
 }
 

@@ -1,0 +1,52 @@
+// Policy::cuda behind factz::compress / decompress / decompress_into (docs/architecture.md,
+// "CUDA backend", "Dispatch"). The core library never includes a CUDA header: it reaches
+// the backend through this table of plain C++ functions, which src/backend/cuda/cuda_api.cu
+// fills (cuda::host_backend) in builds with the backend (FACTZ_CUDA_BACKEND, set by the
+// top-level CMakeLists.txt on device_dispatch.cpp only). Tests install another table (the
+// CPU model of the GPU pipeline, tests/cuda/test_gpu_model.cpp) to check the dispatch on a
+// machine without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/factz.hpp"
+
+namespace factz::detail {
+
+/// A device backend: its entry points take a resolved device ordinal in [0, device_count()).
+struct DeviceBackend {
+  /// Usable devices: 0 or more, or backend_unavailable with the runtime's reason.
+  Result<int> (*device_count)();
+  /// factz::compress on `device` (options.policy, threads and device are not read).
+  Result<std::vector<uint8_t>> (*compress)(const VectorField2D& field, const Options& options, int device);
+  /// factz::decompress_into on `device`: u and v hold exactly nx * ny floats of the stream's grid.
+  Status (*decompress_into)(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device);
+};
+
+/// The backend Policy::cuda runs on: the CUDA backend in builds with it, else null.
+const DeviceBackend* device_backend();
+
+/// Test only: makes `backend` (null: none) the one device_backend() returns, and returns the
+/// previous one. Not thread safe: call it while no compression runs.
+const DeviceBackend* set_device_backend_for_testing(const DeviceBackend* backend);
+
+/// The device Policy::cuda runs on for the requested ordinal (kDeviceAuto: the node-local
+/// MPI rank modulo `count`), checked: invalid_argument for an ordinal below kDeviceAuto or
+/// not below `count` (the message names both). `count` > 0.
+Result<int> resolve_device(int requested, int count);
+
+/// The node-local rank the launcher gives this process (OMPI_COMM_WORLD_LOCAL_RANK,
+/// MV2_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, PMI_LOCAL_RANK, PALS_LOCAL_RANKID,
+/// the first that is set to a non-negative integer), or 0.
+int launcher_local_rank();
+
+/// The Policy::cuda paths of the public entry points (compress.cpp calls them first).
+Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& options,
+                                                CompressStats* stats);
+Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                                 const DecompressOptions& options);
+Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
+
+}  // namespace factz::detail

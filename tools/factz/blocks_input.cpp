@@ -1,0 +1,196 @@
+// The multi-block driver's input side (blocks.hpp): option checks shared by compress,
+// decompress and verify, reading one rank's blocks of the global planes (or its per-rank
+// files), the shared-line check of per-rank files, and the multi-block file's index.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "blocks.hpp"
+#include "factz/io.hpp"
+#include "mpi/posix_file.hpp"
+
+namespace factz::cli::blocks {
+namespace {
+
+/// Block `e` of the global nx x ny plane in `path`: for raw files only the block's row
+/// segments are read; a .npy file is read whole and cut.
+std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e) {
+  std::vector<float> out(size_t(e.nx * e.ny));
+  if (ends_with(path, ".npy")) {
+    const auto whole = take(factz::read_plane(path, nx, ny));
+    for (int64_t y = 0; y < e.ny; ++y)
+      std::memcpy(out.data() + y * e.nx, whole.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
+    return out;
+  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail("io: cannot open " + path + ": " + ec.message());
+  if (uint64_t(size) != uint64_t(nx * ny) * 4)
+    fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
+         std::to_string(ny) + " float32 plane needs " + std::to_string(uint64_t(nx * ny) * 4));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("io: cannot open " + path);
+  const bool whole_rows = e.x0 == 0 && e.nx == nx;
+  for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
+    const int64_t rows = whole_rows ? e.ny : 1;
+    in.seekg(std::streamoff(((e.y0 + y) * nx + e.x0) * 4));
+    in.read(reinterpret_cast<char*>(out.data() + y * e.nx), std::streamsize(rows * e.nx * 4));
+    if (!in) fail("io: cannot read " + path);
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- options -------------------------------------------------------------------------------
+
+void blocks_of_args(const Args& a, int& px, int& py) {
+  if (!a.has("--blocks")) fail("--per-rank needs --blocks PX PY", 2);
+  const auto& b = a.all("--blocks").back();
+  long long x = 0, y = 0;
+  if (!to_int64(b[0], x) || !to_int64(b[1], y) || x < 1 || y < 1 || x > (1 << 20) || y > (1 << 20))
+    fail("--blocks needs two integers >= 1, got '" + b[0] + " " + b[1] + "'", 2);
+  px = int(x);
+  py = int(y);
+}
+
+/// The vector-field compression options, as `factz compress` reads them.
+factz::Options compress_options(const Args& a) {
+  if (a.has("-3") || a.has("--scalar") || a.has("--persistence") || a.get("--mode") == "contour-tree")
+    fail("--blocks applies to 2D vector fields only", 2);
+  return vector_compress_options(a, true);
+}
+
+/// `pattern` with every "%r" replaced by the block (= rank) id.
+std::string per_rank_name(const std::string& pattern, int b) {
+  std::string out;
+  for (size_t k = 0; k < pattern.size(); ++k) {
+    if (pattern.compare(k, 2, "%r") == 0) {
+      out += std::to_string(b);
+      ++k;
+    } else {
+      out += pattern[k];
+    }
+  }
+  return out;
+}
+
+void require_per_rank_names(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n.find("%r") == std::string::npos)
+      fail("--per-rank: every field file name must contain %r (the rank), got '" + n + "'", 2);
+}
+
+void require_plain_paths(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n == "-") fail("multi-block files and fields are read and written by name ('-' is not supported)", 2);
+}
+
+/// Blocks [first, last) of `rank`: contiguous ranges of block ids, as even as possible.
+std::pair<int, int> blocks_of(int rank, int ranks, int blocks) {
+  return {int(int64_t(blocks) * rank / ranks), int(int64_t(blocks) * (rank + 1) / ranks)};
+}
+
+/// With --per-rank under mpirun every rank has exactly one block.
+void require_one_block_per_rank(const World& w, const BlockLayout& L) {
+  if (w.distributed() && L.count() != w.size())
+    fail("--per-rank needs PX * PY = number of ranks, got " + std::to_string(L.px) + " x " + std::to_string(L.py) +
+             " blocks for " + std::to_string(w.size()) + " ranks",
+         2);
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// ---- reading blocks ------------------------------------------------------------------------
+
+/// Block b of the global field: its rows of the global files, or its own per-rank files.
+VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
+  const auto& files = a.all(flag);
+  const std::string u = files[0][0], v = files[1][0];
+  const BlockExtent& e = L.blocks[size_t(b)];
+  VectorField2D f;
+  if (a.has("--per-rank")) {
+    f = take(factz::read_vector_field(per_rank_name(u, b), per_rank_name(v, b), e.nx, e.ny));
+  } else {
+    f.nx = e.nx;
+    f.ny = e.ny;
+    f.u = read_block_plane(u, L.nx, L.ny, e);
+    f.v = read_block_plane(v, L.nx, L.ny, e);
+  }
+  const Status s = factz::validate_field(f);
+  if (!s.ok())
+    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
+         "): " + s.to_string());
+  return f;
+}
+
+/// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v:
+/// per-rank files of neighbouring blocks must agree on the line they share.
+std::array<uint64_t, 4> edge_hashes(const VectorField2D& f) {
+  std::array<uint64_t, 4> h;
+  h.fill(1469598103934665603ull);
+  auto add = [&h](int k, float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    for (int i = 0; i < 4; ++i) h[size_t(k)] = (h[size_t(k)] ^ ((bits >> (8 * i)) & 0xFF)) * 1099511628211ull;
+  };
+  for (const auto* plane : {&f.u, &f.v}) {
+    for (int64_t y = 0; y < f.ny; ++y) {
+      add(0, (*plane)[size_t(y * f.nx)]);
+      add(1, (*plane)[size_t(y * f.nx + f.nx - 1)]);
+    }
+    for (int64_t x = 0; x < f.nx; ++x) {
+      add(2, (*plane)[size_t(x)]);
+      add(3, (*plane)[size_t((f.ny - 1) * f.nx + x)]);
+    }
+  }
+  return h;
+}
+
+/// With --per-rank, neighbouring blocks come from different files: they must hold the same
+/// values on their shared line, or the decomposition is not of one global field. `all` holds
+/// every block's edge_hashes, in block order.
+void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) {
+  for (int b = 0; b < L.count(); ++b) {
+    const int bx = b % L.px, by = b / L.px;
+    const BlockExtent& e = L.blocks[size_t(b)];
+    if (bx + 1 < L.px && all[size_t(4 * b + 1)] != all[size_t(4 * (b + 1))])
+      fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(b + 1) +
+           " differ on their shared column x=" + std::to_string(e.x0 + e.nx - 1));
+    if (by + 1 < L.py && all[size_t(4 * b + 3)] != all[size_t(4 * (b + L.px) + 2)])
+      fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(b + L.px) +
+           " differ on their shared row y=" + std::to_string(e.y0 + e.ny - 1));
+  }
+}
+
+// ---- the multi-block file ---------------------------------------------------------------
+
+/// The header and index bytes of the multi-block file at `path` (only those are read),
+/// validated; `size` gets the file size.
+std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) {
+  std::error_code ec;
+  size = std::filesystem::file_size(path, ec);
+  if (ec) fail("io: cannot open " + path + ": " + ec.message());
+  const uint64_t fixed = factz::kMultiBlockPrefixBytes;
+  if (size < fixed) fail("corrupt_stream: " + path + " is truncated (too short for a multi-block file)");
+  auto head = take(factz::mpi::detail::posix_read_at(path, 0, fixed));
+  if (!factz::is_multiblock(head)) fail("corrupt_stream: " + path + " is not a multi-block file (compress with --blocks)");
+  const uint64_t hsize = take(factz::multiblock_header_size_from_prefix(head));
+  if (hsize > size) fail("corrupt_stream: multi-block index truncated");
+  head = take(factz::mpi::detail::posix_read_at(path, 0, hsize));
+  check(factz::parse_multiblock_index(head, size).status());
+  return head;
+}
+
+factz::Region region_of(const Args& a) {
+  const auto& r = a.all("--region").back();
+  long long v[4];
+  for (int k = 0; k < 4; ++k)
+    if (!to_int64(r[size_t(k)], v[k]) || v[k] < 0)
+      fail("--region needs four integers >= 0 (X0 Y0 X1 Y1), got '" + r[size_t(k)] + "'", 2);
+  return {v[0], v[1], v[2], v[3]};
+}
+
+}  // namespace factz::cli::blocks
