@@ -52,11 +52,13 @@ if [[ "${1:-}" == "--pack" ]]; then
   for b in "${binaries[@]}"; do cp "$build/$b" "$pack/$b" || exit 1; done
   for b in "${binaries[@]}"; do ldd "$pack/$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -E '/lib(gomp|zstd|stdc\+\+|gcc_s)\.so' | while read -r lib; do cp -L "$lib" "$pack/lib/"; done
-  # The real fields the cuda tests use (../shared/data does not travel with the tree).
-  data=$root/../shared/data
+  # The real fields the cuda tests use: the bundled ones (tests/data) and, when it is there,
+  # more of ../shared/data (which does not travel with the tree).
   for name in foam_shearlayer_t0.75_u_512x512 foam_shearlayer_t0.75_v_512x512 cmems_glob1deg_cur_u_360x171 \
       cmems_glob1deg_cur_v_360x171 eraint_uv200_u_480x241 eraint_uv200_v_480x241; do
-    [[ -f "$data/$name.f32" ]] && mkdir -p "$pack/data" && cp "$data/$name.f32" "$pack/data/"
+    for data in "$root/tests/data" "$root/../shared/data"; do
+      if [[ -f "$data/$name.f32" ]]; then mkdir -p "$pack/data" && cp "$data/$name.f32" "$pack/data/"; break; fi
+    done
   done
   echo "[gpu-check --pack] $(du -sh "$pack" | cut -f1) in $pack:"; (cd "$pack" && find . -type f | sort)
   exit 0

@@ -23,15 +23,31 @@
 
 namespace factz::detail {
 
-/// Decodes one vertex from its pre-quantized integer q (the 2D prefix sum of its tile's
-/// codes, read as signed), its tile's step (2 * bound_of_id), and, when the stream's exact
-/// list holds the vertex (`stored_exactly`), its stored value. Writes the vertex's value
-/// and returns true, or returns false when the stream is corrupt (value is then 0).
+/// Whether a value is finite (isfinite differs between host and device libraries).
+FACTZ_HD bool finite_value(float r) { return r - r == 0.0f; }
+
+/// The reconstruction of a vertex that is not stored exactly, from its pre-quantized
+/// integer q (the 2D prefix sum of its tile's codes, read as signed) and its tile's step
+/// (2 * bound_of_id). Returns false when |q| > kMaxQuant (the writer clamps every q: the
+/// stream is corrupt; the value is then that of the clamped q).
+FACTZ_HD bool tiled_reconstruction(int64_t q, float step, float& value) {
+  const int64_t lim = kMaxQuant;
+  value = reconstruct(int32_t(q > lim ? lim : (q < -lim ? -lim : q)), step);
+  return q <= lim && q >= -lim;
+}
+
+/// Decodes one vertex: the stored value when the stream's exact list holds it
+/// (`stored_exactly`), else tiled_reconstruction. Writes the value and returns true, or
+/// returns false when the stream is corrupt (|q| > kMaxQuant, or a value that is not finite,
+/// which no writer produces for that vertex; value is then 0). The CPU decoder applies the
+/// same rule in two passes (every vertex's reconstruction, then the exact list over it, then
+/// the finiteness of the result), which is equivalent because exact values are finite.
 FACTZ_HD bool decode_tiled_vertex(int64_t q, float step, bool stored_exactly, float exact_value, float& value) {
+  float r = 0.0f;
+  const bool q_ok = tiled_reconstruction(q, step, r);
+  if (stored_exactly) r = exact_value;
   value = 0.0f;
-  if (q > int64_t(kMaxQuant) || q < -int64_t(kMaxQuant)) return false;  // the writer clamps every q
-  const float r = stored_exactly ? exact_value : reconstruct(int32_t(q), step);
-  if (!(r - r == 0.0f)) return false;  // inf or NaN: never written for this vertex
+  if (!q_ok || !finite_value(r)) return false;
   value = r;
   return true;
 }

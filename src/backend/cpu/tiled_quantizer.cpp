@@ -112,13 +112,14 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
   std::vector<int64_t> outlier_index, outlier_code;
   FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, uint64_t(n), symbols, outlier_index, outlier_code));
   if (int64_t(out.size()) != n) return invalid_argument("output plane has the wrong size");
-  // The exact list first: whether a vertex is stored exactly decides what counts as a
-  // corrupt value there (kernels/tile_decode.hpp).
-  std::vector<int64_t> exact_at;
-  std::vector<float> exact_value;
-  FACTZ_RETURN_IF_ERROR(parse_exact(exact_index, exact_values, uint64_t(n), exact_at, exact_value));
+  // kernels/tile_decode.hpp's rule in two passes: every vertex's reconstruction (q out of
+  // range is corrupt at once), then the exact list over it; a value that is still not finite
+  // sits at a vertex that is not stored exactly (exact values are finite), so it is corrupt.
+  // Non-finite reconstructions are rare (values near +-FLT_MAX stored exactly), so the
+  // final check only runs when the first pass saw one.
   int bad = 0;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) reduction(| : bad)
+  int64_t nonfinite = 0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) reduction(| : bad) reduction(+ : nonfinite)
   for (int64_t t = 0; t < L.tile_count(); ++t) {
     const int64_t tx = t % L.tiles_x, ty = t / L.tiles_x;
     const int64_t x0 = tx * kTile, y0 = ty * kTile;
@@ -126,12 +127,8 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     const float step = 2.0f * bound_of_id(eb, tile_ids[size_t(t)]);
     uint64_t row_above[kTile] = {};  // q of the previous row of this tile (wrapping arithmetic)
     auto oit = outlier_index.begin();
-    auto eit = exact_at.begin();
     for (int64_t y = y0; y < y1; ++y) {
       uint64_t left = 0, above_left = 0;
-      // The exact entries of this tile row are contiguous in the sorted list: seek the
-      // first, then step through them with the vertices.
-      eit = std::lower_bound(eit, exact_at.end(), y * L.nx + x0);
       for (int64_t x = x0; x < x1; ++x) {
         const int64_t k = y * L.nx + x;
         int64_t code = int64_t(symbols[size_t(k)]) - kRadius;
@@ -141,10 +138,10 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
         }
         const uint64_t above = row_above[x - x0];
         const uint64_t q = uint64_t(code) + left + above - above_left;
-        const bool stored_exactly = eit != exact_at.end() && *eit == k;
-        const float ev = stored_exactly ? exact_value[size_t(eit - exact_at.begin())] : 0.0f;
-        if (stored_exactly) ++eit;
-        if (!decode_tiled_vertex(int64_t(q), step, stored_exactly, ev, out[size_t(k)])) bad = 1;
+        float r;
+        if (!tiled_reconstruction(int64_t(q), step, r)) bad = 1;
+        nonfinite += !finite_value(r);
+        out[size_t(k)] = r;
         above_left = above;
         row_above[x - x0] = q;
         left = q;
@@ -152,6 +149,15 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     }
   }
   if (bad) return corrupt_stream("decoded value out of range");
+  std::vector<int64_t> exact_at;
+  std::vector<float> exact_value;
+  FACTZ_RETURN_IF_ERROR(parse_exact(exact_index, exact_values, uint64_t(n), exact_at, exact_value));
+  for (size_t e = 0; e < exact_at.size(); ++e) out[size_t(exact_at[e])] = exact_value[e];
+  if (nonfinite > 0) {
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad)
+    for (int64_t k = 0; k < n; ++k) bad |= !finite_value(out[size_t(k)]);
+    if (bad) return corrupt_stream("decoded value out of range");
+  }
   return Status::Ok();
 }
 

@@ -218,20 +218,9 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& f, const Options& o) 
   return compress_on(f, o, device.value());
 }
 
-Result<VectorField2D> decompress(std::span<const uint8_t> stream, int device) try {
-  auto d = host_device(device);
-  if (!d.ok()) return d.status();
-  auto dims = stream_dims(stream);
-  if (!dims.ok()) return dims.status();
-  VectorField2D f;
-  f.nx = dims->first;
-  f.ny = dims->second;
-  f.u.resize(size_t(f.size()));
-  f.v.resize(size_t(f.size()));
-  FACTZ_RETURN_IF_ERROR(decompress_into_on(stream, f.u, f.v, d.value()));
-  return f;
-} catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of host memory decompressing on the GPU");
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, int device) {
+  // The same path as factz::decompress with Policy::cuda (api/device_dispatch.cpp).
+  return factz::decompress(stream, DecompressOptions{Policy::cuda, 0, device});
 }
 
 Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device) {
