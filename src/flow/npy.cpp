@@ -3,50 +3,38 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <regex>
 
 #include "factz/flow.hpp"
+#include "factz/io.hpp"
 
 namespace factz::flow {
 
 Result<NpyArray> parse_npy(std::span<const uint8_t> b) {
-  const auto bad = [](const std::string& m) { return corrupt_stream("npy: " + m); };
-  static const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0) return bad("not an .npy file");
-  const int major = b[6];
-  size_t hlen, start;
-  if (major == 1) {
-    hlen = size_t(b[8]) | size_t(b[9]) << 8;
-    start = 10;
-  } else if (major == 2 || major == 3) {
-    if (b.size() < 12) return bad("truncated header");
-    hlen = size_t(b[8]) | size_t(b[9]) << 8 | size_t(b[10]) << 16 | size_t(b[11]) << 24;
-    start = 12;
-  } else {
-    return Status(Code::unsupported_version, "npy: format version " + std::to_string(major));
-  }
-  if (hlen > b.size() - start) return bad("truncated header");
-  const std::string h(b.begin() + int64_t(start), b.begin() + int64_t(start + hlen));
-  std::smatch m;
-  if (!std::regex_search(h, m, std::regex("'descr'\\s*:\\s*'([^']*)'"))) return bad("no descr");
-  const std::string descr = m[1];
+  // The header is parsed by the core's one .npy parser (factz/io.hpp): any key order and
+  // spacing NumPy accepts, versions 1.0-3.0.
+  auto parsed = parse_npy_header(b);
+  if (!parsed.ok()) return parsed.status();
+  const NpyHeader& h = parsed.value();
+  const std::string& descr = h.descr;
   int width;
-  if (descr == "<f8" || descr == "f8") width = 8;
-  else if (descr == "<f4" || descr == "f4") width = 4;
-  else return invalid_argument("npy: dtype " + descr + " unsupported (need little-endian float64)");
-  if (std::regex_search(h, std::regex("'fortran_order'\\s*:\\s*True"))) return invalid_argument("npy: Fortran order unsupported");
-  if (!std::regex_search(h, m, std::regex("'shape'\\s*:\\s*\\(\\s*([0-9]+)\\s*,?\\s*([0-9]*)\\s*,?\\s*\\)")))
-    return invalid_argument("npy: shape must be (rows,) or (rows, cols)");
+  if (descr == "<f8" || descr == "=f8" || descr == "f8") width = 8;
+  else if (descr == "<f4" || descr == "=f4" || descr == "|f4" || descr == "f4") width = 4;
+  else return invalid_argument("npy: dtype '" + descr + "' unsupported (need little-endian float64 '<f8')");
+  if (h.fortran_order)
+    return invalid_argument("npy: Fortran order (fortran_order: True) unsupported: save a C-order array");
+  if (h.shape.size() != 1 && h.shape.size() != 2)
+    return invalid_argument("npy: shape must be (rows,) or (rows, cols), got " + std::to_string(h.shape.size()) +
+                            " dimensions");
   NpyArray a;
-  const std::string r = m[1], c = m[2];
-  if (r.size() > 12 || c.size() > 12) return bad("shape too large");
-  a.rows = std::stoll(r);
-  a.cols = c.empty() ? 1 : std::stoll(c);
+  a.rows = h.shape[0];
+  a.cols = h.shape.size() == 2 ? h.shape[1] : 1;
+  if (a.rows > (int64_t(1) << 40) || a.cols > (int64_t(1) << 40)) return corrupt_stream("npy: shape too large");
   const size_t count = size_t(a.rows) * size_t(a.cols);
-  if (a.cols > 0 && size_t(a.rows) > (b.size() / size_t(a.cols))) return bad("data truncated");
-  if (count * size_t(width) != b.size() - start - hlen) return bad("data size does not match the shape");
+  const uint64_t have = b.size() - h.data_offset;
+  if (a.cols > 0 && size_t(a.rows) > (have / size_t(a.cols))) return corrupt_stream("npy: data truncated");
+  if (count * size_t(width) != have) return corrupt_stream("npy: data size does not match the shape");
   a.data.resize(count);
-  const uint8_t* p = b.data() + start + hlen;
+  const uint8_t* p = b.data() + h.data_offset;
   for (size_t i = 0; i < count; ++i) {
     if (width == 8) {
       std::memcpy(&a.data[i], p + 8 * i, 8);

@@ -15,6 +15,9 @@
 // can fail runs inside `phase` (blocks.hpp), which ends with World::agree (all ranks learn
 // the first failure, rank 0 prints it, every rank exits 1 or 2). Option checks and input
 // are in blocks_input.cpp.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -50,6 +53,47 @@ int guarded(const char* command, F&& driver) {
     }
     return f.code;
   }
+}
+
+/// A collective write of a file that ranks write in parts (MPI-IO, or one process's
+/// positioned writes): when it fails on any rank after the file was created or changed,
+/// rank 0 removes it (a file created and sized but not filled must not remain looking
+/// valid), then every rank fails. A file the write never touched (it could not be opened)
+/// is left as it was; so are devices and FIFOs.
+template <class F>
+void written_or_removed(World& w, const std::string& file, F&& write) {
+  struct stat before {};
+  const bool existed = ::stat(file.c_str(), &before) == 0;
+  try {
+    phase(w, write);
+  } catch (const Failure&) {
+    struct stat after {};
+    if (w.rank() == 0 && ::stat(file.c_str(), &after) == 0 && S_ISREG(after.st_mode)) {
+      const bool changed = !existed || after.st_ino != before.st_ino || after.st_size != before.st_size ||
+                           after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+                           after.st_mtim.tv_nsec != before.st_mtim.tv_nsec;
+      if (changed) ::unlink(file.c_str());
+    }
+    throw;
+  }
+}
+
+/// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
+/// cannot be (io error); a path that cannot be read says why.
+void require_seekable(const std::string& path, const std::string& what) {
+  check(factz::check_input_path(path));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    fail("io: cannot read " + path + " for " + what + ": it is read at offsets and is not a regular file (a pipe or "
+         "FIFO); decompress it whole or save it to a file first");
+}
+
+/// The per-rank file names of `flags` (each with %r) for blocks 0 .. count-1.
+std::vector<PathArg> per_rank_paths(const Args& a, std::initializer_list<const char*> flags, int count) {
+  std::vector<PathArg> out;
+  for (const auto& p : path_args(a, flags))
+    for (int b = 0; b < count; ++b) out.push_back({p.flag, per_rank_name(p.path, b)});
+  return out;
 }
 
 // ---- compress ------------------------------------------------------------------------------
@@ -108,7 +152,10 @@ int compress_distributed(World& w, const Args& a) {
     if (a.has("--per-rank")) require_per_rank_names({uf, vf});
     o = compress_options(a);
     L = take(factz::make_block_layout(nx, ny, px, py));
-    if (a.has("--per-rank")) require_one_block_per_rank(w, L);
+    if (a.has("--per-rank")) {
+      require_one_block_per_rank(w, L);
+      refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
+    }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
     for (int b = first; b < last; ++b) {
       mine.push_back(read_block(a, "-i", L, b));
@@ -163,7 +210,7 @@ int compress_distributed(World& w, const Args& a) {
     offset = 0;
   }
   const auto t2 = Clock::now();
-  phase(w, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
+  written_or_removed(w, out, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
   const double write_s = seconds_since(t2);
   // Statistics: sums and maxima over the ranks.
   int64_t sums[1] = {exact};
@@ -190,6 +237,7 @@ int compress_distributed(World& w, const Args& a) {
 /// --region: one process reads the index and the blocks the window touches.
 int decompress_region_cli(const Args& a) {
   auto [uo, vo] = two_files(a, "-o");
+  require_seekable(a.get("-z"), "--region");
   const factz::DecompressOptions d = vector_decompress_options(a);
   const auto t0 = Clock::now();
   factz::RegionStats st;
@@ -207,12 +255,15 @@ int decompress_region_cli(const Args& a) {
   return 0;
 }
 
-/// One process, the whole file in memory: the library's decompress_multiblock.
-int decompress_single(const Args& a) {
+/// One process, the whole file in memory: the library's decompress_multiblock. `bytes`:
+/// the file when it was already read (from a pipe), else it is read here.
+int decompress_single(const Args& a, const std::vector<uint8_t>* bytes = nullptr) {
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
   const factz::DecompressOptions d = vector_decompress_options(a);
-  const auto file = take(factz::read_bytes(a.get("-z")));
+  std::vector<uint8_t> read;
+  if (!bytes) read = take(factz::read_bytes(a.get("-z")));
+  const std::vector<uint8_t>& file = bytes ? *bytes : read;
   const auto t0 = Clock::now();
   const auto field = take(factz::decompress_multiblock(file, d));
   const double secs = seconds_since(t0);
@@ -247,6 +298,7 @@ int decompress_distributed(World& w, const Args& a) {
     std::tie(uo, vo) = two_files(a, "-o");
     path = a.get("-z");
     require_plain_paths({path, uo, vo});
+    require_seekable(path, "decompressing under mpirun or with --per-rank");
     if (a.has("--per-rank")) require_per_rank_names({uo, vo});
     else if (ends_with(uo, ".npy") || ends_with(vo, ".npy"))
       fail("under mpirun the outputs are raw float32 planes (not .npy)", 2);
@@ -264,7 +316,10 @@ int decompress_distributed(World& w, const Args& a) {
     for (int k = 0; k < 8; ++k) size |= uint64_t(head[head.size() - 8 + size_t(k)]) << (8 * k);
     head.resize(head.size() - 8);
     ix = take(factz::parse_multiblock_index(head, size));
-    if (a.has("--per-rank")) require_one_block_per_rank(w, ix.layout);
+    if (a.has("--per-rank")) {
+      require_one_block_per_rank(w, ix.layout);
+      refuse_clobbering(path_args(a, {"-z"}), per_rank_paths(a, {"-o"}, ix.layout.count()));
+    }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), ix.layout.count());
   });
   const BlockLayout& L = ix.layout;
@@ -291,7 +346,7 @@ int decompress_distributed(World& w, const Args& a) {
   });
   const double decode_s = seconds_since(t0);
   const auto t1 = Clock::now();
-  if (a.has("--per-rank")) {
+  if (a.has("--per-rank")) {  // write_plane: each file whole or not at all
     phase(w, [&] {
       for (int b = first; b < last; ++b) {
         const auto& f = decoded[size_t(b - first)];
@@ -306,7 +361,8 @@ int decompress_distributed(World& w, const Args& a) {
       for (int b = first; b < last; ++b) owned_segments(L, b, c == 0 ? decoded[size_t(b - first)].u
                                                                       : decoded[size_t(b - first)].v, segs);
       std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
-      phase(w, [&] { check(w.write_segments_all(c == 0 ? uo : vo, plane_bytes, segs)); });
+      const std::string& name = c == 0 ? uo : vo;
+      written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
     }
   }
   const double write_s = seconds_since(t1);
@@ -431,6 +487,14 @@ int run_blocks_decompress(const Args& a) {
       return decompress_single(a);
     }
     return decompress_distributed(w, a);
+  });
+}
+
+int run_blocks_decompress_bytes(const Args& a, const std::vector<uint8_t>& file) {
+  return guarded("decompress", [&](World& w) {
+    if (w.distributed() || a.has("--per-rank") || a.has("--region"))
+      fail("a multi-block file read from a pipe or stdin decodes in one process, without --per-rank or --region", 2);
+    return decompress_single(a, &file);
   });
 }
 

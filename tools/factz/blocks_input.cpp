@@ -12,11 +12,13 @@
 namespace factz::cli::blocks {
 namespace {
 
-/// Block `e` of the global nx x ny plane in `path`: for raw files only the block's row
-/// segments are read; a .npy file is read whole and cut.
+/// Block `e` of the global nx x ny plane in `path`: for raw regular files only the block's
+/// row segments are read; a .npy file, a pipe or a FIFO is read whole and cut.
 std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e) {
   std::vector<float> out(size_t(e.nx * e.ny));
-  if (ends_with(path, ".npy")) {
+  check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
+  std::error_code regular_ec;
+  if (ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec)) {
     const auto whole = take(factz::read_plane(path, nx, ny));
     for (int64_t y = 0; y < e.ny; ++y)
       std::memcpy(out.data() + y * e.nx, whole.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
@@ -170,6 +172,7 @@ void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) 
 /// The header and index bytes of the multi-block file at `path` (only those are read),
 /// validated; `size` gets the file size.
 std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) {
+  check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
   std::error_code ec;
   size = std::filesystem::file_size(path, ec);
   if (ec) fail("io: cannot open " + path + ": " + ec.message());

@@ -78,13 +78,35 @@ std::vector<double> number_list(const std::string& s, const std::string& flag) {
   return out;
 }
 
+/// A float64 (or float32) .npy array read by factz::read_bytes (so a pipe or FIFO works,
+/// and an unreadable path says why), parsed by flow's parse_npy.
+fl::NpyArray read_npy(const std::string& path) {
+  const auto bytes = take(factz::read_bytes(path));
+  auto r = fl::parse_npy(bytes);
+  if (!r.ok()) fail(factz::Status(r.status().code(), path + ": " + r.status().message()).to_string());
+  return std::move(r).value();
+}
+
+/// A float64 rows x cols .npy array through factz::write_bytes (every write checked, no
+/// partial file left behind).
+void write_npy(const std::string& path, int64_t rows, int64_t cols, const std::vector<double>& data) {
+  if (rows < 0 || cols < 1 || uint64_t(rows) * uint64_t(cols) != data.size())
+    fail("internal: npy shape does not match data");
+  const int64_t shape[2] = {rows, cols};
+  const std::string header = factz::npy_header("<f8", shape);
+  std::vector<uint8_t> bytes(header.begin(), header.end());
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  bytes.insert(bytes.end(), p, p + data.size() * 8);
+  check(factz::write_bytes(path, bytes));
+}
+
 fl::Basis load_basis(const Args& a) {
   const auto bytes = take(factz::read_bytes(need(a, "--basis")));
   return take(fl::parse_basis(bytes));
 }
 
 fl::NpyArray load_field(const std::string& path, const fl::Basis& b) {
-  auto arr = take(fl::read_npy(path));
+  auto arr = read_npy(path);
   if (arr.rows != b.n || arr.cols != b.dim)
     fail(path + ": shape " + std::to_string(arr.rows) + " x " + std::to_string(arr.cols) + " does not match the basis (" +
          std::to_string(b.n) + " x " + std::to_string(b.dim) + ")");
@@ -92,7 +114,7 @@ fl::NpyArray load_field(const std::string& path, const fl::Basis& b) {
 }
 
 int run_basis(const Args& a) {
-  const auto nodes = take(fl::read_npy(need(a, "--nodes")));
+  const auto nodes = read_npy(need(a, "--nodes"));
   if (nodes.cols != 2 && nodes.cols != 3) fail("--nodes must be N x 2 or N x 3");
   fl::BasisOptions o;
   if (a.has("--method")) o.method = take(fl::method_from_name(a.get("--method")));
@@ -106,7 +128,7 @@ int run_basis(const Args& a) {
   if (a.has("--beta")) o.wendland_beta = number(a, "--beta");
   if (a.has("--train"))
     for (const auto& occ : a.all("--train")) {
-      auto t = take(fl::read_npy(occ[0]));
+      auto t = read_npy(occ[0]);
       if (t.rows != nodes.rows || t.cols != nodes.cols) fail(occ[0] + ": training velocity must match the nodes' shape");
       o.training.push_back(std::move(t.data));
     }
@@ -150,7 +172,7 @@ int run_decompress(const Args& a) {
   const fl::Basis b = load_basis(a);
   const auto z = take(factz::read_bytes(need(a, "-z")));
   const auto v = take(fl::decompress(b, z));
-  check(fl::write_npy(need(a, "-o"), b.n, b.dim, v));
+  write_npy(need(a, "-o"), b.n, b.dim, v);
   if (a.has("--json")) {
     StatsWriter st;
     st.count("stream_bytes", z.size()).num("ratio", double(v.size() * 8) / double(z.size()));
@@ -178,16 +200,16 @@ int run_eval(const Args& a) {
   const fl::Basis b = load_basis(a);
   const auto z = take(factz::read_bytes(need(a, "-z")));
   const auto c = take(fl::decode_coefficients(b, z));
-  const auto p = take(fl::read_npy(need(a, "--points")));
+  const auto p = read_npy(need(a, "--points"));
   if (p.cols != b.dim) fail("--points must have " + std::to_string(b.dim) + " columns");
   std::vector<double> v, g;
   check(fl::evaluate(b, c, p.data, v, a.has("--divergence") ? &g : nullptr));
-  check(fl::write_npy(need(a, "-o"), p.rows, b.dim, v));
+  write_npy(need(a, "-o"), p.rows, b.dim, v);
   if (a.has("--divergence")) {
     std::vector<double> div(size_t(p.rows), 0.0);
     for (int64_t i = 0; i < p.rows; ++i)
       for (int k = 0; k < b.dim; ++k) div[size_t(i)] += g[size_t((i * b.dim + k) * b.dim + k)];
-    check(fl::write_npy(a.get("--divergence"), p.rows, 1, div));
+    write_npy(a.get("--divergence"), p.rows, 1, div);
   }
   return 0;
 }
@@ -196,6 +218,12 @@ int run(const Args& a) {
   int actions = 0;
   for (const char* act : {"basis", "compress", "decompress", "eval"}) actions += a.has(act) ? 1 : 0;
   if (actions != 1) fail("give exactly one action: basis, compress, decompress or eval (see factz flow --help)", 2);
+  // -z is the output of compress and an input of decompress and eval.
+  if (a.has("compress"))
+    factz::cli::refuse_clobbering(a, {"--basis", "--velocity"}, {"-z"});
+  else
+    factz::cli::refuse_clobbering(a, {"--nodes", "--train", "--basis", "--velocity", "--points", "-z"},
+                                  {"-o", "--divergence"});
   if (a.has("basis")) return run_basis(a);
   if (a.has("compress")) return run_compress(a);
   if (a.has("decompress")) return run_decompress(a);

@@ -46,6 +46,7 @@ int run(const Args& a) {
   const auto [u, v] = factz::cli::two_files(a, "-i");
   if (!a.has("-o")) factz::cli::fail("missing -o OUT.png", 2);
   const std::string out = a.get("-o");
+  factz::cli::refuse_clobbering(a, {"-i", "-d"}, {"-o"});
   const bool with_recon = a.has("-d");
   factz::render::Options o;
   o.window = {0, 0, nx - 1, ny - 1};

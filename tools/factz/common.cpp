@@ -1,8 +1,13 @@
 #include "common.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 namespace factz::cli {
 
@@ -26,6 +31,98 @@ std::pair<std::string, std::string> two_files(const Args& a, const std::string& 
   const auto& v = a.all(flag);
   if (v.size() != 2) fail("give " + flag + " exactly twice (u then v), got " + std::to_string(v.size()), 2);
   return {v[0][0], v[1][0]};
+}
+
+namespace {
+
+/// What a command-line path names, for telling whether two paths are one file.
+struct FileId {
+  enum class Kind { stdio, device, inode, path } kind = Kind::path;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string path;  ///< normalized absolute path (kind path)
+  bool same(const FileId& o) const {
+    if (kind != o.kind || kind == Kind::device) return false;
+    if (kind == Kind::stdio) return true;
+    if (kind == Kind::inode) return dev == o.dev && ino == o.ino;
+    return path == o.path;
+  }
+};
+
+FileId file_id(const std::string& p) {
+  namespace fs = std::filesystem;
+  FileId id;
+  if (p == "-") {
+    id.kind = FileId::Kind::stdio;
+    return id;
+  }
+  struct stat st;
+  if (::stat(p.c_str(), &st) == 0) {  // follows links: a link to an input is the input
+    id.kind = S_ISCHR(st.st_mode) ? FileId::Kind::device : FileId::Kind::inode;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    return id;
+  }
+  // Not there yet: the file a dangling link would create, then the normalized path.
+  std::error_code ec;
+  fs::path q = fs::absolute(p, ec);
+  if (ec) q = p;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(q, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(q, ec);
+    if (ec) break;
+    q = target.is_absolute() ? target : q.parent_path() / target;
+  }
+  const fs::path n = fs::weakly_canonical(q, ec);
+  id.path = (ec ? q.lexically_normal() : n).string();
+  return id;
+}
+
+std::string named(const PathArg& p) { return p.flag + " " + p.path; }
+
+}  // namespace
+
+std::vector<PathArg> path_args(const Args& a, std::initializer_list<const char*> flags) {
+  std::vector<PathArg> out;
+  for (const char* f : flags)
+    for (const auto& occurrence : a.all(f))
+      if (!occurrence.empty()) out.push_back({f, occurrence[0]});
+  return out;
+}
+
+void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs) {
+  std::vector<FileId> in_ids, out_ids;
+  for (const auto& p : inputs) in_ids.push_back(file_id(p.path));
+  for (const auto& p : outputs) out_ids.push_back(file_id(p.path));
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const PathArg& out = outputs[o];
+    if (out_ids[o].kind == FileId::Kind::stdio) {
+      for (size_t k = 0; k < o; ++k)
+        if (out_ids[k].kind == FileId::Kind::stdio)
+          fail("only one output can go to stdout ('-' given for " + outputs[k].flag + " and " + out.flag + ")", 2);
+      continue;  // stdout is not stdin
+    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (out_ids[o].same(in_ids[i]))
+        fail("output " + named(out) + " is the input " + named(inputs[i]) +
+                 (out.path == inputs[i].path ? "" : " (the same file)") + ": refusing to overwrite an input",
+             2);
+    for (size_t k = 0; k < o; ++k)
+      if (out_ids[o].same(out_ids[k])) {
+        if (out.path == outputs[k].path)
+          fail("output " + (out.flag == outputs[k].flag ? named(out) : out.path) + " is named twice" +
+                   (out.flag == outputs[k].flag ? "" : " (" + outputs[k].flag + " and " + out.flag + ")") +
+                   ": give each output its own file",
+               2);
+        fail("outputs " + named(outputs[k]) + " and " + named(out) +
+                 " are the same file: give each output its own file",
+             2);
+      }
+  }
+}
+
+void refuse_clobbering(const Args& a, std::initializer_list<const char*> input_flags,
+                       std::initializer_list<const char*> output_flags) {
+  refuse_clobbering(path_args(a, input_flags), path_args(a, output_flags));
 }
 
 int device_of(const Args& a) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,26 @@ void check(const factz::Status& s);
 void dims(const Args& a, int64_t& nx, int64_t& ny);
 /// A flag that must be given exactly twice (u then v).
 std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag);
+/// A file named on the command line: the flag that named it and the path.
+struct PathArg {
+  std::string flag;
+  std::string path;
+};
+/// Every value of the given flags in `a`, flag by flag, in command-line order.
+std::vector<PathArg> path_args(const Args& a, std::initializer_list<const char*> flags);
+/// The one check that no command overwrites what it reads or writes one file twice: a
+/// usage error (exit 2) for an output that is one of the inputs ("output -z u.f32 is the
+/// input -i u.f32: refusing to overwrite an input") or that two outputs name ("output -o x
+/// is named twice: give each output its own file"). Files that exist are compared by device
+/// and inode (a symbolic or hard link to an input is that input), outputs that do not exist
+/// yet by their normalized absolute path (std::filesystem::weakly_canonical, after following
+/// a dangling link). "-" is stdin among inputs and stdout among outputs: one output may use
+/// it. Character devices (/dev/null) are neither inputs nor outputs to protect. Every
+/// command that writes files calls it with its inputs and outputs before reading anything.
+void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs);
+void refuse_clobbering(const Args& a, std::initializer_list<const char*> input_flags,
+                       std::initializer_list<const char*> output_flags);
+
 /// `-x serial|omp|omp=T`, and `cuda|cuda:N` (Policy::cuda: the library runs it on the GPU,
 /// or says backend_unavailable) where `allow_cuda` (2D vector fields); elsewhere `-x cuda`
 /// is a usage error.
@@ -77,6 +98,8 @@ std::vector<Registered> registered_commands();
 /// over the ranks; otherwise one process does them all.
 int run_blocks_compress(const Args& a);
 int run_blocks_decompress(const Args& a);
+/// Multi-block decompression of a file already read (from a pipe, a FIFO or stdin).
+int run_blocks_decompress_bytes(const Args& a, const std::vector<uint8_t>& file);
 int run_blocks_verify(const Args& a);
 
 }  // namespace factz::cli

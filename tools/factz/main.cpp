@@ -3,10 +3,14 @@
 // scalar fields (2D or 3D, docs/toposz.md).
 // Statistics go to stderr as one key=value line, or to stdout as one JSON object with
 // --json. Exit code 0 on success, 1 on error (one clear line on stderr), 2 on usage errors.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -133,6 +137,7 @@ using factz::cli::Failure;
 using factz::cli::seconds_since;
 using factz::cli::StatsWriter;
 using In = StatsWriter::In;
+using factz::cli::refuse_clobbering;
 using factz::cli::take;
 using factz::cli::two_files;
 
@@ -140,22 +145,21 @@ int run_cp(const Args& a) {
   int64_t nx, ny;
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
+  refuse_clobbering(a, {"-i"}, {"--csv"});
   const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
   const auto cps = take(factz::critical_points(field, exec_of(a)));
   int64_t counts[factz::kCpTypeCount] = {};
   for (const auto& c : cps) ++counts[int(c.type)];
-  if (a.has("--csv")) {
-    std::ofstream out(a.get("--csv"));
-    if (!out) fail("io: cannot open " + a.get("--csv") + " for writing");
-    out << "triangle,row,column,mu0,mu1,mu2,type\n";
+  if (a.has("--csv")) {  // built in memory, written (and checked) as one file
+    std::string csv = "triangle,row,column,mu0,mu1,mu2,type\n";
     char buf[256];
     for (const auto& c : cps) {
       std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%.9g,%.9g,%.9g,%s\n", (long long)c.triangle,
                     (long long)c.row, (long long)c.column, c.mu[0], c.mu[1], c.mu[2],
                     factz::cp_type_name(c.type));
-      out << buf;
+      csv += buf;
     }
-    if (!out) fail("io: cannot write " + a.get("--csv"));
+    check(factz::write_bytes(a.get("--csv"), std::vector<uint8_t>(csv.begin(), csv.end())));
   }
   StatsWriter types, s;
   for (int t = 0; t < factz::kCpTypeCount; ++t) types.count(factz::cp_type_name(factz::CpType(t)), counts[t]);
@@ -250,6 +254,7 @@ int run_compress_scalar(const Args& a) {
 }
 
 int run_compress(const Args& a) {
+  refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   int64_t nx, ny;
@@ -299,9 +304,12 @@ bool is_scalar_stream(const std::vector<uint8_t>& stream) {
   return parsed.ok() && parsed->header.components == 1;
 }
 
-/// Whether the file starts with the multi-block magic (stdin is never a multi-block file).
+/// Whether the regular file at `path` starts with the multi-block magic. Only regular files
+/// are looked at: a pipe or FIFO (or stdin) cannot be read twice, so its bytes are read once
+/// and tested by run_decompress.
 bool is_multiblock_file(const std::string& path) {
-  if (path == "-") return false;
+  struct stat st;
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::ifstream in(path, std::ios::binary);
   uint8_t head[4] = {};
   in.read(reinterpret_cast<char*>(head), 4);
@@ -310,6 +318,7 @@ bool is_multiblock_file(const std::string& path) {
 
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
+  refuse_clobbering(a, {"-z"}, {"-o"});  // --per-rank file names are checked once expanded (blocks.cpp)
   if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z")))
     return factz::cli::run_blocks_decompress(a);
   if (a.has("-o") && a.all("-o").size() == 1) {  // a scalar stream, which only the stream can tell
@@ -317,6 +326,8 @@ int run_decompress(const Args& a) {
     if (!bytes.ok())
       fail("give -o twice (u then v) for a vector stream, once for a scalar stream (cannot read the stream: " +
                bytes.status().to_string() + ")", 2);
+    if (factz::is_multiblock(bytes.value()))
+      fail("the stream is a multi-block file of a 2D vector field: give -o twice (u then v)", 2);
     if (!is_scalar_stream(bytes.value()) && factz::detail::parse_container(bytes.value()).ok())
       fail("the stream holds a 2D vector field: give -o twice (u then v)", 2);
     return run_decompress_scalar(a, bytes.value());
@@ -325,6 +336,8 @@ int run_decompress(const Args& a) {
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
   const factz::DecompressOptions o = factz::cli::vector_decompress_options(a);  // -x cuda: on the GPU
   const auto stream = take(factz::read_bytes(a.get("-z")));
+  // A multi-block file through a pipe or stdin (a regular file went to the driver above).
+  if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress(stream, o));
@@ -414,12 +427,20 @@ int main(int argc, char** argv) {
                      "multi-block file share the work between ranks; run this command in one process\n";
       return 2;
     }
-    if (registered_run) return registered_run(parsed);
-    if (cmd == &kCompress) return run_compress(parsed);
-    if (cmd == &kDecompress) return run_decompress(parsed);
-    if (cmd == &kVerify) return run_verify(parsed);
-    if (cmd == &kCp) return run_cp(parsed);
-    return run_info(parsed);
+    int rc = 0;
+    if (registered_run) rc = registered_run(parsed);
+    else if (cmd == &kCompress) rc = run_compress(parsed);
+    else if (cmd == &kDecompress) rc = run_decompress(parsed);
+    else if (cmd == &kVerify) rc = run_verify(parsed);
+    else if (cmd == &kCp) rc = run_cp(parsed);
+    else rc = run_info(parsed);
+    // What went to stdout (statistics, JSON, a stream for "-z -") counts as an output too:
+    // a full disk or a closed file there is an error, not a silent success.
+    errno = 0;
+    std::cout.flush();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
+      fail(std::string("io: cannot write to stdout: ") + (errno ? std::strerror(errno) : "write error"));
+    return rc;
   } catch (const Failure& f) {
     std::cerr << "factz " << cmd->name << ": " << f.message << "\n";
     return f.code;

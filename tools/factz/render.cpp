@@ -4,10 +4,12 @@
 #include <png.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
+
+#include "factz/io.hpp"
 
 namespace factz::render {
 namespace {
@@ -294,32 +296,45 @@ Result<Image> draw(const VectorField2D& f, const std::vector<Marker>& markers, c
   return im;
 }
 
+namespace {
+
+/// libpng's write callback: appends to the std::vector<uint8_t> behind the io pointer.
+void append_png_bytes(png_structp png, png_bytep data, png_size_t n) {
+  auto* out = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(png));
+  out->insert(out->end(), data, data + n);
+}
+void no_flush(png_structp) {}
+
+/// The PNG encoding proper. libpng reports errors by longjmp back to here, so nothing
+/// after setjmp changes a local of this function.
+bool encode_png(png_structp png, png_infop info, const Image& im, png_bytepp rows, std::vector<uint8_t>* out) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  png_set_write_fn(png, out, append_png_bytes, no_flush);
+  png_set_IHDR(png, info, png_uint_32(im.width), png_uint_32(im.height), 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  png_write_image(png, rows);
+  png_write_end(png, nullptr);
+  return true;
+}
+
+}  // namespace
+
 Status write_png(const std::string& path, const Image& im) {
   if (im.width <= 0 || im.height <= 0 || im.rgb.size() != size_t(im.width) * size_t(im.height) * 3)
     return invalid_argument("empty or inconsistent image");
-  std::FILE* fp = std::fopen(path.c_str(), "wb");
-  if (fp == nullptr) return io_error("cannot open '" + path + "' for writing: " + std::strerror(errno));
+  // Encoded in memory, then written by write_bytes: every write checked, and no partial PNG
+  // left behind when the disk is full.
+  std::vector<uint8_t> bytes;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   std::vector<png_bytep> rows(size_t(im.height));
   for (int y = 0; y < im.height; ++y)
     rows[size_t(y)] = const_cast<png_bytep>(im.rgb.data() + size_t(y) * size_t(im.width) * 3);
-  bool ok = png != nullptr && info != nullptr;
-  if (ok) {
-    if (setjmp(png_jmpbuf(png))) {  // libpng reports errors by longjmp; only PODs live here
-      ok = false;
-    } else {
-      png_init_io(png, fp);
-      png_set_IHDR(png, info, png_uint_32(im.width), png_uint_32(im.height), 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                   PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-      png_write_info(png, info);
-      png_write_image(png, rows.data());
-      png_write_end(png, nullptr);
-    }
-  }
+  const bool ok = png != nullptr && info != nullptr && encode_png(png, info, im, rows.data(), &bytes);
   png_destroy_write_struct(png ? &png : nullptr, info ? &info : nullptr);
-  if (std::fclose(fp) != 0) ok = false;
-  return ok ? Status::Ok() : io_error("cannot write the PNG '" + path + "'");
+  if (!ok) return io_error("cannot encode the PNG '" + path + "'");
+  return factz::write_bytes(path, bytes);
 }
 
 }  // namespace factz::render

@@ -84,7 +84,8 @@ void to_pixel(const Window& w, int size, double x, double y, int& px, int& py);
 Result<Image> draw(const VectorField2D& field, const std::vector<Marker>& markers, const Options& options,
                    double magnitude_max = 0);
 
-/// Writes an 8-bit RGB PNG; io error when the file cannot be written.
+/// Writes an 8-bit RGB PNG through factz::write_bytes: io error (with the system's reason)
+/// when the file cannot be written, and then no partial PNG is left behind.
 Status write_png(const std::string& path, const Image& image);
 
 }  // namespace factz::render
