@@ -639,18 +639,18 @@ TEST(Cli, BadInputFilesFailWithOneClearLine) {
   expect_clean_error(factz(dir, "compress -2 20 10 -i missing.f32 -i v.f32 -z s.fz"), 1, "compress", "missing.f32",
                      "missing file");
 
-  f.u[3 * 20 + 5] = std::nanf("");  // x=5 y=3: the first bad value in index order
-  f.v[7 * 20 + 1] = INFINITY;
+  f.u[3 * 20 + 5] = std::nanf("");  // NaN marks the vertex missing (issue 17): not an error
+  f.v[7 * 20 + 1] = INFINITY;       // x=1 y=7: the first infinite value in index order
   f.u[9 * 20 + 19] = -INFINITY;
   write_field(dir, f, "bad_");
   for (const char* sub : {"cp", "compress"}) {
     const std::string extra = std::string(sub) == "compress" ? " -z s.fz" : "";
     const Outcome o = factz(dir, std::string(sub) + " -2 20 10 -i bad_u.f32 -i bad_v.f32" + extra);
-    expect_clean_error(o, 1, sub, "3 NaN/Inf", "NaN input");
-    EXPECT_NE(o.err.find("x=5 y=3"), std::string::npos) << o.err;
+    expect_clean_error(o, 1, sub, "2 infinite", "infinite input");
+    EXPECT_NE(o.err.find("x=1 y=7"), std::string::npos) << o.err;
   }
   const Outcome o = factz(dir, "verify -2 20 10 -i u.f32 -i v.f32 -d bad_u.f32 -d bad_v.f32");
-  expect_clean_error(o, 1, "verify", "NaN/Inf", "NaN in the decompressed field");
+  expect_clean_error(o, 1, "verify", "infinite", "infinity in the decompressed field");
 }
 
 TEST(Cli, UsageErrorsExitWithCodeTwo) {
@@ -771,6 +771,319 @@ TEST(Cli, HugeGridSizesFailCleanly) {
       EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << what << ": " << o.err;
       EXPECT_EQ(o.err.rfind("factz " + std::string(sub) + ": ", 0), 0u) << what << ": " << o.err;
     }
+}
+
+
+// ---- Nothing silently wrong (issue 17): outputs, writes, unusable inputs, .npy headers -----
+
+/// Whether the CLI has the subcommand (flow needs Eigen at build time).
+bool has_subcommand(const TempDir& dir, const std::string& name) {
+  return factz(dir, "--help").out.find("  " + name + " ") != std::string::npos;
+}
+
+/// Names in `dir` that a failed write could have left behind (the writer's temporary files).
+std::vector<std::string> leftovers(const TempDir& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    if (e.path().filename().string().find(".factz-") != std::string::npos) out.push_back(e.path().string());
+  return out;
+}
+
+TEST(Cli, OutputsThatAreInputsOrNamedTwiceAreRefused) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(40, 30, 17));
+  ASSERT_EQ(factz(dir, "compress -2 40 30 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 40 30 -i u.f32 -i v.f32 -z m.fzmb --blocks 2 2").exit_code, 0);
+  write_file(dir / "f.f32", read_file(dir / "u.f32"));
+  ASSERT_EQ(factz(dir, "compress -2 40 30 --scalar -i f.f32 -z f.fz").exit_code, 0);
+  fs::create_symlink("u.f32", dir / "link.f32");
+  fs::create_hard_link(dir / "v.f32", dir / "hard.f32");
+  fs::create_directory(dir / "sub");
+  const std::string u = read_file(dir / "u.f32"), v = read_file(dir / "v.f32"), s = read_file(dir / "s.fz");
+  const std::string m = read_file(dir / "m.fzmb"), f = read_file(dir / "f.f32"), fz = read_file(dir / "f.fz");
+  const std::string in = "-2 40 30 -i u.f32 -i v.f32";
+  struct Case {
+    std::string sub, args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"compress", in + " -z u.f32", "output -z u.f32 is the input -i u.f32: refusing to overwrite an input"},
+      {"compress", in + " -z v.f32 --mode block", "is the input -i v.f32"},
+      {"compress", in + " -z link.f32", "output -z link.f32 is the input -i u.f32 (the same file)"},
+      {"compress", in + " -z hard.f32", "output -z hard.f32 is the input -i v.f32 (the same file)"},
+      {"compress", in + " -z ./sub/../u.f32", "(the same file)"},
+      {"compress", in + " -z u.f32 --blocks 2 2", "refusing to overwrite an input"},
+      {"compress", "-2 40 30 --scalar -i f.f32 -z f.f32", "output -z f.f32 is the input -i f.f32"},
+      {"compress", "-2 40 30 --blocks 2 2 --per-rank -i p_%r.f32 -i q_%r.f32 -z p_1.f32",
+       "output -z p_1.f32 is the input -i p_1.f32"},
+      {"decompress", "-z s.fz -o s.fz -o x.f32", "output -o s.fz is the input -z s.fz"},
+      {"decompress", "-z s.fz -o x.f32 -o x.f32", "output -o x.f32 is named twice: give each output its own file"},
+      {"decompress", "-z s.fz -o x.f32 -o ./sub/../x.f32", "outputs -o x.f32 and -o ./sub/../x.f32 are the same file"},
+      {"decompress", "-z s.fz -o u.f32 -o u.f32", "named twice"},
+      {"decompress", "-z f.fz -o f.fz", "output -o f.fz is the input -z f.fz"},
+      {"decompress", "-z m.fzmb -o m.fzmb -o x.f32", "output -o m.fzmb is the input -z m.fzmb"},
+      {"decompress", "-z m.fzmb --region 0 0 10 10 -o r.f32 -o r.f32", "named twice"},
+      {"decompress", "-z m.fzmb --per-rank -o a_%r.f32 -o a_%r.f32", "named twice"},
+      {"decompress", "-z m.fzmb --per-rank -o a%r.f32 -o m.fzmb", "is the input -z m.fzmb"},
+      {"cp", in + " --csv v.f32", "output --csv v.f32 is the input -i v.f32"},
+      {"render", in + " -o u.f32", "output -o u.f32 is the input -i u.f32"},
+      {"render", in + " -d u.f32 -d v.f32 -o link.f32", "is the input -i u.f32 (the same file)"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = factz(dir, c.sub + " " + c.args);
+    expect_clean_error(o, 2, c.sub, c.needle, "factz " + c.sub + " " + c.args);
+  }
+  // Nothing was touched, and nothing was created.
+  EXPECT_EQ(read_file(dir / "u.f32"), u);
+  EXPECT_EQ(read_file(dir / "v.f32"), v);
+  EXPECT_EQ(read_file(dir / "s.fz"), s);
+  EXPECT_EQ(read_file(dir / "m.fzmb"), m);
+  EXPECT_EQ(read_file(dir / "f.f32"), f);
+  EXPECT_EQ(read_file(dir / "f.fz"), fz);
+  for (const char* name : {"x.f32", "r.f32", "a_0.f32", "a0.f32", "p_1.f32"}) EXPECT_FALSE(fs::exists(dir / name)) << name;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.f32"));
+
+  if (has_subcommand(dir, "flow")) {
+    // -z is flow compress's output and an input of decompress and eval; checked before
+    // anything is read.
+    expect_clean_error(factz(dir, "flow compress --basis b.fzb --velocity w.npy --rel-l2 1e-3 -z w.npy"), 2, "flow",
+                       "output -z w.npy is the input --velocity w.npy", "flow compress over its velocity");
+    expect_clean_error(factz(dir, "flow decompress --basis b.fzb -z w.fzf -o b.fzb"), 2, "flow",
+                       "output -o b.fzb is the input --basis b.fzb", "flow decompress over its basis");
+    expect_clean_error(factz(dir, "flow eval --basis b.fzb -z w.fzf --points p.npy -o v.npy --divergence v.npy"), 2,
+                       "flow", "output v.npy is named twice (-o and --divergence)", "flow eval writing one file twice");
+  }
+
+  // Inputs may repeat, stdout may take one output, and character devices are no one's data.
+  EXPECT_EQ(factz(dir, "cp -2 40 30 -i u.f32 -i u.f32").exit_code, 0);
+  const Outcome null2 = factz(dir, "decompress -z s.fz -o /dev/null -o /dev/null");
+  EXPECT_EQ(null2.exit_code, 0) << null2.describe();
+  const Outcome one_stdout = factz(dir, "decompress -z s.fz -o - -o y.f32");
+  EXPECT_EQ(one_stdout.exit_code, 0) << one_stdout.describe();
+  EXPECT_EQ(one_stdout.out.size(), u.size()) << "u went to stdout";
+  expect_clean_error(factz(dir, "decompress -z s.fz -o - -o -"), 2, "decompress", "stdout", "two stdouts");
+}
+
+TEST(Cli, FailedWritesAreErrorsWithTheReasonAndLeaveNoPartialFile) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(64, 48, 18));
+  ASSERT_EQ(factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z m.fzmb --blocks 2 2").exit_code, 0);
+  const std::string in = "-2 64 48 -i u.f32 -i v.f32";
+  const std::string cli = quoted(kCli);
+  if (fs::exists("/dev/full")) {
+    struct Case {
+      std::string sub, args;
+    };
+    const std::vector<Case> cases = {
+        {"cp", in + " --csv /dev/full"},
+        {"compress", in + " -z /dev/full"},
+        {"compress", in + " -z /dev/full --blocks 2 2"},
+        {"decompress", "-z s.fz -o /dev/full -o v2.f32"},
+        {"decompress", "-z s.fz -o u2.f32 -o /dev/full"},
+        {"decompress", "-z m.fzmb -o u2.f32 -o /dev/full"},
+        {"decompress", "-z m.fzmb --region 0 0 8 8 -o /dev/full -o v2.f32"},
+        {"render", in + " -o /dev/full --size 64"},
+    };
+    for (const auto& c : cases) {
+      const Outcome o = factz(dir, c.sub + " " + c.args);
+      expect_clean_error(o, 1, c.sub, "io: cannot write /dev/full: no space left on device", c.sub + " " + c.args);
+    }
+    // What goes to stdout is an output too: the statistics, the JSON, a stream for -z -.
+    const std::vector<std::string> to_stdout = {"cp " + in, "cp " + in + " --json", "compress " + in + " -z -",
+                                                "compress " + in + " -z s2.fz --json",
+                                                "decompress -z s.fz -o - -o v3.f32", "info -z s.fz"};
+    for (const std::string& args : to_stdout) {
+      const Outcome o = shell(dir, cli + " " + args + " >/dev/full 2>" + quoted(dir / ".stderr2") + "; echo $?");
+      EXPECT_EQ(o.out, "1\n") << args;
+      const std::string err = read_file(dir / ".stderr2");
+      EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << args << ": " << err;
+      EXPECT_NE(err.find("cannot write to stdout"), std::string::npos) << args << ": " << err;
+    }
+  }
+  // A file that cannot be written whole is not written at all, and an existing file it was
+  // to replace keeps its bytes: the file size limit (ulimit -f, in blocks of at most 1 KiB)
+  // makes the 12 KiB planes and the exact stream fail part way (SIGXFSZ ignored: write
+  // then fails with EFBIG).
+  write_file(dir / "keep.f32", "old bytes");
+  const std::string limited = "trap '' XFSZ; ulimit -f 4; exec " + cli + " ";
+  Outcome o = shell(dir, limited + "decompress -z s.fz -o keep.f32 -o new.f32");
+  expect_clean_error(o, 1, "decompress", "io: cannot write keep.f32: file too large", "size-limited decompress");
+  EXPECT_EQ(read_file(dir / "keep.f32"), "old bytes");
+  EXPECT_FALSE(fs::exists(dir / "new.f32"));
+  o = shell(dir, limited + "decompress -z s.fz -o new.npy -o new2.f32");
+  expect_clean_error(o, 1, "decompress", "new.npy", "size-limited .npy");
+  EXPECT_FALSE(fs::exists(dir / "new.npy"));
+  o = shell(dir, limited + "compress " + in + " -z big.fz -M ABS 0");
+  expect_clean_error(o, 1, "compress", "io: cannot write big.fz: file too large", "size-limited compress");
+  EXPECT_FALSE(fs::exists(dir / "big.fz"));
+  o = shell(dir, limited + "compress " + in + " -z big.fzmb -M ABS 0 --blocks 2 2");
+  EXPECT_EQ(o.exit_code, 1) << o.describe();
+  EXPECT_FALSE(fs::exists(dir / "big.fzmb"));
+  o = shell(dir, limited + "cp " + kGfsDims + " " + kGfsInputs + " --csv big.csv");
+  expect_clean_error(o, 1, "cp", "io: cannot write big.csv: file too large", "size-limited CSV");
+  EXPECT_FALSE(fs::exists(dir / "big.csv"));
+  EXPECT_TRUE(leftovers(dir).empty()) << leftovers(dir).front();
+  // A write that succeeds replaces the file (and keeps its permissions).
+  fs::permissions(dir / "keep.f32", fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o keep.f32 -o new.f32").exit_code, 0);
+  EXPECT_EQ(read_file(dir / "keep.f32").size(), 64u * 48u * 4u);
+  EXPECT_EQ(fs::status(dir / "keep.f32").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  expect_clean_error(factz(dir, "decompress -z s.fz -o sub/u.f32 -o v.f32x"), 1, "decompress",
+                     "cannot write sub/u.f32: folder sub does not exist", "missing folder");
+  fs::create_directory(dir / "folder");
+  expect_clean_error(factz(dir, "decompress -z s.fz -o folder -o v.f32x"), 1, "decompress",
+                     "cannot write folder: is a directory", "a folder as output");
+  EXPECT_TRUE(leftovers(dir).empty());
+}
+
+TEST(Cli, UnusableInputPathsSayWhatAndWhy) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(40, 30, 19));
+  ASSERT_EQ(factz(dir, "compress -2 40 30 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 40 30 -i u.f32 -i v.f32 -z m.fzmb --blocks 2 2").exit_code, 0);
+  fs::create_directory(dir / "d");
+  struct Case {
+    std::string sub, args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"compress", "-2 40 30 -i d -i v.f32 -z x.fz", "cannot read d: is a directory"},
+      {"compress", "-2 40 30 -i d.npy -i v.f32 -z x.fz", "cannot read d.npy: does not exist"},
+      {"compress", "-2 40 30 -i u.f32 -i d -z x.fz --blocks 2 2", "cannot read d: is a directory"},
+      {"compress", "-2 40 30 --scalar -i d -z x.fz", "cannot read d: is a directory"},
+      {"decompress", "-z d -o a.f32 -o b.f32", "cannot read d: is a directory"},
+      {"decompress", "-z d --region 0 0 4 4 -o a.f32 -o b.f32", "cannot read d: is a directory"},
+      {"decompress", "-z nowhere.fz -o a.f32 -o b.f32", "cannot read nowhere.fz: does not exist"},
+      {"info", "-z d", "cannot read d: is a directory"},
+      {"verify", "-2 40 30 -i u.f32 -i v.f32 -d d -d v.f32", "cannot read d: is a directory"},
+      {"cp", "-2 40 30 -i u.f32 -i d", "cannot read d: is a directory"},
+      {"ct", "-2 40 30 -i d", "cannot read d: is a directory"},
+      {"render", "-2 40 30 -i d -i v.f32 -o x.png", "cannot read d: is a directory"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = factz(dir, c.sub + " " + c.args);
+    expect_clean_error(o, 1, c.sub, c.needle, "factz " + c.sub + " " + c.args);
+    EXPECT_EQ(o.err.find("9223372036854775807"), std::string::npos) << o.err;
+    EXPECT_EQ(o.err.find("out of memory"), std::string::npos) << o.err;
+  }
+  if (::geteuid() != 0) {  // root reads anything
+    write_file(dir / "locked.f32", read_file(dir / "u.f32"));
+    fs::permissions(dir / "locked.f32", fs::perms::none);
+    expect_clean_error(factz(dir, "cp -2 40 30 -i locked.f32 -i v.f32"), 1, "cp", "locked.f32: permission denied",
+                       "unreadable file");
+  }
+  // --region reads at offsets: a pipe cannot serve it, and says so.
+  const Outcome pipe_region =
+      shell(dir, "cat m.fzmb | " + quoted(kCli) + " decompress -z /dev/stdin --region 0 0 4 4 -o a.f32 -o b.f32");
+  expect_clean_error(pipe_region, 1, "decompress", "not a regular file", "--region on a pipe");
+}
+
+TEST(Cli, PipesAndFifosAreReadAsStreams) {
+  TempDir dir;
+  const VectorField2D f = synth::turbulence(40, 30, 20);
+  write_field(dir, f);
+  write_file(dir / "u.npy", npy_bytes(f.u, "(30, 40)"));
+  ASSERT_EQ(factz(dir, "compress -2 40 30 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 40 30 -i u.f32 -i v.f32 -z m.fzmb --blocks 2 2").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o u2.f32 -o v2.f32").exit_code, 0);
+  const std::string cli = quoted(kCli);
+  const std::string stream = read_file(dir / "s.fz");
+  ASSERT_EQ(shell(dir, "mkfifo fifo fifo.npy").exit_code, 0);
+  // The writer side of a FIFO: bounded in time and detached from the test's output, so that
+  // a reader that never opens the FIFO cannot leave a blocked process behind.
+  auto feed = [](const std::string& what, const std::string& fifo) {
+    return "(timeout 60 sh -c " + quoted(what + " > " + fifo) + " 2>/dev/null &); ";
+  };
+
+  // A FIFO as a component, as a stream, as a .npy; a pipe through /dev/stdin.
+  Outcome o = shell(dir, feed("cat u.f32", "fifo") + cli + " compress -2 40 30 -i fifo -i v.f32 -z a.fz");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(read_file(dir / "a.fz"), stream);
+  o = shell(dir, feed("cat u.npy", "fifo.npy") + cli + " compress -2 40 30 -i fifo.npy -i v.f32 -z b.fz");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(read_file(dir / "b.fz"), stream);
+  o = shell(dir, "cat v.f32 | " + cli + " compress -2 40 30 -i u.f32 -i /dev/stdin -z c.fz");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(read_file(dir / "c.fz"), stream);
+  o = shell(dir, feed("cat s.fz", "fifo") + cli + " decompress -z fifo -o u3.f32 -o v3.f32");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(read_file(dir / "u3.f32"), read_file(dir / "u2.f32"));
+  EXPECT_EQ(read_file(dir / "v3.f32"), read_file(dir / "v2.f32"));
+  o = shell(dir, feed("cat s.fz", "fifo") + cli + " info -z fifo");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  // A multi-block file through a pipe decodes whole, like the file.
+  o = shell(dir, "cat m.fzmb | " + cli + " decompress -z /dev/stdin -o u4.f32 -o v4.f32");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o u5.f32 -o v5.f32").exit_code, 0);
+  EXPECT_EQ(read_file(dir / "u4.f32"), read_file(dir / "u5.f32"));
+  o = shell(dir, "cat m.fzmb | " + cli + " decompress -z - -o u6.f32 -o v6.f32");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(read_file(dir / "v6.f32"), read_file(dir / "v5.f32"));
+
+  // The size is checked at the end of the stream: short, long.
+  o = shell(dir, feed("head -c 100 u.f32", "fifo") + "exec " + cli + " compress -2 40 30 -i fifo -i v.f32 -z x.fz");
+  expect_clean_error(o, 1, "compress", "fifo: expected 4800 bytes of float32 for 40x30, found 100", "short FIFO");
+  o = shell(dir, feed("cat u.f32 u.f32", "fifo") + "exec " + cli + " compress -2 40 30 -i fifo -i v.f32 -z x.fz");
+  expect_clean_error(o, 1, "compress", "found more than 4800", "long FIFO");
+  EXPECT_FALSE(fs::exists(dir / "x.fz"));
+}
+
+TEST(Cli, NpyHeadersAreReadAsNumpyDefinesThem) {
+  TempDir dir;
+  const VectorField2D f = synth::turbulence(64, 48, 21);
+  write_field(dir, f);
+  ASSERT_EQ(factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z raw.fz").exit_code, 0);
+  const std::string raw_stream = read_file(dir / "raw.fz");
+  /// A .npy file with the given dict and version, written from the spec.
+  auto npy = [&](const std::string& dict, int major = 1, const std::vector<float>* data = nullptr) {
+    const size_t preamble = major == 1 ? 10 : 12;
+    std::string h = dict;
+    while ((preamble + h.size() + 1) % 64 != 0) h += ' ';
+    h += '\n';
+    std::string out = "\x93NUMPY";
+    out += char(major);
+    out += char(0);
+    for (size_t k = 0; k < preamble - 8; ++k) out += char((h.size() >> (8 * k)) & 0xFF);
+    return out + h + float_bytes(data ? *data : f.u);
+  };
+  const std::vector<std::pair<std::string, int>> valid = {
+      {"{'descr':'<f4','fortran_order':False,'shape':(48,64)}", 1},  // the issue's header
+      {"{'shape': (48, 64), 'descr': '<f4', 'fortran_order': False}", 1},
+      {"{'descr':'<f4','fortran_order':False,'shape':(3072,)}", 1},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (48, 64), }", 2},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (48, 64), }", 3},
+  };
+  for (const auto& [dict, major] : valid) {
+    write_file(dir / "u.npy", npy(dict, major));
+    const Outcome o = factz(dir, "compress -2 64 48 -i u.npy -i v.f32 -z npy.fz");
+    ASSERT_EQ(o.exit_code, 0) << dict << " v" << major << "\n" << o.describe();
+    EXPECT_EQ(read_file(dir / "npy.fz"), raw_stream) << dict;
+  }
+  struct Case {
+    std::string dict, needle;
+  };
+  const std::vector<Case> refused = {
+      {"{'descr': '<f4', 'fortran_order': True, 'shape': (64, 48), }", "Fortran-order"},
+      {"{'descr': '>f4', 'fortran_order': False, 'shape': (48, 64), }", "big-endian"},
+      {"{'descr': '<f8', 'fortran_order': False, 'shape': (48, 32), }", "is not float32"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 48, 64), }", "3-dimensional"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3072), }", "1-tuple"},
+      {"{'descr': '<f4', 'shape': (48, 64), }", "no 'fortran_order'"},
+  };
+  for (const auto& c : refused) {
+    write_file(dir / "bad.npy", npy(c.dict));
+    for (const char* sub : {"cp", "compress"}) {
+      const std::string extra = std::string(sub) == "compress" ? " -z x.fz" : "";
+      const Outcome o = factz(dir, std::string(sub) + " -2 64 48 -i bad.npy -i v.f32" + extra);
+      expect_clean_error(o, 1, sub, c.needle, c.dict);
+      EXPECT_NE(o.err.find("bad.npy: "), std::string::npos) << c.dict << ": the file is named in " << o.err;
+    }
+  }
+  std::string v4 = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (48, 64), }");
+  v4[6] = 4;
+  write_file(dir / "v4.npy", v4);
+  expect_clean_error(factz(dir, "cp -2 64 48 -i v4.npy -i v.f32"), 1, "cp", "v4.npy: .npy format version 4.0",
+                     "version 4");
+  EXPECT_FALSE(fs::exists(dir / "x.fz"));
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ struct CompressStats {
   int64_t exact_vertices = 0;   ///< vertices stored exactly (both components)
   int64_t repair_rounds = 0;    ///< block mode: rounds of exact check + repair
   int64_t repaired_vertices = 0;///< block mode: vertices sent to exact storage by repair
+  int64_t masked_vertices = 0;  ///< missing vertices (the field's mask and NaN), stored losslessly
   /// Wall seconds per pipeline stage ("frontend", "encode", "entropy", "container").
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
@@ -71,13 +72,17 @@ struct DecompressOptions {
   int device = 0;  ///< Policy::cuda: CUDA device ordinal, or kDeviceAuto (as Options::device)
 };
 
-/// Compresses a vector field. Fails with invalid_argument on bad fields (NaN/Inf are
-/// rejected with their count and first position) or options.
+/// Compresses a vector field. Missing vertices (field.mask, and every vertex with a NaN
+/// component: factz::missing_mask) are stored losslessly and excluded from the mesh and the
+/// bound; a REL bound is relative to the range of the valid vertices. Fails with
+/// invalid_argument on bad fields (an infinite value at a valid vertex, with the count and
+/// first position) or options.
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& options,
                                       CompressStats* stats = nullptr);
 
-/// Decompresses a stream produced by compress. Untrusted bytes give corrupt_stream /
-/// unsupported_version, never a crash.
+/// Decompresses a stream produced by compress. Missing vertices come back with the bits
+/// they held and in the result's mask (decompress_into writes their bits only). Untrusted
+/// bytes give corrupt_stream / unsupported_version, never a crash.
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
 /// Grid size {nx, ny} of a stream: validates the container, the header and the symbol

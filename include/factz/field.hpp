@@ -12,6 +12,13 @@ struct VectorField2D {
   int64_t ny = 0;       ///< vertices along y
   std::vector<float> u; ///< first component, nx * ny values
   std::vector<float> v; ///< second component, nx * ny values
+  /// Missing vertices (land, gaps, fill values): empty for none, else nx * ny bytes, nonzero
+  /// where the vertex has no value. A vertex with a NaN component is missing whatever the
+  /// mask says (factz::missing_mask). The mesh of a field with missing vertices is the
+  /// regular triangulation minus every triangle that touches one: critical points exist
+  /// only in triangles with three valid vertices, and the bound applies to valid vertices.
+  /// Missing vertices decode bit for bit to what was there (docs/architecture.md, "Masks").
+  std::vector<uint8_t> mask;
 
   int64_t size() const { return nx * ny; }
 };

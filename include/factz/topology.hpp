@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,10 +45,13 @@ struct Comparison {
   int64_t lost = 0;          ///< P1: critical point of the original missing in its triangle
   int64_t spurious = 0;      ///< P2: critical point where the original has none
   int64_t type_changed = 0;  ///< P3: same triangle, different type
-  int64_t violations() const { return lost + spurious + type_changed; }
-  std::array<double, 2> max_abs_error{};  ///< per component
-  double rmse = 0;   ///< over both components together
-  double nrmse = 0;  ///< rmse / value range of the original (both components)
+  /// Vertices missing in one field and not in the other (the masks must be equal).
+  int64_t mask_mismatch = 0;
+  int64_t masked_vertices = 0;  ///< vertices missing in the original
+  int64_t violations() const { return lost + spurious + type_changed + mask_mismatch; }
+  std::array<double, 2> max_abs_error{};  ///< per component, over valid vertices
+  double rmse = 0;   ///< over both components together, valid vertices
+  double nrmse = 0;  ///< rmse / value range of the original (both components, valid vertices)
   double psnr = 0;   ///< 20 log10(range / rmse); +inf when rmse == 0
   double value_range = 0;
 };
@@ -56,8 +60,35 @@ struct Comparison {
 Result<Comparison> compare(const VectorField2D& original, const VectorField2D& reconstructed,
                            Exec exec = {});
 
-/// Fails with invalid_argument (count and first position) if a value is NaN or Inf,
-/// or if the planes do not hold nx * ny values.
+/// Fails with invalid_argument if the planes do not hold nx * ny values, if the mask is
+/// neither empty nor nx * ny bytes, or (count and first position) if a valid vertex has an
+/// infinite component. NaN marks a vertex missing (missing_mask); a missing vertex may hold
+/// anything.
 Status validate_field(const VectorField2D& f);
+
+/// The missing vertices of a field: its mask, plus every vertex with a NaN component.
+/// Empty when no vertex is missing (the planes must hold nx * ny values).
+std::vector<uint8_t> missing_mask(const VectorField2D& f);
+
+/// Values that mark a vertex as missing besides NaN (netCDF/CF `_FillValue`,
+/// `missing_value`): a vertex is missing when its u equals fill_u or its v equals fill_v.
+/// A fill value may be infinite; a NaN fill adds nothing (NaN is always missing).
+struct FillValues {
+  std::optional<float> u, v;
+  bool any() const { return u.has_value() || v.has_value(); }
+};
+
+/// Adds to f.mask the vertices that hold a declared fill value or a NaN; returns how many
+/// vertices are missing in all. With nothing missing the mask stays (or becomes) empty.
+int64_t mark_missing(VectorField2D& f, const FillValues& fill);
+
+/// A value that looks like an undeclared fill value: magnitude 1e15 or more, or exactly
+/// one of the common fill values (1e20, 9.96921e36, -9999, -3.4028235e38, 3.4028235e38,
+/// -999, -1e30 ...), held by valid vertices. The most frequent such value and its count.
+struct SuspectedFill {
+  float value = 0;
+  int64_t count = 0;
+};
+std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f);
 
 }  // namespace factz

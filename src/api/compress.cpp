@@ -69,7 +69,8 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
     detail::hint_huge_pages(p->data(), n * sizeof(float));
     p->resize(n);
   }
-  FACTZ_RETURN_IF_ERROR(detail::cpu_decode(stream, parsed.value(), f.u, f.v, detail::threads_of(o.policy, o.threads)));
+  FACTZ_RETURN_IF_ERROR(
+      detail::cpu_decode(stream, parsed.value(), f.u, f.v, detail::threads_of(o.policy, o.threads), &f.mask));
   return f;
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");

@@ -8,7 +8,10 @@
 #include <string>
 
 #include "api/device_backend.hpp"
+#include "factz/topology.hpp"
 #include "format/container.hpp"
+#include "streams/mask_sections.hpp"
+#include "streams/vector_stream.hpp"
 
 #if FACTZ_CUDA_BACKEND
 namespace factz::cuda_detail {
@@ -85,11 +88,32 @@ Result<int> resolve_device(int requested, int count) {
   return requested;
 }
 
+namespace {
+
+constexpr const char* kNoMasks =
+    "policy cuda: fields with missing vertices (a mask, NaN or a fill value) are not supported by the CUDA "
+    "backend yet; use policy omp";
+
+/// stream_dims, refusing a masked stream (the device decoder does not lay mask sections).
+Result<std::pair<int64_t, int64_t>> device_stream_dims(std::span<const uint8_t> stream) {
+  auto parsed = parse_vector_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  auto masked = stream_has_mask(parsed.value());
+  if (!masked.ok()) return masked.status();
+  if (masked.value()) return Status(Code::backend_unavailable, kNoMasks);
+  return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
+}
+
+}  // namespace
+
 Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& o,
                                                 CompressStats* stats) try {
   const auto t0 = std::chrono::steady_clock::now();
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
+  if (field.u.size() == size_t(field.size()) && field.v.size() == size_t(field.size()) &&
+      !missing_mask(field).empty())
+    return Status(Code::backend_unavailable, kNoMasks);
   auto [backend, device] = picked.value();
   auto stream = backend->compress(field, o, device);
   if (!stream.ok() || !stats) return stream;
@@ -110,7 +134,7 @@ Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<floa
                                  const DecompressOptions& o) try {
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
-  auto dims = stream_dims(stream);
+  auto dims = device_stream_dims(stream);
   if (!dims.ok()) return dims.status();
   const int64_t n = dims->first * dims->second;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n)
@@ -123,7 +147,7 @@ Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<floa
 Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& o) try {
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
-  auto dims = stream_dims(stream);
+  auto dims = device_stream_dims(stream);
   if (!dims.ok()) return dims.status();
   VectorField2D f;
   f.nx = dims->first;

@@ -88,12 +88,16 @@ Result<BlockLayout> make_block_layout(int64_t nx, int64_t ny, int px, int py) {
 }
 
 ValueRange value_range_of(const VectorField2D& f) {
+  // Over the valid vertices, as compress() computes it (missing ones hold NaN or fill values).
   ValueRange r;
   const int64_t n = f.size();
-  if (n == 0) return r;
-  r.lo = r.hi = f.u[0];
-  r.empty = false;
+  const std::vector<uint8_t> missing = missing_mask(f);
   for (int64_t k = 0; k < n; ++k) {
+    if (!missing.empty() && missing[size_t(k)]) continue;
+    if (r.empty) {
+      r.lo = r.hi = f.u[size_t(k)];
+      r.empty = false;
+    }
     r.lo = std::min({r.lo, f.u[size_t(k)], f.v[size_t(k)]});
     r.hi = std::max({r.hi, f.u[size_t(k)], f.v[size_t(k)]});
   }
@@ -120,10 +124,12 @@ VectorField2D extract_block(const VectorField2D& g, const BlockExtent& e) {
   b.ny = e.ny;
   b.u.resize(size_t(e.nx * e.ny));
   b.v.resize(size_t(e.nx * e.ny));
+  if (!g.mask.empty()) b.mask.resize(size_t(e.nx * e.ny));
   for (int64_t y = 0; y < e.ny; ++y) {
     const size_t src = size_t((e.y0 + y) * g.nx + e.x0), dst = size_t(y * e.nx);
     std::memcpy(b.u.data() + dst, g.u.data() + src, size_t(e.nx) * sizeof(float));
     std::memcpy(b.v.data() + dst, g.v.data() + src, size_t(e.nx) * sizeof(float));
+    if (!g.mask.empty()) std::memcpy(b.mask.data() + dst, g.mask.data() + src, size_t(e.nx));
   }
   return b;
 }

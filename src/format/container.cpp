@@ -52,8 +52,8 @@ static_assert(kEntEntryCrc + 4 == kSectionEntrySize);
 
 // Names indexed by id (docs/format.md); index 0 is not a valid id, 9 is reserved (container.hpp).
 constexpr std::array<const char*, kLastSectionId + 1> kSectionNames = {
-    nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",
-    "exact_index", "exact_values", "outliers",    "bound_ids_u", "bound_ids_v"};
+    nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",          "exact_index",
+    "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",             "masked_values"};
 
 bool known_section(uint32_t id) { return id >= 1 && id <= kLastSectionId; }
 
@@ -213,6 +213,8 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   const std::string where = "section table entry " + std::to_string(index);
   if (!known_section(e.id))
     return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
+  if (e.id >= kFirstVersion3Section && h.version < 3)
+    return corrupt_stream(where + ": " + label(e.id) + " in a version " + std::to_string(h.version) + " stream");
   for (const auto& prev : previous)
     if (prev.id == e.id) return corrupt_stream(where + ": duplicate " + label(e.id));
   const std::string sec = label(e.id);
@@ -295,8 +297,13 @@ bool has_section(const ParsedContainer& parsed, uint32_t id) {
 
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd) {
-  if (header.version != kFormatVersion)
-    return invalid_argument("header version must be " + std::to_string(kFormatVersion));
+  if (header.version != kFormatVersion && header.version != kFormatVersionWithoutMask)
+    return invalid_argument("header version must be " + std::to_string(kFormatVersionWithoutMask) + " or " +
+                            std::to_string(kFormatVersion));
+  bool version3_section = false;
+  for (const auto& sec : sections) version3_section = version3_section || sec.id >= kFirstVersion3Section;
+  if (version3_section != (header.version == kFormatVersion))
+    return invalid_argument("version 3 exactly when the stream holds mask sections");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -25,10 +25,14 @@ namespace factz::detail {
 inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 
 // ---- Fixed sizes and limits of format version 2 -------------------------------------
-/// The version this build writes. Version 2 changed the ANS blob (order-1 contexts, lanes
-/// per plane, sparse planes) and added scalar streams; the container layout is that of
-/// version 1, so version 1 streams coded with Huffman are still read (docs/format.md).
-inline constexpr uint16_t kFormatVersion = 2;
+/// The newest version this build reads and writes. Version 2 changed the ANS blob (order-1
+/// contexts, lanes per plane, sparse planes) and added scalar streams; the container layout
+/// is that of version 1, so version 1 streams coded with Huffman are still read. Version 3
+/// adds the mask sections (missing vertices); a stream without missing vertices is written
+/// as version 2, byte for byte what earlier builds wrote and readable by them, while a
+/// masked stream is version 3, which earlier builds refuse as unsupported (docs/format.md).
+inline constexpr uint16_t kFormatVersion = 3;
+inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -71,11 +75,15 @@ inline constexpr uint32_t kSectionBoundIdsU = 8;     ///< per-vertex bound ids (
 // Id 9 (`bound_ids_v`, a per-component id stream) is reserved by docs/format.md and never
 // written: no constant names it, but the container still knows its name and accepts it, as
 // the spec's section table says.
-inline constexpr uint32_t kLastSectionId = 9;        ///< ids are 1..kLastSectionId
+inline constexpr uint32_t kSectionMask = 10;          ///< missing vertices, run-length coded (version 3)
+inline constexpr uint32_t kSectionMaskedValues = 11;  ///< the missing vertices' stored bits (version 3)
+inline constexpr uint32_t kLastSectionId = 11;        ///< ids are 1..kLastSectionId
+/// The first id a stream may hold only from version 3 on.
+inline constexpr uint32_t kFirstVersion3Section = kSectionMask;
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersion;
+  uint16_t version = kFormatVersionWithoutMask;  ///< 2, or 3 when the stream has mask sections
   uint8_t dtype = kDtypeFloat32;
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)

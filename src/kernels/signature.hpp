@@ -15,6 +15,19 @@ namespace factz::detail {
 /// Signature byte: 0 = no critical point, 1 + CpType otherwise.
 using Signature = uint8_t;
 inline constexpr Signature kNoCriticalPoint = 0;
+/// The signature byte of a triangle outside the mesh (one of its vertices is missing):
+/// the compressors never compare it, and the extractor reports no critical point there.
+inline constexpr Signature kMaskedTriangle = 0xFF;
+
+/// Triangles of cell (i, j) that touch a missing vertex (mask: one byte per vertex, nonzero
+/// = missing; null = none): bit 0 for T0 = (a, c, d), bit 1 for T1 = (a, b, d), with
+/// a = (i, j), b = (i, j+1), c = (i+1, j), d = (i+1, j+1) as in cell_signatures.
+FACTZ_HD uint8_t cell_masked_triangles(const uint8_t* mask, int64_t nx, int64_t i, int64_t j) {
+  if (mask == nullptr) return 0;
+  const int64_t a = i * nx + j, b = a + 1, c = a + nx, d = c + 1;
+  const bool shared = mask[a] != 0 || mask[d] != 0;  // the diagonal a-d is in both
+  return uint8_t((shared || mask[c] != 0 ? 1 : 0) | (shared || mask[b] != 0 ? 2 : 0));
+}
 
 /// Exact inside test of the origin in the triangle spanned by the three tagged points.
 /// Fast path: m_k = orient with p_k replaced by the origin is a 2x2 determinant whose

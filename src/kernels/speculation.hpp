@@ -16,14 +16,15 @@ namespace factz::detail {
 inline constexpr int kZeroVectorId = kMaxBoundId + 1;
 
 /// Do all triangles around vertex (x, y) keep their original signature (`original`, one
-/// byte per triangle) when the vertex takes (cu, cv) and every other vertex its current
-/// value?
+/// byte per triangle; kMaskedTriangle for a triangle outside the mesh, which is skipped)
+/// when the vertex takes (cu, cv) and every other vertex its current value?
 FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, float cv, const float* cur_u,
                               const float* cur_v, const uint8_t* original) {
   int64_t tris[6];
   const int m = incident_triangles(g, y, x, tris);
   const int64_t k = y * g.nx + x;
   for (int t = 0; t < m; ++t) {
+    if (original[tris[t]] == kMaskedTriangle) continue;  // outside the mesh: never compared
     int64_t idx[3];
     triangle_vertices(g, tris[t], idx);
     float uu[3], vv[3];

@@ -48,4 +48,40 @@ FACTZ_HD bool decode_speculative_target(float* u, float* v, int64_t nx, int64_t 
   return ru - ru == 0.0f && rv - rv == 0.0f;  // finite (isfinite differs between host and device)
 }
 
+// ---- Missing vertices (format version 3) -------------------------------------------------
+// A stream with missing vertices stores nothing for them in the speculative sections: the
+// decoder knows the mask first, and both sides give a missing vertex the same stand-in value,
+// which later predictions read (its own value comes from the mask sections at the end).
+
+/// Missing anchors: in row-major order over the anchor lattice A each takes the stand-in of
+/// its left anchor, else of the anchor above, else the first valid anchor's value (0 when no
+/// anchor is valid). Valid anchors must already hold their values in u, v.
+FACTZ_HD void fill_missing_anchors(const PhaseLattice& A, int64_t nx, const uint8_t* missing, float* u, float* v) {
+  float first_u = 0.0f, first_v = 0.0f;
+  for (int64_t a = 0; a < A.count(); ++a) {
+    const int64_t k = lattice_vertex(A, nx, a);
+    if (!missing[k]) {
+      first_u = u[k];
+      first_v = v[k];
+      break;
+    }
+  }
+  for (int64_t a = 0; a < A.count(); ++a) {
+    const int64_t k = lattice_vertex(A, nx, a);
+    if (!missing[k]) continue;
+    const int64_t i = a % A.count_x;
+    const int64_t from = i > 0 ? k - A.dx : (a >= A.count_x ? k - A.dy * nx : -1);
+    u[k] = from >= 0 ? u[from] : first_u;
+    v[k] = from >= 0 ? v[from] : first_v;
+  }
+}
+
+/// A missing target's stand-in: its prediction.
+FACTZ_HD void predict_missing_target(float* u, float* v, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step,
+                                     Phase phase) {
+  const int64_t k = y * nx + x;
+  u[k] = predict(u, nx, ny, x, y, step, phase);
+  v[k] = predict(v, nx, ny, x, y, step, phase);
+}
+
 }  // namespace factz::detail

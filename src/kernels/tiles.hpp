@@ -25,15 +25,27 @@ struct TileLayout {
   FACTZ_HD int64_t tile_of(int64_t x, int64_t y) const { return (y / kTile) * tiles_x + x / kTile; }
 };
 
-/// The Lorenzo code of vertex x of `row` (pre-quantized integers) in row y, inside its
+/// The Lorenzo prediction of vertex x of `row` (pre-quantized integers) in row y, inside its
 /// tile: neighbours outside the tile count as 0, so tiles decode independently. `above` is
 /// the row above, read only when y is not the first row of a tile.
-FACTZ_HD int64_t tile_lorenzo_code(const int32_t* row, const int32_t* above, int64_t x, int64_t y) {
+FACTZ_HD int64_t tile_lorenzo_prediction(const int32_t* row, const int32_t* above, int64_t x, int64_t y) {
   const bool has_l = x % kTile != 0, has_up = y % kTile != 0;
   const int64_t l = has_l ? row[x - 1] : 0;
   const int64_t t = has_up ? above[x] : 0;
   const int64_t tl = (has_l && has_up) ? above[x - 1] : 0;
-  return int64_t(row[x]) - (l + t - tl);
+  return l + t - tl;
+}
+
+/// The Lorenzo code of vertex x of `row`: its integer minus its prediction.
+FACTZ_HD int64_t tile_lorenzo_code(const int32_t* row, const int32_t* above, int64_t x, int64_t y) {
+  return int64_t(row[x]) - tile_lorenzo_prediction(row, above, x, y);
+}
+
+/// The integer of a missing vertex: its prediction, clamped to +-kMaxQuant, so its code is
+/// 0 (nearly free) and its neighbours predict from a flat continuation of the valid data.
+FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y) {
+  const int64_t p = tile_lorenzo_prediction(row, above, x, y), lim = kMaxQuant;
+  return int32_t(p > lim ? lim : (p < -lim ? -lim : p));
 }
 
 /// The symbol of a Lorenzo code: code + kRadius, or 0 (escape) when out of range.

@@ -11,6 +11,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/speculative_decode.hpp"
 #include "kernels/tiles.hpp"
+#include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
@@ -113,8 +114,11 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
 
 Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections) {
   const Options& o = p.options;
-  offer_zstd(sections, o.zstd);
+  for (auto& s : sections)  // the mask sections always ask for zstd (their entropy coder)
+    s.zstd = s.id >= kFirstVersion3Section || (o.zstd && s.id != kSectionMeta);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
+  for (const auto& s : sections)
+    if (s.id >= kFirstVersion3Section) h.version = kFormatVersion;  // mask sections: version 3
   h.components = 2;
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
@@ -158,6 +162,8 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
   }
   for (uint32_t id : required)
     if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
+  auto masked = stream_has_mask(parsed.value());
+  if (!masked.ok()) return masked.status();
   // The per-vertex symbol stream records its own symbol count: it must match the grid
   // before anything is allocated for the grid (a forged header cannot make us allocate).
   const uint32_t per_vertex = speculative ? kSectionBoundIdsU : kSectionCodesU;
@@ -175,7 +181,10 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
     if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
     auto count = coded_symbol_count(EntropyCoder(h.coder), head);
     if (!count.ok()) return count.status();
-    if (count.value() != expected)
+    // A speculative stream has no id for a missing target: its count is checked against
+    // the mask when the ids are decoded (parse_speculative); here it cannot exceed the grid's.
+    const bool fewer_allowed = speculative && masked.value();
+    if (count.value() != expected && !(fewer_allowed && count.value() < expected))
       return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " needs " +
                             std::to_string(expected) + " symbols in " + section_name(per_vertex) + ", which holds " +
                             std::to_string(count.value()));
@@ -221,7 +230,7 @@ Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, st
 }
 
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput& out, bool leave_coded) {
+                         SpeculativeDecodeInput& out, bool leave_coded, const uint8_t* missing) {
   const auto& h = pc.header;
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
   const int64_t s0 = h.anchor_stride;
@@ -247,9 +256,16 @@ Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer&
     out.exact_raw = std::move(ex.value());
     return Status::Ok();
   }
-  out.ids.resize(size_t(n - A.count()));
+  // Missing vertices have no entry: anchors are stored for valid anchors only, and only
+  // valid targets have ids.
+  int64_t missing_anchors = 0, missing_all = 0;
+  if (missing) {
+    for (int64_t a = 0; a < A.count(); ++a) missing_anchors += missing[size_t(lattice_vertex(A, nx, a))] != 0;
+    for (int64_t k = 0; k < n; ++k) missing_all += missing[size_t(k)] != 0;
+  }
+  out.ids.resize(size_t(n - A.count() - (missing_all - missing_anchors)));
   FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
-  int64_t n_codes = 0, n_exact = A.count();
+  int64_t n_codes = 0, n_exact = A.count() - missing_anchors;
   for (uint16_t id : out.ids) {
     if (!valid_target_id(id)) return corrupt_stream("bound id out of range");
     n_codes += id_has_code(id);

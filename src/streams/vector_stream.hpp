@@ -105,7 +105,9 @@ Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, st
 /// blobs are kept for a device decoder (device_coded).
 Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, TiledDecodeInput& out,
                    bool leave_coded = false);
+/// `missing`: the stream's mask (read_mask), when it has one: missing vertices have no
+/// entries in the speculative sections.
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput& out, bool leave_coded = false);
+                         SpeculativeDecodeInput& out, bool leave_coded = false, const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

@@ -28,12 +28,28 @@ Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec 
     if (x[t] == 0 && y[t] != 0) ++c.spurious;
     if (x[t] != 0 && y[t] != 0 && x[t] != y[t]) ++c.type_changed;
   }
+  // Masks: a vertex missing in one field and not in the other is a violation; pointwise
+  // statistics run over the vertices valid in both.
+  const std::vector<uint8_t> ma = missing_mask(a), mb = missing_mask(b);
   const int64_t n = a.size();
+  int64_t valid = n;
+  if (!ma.empty() || !mb.empty()) {
+    valid = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const bool xa = !ma.empty() && ma[size_t(k)], xb = !mb.empty() && mb[size_t(k)];
+      c.masked_vertices += xa;
+      c.mask_mismatch += xa != xb;
+      valid += !xa && !xb;
+    }
+  }
+  const uint8_t* skip_a = ma.empty() ? nullptr : ma.data();
+  const uint8_t* skip_b = mb.empty() ? nullptr : mb.data();
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sq = 0;
   double e0 = 0, e1 = 0;
 #pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec)) \
     reduction(min : lo) reduction(max : hi, e0, e1) reduction(+ : sq)
   for (int64_t k = 0; k < n; ++k) {
+    if ((skip_a && skip_a[k]) || (skip_b && skip_b[k])) continue;
     const double ua = a.u[k], va = a.v[k];
     const double du = ua - double(b.u[k]), dv = va - double(b.v[k]);
     lo = std::min({lo, ua, va});
@@ -43,8 +59,8 @@ Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec 
     sq += du * du + dv * dv;
   }
   c.max_abs_error = {e0, e1};
-  c.value_range = n > 0 ? hi - lo : 0.0;
-  c.rmse = n > 0 ? std::sqrt(sq / double(2 * n)) : 0.0;
+  c.value_range = valid > 0 ? hi - lo : 0.0;
+  c.rmse = valid > 0 ? std::sqrt(sq / double(2 * valid)) : 0.0;
   c.nrmse = c.value_range > 0 ? c.rmse / c.value_range : 0.0;
   c.psnr = c.rmse > 0 ? 20.0 * std::log10(c.value_range / c.rmse)
                       : std::numeric_limits<double>::infinity();

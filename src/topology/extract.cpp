@@ -23,28 +23,6 @@ const char* cp_type_name(CpType t) {
   return "unknown";
 }
 
-Status validate_field(const VectorField2D& f) {
-  if (f.nx <= 0 || f.ny <= 0) return invalid_argument("field dimensions must be positive");
-  if (f.nx > (int64_t(1) << 40) / f.ny) return invalid_argument("field too large (nx*ny > 2^40)");
-  const auto n = static_cast<size_t>(f.size());
-  if (f.u.size() != n || f.v.size() != n)
-    return invalid_argument("component planes must hold nx*ny = " + std::to_string(n) + " values");
-  int64_t bad = 0, first = -1;
-  for (const auto* plane : {&f.u, &f.v}) {
-    for (size_t k = 0; k < n; ++k) {
-      if (!std::isfinite((*plane)[k])) {
-        if (first < 0 || int64_t(k) < first) first = int64_t(k);
-        ++bad;
-      }
-    }
-  }
-  if (bad > 0) {
-    return invalid_argument(std::to_string(bad) + " NaN/Inf value(s); first at x=" +
-                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx));
-  }
-  return Status::Ok();
-}
-
 Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) {
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   const detail::Grid2D g{f.nx, f.ny};
@@ -53,9 +31,22 @@ Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) {
   const float* u = f.u.data();
   const float* v = f.v.data();
   const int64_t cw = g.nx - 1;
+  const std::vector<uint8_t> missing = missing_mask(f);
+  const uint8_t* m = missing.empty() ? nullptr : missing.data();
 #pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec))
   for (int64_t i = 0; i < g.ny - 1; ++i)
-    for (int64_t j = 0; j < cw; ++j) detail::cell_signatures(g, i, j, u, v, &sig[size_t(2 * (i * cw + j))]);
+    for (int64_t j = 0; j < cw; ++j) {
+      uint8_t* out = &sig[size_t(2 * (i * cw + j))];
+      const uint8_t off_mesh = detail::cell_masked_triangles(m, g.nx, i, j);
+      if (off_mesh == 0) {
+        detail::cell_signatures(g, i, j, u, v, out);
+        continue;
+      }
+      // A triangle touching a missing vertex is not in the mesh; its values are never read.
+      const int64_t t0 = 2 * (i * cw + j);
+      for (int t = 0; t < 2; ++t)
+        out[t] = (off_mesh >> t) & 1 ? detail::kNoCriticalPoint : detail::signature_at(g, t0 + t, u, v);
+    }
   return sig;
 }
 

@@ -263,13 +263,13 @@ def test_bad_inputs_fail_cleanly(tmp_path):
     p = run(base[:4] + ["--per-rank", "--blocks", 1, 2, "-i", tmp_path / "u_%r.f32", "-i", tmp_path / "v_%r.f32",
                         "-z", tmp_path / "x"], np_=2, expect=None)
     one_error_line(p, 1, ["rank 1", "v_1.f32"])
-    # A NaN in one block.
+    # An infinite value in one block (NaN would mark a missing vertex, which is no error).
     nan_u = np.fromfile(u, dtype="<f4")
-    nan_u[nx * (ny - 3) + 5] = np.nan
+    nan_u[nx * (ny - 3) + 5] = np.inf
     nan_u.tofile(tmp_path / "nan_u.f32")
     p = run(base[:4] + ["-i", tmp_path / "nan_u.f32", "-i", v, "--blocks", 2, 2, "-z", tmp_path / "x"], np_=4,
             expect=None)
-    one_error_line(p, 1, ["NaN"])
+    one_error_line(p, 1, ["infinite"])
     # Truncated and corrupted multi-block files, one process and several ranks.
     z = tmp_path / "ok.fzmb"
     run(base + ["--blocks", 2, 3, "-z", z])

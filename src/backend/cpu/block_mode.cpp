@@ -35,10 +35,11 @@ std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float>
 
 }  // namespace
 
-void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges) {
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
+              const uint8_t* missing) {
   const TileLayout L(f.nx, f.ny);
-  quantize_plane(f.u, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.u);
-  quantize_plane(f.v, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.v);
+  quantize_plane(f.u, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.u, missing);
+  quantize_plane(f.v, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.v, missing);
   force_exact_edges(f, exact_edges, out);
 }
 
@@ -60,7 +61,8 @@ void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& ou
     }
 }
 
-void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges) {
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
+               const uint8_t* missing) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -90,6 +92,10 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
         const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
         float x0, x1;
         cell_safe_bounds(u, v, g.nx, i, j, eb, x0, x1);
+        // A triangle outside the mesh (it touches a missing vertex) constrains nothing.
+        const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);
+        if (off_mesh & 1) x0 = 1.0f;
+        if (off_mesh & 2) x1 = 1.0f;
         cp_free[size_t(i * cw + j)] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
         xv[a] = std::min(xv[a], std::min(x0, x1));
         xv[d] = std::min(xv[d], std::min(x0, x1));
@@ -115,16 +121,17 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   auto tiles_u = choose_tile_ids(L, f.u, id_u, eb, threads);
   auto tiles_v = choose_tile_ids(L, f.v, id_v, eb, threads);
   lap("tile_ids");
-  quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u);
-  quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v);
+  quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u, missing);
+  quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v, missing);
   force_exact_edges(f, exact_edges, out);
   lap("quantize");
   // 5. The exact check on what the decoder will see, with repair.
-  repair_signatures(f, cp_free.data(), threads, out);
+  repair_signatures(f, cp_free.data(), threads, out, missing);
   lap("repair");
 }
 
-void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out) {
+void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out,
+                       const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
   const float* ru = out.u.recon.data();
   const float* rv = out.v.recon.data();
@@ -142,8 +149,9 @@ void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threa
         // The original's signature is 0 where a safe bound proved it; derived otherwise.
         if (!cp_free || cp_free[size_t(i * cw + j)] != 3) cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
         const int64_t t0 = 2 * (i * cw + j);
-        if (s[0] != o[0]) local.push_back(t0);
-        if (s[1] != o[1]) local.push_back(t0 + 1);
+        const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);  // never checked
+        if (s[0] != o[0] && !(off_mesh & 1)) local.push_back(t0);
+        if (s[1] != o[1] && !(off_mesh & 2)) local.push_back(t0 + 1);
       }
     }
 #pragma omp for schedule(static) ordered
@@ -176,8 +184,11 @@ void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threa
     std::sort(recheck.begin(), recheck.end());
     recheck.erase(std::unique(recheck.begin(), recheck.end()), recheck.end());
     bad.clear();
-    for (int64_t t : recheck)
+    for (int64_t t : recheck) {
+      const int64_t cell = t >> 1;
+      if ((cell_masked_triangles(missing, g.nx, cell / cw, cell % cw) >> (t & 1)) & 1) continue;
       if (signature_at(g, t, ru, rv) != signature_at(g, t, f.u.data(), f.v.data())) bad.push_back(t);
+    }
     ++out.repair_rounds;
   }
 }

@@ -7,6 +7,9 @@
 #include "codec/coder.hpp"
 #include "backend/cpu/frontend.hpp"
 #include "backend/cpu/speculative_mode.hpp"
+#include "factz/topology.hpp"
+#include "streams/mask_sections.hpp"
+#include "streams/missing_fill.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"
 
@@ -43,16 +46,17 @@ double value_range(const VectorField2D& f, int threads) {
 }
 
 /// Modes none and block: frontend and tiled backbone into the stream's sections.
-Status tiled_stream_sections(const VectorField2D& field, const StreamPlan& p, Laps& lap, Stages& stages,
-                             std::vector<Section>& sections, CompressStats& st) {
+Status tiled_stream_sections(const VectorField2D& field, const uint8_t* missing, const StreamPlan& p, Laps& lap,
+                             Stages& stages, std::vector<Section>& sections, CompressStats& st) {
   const int threads = p.threads;
   FrontendResult fr;
-  if (p.options.mode == Mode::none) run_none(field, p.eb, threads, fr, p.options.exact_edges);
-  else run_block(field, p.eb, threads, fr, p.options.exact_edges);
+  if (p.options.mode == Mode::none) run_none(field, p.eb, threads, fr, p.options.exact_edges, missing);
+  else run_block(field, p.eb, threads, fr, p.options.exact_edges, missing);
   lap("frontend");
   for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
   const TileLayout L(field.nx, field.ny);
-  PlanePayload planes[2] = {encode_plane(field.u, L, p.eb, fr.u, threads), encode_plane(field.v, L, p.eb, fr.v, threads)};
+  PlanePayload planes[2] = {encode_plane(field.u, L, p.eb, fr.u, threads, missing),
+                            encode_plane(field.v, L, p.eb, fr.v, threads, missing)};
   TiledPayload pl;
   if (p.options.mode == Mode::block) {
     pl.tile_ids = fr.u.tile_ids;
@@ -76,28 +80,44 @@ Status tiled_stream_sections(const VectorField2D& field, const StreamPlan& p, La
   return Status::Ok();
 }
 
+/// The planes of a stream's modes, before the mask sections.
+Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
+                     std::span<float> v_out, int threads, const uint8_t* missing);
+
 }  // namespace
 
 Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
   const int threads = threads_of(o.policy, o.threads);
-  const double range = o.bound_mode == BoundMode::rel ? value_range(field, threads) : 0.0;
-  const StreamPlan p = make_plan(field.nx, field.ny, o, range, threads);
   Stages stages;
   Laps lap(stages);
   CompressStats st;
+  // Missing vertices: the frontends work on the filled copy and never check a triangle
+  // touching one; the mask sections carry the original bits (streams/mask_sections.hpp).
+  const std::vector<uint8_t> mask = missing_mask(field);
+  VectorField2D filled;
+  if (!mask.empty()) {
+    filled = fill_missing(field, mask);
+    st.masked_vertices = std::count(mask.begin(), mask.end(), uint8_t(1));
+    lap("mask");
+  }
+  const VectorField2D& work = mask.empty() ? field : filled;
+  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
+  const double range = o.bound_mode == BoundMode::rel ? value_range(work, threads) : 0.0;
+  const StreamPlan p = make_plan(field.nx, field.ny, o, range, threads);
   std::vector<Section> sections;
   if (o.mode == Mode::speculative) {
     SpeculativeResult sr;
-    run_speculative(field, p.eb, o.anchor_stride, threads, true, sr, o.exact_edges);
+    run_speculative(work, p.eb, o.anchor_stride, threads, true, sr, o.exact_edges, missing);
     lap("frontend");
     SpeculativePayload pl;
-    speculative_payload(field, o.anchor_stride, sr, pl);
+    speculative_payload(work, o.anchor_stride, sr, pl);
     FACTZ_RETURN_IF_ERROR(speculative_sections(p, pl, sections));
     lap("entropy");
     st.exact_vertices = sr.exact_vertices;
   } else {
-    FACTZ_RETURN_IF_ERROR(tiled_stream_sections(field, p, lap, stages, sections, st));
+    FACTZ_RETURN_IF_ERROR(tiled_stream_sections(work, missing, p, lap, stages, sections, st));
   }
+  if (!mask.empty()) append_mask_sections(mask, field.nx, field.ny, field.u, field.v, sections);
   auto stream = write_vector_stream(p, std::move(sections));
   if (!stream.ok()) return stream.status();
   lap("container");
@@ -110,15 +130,33 @@ Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Opti
 }
 
 Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
-                  std::span<float> v_out, int threads) {
+                  std::span<float> v_out, int threads, std::vector<uint8_t>* mask_out) {
   const auto& h = pc.header;
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
   if (int64_t(u_out.size()) != nx * ny || int64_t(v_out.size()) != nx * ny)
     return invalid_argument("output planes must hold nx*ny = " + std::to_string(nx * ny) + " values");
+  auto masked = stream_has_mask(pc);
+  if (!masked.ok()) return masked.status();
+  std::vector<uint8_t> mask;  // read first: the speculative sections skip missing vertices
+  if (masked.value()) FACTZ_RETURN_IF_ERROR(read_mask(stream, pc, nx, ny, mask));
+  FACTZ_RETURN_IF_ERROR(decode_planes(stream, pc, u_out, v_out, threads, mask.empty() ? nullptr : mask.data()));
+  if (!masked.value()) return Status::Ok();
+  // The missing vertices' bits go over the reconstruction last.
+  FACTZ_RETURN_IF_ERROR(apply_mask_sections(stream, pc, nx, ny, u_out, v_out, mask));
+  if (mask_out) *mask_out = std::move(mask);
+  return Status::Ok();
+}
+
+namespace {
+
+Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
+                     std::span<float> v_out, int threads, const uint8_t* missing) {
+  const auto& h = pc.header;
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
   if (h.mode == uint8_t(Mode::speculative)) {
     SpeculativeDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, threads, in));
-    return decode_speculative(h, in, threads, u_out, v_out);
+    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, threads, in, false, missing));
+    return decode_speculative(h, in, threads, u_out, v_out, missing);
   }
   const Decompressor* unzstd = &zstd_stage_decompressor();
   TiledSections ts;
@@ -137,5 +175,7 @@ Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, st
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 }  // namespace factz::detail

@@ -1,6 +1,11 @@
 // Frontends decide how much error each vertex may take and which vertices are stored
 // exactly; the backbone (tiled_quantizer) does the rest. Each frontend returns the exact
 // planes the decoder will reconstruct.
+//
+// `missing` (optional, one byte per vertex, nonzero = missing): the field passed in is the
+// filled working copy (streams/missing_fill.hpp); triangles touching a missing vertex are
+// outside the mesh, so they constrain no bound and are never checked, and a missing vertex
+// is never stored exactly (its value is the mask sections').
 #pragma once
 
 #include <cstdint>
@@ -22,11 +27,13 @@ struct FrontendResult {
 
 /// Mode none: one uniform bound eb everywhere (eb == 0: every tile exact). exact_edges
 /// (EdgeBits): outer rows/columns whose vertices are stored exactly (force_exact_edges).
-void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0);
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0,
+              const uint8_t* missing = nullptr);
 
 /// Mode block (FaCTz-B): safe bounds per triangle, per vertex, per tile; then the exact
 /// signature check with repair until every triangle keeps its signature.
-void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0);
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0,
+               const uint8_t* missing = nullptr);
 
 /// Whether vertex (x, y) lies on one of the outer rows/columns named by `edges` (EdgeBits:
 /// 1 x = 0, 2 x = nx - 1, 4 y = 0, 8 y = ny - 1).
@@ -47,6 +54,7 @@ void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& ou
 /// none differs. cp_free (optional, one byte per cell, bit t for triangle t) marks
 /// triangles already proven critical-point free in the original, whose original signature
 /// is then known to be 0.
-void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out);
+void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out,
+                       const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

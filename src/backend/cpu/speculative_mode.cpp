@@ -23,7 +23,7 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t anchor_stride, F&& f) {
 }  // namespace
 
 void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
-                     uint8_t exact_edges) {
+                     uint8_t exact_edges, const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cw = g.nx - 1;
   out.recon_u.resize(size_t(n));
@@ -43,17 +43,34 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
     }
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < g.ny - 1; ++i)
-      for (int64_t j = 0; j < cw; ++j) cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(2 * (i * cw + j))]);
+      for (int64_t j = 0; j < cw; ++j) {
+        Signature* s = &sig[size_t(2 * (i * cw + j))];
+        cell_signatures(g, i, j, f.u.data(), f.v.data(), s);
+        const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);  // never compared
+        if (off_mesh & 1) s[0] = kMaskedTriangle;
+        if (off_mesh & 2) s[1] = kMaskedTriangle;
+      }
   }
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   float* cur_u = out.recon_u.data();
   float* cur_v = out.recon_v.data();
+  if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
+    const PhaseLattice A = anchor_lattice(g.nx, g.ny, s0);
+    fill_missing_anchors(A, g.nx, missing, cur_u, cur_v);
+    for (int64_t a = 0; a < A.count(); ++a)
+      if (missing[lattice_vertex(A, g.nx, a)]) out.id[size_t(lattice_vertex(A, g.nx, a))] = kMissingVertex;
+  }
   for_each_phase(g.nx, g.ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * g.nx + x;
+      if (missing && missing[k]) {  // not in the stream: the prediction stands in
+        predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase);
+        out.id[size_t(k)] = kMissingVertex;
+        continue;
+      }
       if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
         // Kept as is (the current state already holds the original); a +0, +0 vector takes
         // the zero-vector id, which reproduces exactly those bits.
@@ -83,6 +100,7 @@ void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeRe
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex(A, nx, a);
+    if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
     exact.f32(f.u[size_t(k)]);
     exact.f32(f.v[size_t(k)]);
   }
@@ -91,6 +109,7 @@ void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeRe
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex(L, nx, t);
       const uint8_t id = r.id[size_t(k)];
+      if (id == kMissingVertex) continue;  // not in the stream
       out.ids.push_back(id);
       if (id_has_code(id)) {
         out.codes_u.push_back(r.sym_u[size_t(k)]);
@@ -105,44 +124,60 @@ void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeRe
 }
 
 Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
-                          std::span<float> v) {
+                          std::span<float> v, const uint8_t* missing) {
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
   const int64_t s0 = h.anchor_stride;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n) return invalid_argument("output planes have the wrong size");
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  int64_t exact_pos = 0;  // valid anchors first, in row-major order
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex(A, nx, a);
-    u[size_t(k)] = in.exact[size_t(2 * a)];
-    v[size_t(k)] = in.exact[size_t(2 * a + 1)];
+    if (missing && missing[k]) continue;
+    u[size_t(k)] = in.exact[size_t(2 * exact_pos)];
+    v[size_t(k)] = in.exact[size_t(2 * exact_pos + 1)];
+    ++exact_pos;
   }
+  if (missing) fill_missing_anchors(A, nx, missing, u.data(), v.data());
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(h.eb, id);
   const std::vector<uint16_t>& ids = in.ids;
-  int64_t id_pos = 0, code_pos = 0, exact_pos = A.count();
+  int64_t id_pos = 0, code_pos = 0;
   int bad = 0;
   for_each_phase(nx, ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
-    // Offsets of each lattice row into the code and exact streams (a serial scan of ids).
-    std::vector<int64_t> code_off(size_t(L.count_y) + 1), exact_off(size_t(L.count_y) + 1);
+    // Offsets of each lattice row into the id, code and exact streams (a serial scan; a
+    // missing target has no entry in any of them).
+    const size_t rows = size_t(L.count_y) + 1;
+    std::vector<int64_t> id_off(rows), code_off(rows), exact_off(rows);
+    id_off[0] = id_pos;
     code_off[0] = code_pos;
     exact_off[0] = exact_pos;
     for (int64_t j = 0; j < L.count_y; ++j) {
-      int64_t c = 0, e = 0;
+      int64_t i_ = 0, c = 0, e = 0;
+      const int64_t y = L.y0 + j * L.dy;
       for (int64_t i = 0; i < L.count_x; ++i) {
-        const uint16_t id = ids[size_t(id_pos + j * L.count_x + i)];
+        if (missing && missing[size_t(y * nx + L.x0 + i * L.dx)]) continue;
+        const uint16_t id = ids[size_t(id_off[size_t(j)] + i_)];
+        ++i_;
         c += id_has_code(id);
         e += id_is_exact(id);
       }
+      id_off[size_t(j) + 1] = id_off[size_t(j)] + i_;
       code_off[size_t(j) + 1] = code_off[size_t(j)] + c;
       exact_off[size_t(j) + 1] = exact_off[size_t(j)] + e;
     }
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad)
     for (int64_t j = 0; j < L.count_y; ++j) {
-      int64_t c = code_off[size_t(j)], e = exact_off[size_t(j)];
+      int64_t d = id_off[size_t(j)], c = code_off[size_t(j)], e = exact_off[size_t(j)];
       const int64_t y = L.y0 + j * L.dy;
       for (int64_t i = 0; i < L.count_x; ++i) {
-        const uint16_t id = ids[size_t(id_pos + j * L.count_x + i)];
+        const int64_t x = L.x0 + i * L.dx;
+        if (missing && missing[size_t(y * nx + x)]) {
+          predict_missing_target(u.data(), v.data(), nx, ny, x, y, step, phase);
+          continue;
+        }
+        const uint16_t id = ids[size_t(d++)];
         const bool coded = id_has_code(id), exact = id_is_exact(id);
-        if (!decode_speculative_target(u.data(), v.data(), nx, ny, L.x0 + i * L.dx, y, step, phase, id,
+        if (!decode_speculative_target(u.data(), v.data(), nx, ny, x, y, step, phase, id,
                                        exact ? &in.exact[size_t(2 * e)] : nullptr, coded ? in.codes_u[size_t(c)] : 0,
                                        coded ? in.codes_v[size_t(c)] : 0, bound))
           bad = 1;
@@ -150,7 +185,7 @@ Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int
         e += exact;
       }
     }
-    id_pos += L.count();
+    id_pos = id_off.back();
     code_pos = code_off.back();
     exact_pos = exact_off.back();
   });

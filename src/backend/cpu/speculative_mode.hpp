@@ -19,10 +19,13 @@
 
 namespace factz::detail {
 
+/// SpeculativeResult::id of a missing vertex (never written to a stream).
+inline constexpr uint8_t kMissingVertex = 0xFE;
+
 /// What the speculative frontend decided, per vertex.
 struct SpeculativeResult {
   BigVector<float> recon_u, recon_v;  ///< the decoder's values
-  BigVector<uint8_t> id;              ///< 0 exact, 1..30 bound id, kZeroVectorId; anchors 0
+  BigVector<uint8_t> id;              ///< 0 exact, 1..30 bound id, kZeroVectorId, kMissingVertex; anchors 0
   BigVector<uint16_t> sym_u, sym_v;   ///< code + radius where 1 <= id <= 30
   int64_t exact_vertices = 0;         ///< anchors, exact targets and zero vectors
 };
@@ -30,9 +33,11 @@ struct SpeculativeResult {
 /// Runs the schedule. `check` false skips the signature verification (tests only: it
 /// shows that the check is what keeps the critical points). Vertices on the outer
 /// rows/columns named by exact_edges (EdgeBits) are not speculated: they keep their
-/// original value (id 0, or the zero-vector id for +0, +0).
+/// original value (id 0, or the zero-vector id for +0, +0). `missing` (optional, one byte
+/// per vertex): the field is the filled working copy; triangles touching a missing vertex
+/// are outside the mesh and never checked (kMaskedTriangle).
 void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, int threads, bool check,
-                     SpeculativeResult& out, uint8_t exact_edges = 0);
+                     SpeculativeResult& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
 /// exact values (anchors, then exact targets). The stream layer codes and assembles it.
@@ -40,8 +45,9 @@ void speculative_payload(const VectorField2D& f, int64_t anchor_stride, const Sp
                          SpeculativePayload& out);
 
 /// Reconstructs the planes (nx * ny floats each) of a speculative stream from its parsed
-/// input (streams/vector_stream.hpp: parse_speculative), one OpenMP loop per phase.
+/// input (streams/vector_stream.hpp: parse_speculative), one OpenMP loop per phase. With
+/// `missing` (the stream's mask), missing vertices take their stand-ins.
 Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
-                          std::span<float> v);
+                          std::span<float> v, const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

@@ -26,10 +26,11 @@ struct QuantizedPlane {
 };
 
 /// Quantizes plane x with the given tile ids. A vertex whose reconstruction misses its
-/// own required bound (vertex_ids, or the tile bound when null) is stored exactly.
+/// own required bound (vertex_ids, or the tile bound when null) is stored exactly, unless
+/// it is missing (`missing`, optional): a missing vertex keeps its reconstruction.
 void quantize_plane(std::span<const float> x, const TileLayout& layout, float eb,
                     std::vector<uint8_t> tile_ids, const uint8_t* vertex_ids, int threads,
-                    QuantizedPlane& out);
+                    QuantizedPlane& out, const uint8_t* missing = nullptr);
 
 /// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
 struct PlanePayload {
@@ -39,8 +40,10 @@ struct PlanePayload {
   std::vector<uint8_t> exact_values;
 };
 
+/// `missing` (optional): a missing vertex is not quantized: its integer is its Lorenzo
+/// prediction (kernels/tiles.hpp missing_vertex_quant), so its code is 0.
 PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
-                          int threads);
+                          int threads, const uint8_t* missing = nullptr);
 
 /// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
 /// is written) from tile ids and payloads.

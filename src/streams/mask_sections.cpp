@@ -1,0 +1,133 @@
+#include "streams/mask_sections.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "codec/mask_coder.hpp"
+#include "streams/stream_common.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::detail {
+namespace {
+
+// masked_values layouts (the first byte).
+constexpr uint8_t kOnePair = 0;    // u32 u bits, u32 v bits: every missing vertex holds them
+constexpr uint8_t kPairTable = 1;  // varint pairs, the pairs, then a varint index per missing vertex
+constexpr uint8_t kRawPairs = 2;   // u32 u bits, u32 v bits per missing vertex, in index order
+
+}  // namespace
+
+void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
+                          std::span<const float> v, std::vector<Section>& sections) {
+  // The mask: the count of missing vertices, then the bitmap (codec/mask_coder.hpp).
+  std::vector<std::pair<uint32_t, uint32_t>> bits;
+  for (size_t k = 0; k < mask.size(); ++k)
+    if (mask[k]) bits.emplace_back(std::bit_cast<uint32_t>(u[k]), std::bit_cast<uint32_t>(v[k]));
+  ByteWriter mask_bytes;
+  mask_bytes.varint(bits.size());
+  std::vector<uint8_t> coded;
+  encode_mask(mask, nx, ny, coded);
+  mask_bytes.bytes().insert(mask_bytes.bytes().end(), coded.begin(), coded.end());
+
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> table;
+  for (const auto& b : bits)
+    if (table.size() <= bits.size() / 2 + 1) table.emplace(b, 0);
+  ByteWriter values;
+  if (table.size() == 1) {
+    values.u8(kOnePair);
+    values.u32(bits[0].first);
+    values.u32(bits[0].second);
+  } else if (table.size() <= bits.size() / 2) {  // a table pays when pairs repeat
+    values.u8(kPairTable);
+    values.varint(table.size());
+    uint64_t index = 0;
+    for (auto& [pair, at] : table) {
+      at = index++;
+      values.u32(pair.first);
+      values.u32(pair.second);
+    }
+    for (const auto& b : bits) values.varint(table.at(b));
+  } else {
+    values.u8(kRawPairs);
+    for (const auto& b : bits) {
+      values.u32(b.first);
+      values.u32(b.second);
+    }
+  }
+  Section ms{kSectionMask, std::move(mask_bytes.bytes())};
+  Section vs{kSectionMaskedValues, std::move(values.bytes())};
+  ms.zstd = vs.zstd = true;  // kept only where it shrinks them (repeated NaN payloads, tables)
+  sections.push_back(std::move(ms));
+  sections.push_back(std::move(vs));
+}
+
+Result<bool> stream_has_mask(const ParsedContainer& pc) {
+  const bool m = has_section(pc, kSectionMask), v = has_section(pc, kSectionMaskedValues);
+  if (m != v) return corrupt_stream(std::string("section ") + (m ? "mask" : "masked_values") + " without " +
+                                    (m ? "masked_values" : "mask"));
+  return m;
+}
+
+Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                 std::vector<uint8_t>& mask) {
+  auto coded = read_section(stream, pc, kSectionMask, &zstd_stage_decompressor());
+  if (!coded.ok()) return coded.status();
+  ByteReader r(coded.value());
+  uint64_t missing = 0;
+  if (!r.varint(missing) || missing == 0 || missing > uint64_t(nx * ny)) return corrupt_stream("mask: invalid count");
+  const size_t head = coded->size() - r.remaining();
+  FACTZ_RETURN_IF_ERROR(decode_mask(std::span<const uint8_t>(coded.value()).subspan(head), nx, ny, mask));
+  uint64_t set = 0;
+  for (uint8_t m : mask) set += m;
+  if (set != missing)
+    return corrupt_stream("mask: " + std::to_string(set) + " missing vertices decoded, " + std::to_string(missing) +
+                          " recorded");
+  return Status::Ok();
+}
+
+Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                           std::span<float> u, std::span<float> v, std::vector<uint8_t>& mask) {
+  const int64_t n = nx * ny;
+  if (mask.size() != size_t(n)) FACTZ_RETURN_IF_ERROR(read_mask(stream, pc, nx, ny, mask));
+  uint64_t missing = 0;
+  for (uint8_t m : mask) missing += m;
+  auto values = read_section(stream, pc, kSectionMaskedValues, &zstd_stage_decompressor());
+  if (!values.ok()) return values.status();
+  ByteReader rv(values.value());
+  uint8_t kind = 0;
+  if (!rv.u8(kind)) return corrupt_stream("masked_values: empty");
+  std::vector<std::pair<uint32_t, uint32_t>> table;
+  if (kind == kOnePair || kind == kRawPairs) {
+    const uint64_t pairs = kind == kOnePair ? 1 : missing;
+    if (rv.remaining() != pairs * 8) return corrupt_stream("masked_values: wrong size");
+  } else if (kind == kPairTable) {
+    uint64_t size = 0;
+    if (!rv.varint(size) || size < 2 || size > missing || rv.remaining() < size * 8)
+      return corrupt_stream("masked_values: invalid table");
+    table.resize(size_t(size));
+    for (auto& p : table)
+      if (!rv.u32(p.first) || !rv.u32(p.second)) return corrupt_stream("masked_values: table truncated");
+  } else {
+    return corrupt_stream("masked_values: unknown layout " + std::to_string(kind));
+  }
+  uint32_t bu = 0, bv = 0;
+  if (kind == kOnePair && (!rv.u32(bu) || !rv.u32(bv))) return corrupt_stream("masked_values: truncated");
+  for (int64_t k = 0; k < n; ++k) {
+    if (!mask[size_t(k)]) continue;
+    if (kind == kRawPairs && (!rv.u32(bu) || !rv.u32(bv))) return corrupt_stream("masked_values: truncated");
+    if (kind == kPairTable) {
+      uint64_t index = 0;
+      if (!rv.varint(index) || index >= table.size()) return corrupt_stream("masked_values: index out of range");
+      std::tie(bu, bv) = table[size_t(index)];
+    }
+    u[size_t(k)] = std::bit_cast<float>(bu);
+    v[size_t(k)] = std::bit_cast<float>(bv);
+  }
+  if (!rv.at_end()) return corrupt_stream("masked_values: trailing bytes");
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

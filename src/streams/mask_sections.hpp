@@ -1,0 +1,37 @@
+// The two sections of a stream with missing vertices (format version 3, docs/format.md
+// "Masks"): `mask`, the count of missing vertices and their bitmap (codec/mask_coder.hpp:
+// adaptive binary range coding with a context of coded neighbours), and
+// `masked_values`, the bits each missing vertex held (the fill value's, or the NaN that was
+// read, payload included), as one shared pair, a table of distinct pairs with an index per
+// vertex, or raw pairs. Both are offered to the zstd stage (kept where it shrinks them). Every backend's streams use these; the decoder lays the values
+// over its reconstruction last.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/status.hpp"
+#include "format/container.hpp"
+
+namespace factz::detail {
+
+/// Appends the mask sections of `mask` (nx * ny bytes, nonzero = missing, at least one)
+/// and of the planes' bits at the missing vertices.
+void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
+                          std::span<const float> v, std::vector<Section>& sections);
+
+/// Whether a parsed stream holds the mask sections (both, or it is corrupt).
+Result<bool> stream_has_mask(const ParsedContainer& pc);
+
+/// Reads the mask sections of a stream of nx * ny vertices (stream_has_mask true): the mask
+/// into `mask` (1 = missing; kept when it already holds nx * ny bytes from read_mask) and
+/// each missing vertex's stored bits into u, v.
+Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                           std::span<float> u, std::span<float> v, std::vector<uint8_t>& mask);
+
+/// The mask section alone (the speculative decoder needs the mask before the values).
+Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                 std::vector<uint8_t>& mask);
+
+}  // namespace factz::detail

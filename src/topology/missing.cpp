@@ -1,0 +1,94 @@
+// Missing vertices: validation, the mask of a field (its own mask plus NaN), declared fill
+// values, and the detection of fill values nobody declared (docs/architecture.md, "Masks").
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "factz/topology.hpp"
+
+namespace factz {
+
+Status validate_field(const VectorField2D& f) {
+  if (f.nx <= 0 || f.ny <= 0) return invalid_argument("field dimensions must be positive");
+  if (f.nx > (int64_t(1) << 40) / f.ny) return invalid_argument("field too large (nx*ny > 2^40)");
+  const auto n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n)
+    return invalid_argument("component planes must hold nx*ny = " + std::to_string(n) + " values");
+  if (!f.mask.empty() && f.mask.size() != n)
+    return invalid_argument("the mask must be empty or hold nx*ny = " + std::to_string(n) + " bytes, not " +
+                            std::to_string(f.mask.size()));
+  int64_t bad = 0, first = -1;
+  for (size_t k = 0; k < n; ++k) {
+    if (!f.mask.empty() && f.mask[k]) continue;
+    const float a = f.u[k], b = f.v[k];
+    if (std::isnan(a) || std::isnan(b)) continue;  // missing
+    if (std::isinf(a) || std::isinf(b)) {
+      if (first < 0) first = int64_t(k);
+      ++bad;
+    }
+  }
+  if (bad > 0)
+    return invalid_argument(std::to_string(bad) + " infinite value(s) at valid vertices; first at x=" +
+                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx) +
+                            " (declare it as a fill value if it marks missing data)");
+  return Status::Ok();
+}
+
+std::vector<uint8_t> missing_mask(const VectorField2D& f) {
+  const size_t n = static_cast<size_t>(f.size());
+  std::vector<uint8_t> m;
+  bool any = false;
+  for (size_t k = 0; k < n && k < f.u.size() && k < f.v.size(); ++k) {
+    const bool miss = (!f.mask.empty() && f.mask[k]) || std::isnan(f.u[k]) || std::isnan(f.v[k]);
+    if (miss && !any) {
+      m.assign(n, 0);
+      any = true;
+    }
+    if (miss) m[k] = 1;
+  }
+  return m;
+}
+
+int64_t mark_missing(VectorField2D& f, const FillValues& fill) {
+  const size_t n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n) return 0;
+  const bool fu = fill.u && !std::isnan(*fill.u), fv = fill.v && !std::isnan(*fill.v);
+  std::vector<uint8_t> m = f.mask.size() == n ? f.mask : std::vector<uint8_t>(n, 0);
+  int64_t count = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const bool miss = m[k] != 0 || std::isnan(f.u[k]) || std::isnan(f.v[k]) || (fu && f.u[k] == *fill.u) ||
+                      (fv && f.v[k] == *fill.v);
+    m[k] = miss ? 1 : 0;
+    count += miss;
+  }
+  if (count == 0) m.clear();
+  f.mask = std::move(m);
+  return count;
+}
+
+std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f) {
+  // Fill values in common use (CF defaults, netCDF's NC_FILL_FLOAT, sentinels).
+  static constexpr std::array<float, 8> kCommon = {1e20f, -1e20f, 9.96921e36f, -9999.0f, -999.0f,
+                                                   -3.4028235e38f, 3.4028235e38f, -1e30f};
+  const size_t n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n) return std::nullopt;
+  std::map<uint32_t, int64_t> counts;
+  for (size_t k = 0; k < n; ++k) {
+    if (!f.mask.empty() && f.mask[k]) continue;
+    for (float x : {f.u[k], f.v[k]}) {
+      if (std::isnan(x)) continue;
+      const bool huge = std::fabs(x) >= 1e15f;
+      const bool common = std::find(kCommon.begin(), kCommon.end(), x) != kCommon.end();
+      if (huge || common) ++counts[std::bit_cast<uint32_t>(x)];
+    }
+  }
+  if (counts.empty()) return std::nullopt;
+  auto best = std::max_element(counts.begin(), counts.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return SuspectedFill{std::bit_cast<float>(best->first), best->second};
+}
+
+}  // namespace factz
