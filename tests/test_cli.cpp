@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "factz/factz.hpp"
+#include "factz/io.hpp"
 #include "support/temp_dir.hpp"
 #include "synth.hpp"
 
@@ -1084,6 +1085,58 @@ TEST(Cli, NpyHeadersAreReadAsNumpyDefinesThem) {
   expect_clean_error(factz(dir, "cp -2 64 48 -i v4.npy -i v.f32"), 1, "cp", "v4.npy: .npy format version 4.0",
                      "version 4");
   EXPECT_FALSE(fs::exists(dir / "x.fz"));
+}
+
+}  // namespace
+}  // namespace factz
+
+namespace factz {
+namespace {
+
+// Issue 17: a fill value declared with --fill is missing data, stored bit for bit; one
+// nobody declared gets a warning naming it; ordinary data gets none.
+TEST(Cli, FillValuesAreMaskedAndAForgottenOneIsNamed) {
+  TempDir dir;
+  VectorField2D f = synth::turbulence(64, 48, 5);
+  for (int64_t y = 10; y < 30; ++y)
+    for (int64_t x = 5; x < 25; ++x) f.u[size_t(y * 64 + x)] = f.v[size_t(y * 64 + x)] = 1e20f;
+  write_field(dir, f);
+  write_field(dir, synth::turbulence(64, 48, 6), "plain_");
+  const Outcome quiet = factz(dir, "compress -2 64 48 -i plain_u.f32 -i plain_v.f32 -z p.fz");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.describe();
+  EXPECT_EQ(quiet.err.find("warning"), std::string::npos) << quiet.err;
+  const Outcome forgot = factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z a.fz");
+  ASSERT_EQ(forgot.exit_code, 0) << forgot.describe();
+  EXPECT_NE(forgot.err.find("warning: 800 value(s) equal 1e+20"), std::string::npos) << forgot.err;
+  EXPECT_NE(forgot.err.find("--fill 1e+20"), std::string::npos) << forgot.err;
+  const Outcome c = factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z s.fz --fill 1e20");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_EQ(c.err.find("warning"), std::string::npos) << c.err;
+  auto kv = key_values(c.err);
+  EXPECT_EQ(kv["masked_vertices"], "400") << c.err;
+  EXPECT_LT(std::stod(kv["eb_abs"]), 1.0) << "the bound must come from the valid range: " << c.err;
+  const Outcome d = factz(dir, "decompress -z s.fz -o u2.f32 -o v2.f32");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  const Outcome v = factz(dir, "verify -2 64 48 -i u.f32 -i v.f32 -d u2.f32 -d v2.f32 --fill 1e20");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  kv = key_values(v.out);
+  EXPECT_EQ(kv["violations"], "0") << v.out;
+  EXPECT_EQ(kv["mask_mismatch"], "0") << v.out;
+  EXPECT_EQ(kv["masked_vertices"], "400") << v.out;
+  // The fill value comes back bit for bit where it was.
+  const auto back = read_vector_field((dir / "u2.f32"), (dir / "v2.f32"), 64, 48);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->u[size_t(20 * 64 + 10)], 1e20f);
+  // A reconstruction whose mask differs is a violation.
+  VectorField2D other = back.value();
+  other.u[0] = other.v[0] = 1e20f;
+  write_field(dir, other, "w_");
+  const Outcome bad = factz(dir, "verify -2 64 48 -i u.f32 -i v.f32 -d w_u.f32 -d w_v.f32 --fill 1e20");
+  EXPECT_EQ(key_values(bad.out)["mask_mismatch"], "1") << bad.out;
+  const Outcome usage = factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z s.fz --fill lots");
+  EXPECT_EQ(usage.exit_code, 2) << usage.describe();
+  const Outcome cp = factz(dir, "cp -2 64 48 -i u.f32 -i v.f32 --fill-u 1e20 --fill-v 1e20");
+  EXPECT_EQ(key_values(cp.out)["masked_vertices"], "400") << cp.describe();
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ int compress_single(const Args& a) {
   require_plain_paths({uf, vf, a.get("-z")});
   const factz::Options o = compress_options(a);
   const auto t0 = Clock::now();
-  const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  mark_missing_of(a, field, "compress");
   const double read_s = seconds_since(t0);
   factz::CompressStats st;
   const auto t1 = Clock::now();
@@ -432,8 +433,10 @@ int verify_blocks(World& w, const Args& a) {
     const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
     const factz::Exec ex = exec_of(a);
     if (!w.distributed() && !a.has("--per-rank")) {  // one process: read each field once
-      const auto o = take(factz::read_vector_field(ui, vi, nx, ny));
-      const auto d = take(factz::read_vector_field(ud, vd, nx, ny));
+      auto o = take(factz::read_vector_field(ui, vi, nx, ny));
+      auto d = take(factz::read_vector_field(ud, vd, nx, ny));
+      mark_missing_of(a, o, "verify");
+      factz::mark_missing(d, fill_of(a));
       for (int b = 0; b < L.count(); ++b)
         tally_block(L, b, factz::extract_block(o, L.blocks[size_t(b)]), factz::extract_block(d, L.blocks[size_t(b)]),
                     ex, t);

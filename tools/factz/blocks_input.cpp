@@ -121,6 +121,7 @@ VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayo
     f.u = read_block_plane(u, L.nx, L.ny, e);
     f.v = read_block_plane(v, L.nx, L.ny, e);
   }
+  factz::mark_missing(f, fill_of(a));  // NaN and the declared fill values (extract_block keeps the mask)
   const Status s = factz::validate_field(f);
   if (!s.ok())
     fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +

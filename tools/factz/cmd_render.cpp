@@ -29,6 +29,7 @@ const Command kSpec{
      {"--zoom", 4, "X0 Y0 X1 Y1", "window of vertices, inclusive: 0 <= X0 < X1 < NX, 0 <= Y0 < Y1 < NY"},
      {"--lic", 0, "", "line integral convolution texture over the magnitude"},
      {"--size", 1, "PX", "pixels along the window's longer side (default 1024, 16..16384)"},
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      {"-x", 1, "POLICY", "serial | omp | omp=T (default omp)"},
      {"--help", 0, "", "show this help"},
      {"-h", 0, "", "show this help"}},
@@ -69,10 +70,12 @@ int run(const Args& a) {
   o.threads = exec.threads;
 
   auto original = factz::cli::take(factz::read_vector_field(u, v, nx, ny));
+  factz::cli::mark_missing_of(a, original, "render");
   factz::VectorField2D recon;
   if (with_recon) {
     const auto [u2, v2] = factz::cli::two_files(a, "-d");
     recon = factz::cli::take(factz::read_vector_field(u2, v2, nx, ny));
+    factz::mark_missing(recon, factz::cli::fill_of(a));
   }
   auto markers = factz::cli::take(factz::render::classify(original, with_recon ? &recon : nullptr, exec));
   // The colour scale follows the original, so that pictures of several reconstructions compare.

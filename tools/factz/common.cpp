@@ -1,5 +1,8 @@
 #include "common.hpp"
 
+#include <cstdlib>
+#include <optional>
+#include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -220,7 +223,8 @@ std::string json_number(double x) {
 void add_comparison(StatsWriter& s, const factz::Comparison& c) {
   using In = StatsWriter::In;
   s.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);
-  s.count("spurious", c.spurious).count("type_changed", c.type_changed).count("violations", c.violations());
+  s.count("spurious", c.spurious).count("type_changed", c.type_changed).count("mask_mismatch", c.mask_mismatch);
+  s.count("violations", c.violations()).count("masked_vertices", c.masked_vertices);
   std::string pair = "[";  // built by appending: GCC 12 warns (-Wrestrict) on "[" + std::string
   pair += json_number(c.max_abs_error[0]);
   pair += ", ";
@@ -228,6 +232,53 @@ void add_comparison(StatsWriter& s, const factz::Comparison& c) {
   s.json("max_abs_error", pair + "]");
   s.num("max_abs_error_u", c.max_abs_error[0], In::text).num("max_abs_error_v", c.max_abs_error[1], In::text);
   s.num("rmse", c.rmse).num("nrmse", c.nrmse).num("psnr", c.psnr);
+}
+
+OptionSpec fill_option() {
+  return {"--fill", 1, "V",
+          "the fill value marking missing vertices in both components (netCDF _FillValue / missing_value, e.g. "
+          "1e20, -9999, inf); NaN always marks a vertex missing. Missing vertices are stored bit for bit, outside "
+          "the error bound and the mesh"};
+}
+OptionSpec fill_u_option() { return {"--fill-u", 1, "V", "the fill value of u only (overrides --fill for u)"}; }
+OptionSpec fill_v_option() { return {"--fill-v", 1, "V", "the fill value of v only (overrides --fill for v)"}; }
+
+factz::FillValues fill_of(const Args& a) {
+  auto value = [&](const char* flag) -> std::optional<float> {
+    const std::string s = a.get(flag);
+    double d = 0;
+    if (s == "nan" || s == "NaN") return std::nanf("");
+    if (s == "inf" || s == "+inf" || s == "Inf") return std::numeric_limits<float>::infinity();
+    if (s == "-inf" || s == "-Inf") return -std::numeric_limits<float>::infinity();
+    if (!to_double(s, d)) fail(std::string(flag) + " needs a number (or inf, -inf, nan), got '" + s + "'", 2);
+    const float f = float(d);
+    if (!std::isfinite(f)) fail(std::string(flag) + " " + s + " is beyond float32", 2);
+    return f;
+  };
+  factz::FillValues fill;
+  if (a.has("--fill")) fill.u = fill.v = value("--fill");
+  if (a.has("--fill-u")) fill.u = value("--fill-u");
+  if (a.has("--fill-v")) fill.v = value("--fill-v");
+  return fill;
+}
+
+int64_t mark_missing_of(const Args& a, factz::VectorField2D& f, const std::string& command) {
+  const factz::FillValues fill = fill_of(a);
+  const int64_t missing = factz::mark_missing(f, fill);
+  if (!fill.any()) {
+    if (auto suspect = factz::suspected_fill_value(f)) {
+      char value[64];
+      for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as the value
+        std::snprintf(value, sizeof value, "%.*g", digits, double(suspect->value));
+        if (std::strtof(value, nullptr) == suspect->value) break;
+      }
+      std::fprintf(stderr,
+                   "factz %s: warning: %lld value(s) equal %s, which looks like a fill value for missing data; "
+                   "if it is one, declare it with --fill %s (or --fill-u/--fill-v), else it is compressed as data\n",
+                   command.c_str(), (long long)suspect->count, value, value);
+    }
+  }
+  return missing;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -78,6 +78,20 @@ std::string json_number(double x);
 /// The vector-field comparison's statistics, cp_original through psnr, as verify prints
 /// them (max_abs_error: a JSON array, or max_abs_error_u and max_abs_error_v in the line).
 void add_comparison(StatsWriter& s, const factz::Comparison& c);
+
+/// The options that declare missing data: --fill V (both components), --fill-u V, --fill-v V
+/// (V a number, inf, -inf or nan). Functions, not constants: command tables in other files
+/// are built during static initialization.
+OptionSpec fill_option();
+OptionSpec fill_u_option();
+OptionSpec fill_v_option();
+/// The declared fill values (usage error, exit 2, for a value that is not a number).
+factz::FillValues fill_of(const Args& a);
+/// Marks the missing vertices of a field read from files (NaN and the declared fill values)
+/// and returns their count. Without a declared fill value, a value that looks like one
+/// (factz::suspected_fill_value) gets a warning on stderr naming it, its count and --fill:
+/// a forgotten fill value must not pass silently as data.
+int64_t mark_missing_of(const Args& a, factz::VectorField2D& f, const std::string& command);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
 /// A subcommand defined in its own translation unit. Register it with a namespace-scope

@@ -58,7 +58,7 @@ const factz::cli::OptionSpec kPersistence{
 
 const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) or a 2D/3D scalar field into a FaCTz stream.",
-    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [-x POLICY] [--json]\n"
+    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
     "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [-x POLICY] [--json]",
     {kDims, kDims3,
      {"-i", 1, "FILE", "input component (give twice: u then v; once for a scalar field); '-' reads stdin", true},
@@ -74,6 +74,7 @@ const Command kCompress{
      {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default) | huffman (canonical Huffman)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kDecompress{
@@ -88,7 +89,7 @@ const Command kDecompress{
 const Command kVerify{
     "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors; "
     "for scalar fields the simplified contour trees (false positive / negative / type, arcs, pairing), errors.",
-    "factz verify -2 NX NY -i U -i V -d U2 -d V2 [-x POLICY] [--json]\n"
+    "factz verify -2 NX NY -i U -i V -d U2 -d V2 [--fill V] [-x POLICY] [--json]\n"
     "       factz verify -2 NX NY | -3 NX NY NZ -i S -d S2 [--persistence P] [-x POLICY] [--json]   (scalar)",
     {kDims, kDims3,
      {"-i", 1, "FILE", "original component (u then v; once for a scalar field)", true},
@@ -97,14 +98,16 @@ const Command kVerify{
      {"--blocks", 2, "PX PY",
       "check block by block (the layout of compress --blocks); under mpirun each rank checks its blocks and the "
       "counts are summed"},
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kCp{
     "cp", "Extract the critical points of a 2D vector field (exact, Simulation of Simplicity).",
-    "factz cp -2 NX NY -i U -i V [--json] [--csv FILE] [-x POLICY]",
+    "factz cp -2 NX NY -i U -i V [--fill V] [--json] [--csv FILE] [-x POLICY]",
     {kDims,
      {"-i", 1, "FILE", "component (u then v)", true},
      {"--csv", 1, "FILE", "write one row per critical point: triangle,row,column,mu0,mu1,mu2,type"},
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      kExec, kJson, kHelp, kHelpShort}};
 
 const Command kInfo{"info", "Print the header and section sizes of a FaCTz stream.", "factz info -z IN",
@@ -146,7 +149,8 @@ int run_cp(const Args& a) {
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
   refuse_clobbering(a, {"-i"}, {"--csv"});
-  const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  const int64_t masked = factz::cli::mark_missing_of(a, field, "cp");
   const auto cps = take(factz::critical_points(field, exec_of(a)));
   int64_t counts[factz::kCpTypeCount] = {};
   for (const auto& c : cps) ++counts[int(c.type)];
@@ -164,6 +168,7 @@ int run_cp(const Args& a) {
   StatsWriter types, s;
   for (int t = 0; t < factz::kCpTypeCount; ++t) types.count(factz::cp_type_name(factz::CpType(t)), counts[t]);
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("critical_points", cps.size());
+  s.count("masked_vertices", masked);
   s.json("types", types.object());
   for (int t = 0; t < factz::kCpTypeCount; ++t) s.count(factz::cp_type_name(factz::CpType(t)), counts[t], In::text);
   s.print(a.has("--json"), true);
@@ -202,8 +207,10 @@ int run_verify(const Args& a) {
   dims(a, nx, ny);
   auto [uf, vf] = two_files(a, "-i");
   auto [ud, vd] = two_files(a, "-d");
-  const auto orig = take(factz::read_vector_field(uf, vf, nx, ny));
-  const auto dec = take(factz::read_vector_field(ud, vd, nx, ny));
+  auto orig = take(factz::read_vector_field(uf, vf, nx, ny));
+  auto dec = take(factz::read_vector_field(ud, vd, nx, ny));
+  factz::cli::mark_missing_of(a, orig, "verify");
+  factz::mark_missing(dec, factz::cli::fill_of(a));  // the same fill values on both sides
   const auto c = take(factz::compare(orig, dec, exec_of(a)));
   StatsWriter s;
   factz::cli::add_comparison(s, c);
@@ -262,7 +269,8 @@ int run_compress(const Args& a) {
   auto [uf, vf] = two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   const factz::Options o = factz::cli::vector_compress_options(a, true);
-  const auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  auto field = take(factz::read_vector_field(uf, vf, nx, ny));
+  factz::cli::mark_missing_of(a, field, "compress");
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress(field, o, &st));  // -x cuda: o.policy runs it on the GPU
@@ -276,6 +284,7 @@ int run_compress(const Args& a) {
   s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
   s.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
   s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
+  s.count("masked_vertices", st.masked_vertices);
   s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
   s.print(a.has("--json"), false);
   return 0;
