@@ -83,6 +83,18 @@ struct Case {
   bool zstd;
 };
 
+/// The library options of a case.
+factz::Options options_of(const Case& c) {
+  factz::Options o;
+  o.mode = c.mode;
+  o.coder = c.coder;
+  o.bound_mode = c.bound_mode;
+  o.bound = c.bound;
+  o.anchor_stride = c.anchor_stride;
+  o.zstd = c.zstd;
+  return o;
+}
+
 std::string describe(const Case& c) {
   return std::string(factz::mode_name(c.mode)) + "/" + factz::coder_name(c.coder) +
          (c.bound_mode == factz::BoundMode::rel ? " rel " : " abs ") + std::to_string(c.bound) + " s0 " +
@@ -113,13 +125,7 @@ TEST(GpuModel, StreamsAreByteIdenticalToTheCpuAndDecodeIdentically) {
   for (const auto& nf : all_fields())
     for (const Case& c : cases()) {
       SCOPED_TRACE(nf.name + " " + describe(c));
-      factz::Options o;
-      o.mode = c.mode;
-      o.coder = c.coder;
-      o.bound_mode = c.bound_mode;
-      o.bound = c.bound;
-      o.anchor_stride = c.anchor_stride;
-      o.zstd = c.zstd;
+      factz::Options o = options_of(c);
       o.threads = 2;
       auto cpu = factz::compress(nf.f, o);
       ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
@@ -611,13 +617,7 @@ TEST(GpuModelDispatch, PolicyCudaGivesTheCpuBytesAndValuesForEveryModeAndCoder) 
   for (const auto& nf : all_fields())
     for (const Case& c : cases()) {
       SCOPED_TRACE(nf.name + " " + describe(c));
-      factz::Options o;
-      o.mode = c.mode;
-      o.coder = c.coder;
-      o.bound_mode = c.bound_mode;
-      o.bound = c.bound;
-      o.anchor_stride = c.anchor_stride;
-      o.zstd = c.zstd;
+      factz::Options o = options_of(c);
       factz::CompressStats cpu_stats, gpu_stats;
       auto cpu = factz::compress(nf.f, o, &cpu_stats);
       ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
