@@ -26,7 +26,7 @@ Header stream_header(uint64_t nx, uint64_t ny, uint64_t nz, BoundMode bound_mode
 }
 
 void offer_zstd(std::vector<Section>& sections, bool on) {
-  for (auto& s : sections) s.zstd = on && s.id != kSectionMeta;
+  for (auto& s : sections) s.zstd = s.zstd || (on && s.id != kSectionMeta);
 }
 
 Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections) {

@@ -29,7 +29,8 @@ float float_bound(double eb);
 Header stream_header(uint64_t nx, uint64_t ny, uint64_t nz, BoundMode bound_mode, double bound_value, float eb);
 
 /// Offers every section except the meta section to the zstd stage when `on` (the meta
-/// section is tiny and read first; it is always stored raw).
+/// section is tiny and read first; it is always stored raw). A section that already asks
+/// for zstd keeps asking (the mask sections always do).
 void offer_zstd(std::vector<Section>& sections, bool on);
 
 /// The container of `header` and `sections` (in order), with the zstd stage at kZstdLevel

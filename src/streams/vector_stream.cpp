@@ -114,8 +114,7 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
 
 Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections) {
   const Options& o = p.options;
-  for (auto& s : sections)  // the mask sections always ask for zstd (their entropy coder)
-    s.zstd = s.id >= kFirstVersion3Section || (o.zstd && s.id != kSectionMeta);
+  offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
   for (const auto& s : sections)
     if (s.id >= kFirstVersion3Section) h.version = kFormatVersion;  // mask sections: version 3
