@@ -32,15 +32,20 @@ void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
   encode_mask(mask, nx, ny, coded);
   mask_bytes.bytes().insert(mask_bytes.bytes().end(), coded.begin(), coded.end());
 
+  // The distinct pairs, collected while a table could still pay (at most half as many
+  // pairs as missing vertices); one more means raw pairs.
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> table;
-  for (const auto& b : bits)
-    if (table.size() <= bits.size() / 2 + 1) table.emplace(b, 0);
+  const size_t cap = bits.size() / 2;
+  for (const auto& b : bits) {
+    table.emplace(b, 0);
+    if (table.size() > cap) break;
+  }
   ByteWriter values;
   if (table.size() == 1) {
     values.u8(kOnePair);
     values.u32(bits[0].first);
     values.u32(bits[0].second);
-  } else if (table.size() <= bits.size() / 2) {  // a table pays when pairs repeat
+  } else if (table.size() <= cap) {  // complete: a table pays when pairs repeat
     values.u8(kPairTable);
     values.varint(table.size());
     uint64_t index = 0;
