@@ -14,13 +14,13 @@ Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec 
     return invalid_argument("fields differ in dimensions: " + std::to_string(a.nx) + "x" +
                             std::to_string(a.ny) + " vs " + std::to_string(b.nx) + "x" +
                             std::to_string(b.ny));
-  auto sa = signatures(a, exec);
-  if (!sa.ok()) return sa.status();
-  auto sb = signatures(b, exec);
-  if (!sb.ok()) return sb.status();
+  FACTZ_RETURN_IF_ERROR(validate_field(a));
+  FACTZ_RETURN_IF_ERROR(validate_field(b));
+  // Each mask once: for the signatures and for the pointwise statistics below.
+  const std::vector<uint8_t> ma = missing_mask(a), mb = missing_mask(b);
+  const std::vector<uint8_t> x = detail::signatures_on_mesh(a, ma, exec);
+  const std::vector<uint8_t> y = detail::signatures_on_mesh(b, mb, exec);
   Comparison c;
-  const auto& x = sa.value();
-  const auto& y = sb.value();
   for (size_t t = 0; t < x.size(); ++t) {
     c.cp_original += x[t] != 0;
     c.cp_decompressed += y[t] != 0;
@@ -30,7 +30,6 @@ Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec 
   }
   // Masks: a vertex missing in one field and not in the other is a violation; pointwise
   // statistics run over the vertices valid in both.
-  const std::vector<uint8_t> ma = missing_mask(a), mb = missing_mask(b);
   const int64_t n = a.size();
   int64_t valid = n;
   if (!ma.empty() || !mb.empty()) {

@@ -25,13 +25,17 @@ const char* cp_type_name(CpType t) {
 
 Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) {
   FACTZ_RETURN_IF_ERROR(validate_field(f));
+  return detail::signatures_on_mesh(f, missing_mask(f), exec);
+}
+
+std::vector<uint8_t> detail::signatures_on_mesh(const VectorField2D& f, const std::vector<uint8_t>& missing,
+                                                Exec exec) {
   const detail::Grid2D g{f.nx, f.ny};
   const int64_t nt = g.triangle_count();
   std::vector<uint8_t> sig(static_cast<size_t>(nt));
   const float* u = f.u.data();
   const float* v = f.v.data();
   const int64_t cw = g.nx - 1;
-  const std::vector<uint8_t> missing = missing_mask(f);
   const uint8_t* m = missing.empty() ? nullptr : missing.data();
 #pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec))
   for (int64_t i = 0; i < g.ny - 1; ++i)
