@@ -82,7 +82,31 @@ Status tiled_stream_sections(const VectorField2D& field, const uint8_t* missing,
 
 /// The planes of a stream's modes, before the mask sections.
 Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
-                     std::span<float> v_out, int threads, const uint8_t* missing);
+                     std::span<float> v_out, int threads, const uint8_t* missing) {
+  const auto& h = pc.header;
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
+  if (h.mode == uint8_t(Mode::speculative)) {
+    SpeculativeDecodeInput in;
+    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, threads, in, false, missing));
+    return decode_speculative(h, in, threads, u_out, v_out, missing);
+  }
+  const Decompressor* unzstd = &zstd_stage_decompressor();
+  TiledSections ts;
+  FACTZ_RETURN_IF_ERROR(read_tiled_sections(stream, pc, unzstd, ts));
+  const TileLayout L(nx, ny);
+  const size_t ntiles = size_t(L.tile_count());
+  BigVector<uint16_t> symbols(static_cast<size_t>(nx * ny));
+  const uint32_t code_ids[2] = {kSectionCodesU, kSectionCodesV};
+  const std::span<float> planes[2] = {u_out, v_out};
+  for (int c = 0; c < 2; ++c) {
+    auto codes = read_section(stream, pc, code_ids[c], unzstd);
+    if (!codes.ok()) return codes.status();
+    FACTZ_RETURN_IF_ERROR(entropy_decode(EntropyCoder(h.coder), codes.value(), kAnsCodeCenter, symbols, threads));
+    const std::span<const uint8_t> ids(ts.tile_ids.data() + c * ntiles, ntiles);
+    FACTZ_RETURN_IF_ERROR(decode_plane(L, h.eb, ids, symbols, ts.outl[c], ts.idx[c], ts.val[c], threads, planes[c]));
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -146,36 +170,5 @@ Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, st
   if (mask_out) *mask_out = std::move(mask);
   return Status::Ok();
 }
-
-namespace {
-
-Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
-                     std::span<float> v_out, int threads, const uint8_t* missing) {
-  const auto& h = pc.header;
-  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
-  if (h.mode == uint8_t(Mode::speculative)) {
-    SpeculativeDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, threads, in, false, missing));
-    return decode_speculative(h, in, threads, u_out, v_out, missing);
-  }
-  const Decompressor* unzstd = &zstd_stage_decompressor();
-  TiledSections ts;
-  FACTZ_RETURN_IF_ERROR(read_tiled_sections(stream, pc, unzstd, ts));
-  const TileLayout L(nx, ny);
-  const size_t ntiles = size_t(L.tile_count());
-  BigVector<uint16_t> symbols(static_cast<size_t>(nx * ny));
-  const uint32_t code_ids[2] = {kSectionCodesU, kSectionCodesV};
-  const std::span<float> planes[2] = {u_out, v_out};
-  for (int c = 0; c < 2; ++c) {
-    auto codes = read_section(stream, pc, code_ids[c], unzstd);
-    if (!codes.ok()) return codes.status();
-    FACTZ_RETURN_IF_ERROR(entropy_decode(EntropyCoder(h.coder), codes.value(), kAnsCodeCenter, symbols, threads));
-    const std::span<const uint8_t> ids(ts.tile_ids.data() + c * ntiles, ntiles);
-    FACTZ_RETURN_IF_ERROR(decode_plane(L, h.eb, ids, symbols, ts.outl[c], ts.idx[c], ts.val[c], threads, planes[c]));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 }  // namespace factz::detail
