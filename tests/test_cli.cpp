@@ -24,6 +24,7 @@
 
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
+#include "support/npy_file.hpp"
 #include "support/temp_dir.hpp"
 #include "synth.hpp"
 
@@ -65,15 +66,7 @@ std::vector<float> floats_of(const std::string& bytes) {
 
 /// A .npy version 1.0 file of float32 with the given shape (written from the NumPy spec).
 std::string npy_bytes(const std::vector<float>& data, const std::string& shape) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string out = "\x93NUMPY";
-  out += char(1);
-  out += char(0);
-  out += char(dict.size() & 0xFF);
-  out += char(dict.size() >> 8);
-  return out + dict + float_bytes(data);
+  return testing::npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", 1, float_bytes(data));
 }
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -1036,15 +1029,7 @@ TEST(Cli, NpyHeadersAreReadAsNumpyDefinesThem) {
   const std::string raw_stream = read_file(dir / "raw.fz");
   /// A .npy file with the given dict and version, written from the spec.
   auto npy = [&](const std::string& dict, int major = 1, const std::vector<float>* data = nullptr) {
-    const size_t preamble = major == 1 ? 10 : 12;
-    std::string h = dict;
-    while ((preamble + h.size() + 1) % 64 != 0) h += ' ';
-    h += '\n';
-    std::string out = "\x93NUMPY";
-    out += char(major);
-    out += char(0);
-    for (size_t k = 0; k < preamble - 8; ++k) out += char((h.size() >> (8 * k)) & 0xFF);
-    return out + h + float_bytes(data ? *data : f.u);
+    return testing::npy_file(dict, major, float_bytes(data ? *data : f.u));
   };
   const std::vector<std::pair<std::string, int>> valid = {
       {"{'descr':'<f4','fortran_order':False,'shape':(48,64)}", 1},  // the header

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "factz/io.hpp"
+#include "support/npy_file.hpp"
 #include "support/temp_dir.hpp"
 
 namespace factz {
@@ -18,20 +19,10 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-/// A .npy file written from the spec (independently of npy.cpp): magic, version, header
-/// length (2 bytes in 1.0, 4 in 2.0 and 3.0), the dict padded with spaces and a newline to
-/// a multiple of 64 bytes, then `data`.
+/// testing::npy_file as bytes.
 Bytes npy_file(const std::string& dict, int major = 1, const std::string& data = "") {
-  const size_t preamble = major == 1 ? 10 : 12;
-  std::string h = dict;
-  while ((preamble + h.size() + 1) % 64 != 0) h += ' ';
-  h += '\n';
-  std::string out = "\x93NUMPY";
-  out += char(major);
-  out += char(0);
-  for (size_t k = 0; k < preamble - 8; ++k) out += char((h.size() >> (8 * k)) & 0xFF);
-  out += h + data;
-  return Bytes(out.begin(), out.end());
+  const std::string f = testing::npy_file(dict, major, data);
+  return Bytes(f.begin(), f.end());
 }
 
 Result<NpyHeader> parse(const std::string& dict, int major = 1) { return parse_npy_header(npy_file(dict, major)); }
