@@ -244,7 +244,7 @@ int check_edges_round_trip(const EdgeField& ef, const Options& o, bool check_wri
   EXPECT_TRUE(eb >= 0.0 && eb <= 0x1p126) << eb;
   EXPECT_EQ(bound_misses(ef.f.u, rt.decoded.u, eb), 0) << "u breaks the bound " << eb;
   EXPECT_EQ(bound_misses(ef.f.v, rt.decoded.v, eb), 0) << "v breaks the bound " << eb;
-  if (o.exact_edges) EXPECT_EQ(edge_bit_misses(ef.f, rt.decoded, o.exact_edges), 0);
+  if (o.exact_edges) { EXPECT_EQ(edge_bit_misses(ef.f, rt.decoded, o.exact_edges), 0); }
   if (check_writer) expect_decoder_reconstructs_the_writer(ef.f, o, float(eb), rt.decoded);
   // Decoding is deterministic: a second decoder run, serial, gives the same bits.
   auto again = decompress(rt.stream, DecompressOptions{Policy::serial, 1});

@@ -107,7 +107,7 @@ Checked check_masked_round_trip(const VectorField2D& f, const Options& o, const 
   if (c.ok()) {
     EXPECT_EQ(c->mask_mismatch, 0) << what;
     EXPECT_EQ(c->masked_vertices, masked) << what;
-    if (o.mode != Mode::none) EXPECT_EQ(c->violations(), 0) << what;
+    if (o.mode != Mode::none) { EXPECT_EQ(c->violations(), 0) << what; }
   }
   return out;
 }
@@ -305,7 +305,7 @@ TEST(Masks, MaskingTheLandIsNoLargerThanLandAsZeros) {
         // Mode none keeps no critical point, so land as zeros costs it nothing near the coast
         // while the mask costs its bitmap (about 0.1 bit per vertex on the 1-degree ocean):
         // there the masked stream may be larger (docs/benchmarks.md records both).
-        if (m != Mode::none) EXPECT_LE(rt.stream.size(), zeros.value().size()) << what;
+        if (m != Mode::none) { EXPECT_LE(rt.stream.size(), zeros.value().size()) << what; }
       }
   }
 }

@@ -18,7 +18,7 @@ struct VectorField2D {
   /// regular triangulation minus every triangle that touches one: critical points exist
   /// only in triangles with three valid vertices, and the bound applies to valid vertices.
   /// Missing vertices decode bit for bit to what was there (docs/architecture.md, "Masks").
-  std::vector<uint8_t> mask;
+  std::vector<uint8_t> mask{};
 
   int64_t size() const { return nx * ny; }
 };
