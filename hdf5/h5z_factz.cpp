@@ -1,5 +1,5 @@
 // HDF5 filter plugin libh5zfactz.so: FaCTz compression of float32 chunks (docs/python.md,
-// "HDF5 filter").
+// "HDF5 filter"; docs/usage.md, "C, Python, HDF5").
 //
 // Dataset layouts:
 // - vector field: rank >= 3, the third-to-last axis is the component axis (u, v) of
@@ -21,13 +21,37 @@
 //       boundaries: a triangle then lies inside one chunk (that chunk's guarantee) or has
 //       its three vertices exact (docs/multiblock.md, "Parallel HDF5"). Give the bound as ABS,
 //       resolved over the whole dataset: a REL bound would be resolved per chunk.
-// set_local stores the chunk geometry after the first five, used only to check sizes, and
-// moves the exact edges behind it (written only when non-zero, so that files without it are
-// what the plugin always wrote):
-//   [5] layout: 1 vector, 2 scalar   [6] chunk cy   [7] chunk cx   [8] exact edges
-// set_local also accepts these eight or nine values back (a property list copied from a
-// dataset); seven values are refused.
-// The stream is self-describing (docs/format.md): decoding needs no cd_values.
+//   [6] declared fill value: the bits of an IEEE float32 (1e20f is 1621981420) that marks a
+//       vertex missing, for data whose dataset has no fill value property (nccopy writes
+//       its copies in no-fill mode: the netCDF `_FillValue` attribute is then the only
+//       record of it, and attributes are out of a filter's reach) [none]
+//
+// Missing data (docs/architecture.md, "Masks"): a vertex is missing when a component is
+// NaN, or equals the dataset's fill value (when user-defined) or the declared fill value.
+// Missing vertices are stored bit for bit and are outside the mesh and the bound (REL is
+// relative to the range of the valid vertices), so they decode to the fill value's bits.
+// The dataset's fill value counts only when H5Pfill_value_defined says USER_DEFINED
+// (h5py's fillvalue=, netCDF-4 in fill mode: the `_FillValue` attribute, or the netCDF
+// default 9.96921e36 without one); HDF5's default (0, H5D_FILL_VALUE_DEFAULT) is data, and
+// zeros stay data. Scalar streams have no mask yet: a scalar chunk that holds a fill value
+// fails (an optional filter then stores it unfiltered) instead of losing its data to a
+// bound stretched by the fill value.
+//
+// set_local stores the chunk geometry after the first five user values and moves the
+// optional ones behind it; which slots exist is told by the count alone, so that files
+// without the newer slots are what the plugin always wrote:
+//   [5] layout: 1 vector, 2 scalar   [6] chunk cy   [7] chunk cx          (8 values)
+//   [8] exact edges                  (9 values: written when non-zero or a fill follows)
+//   [9] the dataset's fill value, float32 bits, when user-defined         (10 values)
+//  [10] the declared fill value (user's [6]); [9] is then the quiet NaN 0x7FC00000
+//       when the dataset has no user-defined fill value (NaN marks nothing more) (11 values)
+// User counts are 0 to 7, set_local's 8 to 11: the two never overlap. set_local also
+// accepts its own values back (a property list copied from a dataset): it keeps the
+// declared fill value and reads [9] again from the new dataset's property list. Files
+// written before the fill slots (8 or 9 values) read and write as before; a plugin from
+// before them writes into a dataset with 10 or 11 values as if it had none (no mask).
+// The stream is self-describing (docs/format.md): decoding needs no cd_values, and a
+// masked chunk (format version 3) carries its mask and the missing vertices' bits.
 //
 // Where the work runs is the environment variable FACTZ_POLICY of the process that reads or
 // writes (serial, omp, cuda or cuda:N; unset: omp; plain cuda: the node-local MPI rank
@@ -38,13 +62,18 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "factz/factz.h"
 #include "factz/factz.hpp"
+#include "factz/topology.hpp"
 #ifdef FACTZ_HAVE_SCALAR
 #include "factz/scalar.hpp"
 #endif
@@ -52,11 +81,15 @@
 namespace {
 
 constexpr H5Z_filter_t kFilterId = FACTZ_HDF5_FILTER_ID;
-constexpr size_t kUserValues = 5;
-constexpr size_t kAllValues = 8;    ///< user values + geometry
-constexpr size_t kEdgeValues = 9;   ///< ... + exact edges
+constexpr size_t kUserValues = 5;            ///< mode, bound type, bound (2), coder
+constexpr size_t kMostUserValues = 7;        ///< ... + exact edges + declared fill value
+constexpr size_t kAllValues = 8;             ///< user values + geometry
+constexpr size_t kEdgeValues = 9;            ///< ... + exact edges
+constexpr size_t kDatasetFillValues = 10;    ///< ... + the dataset's fill value
+constexpr size_t kDeclaredFillValues = 11;   ///< ... + the declared fill value
 constexpr unsigned kLayoutVector = 1;
 constexpr unsigned kLayoutScalar = 2;
+constexpr uint32_t kNoFill = 0x7FC00000u;    ///< a quiet NaN: marks nothing NaN does not
 
 /// Pushes a message on the HDF5 error stack (what h5py shows in its exception).
 void report(const char* func, hid_t minor, const std::string& message) {
@@ -69,14 +102,43 @@ struct Params {
   double bound = 1e-2;
   unsigned coder = unsigned(factz::Options{}.coder);
   unsigned exact_edges = 0;
+  uint32_t dataset_fill = kNoFill;   ///< float32 bits; NaN: none
+  uint32_t declared_fill = kNoFill;  ///< float32 bits; NaN: none
+  bool declared = false;             ///< a declared fill value was given (kept even if NaN)
 };
 
-/// The exact-edge bits among n cd_values: the user's [5], or [8] once set_local ran.
-bool edges_of(size_t n, const unsigned* cd, unsigned& edges, std::string& why) {
-  edges = n == kUserValues + 1 ? cd[5] : n >= kEdgeValues ? cd[8] : 0;
-  if (n == kAllValues - 1) why = "give at most 6 cd_values (mode, bound type, bound low, bound high, coder, exact edges)";
-  else if (edges > 15) why = "the exact edges (cd_values[5]) are bits 1, 2, 4, 8 (at most 15), got " + std::to_string(edges);
+/// The slots after the first five among n cd_values; the count alone tells the layout
+/// (the comment at the top of this file). Reads the exact edges and the fill values.
+bool optional_values(size_t n, const unsigned* cd, Params& p, std::string& why) {
+  if (n > kDeclaredFillValues) {
+    why = "at most 7 cd_values (mode, bound type, bound low, bound high, coder, exact edges, fill value), or the " +
+          std::to_string(kAllValues) + " to " + std::to_string(kDeclaredFillValues) + " set_local writes; got " +
+          std::to_string(n) + " (a newer plugin's?)";
+    return false;
+  }
+  const bool geometry = n >= kAllValues;
+  p.exact_edges = geometry ? (n >= kEdgeValues ? cd[8] : 0) : (n > kUserValues ? cd[5] : 0);
+  if (n == kDatasetFillValues || n == kDeclaredFillValues) p.dataset_fill = cd[9];
+  p.declared = n == kMostUserValues || n == kDeclaredFillValues;
+  if (p.declared) p.declared_fill = cd[n == kMostUserValues ? 6 : 10];
+  if (p.exact_edges > 15)
+    why = "the exact edges (cd_values[5]) are bits 1, 2, 4, 8 (at most 15), got " + std::to_string(p.exact_edges);
   return why.empty();
+}
+
+float float_of(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/// The fill values that mark vertices missing (NaN ones add nothing: NaN always does).
+std::vector<float> fill_values(const Params& p) {
+  std::vector<float> out;
+  for (const uint32_t bits : {p.dataset_fill, p.declared_fill})
+    if (const float f = float_of(bits); !std::isnan(f) && std::find(out.begin(), out.end(), f) == out.end())
+      out.push_back(f);
+  return out;
 }
 
 /// Reads the user's cd_values (fewer than five: defaults for the rest).
@@ -183,14 +245,35 @@ htri_t can_apply(hid_t dcpl, hid_t type, hid_t space) {
   return 1;
 }
 
-herr_t set_local(hid_t dcpl, hid_t /*type*/, hid_t space) {
+/// The dataset's fill value when the user defined one (h5py fillvalue=, H5Pset_fill_value,
+/// netCDF-4 in fill mode); kNoFill for HDF5's default (0: data like any other) or none.
+bool dataset_fill_value(hid_t dcpl, hid_t type, uint32_t& bits, std::string& why) {
+  bits = kNoFill;
+  H5D_fill_value_t status = H5D_FILL_VALUE_ERROR;
+  if (H5Pfill_value_defined(dcpl, &status) < 0 || status == H5D_FILL_VALUE_ERROR) {
+    why = "cannot tell whether the dataset has a fill value";
+    return false;
+  }
+  if (status != H5D_FILL_VALUE_USER_DEFINED) return true;
+  // The dataset's own type (float32 LE, checked by can_apply): the value's bits, unconverted.
+  uint32_t value = 0;
+  if (H5Pget_fill_value(dcpl, type, &value) < 0) {
+    why = "cannot read the dataset's fill value";
+    return false;
+  }
+  bits = value;
+  return true;
+}
+
+herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
   unsigned flags = 0;
-  size_t n = kEdgeValues;
-  unsigned cd[kEdgeValues] = {};
+  size_t n = kDeclaredFillValues;
+  unsigned cd[kDeclaredFillValues] = {};
   if (H5Pget_filter_by_id2(dcpl, kFilterId, &flags, &n, cd, 0, nullptr, nullptr) < 0) return -1;
   Params p;
   std::string why;
-  if (!parse(std::min(n, kUserValues), cd, p, why) || !edges_of(n, cd, p.exact_edges, why)) {
+  if (!parse(std::min(n, kUserValues), cd, p, why) || !optional_values(n, cd, p, why) ||
+      !dataset_fill_value(dcpl, type, p.dataset_fill, why)) {
     report("factz set_local", H5E_SETLOCAL, why);
     return -1;
   }
@@ -218,10 +301,15 @@ herr_t set_local(hid_t dcpl, hid_t /*type*/, hid_t space) {
     std::memcpy(&b, &p.bound, sizeof b);
     return b;
   }();
-  const unsigned out[kEdgeValues] = {p.mode,   p.bound_mode, unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32),
-                                     p.coder,  g.layout,     unsigned(g.cy),              unsigned(g.cx),
-                                     p.exact_edges};
-  return H5Pmodify_filter(dcpl, kFilterId, flags, p.exact_edges ? kEdgeValues : kAllValues, out);
+  const unsigned out[kDeclaredFillValues] = {
+      p.mode,         p.bound_mode,    unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32), p.coder, g.layout,
+      unsigned(g.cy), unsigned(g.cx),  p.exact_edges,                p.dataset_fill,       p.declared_fill};
+  // The shortest layout that holds every value set (the comment at the top of this file).
+  const size_t count = p.declared                  ? kDeclaredFillValues
+                       : p.dataset_fill != kNoFill ? kDatasetFillValues
+                       : p.exact_edges             ? kEdgeValues
+                                                   : kAllValues;
+  return H5Pmodify_filter(dcpl, kFilterId, flags, count, out);
 }
 
 /// Replaces the chunk buffer by `bytes` (allocated with HDF5's allocator, as HDF5 frees it).
@@ -238,10 +326,25 @@ size_t hand_over(const void* bytes, size_t size, size_t* buf_size, void** buf) {
   return size;
 }
 
+/// Scalar streams have no mask (yet): a chunk holding a fill value is refused, not
+/// compressed with a bound stretched by it. True when the chunk holds none.
+bool scalar_without_fill(std::span<const float> values, const std::vector<float>& fills, std::string& why) {
+  for (const float fill : fills) {
+    const auto count = std::count(values.begin(), values.end(), fill);
+    if (count == 0) continue;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", double(fill));
+    why = std::to_string(count) + " value(s) of the chunk equal the fill value " + text +
+          ": scalar datasets cannot mask missing values yet (vector fields can)";
+    return false;
+  }
+  return true;
+}
+
 size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   Params p;
   std::string why;
-  if (nelmts < kAllValues || !parse(kUserValues, cd, p, why) || !edges_of(nelmts, cd, p.exact_edges, why)) {
+  if (nelmts < kAllValues || !parse(kUserValues, cd, p, why) || !optional_values(nelmts, cd, p, why)) {
     report("factz filter", H5E_CALLBACK, why.empty() ? "cd_values lack the chunk geometry (set_local not run)" : why);
     return 0;
   }
@@ -259,6 +362,7 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     return 0;
   }
   const auto* in = static_cast<const float*>(*buf);
+  const std::vector<float> fills = fill_values(p);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
   if (layout == kLayoutVector) {
     factz::VectorField2D f;
@@ -266,6 +370,8 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     f.ny = int64_t(cy);
     f.u.assign(in, in + n);
     f.v.assign(in + n, in + 2 * n);
+    // A vertex equal to a fill value in either component is missing, as NaN is.
+    for (const float fill : fills) factz::mark_missing(f, factz::FillValues{fill, fill});
     factz::Options o;
     o.mode = factz::Mode(p.mode);
     o.bound_mode = factz::BoundMode(p.bound_mode);
@@ -277,6 +383,9 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     stream = factz::compress(f, o);
   } else if (ex.policy == factz::Policy::cuda) {
     report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");
+    return 0;
+  } else if (!scalar_without_fill(std::span<const float>(in, n), fills, why)) {
+    report("factz filter", H5E_CALLBACK, why);
     return 0;
   } else {
 #ifdef FACTZ_HAVE_SCALAR

@@ -387,6 +387,10 @@ def test_exact_edges_cd_value_in_serial_plugin(tmp_path):
     back, stored = write((2, 0, lo, hi, 1))
     assert len(stored) == 8
     assert not np.array_equal(back[0, 0, :], data[0, 0, :])  # the old behaviour: edges not exact
-    for bad in ((2, 0, lo, hi, 1, 16), (2, 0, lo, hi, 1, 15, 0)):
+    # Seven values declare a fill value besides (cd_values[6], float32 bits: here 0.0), which
+    # set_local records after the exact edges; twelve are too many.
+    back, stored = write((2, 0, lo, hi, 1, 15, 0))
+    assert len(stored) == 11 and stored[8] == 15 and stored[10] == 0
+    for bad in ((2, 0, lo, hi, 1, 16), (2, 0, lo, hi, 1, 15, 0, 0, 0, 0, 0, 0)):
         with pytest.raises(Exception):
             write(bad)
