@@ -39,6 +39,12 @@ Result<std::vector<CriticalPoint>> critical_points(const VectorField2D& f, Exec 
 /// Per-triangle signature bytes (0: none, 1 + CpType): the primitive behind everything.
 Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec = {});
 
+/// The same for a float64 field: every sign decided exactly on the doubles (no value is
+/// rounded to float), the same mesh, masks and Simulation of Simplicity. A field whose
+/// values are all floats gets exactly the signatures of its float32 copy.
+Result<std::vector<CriticalPoint>> critical_points(const VectorField2D64& f, Exec exec = {});
+Result<std::vector<uint8_t>> signatures(const VectorField2D64& f, Exec exec = {});
+
 struct Comparison {
   int64_t cp_original = 0;
   int64_t cp_decompressed = 0;
@@ -59,16 +65,23 @@ struct Comparison {
 /// Compares an original field with a reconstruction of the same dimensions.
 Result<Comparison> compare(const VectorField2D& original, const VectorField2D& reconstructed,
                            Exec exec = {});
+/// The same for float64 fields: signatures as above, errors and statistics computed from the
+/// doubles (max_abs_error is |a - b| rounded to nearest once; the exact test of a bound is
+/// the kernels' within_bound64).
+Result<Comparison> compare(const VectorField2D64& original, const VectorField2D64& reconstructed,
+                           Exec exec = {});
 
 /// Fails with invalid_argument if the planes do not hold nx * ny values, if the mask is
 /// neither empty nor nx * ny bytes, or (count and first position) if a valid vertex has an
 /// infinite component. NaN marks a vertex missing (missing_mask); a missing vertex may hold
 /// anything.
 Status validate_field(const VectorField2D& f);
+Status validate_field(const VectorField2D64& f);
 
 /// The missing vertices of a field: its mask, plus every vertex with a NaN component.
 /// Empty when no vertex is missing (the planes must hold nx * ny values).
 std::vector<uint8_t> missing_mask(const VectorField2D& f);
+std::vector<uint8_t> missing_mask(const VectorField2D64& f);
 
 /// Values that mark a vertex as missing besides NaN (netCDF/CF `_FillValue`,
 /// `missing_value`): a vertex is missing when its u equals fill_u or its v equals fill_v.
@@ -81,6 +94,14 @@ struct FillValues {
 /// Adds to f.mask the vertices that hold a declared fill value or a NaN; returns how many
 /// vertices are missing in all. With nothing missing the mask stays (or becomes) empty.
 int64_t mark_missing(VectorField2D& f, const FillValues& fill);
+
+/// Fill values of a float64 field (netCDF's NC_FILL_DOUBLE, a double `_FillValue`), compared
+/// with the doubles as they are.
+struct FillValues64 {
+  std::optional<double> u, v;
+  bool any() const { return u.has_value() || v.has_value(); }
+};
+int64_t mark_missing(VectorField2D64& f, const FillValues64& fill);
 
 /// A value that looks like an undeclared fill value: magnitude 1e15 or more, or exactly
 /// one of the common fill values (1e20, 9.96921e36, -9999, -3.4028235e38, 3.4028235e38,

@@ -1,5 +1,6 @@
 // Comparison of an original and a reconstructed field: P1/P2/P3 per triangle from the
-// exact signatures, and pointwise error statistics.
+// exact signatures, and pointwise error statistics. One body for float32 and float64 fields:
+// a float64 pair is compared on its doubles (signatures and errors alike).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,7 +10,10 @@
 
 namespace factz {
 
-Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec exec) {
+namespace {
+
+template <class Field>
+Result<Comparison> compare_any(const Field& a, const Field& b, Exec exec) {
   if (a.nx != b.nx || a.ny != b.ny)
     return invalid_argument("fields differ in dimensions: " + std::to_string(a.nx) + "x" +
                             std::to_string(a.ny) + " vs " + std::to_string(b.nx) + "x" +
@@ -64,6 +68,16 @@ Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec 
   c.psnr = c.rmse > 0 ? 20.0 * std::log10(c.value_range / c.rmse)
                       : std::numeric_limits<double>::infinity();
   return c;
+}
+
+}  // namespace
+
+Result<Comparison> compare(const VectorField2D& a, const VectorField2D& b, Exec exec) {
+  return compare_any(a, b, exec);
+}
+
+Result<Comparison> compare(const VectorField2D64& a, const VectorField2D64& b, Exec exec) {
+  return compare_any(a, b, exec);
 }
 
 }  // namespace factz

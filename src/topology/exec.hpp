@@ -19,5 +19,6 @@ inline int thread_count(const Exec& exec) {
 /// The signatures of a validated field on the mesh of its missing vertices (`missing`:
 /// missing_mask(f), empty for none), for callers that already hold the mask.
 std::vector<uint8_t> signatures_on_mesh(const VectorField2D& f, const std::vector<uint8_t>& missing, Exec exec);
+std::vector<uint8_t> signatures_on_mesh(const VectorField2D64& f, const std::vector<uint8_t>& missing, Exec exec);
 
 }  // namespace factz::detail

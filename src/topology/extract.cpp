@@ -1,11 +1,15 @@
 // Critical-point extraction: one exact signature per triangle, in parallel; output in
-// triangle order whatever the thread count.
+// triangle order whatever the thread count. One body serves float32 and float64 fields:
+// the kernels' cell_signatures and signature_at are overloaded on the value type, so a
+// float64 field is decided on its doubles (kernels/signature64.hpp).
 #include <omp.h>
 
 #include <cmath>
+#include <type_traits>
 
 #include "factz/topology.hpp"
 #include "kernels/signature.hpp"
+#include "kernels/signature64.hpp"
 #include "topology/exec.hpp"
 
 namespace factz {
@@ -23,18 +27,15 @@ const char* cp_type_name(CpType t) {
   return "unknown";
 }
 
-Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) {
-  FACTZ_RETURN_IF_ERROR(validate_field(f));
-  return detail::signatures_on_mesh(f, missing_mask(f), exec);
-}
+namespace {
 
-std::vector<uint8_t> detail::signatures_on_mesh(const VectorField2D& f, const std::vector<uint8_t>& missing,
-                                                Exec exec) {
+template <class Field>
+std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<uint8_t>& missing, Exec exec) {
   const detail::Grid2D g{f.nx, f.ny};
   const int64_t nt = g.triangle_count();
   std::vector<uint8_t> sig(static_cast<size_t>(nt));
-  const float* u = f.u.data();
-  const float* v = f.v.data();
+  const auto* u = f.u.data();
+  const auto* v = f.v.data();
   const int64_t cw = g.nx - 1;
   const uint8_t* m = missing.empty() ? nullptr : missing.data();
 #pragma omp parallel for schedule(static) num_threads(detail::thread_count(exec))
@@ -54,10 +55,11 @@ std::vector<uint8_t> detail::signatures_on_mesh(const VectorField2D& f, const st
   return sig;
 }
 
-namespace {
-
-CriticalPoint describe(const detail::Grid2D& g, int64_t tri, uint8_t sig, const float* u,
-                       const float* v) {
+// The barycentric coordinates of the zero, for display. A float field's products are exact
+// in double as they stand; a double field's three vertices are first scaled by one power of
+// two so that no product overflows (tiny values may lose bits: display only).
+template <class T>
+CriticalPoint describe(const detail::Grid2D& g, int64_t tri, uint8_t sig, const T* u, const T* v) {
   CriticalPoint cp;
   cp.triangle = tri;
   cp.row = (tri >> 1) / (g.nx - 1);
@@ -65,29 +67,66 @@ CriticalPoint describe(const detail::Grid2D& g, int64_t tri, uint8_t sig, const 
   cp.type = CpType(sig - 1);
   int64_t idx[3];
   detail::triangle_vertices(g, tri, idx);
+  double x[3], y[3];
+  int shift = 0;
+  if constexpr (std::is_same_v<T, double>) {
+    double big = 0.0;
+    for (int k = 0; k < 3; ++k) big = std::fmax(big, std::fmax(std::fabs(u[idx[k]]), std::fabs(v[idx[k]])));
+    if (big > 0.0) shift = -std::ilogb(big);
+  }
+  for (int k = 0; k < 3; ++k) {
+    x[k] = std::ldexp(double(u[idx[k]]), shift);
+    y[k] = std::ldexp(double(v[idx[k]]), shift);
+  }
   double m[3];
   for (int k = 0; k < 3; ++k) {
-    const int64_t a = idx[(k + 1) % 3], b = idx[(k + 2) % 3];
-    m[k] = double(u[a]) * v[b] - double(u[b]) * v[a];
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    m[k] = x[a] * y[b] - x[b] * y[a];
   }
   const double total = m[0] + m[1] + m[2];
   for (int k = 0; k < 3; ++k) cp.mu[k] = total != 0.0 ? m[k] / total : 1.0 / 3.0;
   return cp;
 }
 
-}  // namespace
+template <class Field>
+Result<std::vector<uint8_t>> signatures_any(const Field& f, Exec exec) {
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  return signatures_on_mesh_any(f, missing_mask(f), exec);
+}
 
-Result<std::vector<CriticalPoint>> critical_points(const VectorField2D& f, Exec exec) {
-  auto sig = signatures(f, exec);
+template <class Field>
+Result<std::vector<CriticalPoint>> critical_points_any(const Field& f, Exec exec) {
+  auto sig = signatures_any(f, exec);
   if (!sig.ok()) return sig.status();
   const detail::Grid2D g{f.nx, f.ny};
   std::vector<CriticalPoint> out;
   const auto& s = sig.value();
   for (size_t t = 0; t < s.size(); ++t) {
-    if (s[t] != detail::kNoCriticalPoint)
-      out.push_back(describe(g, int64_t(t), s[t], f.u.data(), f.v.data()));
+    if (s[t] != detail::kNoCriticalPoint) out.push_back(describe(g, int64_t(t), s[t], f.u.data(), f.v.data()));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> detail::signatures_on_mesh(const VectorField2D& f, const std::vector<uint8_t>& missing,
+                                                Exec exec) {
+  return signatures_on_mesh_any(f, missing, exec);
+}
+
+std::vector<uint8_t> detail::signatures_on_mesh(const VectorField2D64& f, const std::vector<uint8_t>& missing,
+                                                Exec exec) {
+  return signatures_on_mesh_any(f, missing, exec);
+}
+
+Result<std::vector<uint8_t>> signatures(const VectorField2D& f, Exec exec) { return signatures_any(f, exec); }
+Result<std::vector<uint8_t>> signatures(const VectorField2D64& f, Exec exec) { return signatures_any(f, exec); }
+
+Result<std::vector<CriticalPoint>> critical_points(const VectorField2D& f, Exec exec) {
+  return critical_points_any(f, exec);
+}
+Result<std::vector<CriticalPoint>> critical_points(const VectorField2D64& f, Exec exec) {
+  return critical_points_any(f, exec);
 }
 
 }  // namespace factz

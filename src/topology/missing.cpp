@@ -11,7 +11,11 @@
 
 namespace factz {
 
-Status validate_field(const VectorField2D& f) {
+namespace {
+
+// One body for float32 and float64 fields (VectorField2D, VectorField2D64).
+template <class Field>
+Status validate_any(const Field& f) {
   if (f.nx <= 0 || f.ny <= 0) return invalid_argument("field dimensions must be positive");
   if (f.nx > (int64_t(1) << 40) / f.ny) return invalid_argument("field too large (nx*ny > 2^40)");
   const auto n = static_cast<size_t>(f.size());
@@ -23,7 +27,7 @@ Status validate_field(const VectorField2D& f) {
   int64_t bad = 0, first = -1;
   for (size_t k = 0; k < n; ++k) {
     if (!f.mask.empty() && f.mask[k]) continue;
-    const float a = f.u[k], b = f.v[k];
+    const auto a = f.u[k], b = f.v[k];
     if (std::isnan(a) || std::isnan(b)) continue;  // missing
     if (std::isinf(a) || std::isinf(b)) {
       if (first < 0) first = int64_t(k);
@@ -37,7 +41,8 @@ Status validate_field(const VectorField2D& f) {
   return Status::Ok();
 }
 
-std::vector<uint8_t> missing_mask(const VectorField2D& f) {
+template <class Field>
+std::vector<uint8_t> missing_mask_any(const Field& f) {
   const size_t n = static_cast<size_t>(f.size());
   std::vector<uint8_t> m;
   bool any = false;
@@ -52,7 +57,8 @@ std::vector<uint8_t> missing_mask(const VectorField2D& f) {
   return m;
 }
 
-int64_t mark_missing(VectorField2D& f, const FillValues& fill) {
+template <class Field, class Fill>
+int64_t mark_missing_any(Field& f, const Fill& fill) {
   const size_t n = static_cast<size_t>(f.size());
   if (f.u.size() != n || f.v.size() != n) return 0;
   const bool fu = fill.u && !std::isnan(*fill.u), fv = fill.v && !std::isnan(*fill.v);
@@ -68,6 +74,17 @@ int64_t mark_missing(VectorField2D& f, const FillValues& fill) {
   f.mask = std::move(m);
   return count;
 }
+
+}  // namespace
+
+Status validate_field(const VectorField2D& f) { return validate_any(f); }
+Status validate_field(const VectorField2D64& f) { return validate_any(f); }
+
+std::vector<uint8_t> missing_mask(const VectorField2D& f) { return missing_mask_any(f); }
+std::vector<uint8_t> missing_mask(const VectorField2D64& f) { return missing_mask_any(f); }
+
+int64_t mark_missing(VectorField2D& f, const FillValues& fill) { return mark_missing_any(f, fill); }
+int64_t mark_missing(VectorField2D64& f, const FillValues64& fill) { return mark_missing_any(f, fill); }
 
 std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f) {
   // Fill values in common use (CF defaults, netCDF's NC_FILL_FLOAT, sentinels).
