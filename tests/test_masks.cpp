@@ -183,6 +183,54 @@ TEST(Masks, EveryModeCoderAndShapeKeepsTheGuaranteesOnTheValidMesh) {
   EXPECT_EQ(streams, 9 * 3 * 12);
 }
 
+TEST(Masks, MissingVerticesBesideTheEdgesOfFloatStillDecode) {
+  // A missing vertex's integer continues its neighbours' (the Lorenzo prediction); beside
+  // values near +-FLT_MAX with a large step that continuation would reconstruct to +-inf,
+  // which the decoder refuses at a vertex not stored exactly. Every stream must decode:
+  // every mode, both coders, with and without zstd, REL and huge ABS bounds, masks next to,
+  // between and around the extreme values.
+  const float big = std::numeric_limits<float>::max();
+  struct Case {
+    std::string name;
+    int64_t nx, ny;
+    std::vector<float> u, v;
+  };
+  std::vector<Case> cases = {
+      {"issue 2x2", 2, 2, {-big, std::nanf(""), 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f, 0.0f}},
+      {"positive 2x2", 2, 2, {big, big, std::nanf(""), 1.0f}, {1.0f, 0.0f, 0.0f, big}},
+      {"ramp 3x3", 3, 3, {-big, -big / 2, std::nanf(""), 0.0f, 1e38f, std::nanf(""), 3e38f, big, std::nanf("")},
+       {big, std::nanf(""), -1e-38f, 0.0f, -0.0f, 1.0f, 2e38f, -3e38f, 0.0f}},
+  };
+  // A larger field: a ramp up to near FLT_MAX with missing stripes and a missing corner.
+  Case ramp{"ramp 40x35", 40, 35, {}, {}};
+  for (int64_t y = 0; y < ramp.ny; ++y)
+    for (int64_t x = 0; x < ramp.nx; ++x) {
+      const bool miss = x % 7 == 3 || (x > 30 && y > 28) || (x + y) % 11 == 0;
+      ramp.u.push_back(miss ? std::nanf("") : big * (float(x) / 40.0f) * (y % 2 ? 1.0f : -1.0f));
+      ramp.v.push_back(miss ? 1e20f : big * (float(y) / 35.0f) - big / 2);
+    }
+  cases.push_back(ramp);
+  int checked = 0;
+  for (const Case& c : cases)
+    for (Mode mode : {Mode::none, Mode::block, Mode::speculative})
+      for (Coder coder : {Coder::huffman, Coder::ans})
+        for (bool zstd : {false, true})
+          for (auto [bm, bound] : std::vector<std::pair<BoundMode, double>>{
+                   {BoundMode::rel, 3e-2}, {BoundMode::rel, 0.5}, {BoundMode::abs, 1e37}, {BoundMode::abs, 1e-3}}) {
+            VectorField2D f;
+            f.nx = c.nx;
+            f.ny = c.ny;
+            f.u = c.u;
+            f.v = c.v;
+            mark_missing(f, FillValues{1e20f, 1e20f});
+            check_masked_round_trip(f, options(mode, coder, zstd, bm, bound),
+                                    c.name + " " + mode_name(mode) + " " + coder_name(coder) +
+                                        (zstd ? " zstd" : "") + " bound " + std::to_string(bound));
+            ++checked;
+          }
+  EXPECT_EQ(checked, 4 * 3 * 2 * 2 * 4);
+}
+
 TEST(Masks, NaNPayloadsAndMixedFillsComeBackBitForBit) {
   const int64_t nx = 40, ny = 33;
   VectorField2D f = synth::vortices(nx, ny, 5, 6);

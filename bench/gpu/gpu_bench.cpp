@@ -129,10 +129,11 @@ int main(int argc, char** argv) {
         const double tdev = median_seconds(reps, [&] {
           if (o.mode == factz::Mode::speculative) {
             factz::cuda_detail::SpeculativePayload pl;
-            st = factz::cuda_detail::device_compress_speculative(*ws.impl(), plan, u, v, nullptr, pl);
+            st = factz::cuda_detail::device_compress_speculative(*ws.impl(), plan, u, v, /*missing=*/nullptr,
+                                                                 nullptr, pl);
           } else {
             factz::cuda_detail::TiledPayload pl;
-            st = factz::cuda_detail::device_compress_tiled(*ws.impl(), plan, u, v, nullptr, pl);
+            st = factz::cuda_detail::device_compress_tiled(*ws.impl(), plan, u, v, /*missing=*/nullptr, nullptr, pl);
           }
         });
         if (!st.ok()) return fail("device part", st);

@@ -23,6 +23,11 @@ struct DeviceBackend {
   Result<std::vector<uint8_t>> (*compress)(const VectorField2D& field, const Options& options, int device);
   /// factz::decompress_into on `device`: u and v hold exactly nx * ny floats of the stream's grid.
   Status (*decompress_into)(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device);
+  /// decompress_into that also hands over the mask the decoder read (*mask: nx * ny bytes,
+  /// nonzero = missing; left empty for a stream without missing vertices), so that it is
+  /// decoded once. Optional: without it the dispatch reads the stream's mask itself.
+  Status (*decompress_into_with_mask)(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                                      int device, std::vector<uint8_t>* mask) = nullptr;
 };
 
 /// The backend Policy::cuda runs on: the CUDA backend in builds with it, else null.
@@ -42,11 +47,14 @@ Result<int> resolve_device(int requested, int count);
 /// the first that is set to a non-negative integer), or 0.
 int launcher_local_rank();
 
-/// The Policy::cuda paths of the public entry points (compress.cpp calls them first).
+/// The Policy::cuda paths of the public entry points (compress.cpp calls them first), with
+/// missing vertices as on the CPU: decompress_on_device's result holds the stream's mask, and
+/// decompress_into_on_device writes it into *mask_out when given (left as it is for a stream
+/// without missing vertices, as cpu_decode does).
 Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& options,
                                                 CompressStats* stats);
 Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
-                                 const DecompressOptions& options);
+                                 const DecompressOptions& options, std::vector<uint8_t>* mask_out = nullptr);
 Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
 
 }  // namespace factz::detail

@@ -2,6 +2,7 @@
 // factz::compress, decompress and decompress_into (compress.cpp) call in here first when
 // their options ask for the GPU, so every caller (C API, Python, the HDF5 filter, the CLI,
 // MPI ranks) reaches the GPU through its options alone.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <new>
@@ -90,18 +91,28 @@ Result<int> resolve_device(int requested, int count) {
 
 namespace {
 
-constexpr const char* kNoMasks =
-    "policy cuda: fields with missing vertices (a mask, NaN or a fill value) are not supported by the CUDA "
-    "backend yet; use policy omp";
-
-/// stream_dims, refusing a masked stream (the device decoder does not lay mask sections).
+/// stream_dims of a stream checked on the host before the backend sees it.
 Result<std::pair<int64_t, int64_t>> device_stream_dims(std::span<const uint8_t> stream) {
+  auto parsed = parse_vector_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
+}
+
+/// The backend's decode into u, v on `device`, and with `mask` the stream's mask (left
+/// empty for a stream without missing vertices): the backend's when it hands it over, else
+/// read here.
+Status backend_decode(const DeviceBackend& b, std::span<const uint8_t> stream, std::span<float> u,
+                      std::span<float> v, int device, std::vector<uint8_t>* mask) {
+  if (!mask) return b.decompress_into(stream, u, v, device);
+  mask->clear();
+  if (b.decompress_into_with_mask) return b.decompress_into_with_mask(stream, u, v, device, mask);
+  FACTZ_RETURN_IF_ERROR(b.decompress_into(stream, u, v, device));
   auto parsed = parse_vector_stream(stream);
   if (!parsed.ok()) return parsed.status();
   auto masked = stream_has_mask(parsed.value());
   if (!masked.ok()) return masked.status();
-  if (masked.value()) return Status(Code::backend_unavailable, kNoMasks);
-  return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
+  if (!masked.value()) return Status::Ok();
+  return read_mask(stream, parsed.value(), int64_t(parsed->header.nx), int64_t(parsed->header.ny), *mask);
 }
 
 }  // namespace
@@ -111,16 +122,16 @@ Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, cons
   const auto t0 = std::chrono::steady_clock::now();
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
-  if (field.u.size() == size_t(field.size()) && field.v.size() == size_t(field.size()) &&
-      !missing_mask(field).empty())
-    return Status(Code::backend_unavailable, kNoMasks);
   auto [backend, device] = picked.value();
   auto stream = backend->compress(field, o, device);
   if (!stream.ok() || !stats) return stream;
-  // The device pipeline reports no counts; the bound used is in the stream's header.
+  // The device pipeline reports no counts but the missing vertices' (the field was valid);
+  // the bound used is in the stream's header.
   CompressStats st;
   auto parsed = parse_container(stream.value());
   if (parsed.ok()) st.eb_abs = parsed->header.eb;
+  const std::vector<uint8_t> mask = missing_mask(field);
+  st.masked_vertices = std::count(mask.begin(), mask.end(), uint8_t(1));
   st.stage_seconds.emplace_back("device",
                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   *stats = std::move(st);
@@ -131,7 +142,7 @@ Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, cons
 }
 
 Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
-                                 const DecompressOptions& o) try {
+                                 const DecompressOptions& o, std::vector<uint8_t>* mask_out) try {
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
   auto dims = device_stream_dims(stream);
@@ -139,7 +150,10 @@ Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<floa
   const int64_t n = dims->first * dims->second;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n)
     return invalid_argument("output planes must hold nx*ny = " + std::to_string(n) + " values");
-  return picked->first->decompress_into(stream, u, v, picked->second);
+  std::vector<uint8_t> mask;
+  FACTZ_RETURN_IF_ERROR(backend_decode(*picked->first, stream, u, v, picked->second, mask_out ? &mask : nullptr));
+  if (mask_out && !mask.empty()) *mask_out = std::move(mask);
+  return Status::Ok();
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing on the GPU");
 }
@@ -154,7 +168,8 @@ Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, cons
   f.ny = dims->second;
   f.u.resize(size_t(f.size()));
   f.v.resize(size_t(f.size()));
-  FACTZ_RETURN_IF_ERROR(picked->first->decompress_into(stream, f.u, f.v, picked->second));
+  // The mask too, as factz::decompress returns it.
+  FACTZ_RETURN_IF_ERROR(backend_decode(*picked->first, stream, f.u, f.v, picked->second, &f.mask));
   return f;
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing on the GPU");

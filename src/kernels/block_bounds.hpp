@@ -10,6 +10,7 @@
 
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
+#include "kernels/signature.hpp"
 
 namespace factz::detail {
 
@@ -64,6 +65,17 @@ FACTZ_HD void cell_safe_bounds(const float* u, const float* v, int64_t nx, int64
   const float u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
   x0 = capped_safe_bound(u0, v0, eb);
   x1 = capped_safe_bound(u1, v1, eb);
+}
+
+/// cell_safe_bounds on the mesh of a field with missing vertices (`missing`: one byte per
+/// vertex, nonzero = missing; null = none; u, v the filled working copy): a triangle outside
+/// the mesh (it touches a missing vertex) constrains nothing, its bound is 1.
+FACTZ_HD void cell_safe_bounds_on_mesh(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t i,
+                                       int64_t j, float eb, float& x0, float& x1) {
+  cell_safe_bounds(u, v, nx, i, j, eb, x0, x1);
+  const uint8_t off_mesh = cell_masked_triangles(missing, nx, i, j);
+  if (off_mesh & 1) x0 = 1.0f;
+  if (off_mesh & 2) x1 = 1.0f;
 }
 
 /// Estimated bits to store a vertex stored exactly (value, index and its code).

@@ -64,6 +64,9 @@ FACTZ_HD int32_t prequantize(float x, float step) {
   return int32_t(r);
 }
 
+/// Whether a value is finite (isfinite differs between host and device libraries).
+FACTZ_HD bool finite_value(float r) { return r - r == 0.0f; }
+
 /// The reconstruction of pre-quantized value q (0 when step is 0: exact tiles).
 FACTZ_HD float reconstruct(int32_t q, float step) { return float(q) * step; }
 

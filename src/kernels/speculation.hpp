@@ -37,6 +37,17 @@ FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, f
   return true;
 }
 
+/// The original signatures of cell (i, j)'s triangles that speculate_vertex compares with
+/// (out[t] for triangle t, cell_signatures' order): kMaskedTriangle for a triangle outside
+/// the mesh (it touches a vertex marked in `missing`; null = none).
+FACTZ_HD void original_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u, const float* v,
+                                  const uint8_t* missing, Signature out[2]) {
+  cell_signatures(g, i, j, u, v, out);
+  const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);
+  if (off_mesh & 1) out[0] = kMaskedTriangle;
+  if (off_mesh & 2) out[1] = kMaskedTriangle;
+}
+
 struct Speculation {
   uint8_t id = 0;              ///< 0 exact, 1..kMaxBoundId bound id, kZeroVectorId
   int32_t code_u = 0, code_v = 0;

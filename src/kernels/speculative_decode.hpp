@@ -53,27 +53,56 @@ FACTZ_HD bool decode_speculative_target(float* u, float* v, int64_t nx, int64_t 
 // decoder knows the mask first, and both sides give a missing vertex the same stand-in value,
 // which later predictions read (its own value comes from the mask sections at the end).
 
+/// The id a backend's encoder records for a missing vertex (never written to a stream:
+/// valid_target_id, id_has_code and id_is_exact are false for it).
+inline constexpr uint8_t kMissingVertex = 0xFE;
+
+/// Index (row-major over A) of the first valid anchor; A.count() when none is.
+FACTZ_HD int64_t first_valid_anchor(const PhaseLattice& A, int64_t nx, const uint8_t* missing) {
+  int64_t a = 0;
+  while (a < A.count() && missing[lattice_vertex(A, nx, a)]) ++a;
+  return a;
+}
+
+/// Column 0 of the anchor lattice, top to bottom: a missing anchor takes the stand-in of the
+/// anchor above; the first row's, the value of anchor `first` (first_valid_anchor; 0 when it
+/// is A.count()).
+FACTZ_HD void fill_missing_anchor_column(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t first,
+                                         float* u, float* v) {
+  for (int64_t row = 0; row < A.count_y; ++row) {
+    const int64_t k = row * A.dy * nx;  // anchor (0, row)
+    if (!missing[k]) continue;
+    if (row == 0 && first >= A.count()) {  // no valid anchor at all
+      u[k] = v[k] = 0.0f;
+      continue;
+    }
+    const int64_t from = row > 0 ? k - A.dy * nx : lattice_vertex(A, nx, first);
+    u[k] = u[from];
+    v[k] = v[from];
+  }
+}
+
+/// Anchor row `row` after column 0 (fill_missing_anchor_column): left to right, a missing
+/// anchor takes the stand-in of the anchor to its left.
+FACTZ_HD void fill_missing_anchor_row(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t row, float* u,
+                                      float* v) {
+  const int64_t k0 = row * A.dy * nx;
+  for (int64_t i = 1; i < A.count_x; ++i) {
+    const int64_t k = k0 + i * A.dx;
+    if (!missing[k]) continue;
+    u[k] = u[k - A.dx];
+    v[k] = v[k - A.dx];
+  }
+}
+
 /// Missing anchors: in row-major order over the anchor lattice A each takes the stand-in of
 /// its left anchor, else of the anchor above, else the first valid anchor's value (0 when no
-/// anchor is valid). Valid anchors must already hold their values in u, v.
+/// anchor is valid). Valid anchors must already hold their values in u, v. The parts above
+/// compute the same in parallel form: column 0 (it depends on itself only), then every
+/// anchor row independently (a row's chain to the left ends in column 0).
 FACTZ_HD void fill_missing_anchors(const PhaseLattice& A, int64_t nx, const uint8_t* missing, float* u, float* v) {
-  float first_u = 0.0f, first_v = 0.0f;
-  for (int64_t a = 0; a < A.count(); ++a) {
-    const int64_t k = lattice_vertex(A, nx, a);
-    if (!missing[k]) {
-      first_u = u[k];
-      first_v = v[k];
-      break;
-    }
-  }
-  for (int64_t a = 0; a < A.count(); ++a) {
-    const int64_t k = lattice_vertex(A, nx, a);
-    if (!missing[k]) continue;
-    const int64_t i = a % A.count_x;
-    const int64_t from = i > 0 ? k - A.dx : (a >= A.count_x ? k - A.dy * nx : -1);
-    u[k] = from >= 0 ? u[from] : first_u;
-    v[k] = from >= 0 ? v[from] : first_v;
-  }
+  fill_missing_anchor_column(A, nx, missing, first_valid_anchor(A, nx, missing), u, v);
+  for (int64_t row = 0; row < A.count_y; ++row) fill_missing_anchor_row(A, nx, missing, row, u, v);
 }
 
 /// A missing target's stand-in: its prediction.

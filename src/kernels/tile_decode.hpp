@@ -23,9 +23,6 @@
 
 namespace factz::detail {
 
-/// Whether a value is finite (isfinite differs between host and device libraries).
-FACTZ_HD bool finite_value(float r) { return r - r == 0.0f; }
-
 /// The reconstruction of a vertex that is not stored exactly, from its pre-quantized
 /// integer q (the 2D prefix sum of its tile's codes, read as signed) and its tile's step
 /// (2 * bound_of_id). Returns false when |q| > kMaxQuant (the writer clamps every q: the

@@ -42,10 +42,24 @@ FACTZ_HD int64_t tile_lorenzo_code(const int32_t* row, const int32_t* above, int
 }
 
 /// The integer of a missing vertex: its prediction, clamped to +-kMaxQuant, so its code is
-/// 0 (nearly free) and its neighbours predict from a flat continuation of the valid data.
-FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y) {
+/// 0 (nearly free) and its neighbours predict from a flat continuation of the valid data;
+/// then, where float(q) * step would overflow (a prediction continuing values near
+/// +-FLT_MAX), moved toward 0 to the largest |q| whose reconstruction is finite. The decoder
+/// rejects a value that is not finite at a vertex not stored exactly (kernels/tile_decode.hpp),
+/// and a missing vertex never is: without this its stream would not decode. Reconstruction
+/// is monotone in q, so the search halves [0, |q|].
+FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y, float step) {
   const int64_t p = tile_lorenzo_prediction(row, above, x, y), lim = kMaxQuant;
-  return int32_t(p > lim ? lim : (p < -lim ? -lim : p));
+  int32_t q = int32_t(p > lim ? lim : (p < -lim ? -lim : p));
+  if (finite_value(reconstruct(q, step))) return q;
+  const int32_t sign = q < 0 ? -1 : 1;
+  int32_t lo = 0, hi = q < 0 ? -q : q;  // reconstruct(sign * lo) is finite (0 * finite step), hi's is not
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (finite_value(reconstruct(sign * mid, step))) lo = mid;
+    else hi = mid;
+  }
+  return sign * lo;
 }
 
 /// The symbol of a Lorenzo code: code + kRadius, or 0 (escape) when out of range.
@@ -68,6 +82,19 @@ FACTZ_HD TiledVertex quantize_tiled_vertex(float x, int tile_id, float step, flo
   const float r = reconstruct(out.q, step);
   out.exact = !within_bound(r, x, need);
   out.recon = out.exact ? x : r;
+  return out;
+}
+
+/// quantize_tiled_vertex of a vertex that may be missing (x is then the filled working
+/// copy's value): a missing vertex is never stored exactly (the mask sections hold its bits),
+/// so it keeps float(q) * step whatever its bound says; its q is replaced by
+/// missing_vertex_quant when the codes are computed. Every backend quantizes planes with this.
+FACTZ_HD TiledVertex quantize_tiled_vertex(float x, int tile_id, float step, float need, bool missing) {
+  TiledVertex out = quantize_tiled_vertex(x, tile_id, step, need);
+  if (missing && out.exact) {
+    out.exact = false;
+    out.recon = reconstruct(out.q, step);
+  }
   return out;
 }
 

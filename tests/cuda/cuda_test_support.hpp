@@ -2,14 +2,18 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "codec/ans.hpp"
 #include "factz/factz.hpp"
+#include "factz/topology.hpp"
 #include "format/container.hpp"
+#include "streams/stream_common.hpp"
 
 namespace factz::test {
 
@@ -56,8 +60,78 @@ inline std::vector<std::vector<uint16_t>> ans_test_streams(uint64_t seed) {
   return streams;
 }
 
+/// Mask shapes of issue 17 on an nx x ny grid (nonzero = missing): none (a mask of zeros),
+/// single vertices, a checkerboard, one-pixel-wide valid channels (columns inside land, and
+/// rows), a ring on every border, the corners of 32 x 32 tiles, the anchors of stride 16, a
+/// land blob reaching the right border, all but one vertex, all.
+inline std::vector<std::pair<std::string, std::vector<uint8_t>>> mask_shapes(int64_t nx, int64_t ny) {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+  auto make = [&](auto missing) {
+    std::vector<uint8_t> m(size_t(nx * ny), 0);
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x) m[size_t(y * nx + x)] = missing(x, y) ? 1 : 0;
+    return m;
+  };
+  out.emplace_back("none", make([](int64_t, int64_t) { return false; }));
+  out.emplace_back("single", make([&](int64_t x, int64_t y) {
+                     return (x == 5 && y == 7) || (x == nx - 1 && y == 0) || (x == nx / 2 && y == ny - 1);
+                   }));
+  out.emplace_back("checkerboard", make([](int64_t x, int64_t y) { return (x + y) % 2 == 0; }));
+  out.emplace_back("column_channels", make([](int64_t x, int64_t y) { return x % 9 != 4 && y > 3 && y < 40; }));
+  out.emplace_back("row_channels", make([](int64_t x, int64_t y) { return y % 6 != 2 && x > 10; }));
+  out.emplace_back("border_ring", make([&](int64_t x, int64_t y) {
+                     return x == 0 || y == 0 || x == nx - 1 || y == ny - 1;
+                   }));
+  out.emplace_back("tile_corners", make([](int64_t x, int64_t y) {
+                     return (x % 32 == 31 || x % 32 == 0) && (y % 32 == 31 || y % 32 == 0);
+                   }));
+  out.emplace_back("anchors", make([](int64_t x, int64_t y) { return x % 16 == 0 && y % 16 == 0; }));
+  out.emplace_back("land", make([&](int64_t x, int64_t y) {
+                     const double dx = double(x) - 0.3 * double(nx), dy = double(y) - 0.6 * double(ny);
+                     return dx * dx + dy * dy < 0.08 * double(nx * ny) || x > nx - 6;
+                   }));
+  out.emplace_back("all_but_one", make([](int64_t x, int64_t y) { return !(x == 3 && y == 2); }));
+  out.emplace_back("all", make([](int64_t, int64_t) { return true; }));
+  return out;
+}
+
+/// The mask of the shape called `name` in mask_shapes(nx, ny).
+inline std::vector<uint8_t> mask_shape(int64_t nx, int64_t ny, const std::string& name) {
+  for (auto& [n, m] : mask_shapes(nx, ny))
+    if (n == name) return m;
+  return {};
+}
+
+/// How a test marks missing vertices: the caller's mask, NaN (in u at even indices, in v at
+/// odd ones, with differing payloads and signs), or a fill value declared to mark_missing.
+enum class MissingAs { mask, nan, fill };
+
+inline const char* missing_as_name(MissingAs how) {
+  return how == MissingAs::mask ? "mask" : how == MissingAs::nan ? "nan" : "fill";
+}
+
+/// base with the vertices of `mask` missing, marked as `how` says.
+inline VectorField2D with_missing(const VectorField2D& base, const std::vector<uint8_t>& mask, MissingAs how) {
+  VectorField2D f = base;
+  for (size_t k = 0; k < mask.size(); ++k) {
+    if (!mask[k]) continue;
+    if (how == MissingAs::nan) {
+      const float nan = std::bit_cast<float>(0x7fc00000u | uint32_t(k % 5) | (k % 3 == 0 ? 0x80000000u : 0u));
+      (k % 2 ? f.v : f.u)[k] = nan;
+    }
+    if (how == MissingAs::fill) f.u[k] = f.v[k] = 1e20f;
+  }
+  if (how == MissingAs::mask) f.mask = mask;
+  if (how == MissingAs::fill) {
+    FillValues fill;
+    fill.u = fill.v = 1e20f;
+    mark_missing(f, fill);
+  }
+  return f;
+}
+
 /// Copies of `stream` (written without zstd) with one byte of one section changed, the
-/// container rewritten around them so that every CRC is valid: the decoders' own checks are
+/// container rewritten around them (every section raw) so that every CRC is valid: the decoders' own checks are
 /// what gets tested. Odd trials damage one of a section's first 24 bytes (heads, tables);
 /// with `shorten`, every fifth trial also drops the section's last byte. Returns
 /// {trial, stream} pairs (trials that drew an empty section are skipped), or nothing when
@@ -69,7 +143,9 @@ inline std::vector<std::pair<int, std::vector<uint8_t>>> damaged_sections(std::s
   if (!pc.ok()) return out;
   std::vector<detail::Section> sections;
   for (const auto& e : pc->entries) {
-    auto raw = detail::read_section(stream, pc.value(), e.id, nullptr);
+    // Sections offered to zstd whatever the options say (the mask sections) are read
+    // through it and written back raw.
+    auto raw = detail::read_section(stream, pc.value(), e.id, &detail::zstd_stage_decompressor());
     if (!raw.ok()) return {};
     sections.push_back({e.id, raw.value(), false});
   }

@@ -3,6 +3,7 @@
 // the test KernelsCompileForTheGpu when nvcc is installed; never run.
 #include <cstdint>
 
+#include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature.hpp"
@@ -87,4 +88,30 @@ __global__ void backbone_glue_compiles(const float* x, int32_t* q, uint16_t* sym
     factz::detail::decode_speculative_target(out, out, nx, ny, v % nx, v / nx, ph.step, ph.phase, uint16_t(id), x,
                                              sym[k], sym[k], bound);
   }
+}
+
+// Missing vertices (issue 17): the mesh's masked triangles in the safe bounds and the
+// original signatures, a missing vertex's quantization and integer, the anchors' stand-ins
+// by column and row, a missing target's stand-in.
+__global__ void missing_vertices_compile(const float* u, const float* v, const uint8_t* missing, float* cur_u,
+                                         float* cur_v, int32_t* q, uint8_t* sig, const float* bound, int64_t nx,
+                                         int64_t ny) {
+  const factz::detail::Grid2D g{nx, ny};
+  const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= g.cell_count()) return;
+  const int64_t i = c / (nx - 1), j = c % (nx - 1);
+  float x0, x1;
+  factz::detail::cell_safe_bounds_on_mesh(u, v, missing, nx, i, j, 0.5f, x0, x1);
+  factz::detail::original_signatures(g, i, j, u, v, missing, sig + 2 * c);
+  const factz::detail::TiledVertex tv = factz::detail::quantize_tiled_vertex(u[c], 30, 2.0f * bound[30], x0,
+                                                                              missing[c] != 0);
+  q[c] = missing[c] ? factz::detail::missing_vertex_quant(q + i * nx, i > 0 ? q + (i - 1) * nx : nullptr, j, i,
+                                                           2.0f * bound[30])
+                    : tv.q;
+  const factz::detail::PhaseLattice A = factz::detail::anchor_lattice(nx, ny, 4);
+  if (c == 0) factz::detail::fill_missing_anchor_column(A, nx, missing, factz::detail::first_valid_anchor(A, nx, missing),
+                                                        cur_u, cur_v);
+  if (c < A.count_y) factz::detail::fill_missing_anchor_row(A, nx, missing, c, cur_u, cur_v);
+  if (i % 2 == 1 && j % 2 == 1 && x1 > 0.0f)
+    factz::detail::predict_missing_target(cur_u, cur_v, nx, ny, j, i, 1, factz::detail::Phase::center);
 }

@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "cuda_test_support.hpp"
 #include "synth.hpp"
+#include "api/device_backend.hpp"
 #include "backend/cuda/cuda_internal.hpp"
 #include "backend/cuda/gpu_model.hpp"
 #include "factz/cuda.hpp"
@@ -136,7 +139,7 @@ TEST(Cuda, PayloadsMatchTheModelStageByStage) {
     const auto p = factz::cuda_detail::make_plan(f.nx, f.ny, o, 0.0);
     if (o.mode == factz::Mode::speculative) {
       factz::cuda_detail::SpeculativePayload dev, cpu;
-      ASSERT_TRUE(factz::cuda_detail::device_compress_speculative(*ws.impl(), p, u, v, nullptr, dev).ok());
+      ASSERT_TRUE(factz::cuda_detail::device_compress_speculative(*ws.impl(), p, u, v, /*missing=*/nullptr, nullptr, dev).ok());
       factz::cuda_detail::model_payload(f, p, nullptr, &cpu);
       EXPECT_TRUE(dev.ids == cpu.ids) << "speculative ids";
       EXPECT_TRUE(dev.codes_u == cpu.codes_u) << "speculative codes u";
@@ -150,7 +153,7 @@ TEST(Cuda, PayloadsMatchTheModelStageByStage) {
       EXPECT_EQ(dev.coded_v_crc, std::optional<uint32_t>(factz::detail::crc32c(dev.coded_v)));
     } else {
       factz::cuda_detail::TiledPayload dev, cpu;
-      ASSERT_TRUE(factz::cuda_detail::device_compress_tiled(*ws.impl(), p, u, v, nullptr, dev).ok());
+      ASSERT_TRUE(factz::cuda_detail::device_compress_tiled(*ws.impl(), p, u, v, /*missing=*/nullptr, nullptr, dev).ok());
       factz::cuda_detail::model_payload(f, p, &cpu, nullptr);
       EXPECT_TRUE(dev.tile_ids == cpu.tile_ids) << "tile ids";
       for (int c = 0; c < 2; ++c) {
@@ -333,9 +336,18 @@ TEST(Cuda, DevicePointerApiOnAStreamReusesItsWorkspace) {
       EXPECT_EQ(factz::cuda::compress(u, v, f.nx, f.ny, wrong, s, &ws).status().code(), factz::Code::invalid_argument);
     }
   }
-  // NaN input is refused, as on the CPU.
-  const float nan = std::nanf("");
+  // NaN marks a vertex missing, as on the CPU (the device-pointer call finds the mask on
+  // the host); infinity is invalid_argument, as on the CPU.
+  const float nan = std::nanf(""), inf = INFINITY;
   ASSERT_EQ(cudaMemcpy(u + 17, &nan, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  auto with_nan = factz::cuda::compress(u, v, f.nx, f.ny, factz::Options{}, s);
+  ASSERT_TRUE(with_nan.ok()) << with_nan.status().to_string();
+  factz::VectorField2D g = f;
+  g.u[17] = nan;
+  auto cpu_nan = factz::compress(g, factz::Options{});
+  ASSERT_TRUE(cpu_nan.ok());
+  EXPECT_TRUE(with_nan.value() == cpu_nan.value());
+  ASSERT_EQ(cudaMemcpy(v + 18, &inf, 4, cudaMemcpyHostToDevice), cudaSuccess);
   EXPECT_EQ(factz::cuda::compress(u, v, f.nx, f.ny, factz::Options{}, s).status().code(), factz::Code::invalid_argument);
   cudaStreamDestroy(s);
   cudaFree(u);
@@ -368,6 +380,240 @@ TEST(Cuda, DamagedSectionsAreRejectedLikeTheCpuDoes) {
         if (cpu.ok() && gpu.ok()) {
           EXPECT_TRUE(same_bits(cpu->u, gpu->u));
           EXPECT_TRUE(same_bits(cpu->v, gpu->v));
+        }
+      }
+    }
+}
+
+// ---- Missing vertices (issue 17) -------------------------------------------------------
+
+/// Every mode, coder and zstd setting at REL 1e-2 (speculative: anchor stride 16).
+std::vector<factz::Options> masked_option_sets() {
+  std::vector<factz::Options> out;
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::huffman, factz::Coder::ans})
+      for (bool zstd : {false, true}) {
+        factz::Options o;
+        o.mode = mode;
+        o.coder = coder;
+        o.zstd = zstd;
+        o.bound = 1e-2;
+        out.push_back(o);
+      }
+  return out;
+}
+
+std::string describe(const factz::Options& o) {
+  return std::string(factz::mode_name(o.mode)) + "/" + factz::coder_name(o.coder) + (o.zstd ? " zstd" : "") +
+         " bound " + std::to_string(o.bound);
+}
+
+/// Policy::cuda on f gives the CPU's stream; the GPU decodes it (Policy::cuda and the
+/// device-pointer call) to the CPU decoder's bits and mask. Returns the missing vertices the
+/// GPU decoder reported (-1 on a failure).
+int64_t expect_gpu_is_cpu(const VectorField2D& f, const factz::Options& o) {
+  auto cpu = factz::compress(f, o);
+  EXPECT_TRUE(cpu.ok()) << cpu.status().to_string();
+  if (!cpu.ok()) return -1;
+  factz::Options g = o;
+  g.policy = factz::Policy::cuda;
+  auto gpu = factz::compress(f, g);
+  EXPECT_TRUE(gpu.ok()) << gpu.status().to_string();
+  if (!gpu.ok()) return -1;
+  EXPECT_EQ(gpu->size(), cpu->size());
+  EXPECT_TRUE(gpu.value() == cpu.value()) << "GPU stream differs from the CPU's";
+  auto dc = factz::decompress(cpu.value());
+  factz::DecompressOptions d;
+  d.policy = factz::Policy::cuda;
+  auto dg = factz::decompress(cpu.value(), d);
+  EXPECT_TRUE(dc.ok()) << dc.status().to_string();
+  EXPECT_TRUE(dg.ok()) << dg.status().to_string();
+  if (!dc.ok() || !dg.ok()) return -1;
+  EXPECT_TRUE(same_bits(dc->u, dg->u));
+  EXPECT_TRUE(same_bits(dc->v, dg->v));
+  EXPECT_EQ(dc->mask, dg->mask);
+  // decompress_into's path, with the mask the device decoder read handed over.
+  std::vector<float> iu(size_t(f.size())), iv(size_t(f.size()));
+  std::vector<uint8_t> im;
+  const factz::Status into = factz::detail::decompress_into_on_device(cpu.value(), iu, iv, d, &im);
+  EXPECT_TRUE(into.ok()) << into.to_string();
+  EXPECT_TRUE(same_bits(dc->u, iu) && same_bits(dc->v, iv));
+  EXPECT_EQ(im, dc->mask);
+  // The device-pointer decoder (the stored bits scattered on the device).
+  float* du = to_device(std::vector<float>(size_t(f.size()), 1.0f));
+  float* dv = to_device(std::vector<float>(size_t(f.size()), 1.0f));
+  const factz::Status st = factz::cuda::decompress(cpu.value(), du, dv, f.nx, f.ny);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  std::vector<float> hu(size_t(f.size())), hv(size_t(f.size()));
+  EXPECT_EQ(cudaMemcpy(hu.data(), du, hu.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(hv.data(), dv, hv.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(du);
+  cudaFree(dv);
+  EXPECT_TRUE(same_bits(dc->u, hu));
+  EXPECT_TRUE(same_bits(dc->v, hv));
+  return std::count(dg->mask.begin(), dg->mask.end(), uint8_t(1));
+}
+
+/// The real field with land: cmems_glob1deg_cur (its land zero in the file) with the land
+/// marked missing; an empty field when the data is not there.
+VectorField2D ocean_with_land() {
+  for (const auto& nf : fields()) {
+    if (nf.name != "cmems_glob1deg_cur") continue;
+    VectorField2D f = nf.f;
+    f.mask.assign(size_t(f.size()), 0);
+    for (size_t k = 0; k < f.mask.size(); ++k) f.mask[k] = f.u[k] == 0.0f && f.v[k] == 0.0f;
+    return f;
+  }
+  return {};
+}
+
+TEST(Cuda, MaskedStreamsAreByteIdenticalToTheCpuForEveryShapeMarkingModeCoderAndZstd) {
+  REQUIRE_DEVICE();
+  const int64_t nx = 301, ny = 203;  // tiles and anchor lattices with partial edges
+  const VectorField2D base = factz::synth::turbulence(nx, ny, 31, 8.0);
+  int streams = 0;
+  for (const auto& [name, mask] : factz::test::mask_shapes(nx, ny)) {
+    const int64_t expected = std::count(mask.begin(), mask.end(), uint8_t(1));
+    for (auto how : {factz::test::MissingAs::mask, factz::test::MissingAs::nan, factz::test::MissingAs::fill}) {
+      const VectorField2D f = factz::test::with_missing(base, mask, how);
+      for (const auto& o : masked_option_sets()) {
+        SCOPED_TRACE(name + " " + factz::test::missing_as_name(how) + " " + describe(o));
+        EXPECT_EQ(expect_gpu_is_cpu(f, o), expected);
+        ++streams;
+      }
+    }
+  }
+  EXPECT_EQ(streams, 11 * 3 * 12);
+}
+
+// Edge bounds and strides (repairs, lossless, escapes, strides 2 and 4096), degenerate grids
+// and a single valid vertex, the real coastlines at REL 1e-1 to 1e-4.
+TEST(Cuda, MaskedStreamsAreByteIdenticalToTheCpuAtEdgeCases) {
+  REQUIRE_DEVICE();
+  const VectorField2D base = factz::synth::vortices(167, 130, 4, 20);
+  for (const auto& [name, mask] : factz::test::mask_shapes(167, 130)) {
+    if (name == "none" || name == "all") continue;
+    const VectorField2D f = factz::test::with_missing(base, mask, factz::test::MissingAs::nan);
+    for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+      for (auto [bm, bound, s0] : {std::tuple{factz::BoundMode::rel, 0.3, int64_t{2}},
+                                   std::tuple{factz::BoundMode::abs, 0.0, int64_t{4}},
+                                   std::tuple{factz::BoundMode::abs, 1e-30, int64_t{4096}}}) {
+        factz::Options o;
+        o.mode = mode;
+        o.coder = s0 == 4 ? factz::Coder::huffman : factz::Coder::ans;
+        o.bound_mode = bm;
+        o.bound = bound;
+        o.anchor_stride = s0;
+        SCOPED_TRACE(name + " " + describe(o) + " s0 " + std::to_string(s0));
+        EXPECT_GT(expect_gpu_is_cpu(f, o), 0);
+      }
+  }
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{40, 1}, {1, 29}, {1, 1}, {2, 2}}) {
+    VectorField2D f = factz::synth::noise(nx, ny, 5);
+    f.mask.assign(size_t(f.size()), 1);
+    f.mask.back() = 0;  // one valid vertex (none for 1 x 1)
+    for (const auto& o : masked_option_sets()) {
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + " " + describe(o));
+      EXPECT_EQ(expect_gpu_is_cpu(f, o), f.size() - 1);
+    }
+  }
+  const VectorField2D ocean = ocean_with_land();
+  if (ocean.size() == 0) GTEST_SKIP() << "cmems_glob1deg_cur is not available (FACTZ_SHARED_DATA_DIR)";
+  const int64_t land = std::count(ocean.mask.begin(), ocean.mask.end(), uint8_t(1));
+  for (auto o : masked_option_sets())
+    for (double rel : {1e-1, 1e-2, 1e-3, 1e-4}) {
+      o.bound = rel;
+      SCOPED_TRACE("cmems_glob1deg_cur land " + describe(o));
+      EXPECT_EQ(expect_gpu_is_cpu(ocean, o), land);
+    }
+}
+
+// First diagnostic when masked bytes differ: the device's payloads on the working copy with
+// the device mask against the CPU model's, stage by stage.
+TEST(Cuda, MaskedPayloadsMatchTheModelStageByStage) {
+  REQUIRE_DEVICE();
+  const int64_t nx = 333, ny = 211;
+  for (const char* shape : {"land", "tile_corners", "checkerboard", "anchors"}) {
+    const std::vector<uint8_t> mask = factz::test::mask_shape(nx, ny, shape);
+    const VectorField2D f =
+        factz::test::with_missing(factz::synth::turbulence(nx, ny, 21, 8.0), mask, factz::test::MissingAs::nan);
+    const auto m = factz::cuda_detail::find_missing(f);
+    ASSERT_TRUE(m.any());
+    float* u = to_device(m.work.u);
+    float* v = to_device(m.work.v);
+    uint8_t* missing = to_device(m.mask);
+    factz::cuda::Workspace ws;
+    for (const auto& o : factz::test::every_mode_and_coder(0.05)) {
+      SCOPED_TRACE(std::string(shape) + " " + factz::mode_name(o.mode) + "/" + factz::coder_name(o.coder));
+      const auto p = factz::cuda_detail::make_plan(f.nx, f.ny, o, 0.0);
+      if (o.mode == factz::Mode::speculative) {
+        factz::cuda_detail::SpeculativePayload dev, cpu;
+        ASSERT_TRUE(factz::cuda_detail::device_compress_speculative(*ws.impl(), p, u, v, missing, nullptr, dev).ok());
+        factz::cuda_detail::model_payload(m.work, p, nullptr, &cpu, m.mask.data());
+        EXPECT_TRUE(dev.exact == cpu.exact) << "speculative exact values (stored anchors, exact targets)";
+        EXPECT_TRUE(dev.coded_ids == cpu.coded_ids) << "device-coded blob of the stored ids";
+        EXPECT_TRUE(dev.coded_u == cpu.coded_u) << "device-coded blob of codes u";
+        EXPECT_TRUE(dev.coded_v == cpu.coded_v) << "device-coded blob of codes v";
+      } else {
+        factz::cuda_detail::TiledPayload dev, cpu;
+        ASSERT_TRUE(factz::cuda_detail::device_compress_tiled(*ws.impl(), p, u, v, missing, nullptr, dev).ok());
+        factz::cuda_detail::model_payload(m.work, p, &cpu, nullptr, m.mask.data());
+        EXPECT_TRUE(dev.tile_ids == cpu.tile_ids) << "tile ids";
+        for (int c = 0; c < 2; ++c) {
+          EXPECT_TRUE(dev.coded[c] == cpu.coded[c]) << "device-coded blob of plane " << c << " (missing vertices' codes)";
+          EXPECT_TRUE(dev.outliers[c] == cpu.outliers[c]) << "outlier list of plane " << c;
+          EXPECT_TRUE(dev.exact_index[c] == cpu.exact_index[c]) << "exact index list of plane " << c;
+          EXPECT_TRUE(dev.exact_values[c] == cpu.exact_values[c]) << "exact values of plane " << c;
+        }
+      }
+    }
+    for (void* p : {static_cast<void*>(u), static_cast<void*>(v), static_cast<void*>(missing)}) cudaFree(p);
+  }
+}
+
+// A large masked field (many tiles, anchor rows and missing runs across them): the CPU's
+// bytes, and the GPU decoder's values, in modes block and speculative.
+TEST(Cuda, LargeMaskedFieldMatchesTheCpu) {
+  REQUIRE_DEVICE();
+  const int64_t nx = 3001, ny = 2003;
+  const VectorField2D f = factz::test::with_missing(factz::synth::turbulence(nx, ny, 41),
+                                                    factz::test::mask_shape(nx, ny, "land"), factz::test::MissingAs::nan);
+  for (auto mode : {factz::Mode::block, factz::Mode::speculative}) {
+    factz::Options o;
+    o.mode = mode;
+    SCOPED_TRACE(factz::mode_name(mode));
+    EXPECT_GT(expect_gpu_is_cpu(f, o), f.size() / 10);
+  }
+}
+
+// Damaged masked streams behind valid CRCs: the GPU decoder rejects what the CPU decoder
+// rejects, otherwise gives the CPU's values and mask.
+TEST(Cuda, DamagedMaskedStreamsAreRejectedLikeTheCpuDoes) {
+  REQUIRE_DEVICE();
+  const VectorField2D f = factz::test::with_missing(factz::synth::turbulence(300, 200, 9, 8.0),
+                                                    factz::test::mask_shape(300, 200, "land"), factz::test::MissingAs::nan);
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::ans, factz::Coder::huffman}) {
+      SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
+      factz::Options o;
+      o.mode = mode;
+      o.coder = coder;
+      o.zstd = false;
+      o.bound = 1e-3;
+      auto s = factz::compress(f, o);
+      ASSERT_TRUE(s.ok());
+      const auto damaged = factz::test::damaged_sections(s.value(), 778, 40, true);
+      ASSERT_FALSE(damaged.empty());
+      factz::DecompressOptions d;
+      d.policy = factz::Policy::cuda;
+      for (const auto& [trial, stream] : damaged) {
+        auto cpu = factz::decompress(stream);
+        auto gpu = factz::decompress(stream, d);
+        EXPECT_EQ(cpu.ok(), gpu.ok()) << "trial " << trial << ": " << gpu.status().to_string();
+        if (cpu.ok() && gpu.ok()) {
+          EXPECT_TRUE(same_bits(cpu->u, gpu->u));
+          EXPECT_TRUE(same_bits(cpu->v, gpu->v));
+          EXPECT_EQ(cpu->mask, gpu->mask);
         }
       }
     }

@@ -3,20 +3,25 @@
 // it is what shows the device code right before a GPU is available.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "synth.hpp"
 #include "api/device_backend.hpp"
 #include "cuda_test_support.hpp"
 #include "backend/cuda/crc_bodies.hpp"
 #include "backend/cuda/gpu_model.hpp"
+#include "backend/cuda/host_stream.hpp"
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
 #include "codec/ans.hpp"
 #include "codec/huffman.hpp"
+#include "kernels/speculative_decode.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "backend/cpu/frontend.hpp"
@@ -570,6 +575,338 @@ TEST(GpuModel, AnOverflowingVertexOffTheExactListIsCorruptLikeOnTheCpu) {
   }
 }
 
+
+// ---- Missing vertices (issue 17) -------------------------------------------------------
+// The host finds the mask and fills the working copy as the CPU backend does; the bodies
+// skip triangles off the mesh, give missing vertices their Lorenzo prediction (tiled modes)
+// or their stand-in without an id (speculative); the stream layer writes the mask sections.
+// The model's bytes are the CPU's, and its decoder (mask first, the stored bits last) the
+// CPU decoder's values and mask, for every shape, marking, mode, coder and zstd setting.
+
+/// The options of the masked cases: every mode, coder and zstd setting at REL 1e-2
+/// (speculative with anchor stride 16, the "anchors" shape's lattice).
+std::vector<factz::Options> masked_option_sets() {
+  std::vector<factz::Options> out;
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::huffman, factz::Coder::ans})
+      for (bool zstd : {false, true}) {
+        factz::Options o;
+        o.mode = mode;
+        o.coder = coder;
+        o.zstd = zstd;
+        o.bound = 1e-2;
+        o.anchor_stride = 16;
+        o.threads = 2;
+        out.push_back(o);
+      }
+  return out;
+}
+
+std::string describe(const factz::Options& o) {
+  return std::string(factz::mode_name(o.mode)) + "/" + factz::coder_name(o.coder) + (o.zstd ? " zstd" : "") +
+         " bound " + std::to_string(o.bound) + " s0 " + std::to_string(o.anchor_stride);
+}
+
+/// The CPU's stream of f and the model's: equal bytes; both decoders give the same bits and
+/// mask. Returns the number of missing vertices the CPU decoder reported.
+int64_t expect_model_is_cpu(const VectorField2D& f, const factz::Options& o) {
+  auto cpu = factz::compress(f, o);
+  EXPECT_TRUE(cpu.ok()) << cpu.status().to_string();
+  if (!cpu.ok()) return -1;
+  auto model = factz::cuda_detail::model_compress(f, o);
+  EXPECT_TRUE(model.ok()) << model.status().to_string();
+  if (!model.ok()) return -1;
+  EXPECT_EQ(model->size(), cpu->size());
+  EXPECT_TRUE(model.value() == cpu.value()) << "model stream differs from the CPU's";
+  auto a = factz::decompress(cpu.value());
+  auto b = factz::cuda_detail::model_decompress(cpu.value());
+  EXPECT_TRUE(a.ok()) << a.status().to_string();
+  EXPECT_TRUE(b.ok()) << b.status().to_string();
+  if (!a.ok() || !b.ok()) return -1;
+  EXPECT_TRUE(same_bits(a->u, b->u));
+  EXPECT_TRUE(same_bits(a->v, b->v));
+  EXPECT_EQ(a->mask, b->mask);
+  return std::count(a->mask.begin(), a->mask.end(), uint8_t(1));
+}
+
+/// Every shape marked as `how`, every mode, coder and zstd setting (one test per marking:
+/// each takes a while in the serial model).
+void expect_every_shape_gives_the_cpus_streams(factz::test::MissingAs how) {
+  const int64_t nx = 70, ny = 45;  // 3 x 2 tiles, 5 x 3 anchors of stride 16
+  const VectorField2D base = factz::synth::turbulence(nx, ny, 3, 6.0);
+  int streams = 0, masked_streams = 0;
+  for (const auto& [name, mask] : factz::test::mask_shapes(nx, ny)) {
+    const int64_t expected = std::count(mask.begin(), mask.end(), uint8_t(1));
+    const VectorField2D f = factz::test::with_missing(base, mask, how);
+    for (const auto& o : masked_option_sets()) {
+      SCOPED_TRACE(name + " " + factz::test::missing_as_name(how) + " " + describe(o));
+      EXPECT_EQ(expect_model_is_cpu(f, o), expected);
+      ++streams;
+      masked_streams += expected > 0;
+    }
+  }
+  EXPECT_EQ(streams, 11 * 12);
+  EXPECT_EQ(masked_streams, 10 * 12);
+}
+
+TEST(GpuModelMasks, StreamsAreTheCpusForEveryShapeModeCoderAndZstdWithTheCallersMask) {
+  expect_every_shape_gives_the_cpus_streams(factz::test::MissingAs::mask);
+}
+
+TEST(GpuModelMasks, StreamsAreTheCpusForEveryShapeModeCoderAndZstdWithNaN) {
+  expect_every_shape_gives_the_cpus_streams(factz::test::MissingAs::nan);
+}
+
+TEST(GpuModelMasks, StreamsAreTheCpusForEveryShapeModeCoderAndZstdWithAFillValue) {
+  expect_every_shape_gives_the_cpus_streams(factz::test::MissingAs::fill);
+}
+
+// Bounds that make the frontends work on masked fields: large relative bounds (repairs in
+// block mode, many zero-vector and exact decisions in FaCTz-S), lossless, a tiny absolute
+// bound (escaped codes, also at missing vertices), anchor strides 2, 4 and 4096.
+TEST(GpuModelMasks, StreamsAreTheCpusAtEdgeBoundsAndStrides) {
+  const VectorField2D base = factz::synth::vortices(67, 70, 4, 10);
+  const auto shapes = factz::test::mask_shapes(67, 70);
+  int streams = 0;
+  for (const auto& [name, mask] : shapes) {
+    if (name == "none" || name == "all") continue;
+    const VectorField2D f = factz::test::with_missing(base, mask, factz::test::MissingAs::nan);
+    for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+      for (auto [bm, bound, s0] : {std::tuple{factz::BoundMode::rel, 0.3, int64_t{2}},
+                                   std::tuple{factz::BoundMode::abs, 0.0, int64_t{4}},
+                                   std::tuple{factz::BoundMode::abs, 1e-30, int64_t{4096}},
+                                   std::tuple{factz::BoundMode::rel, 1e-4, int64_t{4}}}) {
+        factz::Options o;
+        o.mode = mode;
+        o.coder = streams % 2 ? factz::Coder::ans : factz::Coder::huffman;
+        o.bound_mode = bm;
+        o.bound = bound;
+        o.anchor_stride = s0;
+        o.threads = 2;
+        SCOPED_TRACE(name + " " + describe(o));
+        EXPECT_GT(expect_model_is_cpu(f, o), 0);
+        ++streams;
+      }
+  }
+  EXPECT_EQ(streams, 9 * 3 * 4);
+}
+
+// Grids without triangles (a row, a column, one vertex) and a single valid vertex.
+TEST(GpuModelMasks, DegenerateGridsAndASingleValidVertex) {
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{40, 1}, {1, 29}, {1, 1}, {2, 2}, {33, 33}}) {
+    VectorField2D f = factz::synth::noise(nx, ny, 5);
+    f.u[0] = std::nanf("");
+    for (const auto& o : masked_option_sets()) {
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + " " + describe(o));
+      EXPECT_EQ(expect_model_is_cpu(f, o), 1);
+    }
+    VectorField2D one = f;  // only the last vertex is valid
+    one.u[0] = 0.5f;
+    one.mask.assign(size_t(one.size()), 1);
+    one.mask.back() = 0;
+    for (const auto& o : masked_option_sets()) {
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + " one valid " + describe(o));
+      EXPECT_EQ(expect_model_is_cpu(one, o), one.size() - 1);
+    }
+  }
+}
+
+// Land as the 1-degree ocean's real coastlines: cmems_glob1deg_cur's land is zero in the
+// file (it was NaN before); marked missing here.
+TEST(GpuModelMasks, RealCoastlinesGiveTheCpuBytes) {
+  const std::string dir = FACTZ_SHARED_DATA_DIR;
+  auto f = factz::read_vector_field(dir + "/cmems_glob1deg_cur_u_360x171.f32", dir + "/cmems_glob1deg_cur_v_360x171.f32",
+                                    360, 171);
+  if (!f.ok()) GTEST_SKIP() << "cmems_glob1deg_cur is not in " << dir;
+  VectorField2D ocean = std::move(f.value());
+  ocean.mask.assign(size_t(ocean.size()), 0);
+  for (size_t k = 0; k < ocean.mask.size(); ++k) ocean.mask[k] = ocean.u[k] == 0.0f && ocean.v[k] == 0.0f;
+  const int64_t land = std::count(ocean.mask.begin(), ocean.mask.end(), uint8_t(1));
+  ASSERT_GT(land, ocean.size() / 5);
+  for (auto o : masked_option_sets()) {
+    for (double rel : {1e-1, 1e-3}) {
+      o.bound = rel;
+      SCOPED_TRACE(describe(o));
+      EXPECT_EQ(expect_model_is_cpu(ocean, o), land);
+    }
+  }
+}
+
+// The frontend's decisions on a masked working copy: tile ids, reconstructions, exact flags
+// (never at a missing vertex) and the repair statistics of block mode.
+TEST(GpuModelMasks, BlockFrontendMakesTheCpuDecisions) {
+  const int64_t nx = 70, ny = 45;
+  const VectorField2D base = factz::synth::vortices(nx, ny, 4, 12);
+  int64_t exact_vertices = 0;
+  for (const auto& [name, mask] : factz::test::mask_shapes(nx, ny))
+    for (float eb : {1e-3f, 0.2f, 5.0f}) {
+      SCOPED_TRACE(name + " eb " + std::to_string(eb));
+      const VectorField2D f = factz::test::with_missing(base, mask, factz::test::MissingAs::mask);
+      const auto m = factz::cuda_detail::find_missing(f);
+      const VectorField2D& work = m.any() ? m.work : f;
+      const uint8_t* missing = m.any() ? m.mask.data() : nullptr;
+      factz::detail::FrontendResult cpu;
+      factz::detail::run_block(work, eb, 2, cpu, 0, missing);
+      factz::Options o;
+      o.mode = factz::Mode::block;
+      o.bound_mode = factz::BoundMode::abs;
+      o.bound = eb;
+      factz::cuda_detail::TiledIntermediates mid;
+      auto s = factz::cuda_detail::model_compress(f, o, &mid);
+      ASSERT_TRUE(s.ok()) << s.status().to_string();
+      EXPECT_EQ(mid.tile_ids[0], cpu.u.tile_ids);
+      EXPECT_EQ(mid.tile_ids[1], cpu.v.tile_ids);
+      EXPECT_TRUE(same_bits(mid.recon[0], std::vector<float>(cpu.u.recon.begin(), cpu.u.recon.end())));
+      EXPECT_TRUE(same_bits(mid.recon[1], std::vector<float>(cpu.v.recon.begin(), cpu.v.recon.end())));
+      EXPECT_TRUE(std::equal(mid.exact[0].begin(), mid.exact[0].end(), cpu.u.exact.begin(), cpu.u.exact.end()));
+      EXPECT_TRUE(std::equal(mid.exact[1].begin(), mid.exact[1].end(), cpu.v.exact.begin(), cpu.v.exact.end()));
+      EXPECT_EQ(mid.repair_rounds, cpu.repair_rounds);
+      EXPECT_EQ(mid.repaired_vertices, cpu.repaired_vertices);
+      for (size_t k = 0; k < mask.size(); ++k)
+        if (mask[k]) {
+          ASSERT_FALSE(mid.exact[0][k] || mid.exact[1][k]) << "missing vertex " << k << " stored exactly";
+        }
+      exact_vertices += std::count(mid.exact[0].begin(), mid.exact[0].end(), uint8_t(1));
+    }
+  EXPECT_GT(exact_vertices, 0) << "the masked fields no longer store any vertex exactly";
+}
+
+// Repair on mode none's quantization with large bounds (many changed signatures): triangles
+// touching a missing vertex are never checked, on the device as on the CPU.
+TEST(GpuModelMasks, RepairRoundsMatchTheCpuAndSkipTrianglesOffTheMesh) {
+  const int64_t nx = 70, ny = 45;
+  const VectorField2D base = factz::synth::turbulence(nx, ny, 8, 6.0);
+  int64_t total = 0, with_mask_less = 0;
+  for (const auto& [name, mask] : factz::test::mask_shapes(nx, ny))
+    for (float eb : {0.05f, 0.5f}) {
+      SCOPED_TRACE(name + " eb " + std::to_string(eb));
+      const VectorField2D f = factz::test::with_missing(base, mask, factz::test::MissingAs::mask);
+      const auto m = factz::cuda_detail::find_missing(f);
+      const VectorField2D& work = m.any() ? m.work : f;
+      const uint8_t* missing = m.any() ? m.mask.data() : nullptr;
+      factz::detail::FrontendResult cpu;
+      factz::detail::run_none(work, eb, 2, cpu, 0, missing);
+      std::vector<float> recon[2] = {{cpu.u.recon.begin(), cpu.u.recon.end()}, {cpu.v.recon.begin(), cpu.v.recon.end()}};
+      std::vector<uint8_t> exact[2] = {{cpu.u.exact.begin(), cpu.u.exact.end()}, {cpu.v.exact.begin(), cpu.v.exact.end()}};
+      std::vector<float> unmasked_recon[2] = {recon[0], recon[1]};
+      std::vector<uint8_t> unmasked_exact[2] = {exact[0], exact[1]};
+      factz::detail::repair_signatures(work, nullptr, 2, cpu, missing);
+      int64_t rounds = 0, repaired = 0;
+      factz::cuda_detail::model_repair(work, nullptr, recon, exact, rounds, repaired, missing);
+      EXPECT_TRUE(same_bits(recon[0], std::vector<float>(cpu.u.recon.begin(), cpu.u.recon.end())));
+      EXPECT_TRUE(same_bits(recon[1], std::vector<float>(cpu.v.recon.begin(), cpu.v.recon.end())));
+      EXPECT_TRUE(std::equal(exact[0].begin(), exact[0].end(), cpu.u.exact.begin(), cpu.u.exact.end()));
+      EXPECT_TRUE(std::equal(exact[1].begin(), exact[1].end(), cpu.v.exact.begin(), cpu.v.exact.end()));
+      EXPECT_EQ(rounds, cpu.repair_rounds);
+      EXPECT_EQ(repaired, cpu.repaired_vertices);
+      total += repaired;
+      if (missing) {  // the same planes checked on the whole mesh repair more
+        int64_t r0 = 0, rep0 = 0;
+        factz::cuda_detail::model_repair(work, nullptr, unmasked_recon, unmasked_exact, r0, rep0);
+        with_mask_less += rep0 > repaired;
+      }
+    }
+  EXPECT_GT(total, 100) << "the fields no longer exercise the repair rounds";
+  EXPECT_GT(with_mask_less, 0) << "no case where the mask removed a check";
+}
+
+// The device's form of the anchors' stand-ins (kernels/speculative_decode.hpp: the first
+// valid anchor, column 0, then each anchor row on its own) follows the rule as written for
+// the format: row-major, a missing anchor takes its left neighbour's stand-in, else the one
+// above, else the first valid anchor's value, else 0.
+TEST(GpuModelMasks, MissingAnchorStandInsFollowTheRowMajorRule) {
+  uint64_t state = 2024;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  int cases = 0;
+  for (auto [nx, ny, s0] : {std::tuple<int64_t, int64_t, int64_t>{70, 45, 16}, {33, 17, 2}, {5, 9, 4}, {1, 40, 8},
+                            {40, 1, 8}, {129, 3, 64}})
+    for (int density : {0, 10, 50, 90, 100}) {
+      const auto A = factz::detail::anchor_lattice(nx, ny, s0);
+      std::vector<uint8_t> missing(size_t(nx * ny), 0);
+      for (auto& m : missing) m = int(next() % 100) < density;
+      std::vector<float> u(missing.size()), v(missing.size());
+      for (size_t k = 0; k < u.size(); ++k) {
+        u[k] = float(next() % 1000) - 500.0f;
+        v[k] = float(k);
+      }
+      std::vector<float> ru = u, rv = v;  // the rule, written out
+      float first_u = 0.0f, first_v = 0.0f;
+      for (int64_t a = 0; a < A.count(); ++a) {
+        const int64_t k = factz::detail::lattice_vertex(A, nx, a);
+        if (!missing[size_t(k)]) {
+          first_u = ru[size_t(k)];
+          first_v = rv[size_t(k)];
+          break;
+        }
+      }
+      for (int64_t j = 0; j < A.count_y; ++j)
+        for (int64_t i = 0; i < A.count_x; ++i) {
+          const int64_t k = j * A.dy * nx + i * A.dx;
+          if (!missing[size_t(k)]) continue;
+          const int64_t from = i > 0 ? k - A.dx : (j > 0 ? k - A.dy * nx : -1);
+          ru[size_t(k)] = from >= 0 ? ru[size_t(from)] : first_u;
+          rv[size_t(k)] = from >= 0 ? rv[size_t(from)] : first_v;
+        }
+      factz::detail::fill_missing_anchors(A, nx, missing.data(), u.data(), v.data());
+      EXPECT_TRUE(same_bits(u, ru) && same_bits(v, rv)) << nx << "x" << ny << " s0 " << s0 << " density " << density;
+      ++cases;
+    }
+  EXPECT_EQ(cases, 30);
+}
+
+// Damaged masked streams behind valid CRCs (the mask and masked_values sections included):
+// the model of the device decoder accepts what the CPU decoder accepts, then gives the same
+// values and mask.
+TEST(GpuModelMasks, DamagedMaskedStreamsAreRejectedLikeTheCpuDoes) {
+  const int64_t nx = 40, ny = 30;
+  const VectorField2D f = factz::test::with_missing(factz::synth::turbulence(nx, ny, 9, 4.0),
+                                                    factz::test::mask_shape(nx, ny, "land"), factz::test::MissingAs::nan);
+  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
+    for (auto coder : {factz::Coder::ans, factz::Coder::huffman}) {
+      SCOPED_TRACE(std::string(factz::mode_name(mode)) + "/" + factz::coder_name(coder));
+      factz::Options o;
+      o.mode = mode;
+      o.coder = coder;
+      o.zstd = false;
+      o.bound = 1e-3;
+      o.anchor_stride = 8;
+      auto s = factz::compress(f, o);
+      ASSERT_TRUE(s.ok());
+      const auto damaged = factz::test::damaged_sections(s.value(), 4321, 200, true);
+      ASSERT_FALSE(damaged.empty());
+      int rejected = 0, accepted = 0;
+      for (const auto& [trial, stream] : damaged) {
+        auto cpu = factz::decompress(stream);
+        auto dev = factz::cuda_detail::model_decompress(stream);
+        EXPECT_EQ(cpu.ok(), dev.ok()) << "trial " << trial << ": cpu " << cpu.status().to_string() << ", device "
+                                      << dev.status().to_string();
+        if (cpu.ok() && dev.ok()) {
+          EXPECT_TRUE(same_bits(cpu->u, dev->u));
+          EXPECT_TRUE(same_bits(cpu->v, dev->v));
+          EXPECT_EQ(cpu->mask, dev->mask);
+        }
+        rejected += !dev.ok();
+        accepted += dev.ok();
+      }
+      EXPECT_GT(rejected, 0);
+      EXPECT_GT(accepted, 0);
+    }
+}
+
+TEST(GpuModelMasks, ExactEdgesStayRefusedWithMissingVertices) {
+  VectorField2D f = factz::synth::noise(9, 9, 1);
+  f.u[4] = std::nanf("");
+  factz::Options o;
+  o.exact_edges = 15;
+  auto r = factz::cuda_detail::model_compress(f, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), factz::Code::backend_unavailable);
+  EXPECT_NE(r.status().message().find("exact_edges"), std::string::npos) << r.status().message();
+}
+
 }  // namespace
 
 // ---- Policy::cuda through the library's dispatch (src/api/device_dispatch.cpp) -------------
@@ -597,7 +934,24 @@ factz::Status model_decompress_into_on(std::span<const uint8_t> stream, std::spa
   return factz::Status::Ok();
 }
 
-const factz::detail::DeviceBackend kModelBackend{&model_device_count, &model_compress_on, &model_decompress_into_on};
+factz::Status model_decompress_into_masked_on(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                                              int device, std::vector<uint8_t>* mask) {
+  if (device != 0) return factz::invalid_argument("the model has device 0 only");
+  auto f = factz::cuda_detail::model_decompress(stream);
+  if (!f.ok()) return f.status();
+  if (f->u.size() != u.size() || f->v.size() != v.size()) return factz::invalid_argument("plane sizes");
+  std::copy(f->u.begin(), f->u.end(), u.begin());
+  std::copy(f->v.begin(), f->v.end(), v.begin());
+  *mask = std::move(f->mask);
+  return factz::Status::Ok();
+}
+
+/// The model as the CUDA backend's table fills it (the decoder hands over the mask it read).
+const factz::detail::DeviceBackend kModelBackend{&model_device_count, &model_compress_on, &model_decompress_into_on,
+                                                 &model_decompress_into_masked_on};
+/// A backend without the mask hand-over: the dispatch reads the mask itself.
+const factz::detail::DeviceBackend kModelBackendWithoutMask{&model_device_count, &model_compress_on,
+                                                            &model_decompress_into_on};
 
 /// Makes `b` the device backend for one scope (null: none), then restores the build's own.
 class DeviceBackendScope {
@@ -643,6 +997,55 @@ TEST(GpuModelDispatch, PolicyCudaGivesTheCpuBytesAndValuesForEveryModeAndCoder) 
       EXPECT_TRUE(same_bits(a->u, u));
       EXPECT_TRUE(same_bits(a->v, v));
     }
+}
+
+// Masked fields through the dispatch: the CPU's bytes and statistics' masked_vertices; the
+// decoders give the CPU's values and the stream's mask (decompress's result, and
+// decompress_into_on_device's mask output).
+TEST(GpuModelDispatch, PolicyCudaCompressesAndDecodesMaskedFieldsLikeTheCpu) {
+  const int64_t nx = 70, ny = 45;
+  const VectorField2D base = factz::synth::turbulence(nx, ny, 13, 6.0);
+  int masked = 0;
+  for (const auto* table : {&kModelBackend, &kModelBackendWithoutMask})
+    for (const auto& [name, mask] : factz::test::mask_shapes(nx, ny))
+      for (auto how : {factz::test::MissingAs::mask, factz::test::MissingAs::nan})
+        for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative}) {
+          SCOPED_TRACE(name + " " + factz::test::missing_as_name(how) + " " + factz::mode_name(mode) +
+                       (table == &kModelBackend ? "" : " (the dispatch reads the mask)"));
+          DeviceBackendScope model(table);
+          const VectorField2D f = factz::test::with_missing(base, mask, how);
+          factz::Options o;
+          o.mode = mode;
+          o.coder = mode == factz::Mode::block ? factz::Coder::huffman : factz::Coder::ans;
+          factz::CompressStats cpu_stats, gpu_stats;
+          auto cpu = factz::compress(f, o, &cpu_stats);
+          ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+          factz::Options g = o;
+          g.policy = factz::Policy::cuda;
+          auto gpu = factz::compress(f, g, &gpu_stats);
+          ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+          ASSERT_TRUE(gpu.value() == cpu.value());
+          EXPECT_EQ(gpu_stats.eb_abs, cpu_stats.eb_abs);
+          EXPECT_EQ(gpu_stats.masked_vertices, cpu_stats.masked_vertices);
+          EXPECT_EQ(gpu_stats.masked_vertices, std::count(mask.begin(), mask.end(), uint8_t(1)));
+
+          factz::DecompressOptions d;
+          d.policy = factz::Policy::cuda;
+          auto a = factz::decompress(cpu.value());
+          auto b = factz::decompress(cpu.value(), d);
+          ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
+          EXPECT_TRUE(same_bits(a->u, b->u));
+          EXPECT_TRUE(same_bits(a->v, b->v));
+          EXPECT_EQ(a->mask, b->mask);
+          std::vector<float> u(a->u.size()), v(a->v.size());
+          std::vector<uint8_t> m = {7};  // left as it is for a stream without missing vertices
+          ASSERT_TRUE(factz::detail::decompress_into_on_device(cpu.value(), u, v, d, &m).ok());
+          EXPECT_TRUE(same_bits(a->u, u));
+          EXPECT_TRUE(same_bits(a->v, v));
+          EXPECT_EQ(m, a->mask.empty() ? std::vector<uint8_t>{7} : a->mask);
+          masked += !a->mask.empty();
+        }
+  EXPECT_EQ(masked, 2 * 10 * 2 * 3);
 }
 
 TEST(GpuModelDispatch, PolicyCudaPassesOnTheBackendsRefusalsAndChecksDevices) {

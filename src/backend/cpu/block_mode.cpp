@@ -90,12 +90,8 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
     for (int64_t i = parity; i < g.ny - 1; i += 2) {
       for (int64_t j = 0; j < cw; ++j) {
         const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-        float x0, x1;
-        cell_safe_bounds(u, v, g.nx, i, j, eb, x0, x1);
-        // A triangle outside the mesh (it touches a missing vertex) constrains nothing.
-        const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);
-        if (off_mesh & 1) x0 = 1.0f;
-        if (off_mesh & 2) x1 = 1.0f;
+        float x0, x1;  // 1 for a triangle outside the mesh (it touches a missing vertex)
+        cell_safe_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1);
         cp_free[size_t(i * cw + j)] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
         xv[a] = std::min(xv[a], std::min(x0, x1));
         xv[d] = std::min(xv[d], std::min(x0, x1));

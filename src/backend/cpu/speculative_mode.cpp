@@ -43,13 +43,8 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
     }
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < g.ny - 1; ++i)
-      for (int64_t j = 0; j < cw; ++j) {
-        Signature* s = &sig[size_t(2 * (i * cw + j))];
-        cell_signatures(g, i, j, f.u.data(), f.v.data(), s);
-        const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);  // never compared
-        if (off_mesh & 1) s[0] = kMaskedTriangle;
-        if (off_mesh & 2) s[1] = kMaskedTriangle;
-      }
+      for (int64_t j = 0; j < cw; ++j)  // kMaskedTriangle off the mesh: never compared
+        original_signatures(g, i, j, f.u.data(), f.v.data(), missing, &sig[size_t(2 * (i * cw + j))]);
   }
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);

@@ -14,13 +14,11 @@
 #include "factz/status.hpp"
 #include "format/container.hpp"
 #include "kernels/speculation.hpp"
+#include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "streams/vector_stream.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::detail {
-
-/// SpeculativeResult::id of a missing vertex (never written to a stream).
-inline constexpr uint8_t kMissingVertex = 0xFE;
 
 /// What the speculative frontend decided, per vertex.
 struct SpeculativeResult {

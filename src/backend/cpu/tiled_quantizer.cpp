@@ -27,10 +27,10 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
       const float step = 2.0f * bound[id];
       const int64_t x1 = std::min(L.nx, x0 + kTile);
       for (int64_t k = y * L.nx + x0; k < y * L.nx + x1; ++k) {
-        const TiledVertex tv = quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id]);
-        const bool keep = tv.exact && !(missing && missing[k]);
-        out.recon[k] = keep ? tv.recon : reconstruct(tv.q, step);
-        out.exact[k] = keep ? 1 : 0;
+        const TiledVertex tv =
+            quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id], missing && missing[k]);
+        out.recon[k] = tv.recon;
+        out.exact[k] = tv.exact ? 1 : 0;
       }
     }
   }
@@ -62,7 +62,9 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
             here[size_t(xi)] = id > 0 ? prequantize(x[y * L.nx + xi], step_of[id]) : 0;
         }
         for (int64_t xi = 0; xi < L.nx; ++xi) {
-          if (missing && missing[y * L.nx + xi]) here[size_t(xi)] = missing_vertex_quant(here.data(), above.data(), xi, y);
+          if (missing && missing[y * L.nx + xi])
+            here[size_t(xi)] = missing_vertex_quant(here.data(), above.data(), xi, y,
+                                                    step_of[p.tile_ids[size_t(L.tile_of(xi, y))]]);
           const int64_t code = tile_lorenzo_code(here.data(), above.data(), xi, y);
           const uint16_t symbol = code_symbol(code);
           out.symbols[size_t(y * L.nx + xi)] = symbol;

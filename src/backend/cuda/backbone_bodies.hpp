@@ -31,6 +31,23 @@ FACTZ_HD void lorenzo_code(int64_t nx, int64_t k, const int32_t* q, uint16_t* sy
   escape[k] = symbol[k] == 0;
 }
 
+/// Kernel body, one thread per (tile t, anti-diagonal d of the tile, tile column c), the
+/// diagonals d = 0 .. 2 kTile - 2 in order (one warp per tile, synchronized between
+/// diagonals): a vertex marked in `missing` takes its Lorenzo prediction as its integer
+/// (kernels/tiles.hpp missing_vertex_quant), as the CPU encoder sets it row by row. Its
+/// left, upper and upper-left neighbours lie on earlier diagonals, so they are final.
+/// tile_ids and bound give the tile's step (2 * bound[id]), which keeps its reconstruction finite.
+FACTZ_HD void missing_quant(int64_t nx, int64_t ny, int64_t t, int64_t d, int64_t c, const uint8_t* missing,
+                            const uint8_t* tile_ids, const float* bound, int32_t* q) {
+  const int64_t r = d - c;
+  if (c >= kTile || r < 0 || r >= kTile) return;
+  const int64_t tiles_x = (nx + kTile - 1) / kTile;
+  const int64_t x = (t % tiles_x) * kTile + c, y = (t / tiles_x) * kTile + r;
+  if (x >= nx || y >= ny || !missing[y * nx + x]) return;
+  int32_t* row = q + y * nx;
+  row[x] = detail::missing_vertex_quant(row, y > 0 ? row - nx : nullptr, x, y, 2.0f * bound[tile_ids[t]]);
+}
+
 /// Gap of entry e of a sorted index list (the index minus the previous one minus 1).
 FACTZ_HD uint64_t list_gap(const int64_t* index, int64_t e) {
   return uint64_t(index[e] - (e > 0 ? index[e - 1] : -1) - 1);

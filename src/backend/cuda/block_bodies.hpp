@@ -27,14 +27,15 @@ using detail::kTile;
 
 using detail::float_bits;
 
-/// Kernel body, one thread per cell (i, j): safe bounds of T0 and T1 into xi[2 * cell + t],
+/// Kernel body, one thread per cell (i, j): safe bounds of T0 and T1 into xi[2 * cell + t]
+/// (1 for a triangle outside the mesh: it touches a vertex marked in `missing`, null = none),
 /// and the cp_free bits (bit t: triangle t proven critical-point free).
-FACTZ_HD void cell_safe_bounds(const Grid2D& g, int64_t cell, const float* u, const float* v, float eb, float* xi,
-                               uint8_t* cp_free) {
+FACTZ_HD void cell_safe_bounds(const Grid2D& g, int64_t cell, const float* u, const float* v, const uint8_t* missing,
+                               float eb, float* xi, uint8_t* cp_free) {
   const int64_t cw = g.nx - 1;
   const int64_t i = cell / cw, j = cell - i * cw;
   float x0, x1;
-  detail::cell_safe_bounds(u, v, g.nx, i, j, eb, x0, x1);
+  detail::cell_safe_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1);
   xi[2 * cell] = x0;
   xi[2 * cell + 1] = x1;
   cp_free[cell] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
@@ -69,12 +70,16 @@ FACTZ_HD uint8_t choose_tile_id(int64_t nx, int64_t ny, int64_t t, const float* 
 
 /// Kernel body, one thread per vertex k of one plane: the CPU's quantization of the vertex
 /// (kernels/tiles.hpp quantize_tiled_vertex) with its tile's id, checked against its own
-/// bound (vertex_ids null: the tile's; mode none). q is kept for the Lorenzo codes.
+/// bound (vertex_ids null: the tile's; mode none); a vertex marked in `missing` (null =
+/// none) is never exact. q is kept for the Lorenzo codes (missing_quant replaces a missing
+/// vertex's).
 FACTZ_HD void quantize_vertex(int64_t nx, int64_t k, const float* x, const uint8_t* tile_ids, const uint8_t* vertex_ids,
-                              const float* bound, float* recon, uint8_t* exact, int32_t* q) {
+                              const uint8_t* missing, const float* bound, float* recon, uint8_t* exact, int32_t* q) {
   const int64_t y = k / nx, xi = k - y * nx;
   const int id = tile_ids[detail::TileLayout(nx, 1).tile_of(xi, y)];
-  const detail::TiledVertex tv = detail::quantize_tiled_vertex(x[k], id, 2.0f * bound[id], bound[vertex_ids ? vertex_ids[k] : id]);
+  const detail::TiledVertex tv = detail::quantize_tiled_vertex(x[k], id, 2.0f * bound[id],
+                                                               bound[vertex_ids ? vertex_ids[k] : id],
+                                                               missing != nullptr && missing[k] != 0);
   recon[k] = tv.recon;
   exact[k] = tv.exact ? 1 : 0;
   q[k] = tv.q;
@@ -82,16 +87,18 @@ FACTZ_HD void quantize_vertex(int64_t nx, int64_t k, const float* x, const uint8
 
 /// Kernel body, one thread per cell: round 1 of the exact check (block_mode.cpp
 /// repair_signatures): bad[2 * cell + t] = 1 when triangle t's signature on the
-/// reconstruction differs from the original's (0 where cp_free proved it).
+/// reconstruction differs from the original's (0 where cp_free proved it); a triangle
+/// outside the mesh (it touches a vertex marked in `missing`, null = none) is never bad.
 FACTZ_HD void cell_check(const Grid2D& g, int64_t cell, const float* ru, const float* rv, const float* u,
-                         const float* v, const uint8_t* cp_free, uint8_t* bad) {
+                         const float* v, const uint8_t* cp_free, const uint8_t* missing, uint8_t* bad) {
   const int64_t cw = g.nx - 1;
   const int64_t i = cell / cw, j = cell - i * cw;
   detail::Signature s[2], o[2] = {detail::kNoCriticalPoint, detail::kNoCriticalPoint};
   detail::cell_signatures(g, i, j, ru, rv, s);
   if (!cp_free || cp_free[cell] != 3) detail::cell_signatures(g, i, j, u, v, o);
-  bad[2 * cell] = s[0] != o[0];
-  bad[2 * cell + 1] = s[1] != o[1];
+  const uint8_t off_mesh = detail::cell_masked_triangles(missing, g.nx, i, j);
+  bad[2 * cell] = s[0] != o[0] && !(off_mesh & 1);
+  bad[2 * cell + 1] = s[1] != o[1] && !(off_mesh & 2);
 }
 
 /// Kernel body, one thread per vertex: the repair of one round. A vertex of a bad triangle
@@ -114,12 +121,15 @@ FACTZ_HD void repair_vertex(const Grid2D& g, int64_t k, const uint8_t* bad, cons
 }
 
 /// Kernel body, one thread per triangle: the re-check of a later round. Only triangles
-/// with a vertex changed in the last round can have changed their signature.
+/// with a vertex changed in the last round can have changed their signature; a triangle
+/// outside the mesh (`missing`, null = none) is never checked.
 FACTZ_HD void triangle_recheck(const Grid2D& g, int64_t tri, const uint8_t* changed, const float* ru, const float* rv,
-                               const float* u, const float* v, uint8_t* bad) {
+                               const float* u, const float* v, const uint8_t* missing, uint8_t* bad) {
   int64_t idx[3];
   detail::triangle_vertices(g, tri, idx);
-  if (!(changed[idx[0]] | changed[idx[1]] | changed[idx[2]])) {
+  const int64_t cell = tri >> 1, cw = g.nx - 1;
+  const bool off_mesh = (detail::cell_masked_triangles(missing, g.nx, cell / cw, cell % cw) >> (tri & 1)) & 1;
+  if (off_mesh || !(changed[idx[0]] | changed[idx[1]] | changed[idx[2]])) {
     bad[tri] = 0;
     return;
   }

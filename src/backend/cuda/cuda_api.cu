@@ -104,6 +104,57 @@ Result<int> host_device(int requested) {
 
 }  // namespace
 
+}  // namespace factz::cuda
+
+namespace factz::cuda_detail {
+namespace {
+
+using cuda::Workspace;
+
+/// The stream of device planes holding finite values: the field, or its working copy when
+/// vertices are missing (m: the host's MissingVertices, null or none missing otherwise;
+/// the mask goes to the device and the mask sections into the stream).
+Result<std::vector<uint8_t>> compress_planes(Workspace::Impl& ws, const float* u, const float* v, int64_t nx,
+                                             int64_t ny, const Options& o, const MissingVertices* m, cudaStream_t s) {
+  uint8_t* missing = nullptr;
+  if (m && m->any()) FACTZ_RETURN_IF_ERROR(upload(ws, kMask, m->mask, s, missing));
+  double range = 0.0;  // of the working copy: the valid vertices' range, as on the CPU
+  if (o.bound_mode == BoundMode::rel) FACTZ_RETURN_IF_ERROR(device_value_range(ws, u, v, nx * ny, s, range));
+  const Plan p = make_plan(nx, ny, o, range);
+  if (o.mode == Mode::speculative) {
+    SpeculativePayload pl;
+    FACTZ_RETURN_IF_ERROR(device_compress_speculative(ws, p, u, v, missing, s, pl));
+    return assemble_stream(p, pl, m);
+  }
+  TiledPayload pl;
+  FACTZ_RETURN_IF_ERROR(device_compress_tiled(ws, p, u, v, missing, s, pl));
+  return assemble_stream(p, pl, m);
+}
+
+/// The missing vertices' stored bits over the decoded device planes (the stream's mask in
+/// `mask`), last, as the CPU decoder lays them.
+Status lay_masked_values(Workspace::Impl& ws, std::span<const uint8_t> bytes, const detail::ParsedContainer& pc,
+                         std::vector<uint8_t>& mask, float* u, float* v, cudaStream_t s) {
+  MaskedValues mv;
+  FACTZ_RETURN_IF_ERROR(masked_values(bytes, pc, mask, mv));
+  int64_t* index = nullptr;
+  float *mu = nullptr, *mvv = nullptr;
+  FACTZ_RETURN_IF_ERROR(upload(ws, kMaskIndex, mv.index, s, index));
+  FACTZ_RETURN_IF_ERROR(upload(ws, kMaskU, mv.u, s, mu));
+  FACTZ_RETURN_IF_ERROR(upload(ws, kMaskV, mv.v, s, mvv));
+  FACTZ_RETURN_IF_ERROR(for_each(int64_t(mv.index.size()), s, [=] __device__(int64_t e) {
+    u[index[e]] = mu[e];
+    v[index[e]] = mvv[e];
+  }));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));  // the host lists outlive the copies
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace factz::cuda_detail
+
+namespace factz::cuda {
+
 Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& o,
                                       cudaStream_t stream, Workspace* workspace) try {
   FACTZ_RETURN_IF_ERROR(device_status());
@@ -113,26 +164,33 @@ Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_
   const int64_t n = nx * ny;
   int64_t nonfinite = 0;
   FACTZ_RETURN_IF_ERROR(cuda_detail::device_count_nonfinite(ws, d_u, d_v, n, stream, nonfinite));
-  if (nonfinite > 0)
-    return invalid_argument("field has " + std::to_string(nonfinite) + " vertices with NaN or infinite values");
-  double range = 0.0;
-  if (o.bound_mode == BoundMode::rel)
-    FACTZ_RETURN_IF_ERROR(cuda_detail::device_value_range(ws, d_u, d_v, n, stream, range));
-  const cuda_detail::Plan p = cuda_detail::make_plan(nx, ny, o, range);
-  if (o.mode == Mode::speculative) {
-    cuda_detail::SpeculativePayload pl;
-    FACTZ_RETURN_IF_ERROR(cuda_detail::device_compress_speculative(ws, p, d_u, d_v, stream, pl));
-    return cuda_detail::assemble_speculative(p, pl);
-  }
-  cuda_detail::TiledPayload pl;
-  FACTZ_RETURN_IF_ERROR(cuda_detail::device_compress_tiled(ws, p, d_u, d_v, stream, pl));
-  return cuda_detail::assemble_tiled(p, pl);
+  if (nonfinite == 0) return cuda_detail::compress_planes(ws, d_u, d_v, nx, ny, o, nullptr, stream);
+  // NaN marks a vertex missing (as in factz::compress): the mask and the working copy are
+  // found on the host, from a copy of the planes; infinity is invalid_argument there.
+  VectorField2D f;
+  f.nx = nx;
+  f.ny = ny;
+  f.u.resize(size_t(n));
+  f.v.resize(size_t(n));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(f.u.data(), d_u, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(f.v.data(), d_v, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(stream));
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  const cuda_detail::MissingVertices m = cuda_detail::find_missing(f);
+  float *u = nullptr, *v = nullptr;
+  FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kWork0, m.work.u, stream, u));
+  FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kWork1, m.work.v, stream, v));
+  return cuda_detail::compress_planes(ws, u, v, nx, ny, o, &m, stream);
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of host memory compressing on the GPU");
 }
 
-Status decompress(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_t nx, int64_t ny,
-                  cudaStream_t stream, Workspace* workspace) try {
+namespace {
+
+/// cuda::decompress, and the stream's mask into *mask_out when given (left empty for a
+/// stream without missing vertices).
+Status decompress_planes(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_t nx, int64_t ny,
+                         cudaStream_t stream, Workspace* workspace, std::vector<uint8_t>* mask_out) try {
   FACTZ_RETURN_IF_ERROR(device_status());
   auto pc = cuda_detail::parse_checked(bytes);
   if (!pc.ok()) return pc.status();
@@ -142,16 +200,33 @@ Status decompress(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_
   if (!d_u || !d_v) return invalid_argument("device planes must not be null");
   Workspace::Impl& ws = *(workspace ? workspace : &default_workspace())->impl();
   const int threads = cuda_detail::host_threads();
+  std::vector<uint8_t> mask;  // read first: the speculative sections skip missing vertices
+  FACTZ_RETURN_IF_ERROR(cuda_detail::read_stream_mask(bytes, pc.value(), mask));
   if (pc->header.mode == uint8_t(Mode::speculative)) {
+    uint8_t* missing = nullptr;
+    if (!mask.empty()) FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kMask, mask, stream, missing));
     cuda_detail::SpeculativeDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true));
-    return cuda_detail::device_decode_speculative(ws, pc.value(), in, d_u, d_v, stream);
+    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true,
+                                                         mask.empty() ? nullptr : mask.data()));
+    FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_speculative(ws, pc.value(), in, missing, d_u, d_v, stream));
+  } else {  // the tiled decoder needs no mask: a missing vertex's code is in the stream
+    cuda_detail::TiledDecodeInput in;
+    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled(bytes, pc.value(), threads, in, /*leave_coded=*/true));
+    FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_tiled(ws, pc.value(), in, d_u, d_v, stream));
   }
-  cuda_detail::TiledDecodeInput in;
-  FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled(bytes, pc.value(), threads, in, /*leave_coded=*/true));
-  return cuda_detail::device_decode_tiled(ws, pc.value(), in, d_u, d_v, stream);
+  if (mask.empty()) return Status::Ok();
+  FACTZ_RETURN_IF_ERROR(cuda_detail::lay_masked_values(ws, bytes, pc.value(), mask, d_u, d_v, stream));
+  if (mask_out) *mask_out = std::move(mask);
+  return Status::Ok();
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of host memory decompressing on the GPU");
+}
+
+}  // namespace
+
+Status decompress(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_t nx, int64_t ny,
+                  cudaStream_t stream, Workspace* workspace) {
+  return decompress_planes(bytes, d_u, d_v, nx, ny, stream, workspace, nullptr);
 }
 
 namespace {
@@ -162,21 +237,24 @@ Result<std::vector<uint8_t>> compress_on(const VectorField2D& f, const Options& 
   FACTZ_RETURN_IF_ERROR(scope.enter(device));
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   FACTZ_RETURN_IF_ERROR(cuda_detail::check_options(f.nx, f.ny, o));
-  Workspace& workspace = default_workspace();
-  Workspace::Impl& ws = *workspace.impl();
+  Workspace::Impl& ws = *default_workspace().impl();
+  // Missing vertices: the device compresses the working copy with the mask (host_stream.hpp).
+  const cuda_detail::MissingVertices m = cuda_detail::find_missing(f);
+  const VectorField2D& work = m.any() ? m.work : f;
   const size_t bytes = size_t(f.size()) * sizeof(float);
   float *u = nullptr, *v = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
-  FACTZ_CUDA_TRY(cudaMemcpy(u, f.u.data(), bytes, cudaMemcpyHostToDevice));
-  FACTZ_CUDA_TRY(cudaMemcpy(v, f.v.data(), bytes, cudaMemcpyHostToDevice));
-  return compress(u, v, f.nx, f.ny, o, nullptr, &workspace);
+  FACTZ_CUDA_TRY(cudaMemcpy(u, work.u.data(), bytes, cudaMemcpyHostToDevice));
+  FACTZ_CUDA_TRY(cudaMemcpy(v, work.v.data(), bytes, cudaMemcpyHostToDevice));
+  return cuda_detail::compress_planes(ws, u, v, f.nx, f.ny, o, &m, nullptr);
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of host memory compressing on the GPU");
 }
 
-Status decompress_into_on(std::span<const uint8_t> stream, std::span<float> out_u, std::span<float> out_v,
-                          int device) try {
+/// decompress_into on `device`, and the stream's mask into *mask when given.
+Status decompress_into_masked_on(std::span<const uint8_t> stream, std::span<float> out_u, std::span<float> out_v,
+                                 int device, std::vector<uint8_t>* mask) try {
   DeviceScope scope;
   FACTZ_RETURN_IF_ERROR(device_status());
   FACTZ_RETURN_IF_ERROR(scope.enter(device));
@@ -191,12 +269,16 @@ Status decompress_into_on(std::span<const uint8_t> stream, std::span<float> out_
   float *u = nullptr, *v = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
-  FACTZ_RETURN_IF_ERROR(decompress(stream, u, v, dims->first, dims->second, nullptr, &workspace));
+  FACTZ_RETURN_IF_ERROR(decompress_planes(stream, u, v, dims->first, dims->second, nullptr, &workspace, mask));
   FACTZ_CUDA_TRY(cudaMemcpy(out_u.data(), u, bytes, cudaMemcpyDeviceToHost));
   FACTZ_CUDA_TRY(cudaMemcpy(out_v.data(), v, bytes, cudaMemcpyDeviceToHost));
   return Status::Ok();
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of host memory decompressing on the GPU");
+}
+
+Status decompress_into_on(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device) {
+  return decompress_into_masked_on(stream, u, v, device, nullptr);
 }
 
 Result<int> table_device_count() {
@@ -234,7 +316,8 @@ Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std:
 namespace factz::cuda_detail {
 
 const detail::DeviceBackend& cuda_backend() {
-  static const detail::DeviceBackend table{&cuda::table_device_count, &cuda::compress_on, &cuda::decompress_into_on};
+  static const detail::DeviceBackend table{&cuda::table_device_count, &cuda::compress_on, &cuda::decompress_into_on,
+                                           &cuda::decompress_into_masked_on};
   return table;
 }
 

@@ -200,6 +200,15 @@ Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t 
   return Status::Ok();
 }
 
+/// One warp per tile walks its anti-diagonals (backbone_bodies.hpp missing_quant).
+__global__ void __launch_bounds__(32) missing_quant_kernel(int64_t nx, int64_t ny, const uint8_t* missing,
+                                                          const uint8_t* tile_ids, const float* bound, int32_t* q) {
+  for (int64_t d = 0; d < 2 * kTile - 1; ++d) {
+    missing_quant(nx, ny, blockIdx.x, d, threadIdx.x, missing, tile_ids, bound, q);
+    __syncthreads();  // the next diagonal reads this one's integers
+  }
+}
+
 }  // namespace
 
 Status device_value_range(Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
@@ -226,8 +235,25 @@ Status device_count_nonfinite(Workspace::Impl& ws, const float* u, const float* 
                   count);
 }
 
-Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u, const float* v, cudaStream_t s,
-                             TiledPayload& pl) {
+Status device_fill_missing_anchors(Workspace::Impl& ws, const PhaseLattice& A, int64_t nx, const uint8_t* missing,
+                                   float* u, float* v, cudaStream_t s) {
+  // first_valid_anchor as a minimum of indices (an integer atomic: order-free), then
+  // column 0 on one thread and every anchor row on its own.
+  unsigned long long* first = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kMaskFirst, 8, first));
+  FACTZ_CUDA_TRY(cudaMemsetAsync(first, 0xFF, 8, s));
+  FACTZ_RETURN_IF_ERROR(for_each(A.count(), s, [=] __device__(int64_t a) {
+    if (!missing[lattice_vertex(A, nx, a)]) atomicMin(first, (unsigned long long)a);
+  }));
+  FACTZ_RETURN_IF_ERROR(for_each(1, s, [=] __device__(int64_t) {
+    const int64_t f = *first == ~0ull ? A.count() : int64_t(*first);
+    detail::fill_missing_anchor_column(A, nx, missing, f, u, v);
+  }));
+  return for_each(A.count_y, s, [=] __device__(int64_t row) { detail::fill_missing_anchor_row(A, nx, missing, row, u, v); });
+}
+
+Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u, const float* v, const uint8_t* missing,
+                             cudaStream_t s, TiledPayload& pl) {
   const Grid2D g{p.nx, p.ny};
   const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), tris = g.triangle_count();
   const int64_t tiles = ((nx + kTile - 1) / kTile) * ((ny + kTile - 1) / kTile);
@@ -244,7 +270,8 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
     FACTZ_RETURN_IF_ERROR(ws.get(kCellFree, size_t(cells), cp_free));
     FACTZ_RETURN_IF_ERROR(ws.get(kVid0, size_t(n), vid0));
     FACTZ_RETURN_IF_ERROR(ws.get(kVid1, size_t(n), vid1));
-    FACTZ_RETURN_IF_ERROR(for_each(cells, s, [=] __device__(int64_t c) { cell_safe_bounds(g, c, u, v, eb, xi, cp_free); }));
+    FACTZ_RETURN_IF_ERROR(
+        for_each(cells, s, [=] __device__(int64_t c) { cell_safe_bounds(g, c, u, v, missing, eb, xi, cp_free); }));
     FACTZ_RETURN_IF_ERROR(
         for_each(n, s, [=] __device__(int64_t k) { vertex_bound_ids(g, k, u, v, xi, eb, vid0, vid1); }));
     const uint8_t* vids[2] = {vid0, vid1};
@@ -273,7 +300,7 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
     uint8_t* ec = exact[c];
     int32_t* qc = q[c];
     FACTZ_RETURN_IF_ERROR(
-        for_each(n, s, [=] __device__(int64_t k) { quantize_vertex(nx, k, xc, tc, vc, B.b, rc, ec, qc); }));
+        for_each(n, s, [=] __device__(int64_t k) { quantize_vertex(nx, k, xc, tc, vc, missing, B.b, rc, ec, qc); }));
   }
   if (block) {
     uint8_t *bad = nullptr, *changed = nullptr;
@@ -282,7 +309,7 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
     float *ru = recon[0], *rv = recon[1];
     uint8_t *eu = exact[0], *ev = exact[1];
     FACTZ_RETURN_IF_ERROR(
-        for_each(cells, s, [=] __device__(int64_t c) { cell_check(g, c, ru, rv, u, v, cp_free, bad); }));
+        for_each(cells, s, [=] __device__(int64_t c) { cell_check(g, c, ru, rv, u, v, cp_free, missing, bad); }));
     for (;;) {
       int64_t n_bad = 0;
       FACTZ_RETURN_IF_ERROR(count_if(ws, tris, s, [=] __device__(int64_t t) { return bad[t] != 0; }, n_bad));
@@ -290,7 +317,7 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
       FACTZ_RETURN_IF_ERROR(
           for_each(n, s, [=] __device__(int64_t k) { repair_vertex(g, k, bad, u, v, ru, rv, eu, ev, changed); }));
       FACTZ_RETURN_IF_ERROR(
-          for_each(tris, s, [=] __device__(int64_t t) { triangle_recheck(g, t, changed, ru, rv, u, v, bad); }));
+          for_each(tris, s, [=] __device__(int64_t t) { triangle_recheck(g, t, changed, ru, rv, u, v, missing, bad); }));
     }
   }
   uint16_t* sym = nullptr;
@@ -300,6 +327,10 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
   FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(n) * 8, code));
   FACTZ_RETURN_IF_ERROR(ws.get(kFlags, size_t(n), esc));
   for (int c = 0; c < 2; ++c) {
+    if (missing && tiles > 0) {  // a missing vertex's integer is its prediction (code 0)
+      missing_quant_kernel<<<unsigned(tiles), 32, 0, s>>>(nx, ny, missing, tid[c], B.b, q[c]);
+      FACTZ_CUDA_TRY(cudaGetLastError());
+    }
     const int32_t* qc = q[c];
     FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { lorenzo_code(nx, k, qc, sym, code, esc); }));
     if (p.options.coder == Coder::huffman)
@@ -320,8 +351,8 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
   return Status::Ok();
 }
 
-Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const float* u, const float* v, cudaStream_t s,
-                                   SpeculativePayload& pl) {
+Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const float* u, const float* v,
+                                   const uint8_t* missing, cudaStream_t s, SpeculativePayload& pl) {
   const Grid2D g{p.nx, p.ny};
   const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), s0 = p.options.anchor_stride;
   const PhaseLattice A = detail::anchor_lattice(nx, ny, s0);
@@ -338,15 +369,14 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
   FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymU, size_t(targets) * 2, su));
   FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymV, size_t(targets) * 2, sv));
   FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { speculative_init(k, u, v, cu, cv, vid); }));
-  FACTZ_RETURN_IF_ERROR(for_each(cells, s, [=] __device__(int64_t c) {
-    const int64_t i = c / (g.nx - 1), j = c - i * (g.nx - 1);
-    detail::cell_signatures(g, i, j, u, v, sig + 2 * c);
-  }));
+  FACTZ_RETURN_IF_ERROR(
+      for_each(cells, s, [=] __device__(int64_t c) { speculative_signatures(g, c, u, v, missing, sig); }));
+  if (missing) FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, cu, cv, s));
   int64_t* vertex_of = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, vertex_of));
   FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
     return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
-      speculate_target(g, ph.lattice, ph.step, ph.phase, t, u, v, cu, cv, sig, B.b, ph.offset, ids, su, sv);
+      speculate_target(g, ph.lattice, ph.step, ph.phase, t, u, v, missing, cu, cv, sig, B.b, ph.offset, ids, su, sv);
       vertex_of[ph.offset + t] = lattice_vertex(ph.lattice, nx, t);
     });
   }));
@@ -354,6 +384,15 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
   FACTZ_RETURN_IF_ERROR(ws.get(kFlags, size_t(targets), flags));
   int64_t* d_count = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, d_count));
+  // Stable compaction of in[i] for flag[i] != 0 (i < count) into out; returns the count.
+  auto select = [&](auto* in, const uint8_t* flag, int64_t count, auto* out, int64_t& selected) -> Status {
+    FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
+      return cub::DeviceSelect::Flagged(t, b, in, flag, out, d_count, count, s);
+    }));
+    FACTZ_CUDA_TRY(cudaMemcpyAsync(&selected, d_count, 8, cudaMemcpyDeviceToHost, s));
+    FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+    return Status::Ok();
+  };
   uint16_t* packed = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(targets) * 2, packed));
   FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_has_code(ids[t]); }));
@@ -361,37 +400,49 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
   std::vector<uint8_t>* coded[2] = {&pl.coded_u, &pl.coded_v};
   std::optional<uint32_t>* coded_crc[2] = {&pl.coded_u_crc, &pl.coded_v_crc};
   const bool huffman = p.options.coder == Coder::huffman;
+  auto encode = [&](const uint16_t* sym, int64_t count, uint16_t center, std::vector<uint8_t>& blob,
+                    std::optional<uint32_t>& crc) {
+    if (huffman) return device_huffman_encode(ws, sym, uint64_t(count), center, s, blob, crc);
+    return device_ans_encode(ws, sym, uint64_t(count), center, s, blob, crc);
+  };
   pl.precoded = true;  // both coders run on the device
   for (int c = 0; c < 2; ++c) {
-    const uint16_t* in = syms[c];
-    FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
-      return cub::DeviceSelect::Flagged(t, b, in, flags, packed, d_count, targets, s);
-    }));
     int64_t count = 0;
-    FACTZ_CUDA_TRY(cudaMemcpyAsync(&count, d_count, 8, cudaMemcpyDeviceToHost, s));
-    FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
-    const uint64_t m = uint64_t(count);
-    if (huffman) FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, packed, m, 32768, s, *coded[c], *coded_crc[c]));
-    else FACTZ_RETURN_IF_ERROR(device_ans_encode(ws, packed, m, detail::kAnsCodeCenter, s, *coded[c], *coded_crc[c]));
+    FACTZ_RETURN_IF_ERROR(select(syms[c], flags, targets, packed, count));
+    FACTZ_RETURN_IF_ERROR(encode(packed, count, huffman ? 32768 : detail::kAnsCodeCenter, *coded[c], *coded_crc[c]));
   }
   FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_is_exact(ids[t]); }));
   int64_t* exact_vertex = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kIndex2, size_t(targets) * 8, exact_vertex));
-  FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, vertex_of, flags, exact_vertex, d_count, targets, s);
-  }));
   int64_t n_exact = 0;
-  FACTZ_CUDA_TRY(cudaMemcpyAsync(&n_exact, d_count, 8, cudaMemcpyDeviceToHost, s));
-  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
-  const int64_t entries = A.count() + n_exact;
+  FACTZ_RETURN_IF_ERROR(select(vertex_of, flags, targets, exact_vertex, n_exact));
+  // The stored anchors: all of them, or the valid ones (row-major) when vertices are missing.
+  int64_t anchors = A.count();
+  int64_t* stored_anchor = nullptr;
+  if (missing) {
+    int64_t* vertex = nullptr;
+    uint8_t* stored = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskAnchors, size_t(A.count()) * 8, vertex));
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskAnchorFlags, size_t(A.count()), stored));
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskAnchorOut, size_t(A.count()) * 8, stored_anchor));
+    FACTZ_RETURN_IF_ERROR(
+        for_each(A.count(), s, [=] __device__(int64_t a) { anchor_vertex(A, nx, a, missing, vertex, stored); }));
+    FACTZ_RETURN_IF_ERROR(select(vertex, stored, A.count(), stored_anchor, anchors));
+  }
+  const int64_t entries = anchors + n_exact;
   uint8_t* bytes = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(entries) * 8, bytes));
   FACTZ_RETURN_IF_ERROR(for_each(entries, s, [=] __device__(int64_t e) {
-    write_speculative_exact(A, nx, e, exact_vertex, u, v, bytes);
+    write_speculative_exact(A, nx, e, anchors, stored_anchor, exact_vertex, u, v, bytes);
   }));
   FACTZ_RETURN_IF_ERROR(to_host(pl.exact, bytes, 8 * entries, s));
-  if (huffman) return device_huffman_encode(ws, ids, uint64_t(targets), 0, s, pl.coded_ids, pl.coded_ids_crc);
-  return device_ans_encode(ws, ids, uint64_t(targets), 0, s, pl.coded_ids, pl.coded_ids_crc);
+  if (!missing) return encode(ids, targets, 0, pl.coded_ids, pl.coded_ids_crc);
+  // A missing target has no id in the stream.
+  FACTZ_RETURN_IF_ERROR(
+      for_each(targets, s, [=] __device__(int64_t t) { flags[t] = ids[t] != uint16_t(kMissingVertex); }));
+  int64_t stored_targets = 0;
+  FACTZ_RETURN_IF_ERROR(select(ids, flags, targets, packed, stored_targets));
+  return encode(packed, stored_targets, 0, pl.coded_ids, pl.coded_ids_crc);
 }
 
 }  // namespace factz::cuda_detail

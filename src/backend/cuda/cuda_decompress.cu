@@ -200,12 +200,24 @@ Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& p
 }
 
 Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContainer& pc,
-                                 const SpeculativeDecodeInput& in, float* u, float* v, cudaStream_t s) {
-  const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny), s0 = pc.header.anchor_stride;
+                                 const SpeculativeDecodeInput& in, const uint8_t* missing, float* u, float* v,
+                                 cudaStream_t s) {
+  const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny), n = nx * ny, s0 = pc.header.anchor_stride;
   const Grid2D g{nx, ny};
   const PhaseLattice A = detail::anchor_lattice(nx, ny, s0);
-  const int64_t anchors = A.count(), targets = nx * ny - anchors;  // in.ids is empty when device_coded
+  const int64_t targets = n - A.count();
   const Bounds B = bounds_of(pc.header.eb);
+  // A missing vertex has no entry in any section: count the stored anchors and targets.
+  int64_t anchors = A.count(), stored_targets = targets;
+  if (missing) {
+    int64_t missing_anchors = 0, missing_all = 0;
+    FACTZ_RETURN_IF_ERROR(count_if(ws, A.count(), s, [=] __device__(int64_t a) {
+      return missing[lattice_vertex(A, nx, a)] != 0;
+    }, missing_anchors));
+    FACTZ_RETURN_IF_ERROR(count_if(ws, n, s, [=] __device__(int64_t k) { return missing[k] != 0; }, missing_all));
+    anchors -= missing_anchors;
+    stored_targets -= missing_all - missing_anchors;
+  }
   uint16_t *ids = nullptr, *cu = nullptr, *cv = nullptr;
   float* exact = nullptr;
   if (in.device_coded) {
@@ -214,16 +226,18 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
     int* flag = nullptr;
     FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, flag));
     flag += 5;  // bytes 0-7 of the scalars belong to count_if
-    FACTZ_RETURN_IF_ERROR(ws.get(kSpecIds, size_t(targets) * 2, ids));
-    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_ids, 0, targets, ids, flag, s));
+    FACTZ_RETURN_IF_ERROR(ws.get(kSpecIds, size_t(stored_targets) * 2, ids));
+    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_ids, 0, stored_targets, ids, flag, s));
     const uint16_t* cid = ids;
     int64_t invalid = 0, n_codes = 0, n_exact = 0;
-    FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) {
+    FACTZ_RETURN_IF_ERROR(count_if(ws, stored_targets, s, [=] __device__(int64_t t) {
       return !detail::valid_target_id(cid[t]);
     }, invalid));
     if (invalid) return corrupt_stream("bound id out of range");
-    FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) { return id_has_code(cid[t]); }, n_codes));
-    FACTZ_RETURN_IF_ERROR(count_if(ws, targets, s, [=] __device__(int64_t t) { return id_is_exact(cid[t]); }, n_exact));
+    FACTZ_RETURN_IF_ERROR(
+        count_if(ws, stored_targets, s, [=] __device__(int64_t t) { return id_has_code(cid[t]); }, n_codes));
+    FACTZ_RETURN_IF_ERROR(
+        count_if(ws, stored_targets, s, [=] __device__(int64_t t) { return id_is_exact(cid[t]); }, n_exact));
     std::vector<float> values;
     FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, values));
     FACTZ_RETURN_IF_ERROR(upload(ws, kGather, values, s, exact));
@@ -232,19 +246,52 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
     FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_u, 32768, n_codes, cu, flag, s));
     FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_v, 32768, n_codes, cv, flag, s));
   } else {
+    if (int64_t(in.ids.size()) != stored_targets) return corrupt_stream("bound id count does not match the grid");
     FACTZ_RETURN_IF_ERROR(upload(ws, kSpecIds, in.ids, s, ids));
     FACTZ_RETURN_IF_ERROR(upload(ws, kSpecSymU, in.codes_u, s, cu));
     FACTZ_RETURN_IF_ERROR(upload(ws, kSpecSymV, in.codes_v, s, cv));
     FACTZ_RETURN_IF_ERROR(upload(ws, kGather, in.exact, s, exact));
+  }
+  int64_t* anchor_pos = nullptr;
+  if (missing && targets > 0) {
+    // Every stream position's id: the stream's own for a stored target, kMissingVertex
+    // for a missing one (positions of the stored ids: an exclusive scan).
+    int64_t *stored = nullptr, *pos = nullptr;
+    uint16_t* full = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskStored, size_t(targets) * 8, stored));
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskPos, size_t(targets) * 8, pos));
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskIds, size_t(targets) * 2, full));
+    FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
+      return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
+        target_stored(ph.lattice, nx, t, ph.offset, missing, stored);
+      });
+    }));
+    FACTZ_RETURN_IF_ERROR(
+        cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, stored, pos, targets, s); }));
+    const uint16_t* stream_ids = ids;
+    FACTZ_RETURN_IF_ERROR(
+        for_each(targets, s, [=] __device__(int64_t p) { expand_target_id(p, stored, pos, stream_ids, full); }));
+    ids = full;
+  }
+  if (missing) {  // the stored anchors' positions in the exact section: an exclusive scan
+    int64_t* stored = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskAnchors, size_t(A.count()) * 8, stored));
+    FACTZ_RETURN_IF_ERROR(ws.get(kMaskAnchorOut, size_t(A.count()) * 8, anchor_pos));
+    FACTZ_RETURN_IF_ERROR(for_each(A.count(), s, [=] __device__(int64_t a) {
+      stored[a] = missing[lattice_vertex(A, nx, a)] == 0 ? 1 : 0;
+    }));
+    FACTZ_RETURN_IF_ERROR(cub_call(
+        ws, [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, stored, anchor_pos, A.count(), s); }));
   }
   int64_t *has_code = nullptr, *is_exact = nullptr, *code_pos = nullptr, *exact_pos = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kIndex, size_t(targets) * 8, has_code));
   FACTZ_RETURN_IF_ERROR(ws.get(kIndex2, size_t(targets) * 8, is_exact));
   FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, code_pos));
   FACTZ_RETURN_IF_ERROR(ws.get(kOffsets, size_t(targets) * 8, exact_pos));
+  const uint16_t* tid = ids;
   FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) {
-    has_code[t] = id_has_code(ids[t]);
-    is_exact[t] = id_is_exact(ids[t]);
+    has_code[t] = id_has_code(tid[t]);
+    is_exact[t] = id_is_exact(tid[t]);
   }));
   if (targets > 0) {
     FACTZ_RETURN_IF_ERROR(cub_call(
@@ -256,10 +303,12 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
   FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, bad));
   bad += 4;  // bytes 0-7 of the scalars belong to count_if
   FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
-  FACTZ_RETURN_IF_ERROR(for_each(anchors, s, [=] __device__(int64_t a) { decode_anchor(A, nx, a, exact, u, v); }));
+  FACTZ_RETURN_IF_ERROR(
+      for_each(A.count(), s, [=] __device__(int64_t a) { decode_anchor(A, nx, a, missing, anchor_pos, exact, u, v); }));
+  if (missing) FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, u, v, s));
   FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
     return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
-      decode_target(g, ph.lattice, ph.step, ph.phase, t, ph.offset, ids, cu, cv, code_pos, exact_pos, anchors, exact,
+      decode_target(g, ph.lattice, ph.step, ph.phase, t, ph.offset, tid, cu, cv, code_pos, exact_pos, anchors, exact,
                     B.b, u, v, bad);
     });
   }));

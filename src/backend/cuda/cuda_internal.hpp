@@ -11,6 +11,7 @@
 
 #include "backend/cuda/host_stream.hpp"
 #include "factz/cuda.hpp"
+#include "kernels/interpolation.hpp"
 
 namespace factz::cuda_detail {
 
@@ -29,13 +30,23 @@ Status device_ans_encode(cuda::Workspace::Impl& ws, const uint16_t* sym, uint64_
 /// CRC-32C of n device bytes (format/crc32.hpp's value): per-block CRCs and a combine tree
 /// (cuda_crc.cu); synchronizes `s`.
 Status device_crc32c(cuda::Workspace::Impl& ws, const uint8_t* data, uint64_t n, cudaStream_t s, uint32_t& out);
-Status device_compress_tiled(cuda::Workspace::Impl& ws, const Plan& p, const float* u, const float* v, cudaStream_t s,
-                             TiledPayload& out);
+/// The payloads of the device pipelines. u, v: finite device planes (the filled working
+/// copy when vertices are missing); missing: the device mask (nx * ny bytes, nonzero =
+/// missing) or null when no vertex is.
+Status device_compress_tiled(cuda::Workspace::Impl& ws, const Plan& p, const float* u, const float* v,
+                             const uint8_t* missing, cudaStream_t s, TiledPayload& out);
 Status device_compress_speculative(cuda::Workspace::Impl& ws, const Plan& p, const float* u, const float* v,
-                                   cudaStream_t s, SpeculativePayload& out);
+                                   const uint8_t* missing, cudaStream_t s, SpeculativePayload& out);
+/// Stand-ins of the missing anchors of lattice A in the device planes u, v (valid anchors
+/// hold their values): kernels/speculative_decode.hpp's fill_missing_anchors in parallel form.
+Status device_fill_missing_anchors(cuda::Workspace::Impl& ws, const detail::PhaseLattice& A, int64_t nx,
+                                   const uint8_t* missing, float* u, float* v, cudaStream_t s);
+/// The device decoders, before the mask sections' values. missing: the stream's mask on the
+/// device (read_mask), or null for a stream without one.
 Status device_decode_tiled(cuda::Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in,
                            float* u, float* v, cudaStream_t s);
 Status device_decode_speculative(cuda::Workspace::Impl& ws, const detail::ParsedContainer& pc,
-                                 const SpeculativeDecodeInput& in, float* u, float* v, cudaStream_t s);
+                                 const SpeculativeDecodeInput& in, const uint8_t* missing, float* u, float* v,
+                                 cudaStream_t s);
 
 }  // namespace factz::cuda_detail

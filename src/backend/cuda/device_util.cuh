@@ -39,6 +39,8 @@ enum Slot : int {
   kAnsPairs, kAnsGatherPos, kAnsGatherOut, kAnsEncFlags, kAnsEncPos, kAnsEncBytes, kAnsEncTables,  // ANS encoder
   kAnsEncScratch, kAnsEncSizes, kAnsEncOffsets, kAnsEncPacked0, kAnsEncPacked1, kAnsEncScalars,
   kCrc0, kCrc1, kCrcLen0, kCrcLen1,  // device CRC-32C
+  kMask, kWork0, kWork1, kMaskFirst, kMaskAnchors, kMaskAnchorFlags, kMaskAnchorOut,  // missing vertices
+  kMaskStored, kMaskPos, kMaskIds, kMaskIndex, kMaskU, kMaskV,
   kTemp, kSlotCount
 };
 

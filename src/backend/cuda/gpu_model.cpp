@@ -149,7 +149,9 @@ PlaneLists plane_lists(const float* x, const std::vector<uint8_t>& escape, const
   return pl;
 }
 
-void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mid, TiledPayload& pl) {
+/// f: the working copy; missing: its mask (null when no vertex is missing).
+void tiled_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing, TiledIntermediates* mid,
+                   TiledPayload& pl) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cells = g.cell_count();
   const int64_t tiles = ((f.nx + kTile - 1) / kTile) * ((f.ny + kTile - 1) / kTile);
@@ -162,7 +164,7 @@ void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mi
   if (block) {
     std::vector<float> xi(static_cast<size_t>(2 * cells));
     cp_free.resize(static_cast<size_t>(cells));
-    for (int64_t c = 0; c < cells; ++c) cell_safe_bounds(g, c, x[0], x[1], eb, xi.data(), cp_free.data());
+    for (int64_t c = 0; c < cells; ++c) cell_safe_bounds(g, c, x[0], x[1], missing, eb, xi.data(), cp_free.data());
     vid[0].resize(static_cast<size_t>(n));
     vid[1].resize(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) vertex_bound_ids(g, k, x[0], x[1], xi.data(), eb, vid[0].data(), vid[1].data());
@@ -181,12 +183,17 @@ void tiled_payload(const VectorField2D& f, const Plan& p, TiledIntermediates* mi
     exact[c].resize(static_cast<size_t>(n));
     q[c].resize(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k)
-      quantize_vertex(f.nx, k, x[c], tile_ids[c].data(), block ? vid[c].data() : nullptr, bound, recon[c].data(),
-                      exact[c].data(), q[c].data());
+      quantize_vertex(f.nx, k, x[c], tile_ids[c].data(), block ? vid[c].data() : nullptr, missing, bound,
+                      recon[c].data(), exact[c].data(), q[c].data());
   }
   int64_t rounds = 0, repaired = 0;
-  if (block) model_repair(f, cp_free.data(), recon, exact, rounds, repaired);
+  if (block) model_repair(f, cp_free.data(), recon, exact, rounds, repaired, missing);
   for (int c = 0; c < 2; ++c) {
+    if (missing)  // one warp per tile, its anti-diagonals in order
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t d = 0; d < 2 * kTile - 1; ++d)
+          for (int64_t col = 0; col < kTile; ++col)
+            missing_quant(f.nx, f.ny, t, d, col, missing, tile_ids[c].data(), bound, q[c].data());
     std::vector<uint16_t> symbols(static_cast<size_t>(n));
     std::vector<int64_t> code(static_cast<size_t>(n));
     std::vector<uint8_t> escape(static_cast<size_t>(n));
@@ -222,7 +229,18 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t s0, F&& fn) {
   for (detail::ScheduledPhase ph; schedule.next(ph);) fn(ph.step, ph.phase, ph.lattice, ph.offset);
 }
 
-void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePayload& pl) {
+/// The device's fill_missing_anchors (cuda_compress.cu device_fill_missing_anchors): the
+/// first valid anchor (the device: an atomic minimum), column 0, then every anchor row.
+void fill_anchor_stand_ins(const PhaseLattice& A, int64_t nx, const uint8_t* missing, float* u, float* v) {
+  int64_t first = A.count();
+  for (int64_t a = 0; a < A.count(); ++a)
+    if (!missing[lattice_vertex(A, nx, a)]) first = std::min(first, a);
+  detail::fill_missing_anchor_column(A, nx, missing, first, u, v);
+  for (int64_t row = 0; row < A.count_y; ++row) detail::fill_missing_anchor_row(A, nx, missing, row, u, v);
+}
+
+/// f: the working copy; missing: its mask (null when no vertex is missing).
+void speculative_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing, SpeculativePayload& pl) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), s0 = p.options.anchor_stride;
   const PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, s0);
@@ -232,22 +250,19 @@ void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePaylo
   std::vector<float> cur_u(static_cast<size_t>(n)), cur_v(static_cast<size_t>(n));
   std::vector<uint8_t> vid(static_cast<size_t>(n)), sig(static_cast<size_t>(g.triangle_count()));
   for (int64_t k = 0; k < n; ++k) speculative_init(k, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), vid.data());
-  for (int64_t c = 0; c < g.cell_count(); ++c) {
-    const int64_t i = c / (g.nx - 1), j = c % (g.nx - 1);
-    detail::cell_signatures(g, i, j, f.u.data(), f.v.data(), &sig[size_t(2 * c)]);
-  }
+  for (int64_t c = 0; c < g.cell_count(); ++c) speculative_signatures(g, c, f.u.data(), f.v.data(), missing, sig.data());
+  if (missing) fill_anchor_stand_ins(A, f.nx, missing, cur_u.data(), cur_v.data());
   std::vector<uint16_t> ids(static_cast<size_t>(targets)), su(static_cast<size_t>(targets)), sv(static_cast<size_t>(targets));
   for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
     for (int64_t t = 0; t < L.count(); ++t)
-      speculate_target(g, L, step, ph, t, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), sig.data(), bound, offset,
-                       ids.data(), su.data(), sv.data());
+      speculate_target(g, L, step, ph, t, f.u.data(), f.v.data(), missing, cur_u.data(), cur_v.data(), sig.data(),
+                       bound, offset, ids.data(), su.data(), sv.data());
   });
   // Stream positions -> vertices (for the exact values), then stable compactions.
   std::vector<int64_t> vertex_of(static_cast<size_t>(targets));
   for_each_phase(f.nx, f.ny, s0, [&](int64_t, Phase, const PhaseLattice& L, int64_t offset) {
     for (int64_t t = 0; t < L.count(); ++t) vertex_of[size_t(offset + t)] = lattice_vertex(L, f.nx, t);
   });
-  pl.ids = ids;
   std::vector<uint8_t> has_code(static_cast<size_t>(targets)), is_exact(static_cast<size_t>(targets));
   for (int64_t t = 0; t < targets; ++t) {
     has_code[size_t(t)] = id_has_code(ids[size_t(t)]);
@@ -259,10 +274,24 @@ void speculative_payload(const VectorField2D& f, const Plan& p, SpeculativePaylo
   }
   std::vector<int64_t> exact_vertex;
   for (int64_t pos : select_flagged(is_exact)) exact_vertex.push_back(vertex_of[size_t(pos)]);
-  const int64_t entries = A.count() + int64_t(exact_vertex.size());
+  // The stored anchors: all, or the valid ones when vertices are missing.
+  std::vector<int64_t> stored_anchor;
+  if (missing) {
+    std::vector<int64_t> vertex(static_cast<size_t>(A.count()));
+    std::vector<uint8_t> stored(static_cast<size_t>(A.count()));
+    for (int64_t a = 0; a < A.count(); ++a) anchor_vertex(A, f.nx, a, missing, vertex.data(), stored.data());
+    for (int64_t a : select_flagged(stored)) stored_anchor.push_back(vertex[size_t(a)]);
+  }
+  const int64_t anchors = missing ? int64_t(stored_anchor.size()) : A.count();
+  const int64_t entries = anchors + int64_t(exact_vertex.size());
   pl.exact.resize(static_cast<size_t>(8 * entries));
   for (int64_t e = 0; e < entries; ++e)
-    write_speculative_exact(A, f.nx, e, exact_vertex.data(), f.u.data(), f.v.data(), pl.exact.data());
+    write_speculative_exact(A, f.nx, e, anchors, missing ? stored_anchor.data() : nullptr, exact_vertex.data(),
+                            f.u.data(), f.v.data(), pl.exact.data());
+  // A missing target has no id in the stream.
+  std::vector<uint8_t> stored_id(static_cast<size_t>(targets));
+  for (int64_t t = 0; t < targets; ++t) stored_id[size_t(t)] = ids[size_t(t)] != uint16_t(kMissingVertex);
+  for (int64_t pos : select_flagged(stored_id)) pl.ids.push_back(ids[size_t(pos)]);
   pl.coded_ids = model_encode(p.options.coder, pl.ids, 0, pl.coded_ids_crc);
   pl.coded_u = model_encode(p.options.coder, pl.codes_u, detail::kAnsCodeCenter, pl.coded_u_crc);
   pl.coded_v = model_encode(p.options.coder, pl.codes_v, detail::kAnsCodeCenter, pl.coded_v_crc);
@@ -296,28 +325,52 @@ Status decode_tiled(const detail::ParsedContainer& pc, TiledDecodeInput& in, Vec
   return Status::Ok();
 }
 
-Status decode_spec(const detail::ParsedContainer& pc, SpeculativeDecodeInput& in, VectorField2D& f) {
+/// in.ids: the stream's ids (one per stored target); missing: the stream's mask or null.
+Status decode_spec(const detail::ParsedContainer& pc, SpeculativeDecodeInput& in, const uint8_t* missing,
+                   VectorField2D& f) {
   const auto& h = pc.header;
   const Grid2D g{f.nx, f.ny};
   const int64_t s0 = h.anchor_stride;
   const PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, s0);
+  const int64_t targets = f.size() - A.count();
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(h.eb, id);
-  const size_t targets = in.ids.size();
-  std::vector<uint64_t> cpos(targets), epos(targets);
-  for (size_t t = 0; t < targets; ++t) {
-    cpos[t] = id_has_code(in.ids[t]);
-    epos[t] = id_is_exact(in.ids[t]);
+  std::vector<uint16_t> ids = in.ids;
+  std::vector<int64_t> anchor_pos;
+  int64_t anchors = A.count();
+  if (missing) {
+    // Every stream position's id (kMissingVertex for a missing target), then the stored
+    // anchors' positions: exclusive scans of the stored flags.
+    std::vector<int64_t> stored(static_cast<size_t>(targets));
+    for_each_phase(f.nx, f.ny, s0, [&](int64_t, Phase, const PhaseLattice& L, int64_t offset) {
+      for (int64_t t = 0; t < L.count(); ++t) target_stored(L, f.nx, t, offset, missing, stored.data());
+    });
+    std::vector<uint64_t> scan(stored.begin(), stored.end());
+    exclusive_scan(scan);
+    const std::vector<int64_t> pos(scan.begin(), scan.end());
+    ids.assign(static_cast<size_t>(targets), 0);
+    for (int64_t p = 0; p < targets; ++p) expand_target_id(p, stored.data(), pos.data(), in.ids.data(), ids.data());
+    std::vector<uint64_t> apos(static_cast<size_t>(A.count()));
+    for (int64_t a = 0; a < A.count(); ++a) apos[size_t(a)] = missing[lattice_vertex(A, f.nx, a)] == 0;
+    anchors = int64_t(exclusive_scan(apos));
+    anchor_pos.assign(apos.begin(), apos.end());
+  }
+  std::vector<uint64_t> cpos(static_cast<size_t>(targets)), epos(static_cast<size_t>(targets));
+  for (size_t t = 0; t < cpos.size(); ++t) {
+    cpos[t] = id_has_code(ids[t]);
+    epos[t] = id_is_exact(ids[t]);
   }
   exclusive_scan(cpos);
   exclusive_scan(epos);
   const std::vector<int64_t> code_pos(cpos.begin(), cpos.end()), exact_pos(epos.begin(), epos.end());
-  for (int64_t a = 0; a < A.count(); ++a) decode_anchor(A, f.nx, a, in.exact.data(), f.u.data(), f.v.data());
+  for (int64_t a = 0; a < A.count(); ++a)
+    decode_anchor(A, f.nx, a, missing, anchor_pos.data(), in.exact.data(), f.u.data(), f.v.data());
+  if (missing) fill_anchor_stand_ins(A, f.nx, missing, f.u.data(), f.v.data());
   int bad = 0;
   for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
     for (int64_t t = 0; t < L.count(); ++t)
-      decode_target(g, L, step, ph, t, offset, in.ids.data(), in.codes_u.data(), in.codes_v.data(), code_pos.data(),
-                    exact_pos.data(), A.count(), in.exact.data(), bound, f.u.data(), f.v.data(), &bad);
+      decode_target(g, L, step, ph, t, offset, ids.data(), in.codes_u.data(), in.codes_v.data(), code_pos.data(),
+                    exact_pos.data(), anchors, in.exact.data(), bound, f.u.data(), f.v.data(), &bad);
   });
   if (bad) return corrupt_stream("decoded value is not finite");
   return Status::Ok();
@@ -466,12 +519,13 @@ Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::spa
 }
 
 void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
-                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired) {
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired, const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cells = g.cell_count(), tris = g.triangle_count();
   const float* x[2] = {f.u.data(), f.v.data()};
   std::vector<uint8_t> bad(static_cast<size_t>(tris)), changed(static_cast<size_t>(n));
-  for (int64_t c = 0; c < cells; ++c) cell_check(g, c, recon[0].data(), recon[1].data(), x[0], x[1], cp_free, bad.data());
+  for (int64_t c = 0; c < cells; ++c)
+    cell_check(g, c, recon[0].data(), recon[1].data(), x[0], x[1], cp_free, missing, bad.data());
   rounds = 1;
   repaired = 0;
   while (std::any_of(bad.begin(), bad.end(), [](uint8_t b) { return b != 0; })) {
@@ -480,7 +534,7 @@ void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<fl
                     changed.data());
     for (uint8_t ch : changed) repaired += ch;
     for (int64_t t = 0; t < tris; ++t)
-      triangle_recheck(g, t, changed.data(), recon[0].data(), recon[1].data(), x[0], x[1], bad.data());
+      triangle_recheck(g, t, changed.data(), recon[0].data(), recon[1].data(), x[0], x[1], missing, bad.data());
     ++rounds;
   }
 }
@@ -488,26 +542,32 @@ void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<fl
 Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid) {
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   FACTZ_RETURN_IF_ERROR(check_options(f.nx, f.ny, o));
+  // The host finds the missing vertices and fills the working copy (cuda_api.cu), which
+  // the device compresses with the mask.
+  const MissingVertices m = find_missing(f);
+  const VectorField2D& work = m.any() ? m.work : f;
+  const uint8_t* missing = m.any() ? m.mask.data() : nullptr;
   double range = 0.0;
-  if (f.size() > 0) {  // the device: two cub::DeviceReduce calls (min and max are exact)
-    const auto [ul, uh] = std::minmax_element(f.u.begin(), f.u.end());
-    const auto [vl, vh] = std::minmax_element(f.v.begin(), f.v.end());
+  if (work.size() > 0) {  // the device: two cub::DeviceReduce calls (min and max are exact)
+    const auto [ul, uh] = std::minmax_element(work.u.begin(), work.u.end());
+    const auto [vl, vh] = std::minmax_element(work.v.begin(), work.v.end());
     range = double(std::max(*uh, *vh)) - double(std::min(*ul, *vl));
   }
   const Plan p = make_plan(f.nx, f.ny, o, range);
   if (o.mode == Mode::speculative) {
     SpeculativePayload pl;
-    speculative_payload(f, p, pl);
-    return assemble_speculative(p, pl);
+    speculative_payload(work, p, missing, pl);
+    return assemble_stream(p, pl, &m);
   }
   TiledPayload pl;
-  tiled_payload(f, p, mid, pl);
-  return assemble_tiled(p, pl);
+  tiled_payload(work, p, missing, mid, pl);
+  return assemble_stream(p, pl, &m);
 }
 
-void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative) {
-  if (tiled) tiled_payload(f, p, nullptr, *tiled);
-  if (speculative) speculative_payload(f, p, *speculative);
+void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
+                   const uint8_t* missing) {
+  if (tiled) tiled_payload(f, p, missing, nullptr, *tiled);
+  if (speculative) speculative_payload(f, p, missing, *speculative);
 }
 
 Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
@@ -518,12 +578,23 @@ Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
   f.ny = int64_t(pc->header.ny);
   f.u.resize(static_cast<size_t>(f.size()));
   f.v.resize(static_cast<size_t>(f.size()));
+  std::vector<uint8_t> mask;  // read first: the speculative sections skip missing vertices
+  FACTZ_RETURN_IF_ERROR(read_stream_mask(stream, pc.value(), mask));
+  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   if (pc->header.mode == uint8_t(Mode::speculative)) {
     SpeculativeDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc.value(), host_threads(), in, /*leave_coded=*/true));
+    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc.value(), host_threads(), in, /*leave_coded=*/true, missing));
     if (in.device_coded) {  // as the device: ids, their checks and counts, exact values, codes
       const detail::PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, pc->header.anchor_stride);
-      in.ids.resize(static_cast<size_t>(f.size() - A.count()));
+      int64_t anchors = A.count(), stored_targets = f.size() - A.count();
+      if (missing) {  // the device: two count_if
+        int64_t missing_anchors = 0, missing_all = 0;
+        for (int64_t a = 0; a < A.count(); ++a) missing_anchors += missing[lattice_vertex(A, f.nx, a)] != 0;
+        for (uint8_t x : mask) missing_all += x != 0;
+        anchors -= missing_anchors;
+        stored_targets -= missing_all - missing_anchors;
+      }
+      in.ids.resize(static_cast<size_t>(stored_targets));
       FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_ids, 0, in.ids));
       int64_t n_codes = 0, n_exact = 0;
       for (uint16_t id : in.ids) {
@@ -531,13 +602,13 @@ Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
         n_codes += id_has_code(id);
         n_exact += id_is_exact(id);
       }
-      FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, A.count() + n_exact, in.exact));
+      FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, in.exact));
       in.codes_u.resize(static_cast<size_t>(n_codes));
       in.codes_v.resize(static_cast<size_t>(n_codes));
       FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_u, 32768, in.codes_u));
       FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_v, 32768, in.codes_v));
     }
-    FACTZ_RETURN_IF_ERROR(decode_spec(pc.value(), in, f));
+    FACTZ_RETURN_IF_ERROR(decode_spec(pc.value(), in, missing, f));
   } else {
     TiledDecodeInput in;
     FACTZ_RETURN_IF_ERROR(parse_tiled(stream, pc.value(), host_threads(), in, /*leave_coded=*/true));
@@ -552,6 +623,15 @@ Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
           return corrupt_stream("escape symbols and outlier list disagree");
       }
     FACTZ_RETURN_IF_ERROR(decode_tiled(pc.value(), in, f));
+  }
+  if (missing) {  // the missing vertices' stored bits go over the reconstruction last
+    MaskedValues mv;
+    FACTZ_RETURN_IF_ERROR(masked_values(stream, pc.value(), mask, mv));
+    for (size_t e = 0; e < mv.index.size(); ++e) {  // the device: one thread per entry
+      f.u[size_t(mv.index[e])] = mv.u[e];
+      f.v[size_t(mv.index[e])] = mv.v[e];
+    }
+    f.mask = std::move(mask);
   }
   return f;
 }

@@ -25,19 +25,24 @@ struct TiledIntermediates {
   int64_t repair_rounds = 0, repaired_vertices = 0;
 };
 
-/// Compresses like the CUDA backend would (the same bytes). `mid`, when given, receives
-/// the frontend's decisions of modes none and block.
+/// Compresses like the CUDA backend would (the same bytes), missing vertices included (the
+/// host's mask and working copy, host_stream.hpp). `mid`, when given, receives the
+/// frontend's decisions of modes none and block (on the working copy).
 Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid = nullptr);
 
 /// The payloads before assembly (what the device hands to the host), for a stage-by-stage
 /// comparison with the device on a GPU: modes none/block into *tiled, speculative into
-/// *speculative (p.options.mode must match).
-void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative);
+/// *speculative (p.options.mode must match). With `missing` (the mask, nx * ny bytes), f
+/// is the working copy (MissingVertices::work).
+void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
+                   const uint8_t* missing = nullptr);
 
 /// The exact check with repair as the device runs it (flag sweeps per round) on planes
-/// recon/exact (u, v); cp_free may be null (every original signature derived).
+/// recon/exact (u, v); cp_free may be null (every original signature derived); triangles
+/// touching a vertex marked in `missing` (null = none) are never checked.
 void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
-                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired);
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired,
+                  const uint8_t* missing = nullptr);
 
 /// The Huffman blob as the device encoder writes it (huffman_bodies.hpp).
 std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols);
@@ -60,7 +65,8 @@ Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::spa
 /// Either decoder by the header's coder byte (Huffman ignores center).
 Status model_entropy_decode(uint8_t coder, std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out);
 
-/// Decompresses like the CUDA backend would.
+/// Decompresses like the CUDA backend would; a masked stream's missing vertices get their
+/// stored bits and the result its mask (as factz::decompress).
 Result<VectorField2D> model_decompress(std::span<const uint8_t> stream);
 
 }  // namespace factz::cuda_detail

@@ -7,6 +7,10 @@
 // phase_offset + t; codes and exact values are then stable compactions of that order.
 // Decoder: the positions of each target's code and exact value come from exclusive scans
 // of the id stream; one kernel per phase reconstructs its targets.
+// Missing vertices (a masked field or stream): the encoder records kMissingVertex at a
+// missing target's stream position, and the stream's ids are a compaction without them;
+// the decoder expands the ids it reads back to every stream position. Stored anchors are
+// the valid ones, in row-major order.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,7 @@ using detail::PhaseLattice;
 
 using detail::id_has_code;
 using detail::id_is_exact;
+using detail::kMissingVertex;
 using detail::lattice_vertex;
 
 /// Kernel body, one thread per vertex: the current state starts as the original.
@@ -31,13 +36,29 @@ FACTZ_HD void speculative_init(int64_t k, const float* u, const float* v, float*
   id[k] = 0;
 }
 
+/// Kernel body, one thread per cell c: the original signatures of its triangles
+/// (kMaskedTriangle off the mesh; `missing` null = none), speculative_mode.cpp's table.
+FACTZ_HD void speculative_signatures(const Grid2D& g, int64_t c, const float* u, const float* v,
+                                     const uint8_t* missing, uint8_t* sig) {
+  const int64_t i = c / (g.nx - 1), j = c - i * (g.nx - 1);
+  detail::original_signatures(g, i, j, u, v, missing, sig + 2 * c);
+}
+
 /// Kernel body, one thread per target t of a phase: the decision and the commit; the
-/// target's id and symbols go to stream position `offset + t`.
+/// target's id and symbols go to stream position `offset + t`. A target marked in
+/// `missing` (null = none) takes its prediction as its stand-in and the id kMissingVertex.
 FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t,
-                               const float* u, const float* v, float* cur_u, float* cur_v, const uint8_t* original,
-                               const float* bound, int64_t offset, uint16_t* ids, uint16_t* sym_u, uint16_t* sym_v) {
+                               const float* u, const float* v, const uint8_t* missing, float* cur_u, float* cur_v,
+                               const uint8_t* original, const float* bound, int64_t offset, uint16_t* ids,
+                               uint16_t* sym_u, uint16_t* sym_v) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t k = y * g.nx + x;
+  if (missing && missing[k]) {
+    detail::predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase);
+    ids[offset + t] = kMissingVertex;
+    sym_u[offset + t] = sym_v[offset + t] = 0;
+    return;
+  }
   const detail::Speculation sp =
       detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true);
   cur_u[k] = sp.recon_u;
@@ -47,14 +68,23 @@ FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t s
   sym_v[offset + t] = uint16_t(sp.code_v + kRadius);
 }
 
+/// Kernel body, one thread per anchor a: its vertex and whether it is stored (valid in
+/// `missing`); the stored anchors are the stable compaction of vertex by flag.
+FACTZ_HD void anchor_vertex(const PhaseLattice& A, int64_t nx, int64_t a, const uint8_t* missing, int64_t* vertex,
+                            uint8_t* stored) {
+  vertex[a] = lattice_vertex(A, nx, a);
+  stored[a] = missing[vertex[a]] == 0;
+}
+
 /// Kernel body, one thread per exact-value entry e of the speculative exact section:
-/// entries [0, anchors) are the anchors in row-major order, then the exact targets in
-/// stream order (exact_pos holds their stream positions, compacted). Writes 8 bytes
-/// (u then v, little-endian) at dst + 8 e.
-FACTZ_HD void write_speculative_exact(const PhaseLattice& A, int64_t nx, int64_t e, const int64_t* exact_vertex,
-                                      const float* u, const float* v, uint8_t* dst) {
-  const int64_t anchors = A.count();
-  const int64_t k = e < anchors ? (e / A.count_x) * A.dy * nx + (e % A.count_x) * A.dx : exact_vertex[e - anchors];
+/// entries [0, anchors) are the stored anchors (stored_anchor: their vertices, compacted;
+/// null: every anchor of A in row-major order), then the exact targets in stream order
+/// (exact_vertex: their vertices, compacted). Writes 8 bytes (u then v, little-endian) at
+/// dst + 8 e.
+FACTZ_HD void write_speculative_exact(const PhaseLattice& A, int64_t nx, int64_t e, int64_t anchors,
+                                      const int64_t* stored_anchor, const int64_t* exact_vertex, const float* u,
+                                      const float* v, uint8_t* dst) {
+  const int64_t k = e >= anchors ? exact_vertex[e - anchors] : stored_anchor ? stored_anchor[e] : lattice_vertex(A, nx, e);
   const uint32_t bu = float_bits(u[k]), bv = float_bits(v[k]);
   for (int i = 0; i < 4; ++i) {
     dst[8 * e + i] = uint8_t(bu >> (8 * i));
@@ -62,11 +92,27 @@ FACTZ_HD void write_speculative_exact(const PhaseLattice& A, int64_t nx, int64_t
   }
 }
 
+/// Kernel body, one thread per target t of a phase: stored[offset + t] = 1 when the
+/// target has an entry in the stream's ids (it is valid in `missing`), else 0.
+FACTZ_HD void target_stored(const PhaseLattice& L, int64_t nx, int64_t t, int64_t offset, const uint8_t* missing,
+                            int64_t* stored) {
+  stored[offset + t] = missing[lattice_vertex(L, nx, t)] == 0 ? 1 : 0;
+}
+
+/// Kernel body, one thread per stream position p: the id of every target, from the ids
+/// the stream holds for the stored ones (pos: exclusive scan of stored); kMissingVertex
+/// for a missing target.
+FACTZ_HD void expand_target_id(int64_t p, const int64_t* stored, const int64_t* pos, const uint16_t* stream_ids,
+                               uint16_t* ids) {
+  ids[p] = stored[p] ? stream_ids[pos[p]] : uint16_t(kMissingVertex);
+}
+
 /// Kernel body, one thread per target t of a phase at stream position p = offset + t:
 /// reconstructs the target from its id, its code (code_pos[p]: exclusive scan of
 /// id_has_code) or its exact value (exact_pos[p]: exclusive scan of id_is_exact, after the
-/// anchors), with the CPU decoder's kernel (kernels/speculative_decode.hpp). bad is set for
-/// a non-finite result (corrupt input only).
+/// `anchors` stored anchors), with the CPU decoder's kernel (kernels/speculative_decode.hpp);
+/// a missing target (kMissingVertex) takes its prediction. bad is set for a non-finite
+/// result (corrupt input only).
 FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t, int64_t offset,
                             const uint16_t* ids, const uint16_t* cu, const uint16_t* cv, const int64_t* code_pos,
                             const int64_t* exact_pos, int64_t anchors, const float* exact, const float* bound, float* u,
@@ -74,6 +120,10 @@ FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t p = offset + t;
   const uint16_t id = ids[p];
+  if (id == kMissingVertex) {
+    detail::predict_missing_target(u, v, g.nx, g.ny, x, y, step, phase);
+    return;
+  }
   const bool coded = id_has_code(id);
   const float* ex = id_is_exact(id) ? exact + 2 * (anchors + exact_pos[p]) : nullptr;
   if (!detail::decode_speculative_target(u, v, g.nx, g.ny, x, y, step, phase, id, ex, coded ? cu[code_pos[p]] : 0,
@@ -81,11 +131,16 @@ FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step
     *bad = 1;
 }
 
-/// Kernel body, one thread per anchor a: its exact value (entries 0 .. anchors-1).
-FACTZ_HD void decode_anchor(const PhaseLattice& A, int64_t nx, int64_t a, const float* exact, float* u, float* v) {
-  const int64_t k = (a / A.count_x) * A.dy * nx + (a % A.count_x) * A.dx;
-  u[k] = exact[2 * a];
-  v[k] = exact[2 * a + 1];
+/// Kernel body, one thread per anchor a: its exact value, entry a, or with `missing`
+/// (null = none) entry pos[a] (exclusive scan of the stored flags of anchor_vertex) for a
+/// valid anchor and nothing for a missing one (fill_missing_anchors gives it its stand-in).
+FACTZ_HD void decode_anchor(const PhaseLattice& A, int64_t nx, int64_t a, const uint8_t* missing, const int64_t* pos,
+                            const float* exact, float* u, float* v) {
+  const int64_t k = lattice_vertex(A, nx, a);
+  if (missing && missing[k]) return;
+  const int64_t e = missing ? pos[a] : a;
+  u[k] = exact[2 * e];
+  v[k] = exact[2 * e + 1];
 }
 
 }  // namespace factz::cuda_detail
