@@ -9,6 +9,14 @@
  *   FACTZ_BUFFER_TOO_SMALL with the size needed written to *out_size (nothing else changes).
  * - Fields are two planes u and v of nx * ny float32 values each, x fastest
  *   (index = y * nx + x): a numpy array of shape (ny, nx) in C order.
+ * - Missing data (since 1.2.0 declarable; docs/usage.md, "Missing data"): a vertex is
+ *   missing when u or v is NaN, when its byte of an optional mask (nx * ny bytes, same
+ *   indexing) is nonzero, or when u equals the declared fill_u or v the declared fill_v of
+ *   factz_options. Missing vertices are stored bit for bit (NaN payloads and fill values
+ *   included), are outside the error bound and the mesh (a triangle touching one holds no
+ *   critical point), and come back in the mask of factz_decompress_masked. An infinite
+ *   value is an error at a valid vertex and allowed at a missing one (so +-inf may be a
+ *   declared fill value).
  * - After a failure, factz_last_error() returns a message for the calling thread
  *   ("corrupt_stream: section 3 (codes_u) checksum mismatch").
  * - The bytes of a stream depend only on the field and the options (not on the thread
@@ -18,7 +26,17 @@
  * enum values and struct members are never renumbered or reordered. factz_options carries
  * its own size (struct_size) so that a later, longer struct stays compatible: members are
  * only appended, and the library reads a member only when struct_size covers it (a program
- * built against 1.0.0, without policy and device, keeps its behaviour).
+ * built against 1.0.0, without policy and device, keeps its behaviour). factz_comparison,
+ * which the library writes, is versioned the same way through the size the program passes
+ * (factz_compare and factz_compare_masked are macros that pass sizeof(factz_comparison)).
+ *
+ * 1.1.0: factz_policy, factz_options.policy and .device, factz_decompress_with_options,
+ *        factz_options_init as a macro over factz_options_init_sized.
+ * 1.2.0: missing data: factz_options.has_fill_u / fill_u / has_fill_v / fill_v,
+ *        factz_compress_masked, factz_decompress_masked, factz_compare_masked,
+ *        factz_count_critical_points_masked; factz_comparison.masked_vertices and
+ *        .mask_mismatch; factz_compare as a macro over factz_compare_sized;
+ *        FACTZ_FORMAT_VERSION 3.
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -31,9 +49,10 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10100
-/** Stream format version this library writes (docs/format.md). */
-#define FACTZ_FORMAT_VERSION 2
+#define FACTZ_C_API_VERSION 10200
+/** Newest stream format version this library writes (docs/format.md): 3 for a field with
+ *  missing vertices; a field without any is written as version 2, byte for byte as before. */
+#define FACTZ_FORMAT_VERSION 3
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410
@@ -94,6 +113,16 @@ typedef struct factz_options {
   int policy;             /**< factz_policy; default FACTZ_POLICY_OMP */
   int device;             /**< FACTZ_POLICY_CUDA: device ordinal or FACTZ_DEVICE_AUTO; default 0.
                                A device that does not exist is FACTZ_INVALID_ARGUMENT */
+  /* Since 1.2.0 (read only when struct_size covers them): declared fill values, e.g. a
+     netCDF _FillValue / missing_value such as 1e20f, -9999.0f or INFINITY. A vertex is
+     missing when its u equals fill_u (has_fill_u nonzero) or its v equals fill_v
+     (has_fill_v nonzero). A NaN fill value adds nothing (NaN is always missing). Read by
+     every function that takes options and a field; the fill values of a program built
+     before 1.2.0 are none. */
+  int has_fill_u;         /**< nonzero: fill_u is declared; default 0 */
+  float fill_u;           /**< the fill value of u; default 0 (unused unless has_fill_u) */
+  int has_fill_v;         /**< nonzero: fill_v is declared; default 0 */
+  float fill_v;           /**< the fill value of v; default 0 (unused unless has_fill_v) */
 } factz_options;
 
 /** Fills the first `size` bytes of *options with the defaults above and sets struct_size to
@@ -126,11 +155,22 @@ size_t factz_compress_bound(int64_t nx, int64_t ny);
 
 /** Compresses the field (u, v) of nx * ny floats each into dst[0, dst_capacity).
  *  options may be NULL (defaults). On FACTZ_OK *out_size is the stream size; on
- *  FACTZ_BUFFER_TOO_SMALL it is the capacity needed and dst is unspecified. NaN and Inf
- *  values are FACTZ_INVALID_ARGUMENT (the message gives their count and first position). */
+ *  FACTZ_BUFFER_TOO_SMALL it is the capacity needed and dst is unspecified. A vertex with a
+ *  NaN component, or holding a fill value declared in options, is missing (see the rules
+ *  above); an infinite value at any other vertex is FACTZ_INVALID_ARGUMENT (the message
+ *  gives the count and the first position). Equals factz_compress_masked with mask NULL. */
 factz_status factz_compress(const float* u, const float* v, int64_t nx, int64_t ny,
                             const factz_options* options, void* dst, size_t dst_capacity,
                             size_t* out_size);
+
+/** factz_compress with a mask of missing vertices: mask is NULL (none) or nx * ny bytes,
+ *  nonzero where the vertex is missing, whatever u and v hold there (their bits are stored
+ *  as they are). NaN and the fill values of options mark further vertices missing. The
+ *  stream is the one the C++ API writes for the field with this mask (VectorField2D::mask);
+ *  with no vertex missing it is the stream of factz_compress. Since 1.2.0. */
+factz_status factz_compress_masked(const float* u, const float* v, const uint8_t* mask, int64_t nx,
+                                   int64_t ny, const factz_options* options, void* dst,
+                                   size_t dst_capacity, size_t* out_size);
 
 /** Grid size of a stream, validated (container, header, symbol counts) without decoding,
  *  so that a caller can allocate the planes for factz_decompress. */
@@ -148,8 +188,18 @@ factz_status factz_decompress(const void* src, size_t src_size, float* u, float*
 factz_status factz_decompress_with_options(const void* src, size_t src_size, float* u, float* v, int64_t nx,
                                            int64_t ny, const factz_options* options);
 
+/** factz_decompress_with_options that also returns the mask: mask_out (NULL: not wanted)
+ *  receives nx * ny bytes, 1 where the vertex is missing and 0 elsewhere (all 0 for a
+ *  stream without missing vertices). u and v hold, at a missing vertex, the bits it had
+ *  when compressed (the NaN with its payload, the fill value, whatever a mask covered).
+ *  The fill values of options play no part in decompression. Since 1.2.0. */
+factz_status factz_decompress_masked(const void* src, size_t src_size, float* u, float* v, uint8_t* mask_out,
+                                     int64_t nx, int64_t ny, const factz_options* options);
+
 /** Critical point counts of a field and the comparison of an original with a
- *  reconstruction (P1 lost, P2 spurious, P3 type changed), as `factz verify` prints. */
+ *  reconstruction (P1 lost, P2 spurious, P3 type changed), as `factz verify` prints.
+ *  Violations are lost + spurious + type_changed + mask_mismatch. The pointwise statistics
+ *  run over the vertices valid in both fields. */
 typedef struct factz_comparison {
   int64_t cp_original;
   int64_t cp_decompressed;
@@ -161,16 +211,52 @@ typedef struct factz_comparison {
   double rmse;
   double nrmse;
   double psnr;  /**< +inf when the fields are identical */
-  double value_range;
+  double value_range;  /**< max - min over both components of the original's valid vertices */
+  /* Since 1.2.0 (written when the size the program passes covers them): */
+  int64_t masked_vertices;  /**< vertices missing in the original */
+  int64_t mask_mismatch;    /**< vertices missing in one field only: a violation */
 } factz_comparison;
 
-/** Compares (u, v) with (u2, v2), all four nx * ny floats. */
+/** Compares (u, v) with (u2, v2), all four nx * ny floats; a NaN component marks a vertex
+ *  missing in its field. Writes the first `result_size` bytes of *result, which must cover
+ *  the 1.1.0 members (up to value_range). Since 1.2.0; call it through factz_compare. */
+factz_status factz_compare_sized(const float* u, const float* v, const float* u2, const float* v2,
+                                 int64_t nx, int64_t ny, int threads, factz_comparison* result,
+                                 size_t result_size);
+
+/** Compares (u, v) with (u2, v2), all four nx * ny floats. A macro since 1.2.0, so that the
+ *  library writes exactly the struct the program was compiled with; the function of this
+ *  name stays in the library for programs built before (it writes the 1.1.0 members). */
 factz_status factz_compare(const float* u, const float* v, const float* u2, const float* v2,
                            int64_t nx, int64_t ny, int threads, factz_comparison* result);
+#define factz_compare(u, v, u2, v2, nx, ny, threads, result) \
+  factz_compare_sized((u), (v), (u2), (v2), (nx), (ny), (threads), (result), sizeof(factz_comparison))
 
-/** Number of critical points of a field (exact, SoS semantics). */
+/** factz_compare with missing data declared: mask belongs to (u, v) and mask2 to (u2, v2)
+ *  (each NULL or nx * ny bytes, nonzero = missing); the fill values of options apply to both
+ *  fields, and its threads (policy and device play no part). options may be NULL (none, the
+ *  OpenMP default). Pass the mask factz_decompress_masked returned as mask2, or declare the
+ *  fill values: a vertex missing in one field only counts in mask_mismatch. Since 1.2.0;
+ *  call it through factz_compare_masked. */
+factz_status factz_compare_masked_sized(const float* u, const float* v, const uint8_t* mask, const float* u2,
+                                        const float* v2, const uint8_t* mask2, int64_t nx, int64_t ny,
+                                        const factz_options* options, factz_comparison* result,
+                                        size_t result_size);
+#define factz_compare_masked(u, v, mask, u2, v2, mask2, nx, ny, options, result)                  \
+  factz_compare_masked_sized((u), (v), (mask), (u2), (v2), (mask2), (nx), (ny), (options), (result), \
+                             sizeof(factz_comparison))
+
+/** Number of critical points of a field (exact, SoS semantics); a NaN component marks a
+ *  vertex missing. */
 factz_status factz_count_critical_points(const float* u, const float* v, int64_t nx, int64_t ny,
                                          int threads, int64_t* count);
+
+/** factz_count_critical_points of the field with missing vertices declared as in
+ *  factz_compress_masked (mask, the fill values of options) and options' threads. options
+ *  may be NULL. Since 1.2.0. */
+factz_status factz_count_critical_points_masked(const float* u, const float* v, const uint8_t* mask,
+                                                int64_t nx, int64_t ny, const factz_options* options,
+                                                int64_t* count);
 
 #ifdef __cplusplus
 }  /* extern "C" */

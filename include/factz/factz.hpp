@@ -81,8 +81,9 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
                                       CompressStats* stats = nullptr);
 
 /// Decompresses a stream produced by compress. Missing vertices come back with the bits
-/// they held and in the result's mask (decompress_into writes their bits only). Untrusted
-/// bytes give corrupt_stream / unsupported_version, never a crash.
+/// they held and in the result's mask (decompress_into: their bits, and the mask in the
+/// overload that takes one). Untrusted bytes give corrupt_stream / unsupported_version,
+/// never a crash.
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
 /// Grid size {nx, ny} of a stream: validates the container, the header and the symbol
@@ -94,6 +95,12 @@ Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream)
 /// no allocation of the output, as a GPU or an HDF5 filter would use it.
 Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
                        const DecompressOptions& options = {});
+
+/// decompress_into that also writes the mask: `mask` holds nx * ny bytes (else
+/// invalid_argument) and gets 1 where the vertex is missing (u and v hold the bits it had when
+/// compressed), 0 elsewhere; all 0 for a stream without missing vertices.
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                       std::span<uint8_t> mask, const DecompressOptions& options = {});
 
 const char* mode_name(Mode m);
 const char* coder_name(Coder c);

@@ -2,8 +2,8 @@
 
 Fields are two numpy arrays ``u`` and ``v`` of shape ``(ny, nx)``, dtype ``float32``,
 C-contiguous (x fastest, as the C and C++ APIs). Anything else is a ``ValueError`` that says
-what to change; nothing is converted silently. The library's errors (bad options, NaN/Inf
-values, corrupted streams) are ``ValueError`` carrying its message, e.g.
+what to change; nothing is converted silently. The library's errors (bad options, infinite
+values at valid vertices, corrupted streams) are ``ValueError`` carrying its message, e.g.
 ``"corrupt_stream: header checksum mismatch"``. The GIL is released while the library works,
 so threads can compress different fields at the same time.
 
@@ -11,15 +11,22 @@ The bytes of ``compress`` are those of the C++ API and of ``factz compress`` for
 options, and never depend on ``threads`` or ``policy``: ``policy="cuda"`` runs on a GPU
 (``device``) and raises ``BackendUnavailableError`` (a ``RuntimeError`` whose message starts
 with ``"backend_unavailable"``) where the build has no CUDA backend or the machine no device.
+
+Missing data (land, gaps): a vertex is missing when u or v is NaN, when it is masked (a
+``numpy.ma.MaskedArray`` input, or ``mask=``), or when it holds a declared ``fill_value``.
+Missing vertices are stored bit for bit, outside the error bound and the mesh;
+``decompress(buf, masked=True)`` returns ``numpy.ma.MaskedArray`` planes with their mask.
 """
 
 import os as _os
+import warnings as _warnings
 
 import numpy as _np
 
 from . import _factz
 from ._factz import (BackendUnavailableError, CP_TYPE_NAMES, DEFAULT_CODER, DEVICE_AUTO, FORMAT_VERSION,
                      HDF5_FILTER_ID)
+from ._missing import SuspectedFillValueWarning, field_args as _field_args, warn_suspected as _warn_suspected
 from .codec import FactzCodec
 
 __all__ = [
@@ -33,6 +40,7 @@ __all__ = [
     "hdf5_dcpl",
     "FactzCodec",
     "BackendUnavailableError",
+    "SuspectedFillValueWarning",
     "DEVICE_AUTO",
     "HDF5_FILTER_ID",
     "CP_TYPE_NAMES",
@@ -56,28 +64,54 @@ _CODERS = {"huffman": 0, "ans": 1}
 
 
 def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
-             zstd=True, anchor_stride=16, policy=None, device=0):
+             zstd=True, anchor_stride=16, policy=None, device=0, fill_value=None, mask=None,
+             stats=False):
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 
     mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
     (pointwise bound only, no topological guarantee). eb and bound: the error bound,
-    ``bound="rel"`` (default: eb is a fraction of max - min over both components) or
-    ``"abs"``. coder: "huffman" or "ans"; None is the library's default (``DEFAULT_CODER``,
-    the same as the C++ API and ``factz compress``). threads: 0 = OpenMP default, 1 = serial.
-    zstd: the lossless zstd stage. anchor_stride: speculative mode, power of two in [2, 4096].
-    policy: where the work runs, "serial", "omp" or "cuda"; None: "serial" for threads=1,
-    else "omp". device: policy "cuda": the CUDA device ordinal, or ``DEVICE_AUTO`` (the
-    node-local MPI rank modulo the device count); a device that does not exist is a
-    ValueError.
+    ``bound="rel"`` (default: eb is a fraction of max - min over both components' valid
+    vertices) or ``"abs"``. coder: "huffman" or "ans"; None is the library's default
+    (``DEFAULT_CODER``, the same as the C++ API and ``factz compress``). threads: 0 = OpenMP
+    default, 1 = serial. zstd: the lossless zstd stage. anchor_stride: speculative mode,
+    power of two in [2, 4096]. policy: where the work runs, "serial", "omp" or "cuda"; None:
+    "serial" for threads=1, else "omp". device: policy "cuda": the CUDA device ordinal, or
+    ``DEVICE_AUTO`` (the node-local MPI rank modulo the device count); a device that does not
+    exist is a ValueError.
+
+    Missing vertices: those with a NaN component, those masked in ``u`` or ``v`` when they are
+    ``numpy.ma.MaskedArray``s (the data under the mask is stored as it is, bit for bit), those
+    where ``mask`` (a boolean array of shape (ny, nx)) is True, and those holding
+    ``fill_value``: a float for both components or a pair ``(fill_u, fill_v)`` (either may be
+    None), e.g. a netCDF ``_FillValue`` such as 1e20, -9999 or ``numpy.inf``. Without
+    ``fill_value``, valid values that look like one (magnitude 1e15 or more, or a common fill
+    value) raise a ``SuspectedFillValueWarning``.
+
+    stats: True returns ``(bytes, dict)``, the dict holding ``eb_abs``, ``exact_vertices``,
+    ``repair_rounds``, ``repaired_vertices`` and ``masked_vertices`` (as ``factz compress
+    --json``).
     """
-    return _factz.compress(u, v, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
-                           int(anchor_stride), policy or "", int(device))
+    u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
+    buf, info = _factz.compress(u, v, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
+                                int(anchor_stride), policy or "", int(device), m, fu, fv)
+    _warn_suspected(info.pop("suspected_fill"), "fill_value", stacklevel=2)
+    return (buf, info) if stats else buf
 
 
-def decompress(buf, threads=0, policy=None, device=0):
+def decompress(buf, threads=0, policy=None, device=0, masked=False):
     """Decompresses a stream (any contiguous bytes-like object) into ``(u, v)``, two new
-    float32 arrays of shape ``(ny, nx)``. threads, policy and device as for ``compress``."""
-    return _factz.decompress(buf, int(threads), policy or "", int(device))
+    float32 arrays of shape ``(ny, nx)``. threads, policy and device as for ``compress``.
+
+    Missing vertices hold the bits they held when compressed (the NaN with its payload, the
+    fill value, whatever a mask covered). masked=True returns two ``numpy.ma.MaskedArray``s
+    whose mask (the same in both) is True at the missing vertices (all False for a stream
+    without any). A stream does not record whether ``compress`` was given masked arrays:
+    ask for them with masked=True."""
+    if not masked:
+        return _factz.decompress(buf, int(threads), policy or "", int(device))
+    u, v, m = _factz.decompress(buf, int(threads), policy or "", int(device), True)
+    m = m.view(_np.bool_)
+    return _np.ma.MaskedArray(u, mask=m), _np.ma.MaskedArray(v, mask=m.copy())
 
 
 def stream_shape(buf):
@@ -85,10 +119,13 @@ def stream_shape(buf):
     return _factz.stream_shape(buf)
 
 
-def critical_points(u, v, threads=0):
+def critical_points(u, v, threads=0, fill_value=None, mask=None):
     """All critical points of (u, v) (exact, Simulation of Simplicity semantics) as a
-    structured array of dtype ``CP_DTYPE``, ordered by triangle id."""
-    tri, row, col, mu, code = _factz.critical_points(u, v, int(threads))
+    structured array of dtype ``CP_DTYPE``, ordered by triangle id. Missing vertices (NaN,
+    masked arrays, ``mask``, ``fill_value``, as for ``compress``) are outside the mesh: a
+    triangle touching one holds no critical point."""
+    u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
+    tri, row, col, mu, code = _factz.critical_points(u, v, int(threads), m, fu, fv)
     out = _np.empty(tri.shape[0], dtype=CP_DTYPE)
     out["triangle"] = tri
     out["row"] = row
@@ -98,12 +135,20 @@ def critical_points(u, v, threads=0):
     return out
 
 
-def verify(u, v, u2, v2, threads=0):
+def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
     """Compares an original (u, v) with a reconstruction (u2, v2) and returns a dict:
     ``cp_original``, ``cp_decompressed``, ``lost`` (P1), ``spurious`` (P2), ``type_changed``
-    (P3), ``violations`` (their sum), ``max_abs_error`` (u, v), ``rmse``, ``nrmse``,
-    ``psnr`` (inf when identical) and ``value_range``, as ``factz verify`` prints them."""
-    return _factz.verify(u, v, u2, v2, int(threads))
+    (P3), ``mask_mismatch`` (vertices missing in one field only), ``violations`` (the sum of
+    those four), ``masked_vertices`` (missing in the original), ``max_abs_error`` (u, v),
+    ``rmse``, ``nrmse``, ``psnr`` (inf when identical) and ``value_range``, as ``factz
+    verify`` prints them; the pointwise numbers are over the vertices valid in both.
+
+    Missing vertices as for ``compress``: masked arrays and ``mask`` mark the original's,
+    masked arrays and ``mask2`` the reconstruction's; ``fill_value`` applies to both. Compare
+    with what ``decompress(buf, masked=True)`` returns, or declare the fill value."""
+    u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
+    u2, v2, m2, _, _ = _field_args(u2, v2, mask2, fill_value, names=("u2", "v2", "mask2"))
+    return _factz.verify(u, v, u2, v2, int(threads), m, m2, fu, fv)
 
 
 def hdf5_plugin_path():
@@ -137,7 +182,7 @@ def hdf5_dcpl(mode="speculative", eb=1e-2, bound="rel", coder=None, mandatory=Tr
     """An h5py dataset creation property list with the FaCTz filter, for
     ``create_dataset(..., chunks=..., dcpl=factz.hdf5_dcpl(...))``. h5py's
     ``compression=factz.HDF5_FILTER_ID`` makes the filter *optional*: HDF5 then silently
-    stores a chunk uncompressed when the filter refuses it (a NaN value, a scalar dataset
+    stores a chunk uncompressed when the filter refuses it (an infinite value, a scalar dataset
     without the scalar module). A mandatory filter turns those cases into errors that carry
     the filter's message."""
     from h5py import h5p, h5z

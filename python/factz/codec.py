@@ -11,6 +11,11 @@ covered).
 are not part of ``get_config`` (a store written on a GPU reads anywhere). A codec without a
 policy (as zarr builds them from a store's config) takes the ``FACTZ_POLICY`` environment
 variable (``serial``, ``omp``, ``cuda`` or ``cuda:N``), as the HDF5 filter does.
+
+Missing data: NaN, ``fill_value`` (in the config, only when set, so that stores written
+without one read with codecs that do not know it) and the mask of a ``numpy.ma`` chunk (a
+vertex is missing when either component is masked) mark vertices missing; ``decode`` returns
+a plain array holding the bits they had (NaN, the fill value), as a store expects.
 """
 
 import os as _os
@@ -18,6 +23,7 @@ import os as _os
 import numpy as _np
 
 from . import _factz
+from ._missing import fill_pair as _fill_pair, warn_suspected as _warn_suspected
 
 
 def _policy_from_environment():
@@ -34,12 +40,13 @@ def _policy_from_environment():
 
 class FactzCodec:
     """FaCTz codec for (2, ny, nx) float32 chunks; parameters as ``factz.compress``
-    (policy None: the ``FACTZ_POLICY`` environment variable, else the CPU)."""
+    (policy None: the ``FACTZ_POLICY`` environment variable, else the CPU; fill_value: a
+    number for both components or a pair [fill_u, fill_v])."""
 
     codec_id = "factz"
 
     def __init__(self, mode="speculative", eb=1e-2, bound="rel", coder=None, zstd=True,
-                 anchor_stride=16, threads=0, policy=None, device=0):
+                 anchor_stride=16, threads=0, policy=None, device=0, fill_value=None):
         self.mode = str(mode)
         self.eb = float(eb)
         self.bound = str(bound)
@@ -49,6 +56,9 @@ class FactzCodec:
         self.threads = int(threads)
         self.policy = policy
         self.device = int(device)
+        fill_u, fill_v = _fill_pair(fill_value)  # checked here, not at the first chunk
+        # As the config keeps it (JSON): None, one number, or a list [fill_u, fill_v].
+        self.fill_value = fill_u if fill_u == fill_v or fill_value is None else [fill_u, fill_v]
 
     def _execution(self):
         if self.policy is not None:
@@ -57,7 +67,12 @@ class FactzCodec:
 
     def encode(self, buf):
         """Compresses one chunk: an array of shape (2, ny, nx) and dtype float32 (a
-        non-contiguous one is copied first; other dtypes and shapes are a ValueError)."""
+        non-contiguous one is copied first; other dtypes and shapes are a ValueError). A
+        ``numpy.ma.MaskedArray`` chunk's mask marks vertices missing (either component)."""
+        mask = None
+        if isinstance(buf, _np.ma.MaskedArray):
+            mask = _np.ma.getmaskarray(buf)
+            buf = _np.ma.getdata(buf)
         a = _np.asarray(buf)
         if a.dtype != _np.float32:
             raise ValueError(f"FactzCodec encodes float32 chunks, got dtype {a.dtype}")
@@ -65,13 +80,19 @@ class FactzCodec:
             raise ValueError(f"FactzCodec encodes chunks of shape (2, ny, nx) (u and v stacked), "
                              f"got shape {a.shape}")
         a = _np.ascontiguousarray(a)
+        if mask is not None:
+            mask = _np.ascontiguousarray(mask[0] | mask[1]) if mask.any() else None
+        fill_u, fill_v = _fill_pair(self.fill_value)
         policy, device = self._execution()
-        return _factz.compress(a[0], a[1], self.mode, self.eb, self.bound, self.coder,
-                               self.threads, self.zstd, self.anchor_stride, policy, device)
+        buf, info = _factz.compress(a[0], a[1], self.mode, self.eb, self.bound, self.coder, self.threads,
+                                    self.zstd, self.anchor_stride, policy, device, mask, fill_u, fill_v)
+        _warn_suspected(info["suspected_fill"], "fill_value", stacklevel=2)
+        return buf
 
     def decode(self, buf, out=None):
         """Decompresses one chunk into a new (2, ny, nx) float32 array, or into ``out``
-        (any writable buffer of exactly 2 * ny * nx float32 values), which is returned."""
+        (any writable buffer of exactly 2 * ny * nx float32 values), which is returned.
+        Missing vertices hold the bits they had (NaN, the fill value)."""
         policy, device = self._execution()
         u, v = _factz.decompress(buf, self.threads, policy, device)
         if out is None:
@@ -87,9 +108,12 @@ class FactzCodec:
         return out
 
     def get_config(self):
-        return {"id": self.codec_id, "mode": self.mode, "eb": self.eb, "bound": self.bound,
-                "coder": self.coder, "zstd": self.zstd, "anchor_stride": self.anchor_stride,
-                "threads": self.threads}
+        config = {"id": self.codec_id, "mode": self.mode, "eb": self.eb, "bound": self.bound,
+                  "coder": self.coder, "zstd": self.zstd, "anchor_stride": self.anchor_stride,
+                  "threads": self.threads}
+        if self.fill_value is not None:
+            config["fill_value"] = self.fill_value
+        return config
 
     @classmethod
     def from_config(cls, config):

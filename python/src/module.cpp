@@ -3,11 +3,16 @@
 // is a ValueError naming the problem; the library's own errors keep their messages. The
 // GIL is released while the library works. The Python-facing API is python/factz/__init__.py.
 // policy="cuda" is an option like the others: the library runs it on the GPU or answers
-// backend_unavailable (BackendUnavailableError).
+// backend_unavailable (BackendUnavailableError). Missing data arrives as a mask array (bool
+// or uint8, the Python layer folds numpy.ma masks into it) and fill values, and becomes the
+// field's mask (factz::mark_missing), as in the C API and the command line tool.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "factz/factz.h"
@@ -58,22 +63,65 @@ py::array checked_plane(const py::handle& obj, const char* name) {
   return a;
 }
 
-/// The vector field (u, v) as the library's planes (a copy, made without the GIL).
-factz::VectorField2D field_of(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn) {
+std::string shape_text(py::ssize_t ny, py::ssize_t nx) {
+  return "(" + std::to_string(ny) + ", " + std::to_string(nx) + ")";
+}
+
+/// None, or a (ny, nx) C-contiguous array of bool or uint8 (nonzero: missing), else a ValueError.
+std::optional<py::array> checked_mask(const py::handle& obj, const char* name, py::ssize_t ny, py::ssize_t nx) {
+  if (obj.is_none()) return std::nullopt;
+  if (!py::isinstance<py::array>(obj))
+    throw py::value_error(std::string(name) + " must be a numpy.ndarray of bool, got " +
+                          std::string(py::str(py::type::of(obj).attr("__name__"))));
+  auto a = py::reinterpret_borrow<py::array>(obj);
+  if (!a.dtype().is(py::dtype::of<bool>()) && !a.dtype().is(py::dtype::of<uint8_t>()))
+    throw py::value_error(std::string(name) + " must have dtype bool (True where a vertex is missing), got " +
+                          std::string(py::str(a.dtype())));
+  if (a.ndim() != 2 || a.shape(0) != ny || a.shape(1) != nx)
+    throw py::value_error(std::string(name) + " must have the field's shape " + shape_text(ny, nx) + ", got shape " +
+                          std::string(py::str(a.attr("shape"))));
+  if (!(a.flags() & py::array::c_style))
+    throw py::value_error(std::string(name) + " must be C-contiguous; pass numpy.ascontiguousarray(" + name + ")");
+  return a;
+}
+
+/// A declared fill value as the float32 the planes hold: NaN adds nothing (NaN is always
+/// missing); a finite value beyond the float32 range could never be held, a ValueError.
+std::optional<float> fill_of(std::optional<double> fill, const char* name) {
+  if (!fill || std::isnan(*fill)) return std::nullopt;
+  const auto f = static_cast<float>(*fill);
+  if (std::isinf(f) && !std::isinf(*fill))
+    throw py::value_error(std::string(name) + " " + std::string(py::str(py::float_(*fill))) +
+                          " is outside the float32 range: no float32 value equals it");
+  return f;
+}
+
+/// The vector field (u, v) as the library's planes (a copy, made without the GIL), with the
+/// missing vertices of `mask` (None or checked_mask's) and the fill values in its mask.
+factz::VectorField2D field_of(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn,
+                              const py::handle& mask_obj = py::none(), const char* mn = "mask",
+                              const factz::FillValues& fill = {}) {
   py::array u = checked_plane(u_obj, un), v = checked_plane(v_obj, vn);
   if (u.shape(0) != v.shape(0) || u.shape(1) != v.shape(1))
-    throw py::value_error(std::string(un) + " and " + vn + " must have the same shape, got (" +
-                          std::to_string(u.shape(0)) + ", " + std::to_string(u.shape(1)) + ") and (" +
-                          std::to_string(v.shape(0)) + ", " + std::to_string(v.shape(1)) + ")");
+    throw py::value_error(std::string(un) + " and " + vn + " must have the same shape, got " +
+                          shape_text(u.shape(0), u.shape(1)) + " and " + shape_text(v.shape(0), v.shape(1)));
+  const std::optional<py::array> mask = checked_mask(mask_obj, mn, u.shape(0), u.shape(1));
   factz::VectorField2D f;
   f.ny = u.shape(0);
   f.nx = u.shape(1);
   const auto* pu = static_cast<const float*>(u.data());
   const auto* pv = static_cast<const float*>(v.data());
+  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
   py::gil_scoped_release nogil;
   f.u.assign(pu, pu + f.size());
   f.v.assign(pv, pv + f.size());
+  if (pm) f.mask.assign(pm, pm + f.size());
+  if (fill.any()) factz::mark_missing(f, fill);
   return f;
+}
+
+factz::FillValues fill_values(std::optional<double> fill_u, std::optional<double> fill_v) {
+  return factz::FillValues{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v")};
 }
 
 /// A contiguous byte view of any buffer (bytes, bytearray, memoryview, numpy uint8).
@@ -132,9 +180,13 @@ factz::Policy policy_of(const std::string& policy, int threads) {
   throw py::value_error("policy must be 'serial', 'omp' or 'cuda', got '" + policy + "'");
 }
 
-py::bytes compress(const py::handle& u, const py::handle& v, const std::string& mode, double eb,
+/// The stream and the compressor's counts (the keys of `factz compress --json`), plus
+/// "suspected_fill": (value, count) of a value that looks like an undeclared fill value
+/// (factz::suspected_fill_value; checked only when no fill value is declared), else None.
+py::tuple compress(const py::handle& u, const py::handle& v, const std::string& mode, double eb,
                    const std::string& bound, const std::string& coder, int threads, bool zstd,
-                   int64_t anchor_stride, const std::string& policy, int device) {
+                   int64_t anchor_stride, const std::string& policy, int device, const py::handle& mask,
+                   std::optional<double> fill_u, std::optional<double> fill_v) {
   factz::Options o;
   o.mode = mode_of(mode);
   o.coder = coder_of(coder);
@@ -145,14 +197,25 @@ py::bytes compress(const py::handle& u, const py::handle& v, const std::string& 
   o.policy = policy_of(policy, threads);
   o.device = device;
   o.anchor_stride = anchor_stride;
-  factz::VectorField2D f = field_of(u, v, "u", "v");
+  const factz::FillValues fill = fill_values(fill_u, fill_v);
+  factz::VectorField2D f = field_of(u, v, "u", "v", mask, "mask", fill);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
+  factz::CompressStats st;
+  std::optional<factz::SuspectedFill> suspect;
   {
     py::gil_scoped_release nogil;
-    stream = factz::compress(f, o);
+    stream = factz::compress(f, o, &st);
+    if (stream.ok() && !fill.any()) suspect = factz::suspected_fill_value(f);
   }
   if (!stream.ok()) raise(stream.status());
-  return py::bytes(reinterpret_cast<const char*>(stream->data()), stream->size());
+  py::dict stats;
+  stats["eb_abs"] = st.eb_abs;
+  stats["exact_vertices"] = st.exact_vertices;
+  stats["repair_rounds"] = st.repair_rounds;
+  stats["repaired_vertices"] = st.repaired_vertices;
+  stats["masked_vertices"] = st.masked_vertices;
+  stats["suspected_fill"] = suspect ? py::object(py::make_tuple(suspect->value, suspect->count)) : py::object(py::none());
+  return py::make_tuple(py::bytes(reinterpret_cast<const char*>(stream->data()), stream->size()), stats);
 }
 
 py::tuple stream_shape(const py::handle& buf) {
@@ -166,7 +229,8 @@ py::tuple stream_shape(const py::handle& buf) {
   return py::make_tuple(dims->second, dims->first);
 }
 
-py::tuple decompress(const py::handle& buf, int threads, const std::string& policy, int device) {
+/// (u, v), or (u, v, mask) with a (ny, nx) uint8 mask (1: missing) when with_mask.
+py::tuple decompress(const py::handle& buf, int threads, const std::string& policy, int device, bool with_mask) {
   ByteView view(buf);
   factz::DecompressOptions d;
   d.threads = threads_of(threads);
@@ -180,19 +244,23 @@ py::tuple decompress(const py::handle& buf, int threads, const std::string& poli
   if (!dims.ok()) raise(dims.status());
   const auto [nx, ny] = *dims;
   py::array_t<float> u({ny, nx}), v({ny, nx});
+  py::array_t<uint8_t> mask(with_mask ? std::vector<py::ssize_t>{ny, nx} : std::vector<py::ssize_t>{0, 0});
   std::span<float> pu(u.mutable_data(), size_t(nx * ny)), pv(v.mutable_data(), size_t(nx * ny));
+  std::span<uint8_t> pm(mask.mutable_data(), with_mask ? size_t(nx * ny) : 0);
   factz::Status st;
   {
     py::gil_scoped_release nogil;
-    st = factz::decompress_into(view.span(), pu, pv, d);
+    st = with_mask ? factz::decompress_into(view.span(), pu, pv, pm, d) : factz::decompress_into(view.span(), pu, pv, d);
   }
   if (!st.ok()) raise(st);
+  if (with_mask) return py::make_tuple(u, v, mask);
   return py::make_tuple(u, v);
 }
 
 /// Columns of the critical points: triangle, row, column, mu (n, 3), type code.
-py::tuple critical_points(const py::handle& u, const py::handle& v, int threads) {
-  factz::VectorField2D f = field_of(u, v, "u", "v");
+py::tuple critical_points(const py::handle& u, const py::handle& v, int threads, const py::handle& mask,
+                          std::optional<double> fill_u, std::optional<double> fill_v) {
+  factz::VectorField2D f = field_of(u, v, "u", "v", mask, "mask", fill_values(fill_u, fill_v));
   factz::Result<std::vector<factz::CriticalPoint>> cps = factz::Status();
   const factz::Exec exec{threads_of(threads)};
   {
@@ -215,9 +283,14 @@ py::tuple critical_points(const py::handle& u, const py::handle& v, int threads)
   return py::make_tuple(tri, row, col, mu, type);
 }
 
-py::dict verify(const py::handle& u, const py::handle& v, const py::handle& u2, const py::handle& v2, int threads) {
-  factz::VectorField2D a = field_of(u, v, "u", "v");
-  factz::VectorField2D b = field_of(u2, v2, "u2", "v2");
+/// The comparison, with `mask` and the fill values marking the original's missing vertices
+/// and `mask2` and the same fill values the reconstruction's.
+py::dict verify(const py::handle& u, const py::handle& v, const py::handle& u2, const py::handle& v2, int threads,
+                const py::handle& mask, const py::handle& mask2, std::optional<double> fill_u,
+                std::optional<double> fill_v) {
+  const factz::FillValues fill = fill_values(fill_u, fill_v);
+  factz::VectorField2D a = field_of(u, v, "u", "v", mask, "mask", fill);
+  factz::VectorField2D b = field_of(u2, v2, "u2", "v2", mask2, "mask2", fill);
   if (a.nx != b.nx || a.ny != b.ny)
     throw py::value_error("the reconstruction's shape (" + std::to_string(b.ny) + ", " + std::to_string(b.nx) +
                           ") differs from the original's (" + std::to_string(a.ny) + ", " + std::to_string(a.nx) +
@@ -235,7 +308,9 @@ py::dict verify(const py::handle& u, const py::handle& v, const py::handle& u2, 
   d["lost"] = c->lost;
   d["spurious"] = c->spurious;
   d["type_changed"] = c->type_changed;
+  d["mask_mismatch"] = c->mask_mismatch;
   d["violations"] = c->violations();
+  d["masked_vertices"] = c->masked_vertices;
   d["max_abs_error"] = py::make_tuple(c->max_abs_error[0], c->max_abs_error[1]);
   d["rmse"] = c->rmse;
   d["nrmse"] = c->nrmse;
@@ -258,10 +333,14 @@ PYBIND11_MODULE(_factz, m) {
   py::register_exception<BackendUnavailable>(m, "BackendUnavailableError", PyExc_RuntimeError);
   m.def("compress", &compress, py::arg("u"), py::arg("v"), py::arg("mode") = "speculative", py::arg("eb") = 1e-2,
         py::arg("bound") = "rel", py::arg("coder") = "", py::arg("threads") = 0, py::arg("zstd") = true,
-        py::arg("anchor_stride") = 16, py::arg("policy") = "", py::arg("device") = 0);
+        py::arg("anchor_stride") = 16, py::arg("policy") = "", py::arg("device") = 0, py::arg("mask") = py::none(),
+        py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none());
   m.def("decompress", &decompress, py::arg("buf"), py::arg("threads") = 0, py::arg("policy") = "",
-        py::arg("device") = 0);
+        py::arg("device") = 0, py::arg("with_mask") = false);
   m.def("stream_shape", &stream_shape, py::arg("buf"));
-  m.def("critical_points", &critical_points, py::arg("u"), py::arg("v"), py::arg("threads") = 0);
-  m.def("verify", &verify, py::arg("u"), py::arg("v"), py::arg("u2"), py::arg("v2"), py::arg("threads") = 0);
+  m.def("critical_points", &critical_points, py::arg("u"), py::arg("v"), py::arg("threads") = 0,
+        py::arg("mask") = py::none(), py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none());
+  m.def("verify", &verify, py::arg("u"), py::arg("v"), py::arg("u2"), py::arg("v2"), py::arg("threads") = 0,
+        py::arg("mask") = py::none(), py::arg("mask2") = py::none(), py::arg("fill_u") = py::none(),
+        py::arg("fill_v") = py::none());
 }

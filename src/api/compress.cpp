@@ -1,6 +1,7 @@
 // The public compress / decompress entry points: field validation, option checks and the
 // execution policy's dispatch (serial and omp to the CPU backend, cuda to the device
 // backend). The stream itself is the stream layer's (streams/vector_stream.hpp).
+#include <algorithm>
 #include <string>
 
 #include "api/device_backend.hpp"
@@ -42,14 +43,43 @@ Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream)
   return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
 }
 
-Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
-                       const DecompressOptions& o) {
-  if (o.policy == Policy::cuda) return detail::decompress_into_on_device(stream, u_out, v_out, o);
+namespace {
+
+/// decompress_into, and the stream's mask into *mask_out when given (left as it is for a
+/// stream without one).
+Status decode_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
+                   std::vector<uint8_t>* mask_out, const DecompressOptions& o) {
+  if (o.policy == Policy::cuda) return detail::decompress_into_on_device(stream, u_out, v_out, o, mask_out);
   if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
   try {
     auto parsed = detail::parse_vector_stream(stream);
     if (!parsed.ok()) return parsed.status();
-    return detail::cpu_decode(stream, parsed.value(), u_out, v_out, detail::threads_of(o.policy, o.threads));
+    return detail::cpu_decode(stream, parsed.value(), u_out, v_out, detail::threads_of(o.policy, o.threads),
+                              mask_out);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory decompressing");
+  }
+}
+
+}  // namespace
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
+                       const DecompressOptions& o) {
+  return decode_into(stream, u_out, v_out, nullptr, o);
+}
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
+                       std::span<uint8_t> mask_out, const DecompressOptions& o) {
+  if (mask_out.size() != u_out.size())
+    return invalid_argument("the mask output holds " + std::to_string(mask_out.size()) + " bytes, the planes " +
+                            std::to_string(u_out.size()) + " values: it must hold one byte per vertex");
+  try {
+    std::vector<uint8_t> mask;
+    FACTZ_RETURN_IF_ERROR(decode_into(stream, u_out, v_out, &mask, o));
+    std::fill(mask_out.begin(), mask_out.end(), uint8_t(0));
+    if (mask.size() == mask_out.size())
+      std::transform(mask.begin(), mask.end(), mask_out.begin(), [](uint8_t m) { return uint8_t(m != 0); });
+    return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decompressing");
   }

@@ -58,6 +58,13 @@ factz::Policy policy_of(int threads) { return threads == 1 ? factz::Policy::seri
 /// sizeof(factz_options) of C API 1.0.0 (it ended with anchor_stride): the smallest accepted.
 constexpr size_t kOptionsSize100 = offsetof(factz_options, policy);
 static_assert(sizeof(void*) != 8 || kOptionsSize100 == 48, "the 1.0.0 layout of factz_options must not change");
+/// sizeof(factz_options) of C API 1.1.0 (it ended with device).
+constexpr size_t kOptionsSize110 = offsetof(factz_options, has_fill_u);
+static_assert(sizeof(void*) != 8 || kOptionsSize110 == 56, "the 1.1.0 layout of factz_options must not change");
+
+/// sizeof(factz_comparison) of C API 1.1.0 (it ended with value_range): the smallest accepted.
+constexpr size_t kComparisonSize110 = offsetof(factz_comparison, masked_vertices);
+static_assert(kComparisonSize110 == 88, "the 1.1.0 layout of factz_comparison must not change");
 
 /// Whether the caller's struct (struct_size bytes) reaches the member at `offset` of `size` bytes.
 bool holds(const factz_options* in, size_t offset, size_t size) { return in->struct_size >= offset + size; }
@@ -84,7 +91,18 @@ factz_status check_struct_size(const factz_options* in) {
                                           "; initialize options with factz_options_init");
 }
 
-factz_status field_of(const float* u, const float* v, int64_t nx, int64_t ny, factz::VectorField2D& f) {
+/// The fill values of options (1.2.0: when the struct holds them; none for NULL options).
+factz::FillValues fill_of(const factz_options* in) {
+  factz::FillValues fill;
+  if (!in || !holds(in, offsetof(factz_options, fill_v), sizeof in->fill_v)) return fill;
+  if (in->has_fill_u) fill.u = in->fill_u;
+  if (in->has_fill_v) fill.v = in->fill_v;
+  return fill;
+}
+
+/// The field (u, v), its mask (NULL: none) and the declared fill values marked in its mask.
+factz_status field_of(const float* u, const float* v, const uint8_t* mask, int64_t nx, int64_t ny,
+                      const factz::FillValues& fill, factz::VectorField2D& f) {
   int64_t n = 0;
   if (!grid_size(nx, ny, n))
     return fail(FACTZ_INVALID_ARGUMENT, "grid " + std::to_string(nx) + "x" + std::to_string(ny) +
@@ -94,6 +112,19 @@ factz_status field_of(const float* u, const float* v, int64_t nx, int64_t ny, fa
   f.ny = ny;
   f.u.assign(u, u + n);
   f.v.assign(v, v + n);
+  if (mask) f.mask.assign(mask, mask + n);
+  if (fill.any()) factz::mark_missing(f, fill);
+  return FACTZ_OK;
+}
+
+/// The threads of the analysis calls (compare, critical points): options' (NULL: the OpenMP
+/// default); policy and device play no part in them.
+factz_status analysis_threads(const factz_options* in, int& threads) {
+  threads = 0;
+  if (!in) return FACTZ_OK;
+  if (factz_status s = check_struct_size(in); s != FACTZ_OK) return s;
+  if (in->threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  threads = in->threads;
   return FACTZ_OK;
 }
 
@@ -135,6 +166,10 @@ void factz_options_init_sized(factz_options* options, size_t size) {
   o.anchor_stride = d.anchor_stride;
   o.policy = FACTZ_POLICY_OMP;
   o.device = d.device;
+  o.has_fill_u = 0;  // no fill value: only NaN and a mask mark vertices missing
+  o.fill_u = 0.0f;
+  o.has_fill_v = 0;
+  o.fill_v = 0.0f;
   std::memcpy(options, &o, size);  // only the bytes the caller's struct has
 }
 
@@ -167,13 +202,19 @@ size_t factz_compress_bound(int64_t nx, int64_t ny) {
 
 factz_status factz_compress(const float* u, const float* v, int64_t nx, int64_t ny, const factz_options* options,
                             void* dst, size_t dst_capacity, size_t* out_size) {
+  return factz_compress_masked(u, v, nullptr, nx, ny, options, dst, dst_capacity, out_size);
+}
+
+factz_status factz_compress_masked(const float* u, const float* v, const uint8_t* mask, int64_t nx, int64_t ny,
+                                   const factz_options* options, void* dst, size_t dst_capacity,
+                                   size_t* out_size) {
   return guarded([&]() -> factz_status {
     if (!out_size) return fail(FACTZ_INVALID_ARGUMENT, "out_size is null");
     if (!dst && dst_capacity > 0) return fail(FACTZ_INVALID_ARGUMENT, "dst is null but dst_capacity > 0");
     factz::Options o;
     if (factz_status s = options_of(options, o); s != FACTZ_OK) return s;
     factz::VectorField2D f;
-    if (factz_status s = field_of(u, v, nx, ny, f); s != FACTZ_OK) return s;
+    if (factz_status s = field_of(u, v, mask, nx, ny, fill_of(options), f); s != FACTZ_OK) return s;
     auto stream = factz::compress(f, o);
     if (!stream.ok()) return from_status(stream.status());
     *out_size = stream->size();
@@ -210,6 +251,11 @@ factz_status factz_decompress(const void* src, size_t src_size, float* u, float*
 
 factz_status factz_decompress_with_options(const void* src, size_t src_size, float* u, float* v, int64_t nx,
                                            int64_t ny, const factz_options* options) {
+  return factz_decompress_masked(src, src_size, u, v, nullptr, nx, ny, options);
+}
+
+factz_status factz_decompress_masked(const void* src, size_t src_size, float* u, float* v, uint8_t* mask_out,
+                                     int64_t nx, int64_t ny, const factz_options* options) {
   return guarded([&]() -> factz_status {
     if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
     int64_t n = 0;
@@ -228,43 +274,82 @@ factz_status factz_decompress_with_options(const void* src, size_t src_size, flo
       return fail(FACTZ_INVALID_ARGUMENT, "the stream holds a " + std::to_string(dims->first) + "x" +
                                               std::to_string(dims->second) + " field, the output planes are " +
                                               std::to_string(nx) + "x" + std::to_string(ny));
-    return from_status(factz::decompress_into(stream, std::span<float>(u, size_t(n)), std::span<float>(v, size_t(n)), d));
+    const std::span<float> pu(u, size_t(n)), pv(v, size_t(n));
+    if (!mask_out) return from_status(factz::decompress_into(stream, pu, pv, d));
+    return from_status(factz::decompress_into(stream, pu, pv, std::span<uint8_t>(mask_out, size_t(n)), d));
   });
 }
 
-factz_status factz_compare(const float* u, const float* v, const float* u2, const float* v2, int64_t nx, int64_t ny,
-                           int threads, factz_comparison* result) {
+factz_status factz_compare_masked_sized(const float* u, const float* v, const uint8_t* mask, const float* u2,
+                                        const float* v2, const uint8_t* mask2, int64_t nx, int64_t ny,
+                                        const factz_options* options, factz_comparison* result,
+                                        size_t result_size) {
   return guarded([&]() -> factz_status {
     if (!result) return fail(FACTZ_INVALID_ARGUMENT, "result is null");
-    if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+    if (result_size < kComparisonSize110)
+      return fail(FACTZ_INVALID_ARGUMENT, "the factz_comparison size is " + std::to_string(result_size) +
+                                              "; call factz_compare or factz_compare_masked");
+    int threads = 0;
+    if (factz_status s = analysis_threads(options, threads); s != FACTZ_OK) return s;
+    const factz::FillValues fill = fill_of(options);
     factz::VectorField2D a, b;
-    if (factz_status s = field_of(u, v, nx, ny, a); s != FACTZ_OK) return s;
-    if (factz_status s = field_of(u2, v2, nx, ny, b); s != FACTZ_OK) return s;
+    if (factz_status s = field_of(u, v, mask, nx, ny, fill, a); s != FACTZ_OK) return s;
+    if (factz_status s = field_of(u2, v2, mask2, nx, ny, fill, b); s != FACTZ_OK) return s;
     auto c = factz::compare(a, b, factz::Exec{threads});
     if (!c.ok()) return from_status(c.status());
-    result->cp_original = c->cp_original;
-    result->cp_decompressed = c->cp_decompressed;
-    result->lost = c->lost;
-    result->spurious = c->spurious;
-    result->type_changed = c->type_changed;
-    result->max_abs_error_u = c->max_abs_error[0];
-    result->max_abs_error_v = c->max_abs_error[1];
-    result->rmse = c->rmse;
-    result->nrmse = c->nrmse;
-    result->psnr = c->psnr;
-    result->value_range = c->value_range;
+    factz_comparison r;
+    std::memset(&r, 0, sizeof r);
+    r.cp_original = c->cp_original;
+    r.cp_decompressed = c->cp_decompressed;
+    r.lost = c->lost;
+    r.spurious = c->spurious;
+    r.type_changed = c->type_changed;
+    r.max_abs_error_u = c->max_abs_error[0];
+    r.max_abs_error_v = c->max_abs_error[1];
+    r.rmse = c->rmse;
+    r.nrmse = c->nrmse;
+    r.psnr = c->psnr;
+    r.value_range = c->value_range;
+    r.masked_vertices = c->masked_vertices;
+    r.mask_mismatch = c->mask_mismatch;
+    std::memcpy(result, &r, std::min(result_size, sizeof r));  // only the members the caller's struct has
     g_last_error.clear();
     return FACTZ_OK;
   });
 }
 
+factz_status factz_compare_sized(const float* u, const float* v, const float* u2, const float* v2, int64_t nx,
+                                 int64_t ny, int threads, factz_comparison* result, size_t result_size) {
+  if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  factz_options o;
+  factz_options_init(&o);
+  o.threads = threads;
+  return factz_compare_masked_sized(u, v, nullptr, u2, v2, nullptr, nx, ny, &o, result, result_size);
+}
+
+// The 1.0.0 / 1.1.0 entry point (programs built before factz_compare became a macro).
+factz_status(factz_compare)(const float* u, const float* v, const float* u2, const float* v2, int64_t nx,
+                            int64_t ny, int threads, factz_comparison* result) {
+  return factz_compare_sized(u, v, u2, v2, nx, ny, threads, result, kComparisonSize110);
+}
+
 factz_status factz_count_critical_points(const float* u, const float* v, int64_t nx, int64_t ny, int threads,
                                          int64_t* count) {
+  if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  factz_options o;
+  factz_options_init(&o);
+  o.threads = threads;
+  return factz_count_critical_points_masked(u, v, nullptr, nx, ny, &o, count);
+}
+
+factz_status factz_count_critical_points_masked(const float* u, const float* v, const uint8_t* mask, int64_t nx,
+                                                int64_t ny, const factz_options* options, int64_t* count) {
   return guarded([&]() -> factz_status {
     if (!count) return fail(FACTZ_INVALID_ARGUMENT, "count is null");
-    if (threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+    int threads = 0;
+    if (factz_status s = analysis_threads(options, threads); s != FACTZ_OK) return s;
     factz::VectorField2D f;
-    if (factz_status s = field_of(u, v, nx, ny, f); s != FACTZ_OK) return s;
+    if (factz_status s = field_of(u, v, mask, nx, ny, fill_of(options), f); s != FACTZ_OK) return s;
     auto cps = factz::critical_points(f, factz::Exec{threads});
     if (!cps.ok()) return from_status(cps.status());
     *count = int64_t(cps->size());

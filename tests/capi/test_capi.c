@@ -8,20 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "factz/factz.h"
-
-static int g_failures = 0;
-static int g_checks = 0;
-
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    ++g_checks;                                                              \
-    if (!(cond)) {                                                           \
-      ++g_failures;                                                          \
-      fprintf(stderr, "%s:%d: CHECK failed: %s (last error: %s)\n", __FILE__, \
-              __LINE__, #cond, factz_last_error());                          \
-    }                                                                        \
-  } while (0)
 
 static const char* g_cpp = NULL;
 static const char* g_data = NULL;

@@ -141,8 +141,9 @@ def test_verify_reports_what_changed(gfs):
     shifted = factz.verify(u, v, u + 100.0, v)
     assert shifted["lost"] == shifted["cp_original"]
     assert shifted["max_abs_error"][0] == pytest.approx(100.0, rel=1e-3) and shifted["max_abs_error"][1] == 0
-    assert set(same) == {"cp_original", "cp_decompressed", "lost", "spurious", "type_changed", "violations",
-                         "max_abs_error", "rmse", "nrmse", "psnr", "value_range"}
+    assert set(same) == {"cp_original", "cp_decompressed", "lost", "spurious", "type_changed", "mask_mismatch",
+                         "violations", "masked_vertices", "max_abs_error", "rmse", "nrmse", "psnr", "value_range"}
+    assert same["mask_mismatch"] == same["masked_vertices"] == 0
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (2, 2), (3, 3), (33, 40)])
@@ -311,9 +312,15 @@ def test_bad_policies_and_devices_are_value_errors():
         factz.decompress(factz.compress(u, v), policy="opencl")
     with pytest.raises(ValueError, match="device"):  # below DEVICE_AUTO on every machine
         factz.compress(u, v, policy="cuda", device=-2)
-    # A device number beyond the machine's: ValueError naming the count (or no GPU at all).
-    with pytest.raises((ValueError, factz.BackendUnavailableError), match="device"):
+    # A device number beyond the machine's: ValueError naming the count (or no GPU at all, or a
+    # build without the CUDA backend: BackendUnavailableError).
+    with pytest.raises((ValueError, factz.BackendUnavailableError)) as e:
         factz.compress(u, v, policy="cuda", device=4096)
+    if e.type is ValueError:
+        assert "device 4096 does not exist" in str(e.value)
+    else:
+        assert str(e.value).startswith("backend_unavailable: policy cuda: ")
+        assert "no CUDA device" in str(e.value) or "no CUDA backend" in str(e.value)
 
 
 def test_the_codec_takes_a_policy_that_is_not_part_of_its_config(monkeypatch):
