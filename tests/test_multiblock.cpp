@@ -369,6 +369,63 @@ TEST(MultiBlock, RegionDecodesOnlyTheBlocksItTouches) {
   std::remove(path.c_str());
 }
 
+TEST(MultiBlock, MissingVerticesComeBackInTheMaskOfTheWholeFieldAndOfARegion) {
+  // Land along a diagonal channel, a masked block corner, NaN and a fill value: the mask of
+  // the assembled field and of any region is the original's, the missing vertices keep their
+  // bits, and the critical points of the valid mesh are kept.
+  VectorField2D f = make_field(151, 97, 6);
+  f.mask.assign(size_t(f.nx * f.ny), 0);
+  for (int64_t y = 0; y < f.ny; ++y)
+    for (int64_t x = 0; x < f.nx; ++x) {
+      const size_t k = size_t(y * f.nx + x);
+      if (std::abs(x - y - 20) <= 1) f.mask[k] = 1;
+      if (x < 9 && y < 7) f.u[k] = std::nanf(""), f.mask[k] = 1;
+      if (x > 140 && y > 90) f.u[k] = f.v[k] = 1e20f, f.mask[k] = 1;
+    }
+  auto L = make_block_layout(f.nx, f.ny, 3, 2);
+  ASSERT_TRUE(L.ok());
+  for (const auto& e : L->blocks) f.mask[size_t(e.y0 * f.nx + e.x0)] = 1;  // every block's first corner
+  const std::string path = temp_path("factz_region_mask_test.fzmb");
+  for (Mode mode : {Mode::block, Mode::speculative}) {
+    Options o;
+    o.mode = mode;
+    auto file = compress_multiblock(f, o, 3, 2);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    auto whole = decompress_multiblock(file.value());
+    ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+    ASSERT_EQ(whole->mask.size(), f.mask.size());
+    for (size_t k = 0; k < f.mask.size(); ++k) {
+      ASSERT_EQ(whole->mask[k] != 0, f.mask[k] != 0) << "vertex " << k;
+      if (f.mask[k]) {
+        EXPECT_TRUE(same_bits(whole->u[k], f.u[k]) && same_bits(whole->v[k], f.v[k])) << "vertex " << k;
+      }
+    }
+    auto cmp = compare(f, whole.value());
+    ASSERT_TRUE(cmp.ok());
+    EXPECT_EQ(cmp->violations(), 0) << mode_name(mode);
+    EXPECT_EQ(cmp->mask_mismatch, 0);
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(file->data()), std::streamsize(file->size()));
+    }
+    for (Region r : {Region{0, 0, f.nx, f.ny}, Region{5, 3, 60, 50}, Region{100, 10, 151, 97}, Region{60, 60, 80, 70}}) {
+      auto w = decompress_region(path, r);
+      ASSERT_TRUE(w.ok()) << w.status().to_string();
+      bool any = false;
+      for (int64_t y = r.y0; y < r.y1; ++y)
+        for (int64_t x = r.x0; x < r.x1; ++x) any = any || f.mask[size_t(y * f.nx + x)];
+      ASSERT_EQ(w->mask.empty(), !any);
+      for (int64_t y = r.y0; y < r.y1 && any; ++y)
+        for (int64_t x = r.x0; x < r.x1; ++x) {
+          const size_t k = size_t(y * f.nx + x), j = size_t((y - r.y0) * w->nx + (x - r.x0));
+          ASSERT_EQ(w->mask[j] != 0, f.mask[k] != 0) << x << "," << y;
+          EXPECT_TRUE(same_bits(w->u[j], whole->u[k]) && same_bits(w->v[j], whole->v[k]));
+        }
+    }
+  }
+  std::remove(path.c_str());
+}
+
 TEST(MultiBlock, CorruptFilesGiveClearErrorsNeverACrash) {
   const VectorField2D f = make_field(64, 48, 6);
   Options o;

@@ -107,7 +107,8 @@ Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> bytes, u
 /// compress_block with the bound resolved over the whole field.
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& field, const Options& o, int px, int py,
                                                  CompressStats* stats = nullptr);
-/// Decodes a whole multi-block file held in memory.
+/// Decodes a whole multi-block file held in memory. Missing vertices come back with their
+/// bits and in the result's mask (empty when no block has any), as decompress gives them.
 Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d = {});
 
 /// Half-open window [x0, x1) x [y0, y1) of the global grid.
@@ -119,7 +120,8 @@ struct RegionStats {
   uint64_t bytes_read = 0;  ///< header + index + the decoded blocks' streams
 };
 /// Reads only the header, the index and the blocks that intersect the region from the
-/// file at `path`, and returns the region ((x1 - x0) x (y1 - y0)).
+/// file at `path`, and returns the region ((x1 - x0) x (y1 - y0)), with the region's mask
+/// (empty when none of its vertices is missing).
 Result<VectorField2D> decompress_region(const std::string& path, const Region& r, const DecompressOptions& d = {},
                                         RegionStats* stats = nullptr);
 

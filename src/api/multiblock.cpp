@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <new>
 
 #include <omp.h>
@@ -311,10 +312,12 @@ Region owned_part(const BlockLayout& L, int b, const Region& r) {
 }
 
 /// Decodes block b's stream into the scratch planes (resized to the block) and copies its
-/// part of the window into `out`.
+/// part of the window into `out`, with its mask when the block has missing vertices (`out`'s
+/// mask is then allocated, all valid, the first time a block needs it; `mask_lock` guards
+/// that when blocks decode in parallel).
 Status decode_block_into(const MultiBlockIndex& ix, int b, std::span<const uint8_t> bytes, const Region& r,
                          const DecompressOptions& d, std::vector<float>& bu, std::vector<float>& bv,
-                         VectorField2D& out) {
+                         std::vector<uint8_t>& bm, VectorField2D& out, std::mutex& mask_lock) {
   const BlockExtent& e = ix.layout.blocks[size_t(b)];
   auto dims = stream_dims(bytes);
   if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
@@ -324,14 +327,26 @@ Status decode_block_into(const MultiBlockIndex& ix, int b, std::span<const uint8
                           std::to_string(e.ny));
   bu.resize(size_t(e.nx * e.ny));
   bv.resize(size_t(e.nx * e.ny));
-  const Status st = decompress_into(bytes, bu, bv, d);
+  bm.resize(size_t(e.nx * e.ny));
+  const Status st = decompress_into(bytes, bu, bv, bm, d);
   if (!st.ok()) return Status(st.code(), "block " + std::to_string(b) + ": " + st.message());
   const Region w = owned_part(ix.layout, b, r);
+  const size_t row = size_t(w.x1 - w.x0);
+  bool masked = false;
+  for (int64_t y = w.y0; y < w.y1 && !masked; ++y) {
+    const uint8_t* m = bm.data() + size_t((y - e.y0) * e.nx + (w.x0 - e.x0));
+    masked = std::find(m, m + row, uint8_t(1)) != m + row;
+  }
+  if (masked) {
+    const std::lock_guard<std::mutex> hold(mask_lock);
+    if (out.mask.empty()) out.mask.assign(size_t(out.nx * out.ny), uint8_t(0));
+  }
   for (int64_t y = w.y0; y < w.y1; ++y) {
     const size_t src = size_t((y - e.y0) * e.nx + (w.x0 - e.x0));
     const size_t dst = size_t((y - r.y0) * out.nx + (w.x0 - r.x0));
-    std::memcpy(out.u.data() + dst, bu.data() + src, size_t(w.x1 - w.x0) * sizeof(float));
-    std::memcpy(out.v.data() + dst, bv.data() + src, size_t(w.x1 - w.x0) * sizeof(float));
+    std::memcpy(out.u.data() + dst, bu.data() + src, row * sizeof(float));
+    std::memcpy(out.v.data() + dst, bv.data() + src, row * sizeof(float));
+    if (masked) std::memcpy(out.mask.data() + dst, bm.data() + src, row);
   }
   return Status::Ok();
 }
@@ -375,15 +390,17 @@ Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const
     out.ny = all.y1;
     out.u.resize(size_t(out.nx * out.ny));
     out.v.resize(size_t(out.nx * out.ny));
+    std::mutex mask_lock;
 #pragma omp parallel num_threads(outer ? threads : 1)
     {
       std::vector<float> bu, bv;  // reused: fresh pages per block cost more than decoding small ones
+      std::vector<uint8_t> bm;
 #pragma omp for schedule(dynamic, 1)
       for (int b = 0; b < count; ++b) {
         const auto& en = I.entries[size_t(b)];
         try {  // no exception may leave an OpenMP region
           status[size_t(b)] = decode_block_into(I, b, file.subspan(size_t(en.offset), size_t(en.length)), all, inner,
-                                                bu, bv, out);
+                                                bu, bv, bm, out, mask_lock);
         } catch (const std::bad_alloc&) {
           status[size_t(b)] = Status(Code::internal, "out of memory decoding block " + std::to_string(b));
         }
@@ -429,6 +446,8 @@ Result<VectorField2D> decompress_region(const std::string& path, const Region& r
   VectorField2D out;
   std::vector<uint8_t> buf;
   std::vector<float> bu, bv;
+  std::vector<uint8_t> bm;
+  std::mutex mask_lock;
   try {
     out.nx = r.x1 - r.x0;
     out.ny = r.y1 - r.y0;
@@ -437,7 +456,7 @@ Result<VectorField2D> decompress_region(const std::string& path, const Region& r
     for (int b : blocks_for(I.layout, r)) {
       const auto& en = I.entries[size_t(b)];
       FACTZ_RETURN_IF_ERROR(read_at(en.offset, en.length, buf));
-      FACTZ_RETURN_IF_ERROR(decode_block_into(I, b, buf, r, d, bu, bv, out));
+      FACTZ_RETURN_IF_ERROR(decode_block_into(I, b, buf, r, d, bu, bv, bm, out, mask_lock));
       ++st.blocks_decoded;
       st.bytes_read += en.length;
     }
