@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -402,6 +403,13 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
   EXPECT_TRUE(rejects(ok, {{kSectionMask, {1, 2, 3}}}));  // a mask section needs version 3
   h = ok; h.version = 3;
   EXPECT_FALSE(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}));
+  // Version 4 exactly when a source section is present, with or without mask sections.
+  EXPECT_TRUE(rejects(h, {{kSectionSource, {1}}}));
+  EXPECT_TRUE(rejects(ok, {{kSectionSource, {1}}}));
+  h = ok; h.version = 4;
+  EXPECT_FALSE(rejects(h, {{kSectionSource, {1}}}));
+  EXPECT_FALSE(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}, {kSectionSource, {1}}}));
+  EXPECT_TRUE(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}));
   h = ok; h.dtype = 2; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 0; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 3; EXPECT_TRUE(rejects(h));
@@ -438,7 +446,7 @@ TEST(Container, EverySingleByteCorruptionIsRejected) {
         auto r = parse_container(s);
         ASSERT_FALSE(r.ok()) << "byte " << i << " mask " << int(mask);
         // A damaged version field names an unsupported version, unless it landed on one this
-        // build reads (1 to 3): then the header checksum catches it.
+        // build reads (1 to 4): then the header checksum catches it.
         const uint16_t version = uint16_t(s[4] | s[5] << 8);
         const bool readable = version >= kOldestReadableVersion && version <= kFormatVersion;
         const Code want = (i == 4 || i == 5) && !readable ? Code::unsupported_version : Code::corrupt_stream;
@@ -514,7 +522,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 4, 0xFFFF}) {  // 1 to 3 are read
+  for (uint16_t v : {0, 5, 0xFFFF}) {  // 1 to 4 are read
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -630,6 +638,19 @@ TEST(Container, CraftedSectionTableValuesAreRejected) {
   // The mask sections exist from version 3 on: a version 2 stream must not hold one.
   s = sample_stream(); set_entry(s, 1, 0, kSectionMask, 4);
   expect_rejected(s, "section table entry 1: section 10 (mask) in a version 2 stream");
+  // The source section exists from version 4 on: versions 2 and 3 must not hold one.
+  for (uint16_t version : {2, 3}) {
+    s = sample_stream();
+    put(s, 4, version, 2);
+    reseal_header(s);
+    set_entry(s, 1, 0, kSectionSource, 4);
+    expect_rejected(s, "section table entry 1: section 12 (source) in a version " + std::to_string(version) + " stream");
+  }
+  s = sample_stream();
+  put(s, 4, 4, 2);
+  reseal_header(s);
+  set_entry(s, 1, 0, kSectionSource, 4);
+  EXPECT_TRUE(parse_container(s).ok()) << "a version 4 stream may hold it";
   s = sample_stream(); set_entry(s, 2, 0, kSectionCodesU, 4);
   expect_rejected(s, "section table entry 2: duplicate section 3 (codes_u)");
   s = sample_stream(); set_entry(s, 0, 4, 2, 4);
@@ -663,7 +684,8 @@ TEST(Container, ReadSectionChecksBoundsAgainstTheGivenStream) {
 TEST(Container, SectionNames) {
   const char* names[] = {"meta",         "tile_bounds", "codes_u",     "codes_v",    "exact_index",
                          "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",
-                         "masked_values"};
+                         "masked_values", "source"};
+  static_assert(std::size(names) == kLastSectionId);
   for (uint32_t id = 1; id <= kLastSectionId; ++id) EXPECT_EQ(section_name(id), names[id - 1]);
   EXPECT_EQ(section_name(0), "section_0");
   EXPECT_EQ(section_name(77), "section_77");

@@ -54,6 +54,11 @@ struct Options {
   /// Policy::cuda: CUDA device ordinal in [0, device count), or kDeviceAuto. A device that
   /// does not exist is invalid_argument (the message gives the count); ignored otherwise.
   int device = 0;
+  /// Where the field came from: the bytes of factz::encode_source_record (factz/io.hpp), a
+  /// netCDF or HDF5 variable's name, dimensions, slice, attributes and coordinates, stored
+  /// as they are in section 12 (format version 4) and read back with factz::stream_source.
+  /// It must decode and describe this field (invalid_argument otherwise). Empty: none.
+  std::vector<uint8_t> source{};
 };
 
 struct CompressStats {

@@ -1,8 +1,12 @@
 // Reading and writing fields and streams: raw little-endian float32 (.f32 or any other
 // name) and NumPy .npy (float32, C order, shape (ny, nx)). "-" means stdin / stdout.
+// Also the source record: where a field read from a netCDF or HDF5 variable came from
+// (stream section 12, docs/format.md "source"). The CLI reads and writes netCDF and HDF5
+// variables themselves (tools/factz, src/io/variable; docs/usage.md).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,5 +64,94 @@ Status write_plane(const std::string& path, const std::vector<float>& data, int6
 /// first position.
 Result<VectorField2D> read_vector_field(const std::string& u_path, const std::string& v_path,
                                         int64_t nx, int64_t ny);
+
+// ---- The source record (section 12 `source`, format version 4) ---------------------------
+
+/// Value types of attributes and coordinates, numbered as netCDF's nc_type (NC_BYTE ..
+/// NC_STRING), which is also how docs/format.md numbers them.
+enum class SourceType : uint8_t {
+  int8 = 1,
+  text = 2,  ///< NC_CHAR: the value is UTF-8 text, one byte per count
+  int16 = 3,
+  int32 = 4,
+  float32 = 5,
+  float64 = 6,
+  uint8 = 7,
+  uint16 = 8,
+  uint32 = 9,
+  int64 = 10,
+  uint64 = 11,
+  string = 12,  ///< NC_STRING: `count` strings
+};
+/// Bytes per value of a numeric type (1 for text); 0 for string and unknown codes.
+int source_type_size(SourceType t);
+/// "float32", "text", ... ("type 42" for an unknown code).
+std::string source_type_name(SourceType t);
+
+/// An attribute (or a coordinate's values): `count` values of `type`.
+struct SourceAttribute {
+  std::string name;
+  SourceType type = SourceType::text;
+  std::vector<uint8_t> data;          ///< numeric: little-endian values; text: the bytes
+  std::vector<std::string> strings;   ///< type string only
+  uint64_t count() const;
+  /// The values as doubles (numeric types; empty otherwise).
+  std::vector<double> numbers() const;
+};
+/// One dimension of the source variable, outermost first.
+struct SourceDimension {
+  std::string name;
+  uint64_t size = 0;       ///< its length in the file
+  bool unlimited = false;  ///< netCDF record dimension
+  /// The index read when the dimension was sliced (the leading dimensions); none for the
+  /// dimensions read whole (the last two: y, x).
+  std::optional<uint64_t> index;
+};
+/// A 1D coordinate variable of one of the dimensions: all its values for a dimension read
+/// whole, the one value at the slice's index for a sliced one.
+struct SourceCoordinate {
+  uint32_t dimension = 0;  ///< index into SourceVariable::dimensions
+  std::string name;
+  SourceType type = SourceType::float64;  ///< numeric types only
+  std::vector<uint8_t> data;              ///< little-endian values
+  std::vector<SourceAttribute> attributes;
+  uint64_t count() const;
+};
+struct SourceVariable {
+  std::string name;  ///< "U", "group/U", or an HDF5 dataset path "/path/to/dataset"
+  SourceType type = SourceType::float32;  ///< the variable's type in the file
+  std::vector<SourceDimension> dimensions;
+  std::vector<SourceAttribute> attributes;  ///< in file order (_FillValue, units, ...)
+  std::vector<SourceCoordinate> coordinates;  ///< by increasing dimension index
+};
+enum class SourceFormat : uint8_t {
+  netcdf_classic = 1,        ///< CDF-1
+  netcdf_64bit_offset = 2,   ///< CDF-2
+  netcdf_64bit_data = 3,     ///< CDF-5
+  netcdf4 = 4,               ///< netCDF-4 (HDF5 storage)
+  netcdf4_classic = 5,       ///< netCDF-4 classic model
+  hdf5 = 6,                  ///< an HDF5 file read with the HDF5 library
+};
+std::string source_format_name(SourceFormat f);
+/// Where a field came from: one variable per component (u and v, or one scalar).
+struct SourceRecord {
+  SourceFormat format = SourceFormat::netcdf4;
+  std::string file;  ///< the name (without folders) of the first component's file
+  std::vector<SourceAttribute> attributes;  ///< that file's global attributes (title, Conventions, ...)
+  std::vector<SourceVariable> components;
+};
+/// The record's bytes (record version 1, docs/format.md "12 source").
+std::vector<uint8_t> encode_source_record(const SourceRecord& record);
+/// Parses a record; corrupt_stream for anything the format does not allow (unknown version
+/// or codes, counts beyond the bytes, a sliced index outside its dimension, trailing bytes).
+Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes);
+/// Checks that a record describes a field of `components` components whose whole
+/// (unsliced) dimensions are, outermost first, `whole` (ny, nx for a 2D field): every
+/// leading dimension sliced, the last ones whole with these sizes. invalid_argument.
+Status check_source_record(const SourceRecord& record, int components, std::span<const uint64_t> whole);
+/// The record as `factz info` prints it (indented lines).
+std::string describe_source_record(const SourceRecord& record);
+/// The source record of a stream (section 12), or none. Validates the container first.
+Result<std::optional<SourceRecord>> stream_source(std::span<const uint8_t> stream);
 
 }  // namespace factz

@@ -1,4 +1,4 @@
-// Container format (v2; v1 read) writer, validating parser and summary. Every multi-byte integer is
+// Container format (v2 to v4; v1 read) writer, validating parser and summary. Every multi-byte integer is
 // little-endian and is written and read one byte at a time, so the bytes do not depend on
 // the host. Offsets below are those of docs/format.md; changing any of them changes the
 // bytes of a stream and therefore needs a new format version.
@@ -53,7 +53,8 @@ static_assert(kEntEntryCrc + 4 == kSectionEntrySize);
 // Names indexed by id (docs/format.md); index 0 is not a valid id, 9 is reserved (container.hpp).
 constexpr std::array<const char*, kLastSectionId + 1> kSectionNames = {
     nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",          "exact_index",
-    "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",             "masked_values"};
+    "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",             "masked_values",
+    "source"};
 
 bool known_section(uint32_t id) { return id >= 1 && id <= kLastSectionId; }
 
@@ -213,7 +214,8 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   const std::string where = "section table entry " + std::to_string(index);
   if (!known_section(e.id))
     return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
-  if (e.id >= kFirstVersion3Section && h.version < 3)
+  if ((e.id >= kFirstVersion4Section && h.version < kFormatVersionWithSource) ||
+      (e.id >= kFirstVersion3Section && h.version < kFormatVersionWithMask))
     return corrupt_stream(where + ": " + label(e.id) + " in a version " + std::to_string(h.version) + " stream");
   for (const auto& prev : previous)
     if (prev.id == e.id) return corrupt_stream(where + ": duplicate " + label(e.id));
@@ -284,6 +286,15 @@ std::string shortest(T value) {
 
 }  // namespace
 
+uint16_t stream_version(std::span<const uint32_t> section_ids) {
+  uint16_t version = kFormatVersionWithoutMask;
+  for (uint32_t id : section_ids) {
+    if (id >= kFirstVersion4Section) version = std::max(version, kFormatVersionWithSource);
+    else if (id >= kFirstVersion3Section) version = std::max(version, kFormatVersionWithMask);
+  }
+  return version;
+}
+
 std::string section_name(uint32_t id) {
   if (known_section(id)) return kSectionNames[id];
   return "section_" + std::to_string(id);
@@ -297,13 +308,12 @@ bool has_section(const ParsedContainer& parsed, uint32_t id) {
 
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd) {
-  if (header.version != kFormatVersion && header.version != kFormatVersionWithoutMask)
-    return invalid_argument("header version must be " + std::to_string(kFormatVersionWithoutMask) + " or " +
-                            std::to_string(kFormatVersion));
-  bool version3_section = false;
-  for (const auto& sec : sections) version3_section = version3_section || sec.id >= kFirstVersion3Section;
-  if (version3_section != (header.version == kFormatVersion))
-    return invalid_argument("version 3 exactly when the stream holds mask sections");
+  std::vector<uint32_t> ids;
+  for (const auto& sec : sections) ids.push_back(sec.id);
+  const uint16_t version = stream_version(ids);
+  if (header.version != version)
+    return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
+                            std::to_string(version) + " (2, 3 with mask sections, 4 with a source section)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -1,4 +1,4 @@
-// The FaCTz container, format version 2 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 4 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -28,11 +28,15 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// The newest version this build reads and writes. Version 2 changed the ANS blob (order-1
 /// contexts, lanes per plane, sparse planes) and added scalar streams; the container layout
 /// is that of version 1, so version 1 streams coded with Huffman are still read. Version 3
-/// adds the mask sections (missing vertices); a stream without missing vertices is written
-/// as version 2, byte for byte what earlier builds wrote and readable by them, while a
-/// masked stream is version 3, which earlier builds refuse as unsupported (docs/format.md).
-inline constexpr uint16_t kFormatVersion = 3;
+/// adds the mask sections (missing vertices), version 4 the `source` section (where the
+/// field came from: a netCDF or HDF5 variable). A writer picks the lowest version that holds
+/// its sections (stream_version): a stream without either is version 2, byte for byte what
+/// earlier builds wrote and readable by them; builds that stop at an older version refuse a
+/// newer stream as unsupported (docs/format.md).
+inline constexpr uint16_t kFormatVersion = 4;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
+inline constexpr uint16_t kFormatVersionWithMask = 3;
+inline constexpr uint16_t kFormatVersionWithSource = 4;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -77,13 +81,21 @@ inline constexpr uint32_t kSectionBoundIdsU = 8;     ///< per-vertex bound ids (
 // the spec's section table says.
 inline constexpr uint32_t kSectionMask = 10;          ///< missing vertices, run-length coded (version 3)
 inline constexpr uint32_t kSectionMaskedValues = 11;  ///< the missing vertices' stored bits (version 3)
-inline constexpr uint32_t kLastSectionId = 11;        ///< ids are 1..kLastSectionId
+inline constexpr uint32_t kSectionSource = 12;        ///< the source record: variable, dimensions, attributes (version 4)
+inline constexpr uint32_t kLastSectionId = 12;        ///< ids are 1..kLastSectionId
 /// The first id a stream may hold only from version 3 on.
 inline constexpr uint32_t kFirstVersion3Section = kSectionMask;
+/// The first id a stream may hold only from version 4 on.
+inline constexpr uint32_t kFirstVersion4Section = kSectionSource;
+
+/// The lowest format version that holds sections with these ids: 4 with a `source`
+/// section, else 3 with mask sections, else 2. write_container requires exactly this
+/// version, so every stream has one version for its contents.
+uint16_t stream_version(std::span<const uint32_t> section_ids);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< 2, or 3 when the stream has mask sections
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version of the sections: 2, 3 (mask) or 4 (source)
   uint8_t dtype = kDtypeFloat32;
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)
@@ -119,7 +131,8 @@ using Compressor = std::function<Status(std::span<const uint8_t> in, std::vector
 using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t raw_size,
                                           std::vector<uint8_t>& out)>;
 
-/// Serializes the header and sections (in the given order). Sections with `zstd` set are
+/// Serializes the header and sections (in the given order); the header's version must be
+/// stream_version of the sections. Sections with `zstd` set are
 /// passed to `*zstd` and stored compressed when the result is strictly smaller; `zstd`
 /// null means no section is compressed. Returns invalid_argument for a header that
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections

@@ -12,6 +12,7 @@
 #include "kernels/speculative_decode.hpp"
 #include "kernels/tiles.hpp"
 #include "streams/mask_sections.hpp"
+#include "streams/source_section.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
@@ -57,7 +58,7 @@ Status check_vector_options(int64_t nx, int64_t ny, const Options& o) {
   if (o.mode == Mode::speculative && !valid_anchor_stride(o.anchor_stride))
     return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +
                             std::to_string(o.anchor_stride));
-  return Status::Ok();
+  return check_source_option(nx, ny, o);
 }
 
 StreamPlan make_plan(int64_t nx, int64_t ny, const Options& o, double range, int threads) {
@@ -114,10 +115,12 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
 
 Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections) {
   const Options& o = p.options;
+  append_source_section(o, sections);
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
-  for (const auto& s : sections)
-    if (s.id >= kFirstVersion3Section) h.version = kFormatVersion;  // mask sections: version 3
+  std::vector<uint32_t> ids;
+  for (const auto& s : sections) ids.push_back(s.id);
+  h.version = stream_version(ids);  // 3 with mask sections, 4 with a source section
   h.components = 2;
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
@@ -163,6 +166,7 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
     if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
   auto masked = stream_has_mask(parsed.value());
   if (!masked.ok()) return masked.status();
+  FACTZ_RETURN_IF_ERROR(check_source_section(stream, parsed.value()));
   // The per-vertex symbol stream records its own symbol count: it must match the grid
   // before anything is allocated for the grid (a forged header cannot make us allocate).
   const uint32_t per_vertex = speculative ? kSectionBoundIdsU : kSectionCodesU;

@@ -27,6 +27,7 @@
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
+#include "field_files.hpp"
 
 namespace factz::cli {
 namespace {
@@ -100,17 +101,16 @@ std::vector<PathArg> per_rank_paths(const Args& a, std::initializer_list<const c
 
 /// One process, one global field in memory: the library's compress_multiblock.
 int compress_single(const Args& a) {
-  int64_t nx, ny;
-  dims(a, nx, ny);
   int px, py;
   blocks_of_args(a, px, py);
   auto [uf, vf] = two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   require_plain_paths({uf, vf, a.get("-z")});
-  const factz::Options o = compress_options(a);
+  const factz::Options o = compress_options(a);  // no source record: blocks are plain streams
   const auto t0 = Clock::now();
-  auto field = take(factz::read_vector_field(uf, vf, nx, ny));
-  mark_missing_of(a, field, "compress");
+  const auto input = read_vector_input(a, "-i", "compress");
+  const VectorField2D& field = input.field;
+  const int64_t nx = field.nx, ny = field.ny;
   const double read_s = seconds_since(t0);
   factz::CompressStats st;
   const auto t1 = Clock::now();
@@ -143,7 +143,7 @@ int compress_distributed(World& w, const Args& a) {
   double lo_neg_hi[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   const auto t0 = Clock::now();
   phase(w, [&] {
-    dims(a, nx, ny);
+    input_dims(a, "-i", nx, ny);
     int px, py;
     blocks_of_args(a, px, py);
     auto [uf, vf] = two_files(a, "-i");
@@ -244,8 +244,8 @@ int decompress_region_cli(const Args& a) {
   factz::RegionStats st;
   const auto field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
   const double secs = seconds_since(t0);
-  check(factz::write_plane(uo, field.u, field.nx, field.ny));
-  check(factz::write_plane(vo, field.v, field.nx, field.ny));
+  write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, std::nullopt,
+                      field.mask, "decompress");
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
   StatsWriter r;
@@ -268,8 +268,8 @@ int decompress_single(const Args& a, const std::vector<uint8_t>* bytes = nullptr
   const auto t0 = Clock::now();
   const auto field = take(factz::decompress_multiblock(file, d));
   const double secs = seconds_since(t0);
-  check(factz::write_plane(uo, field.u, field.nx, field.ny));
-  check(factz::write_plane(vo, field.v, field.nx, field.ny));
+  write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, std::nullopt,
+                      field.mask, "decompress");
   const double raw = double(field.size()) * 8.0;
   StatsWriter r;
   r.count("nx", field.nx).count("ny", field.ny).count("ranks", 1).count("raw_bytes", int64_t(raw));
@@ -300,6 +300,10 @@ int decompress_distributed(World& w, const Args& a) {
     path = a.get("-z");
     require_plain_paths({path, uo, vo});
     require_seekable(path, "decompressing under mpirun or with --per-rank");
+    if (any_variable_output({uo, vo}))
+      fail("under mpirun or with --per-rank the outputs are raw float32 or .npy planes (not netCDF / HDF5 variables): "
+           "decompress in one process to write variables",
+           2);
     if (a.has("--per-rank")) require_per_rank_names({uo, vo});
     else if (ends_with(uo, ".npy") || ends_with(vo, ".npy"))
       fail("under mpirun the outputs are raw float32 planes (not .npy)", 2);
@@ -421,7 +425,7 @@ int verify_blocks(World& w, const Args& a) {
   BlockLayout L;
   Tally t;
   phase(w, [&] {
-    dims(a, nx, ny);
+    input_dims(a, "-i", nx, ny);
     int px, py;
     blocks_of_args(a, px, py);
     auto [ui, vi] = two_files(a, "-i");
@@ -433,10 +437,9 @@ int verify_blocks(World& w, const Args& a) {
     const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
     const factz::Exec ex = exec_of(a);
     if (!w.distributed() && !a.has("--per-rank")) {  // one process: read each field once
-      auto o = take(factz::read_vector_field(ui, vi, nx, ny));
-      auto d = take(factz::read_vector_field(ud, vd, nx, ny));
-      mark_missing_of(a, o, "verify");
-      factz::mark_missing(d, fill_of(a));
+      const auto in = read_vector_input(a, "-i", "verify");
+      const VectorField2D& o = in.field;
+      const VectorField2D d = read_vector_input(a, "-d", "verify", &in).field;
       for (int b = 0; b < L.count(); ++b)
         tally_block(L, b, factz::extract_block(o, L.blocks[size_t(b)]), factz::extract_block(d, L.blocks[size_t(b)]),
                     ex, t);

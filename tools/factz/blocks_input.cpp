@@ -7,15 +7,26 @@
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
+#include "field_files.hpp"
 #include "mpi/posix_file.hpp"
 
 namespace factz::cli::blocks {
 namespace {
 
 /// Block `e` of the global nx x ny plane in `path`: for raw regular files only the block's
-/// row segments are read; a .npy file, a pipe or a FIFO is read whole and cut.
-std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e) {
+/// row segments are read; a .npy file, a netCDF / HDF5 variable, a pipe or a FIFO is read
+/// whole and cut. `fills` gets a variable's declared fill values.
+std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e,
+                                    std::vector<float>& fills) {
   std::vector<float> out(size_t(e.nx * e.ny));
+  const FieldFile file = field_file(path);
+  if (file.variable) {
+    PlaneInput whole = read_plane_input(file, {uint64_t(ny), uint64_t(nx)}, 2, "compress");
+    for (int64_t y = 0; y < e.ny; ++y)
+      std::memcpy(out.data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
+    fills = std::move(whole.fills);
+    return out;
+  }
   check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
   std::error_code regular_ec;
   if (ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec)) {
@@ -113,15 +124,23 @@ VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayo
   const std::string u = files[0][0], v = files[1][0];
   const BlockExtent& e = L.blocks[size_t(b)];
   VectorField2D f;
+  f.nx = e.nx;
+  f.ny = e.ny;
+  std::vector<float> fills_u, fills_v;
   if (a.has("--per-rank")) {
-    f = take(factz::read_vector_field(per_rank_name(u, b), per_rank_name(v, b), e.nx, e.ny));
+    const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
+    auto pu = read_plane_input(field_file(per_rank_name(u, b)), shape, 2, "compress");
+    auto pv = read_plane_input(field_file(per_rank_name(v, b)), shape, 2, "compress");
+    f.u = std::move(pu.values);
+    f.v = std::move(pv.values);
+    fills_u = std::move(pu.fills);
+    fills_v = std::move(pv.fills);
   } else {
-    f.nx = e.nx;
-    f.ny = e.ny;
-    f.u = read_block_plane(u, L.nx, L.ny, e);
-    f.v = read_block_plane(v, L.nx, L.ny, e);
+    f.u = read_block_plane(u, L.nx, L.ny, e, fills_u);
+    f.v = read_block_plane(v, L.nx, L.ny, e, fills_v);
   }
-  factz::mark_missing(f, fill_of(a));  // NaN and the declared fill values (extract_block keeps the mask)
+  // NaN and the declared fill values (the files', or --fill's; extract_block keeps the mask).
+  mark_declared(f, declared_fills(a, fills_u, fills_v));
   const Status s = factz::validate_field(f);
   if (!s.ok())
     fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +

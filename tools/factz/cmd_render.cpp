@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "factz/io.hpp"
+#include "field_files.hpp"
 #include "render.hpp"
 
 namespace {
@@ -21,10 +22,10 @@ const Command kSpec{
     "With -d the reconstruction is drawn and every critical point is marked by its fate:\n"
     "preserved (green), lost (red, larger), spurious (magenta), type changed (orange), with a\n"
     "legend counting what the window shows. Row 0 is at the top.",
-    "factz render -2 NX NY -i U -i V [-d U2 -d V2] -o OUT.png [--zoom X0 Y0 X1 Y1] [--lic] [--size PX]",
-    {{"-2", 2, "NX NY", "grid size (vertices along x, then y)"},
-     {"-i", 1, "FILE", "original component file (give twice: u then v)", true},
-     {"-d", 1, "FILE", "reconstructed component file (give twice: u then v)", true},
+    "factz render [-2 NX NY] -i U -i V [-d U2 -d V2] -o OUT.png [--zoom X0 Y0 X1 Y1] [--lic] [--size PX]",
+    {{"-2", 2, "NX NY", "grid size (vertices along x, then y); optional for .npy and netCDF/HDF5 inputs"},
+     {"-i", 1, "FILE", "original component (give twice: u then v): raw, .npy, FILE.nc:VAR[...] or FILE.h5:/path", true},
+     {"-d", 1, "FILE", "reconstructed component (give twice: u then v)", true},
      {"-o", 1, "OUT.png", "output PNG"},
      {"--zoom", 4, "X0 Y0 X1 Y1", "window of vertices, inclusive: 0 <= X0 < X1 < NX, 0 <= Y0 < Y1 < NY"},
      {"--lic", 0, "", "line integral convolution texture over the magnitude"},
@@ -43,8 +44,8 @@ int64_t int_arg(const std::string& text, const std::string& what) {
 
 int run(const Args& a) {
   int64_t nx = 0, ny = 0;
-  factz::cli::dims(a, nx, ny);
-  const auto [u, v] = factz::cli::two_files(a, "-i");
+  factz::cli::input_dims(a, "-i", nx, ny);
+  factz::cli::two_files(a, "-i");
   if (!a.has("-o")) factz::cli::fail("missing -o OUT.png", 2);
   const std::string out = a.get("-o");
   factz::cli::refuse_clobbering(a, {"-i", "-d"}, {"-o"});
@@ -69,14 +70,10 @@ int run(const Args& a) {
   const factz::Exec exec = factz::cli::exec_of(a);
   o.threads = exec.threads;
 
-  auto original = factz::cli::take(factz::read_vector_field(u, v, nx, ny));
-  factz::cli::mark_missing_of(a, original, "render");
+  const auto input = factz::cli::read_vector_input(a, "-i", "render");
+  const factz::VectorField2D& original = input.field;
   factz::VectorField2D recon;
-  if (with_recon) {
-    const auto [u2, v2] = factz::cli::two_files(a, "-d");
-    recon = factz::cli::take(factz::read_vector_field(u2, v2, nx, ny));
-    factz::mark_missing(recon, factz::cli::fill_of(a));
-  }
+  if (with_recon) recon = factz::cli::read_vector_input(a, "-d", "render", &input).field;
   auto markers = factz::cli::take(factz::render::classify(original, with_recon ? &recon : nullptr, exec));
   // The colour scale follows the original, so that pictures of several reconstructions compare.
   double top = 0;

@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include "io/variable/variable_io.hpp"
+
 #include <cstdlib>
 #include <optional>
 #include <limits>
@@ -92,10 +94,27 @@ std::vector<PathArg> path_args(const Args& a, std::initializer_list<const char*>
   return out;
 }
 
+namespace {
+
+/// The file a name writes or reads, and the variable in it ("" for a plain file): outputs
+/// FILE.nc:U and FILE.nc:V are two variables of one file, not one file named twice.
+std::pair<std::string, std::string> file_and_variable(const std::string& name, bool output) {
+  auto spec = variable_io::parse_variable_spec(name, output);
+  if (!spec.ok() || !spec->has_value()) return {name, ""};
+  return {spec.value()->file, spec.value()->variable};
+}
+
+}  // namespace
+
 void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs) {
   std::vector<FileId> in_ids, out_ids;
-  for (const auto& p : inputs) in_ids.push_back(file_id(p.path));
-  for (const auto& p : outputs) out_ids.push_back(file_id(p.path));
+  std::vector<std::string> out_variables;
+  for (const auto& p : inputs) in_ids.push_back(file_id(file_and_variable(p.path, false).first));
+  for (const auto& p : outputs) {
+    const auto [file, variable] = file_and_variable(p.path, true);
+    out_ids.push_back(file_id(file));
+    out_variables.push_back(variable);
+  }
   for (size_t o = 0; o < outputs.size(); ++o) {
     const PathArg& out = outputs[o];
     if (out_ids[o].kind == FileId::Kind::stdio) {
@@ -109,17 +128,19 @@ void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<Pat
         fail("output " + named(out) + " is the input " + named(inputs[i]) +
                  (out.path == inputs[i].path ? "" : " (the same file)") + ": refusing to overwrite an input",
              2);
-    for (size_t k = 0; k < o; ++k)
-      if (out_ids[o].same(out_ids[k])) {
-        if (out.path == outputs[k].path)
-          fail("output " + (out.flag == outputs[k].flag ? named(out) : out.path) + " is named twice" +
-                   (out.flag == outputs[k].flag ? "" : " (" + outputs[k].flag + " and " + out.flag + ")") +
-                   ": give each output its own file",
-               2);
-        fail("outputs " + named(outputs[k]) + " and " + named(out) +
-                 " are the same file: give each output its own file",
+    for (size_t k = 0; k < o; ++k) {
+      if (!out_ids[o].same(out_ids[k])) continue;
+      // Two variables of one netCDF / HDF5 file are written together.
+      if (!out_variables[o].empty() && !out_variables[k].empty() && out_variables[o] != out_variables[k]) continue;
+      if (out.path == outputs[k].path)
+        fail("output " + (out.flag == outputs[k].flag ? named(out) : out.path) + " is named twice" +
+                 (out.flag == outputs[k].flag ? "" : " (" + outputs[k].flag + " and " + out.flag + ")") +
+                 ": give each output its own file",
              2);
-      }
+      fail("outputs " + named(outputs[k]) + " and " + named(out) +
+               " are the same file: give each output its own file (or each variable its own name)",
+           2);
+    }
   }
 }
 
@@ -238,10 +259,15 @@ OptionSpec fill_option() {
   return {"--fill", 1, "V",
           "the fill value marking missing vertices in both components (netCDF _FillValue / missing_value, e.g. "
           "1e20, -9999, inf); NaN always marks a vertex missing. Missing vertices are stored bit for bit, outside "
-          "the error bound and the mesh"};
+          "the error bound and the mesh. Replaces a netCDF/HDF5 variable's own _FillValue / missing_value (--fill nan: "
+          "only NaN marks missing data)"};
 }
-OptionSpec fill_u_option() { return {"--fill-u", 1, "V", "the fill value of u only (overrides --fill for u)"}; }
-OptionSpec fill_v_option() { return {"--fill-v", 1, "V", "the fill value of v only (overrides --fill for v)"}; }
+OptionSpec fill_u_option() {
+  return {"--fill-u", 1, "V", "the fill value of u only (overrides --fill and the u variable's own for u)"};
+}
+OptionSpec fill_v_option() {
+  return {"--fill-v", 1, "V", "the fill value of v only (overrides --fill and the v variable's own for v)"};
+}
 
 factz::FillValues fill_of(const Args& a) {
   auto value = [&](const char* flag) -> std::optional<float> {
@@ -262,23 +288,18 @@ factz::FillValues fill_of(const Args& a) {
   return fill;
 }
 
-int64_t mark_missing_of(const Args& a, factz::VectorField2D& f, const std::string& command) {
-  const factz::FillValues fill = fill_of(a);
-  const int64_t missing = factz::mark_missing(f, fill);
-  if (!fill.any()) {
-    if (auto suspect = factz::suspected_fill_value(f)) {
-      char value[64];
-      for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as the value
-        std::snprintf(value, sizeof value, "%.*g", digits, double(suspect->value));
-        if (std::strtof(value, nullptr) == suspect->value) break;
-      }
-      std::fprintf(stderr,
-                   "factz %s: warning: %lld value(s) equal %s, which looks like a fill value for missing data; "
-                   "if it is one, declare it with --fill %s (or --fill-u/--fill-v), else it is compressed as data\n",
-                   command.c_str(), (long long)suspect->count, value, value);
-    }
+void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command) {
+  auto suspect = factz::suspected_fill_value(f);
+  if (!suspect) return;
+  char value[64];
+  for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as the value
+    std::snprintf(value, sizeof value, "%.*g", digits, double(suspect->value));
+    if (std::strtof(value, nullptr) == suspect->value) break;
   }
-  return missing;
+  std::fprintf(stderr,
+               "factz %s: warning: %lld value(s) equal %s, which looks like a fill value for missing data; "
+               "if it is one, declare it with --fill %s (or --fill-u/--fill-v), else it is compressed as data\n",
+               command.c_str(), (long long)suspect->count, value, value);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

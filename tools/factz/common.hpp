@@ -51,7 +51,9 @@ std::vector<PathArg> path_args(const Args& a, std::initializer_list<const char*>
 /// and inode (a symbolic or hard link to an input is that input), outputs that do not exist
 /// yet by their normalized absolute path (std::filesystem::weakly_canonical, after following
 /// a dangling link). "-" is stdin among inputs and stdout among outputs: one output may use
-/// it. Character devices (/dev/null) are neither inputs nor outputs to protect. Every
+/// it. Character devices (/dev/null) are neither inputs nor outputs to protect. A netCDF or
+/// HDF5 variable (FILE.nc:VAR) is its file: an output into an input's file is refused, while
+/// two outputs into one file are fine when they name different variables. Every
 /// command that writes files calls it with its inputs and outputs before reading anything.
 void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs);
 void refuse_clobbering(const Args& a, std::initializer_list<const char*> input_flags,
@@ -87,11 +89,10 @@ OptionSpec fill_u_option();
 OptionSpec fill_v_option();
 /// The declared fill values (usage error, exit 2, for a value that is not a number).
 factz::FillValues fill_of(const Args& a);
-/// Marks the missing vertices of a field read from files (NaN and the declared fill values)
-/// and returns their count. Without a declared fill value, a value that looks like one
-/// (factz::suspected_fill_value) gets a warning on stderr naming it, its count and --fill:
-/// a forgotten fill value must not pass silently as data.
-int64_t mark_missing_of(const Args& a, factz::VectorField2D& f, const std::string& command);
+/// Without any declared fill value, a value of `f`'s valid vertices that looks like one
+/// (factz::suspected_fill_value) gets a warning on stderr naming it, its count and --fill: a
+/// forgotten fill value must not pass silently as data (field_files.hpp declares and marks).
+void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
 /// A subcommand defined in its own translation unit. Register it with a namespace-scope

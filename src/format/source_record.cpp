@@ -1,0 +1,377 @@
+// The source record (section 12 `source`, format version 4; docs/format.md is the byte
+// layout): where a field read from a netCDF or HDF5 variable came from, so that decompress
+// can write the variable back with its dimensions, attributes and coordinates. The record is
+// self-describing (every value carries its type and count) and versioned by its first byte.
+//
+// The decoder reads untrusted bytes: every count is checked against the bytes that remain
+// before anything is allocated for it, and every code against the values the format allows.
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+#include "factz/io.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz {
+namespace {
+
+using detail::ByteReader;
+using detail::ByteWriter;
+
+constexpr uint8_t kRecordVersion = 1;
+constexpr uint64_t kMaxName = 65535;     ///< bytes of one string
+constexpr uint64_t kMaxDimensions = 64;  ///< netCDF allows 1024, HDF5 32; 64 is plenty
+constexpr uint8_t kDimUnlimited = 0x01;
+constexpr uint8_t kDimSliced = 0x02;
+
+bool known_type(uint8_t t) { return t >= 1 && t <= 12; }
+bool known_format(uint8_t f) { return f >= 1 && f <= 6; }
+
+void put_string(ByteWriter& w, const std::string& s) {
+  w.varint(s.size());
+  w.append({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+void put_attributes(ByteWriter& w, const std::vector<SourceAttribute>& attributes) {
+  w.varint(attributes.size());
+  for (const auto& a : attributes) {
+    put_string(w, a.name);
+    w.u8(uint8_t(a.type));
+    w.varint(a.count());
+    if (a.type == SourceType::string)
+      for (const auto& s : a.strings) put_string(w, s);
+    else
+      w.append(a.data);
+  }
+}
+
+/// Decoding with one error path: every failure is corrupt_stream naming what was read.
+class RecordReader {
+ public:
+  explicit RecordReader(std::span<const uint8_t> b) : r_(b) {}
+
+  Status fail(const std::string& what) const {
+    return corrupt_stream("source record: " + what + " (at byte " + std::to_string(r_.pos()) + ")");
+  }
+  bool string(std::string& out) {
+    uint64_t n = 0;
+    std::span<const uint8_t> bytes;
+    if (!r_.varint_at_most(kMaxName, n) || !r_.take(size_t(n), bytes)) return false;
+    out.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return true;
+  }
+  /// A count whose items take at least `min_bytes` each: it cannot exceed what remains.
+  bool count(uint64_t min_bytes, uint64_t& n) { return r_.varint_at_most(r_.remaining() / min_bytes, n); }
+  bool values(SourceType t, uint64_t n, std::vector<uint8_t>& out) {
+    const uint64_t size = uint64_t(source_type_size(t));
+    std::span<const uint8_t> bytes;
+    if (size == 0 || n > r_.remaining() / size || !r_.take(size_t(n * size), bytes)) return false;
+    out.assign(bytes.begin(), bytes.end());
+    return true;
+  }
+  Status attributes(std::vector<SourceAttribute>& out, const std::string& owner) {
+    uint64_t n = 0;
+    if (!count(3, n)) return fail("attribute count of " + owner);
+    for (uint64_t k = 0; k < n; ++k) {
+      SourceAttribute a;
+      uint8_t type = 0;
+      uint64_t values_count = 0;
+      if (!string(a.name) || a.name.empty()) return fail("attribute name of " + owner);
+      if (!r_.u8(type) || !known_type(type)) return fail("type of attribute " + a.name + " of " + owner);
+      a.type = SourceType(type);
+      if (!r_.varint(values_count)) return fail("value count of attribute " + a.name);
+      if (a.type == SourceType::string) {
+        if (values_count > r_.remaining()) return fail("value count of attribute " + a.name);
+        a.strings.resize(size_t(values_count));
+        for (auto& s : a.strings)
+          if (!string(s)) return fail("a string of attribute " + a.name);
+      } else if (!values(a.type, values_count, a.data)) {
+        return fail("values of attribute " + a.name + " (" + std::to_string(values_count) + " announced)");
+      }
+      out.push_back(std::move(a));
+    }
+    return Status::Ok();
+  }
+  ByteReader& in() { return r_; }
+
+ private:
+  ByteReader r_;
+};
+
+template <class T>
+std::string shortest(T value) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, r.ptr);
+}
+
+/// Value k of little-endian data of type t, as text.
+std::string value_text(SourceType t, const uint8_t* p) {
+  uint64_t bits = 0;
+  const int size = source_type_size(t);
+  for (int i = 0; i < size; ++i) bits |= uint64_t(p[i]) << (8 * i);
+  switch (t) {
+    case SourceType::int8: return std::to_string(int8_t(bits));
+    case SourceType::int16: return std::to_string(int16_t(bits));
+    case SourceType::int32: return std::to_string(int32_t(bits));
+    case SourceType::int64: return std::to_string(int64_t(bits));
+    case SourceType::uint8:
+    case SourceType::uint16:
+    case SourceType::uint32:
+    case SourceType::uint64: return std::to_string(bits);
+    case SourceType::float32: return shortest(std::bit_cast<float>(uint32_t(bits))) + "f";
+    case SourceType::float64: return shortest(std::bit_cast<double>(bits));
+    default: return "?";
+  }
+}
+
+std::string quoted_text(const std::string& s, size_t limit) {
+  std::string out = "\"";
+  for (size_t k = 0; k < s.size() && k < limit; ++k) {
+    const unsigned char c = static_cast<unsigned char>(s[k]);
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') out += "\\n";
+    else if (c < 0x20) out += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+    else out += char(c);
+  }
+  if (s.size() > limit) out += "...";
+  return out + "\"";
+}
+
+/// Up to 8 values of an attribute or coordinate, then the count.
+std::string values_text(SourceType t, const std::vector<uint8_t>& data, const std::vector<std::string>& strings,
+                        uint64_t count) {
+  if (t == SourceType::text) return quoted_text(std::string(data.begin(), data.end()), 72);
+  std::string out;
+  const uint64_t shown = std::min<uint64_t>(count, 8);
+  for (uint64_t k = 0; k < shown; ++k) {
+    if (k) out += ", ";
+    out += t == SourceType::string ? quoted_text(strings[size_t(k)], 40)
+                                   : value_text(t, data.data() + k * uint64_t(source_type_size(t)));
+  }
+  if (count > shown) out += ", ... (" + std::to_string(count) + " values)";
+  return out;
+}
+
+}  // namespace
+
+int source_type_size(SourceType t) {
+  switch (t) {
+    case SourceType::int8:
+    case SourceType::text:
+    case SourceType::uint8: return 1;
+    case SourceType::int16:
+    case SourceType::uint16: return 2;
+    case SourceType::int32:
+    case SourceType::uint32:
+    case SourceType::float32: return 4;
+    case SourceType::int64:
+    case SourceType::uint64:
+    case SourceType::float64: return 8;
+    default: return 0;
+  }
+}
+
+std::string source_type_name(SourceType t) {
+  static const char* const kNames[] = {nullptr,   "int8",   "text",   "int16",  "int32", "float32", "float64",
+                                       "uint8",   "uint16", "uint32", "int64",  "uint64", "string"};
+  const auto k = uint8_t(t);
+  return known_type(k) ? kNames[k] : "type " + std::to_string(k);
+}
+
+std::string source_format_name(SourceFormat f) {
+  switch (f) {
+    case SourceFormat::netcdf_classic: return "netCDF-3 classic";
+    case SourceFormat::netcdf_64bit_offset: return "netCDF-3 64-bit offset";
+    case SourceFormat::netcdf_64bit_data: return "netCDF-5 (CDF-5)";
+    case SourceFormat::netcdf4: return "netCDF-4";
+    case SourceFormat::netcdf4_classic: return "netCDF-4 classic model";
+    case SourceFormat::hdf5: return "HDF5";
+  }
+  return "format " + std::to_string(int(f));
+}
+
+uint64_t SourceAttribute::count() const {
+  if (type == SourceType::string) return strings.size();
+  const int size = source_type_size(type);
+  return size > 0 ? data.size() / uint64_t(size) : 0;
+}
+
+std::vector<double> SourceAttribute::numbers() const {
+  std::vector<double> out;
+  if (type == SourceType::text || type == SourceType::string || source_type_size(type) == 0) return out;
+  const uint64_t n = count();
+  for (uint64_t k = 0; k < n; ++k) {
+    const uint8_t* p = data.data() + k * uint64_t(source_type_size(type));
+    uint64_t bits = 0;
+    for (int i = 0; i < source_type_size(type); ++i) bits |= uint64_t(p[i]) << (8 * i);
+    switch (type) {
+      case SourceType::int8: out.push_back(double(int8_t(bits))); break;
+      case SourceType::int16: out.push_back(double(int16_t(bits))); break;
+      case SourceType::int32: out.push_back(double(int32_t(bits))); break;
+      case SourceType::int64: out.push_back(double(int64_t(bits))); break;
+      case SourceType::float32: out.push_back(double(std::bit_cast<float>(uint32_t(bits)))); break;
+      case SourceType::float64: out.push_back(std::bit_cast<double>(bits)); break;
+      default: out.push_back(double(bits)); break;  // unsigned types
+    }
+  }
+  return out;
+}
+
+uint64_t SourceCoordinate::count() const {
+  const int size = source_type_size(type);
+  return size > 0 ? data.size() / uint64_t(size) : 0;
+}
+
+std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
+  ByteWriter w;
+  w.u8(kRecordVersion);
+  w.u8(uint8_t(record.format));
+  put_string(w, record.file);
+  put_attributes(w, record.attributes);
+  w.u8(uint8_t(record.components.size()));
+  for (const auto& v : record.components) {
+    put_string(w, v.name);
+    w.u8(uint8_t(v.type));
+    w.varint(v.dimensions.size());
+    for (const auto& d : v.dimensions) {
+      put_string(w, d.name);
+      w.varint(d.size);
+      w.u8(uint8_t((d.unlimited ? kDimUnlimited : 0) | (d.index ? kDimSliced : 0)));
+      if (d.index) w.varint(*d.index);
+    }
+    put_attributes(w, v.attributes);
+    w.varint(v.coordinates.size());
+    for (const auto& c : v.coordinates) {
+      w.varint(c.dimension);
+      put_string(w, c.name);
+      w.u8(uint8_t(c.type));
+      w.varint(c.count());
+      w.append(c.data);
+      put_attributes(w, c.attributes);
+    }
+  }
+  return std::move(w.bytes());
+}
+
+Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
+  RecordReader rr(bytes);
+  ByteReader& r = rr.in();
+  SourceRecord rec;
+  uint8_t version = 0, format = 0, components = 0;
+  if (!r.u8(version)) return rr.fail("empty");
+  if (version != kRecordVersion)
+    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads version 1)");
+  if (!r.u8(format) || !known_format(format)) return rr.fail("unknown source format " + std::to_string(format));
+  rec.format = SourceFormat(format);
+  if (!rr.string(rec.file)) return rr.fail("file name");
+  FACTZ_RETURN_IF_ERROR(rr.attributes(rec.attributes, "the file"));
+  if (!r.u8(components) || components < 1 || components > 2) return rr.fail("component count (1 or 2)");
+  for (int c = 0; c < components; ++c) {
+    SourceVariable v;
+    uint8_t type = 0;
+    uint64_t ndims = 0;
+    if (!rr.string(v.name) || v.name.empty()) return rr.fail("variable name");
+    if (!r.u8(type) || !known_type(type)) return rr.fail("type of variable " + v.name);
+    v.type = SourceType(type);
+    if (!r.varint_at_most(kMaxDimensions, ndims) || ndims < 1) return rr.fail("dimension count of " + v.name);
+    for (uint64_t k = 0; k < ndims; ++k) {
+      SourceDimension d;
+      uint8_t flags = 0;
+      if (!rr.string(d.name) || d.name.empty()) return rr.fail("dimension name of " + v.name);
+      if (!r.varint(d.size) || d.size == 0) return rr.fail("size of dimension " + d.name);
+      if (!r.u8(flags) || (flags & ~(kDimUnlimited | kDimSliced)) != 0) return rr.fail("flags of dimension " + d.name);
+      d.unlimited = (flags & kDimUnlimited) != 0;
+      if (flags & kDimSliced) {
+        uint64_t index = 0;
+        if (!r.varint(index) || index >= d.size) return rr.fail("slice index of dimension " + d.name);
+        d.index = index;
+      }
+      v.dimensions.push_back(std::move(d));
+    }
+    FACTZ_RETURN_IF_ERROR(rr.attributes(v.attributes, v.name));
+    uint64_t ncoords = 0;
+    if (!rr.count(4, ncoords) || ncoords > ndims) return rr.fail("coordinate count of " + v.name);
+    for (uint64_t k = 0; k < ncoords; ++k) {
+      SourceCoordinate co;
+      uint64_t dim = 0, n = 0;
+      uint8_t ctype = 0;
+      if (!r.varint_at_most(ndims - 1, dim) || (!v.coordinates.empty() && dim <= v.coordinates.back().dimension))
+        return rr.fail("dimension of a coordinate of " + v.name + " (increasing, below " + std::to_string(ndims) + ")");
+      co.dimension = uint32_t(dim);
+      const SourceDimension& d = v.dimensions[size_t(dim)];
+      if (!rr.string(co.name) || co.name.empty()) return rr.fail("coordinate name of " + d.name);
+      if (!r.u8(ctype) || !known_type(ctype) || ctype == uint8_t(SourceType::text) ||
+          ctype == uint8_t(SourceType::string))
+        return rr.fail("type of coordinate " + co.name + " (numeric types only)");
+      co.type = SourceType(ctype);
+      if (!r.varint(n) || n != (d.index ? 1 : d.size))
+        return rr.fail("value count of coordinate " + co.name + " (the dimension's size, or 1 when sliced)");
+      if (!rr.values(co.type, n, co.data)) return rr.fail("values of coordinate " + co.name);
+      FACTZ_RETURN_IF_ERROR(rr.attributes(co.attributes, co.name));
+      v.coordinates.push_back(std::move(co));
+    }
+    rec.components.push_back(std::move(v));
+  }
+  if (!r.at_end()) return rr.fail(std::to_string(r.remaining()) + " trailing bytes");
+  return rec;
+}
+
+Status check_source_record(const SourceRecord& record, int components, std::span<const uint64_t> whole) {
+  if (int(record.components.size()) != components)
+    return invalid_argument("the source record holds " + std::to_string(record.components.size()) +
+                            " variable(s), the field has " + std::to_string(components) + " component(s)");
+  for (const auto& v : record.components) {
+    const size_t n = v.dimensions.size();
+    if (n < whole.size())
+      return invalid_argument("source variable " + v.name + " has " + std::to_string(n) + " dimension(s), the field " +
+                              std::to_string(whole.size()));
+    for (size_t k = 0; k < n; ++k) {
+      const SourceDimension& d = v.dimensions[k];
+      const bool leading = k + whole.size() < n;
+      if (leading && !d.index)
+        return invalid_argument("source variable " + v.name + ": leading dimension " + d.name + " is not sliced");
+      if (!leading && d.index)
+        return invalid_argument("source variable " + v.name + ": dimension " + d.name + " is one of the field's but sliced");
+      if (!leading && d.size != whole[k + whole.size() - n])
+        return invalid_argument("source variable " + v.name + ": dimension " + d.name + " has " +
+                                std::to_string(d.size) + " values, the field " +
+                                std::to_string(whole[k + whole.size() - n]));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string describe_source_record(const SourceRecord& record) {
+  std::string s = "  source          " + source_format_name(record.format) + " file " +
+                  (record.file.empty() ? std::string("(unnamed)") : record.file) + "\n";
+  for (const auto& a : record.attributes)
+    s += "    :" + a.name + " = " + values_text(a.type, a.data, a.strings, a.count()) + " (" + source_type_name(a.type) +
+         ")\n";
+  const char* labels[] = {"u", "v"};
+  for (size_t c = 0; c < record.components.size(); ++c) {
+    const SourceVariable& v = record.components[c];
+    std::string slice, dims;
+    for (const auto& d : v.dimensions) {
+      if (d.index) slice += (slice.empty() ? "" : ",") + d.name + "=" + std::to_string(*d.index);
+      dims += (dims.empty() ? "" : ", ") + d.name + "=" + std::to_string(d.size) + (d.unlimited ? " (unlimited)" : "");
+    }
+    s += "    " + std::string(record.components.size() == 1 ? "field" : labels[c]) + ": " + v.name +
+         (slice.empty() ? "" : "[" + slice + "]") + ", " + source_type_name(v.type) + ", dimensions " + dims + "\n";
+    for (const auto& a : v.attributes)
+      s += "      " + a.name + " = " + values_text(a.type, a.data, a.strings, a.count()) + " (" +
+           source_type_name(a.type) + ")\n";
+    for (const auto& co : v.coordinates) {
+      const SourceDimension& d = v.dimensions[co.dimension];
+      s += "      coordinate " + co.name + " (" + source_type_name(co.type) + ", " +
+           (d.index ? "at index " + std::to_string(*d.index) + ": " : std::to_string(co.count()) + " values: ") +
+           values_text(co.type, co.data, {}, co.count()) + "; " + std::to_string(co.attributes.size()) +
+           " attribute(s))\n";
+    }
+  }
+  return s;
+}
+
+}  // namespace factz

@@ -1,0 +1,348 @@
+// netCDF variables through netCDF-C (variable_io.hpp): reading one variable's slice with its
+// dimensions, attributes, fill values and 1D coordinate variables (netcdf_writer.cpp writes
+// them). Without netCDF-C (FACTZ_HAVE_NETCDF unset) every call answers backend_unavailable.
+#include <algorithm>
+#include <bit>
+#include <filesystem>
+
+#include "io/variable/netcdf_file.hpp"
+
+namespace factz::variable_io {
+
+#if FACTZ_HAVE_NETCDF
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "attribute and coordinate bytes are kept little-endian as netCDF-C returns them on this host");
+
+using detail::Dim;
+using detail::NcFile;
+using detail::nc_text;
+
+std::optional<SourceType> source_type(nc_type t) {
+  if (t >= NC_BYTE && t <= NC_STRING) return SourceType(uint8_t(t));
+  return std::nullopt;
+}
+
+std::string type_name(int ncid, nc_type t) {
+  char name[NC_MAX_NAME + 1] = {};
+  size_t size = 0;
+  if (nc_inq_type(ncid, t, name, &size) != NC_NOERR) return "type " + std::to_string(t);
+  return name;
+}
+
+SourceFormat format_of(int ncid) {
+  int f = 0;
+  if (nc_inq_format(ncid, &f) != NC_NOERR) return SourceFormat::netcdf4;
+  switch (f) {
+    case NC_FORMAT_CLASSIC: return SourceFormat::netcdf_classic;
+    case NC_FORMAT_64BIT_OFFSET: return SourceFormat::netcdf_64bit_offset;
+    case NC_FORMAT_CDF5: return SourceFormat::netcdf_64bit_data;
+    case NC_FORMAT_NETCDF4_CLASSIC: return SourceFormat::netcdf4_classic;
+    default: return SourceFormat::netcdf4;
+  }
+}
+
+/// Attribute `k` of variable `varid` (NC_GLOBAL for the group). `kept` false: a type the
+/// record has no code for (a note says so).
+Status read_attribute(int grp, int varid, int k, SourceAttribute& a, bool& kept, const std::string& owner,
+                      std::vector<std::string>& notes) {
+  char name[NC_MAX_NAME + 1] = {};
+  nc_type type = 0;
+  size_t len = 0;
+  int s = nc_inq_attname(grp, varid, k, name);
+  if (s == NC_NOERR) s = nc_inq_att(grp, varid, name, &type, &len);
+  if (s != NC_NOERR) return io_error("cannot read the attributes of " + owner + ": " + nc_text(s));
+  a.name = name;
+  kept = false;
+  const auto st = source_type(type);
+  if (!st) {
+    notes.push_back("attribute " + a.name + " of " + owner + " has the user-defined type " + type_name(grp, type) +
+                    ", which FaCTz does not keep");
+    return Status::Ok();
+  }
+  a.type = *st;
+  if (a.type == SourceType::string) {
+    std::vector<char*> p(len, nullptr);
+    s = nc_get_att_string(grp, varid, name, p.data());
+    if (s == NC_NOERR) {
+      for (char* c : p) a.strings.emplace_back(c ? c : "");
+      nc_free_string(len, p.data());
+    }
+  } else {
+    a.data.resize(len * size_t(source_type_size(a.type)));
+    s = len ? nc_get_att(grp, varid, name, a.data.data()) : NC_NOERR;
+  }
+  if (s != NC_NOERR) return io_error("cannot read attribute " + a.name + " of " + owner + ": " + nc_text(s));
+  kept = true;
+  return Status::Ok();
+}
+
+Status read_attributes(int grp, int varid, const std::string& owner, std::vector<SourceAttribute>& out,
+                       std::vector<std::string>& notes) {
+  int natts = 0;
+  if (int s = nc_inq_varnatts(grp, varid, &natts); s != NC_NOERR)
+    return io_error("cannot read the attributes of " + owner + ": " + nc_text(s));
+  for (int k = 0; k < natts; ++k) {
+    SourceAttribute a;
+    bool kept = false;
+    FACTZ_RETURN_IF_ERROR(read_attribute(grp, varid, k, a, kept, owner, notes));
+    if (kept && !detail::internal_attribute(a.name)) out.push_back(std::move(a));
+  }
+  return Status::Ok();
+}
+
+/// Every variable of a group and its subgroups ("group/name"), at most `limit`.
+void list_variables(int grp, const std::string& prefix, std::vector<std::string>& out, size_t limit) {
+  int n = 0;
+  if (nc_inq_varids(grp, &n, nullptr) == NC_NOERR && n > 0) {
+    std::vector<int> ids(size_t(n), 0);
+    nc_inq_varids(grp, &n, ids.data());
+    for (int id : ids) {
+      char name[NC_MAX_NAME + 1] = {};
+      if (out.size() < limit && nc_inq_varname(grp, id, name) == NC_NOERR) out.push_back(prefix + name);
+    }
+  }
+  int ng = 0;
+  if (nc_inq_grps(grp, &ng, nullptr) != NC_NOERR || ng <= 0) return;
+  std::vector<int> groups(size_t(ng), 0);
+  nc_inq_grps(grp, &ng, groups.data());
+  for (int g : groups) {
+    char name[NC_MAX_NAME + 1] = {};
+    if (nc_inq_grpname(g, name) == NC_NOERR) list_variables(g, prefix + name + "/", out, limit);
+  }
+}
+
+/// The group and id of a variable path ("U", "group/U", "/group/U").
+Status locate(int ncid, const VariableSpec& spec, int& grp, int& varid) {
+  std::vector<std::string> parts;
+  size_t from = spec.variable[0] == '/' ? 1 : 0;
+  for (;;) {
+    const size_t at = spec.variable.find('/', from);
+    parts.push_back(spec.variable.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) break;
+    from = at + 1;
+  }
+  grp = ncid;
+  auto missing = [&] {
+    return invalid_argument(spec.file + " has no variable " + spec.variable + "; " +
+                            variables_hint(spec.file, FileKind::netcdf));
+  };
+  for (size_t k = 0; k + 1 < parts.size(); ++k) {
+    int child = 0;
+    if (parts[k].empty() || nc_inq_grp_ncid(grp, parts[k].c_str(), &child) != NC_NOERR) return missing();
+    grp = child;
+  }
+  if (parts.back().empty() || nc_inq_varid(grp, parts.back().c_str(), &varid) != NC_NOERR) return missing();
+  return Status::Ok();
+}
+
+/// Ids of the unlimited dimensions visible from `grp` (its own and its ancestors').
+std::vector<int> unlimited_dims(int grp) {
+  std::vector<int> out;
+  for (int g = grp;;) {
+    int n = 0;
+    if (nc_inq_unlimdims(g, &n, nullptr) == NC_NOERR && n > 0) {
+      std::vector<int> ids(size_t(n), 0);
+      nc_inq_unlimdims(g, &n, ids.data());
+      out.insert(out.end(), ids.begin(), ids.end());
+    }
+    int parent = 0;
+    if (nc_inq_grp_parent(g, &parent) != NC_NOERR) break;
+    g = parent;
+  }
+  return out;
+}
+
+/// The 1D numeric variable named like dimension `dimid` (its coordinate variable), searched
+/// from `grp` up through its ancestors; -1 when there is none.
+int coordinate_variable(int grp, int dimid, const std::string& dim_name, int& cgrp) {
+  for (int g = grp;;) {
+    int cv = 0, ndims = 0, cdim = -1;
+    nc_type t = 0;
+    if (nc_inq_varid(g, dim_name.c_str(), &cv) == NC_NOERR && nc_inq_varndims(g, cv, &ndims) == NC_NOERR &&
+        ndims == 1 && nc_inq_vardimid(g, cv, &cdim) == NC_NOERR && cdim == dimid &&
+        nc_inq_vartype(g, cv, &t) == NC_NOERR && t != NC_CHAR && t < NC_STRING && t >= NC_BYTE) {
+      cgrp = g;
+      return cv;
+    }
+    int parent = 0;
+    if (nc_inq_grp_parent(g, &parent) != NC_NOERR) return -1;
+    g = parent;
+  }
+}
+
+/// netCDF-C reads the missing end of a truncated netCDF-3 file as zeros (ncdump too): the
+/// data of every variable must fit in the file. A lower bound on the size, from public
+/// metadata only (the header's own size is not public): every fixed-size variable's bytes,
+/// plus every record's; HDF5-based files are checked by HDF5 itself.
+Status check_classic_size(int ncid, const std::string& path) {
+  int format = 0, nvars = 0, unlimited = -1;
+  if (nc_inq_format(ncid, &format) != NC_NOERR || format == NC_FORMAT_NETCDF4 || format == NC_FORMAT_NETCDF4_CLASSIC)
+    return Status::Ok();
+  if (nc_inq(ncid, nullptr, &nvars, nullptr, &unlimited) != NC_NOERR) return Status::Ok();
+  size_t records = 0;
+  if (unlimited >= 0) nc_inq_dimlen(ncid, unlimited, &records);
+  uint64_t need = 0;
+  for (int v = 0; v < nvars; ++v) {
+    nc_type t = 0;
+    int ndims = 0;
+    int dimids[NC_MAX_VAR_DIMS];
+    size_t type_size = 0;
+    if (nc_inq_var(ncid, v, nullptr, &t, &ndims, dimids, nullptr) != NC_NOERR ||
+        nc_inq_type(ncid, t, nullptr, &type_size) != NC_NOERR)
+      return Status::Ok();
+    uint64_t bytes = type_size;
+    bool record = false;
+    for (int k = 0; k < ndims; ++k) {
+      size_t len = 0;
+      if (dimids[k] == unlimited) {
+        record = true;
+        continue;
+      }
+      nc_inq_dimlen(ncid, dimids[k], &len);
+      bytes = len == 0 ? 0 : (bytes > UINT64_MAX / len ? UINT64_MAX / 2 : bytes * len);
+    }
+    if (record) bytes = records == 0 ? 0 : (bytes > UINT64_MAX / 2 / records ? UINT64_MAX / 2 : bytes * records);
+    need = need > UINT64_MAX / 2 - bytes ? UINT64_MAX / 2 : need + bytes;
+  }
+  std::error_code ec;
+  const uint64_t have = std::filesystem::file_size(path, ec);
+  if (!ec && have < need)
+    return io_error("cannot read " + path + ": truncated (its variables need at least " + std::to_string(need) +
+                    " bytes, the file has " + std::to_string(have) + ")");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values) {
+  NcFile f;
+  if (int s = nc_open(spec.file.c_str(), NC_NOWRITE, f.out()); s != NC_NOERR)
+    return io_error("cannot read " + spec.file + ": " + nc_text(s));
+  FACTZ_RETURN_IF_ERROR(check_classic_size(f.id(), spec.file));
+  const std::string what = spec.text();
+  int grp = 0, varid = 0;
+  FACTZ_RETURN_IF_ERROR(locate(f.id(), spec, grp, varid));
+  nc_type type = 0;
+  int ndims = 0;
+  if (int s = nc_inq_var(grp, varid, nullptr, &type, &ndims, nullptr, nullptr); s != NC_NOERR)
+    return io_error("cannot read " + what + ": " + nc_text(s));
+  VariableData out;
+  out.format = format_of(f.id());
+  out.source.name = spec.variable;
+  // The type first: an integer or text variable is refused whatever its shape.
+  if (type == NC_FLOAT) {
+    out.dtype = DType::float32;
+  } else if (type == NC_DOUBLE) {
+    out.dtype = DType::float64;
+  } else {
+    const bool integer = type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64 ||
+                         type == NC_UBYTE || type == NC_USHORT || type == NC_UINT || type == NC_UINT64;
+    if (!integer)
+      return invalid_argument(what + " is not numeric (type " + type_name(grp, type) +
+                              "); FaCTz compresses floating-point fields (float32)");
+    size_t len = 0;
+    const bool packed = nc_inq_attlen(grp, varid, "scale_factor", &len) == NC_NOERR ||
+                        nc_inq_attlen(grp, varid, "add_offset", &len) == NC_NOERR;
+    return invalid_argument(what + " holds integers (" + type_name(grp, type) +
+                            "); FaCTz compresses floating-point fields (float32)" +
+                            (packed ? ": it is packed with scale_factor/add_offset, unpack it to float32 first" : ""));
+  }
+  out.source.type = out.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
+  std::vector<int> dimids(size_t(ndims), 0);
+  if (ndims > 0) nc_inq_vardimid(grp, varid, dimids.data());
+  const std::vector<int> unlimited = unlimited_dims(grp);
+  std::vector<Dim> dims;
+  for (int id : dimids) {
+    char name[NC_MAX_NAME + 1] = {};
+    size_t len = 0;
+    if (int s = nc_inq_dim(grp, id, name, &len); s != NC_NOERR)
+      return io_error("cannot read the dimensions of " + what + ": " + nc_text(s));
+    dims.push_back({name, uint64_t(len), std::find(unlimited.begin(), unlimited.end(), id) != unlimited.end()});
+  }
+  auto index = detail::resolve_selection(spec, dims, whole);
+  if (!index.ok()) return index.status();
+  out.source.dimensions = detail::source_dimensions(dims, index.value());
+  uint64_t n = 1;
+  for (size_t k = dims.size() - size_t(whole); k < dims.size(); ++k) {
+    out.shape.push_back(dims[k].size);
+    if (dims[k].size == 0) return invalid_argument(what + ": dimension " + dims[k].name + " is empty");
+    if (dims[k].size > (uint64_t(1) << 40) / n)
+      return invalid_argument(what + ": " + detail::dims_text(dims) + " is too large (more than 2^40 values)");
+    n *= dims[k].size;
+  }
+  FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, out.source.attributes, out.notes));
+  FACTZ_RETURN_IF_ERROR(read_attributes(f.id(), NC_GLOBAL, spec.file, out.global_attributes, out.notes));
+  for (const char* fill_name : {"_FillValue", "missing_value"})
+    for (const auto& a : out.source.attributes)
+      if (a.name == fill_name) detail::add_fill_values(a, out.fill_values);
+  if (!values) return out;
+
+  // The slice: the selected index of every leading dimension, all of the last ones.
+  std::vector<size_t> start(dims.size(), 0), count(dims.size(), 1);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (k < index->size()) start[k] = size_t((*index)[k]);
+    else count[k] = size_t(dims[k].size);
+  }
+  int s = NC_NOERR;
+  if (out.dtype == DType::float32) {
+    out.f32.resize(size_t(n));
+    s = nc_get_vara_float(grp, varid, start.data(), count.data(), out.f32.data());
+  } else {
+    out.f64.resize(size_t(n));
+    s = nc_get_vara_double(grp, varid, start.data(), count.data(), out.f64.data());
+  }
+  if (s != NC_NOERR) return io_error("cannot read the values of " + what + ": " + nc_text(s));
+
+  // Coordinate variables: all values of a whole dimension, the selected one of a sliced one.
+  for (size_t k = 0; k < dims.size(); ++k) {
+    int cgrp = 0;
+    const int cv = coordinate_variable(grp, dimids[k], dims[k].name, cgrp);
+    if (cv < 0) continue;
+    SourceCoordinate co;
+    nc_type ct = 0;
+    nc_inq_vartype(cgrp, cv, &ct);
+    co.dimension = uint32_t(k);
+    co.name = dims[k].name;
+    co.type = SourceType(uint8_t(ct));
+    const size_t cstart = k < index->size() ? start[k] : 0, ccount = k < index->size() ? 1 : count[k];
+    co.data.resize(ccount * size_t(source_type_size(co.type)));
+    if (int cs = nc_get_vara(cgrp, cv, &cstart, &ccount, co.data.data()); cs != NC_NOERR)
+      return io_error("cannot read the coordinate variable " + co.name + " of " + what + ": " + nc_text(cs));
+    FACTZ_RETURN_IF_ERROR(read_attributes(cgrp, cv, co.name, co.attributes, out.notes));
+    out.source.coordinates.push_back(std::move(co));
+  }
+  return out;
+}
+
+std::string netcdf_variables_hint(const std::string& path) {
+  NcFile f;
+  if (int s = nc_open(path.c_str(), NC_NOWRITE, f.out()); s != NC_NOERR) return "(cannot list them: " + nc_text(s) + ")";
+  std::vector<std::string> names;
+  list_variables(f.id(), "", names, 41);
+  if (names.empty()) return "it has no variables";
+  std::string s = "its variables: ";
+  for (size_t k = 0; k < names.size() && k < 40; ++k) s += (k ? ", " : "") + names[k];
+  return s + (names.size() > 40 ? ", ..." : "");
+}
+
+std::string netcdf_version() {
+  std::string v = nc_inq_libvers();
+  return v.substr(0, v.find(' '));
+}
+
+#else  // no netCDF-C
+
+Result<VariableData> read_netcdf(const VariableSpec& spec, int, bool) {
+  return Status(Code::backend_unavailable, "cannot read " + spec.text() + ": this factz was built without netCDF-C "
+                                           "(install libnetcdf-dev and rebuild)");
+}
+std::string netcdf_variables_hint(const std::string&) { return "(this factz was built without netCDF-C)"; }
+std::string netcdf_version() { return ""; }
+
+#endif
+
+bool netcdf_available() { return !netcdf_version().empty(); }
+
+}  // namespace factz::variable_io

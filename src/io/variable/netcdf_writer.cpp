@@ -1,0 +1,235 @@
+// Writing variables into a new netCDF-4 file through netCDF-C (variable_io.hpp,
+// write_variables): dimensions and 1D coordinate variables shared by name in the root group,
+// each variable in its group with the attributes of its source record. Without netCDF-C
+// (FACTZ_HAVE_NETCDF unset) it answers backend_unavailable.
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "io/variable/netcdf_file.hpp"
+
+namespace factz::variable_io {
+
+#if FACTZ_HAVE_NETCDF
+namespace {
+
+using detail::Dim;
+using detail::NcFile;
+using detail::nc_text;
+
+/// One file being defined and written.
+class Writer {
+ public:
+  Writer(int ncid, std::vector<std::string>* notes) : ncid_(ncid), notes_(notes) {}
+
+  Status add(const OutputVariable& v) {
+    const std::string& path = v.variable;
+    std::vector<std::string> parts;
+    for (size_t from = path[0] == '/' ? 1 : 0;;) {
+      const size_t at = path.find('/', from);
+      const std::string part = path.substr(from, at == std::string::npos ? std::string::npos : at - from);
+      if (!part.empty()) parts.push_back(part);
+      if (at == std::string::npos) break;
+      from = at + 1;
+    }
+    if (parts.empty()) return invalid_argument("no variable name in '" + path + "'");
+    int grp = ncid_;
+    for (size_t k = 0; k + 1 < parts.size(); ++k) {
+      int child = 0;
+      if (nc_inq_grp_ncid(grp, parts[k].c_str(), &child) != NC_NOERR)
+        FACTZ_RETURN_IF_ERROR(check(nc_def_grp(grp, parts[k].c_str(), &child), "group " + parts[k]));
+      grp = child;
+    }
+    // Dimensions: the source's (sliced ones of length 1), or plain (y, x) / (z, y, x).
+    std::vector<Dim> dims;
+    if (v.source) {
+      for (const auto& d : v.source->dimensions) dims.push_back({d.name, d.index ? 1 : d.size, d.unlimited});
+    } else {
+      static const char* const kPlain[] = {"z", "y", "x"};
+      for (size_t k = 0; k < v.shape.size(); ++k) dims.push_back({kPlain[3 - v.shape.size() + k], v.shape[k], false});
+    }
+    if (dims.size() < v.shape.size()) return invalid_argument(path + ": the source has fewer dimensions than the field");
+    uint64_t values = 1;
+    for (size_t k = 0; k < v.shape.size(); ++k) {
+      const Dim& d = dims[dims.size() - v.shape.size() + k];
+      if (d.size != v.shape[k])
+        return invalid_argument(path + ": dimension " + d.name + " of the source has length " + std::to_string(d.size) +
+                                ", the field " + std::to_string(v.shape[k]));
+      values *= v.shape[k];
+    }
+    if (values != v.values.size()) return invalid_argument(path + ": the values do not fill the dimensions");
+    std::vector<int> dimids;
+    for (const auto& d : dims) {
+      auto id = dimension(d, path);
+      if (!id.ok()) return id.status();
+      dimids.push_back(id.value());
+    }
+    if (v.global_attributes && !globals_written_) {
+      for (const auto& a : *v.global_attributes) put_attribute(ncid_, NC_GLOBAL, a, "the file", false);
+      globals_written_ = true;
+    }
+    // Coordinate variables first, as files usually list them.
+    if (v.source)
+      for (const auto& co : v.source->coordinates) FACTZ_RETURN_IF_ERROR(coordinate(co, dimids[co.dimension]));
+    int varid = 0;
+    const int s = nc_def_var(grp, parts.back().c_str(), NC_FLOAT, int(dimids.size()), dimids.data(), &varid);
+    if (s == NC_ENAMEINUSE) return invalid_argument(path + " is written twice (or is also a coordinate variable)");
+    FACTZ_RETURN_IF_ERROR(check(s, "variable " + path));
+    bool declares_fill = false;
+    if (v.source) {
+      for (const auto& a : v.source->attributes) {
+        declares_fill = declares_fill || a.name == "_FillValue" || a.name == "missing_value";
+        put_attribute(grp, varid, a, path, true);
+      }
+    }
+    if (v.fill && !declares_fill) {
+      const float fill = *v.fill;
+      FACTZ_RETURN_IF_ERROR(check(nc_put_att_float(grp, varid, "_FillValue", NC_FLOAT, 1, &fill), path + ":_FillValue"));
+    }
+    std::vector<size_t> count;
+    for (const auto& d : dims) count.push_back(size_t(d.size));
+    data_.push_back({grp, varid, NC_FLOAT, std::move(count), v.values.data()});
+    return Status::Ok();
+  }
+
+  /// Writes every value (after the definitions).
+  Status write_values() {
+    for (const auto& d : data_) {
+      const std::vector<size_t> start(d.count.size(), 0);
+      FACTZ_RETURN_IF_ERROR(check(nc_put_vara(d.grp, d.varid, start.data(), d.count.data(), d.values), "values"));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Pending {
+    int grp, varid;
+    nc_type type;
+    std::vector<size_t> count;
+    const void* values;
+  };
+
+  Status check(int s, const std::string& what) const {
+    return s == NC_NOERR ? Status::Ok() : io_error("cannot write " + what + ": " + nc_text(s));
+  }
+
+  /// A dimension of the root group, shared by name.
+  Result<int> dimension(const Dim& d, const std::string& path) {
+    if (auto it = dims_.find(d.name); it != dims_.end()) {
+      if (it->second.size != d.size)
+        return invalid_argument("dimension " + d.name + " has length " + std::to_string(it->second.size) + " for " +
+                                it->second.first_user + " and " + std::to_string(d.size) + " for " + path);
+      return it->second.id;
+    }
+    int id = 0;
+    FACTZ_RETURN_IF_ERROR(
+        check(nc_def_dim(ncid_, d.name.c_str(), d.unlimited ? NC_UNLIMITED : size_t(d.size), &id), "dimension " + d.name));
+    dims_[d.name] = {id, d.size, path};
+    return id;
+  }
+
+  /// A coordinate variable in the root group, written once per name.
+  Status coordinate(const SourceCoordinate& co, int dimid) {
+    if (coords_.count(co.name)) return Status::Ok();
+    coords_.insert(co.name);
+    int varid = 0;
+    FACTZ_RETURN_IF_ERROR(check(nc_def_var(ncid_, co.name.c_str(), nc_type(co.type), 1, &dimid, &varid),
+                                "coordinate variable " + co.name));
+    for (const auto& a : co.attributes) put_attribute(ncid_, varid, a, co.name, false);
+    data_.push_back({ncid_, varid, nc_type(co.type), {size_t(co.count())}, co.data.data()});
+    return Status::Ok();
+  }
+
+  /// An attribute as it was read; _FillValue of a data variable takes the variable's type
+  /// (netCDF requires it). One netCDF refuses is noted and left out.
+  void put_attribute(int grp, int varid, const SourceAttribute& a, const std::string& owner, bool data_variable) {
+    int s = NC_NOERR;
+    if (data_variable && a.name == "_FillValue") {
+      const auto values = a.numbers();
+      const float fill = values.empty() ? 0.0f : float(values[0]);
+      s = values.empty() ? NC_EINVAL : nc_put_att_float(grp, varid, "_FillValue", NC_FLOAT, 1, &fill);
+    } else if (a.type == SourceType::string) {
+      std::vector<const char*> p;
+      for (const auto& t : a.strings) p.push_back(t.c_str());
+      s = nc_put_att_string(grp, varid, a.name.c_str(), p.size(), p.data());
+    } else if (a.type == SourceType::text) {
+      s = nc_put_att_text(grp, varid, a.name.c_str(), a.data.size(), reinterpret_cast<const char*>(a.data.data()));
+    } else {
+      s = nc_put_att(grp, varid, a.name.c_str(), nc_type(a.type), size_t(a.count()), a.data.data());
+    }
+    if (s != NC_NOERR && notes_) notes_->push_back("attribute " + a.name + " of " + owner + " not written: " + nc_text(s));
+  }
+
+  struct DimEntry {
+    int id;
+    uint64_t size;
+    std::string first_user;
+  };
+  int ncid_;
+  std::vector<std::string>* notes_;
+  std::map<std::string, DimEntry> dims_;
+  std::set<std::string> coords_;
+  std::vector<Pending> data_;
+  bool globals_written_ = false;
+};
+
+}  // namespace
+
+Status write_variables(const std::string& file, std::span<const OutputVariable> variables,
+                       std::vector<std::string>* notes) {
+  namespace fs = std::filesystem;
+  static std::atomic<unsigned> counter{0};
+  const fs::path target(file);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) return io_error("cannot write " + file + ": is a directory");
+  if (!fs::is_directory(folder, ec)) return io_error("cannot write " + file + ": folder " + folder.string() + " does not exist");
+  std::string name = ".";  // appended piece by piece: GCC 12 warns (-Wrestrict) on "." + std::string
+  name += target.filename().string();
+  name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
+  const std::string tmp = (folder / name).string();
+  Status result;
+  {
+    NcFile f;
+    if (int s = nc_create(tmp.c_str(), NC_NETCDF4 | NC_CLOBBER, f.out()); s != NC_NOERR)
+      return io_error("cannot write " + file + ": " + nc_text(s));
+    Writer w(f.id(), notes);
+    for (const auto& v : variables) {
+      result = w.add(v);
+      if (!result.ok()) break;
+    }
+    if (result.ok()) {
+      if (int s = nc_enddef(f.id()); s != NC_NOERR) result = io_error("cannot write " + file + ": " + nc_text(s));
+    }
+    if (result.ok()) result = w.write_values();
+    const int closed = f.close();
+    if (result.ok() && closed != NC_NOERR) result = io_error("cannot write " + file + ": " + nc_text(closed));
+  }
+  if (result.ok() && std::rename(tmp.c_str(), file.c_str()) != 0)
+    result = io_error("cannot write " + file + ": " + std::strerror(errno));
+  if (!result.ok()) {
+    std::remove(tmp.c_str());
+    // Messages name the file the user gave, not the temporary one.
+    std::string m = result.message();
+    for (size_t at = m.find(tmp); at != std::string::npos; at = m.find(tmp)) m.replace(at, tmp.size(), file);
+    return Status(result.code(), m);
+  }
+  return Status::Ok();
+}
+
+#else  // no netCDF-C
+
+Status write_variables(const std::string& file, std::span<const OutputVariable>, std::vector<std::string>*) {
+  return Status(Code::backend_unavailable,
+                "cannot write " + file + ": this factz was built without netCDF-C (install libnetcdf-dev and rebuild)");
+}
+
+#endif
+
+}  // namespace factz::variable_io

@@ -1,0 +1,124 @@
+// netCDF and HDF5 variables as field inputs and outputs of the CLI (docs/usage.md, "Your data
+// in netCDF or HDF5"): `FILE.nc:VAR`, `FILE.nc:VAR[time=3,depth=0]`, `FILE.nc:VAR[3,0,:,:]`,
+// `FILE.h5:/path/to/dataset`. netCDF files (netCDF-3 classic, 64-bit offset, CDF-5, netCDF-4)
+// are read with netCDF-C, HDF5 files with the HDF5 library; both are written with netCDF-C
+// (netCDF-4, which is HDF5). No format is parsed by hand.
+//
+// The library `factz_variable_io` is built whatever is installed; without netCDF-C (or the
+// HDF5 development files) its readers and writer answer backend_unavailable, and
+// built_in() says what is there. It is kept out of the core library, so that the Python
+// module and the HDF5 filter plugin (which may load another HDF5) never link netCDF.
+//
+// A reader returns a typed buffer and its type (float32 now; float64 variables are read as
+// float64 and refused by the caller until the core compresses float64), the whole
+// dimensions' shape, the declared fill values, and the source record of the variable
+// (factz/io.hpp: SourceVariable; stored in the stream's section 12).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "factz/io.hpp"
+#include "factz/status.hpp"
+
+namespace factz::variable_io {
+
+/// Which library reads a file.
+enum class FileKind : uint8_t {
+  netcdf = 1,  ///< netCDF-C: netCDF-3 files, and HDF5-based files not named as HDF5 (.nc, ...)
+  hdf5 = 2,    ///< the HDF5 library: files named .h5, .hdf5 or .he5
+};
+
+/// One variable named on the command line.
+struct VariableSpec {
+  std::string file;      ///< the file's path
+  std::string variable;  ///< "U", "group/U", or an HDF5 path "/path/to/dataset"
+  FileKind kind = FileKind::netcdf;
+  bool sliced = false;    ///< a selection "[...]" was given
+  std::string selection;  ///< the text inside the brackets
+  /// "FILE:VAR[...]" as written, for messages.
+  std::string text() const;
+};
+
+/// What a command-line name is: a variable (FILE:VAR...), or none for a plain file (raw,
+/// .npy, '-'). An input names a variable when the part before one of its ':' is an existing
+/// netCDF or HDF5 file (by its first bytes) or ends in .nc, .nc4, .cdf, .netcdf, .h5, .hdf5
+/// or .he5 (then a file that cannot be read, or is neither format, is an io error naming
+/// it); a name that exists as a whole is always a plain file. An output names a variable
+/// when the part before a ':' ends in one of those extensions; an output that ends in one
+/// without ':VAR' is invalid_argument (name the variable). Bad syntax (an empty variable,
+/// an unclosed '[') is invalid_argument.
+Result<std::optional<VariableSpec>> parse_variable_spec(const std::string& name, bool output);
+
+/// Whether an existing plain file is a netCDF or HDF5 file (by its first bytes): such a file
+/// given without ':VAR' is refused with the list of its variables (variables_hint).
+std::optional<FileKind> sniff_file(const std::string& path);
+/// "its variables: U, V, lat, lon" (at most 40 names), or why they cannot be listed.
+std::string variables_hint(const std::string& path, FileKind kind);
+
+enum class DType : uint8_t { float32 = 1, float64 = 2 };
+const char* dtype_name(DType t);
+
+/// A variable read from a file: the values of the selected slice, x fastest.
+struct VariableData {
+  DType dtype = DType::float32;
+  std::vector<float> f32;   ///< the values when dtype is float32
+  std::vector<double> f64;  ///< the values when dtype is float64
+  /// The whole dimensions, outermost first: (ny, nx), or (nz, ny, nx).
+  std::vector<uint64_t> shape;
+  /// The declared missing values, first the one that marks missing data in the file's own
+  /// words (_FillValue), then the others (HDF5: the dataset's user-defined fill value;
+  /// missing_value, one or several), without repeats.
+  std::vector<double> fill_values;
+  SourceFormat format = SourceFormat::netcdf4;
+  SourceVariable source;  ///< name, type, dimensions with the slice, attributes, coordinates
+  std::vector<SourceAttribute> global_attributes;  ///< the file's (root group's) attributes
+  /// What could not be kept (an attribute of a type the record has no code for), for a
+  /// warning; reading went on.
+  std::vector<std::string> notes;
+  uint64_t count() const;
+};
+
+/// Reads `spec` with its last `whole` dimensions (2: y, x; 3: z, y, x) read whole and every
+/// leading one at the selection's index. `values` false reads everything but the values
+/// (shape, type, fill values, the record without coordinates). Errors name the file and
+/// the variable in one line: a missing variable lists those that exist; integer and
+/// non-numeric variables, too few dimensions, bad selections and indices out of range are
+/// invalid_argument; unreadable files io.
+Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true);
+
+/// One variable to write.
+struct OutputVariable {
+  std::string variable;            ///< name, or a group path "/group/name"
+  std::span<const float> values;   ///< x fastest, the product of `shape` values
+  std::vector<uint64_t> shape;     ///< (ny, nx) or (nz, ny, nx)
+  /// The variable it was read from (dimensions, slice, attributes, coordinates), or null:
+  /// plain dimensions (y, x) or (z, y, x).
+  const SourceVariable* source = nullptr;
+  /// The value every missing vertex holds, when they share one bit pattern: written as
+  /// _FillValue when the source declares neither _FillValue nor missing_value.
+  std::optional<float> fill;
+  /// The source file's global attributes, written on the new file (the first variable's
+  /// that has them), or null.
+  const std::vector<SourceAttribute>* global_attributes = nullptr;
+};
+
+/// Writes `variables` into one new netCDF-4 file at `file` (both kinds: an HDF5 name gets a
+/// netCDF-4 file, which is HDF5), replacing it. Dimensions and coordinate variables are
+/// shared by name; the sliced dimensions of a source have length 1 and keep their
+/// coordinate value. The file is written under a temporary name in its folder and renamed
+/// once complete, so a failure leaves no partial file. `notes` gets what could not be
+/// written (an attribute netCDF refuses).
+Status write_variables(const std::string& file, std::span<const OutputVariable> variables,
+                       std::vector<std::string>* notes = nullptr);
+
+/// What this build reads and writes: "netCDF-C 4.9.0 (netCDF-3, netCDF-4), HDF5 1.10.8",
+/// or "no netCDF or HDF5 support".
+std::string built_in();
+bool netcdf_available();
+bool hdf5_available();
+
+}  // namespace factz::variable_io

@@ -1,0 +1,295 @@
+// Command-line names of variables (FILE:VAR[selection]) and the selection rule shared by the
+// netCDF and HDF5 readers (variable_io.hpp).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "io/variable/variable_internal.hpp"
+
+namespace factz::variable_io {
+namespace {
+
+const char* const kNetcdfExtensions[] = {".nc", ".nc4", ".cdf", ".netcdf"};
+const char* const kHdf5Extensions[] = {".h5", ".hdf5", ".he5"};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// The kind an extension names, if any.
+std::optional<FileKind> kind_of_extension(const std::string& path) {
+  const std::string l = lower(path);
+  for (const char* e : kNetcdfExtensions)
+    if (ends_with(l, e)) return FileKind::netcdf;
+  for (const char* e : kHdf5Extensions)
+    if (ends_with(l, e)) return FileKind::hdf5;
+  return std::nullopt;
+}
+
+std::string trim(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (;;) {
+    const size_t at = s.find(sep, from);
+    out.push_back(trim(s.substr(from, at == std::string::npos ? std::string::npos : at - from)));
+    if (at == std::string::npos) return out;
+    from = at + 1;
+  }
+}
+
+/// "VAR" or "VAR[selection]" after the ':'.
+Status parse_variable_part(const std::string& name, const std::string& part, VariableSpec& spec) {
+  const size_t open = part.find('[');
+  spec.variable = part.substr(0, open);
+  if (open != std::string::npos) {
+    if (part.back() != ']' || part.find('[', open + 1) != std::string::npos)
+      return invalid_argument(name + ": bad selection: write VAR[time=3,depth=0] or VAR[3,0,:,:] (one [...] at the end)");
+    spec.sliced = true;
+    spec.selection = part.substr(open + 1, part.size() - open - 2);
+    if (trim(spec.selection).empty()) return invalid_argument(name + ": empty selection []");
+  }
+  if (spec.variable.empty() || spec.variable == "/")
+    return invalid_argument(name + ": no variable after ':' (write FILE:VAR, e.g. " + spec.file + ":U)");
+  return Status::Ok();
+}
+
+struct stat_result {
+  bool exists = false, regular = false, directory = false;
+};
+stat_result stat_of(const std::string& path) {
+  struct stat st;
+  stat_result r;
+  if (::stat(path.c_str(), &st) != 0) return r;
+  r.exists = true;
+  r.regular = S_ISREG(st.st_mode);
+  r.directory = S_ISDIR(st.st_mode);
+  return r;
+}
+
+bool parse_index(const std::string& text, int64_t& out) {
+  if (text.empty()) return false;
+  size_t k = text[0] == '-' || text[0] == '+' ? 1 : 0;
+  if (k == text.size() || text.size() > 19) return false;
+  for (size_t i = k; i < text.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  out = std::stoll(text);
+  return true;
+}
+
+}  // namespace
+
+std::string VariableSpec::text() const {
+  return file + ":" + variable + (sliced ? "[" + selection + "]" : "");
+}
+
+const char* dtype_name(DType t) { return t == DType::float64 ? "float64" : "float32"; }
+
+uint64_t VariableData::count() const { return dtype == DType::float64 ? f64.size() : f32.size(); }
+
+std::optional<FileKind> sniff_file(const std::string& path) {
+  if (path == "-" || !stat_of(path).regular) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  unsigned char head[8] = {};
+  in.read(reinterpret_cast<char*>(head), 8);
+  const auto got = in.gcount();
+  if (got >= 4 && std::memcmp(head, "CDF", 3) == 0 && (head[3] == 1 || head[3] == 2 || head[3] == 5))
+    return FileKind::netcdf;
+  static const unsigned char kHdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  if (got == 8 && std::memcmp(head, kHdf5, 8) == 0)
+    return kind_of_extension(path) == FileKind::hdf5 ? FileKind::hdf5 : FileKind::netcdf;
+  return std::nullopt;
+}
+
+Result<std::optional<VariableSpec>> parse_variable_spec(const std::string& name, bool output) {
+  using None = std::optional<VariableSpec>;
+  if (name == "-" || name.empty()) return None();
+  if (output) {
+    for (size_t at = name.find(':'); at != std::string::npos; at = name.find(':', at + 1)) {
+      const auto kind = kind_of_extension(name.substr(0, at));
+      if (!kind) continue;
+      VariableSpec spec;
+      spec.file = name.substr(0, at);
+      spec.kind = *kind;
+      FACTZ_RETURN_IF_ERROR(parse_variable_part(name, name.substr(at + 1), spec));
+      if (spec.sliced) return invalid_argument(name + ": an output variable takes no selection [...]");
+      return std::optional<VariableSpec>(spec);
+    }
+    if (kind_of_extension(name))
+      return invalid_argument("output " + name + " is a " + (*kind_of_extension(name) == FileKind::hdf5 ? "HDF5" : "netCDF") +
+                              " file: name the variable, " + name + ":VAR (e.g. " + name + ":U and " + name + ":V)");
+    return None();
+  }
+  if (stat_of(name).exists) return None();  // a name that exists as a whole is a plain file
+  for (size_t at = name.find(':'); at != std::string::npos; at = name.find(':', at + 1)) {
+    const std::string file = name.substr(0, at);
+    const auto by_name = kind_of_extension(file);
+    const auto st = stat_of(file);
+    std::optional<FileKind> kind;
+    if (st.regular) kind = sniff_file(file);
+    if (!kind && !by_name) continue;  // perhaps a ':' inside a plain file's name
+    if (!st.exists) return io_error("cannot read " + file + ": does not exist");
+    if (st.directory) return io_error("cannot read " + file + ": is a directory");
+    if (!kind)
+      return io_error("cannot read " + file + ": not a netCDF or HDF5 file (its first bytes are neither 'CDF' nor the "
+                      "HDF5 signature)");
+    VariableSpec spec;
+    spec.file = file;
+    spec.kind = *kind;
+    FACTZ_RETURN_IF_ERROR(parse_variable_part(name, name.substr(at + 1), spec));
+    return std::optional<VariableSpec>(spec);
+  }
+  return None();
+}
+
+Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values) {
+  return spec.kind == FileKind::hdf5 ? read_hdf5(spec, whole, values) : read_netcdf(spec, whole, values);
+}
+
+std::string variables_hint(const std::string& path, FileKind kind) {
+  return kind == FileKind::hdf5 ? hdf5_variables_hint(path) : netcdf_variables_hint(path);
+}
+
+std::string built_in() {
+  const std::string nc = netcdf_version(), h5 = hdf5_version();
+  if (nc.empty() && h5.empty()) return "no netCDF or HDF5 support";
+  std::string s;
+  if (!nc.empty()) s += "netCDF-C " + nc + " (reads netCDF-3 and netCDF-4, writes netCDF-4)";
+  if (!h5.empty()) s += (s.empty() ? "" : ", ") + std::string("HDF5 ") + h5 + " (reads HDF5 datasets)";
+  return s;
+}
+
+namespace detail {
+
+std::string dims_text(const std::vector<Dim>& dims) {
+  std::string s;
+  for (const auto& d : dims) s += (s.empty() ? "" : ", ") + d.name + "=" + std::to_string(d.size);
+  return s;
+}
+
+Result<std::vector<uint64_t>> resolve_selection(const VariableSpec& spec, const std::vector<Dim>& dims, int whole) {
+  const std::string what = spec.text();
+  const size_t n = dims.size(), keep = size_t(whole);
+  const std::string kept = keep == 3 ? "the last three are z, y and x" : "the last two are y and x";
+  const std::string last = keep == 3 ? "last three" : "last two";
+  if (n < keep)
+    return invalid_argument(what + " is " + std::to_string(n) + "-dimensional" +
+                            (n ? " (" + dims_text(dims) + ")" : std::string()) + "; FaCTz reads " +
+                            (keep == 3 ? "3D" : "2D") + " fields: a variable with at least " + std::to_string(keep) +
+                            " dimensions (" + kept + ")");
+  const size_t leading = n - keep;
+  std::vector<uint64_t> index(leading, 0);
+  std::string example;
+  for (size_t k = 0; k < leading; ++k) example += (k ? "," : "") + dims[k].name + "=0";
+  if (!spec.sliced) {
+    for (size_t k = 0; k < leading; ++k)
+      if (dims[k].size != 1)
+        return invalid_argument(what + " has " + std::to_string(n) + " dimensions (" + dims_text(dims) +
+                                "): select one index of each leading dimension, e.g. " + spec.file + ":" +
+                                spec.variable + "[" + example + "] (" + kept + ")");
+    return index;
+  }
+  const auto items = split(spec.selection, ',');
+  auto set = [&](size_t k, const std::string& text) -> Status {
+    int64_t i = 0;
+    if (!parse_index(text, i))
+      return invalid_argument(what + ": '" + text + "' is not an index of dimension " + dims[k].name +
+                              " (an integer; negative counts from the end)");
+    const int64_t size = int64_t(dims[k].size);
+    if (i < -size || i >= size)
+      return invalid_argument(what + ": index " + text + " is out of range for dimension " + dims[k].name +
+                              " of length " + std::to_string(size) +
+                              (size ? " (0.." + std::to_string(size - 1) + ")" : std::string(" (empty)")));
+    index[k] = uint64_t(i < 0 ? i + size : i);
+    return Status::Ok();
+  };
+  const bool named = std::any_of(items.begin(), items.end(), [](const std::string& s) { return s.find('=') != std::string::npos; });
+  if (named) {
+    std::vector<bool> given(leading, false);
+    for (const auto& item : items) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos)
+        return invalid_argument(what + ": '" + item + "': name every dimension (time=3) or none ([3,0,:,:])");
+      const std::string dim = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+      size_t k = 0;
+      while (k < n && dims[k].name != dim) ++k;
+      if (k == n)
+        return invalid_argument(what + ": no dimension '" + dim + "'; its dimensions: " + dims_text(dims));
+      if (k >= leading)
+        return invalid_argument(what + ": dimension " + dim + " is one of the " + last +
+                                " (read whole); select only the leading ones");
+      if (given[k]) return invalid_argument(what + ": dimension " + dim + " is selected twice");
+      given[k] = true;
+      FACTZ_RETURN_IF_ERROR(set(k, value));
+    }
+    for (size_t k = 0; k < leading; ++k)
+      if (!given[k] && dims[k].size != 1)
+        return invalid_argument(what + ": select dimension " + dims[k].name + " too (length " +
+                                std::to_string(dims[k].size) + "), e.g. [" + example + "]");
+    return index;
+  }
+  if (items.size() != n)
+    return invalid_argument(what + ": " + std::to_string(items.size()) + " entries for " + std::to_string(n) +
+                            " dimensions (" + dims_text(dims) + "): give one per dimension, ':' for the " + last);
+  for (size_t k = 0; k < n; ++k) {
+    if (k >= leading) {
+      if (items[k] != ":")
+        return invalid_argument(what + ": dimension " + dims[k].name + " is one of the " + last +
+                                " (read whole): write ':' for it");
+      continue;
+    }
+    if (items[k] == ":")
+      return invalid_argument(what + ": dimension " + dims[k].name + " needs an index (only the " + last +
+                              " are read whole)");
+    FACTZ_RETURN_IF_ERROR(set(k, items[k]));
+  }
+  return index;
+}
+
+std::vector<SourceDimension> source_dimensions(const std::vector<Dim>& dims, const std::vector<uint64_t>& index) {
+  std::vector<SourceDimension> out;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    SourceDimension d;
+    d.name = dims[k].name;
+    d.size = dims[k].size;
+    d.unlimited = dims[k].unlimited;
+    if (k < index.size()) d.index = index[k];
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void add_fill_values(const SourceAttribute& a, std::vector<double>& fills) {
+  for (double v : a.numbers()) {
+    const bool seen = std::any_of(fills.begin(), fills.end(), [v](double f) {
+      return f == v || (std::isnan(f) && std::isnan(v));
+    });
+    if (!seen) fills.push_back(v);
+  }
+}
+
+bool internal_attribute(const std::string& name) {
+  static const char* const kInternal[] = {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid",
+                                          "_Netcdf4Coordinates", "_nc3_strict", "_NCProperties", "_Netcdf4Unlimited"};
+  for (const char* k : kInternal)
+    if (name == k) return true;
+  return false;
+}
+
+}  // namespace detail
+}  // namespace factz::variable_io

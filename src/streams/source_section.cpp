@@ -1,0 +1,61 @@
+#include "streams/source_section.hpp"
+
+#include <string>
+
+#include "factz/io.hpp"
+#include "streams/stream_common.hpp"
+
+namespace factz::detail {
+
+Status check_source_option(int64_t nx, int64_t ny, const Options& o) {
+  if (o.source.empty()) return Status::Ok();
+  auto record = decode_source_record(o.source);
+  if (!record.ok()) return invalid_argument("Options::source: " + record.status().message());
+  const uint64_t whole[2] = {uint64_t(ny), uint64_t(nx)};
+  const Status s = check_source_record(record.value(), 2, whole);
+  if (!s.ok()) return invalid_argument("Options::source: " + s.message());
+  return Status::Ok();
+}
+
+void append_source_section(const Options& o, std::vector<Section>& sections) {
+  if (o.source.empty()) return;
+  sections.push_back({kSectionSource, o.source});
+}
+
+namespace {
+
+/// The decoded record of a parsed stream's source section (none without one), checked
+/// against the header's grid.
+Result<std::optional<SourceRecord>> read_source(std::span<const uint8_t> stream, const ParsedContainer& pc) {
+  if (!has_section(pc, kSectionSource)) return std::optional<SourceRecord>();
+  auto raw = read_section(stream, pc, kSectionSource, &zstd_stage_decompressor());
+  if (!raw.ok()) return raw.status();
+  auto record = decode_source_record(raw.value());
+  if (!record.ok()) return record.status();
+  const auto& h = pc.header;
+  std::vector<uint64_t> whole;
+  if (h.ndims == 3) whole.push_back(h.nz);
+  whole.push_back(h.ny);
+  whole.push_back(h.nx);
+  const Status s = check_source_record(record.value(), h.components, whole);
+  if (!s.ok()) return corrupt_stream("section 12 (source): " + s.message());
+  return std::optional<SourceRecord>(std::move(record).value());
+}
+
+}  // namespace
+
+Status check_source_section(std::span<const uint8_t> stream, const ParsedContainer& pc) {
+  return read_source(stream, pc).status();
+}
+
+}  // namespace factz::detail
+
+namespace factz {
+
+Result<std::optional<SourceRecord>> stream_source(std::span<const uint8_t> stream) {
+  auto parsed = detail::parse_container(stream);
+  if (!parsed.ok()) return parsed.status();
+  return detail::read_source(stream, parsed.value());
+}
+
+}  // namespace factz

@@ -1,0 +1,500 @@
+// netCDF and HDF5 variables at the command line (issue 18; docs/usage.md "Your data in
+// netCDF or HDF5"): files are made here from the bundled real fields with netCDF-C's own
+// ncgen (netCDF-4 and netCDF-3 classic, from CDL text) and with h5py (HDF5), never with
+// FaCTz's writer; results are read back with ncdump, so the checks do not trust FaCTz's own
+// reader. Every test is skipped, with a message, when factz was built without netCDF.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/cli_process.hpp"
+#include "support/npy_file.hpp"
+#include "support/temp_dir.hpp"
+
+namespace factz {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::key_values;
+using testing::Outcome;
+using testing::TempDir;
+
+const std::string kCli = FACTZ_CLI_PATH;
+const std::string kData = FACTZ_TEST_DATA_DIR;
+constexpr int kNx = 36, kNy = 33;  // ncl_storm_t0
+constexpr float kFill = 1e20f;
+
+Outcome factz(const TempDir& dir, const std::string& args) {
+  return testing::run_in(dir, testing::shell_quoted(kCli) + " " + args);
+}
+
+std::vector<float> read_f32(const std::string& path) {
+  const std::string bytes = testing::read_text_file(path);
+  std::vector<float> v(bytes.size() / 4);
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+/// What `factz --version` says is built in.
+bool netcdf_built_in() {
+  static const bool yes = [] {
+    TempDir dir;
+    const Outcome o = factz(dir, "--version");
+    return o.exit_code == 0 && o.out.find("netCDF-C") != std::string::npos;
+  }();
+  return yes;
+}
+bool have_program(const std::string& name) { return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0; }
+
+#define REQUIRE_NETCDF()                                                                               \
+  do {                                                                                                 \
+    if (!netcdf_built_in()) GTEST_SKIP() << "factz was built without netCDF-C (libnetcdf-dev): skipped"; \
+    if (!have_program("ncgen") || !have_program("ncdump"))                                             \
+      GTEST_SKIP() << "ncgen / ncdump (netcdf-bin) not installed: skipped";                            \
+  } while (0)
+
+std::string numbers(const std::vector<float>& v) {
+  std::string s;
+  char buf[32];
+  for (size_t k = 0; k < v.size(); ++k) {
+    std::snprintf(buf, sizeof buf, "%s%.9g", k ? ", " : "", double(v[k]));  // %.9g: a float exactly
+    s += buf;
+  }
+  return s;
+}
+
+/// The storm's u and v at time t of the test file: scaled copies of the real t0 field; at
+/// t = 1 a 10 x 6 block of land (the fill value) in the corner.
+struct Storm {
+  std::vector<float> u, v;
+};
+Storm storm_at(int t) {
+  Storm s{read_f32(kData + "/ncl_storm_t0_u_36x33.f32"), read_f32(kData + "/ncl_storm_t0_v_36x33.f32")};
+  for (auto& x : s.u) x *= 1.0f + 0.1f * float(t);
+  for (auto& x : s.v) x *= 1.0f - 0.05f * float(t);
+  if (t == 1)
+    for (int y = 0; y < 6; ++y)
+      for (int x = 0; x < 10; ++x) s.u[size_t(y * kNx + x)] = s.v[size_t(y * kNx + x)] = kFill;
+  return s;
+}
+constexpr int kLand = 60;
+
+/// CDL of the test file: time (unlimited, 3 steps), lat and lon with coordinate variables,
+/// U and V with _FillValue, units and long_name, global attributes, and the variables the
+/// error cases need.
+std::string storm_cdl() {
+  std::vector<float> u, v, lat, lon;
+  for (int t = 0; t < 3; ++t) {
+    const Storm s = storm_at(t);
+    u.insert(u.end(), s.u.begin(), s.u.end());
+    v.insert(v.end(), s.v.begin(), s.v.end());
+  }
+  for (int k = 0; k < kNy; ++k) lat.push_back(10.0f + 0.5f * float(k));
+  for (int k = 0; k < kNx; ++k) lon.push_back(100.0f + 0.5f * float(k));
+  const std::vector<float> w = read_f32(kData + "/metno_arctic20_cur_u_41x41.f32");
+  std::vector<float> shorts(static_cast<size_t>(kNx * kNy)), plain(static_cast<size_t>(kNx));
+  for (size_t k = 0; k < shorts.size(); ++k) shorts[k] = float(k % 100);
+  for (size_t k = 0; k < plain.size(); ++k) plain[k] = float(k);
+  std::ostringstream c;
+  c << "netcdf storm {\ndimensions:\n  time = UNLIMITED ;\n  lat = " << kNy << " ;\n  lon = " << kNx
+    << " ;\n  y2 = 41 ;\n  x2 = 41 ;\n  nchar = 4 ;\n"
+    << "variables:\n"
+    << "  double time(time) ;\n    time:units = \"hours since 2000-01-01 00:00:00\" ;\n"
+    << "    time:standard_name = \"time\" ;\n"
+    << "  float lat(lat) ;\n    lat:units = \"degrees_north\" ;\n    lat:standard_name = \"latitude\" ;\n"
+    << "  float lon(lon) ;\n    lon:units = \"degrees_east\" ;\n    lon:standard_name = \"longitude\" ;\n"
+    << "  float U(time, lat, lon) ;\n    U:_FillValue = 1e20f ;\n    U:units = \"m s-1\" ;\n"
+    << "    U:long_name = \"eastward wind\" ;\n    U:valid_range = -100.f, 100.f ;\n"
+    << "  float V(time, lat, lon) ;\n    V:_FillValue = 1e20f ;\n    V:units = \"m s-1\" ;\n"
+    << "    V:long_name = \"northward wind\" ;\n"
+    << "  short S(lat, lon) ;\n  double D(lat, lon) ;\n  char C(lat, nchar) ;\n  float one(lon) ;\n"
+    << "  float W(y2, x2) ;\n"
+    << "\n// global attributes:\n  :title = \"storm test\" ;\n  :Conventions = \"CF-1.8\" ;\n"
+    << "data:\n"
+    << "  time = 0, 6, 12 ;\n  lat = " << numbers(lat) << " ;\n  lon = " << numbers(lon) << " ;\n"
+    << "  U = " << numbers(u) << " ;\n  V = " << numbers(v) << " ;\n  S = " << numbers(shorts) << " ;\n"
+    << "  D = " << numbers(storm_at(0).u) << " ;\n  one = " << numbers(plain) << " ;\n  W = " << numbers(w) << " ;\n}\n";
+  return c.str();
+}
+
+/// storm.nc (netCDF-4) and, with `kind` "classic", storm3.nc in `dir`.
+void make_storm(const TempDir& dir, const std::string& kind = "nc4", const std::string& name = "storm.nc") {
+  std::ofstream(dir / "storm.cdl") << storm_cdl();
+  const Outcome o = testing::run_in(dir, "ncgen -k " + kind + " -o " + name + " storm.cdl");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+}
+
+/// The lines of `ncdump -h` that declare variable `var` and its attributes.
+std::vector<std::string> declaration(const std::string& header, const std::string& var) {
+  std::vector<std::string> out;
+  std::istringstream in(header);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    const bool declares = line.find(" " + var + "(") != std::string::npos && line.rfind("\t\t", 0) != 0;
+    if (declares) inside = true;
+    else if (inside && line.rfind("\t\t" + var + ":", 0) != 0) inside = false;
+    if (inside) out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+/// The values of `var` as `ncdump -v var -p 9` prints them; NaN stands for '_' (a fill).
+std::vector<double> dumped_values(const TempDir& dir, const std::string& file, const std::string& var) {
+  const Outcome o = testing::run_in(dir, "ncdump -p 9,17 -v " + var + " " + file);
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  const size_t data = o.out.find("data:");
+  const size_t at = o.out.find("\n " + var + " =", data);
+  const size_t end = o.out.find(';', at);
+  std::vector<double> values;
+  if (data == std::string::npos || at == std::string::npos || end == std::string::npos) return values;
+  std::string body = o.out.substr(at + var.size() + 4, end - at - var.size() - 4);
+  std::replace(body.begin(), body.end(), ',', ' ');
+  std::istringstream in(body);
+  std::string token;
+  while (in >> token) values.push_back(token == "_" ? std::nan("") : std::stod(token));
+  return values;
+}
+
+/// One line on stderr naming `needles`, and the exit code.
+void expect_one_line(const Outcome& o, int code, const std::vector<std::string>& needles) {
+  EXPECT_EQ(o.exit_code, code) << o.describe();
+  EXPECT_FALSE(o.signaled) << o.describe();
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.describe();
+  for (const auto& n : needles) EXPECT_NE(o.err.find(n), std::string::npos) << "wanted '" << n << "'\n" << o.describe();
+}
+
+// ---- The workflow of docs/usage.md ----------------------------------------------------------
+
+TEST(Netcdf, VersionSaysWhatIsBuiltIn) {
+  TempDir dir;
+  const Outcome o = factz(dir, "--version");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_TRUE(o.out.find("netCDF-C") != std::string::npos || o.out.find("no netCDF") != std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("stream format v2 to v4"), std::string::npos) << o.out;
+}
+
+// The acceptance test of issue 18: slices of a netCDF-4 file with a time dimension, a fill
+// value and coordinate variables, compressed and written back to netCDF.
+TEST(Netcdf, SlicesComeBackWithTheirDimensionsAttributesAndCoordinates) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm(dir);
+  const double eb = 0.05;
+  const Outcome c = factz(dir, "compress -i 'storm.nc:U[time=1]' -i 'storm.nc:V[time=1]' -z s.fz -M ABS 0.05 --json");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_NE(c.out.find("\"masked_vertices\": " + std::to_string(kLand)), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\"nx\": 36"), std::string::npos) << c.out;
+  EXPECT_EQ(c.err.find("warning"), std::string::npos) << "_FillValue is declared by the file: " << c.err;
+
+  const Outcome info = factz(dir, "info -z s.fz");
+  ASSERT_EQ(info.exit_code, 0) << info.describe();
+  for (const char* want : {"format version 4", "source", "netCDF-4 file storm.nc", "u: U[time=1], float32",
+                           "dimensions time=3 (unlimited), lat=33, lon=36", "units = \"m s-1\"",
+                           "coordinate time (float64, at index 1: 6", ":Conventions = \"CF-1.8\""})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+
+  const Outcome d = factz(dir, "decompress -z s.fz -o out.nc:U -o out.nc:V");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  const Outcome h0 = testing::run_in(dir, "ncdump -h storm.nc"), h1 = testing::run_in(dir, "ncdump -h out.nc");
+  ASSERT_EQ(h0.exit_code, 0) << h0.describe();
+  ASSERT_EQ(h1.exit_code, 0) << h1.describe();
+  // The same dimensions (the sliced time keeps its name and unlimited kind, with one step) ...
+  EXPECT_EQ(lines_with(h1.out, "lat = "), lines_with(h0.out, "lat = ")) << h1.out;
+  EXPECT_EQ(lines_with(h1.out, "lon = "), lines_with(h0.out, "lon = ")) << h1.out;
+  EXPECT_EQ(lines_with(h1.out, "time = "), std::vector<std::string>{"\ttime = UNLIMITED ; // (1 currently)"}) << h1.out;
+  // ... the same declarations and attributes of U, V and the coordinate variables, and the
+  // global attributes.
+  for (const char* var : {"U", "V", "time", "lat", "lon"}) {
+    const auto want = declaration(h0.out, var);
+    ASSERT_FALSE(want.empty()) << var << "\n" << h0.out;
+    EXPECT_EQ(declaration(h1.out, var), want) << var << "\n" << h1.out;
+  }
+  EXPECT_EQ(lines_with(h1.out, "\t\t:"), lines_with(h0.out, "\t\t:")) << h1.out;
+  EXPECT_TRUE(declaration(h1.out, "S").empty()) << "only the variables written and their coordinates: " << h1.out;
+
+  // The values, as ncdump reads them: the land is the fill value ('_'), the rest within eb.
+  const Storm orig = storm_at(1);
+  const auto u = dumped_values(dir, "out.nc", "U"), v = dumped_values(dir, "out.nc", "V");
+  ASSERT_EQ(u.size(), size_t(kNx * kNy));
+  ASSERT_EQ(v.size(), size_t(kNx * kNy));
+  int land = 0;
+  for (size_t k = 0; k < u.size(); ++k) {
+    if (orig.u[k] == kFill) {
+      ++land;
+      EXPECT_TRUE(std::isnan(u[k]) && std::isnan(v[k])) << "vertex " << k;
+      continue;
+    }
+    EXPECT_LE(std::fabs(u[k] - double(orig.u[k])), eb) << "vertex " << k;
+    EXPECT_LE(std::fabs(v[k] - double(orig.v[k])), eb) << "vertex " << k;
+  }
+  EXPECT_EQ(land, kLand);
+  const auto time = dumped_values(dir, "out.nc", "time"), lat = dumped_values(dir, "out.nc", "lat");
+  EXPECT_EQ(time, std::vector<double>{6.0});
+  ASSERT_EQ(lat.size(), size_t(kNy));
+  EXPECT_EQ(lat[3], 11.5);
+
+  // The critical points are kept, on the same mesh (the land outside it).
+  const Outcome vr = factz(dir, "verify -i 'storm.nc:U[time=1]' -i 'storm.nc:V[time=1]' -d out.nc:U -d out.nc:V");
+  ASSERT_EQ(vr.exit_code, 0) << vr.describe();
+  auto kv = key_values(vr.out);
+  EXPECT_EQ(kv["violations"], "0") << vr.out;
+  EXPECT_EQ(kv["mask_mismatch"], "0") << vr.out;
+  EXPECT_EQ(kv["masked_vertices"], std::to_string(kLand)) << vr.out;
+  EXPECT_GT(std::stoi(kv["cp_original"]), 0) << vr.out;
+  EXPECT_LE(std::stod(kv["max_abs_error_u"]), eb) << vr.out;
+  // A raw reconstruction compares too: its shape and fill value are the original's.
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o u.f32 -o v.f32").exit_code, 0);
+  const Outcome raw = factz(dir, "verify -i 'storm.nc:U[1,:,:]' -i 'storm.nc:V[1,:,:]' -d u.f32 -d v.f32");
+  ASSERT_EQ(raw.exit_code, 0) << raw.describe();
+  EXPECT_EQ(key_values(raw.out)["violations"], "0") << raw.out;
+  EXPECT_EQ(key_values(raw.out)["mask_mismatch"], "0") << raw.out;
+}
+
+TEST(Netcdf, AClassicFileAndAPositionalSliceGiveTheSameField) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm(dir);
+  make_storm(dir, "classic", "storm3.nc");
+  ASSERT_EQ(testing::run_in(dir, "ncdump -k storm3.nc").out, "classic\n");
+  ASSERT_EQ(factz(dir, "compress -i 'storm.nc:U[time=2]' -i 'storm.nc:V[time=2]' -z a.fz --mode block").exit_code, 0);
+  const Outcome c = factz(dir, "compress -i 'storm3.nc:U[2,:,:]' -i 'storm3.nc:V[-1,:,:]' -z b.fz --mode block");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_NE(factz(dir, "info -z b.fz").out.find("netCDF-3 classic file storm3.nc"), std::string::npos);
+  ASSERT_EQ(factz(dir, "decompress -z a.fz -o a_u.f32 -o a_v.f32").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z b.fz -o b_u.f32 -o b_v.f32").exit_code, 0);
+  EXPECT_EQ(testing::read_text_file(dir / "a_u.f32"), testing::read_text_file(dir / "b_u.f32"));
+  EXPECT_EQ(testing::read_text_file(dir / "a_v.f32"), testing::read_text_file(dir / "b_v.f32"));
+  // -2 is checked when given.
+  expect_one_line(factz(dir, "cp -2 36 34 -i 'storm3.nc:U[0,:,:]' -i 'storm3.nc:V[0,:,:]'"), 1,
+                  {"storm3.nc:U[0,:,:] is 36 x 33 (nx x ny), but -2 says 36 x 34"});
+  EXPECT_EQ(factz(dir, "cp -2 36 33 -i 'storm3.nc:U[0,:,:]' -i 'storm3.nc:V[0,:,:]'").exit_code, 0);
+}
+
+// HDF5 datasets through the HDF5 library: a group path, dimension scales with coordinates,
+// and the dataset's user-defined fill value (h5py fillvalue=) as the declared fill value.
+TEST(Netcdf, Hdf5DatasetsKeepTheirScalesAndFillValue) {
+  REQUIRE_NETCDF();
+  std::string python;
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(p) + " -c 'import h5py, numpy' > /dev/null 2>&1").c_str()) == 0) {
+      python = p;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "no python3 with h5py and numpy to write the HDF5 file: skipped";
+  TempDir dir;
+  std::ofstream(dir / "make.py") << "import h5py, numpy as np\n"
+                                 << "u = np.fromfile('" << kData << "/metno_arctic20_cur_u_41x41.f32', '<f4').reshape(41, 41)\n"
+                                 << "v = np.fromfile('" << kData << "/metno_arctic20_cur_v_41x41.f32', '<f4').reshape(41, 41)\n"
+                                 << "u[:5, :7] = -9999; v[:5, :7] = -9999\n"
+                                 << "with h5py.File('cur.h5', 'w') as f:\n"
+                                 << "    f.attrs['title'] = 'arctic currents'\n"
+                                 << "    g = f.create_group('ocean/surface')\n"
+                                 << "    x = g.create_dataset('x', data=np.arange(41.0) * 20); x.make_scale('x')\n"
+                                 << "    x.attrs['units'] = 'km'\n"
+                                 << "    y = g.create_dataset('y', data=np.arange(41.0) * 20); y.make_scale('y')\n"
+                                 << "    for name, a in (('u', u), ('v', v)):\n"
+                                 << "        d = g.create_dataset(name, data=a, fillvalue=np.float32(-9999))\n"
+                                 << "        d.attrs['units'] = 'm/s'\n"
+                                 << "        d.dims[0].attach_scale(y); d.dims[1].attach_scale(x)\n"
+                                 << "    f.create_dataset('counts', data=np.zeros((4, 4), dtype='i4'))\n";
+  const Outcome made = testing::run_in(dir, python + " make.py");
+  ASSERT_EQ(made.exit_code, 0) << made.describe();
+  const std::string in = "-i cur.h5:/ocean/surface/u -i cur.h5:/ocean/surface/v";
+  const Outcome c = factz(dir, "compress " + in + " -z c.fz -M REL 1e-3");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_EQ(key_values(c.err)["masked_vertices"], "35") << c.err;
+  const Outcome info = factz(dir, "info -z c.fz");
+  for (const char* want : {"HDF5 file cur.h5", "u: /ocean/surface/u, float32, dimensions y=41, x=41",
+                           "coordinate x (float64, 41 values: 0, 20, 40"})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+  ASSERT_EQ(factz(dir, "decompress -z c.fz -o out.h5:/ocean/u -o out.h5:/ocean/v").exit_code, 0);
+  const Outcome h = testing::run_in(dir, "ncdump -h out.h5");
+  ASSERT_EQ(h.exit_code, 0) << h.describe();
+  for (const char* want : {"float u(y, x)", "u:units = \"m/s\"", "u:_FillValue = -9999.f", "double x(x)",
+                           "x:units = \"km\"", ":title = \"arctic currents\"", "group: ocean"})
+    EXPECT_NE(h.out.find(want), std::string::npos) << want << "\n" << h.out;
+  const Outcome vr = factz(dir, "verify " + in + " -d out.h5:/ocean/u -d out.h5:/ocean/v");
+  ASSERT_EQ(vr.exit_code, 0) << vr.describe();
+  EXPECT_EQ(key_values(vr.out)["violations"], "0") << vr.out;
+  EXPECT_EQ(key_values(vr.out)["mask_mismatch"], "0") << vr.out;
+  EXPECT_EQ(key_values(vr.out)["masked_vertices"], "35") << vr.out;
+  expect_one_line(factz(dir, "cp -i cur.h5:/ocean/surface/w -i cur.h5:/ocean/surface/v"), 1,
+                  {"cur.h5 has no dataset /ocean/surface/w", "/ocean/surface/u", "/counts"});
+  expect_one_line(factz(dir, "cp -i cur.h5:/ocean -i cur.h5:/ocean/surface/v"), 1, {"cur.h5:/ocean is a group"});
+  expect_one_line(factz(dir, "cp -i cur.h5:/counts -i cur.h5:/counts"), 1, {"cur.h5:/counts holds integers (int32)"});
+}
+
+TEST(Netcdf, NpyFilesGiveTheirShape) {
+  TempDir dir;
+  const std::vector<float> u = read_f32(kData + "/ncl_storm_t0_u_36x33.f32"), v = read_f32(kData + "/ncl_storm_t0_v_36x33.f32");
+  auto npy = [](const std::vector<float>& data, const std::string& shape) {
+    std::string bytes(data.size() * 4, '\0');
+    std::memcpy(bytes.data(), data.data(), bytes.size());
+    return testing::npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", 1, bytes);
+  };
+  std::ofstream(dir / "u.npy", std::ios::binary) << npy(u, "(33, 36)");
+  std::ofstream(dir / "v.npy", std::ios::binary) << npy(v, "(33, 36)");
+  std::ofstream(dir / "flat.npy", std::ios::binary) << npy(v, "(1188,)");
+  const Outcome c = factz(dir, "compress -i u.npy -i v.npy -z s.fz --json");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_NE(c.out.find("\"nx\": 36, \"ny\": 33"), std::string::npos) << c.out;
+  const Outcome cp = factz(dir, "cp -i u.npy -i v.npy");
+  EXPECT_EQ(cp.exit_code, 0) << cp.describe();
+  // A flat array does not say its shape; -2 says it, and is checked against a 2D one.
+  expect_one_line(factz(dir, "cp -i flat.npy -i flat.npy"), 2, {"missing -2 NX NY"});
+  EXPECT_EQ(factz(dir, "cp -2 36 33 -i u.npy -i flat.npy").exit_code, 0);
+  expect_one_line(factz(dir, "cp -2 33 36 -i u.npy -i v.npy"), 1, {"u.npy", "does not match"});
+  expect_one_line(factz(dir, "cp -i u.f32 -i v.f32"), 2, {"missing -2 NX NY"});
+}
+
+// compress, cp, verify, render, ct and the scalar paths all read through the one reader.
+TEST(Netcdf, EveryCommandThatTakesAFieldReadsVariables) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm(dir);
+  const std::string in = "-i 'storm.nc:U[time=1]' -i 'storm.nc:V[time=1]'";
+  const Outcome cp = factz(dir, "cp " + in);
+  ASSERT_EQ(cp.exit_code, 0) << cp.describe();
+  EXPECT_EQ(key_values(cp.out)["masked_vertices"], std::to_string(kLand)) << cp.out;
+  const Outcome render = factz(dir, "render " + in + " -o r.png --size 64");
+  EXPECT_EQ(render.exit_code, 0) << render.describe();
+  EXPECT_TRUE(fs::exists(dir / "r.png"));
+  // Multi-block: read whole and cut; written back as a plain (y, x) variable.
+  ASSERT_EQ(factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o m.nc:u -o m.nc:v").exit_code, 0);
+  EXPECT_NE(testing::run_in(dir, "ncdump -h m.nc").out.find("float u(y, x)"), std::string::npos);
+  const Outcome vb = factz(dir, "verify " + in + " -d m.nc:u -d m.nc:v --blocks 2 2");
+  ASSERT_EQ(vb.exit_code, 0) << vb.describe();
+  EXPECT_EQ(key_values(vb.out)["violations"], "0") << vb.out;
+  // Scalar fields: a float variable of one time step without fill values.
+  for (const std::string cmd : {"ct -i 'storm.nc:U[time=0]' --json", "compress --scalar -i 'storm.nc:U[time=0]' -z t.fz"}) {
+    const Outcome o = factz(dir, cmd);
+    EXPECT_EQ(o.exit_code, 0) << cmd << "\n" << o.describe();
+  }
+  ASSERT_EQ(factz(dir, "decompress -z t.fz -o t.nc:T").exit_code, 0);
+  EXPECT_NE(testing::run_in(dir, "ncdump -h t.nc").out.find("float T(y, x)"), std::string::npos);
+  const Outcome vs = factz(dir, "verify -i 'storm.nc:U[time=0]' -d t.nc:T");
+  ASSERT_EQ(vs.exit_code, 0) << vs.describe();
+  EXPECT_EQ(key_values(vs.out)["same_tree"], "1") << vs.out;
+  // A scalar slice holding the fill value cannot be masked yet: one clear line.
+  expect_one_line(factz(dir, "ct -i 'storm.nc:U[time=1]'"), 1,
+                  {"storm.nc:U[time=1] holds 60 value(s) equal to its fill value 1e+20"});
+}
+
+TEST(Netcdf, ErrorsNameTheFileAndTheVariableInOneLine) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm(dir);
+  struct Case {
+    std::string args;
+    int code;
+    std::vector<std::string> needles;
+  };
+  const std::string v1 = " -i 'storm.nc:V[time=1]'";
+  const std::vector<Case> cases = {
+      {"-i 'storm.nc:X[time=1]'" + v1, 1, {"storm.nc has no variable X", "its variables: time, lat, lon, U, V"}},
+      {"-i storm.nc:S -i storm.nc:S", 1, {"storm.nc:S holds integers (short)"}},
+      {"-i storm.nc:C -i storm.nc:C", 1, {"storm.nc:C is not numeric (type char)"}},
+      {"-i storm.nc:D -i storm.nc:D", 1, {"storm.nc:D is float64", "not support float64 yet"}},
+      {"-i storm.nc:one -i storm.nc:one", 1, {"storm.nc:one is 1-dimensional (lon=36)"}},
+      {"-i 'storm.nc:U[time=0]' -i storm.nc:W", 1,
+       {"u storm.nc:U[time=0] is 36 x 33 (nx x ny) but v storm.nc:W is 41 x 41", "same shape"}},
+      {"-i 'storm.nc:U[time=3]'" + v1, 1, {"storm.nc:U[time=3]: index 3 is out of range for dimension time of length 3"}},
+      {"-i 'storm.nc:U[7,:,:]'" + v1, 1, {"index 7 is out of range for dimension time"}},
+      {"-i 'storm.nc:U[time=1'" + v1, 1, {"storm.nc:U[time=1: bad selection"}},
+      {"-i 'storm.nc:U[1,:]'" + v1, 1, {"2 entries for 3 dimensions (time=3, lat=33, lon=36)"}},
+      {"-i 'storm.nc:U[1,0,:]'" + v1, 1, {"dimension lat is one of the last two"}},
+      {"-i 'storm.nc:U[lat=1]'" + v1, 1, {"dimension lat is one of the last two"}},
+      {"-i 'storm.nc:U[depth=1]'" + v1, 1, {"no dimension 'depth'"}},
+      {"-i 'storm.nc:U[time=one]'" + v1, 1, {"'one' is not an index of dimension time"}},
+      {"-i storm.nc:U" + v1, 1, {"storm.nc:U has 3 dimensions", "storm.nc:U[time=0]"}},
+      {"-i storm.nc:" + v1, 1, {"no variable after ':'"}},
+      {"-i storm.nc -i storm.nc", 2, {"storm.nc is a netCDF file: name the variable", "storm.nc:VAR"}},
+      {"-i missing.nc:U" + v1, 1, {"cannot read missing.nc: does not exist"}},
+      {"-i folder.nc:U" + v1, 1, {"cannot read folder.nc: is a directory"}},
+      {"-i text.nc:U" + v1, 1, {"cannot read text.nc: not a netCDF or HDF5 file"}},
+      {"-i cut4.nc:U -i cut4.nc:V", 1, {"cannot read cut4.nc"}},
+      {"-i 'cut3.nc:U[time=1]' -i 'cut3.nc:V[time=1]'", 1, {"cannot read cut3.nc: truncated"}},
+  };
+  fs::create_directory(dir / "folder.nc");
+  std::ofstream(dir / "text.nc") << "this is not netCDF\n";
+  make_storm(dir, "classic", "storm3.nc");
+  const std::string nc4 = testing::read_text_file(dir / "storm.nc"), nc3 = testing::read_text_file(dir / "storm3.nc");
+  std::ofstream(dir / "cut4.nc", std::ios::binary) << nc4.substr(0, nc4.size() / 2);
+  std::ofstream(dir / "cut3.nc", std::ios::binary) << nc3.substr(0, nc3.size() / 2);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    expect_one_line(factz(dir, "cp " + c.args), c.code, c.needles);
+  }
+  // The same reader behind every command (here compress and verify -d).
+  expect_one_line(factz(dir, "compress -i storm.nc:S" + v1 + " -z s.fz"), 1, {"storm.nc:S holds integers"});
+  EXPECT_FALSE(fs::exists(dir / "s.fz"));
+  ASSERT_EQ(factz(dir, "compress -i 'storm.nc:U[time=1]'" + v1 + " -z s.fz").exit_code, 0);
+  expect_one_line(factz(dir, "verify -i 'storm.nc:U[time=1]'" + v1 + " -d storm.nc:W -d storm.nc:W"), 1,
+                  {"storm.nc:W is 41 x 41 (nx x ny), but the original (-i) is 36 x 33"});
+  // Outputs: a variable name is needed, one variable is written once, an input is never
+  // overwritten.
+  expect_one_line(factz(dir, "decompress -z s.fz -o o.nc -o o2.nc"), 2, {"o.nc is a netCDF file: name the variable"});
+  expect_one_line(factz(dir, "decompress -z s.fz -o o.nc:U -o o.nc:U"), 2, {"o.nc:U is named twice"});
+  expect_one_line(factz(dir, "compress -i 'storm.nc:U[time=1]'" + v1 + " -z storm.nc"), 2,
+                  {"refusing to overwrite an input"});
+  expect_one_line(factz(dir, "decompress -z s.fz -o 'o.nc:U[0]' -o o.nc:V"), 2, {"takes no selection"});
+  EXPECT_FALSE(fs::exists(dir / "o.nc"));
+}
+
+// The file's fill values are declared as if given with --fill-u / --fill-v; --fill on the
+// command line replaces them (--fill nan: only NaN marks missing data).
+TEST(Netcdf, FillOnTheCommandLineReplacesTheFilesFillValue) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm(dir);
+  const std::string in = "cp -i 'storm.nc:U[time=1]' -i 'storm.nc:V[time=1]'";
+  EXPECT_EQ(key_values(factz(dir, in).out)["masked_vertices"], std::to_string(kLand));
+  EXPECT_EQ(key_values(factz(dir, in + " --fill nan").out)["masked_vertices"], "0");
+  EXPECT_EQ(key_values(factz(dir, in + " --fill-u nan").out)["masked_vertices"], std::to_string(kLand))
+      << "v's own fill value still marks the land";
+}
+
+// A stream without a source record: plain (y, x) variables, and _FillValue when the missing
+// vertices share one bit pattern.
+TEST(Netcdf, StreamsOfRawFieldsBecomePlainVariables) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  const Storm s = storm_at(1);
+  for (const auto& [name, plane] : {std::pair{"u.f32", &s.u}, std::pair{"v.f32", &s.v}})
+    std::ofstream(dir / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(plane->data()), std::streamsize(plane->size() * 4));
+  ASSERT_EQ(factz(dir, "compress -2 36 33 -i u.f32 -i v.f32 -z m.fz --fill 1e20").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 36 33 -i u.f32 -i v.f32 -z p.fz --fill nan").exit_code, 0);
+  EXPECT_NE(factz(dir, "info -z m.fz").out.find("format version 3"), std::string::npos) << "no source: no version 4";
+  ASSERT_EQ(factz(dir, "decompress -z m.fz -o m.nc:u -o m.nc:v").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z p.fz -o p.nc:u -o p.nc:v").exit_code, 0);
+  const std::string m = testing::run_in(dir, "ncdump -h m.nc").out, p = testing::run_in(dir, "ncdump -h p.nc").out;
+  for (const char* want : {"y = 33 ;", "x = 36 ;", "float u(y, x) ;", "u:_FillValue = 1.e+20f ;", "v:_FillValue = 1.e+20f ;"})
+    EXPECT_NE(m.find(want), std::string::npos) << want << "\n" << m;
+  EXPECT_EQ(p.find("_FillValue"), std::string::npos) << "no missing vertices, no fill value: " << p;
+  const Outcome vr = factz(dir, "verify -i m.nc:u -i m.nc:v -d m.nc:u -d m.nc:v");
+  EXPECT_EQ(key_values(vr.out)["masked_vertices"], std::to_string(kLand)) << vr.describe();
+}
+
+}  // namespace
+}  // namespace factz

@@ -1,0 +1,305 @@
+// The source record (section 12 `source`, format version 4; docs/format.md) as a
+// specification: its bytes as documented, round trips of every field and type, rejection of
+// every truncated or damaged record, and the stream layer's rules: compress stores
+// Options::source as it is (version 4), stream_source reads it back, the values do not
+// change, and a record that does not describe the stream's grid is a corrupt stream.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "factz/io.hpp"
+#include "format/container.hpp"
+#include "format/crc32.hpp"
+#include "synth.hpp"
+
+namespace factz {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+Bytes le_bytes(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  return Bytes(b, b + n);
+}
+template <class T>
+Bytes values_of(std::initializer_list<T> values) {
+  Bytes out;
+  for (T v : values) {
+    const Bytes b = le_bytes(&v, sizeof v);  // little-endian host (docs/usage.md)
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+SourceAttribute text_attribute(const std::string& name, const std::string& text) {
+  SourceAttribute a;
+  a.name = name;
+  a.type = SourceType::text;
+  a.data.assign(text.begin(), text.end());
+  return a;
+}
+
+/// A record of a 33 x 36 slice of a 3D variable, with every kind of attribute.
+SourceRecord sample_record(uint64_t ny = 33, uint64_t nx = 36) {
+  SourceRecord r;
+  r.format = SourceFormat::netcdf4;
+  r.file = "storm.nc";
+  r.attributes = {text_attribute("Conventions", "CF-1.8")};
+  for (const char* name : {"U", "V"}) {
+    SourceVariable v;
+    v.name = name;
+    v.type = SourceType::float32;
+    v.dimensions = {{"time", 3, true, 1}, {"lat", ny, false, std::nullopt}, {"lon", nx, false, std::nullopt}};
+    SourceAttribute fill{"_FillValue", SourceType::float32, values_of<float>({1e20f}), {}};
+    SourceAttribute range{"valid_range", SourceType::float64, values_of<double>({-100.0, 100.0}), {}};
+    SourceAttribute flags{"flags", SourceType::int16, values_of<int16_t>({-1, 2, 3}), {}};
+    SourceAttribute big{"big", SourceType::uint64, values_of<uint64_t>({~uint64_t(0)}), {}};
+    SourceAttribute names{"names", SourceType::string, {}, {"a", "", "long name"}};
+    v.attributes = {fill, text_attribute("units", "m s-1"), range, flags, big, names};
+    SourceCoordinate time{0, "time", SourceType::float64, values_of<double>({6.0}), {text_attribute("units", "hours")}};
+    SourceCoordinate lon{2, "lon", SourceType::float32, {}, {}};
+    for (uint64_t k = 0; k < nx; ++k) {
+      const float x = 100.0f + 0.5f * float(k);
+      const Bytes b = le_bytes(&x, 4);
+      lon.data.insert(lon.data.end(), b.begin(), b.end());
+    }
+    v.coordinates = {time, lon};
+    r.components.push_back(v);
+  }
+  return r;
+}
+
+void expect_same(const SourceAttribute& a, const SourceAttribute& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.type, b.type) << a.name;
+  EXPECT_EQ(a.data, b.data) << a.name;
+  EXPECT_EQ(a.strings, b.strings) << a.name;
+}
+
+void expect_same(const SourceRecord& a, const SourceRecord& b) {
+  EXPECT_EQ(a.format, b.format);
+  EXPECT_EQ(a.file, b.file);
+  ASSERT_EQ(a.attributes.size(), b.attributes.size());
+  for (size_t k = 0; k < a.attributes.size(); ++k) expect_same(a.attributes[k], b.attributes[k]);
+  ASSERT_EQ(a.components.size(), b.components.size());
+  for (size_t c = 0; c < a.components.size(); ++c) {
+    const auto &x = a.components[c], &y = b.components[c];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.type, y.type);
+    ASSERT_EQ(x.dimensions.size(), y.dimensions.size());
+    for (size_t k = 0; k < x.dimensions.size(); ++k) {
+      EXPECT_EQ(x.dimensions[k].name, y.dimensions[k].name);
+      EXPECT_EQ(x.dimensions[k].size, y.dimensions[k].size);
+      EXPECT_EQ(x.dimensions[k].unlimited, y.dimensions[k].unlimited);
+      EXPECT_EQ(x.dimensions[k].index, y.dimensions[k].index);
+    }
+    ASSERT_EQ(x.attributes.size(), y.attributes.size());
+    for (size_t k = 0; k < x.attributes.size(); ++k) expect_same(x.attributes[k], y.attributes[k]);
+    ASSERT_EQ(x.coordinates.size(), y.coordinates.size());
+    for (size_t k = 0; k < x.coordinates.size(); ++k) {
+      EXPECT_EQ(x.coordinates[k].dimension, y.coordinates[k].dimension);
+      EXPECT_EQ(x.coordinates[k].name, y.coordinates[k].name);
+      EXPECT_EQ(x.coordinates[k].type, y.coordinates[k].type);
+      EXPECT_EQ(x.coordinates[k].data, y.coordinates[k].data);
+      ASSERT_EQ(x.coordinates[k].attributes.size(), y.coordinates[k].attributes.size());
+    }
+  }
+}
+
+// ---- The record's bytes ---------------------------------------------------------------------
+
+TEST(SourceRecord, BytesAreTheDocumentedLayout) {
+  SourceRecord r;
+  r.format = SourceFormat::netcdf_classic;
+  r.file = "a.nc";
+  SourceVariable v;
+  v.name = "U";
+  v.type = SourceType::float32;
+  v.dimensions = {{"t", 5, true, 3}, {"y", 2, false, std::nullopt}, {"x", 3, false, std::nullopt}};
+  v.attributes = {text_attribute("units", "m/s")};
+  v.coordinates = {{2, "x", SourceType::float32, values_of<float>({0.0f, 1.0f, 2.0f}), {}}};
+  r.components = {v};
+  const Bytes want = {
+      0x01, 0x01, 0x04, 'a', '.', 'n', 'c',  // record version, format (classic), file
+      0x00,                                  // global attributes
+      0x01,                                  // components
+      0x01, 'U', 0x05, 0x03,                 // variable name, type float32, 3 dimensions
+      0x01, 't', 0x05, 0x03, 0x03,           // t: size 5, unlimited | sliced, index 3
+      0x01, 'y', 0x02, 0x00,                 // y: size 2
+      0x01, 'x', 0x03, 0x00,                 // x: size 3
+      0x01,                                  // one attribute
+      0x05, 'u', 'n', 'i', 't', 's', 0x02, 0x03, 'm', '/', 's',
+      0x01,                                  // one coordinate
+      0x02, 0x01, 'x', 0x05, 0x03,           // dimension 2, name, float32, 3 values
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40,
+      0x00,  // its attributes
+  };
+  EXPECT_EQ(encode_source_record(r), want);
+  auto back = decode_source_record(want);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  expect_same(back.value(), r);
+}
+
+TEST(SourceRecord, EveryFieldAndTypeRoundTrips) {
+  const SourceRecord r = sample_record();
+  const Bytes bytes = encode_source_record(r);
+  auto back = decode_source_record(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  expect_same(back.value(), r);
+  EXPECT_EQ(back->components[0].attributes[2].numbers(), (std::vector<double>{-100.0, 100.0}));
+  EXPECT_EQ(back->components[0].attributes[3].numbers(), (std::vector<double>{-1.0, 2.0, 3.0}));
+  const std::string text = describe_source_record(back.value());
+  for (const char* want : {"netCDF-4 file storm.nc", "u: U[time=1], float32, dimensions time=3 (unlimited), lat=33, lon=36",
+                           "_FillValue = 1e+20f (float32)", "units = \"m s-1\" (text)", "names = \"a\", \"\", \"long name\"",
+                           "coordinate time (float64, at index 1: 6", ":Conventions = \"CF-1.8\""})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+}
+
+TEST(SourceRecord, EveryTruncationAndDamageIsRefusedWithoutACrash) {
+  const Bytes good = encode_source_record(sample_record());
+  for (size_t n = 0; n < good.size(); ++n) {
+    auto r = decode_source_record(std::span<const uint8_t>(good.data(), n));
+    ASSERT_FALSE(r.ok()) << "accepted the first " << n << " bytes";
+    EXPECT_EQ(r.status().code(), Code::corrupt_stream);
+  }
+  Bytes longer = good;
+  longer.push_back(0);
+  EXPECT_NE(decode_source_record(longer).status().message().find("trailing"), std::string::npos);
+  for (size_t k = 0; k < good.size(); ++k)
+    for (uint8_t flip : {0x01, 0x80, 0xff}) {
+      Bytes b = good;
+      b[k] ^= flip;
+      auto r = decode_source_record(b);  // must not crash, hang or allocate wildly
+      if (!r.ok()) {
+        EXPECT_EQ(r.status().code(), Code::corrupt_stream) << "byte " << k;
+      }
+    }
+  Bytes v2 = good;
+  v2[0] = 2;
+  EXPECT_NE(decode_source_record(v2).status().message().find("source record version 2"), std::string::npos);
+  // A slice index outside its dimension, a coordinate of the wrong length, an unknown type.
+  SourceRecord r = sample_record();
+  r.components[0].dimensions[0].index = 3;
+  EXPECT_FALSE(decode_source_record(encode_source_record(r)).ok());
+  r = sample_record();
+  r.components[1].coordinates[1].data.resize(4 * 35);
+  EXPECT_FALSE(decode_source_record(encode_source_record(r)).ok());
+  r = sample_record();
+  r.components[0].attributes[1].type = SourceType(13);
+  EXPECT_FALSE(decode_source_record(encode_source_record(r)).ok());
+}
+
+TEST(SourceRecord, CheckSaysWhetherItDescribesTheField) {
+  const uint64_t grid[2] = {33, 36};
+  EXPECT_TRUE(check_source_record(sample_record(), 2, grid).ok());
+  EXPECT_FALSE(check_source_record(sample_record(), 1, grid).ok());
+  const uint64_t other[2] = {33, 35};
+  EXPECT_NE(check_source_record(sample_record(), 2, other).message().find("dimension lon has 36 values, the field 35"),
+            std::string::npos);
+  SourceRecord r = sample_record();
+  r.components[0].dimensions[0].index.reset();
+  EXPECT_NE(check_source_record(r, 2, grid).message().find("leading dimension time is not sliced"), std::string::npos);
+  r = sample_record();
+  r.components[1].dimensions[2].index = 0;
+  EXPECT_FALSE(check_source_record(r, 2, grid).ok());
+}
+
+// ---- The section in streams -----------------------------------------------------------------
+
+VectorField2D storm_like() { return synth::turbulence(36, 33, 7); }
+
+TEST(SourceSection, CompressStoresItAsVersion4AndTheValuesDoNotChange) {
+  for (Mode mode : {Mode::none, Mode::block, Mode::speculative}) {
+    SCOPED_TRACE(mode_name(mode));
+    VectorField2D f = storm_like();
+    Options o;
+    o.mode = mode;
+    const auto plain = compress(f, o);
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    EXPECT_EQ(plain.value()[4], 2) << "no source, no mask: version 2";
+    auto none = stream_source(plain.value());
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+    o.source = encode_source_record(sample_record());
+    const auto with = compress(f, o);
+    ASSERT_TRUE(with.ok()) << with.status().to_string();
+    EXPECT_EQ(with.value()[4], 4);
+    auto source = stream_source(with.value());
+    ASSERT_TRUE(source.ok()) << source.status().to_string();
+    ASSERT_TRUE(source->has_value());
+    expect_same(**source, sample_record());
+    const auto a = decompress(plain.value()), b = decompress(with.value());
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->u, b->u);
+    EXPECT_EQ(a->v, b->v);
+    // With missing vertices too (the mask sections and the source: still version 4).
+    f.u[5] = std::nanf("");
+    const auto masked = compress(f, o);
+    ASSERT_TRUE(masked.ok()) << masked.status().to_string();
+    EXPECT_EQ(masked.value()[4], 4);
+    const auto c = decompress(masked.value());
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    EXPECT_TRUE(std::isnan(c->u[5]));
+  }
+}
+
+TEST(SourceSection, ARecordOfAnotherFieldIsRefused) {
+  Options o;
+  o.source = encode_source_record(sample_record(33, 35));
+  auto r = compress(storm_like(), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_NE(r.status().message().find("Options::source"), std::string::npos) << r.status().to_string();
+  o.source = {1, 2, 3};
+  r = compress(storm_like(), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+}
+
+/// `stream` with the source section's raw bytes replaced by `record` (same length), the
+/// section and entry checksums recomputed: only the record's content is wrong.
+Bytes with_record(Bytes stream, const Bytes& record) {
+  auto parsed = detail::parse_container(stream);
+  EXPECT_TRUE(parsed.ok());
+  for (size_t i = 0; i < parsed->entries.size(); ++i) {
+    const auto& e = parsed->entries[i];
+    if (e.id != detail::kSectionSource) continue;
+    EXPECT_EQ(e.flags, 0u);
+    EXPECT_EQ(e.stored_size, record.size());
+    std::memcpy(stream.data() + e.offset, record.data(), record.size());
+    const size_t entry = 64 + 40 * i;
+    const uint32_t crc = detail::crc32c(record);
+    for (int k = 0; k < 4; ++k) stream[entry + 32 + size_t(k)] = uint8_t(crc >> (8 * k));
+    const uint32_t entry_crc = detail::crc32c(std::span<const uint8_t>(stream.data() + entry, 36));
+    for (int k = 0; k < 4; ++k) stream[entry + 36 + size_t(k)] = uint8_t(entry_crc >> (8 * k));
+  }
+  return stream;
+}
+
+TEST(SourceSection, ARecordThatDoesNotDescribeTheStreamIsCorrupt) {
+  Options o;
+  o.zstd = false;  // the section stored as it is
+  o.source = encode_source_record(sample_record());
+  const auto stream = compress(storm_like(), o);
+  ASSERT_TRUE(stream.ok()) << stream.status().to_string();
+  // Another grid, in as many bytes: the container is sound, the record is not this field's.
+  const Bytes other = with_record(stream.value(), encode_source_record(sample_record(34, 36)));
+  for (const auto& r : {decompress(other).status(), stream_source(other).status(), stream_dims(other).status()}) {
+    EXPECT_EQ(r.code(), Code::corrupt_stream) << r.to_string();
+    EXPECT_NE(r.message().find("section 12 (source)"), std::string::npos) << r.to_string();
+  }
+  // A record that does not decode.
+  Bytes broken = encode_source_record(sample_record());
+  broken[0] = 9;
+  const auto s = decompress(with_record(stream.value(), broken)).status();
+  EXPECT_EQ(s.code(), Code::corrupt_stream) << s.to_string();
+  EXPECT_NE(s.message().find("source record version 9"), std::string::npos) << s.to_string();
+}
+
+}  // namespace
+}  // namespace factz

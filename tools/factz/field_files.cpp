@@ -1,0 +1,318 @@
+#include "field_files.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "factz/scalar.hpp"
+
+namespace factz::cli {
+namespace {
+
+using variable_io::FileKind;
+
+bool ends_with_npy(const std::string& s) { return s.size() >= 4 && s.compare(s.size() - 4, 4, ".npy") == 0; }
+
+/// "36 x 33 (nx x ny)" / "36 x 33 x 4 (nx x ny x nz)" of a shape given outermost first.
+std::string shape_text(const std::vector<uint64_t>& shape) {
+  std::string s;
+  for (size_t k = shape.size(); k-- > 0;) s += std::to_string(shape[k]) + (k ? " x " : "");
+  return s + (shape.size() == 3 ? " (nx x ny x nz)" : " (nx x ny)");
+}
+
+void warn(const std::string& command, const std::string& text) {
+  std::fprintf(stderr, "factz %s: warning: %s\n", command.c_str(), text.c_str());
+}
+
+/// The shape in a .npy header, read from the file's first bytes (none when unreadable: the
+/// plane reader then says why).
+std::optional<std::vector<int64_t>> npy_shape(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> head(size_t(std::min<off_t>(st.st_size, 1 << 20)));
+  in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  auto h = factz::parse_npy_header(head);
+  if (!h.ok()) return std::nullopt;
+  return h->shape;
+}
+
+/// The values a vertex must not hold in a component: the first goes to mark_missing, the
+/// others to the mask.
+void add_distinct(std::vector<float>& to, float v) {
+  const bool seen = std::any_of(to.begin(), to.end(), [v](float f) {
+    return std::bit_cast<uint32_t>(f) == std::bit_cast<uint32_t>(v) || (std::isnan(f) && std::isnan(v));
+  });
+  if (!seen) to.push_back(v);
+}
+
+/// The value every missing vertex holds in `plane`, when they share one bit pattern.
+std::optional<float> common_fill(const std::vector<float>& plane, const std::vector<uint8_t>& mask) {
+  std::optional<uint32_t> bits;
+  for (size_t k = 0; k < mask.size() && k < plane.size(); ++k) {
+    if (!mask[k]) continue;
+    const uint32_t b = std::bit_cast<uint32_t>(plane[k]);
+    if (bits && *bits != b) return std::nullopt;
+    bits = b;
+  }
+  if (!bits) return std::nullopt;
+  return std::bit_cast<float>(*bits);
+}
+
+std::string basename_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+}  // namespace
+
+FieldFile field_file(const std::string& name) {
+  auto spec = variable_io::parse_variable_spec(name, false);
+  if (!spec.ok()) fail(spec.status().to_string());
+  FieldFile f{name, spec.value()};
+  if (!f.variable) {
+    if (const auto kind = variable_io::sniff_file(name))
+      fail(name + " is " + (*kind == FileKind::hdf5 ? "an HDF5" : "a netCDF") + " file: name the variable, " + name +
+               ":VAR (" + variable_io::variables_hint(name, *kind) + ")",
+           2);
+  }
+  return f;
+}
+
+std::optional<std::vector<uint64_t>> shape_of(const FieldFile& f, int whole) {
+  if (f.variable) {
+    auto data = variable_io::read_variable(*f.variable, whole, false);
+    if (!data.ok()) fail(data.status().to_string());
+    return data->shape;
+  }
+  if (!ends_with_npy(f.name)) return std::nullopt;
+  const auto shape = npy_shape(f.name);
+  if (!shape || shape->size() != 2 || whole != 2) return std::nullopt;
+  return std::vector<uint64_t>{uint64_t((*shape)[0]), uint64_t((*shape)[1])};
+}
+
+PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                            const std::string& command, const std::string& shape_from) {
+  PlaneInput p;
+  if (f.variable) {
+    const auto& spec = *f.variable;
+    auto data = variable_io::read_variable(spec, whole, true);
+    if (!data.ok()) fail(data.status().to_string());
+    for (const auto& note : data->notes) warn(command, spec.file + ": " + note);
+    if (data->dtype != variable_io::DType::float32)
+      fail("invalid_argument: " + spec.text() + " is " + variable_io::dtype_name(data->dtype) +
+           ": FaCTz does not support float64 yet (float32 only); store the variable as float32");
+    if (!shape.empty() && data->shape != shape)
+      fail("invalid_argument: " + spec.text() + " is " + shape_text(data->shape) + ", but " +
+           (shape_from.empty() ? std::string(shape.size() == 3 ? "-3" : "-2") + " says" : shape_from) + " " +
+           shape_text(shape));
+    p.values = std::move(data->f32);
+    p.shape = data->shape;
+    for (double v : data->fill_values)
+      if (!std::isnan(v)) add_distinct(p.fills, float(v));
+    p.source = std::move(data->source);
+    p.global_attributes = std::move(data->global_attributes);
+    p.format = data->format;
+    return p;
+  }
+  p.shape = shape;
+  if (p.shape.empty()) {
+    if (auto own = shape_of(f, whole)) p.shape = *own;
+    else
+      fail(std::string(whole == 3 ? "missing -3 NX NY NZ" : "missing -2 NX NY") + ": " +
+               (f.name == "-" ? std::string("stdin") : f.name) +
+               (ends_with_npy(f.name) ? " does not give a 2D shape" : " is raw float32, which does not say its shape"),
+           2);
+  }
+  uint64_t rows = 1;
+  for (size_t k = 0; k + 1 < p.shape.size(); ++k) rows *= p.shape[k];
+  p.values = take(factz::read_plane(f.name, int64_t(p.shape.back()), int64_t(rows)));
+  return p;
+}
+
+DeclaredFills declared_fills(const Args& a, const std::vector<float>& file_u, const std::vector<float>& file_v) {
+  DeclaredFills d{file_u, file_v};
+  const factz::FillValues cli = fill_of(a);
+  if (cli.u) d.u = {*cli.u};
+  if (cli.v) d.v = {*cli.v};
+  return d;
+}
+
+int64_t mark_declared(VectorField2D& f, const DeclaredFills& fills) {
+  const size_t n = size_t(f.size());
+  if (fills.u.size() > 1 || fills.v.size() > 1) {  // the second and later values: through the mask
+    if (f.mask.size() != n) f.mask.assign(n, 0);
+    for (size_t k = 0; k < n; ++k) {
+      for (size_t j = 1; j < fills.u.size(); ++j) f.mask[k] |= uint8_t(f.u[k] == fills.u[j]);
+      for (size_t j = 1; j < fills.v.size(); ++j) f.mask[k] |= uint8_t(f.v[k] == fills.v[j]);
+    }
+  }
+  factz::FillValues first;
+  if (!fills.u.empty()) first.u = fills.u[0];
+  if (!fills.v.empty()) first.v = fills.v[0];
+  return factz::mark_missing(f, first);
+}
+
+VectorInput read_vector_input(const Args& a, const char* flag, const std::string& command, const VectorInput* like) {
+  const auto [un, vn] = two_files(a, flag);
+  if (un == "-" && vn == "-") fail("invalid_argument: only one component can come from stdin");
+  const FieldFile fu = field_file(un), fv = field_file(vn);
+  std::vector<uint64_t> shape;
+  std::string shape_from;  // who says the shape, for messages ("-2 says" when empty)
+  if (a.has("-2")) {
+    int64_t nx = 0, ny = 0;
+    dims(a, nx, ny);
+    shape = {uint64_t(ny), uint64_t(nx)};
+  } else if (like) {  // a reconstruction has the original's shape
+    shape = {uint64_t(like->field.ny), uint64_t(like->field.nx)};
+    shape_from = "the original (-i) is";
+  }
+  PlaneInput pu = read_plane_input(fu, shape, 2, command, shape_from);
+  // Without -2, a v that gives its own shape is read with it, so that a difference between
+  // u and v is named as such.
+  const bool v_own = shape.empty() && (fv.variable || ends_with_npy(fv.name)) && shape_of(fv, 2).has_value();
+  PlaneInput pv = read_plane_input(fv, v_own ? std::vector<uint64_t>{} : pu.shape, 2, command, shape_from);
+  if (pv.shape != pu.shape)
+    fail("invalid_argument: u " + fu.name + " is " + shape_text(pu.shape) + " but v " + fv.name + " is " +
+         shape_text(pv.shape) + ": u and v must have the same shape");
+  VectorInput in;
+  VectorField2D& f = in.field;
+  f.ny = int64_t(pu.shape[0]);
+  f.nx = int64_t(pu.shape[1]);
+  f.u = std::move(pu.values);
+  f.v = std::move(pv.values);
+  in.fills = declared_fills(a, pu.fills, pv.fills);
+  if (like) {
+    for (float x : like->fills.u) add_distinct(in.fills.u, x);
+    for (float x : like->fills.v) add_distinct(in.fills.v, x);
+  }
+  in.masked = mark_declared(f, in.fills);
+  // Validated after marking (an infinite fill value that is declared is missing data, not an
+  // error), and before the warning (a field that fails gets one line).
+  if (Status s = factz::validate_field(f); !s.ok()) fail(Status(s.code(), "input field: " + s.message()).to_string());
+  if (!in.fills.any() && !like) warn_suspected_fill(f, command);
+  if (pu.source && pv.source) {
+    SourceRecord record;
+    record.format = pu.format;
+    record.file = basename_of(fu.path());
+    record.attributes = std::move(pu.global_attributes);
+    record.components = {std::move(*pu.source), std::move(*pv.source)};
+    in.source = factz::encode_source_record(record);
+  }
+  return in;
+}
+
+void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny) {
+  if (a.has("-2")) return dims(a, nx, ny);
+  const auto& files = a.all(flag);
+  if (!files.empty() && !files[0].empty() && files[0][0] != "-") {
+    if (const auto shape = shape_of(field_file(files[0][0]), 2)) {
+      ny = int64_t((*shape)[0]);
+      nx = int64_t((*shape)[1]);
+      return;
+    }
+  }
+  fail("missing -2 NX NY (raw float32 files do not say their shape)", 2);
+}
+
+ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command, const ScalarField* like) {
+  const auto& occurrences = a.all(flag);
+  if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
+  const FieldFile file = field_file(occurrences[0][0]);
+  const int whole = a.has("-3") ? 3 : 2;
+  std::vector<uint64_t> shape;
+  if (a.has("-3") || a.has("-2")) {
+    int64_t nx = 0, ny = 0, nz = 1;
+    scalar_dims(a, nx, ny, nz);
+    shape = whole == 3 ? std::vector<uint64_t>{uint64_t(nz), uint64_t(ny), uint64_t(nx)}
+                       : std::vector<uint64_t>{uint64_t(ny), uint64_t(nx)};
+  } else if (like) {  // a reconstruction has the original's shape
+    shape = like->nz > 1 ? std::vector<uint64_t>{uint64_t(like->nz), uint64_t(like->ny), uint64_t(like->nx)}
+                         : std::vector<uint64_t>{uint64_t(like->ny), uint64_t(like->nx)};
+  }
+  if (!file.variable) {  // raw and .npy: the scalar reader's own checks and messages
+    if (shape.empty()) {
+      const auto own = shape_of(file, 2);
+      if (!own) fail("missing -2 NX NY or -3 NX NY NZ: " + file.name + " does not say its shape", 2);
+      shape = *own;
+    }
+    const int64_t nx = int64_t(shape.back()), ny = int64_t(shape[shape.size() - 2]);
+    return take(factz::read_scalar_field(file.name, nx, ny, shape.size() == 3 ? int64_t(shape[0]) : 1));
+  }
+  PlaneInput p = read_plane_input(file, shape, int(shape.empty() ? whole : shape.size()), command,
+                                  like && !a.has("-2") && !a.has("-3") ? "the original (-i) is" : "");
+  for (float fill : p.fills) {
+    const auto held = std::count(p.values.begin(), p.values.end(), fill);
+    if (held > 0) {
+      char text[64];
+      for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as the value
+        std::snprintf(text, sizeof text, "%.*g", digits, double(fill));
+        if (std::strtof(text, nullptr) == fill) break;
+      }
+      fail("invalid_argument: " + file.variable->text() + " holds " + std::to_string(held) +
+           " value(s) equal to its fill value " + text + " (missing data); scalar fields cannot mark missing data yet");
+    }
+  }
+  ScalarField f;
+  f.nx = int64_t(p.shape.back());
+  f.ny = int64_t(p.shape[p.shape.size() - 2]);
+  f.nz = p.shape.size() == 3 ? int64_t(p.shape[0]) : 1;
+  f.values = std::move(p.values);
+  return f;
+}
+
+bool any_variable_output(const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    auto spec = variable_io::parse_variable_spec(n, true);
+    if (!spec.ok() || spec->has_value()) return true;
+  }
+  return false;
+}
+
+void write_field_outputs(const std::vector<std::string>& names, const std::vector<const std::vector<float>*>& planes,
+                         const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
+                         const std::vector<uint8_t>& mask, const std::string& command) {
+  // Variables are gathered per file (one file, several variables) and written after the
+  // plain outputs; a bad output name is a usage error before anything is written.
+  std::vector<std::optional<variable_io::VariableSpec>> specs;
+  for (const auto& n : names) {
+    auto spec = variable_io::parse_variable_spec(n, true);
+    if (!spec.ok()) fail(spec.status().message(), 2);
+    specs.push_back(spec.value());
+  }
+  const bool matching_source = source && source->components.size() == planes.size();
+  std::map<std::string, std::vector<variable_io::OutputVariable>> files;
+  std::map<std::string, std::string> file_names;  // canonical path -> the name as given
+  uint64_t rows = 1;
+  for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
+  for (size_t c = 0; c < names.size(); ++c) {
+    if (!specs[c]) {
+      check(factz::write_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
+      continue;
+    }
+    variable_io::OutputVariable v;
+    v.variable = specs[c]->variable;
+    v.values = *planes[c];
+    v.shape = shape;
+    v.source = matching_source ? &source->components[c] : nullptr;
+    v.global_attributes = matching_source ? &source->attributes : nullptr;
+    v.fill = common_fill(*planes[c], mask);
+    std::error_code ec;
+    const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(specs[c]->file, ec), ec).string();
+    files[key].push_back(std::move(v));
+    file_names.emplace(key, specs[c]->file);
+  }
+  for (const auto& [key, variables] : files) {
+    std::vector<std::string> notes;
+    check(variable_io::write_variables(file_names[key], variables, &notes));
+    for (const auto& note : notes) warn(command, file_names[key] + ": " + note);
+  }
+}
+
+}  // namespace factz::cli
