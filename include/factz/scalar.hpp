@@ -1,9 +1,11 @@
 // FaCTz public C++ API for scalar fields on 2D and 3D regular grids: mode `none` (pointwise
 // bound only) and mode `contour_tree` (TopoSZ: the contour tree simplified at a persistence
-// threshold is preserved exactly). Streams are FaCTz container v2 with one component (docs/format.md).
+// threshold is preserved exactly). Streams are FaCTz containers with one component: version
+// 2, or 3 when the field has missing vertices (docs/format.md).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -19,6 +21,13 @@ struct ScalarField {
   int64_t ny = 0;  ///< vertices along y
   int64_t nz = 1;  ///< vertices along z (1 for a 2D field)
   std::vector<float> values;  ///< nx * ny * nz values, index = (z * ny + y) * nx + x
+  /// Missing vertices (land, gaps, fill values): empty for none, else nx * ny * nz bytes,
+  /// nonzero where the vertex has no value. A NaN value is missing whatever the mask says
+  /// (missing_mask). The mesh of a field with missing vertices is the triangulation minus
+  /// every simplex that touches one; its contour tree is a forest, one tree per connected
+  /// component of valid vertices (docs/toposz.md, "Missing vertices"). The bound applies to
+  /// valid vertices (REL: of their range); missing vertices decode bit for bit.
+  std::vector<uint8_t> mask{};
 
   int64_t size() const { return nx * ny * nz; }
   int ndims() const { return nz == 1 ? 2 : 3; }
@@ -46,20 +55,32 @@ struct ScalarCompressStats {
   int64_t iterations = 0;        ///< contour_tree: rounds of recompute + tighten
   double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
   int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree
+  int64_t masked_vertices = 0;   ///< missing vertices (stored bit for bit in the mask sections)
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
 
-/// Compresses a scalar field. invalid_argument on bad fields (NaN/Inf, empty) or options.
+/// The missing vertices of a field: its mask plus every NaN value; empty when none is missing.
+std::vector<uint8_t> missing_mask(const ScalarField& f);
+
+/// Adds to f.mask the vertices that hold `fill` (a declared fill value, e.g. netCDF's
+/// _FillValue; may be infinite; NaN adds nothing, NaN is always missing) or NaN; returns how
+/// many vertices are missing in all. With nothing missing the mask stays (or becomes) empty.
+int64_t mark_missing(ScalarField& f, std::optional<float> fill);
+
+/// Compresses a scalar field. invalid_argument on bad fields (empty, a mask of the wrong
+/// size, an infinite value at a valid vertex) or options.
 Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& options,
                                              ScalarCompressStats* stats = nullptr);
 
-/// Decompresses a scalar stream. A vector stream given here (or a scalar stream given to
-/// `decompress`) is a clear invalid_argument error; untrusted bytes never crash.
+/// Decompresses a scalar stream; a field with missing vertices comes back with its mask and
+/// their stored bits. A vector stream given here (or a scalar stream given to `decompress`)
+/// is a clear invalid_argument error; untrusted bytes never crash.
 Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
 /// Reads a scalar field: raw little-endian float32 of nx * ny * nz values (x fastest), or a
-/// .npy float32 array (2D fields: shape (ny, nx) or flat). Rejects NaN/Inf with their count
-/// and first position.
+/// .npy float32 array (2D fields: shape (ny, nx) or flat). NaN values are missing vertices;
+/// infinite values are left for mark_missing (a declared fill value) or for the consumers,
+/// which reject them at valid vertices.
 Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz = 1);
 
 }  // namespace factz

@@ -22,15 +22,16 @@ const char* ct_node_type_name(CtNodeType t) {
 }
 
 Result<ContourTree> contour_tree(const ScalarField& field, const CtOptions& o) {
-  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field));
+  std::vector<uint8_t> missing;
+  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field, missing));
   if (!std::isfinite(o.persistence) || o.persistence < 0)
     return invalid_argument("persistence must be a finite number >= 0");
   if (o.persistence_mode != BoundMode::abs && o.persistence_mode != BoundMode::rel)
     return invalid_argument("unknown persistence mode");
-  const double p_abs =
-      o.persistence_mode == BoundMode::abs ? o.persistence : o.persistence * detail::scalar_range(field.values);
-  return detail::compute_contour_tree(field.values, {field.nx, field.ny, field.nz}, p_abs, o.segmentation,
-                                      detail::thread_count(o.policy, o.threads));
+  const double p_abs = o.persistence_mode == BoundMode::abs ? o.persistence
+                                                            : o.persistence * detail::scalar_range(field.values, missing);
+  return detail::compute_contour_tree(field.values, {field.nx, field.ny, field.nz}, missing, p_abs,
+                                      {o.segmentation, o.contour_arcs}, detail::thread_count(o.policy, o.threads));
 }
 
 CtComparison compare_contour_trees(const ContourTree& a, const ContourTree& b) {
@@ -56,15 +57,18 @@ CtComparison compare_contour_trees(const ContourTree& a, const ContourTree& b) {
     }
   }
   auto arc_less = [](const CtArc& x, const CtArc& y) { return x.lower != y.lower ? x.lower < y.lower : x.upper < y.upper; };
-  std::vector<CtArc> only;
-  std::set_difference(a.arcs.begin(), a.arcs.end(), b.arcs.begin(), b.arcs.end(), std::back_inserter(only), arc_less);
-  c.arcs_missing = int64_t(only.size());
-  const size_t split = only.size();
-  std::set_difference(b.arcs.begin(), b.arcs.end(), a.arcs.begin(), a.arcs.end(), std::back_inserter(only), arc_less);
-  c.arcs_extra = int64_t(only.size() - split);
-  for (const auto& arc : only) {
-    off.push_back(arc.lower);
-    off.push_back(arc.upper);
+  for (const auto member : {&ContourTree::join_arcs, &ContourTree::split_arcs}) {
+    const std::vector<CtArc>&x = a.*member, &y = b.*member;
+    std::vector<CtArc> only;
+    std::set_difference(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(only), arc_less);
+    c.arcs_missing += int64_t(only.size());
+    const size_t split = only.size();
+    std::set_difference(y.begin(), y.end(), x.begin(), x.end(), std::back_inserter(only), arc_less);
+    c.arcs_extra += int64_t(only.size() - split);
+    for (const auto& arc : only) {
+      off.push_back(arc.lower);
+      off.push_back(arc.upper);
+    }
   }
   auto pair_less = [](const CtPair& x, const CtPair& y) {
     return x.extremum != y.extremum ? x.extremum < y.extremum : x.saddle < y.saddle;
@@ -89,26 +93,33 @@ CtComparison compare_contour_trees(const ContourTree& a, const ContourTree& b) {
 
 Result<ScalarComparison> compare_scalar(const ScalarField& original, const ScalarField& decompressed,
                                         BoundMode persistence_mode, double persistence, Policy policy, int threads) {
-  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(original));
-  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(decompressed));
+  std::vector<uint8_t> ma, mb;
+  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(original, ma));
+  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(decompressed, mb));
   if (original.nx != decompressed.nx || original.ny != decompressed.ny || original.nz != decompressed.nz)
     return invalid_argument("the two fields have different dimensions");
   if (!std::isfinite(persistence) || persistence < 0) return invalid_argument("persistence must be finite and >= 0");
   ScalarComparison s;
-  s.value_range = detail::scalar_range(original.values);
+  s.value_range = detail::scalar_range(original.values, ma);
   s.persistence_abs = persistence_mode == BoundMode::abs ? persistence : persistence * s.value_range;
   const int t = detail::thread_count(policy, threads);
   const detail::ScalarGrid g{original.nx, original.ny, original.nz};
-  const ContourTree a = detail::compute_contour_tree(original.values, g, s.persistence_abs, false, t);
-  const ContourTree b = detail::compute_contour_tree(decompressed.values, g, s.persistence_abs, false, t);
+  const ContourTree a = detail::compute_contour_tree(original.values, g, ma, s.persistence_abs, {}, t);
+  const ContourTree b = detail::compute_contour_tree(decompressed.values, g, mb, s.persistence_abs, {}, t);
   s.tree = compare_contour_trees(a, b);
   double sq = 0;
+  int64_t both = 0;
   for (size_t k = 0; k < original.values.size(); ++k) {
+    const bool missing_a = !ma.empty() && ma[k], missing_b = !mb.empty() && mb[k];
+    s.masked_vertices += missing_a;
+    s.mask_mismatch += missing_a != missing_b;
+    if (missing_a || missing_b) continue;
     const double d = std::fabs(double(original.values[k]) - double(decompressed.values[k]));
     s.max_abs_error = std::max(s.max_abs_error, d);
     sq += d * d;
+    ++both;
   }
-  s.rmse = std::sqrt(sq / double(original.values.size()));
+  s.rmse = both > 0 ? std::sqrt(sq / double(both)) : 0.0;
   s.psnr = s.rmse == 0 ? std::numeric_limits<double>::infinity()
                        : 20.0 * std::log10(s.value_range) - 20.0 * std::log10(s.rmse);
   return s;

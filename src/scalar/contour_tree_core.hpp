@@ -1,8 +1,10 @@
-// Contour tree core (docs/toposz.md, "Algorithms"): sort by (value, index), join and split
-// trees by union-find sweeps, the Carr-Snoeyink-Axen merge, reduction to critical nodes,
-// persistence simplification by leaf pruning, and the segmentation.
+// Contour tree core (docs/toposz.md, "Algorithm"): sort by (value, index), join and split
+// trees with their elder-rule persistence pairs by union-find sweeps, simplification of the
+// two merge trees, the regions of the vertices, and the Carr-Snoeyink-Axen merge into the
+// contour tree.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "factz/contour_tree.hpp"
@@ -13,12 +15,21 @@ namespace factz::detail {
 /// Largest vertex count the contour tree handles (indices are 32-bit internally).
 inline constexpr int64_t kMaxCtVertices = int64_t(0xFFFFFFFEu);
 
-/// The contour tree of `values` on `grid`, simplified at the absolute threshold `p_abs`.
-/// `values` must be finite and hold grid.size() values (checked by the callers).
-ContourTree compute_contour_tree(std::span<const float> values, const ScalarGrid& grid, double p_abs,
-                                 bool segmentation, int threads);
+/// What compute_contour_tree fills besides nodes, merge-tree arcs and pairs.
+struct CtRequest {
+  bool segmentation = false;  ///< ContourTree::segmentation
+  bool contour_arcs = false;  ///< ContourTree::arcs (the merge of the simplified trees)
+};
 
-/// Value range max - min (0 for an empty span).
-double scalar_range(std::span<const float> values);
+/// The contour forest of `values` on `grid` (one tree per connected component of the valid
+/// vertices), simplified at the absolute threshold `p_abs`. `missing` is empty (every vertex
+/// valid) or holds grid.size() bytes, nonzero for a missing vertex: it and every simplex
+/// touching it are not part of the mesh. Valid values must be finite and `values` must hold
+/// grid.size() values (checked by the callers); missing vertices' values are never read.
+ContourTree compute_contour_tree(std::span<const float> values, const ScalarGrid& grid,
+                                 std::span<const uint8_t> missing, double p_abs, const CtRequest& want, int threads);
+
+/// Value range max - min over the valid vertices (0 when there are none).
+double scalar_range(std::span<const float> values, std::span<const uint8_t> missing = {});
 
 }  // namespace factz::detail

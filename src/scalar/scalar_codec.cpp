@@ -1,5 +1,7 @@
 // Scalar-field compression: mode none (pointwise bound) and mode contour_tree (TopoSZ).
-// Stream layout: docs/format.md ("Scalar streams") and docs/toposz.md.
+// Stream layout: docs/format.md ("Scalar streams") and docs/toposz.md. Missing vertices
+// (ScalarField::mask, NaN) take no code: the decoder reads the mask first and gives each
+// one a stand-in for the predictions after it, then lays the stored bits over it.
 //
 // Both modes share one decoder: a Lorenzo prediction from already decoded values and a
 // quantization code per vertex (symbol 0: the value is stored exactly). The contour-tree
@@ -20,6 +22,7 @@
 #include "scalar/contour_tree_core.hpp"
 #include "scalar/scalar_checks.hpp"
 #include "codec/zstd_stage.hpp"
+#include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
 #include "util/byte_io.hpp"
 
@@ -50,6 +53,17 @@ inline float lorenzo(const float* r, const ScalarGrid& g, int64_t x, int64_t y, 
   return ((((((a + b) + c) - ab) - ac) - bc) + abc);
 }
 
+// The value a missing vertex holds for the predictions after it: the decoded value to its
+// left, else above, else below in z, else 0 (a constant extension of the valid values,
+// which a Lorenzo extrapolation across a wide mask would not be). Writer and decoder
+// compute it from the same decoded values.
+inline float missing_stand_in(const float* r, const ScalarGrid& g, int64_t x, int64_t y, int64_t z, int64_t v) {
+  if (x > 0) return r[v - 1];
+  if (y > 0) return r[v - g.nx];
+  if (z > 0) return r[v - g.nx * g.ny];
+  return 0.0f;
+}
+
 // Per-vertex topological interval: lo < g(v) < hi, equality allowed where flagged.
 struct Intervals {
   std::vector<float> lo, hi;
@@ -66,12 +80,30 @@ struct Quantized {
   std::vector<float> recon;
 };
 
+// The values a valid vertex must not decode to: those the missing vertices hold (their fill
+// values; NaN equals nothing), so that declaring the fill value again on a decompressed
+// raw file finds the same missing vertices. Empty past kMaxFillValues distinct values.
+constexpr size_t kMaxFillValues = 16;
+std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
+  std::vector<float> out;
+  for (size_t k = 0; k < missing.size(); ++k) {
+    if (!missing[k] || std::isnan(f[k]) || std::find(out.begin(), out.end(), f[k]) != out.end()) continue;
+    if (out.size() == kMaxFillValues) return {};
+    out.push_back(f[k]);
+  }
+  return out;
+}
+
 // The encoder's quantizer. `force_exact` (may be empty) and `iv` (null: no topological
-// constraint) restrict the choice; every accepted value is within eb of the original.
-void quantize(std::span<const float> f, const ScalarGrid& g, float eb, float step, const std::vector<uint8_t>& force_exact,
+// constraint) restrict the choice; every accepted value is within eb of the original and
+// equals none of `fills`. Missing vertices (`missing` nonzero; may be empty) get no symbol,
+// only their stand-in.
+void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+              std::span<const float> fills, float eb, float step, const std::vector<uint8_t>& force_exact,
               const Intervals* iv, Quantized& out) {
   const int64_t n = g.size();
-  out.symbols.assign(size_t(n), 0);
+  out.symbols.clear();
+  out.symbols.reserve(size_t(n));
   out.recon.assign(size_t(n), 0.0f);
   out.exact.clear();
   float* r = out.recon.data();
@@ -79,8 +111,12 @@ void quantize(std::span<const float> f, const ScalarGrid& g, float eb, float ste
   for (int64_t z = 0; z < g.nz; ++z)
     for (int64_t y = 0; y < g.ny; ++y)
       for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        if (!missing.empty() && missing[size_t(v)]) {
+          r[v] = missing_stand_in(r, g, x, y, z, v);
+          continue;
+        }
         const float fv = f[size_t(v)];
-        bool done = false;
+        uint16_t symbol = 0;
         if (step > 0 && (force_exact.empty() || !force_exact[size_t(v)])) {
           const float pred = lorenzo(r, g, x, y, z, v);
           const double d = (double(fv) - double(pred)) / double(step);
@@ -92,23 +128,25 @@ void quantize(std::span<const float> f, const ScalarGrid& g, float eb, float ste
               const float val = pred + float(q) * step;
               if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
               if (iv && !iv->inside(v, val)) continue;
-              out.symbols[size_t(v)] = uint16_t(int64_t(kCenter) + q);
+              if (std::find(fills.begin(), fills.end(), val) != fills.end()) continue;
+              symbol = uint16_t(int64_t(kCenter) + q);
               r[v] = val;
-              done = true;
               break;
             }
           }
         }
-        if (!done) {
+        out.symbols.push_back(symbol);
+        if (symbol == 0) {
           out.exact.push_back(fv);
           r[v] = fv;
         }
       }
 }
 
-// Intervals from the simplified tree's segmentation: a vertex of arc (a, b) stays strictly
-// between a and b in (value, index) order, or within its own value where it already lies
-// outside (regions of pruned branches). Nodes are returned in `exact`.
+// Intervals from the simplified trees: a node is stored exactly; any other vertex w stays
+// strictly between the nodes of its region (ContourTree::segmentation) in (value, index)
+// order, equality of values allowed on the side where the index decides. Nodes are
+// returned in `exact`.
 void tree_intervals(std::span<const float> f, const ContourTree& t, Intervals& iv, std::vector<uint8_t>& exact) {
   const int64_t n = int64_t(f.size());
   iv.lo.resize(size_t(n));
@@ -116,29 +154,22 @@ void tree_intervals(std::span<const float> f, const ContourTree& t, Intervals& i
   iv.incl.resize(size_t(n));
 #pragma omp parallel for schedule(static)
   for (int64_t w = 0; w < n; ++w) {
-    const uint32_t s = t.segmentation[size_t(w)];
+    const CtRegion r = t.segmentation[size_t(w)];
     const float fw = f[size_t(w)];
-    if (s == kCtNodeSegment) {
+    if (r.lower == kCtNoVertex) {  // missing: never quantized
+      iv.lo[size_t(w)] = iv.hi[size_t(w)] = 0.0f;
+      iv.incl[size_t(w)] = 3;
+      continue;
+    }
+    if (r.lower == uint32_t(w)) {
       exact[size_t(w)] = 1;
       iv.lo[size_t(w)] = iv.hi[size_t(w)] = fw;
       iv.incl[size_t(w)] = 3;
       continue;
     }
-    const CtArc& arc = t.arcs[s];
-    const float fa = f[size_t(arc.lower)], fb = f[size_t(arc.upper)];
-    float lo = fa, hi = fb;
-    uint8_t incl = uint8_t((w > arc.lower ? 1 : 0) | (w < arc.upper ? 2 : 0));
-    if (detail::sos_less(fw, w, fa, arc.lower)) {
-      lo = fw;
-      incl |= 1;
-    }
-    if (detail::sos_less(fb, arc.upper, fw, w)) {
-      hi = fw;
-      incl |= 2;
-    }
-    iv.lo[size_t(w)] = lo;
-    iv.hi[size_t(w)] = hi;
-    iv.incl[size_t(w)] = incl;
+    iv.lo[size_t(w)] = f[r.lower];
+    iv.hi[size_t(w)] = f[r.upper];
+    iv.incl[size_t(w)] = uint8_t((w > int64_t(r.lower) ? 1 : 0) | (w < int64_t(r.upper) ? 2 : 0));
   }
 }
 
@@ -167,8 +198,9 @@ Status check_options(const ScalarOptions& o) {
 namespace {
 
 // The stream of quantized values `q` (docs/format.md, "Scalar streams").
-Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, const ScalarOptions& o, float eb, float step,
-                                          double p_abs, const Quantized& q, int threads) {
+Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<const uint8_t> missing,
+                                          const ScalarOptions& o, float eb, float step, double p_abs,
+                                          const Quantized& q, int threads) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
   {
@@ -189,6 +221,10 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, const Scala
     for (float x : q.exact) w.f32(x);
     sections.push_back({detail::kSectionExactValues, std::move(w.bytes())});
   }
+  // Missing vertices: the mask over the grid's nx x (ny * nz) rows and the bits they held,
+  // each written as both halves of the sections' (u, v) pair (docs/format.md).
+  if (!missing.empty())
+    detail::append_mask_sections(missing, field.nx, field.ny * field.nz, field.values, field.values, sections);
   detail::Header h = detail::stream_header(uint64_t(field.nx), uint64_t(field.ny), uint64_t(field.nz), o.bound_mode,
                                            o.bound, eb);
   h.components = 1;
@@ -197,6 +233,9 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, const Scala
   h.coder = uint8_t(o.coder);
   h.tile = 32;
   h.anchor_stride = 0;
+  std::vector<uint32_t> ids;
+  for (const auto& sec : sections) ids.push_back(sec.id);
+  h.version = detail::stream_version(ids);
   detail::offer_zstd(sections, o.zstd);
   return detail::write_stream(h, std::move(sections));
 }
@@ -204,18 +243,19 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, const Scala
 // TopoSZ rounds for one quantization step: quantize inside the intervals, recompute the
 // simplified tree of the reconstruction, store exactly the neighbourhoods of every
 // difference, until the trees are the same. Returns the rounds of tightening.
-int64_t topo_rounds(std::span<const float> f, const ScalarGrid& g, float eb, float step, double p_abs,
-                    const ContourTree& tf, const Intervals& iv, std::vector<uint8_t> exact, int threads, Quantized& q) {
+int64_t topo_rounds(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                    std::span<const float> fills, float eb, float step, double p_abs, const ContourTree& tf,
+                    const Intervals& iv, std::vector<uint8_t> exact, int threads, Quantized& q) {
   int64_t rounds = 0;
   for (;;) {
-    quantize(f, g, eb, step, exact, &iv, q);
-    const ContourTree tg = detail::compute_contour_tree(q.recon, g, p_abs, false, threads);
+    quantize(f, g, missing, fills, eb, step, exact, &iv, q);
+    const ContourTree tg = detail::compute_contour_tree(q.recon, g, missing, p_abs, {}, threads);
     const CtComparison c = compare_contour_trees(tf, tg);
     if (c.same()) return rounds;
     ++rounds;
     if (rounds > kMaxRounds) {  // last resort: lossless, trivially the same tree
       std::fill(exact.begin(), exact.end(), uint8_t(1));
-      quantize(f, g, eb, step, exact, &iv, q);
+      quantize(f, g, missing, fills, eb, step, exact, &iv, q);
       return rounds;
     }
     const int64_t radius = std::min<int64_t>(1 + (rounds - 1) / 2, 16);
@@ -227,12 +267,13 @@ int64_t topo_rounds(std::span<const float> f, const ScalarGrid& g, float eb, flo
 
 Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& o,
                                              ScalarCompressStats* stats) {
-  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field));
+  std::vector<uint8_t> missing;
+  FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field, missing));
   FACTZ_RETURN_IF_ERROR(check_options(o));
   const int threads = detail::thread_count(o.policy, o.threads);
   const ScalarGrid g{field.nx, field.ny, field.nz};
   const std::span<const float> f = field.values;
-  const double range = detail::scalar_range(f);
+  const double range = detail::scalar_range(f, missing);
   const float eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
   const bool ct = o.mode == ScalarMode::contour_tree;
   const double p_abs = ct ? o.persistence * range : 0.0;
@@ -240,6 +281,8 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   ScalarCompressStats st;
   st.eb_abs = eb;
   st.persistence_abs = p_abs;
+  st.masked_vertices = std::count(missing.begin(), missing.end(), uint8_t(1));
+  const std::vector<float> fills = fill_values(f, missing);
   auto t0 = Clock::now();
   auto lap = [&](const char* name) {
     const auto t1 = Clock::now();
@@ -248,16 +291,16 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   };
   if (!ct) {  // bins of 2 eb: error <= eb
     Quantized q;
-    quantize(f, g, eb, 2.0f * eb, {}, nullptr, q);
+    quantize(f, g, missing, fills, eb, 2.0f * eb, {}, nullptr, q);
     lap("quantize");
-    auto stream = scalar_stream(field, o, eb, 2.0f * eb, 0.0, q, threads);
+    auto stream = scalar_stream(field, missing, o, eb, 2.0f * eb, 0.0, q, threads);
     lap("entropy");
     st.exact_vertices = int64_t(q.exact.size());
     if (stream.ok() && stats) *stats = std::move(st);
     return stream;
   }
 
-  const ContourTree tf = detail::compute_contour_tree(f, g, p_abs, true, threads);
+  const ContourTree tf = detail::compute_contour_tree(f, g, missing, p_abs, {.segmentation = true}, threads);
   st.tree_nodes = int64_t(tf.nodes.size());
   std::vector<uint8_t> exact(f.size(), 0);
   Intervals iv;
@@ -276,8 +319,8 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   std::vector<uint8_t> best;
   for (float step : steps) {
     Quantized q;
-    const int64_t rounds = topo_rounds(f, g, eb, step, p_abs, tf, iv, exact, threads, q);
-    auto stream = scalar_stream(field, o, eb, step, p_abs, q, threads);
+    const int64_t rounds = topo_rounds(f, g, missing, fills, eb, step, p_abs, tf, iv, exact, threads, q);
+    auto stream = scalar_stream(field, missing, o, eb, step, p_abs, q, threads);
     if (!stream.ok()) return stream.status();
     if (best.empty() || stream->size() < best.size()) {
       best = std::move(stream.value());
@@ -309,6 +352,8 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
     if (!detail::has_section(parsed, id)) return corrupt_stream("missing section " + detail::section_name(id));
   const ScalarGrid g{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
   const uint64_t n = uint64_t(g.size());
+  auto masked = detail::stream_has_mask(parsed);
+  if (!masked.ok()) return masked.status();
   const detail::Decompressor& unzstd = detail::zstd_stage_decompressor();
 
   auto meta = detail::read_section(stream, parsed, detail::kSectionMeta, &unzstd);
@@ -322,7 +367,9 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
   if (radius != kRadius) return corrupt_stream("meta: radius " + std::to_string(radius) + " (must be 32768)");
   if (!std::isfinite(step) || step < 0) return corrupt_stream("meta: quantization step is not finite and >= 0");
 
-  // The symbol count recorded in the code blob must be the grid's before allocating.
+  // The symbol count recorded in the code blob (one per valid vertex) must be the grid's, or
+  // at most the grid's before the mask is read, before allocating.
+  uint64_t symbol_count = 0;
   for (const auto& e : parsed.entries) {
     if (e.id != detail::kSectionCodesU) continue;
     const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
@@ -330,14 +377,23 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
     if (e.flags & detail::kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(detail::zstd_peek(stored, detail::kCoderHeaderBytes, head));
     auto count = detail::coded_symbol_count(detail::EntropyCoder(h.coder), head);
     if (!count.ok()) return count.status();
-    if (count.value() != n)
-      return corrupt_stream("grid needs " + std::to_string(n) + " symbols in codes_u, which holds " +
-                            std::to_string(count.value()));
+    symbol_count = count.value();
+    if (masked.value() ? symbol_count >= n : symbol_count != n)
+      return corrupt_stream("grid needs " + std::string(masked.value() ? "fewer than " : "") + std::to_string(n) +
+                            " symbols in codes_u, which holds " + std::to_string(symbol_count));
+  }
+  std::vector<uint8_t> mask;
+  if (masked.value()) {
+    FACTZ_RETURN_IF_ERROR(detail::read_mask(stream, parsed, g.nx, g.ny * g.nz, mask));
+    const uint64_t valid = n - uint64_t(std::count(mask.begin(), mask.end(), uint8_t(1)));
+    if (symbol_count != valid)
+      return corrupt_stream("the mask leaves " + std::to_string(valid) + " valid vertices, codes_u holds " +
+                            std::to_string(symbol_count) + " symbols");
   }
   const int threads = detail::thread_count(options.policy, options.threads);
   auto codes = detail::read_section(stream, parsed, detail::kSectionCodesU, &unzstd);
   if (!codes.ok()) return codes.status();
-  std::vector<uint16_t> symbols(n);
+  std::vector<uint16_t> symbols(symbol_count);
   FACTZ_RETURN_IF_ERROR(detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), kCenter, symbols, threads));
   auto exact = detail::read_section(stream, parsed, detail::kSectionExactValues, &unzstd);
   if (!exact.ok()) return exact.status();
@@ -346,7 +402,7 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
   if (exact->size() != 4 * escapes)
     return corrupt_stream("exact_values holds " + std::to_string(exact->size()) + " bytes, the codes need " +
                           std::to_string(4 * escapes));
-  if (step == 0 && escapes != n) return corrupt_stream("quantization step 0 with quantized vertices");
+  if (step == 0 && escapes != symbol_count) return corrupt_stream("quantization step 0 with quantized vertices");
 
   ScalarField out;
   out.nx = g.nx;
@@ -356,10 +412,15 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
   float* r = out.values.data();
   detail::ByteReader er(exact.value());
   int64_t v = 0;
+  size_t next = 0;  // the next symbol: one per valid vertex
   for (int64_t z = 0; z < g.nz; ++z)
     for (int64_t y = 0; y < g.ny; ++y)
       for (int64_t x = 0; x < g.nx; ++x, ++v) {
-        const uint16_t s = symbols[size_t(v)];
+        if (!mask.empty() && mask[size_t(v)]) {
+          r[v] = missing_stand_in(r, g, x, y, z, v);
+          continue;
+        }
+        const uint16_t s = symbols[next++];
         if (s == 0) {
           float val = 0;
           if (!er.f32(val)) return corrupt_stream("exact_values truncated");
@@ -373,6 +434,14 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
           r[v] = val;
         }
       }
+  if (masked.value()) {  // the missing vertices' own bits, stored twice (both halves of a pair)
+    std::vector<float> twin(static_cast<size_t>(n));
+    FACTZ_RETURN_IF_ERROR(detail::apply_mask_sections(stream, parsed, g.nx, g.ny * g.nz, out.values, twin, mask));
+    for (uint64_t k = 0; k < n; ++k)
+      if (mask[size_t(k)] && std::bit_cast<uint32_t>(twin[size_t(k)]) != std::bit_cast<uint32_t>(out.values[size_t(k)]))
+        return corrupt_stream("masked_values: the two halves of a scalar vertex's pair differ");
+    out.mask = std::move(mask);
+  }
   return out;
 }
 

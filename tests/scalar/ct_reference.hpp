@@ -2,8 +2,10 @@
 // every level between two consecutive vertices (in (value, index) order) the contours are
 // the connected components of the edges the level crosses, two crossing edges being
 // connected when they lie in one simplex (triangle or tetrahedron) of the Freudenthal
-// triangulation. A vertex connects the contours just below it that touch it to the
-// contours just above it that touch it; contours that do not touch it carry over.
+// triangulation (minus every simplex touching a missing vertex). A vertex connects the
+// contours just below it that touch it to the contours just above it that touch it;
+// contours that do not touch it carry over. The pairs and simplified merge trees have their
+// own reference (merge_tree_reference.hpp).
 #pragma once
 
 #include <algorithm>
@@ -58,16 +60,34 @@ inline std::vector<std::vector<int64_t>> freudenthal_simplices(int64_t nx, int64
   return s;  // (grids with nx, ny or nz == 1 in 3D are not used by the tests)
 }
 
-inline RefTree reference_contour_tree(const std::vector<float>& f, int64_t nx, int64_t ny, int64_t nz) {
-  const int64_t n = nx * ny * nz;
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
+/// The simplices of the mesh of a masked grid: every simplex of the triangulation with its
+/// missing vertices dropped (a face of it with only valid vertices), of two vertices or more.
+inline std::vector<std::vector<int64_t>> masked_simplices(int64_t nx, int64_t ny, int64_t nz,
+                                                          const std::vector<uint8_t>& missing) {
+  auto all = freudenthal_simplices(nx, ny, nz);
+  if (missing.empty()) return all;
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& s : all) {
+    std::vector<int64_t> kept;
+    for (int64_t v : s)
+      if (!missing[size_t(v)]) kept.push_back(v);
+    if (kept.size() >= 2) out.push_back(kept);
+  }
+  return out;
+}
+
+inline RefTree reference_contour_tree(const std::vector<float>& f, int64_t nx, int64_t ny, int64_t nz,
+                                      const std::vector<uint8_t>& missing = {}) {
+  std::vector<int64_t> order;
+  for (int64_t v = 0; v < nx * ny * nz; ++v)
+    if (missing.empty() || !missing[size_t(v)]) order.push_back(v);
+  const int64_t n = int64_t(order.size());  // the valid vertices, swept in (value, index) order
   std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     return f[size_t(a)] < f[size_t(b)] || (f[size_t(a)] == f[size_t(b)] && a < b);
   });
-  std::vector<int64_t> rank(static_cast<size_t>(n));
+  std::vector<int64_t> rank(size_t(nx * ny * nz), -1);
   for (int64_t k = 0; k < n; ++k) rank[size_t(order[size_t(k)])] = k;
-  const auto simplices = freudenthal_simplices(nx, ny, nz);
+  const auto simplices = masked_simplices(nx, ny, nz, missing);
   std::map<std::pair<int64_t, int64_t>, int> edge_id;
   std::vector<std::pair<int64_t, int64_t>> edges;
   std::vector<std::vector<int>> simplex_edges;
@@ -139,7 +159,7 @@ inline RefTree reference_contour_tree(const std::vector<float>& f, int64_t nx, i
     prev_label = label;
     prev_origin = origin;
   }
-  if (n > 1) {  // the last vertex closes the contours that touch it
+  if (n > 1) {  // the last vertex closes the contours that touch it (a tree's highest vertex)
     const int64_t vk = order[size_t(n - 1)];
     std::set<int> below;
     for (int e = 0; e < ne; ++e)
@@ -148,8 +168,9 @@ inline RefTree reference_contour_tree(const std::vector<float>& f, int64_t nx, i
     for (int c : below) ct_edges.push_back({prev_origin[size_t(c)], vk});
   }
   // Reduce to critical nodes and arcs.
-  std::vector<int> up(static_cast<size_t>(n), 0), down(static_cast<size_t>(n), 0);
-  std::vector<std::vector<int64_t>> ups(static_cast<size_t>(n));
+  const size_t all = size_t(nx * ny * nz);
+  std::vector<int> up(all, 0), down(all, 0);
+  std::vector<std::vector<int64_t>> ups(all);
   for (auto [a, b] : ct_edges) {
     ++up[size_t(a)];
     ++down[size_t(b)];
@@ -157,8 +178,8 @@ inline RefTree reference_contour_tree(const std::vector<float>& f, int64_t nx, i
   }
   RefTree t;
   auto critical = [&](int64_t v) { return up[size_t(v)] != 1 || down[size_t(v)] != 1; };
-  for (int64_t v = 0; v < n; ++v) {
-    if (!critical(v)) continue;
+  for (int64_t v = 0; v < int64_t(all); ++v) {
+    if (rank[size_t(v)] < 0 || !critical(v)) continue;
     t.nodes.emplace_back(v, up[size_t(v)], down[size_t(v)]);
     for (int64_t u : ups[size_t(v)]) {
       while (!critical(u)) u = ups[size_t(u)][0];

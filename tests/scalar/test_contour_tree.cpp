@@ -161,16 +161,37 @@ TEST(ContourTree, SimplificationRemovesNodesMonotonically) {
   size_t prev_count = SIZE_MAX;
   for (double p : {0.0, 0.01, 0.05, 0.1, 0.5, 1.0, 10.0}) {
     const auto t = tree_of(f, p, true);
-    ASSERT_EQ(t.nodes.size(), t.arcs.size() + 1);
+    if (p == 0.0) {
+      EXPECT_TRUE(t.contour_arcs);  // unsimplified: always a contour tree
+    }
+    if (t.contour_arcs) {
+      ASSERT_EQ(t.nodes.size(), t.arcs.size() + 1);
+    }
     ASSERT_LE(t.nodes.size(), prev_count);
     std::vector<int64_t> now;
     for (const auto& n : t.nodes) now.push_back(n.vertex);
     if (!prev.empty()) {
       EXPECT_TRUE(std::includes(prev.begin(), prev.end(), now.begin(), now.end()));
     }
-    // Every vertex lies in an arc of the simplified tree or is one of its nodes.
-    for (uint32_t s : t.segmentation) ASSERT_TRUE(s == kCtNodeSegment || s < t.arcs.size());
-    int64_t node_cells = std::count(t.segmentation.begin(), t.segmentation.end(), kCtNodeSegment);
+    // Every vertex is a node (its region is itself) or lies strictly between two nodes in
+    // (value, index) order.
+    auto below = [&](int64_t a, int64_t b) {
+      return f.values[size_t(a)] < f.values[size_t(b)] || (f.values[size_t(a)] == f.values[size_t(b)] && a < b);
+    };
+    ASSERT_EQ(t.segmentation.size(), f.values.size());
+    int64_t node_cells = 0;
+    for (int64_t v = 0; v < f.size(); ++v) {
+      const CtRegion r = t.segmentation[size_t(v)];
+      const bool node = std::binary_search(now.begin(), now.end(), v);
+      if (node) {
+        ASSERT_TRUE(r.lower == uint32_t(v) && r.upper == uint32_t(v)) << v;
+        ++node_cells;
+        continue;
+      }
+      ASSERT_TRUE(std::binary_search(now.begin(), now.end(), int64_t(r.lower))) << v;
+      ASSERT_TRUE(std::binary_search(now.begin(), now.end(), int64_t(r.upper))) << v;
+      ASSERT_TRUE(below(r.lower, v) && below(v, r.upper)) << v;
+    }
     EXPECT_EQ(node_cells, int64_t(t.nodes.size()));
     // The branch decomposition pairs every extremum but one.
     int64_t extrema = 0;
@@ -187,16 +208,25 @@ TEST(ContourTree, SameTreeForAnyThreadCount) {
   const auto a = tree_of(f, 0.05, true, 1);
   const auto b = tree_of(f, 0.05, true, 2);
   EXPECT_TRUE(compare_contour_trees(a, b).same());
-  EXPECT_EQ(a.segmentation, b.segmentation);
+  EXPECT_EQ(a.arcs, b.arcs);
+  ASSERT_EQ(a.segmentation.size(), b.segmentation.size());
+  for (size_t v = 0; v < a.segmentation.size(); ++v)
+    ASSERT_TRUE(a.segmentation[v].lower == b.segmentation[v].lower && a.segmentation[v].upper == b.segmentation[v].upper);
 }
 
 TEST(ContourTree, RejectsBadFields) {
   EXPECT_FALSE(contour_tree(make(0, 1, 1, {})).ok());
   EXPECT_FALSE(contour_tree(make(2, 2, 1, {1, 2, 3})).ok());
-  auto r = contour_tree(make(2, 1, 1, {1, std::numeric_limits<float>::quiet_NaN()}));
+  // Infinity at a valid vertex is refused; NaN marks a missing vertex (issue 17).
+  auto r = contour_tree(make(2, 1, 1, {1, std::numeric_limits<float>::infinity()}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::invalid_argument);
-  EXPECT_NE(r.status().message().find("NaN"), std::string::npos);
+  EXPECT_NE(r.status().message().find("infinite"), std::string::npos);
+  auto nan = contour_tree(make(2, 1, 1, {1, std::numeric_limits<float>::quiet_NaN()}));
+  ASSERT_TRUE(nan.ok());
+  ASSERT_EQ(nan->nodes.size(), 1u);
+  EXPECT_EQ(nan->nodes[0].vertex, 0);
+  EXPECT_EQ(nan->nodes[0].type, CtNodeType::isolated);
   CtOptions o;
   o.persistence = -1;
   EXPECT_FALSE(contour_tree(make(2, 1, 1, {1, 2}), o).ok());

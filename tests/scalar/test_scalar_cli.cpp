@@ -122,4 +122,40 @@ TEST(ScalarCli, CtPrintsNodesArcsAndPairs) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
 }
 
+TEST(ScalarCli, FillValuesMarkMissingVerticesInCtCompressAndVerify) {
+  TempDir d;
+  const int64_t nx = 24, ny = 16;
+  std::vector<float> v;
+  for (int64_t y = 0; y < ny; ++y)
+    for (int64_t x = 0; x < nx; ++x)  // land (the fill value) in a column that cuts the grid in two
+      v.push_back(x == 11 ? -9999.0f : std::sin(0.4f * float(x)) * std::cos(0.3f * float(y)) + 0.05f * float(x % 3));
+  std::ofstream(d.path() / "f.f32", std::ios::binary)
+      .write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * 4));
+  CliRun t = factz(d.path(), "ct -2 24 16 -i f.f32 --fill -9999 --json");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("\"components\": 2"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("\"masked_vertices\": 16"), std::string::npos) << t.out;
+  CliRun plain = factz(d.path(), "ct -2 24 16 -i f.f32 --json");  // undeclared: -9999 is data
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("\"components\": 1"), std::string::npos) << plain.out;
+  CliRun c = factz(d.path(), "compress -2 24 16 --scalar -i f.f32 --fill -9999 -z f.fz -M REL 1e-2 --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("\"masked_vertices\": 16"), std::string::npos) << c.out;
+  CliRun x = factz(d.path(), "decompress -z f.fz -o g.f32");
+  ASSERT_EQ(x.code, 0) << x.err;
+  std::vector<float> g(v.size());
+  std::ifstream(d.path() / "g.f32", std::ios::binary).read(reinterpret_cast<char*>(g.data()), std::streamsize(g.size() * 4));
+  for (size_t k = 0; k < v.size(); ++k)
+    if (v[k] == -9999.0f) {
+      EXPECT_EQ(g[k], -9999.0f) << k;  // the land comes back as the fill value
+    }
+  CliRun ok = factz(d.path(), "verify -2 24 16 -i f.f32 -d g.f32 --fill -9999 --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"same_tree\": true"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"mask_mismatch\": 0"), std::string::npos) << ok.out;
+  CliRun bad = factz(d.path(), "compress -2 24 16 --scalar -i f.f32 --fill-u -9999 -z h.fz");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--fill"), std::string::npos) << bad.err;
+}
+
 }  // namespace

@@ -1,11 +1,13 @@
 // `factz ct`: the contour tree of a scalar field simplified at a persistence threshold
-// (nodes with vertex, position, value and type; arcs; the branch decomposition's pairs).
+// (nodes with vertex, position, value and type; the arcs of the contour tree and of the two
+// simplified merge trees; the persistence pairs).
 // Also defines scalar_dims, shared with the scalar paths of compress and verify (main.cpp).
 #include <iostream>
 #include <sstream>
 
 #include "common.hpp"
 #include "factz/contour_tree.hpp"
+#include "field_files.hpp"
 #include "factz/scalar.hpp"
 
 namespace factz::cli {
@@ -27,6 +29,14 @@ void scalar_dims(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz) {
   nz = 1;
 }
 
+/// Marks the missing vertices of a scalar field read for a command: NaN, and the value of
+/// `--fill V` when given (--fill-u / --fill-v are for vector fields). Returns their count.
+int64_t mark_scalar_fill(const Args& a, factz::ScalarField& f) {
+  if (a.has("--fill-u") || a.has("--fill-v"))
+    fail("--fill-u and --fill-v apply to vector fields; give --fill for a scalar field", 2);
+  return factz::mark_missing(f, fill_of(a).u);
+}
+
 /// `--persistence P` (a fraction of the value range, finite, >= 0), default 1e-2.
 double persistence_of(const Args& a) {
   double p = 1e-2;
@@ -46,26 +56,29 @@ using factz::cli::take;
 
 const factz::cli::Command kCt{
     "ct", "Print the contour tree of a 2D or 3D scalar field, simplified at a persistence threshold.",
-    "factz ct -2 NX NY | -3 NX NY NZ -i FILE [--persistence P] [--json] [-x POLICY]",
+    "factz ct [-2 NX NY | -3 NX NY NZ] -i FILE [--persistence P] [--fill V] [--json] [-x POLICY]",
     {{"-2", 2, "NX NY", "2D scalar grid, NX fastest (x)"},
      {"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"},
-     {"-i", 1, "FILE", "the field: raw float32 (x fastest) or .npy"},
+     {"-i", 1, "FILE", "the field: raw float32 (x fastest), .npy, FILE.nc:VAR[...] or FILE.h5:/path (-2/-3 optional then)"},
      {"--persistence", 1, "P", "remove extremum-saddle pairs of persistence below P times the value range (default 1e-2)"},
+     {"--fill", 1, "V",
+      "the fill value marking missing vertices (e.g. 1e20, -9999, nan; NaN is always missing): they and every "
+      "simplex touching them leave the mesh, and the tree becomes a forest when the valid vertices fall apart"},
      {"-x", 1, "POLICY", "serial | omp | omp=T (T threads); the tree never depends on it"},
      {"--json", 0, "", "print one JSON object on stdout"},
      {"--help", 0, "", "show this help"},
      {"-h", 0, "", "show this help"}}};
 
 int run_ct(const Args& a) {
-  int64_t nx, ny, nz;
-  factz::cli::scalar_dims(a, nx, ny, nz);
   if (!a.has("-i")) fail("missing -i FILE", 2);
   if (a.all("-i").size() != 1) fail("give -i once (a scalar field)", 2);
   factz::CtOptions o;
   o.persistence = factz::cli::persistence_of(a);
   const factz::Exec e = factz::cli::exec_of(a, &o.policy);
   o.threads = e.threads;
-  const auto field = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
+  auto field = factz::cli::read_scalar_input(a, "-i", "ct");  // raw, .npy, FILE.nc:VAR[...]
+  const int64_t masked = factz::cli::mark_scalar_fill(a, field);
+  const int64_t nx = field.nx, ny = field.ny, nz = field.nz;
   const auto t = take(factz::contour_tree(field, o));
   int64_t counts[factz::kCtNodeTypeCount] = {};
   for (const auto& n : t.nodes) ++counts[int(n.type)];
@@ -80,7 +93,10 @@ int run_ct(const Args& a) {
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
   s.num("persistence", o.persistence, In::json).num("persistence_abs", t.persistence, In::json);
   s.count("nodes", t.nodes.size(), In::text).count("arcs", t.arcs.size(), In::text);
-  s.count("full_nodes", t.full_nodes).count("pruned_pairs", t.pruned_pairs);
+  s.count("full_nodes", t.full_nodes).count("pruned_pairs", t.pruned_pairs).count("components", t.components);
+  s.count("masked_vertices", masked);
+  s.count("join_arcs", t.join_arcs.size(), In::text).count("split_arcs", t.split_arcs.size(), In::text);
+  s.flag("contour_arcs", t.contour_arcs);
   s.num("persistence_abs", t.persistence, In::text).json("types", types.object());
   for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
     s.count(factz::ct_node_type_name(factz::CtNodeType(k)), counts[k], In::text);
@@ -91,13 +107,17 @@ int run_ct(const Args& a) {
     for (size_t i = 0; i < t.nodes.size(); ++i) {
       const auto& n = t.nodes[i];
       os << (i ? ", " : "") << "{\"vertex\": " << n.vertex << ", \"xyz\": [" << xyz(n.vertex)
-         << "], \"value\": " << json_number(n.value) << ", \"type\": \"" << factz::ct_node_type_name(n.type) << "\"}";
+         << "], \"value\": " << json_number(n.value) << ", \"type\": \"" << factz::ct_node_type_name(n.type)
+         << "\", \"up\": " << n.up_degree << ", \"down\": " << n.down_degree << "}";
     }
     s.json("nodes", os.str() + "]");
-    os.str("");
-    os << "[";
-    for (size_t i = 0; i < t.arcs.size(); ++i) os << (i ? ", " : "") << "[" << t.arcs[i].lower << ", " << t.arcs[i].upper << "]";
-    s.json("arcs", os.str() + "]");
+    auto arc_list = [&](const std::vector<factz::CtArc>& arcs) {
+      std::ostringstream list;
+      list << "[";
+      for (size_t i = 0; i < arcs.size(); ++i) list << (i ? ", " : "") << "[" << arcs[i].lower << ", " << arcs[i].upper << "]";
+      return list.str() + "]";
+    };
+    s.json("arcs", arc_list(t.arcs)).json("join_arcs", arc_list(t.join_arcs)).json("split_arcs", arc_list(t.split_arcs));
     os.str("");
     os << "[";
     for (size_t i = 0; i < t.pairs.size(); ++i)
@@ -113,8 +133,15 @@ int run_ct(const Args& a) {
       std::snprintf(buf, sizeof buf, "%.9g", double(n.value));
       os << "node " << n.vertex << ' ' << xyz(n.vertex) << ' ' << buf << ' ' << factz::ct_node_type_name(n.type) << "\n";
     }
-    os << "# arc LOWER UPPER\n";
+    os << "# arc LOWER UPPER (contour tree; join_arc and split_arc: the simplified merge trees)\n";
     for (const auto& arc : t.arcs) os << "arc " << arc.lower << ' ' << arc.upper << "\n";
+    for (const auto& arc : t.join_arcs) os << "join_arc " << arc.lower << ' ' << arc.upper << "\n";
+    for (const auto& arc : t.split_arcs) os << "split_arc " << arc.lower << ' ' << arc.upper << "\n";
+    os << "# pair EXTREMUM SADDLE PERSISTENCE\n";
+    for (const auto& p : t.pairs) {
+      std::snprintf(buf, sizeof buf, "%.9g", p.persistence);
+      os << "pair " << p.extremum << ' ' << p.saddle << ' ' << buf << "\n";
+    }
   }
   std::cout << os.str();
   return 0;

@@ -17,6 +17,7 @@
 
 #include "cli.hpp"
 #include "common.hpp"
+#include "field_files.hpp"
 #include "stats_writer.hpp"
 #include "factz/factz.hpp"
 #include "factz/contour_tree.hpp"
@@ -26,8 +27,8 @@
 #include "format/container.hpp"
 
 namespace factz::cli {  // defined in cmd_ct.cpp
-void scalar_dims(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz);
 double persistence_of(const Args& a);
+int64_t mark_scalar_fill(const Args& a, factz::ScalarField& f);
 }  // namespace factz::cli
 
 namespace {
@@ -35,7 +36,10 @@ namespace {
 using factz::cli::Args;
 using factz::cli::Command;
 
-const factz::cli::OptionSpec kDims{"-2", 2, "NX NY", "2D grid, NX fastest (x), NY rows"};
+const factz::cli::OptionSpec kDims{
+    "-2", 2, "NX NY",
+    "2D grid, NX fastest (x), NY rows; needed for raw files, optional (and checked) for .npy and netCDF/HDF5 "
+    "variables, which give their shape"};
 const factz::cli::OptionSpec kJson{"--json", 0, "", "print one JSON object on stdout"};
 const factz::cli::OptionSpec kExec{
     "-x", 1, "POLICY",
@@ -57,11 +61,15 @@ const factz::cli::OptionSpec kPersistence{
     "scalar fields: contour tree simplification threshold, a fraction of the value range (default 1e-2)"};
 
 const Command kCompress{
-    "compress", "Compress a 2D vector field (two float32 planes: raw .f32 or .npy) or a 2D/3D scalar field into a FaCTz stream.",
-    "factz compress -2 NX NY -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
-    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [-x POLICY] [--json]",
+    "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables) or a 2D/3D scalar field into a FaCTz stream.",
+    "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
+    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
     {kDims, kDims3,
-     {"-i", 1, "FILE", "input component (give twice: u then v; once for a scalar field); '-' reads stdin", true},
+     {"-i", 1, "FILE",
+      "input component (give twice: u then v; once for a scalar field): raw float32, .npy, FILE.nc:VAR, "
+      "FILE.nc:VAR[time=3,depth=0] or VAR[3,0,:,:] (the last two dimensions are y and x), FILE.h5:/path/to/dataset; "
+      "'-' reads stdin. A variable's _FillValue / missing_value are declared fill values (--fill overrides)",
+      true},
      {"-z", 1, "FILE", "output stream; '-' writes stdout"},
      {"-M", 2, "ABS|REL E", "error bound: ABS e (absolute) or REL t (t times the value range); default REL 1e-2"},
      {"--mode", 1, "MODE",
@@ -78,10 +86,14 @@ const Command kCompress{
      kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kDecompress{
-    "decompress", "Decompress a FaCTz stream into two float32 planes, or one for a scalar stream (.npy when the name ends in .npy, raw otherwise).",
+    "decompress", "Decompress a FaCTz stream into two float32 planes, or one for a scalar stream (.npy when the name ends in .npy, a netCDF/HDF5 variable for FILE.nc:VAR or FILE.h5:/path, raw otherwise).",
     "factz decompress -z IN -o U -o V [-x POLICY] [--json]\n       factz decompress -z IN -o S [-x POLICY] [--json]   (scalar stream)",
     {{"-z", 1, "FILE", "input stream; '-' reads stdin"},
-     {"-o", 1, "FILE", "output component (give twice: u then v; once for a scalar stream); '-' writes stdout", true},
+     {"-o", 1, "FILE",
+      "output component (give twice: u then v; once for a scalar stream): raw, .npy, FILE.nc:VAR or FILE.h5:/path "
+      "(netCDF-4; both variables may go to one file; the original's dimensions, attributes and coordinates when "
+      "the stream recorded them); '-' writes stdout",
+      true},
      {"--region", 4, "X0 Y0 X1 Y1",
       "multi-block file: decode only the window [X0, X1) x [Y0, Y1), reading only the blocks it touches"},
      kPerRank, kExec, kJson, kHelp, kHelpShort}};
@@ -89,11 +101,11 @@ const Command kDecompress{
 const Command kVerify{
     "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors; "
     "for scalar fields the simplified contour trees (false positive / negative / type, arcs, pairing), errors.",
-    "factz verify -2 NX NY -i U -i V -d U2 -d V2 [--fill V] [-x POLICY] [--json]\n"
-    "       factz verify -2 NX NY | -3 NX NY NZ -i S -d S2 [--persistence P] [-x POLICY] [--json]   (scalar)",
+    "factz verify [-2 NX NY] -i U -i V -d U2 -d V2 [--fill V] [-x POLICY] [--json]\n"
+    "       factz verify -2 NX NY | -3 NX NY NZ -i S -d S2 [--persistence P] [--fill V] [-x POLICY] [--json]   (scalar)",
     {kDims, kDims3,
-     {"-i", 1, "FILE", "original component (u then v; once for a scalar field)", true},
-     {"-d", 1, "FILE", "decompressed component (u then v; once for a scalar field)", true},
+     {"-i", 1, "FILE", "original component (u then v; once for a scalar field): raw, .npy, FILE.nc:VAR[...], FILE.h5:/path", true},
+     {"-d", 1, "FILE", "decompressed component (u then v; once for a scalar field); the original's fill values apply", true},
      kPersistence,
      {"--blocks", 2, "PX PY",
       "check block by block (the layout of compress --blocks); under mpirun each rank checks its blocks and the "
@@ -103,14 +115,14 @@ const Command kVerify{
 
 const Command kCp{
     "cp", "Extract the critical points of a 2D vector field (exact, Simulation of Simplicity).",
-    "factz cp -2 NX NY -i U -i V [--fill V] [--json] [--csv FILE] [-x POLICY]",
+    "factz cp [-2 NX NY] -i U -i V [--fill V] [--json] [--csv FILE] [-x POLICY]",
     {kDims,
-     {"-i", 1, "FILE", "component (u then v)", true},
+     {"-i", 1, "FILE", "component (u then v): raw, .npy, FILE.nc:VAR[...], FILE.h5:/path", true},
      {"--csv", 1, "FILE", "write one row per critical point: triangle,row,column,mu0,mu1,mu2,type"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      kExec, kJson, kHelp, kHelpShort}};
 
-const Command kInfo{"info", "Print the header and section sizes of a FaCTz stream.", "factz info -z IN",
+const Command kInfo{"info", "Print the header, the section sizes and the source record (netCDF/HDF5 inputs) of a FaCTz stream.", "factz info -z IN",
                     {{"-z", 1, "FILE", "stream; '-' reads stdin"}, kHelp, kHelpShort}};
 
 const std::vector<const Command*> kCommands = {&kCompress, &kDecompress, &kVerify, &kCp, &kInfo};
@@ -145,12 +157,11 @@ using factz::cli::take;
 using factz::cli::two_files;
 
 int run_cp(const Args& a) {
-  int64_t nx, ny;
-  dims(a, nx, ny);
-  auto [uf, vf] = two_files(a, "-i");
+  two_files(a, "-i");
   refuse_clobbering(a, {"-i"}, {"--csv"});
-  auto field = take(factz::read_vector_field(uf, vf, nx, ny));
-  const int64_t masked = factz::cli::mark_missing_of(a, field, "cp");
+  const auto in = factz::cli::read_vector_input(a, "-i", "cp");
+  const factz::VectorField2D& field = in.field;
+  const int64_t nx = field.nx, ny = field.ny, masked = in.masked;
   const auto cps = take(factz::critical_points(field, exec_of(a)));
   int64_t counts[factz::kCpTypeCount] = {};
   for (const auto& c : cps) ++counts[int(c.type)];
@@ -176,14 +187,14 @@ int run_cp(const Args& a) {
 }
 
 int run_verify_scalar(const Args& a) {
-  int64_t nx, ny, nz;
-  factz::cli::scalar_dims(a, nx, ny, nz);
   if (a.all("-i").size() != 1 || a.all("-d").size() != 1) fail("give -i and -d once each for a scalar field", 2);
   const double p = factz::cli::persistence_of(a);
   factz::Policy policy;
   const factz::Exec e = exec_of(a, &policy);
-  const auto orig = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
-  const auto dec = take(factz::read_scalar_field(a.get("-d"), nx, ny, nz));
+  auto orig = factz::cli::read_scalar_input(a, "-i", "verify");
+  auto dec = factz::cli::read_scalar_input(a, "-d", "verify", &orig);
+  factz::cli::mark_scalar_fill(a, orig);  // the original's fill value applies to the reconstruction too
+  factz::cli::mark_scalar_fill(a, dec);
   const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
   const auto& t = c.tree;
   StatsWriter s;
@@ -193,6 +204,7 @@ int run_verify_scalar(const Args& a) {
   s.count("false_type", t.false_type).count("false_cases", t.false_cases(), In::json);
   s.count("arcs_missing", t.arcs_missing).count("arcs_extra", t.arcs_extra);
   s.count("pairs_missing", t.pairs_missing).count("pairs_extra", t.pairs_extra).flag("same_tree", t.same());
+  s.count("masked_vertices", c.masked_vertices).count("mask_mismatch", c.mask_mismatch);
   s.num("max_abs_error", c.max_abs_error).num("rmse", c.rmse).num("psnr", c.psnr);
   s.num("value_range", c.value_range, In::json);
   s.print(a.has("--json"), true);
@@ -203,15 +215,12 @@ int run_verify(const Args& a) {
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_verify(a);
   if (a.has("-3") || (a.has("-i") && a.has("-d") && a.all("-i").size() == 1 && a.all("-d").size() == 1))
     return run_verify_scalar(a);
-  int64_t nx, ny;
-  dims(a, nx, ny);
-  auto [uf, vf] = two_files(a, "-i");
-  auto [ud, vd] = two_files(a, "-d");
-  auto orig = take(factz::read_vector_field(uf, vf, nx, ny));
-  auto dec = take(factz::read_vector_field(ud, vd, nx, ny));
-  factz::cli::mark_missing_of(a, orig, "verify");
-  factz::mark_missing(dec, factz::cli::fill_of(a));  // the same fill values on both sides
-  const auto c = take(factz::compare(orig, dec, exec_of(a)));
+  two_files(a, "-i");
+  two_files(a, "-d");
+  const auto orig = factz::cli::read_vector_input(a, "-i", "verify");
+  // The original's declared fill values apply to the reconstruction too.
+  const auto dec = factz::cli::read_vector_input(a, "-d", "verify", &orig);
+  const auto c = take(factz::compare(orig.field, dec.field, exec_of(a)));
   StatsWriter s;
   factz::cli::add_comparison(s, c);
   s.num("value_range", c.value_range, In::json);
@@ -224,8 +233,6 @@ bool scalar_compress_request(const Args& a) {
 }
 
 int run_compress_scalar(const Args& a) {
-  int64_t nx, ny, nz;
-  factz::cli::scalar_dims(a, nx, ny, nz);
   if (!a.has("-i") || a.all("-i").size() != 1) fail("give -i once for a scalar field", 2);
   if (!a.has("-z")) fail("missing -z OUT", 2);
   factz::ScalarOptions o;
@@ -241,7 +248,9 @@ int run_compress_scalar(const Args& a) {
     fail("--persistence applies to --mode contour-tree only", 2);
   o.persistence = factz::cli::persistence_of(a);
   coder_of(a, o.coder, o.zstd);
-  const auto field = take(factz::read_scalar_field(a.get("-i"), nx, ny, nz));
+  auto field = factz::cli::read_scalar_input(a, "-i", "compress");
+  factz::cli::mark_scalar_fill(a, field);
+  const int64_t nx = field.nx, ny = field.ny, nz = field.nz;
   factz::ScalarCompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress_scalar(field, o, &st));
@@ -255,6 +264,7 @@ int run_compress_scalar(const Args& a) {
   s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
   s.num("bit_rate", 32.0 / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
   s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
+  s.count("masked_vertices", st.masked_vertices);
   s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
   s.print(a.has("--json"), false);
   return 0;
@@ -264,13 +274,13 @@ int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
-  int64_t nx, ny;
-  dims(a, nx, ny);
-  auto [uf, vf] = two_files(a, "-i");
+  two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
-  const factz::Options o = factz::cli::vector_compress_options(a, true);
-  auto field = take(factz::read_vector_field(uf, vf, nx, ny));
-  factz::cli::mark_missing_of(a, field, "compress");
+  factz::Options o = factz::cli::vector_compress_options(a, true);
+  auto in = factz::cli::read_vector_input(a, "-i", "compress");
+  const factz::VectorField2D& field = in.field;
+  const int64_t nx = field.nx, ny = field.ny;
+  o.source = std::move(in.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress(field, o, &st));  // -x cuda: o.policy runs it on the GPU
@@ -297,7 +307,10 @@ int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress_scalar(stream, o));
   const double secs = seconds_since(t0);
-  check(factz::write_plane(a.get("-o"), field.values, field.nx, field.ny * field.nz));
+  const std::vector<uint64_t> shape = field.nz > 1 ? std::vector<uint64_t>{uint64_t(field.nz), uint64_t(field.ny),
+                                                                           uint64_t(field.nx)}
+                                                    : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
+  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, {}, "decompress");
   const double raw = double(field.size()) * 4.0;
   StatsWriter s;
   s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz);
@@ -351,8 +364,10 @@ int run_decompress(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress(stream, o));
   const double secs = seconds_since(t0);
-  check(factz::write_plane(uo, field.u, field.nx, field.ny));
-  check(factz::write_plane(vo, field.v, field.nx, field.ny));
+  // netCDF / HDF5 outputs get the variables' dimensions, attributes and coordinates back.
+  const auto source = take(factz::stream_source(stream));
+  factz::cli::write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, source,
+                                  field.mask, "decompress");
   const double raw = double(field.size()) * 8.0;
   StatsWriter s;
   s.count("nx", field.nx).count("ny", field.ny);
@@ -367,6 +382,7 @@ int run_info(const Args& a) {
   const auto stream = take(factz::read_bytes(a.get("-z")));
   const auto parsed = take(factz::detail::parse_container(stream));
   std::cout << factz::detail::describe_container(parsed);
+  if (const auto source = take(factz::stream_source(stream))) std::cout << factz::describe_source_record(*source);
   return 0;
 }
 
@@ -401,7 +417,8 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    std::cout << "factz 0.1.0 (stream format v2; reads v1 Huffman streams)\n";
+    std::cout << "factz 0.1.0 (stream format v2 to v4; reads v1 Huffman streams)\n"
+              << "fields: raw float32, .npy; " << factz::variable_io::built_in() << "\n";
     return 0;
   }
   const Command* cmd = nullptr;
