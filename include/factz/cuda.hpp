@@ -62,7 +62,10 @@ class Workspace {
 /// the call synchronizes `stream` before it returns. options.policy and options.threads
 /// are ignored (host entropy coding uses OpenMP's default thread count; the bytes never
 /// depend on it). options.exact_edges is not supported yet (backend_unavailable).
-/// Fields with NaN or infinity give invalid_argument, as on the CPU.
+/// As on the CPU, a vertex with a NaN component is missing (stored bit for bit, outside the
+/// mesh and the bound; the planes then take a trip to the host to be masked and filled) and
+/// an infinite value at a valid vertex is invalid_argument. The device planes carry no
+/// mask or fill value: for those, use factz::compress with Policy::cuda on a host field.
 Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& options,
                                       cudaStream_t stream = nullptr, Workspace* workspace = nullptr);
 
