@@ -7,36 +7,15 @@
 #include <set>
 
 #include "ct_reference.hpp"
+#include "ct_test_support.hpp"
 #include "factz/contour_tree.hpp"
 
 namespace factz {
 namespace {
 
-ScalarField make(int64_t nx, int64_t ny, int64_t nz, std::vector<float> v) {
-  ScalarField f;
-  f.nx = nx;
-  f.ny = ny;
-  f.nz = nz;
-  f.values = std::move(v);
-  return f;
-}
-
-ContourTree tree_of(const ScalarField& f, double p_abs = 0, bool seg = false, int threads = 0) {
-  CtOptions o;
-  o.persistence_mode = BoundMode::abs;
-  o.persistence = p_abs;
-  o.segmentation = seg;
-  o.threads = threads;
-  auto r = contour_tree(f, o);
-  EXPECT_TRUE(r.ok()) << r.status().to_string();
-  return r.value();
-}
-
-std::vector<std::pair<int64_t, CtNodeType>> typed_nodes(const ContourTree& t) {
-  std::vector<std::pair<int64_t, CtNodeType>> v;
-  for (const auto& n : t.nodes) v.push_back({n.vertex, n.type});
-  return v;
-}
+using ct_test::make;
+using ct_test::tree_of;
+using ct_test::typed_nodes;
 
 TEST(ContourTree, HandDerivedTreeWithTiesOn3x3) {
   // 1 2 1 / 2 9 2 / 1 2 1: four minima (ties broken by index), three split saddles joining

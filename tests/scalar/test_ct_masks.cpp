@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "ct_reference.hpp"
+#include "ct_test_support.hpp"
 #include "merge_tree_reference.hpp"
 #include "factz/contour_tree.hpp"
 #include "factz/scalar.hpp"
@@ -22,15 +23,7 @@
 namespace factz {
 namespace {
 
-ScalarField make(int64_t nx, int64_t ny, int64_t nz, std::vector<float> v, std::vector<uint8_t> mask = {}) {
-  ScalarField f;
-  f.nx = nx;
-  f.ny = ny;
-  f.nz = nz;
-  f.values = std::move(v);
-  f.mask = std::move(mask);
-  return f;
-}
+using ct_test::make;
 
 using MaskRule = std::function<bool(int64_t x, int64_t y, int64_t z, int64_t nx, int64_t ny, int64_t nz)>;
 
@@ -79,15 +72,8 @@ std::vector<uint8_t> mask_of(const Shape& s, int64_t nx, int64_t ny, int64_t nz)
   return m;
 }
 
-ContourTree tree_of(const ScalarField& f, double p_abs) {
-  CtOptions o;
-  o.persistence_mode = BoundMode::abs;
-  o.persistence = p_abs;
-  o.segmentation = true;
-  auto r = contour_tree(f, o);
-  EXPECT_TRUE(r.ok()) << r.status().to_string();
-  return r.ok() ? r.value() : ContourTree{};
-}
+/// The forest of f at p_abs, with its segmentation.
+ContourTree tree_of(const ScalarField& f, double p_abs) { return ct_test::tree_of(f, p_abs, true); }
 
 // The forest of `f` at `p_abs` equals the brute-force references'. Returns its components.
 int64_t expect_forest_matches_reference(const ScalarField& f, double p_abs) {
