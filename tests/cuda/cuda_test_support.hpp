@@ -32,6 +32,32 @@ inline std::vector<Options> every_mode_and_coder(double bound) {
   return out;
 }
 
+/// The masked cases' options: every mode, coder and zstd setting at REL 1e-2 (speculative
+/// with anchor stride 16, the lattice of the "anchors" mask shape), with `threads` (the
+/// bytes never depend on it).
+inline std::vector<Options> masked_option_sets(int threads = 0) {
+  std::vector<Options> out;
+  for (auto mode : {Mode::none, Mode::block, Mode::speculative})
+    for (auto coder : {Coder::huffman, Coder::ans})
+      for (bool zstd : {false, true}) {
+        Options o;
+        o.mode = mode;
+        o.coder = coder;
+        o.zstd = zstd;
+        o.bound = 1e-2;
+        o.anchor_stride = 16;
+        o.threads = threads;
+        out.push_back(o);
+      }
+  return out;
+}
+
+/// A case's options for a failure message.
+inline std::string describe(const Options& o) {
+  return std::string(mode_name(o.mode)) + "/" + coder_name(o.coder) + (o.zstd ? " zstd" : "") + " bound " +
+         std::to_string(o.bound) + " s0 " + std::to_string(o.anchor_stride);
+}
+
 /// Symbol streams that reach every form of the ANS encoder: sizes around chunk and lane
 /// boundaries, constant, sparse and rANS planes, order-1 structure, ids with a small
 /// center, a sparse high plane.

@@ -387,26 +387,8 @@ TEST(Cuda, DamagedSectionsAreRejectedLikeTheCpuDoes) {
 
 // ---- Missing vertices (issue 17) -------------------------------------------------------
 
-/// Every mode, coder and zstd setting at REL 1e-2 (speculative: anchor stride 16).
-std::vector<factz::Options> masked_option_sets() {
-  std::vector<factz::Options> out;
-  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
-    for (auto coder : {factz::Coder::huffman, factz::Coder::ans})
-      for (bool zstd : {false, true}) {
-        factz::Options o;
-        o.mode = mode;
-        o.coder = coder;
-        o.zstd = zstd;
-        o.bound = 1e-2;
-        out.push_back(o);
-      }
-  return out;
-}
-
-std::string describe(const factz::Options& o) {
-  return std::string(factz::mode_name(o.mode)) + "/" + factz::coder_name(o.coder) + (o.zstd ? " zstd" : "") +
-         " bound " + std::to_string(o.bound);
-}
+using factz::test::masked_option_sets;
+using factz::test::describe;
 
 /// Policy::cuda on f gives the CPU's stream; the GPU decodes it (Policy::cuda and the
 /// device-pointer call) to the CPU decoder's bits and mask. Returns the missing vertices the

@@ -583,29 +583,9 @@ TEST(GpuModel, AnOverflowingVertexOffTheExactListIsCorruptLikeOnTheCpu) {
 // The model's bytes are the CPU's, and its decoder (mask first, the stored bits last) the
 // CPU decoder's values and mask, for every shape, marking, mode, coder and zstd setting.
 
-/// The options of the masked cases: every mode, coder and zstd setting at REL 1e-2
-/// (speculative with anchor stride 16, the "anchors" shape's lattice).
-std::vector<factz::Options> masked_option_sets() {
-  std::vector<factz::Options> out;
-  for (auto mode : {factz::Mode::none, factz::Mode::block, factz::Mode::speculative})
-    for (auto coder : {factz::Coder::huffman, factz::Coder::ans})
-      for (bool zstd : {false, true}) {
-        factz::Options o;
-        o.mode = mode;
-        o.coder = coder;
-        o.zstd = zstd;
-        o.bound = 1e-2;
-        o.anchor_stride = 16;
-        o.threads = 2;
-        out.push_back(o);
-      }
-  return out;
-}
-
-std::string describe(const factz::Options& o) {
-  return std::string(factz::mode_name(o.mode)) + "/" + factz::coder_name(o.coder) + (o.zstd ? " zstd" : "") +
-         " bound " + std::to_string(o.bound) + " s0 " + std::to_string(o.anchor_stride);
-}
+/// The model's masked cases run with two threads (the bytes never depend on it).
+std::vector<factz::Options> masked_option_sets() { return factz::test::masked_option_sets(2); }
+using factz::test::describe;
 
 /// The CPU's stream of f and the model's: equal bytes; both decoders give the same bits and
 /// mask. Returns the number of missing vertices the CPU decoder reported.
