@@ -43,6 +43,13 @@ VectorField2D turbulent_land_48x40() {
   synth::add_zero_region(f, 203, 0.25);
   return f;
 }
+/// turbulent_land_48x40 with its land missing (NaN), the fill of a masked field.
+VectorField2D turbulent_nan_land_48x40() {
+  VectorField2D f = turbulent_land_48x40();
+  for (size_t k = 0; k < f.u.size(); ++k)
+    if (f.u[k] == 0.0f && f.v[k] == 0.0f) f.u[k] = f.v[k] = std::nanf("");
+  return f;
+}
 VectorField2D vortices_48x40() { return synth::vortices(48, 40, 204, 6); }
 VectorField2D zeros_40x30() {
   VectorField2D f;
@@ -100,6 +107,12 @@ const GoldenCase kCases[] = {
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0x5b992a2cu, 0xc595318du},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
      with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xc7b5fc91u, 0xa66b7472u},
+    {"v3_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
+     0xe97cad10u, 0x4f38d1d1u, 0x566d8d01u},
+    {"v3_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
+     with_ans(options(Mode::none, BoundMode::abs, 0.05, false)), 0xe97cad10u, 0x0352b618u, 0x6f504087u},
+    {"v3_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
+     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, false)), 0xe97cad10u, 0xd0d44317u, 0xec42cbd4u},
 };
 
 // Version 1 files (written before the ANS blob gained contexts, lanes per plane and sparse
