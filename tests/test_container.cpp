@@ -410,6 +410,19 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
   EXPECT_FALSE(rejects(h, {{kSectionSource, {1}}}));
   EXPECT_FALSE(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}, {kSectionSource, {1}}}));
   EXPECT_TRUE(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}));
+  // Version 5 exactly for a masked vector stream in mode none or block (packed tiled codes).
+  for (uint8_t mode : {kModeNone, kModeBlock, kModeSpeculative}) {
+    h = ok;
+    h.mode = mode;
+    h.anchor_stride = mode == kModeSpeculative ? 16 : 0;
+    const bool tiled = mode != kModeSpeculative;
+    h.version = 5;
+    EXPECT_EQ(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}), !tiled) << int(mode);
+    EXPECT_EQ(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionSource, {1}}}), !tiled) << int(mode);
+    EXPECT_TRUE(rejects(h)) << int(mode);  // no mask, no version 5
+    h.version = 3;
+    EXPECT_EQ(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}), tiled) << int(mode);
+  }
   h = ok; h.dtype = 2; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 0; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 3; EXPECT_TRUE(rejects(h));
@@ -446,7 +459,7 @@ TEST(Container, EverySingleByteCorruptionIsRejected) {
         auto r = parse_container(s);
         ASSERT_FALSE(r.ok()) << "byte " << i << " mask " << int(mask);
         // A damaged version field names an unsupported version, unless it landed on one this
-        // build reads (1 to 4): then the header checksum catches it.
+        // build reads (1 to 5): then the header checksum catches it.
         const uint16_t version = uint16_t(s[4] | s[5] << 8);
         const bool readable = version >= kOldestReadableVersion && version <= kFormatVersion;
         const Code want = (i == 4 || i == 5) && !readable ? Code::unsupported_version : Code::corrupt_stream;
@@ -522,7 +535,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 5, 0xFFFF}) {  // 1 to 4 are read
+  for (uint16_t v : {0, 6, 0xFFFF}) {  // 1 to 5 are read
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);

@@ -1,6 +1,8 @@
-// Golden streams of format version 2 (tests/data/golden, see its README.md): each file
+// Golden streams of format versions 2, 3 and 5 (tests/data/golden, see its README.md): each file
 // must keep decoding to the same values, and compressing the same synthetic input with the
-// same options must keep producing the file byte for byte. The version 1 files stay: those
+// same options must keep producing the file byte for byte. Masked streams of the tiled modes
+// written as version 3 (before version 5 left the missing vertices' codes out) must keep
+// decoding to the same values. The version 1 files stay: those
 // coded with Huffman must still decode to the same values, those coded with the version 1
 // ANS blob must be refused as unsupported_version. Together they pin the format and
 // the encoder; a failure here means the bytes changed, which needs a new format version
@@ -107,9 +109,9 @@ const GoldenCase kCases[] = {
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0x5b992a2cu, 0xc595318du},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
      with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xc7b5fc91u, 0xa66b7472u},
-    {"v3_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
+    {"v5_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
      0xe97cad10u, 0x4f38d1d1u, 0x566d8d01u},
-    {"v3_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
+    {"v5_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::none, BoundMode::abs, 0.05, false)), 0xe97cad10u, 0x0352b618u, 0x6f504087u},
     {"v3_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, false)), 0xe97cad10u, 0xd0d44317u, 0xec42cbd4u},
@@ -131,6 +133,12 @@ const Version1File kVersion1Huffman[] = {
     {"v1_none_abs0_zstd_noise_24x20.fz", 0xd39cc116u, 0xdfe75dfeu},
     {"v1_speculative_rel1e-2_zstd_48x40.fz", 0x5b992a2cu, 0xc595318du},
     {"v1_speculative_abs0.05_nozstd_land_48x40.fz", 0xd18a7093u, 0x756dab82u},
+};
+// Version 3 masked streams in the tiled modes (one code per vertex, missing ones included;
+// version 5 leaves the missing vertices out): they decode to the values of the v5_ cases.
+const Version1File kVersion3TiledMasked[] = {
+    {"v3_block_rel1e-2_zstd_masked_48x40.fz", 0x4f38d1d1u, 0x566d8d01u},
+    {"v3_none_abs0.05_nozstd_masked_48x40.fz", 0x0352b618u, 0x6f504087u},
 };
 const char* const kVersion1Ans[] = {"v1_ans_speculative_rel1e-2_zstd_48x40.fz",
                                     "v1_ans_block_rel1e-2_nozstd_land_48x40.fz"};
@@ -192,6 +200,20 @@ TEST(Golden, Version1HuffmanStreamsStillDecodeToTheirValues) {
     ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
     EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
     EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
+  }
+}
+
+TEST(Golden, Version3TiledMaskedStreamsStillDecodeToTheirValues) {
+  for (const Version1File& c : kVersion3TiledMasked) {
+    const Bytes stream = read_golden(c.file);
+    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
+    ASSERT_EQ(stream[4], 3) << c.file << " should be a version 3 stream";
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      auto r = decompress(stream, DecompressOptions{policy, 2});
+      ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
+      EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
+      EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
+    }
   }
 }
 

@@ -183,6 +183,32 @@ TEST(Masks, EveryModeCoderAndShapeKeepsTheGuaranteesOnTheValidMesh) {
   EXPECT_EQ(streams, 9 * 3 * 12);
 }
 
+TEST(Masks, AMissingVertexWhosePredictionIsClampedEscapesInTheTiledModes) {
+  // Format version 5 stores no code for a missing vertex: the decoder takes code 0 unless
+  // the outlier list holds the vertex. Around (1, 1) the integers are +M, +M and -M
+  // (M = kMaxQuant: values far beyond the quantizer's range, stored exactly), so its
+  // prediction 3M is clamped to M and its code, -2M, must travel as an outlier; with code
+  // 0 the decoder would see an integer out of range and call the stream corrupt.
+  const float far = 1e30f, nan = std::nanf("");
+  VectorField2D f;
+  f.nx = 4;
+  f.ny = 3;
+  f.u = {-far, far, 0.5f, 1.0f, far, nan, -far, 2.0f, 0.0f, nan, far, -1.0f};
+  f.v = {-far, far, 0.0f, 1.0f, far, nan, far, 3.0f, 1.0f, nan, -far, 4.0f};
+  int checked = 0;
+  for (Mode mode : {Mode::none, Mode::block})
+    for (Coder coder : {Coder::huffman, Coder::ans})
+      for (bool zstd : {false, true}) {
+        const std::string what = std::string(mode_name(mode)) + (coder == Coder::ans ? " ans" : " huffman") +
+                                 (zstd ? " zstd" : "");
+        const Checked c = check_masked_round_trip(f, options(mode, coder, zstd, BoundMode::abs, 0.5), what);
+        ASSERT_FALSE(c.stream.empty()) << what;
+        EXPECT_EQ(c.stream[4], 5) << what;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 8);
+}
+
 TEST(Masks, MissingVerticesBesideTheEdgesOfFloatStillDecode) {
   // A missing vertex's integer continues its neighbours' (the Lorenzo prediction); beside
   // values near +-FLT_MAX with a large step that continuation would reconstruct to +-inf,
@@ -292,16 +318,22 @@ TEST(Masks, TheMaskedMeshHasTheReferencesCriticalPoints) {
   }
 }
 
-TEST(Masks, StreamsWithoutMissingVerticesKeepVersion2AndMaskedOnesAreVersion3) {
-  VectorField2D f = synth::turbulence(40, 30, 1);
-  auto plain = compress(f, Options{});
-  ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain.value()[4], 2);  // the version's low byte (docs/format.md, "Header")
-  EXPECT_EQ(plain.value()[5], 0);
-  f.u[17] = std::nanf("");
-  auto masked = compress(f, Options{});
-  ASSERT_TRUE(masked.ok());
-  EXPECT_EQ(masked.value()[4], 3);
+TEST(Masks, StreamsWithoutMissingVerticesKeepVersion2AndMaskedOnesAreVersion3Or5) {
+  for (Mode mode : {Mode::none, Mode::block, Mode::speculative}) {
+    SCOPED_TRACE(mode_name(mode));
+    VectorField2D f = synth::turbulence(40, 30, 1);
+    Options o;
+    o.mode = mode;
+    auto plain = compress(f, o);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(plain.value()[4], 2);  // the version's low byte (docs/format.md, "Header")
+    EXPECT_EQ(plain.value()[5], 0);
+    f.u[17] = std::nanf("");
+    auto masked = compress(f, o);
+    ASSERT_TRUE(masked.ok());
+    // 5: the tiled modes' codes leave the missing vertices out
+    EXPECT_EQ(masked.value()[4], mode == Mode::speculative ? 3 : 5);
+  }
 }
 
 TEST(Masks, InfinityIsAnErrorUnlessItIsTheDeclaredFill) {

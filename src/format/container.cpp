@@ -286,13 +286,19 @@ std::string shortest(T value) {
 
 }  // namespace
 
-uint16_t stream_version(std::span<const uint32_t> section_ids) {
+uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes) {
   uint16_t version = kFormatVersionWithoutMask;
   for (uint32_t id : section_ids) {
     if (id >= kFirstVersion4Section) version = std::max(version, kFormatVersionWithSource);
     else if (id >= kFirstVersion3Section) version = std::max(version, kFormatVersionWithMask);
   }
+  const bool masked = std::find(section_ids.begin(), section_ids.end(), kSectionMask) != section_ids.end();
+  if (packed_tiled_codes && masked) version = kFormatVersionPackedTiledCodes;
   return version;
+}
+
+bool tiled_codes_are_packed(uint8_t components, uint8_t mode) {
+  return components == 2 && (mode == kModeNone || mode == kModeBlock);
 }
 
 std::string section_name(uint32_t id) {
@@ -310,10 +316,11 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
                                              const Compressor* zstd) {
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
-  const uint16_t version = stream_version(ids);
+  const uint16_t version = stream_version(ids, tiled_codes_are_packed(header.components, header.mode));
   if (header.version != version)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
-                            std::to_string(version) + " (2, 3 with mask sections, 4 with a source section)");
+                            std::to_string(version) +
+                            " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -29,14 +29,17 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// contexts, lanes per plane, sparse planes) and added scalar streams; the container layout
 /// is that of version 1, so version 1 streams coded with Huffman are still read. Version 3
 /// adds the mask sections (missing vertices), version 4 the `source` section (where the
-/// field came from: a netCDF or HDF5 variable). A writer picks the lowest version that holds
-/// its sections (stream_version): a stream without either is version 2, byte for byte what
+/// field came from: a netCDF or HDF5 variable). Version 5 changes the codes of a masked
+/// vector stream in mode none or block: a missing vertex has no symbol (streams/tiled_lists.hpp
+/// spread_valid_symbols). A writer picks the lowest version that holds its sections and
+/// layout (stream_version): a stream without either is version 2, byte for byte what
 /// earlier builds wrote and readable by them; builds that stop at an older version refuse a
 /// newer stream as unsupported (docs/format.md).
-inline constexpr uint16_t kFormatVersion = 4;
+inline constexpr uint16_t kFormatVersion = 5;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
+inline constexpr uint16_t kFormatVersionPackedTiledCodes = 5;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -89,13 +92,19 @@ inline constexpr uint32_t kFirstVersion3Section = kSectionMask;
 inline constexpr uint32_t kFirstVersion4Section = kSectionSource;
 
 /// The lowest format version that holds sections with these ids: 4 with a `source`
-/// section, else 3 with mask sections, else 2. write_container requires exactly this
-/// version, so every stream has one version for its contents.
-uint16_t stream_version(std::span<const uint32_t> section_ids);
+/// section, else 3 with mask sections, else 2; 5 for a masked stream whose codes leave out
+/// the missing vertices (`packed_tiled_codes`: the vector modes none and block,
+/// tiled_codes_are_packed). write_container requires exactly this version, so every stream
+/// has one version for its contents.
+uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false);
+
+/// Whether a stream of this header writes its tiled codes without the missing vertices
+/// when it is masked (format version 5 on): a 2D vector field in mode none or block.
+bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version of the sections: 2, 3 (mask) or 4 (source)
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes)
   uint8_t dtype = kDtypeFloat32;
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)

@@ -67,6 +67,15 @@ FACTZ_HD uint16_t code_symbol(int64_t code) {
   return code > -kRadius && code < kRadius ? uint16_t(code + kRadius) : uint16_t(0);
 }
 
+/// The symbol of a vertex's Lorenzo code. A missing vertex's symbol is not stored (format
+/// version 5): the decoder puts code 0 in its place, or the escape where the outlier list
+/// holds the vertex, so a missing vertex whose code is not 0 (missing_vertex_quant moved its
+/// prediction) escapes whatever the code's size. Every encoder takes its symbols from here.
+FACTZ_HD uint16_t tiled_symbol(int64_t code, bool missing) {
+  if (missing) return code == 0 ? uint16_t(kRadius) : uint16_t(0);
+  return code_symbol(code);
+}
+
 /// The backbone's quantization of one vertex with its tile's bound id (id 0: the tile is
 /// exact, q = 0): pre-quantization, reconstruction, and the exact check against the
 /// vertex's own bound `need`. A miss keeps the original value and marks the vertex exact;

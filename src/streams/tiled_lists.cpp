@@ -24,17 +24,44 @@ Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const u
     if (!r.varint(gap) || !r.zigzag(c)) return corrupt_stream("outlier list truncated");
     if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("outlier index out of range");
     last += int64_t(gap) + 1;
-    if (!symbols.empty() && symbols[size_t(last)] != 0)
-      return corrupt_stream("outlier at a vertex without escape symbol");
     if (c < -(int64_t(1) << 40) || c > (int64_t(1) << 40)) return corrupt_stream("outlier code out of range");
     index[e] = last;
     code[e] = c;
   }
   if (!r.at_end()) return corrupt_stream("trailing bytes after outlier list");
   if (symbols.empty()) return Status::Ok();
+  return check_outlier_escapes(symbols, index);
+}
+
+Status check_outlier_escapes(std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index) {
+  for (int64_t k : outlier_index)
+    if (symbols[size_t(k)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
   int64_t escapes = 0;
   for (uint16_t s : symbols) escapes += s == 0;
-  if (escapes != int64_t(count)) return corrupt_stream("escape symbols and outlier list disagree");
+  if (escapes != int64_t(outlier_index.size())) return corrupt_stream("escape symbols and outlier list disagree");
+  return Status::Ok();
+}
+
+Status spread_valid_symbols(std::span<uint16_t> symbols, uint64_t stored, const uint8_t* missing,
+                            std::span<const int64_t> outlier_index) {
+  const int64_t n = int64_t(symbols.size());
+  uint64_t valid = 0;
+  for (int64_t k = 0; k < n; ++k) valid += missing[k] == 0;
+  if (valid != stored)
+    return corrupt_stream("the codes hold " + std::to_string(stored) + " symbols for " + std::to_string(valid) +
+                          " valid vertices");
+  // Backwards, in place: the j-th stored symbol belongs at or after index j.
+  uint64_t j = stored;
+  auto oit = outlier_index.end();
+  for (int64_t k = n - 1; k >= 0; --k) {
+    if (!missing[k]) {
+      symbols[size_t(k)] = symbols[size_t(--j)];
+      continue;
+    }
+    while (oit != outlier_index.begin() && *(oit - 1) > k) --oit;
+    const bool escaped = oit != outlier_index.begin() && *(oit - 1) == k;
+    symbols[size_t(k)] = escaped ? uint16_t(0) : uint16_t(kRadius);
+  }
   return Status::Ok();
 }
 

@@ -21,6 +21,19 @@ namespace factz::detail {
 Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const uint16_t> symbols,
                       std::vector<int64_t>& index, std::vector<int64_t>& code);
 
+/// Every outlier sits on an escape symbol of `symbols` and every escape has one
+/// (parse_outliers' checks, for a caller that parsed the list before it had the symbols).
+Status check_outlier_escapes(std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index);
+
+/// A masked tiled stream of format version 5 codes no symbol for a missing vertex
+/// (kernels/tiles.hpp tiled_symbol). `symbols` holds one entry per vertex, the first
+/// `stored` the decoded symbols of the valid vertices in index order: spreads them over the
+/// grid and gives each missing vertex its implied symbol, the escape where the (sorted)
+/// outlier list holds the vertex, else code 0. corrupt_stream when `stored` is not the
+/// number of valid vertices.
+Status spread_valid_symbols(std::span<uint16_t> symbols, uint64_t stored, const uint8_t* missing,
+                            std::span<const int64_t> outlier_index);
+
 /// A plane's exact list: varint count <= n, increasing indices below n from the gap
 /// varints, one finite f32 per index, nothing left over. corrupt_stream otherwise.
 Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,

@@ -120,7 +120,8 @@ Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vecto
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
   std::vector<uint32_t> ids;
   for (const auto& s : sections) ids.push_back(s.id);
-  h.version = stream_version(ids);  // 3 with mask sections, 4 with a source section
+  // 3 with mask sections, 4 with a source section, 5 with masked tiled codes
+  h.version = stream_version(ids, tiled_codes_are_packed(2, uint8_t(o.mode)));
   h.components = 2;
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
@@ -184,9 +185,10 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
     if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
     auto count = coded_symbol_count(EntropyCoder(h.coder), head);
     if (!count.ok()) return count.status();
-    // A speculative stream has no id for a missing target: its count is checked against
-    // the mask when the ids are decoded (parse_speculative); here it cannot exceed the grid's.
-    const bool fewer_allowed = speculative && masked.value();
+    // A speculative stream has no id for a missing target, a version 5 tiled one no code
+    // for a missing vertex: the count is checked against the mask when the symbols are
+    // decoded (parse_speculative, spread_valid_symbols); here it cannot exceed the grid's.
+    const bool fewer_allowed = masked.value() && (speculative || h.version >= kFormatVersionPackedTiledCodes);
     if (count.value() != expected && !(fewer_allowed && count.value() < expected))
       return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " needs " +
                             std::to_string(expected) + " symbols in " + section_name(per_vertex) + ", which holds " +
@@ -195,27 +197,46 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
   return parsed;
 }
 
+bool codes_skip_missing(const Header& h, const uint8_t* missing) {
+  return missing && h.version >= kFormatVersionPackedTiledCodes;
+}
+
+Status decode_tiled_symbols(const Header& h, std::span<const uint8_t> coded, const uint8_t* missing,
+                            std::span<const int64_t> outlier_index, int threads, std::span<uint16_t> symbols) {
+  if (!codes_skip_missing(h, missing)) {
+    FACTZ_RETURN_IF_ERROR(entropy_decode(EntropyCoder(h.coder), coded, kAnsCodeCenter, symbols, threads));
+    return check_outlier_escapes(symbols, outlier_index);
+  }
+  std::vector<uint8_t> head(coded.begin(), coded.begin() + std::min<size_t>(coded.size(), kCoderHeaderBytes));
+  auto stored = coded_symbol_count(EntropyCoder(h.coder), head);
+  if (!stored.ok()) return stored.status();
+  if (stored.value() > symbols.size()) return corrupt_stream("the codes hold more symbols than the grid has vertices");
+  FACTZ_RETURN_IF_ERROR(
+      entropy_decode(EntropyCoder(h.coder), coded, kAnsCodeCenter, symbols.first(size_t(stored.value())), threads));
+  FACTZ_RETURN_IF_ERROR(spread_valid_symbols(symbols, stored.value(), missing, outlier_index));
+  return check_outlier_escapes(symbols, outlier_index);
+}
+
 Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, TiledDecodeInput& out,
-                   bool leave_coded) {
+                   bool leave_coded, const uint8_t* missing) {
   const auto& h = pc.header;
   const int64_t n = int64_t(h.nx) * int64_t(h.ny);
   TiledSections ts;
   FACTZ_RETURN_IF_ERROR(read_tiled_sections(stream, pc, &zstd_stage_decompressor(), ts));
   out.tile_ids = std::move(ts.tile_ids);
+  out.codes_skip_missing = codes_skip_missing(h, missing);
   const uint32_t code_ids[2] = {kSectionCodesU, kSectionCodesV};
   for (int c = 0; c < 2; ++c) {
     auto codes = read_section(stream, pc, code_ids[c], &zstd_stage_decompressor());
     if (!codes.ok()) return codes.status();
+    FACTZ_RETURN_IF_ERROR(parse_outliers(ts.outl[c], uint64_t(n), {}, out.outlier_index[c], out.outlier_code[c]));
     if (leave_coded) {
       out.device_coded = true;
       out.coded[c] = std::move(codes.value());
     } else {
       out.symbols[c].resize(size_t(n));
-      FACTZ_RETURN_IF_ERROR(
-          entropy_decode(EntropyCoder(h.coder), codes.value(), kAnsCodeCenter, out.symbols[c], threads));
+      FACTZ_RETURN_IF_ERROR(decode_tiled_symbols(h, codes.value(), missing, out.outlier_index[c], threads, out.symbols[c]));
     }
-    FACTZ_RETURN_IF_ERROR(
-        parse_outliers(ts.outl[c], uint64_t(n), out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
     FACTZ_RETURN_IF_ERROR(parse_exact(ts.idx[c], ts.val[c], uint64_t(n), out.exact_index[c], out.exact_value[c]));
   }
   return Status::Ok();

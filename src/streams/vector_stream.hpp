@@ -85,6 +85,9 @@ struct TiledDecodeInput {
   /// every outlier, as many escapes as outliers) are the device's to make.
   bool device_coded = false;
   std::vector<uint8_t> coded[2];
+  /// Set for a masked stream of format version 5: the coded symbols are the valid
+  /// vertices' only (spread_valid_symbols; symbols[] already holds them spread).
+  bool codes_skip_missing = false;
 };
 
 /// What a decoder reads for mode speculative.
@@ -102,9 +105,20 @@ struct SpeculativeDecodeInput {
 Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<float>& out);
 
 /// The decode inputs of a stream checked by parse_vector_stream. leave_coded: the coded
-/// blobs are kept for a device decoder (device_coded).
+/// blobs are kept for a device decoder (device_coded). `missing`: the stream's mask
+/// (read_mask), when it has one: from version 5 on the codes skip missing vertices.
 Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, TiledDecodeInput& out,
-                   bool leave_coded = false);
+                   bool leave_coded = false, const uint8_t* missing = nullptr);
+
+/// Whether the tiled codes of a stream with header `h` and mask `missing` (null: none)
+/// leave out the missing vertices (format version 5 on).
+bool codes_skip_missing(const Header& h, const uint8_t* missing);
+
+/// One plane's tiled symbols (n of them, the grid's) from its coded blob: the valid
+/// vertices' spread over the grid when codes_skip_missing, and the outlier checks
+/// (check_outlier_escapes).
+Status decode_tiled_symbols(const Header& h, std::span<const uint8_t> coded, const uint8_t* missing,
+                            std::span<const int64_t> outlier_index, int threads, std::span<uint16_t> symbols);
 /// `missing`: the stream's mask (read_mask), when it has one: missing vertices have no
 /// entries in the speculative sections.
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,

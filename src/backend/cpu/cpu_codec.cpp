@@ -11,6 +11,7 @@
 #include "streams/mask_sections.hpp"
 #include "streams/missing_fill.hpp"
 #include "streams/stream_common.hpp"
+#include "streams/tiled_lists.hpp"
 #include "streams/vector_stream.hpp"
 
 namespace factz::detail {
@@ -101,9 +102,12 @@ Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc,
   for (int c = 0; c < 2; ++c) {
     auto codes = read_section(stream, pc, code_ids[c], unzstd);
     if (!codes.ok()) return codes.status();
-    FACTZ_RETURN_IF_ERROR(entropy_decode(EntropyCoder(h.coder), codes.value(), kAnsCodeCenter, symbols, threads));
+    std::vector<int64_t> outlier_index, outlier_code;
+    FACTZ_RETURN_IF_ERROR(parse_outliers(ts.outl[c], uint64_t(nx * ny), {}, outlier_index, outlier_code));
+    FACTZ_RETURN_IF_ERROR(decode_tiled_symbols(h, codes.value(), missing, outlier_index, threads, symbols));
     const std::span<const uint8_t> ids(ts.tile_ids.data() + c * ntiles, ntiles);
-    FACTZ_RETURN_IF_ERROR(decode_plane(L, h.eb, ids, symbols, ts.outl[c], ts.idx[c], ts.val[c], threads, planes[c]));
+    FACTZ_RETURN_IF_ERROR(
+        decode_plane(L, h.eb, ids, symbols, outlier_index, outlier_code, ts.idx[c], ts.val[c], threads, planes[c]));
   }
   return Status::Ok();
 }

@@ -66,7 +66,7 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
             here[size_t(xi)] = missing_vertex_quant(here.data(), above.data(), xi, y,
                                                     step_of[p.tile_ids[size_t(L.tile_of(xi, y))]]);
           const int64_t code = tile_lorenzo_code(here.data(), above.data(), xi, y);
-          const uint16_t symbol = code_symbol(code);
+          const uint16_t symbol = tiled_symbol(code, missing && missing[y * L.nx + xi]);
           out.symbols[size_t(y * L.nx + xi)] = symbol;
           if (symbol == 0) escapes[size_t(ty)].emplace_back(y * L.nx + xi, code);
           if (p.exact[size_t(y * L.nx + xi)]) exact[size_t(ty)].push_back(y * L.nx + xi);
@@ -74,6 +74,12 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
         std::swap(above, here);
       }
     }
+  }
+  if (missing) {  // a missing vertex's symbol is implied (tiled_symbol): keep the valid ones
+    size_t kept = 0;
+    for (int64_t k = 0; k < n; ++k)
+      if (!missing[k]) out.symbols[kept++] = out.symbols[size_t(k)];
+    out.symbols.resize(kept);
   }
   ByteWriter outl, idx, vals;
   int64_t n_out = 0, n_exact = 0;
@@ -105,16 +111,14 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
 }
 
 Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
-                    std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
-                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, int threads,
-                    std::span<float> out) {
+                    std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
+                    std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
+                    std::span<const uint8_t> exact_values, int threads, std::span<float> out) {
   const int64_t n = L.nx * L.ny;
   if (int64_t(tile_ids.size()) != L.tile_count()) return corrupt_stream("tile bound table has the wrong size");
   for (uint8_t id : tile_ids)
     if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
   if (int64_t(symbols.size()) != n) return corrupt_stream("code count does not match the grid");
-  std::vector<int64_t> outlier_index, outlier_code;
-  FACTZ_RETURN_IF_ERROR(parse_outliers(outliers, uint64_t(n), symbols, outlier_index, outlier_code));
   if (int64_t(out.size()) != n) return invalid_argument("output plane has the wrong size");
   // kernels/tile_decode.hpp's rule in two passes: every vertex's reconstruction (q out of
   // range is corrupt at once), then the exact list over it; a value that is still not finite

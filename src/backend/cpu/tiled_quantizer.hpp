@@ -41,15 +41,17 @@ struct PlanePayload {
 };
 
 /// `missing` (optional): a missing vertex is not quantized: its integer is its Lorenzo
-/// prediction (kernels/tiles.hpp missing_vertex_quant), so its code is 0.
+/// prediction (kernels/tiles.hpp missing_vertex_quant), so its code is 0, and it has no
+/// symbol (`symbols` holds the valid vertices' only; a code that is not 0 escapes).
 PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
                           int threads, const uint8_t* missing = nullptr);
 
 /// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
-/// is written) from tile ids and payloads.
+/// is written) from tile ids, the grid's symbols (streams/vector_stream.hpp
+/// decode_tiled_symbols), the parsed outlier list and the exact list.
 Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t> tile_ids,
-                    std::span<const uint16_t> symbols, std::span<const uint8_t> outliers,
-                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values,
-                    int threads, std::span<float> out);
+                    std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
+                    std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
+                    std::span<const uint8_t> exact_values, int threads, std::span<float> out);
 
 }  // namespace factz::detail

@@ -20,15 +20,33 @@ using detail::put_varint_at;
 using detail::varint_length;
 
 /// Kernel body, one thread per vertex: the Lorenzo code of q inside its 32 x 32 tile
-/// (kernels/tiles.hpp, as the CPU encoder computes it), its symbol (0 = escape) and escape flag.
-FACTZ_HD void lorenzo_code(int64_t nx, int64_t k, const int32_t* q, uint16_t* symbol, int64_t* code,
-                           uint8_t* escape) {
+/// (kernels/tiles.hpp, as the CPU encoder computes it), its symbol (0 = escape; a missing
+/// vertex's, tiled_symbol, is left out of the stream by the caller) and escape flag.
+FACTZ_HD void lorenzo_code(int64_t nx, int64_t k, const int32_t* q, const uint8_t* missing, uint16_t* symbol,
+                           int64_t* code, uint8_t* escape) {
   const int64_t y = k / nx, x = k - y * nx;
   const int32_t* row = q + y * nx;
   const int64_t c = detail::tile_lorenzo_code(row, y > 0 ? row - nx : nullptr, x, y);
-  symbol[k] = detail::code_symbol(c);
+  symbol[k] = detail::tiled_symbol(c, missing && missing[k]);
   code[k] = c;
   escape[k] = symbol[k] == 0;
+}
+
+/// Kernel body, one thread per vertex k of a masked plane whose stream codes only the
+/// valid vertices (format version 5; streams/tiled_lists.hpp spread_valid_symbols, the
+/// CPU's form): the valid vertex's stored symbol (pos: exclusive scan of the valid flags),
+/// code 0 for a missing one. escape_missing_outlier then marks the missing vertices the
+/// outlier list holds.
+FACTZ_HD void spread_valid_symbol(int64_t k, const uint8_t* missing, const int64_t* pos, const uint16_t* stored,
+                                  uint16_t* symbols) {
+  symbols[k] = missing[k] ? uint16_t(detail::kRadius) : stored[pos[k]];
+}
+
+/// Kernel body, one thread per outlier entry e (after spread_valid_symbol): a missing
+/// vertex in the outlier list has the escape symbol.
+FACTZ_HD void escape_missing_outlier(int64_t e, const int64_t* outlier_index, const uint8_t* missing,
+                                     uint16_t* symbols) {
+  if (missing[outlier_index[e]]) symbols[outlier_index[e]] = 0;
 }
 
 /// Kernel body, one thread per (tile t, anti-diagonal d of the tile, tile column c), the

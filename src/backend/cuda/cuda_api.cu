@@ -202,17 +202,18 @@ Status decompress_planes(std::span<const uint8_t> bytes, float* d_u, float* d_v,
   const int threads = cuda_detail::host_threads();
   std::vector<uint8_t> mask;  // read first: the speculative sections skip missing vertices
   FACTZ_RETURN_IF_ERROR(cuda_detail::read_stream_mask(bytes, pc.value(), mask));
+  uint8_t* missing = nullptr;
+  if (!mask.empty()) FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kMask, mask, stream, missing));
   if (pc->header.mode == uint8_t(Mode::speculative)) {
-    uint8_t* missing = nullptr;
-    if (!mask.empty()) FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kMask, mask, stream, missing));
     cuda_detail::SpeculativeDecodeInput in;
     FACTZ_RETURN_IF_ERROR(cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true,
                                                          mask.empty() ? nullptr : mask.data()));
     FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_speculative(ws, pc.value(), in, missing, d_u, d_v, stream));
-  } else {  // the tiled decoder needs no mask: a missing vertex's code is in the stream
+  } else {  // from format version 5 on, the codes skip the missing vertices
     cuda_detail::TiledDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled(bytes, pc.value(), threads, in, /*leave_coded=*/true));
-    FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_tiled(ws, pc.value(), in, d_u, d_v, stream));
+    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled(bytes, pc.value(), threads, in, /*leave_coded=*/true,
+                                                   mask.empty() ? nullptr : mask.data()));
+    FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_tiled(ws, pc.value(), in, missing, d_u, d_v, stream));
   }
   if (mask.empty()) return Status::Ok();
   FACTZ_RETURN_IF_ERROR(cuda_detail::lay_masked_values(ws, bytes, pc.value(), mask, d_u, d_v, stream));

@@ -39,6 +39,26 @@ Status select_positions(Workspace::Impl& ws, const uint8_t* flags, int64_t n, in
   return Status::Ok();
 }
 
+/// The symbols of the valid vertices (missing[k] == 0), in index order, into ws slot
+/// kMaskIds: a masked plane's stream codes no symbol for a missing vertex (format version 5).
+Status select_valid_symbols(Workspace::Impl& ws, const uint16_t* sym, const uint8_t* missing, int64_t n,
+                            cudaStream_t s, const uint16_t*& out, int64_t& count) {
+  uint8_t* valid = nullptr;
+  uint16_t* packed = nullptr;
+  int64_t* d_count = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kMaskStored, size_t(n), valid));
+  FACTZ_RETURN_IF_ERROR(ws.get(kMaskIds, size_t(n) * 2, packed));
+  FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, d_count));
+  FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { valid[k] = missing[k] == 0; }));
+  FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, sym, valid, packed, d_count + 1, n, s);
+  }));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(&count, d_count + 1, sizeof count, cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  out = packed;
+  return Status::Ok();
+}
+
 /// A varint list (count, then each entry's bytes at its scanned offset) built on the
 /// device: length(e) gives entry e's bytes, write(e, offsets, dst) writes them.
 template <class Len, class Write>
@@ -332,12 +352,16 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
       FACTZ_CUDA_TRY(cudaGetLastError());
     }
     const int32_t* qc = q[c];
-    FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { lorenzo_code(nx, k, qc, sym, code, esc); }));
+    FACTZ_RETURN_IF_ERROR(
+        for_each(n, s, [=] __device__(int64_t k) { lorenzo_code(nx, k, qc, missing, sym, code, esc); }));
+    const uint16_t* coded_sym = sym;
+    int64_t count = n;
+    if (missing) FACTZ_RETURN_IF_ERROR(select_valid_symbols(ws, sym, missing, n, s, coded_sym, count));
     if (p.options.coder == Coder::huffman)
-      FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, sym, uint64_t(n), 32768, s, pl.coded[c], pl.coded_crc[c]));
+      FACTZ_RETURN_IF_ERROR(device_huffman_encode(ws, coded_sym, uint64_t(count), 32768, s, pl.coded[c], pl.coded_crc[c]));
     else
       FACTZ_RETURN_IF_ERROR(
-          device_ans_encode(ws, sym, uint64_t(n), detail::kAnsCodeCenter, s, pl.coded[c], pl.coded_crc[c]));
+          device_ans_encode(ws, coded_sym, uint64_t(count), detail::kAnsCodeCenter, s, pl.coded[c], pl.coded_crc[c]));
     pl.precoded = true;
     FACTZ_RETURN_IF_ERROR(
         plane_lists(ws, n, x[c], esc, code, exact[c], s, pl.outliers[c], pl.exact_index[c], pl.exact_values[c]));

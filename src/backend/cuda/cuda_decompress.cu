@@ -5,12 +5,16 @@
 // varint lists are parsed and checked on the host (host_stream.cpp, *_host.cpp).
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
+#include <string>
+
 #include "backend/cuda/ans_bodies.hpp"
 #include "backend/cuda/ans_host.hpp"
 #include "backend/cuda/cuda_internal.hpp"
 #include "backend/cuda/device_util.cuh"
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "codec/coder.hpp"
 
 namespace factz::cuda_detail {
 namespace {
@@ -135,14 +139,45 @@ Status device_entropy_decode(Workspace::Impl& ws, uint8_t coder, const std::vect
   return device_huffman_decode(ws, coded, n, out, flag, s);
 }
 
-/// Device decoding of one plane's symbols, then the outlier checks that need them
+/// Device decoding of a masked plane's codes that hold the valid vertices only (format
+/// version 5), spread over the grid as streams/tiled_lists.hpp spread_valid_symbols does.
+Status decode_valid_symbols(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, int64_t n,
+                            const uint8_t* missing, int64_t n_out, const int64_t* oi, uint16_t* sym, int* flag,
+                            cudaStream_t s) {
+  std::vector<uint8_t> head(coded.begin(), coded.begin() + std::min<size_t>(coded.size(), detail::kCoderHeaderBytes));
+  auto stored = detail::coded_symbol_count(detail::EntropyCoder(coder), head);
+  if (!stored.ok()) return stored.status();
+  int64_t valid = 0;
+  FACTZ_RETURN_IF_ERROR(count_if(ws, n, s, [=] __device__(int64_t k) { return missing[k] == 0; }, valid));
+  if (stored.value() != uint64_t(valid))
+    return corrupt_stream("the codes hold " + std::to_string(stored.value()) + " symbols for " + std::to_string(valid) +
+                          " valid vertices");
+  uint16_t* packed = nullptr;
+  int64_t *is_valid = nullptr, *pos = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kMaskIds, size_t(n) * 2, packed));
+  FACTZ_RETURN_IF_ERROR(ws.get(kMaskStored, size_t(n) * 8, is_valid));
+  FACTZ_RETURN_IF_ERROR(ws.get(kMaskPos, size_t(n) * 8, pos));
+  FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, coder, coded, 32768, valid, packed, flag, s));
+  FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { is_valid[k] = missing[k] == 0 ? 1 : 0; }));
+  FACTZ_RETURN_IF_ERROR(
+      cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceScan::ExclusiveSum(t, b, is_valid, pos, n, s); }));
+  const uint16_t* from = packed;
+  FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { spread_valid_symbol(k, missing, pos, from, sym); }));
+  return for_each(n_out, s, [=] __device__(int64_t e) { escape_missing_outlier(e, oi, missing, sym); });
+}
+
+/// Device decoding of one plane's symbols (the valid vertices' spread over the grid when
+/// the codes skip the missing ones), then the outlier checks that need them
 /// (detail::parse_outliers, streams/tiled_lists.hpp, leaves them to the device in this case).
 Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, int64_t n,
-                            const std::vector<int64_t>& outlier_index, const int64_t* d_outlier_index, uint16_t* sym,
-                            int* flag, cudaStream_t s) {
-  FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, coder, coded, 32768, n, sym, flag, s));
+                            const uint8_t* skip_missing, const std::vector<int64_t>& outlier_index,
+                            const int64_t* d_outlier_index, uint16_t* sym, int* flag, cudaStream_t s) {
   const int64_t n_out = int64_t(outlier_index.size());
   const int64_t* oi = d_outlier_index;
+  if (skip_missing)
+    FACTZ_RETURN_IF_ERROR(decode_valid_symbols(ws, coder, coded, n, skip_missing, n_out, oi, sym, flag, s));
+  else
+    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, coder, coded, 32768, n, sym, flag, s));
   FACTZ_RETURN_IF_ERROR(for_each(n_out, s, [=] __device__(int64_t e) {
     if (sym[oi[e]] != 0) *flag = 2;
   }));
@@ -157,8 +192,8 @@ Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vecto
 
 }  // namespace
 
-Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in, float* u,
-                           float* v, cudaStream_t s) {
+Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in,
+                           const uint8_t* missing, float* u, float* v, cudaStream_t s) {
   const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny);
   const int64_t tiles = ((nx + kTile - 1) / kTile) * ((ny + kTile - 1) / kTile);
   const Bounds B = bounds_of(pc.header.eb);
@@ -176,8 +211,9 @@ Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& p
     FACTZ_RETURN_IF_ERROR(upload(ws, kIndex, in.outlier_index[c], s, oi));
     if (in.device_coded) {
       FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(nx * ny) * 2, sym));
-      FACTZ_RETURN_IF_ERROR(
-          decode_plane_symbols(ws, pc.header.coder, in.coded[c], nx * ny, in.outlier_index[c], oi, sym, flags + 5, s));
+      FACTZ_RETURN_IF_ERROR(decode_plane_symbols(ws, pc.header.coder, in.coded[c], nx * ny,
+                                                 in.codes_skip_missing ? missing : nullptr, in.outlier_index[c], oi,
+                                                 sym, flags + 5, s));
     } else {
       FACTZ_RETURN_IF_ERROR(upload(ws, kSymbols, in.symbols[c], s, sym));
     }

@@ -44,7 +44,7 @@ Status device_fill_missing_anchors(cuda::Workspace::Impl& ws, const detail::Phas
 /// The device decoders, before the mask sections' values. missing: the stream's mask on the
 /// device (read_mask), or null for a stream without one.
 Status device_decode_tiled(cuda::Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in,
-                           float* u, float* v, cudaStream_t s);
+                           const uint8_t* missing, float* u, float* v, cudaStream_t s);
 Status device_decode_speculative(cuda::Workspace::Impl& ws, const detail::ParsedContainer& pc,
                                  const SpeculativeDecodeInput& in, const uint8_t* missing, float* u, float* v,
                                  cudaStream_t s);

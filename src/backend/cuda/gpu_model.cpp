@@ -1,7 +1,9 @@
 #include "backend/cuda/gpu_model.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "codec/coder.hpp"
 #include "codec/huffman.hpp"
 #include "util/byte_io.hpp"
 
@@ -197,8 +199,16 @@ void tiled_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing
     std::vector<uint16_t> symbols(static_cast<size_t>(n));
     std::vector<int64_t> code(static_cast<size_t>(n));
     std::vector<uint8_t> escape(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) lorenzo_code(f.nx, k, q[c].data(), symbols.data(), code.data(), escape.data());
-    pl.coded[c] = model_encode(p.options.coder, symbols, detail::kAnsCodeCenter, pl.coded_crc[c]);
+    for (int64_t k = 0; k < n; ++k)
+      lorenzo_code(f.nx, k, q[c].data(), missing, symbols.data(), code.data(), escape.data());
+    if (missing) {  // the device: DeviceSelect::Flagged of the valid vertices' symbols
+      std::vector<uint16_t> valid;
+      for (int64_t k = 0; k < n; ++k)
+        if (!missing[k]) valid.push_back(symbols[size_t(k)]);
+      pl.coded[c] = model_encode(p.options.coder, valid, detail::kAnsCodeCenter, pl.coded_crc[c]);
+    } else {
+      pl.coded[c] = model_encode(p.options.coder, symbols, detail::kAnsCodeCenter, pl.coded_crc[c]);
+    }
     pl.precoded = true;
     PlaneLists lists = plane_lists(x[c], escape, code, exact[c]);
     pl.outliers[c] = std::move(lists.outliers);
@@ -570,6 +580,33 @@ void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, S
   if (speculative) speculative_payload(f, p, missing, *speculative);
 }
 
+/// The device's decode_valid_symbols: the valid vertices' symbols (count_if against the
+/// blob's count), an exclusive scan of the valid flags, spread_valid_symbol per vertex,
+/// escape_missing_outlier per outlier.
+Status model_valid_symbols(uint8_t coder, std::span<const uint8_t> blob, const uint8_t* missing,
+                           std::span<const int64_t> outlier_index, std::vector<uint16_t>& symbols) {
+  const int64_t n = int64_t(symbols.size());
+  std::vector<uint8_t> head(blob.begin(), blob.begin() + std::min<size_t>(blob.size(), detail::kCoderHeaderBytes));
+  auto stored = detail::coded_symbol_count(detail::EntropyCoder(coder), head);
+  if (!stored.ok()) return stored.status();
+  int64_t valid = 0;
+  for (int64_t k = 0; k < n; ++k) valid += missing[k] == 0;
+  if (stored.value() != uint64_t(valid))
+    return corrupt_stream("the codes hold " + std::to_string(stored.value()) + " symbols for " + std::to_string(valid) +
+                          " valid vertices");
+  std::vector<uint16_t> packed(static_cast<size_t>(valid));
+  FACTZ_RETURN_IF_ERROR(model_entropy_decode(coder, blob, 32768, packed));
+  std::vector<int64_t> pos(static_cast<size_t>(n));
+  for (int64_t k = 0, sum = 0; k < n; ++k) {
+    pos[size_t(k)] = sum;
+    sum += missing[k] == 0;
+  }
+  for (int64_t k = 0; k < n; ++k) spread_valid_symbol(k, missing, pos.data(), packed.data(), symbols.data());
+  for (int64_t e = 0; e < int64_t(outlier_index.size()); ++e)
+    escape_missing_outlier(e, outlier_index.data(), missing, symbols.data());
+  return Status::Ok();
+}
+
 Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
   auto pc = parse_checked(stream);
   if (!pc.ok()) return pc.status();
@@ -611,11 +648,15 @@ Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
     FACTZ_RETURN_IF_ERROR(decode_spec(pc.value(), in, missing, f));
   } else {
     TiledDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(parse_tiled(stream, pc.value(), host_threads(), in, /*leave_coded=*/true));
+    FACTZ_RETURN_IF_ERROR(parse_tiled(stream, pc.value(), host_threads(), in, /*leave_coded=*/true, missing));
     if (in.device_coded)  // the device decodes the blobs and checks the outliers
       for (int c = 0; c < 2; ++c) {
         in.symbols[c].resize(static_cast<size_t>(f.size()));
-        FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded[c], 32768, in.symbols[c]));
+        if (in.codes_skip_missing)
+          FACTZ_RETURN_IF_ERROR(model_valid_symbols(pc->header.coder, in.coded[c], missing, in.outlier_index[c],
+                                                    in.symbols[c]));
+        else
+          FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded[c], 32768, in.symbols[c]));
         for (int64_t k : in.outlier_index[c])
           if (in.symbols[c][size_t(k)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
         const auto escapes = std::count(in.symbols[c].begin(), in.symbols[c].end(), uint16_t{0});
