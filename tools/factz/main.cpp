@@ -1,6 +1,6 @@
-// factz: the command-line program. Subcommands: compress, decompress, verify, cp, info (and
-// those registered from tools/factz/cmd_*.cpp). compress, decompress and verify also handle
-// scalar fields (2D or 3D, docs/toposz.md).
+// factz: the command-line program. Subcommands: compress, decompress, verify, cp (and those
+// registered from tools/factz/cmd_*.cpp: ct, flow, h5filter, info, render). compress,
+// decompress and verify also handle scalar fields (2D or 3D, docs/toposz.md).
 // Statistics go to stderr as one key=value line, or to stdout as one JSON object with
 // --json. Exit code 0 on success, 1 on error (one clear line on stderr), 2 on usage errors.
 #include <sys/stat.h>
@@ -122,10 +122,8 @@ const Command kCp{
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      kExec, kJson, kHelp, kHelpShort}};
 
-const Command kInfo{"info", "Print the header, the section sizes and the source record (netCDF/HDF5 inputs) of a FaCTz stream.", "factz info -z IN",
-                    {{"-z", 1, "FILE", "stream; '-' reads stdin"}, kHelp, kHelpShort}};
-
-const std::vector<const Command*> kCommands = {&kCompress, &kDecompress, &kVerify, &kCp, &kInfo};
+// info, render, ct, flow and h5filter live in their own files (cmd_*.cpp).
+const std::vector<const Command*> kCommands = {&kCompress, &kDecompress, &kVerify, &kCp};
 
 std::string top_help() {
   std::ostringstream os;
@@ -377,15 +375,6 @@ int run_decompress(const Args& a) {
   return 0;
 }
 
-int run_info(const Args& a) {
-  if (!a.has("-z")) fail("missing -z IN", 2);
-  const auto stream = take(factz::read_bytes(a.get("-z")));
-  const auto parsed = take(factz::detail::parse_container(stream));
-  std::cout << factz::detail::describe_container(parsed);
-  if (const auto source = take(factz::stream_source(stream))) std::cout << factz::describe_source_record(*source);
-  return 0;
-}
-
 /// Ranks of the mpirun that started this process (0 when not started by one).
 int launched_ranks() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
@@ -458,8 +447,7 @@ int main(int argc, char** argv) {
     else if (cmd == &kCompress) rc = run_compress(parsed);
     else if (cmd == &kDecompress) rc = run_decompress(parsed);
     else if (cmd == &kVerify) rc = run_verify(parsed);
-    else if (cmd == &kCp) rc = run_cp(parsed);
-    else rc = run_info(parsed);
+    else rc = run_cp(parsed);
     // What went to stdout (statistics, JSON, a stream for "-z -") counts as an output too:
     // a full disk or a closed file there is an error, not a silent success.
     errno = 0;
