@@ -366,15 +366,38 @@ TEST(Masks, MaskingTheLandIsNoLargerThanLandAsZeros) {
   VectorField2D synthetic_land = synth::turbulence(160, 120, 5);
   synth::add_zero_region(synthetic_land, 6, 0.35);
   fields.push_back({"synthetic_land_160x120", synthetic_land});
+  // A no-slip coast, as in the POP currents (docs/benchmarks.md): every ocean vertex next to
+  // land is an exact zero vector too, so the land's zeros add no constraint and the masked
+  // stream can only win by coding nothing for the land (format version 5).
+  VectorField2D noslip = synthetic_land;
+  const VectorField2D& land_of = synthetic_land;
+  for (int64_t y = 0; y < noslip.ny; ++y)
+    for (int64_t x = 0; x < noslip.nx; ++x) {
+      bool coast = false;
+      for (int64_t dy = -1; dy <= 1; ++dy)
+        for (int64_t dx = -1; dx <= 1; ++dx) {
+          const int64_t xx = x + dx, yy = y + dy;
+          if (xx < 0 || yy < 0 || xx >= noslip.nx || yy >= noslip.ny) continue;
+          const size_t j = size_t(yy * noslip.nx + xx);
+          coast = coast || (land_of.u[j] == 0.0f && land_of.v[j] == 0.0f);
+        }
+      if (coast) noslip.u[size_t(y * noslip.nx + x)] = noslip.v[size_t(y * noslip.nx + x)] = 0.0f;
+    }
+  fields.push_back({"noslip_land_160x120", noslip});
   for (auto& nf : testing::real_vector_fields())
     if (nf.name == "cmems_glob1deg_cur" || nf.name == "metno_arctic20_cur") fields.push_back(std::move(nf));
   for (const auto& nf : fields) {
     VectorField2D masked = nf.field;
     masked.mask.assign(size_t(masked.size()), 0);
-    int64_t land = 0;
-    for (size_t k = 0; k < masked.u.size(); ++k)
-      if (masked.u[k] == 0.0f && masked.v[k] == 0.0f) masked.mask[k] = 1, ++land;
+    // The land: the zero vectors (the no-slip field's land is its parent's: its coast stays valid).
+    const VectorField2D& land_source = nf.name == "noslip_land_160x120" ? synthetic_land : nf.field;
+    int64_t land = 0, valid_zeros = 0;
+    for (size_t k = 0; k < masked.u.size(); ++k) {
+      if (land_source.u[k] == 0.0f && land_source.v[k] == 0.0f) masked.mask[k] = 1, ++land;
+      else valid_zeros += masked.u[k] == 0.0f && masked.v[k] == 0.0f;
+    }
     ASSERT_GT(land, 0) << nf.name;
+    if (nf.name == "noslip_land_160x120") { ASSERT_GT(valid_zeros, 100) << "the coast ring is valid zeros"; }
     for (Mode m : {Mode::none, Mode::block, Mode::speculative})
       for (double rel : {1e-1, 1e-2, 1e-3, 1e-4}) {
         const std::string what = nf.name + " " + mode_name(m) + " REL " + std::to_string(rel);
