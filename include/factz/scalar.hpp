@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,17 @@ enum class ScalarMode : uint8_t {
   contour_tree = 3,  ///< TopoSZ: keeps the simplified contour tree (header mode byte 3)
 };
 
+/// Where a contour_tree compression stands, after each round of repair.
+struct ScalarProgress {
+  int64_t step = 0;            ///< which of the quantization steps tried (0, 1)
+  int64_t round = 0;           ///< 0: the first reconstruction, then one per repair
+  int64_t nodes_to_fix = 0;    ///< vertices where the decoded tree still differs (0: done)
+  int64_t exact_vertices = 0;  ///< values stored exactly in this round
+  double seconds = 0;          ///< since this step began
+};
+/// Called by compress_scalar on the calling thread; the library itself never prints.
+using ScalarProgressHook = std::function<void(const ScalarProgress&)>;
+
 struct ScalarOptions {
   ScalarMode mode = ScalarMode::contour_tree;
   Coder coder = Coder::ans;
@@ -47,6 +59,7 @@ struct ScalarOptions {
   bool zstd = true;
   Policy policy = Policy::omp;
   int threads = 0;
+  ScalarProgressHook progress{};  ///< contour_tree: optional, called after every round
 };
 
 struct ScalarCompressStats {

@@ -4,12 +4,9 @@
 // one a stand-in for the predictions after it, then lays the stored bits over it.
 //
 // Both modes share one decoder: a Lorenzo prediction from already decoded values and a
-// quantization code per vertex (symbol 0: the value is stored exactly). The contour-tree
-// mode only changes which code the encoder picks: among the quantization candidates
-// closest to the value it takes one inside the vertex's topological interval (from the
-// simplified tree's segmentation), stores the tree's nodes exactly, then recomputes the
-// simplified tree on the reconstruction and stores exactly the vertices around every
-// difference, until there is none. The decoder never needs the intervals.
+// quantization code per vertex (symbol 0: the value is stored exactly; scalar_quantizer.hpp).
+// The contour-tree mode only changes which code the encoder picks (toposz_encoder.hpp); the
+// decoder never needs its constraints.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -21,6 +18,8 @@
 #include "format/container.hpp"
 #include "scalar/contour_tree_core.hpp"
 #include "scalar/scalar_checks.hpp"
+#include "scalar/scalar_quantizer.hpp"
+#include "scalar/toposz_encoder.hpp"
 #include "codec/zstd_stage.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
@@ -29,159 +28,14 @@
 namespace factz {
 namespace {
 
-constexpr uint16_t kCenter = 32768;      // symbol of code 0; symbol 0 = stored exactly
-constexpr int64_t kMaxCode = 32767;      // |code| <= kMaxCode
-constexpr uint32_t kRadius = 32768;      // recorded in meta
+constexpr uint16_t kCenter = detail::kScalarCenter;
+constexpr int64_t kMaxCode = detail::kScalarMaxCode;
+constexpr uint32_t kRadius = 32768;  // recorded in meta
 constexpr size_t kMetaBytes = 24;
-constexpr int kMaxRounds = 40;           // then every vertex is stored exactly
 
-using detail::ScalarGrid;
 using Clock = std::chrono::steady_clock;
-
-// Lorenzo prediction from decoded values `r` (outside the grid counts as 0), in a fixed
-// order of float operations so that encoder and decoder agree bit for bit.
-inline float lorenzo(const float* r, const ScalarGrid& g, int64_t x, int64_t y, int64_t z, int64_t v) {
-  const int64_t sy = g.nx, sz = g.nx * g.ny;
-  const float a = x > 0 ? r[v - 1] : 0.0f;
-  const float b = y > 0 ? r[v - sy] : 0.0f;
-  const float ab = x > 0 && y > 0 ? r[v - 1 - sy] : 0.0f;
-  if (g.nz == 1) return (a + b) - ab;
-  const float c = z > 0 ? r[v - sz] : 0.0f;
-  const float ac = x > 0 && z > 0 ? r[v - 1 - sz] : 0.0f;
-  const float bc = y > 0 && z > 0 ? r[v - sy - sz] : 0.0f;
-  const float abc = x > 0 && y > 0 && z > 0 ? r[v - 1 - sy - sz] : 0.0f;
-  return ((((((a + b) + c) - ab) - ac) - bc) + abc);
-}
-
-// The value a missing vertex holds for the predictions after it: the decoded value to its
-// left, else above, else below in z, else 0 (a constant extension of the valid values,
-// which a Lorenzo extrapolation across a wide mask would not be). Writer and decoder
-// compute it from the same decoded values.
-inline float missing_stand_in(const float* r, const ScalarGrid& g, int64_t x, int64_t y, int64_t z, int64_t v) {
-  if (x > 0) return r[v - 1];
-  if (y > 0) return r[v - g.nx];
-  if (z > 0) return r[v - g.nx * g.ny];
-  return 0.0f;
-}
-
-// Per-vertex topological interval: lo < g(v) < hi, equality allowed where flagged.
-struct Intervals {
-  std::vector<float> lo, hi;
-  std::vector<uint8_t> incl;  // bit 0: lo inclusive, bit 1: hi inclusive
-  bool inside(int64_t v, float val) const {
-    const size_t i = size_t(v);
-    return (val > lo[i] || ((incl[i] & 1) && val == lo[i])) && (val < hi[i] || ((incl[i] & 2) && val == hi[i]));
-  }
-};
-
-struct Quantized {
-  std::vector<uint16_t> symbols;
-  std::vector<float> exact;
-  std::vector<float> recon;
-};
-
-// The values a valid vertex must not decode to: those the missing vertices hold (their fill
-// values; NaN equals nothing), so that declaring the fill value again on a decompressed
-// raw file finds the same missing vertices. Empty past kMaxFillValues distinct values.
-constexpr size_t kMaxFillValues = 16;
-std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
-  std::vector<float> out;
-  for (size_t k = 0; k < missing.size(); ++k) {
-    if (!missing[k] || std::isnan(f[k]) || std::find(out.begin(), out.end(), f[k]) != out.end()) continue;
-    if (out.size() == kMaxFillValues) return {};
-    out.push_back(f[k]);
-  }
-  return out;
-}
-
-// The encoder's quantizer. `force_exact` (may be empty) and `iv` (null: no topological
-// constraint) restrict the choice; every accepted value is within eb of the original and
-// equals none of `fills`. Missing vertices (`missing` nonzero; may be empty) get no symbol,
-// only their stand-in.
-void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-              std::span<const float> fills, float eb, float step, const std::vector<uint8_t>& force_exact,
-              const Intervals* iv, Quantized& out) {
-  const int64_t n = g.size();
-  out.symbols.clear();
-  out.symbols.reserve(size_t(n));
-  out.recon.assign(size_t(n), 0.0f);
-  out.exact.clear();
-  float* r = out.recon.data();
-  int64_t v = 0;
-  for (int64_t z = 0; z < g.nz; ++z)
-    for (int64_t y = 0; y < g.ny; ++y)
-      for (int64_t x = 0; x < g.nx; ++x, ++v) {
-        if (!missing.empty() && missing[size_t(v)]) {
-          r[v] = missing_stand_in(r, g, x, y, z, v);
-          continue;
-        }
-        const float fv = f[size_t(v)];
-        uint16_t symbol = 0;
-        if (step > 0 && (force_exact.empty() || !force_exact[size_t(v)])) {
-          const float pred = lorenzo(r, g, x, y, z, v);
-          const double d = (double(fv) - double(pred)) / double(step);
-          if (std::isfinite(pred) && std::fabs(d) < double(kMaxCode)) {
-            const int64_t q0 = int64_t(std::llround(d));
-            const int64_t s = d >= double(q0) ? 1 : -1;
-            for (int64_t q : {q0, q0 + s, q0 - s}) {
-              if (q < -kMaxCode || q > kMaxCode) continue;
-              const float val = pred + float(q) * step;
-              if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
-              if (iv && !iv->inside(v, val)) continue;
-              if (std::find(fills.begin(), fills.end(), val) != fills.end()) continue;
-              symbol = uint16_t(int64_t(kCenter) + q);
-              r[v] = val;
-              break;
-            }
-          }
-        }
-        out.symbols.push_back(symbol);
-        if (symbol == 0) {
-          out.exact.push_back(fv);
-          r[v] = fv;
-        }
-      }
-}
-
-// Intervals from the simplified trees: a node is stored exactly; any other vertex w stays
-// strictly between the nodes of its region (ContourTree::segmentation) in (value, index)
-// order, equality of values allowed on the side where the index decides. Nodes are
-// returned in `exact`.
-void tree_intervals(std::span<const float> f, const ContourTree& t, Intervals& iv, std::vector<uint8_t>& exact) {
-  const int64_t n = int64_t(f.size());
-  iv.lo.resize(size_t(n));
-  iv.hi.resize(size_t(n));
-  iv.incl.resize(size_t(n));
-#pragma omp parallel for schedule(static)
-  for (int64_t w = 0; w < n; ++w) {
-    const CtRegion r = t.segmentation[size_t(w)];
-    const float fw = f[size_t(w)];
-    if (r.lower == kCtNoVertex) {  // missing: never quantized
-      iv.lo[size_t(w)] = iv.hi[size_t(w)] = 0.0f;
-      iv.incl[size_t(w)] = 3;
-      continue;
-    }
-    if (r.lower == uint32_t(w)) {
-      exact[size_t(w)] = 1;
-      iv.lo[size_t(w)] = iv.hi[size_t(w)] = fw;
-      iv.incl[size_t(w)] = 3;
-      continue;
-    }
-    iv.lo[size_t(w)] = f[r.lower];
-    iv.hi[size_t(w)] = f[r.upper];
-    iv.incl[size_t(w)] = uint8_t((w > int64_t(r.lower) ? 1 : 0) | (w < int64_t(r.upper) ? 2 : 0));
-  }
-}
-
-// Marks every vertex within Chebyshev distance `radius` of `center` for exact storage.
-void mark_box(const ScalarGrid& g, int64_t center, int64_t radius, std::vector<uint8_t>& exact) {
-  const int64_t x = center % g.nx, t = center / g.nx, y = t % g.ny, z = t / g.ny;
-  const int64_t rz = g.nz > 1 ? radius : 0;
-  for (int64_t zz = std::max<int64_t>(0, z - rz); zz <= std::min(g.nz - 1, z + rz); ++zz)
-    for (int64_t yy = std::max<int64_t>(0, y - radius); yy <= std::min(g.ny - 1, y + radius); ++yy)
-      for (int64_t xx = std::max<int64_t>(0, x - radius); xx <= std::min(g.nx - 1, x + radius); ++xx)
-        exact[size_t((zz * g.ny + yy) * g.nx + xx)] = 1;
-}
+using detail::Quantized;
+using detail::ScalarGrid;
 
 Status check_options(const ScalarOptions& o) {
   if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
@@ -192,10 +46,6 @@ Status check_options(const ScalarOptions& o) {
     return invalid_argument("persistence must be a finite number >= 0");
   return Status::Ok();
 }
-
-}  // namespace
-
-namespace {
 
 // The stream of quantized values `q` (docs/format.md, "Scalar streams").
 Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<const uint8_t> missing,
@@ -240,29 +90,6 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<c
   return detail::write_stream(h, std::move(sections));
 }
 
-// TopoSZ rounds for one quantization step: quantize inside the intervals, recompute the
-// simplified tree of the reconstruction, store exactly the neighbourhoods of every
-// difference, until the trees are the same. Returns the rounds of tightening.
-int64_t topo_rounds(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                    std::span<const float> fills, float eb, float step, double p_abs, const ContourTree& tf,
-                    const Intervals& iv, std::vector<uint8_t> exact, int threads, Quantized& q) {
-  int64_t rounds = 0;
-  for (;;) {
-    quantize(f, g, missing, fills, eb, step, exact, &iv, q);
-    const ContourTree tg = detail::compute_contour_tree(q.recon, g, missing, p_abs, {}, threads);
-    const CtComparison c = compare_contour_trees(tf, tg);
-    if (c.same()) return rounds;
-    ++rounds;
-    if (rounds > kMaxRounds) {  // last resort: lossless, trivially the same tree
-      std::fill(exact.begin(), exact.end(), uint8_t(1));
-      quantize(f, g, missing, fills, eb, step, exact, &iv, q);
-      return rounds;
-    }
-    const int64_t radius = std::min<int64_t>(1 + (rounds - 1) / 2, 16);
-    for (int64_t v : c.offending) mark_box(g, v, radius, exact);
-  }
-}
-
 }  // namespace
 
 Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& o,
@@ -282,7 +109,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   st.eb_abs = eb;
   st.persistence_abs = p_abs;
   st.masked_vertices = std::count(missing.begin(), missing.end(), uint8_t(1));
-  const std::vector<float> fills = fill_values(f, missing);
+  const std::vector<float> fills = detail::fill_values(f, missing);
   auto t0 = Clock::now();
   auto lap = [&](const char* name) {
     const auto t1 = Clock::now();
@@ -291,7 +118,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   };
   if (!ct) {  // bins of 2 eb: error <= eb
     Quantized q;
-    quantize(f, g, missing, fills, eb, 2.0f * eb, {}, nullptr, q);
+    detail::quantize(f, g, missing, fills, eb, 2.0f * eb, {}, nullptr, q);
     lap("quantize");
     auto stream = scalar_stream(field, missing, o, eb, 2.0f * eb, 0.0, q, threads);
     lap("entropy");
@@ -300,11 +127,8 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
     return stream;
   }
 
-  const ContourTree tf = detail::compute_contour_tree(f, g, missing, p_abs, {.segmentation = true}, threads);
+  const ContourTree tf = detail::compute_contour_tree(f, g, missing, p_abs, {}, threads);
   st.tree_nodes = int64_t(tf.nodes.size());
-  std::vector<uint8_t> exact(f.size(), 0);
-  Intervals iv;
-  tree_intervals(f, tf, iv, exact);
   lap("contour_tree");
   // Quantization steps tried, the smallest stream kept: min(eb, p) and min(eb, p / 4). A
   // step of eb (TopoSZ) lets two candidates lie within eb; when the bound is at or above
@@ -317,9 +141,11 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   }
   if (steps.empty()) steps.push_back(eb);
   std::vector<uint8_t> best;
+  detail::TopoInput in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress, 0};
   for (float step : steps) {
     Quantized q;
-    const int64_t rounds = topo_rounds(f, g, missing, fills, eb, step, p_abs, tf, iv, exact, threads, q);
+    const int64_t rounds = detail::toposz_quantize(in, step, q);
+    ++in.step_index;
     auto stream = scalar_stream(field, missing, o, eb, step, p_abs, q, threads);
     if (!stream.ok()) return stream.status();
     if (best.empty() || stream->size() < best.size()) {
@@ -417,7 +243,7 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
     for (int64_t y = 0; y < g.ny; ++y)
       for (int64_t x = 0; x < g.nx; ++x, ++v) {
         if (!mask.empty() && mask[size_t(v)]) {
-          r[v] = missing_stand_in(r, g, x, y, z, v);
+          r[v] = detail::missing_stand_in(r, g, x, y, z, v);
           continue;
         }
         const uint16_t s = symbols[next++];
@@ -429,7 +255,7 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
         } else {
           const int64_t q = int64_t(s) - int64_t(kCenter);
           if (q < -kMaxCode) return corrupt_stream("quantization code out of range");
-          const float val = lorenzo(r, g, x, y, z, v) + float(q) * step;
+          const float val = detail::lorenzo(r, g, x, y, z, v) + float(q) * step;
           if (!std::isfinite(val)) return corrupt_stream("decoded value is not finite");
           r[v] = val;
         }

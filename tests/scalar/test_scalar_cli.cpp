@@ -81,6 +81,21 @@ TEST(ScalarCli, CompressDecompressVerify3D) {
   EXPECT_NE(w.out.find("same_tree=0"), std::string::npos) << w.out;
 }
 
+TEST(ScalarCli, ProgressGoesToStderrOnlyWhenAskedOrOnATerminal) {
+  TempDir d;
+  write_field(d.path() / "f.f32", 20, 16, 6);
+  // The tests' stderr is a file, not a terminal: silent unless --progress is given.
+  CliRun quiet = factz(d.path(), "compress -3 20 16 6 -i f.f32 -z q.fz --json");
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("factz: contour tree"), std::string::npos) << quiet.err;
+  CliRun loud = factz(d.path(), "compress -3 20 16 6 -i f.f32 -z p.fz --json --progress");
+  ASSERT_EQ(loud.code, 0) << loud.err;
+  EXPECT_NE(loud.err.find("factz: contour tree, step 0 round 0:"), std::string::npos) << loud.err;
+  EXPECT_NE(loud.err.find(": 0 vertices to fix"), std::string::npos) << "the last round has nothing left: " << loud.err;
+  EXPECT_EQ(loud.out.find("factz: contour tree"), std::string::npos) << "never on stdout: " << loud.out;
+  EXPECT_EQ(loud.out.front(), '{') << loud.out;
+}
+
 TEST(ScalarCli, TwoDimensionalNeedsScalarFlagAndModeNoneWorks) {
   TempDir d;
   write_field(d.path() / "f.f32", 30, 20, 1);

@@ -196,6 +196,31 @@ TEST(TopoSZ, IterationsAreRecorded) {
   EXPECT_GE(most, 1);
 }
 
+TEST(TopoSZ, StoresOnlyAFewValuesExactlyAndReportsEveryRound) {
+  // Issue 19: only the nodes and the vertices of differing regions are constrained, so a
+  // smooth field keeps nearly every value quantized; the hook sees every round, the last
+  // one with nothing left to fix.
+  const ScalarField f = smooth_field(64, 48, 16, 0.01f, 13);
+  std::vector<ScalarProgress> seen;
+  ScalarOptions o;
+  o.bound = 1e-2;
+  o.persistence = 1e-2;
+  o.progress = [&](const ScalarProgress& p) { seen.push_back(p); };
+  ScalarCompressStats st;
+  auto s = compress_scalar(f, o, &st);
+  ASSERT_TRUE(s.ok());
+  auto back = decompress_scalar(s.value());
+  ASSERT_TRUE(back.ok());
+  auto c = compare_scalar(f, back.value(), BoundMode::rel, 1e-2);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->same());
+  EXPECT_LT(double(st.exact_vertices), 0.01 * double(f.values.size()));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().step, 0);
+  EXPECT_EQ(seen.front().round, 0);
+  EXPECT_EQ(seen.back().nodes_to_fix, 0);
+}
+
 TEST(TopoSZ, RejectsBadInput) {
   ScalarField inf = grid(3, 3, 1);  // infinity at a valid vertex; NaN would be a missing vertex
   inf.values[4] = std::numeric_limits<float>::infinity();

@@ -4,6 +4,7 @@
 // Statistics go to stderr as one key=value line, or to stdout as one JSON object with
 // --json. Exit code 0 on success, 1 on error (one clear line on stderr), 2 on usage errors.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -83,7 +84,23 @@ const Command kCompress{
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
+     {"--progress", 0, "",
+      "print progress on stderr (contour-tree rounds: vertices still to fix); by default only when stderr is a "
+      "terminal and the run takes over a second"},
      kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
+
+/// The contour-tree rounds on stderr: every round with --progress, else on a terminal once
+/// the step has run for a second. Never on stdout (statistics and --json live there).
+factz::ScalarProgressHook scalar_progress(const Args& a) {
+  const bool asked = a.has("--progress");
+  if (!asked && !isatty(STDERR_FILENO)) return {};
+  return [asked](const factz::ScalarProgress& p) {
+    if (!asked && p.seconds < 1.0) return;
+    std::fprintf(stderr, "factz: contour tree, step %lld round %lld: %lld vertices to fix, %lld exact (%.1f s)\n",
+                 static_cast<long long>(p.step), static_cast<long long>(p.round),
+                 static_cast<long long>(p.nodes_to_fix), static_cast<long long>(p.exact_vertices), p.seconds);
+  };
+}
 
 const Command kDecompress{
     "decompress", "Decompress a FaCTz stream into two float32 planes, or one for a scalar stream (.npy when the name ends in .npy, a netCDF/HDF5 variable for FILE.nc:VAR or FILE.h5:/path, raw otherwise).",
@@ -246,6 +263,7 @@ int run_compress_scalar(const Args& a) {
     fail("--persistence applies to --mode contour-tree only", 2);
   o.persistence = factz::cli::persistence_of(a);
   coder_of(a, o.coder, o.zstd);
+  o.progress = scalar_progress(a);
   auto field = factz::cli::read_scalar_input(a, "-i", "compress");
   factz::cli::mark_scalar_fill(a, field);
   const int64_t nx = field.nx, ny = field.ny, nz = field.nz;

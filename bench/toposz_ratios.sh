@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# TopoSZ ratio and cost against mode none (issue 19): for every scalar field given, compresses
+# with --mode none and --mode contour-tree at one REL bound and one persistence, checks the
+# contour-tree stream with `factz verify` (same tree, error within the bound), and prints a
+# markdown row: field, REL, persistence, both ratios, exact vertices, compress and verify
+# seconds. Exits 1 if any verify fails.
+#
+#   bench/toposz_ratios.sh FACTZ_BINARY REL PERSISTENCE FILE.f32 ...
+#
+# File names end in _NXxNY.f32 (2D) or _NXxNYxNZ.f32 (3D), raw little-endian float32.
+set -euo pipefail
+if [[ $# -lt 4 ]]; then
+  echo "usage: $0 FACTZ_BINARY REL PERSISTENCE FILE.f32 ..." >&2
+  exit 2
+fi
+export OMP_WAIT_POLICY=passive
+/usr/bin/python3 - "$@" <<'PY'
+import json, os, re, subprocess, sys, tempfile, time
+
+factz, rel, per, files = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+tmp = tempfile.mkdtemp()
+
+def run(args):
+    t = time.time()
+    r = subprocess.run([factz] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"factz {' '.join(args)} failed: {r.stderr.strip()}")
+    return json.loads(r.stdout) if "--json" in args else None, time.time() - t
+
+bad = 0
+print("| field | REL | persistence | ratio none | ratio contour-tree | ct / none | exact vertices | compress s | verify s | same tree |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for path in files:
+    m = re.match(r"(.*)_(\d+)x(\d+)(?:x(\d+))?\.f32$", os.path.basename(path))
+    if not m:
+        sys.exit(f"{path}: the name must end in _NXxNY.f32 or _NXxNYxNZ.f32")
+    dims = [m.group(2), m.group(3)] + ([m.group(4)] if m.group(4) else [])
+    grid = (["-3"] + dims) if len(dims) == 3 else (["-2"] + dims)
+    flag = grid if len(dims) == 3 else grid + ["--scalar"]
+    n = 1
+    for d in dims:
+        n *= int(d)
+    none, _ = run(["compress"] + flag + ["-i", path, "-z", f"{tmp}/none.fz", "--mode", "none", "-M", "REL", rel, "--json"])
+    ct, tc = run(["compress"] + flag + ["-i", path, "-z", f"{tmp}/ct.fz", "-M", "REL", rel, "--persistence", per, "--json"])
+    run(["decompress", "-z", f"{tmp}/ct.fz", "-o", f"{tmp}/ct.f32"])
+    ver, tv = run(["verify"] + grid + ["-i", path, "-d", f"{tmp}/ct.f32", "--persistence", per, "--json"])
+    ok = bool(ver["same_tree"]) and ver["max_abs_error"] <= ct["eb_abs"]
+    bad += not ok
+    print(f"| {m.group(1)} ({'x'.join(dims)}) | {rel} | {per} | {none['ratio']:.2f} | {ct['ratio']:.2f} | "
+          f"{ct['ratio'] / none['ratio']:.2f} | {ct['exact_vertices']} ({100 * ct['exact_vertices'] / n:.2f} %) | "
+          f"{tc:.2f} | {tv:.2f} | {'yes' if ok else 'NO'} |", flush=True)
+sys.exit(1 if bad else 0)
+PY

@@ -1,0 +1,73 @@
+// The scalar streams' quantizer (scalar_quantizer.hpp).
+#include "scalar/scalar_quantizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace factz::detail {
+
+std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
+  constexpr size_t kMaxFillValues = 16;
+  std::vector<float> out;
+  for (size_t k = 0; k < missing.size(); ++k) {
+    if (!missing[k] || std::isnan(f[k]) || std::find(out.begin(), out.end(), f[k]) != out.end()) continue;
+    if (out.size() == kMaxFillValues) return {};
+    out.push_back(f[k]);
+  }
+  return out;
+}
+
+namespace {
+
+// The symbol of vertex v (0: none accepted) and its value in `val`. Only the two codes that
+// bracket f(v) are tried: a third one lies more than a step away, so it would never be
+// within the bound in mode none (step 2 eb) and would only add error in mode contour-tree.
+uint16_t choose_code(float fv, float pred, float eb, float step, int64_t v, const Intervals* iv,
+                     std::span<const float> fills, float& val) {
+  const double d = (double(fv) - double(pred)) / double(step);
+  if (!std::isfinite(pred) || !(std::fabs(d) < double(kScalarMaxCode))) return 0;
+  const int64_t q0 = int64_t(std::llround(d));
+  const int64_t other = d >= double(q0) ? q0 + 1 : q0 - 1;
+  for (int64_t q : {q0, other}) {
+    if (q < -kScalarMaxCode || q > kScalarMaxCode) continue;
+    val = pred + float(q) * step;
+    if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
+    if (iv && !iv->inside(v, val)) continue;
+    if (std::find(fills.begin(), fills.end(), val) != fills.end()) continue;
+    return uint16_t(int64_t(kScalarCenter) + q);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+              std::span<const float> fills, float eb, float step, std::span<const uint8_t> force_exact,
+              const Intervals* iv, Quantized& out) {
+  const int64_t n = g.size();
+  out.symbols.clear();
+  out.symbols.reserve(size_t(n));
+  out.recon.assign(size_t(n), 0.0f);
+  out.exact.clear();
+  float* r = out.recon.data();
+  int64_t v = 0;
+  for (int64_t z = 0; z < g.nz; ++z)
+    for (int64_t y = 0; y < g.ny; ++y)
+      for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        if (!missing.empty() && missing[size_t(v)]) {
+          r[v] = missing_stand_in(r, g, x, y, z, v);
+          continue;
+        }
+        const float fv = f[size_t(v)];
+        uint16_t symbol = 0;
+        if (step > 0 && (force_exact.empty() || !force_exact[size_t(v)]))
+          symbol = choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, v, iv, fills, r[v]);
+        out.symbols.push_back(symbol);
+        if (symbol == 0) {
+          out.exact.push_back(fv);
+          r[v] = fv;
+        }
+      }
+}
+
+}  // namespace factz::detail
