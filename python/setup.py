@@ -1,6 +1,11 @@
-"""Builds factz._factz and the HDF5 plugin libh5zfactz.so with the project's CMake and puts
-both in the `factz` package. Settings (environment): FACTZ_CMAKE (default "cmake"),
-FACTZ_BUILD_JOBS (default 2), FACTZ_CMAKE_ARGS (extra configure arguments)."""
+"""Builds factz._factz, the HDF5 plugin libh5zfactz.so and the command line tool factz with
+the project's CMake, and puts them in the `factz` package (factz/_factz*.so,
+factz/libh5zfactz.so, factz/bin/factz; the `factz` console script runs the last).
+
+Settings (environment): FACTZ_CMAKE (default "cmake"), FACTZ_BUILD_JOBS (default 2),
+FACTZ_CMAKE_ARGS (extra configure arguments), FACTZ_PREBUILT_DIR (a CMake build directory of
+this repository whose targets factz_python, factz_cli and h5zfactz are built: their files are
+packaged as they are and CMake is not run; the tests use it to install in seconds)."""
 
 import os
 import pathlib
@@ -20,29 +25,44 @@ class CMakeExtension(Extension):
         super().__init__(name, sources=[])
 
 
+def cmake_build(build_temp):
+    """Configures (tests off) and builds the three targets in build_temp/cmake; returns it."""
+    if not (ROOT / "CMakeLists.txt").exists():
+        raise RuntimeError(f"{ROOT} has no CMakeLists.txt: install from the FaCTz repository "
+                           "(pip install --no-build-isolation ./python from its root)")
+    cmake = os.environ.get("FACTZ_CMAKE", "cmake")
+    build = pathlib.Path(build_temp).resolve() / "cmake"
+    build.mkdir(parents=True, exist_ok=True)
+    configure = [cmake, "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                 "-DFACTZ_BUILD_TESTS=OFF", f"-DPython_EXECUTABLE={sys.executable}"]
+    configure += shlex.split(os.environ.get("FACTZ_CMAKE_ARGS", ""))
+    subprocess.run(configure, check=True)
+    jobs = os.environ.get("FACTZ_BUILD_JOBS", "2")
+    subprocess.run([cmake, "--build", str(build), "-j", jobs, "--target", "factz_python", "factz_cli"], check=True)
+    # The plugin is optional (no HDF5 development files: no plugin, the rest still installs).
+    subprocess.run([cmake, "--build", str(build), "-j", jobs, "--target", "h5zfactz"])
+    return build
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        if not (ROOT / "CMakeLists.txt").exists():
-            raise RuntimeError(f"{ROOT} has no CMakeLists.txt: install from the FaCTz repository "
-                               "(pip install ./python from its root)")
-        cmake = os.environ.get("FACTZ_CMAKE", "cmake")
-        build = pathlib.Path(self.build_temp).resolve() / "cmake"
-        build.mkdir(parents=True, exist_ok=True)
-        configure = [cmake, "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-                     "-DFACTZ_BUILD_TESTS=OFF", f"-DPython_EXECUTABLE={sys.executable}"]
-        configure += shlex.split(os.environ.get("FACTZ_CMAKE_ARGS", ""))
-        subprocess.run(configure, check=True)
-        jobs = os.environ.get("FACTZ_BUILD_JOBS", "2")
-        targets = ["factz_python"]
-        subprocess.run([cmake, "--build", str(build), "-j", jobs, "--target", *targets], check=True)
-        plugin_ok = subprocess.run([cmake, "--build", str(build), "-j", jobs, "--target", "h5zfactz"]).returncode == 0
+        prebuilt = os.environ.get("FACTZ_PREBUILT_DIR")
+        build = pathlib.Path(prebuilt).resolve() if prebuilt else cmake_build(self.build_temp)
         dest = pathlib.Path(self.get_ext_fullpath(ext.name)).resolve()
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        built = next((build / "python" / "factz").glob("_factz*.so"))
-        self.copy_file(str(built), str(dest))
+        package = dest.parent
+        package.mkdir(parents=True, exist_ok=True)
+        modules = sorted((build / "python" / "factz").glob("_factz*.so"))
+        if not modules:
+            raise RuntimeError(f"no factz/_factz*.so under {build / 'python'}: is the target factz_python built?")
+        self.copy_file(str(modules[0]), str(dest))
+        cli = build / "factz"
+        if not cli.exists():
+            raise RuntimeError(f"no command line tool {cli}: is the target factz_cli built?")
+        (package / "bin").mkdir(exist_ok=True)
+        self.copy_file(str(cli), str(package / "bin" / "factz"))  # keeps the executable bit
         plugin = build / "hdf5" / "plugin" / "libh5zfactz.so"
-        if plugin_ok and plugin.exists():
-            self.copy_file(str(plugin), str(dest.parent / "libh5zfactz.so"))
+        if plugin.exists():
+            self.copy_file(str(plugin), str(package / "libh5zfactz.so"))
 
 
 setup(ext_modules=[CMakeExtension("factz._factz")], cmdclass={"build_ext": CMakeBuild})

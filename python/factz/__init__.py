@@ -16,6 +16,13 @@ Missing data (land, gaps): a vertex is missing when u or v is NaN, when it is ma
 ``numpy.ma.MaskedArray`` input, or ``mask=``), or when it holds a declared ``fill_value``.
 Missing vertices are stored bit for bit, outside the error bound and the mesh;
 ``decompress(buf, masked=True)`` returns ``numpy.ma.MaskedArray`` planes with their mask.
+
+Beyond vector fields: scalar fields and contour trees (``compress_scalar``,
+``decompress_scalar``, ``contour_tree``, ``verify_scalar``), multi-block files and windows of
+them (``compress_multiblock``, ``decompress_multiblock``, ``decompress_region``),
+divergence-free flows (``factz.flow``) and ``info`` for any stream factz writes. When h5py is
+importable, importing this package registers the HDF5 filter it carries with h5py's HDF5
+library (``hdf5_filter_status()``); ``h5filter(...)`` gives ``create_dataset``'s arguments.
 """
 
 import os as _os
@@ -26,8 +33,14 @@ import numpy as _np
 from . import _factz
 from ._factz import (BackendUnavailableError, CP_TYPE_NAMES, DEFAULT_CODER, DEVICE_AUTO, FORMAT_VERSION,
                      HDF5_FILTER_ID)
+from ._h5 import (h5filter, hdf5_compression_opts, hdf5_dcpl, hdf5_filter_status, hdf5_plugin_path,
+                  register_hdf5_filter)
 from ._missing import SuspectedFillValueWarning, field_args as _field_args, warn_suspected as _warn_suspected
 from .codec import FactzCodec
+from .multiblock import compress_multiblock, decompress_multiblock, decompress_region
+from .scalar import (CT_NODE_DTYPE, CT_NODE_TYPE_NAMES, CT_PAIR_DTYPE, compress_scalar, contour_tree,
+                     decompress_scalar, verify_scalar)
+from . import flow
 
 __all__ = [
     "compress",
@@ -35,9 +48,21 @@ __all__ = [
     "stream_shape",
     "critical_points",
     "verify",
+    "info",
+    "compress_scalar",
+    "decompress_scalar",
+    "contour_tree",
+    "verify_scalar",
+    "compress_multiblock",
+    "decompress_multiblock",
+    "decompress_region",
+    "flow",
+    "h5filter",
     "hdf5_plugin_path",
     "hdf5_compression_opts",
     "hdf5_dcpl",
+    "register_hdf5_filter",
+    "hdf5_filter_status",
     "FactzCodec",
     "BackendUnavailableError",
     "SuspectedFillValueWarning",
@@ -45,6 +70,9 @@ __all__ = [
     "HDF5_FILTER_ID",
     "CP_TYPE_NAMES",
     "CP_DTYPE",
+    "CT_NODE_DTYPE",
+    "CT_PAIR_DTYPE",
+    "CT_NODE_TYPE_NAMES",
     "DEFAULT_CODER",
     "FORMAT_VERSION",
 ]
@@ -57,10 +85,6 @@ __version__ = "0.1.0"
 CP_DTYPE = _np.dtype(
     [("triangle", "<i8"), ("row", "<i8"), ("column", "<i8"), ("mu", "<f8", (3,)), ("type", "<U16")]
 )
-
-_MODES = {"none": 0, "block": 1, "speculative": 2}
-_BOUNDS = {"abs": 0, "rel": 1}
-_CODERS = {"huffman": 0, "ans": 1}
 
 
 def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
@@ -151,43 +175,30 @@ def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
     return _factz.verify(u, v, u2, v2, int(threads), m, m2, fu, fv)
 
 
-def hdf5_plugin_path():
-    """The directory holding the HDF5 filter plugin ``libh5zfactz.so`` shipped with this
-    package, or ``None``. Give it to HDF5 before the first use of the filter:
-    ``os.environ["HDF5_PLUGIN_PATH"]`` before importing h5py, or
-    ``h5py.h5pl.prepend(factz.hdf5_plugin_path().encode())``."""
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    for d in (here, _os.path.join(here, "plugin")):
-        if _os.path.exists(_os.path.join(d, "libh5zfactz.so")):
-            return d
-    return None
+def info(stream):
+    """A dict describing any stream or file factz writes, as ``factz info`` does: ``stream``
+    is a bytes-like object or a path (``str`` / ``os.PathLike``). Every dict has ``kind``
+    (``"vector"``, ``"scalar"``, ``"multiblock"``, ``"flow"`` or ``"flow_basis"``) and
+    ``bytes``. Vector and scalar streams: ``version``, ``shape``, ``nx``, ``ny``, ``nz``,
+    ``ndims``, ``components``, ``mode``, ``coder``, ``zstd``, ``bound``, ``eb`` (as given),
+    ``eb_abs`` (used), ``tile``, ``anchor_stride``, ``masked``, ``sections`` (``id``,
+    ``name``, ``stored_bytes``, ``raw_bytes``, ``zstd``) and ``source`` (None, or the
+    netCDF/HDF5 variable it came from: ``format``, ``file``, ``variables``,
+    ``description``). Multi-block files: ``shape``, ``blocks`` (px, py), ``bound``, ``eb``,
+    ``header_bytes`` and ``block_streams`` (each block stream's dict plus ``x0``, ``y0``,
+    ``offset``). Flow streams: ``tolerance``; flow bases: ``dim``, ``n``, ``method``,
+    ``coefficients``, ``blocks``, ``periods``, ``fingerprint``. Damaged bytes are a
+    ValueError (``corrupt_stream: ...``)."""
+    if isinstance(stream, (str, _os.PathLike)):
+        with open(stream, "rb") as f:
+            stream = f.read()
+    return _factz.info(stream)
 
 
-def hdf5_compression_opts(mode="speculative", eb=1e-2, bound="rel", coder=None):
-    """The filter's ``cd_values`` for h5py's ``compression_opts``: (mode, bound type, the
-    bound's float64 bits as low and high 32-bit words, coder). Use with
-    ``compression=factz.HDF5_FILTER_ID``. coder None is ``DEFAULT_CODER``."""
-    coder = DEFAULT_CODER if coder is None else coder
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
-    if bound not in _BOUNDS:
-        raise ValueError(f"bound must be 'rel' or 'abs', got {bound!r}")
-    if coder not in _CODERS:
-        raise ValueError(f"coder must be 'huffman' or 'ans', got {coder!r}")
-    bits = int(_np.array([eb], dtype="<f8").view("<u8")[0])
-    return (_MODES[mode], _BOUNDS[bound], bits & 0xFFFFFFFF, bits >> 32, _CODERS[coder])
-
-
-def hdf5_dcpl(mode="speculative", eb=1e-2, bound="rel", coder=None, mandatory=True):
-    """An h5py dataset creation property list with the FaCTz filter, for
-    ``create_dataset(..., chunks=..., dcpl=factz.hdf5_dcpl(...))``. h5py's
-    ``compression=factz.HDF5_FILTER_ID`` makes the filter *optional*: HDF5 then silently
-    stores a chunk uncompressed when the filter refuses it (an infinite value, a scalar dataset
-    without the scalar module). A mandatory filter turns those cases into errors that carry
-    the filter's message."""
-    from h5py import h5p, h5z
-
-    plist = h5p.create(h5p.DATASET_CREATE)
-    flag = h5z.FLAG_MANDATORY if mandatory else h5z.FLAG_OPTIONAL
-    plist.set_filter(HDF5_FILTER_ID, flag, hdf5_compression_opts(mode, eb, bound, coder))
-    return plist
+# Make the HDF5 filter available to h5py (and so h5netcdf, xarray, netCDF4) without
+# HDF5_PLUGIN_PATH, as hdf5plugin does. Never fails the import: hdf5_filter_status() says why
+# when it could not.
+try:
+    register_hdf5_filter()
+except Exception as _e:  # noqa: BLE001 -- an HDF5 problem must not make numpy users' import fail
+    _warnings.warn(f"factz: the HDF5 filter was not registered with h5py: {_e}", RuntimeWarning, stacklevel=2)

@@ -1,7 +1,11 @@
 """A numcodecs-style codec (``codec_id = "factz"``) for zarr and other chunked stores.
 
-A chunk is a float32 array of shape ``(2, ny, nx)``: the u and v components stacked on the
-first axis (chunk the store over the whole component axis). The codec follows the numcodecs
+A chunk is a float32 array of shape ``(..., 2, ny, nx)``: the u and v components stacked on
+the third axis from the end (chunk the store over the whole component axis), after any
+leading dimensions (time, level). Each ``(2, ny, nx)`` slab is one stream, as each chunk of
+the HDF5 filter; a chunk of several slabs holds their streams back to back, in C order of
+the leading indices (each stream says where it ends), so a chunk of one slab, ``(2, ny, nx)``
+or ``(1, 2, ny, nx)``, is exactly ``factz.compress(chunk[..., 0, :, :], chunk[..., 1, :, :])``. The codec follows the numcodecs
 ``Codec`` interface (``encode``, ``decode``, ``get_config``, ``from_config``) without
 depending on numcodecs; it registers itself with numcodecs only when numcodecs is installed.
 The guarantees hold per chunk (critical points of cells that straddle two chunks are not
@@ -39,7 +43,7 @@ def _policy_from_environment():
 
 
 class FactzCodec:
-    """FaCTz codec for (2, ny, nx) float32 chunks; parameters as ``factz.compress``
+    """FaCTz codec for (..., 2, ny, nx) float32 chunks; parameters as ``factz.compress``
     (policy None: the ``FACTZ_POLICY`` environment variable, else the CPU; fill_value: a
     number for both components or a pair [fill_u, fill_v])."""
 
@@ -66,9 +70,10 @@ class FactzCodec:
         return _policy_from_environment()
 
     def encode(self, buf):
-        """Compresses one chunk: an array of shape (2, ny, nx) and dtype float32 (a
-        non-contiguous one is copied first; other dtypes and shapes are a ValueError). A
-        ``numpy.ma.MaskedArray`` chunk's mask marks vertices missing (either component)."""
+        """Compresses one chunk: an array of shape (..., 2, ny, nx) and dtype float32 (a
+        non-contiguous one is copied first; other dtypes and shapes are a ValueError), one
+        stream per (2, ny, nx) slab, back to back. A ``numpy.ma.MaskedArray`` chunk's mask
+        marks vertices missing (either component)."""
         mask = None
         if isinstance(buf, _np.ma.MaskedArray):
             mask = _np.ma.getmaskarray(buf)
@@ -76,35 +81,52 @@ class FactzCodec:
         a = _np.asarray(buf)
         if a.dtype != _np.float32:
             raise ValueError(f"FactzCodec encodes float32 chunks, got dtype {a.dtype}")
-        if a.ndim != 3 or a.shape[0] != 2:
-            raise ValueError(f"FactzCodec encodes chunks of shape (2, ny, nx) (u and v stacked), "
-                             f"got shape {a.shape}")
-        a = _np.ascontiguousarray(a)
-        if mask is not None:
-            mask = _np.ascontiguousarray(mask[0] | mask[1]) if mask.any() else None
+        if a.ndim < 3 or a.shape[-3] != 2 or a.size == 0:
+            raise ValueError(f"FactzCodec encodes chunks of shape (..., 2, ny, nx) (u and v stacked on the third axis "
+                             f"from the end), got shape {a.shape}")
+        slabs = _np.ascontiguousarray(a).reshape((-1,) + a.shape[-3:])
+        masks = None if mask is None else mask.reshape(slabs.shape)
         fill_u, fill_v = _fill_pair(self.fill_value)
         policy, device = self._execution()
-        buf, info = _factz.compress(a[0], a[1], self.mode, self.eb, self.bound, self.coder, self.threads,
-                                    self.zstd, self.anchor_stride, policy, device, mask, fill_u, fill_v)
-        _warn_suspected(info["suspected_fill"], "fill_value", stacklevel=2)
-        return buf
+        streams = []
+        for k, slab in enumerate(slabs):
+            m = None
+            if masks is not None and masks[k].any():
+                m = _np.ascontiguousarray(masks[k][0] | masks[k][1])
+            buf, info = _factz.compress(slab[0], slab[1], self.mode, self.eb, self.bound, self.coder, self.threads,
+                                        self.zstd, self.anchor_stride, policy, device, m, fill_u, fill_v)
+            _warn_suspected(info["suspected_fill"], "fill_value", stacklevel=2)
+            streams.append(buf)
+        return streams[0] if len(streams) == 1 else b"".join(streams)
 
     def decode(self, buf, out=None):
-        """Decompresses one chunk into a new (2, ny, nx) float32 array, or into ``out``
-        (any writable buffer of exactly 2 * ny * nx float32 values), which is returned.
-        Missing vertices hold the bits they had (NaN, the fill value)."""
+        """Decompresses one chunk: a new float32 array of shape (2, ny, nx) for one stream,
+        (k, 2, ny, nx) for k streams (zarr and HDF5 reshape it to the chunk's shape), or into
+        ``out`` (any writable buffer of exactly that many float32 values, e.g. the chunk's
+        array), which is returned. Missing vertices hold the bits they had (NaN, the fill
+        value)."""
         policy, device = self._execution()
-        u, v = _factz.decompress(buf, self.threads, policy, device)
+        view = memoryview(buf).cast("B") if not isinstance(buf, (bytes, bytearray)) else buf
+        lengths = _factz.stream_lengths(view)
+        if not lengths:
+            raise ValueError("corrupt_stream: an empty chunk holds no stream")
+        planes, start = [], 0
+        for n in lengths:
+            planes.append(_np.stack(_factz.decompress(view[start:start + n], self.threads, policy, device)))
+            start += n
+        if len(planes) != 1 and len({p.shape for p in planes}) != 1:
+            raise ValueError("corrupt_stream: the streams of the chunk have different grids "
+                             f"{sorted({p.shape[1:] for p in planes})}")
+        dec = planes[0] if len(planes) == 1 else _np.stack(planes)
         if out is None:
-            return _np.stack([u, v])
+            return dec
         dst = _np.frombuffer(out, dtype=_np.float32) if not isinstance(out, _np.ndarray) else out
-        if dst.size != 2 * u.size:
-            raise ValueError(f"out holds {dst.size} values, the chunk has {2 * u.size}")
+        if dst.size != dec.size:
+            raise ValueError(f"out holds {dst.size} values, the chunk has {dec.size}")
         flat = dst.reshape(-1)
         if dst.dtype != _np.float32 or not _np.may_share_memory(flat, dst):
             raise ValueError("out must be a writable contiguous float32 buffer")
-        flat[: u.size] = u.reshape(-1)
-        flat[u.size:] = v.reshape(-1)
+        flat[:] = dec.reshape(-1)
         return out
 
     def get_config(self):

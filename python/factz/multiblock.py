@@ -1,0 +1,64 @@
+"""Multi-block files (docs/multiblock.md; the C++ API ``factz/multiblock.hpp``; ``factz
+compress --blocks PXxPY``): a field split into px x py blocks that share their boundary rows
+and columns (stored exactly by both), each block an ordinary stream, behind an index
+("FZMB") through which any block, or any window of the field, is read alone. The critical
+point guarantee of the whole field holds, as for one stream.
+"""
+
+import os as _os
+
+import numpy as _np
+
+from . import _factz
+from ._missing import field_args as _field_args
+
+
+def _blocks(blocks):
+    try:
+        px, py = (int(b) for b in blocks)
+    except (TypeError, ValueError):
+        raise ValueError(f"blocks must be a pair (px, py) of block counts along x and y, got {blocks!r}") from None
+    return px, py
+
+
+def _planes(result, masked):
+    if not masked:
+        return result[0], result[1]
+    m = result[2].view(_np.bool_)
+    return _np.ma.MaskedArray(result[0], mask=m), _np.ma.MaskedArray(result[1], mask=m.copy())
+
+
+def compress_multiblock(u, v, blocks=(2, 2), mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
+                        zstd=True, anchor_stride=16, policy=None, device=0, fill_value=None, mask=None, stats=False):
+    """Compresses (u, v) into a multi-block file held in memory (``bytes``), the bytes of
+    ``factz compress --blocks PXxPY`` for the same options. blocks: ``(px, py)``, the number
+    of blocks along x and y (each block needs at least one cell along a split axis). A REL
+    bound is resolved over the whole field. The other arguments as for ``factz.compress``;
+    stats=True returns ``(bytes, dict)``."""
+    px, py = _blocks(blocks)
+    u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
+    buf, info = _factz.compress_multiblock(u, v, px, py, mode, float(eb), bound, coder or "", int(threads),
+                                           bool(zstd), int(anchor_stride), policy or "", int(device), m, fu, fv)
+    return (buf, info) if stats else buf
+
+
+def decompress_multiblock(buf, threads=0, policy=None, device=0, masked=False):
+    """Decodes a whole multi-block file (any bytes-like object) into ``(u, v)``, two float32
+    arrays of the global shape ``(ny, nx)``; masked=True as for ``factz.decompress``."""
+    return _planes(_factz.decompress_multiblock(buf, int(threads), policy or "", int(device), bool(masked)), masked)
+
+
+def decompress_region(path, region, threads=0, policy=None, device=0, masked=False, stats=False):
+    """Reads the window ``region = (x0, y0, x1, y1)`` (half-open: columns x0..x1-1, rows
+    y0..y1-1 of the global grid) of the multi-block file at ``path``, reading from the file
+    only its header, its index and the blocks that intersect the window. Returns ``(u, v)`` of
+    shape ``(y1 - y0, x1 - x0)``, or ``(u, v, stats)`` for stats=True (``blocks_decoded``,
+    ``bytes_read``); masked=True as for ``factz.decompress``."""
+    try:
+        x0, y0, x1, y1 = (int(c) for c in region)
+    except (TypeError, ValueError):
+        raise ValueError(f"region must be (x0, y0, x1, y1), got {region!r}") from None
+    result = _factz.decompress_region(_os.fspath(path), x0, y0, x1, y1, int(threads), policy or "", int(device),
+                                      bool(masked))
+    u, v = _planes(result, masked)
+    return (u, v, result[-1]) if stats else (u, v)

@@ -1,0 +1,104 @@
+"""Scalar fields from Python: compress_scalar / decompress_scalar (the bytes of `factz compress
+--scalar`), contour_tree, verify_scalar, masked arrays in and out, and clear errors when a
+vector function gets a scalar stream and back."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import factz
+
+if not hasattr(factz._factz, "compress_scalar"):
+    pytest.skip("this build has no scalar module", allow_module_level=True)
+
+
+def field(ny=45, nx=60):
+    y, x = np.mgrid[0:ny, 0:nx]
+    return (np.sin(x / 6.0) * np.cos(y / 5.0) + 0.01 * x).astype(np.float32)
+
+
+def test_contour_tree_mode_keeps_the_simplified_tree():
+    f = field()
+    buf, stats = factz.compress_scalar(f, eb=1e-2, persistence=1e-2, stats=True)
+    assert stats["tree_nodes"] > 4 and stats["eb_abs"] > 0
+    g = factz.decompress_scalar(buf)
+    assert g.shape == f.shape and g.dtype == np.float32
+    assert np.abs(g - f).max() <= stats["eb_abs"]
+    rep = factz.verify_scalar(f, g, persistence=1e-2)
+    assert rep["same"] and rep["false_positive"] == rep["false_negative"] == rep["false_type"] == 0
+    assert rep["nodes_original"] == rep["nodes_decompressed"] > 4
+
+
+def test_scalar_bytes_are_those_of_the_cli(tmp_path, cli):
+    f = field()
+    f.tofile(tmp_path / "s.f32")
+    subprocess.run([cli, "compress", "-2", "60", "45", "--scalar", "-i", tmp_path / "s.f32", "-z", tmp_path / "s.fz",
+                    "-M", "REL", "1e-2", "--persistence", "1e-2"], check=True, capture_output=True)
+    assert (tmp_path / "s.fz").read_bytes() == factz.compress_scalar(f, eb=1e-2, persistence=1e-2)
+    assert factz.compress_scalar(f, mode="none", eb=0.1, bound="abs") != factz.compress_scalar(f)
+
+
+def test_three_dimensional_field_and_mode_none():
+    f = np.stack([field(20, 24) * s for s in (1.0, 0.5, -0.3, 2.0)])  # (nz, ny, nx)
+    buf = factz.compress_scalar(f, mode="none", eb=0.01, bound="abs")
+    g = factz.decompress_scalar(buf)
+    assert g.shape == (4, 20, 24) and np.abs(g - f).max() <= 0.01
+    assert factz.info(buf)["shape"] == (4, 20, 24) and factz.info(buf)["mode"] == "none"
+
+
+def test_contour_tree_structure():
+    f = field()
+    t = factz.contour_tree(f, persistence=0.0, segmentation=True)
+    nodes = t["nodes"]
+    assert nodes.dtype == factz.CT_NODE_DTYPE and len(nodes) == t["full_nodes"] > 10
+    assert np.all(np.diff(nodes["vertex"]) > 0)
+    assert set(nodes["type"]) <= set(factz.CT_NODE_TYPE_NAMES)
+    assert np.array_equal(nodes["value"], f.reshape(-1)[nodes["vertex"]])
+    assert t["contour_arcs"] and t["arcs"].shape == (len(nodes) - 1, 2)  # a tree: nodes - 1 arcs
+    assert t["components"] == 1 and t["pruned_pairs"] == 0
+    assert t["segmentation_lower"].shape == f.shape
+    simplified = factz.contour_tree(f, persistence=0.2)
+    assert len(simplified["nodes"]) < len(nodes) and simplified["pruned_pairs"] > 0
+    assert np.all(simplified["pairs"]["persistence"] >= simplified["persistence_abs"] - 1e-12)
+
+
+def test_masked_scalar_fields_in_and_out():
+    f = field()
+    land = np.zeros(f.shape, bool)
+    land[10:20, 15:30] = True
+    g = f.copy()
+    g[land] = 1e20
+    stream = factz.compress_scalar(g, fill_value=1e20)
+    assert factz.compress_scalar(np.ma.MaskedArray(g, mask=land)) == stream
+    assert factz.compress_scalar(g, mask=land) == stream
+    back = factz.decompress_scalar(stream, masked=True)
+    assert isinstance(back, np.ma.MaskedArray) and np.array_equal(back.mask, land)
+    assert np.all(back.data[land] == np.float32(1e20))
+    rep = factz.verify_scalar(np.ma.MaskedArray(g, mask=land), back)
+    assert rep["same"] and rep["masked_vertices"] == land.sum() and rep["mask_mismatch"] == 0
+    forest = factz.contour_tree(g, fill_value=1e20)
+    assert forest["components"] == 1
+    cut = np.zeros(f.shape, bool)
+    cut[:, 30] = True
+    assert factz.contour_tree(f, mask=cut)["components"] == 2
+
+
+def test_vector_and_scalar_functions_point_to_each_other():
+    f = field()
+    s = factz.compress_scalar(f)
+    with pytest.raises(ValueError, match="scalar stream.*decompress_scalar"):
+        factz.decompress(s)
+    with pytest.raises(ValueError, match="scalar stream.*decompress_scalar"):
+        factz.stream_shape(s)
+    vec = factz.compress(f, f)
+    with pytest.raises(ValueError, match="vector stream.*factz.decompress"):
+        factz.decompress_scalar(vec)
+    with pytest.raises(ValueError, match="float32"):
+        factz.compress_scalar(f.astype(np.float64))
+    with pytest.raises(ValueError, match="dimensional"):
+        factz.compress_scalar(f[0])
+    with pytest.raises(ValueError, match="mode"):
+        factz.compress_scalar(f, mode="speculative")
+    with pytest.raises(ValueError, match="corrupt_stream"):
+        factz.decompress_scalar(s[:-4])
