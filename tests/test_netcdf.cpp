@@ -395,9 +395,33 @@ TEST(Netcdf, EveryCommandThatTakesAFieldReadsVariables) {
   const Outcome vs = factz(dir, "verify -i 'storm.nc:U[time=0]' -d t.nc:T");
   ASSERT_EQ(vs.exit_code, 0) << vs.describe();
   EXPECT_EQ(key_values(vs.out)["same_tree"], "1") << vs.out;
-  // A scalar slice holding the fill value cannot be masked yet: one clear line.
-  expect_one_line(factz(dir, "ct -i 'storm.nc:U[time=1]'"), 1,
-                  {"storm.nc:U[time=1] holds 60 value(s) equal to its fill value 1e+20"});
+  // A scalar slice holding the fill value: its land is missing, in ct, compress, decompress
+  // (back as the fill value) and verify (the original's fill applies to a raw reconstruction).
+  const Outcome ct = factz(dir, "ct -i 'storm.nc:U[time=1]'");
+  ASSERT_EQ(ct.exit_code, 0) << ct.describe();
+  EXPECT_EQ(key_values(ct.out)["masked_vertices"], std::to_string(kLand)) << ct.out;
+  ASSERT_EQ(factz(dir, "compress --scalar -i 'storm.nc:U[time=1]' -z t1.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z t1.fz -o t1.nc:T").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z t1.fz -o t1.f32").exit_code, 0);
+  for (const std::string d : {"t1.nc:T", "t1.f32"}) {
+    const Outcome v = factz(dir, "verify -i 'storm.nc:U[time=1]' -d " + d);
+    ASSERT_EQ(v.exit_code, 0) << d << "\n" << v.describe();
+    auto kv = key_values(v.out);
+    EXPECT_EQ(kv["same_tree"], "1") << d << ": " << v.out;
+    EXPECT_EQ(kv["masked_vertices"], std::to_string(kLand)) << d << ": " << v.out;
+    EXPECT_EQ(kv["mask_mismatch"], "0") << d << ": " << v.out;
+  }
+  // The land comes back as the fill value: ncdump prints it as '_'.
+  const std::string dump = testing::run_in(dir, "ncdump -v T t1.nc").out;
+  int underscores = 0;
+  for (size_t at = dump.find("data:"); at != std::string::npos && at < dump.size(); ++at)
+    underscores += dump[at] == '_' && (at + 1 == dump.size() || dump[at + 1] == ',' || dump[at + 1] == ' ' ||
+                                       dump[at + 1] == ';' || dump[at + 1] == '\n');
+  EXPECT_EQ(underscores, kLand) << dump;
+  // --fill nan makes the file's fill value data: then it is an infinite-free huge value, kept.
+  const Outcome as_data = factz(dir, "ct -i 'storm.nc:U[time=1]' --fill nan");
+  ASSERT_EQ(as_data.exit_code, 0) << as_data.describe();
+  EXPECT_EQ(key_values(as_data.out)["masked_vertices"], "0") << as_data.out;
 }
 
 TEST(Netcdf, ErrorsNameTheFileAndTheVariableInOneLine) {

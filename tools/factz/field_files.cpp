@@ -221,7 +221,8 @@ void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny) {
   fail("missing -2 NX NY (raw float32 files do not say their shape)", 2);
 }
 
-ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command, const ScalarField* like) {
+ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command, const ScalarField* like,
+                              std::vector<float>* file_fills) {
   const auto& occurrences = a.all(flag);
   if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
   const FieldFile file = field_file(occurrences[0][0]);
@@ -247,23 +248,16 @@ ScalarField read_scalar_input(const Args& a, const char* flag, const std::string
   }
   PlaneInput p = read_plane_input(file, shape, int(shape.empty() ? whole : shape.size()), command,
                                   like && !a.has("-2") && !a.has("-3") ? "the original (-i) is" : "");
-  for (float fill : p.fills) {
-    const auto held = std::count(p.values.begin(), p.values.end(), fill);
-    if (held > 0) {
-      char text[64];
-      for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as the value
-        std::snprintf(text, sizeof text, "%.*g", digits, double(fill));
-        if (std::strtof(text, nullptr) == fill) break;
-      }
-      fail("invalid_argument: " + file.variable->text() + " holds " + std::to_string(held) +
-           " value(s) equal to its fill value " + text + " (missing data); scalar fields cannot mark missing data yet");
-    }
-  }
   ScalarField f;
   f.nx = int64_t(p.shape.back());
   f.ny = int64_t(p.shape[p.shape.size() - 2]);
   f.nz = p.shape.size() == 3 ? int64_t(p.shape[0]) : 1;
   f.values = std::move(p.values);
+  // The variable's _FillValue / missing_value mark missing vertices, as for vector fields;
+  // --fill replaces them (mark_scalar_fill applies it).
+  if (!fill_of(a).u)
+    for (float fill : p.fills) factz::mark_missing(f, fill);
+  if (file_fills) *file_fills = std::move(p.fills);
   return f;
 }
 

@@ -90,10 +90,11 @@ VectorInput read_vector_input(const Args& a, const char* flag, const std::string
 void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny);
 
 /// A scalar field (one file of `flag`): `-3 NX NY NZ`, `-2 NX NY`, the file's shape, or
-/// `like`'s (the original of a comparison). A variable's fill value held by the field is an
-/// error: scalar fields cannot mark missing data yet.
+/// `like`'s (the original of a comparison). A variable's fill values (_FillValue,
+/// missing_value) mark missing vertices in f.mask unless `--fill` is given (which
+/// mark_scalar_fill applies instead); `file_fills` receives them (empty for raw and .npy).
 ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command,
-                              const ScalarField* like = nullptr);
+                              const ScalarField* like = nullptr, std::vector<float>* file_fills = nullptr);
 
 /// Writes decoded planes (u, v, or one scalar plane) to the -o names: raw, .npy, or
 /// netCDF / HDF5 variables, several variables of one file written together. `shape`:

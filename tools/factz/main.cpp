@@ -206,9 +206,13 @@ int run_verify_scalar(const Args& a) {
   const double p = factz::cli::persistence_of(a);
   factz::Policy policy;
   const factz::Exec e = exec_of(a, &policy);
-  auto orig = factz::cli::read_scalar_input(a, "-i", "verify");
+  std::vector<float> file_fills;
+  auto orig = factz::cli::read_scalar_input(a, "-i", "verify", nullptr, &file_fills);
   auto dec = factz::cli::read_scalar_input(a, "-d", "verify", &orig);
-  factz::cli::mark_scalar_fill(a, orig);  // the original's fill value applies to the reconstruction too
+  // The original's fill values (its file's, or --fill) apply to the reconstruction too.
+  if (!factz::cli::fill_of(a).u)
+    for (float fill : file_fills) factz::mark_missing(dec, fill);
+  factz::cli::mark_scalar_fill(a, orig);
   factz::cli::mark_scalar_fill(a, dec);
   const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
   const auto& t = c.tree;
@@ -326,7 +330,7 @@ int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
   const std::vector<uint64_t> shape = field.nz > 1 ? std::vector<uint64_t>{uint64_t(field.nz), uint64_t(field.ny),
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
-  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, {}, "decompress");
+  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, field.mask, "decompress");
   const double raw = double(field.size()) * 4.0;
   StatsWriter s;
   s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz);
