@@ -614,5 +614,32 @@ TEST(CliTools, RenderRefusesBadArgumentsClearly) {
   EXPECT_FALSE(fs::exists(dir / "a.png"));
 }
 
+TEST(CliTools, CompressProgressGoesToStderrOnlyWhenAsked) {
+  TempDir dir;
+  write_field(dir, synth::turbulence(64, 48, 3));
+  // The test's stderr is not a terminal: silent by default.
+  const Outcome quiet = factz_run(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z q.fz --json");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.describe();
+  EXPECT_EQ(quiet.err.find("factz: compress:"), std::string::npos) << quiet.err;
+  for (const std::string mode : {"none", "block", "speculative"}) {
+    const Outcome loud =
+        factz_run(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z p.fz --json --progress --mode " + mode);
+    ASSERT_EQ(loud.exit_code, 0) << loud.describe();
+    EXPECT_NE(loud.err.find("factz: compress: frontend done"), std::string::npos) << mode << ": " << loud.err;
+    EXPECT_NE(loud.err.find("factz: compress: container done, 100 %"), std::string::npos) << mode << ": " << loud.err;
+    EXPECT_EQ(loud.out.find("factz: compress:"), std::string::npos) << "never on stdout: " << loud.out;
+    ASSERT_FALSE(loud.out.empty());
+    EXPECT_EQ(loud.out.front(), '{') << "stdout is the JSON object alone: " << loud.out;
+  }
+  const Outcome blocks = factz_run(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z b.fzmb --blocks 2 2 --progress");
+  ASSERT_EQ(blocks.exit_code, 0) << blocks.describe();
+  size_t lines = 0;
+  for (size_t at = blocks.err.find("factz: compress: block done"); at != std::string::npos;
+       at = blocks.err.find("factz: compress: block done", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 4u) << blocks.err;
+  EXPECT_NE(blocks.err.find("factz: compress: container done, 100 %"), std::string::npos) << blocks.err;
+}
+
 }  // namespace
 }  // namespace factz

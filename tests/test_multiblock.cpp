@@ -13,6 +13,7 @@
 #include "factz/multiblock.hpp"
 #include "factz/topology.hpp"
 #include "support/fields.hpp"
+#include "synth.hpp"
 
 namespace factz {
 namespace {
@@ -491,6 +492,33 @@ TEST(MultiBlock, RelBoundIsResolvedOverTheGlobalField) {
   EXPECT_EQ(m.hi, all.hi);
   EXPECT_TRUE(value_range_of(VectorField2D{}).empty);
   EXPECT_EQ(merge(ValueRange{}, a).hi, a.hi);
+}
+
+TEST(MultiBlock, ProgressReportsEveryBlockThenTheEndAndLeavesTheBytesAlone) {
+  const VectorField2D f = synth::turbulence(96, 80, 11);
+  for (int threads : {1, 3}) {
+    Options o;
+    o.mode = Mode::block;
+    o.threads = threads;
+    auto plain = compress_multiblock(f, o, 3, 2);
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    std::vector<std::pair<std::string, double>> calls;
+    o.progress = [&calls](const Progress& p) { calls.emplace_back(std::string(p.stage), p.fraction); };
+    auto reported = compress_multiblock(f, o, 3, 2);
+    ASSERT_TRUE(reported.ok()) << reported.status().to_string();
+    EXPECT_EQ(plain.value(), reported.value()) << threads;
+    ASSERT_EQ(calls.size(), 7u) << "six blocks, then the end";
+    for (size_t k = 0; k < 6; ++k) EXPECT_EQ(calls[k].first, "block") << k;
+    EXPECT_EQ(calls.back().first, "container");
+    EXPECT_EQ(calls.back().second, 1.0);
+    for (size_t k = 1; k < calls.size(); ++k) EXPECT_GT(calls[k].second, calls[k - 1].second) << k;
+    // One plain compression reports its own stages, in order, ending at 1.
+    calls.clear();
+    ASSERT_TRUE(compress(f, o).ok());
+    std::vector<std::string> stages;
+    for (const auto& c : calls) stages.push_back(c.first);
+    EXPECT_EQ(stages, (std::vector<std::string>{"frontend", "encode", "entropy", "container"}));
+  }
 }
 
 }  // namespace

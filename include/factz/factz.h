@@ -37,6 +37,8 @@
  *        factz_count_critical_points_masked; factz_comparison.masked_vertices and
  *        .mask_mismatch; factz_compare as a macro over factz_compare_sized;
  *        FACTZ_FORMAT_VERSION 3.
+ * 1.3.0: factz_options.progress / progress_user (a progress report during compression);
+ *        FACTZ_FORMAT_VERSION 5.
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -49,10 +51,11 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10200
-/** Newest stream format version this library writes (docs/format.md): 3 for a field with
- *  missing vertices; a field without any is written as version 2, byte for byte as before. */
-#define FACTZ_FORMAT_VERSION 3
+#define FACTZ_C_API_VERSION 10300
+/** Newest stream format version this library writes (docs/format.md): 5 for a field with
+ *  missing vertices in modes none and block (3 in mode speculative; 4 with a source record);
+ *  a field without any is written as version 2, byte for byte as before. */
+#define FACTZ_FORMAT_VERSION 5
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410
@@ -123,6 +126,13 @@ typedef struct factz_options {
   float fill_u;           /**< the fill value of u; default 0 (unused unless has_fill_u) */
   int has_fill_v;         /**< nonzero: fill_v is declared; default 0 */
   float fill_v;           /**< the fill value of v; default 0 (unused unless has_fill_v) */
+  /* Since 1.3.0 (read only when struct_size covers them): a progress report while
+     factz_compress / factz_compress_masked run: the stage that has just finished ("mask",
+     "frontend", "encode", "entropy", "container") and the fraction of the run done,
+     increasing, 1.0 on the last call. Calls never overlap and come from the calling thread;
+     the callback cannot change the stream. NULL (the default): none. */
+  void (*progress)(const char* stage, double fraction, void* user);
+  void* progress_user;    /**< passed to progress as `user`; default NULL */
 } factz_options;
 
 /** Fills the first `size` bytes of *options with the defaults above and sets struct_size to

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,18 @@ enum class Policy : uint8_t {
 /// otherwise) modulo the number of devices (docs/multiblock.md, "GPUs").
 inline constexpr int kDeviceAuto = -1;
 
+/// Where a compression stands (Options::progress): the stage that has just finished
+/// ("mask", "frontend", "encode", "entropy", "container"; "block" for each block of a
+/// multi-block file) and the fraction of the run done, increasing, 1 on the last call.
+struct Progress {
+  std::string_view stage;
+  double fraction = 0;
+};
+/// Calls never overlap; they come from the calling thread, except in compress_multiblock,
+/// whose blocks may report from OpenMP worker threads (one at a time). The hook cannot
+/// change the stream and must not throw. The CUDA backend reports only the end.
+using ProgressHook = std::function<void(const Progress&)>;
+
 struct Options {
   Mode mode = Mode::speculative;
   Coder coder = Coder::ans;  ///< ans (byte-plane rANS with contexts; default) or huffman
@@ -59,6 +73,8 @@ struct Options {
   /// as they are in section 12 (format version 4) and read back with factz::stream_source.
   /// It must decode and describe this field (invalid_argument otherwise). Empty: none.
   std::vector<uint8_t> source{};
+  /// Optional progress report (Progress); empty: none.
+  ProgressHook progress{};
 };
 
 struct CompressStats {

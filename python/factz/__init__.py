@@ -89,7 +89,7 @@ CP_DTYPE = _np.dtype(
 
 def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
              zstd=True, anchor_stride=16, policy=None, device=0, fill_value=None, mask=None,
-             stats=False):
+             stats=False, progress=None):
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 
     mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
@@ -114,10 +114,15 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
     stats: True returns ``(bytes, dict)``, the dict holding ``eb_abs``, ``exact_vertices``,
     ``repair_rounds``, ``repaired_vertices`` and ``masked_vertices`` (as ``factz compress
     --json``).
+
+    progress: a callable ``progress(stage, fraction)``, called after each stage of the run
+    ("mask", "frontend", "encode", "entropy", "container") with the fraction done, increasing
+    to 1.0 on the last call (the CUDA backend reports only that one). An exception it raises
+    is raised by ``compress`` once the library returns; the stream never depends on it.
     """
     u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
     buf, info = _factz.compress(u, v, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
-                                int(anchor_stride), policy or "", int(device), m, fu, fv)
+                                int(anchor_stride), policy or "", int(device), m, fu, fv, progress)
     _warn_suspected(info.pop("suspected_fill"), "fill_value", stacklevel=2)
     return (buf, info) if stats else buf
 

@@ -38,8 +38,21 @@ void require_vector_stream(std::span<const uint8_t> bytes, const char* function)
 py::tuple compress(const py::handle& u, const py::handle& v, const std::string& mode, double eb,
                    const std::string& bound, const std::string& coder, int threads, bool zstd,
                    int64_t anchor_stride, const std::string& policy, int device, const py::handle& mask,
-                   std::optional<double> fill_u, std::optional<double> fill_v) {
-  const factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
+                   std::optional<double> fill_u, std::optional<double> fill_v, const py::object& progress) {
+  factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
+  // The caller's progress(stage, fraction), with the GIL; its first exception is raised
+  // once the library returns (the hook must not throw through the library).
+  std::optional<py::error_already_set> progress_error;
+  if (!progress.is_none())
+    o.progress = [&progress, &progress_error](const factz::Progress& p) {
+      py::gil_scoped_acquire gil;
+      if (progress_error) return;
+      try {
+        progress(std::string(p.stage), p.fraction);
+      } catch (py::error_already_set& e) {
+        progress_error.emplace(std::move(e));
+      }
+    };
   const factz::FillValues fill = fill_values(fill_u, fill_v);
   factz::VectorField2D f = field_of(u, v, "u", "v", mask, "mask", fill);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
@@ -50,6 +63,7 @@ py::tuple compress(const py::handle& u, const py::handle& v, const std::string& 
     stream = factz::compress(f, o, &st);
     if (stream.ok() && !fill.any()) suspect = factz::suspected_fill_value(f);
   }
+  if (progress_error) throw std::move(*progress_error);
   if (!stream.ok()) raise(stream.status());
   py::dict stats = stats_dict(st);
   stats["suspected_fill"] = suspect ? py::object(py::make_tuple(suspect->value, suspect->count)) : py::object(py::none());
@@ -167,7 +181,7 @@ void bind_vector(py::module_& m) {
   m.def("compress", &compress, py::arg("u"), py::arg("v"), py::arg("mode") = "speculative", py::arg("eb") = 1e-2,
         py::arg("bound") = "rel", py::arg("coder") = "", py::arg("threads") = 0, py::arg("zstd") = true,
         py::arg("anchor_stride") = 16, py::arg("policy") = "", py::arg("device") = 0, py::arg("mask") = py::none(),
-        py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none());
+        py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none(), py::arg("progress") = py::none());
   m.def("decompress", &decompress, py::arg("buf"), py::arg("threads") = 0, py::arg("policy") = "",
         py::arg("device") = 0, py::arg("with_mask") = false);
   m.def("stream_shape", &stream_shape, py::arg("buf"));

@@ -25,7 +25,11 @@ const char* mode_name(Mode m) {
 const char* coder_name(Coder c) { return c == Coder::huffman ? "huffman" : c == Coder::ans ? "ans" : "unknown"; }
 
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
-  if (o.policy == Policy::cuda) return detail::compress_on_device(field, o, stats);
+  if (o.policy == Policy::cuda) {
+    auto stream = detail::compress_on_device(field, o, stats);
+    if (stream.ok() && o.progress) o.progress(Progress{"container", 1.0});  // the device reports only the end
+    return stream;
+  }
   if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
   try {
     FACTZ_RETURN_IF_ERROR(validate_field(field));

@@ -256,10 +256,12 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
   const int threads = o.policy != Policy::omp ? 1 : (o.threads > 0 ? o.threads : omp_get_max_threads());
   const bool outer = threads > 1 && count >= threads;
   Options inner = o;
+  inner.progress = {};  // the file reports per block (below), not each block's stages
   if (outer) {
     inner.policy = Policy::serial;
     inner.threads = 1;
   }
+  int done = 0;
   std::vector<std::vector<uint8_t>> streams(static_cast<size_t>(count));
   std::vector<uint64_t> lengths(static_cast<size_t>(count));
   std::vector<CompressStats> block_stats(static_cast<size_t>(count));
@@ -273,6 +275,10 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
         if (s.ok()) {
           lengths[size_t(b)] = s.value().size();
           streams[size_t(b)] = std::move(s).value();
+          if (o.progress) {
+#pragma omp critical(factz_multiblock_progress)
+            o.progress(Progress{"block", 0.99 * double(++done) / double(count)});
+          }
         } else {
           status[size_t(b)] = Status(s.status().code(), "block " + std::to_string(b) + ": " + s.status().message());
         }
@@ -293,6 +299,7 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
       std::vector<uint8_t>().swap(s);
     }
     if (stats) *stats = std::move(total);
+    if (o.progress) o.progress(Progress{"container", 1.0});
     return out;
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory compressing a multi-block field");

@@ -61,6 +61,9 @@ static_assert(sizeof(void*) != 8 || kOptionsSize100 == 48, "the 1.0.0 layout of 
 /// sizeof(factz_options) of C API 1.1.0 (it ended with device).
 constexpr size_t kOptionsSize110 = offsetof(factz_options, has_fill_u);
 static_assert(sizeof(void*) != 8 || kOptionsSize110 == 56, "the 1.1.0 layout of factz_options must not change");
+constexpr size_t kOptionsSize120 = offsetof(factz_options, progress);
+static_assert(sizeof(void*) != 8 || kOptionsSize120 == 72, "the 1.2.0 layout of factz_options must not change");
+static_assert(FACTZ_FORMAT_VERSION == 5, "FACTZ_FORMAT_VERSION is the newest format version (docs/format.md)");
 
 /// sizeof(factz_comparison) of C API 1.1.0 (it ended with value_range): the smallest accepted.
 constexpr size_t kComparisonSize110 = offsetof(factz_comparison, masked_vertices);
@@ -143,6 +146,11 @@ factz_status options_of(const factz_options* in, factz::Options& o) {
   o.bound = in->bound;
   o.zstd = in->zstd != 0;
   o.anchor_stride = in->anchor_stride;
+  if (holds(in, offsetof(factz_options, progress_user), sizeof in->progress_user) && in->progress) {
+    auto* report = in->progress;
+    void* user = in->progress_user;
+    o.progress = [report, user](const factz::Progress& p) { report(std::string(p.stage).c_str(), p.fraction, user); };
+  }
   return FACTZ_OK;
 }
 
@@ -170,6 +178,8 @@ void factz_options_init_sized(factz_options* options, size_t size) {
   o.fill_u = 0.0f;
   o.has_fill_v = 0;
   o.fill_v = 0.0f;
+  o.progress = nullptr;
+  o.progress_user = nullptr;
   std::memcpy(options, &o, size);  // only the bytes the caller's struct has
 }
 

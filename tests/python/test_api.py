@@ -345,3 +345,26 @@ def test_the_codec_takes_a_policy_that_is_not_part_of_its_config(monkeypatch):
 
 def chunk_decoded(stream):
     return np.stack(factz.decompress(stream))
+
+
+@pytest.mark.parametrize("mode", ["none", "block", "speculative"])
+def test_progress_reports_every_stage_and_leaves_the_stream_alone(mode):
+    u, v = analytic()
+    calls = []
+    buf = factz.compress(u, v, mode=mode, progress=lambda stage, fraction: calls.append((stage, fraction)))
+    assert buf == factz.compress(u, v, mode=mode)
+    stages = [s for s, _ in calls]
+    assert stages == (["frontend", "entropy", "container"] if mode == "speculative"
+                      else ["frontend", "encode", "entropy", "container"])
+    fractions = [f for _, f in calls]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and fractions[0] > 0
+
+
+def test_an_exception_in_progress_is_raised_by_compress():
+    u, v = analytic()
+
+    def boom(stage, fraction):
+        raise KeyError("stop at " + stage)
+
+    with pytest.raises(KeyError, match="stop at frontend"):
+        factz.compress(u, v, progress=boom)

@@ -106,7 +106,8 @@ int compress_single(const Args& a) {
   auto [uf, vf] = two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   require_plain_paths({uf, vf, a.get("-z")});
-  const factz::Options o = compress_options(a);  // no source record: blocks are plain streams
+  factz::Options o = compress_options(a);  // no source record: blocks are plain streams
+  o.progress = compress_progress(a);
   const auto t0 = Clock::now();
   const auto input = read_vector_input(a, "-i", "compress");
   const VectorField2D& field = input.field;

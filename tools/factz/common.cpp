@@ -302,6 +302,17 @@ void warn_suspected_fill(const factz::VectorField2D& f, const std::string& comma
                command.c_str(), (long long)suspect->count, value, value);
 }
 
+factz::ProgressHook compress_progress(const Args& a) {
+  const bool asked = a.has("--progress");
+  if (!asked && !isatty(STDERR_FILENO)) return {};
+  const auto t0 = std::chrono::steady_clock::now();
+  return [asked, t0](const factz::Progress& p) {
+    if (!asked && seconds_since(t0) < 1.0) return;
+    std::fprintf(stderr, "factz: compress: %.*s done, %.0f %%\n", int(p.stage.size()), p.stage.data(),
+                 100.0 * p.fraction);
+  };
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -94,6 +94,10 @@ factz::FillValues fill_of(const Args& a);
 /// forgotten fill value must not pass silently as data (field_files.hpp declares and marks).
 void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command);
 double seconds_since(std::chrono::steady_clock::time_point t0);
+/// The stages of a vector compression (and the blocks of a multi-block one) on stderr:
+/// every one with --progress, else on a terminal once the run has taken a second; empty
+/// otherwise. Never on stdout (statistics and --json live there).
+factz::ProgressHook compress_progress(const Args& a);
 
 /// A subcommand defined in its own translation unit. Register it with a namespace-scope
 ///   const bool kRegistered = factz::cli::register_command(&kSpec, &run);

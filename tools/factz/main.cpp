@@ -85,8 +85,8 @@ const Command kCompress{
      {"--no-zstd", 0, "", "skip the zstd stage"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
      {"--progress", 0, "",
-      "print progress on stderr (contour-tree rounds: vertices still to fix); by default only when stderr is a "
-      "terminal and the run takes over a second"},
+      "print progress on stderr (the stages done; contour-tree rounds with the vertices still to fix); by default "
+      "only when stderr is a terminal and the run takes over a second"},
      kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 /// The contour-tree rounds on stderr: every round with --progress, else on a terminal once
@@ -297,6 +297,7 @@ int run_compress(const Args& a) {
   two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   factz::Options o = factz::cli::vector_compress_options(a, true);
+  o.progress = factz::cli::compress_progress(a);
   auto in = factz::cli::read_vector_input(a, "-i", "compress");
   const factz::VectorField2D& field = in.field;
   const int64_t nx = field.nx, ny = field.ny;
