@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #ifdef FACTZ_TEST_HAVE_PNG
-#include <png.h>
+#include "support/png_decode.hpp"
 #endif
 
 #include <algorithm>
@@ -376,17 +376,7 @@ struct Png {
 
 bool decode_png(const std::string& path, Png& im) {
 #ifdef FACTZ_TEST_HAVE_PNG
-  png_image img;
-  std::memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&img, path.c_str())) return false;
-  img.format = PNG_FORMAT_RGB;
-  im.width = int(img.width);
-  im.height = int(img.height);
-  im.rgb.assign(PNG_IMAGE_SIZE(img), 0);
-  const bool ok = png_image_finish_read(&img, nullptr, im.rgb.data(), 0, nullptr) != 0;
-  png_image_free(&img);
-  return ok;
+  return testing::decode_png(path, im);
 #else
   (void)path;
   (void)im;

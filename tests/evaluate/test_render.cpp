@@ -2,7 +2,6 @@
 // colour at every critical point's pixel and a legend; fates match the exact comparison;
 // bad input gives clear errors.
 #include <gtest/gtest.h>
-#include <png.h>
 
 #include <cmath>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include "factz/topology.hpp"
 #include "render.hpp"
 #include "support.hpp"
+#include "support/png_decode.hpp"
 #include "synth.hpp"
 
 namespace {
@@ -19,21 +19,7 @@ namespace {
 using namespace factz;
 using namespace factz::render;
 using namespace factz::eval_test;
-
-// Decodes a PNG file to RGB with libpng's simplified API; false when it is not a PNG.
-bool decode_png(const std::string& path, Image& im) {
-  png_image img;
-  std::memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&img, path.c_str())) return false;
-  img.format = PNG_FORMAT_RGB;
-  im.width = int(img.width);
-  im.height = int(img.height);
-  im.rgb.assign(PNG_IMAGE_SIZE(img), 0);
-  const bool ok = png_image_finish_read(&img, nullptr, im.rgb.data(), 0, nullptr) != 0;
-  png_image_free(&img);
-  return ok;
-}
+using factz::testing::decode_png;
 
 // Markers at least `gap` pixels from every other marker, so that their centre pixel is
 // not covered by a neighbour's disc or ring.
