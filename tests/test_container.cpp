@@ -459,7 +459,7 @@ TEST(Container, EverySingleByteCorruptionIsRejected) {
         auto r = parse_container(s);
         ASSERT_FALSE(r.ok()) << "byte " << i << " mask " << int(mask);
         // A damaged version field names an unsupported version, unless it landed on one this
-        // build reads (1 to 5): then the header checksum catches it.
+        // build reads (1 to 6): then the header checksum catches it.
         const uint16_t version = uint16_t(s[4] | s[5] << 8);
         const bool readable = version >= kOldestReadableVersion && version <= kFormatVersion;
         const Code want = (i == 4 || i == 5) && !readable ? Code::unsupported_version : Code::corrupt_stream;
@@ -535,7 +535,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 6, 0xFFFF}) {  // 1 to 5 are read
+  for (uint16_t v : {0, 7, 0xFFFF}) {  // 1 to 6 are read (6: float64 streams)
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -577,7 +577,8 @@ TEST(Container, CraftedHeaderValuesAreRejected) {
     const char* message;
   };
   const Case cases[] = {
-      {6, 2, 1, "unknown data type 2"},
+      {6, 3, 1, "unknown data type 3"},
+      {6, 2, 1, "data type 2 in a version 2 stream"},  // float64 streams are version 6
       {7, 0, 1, "component count 0"},
       {7, 3, 1, "component count 3"},
       {8, 3, 1, "ndims 3"},

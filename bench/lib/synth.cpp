@@ -178,8 +178,18 @@ void fill_row_pair(const TurbulenceSpectrum& spectrum, int64_t j, Complex* row,
 
 }  // namespace
 
-VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycles) {
-  VectorField2D f = make_field(nx, ny);
+namespace {
+
+/// turbulence into a field of value type T: the spectrum and transforms are double; the
+/// last step rounds to float for VectorField2D and keeps the doubles for VectorField2D64.
+template <class Field>
+Field turbulence_any(int64_t nx, int64_t ny, uint64_t seed, double peak_cycles) {
+  using T = typename decltype(Field::u)::value_type;
+  Field f;  // as make_field, for either value type
+  f.nx = std::max<int64_t>(nx, 0);
+  f.ny = std::max<int64_t>(ny, 0);
+  zeroed_plane(f.u, static_cast<size_t>(f.size()));
+  zeroed_plane(f.v, static_cast<size_t>(f.size()));
   if (f.size() == 0) return f;
   nx = f.nx;
   ny = f.ny;
@@ -249,11 +259,21 @@ VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycl
   for (int64_t j = 0; j < ny; ++j) {
     for (int64_t i = 0; i < nx; ++i) {
       const Complex value = w[static_cast<size_t>(j * gx + i)];
-      f.u[static_cast<size_t>(j * nx + i)] = static_cast<float>(value.real() * scale);
-      f.v[static_cast<size_t>(j * nx + i)] = static_cast<float>(value.imag() * scale);
+      f.u[static_cast<size_t>(j * nx + i)] = static_cast<T>(value.real() * scale);
+      f.v[static_cast<size_t>(j * nx + i)] = static_cast<T>(value.imag() * scale);
     }
   }
   return f;
+}
+
+}  // namespace
+
+VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed, double peak_cycles) {
+  return turbulence_any<VectorField2D>(nx, ny, seed, peak_cycles);
+}
+
+VectorField2D64 turbulence64(int64_t nx, int64_t ny, uint64_t seed, double peak_cycles) {
+  return turbulence_any<VectorField2D64>(nx, ny, seed, peak_cycles);
 }
 
 // ---- vortices ----------------------------------------------------------------------------

@@ -37,6 +37,10 @@ inline constexpr double kTurbulencePeakCycles = 16.0;
 /// 1.5 CPU-seconds at 4096 x 4096 and 40 at 20000 x 20000, split over OpenMP threads.
 VectorField2D turbulence(int64_t nx, int64_t ny, uint64_t seed,
                          double peak_cycles = kTurbulencePeakCycles);
+/// turbulence without the final rounding to float: the same field in double (a genuinely
+/// float64 field; rounding it to float gives turbulence's values).
+VectorField2D64 turbulence64(int64_t nx, int64_t ny, uint64_t seed,
+                             double peak_cycles = kTurbulencePeakCycles);
 
 /// A uniform flow plus `count` (< 0 treated as 0) Gaussian vortices. Vortex i has a
 /// stream function A_i exp(-r^2 / (2 s_i^2)): solid-body rotation in its core, peak

@@ -35,6 +35,13 @@ enum class Policy : uint8_t {
   /// Builds without it, and machines without a device, give backend_unavailable.
   cuda = 2,
 };
+/// The value type of a stream (its header's data type): float32 fields (VectorField2D) or
+/// float64 fields (VectorField2D64, format version 6). Each decoder returns the type it was
+/// written with: decompress / decompress_into(float) refuse a float64 stream and
+/// decompress64 / decompress_into(double) a float32 one (invalid_argument naming the other
+/// call), so values are never rounded or widened silently.
+enum class DType : uint8_t { float32 = 1, float64 = 2 };
+
 /// Options::device value that picks a device per process: the node-local MPI rank
 /// (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...; 0 when launched
 /// otherwise) modulo the number of devices (docs/multiblock.md, "GPUs").
@@ -101,16 +108,41 @@ struct DecompressOptions {
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& options,
                                       CompressStats* stats = nullptr);
 
+/// Compresses a float64 field into a float64 stream (docs/architecture.md, "float64"): the
+/// same modes, coders, zstd stage, masks and guarantees, decided on the doubles themselves:
+/// |x' - x| <= eb checked exactly in double, the critical points of the float64 mesh kept by
+/// the exact float64 predicates, exactly stored and missing vertices kept with all 64 bits.
+/// CompressStats::eb_abs is the double bound used. Not yet: Policy::cuda (invalid_argument
+/// naming float64; use serial or omp); multi-block files, the C API, Python and the HDF5
+/// filter take float32 fields only.
+Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Options& options,
+                                      CompressStats* stats = nullptr);
+
 /// Decompresses a stream produced by compress. Missing vertices come back with the bits
 /// they held and in the result's mask (decompress_into: their bits, and the mask in the
 /// overload that takes one). Untrusted bytes give corrupt_stream / unsupported_version,
 /// never a crash.
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
-/// Grid size {nx, ny} of a stream: validates the container, the header and the symbol
-/// count its per-vertex stream records (so a forged size is refused before a caller
-/// allocates for it), without decoding.
+/// Decompresses a float64 stream (written by compress of a VectorField2D64) into a float64
+/// field, missing vertices with their 64 bits and in the result's mask. A float32 stream is
+/// invalid_argument (decode it with decompress). Policy::cuda: invalid_argument (float64
+/// decodes on the CPU).
+Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, const DecompressOptions& options = {});
+
+/// Grid size {nx, ny} of a stream (float32 or float64): validates the container, the header
+/// and the symbol count its per-vertex stream records (so a forged size is refused before a
+/// caller allocates for it), without decoding.
 Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream);
+
+/// What a caller needs to allocate for a stream: its grid and its value type.
+struct StreamInfo {
+  int64_t nx = 0;
+  int64_t ny = 0;
+  DType dtype = DType::float32;  ///< which decoder takes it (decompress or decompress64)
+};
+/// stream_dims with the stream's data type (the same checks).
+Result<StreamInfo> stream_info(std::span<const uint8_t> stream);
 
 /// Decompresses into caller-owned planes of exactly nx * ny floats each (see stream_dims):
 /// no allocation of the output, as a GPU or an HDF5 filter would use it.
@@ -123,7 +155,15 @@ Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std:
 Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
                        std::span<uint8_t> mask, const DecompressOptions& options = {});
 
+/// decompress_into of a float64 stream into caller planes of nx * ny doubles each (a
+/// float32 stream is invalid_argument); with `mask` as above.
+Status decompress_into(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v,
+                       const DecompressOptions& options = {});
+Status decompress_into(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v,
+                       std::span<uint8_t> mask, const DecompressOptions& options = {});
+
 const char* mode_name(Mode m);
 const char* coder_name(Coder c);
+const char* dtype_name(DType t);  ///< "float32", "float64"
 
 }  // namespace factz

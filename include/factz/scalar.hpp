@@ -47,7 +47,9 @@ struct ScalarProgress {
   int64_t exact_vertices = 0;  ///< values stored exactly in this round
   double seconds = 0;          ///< since this step began
 };
-/// Called by compress_scalar on the calling thread; the library itself never prints.
+/// Called by compress_scalar on the calling thread; the library itself never prints. The
+/// steps' rounds may interleave (docs/toposz.md, "Steps"); the last call is always the kept
+/// step's last round, with nothing left to fix.
 using ScalarProgressHook = std::function<void(const ScalarProgress&)>;
 
 struct ScalarOptions {

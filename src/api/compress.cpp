@@ -24,6 +24,24 @@ const char* mode_name(Mode m) {
 
 const char* coder_name(Coder c) { return c == Coder::huffman ? "huffman" : c == Coder::ans ? "ans" : "unknown"; }
 
+const char* dtype_name(DType t) {
+  return t == DType::float32 ? "float32" : t == DType::float64 ? "float64" : "unknown";
+}
+
+namespace {
+
+/// The float64 path runs on the CPU backend only (docs/architecture.md, "float64").
+Status float64_policy(Policy p, const char* what) {
+  if (p == Policy::cuda)
+    return invalid_argument(std::string("policy cuda: ") + what +
+                            " of float64 fields is not supported (the CUDA backend takes float32 fields); use policy "
+                            "serial or omp");
+  if (p != Policy::serial && p != Policy::omp) return invalid_argument("unknown execution policy");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
   if (o.policy == Policy::cuda) {
     auto stream = detail::compress_on_device(field, o, stats);
@@ -41,10 +59,29 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
   }
 }
 
+Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Options& o, CompressStats* stats) {
+  FACTZ_RETURN_IF_ERROR(float64_policy(o.policy, "compression"));
+  try {
+    FACTZ_RETURN_IF_ERROR(validate_field(field));
+    FACTZ_RETURN_IF_ERROR(detail::check_vector_options(field.nx, field.ny, o));
+    return detail::cpu_compress(field, o, stats);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory compressing a " + std::to_string(field.nx) + "x" +
+                                      std::to_string(field.ny) + " float64 field");
+  }
+}
+
 Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream) {
   auto parsed = detail::parse_vector_stream(stream);
   if (!parsed.ok()) return parsed.status();
   return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
+}
+
+Result<StreamInfo> stream_info(std::span<const uint8_t> stream) {
+  auto parsed = detail::parse_vector_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  const auto& h = parsed->header;
+  return StreamInfo{int64_t(h.nx), int64_t(h.ny), h.dtype == detail::kDtypeFloat64 ? DType::float64 : DType::float32};
 }
 
 namespace {
@@ -65,15 +102,24 @@ Status decode_into(std::span<const uint8_t> stream, std::span<float> u_out, std:
   }
 }
 
-}  // namespace
-
-Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
-                       const DecompressOptions& o) {
-  return decode_into(stream, u_out, v_out, nullptr, o);
+/// decode_into of a float64 stream (the CPU backend only).
+Status decode_into(std::span<const uint8_t> stream, std::span<double> u_out, std::span<double> v_out,
+                   std::vector<uint8_t>* mask_out, const DecompressOptions& o) {
+  FACTZ_RETURN_IF_ERROR(float64_policy(o.policy, "decompression"));
+  try {
+    auto parsed = detail::parse_vector_stream(stream);
+    if (!parsed.ok()) return parsed.status();
+    return detail::cpu_decode(stream, parsed.value(), u_out, v_out, detail::threads_of(o.policy, o.threads),
+                              mask_out);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory decompressing");
+  }
 }
 
-Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
-                       std::span<uint8_t> mask_out, const DecompressOptions& o) {
+/// decompress_into with a mask, for float and double planes.
+template <class T>
+Status decode_into_with_mask(std::span<const uint8_t> stream, std::span<T> u_out, std::span<T> v_out,
+                             std::span<uint8_t> mask_out, const DecompressOptions& o) {
   if (mask_out.size() != u_out.size())
     return invalid_argument("the mask output holds " + std::to_string(mask_out.size()) + " bytes, the planes " +
                             std::to_string(u_out.size()) + " values: it must hold one byte per vertex");
@@ -89,23 +135,60 @@ Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, 
   }
 }
 
-Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) try {
-  if (o.policy == Policy::cuda) return detail::decompress_on_device(stream, o);
-  if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
+/// The field of a stream of value type T (the CPU backend).
+template <class Field, class T>
+Result<Field> decompress_on_cpu(std::span<const uint8_t> stream, const DecompressOptions& o) {
   auto parsed = detail::parse_vector_stream(stream);
   if (!parsed.ok()) return parsed.status();
-  VectorField2D f;
+  FACTZ_RETURN_IF_ERROR(
+      detail::require_dtype(parsed->header, sizeof(T) == 8 ? detail::kDtypeFloat64 : detail::kDtypeFloat32));
+  Field f;
   f.nx = int64_t(parsed->header.nx);
   f.ny = int64_t(parsed->header.ny);
   const size_t n = static_cast<size_t>(f.nx * f.ny);
   for (auto* p : {&f.u, &f.v}) {
     p->reserve(n);
-    detail::hint_huge_pages(p->data(), n * sizeof(float));
+    detail::hint_huge_pages(p->data(), n * sizeof(T));
     p->resize(n);
   }
-  FACTZ_RETURN_IF_ERROR(
-      detail::cpu_decode(stream, parsed.value(), f.u, f.v, detail::threads_of(o.policy, o.threads), &f.mask));
+  FACTZ_RETURN_IF_ERROR(detail::cpu_decode(stream, parsed.value(), std::span<T>(f.u), std::span<T>(f.v),
+                                           detail::threads_of(o.policy, o.threads), &f.mask));
   return f;
+}
+
+}  // namespace
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
+                       const DecompressOptions& o) {
+  return decode_into(stream, u_out, v_out, nullptr, o);
+}
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
+                       std::span<uint8_t> mask_out, const DecompressOptions& o) {
+  return decode_into_with_mask(stream, u_out, v_out, mask_out, o);
+}
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<double> u_out, std::span<double> v_out,
+                       const DecompressOptions& o) {
+  return decode_into(stream, u_out, v_out, nullptr, o);
+}
+
+Status decompress_into(std::span<const uint8_t> stream, std::span<double> u_out, std::span<double> v_out,
+                       std::span<uint8_t> mask_out, const DecompressOptions& o) {
+  return decode_into_with_mask(stream, u_out, v_out, mask_out, o);
+}
+
+Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+  FACTZ_RETURN_IF_ERROR(float64_policy(o.policy, "decompression"));
+  return decompress_on_cpu<VectorField2D64, double>(stream, o);
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of memory decompressing");
+}
+
+Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+  if (o.policy == Policy::cuda) return detail::decompress_on_device(stream, o);
+  if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
+  return decompress_on_cpu<VectorField2D, float>(stream, o);
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");
 }

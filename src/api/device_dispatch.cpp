@@ -95,6 +95,8 @@ namespace {
 Result<std::pair<int64_t, int64_t>> device_stream_dims(std::span<const uint8_t> stream) {
   auto parsed = parse_vector_stream(stream);
   if (!parsed.ok()) return parsed.status();
+  // The device decodes float32 streams only (a float64 one is the CPU's: decompress64).
+  FACTZ_RETURN_IF_ERROR(require_dtype(parsed->header, kDtypeFloat32));
   return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
 }
 

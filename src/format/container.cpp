@@ -96,9 +96,11 @@ uint64_t raw_size_limit(const Header& h) {
 // (corrupt_stream). Returns an empty string when the header is acceptable. The version
 // is checked by the callers, since it maps to its own error code.
 std::string header_problem(const Header& h) {
-  if (h.dtype != kDtypeFloat32) return "unknown data type " + std::to_string(h.dtype);
+  if (h.dtype != kDtypeFloat32 && h.dtype != kDtypeFloat64) return "unknown data type " + std::to_string(h.dtype);
   if (h.components < 1 || h.components > kMaxComponents)
     return "component count " + std::to_string(h.components) + " (must be 1 or 2)";
+  if (h.dtype == kDtypeFloat64 && (h.components != 2 || h.ndims != 2))
+    return "data type float64 in a stream that is not a 2D vector field (float64 streams are 2D vector fields)";
   if (h.ndims != 2 && !(h.ndims == 3 && h.components == 1))
     return "ndims " + std::to_string(h.ndims) + " (2, or 3 for scalar fields)";
   if (h.mode > kModeContourTree || (h.mode == kModeContourTree && h.components != 1))
@@ -203,6 +205,10 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
                   "reads version 1 streams coded with Huffman only: recompress the field");
   if (h.version == 1 && (h.components != 2 || h.ndims != 2 || h.mode > kModeSpeculative))
     return corrupt_stream("header: a version 1 stream holds a 2D vector field in mode none, block or speculative");
+  // Version 6 is the float64 version: each implies the other.
+  if ((h.dtype == kDtypeFloat64) != (h.version == kFormatVersionFloat64))
+    return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
+                          " stream (float64 streams, and only they, are version 6)");
   return h;
 }
 
@@ -286,7 +292,8 @@ std::string shortest(T value) {
 
 }  // namespace
 
-uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes) {
+uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype) {
+  if (dtype == kDtypeFloat64) return kFormatVersionFloat64;
   uint16_t version = kFormatVersionWithoutMask;
   for (uint32_t id : section_ids) {
     if (id >= kFirstVersion4Section) version = std::max(version, kFormatVersionWithSource);
@@ -316,11 +323,11 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
                                              const Compressor* zstd) {
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
-  const uint16_t version = stream_version(ids, tiled_codes_are_packed(header.components, header.mode));
+  const uint16_t version = stream_version(ids, tiled_codes_are_packed(header.components, header.mode), header.dtype);
   if (header.version != version)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
-                            " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes)");
+                            " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for float64)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())
@@ -460,8 +467,9 @@ std::string describe_container(const ParsedContainer& parsed) {
 
   s += "FaCTz stream (magic FCTZ), format version " + std::to_string(h.version) + "\n";
   field("stream bytes", std::to_string(total));
-  field("data type",
-        h.dtype == kDtypeFloat32 ? "float32" : "unknown (" + std::to_string(h.dtype) + ")");
+  field("data type", h.dtype == kDtypeFloat32   ? std::string("float32")
+                     : h.dtype == kDtypeFloat64 ? std::string("float64")
+                                                : "unknown (" + std::to_string(h.dtype) + ")");
   field("dimensions", std::to_string(h.ndims) + "D, nx=" + std::to_string(h.nx) +
                           " ny=" + std::to_string(h.ny) + " nz=" + std::to_string(h.nz));
   field("components", std::to_string(h.components));

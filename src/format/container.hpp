@@ -1,4 +1,4 @@
-// The FaCTz container, format versions 2 to 4 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 6 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -34,12 +34,15 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// spread_valid_symbols). A writer picks the lowest version that holds its sections and
 /// layout (stream_version): a stream without either is version 2, byte for byte what
 /// earlier builds wrote and readable by them; builds that stop at an older version refuse a
-/// newer stream as unsupported (docs/format.md).
-inline constexpr uint16_t kFormatVersion = 5;
+/// newer stream as unsupported (docs/format.md). Version 6 is every float64 stream (data
+/// type 2, issue 18): 8-byte exact and masked values, the f64 bound in the meta section, the
+/// layout of version 5 otherwise; a float32 stream is never version 6.
+inline constexpr uint16_t kFormatVersion = 6;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
 inline constexpr uint16_t kFormatVersionPackedTiledCodes = 5;
+inline constexpr uint16_t kFormatVersionFloat64 = 6;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -55,6 +58,7 @@ inline constexpr uint64_t kRawSizeSlack = uint64_t{1} << 24;
 
 // ---- Header field values -------------------------------------------------------------
 inline constexpr uint8_t kDtypeFloat32 = 1;
+inline constexpr uint8_t kDtypeFloat64 = 2;  ///< 2D vector streams only, format version 6
 inline constexpr uint8_t kModeNone = 0;         ///< plain error-bounded baseline
 inline constexpr uint8_t kModeBlock = 1;        ///< FaCTz-B
 inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
@@ -94,9 +98,11 @@ inline constexpr uint32_t kFirstVersion4Section = kSectionSource;
 /// The lowest format version that holds sections with these ids: 4 with a `source`
 /// section, else 3 with mask sections, else 2; 5 for a masked stream whose codes leave out
 /// the missing vertices (`packed_tiled_codes`: the vector modes none and block,
-/// tiled_codes_are_packed). write_container requires exactly this version, so every stream
-/// has one version for its contents.
-uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false);
+/// tiled_codes_are_packed); 6 for every float64 stream (`dtype` kDtypeFloat64), whatever its
+/// sections. write_container requires exactly this version, so every stream has one version
+/// for its contents.
+uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false,
+                        uint8_t dtype = kDtypeFloat32);
 
 /// Whether a stream of this header writes its tiled codes without the missing vertices
 /// when it is masked (format version 5 on): a 2D vector field in mode none or block.
@@ -104,8 +110,8 @@ bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes)
-  uint8_t dtype = kDtypeFloat32;
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64)
+  uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6, 2D vector fields)
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)
   uint8_t mode = kModeNone;
@@ -116,7 +122,7 @@ struct Header {
   uint64_t nx = 0, ny = 0, nz = 1;  ///< extents, x fastest; nz is 1 for 2D
   uint8_t bound_mode = kBoundAbs;
   double bound_value = 0;  ///< as the user gave it: absolute value or relative fraction
-  float eb = 0;            ///< absolute bound actually used (finite, >= 0)
+  float eb = 0;            ///< absolute bound actually used (finite, >= 0); float64 streams: float_bound of the meta section's f64 bound
   uint16_t tile = 32;      ///< tile edge in vertices, > 0
   uint16_t anchor_stride = 0;  ///< speculative anchor spacing; 0 when unused
 };

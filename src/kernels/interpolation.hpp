@@ -90,43 +90,53 @@ FACTZ_HD int64_t lattice_vertex(const PhaseLattice& L, int64_t nx, int64_t t) {
 }
 
 /// Prediction of target (x, y) of `phase` at level `step` from the current values `f`
-/// (row length nx, ny rows). Plain float arithmetic: the decoder computes the same bits.
-FACTZ_HD float predict(const float* f, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step, Phase phase) {
+/// (row length nx, ny rows). Plain arithmetic of the value type T (float, or double for a
+/// float64 field): the decoder computes the same bits.
+template <class T>
+FACTZ_HD T predict(const T* f, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step, Phase phase) {
   const int64_t k = y * nx + x;
   switch (phase) {
     case Phase::horizontal: {
-      const float l = f[k - step];
-      return x + step < nx ? (l + f[k + step]) * 0.5f : l;
+      const T l = f[k - step];
+      return x + step < nx ? (l + f[k + step]) * T(0.5) : l;
     }
     case Phase::vertical: {
-      const float t = f[k - step * nx];
-      return y + step < ny ? (t + f[k + step * nx]) * 0.5f : t;
+      const T t = f[k - step * nx];
+      return y + step < ny ? (t + f[k + step * nx]) * T(0.5) : t;
     }
     case Phase::center:
     default: {
-      const float t = f[k - step * nx], l = f[k - step], tl = f[k - step * nx - step];
+      const T t = f[k - step * nx], l = f[k - step], tl = f[k - step * nx - step];
       return (t + l) - tl;
     }
   }
 }
 
+/// The constant whose addition and subtraction rounds a value of magnitude below the
+/// radius (<= 2^15) to an integer, ties to even: 1.5 * 2^23 for float, 1.5 * 2^52 for double.
+FACTZ_HD float residual_round_magic(float) { return 12582912.0f; }
+FACTZ_HD double residual_round_magic(double) { return 6755399441055744.0; }
+
 /// Quantizes x against pred with bound `bound` (> 0): code = round((x - pred) / step),
-/// recon = pred + code * step. Returns false when the code does not fit in +-radius.
-FACTZ_HD bool quantize_residual(float x, float pred, float bound, int32_t radius, int32_t& code, float& recon) {
-  const float step = 2.0f * bound;
-  const float r = (x - pred) / step;
-  if (!(r < float(radius) && r > -float(radius))) return false;  // also rejects NaN
-  constexpr float kMagic = 12582912.0f;  // round half to even for |r| < 2^22
-  const float c = (r + kMagic) - kMagic;
+/// recon = pred + code * step, in T arithmetic. Returns false when the code does not fit in
+/// +-radius.
+template <class T>
+FACTZ_HD bool quantize_residual(T x, T pred, T bound, int32_t radius, int32_t& code, T& recon) {
+  const T step = T(2) * bound;
+  const T r = (x - pred) / step;
+  if (!(r < T(radius) && r > -T(radius))) return false;  // also rejects NaN
+  const T magic = residual_round_magic(r);  // round half to even for |r| < radius
+  const T c = (r + magic) - magic;
   code = int32_t(c);
   if (code <= -radius || code >= radius) return false;
-  recon = pred + float(code) * step;
+  recon = pred + T(code) * step;
   return true;
 }
 
 /// The decoder's side of quantize_residual.
-FACTZ_HD float dequantize_residual(float pred, float bound, int32_t code) {
-  return pred + float(code) * (2.0f * bound);
+template <class T>
+FACTZ_HD T dequantize_residual(T pred, T bound, int32_t code) {
+  return pred + T(code) * (T(2) * bound);
 }
 
 }  // namespace factz::detail

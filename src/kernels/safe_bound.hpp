@@ -11,11 +11,19 @@
 // is sufficient, not exact; exact ties (a zero determinant, resolved symbolically) give 0.
 // Rounding in computing xi is absorbed by kSafetyFactor and, in any case, by the exact
 // signature check that follows on the real reconstruction.
+//
+// float64 fields (issue 18) take the same functions with T = double: the margins are
+// computed in double as for floats (products of doubles round there, which only moves a
+// margin by relative 2^-52, far inside kSafetyFactor), the signs that choose between the
+// conditions are exact (exact64.hpp), and the block frontend then checks every triangle's
+// signature exactly, so no guarantee rests on these estimates.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/exact64.hpp"
+#include "kernels/orient64.hpp"
 #include "kernels/signature.hpp"
 
 namespace factz::detail {
@@ -45,14 +53,16 @@ FACTZ_HD void add_term(double t, double& p_plus, double& p_minus) {
 /// keeps them there (SoS perturbations are infinitesimal and cannot leave an open
 /// half-plane). w is the bisector of the two vectors with the widest angle between them.
 /// Near-parallel flow, where the determinants of Eq. 3 are tiny, gets a large bound here.
-FACTZ_HD double half_plane_margin(const float u[3], const float v[3]) {
+/// T: float, or double (then the products below round; see the file comment).
+template <class T>
+FACTZ_HD double half_plane_margin(const T u[3], const T v[3]) {
   // w = (+-1, 0) or (0, +-1): when one component has the same strict sign at all three
   // vertices, the margin is exactly 1 (a relative change below 1 flips no sign), the
   // largest any triangle can have. This settles most triangles of a smooth field cheaply.
-  const bool u_pos = (u[0] > 0.0f) & (u[1] > 0.0f) & (u[2] > 0.0f);
-  const bool u_neg = (u[0] < 0.0f) & (u[1] < 0.0f) & (u[2] < 0.0f);
-  const bool v_pos = (v[0] > 0.0f) & (v[1] > 0.0f) & (v[2] > 0.0f);
-  const bool v_neg = (v[0] < 0.0f) & (v[1] < 0.0f) & (v[2] < 0.0f);
+  const bool u_pos = (u[0] > T(0)) & (u[1] > T(0)) & (u[2] > T(0));
+  const bool u_neg = (u[0] < T(0)) & (u[1] < T(0)) & (u[2] < T(0));
+  const bool v_pos = (v[0] > T(0)) & (v[1] > T(0)) & (v[2] > T(0));
+  const bool v_neg = (v[0] < T(0)) & (v[1] < T(0)) & (v[2] < T(0));
   if (u_pos | u_neg | v_pos | v_neg) return 1.0;
   double nx[3], ny[3];
   for (int i = 0; i < 3; ++i) {
@@ -80,11 +90,37 @@ FACTZ_HD double half_plane_margin(const float u[3], const float v[3]) {
   return best;
 }
 
+/// Exact sign of D = m_0 + m_1 + m_2 from its six product terms: exact in double for floats.
+FACTZ_HD int eq3_determinant_sign(const float*, const float*, const double terms[6]) {
+  return exact_sign_of_sum(terms, 6);
+}
+/// For doubles the rounded terms are not the products: the sign comes from the values.
+FACTZ_HD int eq3_determinant_sign(const double* u, const double* v, const double*) {
+  ProductTerm t[6];
+  for (int k = 0; k < 3; ++k) {
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    t[2 * k] = ProductTerm{u[a], v[b], 0};
+    t[2 * k + 1] = ProductTerm{-u[b], v[a], 0};
+  }
+  return exact_sign_of_products(t, 6);
+}
+
+/// Exact sign of m_k = pos - neg (pos = u_a v_b, neg = u_b v_a): for floats the two exact
+/// double products compare; for doubles cross_exact64 decides on the values.
+FACTZ_HD int eq3_condition_sign(const float*, const float*, int, double pos, double neg) {
+  return pos > neg ? 1 : (pos < neg ? -1 : 0);
+}
+FACTZ_HD int eq3_condition_sign(const double* u, const double* v, int k, double, double) {
+  const int a = (k + 1) % 3, b = (k + 2) % 3;
+  return cross_exact64(u[a], v[a], u[b], v[b]);
+}
+
 /// Paper Eq. 3 for a critical-point-free triangle: the largest, over failing conditions
 /// k (sign m_k != sign D), of min(xi_safe(m_k), xi_safe(D)). Zero determinants (ties
 /// resolved symbolically) have no margin. Signs are exact (products of floats are exact
-/// in double; D's sign comes from exact_sign_of_sum).
-FACTZ_HD double eq3_margin(const float u[3], const float v[3]) {
+/// in double; D's sign comes from exact_sign_of_sum; for doubles from exact64.hpp).
+template <class T>
+FACTZ_HD double eq3_margin(const T u[3], const T v[3]) {
   double pos[3], neg[3];  // pos[k] = u_a v_b, neg[k] = u_b v_a with (a, b) = (k+1, k+2)
   for (int k = 0; k < 3; ++k) {
     const int a = (k + 1) % 3, b = (k + 2) % 3;
@@ -92,14 +128,14 @@ FACTZ_HD double eq3_margin(const float u[3], const float v[3]) {
     neg[k] = double(u[b]) * double(v[a]);
   }
   const double terms[6] = {pos[0], -neg[0], pos[1], -neg[1], pos[2], -neg[2]};
-  const int sd = exact_sign_of_sum(terms, 6);
+  const int sd = eq3_determinant_sign(u, v, terms);
   if (sd == 0) return 0.0;
   double dp = 0.0, dm = 0.0;
   for (int t = 0; t < 6; ++t) add_term(terms[t], dp, dm);
   double best = 0.0;
   double d_margin = -1.0;  // computed on first use
   for (int k = 0; k < 3; ++k) {
-    const int sk = pos[k] > neg[k] ? 1 : (pos[k] < neg[k] ? -1 : 0);
+    const int sk = eq3_condition_sign(u, v, k, pos[k], neg[k]);
     if (sk == 0 || sk == sd) continue;  // tie (no margin) or condition holds
     if (d_margin < 0.0) d_margin = determinant_margin(dp, dm);
     double mp = 0.0, mm = 0.0;
@@ -115,7 +151,8 @@ FACTZ_HD double eq3_margin(const float u[3], const float v[3]) {
 /// Safe relative bound of a critical-point-free triangle (0 when it holds one): the
 /// larger of the paper's Eq. 3 bound and the half-plane bound, each sufficient on its
 /// own, times kSafetyFactor. u, v are the vertex values in contract order.
-FACTZ_HD double triangle_safe_bound(const float u[3], const float v[3]) {
+template <class T>
+FACTZ_HD double triangle_safe_bound(const T u[3], const T v[3]) {
   const double e = eq3_margin(u, v);
   const double h = half_plane_margin(u, v);  // 0 when the origin is in the closed hull
   return (e > h ? e : h) * kSafetyFactor;

@@ -9,6 +9,7 @@
 #include "kernels/interpolation.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/signature.hpp"
+#include "kernels/signature64.hpp"
 
 namespace factz::detail {
 
@@ -17,9 +18,11 @@ inline constexpr int kZeroVectorId = kMaxBoundId + 1;
 
 /// Do all triangles around vertex (x, y) keep their original signature (`original`, one
 /// byte per triangle; kMaskedTriangle for a triangle outside the mesh, which is skipped)
-/// when the vertex takes (cu, cv) and every other vertex its current value?
-FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, float cv, const float* cur_u,
-                              const float* cur_v, const uint8_t* original) {
+/// when the vertex takes (cu, cv) and every other vertex its current value? T: float, or
+/// double (the float64 predicates of signature64.hpp).
+template <class T>
+FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, T cu, T cv, const T* cur_u,
+                              const T* cur_v, const uint8_t* original) {
   int64_t tris[6];
   const int m = incident_triangles(g, y, x, tris);
   const int64_t k = y * g.nx + x;
@@ -27,7 +30,7 @@ FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, f
     if (original[tris[t]] == kMaskedTriangle) continue;  // outside the mesh: never compared
     int64_t idx[3];
     triangle_vertices(g, tris[t], idx);
-    float uu[3], vv[3];
+    T uu[3], vv[3];
     for (int c = 0; c < 3; ++c) {
       uu[c] = idx[c] == k ? cu : cur_u[idx[c]];
       vv[c] = idx[c] == k ? cv : cur_v[idx[c]];
@@ -40,7 +43,8 @@ FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, float cu, f
 /// The original signatures of cell (i, j)'s triangles that speculate_vertex compares with
 /// (out[t] for triangle t, cell_signatures' order): kMaskedTriangle for a triangle outside
 /// the mesh (it touches a vertex marked in `missing`; null = none).
-FACTZ_HD void original_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u, const float* v,
+template <class T>
+FACTZ_HD void original_signatures(const Grid2D& g, int64_t i, int64_t j, const T* u, const T* v,
                                   const uint8_t* missing, Signature out[2]) {
   cell_signatures(g, i, j, u, v, out);
   const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);
@@ -48,36 +52,41 @@ FACTZ_HD void original_signatures(const Grid2D& g, int64_t i, int64_t j, const f
   if (off_mesh & 2) out[1] = kMaskedTriangle;
 }
 
-struct Speculation {
+template <class T>
+struct SpeculationOf {
   uint8_t id = 0;              ///< 0 exact, 1..kMaxBoundId bound id, kZeroVectorId
   int32_t code_u = 0, code_v = 0;
-  float recon_u = 0, recon_v = 0;  ///< the committed values (the original when exact)
+  T recon_u = 0, recon_v = 0;  ///< the committed values (the original when exact)
 };
+using Speculation = SpeculationOf<float>;
+using Speculation64 = SpeculationOf<double>;
 
 /// Deferred-commit speculation for target (x, y) of `phase` at level `step`: bound ids
 /// from the largest down, candidate reconstructions of u and v, accept the first whose
 /// incident triangles all keep their signature on the current state (`check` false skips
 /// that test: for tests only). A zero vector takes the zero-vector id directly; a vertex
 /// without an accepted candidate keeps its original value (exact), which changes nothing.
-/// `bound` holds bound_of_id for every id; `radius` limits the codes.
-FACTZ_HD Speculation speculate_vertex(const Grid2D& g, int64_t x, int64_t y, int64_t step, Phase phase,
-                                      const float* u, const float* v, const float* cur_u, const float* cur_v,
-                                      const uint8_t* original, const float* bound, int32_t radius, bool check) {
+/// `bound` holds bound_of_id for every id; `radius` limits the codes. T: float, or double
+/// for a float64 field (prediction, quantization, bound check and signatures all on doubles).
+template <class T>
+FACTZ_HD SpeculationOf<T> speculate_vertex(const Grid2D& g, int64_t x, int64_t y, int64_t step, Phase phase,
+                                           const T* u, const T* v, const T* cur_u, const T* cur_v,
+                                           const uint8_t* original, const T* bound, int32_t radius, bool check) {
   const int64_t k = y * g.nx + x;
-  Speculation s;
+  SpeculationOf<T> s;
   s.recon_u = u[k];
   s.recon_v = v[k];
-  if (s.recon_u == 0.0f && s.recon_v == 0.0f) {
+  if (s.recon_u == T(0) && s.recon_v == T(0)) {
     s.id = uint8_t(kZeroVectorId);
-    s.recon_u = s.recon_v = 0.0f;  // +0 even for a -0 input: the same value
+    s.recon_u = s.recon_v = T(0);  // +0 even for a -0 input: the same value
     return s;
   }
-  if (!(bound[kMaxBoundId] > 0.0f)) return s;
-  const float pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
-  const float pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
+  if (!(bound[kMaxBoundId] > T(0))) return s;
+  const T pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
+  const T pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
   for (int id = kMaxBoundId; id >= 1; --id) {
     int32_t cu, cv;
-    float ru, rv;
+    T ru, rv;
     // A code out of range only grows as the bound shrinks: stop there.
     if (!quantize_residual(u[k], pu, bound[id], radius, cu, ru)) break;
     if (!quantize_residual(v[k], pv, bound[id], radius, cv, rv)) break;

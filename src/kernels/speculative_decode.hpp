@@ -25,13 +25,14 @@ FACTZ_HD bool id_is_exact(uint16_t id) { return id == 0; }
 /// from the planes decoded so far. `exact` points at the target's (u, v) pair when
 /// id_is_exact(id); sym_u, sym_v are its symbols (code + kRadius) when id_has_code(id).
 /// bound[id] is bound_of_id(eb, id). Returns false when a coded value is not finite, which
-/// the writer never produces (a damaged stream).
-FACTZ_HD bool decode_speculative_target(float* u, float* v, int64_t nx, int64_t ny, int64_t x, int64_t y,
-                                        int64_t step, Phase phase, uint16_t id, const float* exact, uint16_t sym_u,
-                                        uint16_t sym_v, const float* bound) {
+/// the writer never produces (a damaged stream). T: float, or double for a float64 stream.
+template <class T>
+FACTZ_HD bool decode_speculative_target(T* u, T* v, int64_t nx, int64_t ny, int64_t x, int64_t y,
+                                        int64_t step, Phase phase, uint16_t id, const T* exact, uint16_t sym_u,
+                                        uint16_t sym_v, const T* bound) {
   const int64_t k = y * nx + x;
   if (id == kZeroVectorId) {
-    u[k] = v[k] = 0.0f;
+    u[k] = v[k] = T(0);
     return true;
   }
   if (id_is_exact(id)) {
@@ -39,13 +40,13 @@ FACTZ_HD bool decode_speculative_target(float* u, float* v, int64_t nx, int64_t 
     v[k] = exact[1];
     return true;
   }
-  const float pu = predict(u, nx, ny, x, y, step, phase);
-  const float pv = predict(v, nx, ny, x, y, step, phase);
-  const float ru = dequantize_residual(pu, bound[id], int32_t(sym_u) - kRadius);
-  const float rv = dequantize_residual(pv, bound[id], int32_t(sym_v) - kRadius);
+  const T pu = predict(u, nx, ny, x, y, step, phase);
+  const T pv = predict(v, nx, ny, x, y, step, phase);
+  const T ru = dequantize_residual(pu, bound[id], int32_t(sym_u) - kRadius);
+  const T rv = dequantize_residual(pv, bound[id], int32_t(sym_v) - kRadius);
   u[k] = ru;
   v[k] = rv;
-  return ru - ru == 0.0f && rv - rv == 0.0f;  // finite (isfinite differs between host and device)
+  return ru - ru == T(0) && rv - rv == T(0);  // finite (isfinite differs between host and device)
 }
 
 // ---- Missing vertices (format version 3) -------------------------------------------------
@@ -67,13 +68,14 @@ FACTZ_HD int64_t first_valid_anchor(const PhaseLattice& A, int64_t nx, const uin
 /// Column 0 of the anchor lattice, top to bottom: a missing anchor takes the stand-in of the
 /// anchor above; the first row's, the value of anchor `first` (first_valid_anchor; 0 when it
 /// is A.count()).
+template <class T>
 FACTZ_HD void fill_missing_anchor_column(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t first,
-                                         float* u, float* v) {
+                                         T* u, T* v) {
   for (int64_t row = 0; row < A.count_y; ++row) {
     const int64_t k = row * A.dy * nx;  // anchor (0, row)
     if (!missing[k]) continue;
     if (row == 0 && first >= A.count()) {  // no valid anchor at all
-      u[k] = v[k] = 0.0f;
+      u[k] = v[k] = T(0);
       continue;
     }
     const int64_t from = row > 0 ? k - A.dy * nx : lattice_vertex(A, nx, first);
@@ -84,8 +86,9 @@ FACTZ_HD void fill_missing_anchor_column(const PhaseLattice& A, int64_t nx, cons
 
 /// Anchor row `row` after column 0 (fill_missing_anchor_column): left to right, a missing
 /// anchor takes the stand-in of the anchor to its left.
-FACTZ_HD void fill_missing_anchor_row(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t row, float* u,
-                                      float* v) {
+template <class T>
+FACTZ_HD void fill_missing_anchor_row(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t row, T* u,
+                                      T* v) {
   const int64_t k0 = row * A.dy * nx;
   for (int64_t i = 1; i < A.count_x; ++i) {
     const int64_t k = k0 + i * A.dx;
@@ -100,13 +103,15 @@ FACTZ_HD void fill_missing_anchor_row(const PhaseLattice& A, int64_t nx, const u
 /// anchor is valid). Valid anchors must already hold their values in u, v. The parts above
 /// compute the same in parallel form: column 0 (it depends on itself only), then every
 /// anchor row independently (a row's chain to the left ends in column 0).
-FACTZ_HD void fill_missing_anchors(const PhaseLattice& A, int64_t nx, const uint8_t* missing, float* u, float* v) {
+template <class T>
+FACTZ_HD void fill_missing_anchors(const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u, T* v) {
   fill_missing_anchor_column(A, nx, missing, first_valid_anchor(A, nx, missing), u, v);
   for (int64_t row = 0; row < A.count_y; ++row) fill_missing_anchor_row(A, nx, missing, row, u, v);
 }
 
 /// A missing target's stand-in: its prediction.
-FACTZ_HD void predict_missing_target(float* u, float* v, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step,
+template <class T>
+FACTZ_HD void predict_missing_target(T* u, T* v, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step,
                                      Phase phase) {
   const int64_t k = y * nx + x;
   u[k] = predict(u, nx, ny, x, y, step, phase);

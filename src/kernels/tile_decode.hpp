@@ -26,9 +26,11 @@ namespace factz::detail {
 /// The reconstruction of a vertex that is not stored exactly, from its pre-quantized
 /// integer q (the 2D prefix sum of its tile's codes, read as signed) and its tile's step
 /// (2 * bound_of_id). Returns false when |q| > kMaxQuant (the writer clamps every q: the
-/// stream is corrupt; the value is then that of the clamped q).
-FACTZ_HD bool tiled_reconstruction(int64_t q, float step, float& value) {
-  const int64_t lim = kMaxQuant;
+/// stream is corrupt; the value is then that of the clamped q). T: float, or double for a
+/// float64 stream (whose clamp is kMaxQuant64).
+template <class T>
+FACTZ_HD bool tiled_reconstruction(int64_t q, T step, T& value) {
+  const int64_t lim = quant_limit(step);
   value = reconstruct(int32_t(q > lim ? lim : (q < -lim ? -lim : q)), step);
   return q <= lim && q >= -lim;
 }
@@ -39,11 +41,12 @@ FACTZ_HD bool tiled_reconstruction(int64_t q, float step, float& value) {
 /// which no writer produces for that vertex; value is then 0). The CPU decoder applies the
 /// same rule in two passes (every vertex's reconstruction, then the exact list over it, then
 /// the finiteness of the result), which is equivalent because exact values are finite.
-FACTZ_HD bool decode_tiled_vertex(int64_t q, float step, bool stored_exactly, float exact_value, float& value) {
-  float r = 0.0f;
+template <class T>
+FACTZ_HD bool decode_tiled_vertex(int64_t q, T step, bool stored_exactly, T exact_value, T& value) {
+  T r = T(0);
   const bool q_ok = tiled_reconstruction(q, step, r);
   if (stored_exactly) r = exact_value;
-  value = 0.0f;
+  value = T(0);
   if (!q_ok || !finite_value(r)) return false;
   value = r;
   return true;

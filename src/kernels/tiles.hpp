@@ -41,15 +41,16 @@ FACTZ_HD int64_t tile_lorenzo_code(const int32_t* row, const int32_t* above, int
   return int64_t(row[x]) - tile_lorenzo_prediction(row, above, x, y);
 }
 
-/// The integer of a missing vertex: its prediction, clamped to +-kMaxQuant, so its code is
+/// The integer of a missing vertex: its prediction, clamped to +-quant_limit (kMaxQuant for floats), so its code is
 /// 0 (nearly free) and its neighbours predict from a flat continuation of the valid data;
 /// then, where float(q) * step would overflow (a prediction continuing values near
 /// +-FLT_MAX), moved toward 0 to the largest |q| whose reconstruction is finite. The decoder
 /// rejects a value that is not finite at a vertex not stored exactly (kernels/tile_decode.hpp),
 /// and a missing vertex never is: without this its stream would not decode. Reconstruction
-/// is monotone in q, so the search halves [0, |q|].
-FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y, float step) {
-  const int64_t p = tile_lorenzo_prediction(row, above, x, y), lim = kMaxQuant;
+/// is monotone in q, so the search halves [0, |q|]. T: the field's value type (float, double).
+template <class T>
+FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y, T step) {
+  const int64_t p = tile_lorenzo_prediction(row, above, x, y), lim = quant_limit(step);
   int32_t q = int32_t(p > lim ? lim : (p < -lim ? -lim : p));
   if (finite_value(reconstruct(q, step))) return q;
   const int32_t sign = q < 0 ? -1 : 1;
@@ -79,16 +80,22 @@ FACTZ_HD uint16_t tiled_symbol(int64_t code, bool missing) {
 /// The backbone's quantization of one vertex with its tile's bound id (id 0: the tile is
 /// exact, q = 0): pre-quantization, reconstruction, and the exact check against the
 /// vertex's own bound `need`. A miss keeps the original value and marks the vertex exact;
-/// q is kept either way, for the Lorenzo codes of its neighbours.
-struct TiledVertex {
+/// q is kept either way, for the Lorenzo codes of its neighbours. T is the field's value
+/// type: float, or double for float64 fields (every operation then in double).
+template <class T>
+struct TiledValue {
   int32_t q = 0;
-  float recon = 0.0f;
+  T recon = T(0);
   bool exact = false;
 };
-FACTZ_HD TiledVertex quantize_tiled_vertex(float x, int tile_id, float step, float need) {
-  TiledVertex out;
+using TiledVertex = TiledValue<float>;
+using TiledVertex64 = TiledValue<double>;
+
+template <class T>
+FACTZ_HD TiledValue<T> quantize_tiled_vertex(T x, int tile_id, T step, T need) {
+  TiledValue<T> out;
   out.q = tile_id > 0 ? prequantize(x, step) : 0;
-  const float r = reconstruct(out.q, step);
+  const T r = reconstruct(out.q, step);
   out.exact = !within_bound(r, x, need);
   out.recon = out.exact ? x : r;
   return out;
@@ -98,8 +105,9 @@ FACTZ_HD TiledVertex quantize_tiled_vertex(float x, int tile_id, float step, flo
 /// copy's value): a missing vertex is never stored exactly (the mask sections hold its bits),
 /// so it keeps float(q) * step whatever its bound says; its q is replaced by
 /// missing_vertex_quant when the codes are computed. Every backend quantizes planes with this.
-FACTZ_HD TiledVertex quantize_tiled_vertex(float x, int tile_id, float step, float need, bool missing) {
-  TiledVertex out = quantize_tiled_vertex(x, tile_id, step, need);
+template <class T>
+FACTZ_HD TiledValue<T> quantize_tiled_vertex(T x, int tile_id, T step, T need, bool missing) {
+  TiledValue<T> out = quantize_tiled_vertex(x, tile_id, step, need);
   if (missing && out.exact) {
     out.exact = false;
     out.recon = reconstruct(out.q, step);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "codec/mask_coder.hpp"
@@ -17,15 +18,25 @@ namespace {
 constexpr uint8_t kOnePair = 0;    // u32 u bits, u32 v bits: every missing vertex holds them
 constexpr uint8_t kPairTable = 1;  // varint pairs, the pairs, then a varint index per missing vertex
 constexpr uint8_t kRawPairs = 2;   // u32 u bits, u32 v bits per missing vertex, in index order
+// A float64 stream (format version 6) holds u64 bits in the same three layouts.
 
-}  // namespace
+/// The unsigned integer of a value type's bits.
+template <class T>
+using BitsOf = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
 
-void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
-                          std::span<const float> v, std::vector<Section>& sections) {
+void put_bits(ByteWriter& w, uint32_t b) { w.u32(b); }
+void put_bits(ByteWriter& w, uint64_t b) { w.u64(b); }
+bool get_bits(ByteReader& r, uint32_t& b) { return r.u32(b); }
+bool get_bits(ByteReader& r, uint64_t& b) { return r.u64(b); }
+
+template <class T>
+void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const T> u,
+                              std::span<const T> v, std::vector<Section>& sections) {
+  using Bits = BitsOf<T>;
   // The mask: the count of missing vertices, then the bitmap (codec/mask_coder.hpp).
-  std::vector<std::pair<uint32_t, uint32_t>> bits;
+  std::vector<std::pair<Bits, Bits>> bits;
   for (size_t k = 0; k < mask.size(); ++k)
-    if (mask[k]) bits.emplace_back(std::bit_cast<uint32_t>(u[k]), std::bit_cast<uint32_t>(v[k]));
+    if (mask[k]) bits.emplace_back(std::bit_cast<Bits>(u[k]), std::bit_cast<Bits>(v[k]));
   ByteWriter mask_bytes;
   mask_bytes.varint(bits.size());
   std::vector<uint8_t> coded;
@@ -34,7 +45,7 @@ void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
 
   // The distinct pairs, collected while a table could still pay (at most half as many
   // pairs as missing vertices); one more means raw pairs.
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> table;
+  std::map<std::pair<Bits, Bits>, uint64_t> table;
   const size_t cap = bits.size() / 2;
   for (const auto& b : bits) {
     table.emplace(b, 0);
@@ -43,23 +54,23 @@ void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
   ByteWriter values;
   if (table.size() == 1) {
     values.u8(kOnePair);
-    values.u32(bits[0].first);
-    values.u32(bits[0].second);
+    put_bits(values, bits[0].first);
+    put_bits(values, bits[0].second);
   } else if (table.size() <= cap) {  // complete: a table pays when pairs repeat
     values.u8(kPairTable);
     values.varint(table.size());
     uint64_t index = 0;
     for (auto& [pair, at] : table) {
       at = index++;
-      values.u32(pair.first);
-      values.u32(pair.second);
+      put_bits(values, pair.first);
+      put_bits(values, pair.second);
     }
     for (const auto& b : bits) values.varint(table.at(b));
   } else {
     values.u8(kRawPairs);
     for (const auto& b : bits) {
-      values.u32(b.first);
-      values.u32(b.second);
+      put_bits(values, b.first);
+      put_bits(values, b.second);
     }
   }
   Section ms{kSectionMask, std::move(mask_bytes.bytes())};
@@ -67,6 +78,17 @@ void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
   ms.zstd = vs.zstd = true;  // kept only where it shrinks them (repeated NaN payloads, tables)
   sections.push_back(std::move(ms));
   sections.push_back(std::move(vs));
+}
+
+}  // namespace
+
+void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
+                          std::span<const float> v, std::vector<Section>& sections) {
+  append_mask_sections_any(mask, nx, ny, u, v, sections);
+}
+void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const double> u,
+                          std::span<const double> v, std::vector<Section>& sections) {
+  append_mask_sections_any(mask, nx, ny, u, v, sections);
 }
 
 Result<bool> stream_has_mask(const ParsedContainer& pc) {
@@ -93,8 +115,13 @@ Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int
   return Status::Ok();
 }
 
-Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
-                           std::span<float> u, std::span<float> v, std::vector<uint8_t>& mask) {
+namespace {
+
+template <class T>
+Status apply_mask_sections_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                               std::span<T> u, std::span<T> v, std::vector<uint8_t>& mask) {
+  using Bits = BitsOf<T>;
+  constexpr uint64_t kPair = 2 * sizeof(Bits);
   const int64_t n = nx * ny;
   if (mask.size() != size_t(n)) FACTZ_RETURN_IF_ERROR(read_mask(stream, pc, nx, ny, mask));
   uint64_t missing = 0;
@@ -104,35 +131,47 @@ Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContaine
   ByteReader rv(values.value());
   uint8_t kind = 0;
   if (!rv.u8(kind)) return corrupt_stream("masked_values: empty");
-  std::vector<std::pair<uint32_t, uint32_t>> table;
+  std::vector<std::pair<Bits, Bits>> table;
   if (kind == kOnePair || kind == kRawPairs) {
     const uint64_t pairs = kind == kOnePair ? 1 : missing;
-    if (rv.remaining() != pairs * 8) return corrupt_stream("masked_values: wrong size");
+    if (rv.remaining() != pairs * kPair) return corrupt_stream("masked_values: wrong size");
   } else if (kind == kPairTable) {
     uint64_t size = 0;
-    if (!rv.varint(size) || size < 2 || size > missing || rv.remaining() < size * 8)
+    if (!rv.varint(size) || size < 2 || size > missing || rv.remaining() < size * kPair)
       return corrupt_stream("masked_values: invalid table");
     table.resize(size_t(size));
     for (auto& p : table)
-      if (!rv.u32(p.first) || !rv.u32(p.second)) return corrupt_stream("masked_values: table truncated");
+      if (!get_bits(rv, p.first) || !get_bits(rv, p.second)) return corrupt_stream("masked_values: table truncated");
   } else {
     return corrupt_stream("masked_values: unknown layout " + std::to_string(kind));
   }
-  uint32_t bu = 0, bv = 0;
-  if (kind == kOnePair && (!rv.u32(bu) || !rv.u32(bv))) return corrupt_stream("masked_values: truncated");
+  Bits bu = 0, bv = 0;
+  if (kind == kOnePair && (!get_bits(rv, bu) || !get_bits(rv, bv))) return corrupt_stream("masked_values: truncated");
   for (int64_t k = 0; k < n; ++k) {
     if (!mask[size_t(k)]) continue;
-    if (kind == kRawPairs && (!rv.u32(bu) || !rv.u32(bv))) return corrupt_stream("masked_values: truncated");
+    if (kind == kRawPairs && (!get_bits(rv, bu) || !get_bits(rv, bv)))
+      return corrupt_stream("masked_values: truncated");
     if (kind == kPairTable) {
       uint64_t index = 0;
       if (!rv.varint(index) || index >= table.size()) return corrupt_stream("masked_values: index out of range");
       std::tie(bu, bv) = table[size_t(index)];
     }
-    u[size_t(k)] = std::bit_cast<float>(bu);
-    v[size_t(k)] = std::bit_cast<float>(bv);
+    u[size_t(k)] = std::bit_cast<T>(bu);
+    v[size_t(k)] = std::bit_cast<T>(bv);
   }
   if (!rv.at_end()) return corrupt_stream("masked_values: trailing bytes");
   return Status::Ok();
+}
+
+}  // namespace
+
+Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                           std::span<float> u, std::span<float> v, std::vector<uint8_t>& mask) {
+  return apply_mask_sections_any(stream, pc, nx, ny, u, v, mask);
+}
+Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                           std::span<double> u, std::span<double> v, std::vector<uint8_t>& mask) {
+  return apply_mask_sections_any(stream, pc, nx, ny, u, v, mask);
 }
 
 }  // namespace factz::detail

@@ -20,6 +20,9 @@ namespace factz::detail {
 /// and of the planes' bits at the missing vertices.
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
                           std::span<const float> v, std::vector<Section>& sections);
+/// The same for a float64 field: `masked_values` holds u64 bits (format version 6).
+void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const double> u,
+                          std::span<const double> v, std::vector<Section>& sections);
 
 /// Whether a parsed stream holds the mask sections (both, or it is corrupt).
 Result<bool> stream_has_mask(const ParsedContainer& pc);
@@ -29,6 +32,9 @@ Result<bool> stream_has_mask(const ParsedContainer& pc);
 /// each missing vertex's stored bits into u, v.
 Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
                            std::span<float> u, std::span<float> v, std::vector<uint8_t>& mask);
+/// The same for a float64 stream: each missing vertex gets its 64 bits back.
+Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                           std::span<double> u, std::span<double> v, std::vector<uint8_t>& mask);
 
 /// The mask section alone (the speculative decoder needs the mask before the values).
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,

@@ -6,12 +6,13 @@ namespace factz::detail {
 namespace {
 
 /// Fills one row of plane p in place; false when the row has no valid vertex.
-bool fill_row(float* p, const uint8_t* m, int64_t nx) {
+template <class T>
+bool fill_row(T* p, const uint8_t* m, int64_t nx) {
   int64_t first = 0;
   while (first < nx && m[first]) ++first;
   if (first == nx) return false;
   for (int64_t x = 0; x < first; ++x) p[x] = p[first];
-  float last = p[first];
+  T last = p[first];
   for (int64_t x = first + 1; x < nx; ++x) {
     if (m[x]) p[x] = last;
     else last = p[x];
@@ -19,10 +20,10 @@ bool fill_row(float* p, const uint8_t* m, int64_t nx) {
   return true;
 }
 
-}  // namespace
-
-VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& mask) {
-  VectorField2D w;
+template <class Field>
+Field fill_missing_any(const Field& f, const std::vector<uint8_t>& mask) {
+  using T = typename decltype(Field::u)::value_type;
+  Field w;
   w.nx = f.nx;
   w.ny = f.ny;
   w.u = f.u;
@@ -37,8 +38,8 @@ VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& m
   }
   const auto first = std::find(has.begin(), has.end(), uint8_t(1));
   if (first == has.end()) {  // nothing valid: zeros
-    std::fill(w.u.begin(), w.u.end(), 0.0f);
-    std::fill(w.v.begin(), w.v.end(), 0.0f);
+    std::fill(w.u.begin(), w.u.end(), T(0));
+    std::fill(w.v.begin(), w.v.end(), T(0));
     return w;
   }
   int64_t source = first - has.begin();
@@ -51,6 +52,15 @@ VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& m
     std::copy_n(w.v.begin() + source * nx, nx, w.v.begin() + y * nx);
   }
   return w;
+}
+
+}  // namespace
+
+VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& mask) {
+  return fill_missing_any(f, mask);
+}
+VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask) {
+  return fill_missing_any(f, mask);
 }
 
 }  // namespace factz::detail

@@ -19,5 +19,7 @@ namespace factz::detail {
 /// The filled working copy of f (mask: nx * ny bytes, nonzero = missing; the copy's own
 /// mask is left empty).
 VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& mask);
+/// The same for a float64 field (its doubles copied as they are).
+VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask);
 
 }  // namespace factz::detail

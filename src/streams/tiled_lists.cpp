@@ -6,6 +6,7 @@
 #include "factz/factz.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/tiles.hpp"
+#include "streams/stream_common.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz::detail {
@@ -65,19 +66,25 @@ Status spread_valid_symbols(std::span<uint16_t> symbols, uint64_t stored, const 
   return Status::Ok();
 }
 
-Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
-                   std::vector<int64_t>& index, std::vector<float>& value) {
+namespace {
+
+bool get_value(ByteReader& r, float& x) { return r.f32(x); }
+bool get_value(ByteReader& r, double& x) { return r.f64(x); }
+
+template <class T>
+Status parse_exact_any(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                       std::vector<int64_t>& index, std::vector<T>& value) {
   ByteReader ri(exact_index), rv(exact_values);
   uint64_t count;
   if (!ri.varint(count) || count > n) return corrupt_stream("exact list header is invalid");
-  if (rv.remaining() != count * 4) return corrupt_stream("exact value count does not match its index");
+  if (rv.remaining() != count * sizeof(T)) return corrupt_stream("exact value count does not match its index");
   index.resize(size_t(count));
   value.resize(size_t(count));
   int64_t last = -1;
   for (uint64_t e = 0; e < count; ++e) {
     uint64_t gap;
-    float x;
-    if (!ri.varint(gap) || !rv.f32(x)) return corrupt_stream("exact list truncated");
+    T x;
+    if (!ri.varint(gap) || !get_value(rv, x)) return corrupt_stream("exact list truncated");
     if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
     if (gap >= n || int64_t(gap) >= int64_t(n) - last - 1) return corrupt_stream("exact index out of range");
     last += int64_t(gap) + 1;
@@ -86,6 +93,17 @@ Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t
   }
   if (!ri.at_end()) return corrupt_stream("trailing bytes after exact list");
   return Status::Ok();
+}
+
+}  // namespace
+
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<float>& value) {
+  return parse_exact_any(exact_index, exact_values, n, index, value);
+}
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<double>& value) {
+  return parse_exact_any(exact_index, exact_values, n, index, value);
 }
 
 Status check_meta_section(std::span<const uint8_t> meta) {
@@ -98,13 +116,33 @@ Status check_meta_section(std::span<const uint8_t> meta) {
   return Status::Ok();
 }
 
+Status parse_meta_section(std::span<const uint8_t> meta, const Header& h, double& eb) {
+  if (h.dtype != kDtypeFloat64) {
+    eb = h.eb;
+    return check_meta_section(meta);
+  }
+  ByteReader r(meta);
+  uint8_t max_id;
+  uint32_t radius;
+  double eb64;
+  if (!r.u8(max_id) || !r.u32(radius) || !r.f64(eb64) || !r.at_end())
+    return corrupt_stream("meta section is malformed (a float64 stream's holds 13 bytes)");
+  if (max_id != kMaxBoundId || radius != uint32_t(kRadius))
+    return corrupt_stream("meta section parameters are not those of format v1");
+  if (!(eb64 >= 0.0) || !(eb64 <= kMaxEb64)) return corrupt_stream("meta section: float64 bound out of range");
+  // The header's f32 bound is float_bound of it (the largest float not above, clamped).
+  if (float_bound(eb64) != h.eb) return corrupt_stream("meta section: float64 bound disagrees with the header's");
+  eb = eb64;
+  return Status::Ok();
+}
+
 Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
                            TiledSections& out) {
   const auto& h = pc.header;
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, zstd); };
   auto meta = section(kSectionMeta);
   if (!meta.ok()) return meta.status();
-  FACTZ_RETURN_IF_ERROR(check_meta_section(meta.value()));
+  FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.value(), h, out.eb));
   const TileLayout L(int64_t(h.nx), int64_t(h.ny));
   const size_t ntiles = size_t(L.tile_count());
   if (h.mode == uint8_t(Mode::block)) {  // per-tile ids; mode none: one uniform id
@@ -115,7 +153,7 @@ Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContaine
     for (uint8_t id : out.tile_ids)
       if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
   } else {
-    out.tile_ids.assign(2 * ntiles, uint8_t(h.eb > 0.0f ? kMaxBoundId : 0));
+    out.tile_ids.assign(2 * ntiles, uint8_t(out.eb > 0.0 ? kMaxBoundId : 0));
   }
   auto ex_idx = section(kSectionExactIndex);
   if (!ex_idx.ok()) return ex_idx.status();

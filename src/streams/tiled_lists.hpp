@@ -38,15 +38,28 @@ Status spread_valid_symbols(std::span<uint16_t> symbols, uint64_t stored, const 
 /// varints, one finite f32 per index, nothing left over. corrupt_stream otherwise.
 Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
                    std::vector<int64_t>& index, std::vector<float>& value);
+/// parse_exact of a float64 stream: one finite f64 per index.
+Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
+                   std::vector<int64_t>& index, std::vector<double>& value);
 
 /// The meta section of a tiled or speculative stream: the bound-id range and radius of
 /// this format (corrupt_stream when malformed or different).
 Status check_meta_section(std::span<const uint8_t> meta);
 
+/// Largest absolute bound of a float64 stream: 2 * eb and every bound_of_id stay finite.
+inline constexpr double kMaxEb64 = 0x1p1022;
+
+/// The meta section of a stream with header `h` and the absolute bound its decoder uses: a
+/// float32 stream's is the header's f32 `eb` (check_meta_section's five bytes); a float64
+/// stream's meta section adds the f64 bound (finite, in [0, kMaxEb64]), whose float_bound
+/// must be the header's f32 `eb` (docs/format.md, "1 meta").
+Status parse_meta_section(std::span<const uint8_t> meta, const Header& h, double& eb);
+
 /// The sections of a none/block stream that precede the codes, read (zstd undone) and
 /// checked: meta, tile ids (2 * tile count, u's then v's, each <= kMaxBoundId) and the
 /// both-planes lists split per plane. The spans point into the owned section bytes.
 struct TiledSections {
+  double eb = 0;  ///< the absolute bound (parse_meta_section): the header's, or a float64 stream's f64 one
   std::vector<uint8_t> tile_ids;
   std::vector<uint8_t> exact_index, exact_values, outliers;
   std::span<const uint8_t> idx[2], val[2], outl[2];

@@ -20,11 +20,13 @@
 namespace factz::detail {
 namespace {
 
-/// The meta section of the tiled and speculative modes: the bound-id range and the radius.
-std::vector<uint8_t> meta_section() {
+/// The meta section of the tiled and speculative modes: the bound-id range and the radius,
+/// and in a float64 stream the f64 bound every decoder uses (the header's is a float).
+std::vector<uint8_t> meta_section(const StreamPlan& p) {
   ByteWriter w;
   w.u8(uint8_t(kMaxBoundId));
   w.u32(uint32_t(kRadius));
+  if (p.dtype == kDtypeFloat64) w.f64(p.eb64);
   return std::move(w.bytes());
 }
 
@@ -32,10 +34,10 @@ std::vector<uint8_t> meta_section() {
 /// stored without zstd; with zstd the writer checksums the stored bytes itself).
 void set_raw_crc(Section& s, std::optional<uint32_t> crc) { s.raw_crc = crc; }
 
-Status check_meta(std::span<const uint8_t> stream, const ParsedContainer& pc) {
+Status check_meta(std::span<const uint8_t> stream, const ParsedContainer& pc, double& eb) {
   auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
   if (!meta.ok()) return meta.status();
-  return check_meta_section(meta.value());
+  return parse_meta_section(meta.value(), pc.header, eb);
 }
 
 }  // namespace
@@ -71,9 +73,31 @@ StreamPlan make_plan(int64_t nx, int64_t ny, const Options& o, double range, int
   return p;
 }
 
+double double_bound(double eb) {
+  if (!(eb > 0.0)) return 0.0;
+  return eb < kMaxEb64 ? eb : kMaxEb64;
+}
+
+StreamPlan make_plan64(int64_t nx, int64_t ny, const Options& o, double range, int threads) {
+  StreamPlan p = make_plan(nx, ny, o, range, threads);
+  p.dtype = kDtypeFloat64;
+  p.eb64 = double_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  p.eb = float_bound(p.eb64);
+  return p;
+}
+
+Status require_dtype(const Header& h, uint8_t dtype) {
+  if (h.dtype == dtype) return Status::Ok();
+  if (h.dtype == kDtypeFloat64)
+    return invalid_argument("the stream holds float64 values: decode it with factz::decompress64 or the "
+                            "decompress_into overload that takes double planes (a float32 decoder would round them)");
+  return invalid_argument("the stream holds float32 values: decode it with factz::decompress or the "
+                          "decompress_into overload that takes float planes");
+}
+
 Status tiled_sections(const StreamPlan& p, TiledPayload& pl, std::vector<Section>& sections) {
   const auto coder = EntropyCoder(p.options.coder);
-  sections.push_back({kSectionMeta, meta_section()});
+  sections.push_back({kSectionMeta, meta_section(p)});
   if (p.options.mode == Mode::block) sections.push_back({kSectionTileBounds, std::move(pl.tile_ids)});
   std::vector<uint8_t> coded[2];
   for (int c = 0; c < 2; ++c) {
@@ -102,7 +126,7 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
     FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
     FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
   }
-  sections.push_back({kSectionMeta, meta_section()});
+  sections.push_back({kSectionMeta, meta_section(p)});
   sections.push_back({kSectionCodesU, std::move(hu)});
   set_raw_crc(sections.back(), pl.coded_u_crc);
   sections.push_back({kSectionCodesV, std::move(hv)});
@@ -120,8 +144,9 @@ Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vecto
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
   std::vector<uint32_t> ids;
   for (const auto& s : sections) ids.push_back(s.id);
-  // 3 with mask sections, 4 with a source section, 5 with masked tiled codes
-  h.version = stream_version(ids, tiled_codes_are_packed(2, uint8_t(o.mode)));
+  // 3 with mask sections, 4 with a source section, 5 with masked tiled codes, 6 for float64
+  h.dtype = p.dtype;
+  h.version = stream_version(ids, tiled_codes_are_packed(2, uint8_t(o.mode)), p.dtype);
   h.components = 2;
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
@@ -146,8 +171,8 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
   auto parsed = parse_container(stream);
   if (!parsed.ok()) return parsed.status();
   const auto& h = parsed.value().header;
-  if (h.dtype != 1 || h.components != 2 || h.ndims != 2 || h.nz != 1)
-    return Status(Code::unsupported_version, "stream is not a 2D float32 vector field");
+  if ((h.dtype != kDtypeFloat32 && h.dtype != kDtypeFloat64) || h.components != 2 || h.ndims != 2 || h.nz != 1)
+    return Status(Code::unsupported_version, "stream is not a 2D float32 or float64 vector field");
   if (h.mode > uint8_t(Mode::speculative))
     return Status(Code::unsupported_version, "stream mode " + std::to_string(h.mode) + " is not supported by this build");
   if (h.coder > uint8_t(Coder::ans))
@@ -242,25 +267,33 @@ Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, i
   return Status::Ok();
 }
 
-Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<float>& out) {
-  if (uint64_t(raw.size()) != uint64_t(n_exact) * 8) return corrupt_stream("exact value count does not match the bound ids");
+namespace {
+
+bool get_value(ByteReader& r, float& x) { return r.f32(x); }
+bool get_value(ByteReader& r, double& x) { return r.f64(x); }
+
+template <class T>
+Status parse_speculative_exact_any(std::span<const uint8_t> raw, int64_t n_exact, std::vector<T>& out) {
+  if (uint64_t(raw.size()) != uint64_t(n_exact) * 2 * sizeof(T))
+    return corrupt_stream("exact value count does not match the bound ids");
   out.resize(size_t(2 * n_exact));
   ByteReader r(raw);
-  for (float& x : out) {
-    if (!r.f32(x)) return corrupt_stream("exact values truncated");
+  for (T& x : out) {
+    if (!get_value(r, x)) return corrupt_stream("exact values truncated");
     if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
   }
   return Status::Ok();
 }
 
-Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput& out, bool leave_coded, const uint8_t* missing) {
+template <class T>
+Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                             SpeculativeInputOf<T>& out, bool leave_coded, const uint8_t* missing) {
   const auto& h = pc.header;
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
   const int64_t s0 = h.anchor_stride;
   if (!valid_anchor_stride(s0))
     return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
-  FACTZ_RETURN_IF_ERROR(check_meta(stream, pc));
+  FACTZ_RETURN_IF_ERROR(check_meta(stream, pc, out.eb));
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   const auto coder = EntropyCoder(h.coder);
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
@@ -300,6 +333,24 @@ Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer&
   FACTZ_RETURN_IF_ERROR(entropy_decode(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
   FACTZ_RETURN_IF_ERROR(entropy_decode(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
   return parse_speculative_exact(ex.value(), n_exact, out.exact);
+}
+
+}  // namespace
+
+Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<float>& out) {
+  return parse_speculative_exact_any(raw, n_exact, out);
+}
+Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<double>& out) {
+  return parse_speculative_exact_any(raw, n_exact, out);
+}
+
+Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                         SpeculativeDecodeInput& out, bool leave_coded, const uint8_t* missing) {
+  return parse_speculative_any(stream, pc, threads, out, leave_coded, missing);
+}
+Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                         SpeculativeDecodeInput64& out, bool leave_coded, const uint8_t* missing) {
+  return parse_speculative_any(stream, pc, threads, out, leave_coded, missing);
 }
 
 }  // namespace factz::detail

@@ -24,13 +24,23 @@ Status check_vector_options(int64_t nx, int64_t ny, const Options& o);
 struct StreamPlan {
   int64_t nx = 0, ny = 0;
   Options options;
-  float eb = 0;     ///< the absolute bound used (float_bound of the requested one)
+  /// The absolute bound used (float_bound of the requested one); for a float64 stream the
+  /// header's informative f32 copy, float_bound(eb64).
+  float eb = 0;
+  uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat64: a float64 stream (format version 6)
+  double eb64 = 0;  ///< float64 streams: the absolute bound used (double_bound), in the meta section
   int threads = 1;  ///< host threads for entropy coding (the bytes never depend on it)
 };
 
 /// The plan for a field whose value range (max - min over both components) is `range`
 /// (read only for relative bounds).
 StreamPlan make_plan(int64_t nx, int64_t ny, const Options& o, double range, int threads);
+/// The plan of a float64 field: the bound stays a double (double_bound), never a float.
+StreamPlan make_plan64(int64_t nx, int64_t ny, const Options& o, double range, int threads);
+
+/// The double bound used for a requested absolute bound of a float64 field: itself, clamped
+/// to kMaxEb64 (streams/tiled_lists.hpp); 0 for anything not > 0 (NaN included).
+double double_bound(double eb);
 
 /// Host threads of a policy: 1 for serial, else `threads` or OpenMP's default.
 int threads_of(Policy p, int threads);
@@ -70,8 +80,14 @@ Result<std::vector<uint8_t>> assemble_speculative(const StreamPlan& p, Speculati
 
 /// The container (checksums included) and header of a vector stream, its required sections
 /// and the symbol count of its per-vertex section against the grid, checked once, before
-/// anything is allocated for the grid.
+/// anything is allocated for the grid. Float32 and float64 streams alike (header dtype):
+/// each decoder refuses the other type (require_dtype).
 Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream);
+
+/// invalid_argument unless the parsed stream's values are of data type `dtype` (a float64
+/// stream given to a float32 decoder, or the reverse, names the decoder to use instead:
+/// neither narrows nor widens the values silently).
+Status require_dtype(const Header& h, uint8_t dtype);
 
 /// What a decoder reads for modes none and block; lists are validated and sorted.
 struct TiledDecodeInput {
@@ -90,19 +106,25 @@ struct TiledDecodeInput {
   bool codes_skip_missing = false;
 };
 
-/// What a decoder reads for mode speculative.
-struct SpeculativeDecodeInput {
+/// What a decoder reads for mode speculative. T: float, or double for a float64 stream.
+template <class T>
+struct SpeculativeInputOf {
+  double eb = 0;  ///< the absolute bound (parse_meta_section: the header's, or the f64 one)
   std::vector<uint16_t> ids, codes_u, codes_v;
-  std::vector<float> exact;  ///< 2 per exactly stored vertex (anchors first)
+  std::vector<T> exact;  ///< 2 per exactly stored vertex (anchors first)
   /// Set when the coded blobs are left to a device: ids/codes_*/exact are empty; the
   /// device decodes coded_ids, checks and counts the ids, then parse_speculative_exact
   /// reads exact_raw and the device decodes coded_u/v.
   bool device_coded = false;
   std::vector<uint8_t> coded_ids, coded_u, coded_v, exact_raw;
 };
+using SpeculativeDecodeInput = SpeculativeInputOf<float>;
+using SpeculativeDecodeInput64 = SpeculativeInputOf<double>;
 
-/// The exact section of a speculative stream holding `n_exact` vertices (anchors included).
+/// The exact section of a speculative stream holding `n_exact` vertices (anchors included):
+/// f32 pairs, or f64 pairs in a float64 stream.
 Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<float>& out);
+Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, std::vector<double>& out);
 
 /// The decode inputs of a stream checked by parse_vector_stream. leave_coded: the coded
 /// blobs are kept for a device decoder (device_coded). `missing`: the stream's mask
@@ -123,5 +145,8 @@ Status decode_tiled_symbols(const Header& h, std::span<const uint8_t> coded, con
 /// entries in the speculative sections.
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
                          SpeculativeDecodeInput& out, bool leave_coded = false, const uint8_t* missing = nullptr);
+/// parse_speculative of a float64 stream (f64 exact values; eb from the meta section).
+Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                         SpeculativeDecodeInput64& out, bool leave_coded = false, const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

@@ -125,7 +125,7 @@ int info_stream(const Bytes& bytes, bool json) {
   }
   list << "]";
   s.text("kind", "stream").text("field", h.components == 2 ? "vector" : "scalar").count("format_version", h.version);
-  s.count("stream_bytes", bytes.size()).text("dtype", h.dtype == factz::detail::kDtypeFloat32 ? "float32" : "unknown");
+  s.count("stream_bytes", bytes.size()).text("dtype", h.dtype == factz::detail::kDtypeFloat32 ? "float32" : h.dtype == factz::detail::kDtypeFloat64 ? "float64" : "unknown");
   s.count("ndims", h.ndims).count("nx", h.nx).count("ny", h.ny).count("nz", h.nz).count("components", h.components);
   s.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).text("bound_mode", bound_name(h.bound_mode));
   s.num("bound", h.bound_value).num("eb_abs", h.eb).count("tile", h.tile).count("anchor_stride", h.anchor_stride);

@@ -83,7 +83,7 @@ const Command kCompress{
      {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default) | huffman (canonical Huffman)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
-     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
      {"--progress", 0, "",
       "print progress on stderr (the stages done; contour-tree rounds with the vertices still to fix); by default "
       "only when stderr is a terminal and the run takes over a second"},
@@ -127,7 +127,7 @@ const Command kVerify{
      {"--blocks", 2, "PX PY",
       "check block by block (the layout of compress --blocks); under mpirun each rank checks its blocks and the "
       "counts are summed"},
-     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
      kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kCp{
@@ -136,7 +136,7 @@ const Command kCp{
     {kDims,
      {"-i", 1, "FILE", "component (u then v): raw, .npy, FILE.nc:VAR[...], FILE.h5:/path", true},
      {"--csv", 1, "FILE", "write one row per critical point: triangle,row,column,mu0,mu1,mu2,type"},
-     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(),
+     factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
      kExec, kJson, kHelp, kHelpShort}};
 
 // info, render, ct, flow and h5filter live in their own files (cmd_*.cpp).
@@ -171,13 +171,30 @@ using factz::cli::refuse_clobbering;
 using factz::cli::take;
 using factz::cli::two_files;
 
+/// The critical points of the -i field (float32, or float64: factz::cli::float64_inputs),
+/// with its size and missing vertices.
+std::vector<factz::CriticalPoint> cp_input(const Args& a, int64_t& nx, int64_t& ny, int64_t& masked, bool& float64) {
+  float64 = factz::cli::float64_inputs(a, "-i");
+  if (float64) {
+    const auto in = factz::cli::read_vector_input64(a, "-i", "cp");
+    nx = in.field.nx;
+    ny = in.field.ny;
+    masked = in.masked;
+    return take(factz::critical_points(in.field, exec_of(a)));
+  }
+  const auto in = factz::cli::read_vector_input(a, "-i", "cp");
+  nx = in.field.nx;
+  ny = in.field.ny;
+  masked = in.masked;
+  return take(factz::critical_points(in.field, exec_of(a)));
+}
+
 int run_cp(const Args& a) {
   two_files(a, "-i");
   refuse_clobbering(a, {"-i"}, {"--csv"});
-  const auto in = factz::cli::read_vector_input(a, "-i", "cp");
-  const factz::VectorField2D& field = in.field;
-  const int64_t nx = field.nx, ny = field.ny, masked = in.masked;
-  const auto cps = take(factz::critical_points(field, exec_of(a)));
+  int64_t nx = 0, ny = 0, masked = 0;
+  bool float64 = false;
+  const auto cps = cp_input(a, nx, ny, masked, float64);
   int64_t counts[factz::kCpTypeCount] = {};
   for (const auto& c : cps) ++counts[int(c.type)];
   if (a.has("--csv")) {  // built in memory, written (and checked) as one file
@@ -194,7 +211,7 @@ int run_cp(const Args& a) {
   StatsWriter types, s;
   for (int t = 0; t < factz::kCpTypeCount; ++t) types.count(factz::cp_type_name(factz::CpType(t)), counts[t]);
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("critical_points", cps.size());
-  s.count("masked_vertices", masked);
+  s.count("masked_vertices", masked).text("dtype", float64 ? "float64" : "float32", In::json);
   s.json("types", types.object());
   for (int t = 0; t < factz::kCpTypeCount; ++t) s.count(factz::cp_type_name(factz::CpType(t)), counts[t], In::text);
   s.print(a.has("--json"), true);
@@ -230,12 +247,29 @@ int run_verify_scalar(const Args& a) {
   return 0;
 }
 
+/// verify of float64 fields: the original (-i) and the reconstruction (-d) are read as
+/// float64 (a '<f8' .npy, or raw with --dtype f64) and compared exactly in double.
+int run_verify64(const Args& a) {
+  if (!factz::cli::float64_inputs(a, "-i") || !factz::cli::float64_inputs(a, "-d"))
+    fail("invalid_argument: verify compares a float64 original with a float64 reconstruction: give both -i and -d "
+         "as '<f8' .npy files, or raw files with --dtype f64");
+  const auto orig = factz::cli::read_vector_input64(a, "-i", "verify");
+  const auto dec = factz::cli::read_vector_input64(a, "-d", "verify", &orig);  // the original's fill values apply
+  const auto c = take(factz::compare(orig.field, dec.field, exec_of(a)));
+  StatsWriter s;
+  factz::cli::add_comparison(s, c);
+  s.num("value_range", c.value_range, In::json).text("dtype", "float64", In::json);
+  s.print(a.has("--json"), true);
+  return 0;
+}
+
 int run_verify(const Args& a) {
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_verify(a);
   if (a.has("-3") || (a.has("-i") && a.has("-d") && a.all("-i").size() == 1 && a.all("-d").size() == 1))
     return run_verify_scalar(a);
   two_files(a, "-i");
   two_files(a, "-d");
+  if (factz::cli::float64_inputs(a, "-i") || factz::cli::float64_inputs(a, "-d")) return run_verify64(a);
   const auto orig = factz::cli::read_vector_input(a, "-i", "verify");
   // The original's declared fill values apply to the reconstruction too.
   const auto dec = factz::cli::read_vector_input(a, "-d", "verify", &orig);
@@ -290,14 +324,46 @@ int run_compress_scalar(const Args& a) {
   return 0;
 }
 
+/// compress of a float64 field (a '<f8' .npy or raw float64 with --dtype f64): a float64
+/// stream (format version 6). The library refuses -x cuda for it with one line.
+int run_compress64(const Args& a, factz::Options o) {
+  const auto in = factz::cli::read_vector_input64(a, "-i", "compress");
+  const factz::VectorField2D64& field = in.field;
+  factz::CompressStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stream = take(factz::compress(field, o, &st));
+  const double secs = seconds_since(t0);
+  check(factz::write_bytes(a.get("-z"), stream));
+  const double raw = double(field.size()) * 16.0;
+  const double ratio = raw / double(stream.size());
+  StatsWriter s;
+  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
+  s.text("dtype", "float64", In::json).count("nx", field.nx, In::json).count("ny", field.ny, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
+  s.num("bit_rate", 128.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
+  s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
+  s.count("masked_vertices", st.masked_vertices);
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+  return 0;
+}
+
 int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
+  const bool float64 = a.get("--dtype", "") == "f64";
+  if (float64 && (a.has("--blocks") || a.has("--per-rank")))
+    fail("invalid_argument: --blocks takes float32 fields only (multi-block files of float64 fields are not "
+         "supported yet)");
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
+  if (float64 && scalar_compress_request(a))
+    fail("invalid_argument: scalar fields are compressed as float32 only (float64 scalar fields are not supported "
+         "yet)");
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   factz::Options o = factz::cli::vector_compress_options(a, true);
   o.progress = factz::cli::compress_progress(a);
+  if (factz::cli::float64_inputs(a, "-i")) return run_compress64(a, std::move(o));
   auto in = factz::cli::read_vector_input(a, "-i", "compress");
   const factz::VectorField2D& field = in.field;
   const int64_t nx = field.nx, ny = field.ny;
@@ -359,6 +425,24 @@ bool is_multiblock_file(const std::string& path) {
   return in.gcount() == 4 && factz::is_multiblock(head);
 }
 
+/// decompress of a float64 stream: the planes as '<f8' .npy or raw float64 (missing
+/// vertices with the 64 bits they held).
+int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const factz::DecompressOptions& o) {
+  const auto [uo, vo] = two_files(a, "-o");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto field = take(factz::decompress64(stream, o));
+  const double secs = seconds_since(t0);
+  factz::cli::write_plane64(uo, field.u, field.nx, field.ny, "decompress");
+  factz::cli::write_plane64(vo, field.v, field.nx, field.ny, "decompress");
+  const double raw = double(field.size()) * 16.0;
+  StatsWriter s;
+  s.count("nx", field.nx).count("ny", field.ny).text("dtype", "float64", In::json);
+  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
+  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+  return 0;
+}
+
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
   refuse_clobbering(a, {"-z"}, {"-o"});  // --per-rank file names are checked once expanded (blocks.cpp)
@@ -382,6 +466,7 @@ int run_decompress(const Args& a) {
   // A multi-block file through a pipe or stdin (a regular file went to the driver above).
   if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
+  if (take(factz::stream_info(stream)).dtype == factz::DType::float64) return run_decompress64(a, stream, o);
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress(stream, o));
   const double secs = seconds_since(t0);

@@ -5,25 +5,32 @@
 
 #include <cmath>
 #include <span>
+#include <type_traits>
 
 #include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
+#include "kernels/signature64.hpp"
 #include "backend/cpu/frontend.hpp"
 
 namespace factz::detail {
 namespace {
 
-std::vector<uint8_t> uniform_tile_ids(const TileLayout& L, float eb) {
-  return std::vector<uint8_t>(size_t(L.tile_count()), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
+// One body for float32 and float64 fields (Field = VectorField2D, VectorField2D64; T its
+// value type): every value decision goes through a kernel overload of T.
+
+template <class T>
+std::vector<uint8_t> uniform_tile_ids(const TileLayout& L, T eb) {
+  return std::vector<uint8_t>(size_t(L.tile_count()), uint8_t(eb > T(0) ? kMaxBoundId : 0));
 }
 
 /// Per-tile bound id per component (kernels/block_bounds.hpp: choose_tile_id, one tile
 /// per iteration; the CUDA frontend runs the same function one tile per thread).
-std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float> x, const BigVector<uint8_t>& ids,
-                                     float eb, int threads) {
+template <class T>
+std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const T> x, const BigVector<uint8_t>& ids, T eb,
+                                     int threads) {
   std::vector<uint8_t> out(static_cast<size_t>(L.tile_count()), 0);
-  if (!(eb > 0.0f)) return out;
+  if (!(eb > T(0))) return out;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t t = 0; t < L.tile_count(); ++t) {
     const int64_t x0 = (t % L.tiles_x) * kTile, y0 = (t / L.tiles_x) * kTile;
@@ -33,21 +40,24 @@ std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const float>
   return out;
 }
 
-}  // namespace
-
-void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
-              const uint8_t* missing) {
+template <class Field, class T>
+void run_none_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
+                  const uint8_t* missing) {
   const TileLayout L(f.nx, f.ny);
   quantize_plane(f.u, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.u, missing);
   quantize_plane(f.v, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.v, missing);
   force_exact_edges(f, exact_edges, out);
 }
 
-void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& out) {
+/// Equal bits (a -0 is not a +0: an exact edge keeps its sign).
+bool same_bits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
+bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+
+template <class Field, class T>
+void force_exact_edges_any(const Field& f, uint8_t edges, FrontendResultOf<T>& out) {
   if (!edges) return;
   auto force = [&](int64_t k) {
-    const bool same = std::bit_cast<uint32_t>(out.u.recon[k]) == std::bit_cast<uint32_t>(f.u[size_t(k)]) &&
-                      std::bit_cast<uint32_t>(out.v.recon[k]) == std::bit_cast<uint32_t>(f.v[size_t(k)]);
+    const bool same = same_bits(out.u.recon[k], f.u[size_t(k)]) && same_bits(out.v.recon[k], f.v[size_t(k)]);
     if (same) return;
     out.u.exact[k] = out.v.exact[k] = 1;
     out.u.recon[k] = f.u[size_t(k)];
@@ -61,8 +71,9 @@ void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& ou
     }
 }
 
-void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
-               const uint8_t* missing) {
+template <class Field, class T>
+void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
+                   const uint8_t* missing) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -76,11 +87,11 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   // minimum xv. Both bounds are 0 for a triangle holding a critical point (no failing
   // condition, no open half-plane), so its vertices get id 0 without a signature here. Cell rows of one parity touch disjoint
   // vertex rows, so each parity runs in parallel without races; min is order-free.
-  BigVector<float> xv(static_cast<size_t>(n));
-  const float* u = f.u.data();
-  const float* v = f.v.data();
+  BigVector<T> xv(static_cast<size_t>(n));
+  const T* u = f.u.data();
+  const T* v = f.v.data();
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = 1.0f;  // every safe bound is <= 1
+  for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = T(1);  // every safe bound is <= 1
   const int64_t cw = g.nx - 1;
   // A positive safe bound proves a triangle critical-point free: remembered per cell
   // (bit t for triangle t) so the exact check can skip re-deriving those signatures.
@@ -90,9 +101,9 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
     for (int64_t i = parity; i < g.ny - 1; i += 2) {
       for (int64_t j = 0; j < cw; ++j) {
         const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-        float x0, x1;  // 1 for a triangle outside the mesh (it touches a missing vertex)
+        T x0, x1;  // 1 for a triangle outside the mesh (it touches a missing vertex)
         cell_safe_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1);
-        cp_free[size_t(i * cw + j)] = uint8_t((x0 > 0.0f ? 1 : 0) | (x1 > 0.0f ? 2 : 0));
+        cp_free[size_t(i * cw + j)] = uint8_t((x0 > T(0) ? 1 : 0) | (x1 > T(0) ? 2 : 0));
         xv[a] = std::min(xv[a], std::min(x0, x1));
         xv[d] = std::min(xv[d], std::min(x0, x1));
         xv[c] = std::min(xv[c], x0);
@@ -114,23 +125,26 @@ void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& ou
   xv.shrink_to_fit();
   lap("bound_ids");
   // 4. Per tile: one bound id per component (choose_tile_ids), then quantization.
-  auto tiles_u = choose_tile_ids(L, f.u, id_u, eb, threads);
-  auto tiles_v = choose_tile_ids(L, f.v, id_v, eb, threads);
+  auto tiles_u = choose_tile_ids(L, std::span<const T>(f.u), id_u, eb, threads);
+  auto tiles_v = choose_tile_ids(L, std::span<const T>(f.v), id_v, eb, threads);
   lap("tile_ids");
   quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u, missing);
   quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v, missing);
   force_exact_edges(f, exact_edges, out);
   lap("quantize");
-  // 5. The exact check on what the decoder will see, with repair.
-  repair_signatures(f, cp_free.data(), threads, out, missing);
+  // 5. The exact check on what the decoder will see, with repair. For floats a positive
+  // safe bound proves a triangle critical-point free (its sign tests are exact); the
+  // float64 margins round, so every original signature is derived exactly instead.
+  repair_signatures(f, std::is_same_v<T, float> ? cp_free.data() : nullptr, threads, out, missing);
   lap("repair");
 }
 
-void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out,
-                       const uint8_t* missing) {
+template <class Field, class T>
+void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
+                           const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
-  const float* ru = out.u.recon.data();
-  const float* rv = out.v.recon.data();
+  const T* ru = out.u.recon.data();
+  const T* rv = out.v.recon.data();
   // Round 1 checks every triangle; later rounds only those around repaired vertices.
   std::vector<int64_t> bad;
   const int64_t cw = g.nx - 1;
@@ -187,6 +201,42 @@ void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threa
     }
     ++out.repair_rounds;
   }
+}
+
+}  // namespace
+
+void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
+              const uint8_t* missing) {
+  run_none_any(f, eb, threads, out, exact_edges, missing);
+}
+void run_none(const VectorField2D64& f, double eb, int threads, FrontendResult64& out, uint8_t exact_edges,
+              const uint8_t* missing) {
+  run_none_any(f, eb, threads, out, exact_edges, missing);
+}
+
+void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& out) {
+  force_exact_edges_any(f, edges, out);
+}
+void force_exact_edges(const VectorField2D64& f, uint8_t edges, FrontendResult64& out) {
+  force_exact_edges_any(f, edges, out);
+}
+
+void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
+               const uint8_t* missing) {
+  run_block_any(f, eb, threads, out, exact_edges, missing);
+}
+void run_block(const VectorField2D64& f, double eb, int threads, FrontendResult64& out, uint8_t exact_edges,
+               const uint8_t* missing) {
+  run_block_any(f, eb, threads, out, exact_edges, missing);
+}
+
+void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out,
+                       const uint8_t* missing) {
+  repair_signatures_any(f, cp_free, threads, out, missing);
+}
+void repair_signatures(const VectorField2D64& f, const uint8_t* cp_free, int threads, FrontendResult64& out,
+                       const uint8_t* missing) {
+  repair_signatures_any(f, cp_free, threads, out, missing);
 }
 
 }  // namespace factz::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <type_traits>
 
 #include "codec/coder.hpp"
 #include "backend/cpu/frontend.hpp"
@@ -49,9 +50,21 @@ class Laps {
   std::chrono::steady_clock::time_point last_;
 };
 
-double value_range(const VectorField2D& f, int threads) {
+// One body for float32 and float64 fields (Field = VectorField2D, VectorField2D64; T its
+// value type): the frontends, the backbone and the mask sections are overloaded on T, and
+// the plan of a float64 field keeps its bound in double (make_plan64).
+template <class Field>
+using ValueOf = typename decltype(Field::u)::value_type;
+
+/// The bound the frontends take: the plan's float, or a float64 stream's double.
+float plan_bound(const StreamPlan& p, float) { return p.eb; }
+double plan_bound(const StreamPlan& p, double) { return p.eb64; }
+
+template <class Field>
+double value_range(const Field& f, int threads) {
+  using T = ValueOf<Field>;
   if (f.size() == 0) return 0.0;
-  float lo = f.u[0], hi = f.u[0];
+  T lo = f.u[0], hi = f.u[0];
   const int64_t n = f.size();
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(min : lo) reduction(max : hi)
   for (int64_t k = 0; k < n; ++k) {
@@ -62,17 +75,20 @@ double value_range(const VectorField2D& f, int threads) {
 }
 
 /// Modes none and block: frontend and tiled backbone into the stream's sections.
-Status tiled_stream_sections(const VectorField2D& field, const uint8_t* missing, const StreamPlan& p, Laps& lap,
+template <class Field>
+Status tiled_stream_sections(const Field& field, const uint8_t* missing, const StreamPlan& p, Laps& lap,
                              Stages& stages, std::vector<Section>& sections, CompressStats& st) {
+  using T = ValueOf<Field>;
   const int threads = p.threads;
-  FrontendResult fr;
-  if (p.options.mode == Mode::none) run_none(field, p.eb, threads, fr, p.options.exact_edges, missing);
-  else run_block(field, p.eb, threads, fr, p.options.exact_edges, missing);
+  const T eb = plan_bound(p, T(0));
+  FrontendResultOf<T> fr;
+  if (p.options.mode == Mode::none) run_none(field, eb, threads, fr, p.options.exact_edges, missing);
+  else run_block(field, eb, threads, fr, p.options.exact_edges, missing);
   lap("frontend");
   for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
   const TileLayout L(field.nx, field.ny);
-  PlanePayload planes[2] = {encode_plane(field.u, L, p.eb, fr.u, threads, missing),
-                            encode_plane(field.v, L, p.eb, fr.v, threads, missing)};
+  PlanePayload planes[2] = {encode_plane(field.u, L, eb, fr.u, threads, missing),
+                            encode_plane(field.v, L, eb, fr.v, threads, missing)};
   TiledPayload pl;
   if (p.options.mode == Mode::block) {
     pl.tile_ids = fr.u.tile_ids;
@@ -97,12 +113,13 @@ Status tiled_stream_sections(const VectorField2D& field, const uint8_t* missing,
 }
 
 /// The planes of a stream's modes, before the mask sections.
-Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
-                     std::span<float> v_out, int threads, const uint8_t* missing) {
+template <class T>
+Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<T> u_out,
+                     std::span<T> v_out, int threads, const uint8_t* missing) {
   const auto& h = pc.header;
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
   if (h.mode == uint8_t(Mode::speculative)) {
-    SpeculativeDecodeInput in;
+    SpeculativeInputOf<T> in;
     FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, threads, in, false, missing));
     return decode_speculative(h, in, threads, u_out, v_out, missing);
   }
@@ -113,7 +130,9 @@ Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc,
   const size_t ntiles = size_t(L.tile_count());
   BigVector<uint16_t> symbols(static_cast<size_t>(nx * ny));
   const uint32_t code_ids[2] = {kSectionCodesU, kSectionCodesV};
-  const std::span<float> planes[2] = {u_out, v_out};
+  const std::span<T> planes[2] = {u_out, v_out};
+  // The tiles' bound: the header's f32 one, or a float64 stream's f64 one (meta section).
+  const T eb = h.dtype == kDtypeFloat64 ? T(ts.eb) : T(h.eb);
   for (int c = 0; c < 2; ++c) {
     auto codes = read_section(stream, pc, code_ids[c], unzstd);
     if (!codes.ok()) return codes.status();
@@ -122,14 +141,15 @@ Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc,
     FACTZ_RETURN_IF_ERROR(decode_tiled_symbols(h, codes.value(), missing, outlier_index, threads, symbols));
     const std::span<const uint8_t> ids(ts.tile_ids.data() + c * ntiles, ntiles);
     FACTZ_RETURN_IF_ERROR(
-        decode_plane(L, h.eb, ids, symbols, outlier_index, outlier_code, ts.idx[c], ts.val[c], threads, planes[c]));
+        decode_plane(L, eb, ids, symbols, outlier_index, outlier_code, ts.idx[c], ts.val[c], threads, planes[c]));
   }
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
+template <class Field>
+Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options& o, CompressStats* stats) {
+  using T = ValueOf<Field>;
+  constexpr bool kFloat64 = std::is_same_v<T, double>;
   const int threads = threads_of(o.policy, o.threads);
   Stages stages;
   Laps lap(stages, o.progress, o.mode == Mode::speculative);
@@ -137,20 +157,21 @@ Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Opti
   // Missing vertices: the frontends work on the filled copy and never check a triangle
   // touching one; the mask sections carry the original bits (streams/mask_sections.hpp).
   const std::vector<uint8_t> mask = missing_mask(field);
-  VectorField2D filled;
+  Field filled;
   if (!mask.empty()) {
     filled = fill_missing(field, mask);
     st.masked_vertices = std::count(mask.begin(), mask.end(), uint8_t(1));
     lap("mask");
   }
-  const VectorField2D& work = mask.empty() ? field : filled;
+  const Field& work = mask.empty() ? field : filled;
   const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   const double range = o.bound_mode == BoundMode::rel ? value_range(work, threads) : 0.0;
-  const StreamPlan p = make_plan(field.nx, field.ny, o, range, threads);
+  const StreamPlan p = kFloat64 ? make_plan64(field.nx, field.ny, o, range, threads)
+                                : make_plan(field.nx, field.ny, o, range, threads);
   std::vector<Section> sections;
   if (o.mode == Mode::speculative) {
-    SpeculativeResult sr;
-    run_speculative(work, p.eb, o.anchor_stride, threads, true, sr, o.exact_edges, missing);
+    SpeculativeResultOf<T> sr;
+    run_speculative(work, plan_bound(p, T(0)), o.anchor_stride, threads, true, sr, o.exact_edges, missing);
     lap("frontend");
     SpeculativePayload pl;
     speculative_payload(work, o.anchor_stride, sr, pl);
@@ -160,21 +181,24 @@ Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Opti
   } else {
     FACTZ_RETURN_IF_ERROR(tiled_stream_sections(work, missing, p, lap, stages, sections, st));
   }
-  if (!mask.empty()) append_mask_sections(mask, field.nx, field.ny, field.u, field.v, sections);
+  if (!mask.empty())
+    append_mask_sections(mask, field.nx, field.ny, std::span<const T>(field.u), std::span<const T>(field.v), sections);
   auto stream = write_vector_stream(p, std::move(sections));
   if (!stream.ok()) return stream.status();
   lap("container");
   if (stats) {
     *stats = std::move(st);
     stats->stage_seconds = std::move(stages);
-    stats->eb_abs = p.eb;
+    stats->eb_abs = kFloat64 ? p.eb64 : double(p.eb);
   }
   return stream;
 }
 
-Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
-                  std::span<float> v_out, int threads, std::vector<uint8_t>* mask_out) {
+template <class T>
+Status cpu_decode_any(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<T> u_out,
+                      std::span<T> v_out, int threads, std::vector<uint8_t>* mask_out) {
   const auto& h = pc.header;
+  FACTZ_RETURN_IF_ERROR(require_dtype(h, std::is_same_v<T, double> ? kDtypeFloat64 : kDtypeFloat32));
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny);
   if (int64_t(u_out.size()) != nx * ny || int64_t(v_out.size()) != nx * ny)
     return invalid_argument("output planes must hold nx*ny = " + std::to_string(nx * ny) + " values");
@@ -188,6 +212,24 @@ Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, st
   FACTZ_RETURN_IF_ERROR(apply_mask_sections(stream, pc, nx, ny, u_out, v_out, mask));
   if (mask_out) *mask_out = std::move(mask);
   return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
+  return cpu_compress_any(field, o, stats);
+}
+Result<std::vector<uint8_t>> cpu_compress(const VectorField2D64& field, const Options& o, CompressStats* stats) {
+  return cpu_compress_any(field, o, stats);
+}
+
+Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,
+                  std::span<float> v_out, int threads, std::vector<uint8_t>* mask_out) {
+  return cpu_decode_any(stream, pc, u_out, v_out, threads, mask_out);
+}
+Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<double> u_out,
+                  std::span<double> v_out, int threads, std::vector<uint8_t>* mask_out) {
+  return cpu_decode_any(stream, pc, u_out, v_out, threads, mask_out);
 }
 
 }  // namespace factz::detail

@@ -15,11 +15,17 @@ namespace factz::detail {
 
 /// Compresses a validated field with options checked by check_vector_options.
 Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats);
+/// The same for a float64 field: a float64 stream (format version 6), every value decision in double.
+Result<std::vector<uint8_t>> cpu_compress(const VectorField2D64& field, const Options& o, CompressStats* stats);
 
 /// Decodes a stream checked by parse_vector_stream into caller planes of nx * ny floats;
 /// missing vertices get their stored bits, and *mask_out (when given) the mask of a masked
 /// stream (left as it is for a stream without one).
+/// invalid_argument for a float64 stream (require_dtype).
 Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u, std::span<float> v,
                   int threads, std::vector<uint8_t>* mask_out = nullptr);
+/// The same for a float64 stream into double planes (invalid_argument for a float32 stream).
+Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<double> u,
+                  std::span<double> v, int threads, std::vector<uint8_t>* mask_out = nullptr);
 
 }  // namespace factz::detail

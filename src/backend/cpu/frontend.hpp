@@ -18,21 +18,32 @@
 
 namespace factz::detail {
 
-struct FrontendResult {
-  QuantizedPlane u, v;
+/// T: float, or double for a float64 field.
+template <class T>
+struct FrontendResultOf {
+  QuantizedPlaneOf<T> u, v;
   int64_t repair_rounds = 0;      ///< exact check passes (block mode)
   int64_t repaired_vertices = 0;  ///< vertices sent to exact storage by the check
   std::vector<std::pair<std::string, double>> stage_seconds;  ///< wall time per step
 };
+using FrontendResult = FrontendResultOf<float>;
+using FrontendResult64 = FrontendResultOf<double>;
 
 /// Mode none: one uniform bound eb everywhere (eb == 0: every tile exact). exact_edges
 /// (EdgeBits): outer rows/columns whose vertices are stored exactly (force_exact_edges).
 void run_none(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0,
               const uint8_t* missing = nullptr);
+void run_none(const VectorField2D64& f, double eb, int threads, FrontendResult64& out, uint8_t exact_edges = 0,
+              const uint8_t* missing = nullptr);
 
 /// Mode block (FaCTz-B): safe bounds per triangle, per vertex, per tile; then the exact
 /// signature check with repair until every triangle keeps its signature.
 void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0,
+               const uint8_t* missing = nullptr);
+/// The float64 FaCTz-B: safe bounds, ids and quantization in double; its exact check
+/// derives every original triangle's signature (it takes no triangle as proven
+/// critical-point free by a safe bound, which rounds for doubles).
+void run_block(const VectorField2D64& f, double eb, int threads, FrontendResult64& out, uint8_t exact_edges = 0,
                const uint8_t* missing = nullptr);
 
 /// Whether vertex (x, y) lies on one of the outer rows/columns named by `edges` (EdgeBits:
@@ -47,6 +58,7 @@ inline bool on_exact_edge(int64_t x, int64_t y, int64_t nx, int64_t ny, uint8_t 
 /// whatever the tile's bound). Exact vertices keep their quantized integer for prediction,
 /// so no other vertex's reconstruction changes.
 void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& out);
+void force_exact_edges(const VectorField2D64& f, uint8_t edges, FrontendResult64& out);
 
 /// The exact check with repair shared by frontends: vertices of every triangle whose
 /// signature on (u.recon, v.recon) differs from its signature on the original field
@@ -55,6 +67,8 @@ void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& ou
 /// triangles already proven critical-point free in the original, whose original signature
 /// is then known to be 0.
 void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out,
+                       const uint8_t* missing = nullptr);
+void repair_signatures(const VectorField2D64& f, const uint8_t* cp_free, int threads, FrontendResult64& out,
                        const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

@@ -20,10 +20,23 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t anchor_stride, F&& f) {
   for (ScheduledPhase ph; schedule.next(ph);) f(ph.step, ph.phase, ph.lattice);
 }
 
-}  // namespace
+// One body for float32 and float64 fields (T = float, double); the kernels pick their
+// float or double overloads by T, so no value of a float64 field passes through float.
 
-void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
-                     uint8_t exact_edges, const uint8_t* missing) {
+/// A zero vector's test on the bits (+0, +0 only).
+bool positive_zero(float x) { return std::bit_cast<uint32_t>(x) == 0; }
+bool positive_zero(double x) { return std::bit_cast<uint64_t>(x) == 0; }
+
+void put_exact(ByteWriter& w, float x) { w.f32(x); }
+void put_exact(ByteWriter& w, double x) { w.f64(x); }
+
+/// The bound of the decoder: the header's f32 one, or a float64 stream's f64 one.
+float decoder_bound(const Header& h, const SpeculativeDecodeInput&) { return h.eb; }
+double decoder_bound(const Header&, const SpeculativeDecodeInput64& in) { return in.eb; }
+
+template <class Field, class T>
+void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool check, SpeculativeResultOf<T>& out,
+                         uint8_t exact_edges, const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cw = g.nx - 1;
   out.recon_u.resize(size_t(n));
@@ -46,10 +59,10 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
       for (int64_t j = 0; j < cw; ++j)  // kMaskedTriangle off the mesh: never compared
         original_signatures(g, i, j, f.u.data(), f.v.data(), missing, &sig[size_t(2 * (i * cw + j))]);
   }
-  float bound[kMaxBoundId + 1];
+  T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
-  float* cur_u = out.recon_u.data();
-  float* cur_v = out.recon_v.data();
+  T* cur_u = out.recon_u.data();
+  T* cur_v = out.recon_v.data();
   if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
     const PhaseLattice A = anchor_lattice(g.nx, g.ny, s0);
     fill_missing_anchors(A, g.nx, missing, cur_u, cur_v);
@@ -69,12 +82,12 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
       if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
         // Kept as is (the current state already holds the original); a +0, +0 vector takes
         // the zero-vector id, which reproduces exactly those bits.
-        const bool zero = std::bit_cast<uint32_t>(cur_u[k]) == 0 && std::bit_cast<uint32_t>(cur_v[k]) == 0;
+        const bool zero = positive_zero(cur_u[k]) && positive_zero(cur_v[k]);
         out.id[size_t(k)] = uint8_t(zero ? kZeroVectorId : 0);
         continue;
       }
-      const Speculation sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
-                                              sig.data(), bound, kRadius, check);
+      const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
+                                                   sig.data(), bound, kRadius, check);
       // The commit is the first write-back: targets of a phase share no triangle.
       cur_u[k] = sp.recon_u;
       cur_v[k] = sp.recon_v;
@@ -89,15 +102,16 @@ void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, 
   out.exact_vertices = exact;
 }
 
-void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, SpeculativePayload& out) {
+template <class Field, class T>
+void speculative_payload_any(const Field& f, int64_t s0, const SpeculativeResultOf<T>& r, SpeculativePayload& out) {
   const int64_t nx = f.nx, ny = f.ny;
   ByteWriter exact;
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex(A, nx, a);
     if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
-    exact.f32(f.u[size_t(k)]);
-    exact.f32(f.v[size_t(k)]);
+    put_exact(exact, f.u[size_t(k)]);
+    put_exact(exact, f.v[size_t(k)]);
   }
   out.ids.reserve(size_t(f.size() - A.count()));
   for_each_phase(nx, ny, s0, [&](int64_t, Phase, const PhaseLattice& L) {
@@ -110,16 +124,17 @@ void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeRe
         out.codes_u.push_back(r.sym_u[size_t(k)]);
         out.codes_v.push_back(r.sym_v[size_t(k)]);
       } else if (id_is_exact(id)) {
-        exact.f32(f.u[size_t(k)]);
-        exact.f32(f.v[size_t(k)]);
+        put_exact(exact, f.u[size_t(k)]);
+        put_exact(exact, f.v[size_t(k)]);
       }
     }
   });
   out.exact = std::move(exact.bytes());
 }
 
-Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
-                          std::span<float> v, const uint8_t* missing) {
+template <class T>
+Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, int threads, std::span<T> u,
+                              std::span<T> v, const uint8_t* missing) {
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
   const int64_t s0 = h.anchor_stride;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n) return invalid_argument("output planes have the wrong size");
@@ -133,8 +148,9 @@ Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int
     ++exact_pos;
   }
   if (missing) fill_missing_anchors(A, nx, missing, u.data(), v.data());
-  float bound[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(h.eb, id);
+  const auto eb = decoder_bound(h, in);
+  T bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   const std::vector<uint16_t>& ids = in.ids;
   int64_t id_pos = 0, code_pos = 0;
   int bad = 0;
@@ -186,6 +202,34 @@ Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int
   });
   if (bad) return corrupt_stream("decoded value is not finite");
   return Status::Ok();
+}
+
+}  // namespace
+
+void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
+                     uint8_t exact_edges, const uint8_t* missing) {
+  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing);
+}
+void run_speculative(const VectorField2D64& f, double eb, int64_t s0, int threads, bool check,
+                     SpeculativeResult64& out, uint8_t exact_edges, const uint8_t* missing) {
+  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing);
+}
+
+void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, SpeculativePayload& out) {
+  speculative_payload_any(f, s0, r, out);
+}
+void speculative_payload(const VectorField2D64& f, int64_t s0, const SpeculativeResult64& r,
+                         SpeculativePayload& out) {
+  speculative_payload_any(f, s0, r, out);
+}
+
+Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
+                          std::span<float> v, const uint8_t* missing) {
+  return decode_speculative_any(h, in, threads, u, v, missing);
+}
+Status decode_speculative(const Header& h, const SpeculativeDecodeInput64& in, int threads, std::span<double> u,
+                          std::span<double> v, const uint8_t* missing) {
+  return decode_speculative_any(h, in, threads, u, v, missing);
 }
 
 }  // namespace factz::detail

@@ -20,13 +20,16 @@
 
 namespace factz::detail {
 
-/// What the speculative frontend decided, per vertex.
-struct SpeculativeResult {
-  BigVector<float> recon_u, recon_v;  ///< the decoder's values
+/// What the speculative frontend decided, per vertex. T: float, or double for a float64 field.
+template <class T>
+struct SpeculativeResultOf {
+  BigVector<T> recon_u, recon_v;      ///< the decoder's values
   BigVector<uint8_t> id;              ///< 0 exact, 1..30 bound id, kZeroVectorId, kMissingVertex; anchors 0
   BigVector<uint16_t> sym_u, sym_v;   ///< code + radius where 1 <= id <= 30
   int64_t exact_vertices = 0;         ///< anchors, exact targets and zero vectors
 };
+using SpeculativeResult = SpeculativeResultOf<float>;
+using SpeculativeResult64 = SpeculativeResultOf<double>;
 
 /// Runs the schedule. `check` false skips the signature verification (tests only: it
 /// shows that the check is what keeps the critical points). Vertices on the outer
@@ -36,10 +39,16 @@ struct SpeculativeResult {
 /// are outside the mesh and never checked (kMaskedTriangle).
 void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, int threads, bool check,
                      SpeculativeResult& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr);
+/// The same for a float64 field: predictions, codes, bound checks and signatures on doubles.
+void run_speculative(const VectorField2D64& f, double eb, int64_t anchor_stride, int threads, bool check,
+                     SpeculativeResult64& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
 /// exact values (anchors, then exact targets). The stream layer codes and assembles it.
 void speculative_payload(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,
+                         SpeculativePayload& out);
+/// The same for a float64 field: the exact values are f64 pairs.
+void speculative_payload(const VectorField2D64& f, int64_t anchor_stride, const SpeculativeResult64& r,
                          SpeculativePayload& out);
 
 /// Reconstructs the planes (nx * ny floats each) of a speculative stream from its parsed
@@ -47,5 +56,8 @@ void speculative_payload(const VectorField2D& f, int64_t anchor_stride, const Sp
 /// `missing` (the stream's mask), missing vertices take their stand-ins.
 Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
                           std::span<float> v, const uint8_t* missing = nullptr);
+/// The same for a float64 stream (its bound: in.eb, the meta section's f64 one).
+Status decode_speculative(const Header& h, const SpeculativeDecodeInput64& in, int threads, std::span<double> u,
+                          std::span<double> v, const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

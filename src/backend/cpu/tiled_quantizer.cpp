@@ -11,23 +11,32 @@
 #include "kernels/tiles.hpp"
 
 namespace factz::detail {
+namespace {
 
-void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
-                    const uint8_t* vertex_ids, int threads, QuantizedPlane& out, const uint8_t* missing) {
+// One body for float32 and float64 planes (T = float, double): every value operation is one
+// of T (kernels/quantizer.hpp's overloads), so the float instantiation is the code it always was.
+
+/// Appends an exact value with all its bits: f32 for float planes, f64 for float64 ones.
+void put_exact(ByteWriter& w, float x) { w.f32(x); }
+void put_exact(ByteWriter& w, double x) { w.f64(x); }
+
+template <class T>
+void quantize_plane_any(std::span<const T> x, const TileLayout& L, T eb, std::vector<uint8_t> tile_ids,
+                        const uint8_t* vertex_ids, int threads, QuantizedPlaneOf<T>& out, const uint8_t* missing) {
   const int64_t n = L.nx * L.ny;
   out.tile_ids = std::move(tile_ids);
   out.recon.resize(size_t(n));  // every element is written below
   out.exact.resize(size_t(n));
-  float bound[kMaxBoundId + 1];
+  T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t y = 0; y < L.ny; ++y) {
     for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
       const int id = out.tile_ids[size_t(L.tile_of(x0, y))];
-      const float step = 2.0f * bound[id];
+      const T step = T(2) * bound[id];
       const int64_t x1 = std::min(L.nx, x0 + kTile);
       for (int64_t k = y * L.nx + x0; k < y * L.nx + x1; ++k) {
-        const TiledVertex tv =
+        const TiledValue<T> tv =
             quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id], missing && missing[k]);
         out.recon[k] = tv.recon;
         out.exact[k] = tv.exact ? 1 : 0;
@@ -36,13 +45,14 @@ void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std
   }
 }
 
-PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p,
-                          int threads, const uint8_t* missing) {
+template <class T>
+PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, const QuantizedPlaneOf<T>& p,
+                              int threads, const uint8_t* missing) {
   const int64_t n = L.nx * L.ny;
   PlanePayload out;
   out.symbols.resize(size_t(n));
-  float step_of[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = 2.0f * bound_of_id(eb, id);
+  T step_of[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
   // q is a pure function of (x, tile id), recomputed here rather than stored. Tile rows
   // are independent (Lorenzo stops at tile edges), so each is one parallel task; escaped
   // codes are collected per tile row and joined in order.
@@ -100,7 +110,7 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
   for (const auto& band : exact) {
     for (int64_t k : band) {
       idx.varint(uint64_t(k - last_e - 1));
-      vals.f32(x[size_t(k)]);
+      put_exact(vals, x[size_t(k)]);
       last_e = k;
     }
   }
@@ -110,10 +120,11 @@ PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float e
   return out;
 }
 
-Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
-                    std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
-                    std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
-                    std::span<const uint8_t> exact_values, int threads, std::span<float> out) {
+template <class T>
+Status decode_plane_any(const TileLayout& L, T eb, std::span<const uint8_t> tile_ids,
+                        std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
+                        std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
+                        std::span<const uint8_t> exact_values, int threads, std::span<T> out) {
   const int64_t n = L.nx * L.ny;
   if (int64_t(tile_ids.size()) != L.tile_count()) return corrupt_stream("tile bound table has the wrong size");
   for (uint8_t id : tile_ids)
@@ -132,7 +143,7 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     const int64_t tx = t % L.tiles_x, ty = t / L.tiles_x;
     const int64_t x0 = tx * kTile, y0 = ty * kTile;
     const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
-    const float step = 2.0f * bound_of_id(eb, tile_ids[size_t(t)]);
+    const T step = T(2) * bound_of_id(eb, tile_ids[size_t(t)]);
     uint64_t row_above[kTile] = {};  // q of the previous row of this tile (wrapping arithmetic)
     auto oit = outlier_index.begin();
     for (int64_t y = y0; y < y1; ++y) {
@@ -146,7 +157,7 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
         }
         const uint64_t above = row_above[x - x0];
         const uint64_t q = uint64_t(code) + left + above - above_left;
-        float r;
+        T r;
         if (!tiled_reconstruction(int64_t(q), step, r)) bad = 1;
         nonfinite += !finite_value(r);
         out[size_t(k)] = r;
@@ -158,7 +169,7 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
   }
   if (bad) return corrupt_stream("decoded value out of range");
   std::vector<int64_t> exact_at;
-  std::vector<float> exact_value;
+  std::vector<T> exact_value;
   FACTZ_RETURN_IF_ERROR(parse_exact(exact_index, exact_values, uint64_t(n), exact_at, exact_value));
   for (size_t e = 0; e < exact_at.size(); ++e) out[size_t(exact_at[e])] = exact_value[e];
   if (nonfinite > 0) {
@@ -167,6 +178,41 @@ Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile
     if (bad) return corrupt_stream("decoded value out of range");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
+                    const uint8_t* vertex_ids, int threads, QuantizedPlane& out, const uint8_t* missing) {
+  quantize_plane_any(x, L, eb, std::move(tile_ids), vertex_ids, threads, out, missing);
+}
+void quantize_plane(std::span<const double> x, const TileLayout& L, double eb, std::vector<uint8_t> tile_ids,
+                    const uint8_t* vertex_ids, int threads, QuantizedPlane64& out, const uint8_t* missing) {
+  quantize_plane_any(x, L, eb, std::move(tile_ids), vertex_ids, threads, out, missing);
+}
+
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p,
+                          int threads, const uint8_t* missing) {
+  return encode_plane_any(x, L, eb, p, threads, missing);
+}
+PlanePayload encode_plane(std::span<const double> x, const TileLayout& L, double eb, const QuantizedPlane64& p,
+                          int threads, const uint8_t* missing) {
+  return encode_plane_any(x, L, eb, p, threads, missing);
+}
+
+Status decode_plane(const TileLayout& L, float eb, std::span<const uint8_t> tile_ids, std::span<const uint16_t> symbols,
+                    std::span<const int64_t> outlier_index, std::span<const int64_t> outlier_code,
+                    std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, int threads,
+                    std::span<float> out) {
+  return decode_plane_any(L, eb, tile_ids, symbols, outlier_index, outlier_code, exact_index, exact_values, threads,
+                          out);
+}
+Status decode_plane(const TileLayout& L, double eb, std::span<const uint8_t> tile_ids,
+                    std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
+                    std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
+                    std::span<const uint8_t> exact_values, int threads, std::span<double> out) {
+  return decode_plane_any(L, eb, tile_ids, symbols, outlier_index, outlier_code, exact_index, exact_values, threads,
+                          out);
 }
 
 }  // namespace factz::detail

@@ -18,19 +18,26 @@ namespace factz::detail {
 
 /// One component plane in the encoder: what the decoder will reconstruct, and why. The
 /// pre-quantized integers q are a pure function of (value, tile id) and are recomputed
-/// where needed instead of stored.
-struct QuantizedPlane {
+/// where needed instead of stored. T: float, or double for a float64 field.
+template <class T>
+struct QuantizedPlaneOf {
   std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
-  BigVector<float> recon;         ///< the decoder's value, per vertex
+  BigVector<T> recon;             ///< the decoder's value, per vertex
   BigVector<uint8_t> exact;       ///< 1 if the vertex is stored exactly (side stream)
 };
+using QuantizedPlane = QuantizedPlaneOf<float>;
+using QuantizedPlane64 = QuantizedPlaneOf<double>;
 
 /// Quantizes plane x with the given tile ids. A vertex whose reconstruction misses its
 /// own required bound (vertex_ids, or the tile bound when null) is stored exactly, unless
 /// it is missing (`missing`, optional): a missing vertex keeps its reconstruction.
+/// The float64 overload does every step in double (kernels/quantizer.hpp).
 void quantize_plane(std::span<const float> x, const TileLayout& layout, float eb,
                     std::vector<uint8_t> tile_ids, const uint8_t* vertex_ids, int threads,
                     QuantizedPlane& out, const uint8_t* missing = nullptr);
+void quantize_plane(std::span<const double> x, const TileLayout& layout, double eb,
+                    std::vector<uint8_t> tile_ids, const uint8_t* vertex_ids, int threads,
+                    QuantizedPlane64& out, const uint8_t* missing = nullptr);
 
 /// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
 struct PlanePayload {
@@ -43,7 +50,10 @@ struct PlanePayload {
 /// `missing` (optional): a missing vertex is not quantized: its integer is its Lorenzo
 /// prediction (kernels/tiles.hpp missing_vertex_quant), so its code is 0, and it has no
 /// symbol (`symbols` holds the valid vertices' only; a code that is not 0 escapes).
+/// Exact values are f32, or f64 (all 64 bits) for a float64 plane.
 PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
+                          int threads, const uint8_t* missing = nullptr);
+PlanePayload encode_plane(std::span<const double> x, const TileLayout& layout, double eb, const QuantizedPlane64& p,
                           int threads, const uint8_t* missing = nullptr);
 
 /// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
@@ -53,5 +63,10 @@ Status decode_plane(const TileLayout& layout, float eb, std::span<const uint8_t>
                     std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
                     std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
                     std::span<const uint8_t> exact_values, int threads, std::span<float> out);
+/// decode_plane of a float64 stream (eb: the meta section's f64 bound; f64 exact values).
+Status decode_plane(const TileLayout& layout, double eb, std::span<const uint8_t> tile_ids,
+                    std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index,
+                    std::span<const int64_t> outlier_code, std::span<const uint8_t> exact_index,
+                    std::span<const uint8_t> exact_values, int threads, std::span<double> out);
 
 }  // namespace factz::detail
