@@ -52,9 +52,10 @@ extern "C" {
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
 #define FACTZ_C_API_VERSION 10300
-/** Newest stream format version this library writes (docs/format.md): 5 for a field with
- *  missing vertices in modes none and block (3 in mode speculative; 4 with a source record);
- *  a field without any is written as version 2, byte for byte as before. */
+/** Newest stream format version this interface's (float32) fields are written with
+ *  (docs/format.md): 5 for a field with missing vertices in modes none and block (3 in mode
+ *  speculative; 4 with a source record); a field without any is written as version 2, byte
+ *  for byte as before. (Version 6, float64 fields, is the C++ API's only, so far.) */
 #define FACTZ_FORMAT_VERSION 5
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
