@@ -564,6 +564,9 @@ TEST(Float64Cli, NpyAndRawFloat64RoundTripThroughCompressDecompressVerifyCpInfo)
   EXPECT_EQ(slurp(dir / "a.fz"), slurp(dir / "b.fz")) << ".npy and raw float64 give one stream";
   ASSERT_EQ(run_cli(dir, "info -z a.fz"), 0);
   EXPECT_NE(slurp(dir / "out.txt").find("float64"), std::string::npos);
+  ASSERT_EQ(run_cli(dir, "info -z a.fz --json"), 0);
+  EXPECT_NE(slurp(dir / "out.txt").find("\"raw_bytes\": 19200"), std::string::npos)
+      << "40 x 30 x 2 doubles: " << slurp(dir / "out.txt");
   ASSERT_EQ(run_cli(dir, "decompress -z a.fz -o u2.npy -o v2.npy"), 0) << slurp(dir / "out.txt");
   ASSERT_EQ(run_cli(dir, "verify -i u.npy -i v.npy -d u2.npy -d v2.npy --fill -9999 --json"), 0) << slurp(dir / "out.txt");
   const std::string verify = slurp(dir / "out.txt");

@@ -102,7 +102,8 @@ int info_stream(const Bytes& bytes, bool json) {
   const auto parsed = take(factz::detail::parse_container(bytes));
   const auto source = take(factz::stream_source(bytes));
   const auto& h = parsed.header;
-  const double raw = double(h.nx) * double(h.ny) * double(h.nz) * double(h.components) * 4.0;
+  const double value_bytes = h.dtype == factz::detail::kDtypeFloat64 ? 8.0 : 4.0;
+  const double raw = double(h.nx) * double(h.ny) * double(h.nz) * double(h.components) * value_bytes;
   if (!json) {
     std::string d = factz::detail::describe_container(parsed);
     const size_t first = d.find('\n') + 1;  // after "FaCTz stream (magic FCTZ), format version N"
