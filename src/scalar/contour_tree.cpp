@@ -1,7 +1,10 @@
 // Contour tree of a piecewise-linear scalar field (docs/toposz.md, "Algorithm").
 //
-//  1. Order: every valid vertex gets its rank in (value, index) order (Simulation of
-//     Simplicity); missing vertices get none and are never swept.
+//  1. Links: each vertex's upper and lower link (neighbour masks) in one pass in grid
+//     order (mesh_links.cpp), which also hangs every regular vertex from a neighbour in
+//     union-find. Order: the vertices swept sorted by (value, index) (Simulation of
+//     Simplicity; radix sort, vertex_order.cpp): the critical ones, or every valid vertex
+//     when regions or contour arcs are asked for; missing vertices are never swept.
 //  2. Join tree (superlevel sets, swept from the maximum down) and split tree (sublevel
 //     sets, swept from the minimum up), each by one union-find sweep over the mesh edges.
 //     Each sweep pairs by the elder rule: where components meet, the one born at the elder
@@ -19,154 +22,79 @@
 #include <vector>
 
 #include "scalar/contour_tree_core.hpp"
+#include "scalar/mesh_links.hpp"
 
 namespace factz::detail {
 namespace {
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
+constexpr size_t kAhead = 8;  // sweep steps between a vertex's prefetch and its visit
 
-// Sorts the (orderable value, index) keys; chunks sorted in parallel, then merged.
-void sort_keys(std::vector<uint64_t>& keys, int threads) {
-  const int64_t n = int64_t(keys.size());
-  int parts = std::max(1, threads);
-  if (n < 100000) parts = 1;
-  std::vector<int64_t> bounds(size_t(parts) + 1);
-  for (int p = 0; p <= parts; ++p) bounds[size_t(p)] = n * p / parts;
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-  for (int p = 0; p < parts; ++p) std::sort(keys.begin() + bounds[size_t(p)], keys.begin() + bounds[size_t(p) + 1]);
-  for (int width = 1; width < parts; width *= 2)
-    for (int p = 0; p + width < parts; p += 2 * width) {
-      const int64_t lo = bounds[size_t(p)], mid = bounds[size_t(p + width)],
-                    hi = bounds[size_t(std::min(parts, p + 2 * width))];
-      std::inplace_merge(keys.begin() + lo, keys.begin() + mid, keys.begin() + hi);
-    }
-}
+bool sos_below(std::span<const float> f, uint32_t a, uint32_t b) { return sos_less(f[a], a, f[b], b); }
 
-// Union-find with union by height and path halving; `tag` holds, per root, the branch of
-// the component (the one born at its elder extremum).
-struct UnionFind {
-  std::vector<uint32_t> parent, tag;
+// A merge tree as its branch decomposition by the elder rule: every vertex belongs to one
+// branch; a branch is born at an extremum and dies at the saddle where its component meets
+// an elder one (kNone: the eldest of its connected component, it never dies). Branch ids
+// follow the sweep, so a branch dies into a branch with a smaller id. `branch` holds each
+// swept vertex's branch (CtWorkspace).
+struct MergeTree {
+  const uint32_t* branch = nullptr;
+  std::vector<uint32_t> birth, death;  // per branch
+};
+
+// One merge-tree sweep by union-find (union by height, path halving) over `order`
+// (ascending): every valid vertex, or only the vertices critical in either sweep (the
+// regular ones hang from their parents set by classify_links). down == true: join tree
+// (from the highest vertex down, maxima are born; work arrays 0); down == false: split
+// tree (arrays 1). Each root is an extremum, whose branch entry is the branch born there;
+// per such branch, the branch of the component it roots (`tag`: the one born at the
+// component's elder extremum) and the root's height. `words` (may be null: recomputed)
+// holds every vertex's link. Where the whole field is swept, the vertex `kAhead` steps
+// ahead is prefetched: the order visits memory at random.
+void merge_tree_sweep(const LinkClassifier& lc, std::span<const uint32_t> order, const uint32_t* words,
+                      const uint8_t* table, bool down, CtWorkspace& work, MergeTree& t) {
+  const size_t nv = order.size();
+  const std::span<const float> f = lc.f;
+  uint32_t* parent = work.parent[down ? 0 : 1].data();
+  uint32_t* branch = work.branch[down ? 0 : 1].get();
+  t.branch = branch;
+  t.birth.clear();
+  t.death.clear();
+  std::vector<uint32_t> tag;
   std::vector<uint8_t> height;
-  explicit UnionFind(size_t n) : parent(n), tag(n), height(n, 0) {}
-  uint32_t find(uint32_t x) {
+  const int shift = down ? 0 : 16;  // the swept mask: the upper link (join) or the lower (split)
+  auto at = [&](size_t step) { return order[down ? nv - 1 - step : step]; };
+  auto find = [&](uint32_t x) {
     while (parent[x] != x) {
       parent[x] = parent[parent[x]];
       x = parent[x];
     }
     return x;
-  }
-  uint32_t unite(uint32_t a, uint32_t b) {
-    if (height[a] < height[b]) std::swap(a, b);
-    parent[b] = a;
-    if (height[a] == height[b]) ++height[a];
-    return a;
-  }
-};
-
-// Local classification of every valid vertex from its link in the mesh (one cache-friendly
-// parallel pass): which valid neighbours are higher in (value, index) order, which lower,
-// and how many connected components the upper and the lower link have. The mesh is the
-// Freudenthal triangulation restricted to valid vertices, a flag complex: the link of v is
-// the valid neighbours and the link edges between them. Upper neighbours in one link
-// component are connected by edges swept before the vertex, so a sweep needs one of them.
-struct LinkMasks {
-  std::vector<uint16_t> upper, lower;
-  std::vector<uint8_t> components;  // low nibble: upper link components, high nibble: lower
-};
-
-int link_components(uint16_t mask, const uint16_t* adjacent) {
-  int count = 0;
-  while (mask != 0) {
-    uint16_t comp = uint16_t(mask & (~mask + 1)), frontier = comp;
-    while (frontier != 0) {
-      const int b = __builtin_ctz(frontier);
-      frontier = uint16_t(frontier & (frontier - 1));
-      const uint16_t grow = uint16_t(adjacent[b] & mask & ~comp);
-      comp = uint16_t(comp | grow);
-      frontier = uint16_t(frontier | grow);
-    }
-    mask = uint16_t(mask & ~comp);
-    ++count;
-  }
-  return count;
-}
-
-LinkMasks classify_links(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                         int threads) {
-  const Neighbourhood nb(g);
-  uint16_t adjacent[14] = {};  // link edges: offsets whose difference is an offset
-  for (int a = 0; a < nb.count; ++a)
-    for (int b = 0; b < nb.count; ++b)
-      for (int c = 0; c < nb.count; ++c)
-        if (nb.dx[b] - nb.dx[a] == nb.dx[c] && nb.dy[b] - nb.dy[a] == nb.dy[c] && nb.dz[b] - nb.dz[a] == nb.dz[c])
-          adjacent[a] = uint16_t(adjacent[a] | (1u << b));
-  const int64_t n = g.size();
-  const bool masked = !missing.empty();
-  LinkMasks m;
-  m.upper.resize(size_t(n));
-  m.lower.resize(size_t(n));
-  m.components.resize(size_t(n));
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t v = 0; v < n; ++v) {
-    uint16_t up = 0, low = 0;
-    if (!masked || !missing[size_t(v)]) {
-      const int64_t x = v % g.nx, t = v / g.nx, y = t % g.ny, z = t / g.ny;
-      const float fv = f[size_t(v)];
-      for (int k = 0; k < nb.count; ++k) {
-        const int64_t xx = x + nb.dx[k], yy = y + nb.dy[k], zz = z + nb.dz[k];
-        if (xx < 0 || xx >= g.nx || yy < 0 || yy >= g.ny || zz < 0 || zz >= g.nz) continue;
-        const int64_t w = v + nb.offset[k];
-        if (masked && missing[size_t(w)]) continue;
-        if (sos_less(fv, v, f[size_t(w)], w)) up = uint16_t(up | (1u << k));
-        else low = uint16_t(low | (1u << k));
-      }
-    }
-    m.upper[size_t(v)] = up;
-    m.lower[size_t(v)] = low;
-    const int cu = link_components(up, adjacent), cl = link_components(low, adjacent);
-    m.components[size_t(v)] = uint8_t(std::min(cu, 15) | (std::min(cl, 15) << 4));
-  }
-  return m;
-}
-
-// A merge tree as its branch decomposition by the elder rule: every vertex belongs to one
-// branch; a branch is born at an extremum and dies at the saddle where its component meets
-// an elder one (kNone: the eldest of its connected component, it never dies). Branch ids
-// follow the sweep, so a branch dies into a branch with a smaller id.
-struct MergeTree {
-  std::vector<uint32_t> branch;        // per vertex (kNone for missing vertices)
-  std::vector<uint32_t> birth, death;  // per branch
-};
-
-// One merge-tree sweep over the valid vertices `order` (ascending). down == true: join
-// tree (from the highest rank down, maxima are born); down == false: split tree.
-void merge_tree_sweep(const ScalarGrid& g, const std::vector<uint32_t>& order, const std::vector<uint32_t>& rank,
-                      const LinkMasks& lm, bool down, MergeTree& t) {
-  const size_t nv = order.size();
-  const Neighbourhood nb(g);
-  UnionFind uf(rank.size());
-  t.branch.assign(rank.size(), kNone);
-  t.birth.clear();
-  t.death.clear();
-  const std::vector<uint16_t>& swept = down ? lm.upper : lm.lower;
-  auto elder = [&](uint32_t a, uint32_t b) {
-    const uint32_t ra = rank[t.birth[a]], rb = rank[t.birth[b]];
-    return (down ? ra > rb : ra < rb) ? a : b;
+  };
+  auto elder = [&](uint32_t a, uint32_t b) {  // join: the higher maximum; split: the lower minimum
+    return down != sos_below(f, t.birth[a], t.birth[b]) ? a : b;
   };
   for (size_t step = 0; step < nv; ++step) {
-    const uint32_t v = order[down ? nv - 1 - step : step];
-    uint16_t mask = swept[v];
-    const int comps = down ? (lm.components[v] & 15) : (lm.components[v] >> 4);
-    if (comps == 1) {  // one component to join (most vertices): a single find
-      const uint32_t r = uf.find(uint32_t(int64_t(v) + nb.offset[__builtin_ctz(mask)]));
-      uf.parent[v] = r;
-      t.branch[v] = uf.tag[r];
+    if (words && step + kAhead < nv) {
+      const uint32_t u = at(step + kAhead);
+      __builtin_prefetch(&words[u]);
+      __builtin_prefetch(&parent[u]);
+    }
+    const uint32_t v = at(step);
+    uint32_t mask = ((words ? words[v] : lc.word(v)) >> shift) & 0xFFFFu;
+    const int comps = table[mask];
+    if (comps == 1) {  // regular here: only its branch is asked for
+      const uint32_t r = find(v);
+      parent[v] = r;
+      branch[v] = tag[branch[r]];
       continue;
     }
-    uf.parent[v] = v;
     if (comps == 0) {  // an extremum: a branch is born
-      uf.tag[v] = uint32_t(t.birth.size());
-      t.branch[v] = uf.tag[v];
+      const uint32_t b = uint32_t(t.birth.size());
+      parent[v] = v;
+      branch[v] = b;
+      tag.push_back(b);
+      height.push_back(0);
       t.birth.push_back(v);
       t.death.push_back(kNone);
       continue;
@@ -174,32 +102,35 @@ void merge_tree_sweep(const ScalarGrid& g, const std::vector<uint32_t>& order, c
     uint32_t root = kNone;
     while (mask != 0) {
       const int k = __builtin_ctz(mask);
-      mask = uint16_t(mask & (mask - 1));
-      const uint32_t rw = uf.find(uint32_t(int64_t(v) + nb.offset[k]));
+      mask &= mask - 1;
+      uint32_t rw = find(uint32_t(int64_t(v) + lc.nb.offset[k]));
       if (rw == root) continue;
       if (root == kNone) {
         root = rw;
         continue;
       }
-      const uint32_t a = uf.tag[root], b = uf.tag[rw], keep = elder(a, b);
+      const uint32_t a = tag[branch[root]], b = tag[branch[rw]], keep = elder(a, b);
       t.death[keep == a ? b : a] = v;  // the younger component dies here
-      root = uf.unite(root, rw);
-      uf.tag[root] = keep;
+      if (height[branch[root]] < height[branch[rw]]) std::swap(root, rw);
+      parent[rw] = root;
+      if (height[branch[root]] == height[branch[rw]]) ++height[branch[root]];
+      tag[branch[root]] = keep;
     }
-    uf.parent[v] = root;
-    t.branch[v] = uf.tag[root];
+    parent[v] = root;
+    branch[v] = tag[branch[root]];
   }
 }
 
 // Nodes of the unsimplified tree: the extremum and the saddle of every branch of both trees.
-int64_t full_node_count(const MergeTree& join, const MergeTree& split, size_t n) {
-  std::vector<uint8_t> node(n, 0);
-  for (const auto* t : {&join, &split})
-    for (size_t b = 0; b < t->birth.size(); ++b) {
-      node[t->birth[b]] = 1;
-      if (t->death[b] != kNone) node[t->death[b]] = 1;
-    }
-  return std::count(node.begin(), node.end(), uint8_t(1));
+int64_t full_node_count(const MergeTree& join, const MergeTree& split) {
+  std::vector<uint32_t> node;
+  for (const auto* t : {&join, &split}) {
+    node.insert(node.end(), t->birth.begin(), t->birth.end());
+    for (uint32_t d : t->death)
+      if (d != kNone) node.push_back(d);
+  }
+  std::sort(node.begin(), node.end());
+  return std::unique(node.begin(), node.end()) - node.begin();
 }
 
 double persistence_of(std::span<const float> f, uint32_t extremum, uint32_t saddle) {
@@ -219,32 +150,54 @@ std::vector<uint32_t> surviving_branches(const MergeTree& t, std::span<const flo
   return eff;
 }
 
-// The two trees after simplification, and in up[v] / down[v] each vertex's children in the
-// simplified join / split tree: 0 for a surviving extremum, else 1, plus one per surviving
-// branch that dies at v.
+// A vertex whose degrees in the simplified trees are not both 1, or that roots a merge
+// tree: up / down are its children in the simplified join / split tree (0 for a surviving
+// extremum, else 1, plus one per surviving branch that dies there); lowest / highest: it is
+// its component's lowest vertex (the root of its join tree) / highest (of its split tree).
+struct NodeCandidate {
+  uint32_t vertex = 0;
+  uint8_t up = 1, down = 1;
+  bool lowest = false, highest = false;
+  bool is_node() const { return up != 1 || down != 1; }
+  bool join_node() const { return up != 1 || lowest; }
+  bool split_node() const { return down != 1 || highest; }
+};
+
+// The two trees after simplification, and every vertex that can be a node, by index.
 struct Simplified {
   const MergeTree& join;
   const MergeTree& split;
   std::vector<uint32_t> jeff, seff;
-  std::vector<uint8_t> up, down;
+  std::vector<NodeCandidate> candidates;
 };
 
-Simplified simplify(const MergeTree& join, const MergeTree& split, std::span<const float> f,
-                    std::span<const uint8_t> missing, double p_abs) {
-  Simplified s{join, split, surviving_branches(join, f, p_abs), surviving_branches(split, f, p_abs), {}, {}};
-  const size_t n = f.size();
-  s.up.assign(n, 1);
-  s.down.assign(n, 1);
-  for (size_t v = 0; v < n; ++v)
-    if (!missing.empty() && missing[v]) s.up[v] = s.down[v] = 0;
+Simplified simplify(const MergeTree& join, const MergeTree& split, std::span<const float> f, double p_abs) {
+  Simplified s{join, split, surviving_branches(join, f, p_abs), surviving_branches(split, f, p_abs), {}};
+  struct Event {
+    uint32_t vertex;
+    int8_t up, down;
+    bool lowest, highest;
+  };
+  std::vector<Event> events;
   for (const auto* tree : {&join, &split}) {
-    const std::vector<uint32_t>& eff = tree == &join ? s.jeff : s.seff;
-    std::vector<uint8_t>& children = tree == &join ? s.up : s.down;
+    const bool j = tree == &join;
+    const std::vector<uint32_t>& eff = j ? s.jeff : s.seff;
     for (size_t b = 0; b < eff.size(); ++b) {
+      const uint32_t e = tree->birth[b], d = tree->death[b];
+      if (d == kNone) events.push_back({e, 0, 0, !j, j});  // a root: the component's lowest / highest
       if (eff[b] != b) continue;
-      children[tree->birth[b]] = uint8_t(children[tree->birth[b]] - 1);
-      if (tree->death[b] != kNone) children[tree->death[b]] = uint8_t(children[tree->death[b]] + 1);
+      events.push_back({e, int8_t(j ? -1 : 0), int8_t(j ? 0 : -1), false, false});
+      if (d != kNone) events.push_back({d, int8_t(j ? 1 : 0), int8_t(j ? 0 : 1), false, false});
     }
+  }
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.vertex < b.vertex; });
+  for (const Event& e : events) {
+    if (s.candidates.empty() || s.candidates.back().vertex != e.vertex) s.candidates.push_back({e.vertex});
+    NodeCandidate& c = s.candidates.back();
+    c.up = uint8_t(c.up + e.up);
+    c.down = uint8_t(c.down + e.down);
+    c.lowest = c.lowest || e.lowest;
+    c.highest = c.highest || e.highest;
   }
   return s;
 }
@@ -310,13 +263,11 @@ std::vector<CtArc> merge_tree_arcs(const MergeTree& t, const std::vector<uint32_
   return arcs;
 }
 
-bool sos_below(std::span<const float> f, uint32_t a, uint32_t b) { return sos_less(f[a], a, f[b], b); }
-
 // Per vertex the nearest node below and above it on its branch of one simplified merge
 // tree (a node: itself), by one pass up and one down over the valid vertices in order. A
 // branch's chain starts at its extremum, which is a node; past its other end lies the
 // saddle where it dies.
-void branch_neighbours(const MergeTree& t, const std::vector<uint32_t>& eff, const std::vector<uint32_t>& order,
+void branch_neighbours(const MergeTree& t, const std::vector<uint32_t>& eff, std::span<const uint32_t> order,
                        const std::vector<uint8_t>& is_node, bool join, std::vector<uint32_t>& below,
                        std::vector<uint32_t>& above) {
   std::vector<uint32_t> last(t.birth.size());
@@ -338,10 +289,10 @@ void branch_neighbours(const MergeTree& t, const std::vector<uint32_t>& eff, con
 // is the chain of its vertices in (value, index) order hanging from its saddle. join: the
 // parent is the next lower vertex; split: the next higher. children[v] counts v's children,
 // child_xor[v] is the XOR of their indices.
-void simplified_links(const MergeTree& t, const std::vector<uint32_t>& eff, const std::vector<uint32_t>& order,
+void simplified_links(const MergeTree& t, const std::vector<uint32_t>& eff, std::span<const uint32_t> order, size_t n,
                       bool join, std::vector<uint32_t>& link, std::vector<uint8_t>& children,
                       std::vector<uint32_t>& child_xor) {
-  const size_t n = t.branch.size(), nv = order.size();
+  const size_t nv = order.size();
   link.assign(n, kNone);
   children.assign(n, 0);
   child_xor.assign(n, 0);
@@ -467,81 +418,64 @@ double scalar_range(std::span<const float> values, std::span<const uint8_t> miss
 }
 
 ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                 double p_abs, const CtRequest& want, int threads) {
+                                 double p_abs, const CtRequest& want, int threads, CtWorkspace* work) {
   const size_t n = f.size();
-  const bool masked = !missing.empty();
   ContourTree tree;
   tree.nx = g.nx;
   tree.ny = g.ny;
   tree.nz = g.nz;
   tree.persistence = p_abs;
   if (threads <= 0) threads = 1;
+  CtWorkspace local;
+  CtWorkspace& w = work ? *work : local;
 
-  // 1. Order of the valid vertices.
-  std::vector<uint32_t> order, rank(n, kNone);
-  {
-    std::vector<uint64_t> keys;
-    if (!masked) {
-      keys.resize(n);
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (int64_t v = 0; v < int64_t(n); ++v)
-        keys[size_t(v)] = (uint64_t(orderable_bits(f[size_t(v)])) << 32) | uint64_t(v);
-    } else {
-      for (size_t v = 0; v < n; ++v)
-        if (!missing[v]) keys.push_back((uint64_t(orderable_bits(f[v])) << 32) | uint64_t(v));
-    }
-    sort_keys(keys, threads);
-    order.resize(keys.size());
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t k = 0; k < int64_t(keys.size()); ++k) {
-      order[size_t(k)] = uint32_t(keys[size_t(k)]);
-      rank[order[size_t(k)]] = uint32_t(k);
-    }
+  // 1. Links (and the union-find parents of regular vertices), 2. the order of the
+  // vertices swept: all valid ones where every vertex's branch is asked for, else only the
+  // critical ones; 3. join and split trees with their elder-rule pairs (two sweeps, side
+  // by side).
+  const bool every_branch = want.segmentation || want.contour_arcs;
+  const LinkClassifier lc{f, g, Neighbourhood(g), missing};
+  const uint8_t* table = link_table(g);
+  for (int s = 0; s < 2; ++s) w.parent[s].resize(n);
+  if (w.branch_size != n) {
+    for (auto& b : w.branch) b.reset(new uint32_t[n]);  // uninitialized: pages come when written
+    w.branch_size = n;
   }
-
-  // 2. Join and split trees with their elder-rule pairs (two sweeps, side by side).
+  BigVector<uint32_t> words(every_branch ? n : 0), order;
+  {
+    BigVector<uint64_t> critical;
+    classify_links(lc, threads, every_branch ? words.data() : nullptr, w, critical);
+    if (every_branch) sort_vertices(f, missing, threads, order);
+    else sort_keys(critical, threads, order);
+  }
+  const uint32_t* links = every_branch ? words.data() : nullptr;
   MergeTree join, split;
-  {
-    const LinkMasks masks = classify_links(f, g, missing, threads);
 #pragma omp parallel sections num_threads(std::min(threads, 2))
-    {
+  {
 #pragma omp section
-      merge_tree_sweep(g, order, rank, masks, true, join);
+    merge_tree_sweep(lc, order, links, table, true, w, join);
 #pragma omp section
-      merge_tree_sweep(g, order, rank, masks, false, split);
-    }
+    merge_tree_sweep(lc, order, links, table, false, w, split);
   }
-  std::vector<uint32_t>().swap(rank);
-  tree.full_nodes = full_node_count(join, split, n);
+  tree.full_nodes = full_node_count(join, split);
   tree.components = std::count(split.death.begin(), split.death.end(), kNone);
 
-  // 3. Simplification: nodes, merge-tree arcs, pairs, regions.
-  Simplified s = simplify(join, split, f, missing, p_abs);
+  // 4. Simplification: nodes, merge-tree arcs, pairs, regions.
+  const Simplified s = simplify(join, split, f, p_abs);
   tree.pairs = surviving_pairs(s, f, tree.pruned_pairs);
-  std::vector<uint8_t> jnode(n, 0), snode(n, 0);
-  std::vector<uint32_t> nodes;  // by increasing (value, index)
-  for (uint32_t v : order) {
-    jnode[v] = s.up[v] != 1;
-    snode[v] = s.down[v] != 1;
-    if (s.up[v] != 1 || s.down[v] != 1) nodes.push_back(v);
+  std::vector<uint32_t> jn, sn;  // each merge tree's nodes by increasing (value, index)
+  for (const NodeCandidate& c : s.candidates) {
+    if (c.is_node()) tree.nodes.push_back({int64_t(c.vertex), f[c.vertex], node_type(c.up, c.down), c.up, c.down});
+    if (c.join_node()) jn.push_back(c.vertex);
+    if (c.split_node()) sn.push_back(c.vertex);
   }
-  for (size_t b = 0; b < split.birth.size(); ++b)  // each tree's lowest vertex roots its join tree
-    if (split.death[b] == kNone) jnode[split.birth[b]] = 1;
-  for (size_t b = 0; b < join.birth.size(); ++b)  // and its highest its split tree
-    if (join.death[b] == kNone) snode[join.birth[b]] = 1;
-  {
-    std::vector<uint32_t> jn, sn;
-    for (uint32_t v : nodes) {
-      if (jnode[v]) jn.push_back(v);
-      if (snode[v]) sn.push_back(v);
-    }
-    tree.join_arcs = merge_tree_arcs(join, s.jeff, jn, true);
-    tree.split_arcs = merge_tree_arcs(split, s.seff, sn, false);
-  }
-  std::vector<uint32_t> by_index = nodes;
-  std::sort(by_index.begin(), by_index.end());
-  for (uint32_t v : by_index) tree.nodes.push_back({int64_t(v), f[v], node_type(s.up[v], s.down[v]), s.up[v], s.down[v]});
+  for (auto* list : {&jn, &sn}) std::sort(list->begin(), list->end(), [&](uint32_t a, uint32_t b) { return sos_below(f, a, b); });
+  tree.join_arcs = merge_tree_arcs(join, s.jeff, jn, true);
+  tree.split_arcs = merge_tree_arcs(split, s.seff, sn, false);
   if (want.segmentation) {
+    std::vector<uint8_t> jnode(n, 0), snode(n, 0);
+    for (uint32_t v : jn) jnode[v] = 1;
+    for (uint32_t v : sn) snode[v] = 1;
     std::vector<uint32_t> jb(n), ja(n), sb(n), sa(n);
     branch_neighbours(join, s.jeff, order, jnode, true, jb, ja);
     branch_neighbours(split, s.seff, order, snode, false, sb, sa);
@@ -554,12 +488,12 @@ ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, 
     }
   }
 
-  // 4. The contour tree of the two simplified merge trees, when there is one.
+  // 5. The contour tree of the two simplified merge trees, when there is one.
   if (want.contour_arcs) {
     std::vector<uint32_t> jlink, jxor, slink, sxor, other;
     std::vector<uint8_t> jchildren, schildren, other_is_up;
-    simplified_links(join, s.jeff, order, true, jlink, jchildren, jxor);
-    simplified_links(split, s.seff, order, false, slink, schildren, sxor);
+    simplified_links(join, s.jeff, order, n, true, jlink, jchildren, jxor);
+    simplified_links(split, s.seff, order, n, false, slink, schildren, sxor);
     const size_t removed = merge_join_split(n, jlink, jchildren, jxor, slink, schildren, sxor, other, other_is_up);
     tree.contour_arcs = int64_t(removed) == int64_t(order.size()) - tree.components;
     if (tree.contour_arcs) tree.arcs = contour_arcs(n, other, other_is_up, missing);

@@ -104,8 +104,9 @@ Result<ScalarComparison> compare_scalar(const ScalarField& original, const Scala
   s.persistence_abs = persistence_mode == BoundMode::abs ? persistence : persistence * s.value_range;
   const int t = detail::thread_count(policy, threads);
   const detail::ScalarGrid g{original.nx, original.ny, original.nz};
-  const ContourTree a = detail::compute_contour_tree(original.values, g, ma, s.persistence_abs, {}, t);
-  const ContourTree b = detail::compute_contour_tree(decompressed.values, g, mb, s.persistence_abs, {}, t);
+  detail::CtWorkspace work;  // both trees in the same work arrays
+  const ContourTree a = detail::compute_contour_tree(original.values, g, ma, s.persistence_abs, {}, t, &work);
+  const ContourTree b = detail::compute_contour_tree(decompressed.values, g, mb, s.persistence_abs, {}, t, &work);
   s.tree = compare_contour_trees(a, b);
   double sq = 0;
   int64_t both = 0;

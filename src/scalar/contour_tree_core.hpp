@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "factz/contour_tree.hpp"
 #include "scalar/grid.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::detail {
 
@@ -21,13 +23,42 @@ struct CtRequest {
   bool contour_arcs = false;  ///< ContourTree::arcs (the merge of the simplified trees)
 };
 
+/// The per-vertex work arrays of compute_contour_tree. A caller that computes many trees
+/// (the TopoSZ rounds) keeps one, so that no tree after the first allocates or faults in
+/// fresh pages; every element is written before it is read, so nothing carries over
+/// between trees. Per sweep s (0 join, 1 split): the union-find parents (written at every
+/// vertex) and the branch of each vertex, written only where it is read: at the critical
+/// vertices of either sweep (a few thousand on a smooth 256^3 field), or everywhere when
+/// regions or contour arcs are asked for. The branch arrays take plain pages, never zeroed
+/// by us, so that only the pages written count.
+struct CtWorkspace {
+  BigVector<uint32_t> parent[2];
+  std::unique_ptr<uint32_t[]> branch[2];
+  size_t branch_size = 0;
+};
+
+/// The sort key of a vertex: (value, index) order is unsigned key order.
+inline uint64_t vertex_key(float value, int64_t v) { return (uint64_t(orderable_bits(value)) << 32) | uint64_t(v); }
+
+/// Sorts vertex keys whose indices increase by their value bits, stably (so by (value,
+/// index)), and writes the indices in that order to `order`; `keys` is overwritten. A radix
+/// sort (vertex_order.cpp): the result is the unique sorted order, whatever the thread count.
+void sort_keys(BigVector<uint64_t>& keys, int threads, BigVector<uint32_t>& order);
+
+/// The valid vertices of `values` (missing: empty, or nonzero per missing vertex) in
+/// increasing (value, index) order.
+void sort_vertices(std::span<const float> values, std::span<const uint8_t> missing, int threads,
+                   BigVector<uint32_t>& order);
+
 /// The contour forest of `values` on `grid` (one tree per connected component of the valid
 /// vertices), simplified at the absolute threshold `p_abs`. `missing` is empty (every vertex
 /// valid) or holds grid.size() bytes, nonzero for a missing vertex: it and every simplex
 /// touching it are not part of the mesh. Valid values must be finite and `values` must hold
 /// grid.size() values (checked by the callers); missing vertices' values are never read.
+/// `work` (may be null) holds the work arrays between calls.
 ContourTree compute_contour_tree(std::span<const float> values, const ScalarGrid& grid,
-                                 std::span<const uint8_t> missing, double p_abs, const CtRequest& want, int threads);
+                                 std::span<const uint8_t> missing, double p_abs, const CtRequest& want, int threads,
+                                 CtWorkspace* work = nullptr);
 
 /// Value range max - min over the valid vertices (0 when there are none).
 double scalar_range(std::span<const float> values, std::span<const uint8_t> missing = {});

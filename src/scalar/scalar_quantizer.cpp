@@ -22,17 +22,20 @@ namespace {
 // The symbol of vertex v (0: none accepted) and its value in `val`. Only the two codes that
 // bracket f(v) are tried: a third one lies more than a step away, so it would never be
 // within the bound in mode none (step 2 eb) and would only add error in mode contour-tree.
-uint16_t choose_code(float fv, float pred, float eb, float step, int64_t v, const Intervals* iv,
-                     std::span<const float> fills, float& val) {
+uint16_t choose_code(float fv, float pred, float eb, float step, const Interval* iv, std::span<const float> fills,
+                     float& val) {
   const double d = (double(fv) - double(pred)) / double(step);
   if (!std::isfinite(pred) || !(std::fabs(d) < double(kScalarMaxCode))) return 0;
-  const int64_t q0 = int64_t(std::llround(d));
+  int64_t q0 = int64_t(d);  // llround(d), inline: truncation is exact below 2^52, and so is d - q0
+  const double frac = d - double(q0);
+  if (frac >= 0.5) ++q0;
+  else if (frac <= -0.5) --q0;
   const int64_t other = d >= double(q0) ? q0 + 1 : q0 - 1;
   for (int64_t q : {q0, other}) {
     if (q < -kScalarMaxCode || q > kScalarMaxCode) continue;
     val = pred + float(q) * step;
     if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
-    if (iv && !iv->inside(v, val)) continue;
+    if (iv && !iv->inside(val)) continue;
     if (std::find(fills.begin(), fills.end(), val) != fills.end()) continue;
     return uint16_t(int64_t(kScalarCenter) + q);
   }
@@ -42,8 +45,7 @@ uint16_t choose_code(float fv, float pred, float eb, float step, int64_t v, cons
 }  // namespace
 
 void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-              std::span<const float> fills, float eb, float step, std::span<const uint8_t> force_exact,
-              const Intervals* iv, Quantized& out) {
+              std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out) {
   const int64_t n = g.size();
   out.symbols.clear();
   out.symbols.reserve(size_t(n));
@@ -60,8 +62,11 @@ void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uin
         }
         const float fv = f[size_t(v)];
         uint16_t symbol = 0;
-        if (step > 0 && (force_exact.empty() || !force_exact[size_t(v)]))
-          symbol = choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, v, iv, fills, r[v]);
+        if (step > 0 && (!c || (!c->all_exact && !c->exact[size_t(v)]))) {
+          const uint32_t slot = c ? c->slot[size_t(v)] : Constraints::kFree;
+          const Interval* iv = slot == Constraints::kFree ? nullptr : &c->intervals[slot];
+          symbol = choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, iv, fills, r[v]);
+        }
         out.symbols.push_back(symbol);
         if (symbol == 0) {
           out.exact.push_back(fv);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -42,15 +43,25 @@ inline float missing_stand_in(const float* r, const ScalarGrid& g, int64_t x, in
   return 0.0f;
 }
 
-/// Per-vertex topological interval: lo < g(v) < hi, equality allowed where flagged.
-/// Unconstrained vertices hold (-inf, +inf).
-struct Intervals {
-  std::vector<float> lo, hi;
-  std::vector<uint8_t> incl;  ///< bit 0: lo inclusive, bit 1: hi inclusive
-  bool inside(int64_t v, float val) const {
-    const size_t i = size_t(v);
-    return (val > lo[i] || ((incl[i] & 1) && val == lo[i])) && (val < hi[i] || ((incl[i] & 2) && val == hi[i]));
+/// A vertex's topological interval: lo < g(v) < hi, equality allowed where flagged.
+struct Interval {
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  uint8_t incl = 0;  ///< bit 0: lo inclusive, bit 1: hi inclusive
+  bool inside(float val) const {
+    return (val > lo || ((incl & 1) && val == lo)) && (val < hi || ((incl & 2) && val == hi));
   }
+};
+
+/// What the TopoSZ encoder asks of the quantizer: the vertices stored exactly, and an
+/// interval for a few others (their slot in `intervals`; kFree: none). Only a few vertices
+/// are constrained, so an interval costs memory only where there is one.
+struct Constraints {
+  static constexpr uint32_t kFree = 0xFFFFFFFFu;
+  std::vector<uint8_t> exact;  ///< per vertex, nonzero: stored exactly
+  std::vector<uint32_t> slot;  ///< per vertex
+  std::vector<Interval> intervals;
+  bool all_exact = false;  ///< every vertex stored exactly (the encoder's last resort)
 };
 
 /// What the quantizer hands to the stream: one symbol per valid vertex, the exact values in
@@ -67,13 +78,12 @@ struct Quantized {
 std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing);
 
 /// Quantizes `f` in index order. Of the two codes whose values bracket f(v) (the closer
-/// first), the first that lies within `eb` of f(v), inside `iv` (null: no topological
-/// constraint) and on none of `fills` is taken, else the value is stored exactly; so every
-/// accepted value lies within min(eb, step) of f(v). `force_exact` (may be empty) stores
-/// the flagged vertices exactly. Missing vertices (`missing` nonzero; may be empty) get no
-/// symbol, only their stand-in.
+/// first), the first that lies within `eb` of f(v), inside the vertex's interval and on none
+/// of `fills` is taken, else the value is stored exactly; so every accepted value lies
+/// within min(eb, step) of f(v). `c` (null: none) stores its exact vertices exactly and
+/// holds the intervals. Missing vertices (`missing` nonzero; may be empty) get no symbol,
+/// only their stand-in.
 void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-              std::span<const float> fills, float eb, float step, std::span<const uint8_t> force_exact,
-              const Intervals* iv, Quantized& out);
+              std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out);
 
 }  // namespace factz::detail

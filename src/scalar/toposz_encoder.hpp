@@ -2,11 +2,16 @@
 // codes that keep the simplified contour tree of the field.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <unordered_map>
+#include <vector>
 
 #include "factz/contour_tree.hpp"
 #include "factz/scalar.hpp"
+#include "scalar/contour_tree_core.hpp"
 #include "scalar/scalar_quantizer.hpp"
 
 namespace factz::detail {
@@ -22,13 +27,80 @@ struct TopoInput {
   const ContourTree* tree = nullptr;  ///< of f simplified at p_abs
   int threads = 1;
   const ScalarProgressHook* progress = nullptr;  ///< may be null or empty
-  int64_t step_index = 0;                        ///< reported in the progress
 };
 
-/// Quantizes `in.f` with `step` (at most in.eb) so that the decoded field's tree simplified
-/// at in.p_abs equals *in.tree, and returns the rounds of repair it took (0: the first
-/// reconstruction was right). Never returns a reconstruction with a different tree: past
-/// the last round every value is stored exactly.
-int64_t toposz_quantize(const TopoInput& in, float step, Quantized& q);
+/// What TopoStep::advance did.
+enum class TopoRound {
+  done,       ///< the decoded field has the original's tree: the quantization is final
+  repaired,   ///< the trees differed; the vertices involved are protected, quantized again
+  suspended,  ///< the repair's level components went past the budget; the next call resumes it
+};
+
+/// One quantization step of the encoder: which vertices are stored exactly and the
+/// intervals of the constrained ones (the protection), and the latest quantization under
+/// them, repaired one round at a time until the decoded field's tree simplified at
+/// in.p_abs equals *in.tree. Past the last round every value is stored exactly, so a step
+/// never ends with a different tree.
+class TopoStep {
+ public:
+  static constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
+
+  /// Protects the original tree's nodes and quantizes with `step` (at most in.eb): round 0.
+  /// `index` is the step's number in the progress reports.
+  TopoStep(const TopoInput& in, float step, int64_t index);
+
+  /// One round: compares the decoded field's tree with the original's (reported through
+  /// in.progress); where they differ, protects the vertices involved and quantizes again.
+  /// The level components searched in this call (vertices visited) stop at `budget`: the
+  /// round is then suspended, and the next call goes on with it. `work` holds the tree's
+  /// work arrays between calls.
+  TopoRound advance(CtWorkspace& work, int64_t budget = kNoBudget);
+
+  bool done() const { return done_; }
+  /// The rounds of repair so far (0: the first quantization was right).
+  int64_t rounds() const { return round_; }
+  float step() const { return step_; }
+  int64_t index() const { return index_; }
+  const Quantized& quantized() const { return q_; }
+  /// Reports the step's last round again (the kept step, when another step's round came
+  /// after it).
+  void report_final() const;
+
+ private:
+  // The vertices of one value whose level components are still to be protected, by index.
+  struct LevelGroup {
+    float value = 0;
+    std::vector<uint32_t> members;
+  };
+
+  void protect(int64_t c, int64_t radius, bool level_component);
+  void pin_box(int64_t c, int64_t radius);
+  void keep_side(int64_t w, int64_t c);
+  bool protect_level_components(int64_t& budget);
+  bool protect_level_group(const LevelGroup& group, int64_t& budget);
+  bool valid(int64_t w) const { return in_.missing.empty() || !in_.missing[size_t(w)]; }
+  void quantize_all();
+  void report(const CtComparison* c) const;
+  template <class F>
+  void for_box(int64_t c, int64_t r, F&& visit) const;
+
+  const TopoInput& in_;
+  float step_;
+  int64_t index_;
+  float band_;  // the nearest code's error: how far an unconstrained vertex moves
+  Constraints cons_;
+  std::unordered_map<uint32_t, uint8_t> radius_;  // box radius of each protected vertex
+  std::vector<uint8_t> seen_;                     // reached by the current level search
+  std::vector<uint32_t> component_, stack_;
+  std::vector<LevelGroup> levels_;  // the pending level components, by value
+  std::unordered_map<uint32_t, size_t> level_of_value_;  // orderable value bits -> levels_ index
+  size_t next_level_ = 0;
+  bool repairing_ = false;  // a round's repair is under way (suspended)
+  Quantized q_;
+  int64_t round_ = 0;
+  int64_t last_to_fix_ = 0;
+  bool done_ = false;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 }  // namespace factz::detail

@@ -36,6 +36,39 @@ inline ContourTree tree_of(const ScalarField& f, double p_abs = 0, bool segmenta
   return r.ok() ? r.value() : ContourTree{};
 }
 
+/// Without regions and contour arcs the sweeps visit only the critical vertices (regular
+/// ones hang from a neighbour in union-find); the tree must be the one of the sweeps over
+/// every vertex, `full`, in all else.
+inline void expect_same_tree_from_critical_vertices(const ScalarField& f, double p_abs, const ContourTree& full,
+                                                    int threads = 0) {
+  CtOptions o;
+  o.persistence_mode = BoundMode::abs;
+  o.persistence = p_abs;
+  o.contour_arcs = false;
+  o.threads = threads;
+  auto r = contour_tree(f, o);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const ContourTree& t = r.value();
+  ASSERT_EQ(t.nodes.size(), full.nodes.size());
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    EXPECT_EQ(t.nodes[k].vertex, full.nodes[k].vertex);
+    EXPECT_EQ(t.nodes[k].type, full.nodes[k].type);
+    EXPECT_EQ(t.nodes[k].up_degree, full.nodes[k].up_degree);
+    EXPECT_EQ(t.nodes[k].down_degree, full.nodes[k].down_degree);
+  }
+  EXPECT_EQ(t.join_arcs, full.join_arcs);
+  EXPECT_EQ(t.split_arcs, full.split_arcs);
+  ASSERT_EQ(t.pairs.size(), full.pairs.size());
+  for (size_t k = 0; k < t.pairs.size(); ++k) {
+    EXPECT_EQ(t.pairs[k].extremum, full.pairs[k].extremum);
+    EXPECT_EQ(t.pairs[k].saddle, full.pairs[k].saddle);
+    EXPECT_EQ(t.pairs[k].persistence, full.pairs[k].persistence);
+  }
+  EXPECT_EQ(t.pruned_pairs, full.pruned_pairs);
+  EXPECT_EQ(t.full_nodes, full.full_nodes);
+  EXPECT_EQ(t.components, full.components);
+}
+
 inline std::vector<std::pair<int64_t, CtNodeType>> typed_nodes(const ContourTree& t) {
   std::vector<std::pair<int64_t, CtNodeType>> v;
   for (const auto& n : t.nodes) v.push_back({n.vertex, n.type});

@@ -88,6 +88,7 @@ int64_t expect_forest_matches_reference(const ScalarField& f, double p_abs) {
   EXPECT_EQ(t.join_arcs, ref.join_arcs);
   EXPECT_EQ(t.split_arcs, ref.split_arcs);
   EXPECT_EQ(t.components, ref.components);
+  ct_test::expect_same_tree_from_critical_vertices(f, p_abs, t);
   // No missing vertex anywhere; every valid vertex has a region, every missing one none.
   for (const auto& n : t.nodes) EXPECT_FALSE(!f.mask.empty() && f.mask[size_t(n.vertex)]) << n.vertex;
   for (size_t v = 0; v < t.segmentation.size(); ++v)

@@ -39,6 +39,7 @@ int64_t expect_matches_reference(const ScalarField& f, double p_abs) {
   EXPECT_EQ(t.join_arcs, ref.join_arcs);
   EXPECT_EQ(t.split_arcs, ref.split_arcs);
   EXPECT_EQ(t.components, ref.components);
+  ct_test::expect_same_tree_from_critical_vertices(f, p_abs, t);
   return t.pruned_pairs;
 }
 
