@@ -16,6 +16,7 @@
 
 #include "factz/topology.hpp"
 #include "support/exact_reference64.hpp"
+#include "support/precision.hpp"
 #include "support/fields.hpp"
 
 namespace {
@@ -24,19 +25,8 @@ using factz::VectorField2D;
 using factz::VectorField2D64;
 namespace r = factz::testref;
 
-VectorField2D64 to_double(const VectorField2D& f) {
-  VectorField2D64 g{f.nx, f.ny, {}, {}, f.mask};
-  g.u.assign(f.u.begin(), f.u.end());
-  g.v.assign(f.v.begin(), f.v.end());
-  return g;
-}
-
-VectorField2D to_float(const VectorField2D64& f) {
-  VectorField2D g{f.nx, f.ny, {}, {}, f.mask};
-  for (double x : f.u) g.u.push_back(float(x));
-  for (double x : f.v) g.v.push_back(float(x));
-  return g;
-}
+using factz::testing::to_double;
+using factz::testing::to_float;
 
 std::vector<uint8_t> sig(const VectorField2D64& f, int threads = 0) {
   auto s = factz::signatures(f, factz::Exec{threads});

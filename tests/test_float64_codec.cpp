@@ -30,6 +30,7 @@
 #include "factz/topology.hpp"
 #include "format/container.hpp"
 #include "kernels/exact64.hpp"
+#include "support/precision.hpp"
 #include "synth.hpp"
 
 namespace factz {
@@ -37,19 +38,8 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-VectorField2D64 to_double(const VectorField2D& f) {
-  VectorField2D64 g{f.nx, f.ny, {}, {}, f.mask};
-  g.u.assign(f.u.begin(), f.u.end());
-  g.v.assign(f.v.begin(), f.v.end());
-  return g;
-}
-
-VectorField2D to_float(const VectorField2D64& f) {
-  VectorField2D g{f.nx, f.ny, {}, {}, f.mask};
-  for (double x : f.u) g.u.push_back(float(x));
-  for (double x : f.v) g.v.push_back(float(x));
-  return g;
-}
+using testing::to_double;
+using testing::to_float;
 
 VectorField2D64 filled(int64_t nx, int64_t ny, double u, double v) {
   return VectorField2D64{nx, ny, std::vector<double>(size_t(nx * ny), u), std::vector<double>(size_t(nx * ny), v)};
