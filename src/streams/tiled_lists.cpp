@@ -43,14 +43,18 @@ Status check_outlier_escapes(std::span<const uint16_t> symbols, std::span<const 
   return Status::Ok();
 }
 
+Status check_stored_symbols(uint64_t stored, uint64_t valid) {
+  if (stored == valid) return Status::Ok();
+  return corrupt_stream("the codes hold " + std::to_string(stored) + " symbols for " + std::to_string(valid) +
+                        " valid vertices");
+}
+
 Status spread_valid_symbols(std::span<uint16_t> symbols, uint64_t stored, const uint8_t* missing,
                             std::span<const int64_t> outlier_index) {
   const int64_t n = int64_t(symbols.size());
   uint64_t valid = 0;
   for (int64_t k = 0; k < n; ++k) valid += missing[k] == 0;
-  if (valid != stored)
-    return corrupt_stream("the codes hold " + std::to_string(stored) + " symbols for " + std::to_string(valid) +
-                          " valid vertices");
+  FACTZ_RETURN_IF_ERROR(check_stored_symbols(stored, valid));
   // Backwards, in place: the j-th stored symbol belongs at or after index j.
   uint64_t j = stored;
   auto oit = outlier_index.end();

@@ -25,6 +25,11 @@ Status parse_outliers(std::span<const uint8_t> in, uint64_t n, std::span<const u
 /// (parse_outliers' checks, for a caller that parsed the list before it had the symbols).
 Status check_outlier_escapes(std::span<const uint16_t> symbols, std::span<const int64_t> outlier_index);
 
+/// A masked tiled plane of format version 5 codes one symbol per valid vertex: `stored`
+/// (the blob's count) must be `valid` (corrupt_stream otherwise). Every decoder of those
+/// codes (CPU, device, GPU model) checks it here.
+Status check_stored_symbols(uint64_t stored, uint64_t valid);
+
 /// A masked tiled stream of format version 5 codes no symbol for a missing vertex
 /// (kernels/tiles.hpp tiled_symbol). `symbols` holds one entry per vertex, the first
 /// `stored` the decoded symbols of the valid vertices in index order: spreads them over the

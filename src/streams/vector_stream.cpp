@@ -232,8 +232,7 @@ Status decode_tiled_symbols(const Header& h, std::span<const uint8_t> coded, con
     FACTZ_RETURN_IF_ERROR(entropy_decode(EntropyCoder(h.coder), coded, kAnsCodeCenter, symbols, threads));
     return check_outlier_escapes(symbols, outlier_index);
   }
-  std::vector<uint8_t> head(coded.begin(), coded.begin() + std::min<size_t>(coded.size(), kCoderHeaderBytes));
-  auto stored = coded_symbol_count(EntropyCoder(h.coder), head);
+  auto stored = coded_symbol_count(EntropyCoder(h.coder), coded);
   if (!stored.ok()) return stored.status();
   if (stored.value() > symbols.size()) return corrupt_stream("the codes hold more symbols than the grid has vertices");
   FACTZ_RETURN_IF_ERROR(

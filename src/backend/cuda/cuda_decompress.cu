@@ -5,9 +5,6 @@
 // varint lists are parsed and checked on the host (host_stream.cpp, *_host.cpp).
 #include <cub/device/device_scan.cuh>
 
-#include <algorithm>
-#include <string>
-
 #include "backend/cuda/ans_bodies.hpp"
 #include "backend/cuda/ans_host.hpp"
 #include "backend/cuda/cuda_internal.hpp"
@@ -15,6 +12,7 @@
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
 #include "codec/coder.hpp"
+#include "streams/tiled_lists.hpp"
 
 namespace factz::cuda_detail {
 namespace {
@@ -144,14 +142,11 @@ Status device_entropy_decode(Workspace::Impl& ws, uint8_t coder, const std::vect
 Status decode_valid_symbols(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, int64_t n,
                             const uint8_t* missing, int64_t n_out, const int64_t* oi, uint16_t* sym, int* flag,
                             cudaStream_t s) {
-  std::vector<uint8_t> head(coded.begin(), coded.begin() + std::min<size_t>(coded.size(), detail::kCoderHeaderBytes));
-  auto stored = detail::coded_symbol_count(detail::EntropyCoder(coder), head);
+  auto stored = detail::coded_symbol_count(detail::EntropyCoder(coder), coded);
   if (!stored.ok()) return stored.status();
   int64_t valid = 0;
   FACTZ_RETURN_IF_ERROR(count_if(ws, n, s, [=] __device__(int64_t k) { return missing[k] == 0; }, valid));
-  if (stored.value() != uint64_t(valid))
-    return corrupt_stream("the codes hold " + std::to_string(stored.value()) + " symbols for " + std::to_string(valid) +
-                          " valid vertices");
+  FACTZ_RETURN_IF_ERROR(detail::check_stored_symbols(stored.value(), uint64_t(valid)));
   uint16_t* packed = nullptr;
   int64_t *is_valid = nullptr, *pos = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kMaskIds, size_t(n) * 2, packed));

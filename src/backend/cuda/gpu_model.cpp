@@ -17,6 +17,7 @@
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/section_crc.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "streams/tiled_lists.hpp"
 
 namespace factz::cuda_detail {
 namespace {
@@ -586,14 +587,11 @@ void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, S
 Status model_valid_symbols(uint8_t coder, std::span<const uint8_t> blob, const uint8_t* missing,
                            std::span<const int64_t> outlier_index, std::vector<uint16_t>& symbols) {
   const int64_t n = int64_t(symbols.size());
-  std::vector<uint8_t> head(blob.begin(), blob.begin() + std::min<size_t>(blob.size(), detail::kCoderHeaderBytes));
-  auto stored = detail::coded_symbol_count(detail::EntropyCoder(coder), head);
+  auto stored = detail::coded_symbol_count(detail::EntropyCoder(coder), blob);
   if (!stored.ok()) return stored.status();
   int64_t valid = 0;
   for (int64_t k = 0; k < n; ++k) valid += missing[k] == 0;
-  if (stored.value() != uint64_t(valid))
-    return corrupt_stream("the codes hold " + std::to_string(stored.value()) + " symbols for " + std::to_string(valid) +
-                          " valid vertices");
+  FACTZ_RETURN_IF_ERROR(detail::check_stored_symbols(stored.value(), uint64_t(valid)));
   std::vector<uint16_t> packed(static_cast<size_t>(valid));
   FACTZ_RETURN_IF_ERROR(model_entropy_decode(coder, blob, 32768, packed));
   std::vector<int64_t> pos(static_cast<size_t>(n));
