@@ -59,7 +59,7 @@ void force_exact_edges_any(const Field& f, uint8_t edges, FrontendResultOf<T>& o
   auto force = [&](int64_t k) {
     const bool same = same_bits(out.u.recon[k], f.u[size_t(k)]) && same_bits(out.v.recon[k], f.v[size_t(k)]);
     if (same) return;
-    out.u.exact[k] = out.v.exact[k] = 1;
+    out.u.exact[k] = out.v.exact[k] = kStoredExact;
     out.u.recon[k] = f.u[size_t(k)];
     out.v.recon[k] = f.v[size_t(k)];
   };
@@ -69,6 +69,43 @@ void force_exact_edges_any(const Field& f, uint8_t edges, FrontendResultOf<T>& o
       // Interior rows hold at most two edge vertices: jump from the first column to the last.
       if (x == 0 && y > 0 && y < f.ny - 1 && f.nx > 2) x = f.nx - 2;
     }
+}
+
+/// x rounded to nearest (ties to even) at 24 significant bits, float32's precision, in
+/// double with the exponent kept: scale-free (no float conversion, so no float range),
+/// and a value already that short comes back bit for bit. A carry may reach infinity,
+/// which no bound test accepts.
+double round_to_24_bits(double x) {
+  constexpr uint64_t kDrop = 29;  // 52 - 23 mantissa bits
+  constexpr uint64_t kLow = (uint64_t(1) << kDrop) - 1, kHalf = uint64_t(1) << (kDrop - 1);
+  uint64_t b = std::bit_cast<uint64_t>(x);
+  if (((b >> 52) & 0x7ff) == 0x7ff) return x;  // inf, NaN
+  const uint64_t low = b & kLow;
+  b &= ~kLow;
+  if (low > kHalf || (low == kHalf && ((b >> kDrop) & 1))) b += uint64_t(1) << kDrop;
+  return std::bit_cast<double>(b);
+}
+
+/// float64 block mode: a vertex the frontend would store with all 64 bits (a critical
+/// point's triangle, a tile's exact choice, a bound miss or a clamped q) is stored as its
+/// 24-bit rounding instead where that meets eb (kStoredRounded): it then costs what the
+/// float32 stream pays for the same vertex (zstd drops the zero low bits) rather than 8
+/// random bytes. Nothing is decided in float: the rounding is one candidate value, accepted
+/// by the exact double test of eb, and the exact check that follows compares every
+/// triangle's signature on the reconstruction with the original's (exact float64
+/// predicates) and stores the vertices of a failing triangle with all their bits
+/// (kStoredExact). A value that is its own rounding stays kStoredExact (same bytes as
+/// before: a float-valued field's streams do not change).
+void round_exact_values(std::span<const double> x, double eb, int threads, QuantizedPlane64& p) {
+  const int64_t n = int64_t(x.size());
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t k = 0; k < n; ++k) {
+    if (p.exact[size_t(k)] != kStoredExact) continue;
+    const double r = round_to_24_bits(x[size_t(k)]);
+    if (same_bits(r, x[size_t(k)]) || !within_bound(r, x[size_t(k)], eb)) continue;
+    p.recon[size_t(k)] = r;
+    p.exact[size_t(k)] = kStoredRounded;
+  }
 }
 
 template <class Field, class T>
@@ -130,6 +167,10 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   lap("tile_ids");
   quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u, missing);
   quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v, missing);
+  if constexpr (std::is_same_v<T, double>) {
+    round_exact_values(std::span<const double>(f.u), eb, threads, out.u);
+    round_exact_values(std::span<const double>(f.v), eb, threads, out.v);
+  }
   force_exact_edges(f, exact_edges, out);
   lap("quantize");
   // 5. The exact check on what the decoder will see, with repair. For floats a positive
@@ -177,8 +218,8 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
       int64_t idx[3];
       triangle_vertices(g, t, idx);
       for (int64_t k : idx) {
-        if (out.u.exact[k] && out.v.exact[k]) continue;
-        out.u.exact[k] = out.v.exact[k] = 1;
+        if (out.u.exact[k] == kStoredExact && out.v.exact[k] == kStoredExact) continue;
+        out.u.exact[k] = out.v.exact[k] = kStoredExact;
         out.u.recon[k] = f.u[k];
         out.v.recon[k] = f.v[k];
         changed.push_back(k);

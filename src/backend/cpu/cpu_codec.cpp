@@ -105,7 +105,8 @@ Status tiled_stream_sections(const Field& field, const uint8_t* missing, const S
   lap("entropy");
   int64_t exact = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
-  for (int64_t k = 0; k < field.size(); ++k) exact += fr.u.exact[size_t(k)] | fr.v.exact[size_t(k)];
+  for (int64_t k = 0; k < field.size(); ++k)  // with all their bits (not kStoredRounded)
+    exact += fr.u.exact[size_t(k)] == kStoredExact || fr.v.exact[size_t(k)] == kStoredExact;
   st.exact_vertices = exact;
   st.repair_rounds = fr.repair_rounds;
   st.repaired_vertices = fr.repaired_vertices;

@@ -110,7 +110,7 @@ PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, c
   for (const auto& band : exact) {
     for (int64_t k : band) {
       idx.varint(uint64_t(k - last_e - 1));
-      put_exact(vals, x[size_t(k)]);
+      put_exact(vals, p.recon[size_t(k)]);  // the original's bits, or (float64 block) its rounding
       last_e = k;
     }
   }

@@ -23,8 +23,14 @@ template <class T>
 struct QuantizedPlaneOf {
   std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
   BigVector<T> recon;             ///< the decoder's value, per vertex
-  BigVector<uint8_t> exact;       ///< 1 if the vertex is stored exactly (side stream)
+  /// Per vertex: 0 coded; kStoredExact: stored in the exact list with all its bits;
+  /// kStoredRounded (float64 block mode only): stored in the exact list rounded to 24
+  /// significant bits, which meets eb (block_mode.cpp round_exact_values). The exact list
+  /// holds recon either way.
+  BigVector<uint8_t> exact;
 };
+inline constexpr uint8_t kStoredExact = 1;
+inline constexpr uint8_t kStoredRounded = 2;
 using QuantizedPlane = QuantizedPlaneOf<float>;
 using QuantizedPlane64 = QuantizedPlaneOf<double>;
 
