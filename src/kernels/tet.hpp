@@ -1,0 +1,239 @@
+// The exact topology of 3D vector fields (issue 22; docs/architecture.md, "3D vector
+// fields"): the Freudenthal tetrahedra of a grid, the orientation of four points of the
+// (u, v, w) space with Simulation of Simplicity, the inside test of the origin, and the
+// type of a tetrahedron's linear interpolant from the exact signs of its characteristic
+// polynomial. Host and device; no decision rests on a rounded value.
+#pragma once
+
+#include <cstdint>
+
+#include "factz/cp_type.hpp"
+#include "kernels/hd.hpp"
+#include "kernels/wide_int.hpp"
+
+namespace factz::detail {
+
+// ---- Mesh ------------------------------------------------------------------------------
+
+/// The axes (0 = x, 1 = y, 2 = z) a tetrahedron's path walks from its cube's corner a to
+/// a + (1, 1, 1): tetrahedron t of a cube has vertices a, a + e[p], a + e[p] + e[q],
+/// a + (1, 1, 1) with (p, q, r) = kTetAxes[t].
+inline constexpr int kTetAxes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+/// kTetAxes[t][k] computed (device code cannot index a host constant): the first axis is
+/// t / 2, the second the smaller (t even) or larger (t odd) of the two others.
+FACTZ_HD int tet_axis(int t, int k) {
+  const int first = t / 2, lo = first == 0 ? 1 : 0, hi = first == 2 ? 1 : 2;
+  const int second = t % 2 == 0 ? lo : hi;
+  return k == 0 ? first : (k == 1 ? second : 3 - first - second);
+}
+
+FACTZ_HD int64_t tet_count(int64_t nx, int64_t ny, int64_t nz) {
+  return nx < 2 || ny < 2 || nz < 2 ? 0 : 6 * (nx - 1) * (ny - 1) * (nz - 1);
+}
+
+/// Vertex indices (x fastest: (z * ny + y) * nx + x) of tetrahedron `tet` in path order,
+/// and its axes. tet = 6 * cell + t, cell = (z * (ny - 1) + y) * (nx - 1) + x.
+FACTZ_HD void tet_vertices(int64_t nx, int64_t ny, int64_t tet, int64_t idx[4], int axes[3]) {
+  const int t = int(tet % 6);
+  int64_t cell = tet / 6;
+  const int64_t x = cell % (nx - 1);
+  cell /= nx - 1;
+  const int64_t y = cell % (ny - 1), z = cell / (ny - 1);
+  const int64_t step[3] = {1, nx, nx * ny};
+  idx[0] = (z * ny + y) * nx + x;
+  for (int k = 0; k < 3; ++k) {
+    axes[k] = tet_axis(t, k);
+    idx[k + 1] = idx[k] + step[axes[k]];
+  }
+}
+
+// ---- Orientation ------------------------------------------------------------------------
+
+/// A point of the (u, v, w) space tagged with its global vertex index (-1: the origin).
+struct SosPoint3 {
+  float x;
+  float y;
+  float z;
+  int64_t index;
+};
+
+/// Integers of the orientation: coordinates * 2^149 (< 2^277), their differences, and
+/// products of three differences summed six times: < 2^837, inside 28 * 32 bits.
+using OrientInt = WideInt<28>;
+
+/// det[[a],[b],[c]] of three rows of integers.
+template <int N>
+FACTZ_HD WideInt<N> det3(const WideInt<N> a[3], const WideInt<N> b[3], const WideInt<N> c[3]) {
+  return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+}
+
+/// Exact sign of det[[p0, 1], [p1, 1], [p2, 1], [p3, 1]] (4 x 4), no perturbation: the
+/// negated det3(p1 - p0, p2 - p0, p3 - p0) (row 0 subtracted, Laplace on the last column).
+FACTZ_HD int orient3_plain(const SosPoint3 p[4]) {
+  // Filter: the differences d_i = p_i - p0 and the six products rounded in double. Each
+  // term carries at most 3 roundings of differences, 2 of products and 5 of the sum:
+  // |computed - exact| <= gamma_10 * sum |terms| < 16 u * P, P the computed permanent.
+  // Products of three float differences lie in [2^-447, 2^387]: no underflow, no overflow.
+  double d[3][3];
+  for (int i = 1; i < 4; ++i) {
+    d[i - 1][0] = double(p[i].x) - double(p[0].x);
+    d[i - 1][1] = double(p[i].y) - double(p[0].y);
+    d[i - 1][2] = double(p[i].z) - double(p[0].z);
+  }
+  const double m0 = d[1][1] * d[2][2], m1 = d[1][2] * d[2][1];
+  const double m2 = d[1][0] * d[2][2], m3 = d[1][2] * d[2][0];
+  const double m4 = d[1][0] * d[2][1], m5 = d[1][1] * d[2][0];
+  const double det = d[0][0] * (m0 - m1) - d[0][1] * (m2 - m3) + d[0][2] * (m4 - m5);
+  const double abs00 = d[0][0] < 0 ? -d[0][0] : d[0][0], abs01 = d[0][1] < 0 ? -d[0][1] : d[0][1],
+               abs02 = d[0][2] < 0 ? -d[0][2] : d[0][2];
+  const double perm = abs00 * ((m0 < 0 ? -m0 : m0) + (m1 < 0 ? -m1 : m1)) +
+                      abs01 * ((m2 < 0 ? -m2 : m2) + (m3 < 0 ? -m3 : m3)) +
+                      abs02 * ((m4 < 0 ? -m4 : m4) + (m5 < 0 ? -m5 : m5));
+  const double bound = perm * (16.0 * 1.1102230246251565e-16);
+  if (det > bound) return -1;
+  if (det < -bound) return 1;
+  if (perm == 0.0) return 0;  // every term is exactly zero
+  OrientInt r[3][3];
+  for (int i = 1; i < 4; ++i) {
+    r[i - 1][0] = OrientInt::scaled(p[i].x) - OrientInt::scaled(p[0].x);
+    r[i - 1][1] = OrientInt::scaled(p[i].y) - OrientInt::scaled(p[0].y);
+    r[i - 1][2] = OrientInt::scaled(p[i].z) - OrientInt::scaled(p[0].z);
+  }
+  return -det3(r[0], r[1], r[2]).sign();
+}
+
+/// The coefficient of one Simulation-of-Simplicity monomial: det of the 4 x 4 matrix whose
+/// rows are [p_r, 1], with the rows in `rows` replaced by the unit vectors of `cols`.
+FACTZ_HD int sos_minor_sign(const SosPoint3 p[4], int count, const int rows[3], const int cols[3]) {
+  OrientInt m[4][4];
+  for (int r = 0; r < 4; ++r) {
+    m[r][0] = OrientInt::scaled(p[r].x);
+    m[r][1] = OrientInt::scaled(p[r].y);
+    m[r][2] = OrientInt::scaled(p[r].z);
+    m[r][3] = OrientInt::from_int(1);
+  }
+  for (int k = 0; k < count; ++k)
+    for (int c = 0; c < 4; ++c) m[rows[k]][c] = OrientInt::from_int(c == cols[k] ? 1 : 0);
+  // Laplace along the last column (ones and zeros): det = sum_r (-1)^(r + 3) m[r][3] M_r3.
+  OrientInt det = OrientInt::zero();
+  for (int r = 0; r < 4; ++r) {
+    if (m[r][3].sign() == 0) continue;
+    OrientInt rest[3][3];
+    for (int i = 0, k = 0; i < 4; ++i) {
+      if (i == r) continue;
+      for (int c = 0; c < 3; ++c) rest[k][c] = m[i][c];
+      ++k;
+    }
+    const OrientInt minor = m[r][3] * det3(rest[0], rest[1], rest[2]);
+    det = (r % 2 == 1) ? det + minor : det - minor;  // (-1)^(r + 3)
+  }
+  return det.sign();
+}
+
+/// Orientation sign (+1 or -1, never 0) of four points with symbolic perturbation ordered
+/// by index (docs/architecture.md): sort by index, then the first nonzero of the plain
+/// determinant and the coefficients of the perturbation monomials in increasing order.
+/// Indices must be pairwise distinct.
+FACTZ_HD int orient3_sos(SosPoint3 a, SosPoint3 b, SosPoint3 c, SosPoint3 d) {
+  SosPoint3 p[4] = {a, b, c, d};
+  int parity = 0;
+  for (int i = 1; i < 4; ++i)  // insertion sort by index, counting transpositions
+    for (int j = i; j > 0 && p[j - 1].index > p[j].index; --j) {
+      const SosPoint3 t = p[j];
+      p[j] = p[j - 1];
+      p[j - 1] = t;
+      parity ^= 1;
+    }
+  int s = orient3_plain(p);
+  // Entry (row r, coordinate j) is perturbed by eps^(2^(4 r + 2 - j)): bit 3 r + (2 - j)
+  // of a mask orders the monomials (a smaller mask is a larger term). The mask of rows
+  // 0, 1, 2 in coordinates x, y, z leaves det[[e_x], [e_y], [e_z], [p3, 1]] = 1, so the
+  // walk ends by mask 84.
+  for (int mask = 1; s == 0 && mask < (1 << 12); ++mask) {
+    int rows[3], cols[3], count = 0, used_rows = 0, used_cols = 0;
+    bool valid = true;
+    for (int bit = 0; bit < 12 && valid; ++bit) {
+      if (!((mask >> bit) & 1)) continue;
+      const int r = bit / 3, j = 2 - bit % 3;
+      if (((used_rows >> r) & 1) || ((used_cols >> j) & 1) || count == 3) valid = false;
+      else {
+        used_rows |= 1 << r;
+        used_cols |= 1 << j;
+        rows[count] = r;
+        cols[count] = j;
+        ++count;
+      }
+    }
+    if (valid) s = sos_minor_sign(p, count, rows, cols);
+  }
+  return parity ? -s : s;
+}
+
+/// Whether the origin lies in the tetrahedron spanned by four vectors (path order, each
+/// with its vertex index): s = orient(p0..p3), s_k with p_k replaced by the origin; inside
+/// iff all four s_k equal s.
+FACTZ_HD bool tet_contains_origin(const SosPoint3 p[4]) {
+  const int s = orient3_sos(p[0], p[1], p[2], p[3]);
+  const SosPoint3 o{0.0f, 0.0f, 0.0f, -1};
+  return orient3_sos(o, p[1], p[2], p[3]) == s && orient3_sos(p[0], o, p[2], p[3]) == s &&
+         orient3_sos(p[0], p[1], o, p[3]) == s && orient3_sos(p[0], p[1], p[2], o) == s;
+}
+
+// ---- Type -------------------------------------------------------------------------------
+
+/// Integers of the type: Jacobian entries (differences of scaled floats, < 2^278) and the
+/// cubic's discriminant, a degree-6 polynomial in them (< 2^1684): 56 * 32 bits.
+using TypeInt = WideInt<56>;
+
+/// Type of the linear interpolant of (u, v, w) on a tetrahedron (values in path order,
+/// axes from tet_vertices), from the exact signs of its Jacobian's characteristic
+/// polynomial l^3 + a2 l^2 + a1 l + a0 (a2 = -tr J, a1 = the sum of the principal 2 x 2
+/// minors, a0 = -det J), its Hurwitz determinant a2 a1 - a0 and its discriminant.
+FACTZ_HD CpType3 tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
+  TypeInt J[3][3];  // J[component][axis]
+  const float* f[3] = {u, v, w};
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k) J[c][axes[k]] = TypeInt::scaled(f[c][k + 1]) - TypeInt::scaled(f[c][k]);
+  const TypeInt tr = J[0][0] + J[1][1] + J[2][2];
+  const TypeInt minors = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) + (J[0][0] * J[2][2] - J[0][2] * J[2][0]) +
+                         (J[1][1] * J[2][2] - J[1][2] * J[2][1]);
+  const TypeInt det = det3(J[0], J[1], J[2]);
+  if (det.sign() == 0) return CpType3::degenerate;
+  const TypeInt a2 = -tr, a1 = minors, a0 = -det;
+  const TypeInt hurwitz = a2 * a1 - a0;
+  const TypeInt a2a2 = a2 * a2, a1a1 = a1 * a1;
+  const TypeInt disc = 18 * (a2 * a1 * a0) - 4 * (a2a2 * a2 * a0) + a2a2 * a1a1 - 4 * (a1a1 * a1) - 27 * (a0 * a0);
+  const bool complex_pair = disc.sign() < 0;
+  const int s2 = a2.sign(), s1 = a1.sign(), s0 = a0.sign(), sh = hurwitz.sign();
+  int unstable;  // eigenvalues with a positive real part
+  if (sh == 0) {
+    // a0 = a2 a1: the polynomial is (l + a2)(l^2 + a1), a1 != 0 since a0 != 0.
+    if (s1 > 0) return CpType3::center;  // +-i sqrt(a1): no hyperbolic type
+    unstable = 1 + (s2 < 0 ? 1 : 0);     // +-sqrt(-a1) and -a2
+  } else if (s2 == 0) {
+    unstable = s0 > 0 ? 2 : 1;  // trace 0 (Routh with a2 -> 0+): no root on the imaginary axis
+  } else {
+    // Routh's first column 1, a2, (a2 a1 - a0) / a2, a0: its sign changes.
+    const int col[4] = {1, s2, sh * s2, s0};
+    unstable = 0;
+    for (int k = 0; k < 3; ++k) unstable += col[k] != col[k + 1];
+  }
+  switch (unstable) {
+    case 0: return complex_pair ? CpType3::attracting_spiral : CpType3::attracting_node;
+    case 3: return complex_pair ? CpType3::repelling_spiral : CpType3::repelling_node;
+    case 1: return complex_pair ? CpType3::spiral_saddle_2_stable : CpType3::saddle_2_stable;
+    default: return complex_pair ? CpType3::spiral_saddle_2_unstable : CpType3::saddle_2_unstable;
+  }
+}
+
+/// A tetrahedron's signature: 0 without a critical point, 1 + its CpType3 otherwise.
+FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const float u[4], const float v[4],
+                               const float w[4]) {
+  SosPoint3 p[4];
+  for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
+  if (!tet_contains_origin(p)) return 0;
+  return uint8_t(1 + int(tet_type(u, v, w, axes)));
+}
+
+}  // namespace factz::detail
