@@ -39,13 +39,8 @@
 #include "kernels/exact.hpp"
 #include "kernels/hd.hpp"
 
-// Rare paths (stages 2 and 3) stay out of line, so the hot loops that call the filter keep
-// their registers and their inlining.
-#if defined(__CUDACC__)
-#define FACTZ_HD_COLD __host__ __device__ __noinline__ inline
-#else
-#define FACTZ_HD_COLD [[gnu::noinline, gnu::cold]] inline
-#endif
+// Rare paths (stages 2 and 3) stay out of line (FACTZ_HD_COLD, kernels/hd.hpp), so the hot
+// loops that call the filter keep their registers and their inlining.
 
 namespace factz::detail {
 

@@ -9,3 +9,11 @@
 #else
 #define FACTZ_HD inline
 #endif
+
+// FACTZ_HD_COLD: the same for rare, heavy paths (exact fallbacks, wide integers), kept out
+// of line so that the hot code calling them keeps its registers and its inlining.
+#if defined(__CUDACC__)
+#define FACTZ_HD_COLD __host__ __device__ __noinline__ inline
+#else
+#define FACTZ_HD_COLD [[gnu::noinline, gnu::cold]] inline
+#endif

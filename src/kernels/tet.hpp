@@ -68,6 +68,17 @@ FACTZ_HD WideInt<N> det3(const WideInt<N> a[3], const WideInt<N> b[3], const Wid
   return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
 }
 
+/// orient3_plain's exact stage: the determinant in integers (out of line, rarely reached).
+FACTZ_HD_COLD int orient3_wide(const SosPoint3 p[4]) {
+  OrientInt r[3][3];
+  for (int i = 1; i < 4; ++i) {
+    r[i - 1][0] = OrientInt::scaled(p[i].x) - OrientInt::scaled(p[0].x);
+    r[i - 1][1] = OrientInt::scaled(p[i].y) - OrientInt::scaled(p[0].y);
+    r[i - 1][2] = OrientInt::scaled(p[i].z) - OrientInt::scaled(p[0].z);
+  }
+  return -det3(r[0], r[1], r[2]).sign();
+}
+
 /// Exact sign of det[[p0, 1], [p1, 1], [p2, 1], [p3, 1]] (4 x 4), no perturbation: the
 /// negated det3(p1 - p0, p2 - p0, p3 - p0) (row 0 subtracted, Laplace on the last column).
 FACTZ_HD int orient3_plain(const SosPoint3 p[4]) {
@@ -94,18 +105,12 @@ FACTZ_HD int orient3_plain(const SosPoint3 p[4]) {
   if (det > bound) return -1;
   if (det < -bound) return 1;
   if (perm == 0.0) return 0;  // every term is exactly zero
-  OrientInt r[3][3];
-  for (int i = 1; i < 4; ++i) {
-    r[i - 1][0] = OrientInt::scaled(p[i].x) - OrientInt::scaled(p[0].x);
-    r[i - 1][1] = OrientInt::scaled(p[i].y) - OrientInt::scaled(p[0].y);
-    r[i - 1][2] = OrientInt::scaled(p[i].z) - OrientInt::scaled(p[0].z);
-  }
-  return -det3(r[0], r[1], r[2]).sign();
+  return orient3_wide(p);
 }
 
 /// The coefficient of one Simulation-of-Simplicity monomial: det of the 4 x 4 matrix whose
 /// rows are [p_r, 1], with the rows in `rows` replaced by the unit vectors of `cols`.
-FACTZ_HD int sos_minor_sign(const SosPoint3 p[4], int count, const int rows[3], const int cols[3]) {
+FACTZ_HD_COLD int sos_minor_sign(const SosPoint3 p[4], int count, const int rows[3], const int cols[3]) {
   OrientInt m[4][4];
   for (int r = 0; r < 4; ++r) {
     m[r][0] = OrientInt::scaled(p[r].x);
@@ -190,7 +195,7 @@ using TypeInt = WideInt<56>;
 /// axes from tet_vertices), from the exact signs of its Jacobian's characteristic
 /// polynomial l^3 + a2 l^2 + a1 l + a0 (a2 = -tr J, a1 = the sum of the principal 2 x 2
 /// minors, a0 = -det J), its Hurwitz determinant a2 a1 - a0 and its discriminant.
-FACTZ_HD CpType3 tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
+FACTZ_HD_COLD CpType3 tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
   TypeInt J[3][3];  // J[component][axis]
   const float* f[3] = {u, v, w};
   for (int c = 0; c < 3; ++c)

@@ -76,8 +76,8 @@ struct WideInt {
 
   FACTZ_HD friend WideInt operator-(const WideInt& a, const WideInt& b) { return a + (-b); }
 
-  /// The product modulo 2^(32 N) (exact when it fits).
-  FACTZ_HD friend WideInt operator*(const WideInt& a, const WideInt& b) {
+  /// The product modulo 2^(32 N) (exact when it fits). Out of line: its loops are long.
+  FACTZ_HD_COLD friend WideInt operator*(const WideInt& a, const WideInt& b) {
     WideInt r = zero();
     int na = N, nb = N;  // skip the leading limbs that only carry the sign
     const bool a_neg = a.negative(), b_neg = b.negative();
