@@ -1,14 +1,18 @@
-// HDF5 filter plugin libh5zfactz.so: FaCTz compression of float32 chunks (docs/python.md,
-// "HDF5 filter"; docs/usage.md, "C, Python, HDF5").
+// HDF5 filter plugin libh5zfactz.so: FaCTz compression of float32 and float64 chunks
+// (docs/python.md, "HDF5 filter"; docs/usage.md, "C, Python, HDF5").
 //
 // Dataset layouts:
 // - vector field: rank >= 3, the third-to-last axis is the component axis (u, v) of
 //   length 2 and is chunked whole; every axis before it is chunked by 1. A chunk is then
-//   one (2, cy, cx) vector field, compressed by factz::compress.
+//   one (2, cy, cx) vector field, compressed by factz::compress: a float32 dataset
+//   (H5T_IEEE_F32LE) as a VectorField2D, a float64 one (H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE)
+//   as a VectorField2D64 (format version 6 streams: the bound checked in double, missing
+//   values with all 64 bits; docs/architecture.md, "float64 compression").
 // - scalar field (rank >= 2, any other shape): one (cy, cx) field per chunk, compressed by
 //   factz::compress_scalar with mode none (cd_values[0] must be 0, or no cd_values at all),
 //   when the plugin is built with the scalar module (FACTZ_HAVE_SCALAR); otherwise refused
-//   by can_apply with a clear message.
+//   by can_apply with a clear message. float32 only: can_apply refuses float64 scalar
+//   datasets (not yet).
 //
 // cd_values (user part, all optional, defaults in brackets):
 //   [0] mode: 0 none, 1 block, 2 speculative [2]
@@ -24,7 +28,10 @@
 //   [6] declared fill value: the bits of an IEEE float32 (1e20f is 1621981420) that marks a
 //       vertex missing, for data whose dataset has no fill value property (nccopy writes
 //       its copies in no-fill mode: the netCDF `_FillValue` attribute is then the only
-//       record of it, and attributes are out of a filter's reach) [none]
+//       record of it, and attributes are out of a filter's reach) [none]. float32 datasets
+//       only: set_local refuses it for a float64 dataset (a float widened to double rarely
+//       equals the double fill value it was rounded from: 1e20f is not 1e20), whose fill
+//       value is its fill value property, read with all 64 bits.
 //
 // Missing data (docs/architecture.md, "Masks"): a vertex is missing when a component is
 // NaN, or equals the dataset's fill value (when user-defined) or the declared fill value.
@@ -40,11 +47,21 @@
 // set_local stores the chunk geometry after the first five user values and moves the
 // optional ones behind it; which slots exist is told by the count alone, so that files
 // without the newer slots are what the plugin always wrote:
-//   [5] layout: 1 vector, 2 scalar   [6] chunk cy   [7] chunk cx          (8 values)
+//   [5] layout: 1 vector (float32), 2 scalar (float32), 3 vector float64; 0 when can_apply
+//       refused the dataset but the filter is optional (HDF5 still calls set_local): every
+//       chunk is then refused, and HDF5 stores it unfiltered
+//   [6] chunk cy   [7] chunk cx                                            (8 values)
 //   [8] exact edges                  (9 values: written when non-zero or a fill follows)
+// layouts 1 and 2:
 //   [9] the dataset's fill value, float32 bits, when user-defined         (10 values)
 //  [10] the declared fill value (user's [6]); [9] is then the quiet NaN 0x7FC00000
 //       when the dataset has no user-defined fill value (NaN marks nothing more) (11 values)
+// layout 3 (float64; no declared fill value, so 10 values never occur):
+//   [9], [10] the dataset's fill value, float64 bits, low and high 32-bit words, when
+//       user-defined                                                      (11 values)
+// The layout also tells the decoder which stream type a chunk must hold (a float32 stream
+// in a float64 dataset, or the reverse, is refused). A plugin from before layout 3 refuses
+// its chunks with the library's message (a float64 stream given to the float decoder).
 // User counts are 0 to 7, set_local's 8 to 11: the two never overlap. set_local also
 // accepts its own values back (a property list copied from a dataset): it keeps the
 // declared fill value and reads [9] again from the new dataset's property list. Files
@@ -62,11 +79,13 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,9 +106,14 @@ constexpr size_t kAllValues = 8;             ///< user values + geometry
 constexpr size_t kEdgeValues = 9;            ///< ... + exact edges
 constexpr size_t kDatasetFillValues = 10;    ///< ... + the dataset's fill value
 constexpr size_t kDeclaredFillValues = 11;   ///< ... + the declared fill value
+/// can_apply refused the dataset, yet HDF5 keeps an optional filter in the pipeline and
+/// calls set_local: every chunk is then refused by encode, so HDF5 stores it unfiltered.
+constexpr unsigned kLayoutRefused = 0;
 constexpr unsigned kLayoutVector = 1;
 constexpr unsigned kLayoutScalar = 2;
+constexpr unsigned kLayoutVector64 = 3;      ///< a vector field of float64 values
 constexpr uint32_t kNoFill = 0x7FC00000u;    ///< a quiet NaN: marks nothing NaN does not
+constexpr uint64_t kNoFill64 = 0x7FF8000000000000u;  ///< the float64 quiet NaN
 
 /// Pushes a message on the HDF5 error stack (what h5py shows in its exception).
 void report(const char* func, hid_t minor, const std::string& message) {
@@ -102,13 +126,15 @@ struct Params {
   double bound = 1e-2;
   unsigned coder = unsigned(factz::Options{}.coder);
   unsigned exact_edges = 0;
-  uint32_t dataset_fill = kNoFill;   ///< float32 bits; NaN: none
-  uint32_t declared_fill = kNoFill;  ///< float32 bits; NaN: none
-  bool declared = false;             ///< a declared fill value was given (kept even if NaN)
+  uint32_t dataset_fill = kNoFill;      ///< float32 bits; NaN: none
+  uint64_t dataset_fill64 = kNoFill64;  ///< float64 bits (layout 3); NaN: none
+  uint32_t declared_fill = kNoFill;     ///< float32 bits; NaN: none
+  bool declared = false;                ///< a declared fill value was given (kept even if NaN)
 };
 
 /// The slots after the first five among n cd_values; the count alone tells the layout
-/// (the comment at the top of this file). Reads the exact edges and the fill values.
+/// (the comment at the top of this file), with the stored layout for the fill slots. Reads
+/// the exact edges and the fill values.
 bool optional_values(size_t n, const unsigned* cd, Params& p, std::string& why) {
   if (n > kDeclaredFillValues) {
     why = "at most 7 cd_values (mode, bound type, bound low, bound high, coder, exact edges, fill value), or the " +
@@ -118,10 +144,16 @@ bool optional_values(size_t n, const unsigned* cd, Params& p, std::string& why) 
   }
   const bool geometry = n >= kAllValues;
   p.exact_edges = geometry ? (n >= kEdgeValues ? cd[8] : 0) : (n > kUserValues ? cd[5] : 0);
-  if (n == kDatasetFillValues || n == kDeclaredFillValues) p.dataset_fill = cd[9];
-  p.declared = n == kMostUserValues || n == kDeclaredFillValues;
-  if (p.declared) p.declared_fill = cd[n == kMostUserValues ? 6 : 10];
-  if (p.exact_edges > 15)
+  if (geometry && cd[5] == kLayoutVector64) {
+    if (n == kDatasetFillValues)
+      why = "10 cd_values with the float64 layout (3), whose fill value takes slots 9 and 10";
+    if (n == kDeclaredFillValues) p.dataset_fill64 = uint64_t(cd[9]) | uint64_t(cd[10]) << 32;
+  } else {
+    if (n == kDatasetFillValues || n == kDeclaredFillValues) p.dataset_fill = cd[9];
+    p.declared = n == kMostUserValues || n == kDeclaredFillValues;
+    if (p.declared) p.declared_fill = cd[n == kMostUserValues ? 6 : 10];
+  }
+  if (why.empty() && p.exact_edges > 15)
     why = "the exact edges (cd_values[5]) are bits 1, 2, 4, 8 (at most 15), got " + std::to_string(p.exact_edges);
   return why.empty();
 }
@@ -139,6 +171,12 @@ std::vector<float> fill_values(const Params& p) {
     if (const float f = float_of(bits); !std::isnan(f) && std::find(out.begin(), out.end(), f) == out.end())
       out.push_back(f);
   return out;
+}
+
+/// The float64 dataset fill value (layout 3), or none for its NaN.
+std::optional<double> fill_value64(const Params& p) {
+  const double f = std::bit_cast<double>(p.dataset_fill64);
+  return std::isnan(f) ? std::nullopt : std::optional<double>(f);
 }
 
 /// Reads the user's cd_values (fewer than five: defaults for the rest).
@@ -223,14 +261,34 @@ bool float32_le(hid_t type) {
          H5Tequal(type, H5T_IEEE_F32LE) > 0;
 }
 
-htri_t can_apply(hid_t dcpl, hid_t type, hid_t space) {
-  if (!float32_le(type)) {
-    report("factz can_apply", H5E_CANAPPLY, "the dataset type must be 32-bit little-endian IEEE float");
-    return 0;
+bool float64_le(hid_t type) {
+  return H5Tget_class(type) == H5T_FLOAT && H5Tget_size(type) == 8 && H5Tget_order(type) == H5T_ORDER_LE &&
+         H5Tequal(type, H5T_IEEE_F64LE) > 0;
+}
+
+/// The dataset's layout for the filter: geometry's, with float64 vector fields as layout 3;
+/// a reason when the type or the shape cannot be compressed.
+bool layout_of(hid_t dcpl, hid_t type, hid_t space, Geometry& g, std::string& why) {
+  const bool f64 = float64_le(type);
+  if (!f64 && !float32_le(type)) {
+    why = "the dataset type must be 32-bit or 64-bit little-endian IEEE float";
+    return false;
   }
+  if (!geometry(dcpl, space, g, why)) return false;
+  if (!f64) return true;
+  if (g.layout == kLayoutScalar) {
+    why = "float64 datasets must be vector fields (a component axis of length 2, third to last, chunked whole): "
+          "float64 scalar datasets are not supported yet";
+    return false;
+  }
+  g.layout = kLayoutVector64;
+  return true;
+}
+
+htri_t can_apply(hid_t dcpl, hid_t type, hid_t space) {
   Geometry g;
   std::string why;
-  if (!geometry(dcpl, space, g, why)) {
+  if (!layout_of(dcpl, type, space, g, why)) {
     report("factz can_apply", H5E_CANAPPLY, why);
     return 0;
   }
@@ -246,23 +304,45 @@ htri_t can_apply(hid_t dcpl, hid_t type, hid_t space) {
 }
 
 /// The dataset's fill value when the user defined one (h5py fillvalue=, H5Pset_fill_value,
-/// netCDF-4 in fill mode); kNoFill for HDF5's default (0: data like any other) or none.
-bool dataset_fill_value(hid_t dcpl, hid_t type, uint32_t& bits, std::string& why) {
-  bits = kNoFill;
+/// netCDF-4 in fill mode); `none` (a NaN's bits) for HDF5's default (0: data like any other)
+/// or none. Bits is uint32_t for a float32 dataset, uint64_t for a float64 one.
+template <class Bits>
+bool dataset_fill_value(hid_t dcpl, hid_t type, Bits none, Bits& bits, std::string& why) {
+  bits = none;
   H5D_fill_value_t status = H5D_FILL_VALUE_ERROR;
   if (H5Pfill_value_defined(dcpl, &status) < 0 || status == H5D_FILL_VALUE_ERROR) {
     why = "cannot tell whether the dataset has a fill value";
     return false;
   }
   if (status != H5D_FILL_VALUE_USER_DEFINED) return true;
-  // The dataset's own type (float32 LE, checked by can_apply): the value's bits, unconverted.
-  uint32_t value = 0;
-  if (H5Pget_fill_value(dcpl, type, &value) < 0) {
+  // The dataset's own type (float32 or float64 LE, checked by layout_of): the value's bits,
+  // unconverted.
+  Bits value = 0;
+  if (H5Tget_size(type) != sizeof value || H5Pget_fill_value(dcpl, type, &value) < 0) {
     why = "cannot read the dataset's fill value";
     return false;
   }
   bits = value;
   return true;
+}
+
+/// The cd_values set_local stores (into out) and their count: the shortest layout that holds
+/// every value set (the comment at the top of this file).
+size_t local_values(const Params& p, const Geometry& g, unsigned (&out)[kDeclaredFillValues]) {
+  const uint64_t bits = std::bit_cast<uint64_t>(p.bound);
+  const unsigned values[kDeclaredFillValues] = {
+      p.mode,         p.bound_mode,    unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32), p.coder, g.layout,
+      unsigned(g.cy), unsigned(g.cx),  p.exact_edges,                p.dataset_fill,       p.declared_fill};
+  std::copy(std::begin(values), std::end(values), out);
+  if (g.layout == kLayoutVector64) {
+    out[9] = unsigned(p.dataset_fill64 & 0xFFFFFFFFu);
+    out[10] = unsigned(p.dataset_fill64 >> 32);
+    return p.dataset_fill64 != kNoFill64 ? kDeclaredFillValues : p.exact_edges ? kEdgeValues : kAllValues;
+  }
+  return p.declared                  ? kDeclaredFillValues
+         : p.dataset_fill != kNoFill ? kDatasetFillValues
+         : p.exact_edges             ? kEdgeValues
+                                     : kAllValues;
 }
 
 herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
@@ -271,14 +351,29 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
   unsigned cd[kDeclaredFillValues] = {};
   if (H5Pget_filter_by_id2(dcpl, kFilterId, &flags, &n, cd, 0, nullptr, nullptr) < 0) return -1;
   Params p;
+  Geometry g;
   std::string why;
   if (!parse(std::min(n, kUserValues), cd, p, why) || !optional_values(n, cd, p, why) ||
-      !dataset_fill_value(dcpl, type, p.dataset_fill, why)) {
+      !geometry(dcpl, space, g, why)) {
     report("factz set_local", H5E_SETLOCAL, why);
     return -1;
   }
-  Geometry g;
-  if (!geometry(dcpl, space, g, why)) {
+  if (std::string refused; !layout_of(dcpl, type, space, g, refused)) {
+    // An optional filter that can_apply refused (a mandatory one never gets here).
+    unsigned out[kDeclaredFillValues] = {};
+    local_values(Params{p.mode, p.bound_mode, p.bound, p.coder}, Geometry{kLayoutRefused, 0, 0}, out);
+    return H5Pmodify_filter(dcpl, kFilterId, flags, kAllValues, out);
+  }
+  const bool f64 = g.layout == kLayoutVector64;
+  if (f64 && p.declared) {
+    report("factz set_local", H5E_SETLOCAL,
+           "a declared fill value (cd_values[6]) holds float32 bits, which a float64 dataset's doubles rarely "
+           "equal (1e20f is not 1e20): give the dataset its fill value instead (h5py fillvalue=, "
+           "H5Pset_fill_value, netCDF-4 in fill mode), which the filter reads with all 64 bits");
+    return -1;
+  }
+  if (!(f64 ? dataset_fill_value(dcpl, type, kNoFill64, p.dataset_fill64, why)
+            : dataset_fill_value(dcpl, type, kNoFill, p.dataset_fill, why))) {
     report("factz set_local", H5E_SETLOCAL, why);
     return -1;
   }
@@ -296,19 +391,8 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
     report("factz set_local", H5E_SETLOCAL, "chunk dimensions above 2^32");
     return -1;
   }
-  const uint64_t bits = [&] {
-    uint64_t b = 0;
-    std::memcpy(&b, &p.bound, sizeof b);
-    return b;
-  }();
-  const unsigned out[kDeclaredFillValues] = {
-      p.mode,         p.bound_mode,    unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32), p.coder, g.layout,
-      unsigned(g.cy), unsigned(g.cx),  p.exact_edges,                p.dataset_fill,       p.declared_fill};
-  // The shortest layout that holds every value set (the comment at the top of this file).
-  const size_t count = p.declared                  ? kDeclaredFillValues
-                       : p.dataset_fill != kNoFill ? kDatasetFillValues
-                       : p.exact_edges             ? kEdgeValues
-                                                   : kAllValues;
+  unsigned out[kDeclaredFillValues] = {};
+  const size_t count = local_values(p, g, out);
   return H5Pmodify_filter(dcpl, kFilterId, flags, count, out);
 }
 
@@ -341,6 +425,36 @@ bool scalar_without_fill(std::span<const float> values, const std::vector<float>
   return true;
 }
 
+/// The compression options of a vector chunk.
+factz::Options vector_options(const Params& p, const Execution& ex) {
+  factz::Options o;
+  o.mode = factz::Mode(p.mode);
+  o.bound_mode = factz::BoundMode(p.bound_mode);
+  o.bound = p.bound;
+  o.coder = factz::Coder(p.coder);
+  o.exact_edges = uint8_t(p.exact_edges);
+  o.policy = ex.policy;
+  o.device = ex.device;
+  return o;
+}
+
+/// A (2, cy, cx) chunk of float32 (VectorField2D) or float64 (VectorField2D64) values as a
+/// vector field: u then v.
+template <class Field>
+Field vector_chunk(const void* buf, uint64_t cy, uint64_t cx) {
+  const auto* in = static_cast<const typename decltype(Field::u)::value_type*>(buf);
+  const uint64_t n = cy * cx;
+  Field f;
+  f.nx = int64_t(cx);
+  f.ny = int64_t(cy);
+  f.u.assign(in, in + n);
+  f.v.assign(in + n, in + 2 * n);
+  return f;
+}
+
+/// Bytes of one value of a layout's chunks.
+size_t value_bytes(unsigned layout) { return layout == kLayoutVector64 ? sizeof(double) : sizeof(float); }
+
 size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   Params p;
   std::string why;
@@ -349,11 +463,21 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     return 0;
   }
   const unsigned layout = cd[5];
-  const uint64_t cy = cd[6], cx = cd[7], n = cy * cx;
-  const uint64_t comps = layout == kLayoutVector ? 2 : 1;
-  if (nbytes != comps * n * sizeof(float)) {
+  if (layout == kLayoutRefused) {
+    report("factz filter", H5E_CALLBACK, "the filter does not take this dataset (can_apply refused its type or shape)");
+    return 0;
+  }
+  if (layout != kLayoutVector && layout != kLayoutScalar && layout != kLayoutVector64) {
     report("factz filter", H5E_CALLBACK,
-           "chunk of " + std::to_string(nbytes) + " bytes, expected " + std::to_string(comps * n * 4));
+           "cd_values[5] (layout) must be 1, 2 or 3, got " + std::to_string(layout) + " (a newer plugin's?)");
+    return 0;
+  }
+  const uint64_t cy = cd[6], cx = cd[7], n = cy * cx;
+  const uint64_t comps = layout == kLayoutScalar ? 1 : 2;
+  const uint64_t expected = comps * n * value_bytes(layout);
+  if (nbytes != expected) {
+    report("factz filter", H5E_CALLBACK,
+           "chunk of " + std::to_string(nbytes) + " bytes, expected " + std::to_string(expected));
     return 0;
   }
   Execution ex;
@@ -365,22 +489,14 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
   const std::vector<float> fills = fill_values(p);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
   if (layout == kLayoutVector) {
-    factz::VectorField2D f;
-    f.nx = int64_t(cx);
-    f.ny = int64_t(cy);
-    f.u.assign(in, in + n);
-    f.v.assign(in + n, in + 2 * n);
+    auto f = vector_chunk<factz::VectorField2D>(*buf, cy, cx);
     // A vertex equal to a fill value in either component is missing, as NaN is.
     for (const float fill : fills) factz::mark_missing(f, factz::FillValues{fill, fill});
-    factz::Options o;
-    o.mode = factz::Mode(p.mode);
-    o.bound_mode = factz::BoundMode(p.bound_mode);
-    o.bound = p.bound;
-    o.coder = factz::Coder(p.coder);
-    o.exact_edges = uint8_t(p.exact_edges);
-    o.policy = ex.policy;
-    o.device = ex.device;
-    stream = factz::compress(f, o);
+    stream = factz::compress(f, vector_options(p, ex));
+  } else if (layout == kLayoutVector64) {
+    auto f = vector_chunk<factz::VectorField2D64>(*buf, cy, cx);
+    if (const std::optional<double> fill = fill_value64(p)) factz::mark_missing(f, factz::FillValues64{fill, fill});
+    stream = factz::compress(f, vector_options(p, ex));
   } else if (ex.policy == factz::Policy::cuda) {
     report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");
     return 0;
@@ -415,12 +531,34 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
 /// When set_local recorded the chunk geometry, a decoded chunk must have exactly its size.
 bool expected_size(size_t nelmts, const unsigned* cd, size_t got) {
   if (nelmts < kAllValues) return true;
-  const uint64_t comps = cd[5] == kLayoutVector ? 2 : 1;
-  const uint64_t want = comps * uint64_t(cd[6]) * uint64_t(cd[7]) * sizeof(float);
+  const uint64_t comps = cd[5] == kLayoutScalar ? 1 : 2;
+  const uint64_t want = comps * uint64_t(cd[6]) * uint64_t(cd[7]) * value_bytes(cd[5]);
   if (want == got) return true;
   report("factz filter", H5E_CALLBACK,
          "the stream decodes to " + std::to_string(got) + " bytes, the chunk has " + std::to_string(want));
   return false;
+}
+
+/// Decodes a vector stream of T values (n per component) into a new chunk buffer.
+template <class T>
+size_t decode_vector(std::span<const uint8_t> stream, size_t n, size_t nelmts, const unsigned* cd,
+                     const factz::DecompressOptions& d, size_t* buf_size, void** buf) {
+  if (!expected_size(nelmts, cd, 2 * n * sizeof(T))) return 0;
+  auto* out = static_cast<T*>(H5allocate_memory(2 * n * sizeof(T), false));
+  if (!out) {
+    report("factz filter", H5E_CALLBACK, "out of memory");
+    return 0;
+  }
+  const factz::Status st = factz::decompress_into(stream, std::span<T>(out, n), std::span<T>(out + n, n), d);
+  if (!st.ok()) {
+    H5free_memory(out);
+    report("factz filter", H5E_CALLBACK, st.to_string());
+    return 0;
+  }
+  H5free_memory(*buf);
+  *buf = out;
+  *buf_size = 2 * n * sizeof(T);
+  return *buf_size;
 }
 
 size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
@@ -441,28 +579,21 @@ size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
   d.policy = ex.policy;
   d.device = ex.device;
   if (!scalar) {
-    auto dims = factz::stream_dims(stream);
-    if (!dims.ok()) {
-      report("factz filter", H5E_CALLBACK, dims.status().to_string());
+    auto info = factz::stream_info(stream);
+    if (!info.ok()) {
+      report("factz filter", H5E_CALLBACK, info.status().to_string());
       return 0;
     }
-    const size_t n = size_t(dims->first * dims->second);
-    if (!expected_size(nelmts, cd, 2 * n * sizeof(float))) return 0;
-    auto* out = static_cast<float*>(H5allocate_memory(2 * n * sizeof(float), false));
-    if (!out) {
-      report("factz filter", H5E_CALLBACK, "out of memory");
+    const bool f64 = info->dtype == factz::DType::float64;
+    if (nelmts >= kAllValues && f64 != (cd[5] == kLayoutVector64)) {
+      report("factz filter", H5E_CALLBACK,
+             std::string("the chunk holds a ") + factz::dtype_name(info->dtype) + " stream, the dataset is " +
+                 (cd[5] == kLayoutVector64 ? "float64" : "float32"));
       return 0;
     }
-    const factz::Status st = factz::decompress_into(stream, std::span<float>(out, n), std::span<float>(out + n, n), d);
-    if (!st.ok()) {
-      H5free_memory(out);
-      report("factz filter", H5E_CALLBACK, st.to_string());
-      return 0;
-    }
-    H5free_memory(*buf);
-    *buf = out;
-    *buf_size = 2 * n * sizeof(float);
-    return *buf_size;
+    const size_t n = size_t(info->nx * info->ny);
+    return f64 ? decode_vector<double>(stream, n, nelmts, cd, d, buf_size, buf)
+               : decode_vector<float>(stream, n, nelmts, cd, d, buf_size, buf);
   }
 #ifdef FACTZ_HAVE_SCALAR
   auto f = factz::decompress_scalar(stream, d);
@@ -494,7 +625,8 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
 
 const H5Z_class2_t kFactzClass = {
     H5Z_CLASS_T_VERS, kFilterId, 1, 1,
-    "factz: topology-preserving lossy compression of float32 vector fields", can_apply, set_local, filter,
+    "factz: topology-preserving lossy compression of float32 and float64 vector fields", can_apply, set_local,
+    filter,
 };
 
 }  // namespace

@@ -372,6 +372,10 @@ TEST(Netcdf, EveryCommandThatTakesAFieldReadsVariables) {
   TempDir dir;
   make_storm(dir);
   const std::string in = "-i 'storm.nc:U[time=1]' -i 'storm.nc:V[time=1]'";
+  // A double variable goes the float64 way (tests/test_netcdf64.cpp has the whole round trip).
+  const Outcome cp64 = factz(dir, "cp -i storm.nc:D -i storm.nc:D --json");
+  ASSERT_EQ(cp64.exit_code, 0) << cp64.describe();
+  EXPECT_NE(cp64.out.find("\"dtype\": \"float64\""), std::string::npos) << cp64.out;
   const Outcome cp = factz(dir, "cp " + in);
   ASSERT_EQ(cp.exit_code, 0) << cp.describe();
   EXPECT_EQ(key_values(cp.out)["masked_vertices"], std::to_string(kLand)) << cp.out;
@@ -438,7 +442,8 @@ TEST(Netcdf, ErrorsNameTheFileAndTheVariableInOneLine) {
       {"-i 'storm.nc:X[time=1]'" + v1, 1, {"storm.nc has no variable X", "its variables: time, lat, lon, U, V"}},
       {"-i storm.nc:S -i storm.nc:S", 1, {"storm.nc:S holds integers (short)"}},
       {"-i storm.nc:C -i storm.nc:C", 1, {"storm.nc:C is not numeric (type char)"}},
-      {"-i storm.nc:D -i storm.nc:D", 1, {"storm.nc:D is float64", "not support float64 yet"}},
+      {"-i 'storm.nc:U[time=0]' -i storm.nc:D", 1,
+       {"u storm.nc:U[time=0] is float32 but v storm.nc:D is float64", "same type"}},
       {"-i storm.nc:one -i storm.nc:one", 1, {"storm.nc:one is 1-dimensional (lon=36)"}},
       {"-i 'storm.nc:U[time=0]' -i storm.nc:W", 1,
        {"u storm.nc:U[time=0] is 36 x 33 (nx x ny) but v storm.nc:W is 41 x 41", "same shape"}},

@@ -30,7 +30,7 @@ const char* ct_node_type_name(CtNodeType t);
 
 struct CtNode {
   int64_t vertex = 0;  ///< index (z * ny + y) * nx + x
-  float value = 0;
+  double value = 0;    ///< the field's value there (a float32 field's, widened exactly)
   CtNodeType type = CtNodeType::minimum;
   int32_t up_degree = 0;
   int32_t down_degree = 0;
@@ -112,6 +112,9 @@ struct CtOptions {
 /// infinite value at a valid vertex, or more than 2^32 - 2 vertices. O(n log n) time, O(n)
 /// memory.
 Result<ContourTree> contour_tree(const ScalarField& field, const CtOptions& options = {});
+/// The same for a float64 field, computed on the doubles: vertices ordered by (value, index)
+/// in double, persistence measured in double.
+Result<ContourTree> contour_tree(const ScalarField64& field, const CtOptions& options = {});
 
 /// How two simplified contour trees over the same grid differ. Nodes are matched by
 /// vertex: a false positive is a node of `decompressed` that is not a node of `original`,
@@ -147,6 +150,10 @@ struct ScalarComparison {
   bool same() const { return tree.same() && mask_mismatch == 0; }
 };
 Result<ScalarComparison> compare_scalar(const ScalarField& original, const ScalarField& decompressed,
+                                        BoundMode persistence_mode, double persistence, Policy policy = Policy::omp,
+                                        int threads = 0);
+/// The same for two float64 fields (trees and errors computed in double).
+Result<ScalarComparison> compare_scalar(const ScalarField64& original, const ScalarField64& decompressed,
                                         BoundMode persistence_mode, double persistence, Policy policy = Policy::omp,
                                         int threads = 0);
 

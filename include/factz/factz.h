@@ -7,8 +7,13 @@
  * - Buffers are owned by the caller. compress writes into a caller buffer whose capacity is
  *   given; factz_compress_bound() says how much always suffices, and a too small buffer is
  *   FACTZ_BUFFER_TOO_SMALL with the size needed written to *out_size (nothing else changes).
- * - Fields are two planes u and v of nx * ny float32 values each, x fastest
- *   (index = y * nx + x): a numpy array of shape (ny, nx) in C order.
+ * - Fields are two planes u and v of nx * ny values each, x fastest (index = y * nx + x):
+ *   a numpy array of shape (ny, nx) in C order. The values are float32 (factz_compress, ...)
+ *   or, since 1.4.0, float64 (the functions ending in _f64, which write format version 6
+ *   streams). Each decoder returns the type a stream was written with: the float32
+ *   functions refuse a float64 stream and the _f64 functions a float32 one
+ *   (FACTZ_INVALID_ARGUMENT naming the functions to use; factz_stream_info tells which), so
+ *   values are never rounded or widened silently.
  * - Missing data (since 1.2.0 declarable; docs/usage.md, "Missing data"): a vertex is
  *   missing when u or v is NaN, when its byte of an optional mask (nx * ny bytes, same
  *   indexing) is nonzero, or when u equals the declared fill_u or v the declared fill_v of
@@ -39,6 +44,11 @@
  *        FACTZ_FORMAT_VERSION 3.
  * 1.3.0: factz_options.progress / progress_user (a progress report during compression);
  *        FACTZ_FORMAT_VERSION 5.
+ * 1.4.0: float64 fields: factz_compress_f64, factz_compress_masked_f64, factz_decompress_f64,
+ *        factz_decompress_with_options_f64, factz_decompress_masked_f64, factz_compare_f64,
+ *        factz_compare_masked_f64, factz_count_critical_points_f64 (+ _masked_f64);
+ *        factz_dtype and factz_stream_info; factz_options.has_fill_u64 / has_fill_v64 /
+ *        fill_u64 / fill_v64; FACTZ_FORMAT_VERSION 6.
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -51,12 +61,12 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10300
-/** Newest stream format version this interface's (float32) fields are written with
- *  (docs/format.md): 5 for a field with missing vertices in modes none and block (3 in mode
- *  speculative; 4 with a source record); a field without any is written as version 2, byte
- *  for byte as before. (Version 6, float64 fields, is the C++ API's only, so far.) */
-#define FACTZ_FORMAT_VERSION 5
+#define FACTZ_C_API_VERSION 10400
+/** Newest stream format version this interface writes (docs/format.md): 6 for every
+ *  float64 field (the _f64 functions). A float32 field is written as version 5 when it has
+ *  missing vertices in modes none and block (3 in mode speculative), and as version 2 without
+ *  any, byte for byte as before. */
+#define FACTZ_FORMAT_VERSION 6
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410
@@ -93,6 +103,12 @@ typedef enum factz_policy {
   FACTZ_POLICY_CUDA = 2    /**< the CUDA backend on `device`; FACTZ_BACKEND_UNAVAILABLE in builds
                                 without it or on machines without a device */
 } factz_policy;
+
+/** The value type of a stream's fields (header data type; factz::DType). Since 1.4.0. */
+typedef enum factz_dtype {
+  FACTZ_DTYPE_FLOAT32 = 1, /**< float32 planes: factz_decompress, ..._with_options, ..._masked */
+  FACTZ_DTYPE_FLOAT64 = 2  /**< float64 planes (format version 6): the same functions ending in _f64 */
+} factz_dtype;
 
 /** factz_options.device: one device per process, the node-local MPI rank modulo the device
  *  count (docs/multiblock.md, "GPUs"). */
@@ -134,6 +150,16 @@ typedef struct factz_options {
      the callback cannot change the stream. NULL (the default): none. */
   void (*progress)(const char* stage, double fraction, void* user);
   void* progress_user;    /**< passed to progress as `user`; default NULL */
+  /* Since 1.4.0 (read only when struct_size covers them): the declared fill values of the
+     float64 functions (factz_*_f64), compared with the doubles as they are (netCDF's
+     NC_FILL_DOUBLE 9.969209968386869e36, a double _FillValue, -9999.0, INFINITY). The _f64
+     functions read only these and refuse has_fill_u / has_fill_v (a float32 fill value);
+     the float32 functions refuse these. Types never mix: a float rounded from a double fill
+     value rarely equals it. */
+  int has_fill_u64;       /**< nonzero: fill_u64 is declared; default 0 */
+  int has_fill_v64;       /**< nonzero: fill_v64 is declared; default 0 */
+  double fill_u64;        /**< the float64 fill value of u; default 0 (unused unless has_fill_u64) */
+  double fill_v64;        /**< the float64 fill value of v; default 0 (unused unless has_fill_v64) */
 } factz_options;
 
 /** Fills the first `size` bytes of *options with the defaults above and sets struct_size to
@@ -159,9 +185,9 @@ const char* factz_status_name(factz_status status);
  *  valid until the next factz_ call on the same thread. */
 const char* factz_last_error(void);
 
-/** Upper bound on the size of any stream that factz_compress writes for an nx x ny field,
- *  for every mode, coder and bound (derivation in docs/python.md). 0 when nx or ny is < 1
- *  or the bound does not fit in size_t. */
+/** Upper bound on the size of any stream that factz_compress or factz_compress_f64 writes
+ *  for an nx x ny field, for every mode, coder and bound (derivation in docs/python.md). 0
+ *  when nx or ny is < 1 or the bound does not fit in size_t. */
 size_t factz_compress_bound(int64_t nx, int64_t ny);
 
 /** Compresses the field (u, v) of nx * ny floats each into dst[0, dst_capacity).
@@ -183,13 +209,19 @@ factz_status factz_compress_masked(const float* u, const float* v, const uint8_t
                                    int64_t ny, const factz_options* options, void* dst,
                                    size_t dst_capacity, size_t* out_size);
 
-/** Grid size of a stream, validated (container, header, symbol counts) without decoding,
- *  so that a caller can allocate the planes for factz_decompress. */
+/** Grid size of a stream (float32 or float64), validated (container, header, symbol counts)
+ *  without decoding, so that a caller can allocate the planes for factz_decompress. */
 factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, int64_t* ny);
 
-/** Decompresses a stream into caller planes u and v of exactly nx * ny floats each, where
- *  nx and ny must equal the stream's (factz_stream_dims). threads as in factz_options.
- *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash. */
+/** factz_stream_dims with the stream's value type: *dtype is FACTZ_DTYPE_FLOAT32 (decode with
+ *  factz_decompress*) or FACTZ_DTYPE_FLOAT64 (factz_decompress*_f64, planes of doubles). The
+ *  same checks; no pointer may be NULL. Since 1.4.0. */
+factz_status factz_stream_info(const void* src, size_t src_size, int64_t* nx, int64_t* ny, factz_dtype* dtype);
+
+/** Decompresses a float32 stream into caller planes u and v of exactly nx * ny floats each,
+ *  where nx and ny must equal the stream's (factz_stream_dims). threads as in factz_options.
+ *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash; a
+ *  float64 stream is FACTZ_INVALID_ARGUMENT (decode it with factz_decompress_f64). */
 factz_status factz_decompress(const void* src, size_t src_size, float* u, float* v, int64_t nx,
                               int64_t ny, int threads);
 
@@ -268,6 +300,60 @@ factz_status factz_count_critical_points(const float* u, const float* v, int64_t
 factz_status factz_count_critical_points_masked(const float* u, const float* v, const uint8_t* mask,
                                                 int64_t nx, int64_t ny, const factz_options* options,
                                                 int64_t* count);
+
+/* float64 fields (since 1.4.0; docs/architecture.md, "float64 compression"). Each function is
+ * its float32 namesake on planes of doubles, with the same rules, except where said: the
+ * bound |x' - x| <= eb is checked exactly in double, the critical points are those of the
+ * float64 mesh (exact float64 predicates), missing vertices keep all 64 bits, and the
+ * stream is format version 6 (its size stays within factz_compress_bound).
+ * Missing vertices: NaN, the mask, and the float64 fill values of options (has_fill_u64 /
+ * fill_u64, has_fill_v64 / fill_v64; has_fill_u / has_fill_v are refused). Not yet:
+ * FACTZ_POLICY_CUDA (FACTZ_INVALID_ARGUMENT naming float64, or FACTZ_BACKEND_UNAVAILABLE in a
+ * build without CUDA: use the CPU policies). */
+
+factz_status factz_compress_f64(const double* u, const double* v, int64_t nx, int64_t ny,
+                                const factz_options* options, void* dst, size_t dst_capacity,
+                                size_t* out_size);
+
+factz_status factz_compress_masked_f64(const double* u, const double* v, const uint8_t* mask, int64_t nx,
+                                       int64_t ny, const factz_options* options, void* dst,
+                                       size_t dst_capacity, size_t* out_size);
+
+/** Decodes a float64 stream into planes of nx * ny doubles; a float32 stream is
+ *  FACTZ_INVALID_ARGUMENT (decode it with factz_decompress). */
+factz_status factz_decompress_f64(const void* src, size_t src_size, double* u, double* v, int64_t nx,
+                                  int64_t ny, int threads);
+
+factz_status factz_decompress_with_options_f64(const void* src, size_t src_size, double* u, double* v,
+                                               int64_t nx, int64_t ny, const factz_options* options);
+
+factz_status factz_decompress_masked_f64(const void* src, size_t src_size, double* u, double* v,
+                                         uint8_t* mask_out, int64_t nx, int64_t ny,
+                                         const factz_options* options);
+
+/** factz_compare_sized on float64 fields (errors and statistics computed in double); call it
+ *  through factz_compare_f64. */
+factz_status factz_compare_sized_f64(const double* u, const double* v, const double* u2, const double* v2,
+                                     int64_t nx, int64_t ny, int threads, factz_comparison* result,
+                                     size_t result_size);
+#define factz_compare_f64(u, v, u2, v2, nx, ny, threads, result) \
+  factz_compare_sized_f64((u), (v), (u2), (v2), (nx), (ny), (threads), (result), sizeof(factz_comparison))
+
+/** factz_compare_masked_sized on float64 fields; call it through factz_compare_masked_f64. */
+factz_status factz_compare_masked_sized_f64(const double* u, const double* v, const uint8_t* mask,
+                                            const double* u2, const double* v2, const uint8_t* mask2,
+                                            int64_t nx, int64_t ny, const factz_options* options,
+                                            factz_comparison* result, size_t result_size);
+#define factz_compare_masked_f64(u, v, mask, u2, v2, mask2, nx, ny, options, result)                  \
+  factz_compare_masked_sized_f64((u), (v), (mask), (u2), (v2), (mask2), (nx), (ny), (options), (result), \
+                                 sizeof(factz_comparison))
+
+factz_status factz_count_critical_points_f64(const double* u, const double* v, int64_t nx, int64_t ny,
+                                             int threads, int64_t* count);
+
+factz_status factz_count_critical_points_masked_f64(const double* u, const double* v, const uint8_t* mask,
+                                                    int64_t nx, int64_t ny, const factz_options* options,
+                                                    int64_t* count);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -112,9 +112,9 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 /// same modes, coders, zstd stage, masks and guarantees, decided on the doubles themselves:
 /// |x' - x| <= eb checked exactly in double, the critical points of the float64 mesh kept by
 /// the exact float64 predicates, exactly stored and missing vertices kept with all 64 bits.
-/// CompressStats::eb_abs is the double bound used. Not yet: Policy::cuda (invalid_argument
-/// naming float64; use serial or omp); multi-block files, the C API, Python and the HDF5
-/// filter take float32 fields only.
+/// CompressStats::eb_abs is the double bound used. Multi-block files, the C API, Python and
+/// the HDF5 filter take float64 fields too. Not yet: Policy::cuda (invalid_argument naming
+/// float64; use serial or omp).
 Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Options& options,
                                       CompressStats* stats = nullptr);
 

@@ -6,6 +6,11 @@
 // multi-block file ("FZMB") puts an index (global offsets, sizes, byte ranges) in front of
 // them, so one process or many can read it and any block decodes alone.
 //
+// float32 fields (VectorField2D) and float64 fields (VectorField2D64) take the same calls
+// (one implementation, templated on the value type in multiblock.cpp): a float64 field's
+// blocks are float64 streams (format version 6), its shared lines are stored with all 64
+// bits, and its file is decoded by decompress_multiblock64 / decompress_region64.
+//
 // Nothing here needs MPI: the MPI driver (src/mpi) only distributes the blocks of this
 // layout over ranks; the bytes of every block, and of the file, do not depend on how many
 // ranks wrote them.
@@ -52,23 +57,29 @@ struct BlockLayout {
 Result<BlockLayout> make_block_layout(int64_t nx, int64_t ny, int px, int py);
 
 /// The global extent's value range over both components {lo, hi}, for REL bounds that
-/// must be resolved over the global field (MPI reduces the per-rank ranges).
+/// must be resolved over the global field (MPI reduces the per-rank ranges). Doubles: a
+/// float32 field's values are held exactly, a float64 field's are never rounded.
 struct ValueRange {
-  float lo = 0, hi = 0;
+  double lo = 0, hi = 0;
   bool empty = true;
 };
 ValueRange value_range_of(const VectorField2D& f);
+ValueRange value_range_of(const VectorField2D64& f);
 ValueRange merge(ValueRange a, ValueRange b);
 /// The absolute bound compress() would use for the whole field: bound (ABS) or
 /// bound * (hi - lo) (REL); invalid_argument for a bad bound.
 Result<double> absolute_bound(const Options& o, ValueRange global);
 
-/// Copies block `e` out of a global field.
+/// Copies block `e` out of a global field (its values and its mask).
 VectorField2D extract_block(const VectorField2D& global, const BlockExtent& e);
+VectorField2D64 extract_block(const VectorField2D64& global, const BlockExtent& e);
 
 /// Compresses block b of `layout` whose values are `block` (extent-sized): ABS bound
 /// eb_abs (the global one, see absolute_bound) and the block's shared edges exact.
+/// A float64 block gives a float64 stream.
 Result<std::vector<uint8_t>> compress_block(const VectorField2D& block, const BlockLayout& layout, int b,
+                                            const Options& o, double eb_abs, CompressStats* stats = nullptr);
+Result<std::vector<uint8_t>> compress_block(const VectorField2D64& block, const BlockLayout& layout, int b,
                                             const Options& o, double eb_abs, CompressStats* stats = nullptr);
 
 /// The multi-block file ("FZMB", docs/format.md "Multi-block files"): header, index, then
@@ -77,6 +88,9 @@ struct MultiBlockIndex {
   BlockLayout layout;
   uint8_t bound_mode = 0;  ///< the user's bound as given (the blocks carry the absolute one)
   double bound_value = 0;
+  /// The blocks' value type: float32 (file version 1) or float64 (file version 2); every
+  /// block stream must have it.
+  DType dtype = DType::float32;
   struct Entry {
     uint64_t offset = 0, length = 0;  ///< byte range of the block's stream in the file
   };
@@ -93,9 +107,14 @@ inline constexpr uint64_t kMultiBlockPrefixBytes = 48;
 /// (what to read before parse_multiblock_index). corrupt_stream for a wrong magic, a bad
 /// header checksum or an impossible block count.
 Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> prefix);
-/// Header and index for blocks whose streams have the given lengths (in block order).
+/// Header and index for blocks whose streams have the given lengths (in block order) and
+/// value type (float64: a version 2 file).
 std::vector<uint8_t> multiblock_header(const BlockLayout& layout, const Options& o,
-                                       std::span<const uint64_t> lengths);
+                                       std::span<const uint64_t> lengths, DType dtype = DType::float32);
+/// Reads and validates the header and index of the multi-block file at `path` (only those
+/// bytes are read): the grid, the layout and the data type a reader needs before it decodes
+/// (decompress_region or decompress_region64). io_error when the file cannot be read.
+Result<MultiBlockIndex> read_multiblock_index(const std::string& path);
 /// Whether bytes start with the multi-block magic.
 bool is_multiblock(std::span<const uint8_t> bytes);
 /// Parses and validates header + index (bytes may be just the first
@@ -104,12 +123,17 @@ bool is_multiblock(std::span<const uint8_t> bytes);
 Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> bytes, uint64_t file_size);
 
 /// One process, all blocks: the field split by layout (px, py), each block compressed as
-/// compress_block with the bound resolved over the whole field.
+/// compress_block with the bound resolved over the whole field. The bytes do not depend on
+/// the thread count. A float64 field gives a float64 file (version 2, float64 blocks).
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& field, const Options& o, int px, int py,
+                                                 CompressStats* stats = nullptr);
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D64& field, const Options& o, int px, int py,
                                                  CompressStats* stats = nullptr);
 /// Decodes a whole multi-block file held in memory. Missing vertices come back with their
 /// bits and in the result's mask (empty when no block has any), as decompress gives them.
+/// A float64 file is invalid_argument naming decompress_multiblock64 (and the reverse).
 Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d = {});
+Result<VectorField2D64> decompress_multiblock64(std::span<const uint8_t> file, const DecompressOptions& d = {});
 
 /// Half-open window [x0, x1) x [y0, y1) of the global grid.
 struct Region {
@@ -124,5 +148,9 @@ struct RegionStats {
 /// (empty when none of its vertices is missing).
 Result<VectorField2D> decompress_region(const std::string& path, const Region& r, const DecompressOptions& d = {},
                                         RegionStats* stats = nullptr);
+/// decompress_region of a float64 file (MultiBlockIndex::dtype; a float32 file is
+/// invalid_argument naming decompress_region).
+Result<VectorField2D64> decompress_region64(const std::string& path, const Region& r, const DecompressOptions& d = {},
+                                            RegionStats* stats = nullptr);
 
 }  // namespace factz

@@ -1,7 +1,10 @@
 // FaCTz public C++ API for scalar fields on 2D and 3D regular grids: mode `none` (pointwise
 // bound only) and mode `contour_tree` (TopoSZ: the contour tree simplified at a persistence
-// threshold is preserved exactly). Streams are FaCTz containers with one component: version
-// 2, or 3 when the field has missing vertices (docs/format.md).
+// threshold is preserved exactly). Fields hold float32 values (ScalarField) or float64 values
+// (ScalarField64): one implementation, templated on the value type, computes everything of a
+// float64 field in double. Streams are FaCTz containers with one component: float32 streams
+// are version 2, or 3 when the field has missing vertices; float64 streams are version 6
+// (data type 2; docs/format.md, "Scalar streams").
 #pragma once
 
 #include <cstdint>
@@ -9,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -17,11 +21,15 @@
 
 namespace factz {
 
-struct ScalarField {
+/// A scalar field of T = float (ScalarField) or double (ScalarField64) values.
+template <class T>
+struct ScalarFieldOf {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "scalar fields hold float or double");
+  using value_type = T;
   int64_t nx = 0;  ///< vertices along x (fastest)
   int64_t ny = 0;  ///< vertices along y
   int64_t nz = 1;  ///< vertices along z (1 for a 2D field)
-  std::vector<float> values;  ///< nx * ny * nz values, index = (z * ny + y) * nx + x
+  std::vector<T> values;  ///< nx * ny * nz values, index = (z * ny + y) * nx + x
   /// Missing vertices (land, gaps, fill values): empty for none, else nx * ny * nz bytes,
   /// nonzero where the vertex has no value. A NaN value is missing whatever the mask says
   /// (missing_mask). The mesh of a field with missing vertices is the triangulation minus
@@ -33,6 +41,11 @@ struct ScalarField {
   int64_t size() const { return nx * ny * nz; }
   int ndims() const { return nz == 1 ? 2 : 3; }
 };
+/// A float32 scalar field.
+using ScalarField = ScalarFieldOf<float>;
+/// A float64 scalar field: ordered, bounded, quantized and stored in double (exact values and
+/// missing vertices keep all 64 bits); its streams are float64 streams (format version 6).
+using ScalarField64 = ScalarFieldOf<double>;
 
 enum class ScalarMode : uint8_t {
   none = 0,          ///< one uniform pointwise bound
@@ -65,7 +78,7 @@ struct ScalarOptions {
 };
 
 struct ScalarCompressStats {
-  double eb_abs = 0;             ///< absolute pointwise bound used
+  double eb_abs = 0;             ///< absolute pointwise bound used (float32 fields: a float)
   int64_t exact_vertices = 0;    ///< values stored exactly
   int64_t iterations = 0;        ///< contour_tree: rounds of recompute + tighten
   double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
@@ -76,26 +89,47 @@ struct ScalarCompressStats {
 
 /// The missing vertices of a field: its mask plus every NaN value; empty when none is missing.
 std::vector<uint8_t> missing_mask(const ScalarField& f);
+std::vector<uint8_t> missing_mask(const ScalarField64& f);
 
 /// Adds to f.mask the vertices that hold `fill` (a declared fill value, e.g. netCDF's
 /// _FillValue; may be infinite; NaN adds nothing, NaN is always missing) or NaN; returns how
 /// many vertices are missing in all. With nothing missing the mask stays (or becomes) empty.
 int64_t mark_missing(ScalarField& f, std::optional<float> fill);
+/// The same for a float64 field: `fill` is compared as a double.
+int64_t mark_missing(ScalarField64& f, std::optional<double> fill);
 
 /// Compresses a scalar field. invalid_argument on bad fields (empty, a mask of the wrong
 /// size, an infinite value at a valid vertex) or options.
 Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& options,
                                              ScalarCompressStats* stats = nullptr);
+/// Compresses a float64 scalar field into a float64 stream (version 6): the contour tree is
+/// the doubles' (ordered as doubles: values that round to one float keep their order), the
+/// bound is kept and checked in double (ScalarCompressStats::eb_abs is not rounded to a
+/// float), exact values and missing vertices keep all 64 bits. Same options and errors.
+Result<std::vector<uint8_t>> compress_scalar(const ScalarField64& field, const ScalarOptions& options,
+                                             ScalarCompressStats* stats = nullptr);
 
 /// Decompresses a scalar stream; a field with missing vertices comes back with its mask and
 /// their stored bits. A vector stream given here (or a scalar stream given to `decompress`)
 /// is a clear invalid_argument error; untrusted bytes never crash.
+/// A float64 stream is refused (invalid_argument naming decompress_scalar64): values are
+/// never narrowed.
 Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options = {});
+/// Decompresses a float64 scalar stream; a float32 stream is refused (invalid_argument naming
+/// decompress_scalar), as is a vector stream.
+Result<ScalarField64> decompress_scalar64(std::span<const uint8_t> stream, const DecompressOptions& options = {});
+/// The value type of a scalar stream (which of the two decoders takes it); corrupt_stream
+/// or invalid_argument (a vector stream) as the decoders would say.
+Result<DType> scalar_stream_dtype(std::span<const uint8_t> stream);
 
 /// Reads a scalar field: raw little-endian float32 of nx * ny * nz values (x fastest), or a
 /// .npy float32 array (2D fields: shape (ny, nx) or flat). NaN values are missing vertices;
 /// infinite values are left for mark_missing (a declared fill value) or for the consumers,
 /// which reject them at valid vertices.
 Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz = 1);
+/// Reads a float64 scalar field: raw little-endian float64 of nx * ny * nz values, or a .npy
+/// array of dtype '<f8' in C order of shape (ny, nx) (2D), (nz, ny, nx) or (nz * ny, nx)
+/// (3D), or flat. NaN values are missing vertices, as above.
+Result<ScalarField64> read_scalar_field64(const std::string& path, int64_t nx, int64_t ny, int64_t nz = 1);
 
 }  // namespace factz

@@ -1,8 +1,11 @@
 """FaCTz: error-bounded lossy compression of 2D vector fields that keeps every critical point.
 
-Fields are two numpy arrays ``u`` and ``v`` of shape ``(ny, nx)``, dtype ``float32``,
-C-contiguous (x fastest, as the C and C++ APIs). Anything else is a ``ValueError`` that says
-what to change; nothing is converted silently. The library's errors (bad options, infinite
+Fields are two numpy arrays ``u`` and ``v`` of shape ``(ny, nx)``, both of dtype ``float32``
+or both ``float64``, C-contiguous (x fastest, as the C and C++ APIs). Anything else is a
+``ValueError`` that says what to change; nothing is converted silently: a float64 field is
+compressed as doubles (format version 6 streams: the bound checked in double, the critical
+points of the float64 mesh, missing values with all 64 bits), and ``decompress``
+returns the dtype a stream was written with. The library's errors (bad options, infinite
 values at valid vertices, corrupted streams) are ``ValueError`` carrying its message, e.g.
 ``"corrupt_stream: header checksum mismatch"``. The GIL is released while the library works,
 so threads can compress different fields at the same time.
@@ -92,6 +95,9 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
              stats=False, progress=None):
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 
+    u and v: both float32 or both float64 (a float64 field is compressed as doubles, in a
+    format version 6 stream; policy "cuda" does not take float64 fields yet: refused).
+
     mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
     (pointwise bound only, no topological guarantee). eb and bound: the error bound,
     ``bound="rel"`` (default: eb is a fraction of max - min over both components' valid
@@ -107,7 +113,8 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
     ``numpy.ma.MaskedArray``s (the data under the mask is stored as it is, bit for bit), those
     where ``mask`` (a boolean array of shape (ny, nx)) is True, and those holding
     ``fill_value``: a float for both components or a pair ``(fill_u, fill_v)`` (either may be
-    None), e.g. a netCDF ``_FillValue`` such as 1e20, -9999 or ``numpy.inf``. Without
+    None), e.g. a netCDF ``_FillValue`` such as 1e20, -9999 or ``numpy.inf``; compared as
+    float32 with a float32 field and as a double with a float64 one. Without
     ``fill_value``, valid values that look like one (magnitude 1e15 or more, or a common fill
     value) raise a ``SuspectedFillValueWarning``.
 
@@ -129,7 +136,8 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
 
 def decompress(buf, threads=0, policy=None, device=0, masked=False):
     """Decompresses a stream (any contiguous bytes-like object) into ``(u, v)``, two new
-    float32 arrays of shape ``(ny, nx)``. threads, policy and device as for ``compress``.
+    arrays of shape ``(ny, nx)``: float32 for a stream of a float32 field, float64 for one of
+    a float64 field (``info(buf)["dtype"]``). threads, policy and device as for ``compress``.
 
     Missing vertices hold the bits they held when compressed (the NaN with its payload, the
     fill value, whatever a mask covered). masked=True returns two ``numpy.ma.MaskedArray``s
@@ -150,7 +158,8 @@ def stream_shape(buf):
 
 def critical_points(u, v, threads=0, fill_value=None, mask=None):
     """All critical points of (u, v) (exact, Simulation of Simplicity semantics) as a
-    structured array of dtype ``CP_DTYPE``, ordered by triangle id. Missing vertices (NaN,
+    structured array of dtype ``CP_DTYPE``, ordered by triangle id; a float64 field's are
+    decided exactly on the doubles. Missing vertices (NaN,
     masked arrays, ``mask``, ``fill_value``, as for ``compress``) are outside the mesh: a
     triangle touching one holds no critical point."""
     u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
@@ -170,7 +179,8 @@ def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
     (P3), ``mask_mismatch`` (vertices missing in one field only), ``violations`` (the sum of
     those four), ``masked_vertices`` (missing in the original), ``max_abs_error`` (u, v),
     ``rmse``, ``nrmse``, ``psnr`` (inf when identical) and ``value_range``, as ``factz
-    verify`` prints them; the pointwise numbers are over the vertices valid in both.
+    verify`` prints them; the pointwise numbers are over the vertices valid in both. Both
+    fields are float32, or both float64 (errors computed in double).
 
     Missing vertices as for ``compress``: masked arrays and ``mask`` mark the original's,
     masked arrays and ``mask2`` the reconstruction's; ``fill_value`` applies to both. Compare
@@ -184,7 +194,8 @@ def info(stream):
     """A dict describing any stream or file factz writes, as ``factz info`` does: ``stream``
     is a bytes-like object or a path (``str`` / ``os.PathLike``). Every dict has ``kind``
     (``"vector"``, ``"scalar"``, ``"multiblock"``, ``"flow"`` or ``"flow_basis"``) and
-    ``bytes``. Vector and scalar streams: ``version``, ``shape``, ``nx``, ``ny``, ``nz``,
+    ``bytes``. Vector and scalar streams: ``version``, ``dtype`` (``"float32"`` or
+    ``"float64"``: what decompress returns), ``shape``, ``nx``, ``ny``, ``nz``,
     ``ndims``, ``components``, ``mode``, ``coder``, ``zstd``, ``bound``, ``eb`` (as given),
     ``eb_abs`` (used), ``tile``, ``anchor_stride``, ``masked``, ``sections`` (``id``,
     ``name``, ``stored_bytes``, ``raw_bytes``, ``zstd``) and ``source`` (None, or the

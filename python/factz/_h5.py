@@ -101,8 +101,10 @@ def hdf5_compression_opts(mode="speculative", eb=1e-2, bound="rel", coder=None, 
     """The filter's ``cd_values`` for h5py's ``compression_opts``: (mode, bound type, the
     bound's float64 bits as low and high 32-bit words, coder), then, when given, the exact
     edges (bits 1, 2, 4, 8 of the chunk's outer columns and rows; 15: all) and a declared
-    fill value (its float32 bits). Use with ``compression=factz.HDF5_FILTER_ID``, or take
-    both from ``h5filter``. coder None is ``DEFAULT_CODER``."""
+    fill value (its float32 bits: float32 datasets only; a float64 dataset's fill value is
+    its ``fillvalue``, which ``h5filter(..., dtype="float64")`` sets). Use with
+    ``compression=factz.HDF5_FILTER_ID``, or take both from ``h5filter``. coder None is
+    ``DEFAULT_CODER``."""
     coder = _factz.DEFAULT_CODER if coder is None else coder
     if mode not in _MODES:
         raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
@@ -124,12 +126,24 @@ def hdf5_compression_opts(mode="speculative", eb=1e-2, bound="rel", coder=None, 
     return opts
 
 
-def h5filter(bound="rel", eb=1e-3, mode="speculative", coder=None, exact_edges=0, fill_value=None):
+def h5filter(bound="rel", eb=1e-3, mode="speculative", coder=None, exact_edges=0, fill_value=None, dtype=None):
     """The keyword arguments of h5py's ``create_dataset`` (and of xarray's h5netcdf
     encoding) for the FaCTz filter, as hdf5plugin's helpers give them:
     ``{"compression": HDF5_FILTER_ID, "compression_opts": hdf5_compression_opts(...)}``.
     A vector dataset has a component axis of length 2 third from last (``(..., 2, ny, nx)``),
-    chunked ``(1, ..., 2, cy, cx)``; other float32 datasets are scalar (mode "none" only)."""
+    chunked ``(1, ..., 2, cy, cx)``; other float32 datasets are scalar (mode "none" only).
+
+    Float32 and float64 (little-endian) datasets both take the filter, float64 ones
+    compressed as doubles (vector fields only). dtype: the dataset's, needed only with a
+    ``fill_value`` for a float64 dataset (``"float64"`` / ``numpy.float64``): its fill value
+    is then the dataset's own (``"fillvalue": fill_value`` among the arguments, compared with
+    the doubles as they are), since the filter's declared fill value holds float32 bits."""
+    if dtype is not None and _np.dtype(dtype) not in (_np.float32, _np.float64):
+        raise ValueError(f"dtype must be float32 or float64 (the dataset's), got {_np.dtype(dtype)}")
+    if fill_value is not None and dtype is not None and _np.dtype(dtype) == _np.float64:
+        return {"compression": HDF5_FILTER_ID,
+                "compression_opts": hdf5_compression_opts(mode, eb, bound, coder, exact_edges),
+                "fillvalue": float(fill_value)}
     return {"compression": HDF5_FILTER_ID,
             "compression_opts": hdf5_compression_opts(mode, eb, bound, coder, exact_edges, fill_value)}
 

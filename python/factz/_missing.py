@@ -48,7 +48,9 @@ def as_mask(mask, name):
 def field_args(u, v, mask, fill_value, names=("u", "v", "mask")):
     """(u data, v data, mask or None, fill_u, fill_v) for the extension: the masks of
     MaskedArray planes and ``mask`` folded into one C-contiguous boolean array (None when no
-    vertex is masked); the data under a mask is passed on as it is."""
+    vertex is masked); the data under a mask is passed on as it is (float32 or float64, the
+    extension checks). The fill values are Python floats (doubles): the extension compares
+    them as float32 with a float32 field and as they are with a float64 one."""
     fill_u, fill_v = fill_pair(fill_value)
     masks = []
     if isinstance(u, _np.ma.MaskedArray):
@@ -73,12 +75,13 @@ def field_args(u, v, mask, fill_value, names=("u", "v", "mask")):
 
 
 def warn_suspected(suspect, how, stacklevel):
-    """A SuspectedFillValueWarning for the extension's (value, count), if any; stacklevel as
-    warnings.warn's in the function that calls this one."""
+    """A SuspectedFillValueWarning for the extension's (value, count) or (value, count, dtype
+    name), if any: the value is written as the field's dtype spells it (a float64 field's as
+    the double to declare); stacklevel as warnings.warn's in the function that calls this one."""
     if suspect is None:
         return
-    value, count = suspect
-    text = str(_np.float32(value))
+    value, count = suspect[0], suspect[1]
+    text = repr(float(value)) if suspect[2:] == ("float64",) else str(_np.float32(value))
     _warnings.warn(f"{count} value(s) equal {text}, which looks like a fill value for missing data; if it is one, "
                    f"declare it with {how}={text}, else it is compressed as data", SuspectedFillValueWarning,
                    stacklevel=stacklevel + 1)

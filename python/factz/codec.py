@@ -1,7 +1,7 @@
 """A numcodecs-style codec (``codec_id = "factz"``) for zarr and other chunked stores.
 
-A chunk is a float32 array of shape ``(..., 2, ny, nx)``: the u and v components stacked on
-the third axis from the end (chunk the store over the whole component axis), after any
+A chunk is a float32 or float64 array of shape ``(..., 2, ny, nx)``: the u and v components
+stacked on the third axis from the end (chunk the store over the whole component axis), after any
 leading dimensions (time, level). Each ``(2, ny, nx)`` slab is one stream, as each chunk of
 the HDF5 filter; a chunk of several slabs holds their streams back to back, in C order of
 the leading indices (each stream says where it ends), so a chunk of one slab, ``(2, ny, nx)``
@@ -9,7 +9,9 @@ or ``(1, 2, ny, nx)``, is exactly ``factz.compress(chunk[..., 0, :, :], chunk[..
 ``Codec`` interface (``encode``, ``decode``, ``get_config``, ``from_config``) without
 depending on numcodecs; it registers itself with numcodecs only when numcodecs is installed.
 The guarantees hold per chunk (critical points of cells that straddle two chunks are not
-covered).
+covered). The codec keeps the chunk's dtype: a float64 chunk becomes float64 streams (format
+version 6, compressed as doubles) and decodes to float64, a float32 chunk to float32; the
+dtype is in the streams, not in the config.
 
 ``policy`` and ``device`` say where this process does the work, not what the data is: they
 are not part of ``get_config`` (a store written on a GPU reads anywhere). A codec without a
@@ -43,7 +45,8 @@ def _policy_from_environment():
 
 
 class FactzCodec:
-    """FaCTz codec for (..., 2, ny, nx) float32 chunks; parameters as ``factz.compress``
+    """FaCTz codec for (..., 2, ny, nx) float32 or float64 chunks (decoded to the dtype they
+    were encoded from); parameters as ``factz.compress``
     (policy None: the ``FACTZ_POLICY`` environment variable, else the CPU; fill_value: a
     number for both components or a pair [fill_u, fill_v])."""
 
@@ -70,17 +73,17 @@ class FactzCodec:
         return _policy_from_environment()
 
     def encode(self, buf):
-        """Compresses one chunk: an array of shape (..., 2, ny, nx) and dtype float32 (a
-        non-contiguous one is copied first; other dtypes and shapes are a ValueError), one
-        stream per (2, ny, nx) slab, back to back. A ``numpy.ma.MaskedArray`` chunk's mask
-        marks vertices missing (either component)."""
+        """Compresses one chunk: an array of shape (..., 2, ny, nx) and dtype float32 or
+        float64 (a non-contiguous one is copied first; other dtypes, byte orders and shapes
+        are a ValueError), one stream per (2, ny, nx) slab, back to back. A
+        ``numpy.ma.MaskedArray`` chunk's mask marks vertices missing (either component)."""
         mask = None
         if isinstance(buf, _np.ma.MaskedArray):
             mask = _np.ma.getmaskarray(buf)
             buf = _np.ma.getdata(buf)
         a = _np.asarray(buf)
-        if a.dtype != _np.float32:
-            raise ValueError(f"FactzCodec encodes float32 chunks, got dtype {a.dtype}")
+        if a.dtype not in (_np.float32, _np.float64):
+            raise ValueError(f"FactzCodec encodes float32 or float64 chunks, got dtype {a.dtype}")
         if a.ndim < 3 or a.shape[-3] != 2 or a.size == 0:
             raise ValueError(f"FactzCodec encodes chunks of shape (..., 2, ny, nx) (u and v stacked on the third axis "
                              f"from the end), got shape {a.shape}")
@@ -100,11 +103,11 @@ class FactzCodec:
         return streams[0] if len(streams) == 1 else b"".join(streams)
 
     def decode(self, buf, out=None):
-        """Decompresses one chunk: a new float32 array of shape (2, ny, nx) for one stream,
-        (k, 2, ny, nx) for k streams (zarr and HDF5 reshape it to the chunk's shape), or into
-        ``out`` (any writable buffer of exactly that many float32 values, e.g. the chunk's
-        array), which is returned. Missing vertices hold the bits they had (NaN, the fill
-        value)."""
+        """Decompresses one chunk: a new array of shape (2, ny, nx) for one stream, (k, 2,
+        ny, nx) for k streams (zarr and HDF5 reshape it to the chunk's shape), float32 or
+        float64 as the chunk was (all its streams hold one dtype), or into ``out`` (any
+        writable buffer of exactly that many values of that dtype, e.g. the chunk's array),
+        which is returned. Missing vertices hold the bits they had (NaN, the fill value)."""
         policy, device = self._execution()
         view = memoryview(buf).cast("B") if not isinstance(buf, (bytes, bytearray)) else buf
         lengths = _factz.stream_lengths(view)
@@ -117,15 +120,19 @@ class FactzCodec:
         if len(planes) != 1 and len({p.shape for p in planes}) != 1:
             raise ValueError("corrupt_stream: the streams of the chunk have different grids "
                              f"{sorted({p.shape[1:] for p in planes})}")
+        if len({p.dtype for p in planes}) != 1:
+            raise ValueError("corrupt_stream: the streams of the chunk hold different dtypes "
+                             f"{sorted({str(p.dtype) for p in planes})}")
         dec = planes[0] if len(planes) == 1 else _np.stack(planes)
         if out is None:
             return dec
-        dst = _np.frombuffer(out, dtype=_np.float32) if not isinstance(out, _np.ndarray) else out
+        dst = _np.frombuffer(out, dtype=dec.dtype) if not isinstance(out, _np.ndarray) else out
         if dst.size != dec.size:
             raise ValueError(f"out holds {dst.size} values, the chunk has {dec.size}")
         flat = dst.reshape(-1)
-        if dst.dtype != _np.float32 or not _np.may_share_memory(flat, dst):
-            raise ValueError("out must be a writable contiguous float32 buffer")
+        if dst.dtype != dec.dtype or not _np.may_share_memory(flat, dst):
+            raise ValueError(f"out must be a writable contiguous {dec.dtype} buffer (the chunk's streams hold "
+                             f"{dec.dtype} values)")
         flat[:] = dec.reshape(-1)
         return out
 

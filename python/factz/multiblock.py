@@ -1,8 +1,12 @@
 """Multi-block files (docs/multiblock.md; the C++ API ``factz/multiblock.hpp``; ``factz
-compress --blocks PXxPY``): a field split into px x py blocks that share their boundary rows
+compress --blocks PX PY``): a field split into px x py blocks that share their boundary rows
 and columns (stored exactly by both), each block an ordinary stream, behind an index
 ("FZMB") through which any block, or any window of the field, is read alone. The critical
 point guarantee of the whole field holds, as for one stream.
+
+float64 planes (both u and v) make a float64 file: every block is a float64 stream, the shared
+rows and columns keep all 64 bits, and ``decompress_multiblock`` / ``decompress_region`` return
+float64 planes for it (float32 planes for a float32 file); nothing is rounded to float32.
 """
 
 import os as _os
@@ -31,10 +35,11 @@ def _planes(result, masked):
 def compress_multiblock(u, v, blocks=(2, 2), mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
                         zstd=True, anchor_stride=16, policy=None, device=0, fill_value=None, mask=None, stats=False):
     """Compresses (u, v) into a multi-block file held in memory (``bytes``), the bytes of
-    ``factz compress --blocks PXxPY`` for the same options. blocks: ``(px, py)``, the number
+    ``factz compress --blocks PX PY`` for the same options. blocks: ``(px, py)``, the number
     of blocks along x and y (each block needs at least one cell along a split axis). A REL
-    bound is resolved over the whole field. The other arguments as for ``factz.compress``;
-    stats=True returns ``(bytes, dict)``."""
+    bound is resolved over the whole field. u and v are float32 or float64 arrays (the same
+    for both): float64 ones give a float64 file, compressed and checked in double. The other
+    arguments as for ``factz.compress``; stats=True returns ``(bytes, dict)``."""
     px, py = _blocks(blocks)
     u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
     buf, info = _factz.compress_multiblock(u, v, px, py, mode, float(eb), bound, coder or "", int(threads),
@@ -43,8 +48,9 @@ def compress_multiblock(u, v, blocks=(2, 2), mode="speculative", eb=1e-2, bound=
 
 
 def decompress_multiblock(buf, threads=0, policy=None, device=0, masked=False):
-    """Decodes a whole multi-block file (any bytes-like object) into ``(u, v)``, two float32
-    arrays of the global shape ``(ny, nx)``; masked=True as for ``factz.decompress``."""
+    """Decodes a whole multi-block file (any bytes-like object) into ``(u, v)``, two arrays of
+    the global shape ``(ny, nx)``: float32, or float64 for a file of a float64 field; masked=True
+    as for ``factz.decompress``."""
     return _planes(_factz.decompress_multiblock(buf, int(threads), policy or "", int(device), bool(masked)), masked)
 
 
@@ -52,8 +58,9 @@ def decompress_region(path, region, threads=0, policy=None, device=0, masked=Fal
     """Reads the window ``region = (x0, y0, x1, y1)`` (half-open: columns x0..x1-1, rows
     y0..y1-1 of the global grid) of the multi-block file at ``path``, reading from the file
     only its header, its index and the blocks that intersect the window. Returns ``(u, v)`` of
-    shape ``(y1 - y0, x1 - x0)``, or ``(u, v, stats)`` for stats=True (``blocks_decoded``,
-    ``bytes_read``); masked=True as for ``factz.decompress``."""
+    shape ``(y1 - y0, x1 - x0)`` (float32, or float64 for a float64 file), or ``(u, v, stats)``
+    for stats=True (``blocks_decoded``, ``bytes_read``); masked=True as for
+    ``factz.decompress``."""
     try:
         x0, y0, x1, y1 = (int(c) for c in region)
     except (TypeError, ValueError):

@@ -2,8 +2,10 @@
 itself, and the scalar comparison (docs/toposz.md; the C++ API ``factz/scalar.hpp`` and
 ``factz/contour_tree.hpp``; ``factz compress -s``, ``factz ct``, ``factz verify -s``).
 
-A field is a float32 array of shape ``(ny, nx)`` or ``(nz, ny, nx)``, C-contiguous (x
-fastest). Missing vertices: NaN, a ``numpy.ma.MaskedArray`` input's mask, ``mask=`` (bool,
+A field is a float32 or float64 array of shape ``(ny, nx)`` or ``(nz, ny, nx)``, C-contiguous
+(x fastest). A float64 field is compressed as doubles (its contour tree ordered, its bound kept
+and its exact values stored in double: a float64 stream) and decodes to float64; nothing is
+rounded to float32 on the way. Missing vertices: NaN, a ``numpy.ma.MaskedArray`` input's mask, ``mask=`` (bool,
 the field's shape) and ``fill_value=`` (one number), as for vector fields; they are stored
 bit for bit, outside the bound, and outside the mesh (the contour tree of what is left is a
 forest, one tree per connected component of valid vertices). Vertices are numbered
@@ -15,10 +17,13 @@ import numpy as _np
 from . import _factz
 from ._missing import as_mask as _as_mask
 
-#: dtype of ``contour_tree(...)["nodes"]``: the vertex index, its value, the node type (one of
-#: ``CT_NODE_TYPE_NAMES``) and its degrees in the contour tree.
+#: dtype of ``contour_tree(...)["nodes"]`` for a float32 field: the vertex index, its value,
+#: the node type (one of ``CT_NODE_TYPE_NAMES``) and its degrees in the contour tree.
 CT_NODE_DTYPE = _np.dtype([("vertex", "<i8"), ("value", "<f4"), ("type", "<U16"), ("up_degree", "<i4"),
                            ("down_degree", "<i4")])
+#: The same for a float64 field (``value`` float64).
+CT_NODE_DTYPE64 = _np.dtype([("vertex", "<i8"), ("value", "<f8"), ("type", "<U16"), ("up_degree", "<i4"),
+                             ("down_degree", "<i4")])
 #: dtype of ``contour_tree(...)["pairs"]``: an extremum, the saddle where it dies (elder
 #: rule), and the pair's persistence.
 CT_PAIR_DTYPE = _np.dtype([("extremum", "<i8"), ("saddle", "<i8"), ("persistence", "<f8")])
@@ -67,7 +72,8 @@ def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persisten
     ``"huffman"``; None is ``SCALAR_DEFAULT_CODER``. threads, zstd, policy as for
     ``factz.compress`` (scalar fields have no GPU path). stats=True returns ``(bytes, dict)``
     with ``eb_abs``, ``exact_vertices``, ``iterations``, ``persistence_abs``, ``tree_nodes``
-    and ``masked_vertices``."""
+    and ``masked_vertices``. A float64 array gives a float64 stream (bound, tree and exact
+    values in double; ``fill_value`` compared as a double)."""
     _require()
     data, m = _field(values, mask)
     buf, info = _factz.compress_scalar(data, mode, float(eb), bound, float(persistence), coder or "", int(threads),
@@ -76,8 +82,8 @@ def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persisten
 
 
 def decompress_scalar(buf, threads=0, policy=None, masked=False):
-    """Decompresses a scalar stream into a new float32 array of shape ``(ny, nx)`` or
-    ``(nz, ny, nx)``; missing vertices hold the bits they had. masked=True returns a
+    """Decompresses a scalar stream into a new array of shape ``(ny, nx)`` or ``(nz, ny, nx)``,
+    float32 or float64 as the stream holds it; missing vertices hold the bits they had. masked=True returns a
     ``numpy.ma.MaskedArray`` whose mask is the stream's (all False without missing vertices).
     A vector stream is a ValueError that names ``factz.decompress``."""
     _require()
@@ -91,7 +97,8 @@ def contour_tree(values, persistence=0.0, bound="rel", segmentation=False, conto
     simplified at ``persistence`` (``bound="rel"``: a fraction of the valid values' range;
     ``"abs"``: the value itself; 0 keeps every pair). Returns a dict:
 
-    ``nodes`` (structured, ``CT_NODE_DTYPE``, by increasing vertex), ``join_arcs``,
+    ``nodes`` (structured, ``CT_NODE_DTYPE``, or ``CT_NODE_DTYPE64`` for a float64 field, whose
+    tree is computed on the doubles; by increasing vertex), ``join_arcs``,
     ``split_arcs`` (the simplified merge trees' arcs) and ``arcs`` (the contour tree's, empty
     when ``contour_arcs`` is False in the dict: no tree has both merge trees) as ``(k, 2)``
     int64 arrays of vertex indices (lower, upper); ``pairs`` (``CT_PAIR_DTYPE``);
@@ -103,7 +110,8 @@ def contour_tree(values, persistence=0.0, bound="rel", segmentation=False, conto
     data, m = _field(values, mask)
     d = _factz.contour_tree(data, float(persistence), bound, bool(segmentation), bool(contour_arcs), int(threads),
                             policy or "", m, _fill(fill_value))
-    nodes = _np.empty(len(d["node_vertex"]), dtype=CT_NODE_DTYPE)
+    node_dtype = CT_NODE_DTYPE64 if d["node_value"].dtype == _np.float64 else CT_NODE_DTYPE
+    nodes = _np.empty(len(d["node_vertex"]), dtype=node_dtype)
     nodes["vertex"] = d.pop("node_vertex")
     nodes["value"] = d.pop("node_value")
     codes = d.pop("node_type")
@@ -129,7 +137,8 @@ def verify_scalar(values, values2, persistence=1e-2, bound="rel", threads=0, pol
     difference at all), ``offending`` (vertices involved in a difference),
     ``persistence_abs``, ``max_abs_error``, ``rmse``, ``psnr``, ``value_range``. Missing
     vertices as for ``compress_scalar``: masked arrays and ``mask`` mark the original's,
-    masked arrays and ``mask2`` the reconstruction's, ``fill_value`` both."""
+    masked arrays and ``mask2`` the reconstruction's, ``fill_value`` both. Both fields are
+    float32 or both float64 (compared in double), else a ValueError."""
     _require()
     a, m = _field(values, mask)
     b, m2 = _field(values2, mask2, "values2", "mask2")

@@ -25,15 +25,24 @@ std::string shape_text(py::ssize_t ny, py::ssize_t nx) {
 
 std::string type_name(const py::handle& obj) { return std::string(py::str(py::type::of(obj).attr("__name__"))); }
 
-py::array checked_float32(const py::handle& obj, const char* name, std::span<const int> ndims,
-                          const char* shape_hint) {
-  const std::string n(name);
+namespace {
+
+template <class T>
+constexpr const char* numpy_name() {
+  return sizeof(T) == 4 ? "float32" : "float64";
+}
+
+/// checked_float32 / checked_float64.
+template <class T>
+py::array checked_floats(const py::handle& obj, const char* name, std::span<const int> ndims,
+                         const char* shape_hint) {
+  const std::string n(name), t(numpy_name<T>());
   if (!py::isinstance<py::array>(obj))
-    throw py::value_error(n + " must be a numpy.ndarray of float32, got " + type_name(obj));
+    throw py::value_error(n + " must be a numpy.ndarray of " + t + ", got " + type_name(obj));
   auto a = py::reinterpret_borrow<py::array>(obj);
-  if (!a.dtype().is(py::dtype::of<float>()))
-    throw py::value_error(n + " must have dtype float32 (native byte order), got " + std::string(py::str(a.dtype())) +
-                          "; convert with .astype(numpy.float32)");
+  if (!a.dtype().is(py::dtype::of<T>()))
+    throw py::value_error(n + " must have dtype " + t + " (native byte order), got " + std::string(py::str(a.dtype())) +
+                          "; convert with .astype(numpy." + t + ")");
   bool rank_ok = false;
   for (int d : ndims) rank_ok = rank_ok || a.ndim() == d;
   if (!rank_ok)
@@ -42,6 +51,65 @@ py::array checked_float32(const py::handle& obj, const char* name, std::span<con
   if (!(a.flags() & py::array::c_style))
     throw py::value_error(n + " must be C-contiguous; pass numpy.ascontiguousarray(" + n + ")");
   return a;
+}
+
+/// The dtype of one plane of a vector function (float32 or float64), else a ValueError.
+factz::DType plane_dtype(const py::handle& obj, const char* name) {
+  const std::string n(name);
+  if (!py::isinstance<py::array>(obj))
+    throw py::value_error(n + " must be a numpy.ndarray of float32 or float64, got " + type_name(obj));
+  const py::dtype d = py::reinterpret_borrow<py::array>(obj).dtype();
+  if (d.is(py::dtype::of<float>())) return factz::DType::float32;
+  if (d.is(py::dtype::of<double>())) return factz::DType::float64;
+  const std::string got = py::str(static_cast<const py::handle&>(d));
+  throw py::value_error(n + " must have dtype float32 or float64 (native byte order), got " + got +
+                        "; convert with .astype(numpy.float32) or .astype(numpy.float64)");
+}
+
+/// field_of / field64_of: the planes of T (checked), the mask and the fill values.
+template <class Field, class Fill>
+Field planes_field(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn,
+                   const py::handle& mask_obj, const char* mn, const Fill& fill) {
+  using T = typename decltype(Field::u)::value_type;
+  static constexpr int kPlane[] = {2};
+  py::array u = checked_floats<T>(u_obj, un, kPlane, "2-dimensional (ny, nx)");
+  py::array v = checked_floats<T>(v_obj, vn, kPlane, "2-dimensional (ny, nx)");
+  if (u.shape(0) != v.shape(0) || u.shape(1) != v.shape(1))
+    throw py::value_error(std::string(un) + " and " + vn + " must have the same shape, got " +
+                          shape_text(u.shape(0), u.shape(1)) + " and " + shape_text(v.shape(0), v.shape(1)));
+  const std::optional<py::array> mask = checked_mask(mask_obj, mn, std::vector<py::ssize_t>{u.shape(0), u.shape(1)});
+  Field f;
+  f.ny = u.shape(0);
+  f.nx = u.shape(1);
+  const auto* pu = static_cast<const T*>(u.data());
+  const auto* pv = static_cast<const T*>(v.data());
+  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
+  py::gil_scoped_release nogil;
+  f.u.assign(pu, pu + f.size());
+  f.v.assign(pv, pv + f.size());
+  if (pm) f.mask.assign(pm, pm + f.size());
+  if (fill.any()) factz::mark_missing(f, fill);
+  return f;
+}
+
+}  // namespace
+
+py::array checked_float32(const py::handle& obj, const char* name, std::span<const int> ndims,
+                          const char* shape_hint) {
+  return checked_floats<float>(obj, name, ndims, shape_hint);
+}
+
+py::array checked_float64(const py::handle& obj, const char* name, std::span<const int> ndims,
+                          const char* shape_hint) {
+  return checked_floats<double>(obj, name, ndims, shape_hint);
+}
+
+factz::DType planes_dtype(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn) {
+  const factz::DType u = plane_dtype(u_obj, un), v = plane_dtype(v_obj, vn);
+  if (u != v)
+    throw py::value_error(std::string(un) + " and " + vn + " must have the same dtype, got " + factz::dtype_name(u) +
+                          " and " + factz::dtype_name(v) + "; convert one with .astype");
+  return u;
 }
 
 std::optional<py::array> checked_mask(const py::handle& obj, const char* name, std::span<const py::ssize_t> shape) {
@@ -75,34 +143,23 @@ std::optional<float> fill_of(std::optional<double> fill, const char* name) {
   return f;
 }
 
-/// The vector field (u, v) as the library's planes (a copy, made without the GIL), with the
-/// missing vertices of `mask` (None or checked_mask's) and the fill values in its mask.
 factz::VectorField2D field_of(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn,
-                              const py::handle& mask_obj, const char* mn,
-                              const factz::FillValues& fill) {
-  static constexpr int kPlane[] = {2};
-  py::array u = checked_float32(u_obj, un, kPlane, "2-dimensional (ny, nx)");
-  py::array v = checked_float32(v_obj, vn, kPlane, "2-dimensional (ny, nx)");
-  if (u.shape(0) != v.shape(0) || u.shape(1) != v.shape(1))
-    throw py::value_error(std::string(un) + " and " + vn + " must have the same shape, got " +
-                          shape_text(u.shape(0), u.shape(1)) + " and " + shape_text(v.shape(0), v.shape(1)));
-  const std::optional<py::array> mask = checked_mask(mask_obj, mn, std::vector<py::ssize_t>{u.shape(0), u.shape(1)});
-  factz::VectorField2D f;
-  f.ny = u.shape(0);
-  f.nx = u.shape(1);
-  const auto* pu = static_cast<const float*>(u.data());
-  const auto* pv = static_cast<const float*>(v.data());
-  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
-  py::gil_scoped_release nogil;
-  f.u.assign(pu, pu + f.size());
-  f.v.assign(pv, pv + f.size());
-  if (pm) f.mask.assign(pm, pm + f.size());
-  if (fill.any()) factz::mark_missing(f, fill);
-  return f;
+                              const py::handle& mask_obj, const char* mn, const factz::FillValues& fill) {
+  return planes_field<factz::VectorField2D>(u_obj, v_obj, un, vn, mask_obj, mn, fill);
+}
+
+factz::VectorField2D64 field64_of(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn,
+                                  const py::handle& mask_obj, const char* mn, const factz::FillValues64& fill) {
+  return planes_field<factz::VectorField2D64>(u_obj, v_obj, un, vn, mask_obj, mn, fill);
 }
 
 factz::FillValues fill_values(std::optional<double> fill_u, std::optional<double> fill_v) {
   return factz::FillValues{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v")};
+}
+
+factz::FillValues64 fill_values64(std::optional<double> fill_u, std::optional<double> fill_v) {
+  auto number = [](std::optional<double> f) { return f && !std::isnan(*f) ? f : std::nullopt; };
+  return factz::FillValues64{number(fill_u), number(fill_v)};
 }
 
 

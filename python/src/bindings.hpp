@@ -47,6 +47,14 @@ std::string type_name(const py::handle& obj);
 /// C-contiguous, else a ValueError that says what is wrong.
 py::array checked_float32(const py::handle& obj, const char* name, std::span<const int> ndims,
                           const char* shape_hint);
+/// checked_float32 for float64 arrays.
+py::array checked_float64(const py::handle& obj, const char* name, std::span<const int> ndims,
+                          const char* shape_hint);
+
+/// The value type of the planes of a vector function: float32 or float64 numpy arrays
+/// (native byte order), the same for both, else a ValueError naming the argument and the fix.
+/// Nothing is converted: a float64 field goes through the library's float64 path.
+factz::DType planes_dtype(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn);
 
 /// None, or a C-contiguous array of bool or uint8 (nonzero: missing) of exactly `shape`.
 std::optional<py::array> checked_mask(const py::handle& obj, const char* name, std::span<const py::ssize_t> shape);
@@ -94,6 +102,14 @@ factz::VectorField2D field_of(const py::handle& u_obj, const py::handle& v_obj, 
                               const py::handle& mask_obj = py::none(), const char* mn = "mask",
                               const factz::FillValues& fill = {});
 factz::FillValues fill_values(std::optional<double> fill_u, std::optional<double> fill_v);
+
+/// field_of for float64 planes (checked_float64), with float64 fill values.
+factz::VectorField2D64 field64_of(const py::handle& u_obj, const py::handle& v_obj, const char* un, const char* vn,
+                                  const py::handle& mask_obj = py::none(), const char* mn = "mask",
+                                  const factz::FillValues64& fill = {});
+/// The declared fill values of a float64 field, compared with the doubles as they are (a
+/// Python float is one); NaN adds nothing.
+factz::FillValues64 fill_values64(std::optional<double> fill_u, std::optional<double> fill_v);
 
 /// The options of `factz.compress` (names as there) as the library's, checked.
 factz::Options vector_options(const std::string& mode, double eb, const std::string& bound, const std::string& coder,

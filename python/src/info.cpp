@@ -48,6 +48,7 @@ py::dict container_info(std::span<const uint8_t> bytes) {
   d["kind"] = h.components == 1 ? "scalar" : "vector";
   d["bytes"] = bytes.size();
   d["version"] = h.version;
+  d["dtype"] = h.dtype == fd::kDtypeFloat64 ? "float64" : "float32";  // which values decompress returns
   d["components"] = h.components;
   d["ndims"] = h.ndims;
   d["nx"] = h.nx;

@@ -1,8 +1,12 @@
 // Multi-block files in the `factz._factz` extension (include/factz/multiblock.hpp;
 // docs/multiblock.md): one process compresses all px x py blocks of a field into an FZMB
 // file held in memory, decodes a whole file, or reads a window of a file on disk through
-// only the blocks that intersect it.
+// only the blocks that intersect it. float64 planes make a float64 file (its header and
+// every block say so) and a float64 file decodes to float64 planes, never rounded.
 #include <pybind11/stl.h>
+
+#include <cstring>
+#include <type_traits>
 
 #include "bindings.hpp"
 #include "factz/multiblock.hpp"
@@ -11,12 +15,25 @@ namespace factz_py {
 
 namespace {
 
-py::tuple compress_multiblock(const py::handle& u, const py::handle& v, int px, int py_blocks, const std::string& mode,
-                              double eb, const std::string& bound, const std::string& coder, int threads, bool zstd,
-                              int64_t anchor_stride, const std::string& policy, int device, const py::handle& mask,
-                              std::optional<double> fill_u, std::optional<double> fill_v) {
-  const factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
-  factz::VectorField2D f = field_of(u, v, "u", "v", mask, "mask", fill_values(fill_u, fill_v));
+/// (u, v) or (u, v, mask) of a decoded field: float32 planes (planes_of) or float64 ones.
+template <class Field>
+py::tuple planes_out(const Field& f, bool with_mask) {
+  if constexpr (std::is_same_v<Field, factz::VectorField2D>) {
+    return planes_of(f, with_mask);
+  } else {
+    const std::vector<py::ssize_t> shape{f.ny, f.nx};
+    py::array_t<double> u = array_of(f.u, shape), v = array_of(f.v, shape);
+    if (!with_mask) return py::make_tuple(u, v);
+    py::array_t<uint8_t> mask(shape);
+    if (f.mask.empty()) std::memset(mask.mutable_data(), 0, size_t(f.size()));
+    else for (int64_t k = 0; k < f.size(); ++k) mask.mutable_data()[k] = f.mask[size_t(k)] ? 1 : 0;
+    return py::make_tuple(u, v, mask);
+  }
+}
+
+/// The file of a float32 or float64 field and the compressor's counts.
+template <class Field>
+py::tuple compress_field(const Field& f, const factz::Options& o, int px, int py_blocks) {
   factz::CompressStats st;
   factz::Result<std::vector<uint8_t>> r = factz::Status();
   {
@@ -24,6 +41,28 @@ py::tuple compress_multiblock(const py::handle& u, const py::handle& v, int px, 
     r = factz::compress_multiblock(f, o, px, py_blocks, &st);
   }
   return py::make_tuple(bytes_of(take(std::move(r))), stats_dict(st));
+}
+
+py::tuple compress_multiblock(const py::handle& u, const py::handle& v, int px, int py_blocks, const std::string& mode,
+                              double eb, const std::string& bound, const std::string& coder, int threads, bool zstd,
+                              int64_t anchor_stride, const std::string& policy, int device, const py::handle& mask,
+                              std::optional<double> fill_u, std::optional<double> fill_v) {
+  const factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
+  if (planes_dtype(u, v, "u", "v") == factz::DType::float64)
+    return compress_field(field64_of(u, v, "u", "v", mask, "mask", fill_values64(fill_u, fill_v)), o, px, py_blocks);
+  return compress_field(field_of(u, v, "u", "v", mask, "mask", fill_values(fill_u, fill_v)), o, px, py_blocks);
+}
+
+/// The decoded file in the value type its header says.
+template <class Field>
+py::tuple decode_file(std::span<const uint8_t> file, const factz::DecompressOptions& d, bool with_mask) {
+  factz::Result<Field> r = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    if constexpr (std::is_same_v<Field, factz::VectorField2D64>) r = factz::decompress_multiblock64(file, d);
+    else r = factz::decompress_multiblock(file, d);
+  }
+  return planes_out(take(std::move(r)), with_mask);
 }
 
 py::tuple decompress_multiblock(const py::handle& buf, int threads, const std::string& policy, int device,
@@ -37,12 +76,31 @@ py::tuple decompress_multiblock(const py::handle& buf, int threads, const std::s
       throw py::value_error("decompress_multiblock: this is a scalar stream; read it with factz.decompress_scalar");
   }
   const factz::DecompressOptions d = decompress_options(threads, policy, device);
-  factz::Result<factz::VectorField2D> r = factz::Status();
+  // A file whose index does not parse goes to the float32 decoder, which says what is wrong.
+  const auto index = factz::parse_multiblock_index(view.span(), view.span().size());
+  if (index.ok() && index->dtype == factz::DType::float64)
+    return decode_file<factz::VectorField2D64>(view.span(), d, with_mask);
+  return decode_file<factz::VectorField2D>(view.span(), d, with_mask);
+}
+
+/// (u, v[, mask], stats) of the window of the file at `path`, in the value type `Field`.
+template <class Field>
+py::tuple decode_window(const std::string& path, const factz::Region& region, const factz::DecompressOptions& d,
+                        bool with_mask) {
+  factz::RegionStats st;
+  factz::Result<Field> r = factz::Status();
   {
     py::gil_scoped_release nogil;
-    r = factz::decompress_multiblock(view.span(), d);
+    if constexpr (std::is_same_v<Field, factz::VectorField2D64>) r = factz::decompress_region64(path, region, d, &st);
+    else r = factz::decompress_region(path, region, d, &st);
   }
-  return planes_of(take(std::move(r)), with_mask);
+  py::tuple planes = planes_out(take(std::move(r)), with_mask);
+  py::dict stats;
+  stats["blocks_decoded"] = st.blocks_decoded;
+  stats["bytes_read"] = st.bytes_read;
+  py::list out(planes);
+  out.append(stats);
+  return py::tuple(out);
 }
 
 /// (u, v[, mask], stats): the window [x0, x1) x [y0, y1) of the file at `path`.
@@ -50,19 +108,16 @@ py::tuple decompress_region(const std::string& path, int64_t x0, int64_t y0, int
                             const std::string& policy, int device, bool with_mask) {
   const factz::DecompressOptions d = decompress_options(threads, policy, device);
   const factz::Region region{x0, y0, x1, y1};
-  factz::RegionStats st;
-  factz::Result<factz::VectorField2D> r = factz::Status();
+  // The header and index only; a file that cannot be read goes to the float32 decoder,
+  // which says why.
+  factz::Result<factz::MultiBlockIndex> index = factz::Status();
   {
     py::gil_scoped_release nogil;
-    r = factz::decompress_region(path, region, d, &st);
+    index = factz::read_multiblock_index(path);
   }
-  py::tuple planes = planes_of(take(std::move(r)), with_mask);
-  py::dict stats;
-  stats["blocks_decoded"] = st.blocks_decoded;
-  stats["bytes_read"] = st.bytes_read;
-  py::list out(planes);
-  out.append(stats);
-  return py::tuple(out);
+  if (index.ok() && index->dtype == factz::DType::float64)
+    return decode_window<factz::VectorField2D64>(path, region, d, with_mask);
+  return decode_window<factz::VectorField2D>(path, region, d, with_mask);
 }
 
 /// The index of a multi-block file (header + index, or the whole file) as a dict.
@@ -87,6 +142,7 @@ py::dict multiblock_index(const py::handle& buf) {
   d["blocks"] = py::make_tuple(idx.layout.px, idx.layout.py);
   d["bound"] = idx.bound_mode == 0 ? "abs" : "rel";
   d["eb"] = idx.bound_value;
+  d["dtype"] = factz::dtype_name(idx.dtype);
   d["header_bytes"] = idx.header_bytes;
   d["file_bytes"] = idx.file_bytes;
   d["block_index"] = blocks;

@@ -1,11 +1,14 @@
 // Scalar fields in the `factz._factz` extension (include/factz/scalar.hpp, contour_tree.hpp;
 // docs/toposz.md): compression in modes none and contour_tree (TopoSZ), decompression, the
-// simplified contour tree and the scalar comparison. A field is a float32 array of shape
-// (ny, nx) or (nz, ny, nx), C-contiguous; missing vertices arrive as a mask array and a fill
-// value (the Python layer folds numpy.ma masks into the mask), as for vector fields.
+// simplified contour tree and the scalar comparison. A field is a float32 or float64 array of
+// shape (ny, nx) or (nz, ny, nx), C-contiguous; a float64 array goes through the library's
+// float64 path (ScalarField64: tree, bound and stream in double) and decodes to float64.
+// Missing vertices arrive as a mask array and a fill value (the Python layer folds numpy.ma
+// masks into the mask), as for vector fields.
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "bindings.hpp"
 #include "factz/contour_tree.hpp"
@@ -18,28 +21,41 @@ namespace {
 constexpr int kScalarRanks[] = {2, 3};
 constexpr const char* kScalarShape = "2-dimensional (ny, nx) or 3-dimensional (nz, ny, nx)";
 
-std::vector<py::ssize_t> shape_of(const factz::ScalarField& f) {
+template <class T>
+std::vector<py::ssize_t> shape_of(const factz::ScalarFieldOf<T>& f) {
   if (f.nz == 1) return {f.ny, f.nx};
   return {f.nz, f.ny, f.nx};
 }
 
-/// The field as the library's (a copy made without the GIL), with the mask and fill value.
-factz::ScalarField scalar_field_of(const py::handle& obj, const char* name, const py::handle& mask_obj,
-                                   const char* mask_name, std::optional<double> fill) {
-  py::array a = checked_float32(obj, name, kScalarRanks, kScalarShape);
+/// Whether `obj` holds float64 values (else float32); any other dtype is a ValueError that
+/// names both (planes_dtype's check, for one array).
+bool is_float64(const py::handle& obj, const char* name) {
+  return planes_dtype(obj, obj, name, name) == factz::DType::float64;
+}
+
+/// The field as the library's (a copy made without the GIL), with the mask and fill value:
+/// float32 values with the fill value as a float32, float64 values with it as a double.
+template <class T>
+factz::ScalarFieldOf<T> scalar_field_of(const py::handle& obj, const char* name, const py::handle& mask_obj,
+                                        const char* mask_name, std::optional<double> fill) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  py::array a = f64 ? checked_float64(obj, name, kScalarRanks, kScalarShape)
+                    : checked_float32(obj, name, kScalarRanks, kScalarShape);
   std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
   const std::optional<py::array> mask = checked_mask(mask_obj, mask_name, shape);
-  const std::optional<float> f32 = fill_of(fill, "fill_value");
-  factz::ScalarField f;
+  std::optional<T> declared;
+  if constexpr (f64) declared = fill;
+  else declared = fill_of(fill, "fill_value");
+  factz::ScalarFieldOf<T> f;
   f.nx = shape.back();
   f.ny = shape[shape.size() - 2];
   f.nz = shape.size() == 3 ? shape[0] : 1;
-  const auto* p = static_cast<const float*>(a.data());
+  const auto* p = static_cast<const T*>(a.data());
   const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
   py::gil_scoped_release nogil;
   f.values.assign(p, p + f.size());
   if (pm) f.mask.assign(pm, pm + f.size());
-  if (f32) factz::mark_missing(f, f32);
+  if (declared) factz::mark_missing(f, declared);
   return f;
 }
 
@@ -49,9 +65,10 @@ factz::ScalarMode scalar_mode_of(const std::string& s) {
   throw py::value_error("mode must be 'contour_tree' or 'none' for a scalar field, got '" + s + "'");
 }
 
-py::tuple compress_scalar(const py::handle& values, const std::string& mode, double eb, const std::string& bound,
-                          double persistence, const std::string& coder, int threads, bool zstd,
-                          const std::string& policy, const py::handle& mask, std::optional<double> fill) {
+template <class T>
+py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, double eb, const std::string& bound,
+                             double persistence, const std::string& coder, int threads, bool zstd,
+                             const std::string& policy, const py::handle& mask, std::optional<double> fill) {
   factz::ScalarOptions o;
   o.mode = scalar_mode_of(mode);
   o.coder = coder.empty() ? factz::ScalarOptions{}.coder : coder_of(coder);
@@ -61,7 +78,7 @@ py::tuple compress_scalar(const py::handle& values, const std::string& mode, dou
   o.zstd = zstd;
   o.threads = threads_of(threads);
   o.policy = policy_of(policy, threads);
-  factz::ScalarField f = scalar_field_of(values, "values", mask, "mask", fill);
+  const factz::ScalarFieldOf<T> f = scalar_field_of<T>(values, "values", mask, "mask", fill);
   factz::ScalarCompressStats st;
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
   {
@@ -79,7 +96,26 @@ py::tuple compress_scalar(const py::handle& values, const std::string& mode, dou
   return py::make_tuple(bytes_of(bytes), stats);
 }
 
-/// (values, mask): the field in its shape and its uint8 mask (1: missing; all 0 for none).
+py::tuple compress_scalar(const py::handle& values, const std::string& mode, double eb, const std::string& bound,
+                          double persistence, const std::string& coder, int threads, bool zstd,
+                          const std::string& policy, const py::handle& mask, std::optional<double> fill) {
+  if (is_float64(values, "values"))
+    return compress_scalar_of<double>(values, mode, eb, bound, persistence, coder, threads, zstd, policy, mask, fill);
+  return compress_scalar_of<float>(values, mode, eb, bound, persistence, coder, threads, zstd, policy, mask, fill);
+}
+
+/// (values, mask) of a decoded field: the values in its shape and its uint8 mask (1: missing).
+template <class T>
+py::tuple decoded(const factz::ScalarFieldOf<T>& f) {
+  const std::vector<py::ssize_t> shape = shape_of(f);
+  py::array_t<uint8_t> mask(shape);
+  if (f.mask.empty()) std::memset(mask.mutable_data(), 0, size_t(f.size()));
+  else for (int64_t k = 0; k < f.size(); ++k) mask.mutable_data()[k] = f.mask[size_t(k)] ? 1 : 0;
+  return py::make_tuple(array_of(f.values, shape), mask);
+}
+
+/// (values, mask): the field in its shape (float32 or float64, as the stream holds it) and
+/// its uint8 mask (1: missing; all 0 for none).
 py::tuple decompress_scalar(const py::handle& buf, int threads, const std::string& policy) {
   ByteView view(buf);
   const std::string kind = stream_kind(view.span());
@@ -89,17 +125,21 @@ py::tuple decompress_scalar(const py::handle& buf, int threads, const std::strin
     throw py::value_error("decompress_scalar: this is a multi-block vector file (FZMB); read it with "
                           "factz.decompress_multiblock");
   const factz::DecompressOptions d = decompress_options(threads, policy, 0);
+  const auto dtype = factz::scalar_stream_dtype(view.span());
+  if (dtype.ok() && dtype.value() == factz::DType::float64) {
+    factz::Result<factz::ScalarField64> r = factz::Status();
+    {
+      py::gil_scoped_release nogil;
+      r = factz::decompress_scalar64(view.span(), d);
+    }
+    return decoded(take(std::move(r)));
+  }
   factz::Result<factz::ScalarField> r = factz::Status();
   {
     py::gil_scoped_release nogil;
     r = factz::decompress_scalar(view.span(), d);
   }
-  factz::ScalarField f = take(std::move(r));
-  const std::vector<py::ssize_t> shape = shape_of(f);
-  py::array_t<uint8_t> mask(shape);
-  if (f.mask.empty()) std::memset(mask.mutable_data(), 0, size_t(f.size()));
-  else for (int64_t k = 0; k < f.size(); ++k) mask.mutable_data()[k] = f.mask[size_t(k)] ? 1 : 0;
-  return py::make_tuple(array_of(f.values, shape), mask);
+  return decoded(take(std::move(r)));
 }
 
 py::array_t<int64_t> arcs_of(const std::vector<factz::CtArc>& arcs) {
@@ -111,10 +151,12 @@ py::array_t<int64_t> arcs_of(const std::vector<factz::CtArc>& arcs) {
   return a;
 }
 
-/// The tree as plain columns; python/factz/scalar.py builds the structured arrays.
-py::dict contour_tree(const py::handle& values, double persistence, const std::string& bound, bool segmentation,
-                      bool contour_arcs, int threads, const std::string& policy, const py::handle& mask,
-                      std::optional<double> fill) {
+/// The tree as plain columns (node values float32 or float64, as the field's);
+/// python/factz/scalar.py builds the structured arrays.
+template <class T>
+py::dict contour_tree_of(const py::handle& values, double persistence, const std::string& bound, bool segmentation,
+                         bool contour_arcs, int threads, const std::string& policy, const py::handle& mask,
+                         std::optional<double> fill) {
   factz::CtOptions o;
   o.persistence_mode = bound_of(bound, "persistence_bound");
   o.persistence = persistence;
@@ -122,7 +164,7 @@ py::dict contour_tree(const py::handle& values, double persistence, const std::s
   o.contour_arcs = contour_arcs;
   o.threads = threads_of(threads);
   o.policy = policy_of(policy, threads);
-  factz::ScalarField f = scalar_field_of(values, "values", mask, "mask", fill);
+  const factz::ScalarFieldOf<T> f = scalar_field_of<T>(values, "values", mask, "mask", fill);
   factz::Result<factz::ContourTree> r = factz::Status();
   {
     py::gil_scoped_release nogil;
@@ -131,13 +173,13 @@ py::dict contour_tree(const py::handle& values, double persistence, const std::s
   const factz::ContourTree t = take(std::move(r));
   const auto n = py::ssize_t(t.nodes.size());
   py::array_t<int64_t> vertex(n);
-  py::array_t<float> value(n);
+  py::array_t<T> value(n);
   py::array_t<uint8_t> type(n);
   py::array_t<int32_t> up(n), down(n);
   for (py::ssize_t k = 0; k < n; ++k) {
     const factz::CtNode& node = t.nodes[size_t(k)];
     vertex.mutable_at(k) = node.vertex;
-    value.mutable_at(k) = node.value;
+    value.mutable_at(k) = T(node.value);  // the field's own value (exact)
     type.mutable_at(k) = uint8_t(node.type);
     up.mutable_at(k) = node.up_degree;
     down.mutable_at(k) = node.down_degree;
@@ -180,13 +222,22 @@ py::dict contour_tree(const py::handle& values, double persistence, const std::s
   return d;
 }
 
-py::dict verify_scalar(const py::handle& values, const py::handle& values2, double persistence,
-                       const std::string& bound, int threads, const std::string& policy, const py::handle& mask,
-                       const py::handle& mask2, std::optional<double> fill) {
+py::dict contour_tree(const py::handle& values, double persistence, const std::string& bound, bool segmentation,
+                      bool contour_arcs, int threads, const std::string& policy, const py::handle& mask,
+                      std::optional<double> fill) {
+  if (is_float64(values, "values"))
+    return contour_tree_of<double>(values, persistence, bound, segmentation, contour_arcs, threads, policy, mask, fill);
+  return contour_tree_of<float>(values, persistence, bound, segmentation, contour_arcs, threads, policy, mask, fill);
+}
+
+template <class T>
+py::dict verify_scalar_of(const py::handle& values, const py::handle& values2, double persistence,
+                          const std::string& bound, int threads, const std::string& policy, const py::handle& mask,
+                          const py::handle& mask2, std::optional<double> fill) {
   const factz::BoundMode mode = bound_of(bound, "persistence_bound");
   const factz::Policy pol = policy_of(policy, threads_of(threads));
-  factz::ScalarField a = scalar_field_of(values, "values", mask, "mask", fill);
-  factz::ScalarField b = scalar_field_of(values2, "values2", mask2, "mask2", fill);
+  const factz::ScalarFieldOf<T> a = scalar_field_of<T>(values, "values", mask, "mask", fill);
+  const factz::ScalarFieldOf<T> b = scalar_field_of<T>(values2, "values2", mask2, "mask2", fill);
   if (a.nx != b.nx || a.ny != b.ny || a.nz != b.nz)
     throw py::value_error("values2 has shape " + std::string(py::str(py::tuple(py::cast(shape_of(b))))) +
                           ", the original " + std::string(py::str(py::tuple(py::cast(shape_of(a))))));
@@ -216,6 +267,16 @@ py::dict verify_scalar(const py::handle& values, const py::handle& values2, doub
   d["psnr"] = c.psnr;
   d["value_range"] = c.value_range;
   return d;
+}
+
+/// Both fields float32 or both float64 (compared in their type), else a ValueError.
+py::dict verify_scalar(const py::handle& values, const py::handle& values2, double persistence,
+                       const std::string& bound, int threads, const std::string& policy, const py::handle& mask,
+                       const py::handle& mask2, std::optional<double> fill) {
+  const factz::DType dtype = planes_dtype(values, values2, "values", "values2");
+  if (dtype == factz::DType::float64)
+    return verify_scalar_of<double>(values, values2, persistence, bound, threads, policy, mask, mask2, fill);
+  return verify_scalar_of<float>(values, values2, persistence, bound, threads, policy, mask, mask2, fill);
 }
 
 }  // namespace

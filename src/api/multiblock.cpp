@@ -1,5 +1,7 @@
 // Domain decomposition with shared, exactly stored block boundaries, and the multi-block
-// file (docs/multiblock.md, docs/format.md "Multi-block files").
+// file (docs/multiblock.md, docs/format.md "Multi-block files"). One implementation for
+// float32 and float64 fields: the functions below are templates on the field type (Field =
+// VectorField2D or VectorField2D64, T its value type) behind the public overloads.
 #include "factz/multiblock.hpp"
 
 #include <algorithm>
@@ -19,7 +21,11 @@ namespace factz {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'F', 'Z', 'M', 'B'};
+/// Version 1: float32 blocks (header byte 7 zero, as every earlier build wrote it). Version
+/// 2: float64 blocks (byte 7 the data type 2), so that a build that reads only version 1
+/// answers unsupported_version instead of failing inside a block.
 constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersionFloat64 = 2;
 constexpr uint64_t kFixedHeader = kMultiBlockPrefixBytes;  ///< magic .. header CRC
 constexpr uint64_t kEntryBytes = 48;   ///< x0, y0, nx, ny, offset, length
 /// At most this many blocks (a forged count must not size an allocation).
@@ -41,6 +47,78 @@ uint64_t get_le(std::span<const uint8_t> b, size_t at, int bytes) {
 /// column, which the next band owns. Every vertex has exactly one owner.
 int64_t owned_end(const BlockExtent& e, bool last_x) { return e.x0 + e.nx - (last_x ? 0 : 1); }
 int64_t owned_end_y(const BlockExtent& e, bool last_y) { return e.y0 + e.ny - (last_y ? 0 : 1); }
+
+template <class Field>
+using ValueOf = typename decltype(Field::u)::value_type;
+/// The data type of a field type's streams.
+template <class Field>
+constexpr DType kDTypeOf = sizeof(ValueOf<Field>) == 8 ? DType::float64 : DType::float32;
+
+/// A file's blocks are decoded by the decoder of their type only (as decompress and
+/// decompress64 refuse each other's streams): invalid_argument naming the other call.
+Status require_file_dtype(DType file, DType want) {
+  if (file == want) return Status::Ok();
+  if (file == DType::float64)
+    return invalid_argument("the multi-block file holds float64 values: decode it with factz::decompress_multiblock64 "
+                            "(a window with decompress_region64); a float32 decoder would round them");
+  return invalid_argument("the multi-block file holds float32 values: decode it with factz::decompress_multiblock "
+                          "(a window with decompress_region)");
+}
+
+template <class Field>
+ValueRange range_of(const Field& f) {
+  // Over the valid vertices, as compress() computes it (missing ones hold NaN or fill values).
+  ValueRange r;
+  const int64_t n = f.size();
+  const std::vector<uint8_t> missing = missing_mask(f);
+  for (int64_t k = 0; k < n; ++k) {
+    if (!missing.empty() && missing[size_t(k)]) continue;
+    const double u = double(f.u[size_t(k)]), v = double(f.v[size_t(k)]);
+    if (r.empty) {
+      r.lo = r.hi = u;
+      r.empty = false;
+    }
+    r.lo = std::min({r.lo, u, v});
+    r.hi = std::max({r.hi, u, v});
+  }
+  return r;
+}
+
+template <class Field>
+Field extract(const Field& g, const BlockExtent& e) {
+  using T = ValueOf<Field>;
+  Field b;
+  b.nx = e.nx;
+  b.ny = e.ny;
+  b.u.resize(size_t(e.nx * e.ny));
+  b.v.resize(size_t(e.nx * e.ny));
+  if (!g.mask.empty()) b.mask.resize(size_t(e.nx * e.ny));
+  for (int64_t y = 0; y < e.ny; ++y) {
+    const size_t src = size_t((e.y0 + y) * g.nx + e.x0), dst = size_t(y * e.nx);
+    std::memcpy(b.u.data() + dst, g.u.data() + src, size_t(e.nx) * sizeof(T));
+    std::memcpy(b.v.data() + dst, g.v.data() + src, size_t(e.nx) * sizeof(T));
+    if (!g.mask.empty()) std::memcpy(b.mask.data() + dst, g.mask.data() + src, size_t(e.nx));
+  }
+  return b;
+}
+
+template <class Field>
+Result<std::vector<uint8_t>> compress_one_block(const Field& block, const BlockLayout& L, int b, const Options& o,
+                                                double eb_abs, CompressStats* stats) {
+  if (b < 0 || b >= L.count() || size_t(L.count()) != L.blocks.size())
+    return invalid_argument("block " + std::to_string(b) + " is not in the layout");
+  const BlockExtent& e = L.blocks[size_t(b)];
+  if (block.nx != e.nx || block.ny != e.ny)
+    return invalid_argument("block " + std::to_string(b) + " must be " + std::to_string(e.nx) + " x " +
+                            std::to_string(e.ny) + ", got " + std::to_string(block.nx) + " x " +
+                            std::to_string(block.ny));
+  if (!std::isfinite(eb_abs) || eb_abs < 0) return invalid_argument("the absolute bound must be finite and >= 0");
+  Options bo = o;
+  bo.bound_mode = BoundMode::abs;
+  bo.bound = eb_abs;
+  bo.exact_edges = uint8_t(o.exact_edges | L.shared_edges(b));
+  return compress(block, bo, stats);
+}
 
 }  // namespace
 
@@ -88,22 +166,8 @@ Result<BlockLayout> make_block_layout(int64_t nx, int64_t ny, int px, int py) {
   return L;
 }
 
-ValueRange value_range_of(const VectorField2D& f) {
-  // Over the valid vertices, as compress() computes it (missing ones hold NaN or fill values).
-  ValueRange r;
-  const int64_t n = f.size();
-  const std::vector<uint8_t> missing = missing_mask(f);
-  for (int64_t k = 0; k < n; ++k) {
-    if (!missing.empty() && missing[size_t(k)]) continue;
-    if (r.empty) {
-      r.lo = r.hi = f.u[size_t(k)];
-      r.empty = false;
-    }
-    r.lo = std::min({r.lo, f.u[size_t(k)], f.v[size_t(k)]});
-    r.hi = std::max({r.hi, f.u[size_t(k)], f.v[size_t(k)]});
-  }
-  return r;
-}
+ValueRange value_range_of(const VectorField2D& f) { return range_of(f); }
+ValueRange value_range_of(const VectorField2D64& f) { return range_of(f); }
 
 ValueRange merge(ValueRange a, ValueRange b) {
   if (a.empty) return b;
@@ -116,51 +180,32 @@ Result<double> absolute_bound(const Options& o, ValueRange r) {
   if (o.bound_mode == BoundMode::abs) return o.bound;
   if (o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   // The same expression compress() uses for REL (bound * (hi - lo) in double).
-  return r.empty ? 0.0 : o.bound * (double(r.hi) - double(r.lo));
+  return r.empty ? 0.0 : o.bound * (r.hi - r.lo);
 }
 
-VectorField2D extract_block(const VectorField2D& g, const BlockExtent& e) {
-  VectorField2D b;
-  b.nx = e.nx;
-  b.ny = e.ny;
-  b.u.resize(size_t(e.nx * e.ny));
-  b.v.resize(size_t(e.nx * e.ny));
-  if (!g.mask.empty()) b.mask.resize(size_t(e.nx * e.ny));
-  for (int64_t y = 0; y < e.ny; ++y) {
-    const size_t src = size_t((e.y0 + y) * g.nx + e.x0), dst = size_t(y * e.nx);
-    std::memcpy(b.u.data() + dst, g.u.data() + src, size_t(e.nx) * sizeof(float));
-    std::memcpy(b.v.data() + dst, g.v.data() + src, size_t(e.nx) * sizeof(float));
-    if (!g.mask.empty()) std::memcpy(b.mask.data() + dst, g.mask.data() + src, size_t(e.nx));
-  }
-  return b;
-}
+VectorField2D extract_block(const VectorField2D& g, const BlockExtent& e) { return extract(g, e); }
+VectorField2D64 extract_block(const VectorField2D64& g, const BlockExtent& e) { return extract(g, e); }
 
 Result<std::vector<uint8_t>> compress_block(const VectorField2D& block, const BlockLayout& L, int b, const Options& o,
                                             double eb_abs, CompressStats* stats) {
-  if (b < 0 || b >= L.count() || size_t(L.count()) != L.blocks.size())
-    return invalid_argument("block " + std::to_string(b) + " is not in the layout");
-  const BlockExtent& e = L.blocks[size_t(b)];
-  if (block.nx != e.nx || block.ny != e.ny)
-    return invalid_argument("block " + std::to_string(b) + " must be " + std::to_string(e.nx) + " x " +
-                            std::to_string(e.ny) + ", got " + std::to_string(block.nx) + " x " +
-                            std::to_string(block.ny));
-  if (!std::isfinite(eb_abs) || eb_abs < 0) return invalid_argument("the absolute bound must be finite and >= 0");
-  Options bo = o;
-  bo.bound_mode = BoundMode::abs;
-  bo.bound = eb_abs;
-  bo.exact_edges = uint8_t(o.exact_edges | L.shared_edges(b));
-  return compress(block, bo, stats);
+  return compress_one_block(block, L, b, o, eb_abs, stats);
+}
+Result<std::vector<uint8_t>> compress_block(const VectorField2D64& block, const BlockLayout& L, int b, const Options& o,
+                                            double eb_abs, CompressStats* stats) {
+  return compress_one_block(block, L, b, o, eb_abs, stats);
 }
 
 uint64_t multiblock_header_size(int blocks) { return kFixedHeader + kEntryBytes * uint64_t(blocks) + 4; }
 
-std::vector<uint8_t> multiblock_header(const BlockLayout& L, const Options& o, std::span<const uint64_t> lengths) {
+std::vector<uint8_t> multiblock_header(const BlockLayout& L, const Options& o, std::span<const uint64_t> lengths,
+                                       DType dtype) {
+  const bool float64 = dtype == DType::float64;
   std::vector<uint8_t> h;
   h.reserve(size_t(multiblock_header_size(L.count())));
   for (uint8_t c : kMagic) h.push_back(c);
-  detail::put_le(h, kVersion, 2);
+  detail::put_le(h, float64 ? kVersionFloat64 : kVersion, 2);
   h.push_back(uint8_t(o.bound_mode));
-  h.push_back(0);
+  h.push_back(float64 ? uint8_t(DType::float64) : uint8_t(0));  // version 1: the reserved zero
   detail::put_le(h, uint64_t(L.nx), 8);
   detail::put_le(h, uint64_t(L.ny), 8);
   detail::put_le(h, uint32_t(L.px), 4);
@@ -198,12 +243,17 @@ Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint6
   if (!is_multiblock(b)) return corrupt_stream("not a multi-block file (magic)");
   if (b.size() < kFixedHeader) return corrupt_stream("multi-block header truncated");
   const uint64_t version = get_le(b, 4, 2);
-  if (version != kVersion)
-    return Status(Code::unsupported_version, "multi-block file version " + std::to_string(version) + " (this build reads 1)");
+  if (version != kVersion && version != kVersionFloat64)
+    return Status(Code::unsupported_version,
+                  "multi-block file version " + std::to_string(version) + " (this build reads 1 and 2)");
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
   MultiBlockIndex ix;
   ix.bound_mode = b[6];
-  if (ix.bound_mode > 1 || b[7] != 0) return corrupt_stream("multi-block header: bad bound mode or reserved byte");
+  ix.dtype = version == kVersionFloat64 ? DType::float64 : DType::float32;
+  // Byte 7: zero in version 1 (float32 blocks), the data type 2 in version 2 (float64).
+  const uint8_t dtype_byte = version == kVersionFloat64 ? uint8_t(DType::float64) : uint8_t(0);
+  if (ix.bound_mode > 1 || b[7] != dtype_byte)
+    return corrupt_stream("multi-block header: bad bound mode or data type byte");
   const uint64_t nx = get_le(b, 8, 8), ny = get_le(b, 16, 8);
   const uint64_t px = get_le(b, 24, 4), py = get_le(b, 28, 4), count = get_le(b, 40, 4);
   ix.bound_value = std::bit_cast<double>(get_le(b, 32, 8));
@@ -241,7 +291,10 @@ Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint6
   return ix;
 }
 
-Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const Options& o, int px, int py,
+namespace {
+
+template <class Field>
+Result<std::vector<uint8_t>> compress_all_blocks(const Field& f, const Options& o, int px, int py,
                                                  CompressStats* stats) {
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   auto layout = make_block_layout(f.nx, f.ny, px, py);
@@ -271,7 +324,7 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
 #pragma omp parallel for schedule(dynamic, 1) num_threads(outer ? threads : 1)
     for (int b = 0; b < count; ++b) {
       try {  // no exception may leave an OpenMP region
-        auto s = compress_block(extract_block(f, L.blocks[size_t(b)]), L, b, inner, eb.value(), &block_stats[size_t(b)]);
+        auto s = compress_one_block(extract(f, L.blocks[size_t(b)]), L, b, inner, eb.value(), &block_stats[size_t(b)]);
         if (s.ok()) {
           lengths[size_t(b)] = s.value().size();
           streams[size_t(b)] = std::move(s).value();
@@ -293,7 +346,7 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
       total.repair_rounds = std::max(total.repair_rounds, st.repair_rounds);
       total.repaired_vertices += st.repaired_vertices;
     }
-    std::vector<uint8_t> out = multiblock_header(L, o, lengths);
+    std::vector<uint8_t> out = multiblock_header(L, o, lengths, kDTypeOf<Field>);
     for (auto& s : streams) {
       out.insert(out.end(), s.begin(), s.end());
       std::vector<uint8_t>().swap(s);
@@ -306,10 +359,6 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const O
   }
 }
 
-namespace {
-
-/// Decodes the blocks of `ix` that own part of the window [x0, x1) x [y0, y1) into `out`
-/// (window-sized). fetch(b) returns block b's stream bytes.
 /// Columns [x0, x1) and rows [y0, y1) of the window that block b decodes: the part of its
 /// owned vertices (owned_end) inside the window; empty when x0 >= x1 or y0 >= y1.
 Region owned_part(const BlockLayout& L, int b, const Region& r) {
@@ -318,24 +367,35 @@ Region owned_part(const BlockLayout& L, int b, const Region& r) {
           std::min(owned_end_y(e, b / L.px == L.py - 1), r.y1)};
 }
 
+/// Block b's stream holds the extent its index entry says and the file's data type.
+Status check_block_stream(const MultiBlockIndex& ix, int b, std::span<const uint8_t> bytes) {
+  const BlockExtent& e = ix.layout.blocks[size_t(b)];
+  auto info = stream_info(bytes);
+  if (!info.ok()) return Status(info.status().code(), "block " + std::to_string(b) + ": " + info.status().message());
+  if (info->nx != e.nx || info->ny != e.ny)
+    return corrupt_stream("block " + std::to_string(b) + " holds a " + std::to_string(info->nx) + " x " +
+                          std::to_string(info->ny) + " field, its index says " + std::to_string(e.nx) + " x " +
+                          std::to_string(e.ny));
+  if (info->dtype != ix.dtype)
+    return corrupt_stream("block " + std::to_string(b) + " holds " + dtype_name(info->dtype) +
+                          " values, the file's header says " + dtype_name(ix.dtype));
+  return Status::Ok();
+}
+
 /// Decodes block b's stream into the scratch planes (resized to the block) and copies its
 /// part of the window into `out`, with its mask when the block has missing vertices (`out`'s
 /// mask is then allocated, all valid, the first time a block needs it; `mask_lock` guards
 /// that when blocks decode in parallel).
+template <class Field, class T = ValueOf<Field>>
 Status decode_block_into(const MultiBlockIndex& ix, int b, std::span<const uint8_t> bytes, const Region& r,
-                         const DecompressOptions& d, std::vector<float>& bu, std::vector<float>& bv,
-                         std::vector<uint8_t>& bm, VectorField2D& out, std::mutex& mask_lock) {
+                         const DecompressOptions& d, std::vector<T>& bu, std::vector<T>& bv,
+                         std::vector<uint8_t>& bm, Field& out, std::mutex& mask_lock) {
   const BlockExtent& e = ix.layout.blocks[size_t(b)];
-  auto dims = stream_dims(bytes);
-  if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
-  if (dims->first != e.nx || dims->second != e.ny)
-    return corrupt_stream("block " + std::to_string(b) + " holds a " + std::to_string(dims->first) + " x " +
-                          std::to_string(dims->second) + " field, its index says " + std::to_string(e.nx) + " x " +
-                          std::to_string(e.ny));
+  FACTZ_RETURN_IF_ERROR(check_block_stream(ix, b, bytes));
   bu.resize(size_t(e.nx * e.ny));
   bv.resize(size_t(e.nx * e.ny));
   bm.resize(size_t(e.nx * e.ny));
-  const Status st = decompress_into(bytes, bu, bv, bm, d);
+  const Status st = decompress_into(bytes, std::span<T>(bu), std::span<T>(bv), std::span<uint8_t>(bm), d);
   if (!st.ok()) return Status(st.code(), "block " + std::to_string(b) + ": " + st.message());
   const Region w = owned_part(ix.layout, b, r);
   const size_t row = size_t(w.x1 - w.x0);
@@ -351,8 +411,8 @@ Status decode_block_into(const MultiBlockIndex& ix, int b, std::span<const uint8
   for (int64_t y = w.y0; y < w.y1; ++y) {
     const size_t src = size_t((y - e.y0) * e.nx + (w.x0 - e.x0));
     const size_t dst = size_t((y - r.y0) * out.nx + (w.x0 - r.x0));
-    std::memcpy(out.u.data() + dst, bu.data() + src, row * sizeof(float));
-    std::memcpy(out.v.data() + dst, bv.data() + src, row * sizeof(float));
+    std::memcpy(out.u.data() + dst, bu.data() + src, row * sizeof(T));
+    std::memcpy(out.v.data() + dst, bv.data() + src, row * sizeof(T));
     if (masked) std::memcpy(out.mask.data() + dst, bm.data() + src, row);
   }
   return Status::Ok();
@@ -368,20 +428,17 @@ std::vector<int> blocks_for(const BlockLayout& L, const Region& r) {
   return needed;
 }
 
-}  // namespace
-
-Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d) {
+template <class Field>
+Result<Field> decompress_all_blocks(std::span<const uint8_t> file, const DecompressOptions& d) {
+  using T = ValueOf<Field>;
   auto ix = parse_multiblock_index(file, file.size());
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex& I = ix.value();
+  FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
   // Every block's own header must agree with the index before the whole grid is allocated.
   for (int b = 0; b < I.layout.count(); ++b) {
     const auto& en = I.entries[size_t(b)];
-    const BlockExtent& e = I.layout.blocks[size_t(b)];
-    auto dims = stream_dims(file.subspan(size_t(en.offset), size_t(en.length)));
-    if (!dims.ok()) return Status(dims.status().code(), "block " + std::to_string(b) + ": " + dims.status().message());
-    if (dims->first != e.nx || dims->second != e.ny)
-      return corrupt_stream("block " + std::to_string(b) + " does not hold the field its index says");
+    FACTZ_RETURN_IF_ERROR(check_block_stream(I, b, file.subspan(size_t(en.offset), size_t(en.length))));
   }
   // Blocks decode in parallel, one thread each, when there are enough of them to share;
   // otherwise one after the other with the threads inside. The values are the same.
@@ -390,7 +447,7 @@ Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const
   const bool outer = threads > 1 && count >= threads;
   const DecompressOptions inner = outer ? DecompressOptions{Policy::serial, 1} : d;
   const Region all{0, 0, I.layout.nx, I.layout.ny};
-  VectorField2D out;
+  Field out;
   std::vector<Status> status(static_cast<size_t>(count));
   try {
     out.nx = all.x1;
@@ -400,7 +457,7 @@ Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const
     std::mutex mask_lock;
 #pragma omp parallel num_threads(outer ? threads : 1)
     {
-      std::vector<float> bu, bv;  // reused: fresh pages per block cost more than decoding small ones
+      std::vector<T> bu, bv;  // reused: fresh pages per block cost more than decoding small ones
       std::vector<uint8_t> bm;
 #pragma omp for schedule(dynamic, 1)
       for (int b = 0; b < count; ++b) {
@@ -420,39 +477,57 @@ Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const
   return out;
 }
 
-Result<VectorField2D> decompress_region(const std::string& path, const Region& r, const DecompressOptions& d,
-                                        RegionStats* stats) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  in.seekg(0, std::ios::end);
-  const uint64_t size = uint64_t(in.tellg());
-  auto read_at = [&](uint64_t offset, uint64_t n, std::vector<uint8_t>& out) -> Status {
-    out.resize(size_t(n));
-    in.seekg(std::streamoff(offset));
-    in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n));
-    if (!in || uint64_t(in.gcount()) != n) return io_error("cannot read " + std::to_string(n) + " bytes of '" + path + "'");
-    return Status::Ok();
-  };
+/// Reads `n` bytes at `offset` of the open file `in` (`path` in messages).
+Status read_at(std::ifstream& in, const std::string& path, uint64_t offset, uint64_t n, std::vector<uint8_t>& out) {
+  out.resize(size_t(n));
+  in.seekg(std::streamoff(offset));
+  in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n));
+  if (!in || uint64_t(in.gcount()) != n) return io_error("cannot read " + std::to_string(n) + " bytes of '" + path + "'");
+  return Status::Ok();
+}
+
+/// The validated header and index of the open file `in` of `size` bytes: only those bytes
+/// are read.
+Result<MultiBlockIndex> read_index(std::ifstream& in, const std::string& path, uint64_t size) {
   std::vector<uint8_t> head;
   if (size < kFixedHeader) return corrupt_stream("'" + path + "' is too short for a multi-block file");
-  FACTZ_RETURN_IF_ERROR(read_at(0, kFixedHeader, head));
+  FACTZ_RETURN_IF_ERROR(read_at(in, path, 0, kFixedHeader, head));
   auto header_size = multiblock_header_size_from_prefix(head);
   if (!header_size.ok()) return header_size.status();
-  const uint64_t hsize = header_size.value();
-  if (hsize > size) return corrupt_stream("multi-block index truncated");
-  FACTZ_RETURN_IF_ERROR(read_at(0, hsize, head));
-  auto ix = parse_multiblock_index(head, size);
+  if (header_size.value() > size) return corrupt_stream("multi-block index truncated");
+  FACTZ_RETURN_IF_ERROR(read_at(in, path, 0, header_size.value(), head));
+  return parse_multiblock_index(head, size);
+}
+
+/// The file at `path` opened for reading, and its size.
+Status open_file(const std::string& path, std::ifstream& in, uint64_t& size) {
+  in.open(path, std::ios::binary);
+  if (!in) return io_error("cannot open '" + path + "'");
+  in.seekg(0, std::ios::end);
+  size = uint64_t(in.tellg());
+  return Status::Ok();
+}
+
+template <class Field>
+Result<Field> decompress_window(const std::string& path, const Region& r, const DecompressOptions& d,
+                                RegionStats* stats) {
+  using T = ValueOf<Field>;
+  std::ifstream in;
+  uint64_t size = 0;
+  FACTZ_RETURN_IF_ERROR(open_file(path, in, size));
+  auto ix = read_index(in, path, size);
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex& I = ix.value();
+  FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
   if (r.x0 < 0 || r.y0 < 0 || r.x1 > I.layout.nx || r.y1 > I.layout.ny || r.x0 >= r.x1 || r.y0 >= r.y1)
     return invalid_argument("the region [" + std::to_string(r.x0) + ", " + std::to_string(r.x1) + ") x [" +
                             std::to_string(r.y0) + ", " + std::to_string(r.y1) + ") is empty or outside the " +
                             std::to_string(I.layout.nx) + " x " + std::to_string(I.layout.ny) + " grid");
   RegionStats st;
-  st.bytes_read = hsize;
-  VectorField2D out;
+  st.bytes_read = I.header_bytes;
+  Field out;
   std::vector<uint8_t> buf;
-  std::vector<float> bu, bv;
+  std::vector<T> bu, bv;
   std::vector<uint8_t> bm;
   std::mutex mask_lock;
   try {
@@ -462,7 +537,7 @@ Result<VectorField2D> decompress_region(const std::string& path, const Region& r
     out.v.resize(size_t(out.nx * out.ny));
     for (int b : blocks_for(I.layout, r)) {
       const auto& en = I.entries[size_t(b)];
-      FACTZ_RETURN_IF_ERROR(read_at(en.offset, en.length, buf));
+      FACTZ_RETURN_IF_ERROR(read_at(in, path, en.offset, en.length, buf));
       FACTZ_RETURN_IF_ERROR(decode_block_into(I, b, buf, r, d, bu, bv, bm, out, mask_lock));
       ++st.blocks_decoded;
       st.bytes_read += en.length;
@@ -472,6 +547,40 @@ Result<VectorField2D> decompress_region(const std::string& path, const Region& r
   }
   if (stats) *stats = st;
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& f, const Options& o, int px, int py,
+                                                 CompressStats* stats) {
+  return compress_all_blocks(f, o, px, py, stats);
+}
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D64& f, const Options& o, int px, int py,
+                                                 CompressStats* stats) {
+  return compress_all_blocks(f, o, px, py, stats);
+}
+
+Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d) {
+  return decompress_all_blocks<VectorField2D>(file, d);
+}
+Result<VectorField2D64> decompress_multiblock64(std::span<const uint8_t> file, const DecompressOptions& d) {
+  return decompress_all_blocks<VectorField2D64>(file, d);
+}
+
+Result<MultiBlockIndex> read_multiblock_index(const std::string& path) {
+  std::ifstream in;
+  uint64_t size = 0;
+  FACTZ_RETURN_IF_ERROR(open_file(path, in, size));
+  return read_index(in, path, size);
+}
+
+Result<VectorField2D> decompress_region(const std::string& path, const Region& r, const DecompressOptions& d,
+                                        RegionStats* stats) {
+  return decompress_window<VectorField2D>(path, r, d, stats);
+}
+Result<VectorField2D64> decompress_region64(const std::string& path, const Region& r, const DecompressOptions& d,
+                                            RegionStats* stats) {
+  return decompress_window<VectorField2D64>(path, r, d, stats);
 }
 
 }  // namespace factz

@@ -99,8 +99,6 @@ std::string header_problem(const Header& h) {
   if (h.dtype != kDtypeFloat32 && h.dtype != kDtypeFloat64) return "unknown data type " + std::to_string(h.dtype);
   if (h.components < 1 || h.components > kMaxComponents)
     return "component count " + std::to_string(h.components) + " (must be 1 or 2)";
-  if (h.dtype == kDtypeFloat64 && (h.components != 2 || h.ndims != 2))
-    return "data type float64 in a stream that is not a 2D vector field (float64 streams are 2D vector fields)";
   if (h.ndims != 2 && !(h.ndims == 3 && h.components == 1))
     return "ndims " + std::to_string(h.ndims) + " (2, or 3 for scalar fields)";
   if (h.mode > kModeContourTree || (h.mode == kModeContourTree && h.components != 1))

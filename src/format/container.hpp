@@ -58,7 +58,7 @@ inline constexpr uint64_t kRawSizeSlack = uint64_t{1} << 24;
 
 // ---- Header field values -------------------------------------------------------------
 inline constexpr uint8_t kDtypeFloat32 = 1;
-inline constexpr uint8_t kDtypeFloat64 = 2;  ///< 2D vector streams only, format version 6
+inline constexpr uint8_t kDtypeFloat64 = 2;  ///< 2D vector and 2D/3D scalar streams, format version 6
 inline constexpr uint8_t kModeNone = 0;         ///< plain error-bounded baseline
 inline constexpr uint8_t kModeBlock = 1;        ///< FaCTz-B
 inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
@@ -111,7 +111,7 @@ bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
   uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64)
-  uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6, 2D vector fields)
+  uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6)
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)
   uint8_t mode = kModeNone;

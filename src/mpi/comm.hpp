@@ -25,11 +25,15 @@ namespace factz::mpi {
 /// `factz` run never initializes MPI.
 bool launched_by_mpirun();
 
-/// A piece of a file written by one rank: `count` floats from `data` at byte `offset`.
+/// A piece of a file written by one rank: `count` values of `value_bytes` bytes each (4:
+/// float32 planes, 8: float64 planes) from `data` at byte `offset`.
 struct Segment {
   uint64_t offset = 0;
-  const float* data = nullptr;
+  const void* data = nullptr;
   int64_t count = 0;
+  int value_bytes = 4;
+
+  uint64_t bytes() const { return uint64_t(count) * uint64_t(value_bytes); }
 };
 
 /// The world communicator: MPI_COMM_WORLD when built with MPI and launched by mpirun (MPI is

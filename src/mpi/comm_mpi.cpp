@@ -183,22 +183,29 @@ Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_
 
 Status World::write_segments_all(const std::string& path, uint64_t file_bytes, std::span<const Segment> segments) {
   if (!distributed_) return detail::posix_write_segments(path, file_bytes, segments);
-  // Rounds of at most kRoundBytes / 4 floats; a longer segment is split.
-  const int64_t round_floats = int64_t(kRoundBytes / 4);
-  std::vector<std::vector<Segment>> rounds(1);
+  // Rounds of at most kRoundBytes bytes; a longer segment is split. The file view and the
+  // memory type count bytes, so float32 and float64 planes (Segment::value_bytes) go alike.
+  struct Piece {
+    uint64_t offset;
+    const uint8_t* data;
+    int64_t bytes;
+  };
+  const int64_t round_bytes = int64_t(kRoundBytes);
+  std::vector<std::vector<Piece>> rounds(1);
   int64_t in_round = 0;
-  for (Segment s : segments) {
-    while (s.count > 0) {
-      if (in_round == round_floats) {
+  for (const Segment& s : segments) {
+    Piece p{s.offset, static_cast<const uint8_t*>(s.data), int64_t(s.bytes())};
+    while (p.bytes > 0) {
+      if (in_round == round_bytes) {
         rounds.emplace_back();
         in_round = 0;
       }
-      const int64_t take = std::min(s.count, round_floats - in_round);
-      rounds.back().push_back({s.offset, s.data, take});
+      const int64_t take = std::min(p.bytes, round_bytes - in_round);
+      rounds.back().push_back({p.offset, p.data, take});
       in_round += take;
-      s.offset += uint64_t(take) * 4;
-      s.data += take;
-      s.count -= take;
+      p.offset += uint64_t(take);
+      p.data += take;
+      p.bytes -= take;
     }
   }
   auto fh = open_for_write(path, file_bytes);
@@ -213,27 +220,27 @@ Status World::write_segments_all(const std::string& path, uint64_t file_bytes, s
     if (rc != MPI_SUCCESS && err.empty()) err = std::string(what) + " " + path + ": " + mpi_error(rc);
   };
   for (int64_t k = 0; k < n_rounds.value(); ++k) {
-    const std::vector<Segment> none;
+    const std::vector<Piece> none;
     const auto& r = size_t(k) < rounds.size() ? rounds[size_t(k)] : none;
     MPI_Status st;
     if (r.empty()) {  // this rank writes nothing in this round, but takes part
-      note(MPI_File_set_view(fh.value(), 0, MPI_FLOAT, MPI_FLOAT, "native", MPI_INFO_NULL), "cannot view");
-      note(MPI_File_write_all(fh.value(), nullptr, 0, MPI_FLOAT, &st), "cannot write");
+      note(MPI_File_set_view(fh.value(), 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), "cannot view");
+      note(MPI_File_write_all(fh.value(), nullptr, 0, MPI_BYTE, &st), "cannot write");
       continue;
     }
     std::vector<int> lengths(r.size());
     std::vector<MPI_Aint> file_at(r.size()), memory_at(r.size());
     for (size_t i = 0; i < r.size(); ++i) {
-      lengths[i] = int(r[i].count);
+      lengths[i] = int(r[i].bytes);
       file_at[i] = MPI_Aint(r[i].offset);
       MPI_Get_address(r[i].data, &memory_at[i]);
     }
     MPI_Datatype file_type, memory_type;
-    MPI_Type_create_hindexed(int(r.size()), lengths.data(), file_at.data(), MPI_FLOAT, &file_type);
-    MPI_Type_create_hindexed(int(r.size()), lengths.data(), memory_at.data(), MPI_FLOAT, &memory_type);
+    MPI_Type_create_hindexed(int(r.size()), lengths.data(), file_at.data(), MPI_BYTE, &file_type);
+    MPI_Type_create_hindexed(int(r.size()), lengths.data(), memory_at.data(), MPI_BYTE, &memory_type);
     MPI_Type_commit(&file_type);
     MPI_Type_commit(&memory_type);
-    note(MPI_File_set_view(fh.value(), 0, MPI_FLOAT, file_type, "native", MPI_INFO_NULL), "cannot view");
+    note(MPI_File_set_view(fh.value(), 0, MPI_BYTE, file_type, "native", MPI_INFO_NULL), "cannot view");
     note(MPI_File_write_all(fh.value(), MPI_BOTTOM, 1, memory_type, &st), "cannot write");
     MPI_Type_free(&file_type);
     MPI_Type_free(&memory_type);

@@ -64,7 +64,7 @@ Status posix_write_segments(const std::string& path, uint64_t file_bytes, std::s
   if (!fd.ok()) return fd.status();
   bool ok = true;
   for (const auto& s : segments) {
-    ok = write_all(fd.value(), reinterpret_cast<const uint8_t*>(s.data), uint64_t(s.count) * 4, s.offset);
+    ok = write_all(fd.value(), static_cast<const uint8_t*>(s.data), s.bytes(), s.offset);
     if (!ok) break;
   }
   return finish(fd.value(), ok, path);

@@ -30,7 +30,10 @@ namespace {
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 constexpr size_t kAhead = 8;  // sweep steps between a vertex's prefetch and its visit
 
-bool sos_below(std::span<const float> f, uint32_t a, uint32_t b) { return sos_less(f[a], a, f[b], b); }
+template <class T>
+bool sos_below(std::span<const T> f, uint32_t a, uint32_t b) {
+  return sos_less(f[a], a, f[b], b);
+}
 
 // A merge tree as its branch decomposition by the elder rule: every vertex belongs to one
 // branch; a branch is born at an extremum and dies at the saddle where its component meets
@@ -51,10 +54,11 @@ struct MergeTree {
 // component's elder extremum) and the root's height. `words` (may be null: recomputed)
 // holds every vertex's link. Where the whole field is swept, the vertex `kAhead` steps
 // ahead is prefetched: the order visits memory at random.
-void merge_tree_sweep(const LinkClassifier& lc, std::span<const uint32_t> order, const uint32_t* words,
+template <class T>
+void merge_tree_sweep(const LinkClassifierOf<T>& lc, std::span<const uint32_t> order, const uint32_t* words,
                       const uint8_t* table, bool down, CtWorkspace& work, MergeTree& t) {
   const size_t nv = order.size();
-  const std::span<const float> f = lc.f;
+  const std::span<const T> f = lc.f;
   uint32_t* parent = work.parent[down ? 0 : 1].data();
   uint32_t* branch = work.branch[down ? 0 : 1].get();
   t.branch = branch;
@@ -133,7 +137,9 @@ int64_t full_node_count(const MergeTree& join, const MergeTree& split) {
   return std::unique(node.begin(), node.end()) - node.begin();
 }
 
-double persistence_of(std::span<const float> f, uint32_t extremum, uint32_t saddle) {
+// In double (exact for floats; one rounding for doubles).
+template <class T>
+double persistence_of(std::span<const T> f, uint32_t extremum, uint32_t saddle) {
   return std::fabs(double(f[extremum]) - double(f[saddle]));
 }
 
@@ -141,7 +147,8 @@ double persistence_of(std::span<const float> f, uint32_t extremum, uint32_t sadd
 // persistence is at least p_abs, else the survivor of the branch it died into. A surviving
 // branch only dies into a surviving one (that one's extremum is elder and its saddle
 // further away, so its persistence is at least as large): the survivors form a merge tree.
-std::vector<uint32_t> surviving_branches(const MergeTree& t, std::span<const float> f, double p_abs) {
+template <class T>
+std::vector<uint32_t> surviving_branches(const MergeTree& t, std::span<const T> f, double p_abs) {
   std::vector<uint32_t> eff(t.birth.size());
   for (size_t b = 0; b < eff.size(); ++b) {
     const uint32_t s = t.death[b];
@@ -171,7 +178,8 @@ struct Simplified {
   std::vector<NodeCandidate> candidates;
 };
 
-Simplified simplify(const MergeTree& join, const MergeTree& split, std::span<const float> f, double p_abs) {
+template <class T>
+Simplified simplify(const MergeTree& join, const MergeTree& split, std::span<const T> f, double p_abs) {
   Simplified s{join, split, surviving_branches(join, f, p_abs), surviving_branches(split, f, p_abs), {}};
   struct Event {
     uint32_t vertex;
@@ -213,7 +221,8 @@ CtNodeType node_type(int up, int down) {
 // The pairs that stay (both trees) and each tree's root pair (its lowest vertex with its
 // highest; none for a component of one vertex), by (extremum, saddle). `pruned` counts the
 // removed pairs.
-std::vector<CtPair> surviving_pairs(const Simplified& s, std::span<const float> f, int64_t& pruned) {
+template <class T>
+std::vector<CtPair> surviving_pairs(const Simplified& s, std::span<const T> f, int64_t& pruned) {
   std::vector<CtPair> pairs;
   pruned = 0;
   for (const auto* tree : {&s.join, &s.split}) {
@@ -401,14 +410,13 @@ std::vector<CtArc> contour_arcs(size_t n, const std::vector<uint32_t>& other, co
   return arcs;
 }
 
-}  // namespace
-
-double scalar_range(std::span<const float> values, std::span<const uint8_t> missing) {
+template <class T>
+double range_of(std::span<const T> values, std::span<const uint8_t> missing) {
   bool any = false;
-  float lo = 0, hi = 0;
+  T lo = 0, hi = 0;
   for (size_t i = 0; i < values.size(); ++i) {
     if (!missing.empty() && missing[i]) continue;
-    const float v = values[i];
+    const T v = values[i];
     if (!any) lo = hi = v;
     any = true;
     lo = std::min(lo, v);
@@ -417,8 +425,20 @@ double scalar_range(std::span<const float> values, std::span<const uint8_t> miss
   return double(hi) - double(lo);
 }
 
-ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                 double p_abs, const CtRequest& want, int threads, CtWorkspace* work) {
+}  // namespace
+
+double scalar_range(std::span<const float> values, std::span<const uint8_t> missing) {
+  return range_of(values, missing);
+}
+double scalar_range(std::span<const double> values, std::span<const uint8_t> missing) {
+  return range_of(values, missing);
+}
+
+namespace {
+
+template <class T>
+ContourTree compute_tree(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, double p_abs,
+                         const CtRequest& want, int threads, CtWorkspace* work) {
   const size_t n = f.size();
   ContourTree tree;
   tree.nx = g.nx;
@@ -434,7 +454,7 @@ ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, 
   // critical ones; 3. join and split trees with their elder-rule pairs (two sweeps, side
   // by side).
   const bool every_branch = want.segmentation || want.contour_arcs;
-  const LinkClassifier lc{f, g, Neighbourhood(g), missing};
+  const LinkClassifierOf<T> lc{f, g, Neighbourhood(g), missing};
   const uint8_t* table = link_table(g);
   for (int s = 0; s < 2; ++s) w.parent[s].resize(n);
   if (w.branch_size != n) {
@@ -443,7 +463,7 @@ ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, 
   }
   BigVector<uint32_t> words(every_branch ? n : 0), order;
   {
-    BigVector<uint64_t> critical;
+    BigVector<VertexKeyOf<T>> critical;
     classify_links(lc, threads, every_branch ? words.data() : nullptr, w, critical);
     if (every_branch) sort_vertices(f, missing, threads, order);
     else sort_keys(critical, threads, order);
@@ -469,7 +489,8 @@ ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, 
     if (c.join_node()) jn.push_back(c.vertex);
     if (c.split_node()) sn.push_back(c.vertex);
   }
-  for (auto* list : {&jn, &sn}) std::sort(list->begin(), list->end(), [&](uint32_t a, uint32_t b) { return sos_below(f, a, b); });
+  for (auto* list : {&jn, &sn})
+    std::sort(list->begin(), list->end(), [&](uint32_t a, uint32_t b) { return sos_below(f, a, b); });
   tree.join_arcs = merge_tree_arcs(join, s.jeff, jn, true);
   tree.split_arcs = merge_tree_arcs(split, s.seff, sn, false);
   if (want.segmentation) {
@@ -499,6 +520,17 @@ ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, 
     if (tree.contour_arcs) tree.arcs = contour_arcs(n, other, other_is_up, missing);
   }
   return tree;
+}
+
+}  // namespace
+
+ContourTree compute_contour_tree(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                 double p_abs, const CtRequest& want, int threads, CtWorkspace* work) {
+  return compute_tree(f, g, missing, p_abs, want, threads, work);
+}
+ContourTree compute_contour_tree(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                 double p_abs, const CtRequest& want, int threads, CtWorkspace* work) {
+  return compute_tree(f, g, missing, p_abs, want, threads, work);
 }
 
 }  // namespace factz::detail

@@ -21,7 +21,10 @@ const char* ct_node_type_name(CtNodeType t) {
   return "unknown";
 }
 
-Result<ContourTree> contour_tree(const ScalarField& field, const CtOptions& o) {
+namespace {
+
+template <class T>
+Result<ContourTree> contour_tree_of(const ScalarFieldOf<T>& field, const CtOptions& o) {
   std::vector<uint8_t> missing;
   FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field, missing));
   if (!std::isfinite(o.persistence) || o.persistence < 0)
@@ -33,6 +36,15 @@ Result<ContourTree> contour_tree(const ScalarField& field, const CtOptions& o) {
   return detail::compute_contour_tree(field.values, {field.nx, field.ny, field.nz}, missing, p_abs,
                                       {o.segmentation, o.contour_arcs}, detail::thread_count(o.policy, o.threads));
 }
+
+template <class T>
+Result<ScalarComparison> compare_scalar_of(const ScalarFieldOf<T>& original, const ScalarFieldOf<T>& decompressed,
+                                           BoundMode persistence_mode, double persistence, Policy policy, int threads);
+
+}  // namespace
+
+Result<ContourTree> contour_tree(const ScalarField& field, const CtOptions& o) { return contour_tree_of(field, o); }
+Result<ContourTree> contour_tree(const ScalarField64& field, const CtOptions& o) { return contour_tree_of(field, o); }
 
 CtComparison compare_contour_trees(const ContourTree& a, const ContourTree& b) {
   CtComparison c;
@@ -93,6 +105,18 @@ CtComparison compare_contour_trees(const ContourTree& a, const ContourTree& b) {
 
 Result<ScalarComparison> compare_scalar(const ScalarField& original, const ScalarField& decompressed,
                                         BoundMode persistence_mode, double persistence, Policy policy, int threads) {
+  return compare_scalar_of(original, decompressed, persistence_mode, persistence, policy, threads);
+}
+Result<ScalarComparison> compare_scalar(const ScalarField64& original, const ScalarField64& decompressed,
+                                        BoundMode persistence_mode, double persistence, Policy policy, int threads) {
+  return compare_scalar_of(original, decompressed, persistence_mode, persistence, policy, threads);
+}
+
+namespace {
+
+template <class T>
+Result<ScalarComparison> compare_scalar_of(const ScalarFieldOf<T>& original, const ScalarFieldOf<T>& decompressed,
+                                           BoundMode persistence_mode, double persistence, Policy policy, int threads) {
   std::vector<uint8_t> ma, mb;
   FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(original, ma));
   FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(decompressed, mb));
@@ -125,5 +149,7 @@ Result<ScalarComparison> compare_scalar(const ScalarField& original, const Scala
                        : 20.0 * std::log10(s.value_range) - 20.0 * std::log10(s.rmse);
   return s;
 }
+
+}  // namespace
 
 }  // namespace factz

@@ -37,17 +37,34 @@ struct CtWorkspace {
   size_t branch_size = 0;
 };
 
-/// The sort key of a vertex: (value, index) order is unsigned key order.
+/// The sort key of a float field's vertex: (value, index) order is unsigned key order.
 inline uint64_t vertex_key(float value, int64_t v) { return (uint64_t(orderable_bits(value)) << 32) | uint64_t(v); }
+
+/// The sort key of a double field's vertex: its 64 orderable value bits and its index,
+/// (value, index) order being the order of (bits, index). No float in between: doubles that
+/// round to the same float keep their order. Trivial (no initializers), so that a BigVector
+/// of keys is not cleared before it is written.
+struct VertexKey64 {
+  uint64_t bits;
+  uint32_t index;
+};
+inline VertexKey64 vertex_key(double value, int64_t v) { return {orderable_bits(value), uint32_t(v)}; }
+
+/// The key type of a field of T (float: uint64_t, double: VertexKey64).
+template <class T>
+using VertexKeyOf = decltype(vertex_key(T{}, 0));
 
 /// Sorts vertex keys whose indices increase by their value bits, stably (so by (value,
 /// index)), and writes the indices in that order to `order`; `keys` is overwritten. A radix
 /// sort (vertex_order.cpp): the result is the unique sorted order, whatever the thread count.
 void sort_keys(BigVector<uint64_t>& keys, int threads, BigVector<uint32_t>& order);
+void sort_keys(BigVector<VertexKey64>& keys, int threads, BigVector<uint32_t>& order);
 
 /// The valid vertices of `values` (missing: empty, or nonzero per missing vertex) in
 /// increasing (value, index) order.
 void sort_vertices(std::span<const float> values, std::span<const uint8_t> missing, int threads,
+                   BigVector<uint32_t>& order);
+void sort_vertices(std::span<const double> values, std::span<const uint8_t> missing, int threads,
                    BigVector<uint32_t>& order);
 
 /// The contour forest of `values` on `grid` (one tree per connected component of the valid
@@ -55,12 +72,17 @@ void sort_vertices(std::span<const float> values, std::span<const uint8_t> missi
 /// valid) or holds grid.size() bytes, nonzero for a missing vertex: it and every simplex
 /// touching it are not part of the mesh. Valid values must be finite and `values` must hold
 /// grid.size() values (checked by the callers); missing vertices' values are never read.
-/// `work` (may be null) holds the work arrays between calls.
+/// `work` (may be null) holds the work arrays between calls. A double field is ordered,
+/// and its persistence measured, in double.
 ContourTree compute_contour_tree(std::span<const float> values, const ScalarGrid& grid,
+                                 std::span<const uint8_t> missing, double p_abs, const CtRequest& want, int threads,
+                                 CtWorkspace* work = nullptr);
+ContourTree compute_contour_tree(std::span<const double> values, const ScalarGrid& grid,
                                  std::span<const uint8_t> missing, double p_abs, const CtRequest& want, int threads,
                                  CtWorkspace* work = nullptr);
 
 /// Value range max - min over the valid vertices (0 when there are none).
 double scalar_range(std::span<const float> values, std::span<const uint8_t> missing = {});
+double scalar_range(std::span<const double> values, std::span<const uint8_t> missing = {});
 
 }  // namespace factz::detail

@@ -1,7 +1,8 @@
 // The piecewise-linear mesh of a scalar field on a regular grid (docs/toposz.md): the
 // Freudenthal triangulation with the vector mesh's diagonal, and the (value, index) vertex
 // order that breaks ties by Simulation of Simplicity. Shared by the contour tree, the
-// TopoSZ encoder and the tests' brute-force reference.
+// TopoSZ encoder and the tests' brute-force reference. Fields hold float or double values
+// (ScalarFieldOf<T>); every comparison is made in the field's own type.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +62,17 @@ inline uint32_t orderable_bits(float value) {
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-/// Simulation of Simplicity: (a, ia) below (b, ib).
+/// The same for a double: all 64 bits, so that two doubles that round to one float keep
+/// their order (a float64 field is ordered as doubles, never through float).
+inline uint64_t orderable_bits(double value) {
+  if (value == 0.0) value = 0.0;
+  uint64_t b;
+  std::memcpy(&b, &value, 8);
+  return (b & 0x8000000000000000u) ? ~b : (b | 0x8000000000000000u);
+}
+
+/// Simulation of Simplicity: (a, ia) below (b, ib), compared in the field's own type.
 inline bool sos_less(float a, int64_t ia, float b, int64_t ib) { return a < b || (a == b && ia < ib); }
+inline bool sos_less(double a, int64_t ia, double b, int64_t ib) { return a < b || (a == b && ia < ib); }
 
 }  // namespace factz::detail

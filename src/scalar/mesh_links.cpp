@@ -46,10 +46,11 @@ std::vector<uint8_t> link_component_table(const Neighbourhood& nb) {
 // The upper link masks of the vertices x = 1 .. nx - 2 of a row whose neighbours are all
 // in the grid and valid, without a branch (vectorized): w = v + offset lies above v in
 // (value, index) order iff f(w) > f(v), or f(w) == f(v) and the offset is positive.
-void upper_masks_of_row(const float* row, const Neighbourhood& nb, int64_t nx, uint16_t* up) {
+template <class T>
+void upper_masks_of_row(const T* row, const Neighbourhood& nb, int64_t nx, uint16_t* up) {
   for (int64_t x = 1; x + 1 < nx; ++x) up[x] = 0;
   for (int k = 0; k < nb.count; ++k) {
-    const float* w = row + nb.offset[k];
+    const T* w = row + nb.offset[k];
     const uint16_t bit = uint16_t(1u << k);
     if (nb.offset[k] > 0) {
       for (int64_t x = 1; x + 1 < nx; ++x) up[x] = uint16_t(up[x] | (w[x] >= row[x] ? bit : 0));
@@ -70,15 +71,16 @@ const uint8_t* link_table(const ScalarGrid& g) {
 // The parent given to a regular vertex is in its component whenever the vertex is (above
 // it, and the upper link is connected), and every chain of such parents climbs to a vertex
 // critical in that sweep, so no sweep needs to visit a regular vertex (contour_tree.cpp).
-void classify_links(const LinkClassifier& lc, int threads, uint32_t* words, CtWorkspace& work,
-                    BigVector<uint64_t>& critical) {
+template <class T>
+void classify_links(const LinkClassifierOf<T>& lc, int threads, uint32_t* words, CtWorkspace& work,
+                    BigVector<VertexKeyOf<T>>& critical) {
   const uint8_t* table = link_table(lc.g);
   const ScalarGrid& g = lc.g;
   const bool masked = !lc.missing.empty(), collect = words == nullptr;
   const int64_t rows = g.ny * g.nz;
   const int parts = int(std::clamp<int64_t>(rows, 1, std::max(1, threads)));
   const uint32_t all = (1u << lc.nb.count) - 1;
-  std::vector<std::vector<uint64_t>> found(static_cast<size_t>(parts));
+  std::vector<std::vector<VertexKeyOf<T>>> found(static_cast<size_t>(parts));
   uint32_t* join_parent = work.parent[0].data();
   uint32_t* split_parent = work.parent[1].data();
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
@@ -113,5 +115,9 @@ void classify_links(const LinkClassifier& lc, int threads, uint32_t* words, CtWo
     total += list.size();
   }
 }
+
+template void classify_links(const LinkClassifierOf<float>&, int, uint32_t*, CtWorkspace&, BigVector<uint64_t>&);
+template void classify_links(const LinkClassifierOf<double>&, int, uint32_t*, CtWorkspace&,
+                             BigVector<VertexKey64>&);
 
 }  // namespace factz::detail

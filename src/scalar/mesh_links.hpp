@@ -14,9 +14,10 @@ namespace factz::detail {
 
 /// The link of a valid vertex as one word: its valid neighbours above it in (value, index)
 /// order (the upper link mask over the neighbour offsets of Neighbourhood) | those below
-/// << 16.
-struct LinkClassifier {
-  std::span<const float> f;
+/// << 16. T: the field's value type (float or double), compared as such.
+template <class T>
+struct LinkClassifierOf {
+  std::span<const T> f;
   ScalarGrid g;
   Neighbourhood nb;
   std::span<const uint8_t> missing;  ///< empty, or nonzero per missing vertex
@@ -24,7 +25,7 @@ struct LinkClassifier {
   /// The link of v at (x, y, z); `interior`: every neighbour is in the grid.
   uint32_t word(int64_t v, int64_t x, int64_t y, int64_t z, bool interior) const {
     const bool masked = !missing.empty();
-    const float fv = f[size_t(v)];
+    const T fv = f[size_t(v)];
     uint32_t up = 0, low = 0;
     for (int k = 0; k < nb.count; ++k) {
       if (!interior) {
@@ -44,6 +45,8 @@ struct LinkClassifier {
   }
 };
 
+using LinkClassifier = LinkClassifierOf<float>;
+
 /// Per link mask (of the 6 or 14 neighbour offsets of `g`'s dimension) its number of
 /// connected components: 0 at an extremum, 1 at a regular vertex, more at a saddle.
 const uint8_t* link_table(const ScalarGrid& g);
@@ -54,7 +57,9 @@ const uint8_t* link_table(const ScalarGrid& g);
 /// work.parent[1] for the split sweep; the other vertices' parents are left for the sweeps.
 /// `words` (may be null) receives every valid vertex's link; else `critical` receives the
 /// keys (vertex_key) of the vertices critical in either sweep, by increasing index.
-void classify_links(const LinkClassifier& lc, int threads, uint32_t* words, CtWorkspace& work,
-                    BigVector<uint64_t>& critical);
+/// Instantiated for float and double fields (keys: VertexKeyOf<T>).
+template <class T>
+void classify_links(const LinkClassifierOf<T>& lc, int threads, uint32_t* words, CtWorkspace& work,
+                    BigVector<VertexKeyOf<T>>& critical);
 
 }  // namespace factz::detail

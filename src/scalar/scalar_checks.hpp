@@ -14,7 +14,8 @@ namespace factz::detail {
 
 /// invalid_argument for empty or oversized grids, a value count that does not match the
 /// dimensions, or a mask that is neither empty nor one byte per vertex.
-inline Status check_scalar_shape(const ScalarField& f) {
+template <class T>
+Status check_scalar_shape(const ScalarFieldOf<T>& f) {
   if (f.nx <= 0 || f.ny <= 0 || f.nz <= 0) return invalid_argument("scalar field has an empty dimension");
   if (f.nx > kMaxCtVertices || f.ny > kMaxCtVertices / f.nx || f.nz > kMaxCtVertices / (f.nx * f.ny))
     return invalid_argument("scalar field has more than 2^32 - 2 vertices");
@@ -29,7 +30,8 @@ inline Status check_scalar_shape(const ScalarField& f) {
 
 /// check_scalar_shape, then invalid_argument for an infinite value at a valid vertex (with
 /// the count and the first position). Sets `missing` to missing_mask(f).
-inline Status check_scalar_field(const ScalarField& f, std::vector<uint8_t>& missing) {
+template <class T>
+Status check_scalar_field(const ScalarFieldOf<T>& f, std::vector<uint8_t>& missing) {
   FACTZ_RETURN_IF_ERROR(check_scalar_shape(f));
   missing = missing_mask(f);
   int64_t bad = 0, first = -1;

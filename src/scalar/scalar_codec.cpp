@@ -7,12 +7,17 @@
 // quantization code per vertex (symbol 0: the value is stored exactly; scalar_quantizer.hpp).
 // The contour-tree mode only changes which code the encoder picks (toposz_encoder.hpp); the
 // decoder never needs its constraints.
+//
+// One implementation for float32 and float64 fields (T = float, double): a float64 stream
+// (data type 2, version 6) holds an f64 step and bound in its meta section and 8-byte exact
+// and masked values; each decoder refuses the other type's streams.
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "codec/coder.hpp"
 #include "factz/contour_tree.hpp"
@@ -24,6 +29,8 @@
 #include "codec/zstd_stage.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
+#include "streams/tiled_lists.hpp"
+#include "streams/vector_stream.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz {
@@ -32,11 +39,23 @@ namespace {
 constexpr uint16_t kCenter = detail::kScalarCenter;
 constexpr int64_t kMaxCode = detail::kScalarMaxCode;
 constexpr uint32_t kRadius = 32768;  // recorded in meta
-constexpr size_t kMetaBytes = 24;
+constexpr size_t kMetaBytes = 24;    // float32: f32 step, u32 radius, f64 persistence, f64 persistence_abs
+constexpr size_t kMetaBytes64 = 36;  // float64: f64 step, u32 radius, f64 persistence, f64 persistence_abs, f64 eb
 
 using Clock = std::chrono::steady_clock;
-using detail::Quantized;
+using detail::QuantizedOf;
 using detail::ScalarGrid;
+
+template <class T>
+constexpr bool kIsDouble = std::is_same_v<T, double>;
+
+// The bound a requested absolute bound becomes, in the field's type: the float bound of
+// every stream kind, or the float64 streams' double bound (never rounded to a float).
+template <class T>
+T bound_in(double eb) {
+  if constexpr (kIsDouble<T>) return detail::double_bound(eb);
+  else return detail::float_bound(eb);
+}
 
 Status check_options(const ScalarOptions& o) {
   if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
@@ -49,17 +68,20 @@ Status check_options(const ScalarOptions& o) {
 }
 
 // The stream of quantized values `q` (docs/format.md, "Scalar streams").
-Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<const uint8_t> missing,
-                                          const ScalarOptions& o, float eb, float step, double p_abs,
-                                          const Quantized& q, int threads) {
+template <class T>
+Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
+                                          const ScalarOptions& o, T eb, T step, double p_abs,
+                                          const QuantizedOf<T>& q, int threads) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
   {
     detail::ByteWriter w;
-    w.f32(step);
+    if constexpr (kIsDouble<T>) w.f64(step);
+    else w.f32(step);
     w.u32(kRadius);
     detail::put_le(w.bytes(), std::bit_cast<uint64_t>(ct ? o.persistence : 0.0), 8);
     detail::put_le(w.bytes(), std::bit_cast<uint64_t>(p_abs), 8);
+    if constexpr (kIsDouble<T>) w.f64(eb);  // the header holds its float_bound
     sections.push_back({detail::kSectionMeta, std::move(w.bytes())});
   }
   {
@@ -69,7 +91,10 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<c
   }
   {
     detail::ByteWriter w;
-    for (float x : q.exact) w.f32(x);
+    for (T x : q.exact) {
+      if constexpr (kIsDouble<T>) w.f64(x);
+      else w.f32(x);
+    }
     sections.push_back({detail::kSectionExactValues, std::move(w.bytes())});
   }
   // Missing vertices: the mask over the grid's nx x (ny * nz) rows and the bits they held,
@@ -77,16 +102,17 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<c
   if (!missing.empty())
     detail::append_mask_sections(missing, field.nx, field.ny * field.nz, field.values, field.values, sections);
   detail::Header h = detail::stream_header(uint64_t(field.nx), uint64_t(field.ny), uint64_t(field.nz), o.bound_mode,
-                                           o.bound, eb);
+                                           o.bound, detail::float_bound(double(eb)));
   h.components = 1;
   h.ndims = uint8_t(field.ndims());
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
   h.tile = 32;
   h.anchor_stride = 0;
+  h.dtype = kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32;
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
-  h.version = detail::stream_version(ids);
+  h.version = detail::stream_version(ids, false, h.dtype);
   detail::offer_zstd(sections, o.zstd);
   return detail::write_stream(h, std::move(sections));
 }
@@ -102,11 +128,11 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarField& field, std::span<c
 // 5 s, for the coarse step of a smooth 256^3 field); when every step left is suspended,
 // they go on without a budget. Streams are written only where sizes are compared, and
 // for the step kept.
-template <class Write>
-Result<std::vector<uint8_t>> race_steps(const detail::TopoInput& in, const std::vector<float>& steps, Write write,
+template <class T, class Write>
+Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<T>& steps, Write write,
                                         detail::CtWorkspace& work, ScalarCompressStats& st) {
   struct Candidate {
-    detail::TopoStep step;
+    detail::TopoStepOf<T> step;
     std::vector<uint8_t> stream;
     bool stale = true;  // the stream is not the latest quantization's
     bool suspended = false;
@@ -114,7 +140,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInput& in, const std::
   std::vector<std::unique_ptr<Candidate>> race(steps.size());
 #pragma omp parallel for num_threads(std::min<int>(in.threads, int(steps.size()))) schedule(static, 1)
   for (size_t k = 0; k < steps.size(); ++k)  // each step's first quantization, side by side
-    race[k] = std::make_unique<Candidate>(Candidate{detail::TopoStep(in, steps[k], int64_t(k)), {}});
+    race[k] = std::make_unique<Candidate>(Candidate{detail::TopoStepOf<T>(in, steps[k], int64_t(k)), {}});
   auto refresh = [&](Candidate& c) -> Status {
     if (!c.stale) return Status::Ok();
     auto stream = write(c.step.step(), c.step.quantized());
@@ -154,18 +180,17 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInput& in, const std::
   }
 }
 
-}  // namespace
-
-Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& o,
-                                             ScalarCompressStats* stats) {
+template <class T>
+Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const ScalarOptions& o,
+                                         ScalarCompressStats* stats) {
   std::vector<uint8_t> missing;
   FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field, missing));
   FACTZ_RETURN_IF_ERROR(check_options(o));
   const int threads = detail::thread_count(o.policy, o.threads);
   const ScalarGrid g{field.nx, field.ny, field.nz};
-  const std::span<const float> f = field.values;
+  const std::span<const T> f = field.values;
   const double range = detail::scalar_range(f, missing);
-  const float eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  const T eb = bound_in<T>(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
   const bool ct = o.mode == ScalarMode::contour_tree;
   const double p_abs = ct ? o.persistence * range : 0.0;
 
@@ -173,7 +198,7 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   st.eb_abs = eb;
   st.persistence_abs = p_abs;
   st.masked_vertices = std::count(missing.begin(), missing.end(), uint8_t(1));
-  const std::vector<float> fills = detail::fill_values(f, missing);
+  const std::vector<T> fills = detail::fill_values(f, missing);
   auto t0 = Clock::now();
   auto lap = [&](const char* name) {
     const auto t1 = Clock::now();
@@ -181,10 +206,10 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
     t0 = t1;
   };
   if (!ct) {  // bins of 2 eb: error <= eb
-    Quantized q;
-    detail::quantize(f, g, missing, fills, eb, 2.0f * eb, nullptr, q);
+    QuantizedOf<T> q;
+    detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
     lap("quantize");
-    auto stream = scalar_stream(field, missing, o, eb, 2.0f * eb, 0.0, q, threads);
+    auto stream = scalar_stream(field, missing, o, eb, T(2) * eb, 0.0, q, threads);
     lap("entropy");
     st.exact_vertices = int64_t(q.exact.size());
     if (stream.ok() && stats) *stats = std::move(st);
@@ -199,14 +224,14 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   // step of eb (TopoSZ) lets two candidates lie within eb; when the bound is at or above
   // the threshold, quantization noise of amplitude ~step creates features above it, and a
   // step below p gives fewer rounds and exact values for a few more bits per code.
-  std::vector<float> steps;
+  std::vector<T> steps;
   for (double s : {p_abs, p_abs / 4}) {
-    const float sf = p_abs > 0 ? detail::float_bound(std::min(double(eb), s)) : eb;
+    const T sf = p_abs > 0 ? bound_in<T>(std::min(double(eb), s)) : eb;
     if ((sf > 0 || eb == 0) && std::find(steps.begin(), steps.end(), sf) == steps.end()) steps.push_back(sf);
   }
   if (steps.empty()) steps.push_back(eb);
-  detail::TopoInput in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress};
-  auto write = [&](float step, const Quantized& q) {
+  detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress};
+  auto write = [&](T step, const QuantizedOf<T>& q) {
     return scalar_stream(field, missing, o, eb, step, p_abs, q, threads);
   };
   auto kept = race_steps(in, steps, write, work, st);
@@ -215,14 +240,34 @@ Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const Sca
   return kept;
 }
 
-Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options) {
+// The header checks of a scalar stream that do not depend on the decoder's type.
+Status check_scalar_header(const detail::Header& h) {
+  if (h.components != 1)
+    return invalid_argument("stream holds a vector field (" + std::to_string(h.components) +
+                            " components); use decompress (or decompress64), not decompress_scalar");
+  return Status::Ok();
+}
+
+// The stream's values are of the decoder's type, or the error names the decoder to use.
+template <class T>
+Status require_scalar_dtype(const detail::Header& h) {
+  const uint8_t want = kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32;
+  if (h.dtype == want) return Status::Ok();
+  if (h.dtype == detail::kDtypeFloat64)
+    return invalid_argument("the scalar stream holds float64 values: decode it with decompress_scalar64 "
+                            "(decompress_scalar would round them to float32)");
+  return invalid_argument("the scalar stream holds float32 values: decode it with decompress_scalar, not "
+                          "decompress_scalar64");
+}
+
+template <class T>
+Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const DecompressOptions& options) {
   auto parsed_r = detail::parse_container(stream);
   if (!parsed_r.ok()) return parsed_r.status();
   const detail::ParsedContainer& parsed = parsed_r.value();
   const detail::Header& h = parsed.header;
-  if (h.components != 1)
-    return invalid_argument("stream holds a vector field (" + std::to_string(h.components) +
-                            " components); use decompress, not decompress_scalar");
+  FACTZ_RETURN_IF_ERROR(check_scalar_header(h));
+  FACTZ_RETURN_IF_ERROR(require_scalar_dtype<T>(h));
   if (h.mode != uint8_t(ScalarMode::none) && h.mode != uint8_t(ScalarMode::contour_tree))
     return Status(Code::unsupported_version, "scalar stream mode " + std::to_string(h.mode) + " is not supported");
   if (h.coder > uint8_t(Coder::ans)) return Status(Code::unsupported_version, "unsupported coder");
@@ -241,13 +286,23 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
   auto meta = detail::read_section(stream, parsed, detail::kSectionMeta, &unzstd);
   if (!meta.ok()) return meta.status();
   detail::ByteReader mr(meta.value());
-  float step = 0;
+  T step = 0;
   uint32_t radius = 0;
   uint64_t pbits = 0, pabits = 0;
-  if (meta->size() != kMetaBytes || !mr.f32(step) || !mr.u32(radius) || !mr.u64(pbits) || !mr.u64(pabits))
-    return corrupt_stream("meta section must hold " + std::to_string(kMetaBytes) + " bytes");
+  const size_t meta_bytes = kIsDouble<T> ? kMetaBytes64 : kMetaBytes;
+  bool read_step = false;
+  if constexpr (kIsDouble<T>) read_step = mr.f64(step);
+  else read_step = mr.f32(step);
+  if (meta->size() != meta_bytes || !read_step || !mr.u32(radius) || !mr.u64(pbits) || !mr.u64(pabits))
+    return corrupt_stream("meta section must hold " + std::to_string(meta_bytes) + " bytes");
   if (radius != kRadius) return corrupt_stream("meta: radius " + std::to_string(radius) + " (must be 32768)");
   if (!std::isfinite(step) || step < 0) return corrupt_stream("meta: quantization step is not finite and >= 0");
+  if constexpr (kIsDouble<T>) {  // the bound used; the header's f32 holds its float_bound
+    double eb64 = 0;
+    if (!mr.f64(eb64) || !(eb64 >= 0.0) || !(eb64 <= detail::kMaxEb64))
+      return corrupt_stream("meta: float64 bound out of range");
+    if (detail::float_bound(eb64) != h.eb) return corrupt_stream("meta: float64 bound disagrees with the header's");
+  }
 
   // The symbol count recorded in the code blob (one per valid vertex) must be the grid's, or
   // at most the grid's before the mask is read, before allocating.
@@ -281,17 +336,17 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
   if (!exact.ok()) return exact.status();
   uint64_t escapes = 0;
   for (uint16_t s : symbols) escapes += s == 0;
-  if (exact->size() != 4 * escapes)
+  if (exact->size() != sizeof(T) * escapes)
     return corrupt_stream("exact_values holds " + std::to_string(exact->size()) + " bytes, the codes need " +
-                          std::to_string(4 * escapes));
+                          std::to_string(sizeof(T) * escapes));
   if (step == 0 && escapes != symbol_count) return corrupt_stream("quantization step 0 with quantized vertices");
 
-  ScalarField out;
+  ScalarFieldOf<T> out;
   out.nx = g.nx;
   out.ny = g.ny;
   out.nz = g.nz;
   out.values.resize(n);
-  float* r = out.values.data();
+  T* r = out.values.data();
   detail::ByteReader er(exact.value());
   int64_t v = 0;
   size_t next = 0;  // the next symbol: one per valid vertex
@@ -304,27 +359,57 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
         }
         const uint16_t s = symbols[next++];
         if (s == 0) {
-          float val = 0;
-          if (!er.f32(val)) return corrupt_stream("exact_values truncated");
+          T val = 0;
+          bool read = false;
+          if constexpr (kIsDouble<T>) read = er.f64(val);
+          else read = er.f32(val);
+          if (!read) return corrupt_stream("exact_values truncated");
           if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
           r[v] = val;
         } else {
           const int64_t q = int64_t(s) - int64_t(kCenter);
           if (q < -kMaxCode) return corrupt_stream("quantization code out of range");
-          const float val = detail::lorenzo(r, g, x, y, z, v) + float(q) * step;
+          const T val = detail::lorenzo(r, g, x, y, z, v) + T(q) * step;
           if (!std::isfinite(val)) return corrupt_stream("decoded value is not finite");
           r[v] = val;
         }
       }
   if (masked.value()) {  // the missing vertices' own bits, stored twice (both halves of a pair)
-    std::vector<float> twin(static_cast<size_t>(n));
-    FACTZ_RETURN_IF_ERROR(detail::apply_mask_sections(stream, parsed, g.nx, g.ny * g.nz, out.values, twin, mask));
+    using Bits = std::conditional_t<kIsDouble<T>, uint64_t, uint32_t>;
+    std::vector<T> twin(static_cast<size_t>(n));
+    FACTZ_RETURN_IF_ERROR(detail::apply_mask_sections(stream, parsed, g.nx, g.ny * g.nz, std::span<T>(out.values),
+                                                      std::span<T>(twin), mask));
     for (uint64_t k = 0; k < n; ++k)
-      if (mask[size_t(k)] && std::bit_cast<uint32_t>(twin[size_t(k)]) != std::bit_cast<uint32_t>(out.values[size_t(k)]))
+      if (mask[size_t(k)] && std::bit_cast<Bits>(twin[size_t(k)]) != std::bit_cast<Bits>(out.values[size_t(k)]))
         return corrupt_stream("masked_values: the two halves of a scalar vertex's pair differ");
     out.mask = std::move(mask);
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& o,
+                                             ScalarCompressStats* stats) {
+  return compress_of(field, o, stats);
+}
+Result<std::vector<uint8_t>> compress_scalar(const ScalarField64& field, const ScalarOptions& o,
+                                             ScalarCompressStats* stats) {
+  return compress_of(field, o, stats);
+}
+
+Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options) {
+  return decompress_of<float>(stream, options);
+}
+Result<ScalarField64> decompress_scalar64(std::span<const uint8_t> stream, const DecompressOptions& options) {
+  return decompress_of<double>(stream, options);
+}
+
+Result<DType> scalar_stream_dtype(std::span<const uint8_t> stream) {
+  auto parsed = detail::parse_container(stream);
+  if (!parsed.ok()) return parsed.status();
+  FACTZ_RETURN_IF_ERROR(check_scalar_header(parsed->header));
+  return parsed->header.dtype == detail::kDtypeFloat64 ? DType::float64 : DType::float32;
 }
 
 }  // namespace factz

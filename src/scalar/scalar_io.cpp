@@ -1,5 +1,6 @@
-// Scalar fields: reading (raw float32 or .npy, through the vector field's plane reader) and
-// their missing vertices (mask, NaN, declared fill values).
+// Scalar fields: reading (raw float32 or .npy, through the vector field's plane reader; raw
+// float64 or '<f8' .npy) and their missing vertices (mask, NaN, declared fill values).
+#include <bit>
 #include <cmath>
 
 #include "factz/io.hpp"
@@ -7,8 +8,10 @@
 #include "scalar/scalar_checks.hpp"
 
 namespace factz {
+namespace {
 
-std::vector<uint8_t> missing_mask(const ScalarField& f) {
+template <class T>
+std::vector<uint8_t> missing_mask_of(const ScalarFieldOf<T>& f) {
   std::vector<uint8_t> m;
   const size_t n = f.values.size();
   for (size_t k = 0; k < n; ++k) {
@@ -20,7 +23,8 @@ std::vector<uint8_t> missing_mask(const ScalarField& f) {
   return m;
 }
 
-int64_t mark_missing(ScalarField& f, std::optional<float> fill) {
+template <class T>
+int64_t mark_missing_of(ScalarFieldOf<T>& f, std::optional<T> fill) {
   const size_t n = f.values.size();
   const bool declared = fill && !std::isnan(*fill);
   std::vector<uint8_t> m = f.mask.size() == n ? f.mask : std::vector<uint8_t>(n, 0);
@@ -35,10 +39,58 @@ int64_t mark_missing(ScalarField& f, std::optional<float> fill) {
   return count;
 }
 
-Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+Status check_dims(int64_t nx, int64_t ny, int64_t nz) {
   if (nx <= 0 || ny <= 0 || nz <= 0) return invalid_argument("scalar field dimensions must be positive");
   if (ny > detail::kMaxCtVertices / nx || nz > detail::kMaxCtVertices / (nx * ny))
     return invalid_argument("scalar field has more than 2^32 - 2 vertices");
+  return Status::Ok();
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string t = "(";
+  for (size_t k = 0; k < shape.size(); ++k) t += (k ? ", " : "") + std::to_string(shape[k]);
+  return t + (shape.size() == 1 ? ",)" : ")");
+}
+
+// The values of a float64 field file: the data part of a '<f8' .npy of a shape that lays out
+// nx * ny * nz values in C order, or a whole raw file.
+Result<std::span<const uint8_t>> float64_data(const std::string& path, const std::vector<uint8_t>& bytes, int64_t nx,
+                                              int64_t ny, int64_t nz) {
+  std::span<const uint8_t> data(bytes);
+  if (!ends_with(path, ".npy")) return data;
+  auto h = parse_npy_header(bytes);
+  if (!h.ok()) return Status(h.status().code(), path + ": " + h.status().message());
+  if (h->descr == ">f8")
+    return invalid_argument(path + ": big-endian float64 .npy ('>f8'); FaCTz reads little-endian float64 ('<f8'): "
+                                   "save a.astype('<f8')");
+  if (h->descr != "<f8" && h->descr != "=f8")
+    return invalid_argument(path + ": .npy dtype '" + h->descr + "' is not float64 ('<f8')");
+  if (h->fortran_order)
+    return invalid_argument(path + ": Fortran-order .npy array; FaCTz reads C order: save np.ascontiguousarray(a)");
+  const std::vector<int64_t>& s = h->shape;
+  const bool flat = s.size() == 1 && s[0] == nx * ny * nz;
+  const bool plane = s.size() == 2 && s[0] == ny * nz && s[1] == nx;
+  const bool cube = s.size() == 3 && nz > 1 && s[0] == nz && s[1] == ny && s[2] == nx;
+  if (!flat && !plane && !cube)
+    return invalid_argument(path + ": .npy shape " + shape_text(s) + " does not match the grid " + std::to_string(nx) +
+                            " x " + std::to_string(ny) + (nz > 1 ? " x " + std::to_string(nz) : std::string()));
+  return data.subspan(std::min<size_t>(data.size(), size_t(h->data_offset)));
+}
+
+}  // namespace
+
+std::vector<uint8_t> missing_mask(const ScalarField& f) { return missing_mask_of(f); }
+std::vector<uint8_t> missing_mask(const ScalarField64& f) { return missing_mask_of(f); }
+
+int64_t mark_missing(ScalarField& f, std::optional<float> fill) { return mark_missing_of(f, fill); }
+int64_t mark_missing(ScalarField64& f, std::optional<double> fill) { return mark_missing_of(f, fill); }
+
+Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+  FACTZ_RETURN_IF_ERROR(check_dims(nx, ny, nz));
   auto plane = read_plane(path, nx, ny * nz);
   if (!plane.ok()) return plane.status();
   ScalarField f;
@@ -47,6 +99,30 @@ Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64
   f.nz = nz;
   f.values = std::move(plane.value());
   if (Status s = detail::check_scalar_shape(f); !s.ok()) return Status(s.code(), path + ": " + s.message());
+  return f;
+}
+
+Result<ScalarField64> read_scalar_field64(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+  FACTZ_RETURN_IF_ERROR(check_dims(nx, ny, nz));
+  auto bytes = read_bytes(path);
+  if (!bytes.ok()) return bytes.status();
+  auto data = float64_data(path, bytes.value(), nx, ny, nz);
+  if (!data.ok()) return data.status();
+  const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
+  if (data->size() != n * 8)
+    return invalid_argument(path + ": expected " + std::to_string(n * 8) + " bytes of float64 for " +
+                            std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + ", found " +
+                            std::to_string(data->size()));
+  ScalarField64 f;
+  f.nx = nx;
+  f.ny = ny;
+  f.nz = nz;
+  f.values.resize(size_t(n));
+  for (size_t k = 0; k < f.values.size(); ++k) {  // little-endian, whatever the host
+    uint64_t b = 0;
+    for (int i = 7; i >= 0; --i) b = (b << 8) | (*data)[k * 8 + size_t(i)];
+    f.values[k] = std::bit_cast<double>(b);
+  }
   return f;
 }
 

@@ -3,12 +3,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+
+#include "kernels/quantizer.hpp"
 
 namespace factz::detail {
 
-std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
+namespace {
+
+template <class T>
+std::vector<T> fill_values_of(std::span<const T> f, std::span<const uint8_t> missing) {
   constexpr size_t kMaxFillValues = 16;
-  std::vector<float> out;
+  std::vector<T> out;
   for (size_t k = 0; k < missing.size(); ++k) {
     if (!missing[k] || std::isnan(f[k]) || std::find(out.begin(), out.end(), f[k]) != out.end()) continue;
     if (out.size() == kMaxFillValues) return {};
@@ -17,13 +23,11 @@ std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t
   return out;
 }
 
-namespace {
-
 // The symbol of vertex v (0: none accepted) and its value in `val`. Only the two codes that
 // bracket f(v) are tried: a third one lies more than a step away, so it would never be
 // within the bound in mode none (step 2 eb) and would only add error in mode contour-tree.
-uint16_t choose_code(float fv, float pred, float eb, float step, const Interval* iv, std::span<const float> fills,
-                     float& val) {
+template <class T>
+uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::span<const T> fills, T& val) {
   const double d = (double(fv) - double(pred)) / double(step);
   if (!std::isfinite(pred) || !(std::fabs(d) < double(kScalarMaxCode))) return 0;
   int64_t q0 = int64_t(d);  // llround(d), inline: truncation is exact below 2^52, and so is d - q0
@@ -33,8 +37,12 @@ uint16_t choose_code(float fv, float pred, float eb, float step, const Interval*
   const int64_t other = d >= double(q0) ? q0 + 1 : q0 - 1;
   for (int64_t q : {q0, other}) {
     if (q < -kScalarMaxCode || q > kScalarMaxCode) continue;
-    val = pred + float(q) * step;
-    if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
+    val = pred + T(q) * step;
+    if constexpr (std::is_same_v<T, float>) {  // the difference of two floats is a double
+      if (!std::isfinite(val) || std::fabs(double(val) - double(fv)) > double(eb)) continue;
+    } else {  // ... that of two doubles need not be: decided exactly
+      if (!std::isfinite(val) || !within_bound(val, fv, eb)) continue;
+    }
     if (iv && !iv->inside(val)) continue;
     if (std::find(fills.begin(), fills.end(), val) != fills.end()) continue;
     return uint16_t(int64_t(kScalarCenter) + q);
@@ -42,16 +50,15 @@ uint16_t choose_code(float fv, float pred, float eb, float step, const Interval*
   return 0;
 }
 
-}  // namespace
-
-void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-              std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out) {
+template <class T>
+void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                 std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
   const int64_t n = g.size();
   out.symbols.clear();
   out.symbols.reserve(size_t(n));
-  out.recon.assign(size_t(n), 0.0f);
+  out.recon.assign(size_t(n), T(0));
   out.exact.clear();
-  float* r = out.recon.data();
+  T* r = out.recon.data();
   int64_t v = 0;
   for (int64_t z = 0; z < g.nz; ++z)
     for (int64_t y = 0; y < g.ny; ++y)
@@ -60,11 +67,11 @@ void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uin
           r[v] = missing_stand_in(r, g, x, y, z, v);
           continue;
         }
-        const float fv = f[size_t(v)];
+        const T fv = f[size_t(v)];
         uint16_t symbol = 0;
         if (step > 0 && (!c || (!c->all_exact && !c->exact[size_t(v)]))) {
-          const uint32_t slot = c ? c->slot[size_t(v)] : Constraints::kFree;
-          const Interval* iv = slot == Constraints::kFree ? nullptr : &c->intervals[slot];
+          const uint32_t slot = c ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
+          const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
           symbol = choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, iv, fills, r[v]);
         }
         out.symbols.push_back(symbol);
@@ -73,6 +80,25 @@ void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uin
           r[v] = fv;
         }
       }
+}
+
+}  // namespace
+
+std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
+  return fill_values_of(f, missing);
+}
+std::vector<double> fill_values(std::span<const double> f, std::span<const uint8_t> missing) {
+  return fill_values_of(f, missing);
+}
+
+void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+              std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out) {
+  quantize_of(f, g, missing, fills, eb, step, c, out);
+}
+void quantize(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+              std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
+              QuantizedOf<double>& out) {
+  quantize_of(f, g, missing, fills, eb, step, c, out);
 }
 
 }  // namespace factz::detail

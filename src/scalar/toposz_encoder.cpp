@@ -27,11 +27,12 @@ constexpr int64_t kMaxRadius = 16;
 
 }  // namespace
 
-TopoStep::TopoStep(const TopoInput& in, float step, int64_t index)
+template <class T>
+TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index)
     : in_(in), step_(step), index_(index), band_(step / 2), t0_(std::chrono::steady_clock::now()) {
   const size_t n = in.f.size();
   cons_.exact.assign(n, 0);
-  cons_.slot.assign(n, Constraints::kFree);
+  cons_.slot.assign(n, ConstraintsOf<T>::kFree);
   seen_.assign(n, 0);
   for (const CtNode& node : in.tree->nodes) {
     radius_[uint32_t(node.vertex)] = 1;
@@ -46,9 +47,11 @@ TopoStep::TopoStep(const TopoInput& in, float step, int64_t index)
   quantize_all();
 }
 
-void TopoStep::quantize_all() { quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_); }
+template <class T>
+void TopoStepOf<T>::quantize_all() { quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_); }
 
-TopoRound TopoStep::advance(CtWorkspace& work, int64_t budget) {
+template <class T>
+TopoRound TopoStepOf<T>::advance(CtWorkspace& work, int64_t budget) {
   if (done_) return TopoRound::done;
   if (!repairing_) {
     const ContourTree tg = compute_contour_tree(q_.recon, in_.grid, in_.missing, in_.p_abs, {}, in_.threads, &work);
@@ -83,7 +86,8 @@ TopoRound TopoStep::advance(CtWorkspace& work, int64_t budget) {
   return TopoRound::repaired;
 }
 
-void TopoStep::report(const CtComparison* c) const {
+template <class T>
+void TopoStepOf<T>::report(const CtComparison* c) const {
   if (!in_.progress || !*in_.progress) return;
   ScalarProgress p;
   p.step = index_;
@@ -94,7 +98,8 @@ void TopoStep::report(const CtComparison* c) const {
   (*in_.progress)(p);
 }
 
-void TopoStep::report_final() const {
+template <class T>
+void TopoStepOf<T>::report_final() const {
   if (done_) report(nullptr);
 }
 
@@ -104,32 +109,35 @@ void TopoStep::report_final() const {
 // interval to one side of a value (the tightest bound wins, equality allowed only if every
 // constraint at that bound allows it) or stores a vertex exactly, so constraints commute
 // and repeat harmlessly: their order, grouping and repetition never change the result.
-void TopoStep::protect(int64_t c, int64_t radius, bool level_component) {
+template <class T>
+void TopoStepOf<T>::protect(int64_t c, int64_t radius, bool level_component) {
   cons_.exact[size_t(c)] = 1;
   for_box(c, radius, [&](int64_t w) {
     if (w != c) keep_side(w, c);
   });
   if (!level_component) return;
-  const float fc = in_.f[size_t(c)];
+  const T fc = in_.f[size_t(c)];
   const auto [at, added] = level_of_value_.try_emplace(orderable_bits(fc), levels_.size());
   if (added) levels_.push_back({fc, {}});
   levels_[at->second].members.push_back(uint32_t(c));
 }
 
 // Stores every valid vertex of the box exactly.
-void TopoStep::pin_box(int64_t c, int64_t radius) {
+template <class T>
+void TopoStepOf<T>::pin_box(int64_t c, int64_t radius) {
   for_box(c, radius, [&](int64_t w) { cons_.exact[size_t(w)] = 1; });
 }
 
 // Tightens w's interval so that (g(w), w) stays on the side of (f(c), c) where (f(w), w) is.
-void TopoStep::keep_side(int64_t w, int64_t c) {
+template <class T>
+void TopoStepOf<T>::keep_side(int64_t w, int64_t c) {
   uint32_t& slot = cons_.slot[size_t(w)];
-  if (slot == Constraints::kFree) {
+  if (slot == ConstraintsOf<T>::kFree) {
     slot = uint32_t(cons_.intervals.size());
     cons_.intervals.emplace_back();
   }
-  Interval& iv = cons_.intervals[slot];
-  const float fc = in_.f[size_t(c)];
+  IntervalOf<T>& iv = cons_.intervals[slot];
+  const T fc = in_.f[size_t(c)];
   if (sos_less(in_.f[size_t(w)], w, fc, c)) {
     const uint8_t equal_ok = w < c ? 2 : 0;
     if (fc < iv.hi) iv.incl = uint8_t((iv.incl & 1) | equal_ok);
@@ -145,7 +153,8 @@ void TopoStep::keep_side(int64_t w, int64_t c) {
 
 // The pending level components, group by group; false when the budget (vertices visited)
 // ran out: the group under way is searched again from its start on the next call.
-bool TopoStep::protect_level_components(int64_t& budget) {
+template <class T>
+bool TopoStepOf<T>::protect_level_components(int64_t& budget) {
   for (; next_level_ < levels_.size(); ++next_level_)
     if (!protect_level_group(levels_[next_level_], budget)) return false;
   levels_.clear();
@@ -161,7 +170,8 @@ bool TopoStep::protect_level_components(int64_t& budget) {
 // it keeps its side of each member, which the smallest and the largest member decide (a
 // vertex of that value between them in index order may take either side, as each member
 // on its other side allows).
-bool TopoStep::protect_level_group(const LevelGroup& group, int64_t& budget) {
+template <class T>
+bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget) {
   const Neighbourhood nb(in_.grid);
   const double fc = group.value;
   std::vector<uint32_t> reached;  // every vertex marked in seen_, to clear it afterwards
@@ -207,8 +217,9 @@ bool TopoStep::protect_level_group(const LevelGroup& group, int64_t& budget) {
   return true;
 }
 
+template <class T>
 template <class F>
-void TopoStep::for_box(int64_t c, int64_t r, F&& visit) const {
+void TopoStepOf<T>::for_box(int64_t c, int64_t r, F&& visit) const {
   const ScalarGrid& g = in_.grid;
   const int64_t x = c % g.nx, t = c / g.nx, y = t % g.ny, z = t / g.ny;
   const int64_t rz = g.nz > 1 ? r : 0;
@@ -219,5 +230,8 @@ void TopoStep::for_box(int64_t c, int64_t r, F&& visit) const {
         if (valid(w)) visit(w);
       }
 }
+
+template class TopoStepOf<float>;
+template class TopoStepOf<double>;
 
 }  // namespace factz::detail

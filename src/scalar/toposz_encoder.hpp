@@ -1,5 +1,6 @@
 // The TopoSZ encoder of mode contour-tree (docs/toposz.md, "Compression"): quantization
-// codes that keep the simplified contour tree of the field.
+// codes that keep the simplified contour tree of the field. Templated on the field's value
+// type T (float or double; the float instantiation is the float code).
 #pragma once
 
 #include <chrono>
@@ -17,17 +18,19 @@
 namespace factz::detail {
 
 /// What the encoder needs besides the quantization step.
-struct TopoInput {
-  std::span<const float> f;
+template <class T>
+struct TopoInputOf {
+  std::span<const T> f;
   ScalarGrid grid;
   std::span<const uint8_t> missing;  ///< empty, or nonzero per missing vertex
-  std::span<const float> fills;      ///< fill_values: values a valid vertex must not decode to
-  float eb = 0;                      ///< absolute pointwise bound
+  std::span<const T> fills;          ///< fill_values: values a valid vertex must not decode to
+  T eb = 0;                          ///< absolute pointwise bound
   double p_abs = 0;                  ///< absolute persistence threshold
   const ContourTree* tree = nullptr;  ///< of f simplified at p_abs
   int threads = 1;
   const ScalarProgressHook* progress = nullptr;  ///< may be null or empty
 };
+using TopoInput = TopoInputOf<float>;
 
 /// What TopoStep::advance did.
 enum class TopoRound {
@@ -41,13 +44,14 @@ enum class TopoRound {
 /// them, repaired one round at a time until the decoded field's tree simplified at
 /// in.p_abs equals *in.tree. Past the last round every value is stored exactly, so a step
 /// never ends with a different tree.
-class TopoStep {
+template <class T>
+class TopoStepOf {
  public:
   static constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
 
   /// Protects the original tree's nodes and quantizes with `step` (at most in.eb): round 0.
   /// `index` is the step's number in the progress reports.
-  TopoStep(const TopoInput& in, float step, int64_t index);
+  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index);
 
   /// One round: compares the decoded field's tree with the original's (reported through
   /// in.progress); where they differ, protects the vertices involved and quantizes again.
@@ -59,9 +63,9 @@ class TopoStep {
   bool done() const { return done_; }
   /// The rounds of repair so far (0: the first quantization was right).
   int64_t rounds() const { return round_; }
-  float step() const { return step_; }
+  T step() const { return step_; }
   int64_t index() const { return index_; }
-  const Quantized& quantized() const { return q_; }
+  const QuantizedOf<T>& quantized() const { return q_; }
   /// Reports the step's last round again (the kept step, when another step's round came
   /// after it).
   void report_final() const;
@@ -69,9 +73,10 @@ class TopoStep {
  private:
   // The vertices of one value whose level components are still to be protected, by index.
   struct LevelGroup {
-    float value = 0;
+    T value = 0;
     std::vector<uint32_t> members;
   };
+  using ValueBits = decltype(orderable_bits(T{}));
 
   void protect(int64_t c, int64_t radius, bool level_component);
   void pin_box(int64_t c, int64_t radius);
@@ -84,23 +89,24 @@ class TopoStep {
   template <class F>
   void for_box(int64_t c, int64_t r, F&& visit) const;
 
-  const TopoInput& in_;
-  float step_;
+  const TopoInputOf<T>& in_;
+  T step_;
   int64_t index_;
-  float band_;  // the nearest code's error: how far an unconstrained vertex moves
-  Constraints cons_;
+  T band_;  // the nearest code's error: how far an unconstrained vertex moves
+  ConstraintsOf<T> cons_;
   std::unordered_map<uint32_t, uint8_t> radius_;  // box radius of each protected vertex
   std::vector<uint8_t> seen_;                     // reached by the current level search
   std::vector<uint32_t> component_, stack_;
   std::vector<LevelGroup> levels_;  // the pending level components, by value
-  std::unordered_map<uint32_t, size_t> level_of_value_;  // orderable value bits -> levels_ index
+  std::unordered_map<ValueBits, size_t> level_of_value_;  // orderable value bits -> levels_ index
   size_t next_level_ = 0;
   bool repairing_ = false;  // a round's repair is under way (suspended)
-  Quantized q_;
+  QuantizedOf<T> q_;
   int64_t round_ = 0;
   int64_t last_to_fix_ = 0;
   bool done_ = false;
   std::chrono::steady_clock::time_point t0_;
 };
+using TopoStep = TopoStepOf<float>;
 
 }  // namespace factz::detail

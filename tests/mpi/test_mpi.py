@@ -303,6 +303,85 @@ def test_bad_inputs_fail_cleanly(tmp_path):
     one_error_line(p, 2, ["mpirun"])
 
 
+
+def write_field64(tmp, name, u, v):
+    pu, pv = tmp / f"{name}_u.f64", tmp / f"{name}_v.f64"
+    u.astype("<f8").tofile(pu)
+    v.astype("<f8").tofile(pv)
+    return pu, pv
+
+
+def synthetic64(nx, ny, seed):
+    """synthetic in double, plus detail of 1e-10 that float32 cannot hold near 1."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:ny, 0:nx].astype(np.float64)
+    u = np.zeros((ny, nx))
+    v = np.zeros((ny, nx))
+    for _ in range(6):
+        kx, ky = rng.uniform(0.05, 0.4, 2)
+        px, py = rng.uniform(0, 6.3, 2)
+        u += rng.normal() * np.sin(kx * x + px) * np.cos(ky * y + py)
+        v += rng.normal() * np.cos(kx * x + py) * np.sin(ky * y + px)
+    return u + 1e-10 * np.sin(7.1 * x + 3.3 * y), v + 1e-10 * np.cos(5.3 * x - 2.9 * y)
+
+
+def test_float64_fields(tmp_path):
+    """float64 inputs (raw with --dtype f64, and per-rank '<f8' .npy files): 1-4 ranks write
+    the one-process file byte for byte, a version 2 file of float64 blocks; decoding under
+    mpirun writes raw float64 planes equal to the one-process decode; the bound 1e-9 (below
+    float32's spacing of the values) holds in double, shared lines keep all 64 bits, and the
+    global float64 field keeps every critical point (`factz verify` on the whole grid)."""
+    nx, ny, px, py = 97, 61, 3, 2
+    ou, ov = synthetic64(nx, ny, seed=5)
+    u, v = write_field64(tmp_path, "f", ou, ov)
+    common = ["compress", "-2", nx, ny, "--dtype", "f64", "-i", u, "-i", v, "--blocks", px, py, "-M", "ABS", "1e-9"]
+    run(common + ["-z", tmp_path / "one.fzmb"])
+    ref = (tmp_path / "one.fzmb").read_bytes()
+    assert ref[4] == 2 and ref[7] == 2
+    for n in (2, 4):
+        run(common + ["-z", tmp_path / f"n{n}.fzmb"], np_=n)
+        assert (tmp_path / f"n{n}.fzmb").read_bytes() == ref, f"{n} ranks wrote a different file"
+    # Per-rank '<f8' .npy files, one block per rank.
+    for b, (x0, y0, bnx, bny) in enumerate(layout(nx, ny, px, py)):
+        np.save(tmp_path / f"u_{b}.npy", ou[y0:y0 + bny, x0:x0 + bnx])
+        np.save(tmp_path / f"v_{b}.npy", ov[y0:y0 + bny, x0:x0 + bnx])
+    run(["compress", "-2", nx, ny, "--blocks", px, py, "-M", "ABS", "1e-9", "--per-rank", "-i", tmp_path / "u_%r.npy",
+         "-i", tmp_path / "v_%r.npy", "-z", tmp_path / "pr.fzmb"], np_=px * py)
+    assert (tmp_path / "pr.fzmb").read_bytes() == ref
+    dec = (tmp_path / "du.f64", tmp_path / "dv.f64")
+    run(["decompress", "-z", tmp_path / "one.fzmb", "-o", dec[0], "-o", dec[1]])
+    run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "mu.f64", "-o", tmp_path / "mv.f64"], np_=4)
+    assert (tmp_path / "mu.f64").read_bytes() == dec[0].read_bytes()
+    assert (tmp_path / "mv.f64").read_bytes() == dec[1].read_bytes()
+    run(["decompress", "-z", tmp_path / "one.fzmb", "--per-rank", "-o", tmp_path / "qu_%r.npy", "-o",
+         tmp_path / "qv_%r.npy"], np_=px * py)
+    du = np.fromfile(dec[0], dtype="<f8").reshape(ny, nx)
+    dv = np.fromfile(dec[1], dtype="<f8").reshape(ny, nx)
+    assert np.abs(du - ou).max() <= 1e-9 and np.abs(dv - ov).max() <= 1e-9
+    assert np.count_nonzero(du != du.astype(np.float32)) > du.size // 2, "not float32 roundings"
+    for b, (x0, y0, bnx, bny) in enumerate(layout(nx, ny, px, py)):
+        q = np.load(tmp_path / f"qu_{b}.npy")
+        assert q.dtype == np.float64 and np.array_equal(q, du[y0:y0 + bny, x0:x0 + bnx])
+        if x0 > 0:
+            assert np.array_equal(du[:, x0].view(np.uint64), ou[:, x0].view(np.uint64))
+        if y0 > 0:
+            assert np.array_equal(dv[y0, :].view(np.uint64), ov[y0, :].view(np.uint64))
+    g = run(["verify", "-2", nx, ny, "--dtype", "f64", "-i", u, "-i", v, "-d", dec[0], "-d", dec[1]]).stdout
+    g = dict(kv.split("=", 1) for kv in g.split())
+    assert int(g["cp_original"]) > 10 and g["violations"] == "0", g
+    b = run(["verify", "-2", nx, ny, "--dtype", "f64", "-i", u, "-i", v, "-d", dec[0], "-d", dec[1], "--blocks", px,
+             py], np_=3).stdout
+    b = dict(kv.split("=", 1) for kv in b.split())
+    for k in ("cp_original", "cp_decompressed", "lost", "spurious", "type_changed", "max_abs_error_u", "max_abs_error_v"):
+        assert b[k] == g[k], k
+    # Ranks whose per-rank files mix float32 and float64 fail together with one line.
+    np.save(tmp_path / "w_1.npy", ou[0:31, 32:65].astype(np.float32))
+    for k in (0, 2, 3, 4, 5):
+        (tmp_path / f"w_{k}.npy").write_bytes((tmp_path / f"u_{k}.npy").read_bytes())
+    p = run(["compress", "-2", nx, ny, "--blocks", px, py, "--per-rank", "-i", tmp_path / "w_%r.npy", "-i",
+             tmp_path / "v_%r.npy", "-z", tmp_path / "x"], np_=px * py, expect=None)
+    one_error_line(p, 1, ["float32", "float64"])
+
 H5MPI = os.environ.get("FACTZ_H5MPI")
 
 

@@ -198,9 +198,9 @@ def test_the_gil_is_released_while_compressing():
 def bad_planes():
     u, v = analytic(20, 16)
     return [
-        ("float64", u.astype(np.float64), "dtype float32"),
-        ("int32", u.astype(np.int32), "dtype float32"),
-        ("big endian", u.astype(">f4"), "dtype float32"),
+        ("float64 beside float32", u.astype(np.float64), "same dtype"),
+        ("int32", u.astype(np.int32), "dtype float32 or float64"),
+        ("big endian", u.astype(">f4"), "dtype float32 or float64"),
         ("list", u.tolist(), "numpy.ndarray"),
         ("1-D", u.ravel(), "2-dimensional"),
         ("3-D", u[None], "2-dimensional"),

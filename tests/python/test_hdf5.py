@@ -1,5 +1,6 @@
 """The HDF5 filter plugin through h5py and h5repack: round trips, the bytes of the C++ API
-per chunk, the per-chunk guarantee with chunk boundaries, and bad input."""
+per chunk, the per-chunk guarantee with chunk boundaries, float64 datasets (compressed as
+doubles, read back by h5py and h5dump), and bad input."""
 
 import itertools
 import subprocess
@@ -118,9 +119,11 @@ def mandatory(cd):
 
 
 @pytest.mark.parametrize("dtype,shape,chunks,message", [
-    ("f8", (2, 20, 30), (2, 20, 30), "32-bit little-endian IEEE float"),
-    (">f4", (2, 20, 30), (2, 20, 30), "32-bit little-endian IEEE float"),
-    ("i4", (2, 20, 30), (2, 20, 30), "32-bit little-endian IEEE float"),
+    (">f8", (2, 20, 30), (2, 20, 30), "32-bit or 64-bit little-endian IEEE float"),
+    (">f4", (2, 20, 30), (2, 20, 30), "32-bit or 64-bit little-endian IEEE float"),
+    ("i4", (2, 20, 30), (2, 20, 30), "32-bit or 64-bit little-endian IEEE float"),
+    ("f2", (2, 20, 30), (2, 20, 30), "32-bit or 64-bit little-endian IEEE float"),
+    ("f8", (20, 30), (20, 30), "float64 scalar datasets are not supported yet"),
     ("f4", (30,), (30,), "rank 1"),
     ("f4", (3, 20, 30), (3, 20, 30), "chunk every axis before"),
     ("f4", (4, 2, 20, 30), (2, 2, 20, 30), "chunk every axis before"),
@@ -133,7 +136,7 @@ def test_unsupported_datasets_are_refused_with_a_message(tmp_path, dtype, shape,
 
 def test_an_optional_filter_that_cannot_apply_stores_the_data_unfiltered(tmp_path):
     """h5py's compression=ID makes the filter optional: HDF5 skips it instead of failing."""
-    w = np.arange(2 * 20 * 30, dtype="f8").reshape(2, 20, 30)
+    w = np.arange(2 * 20 * 30, dtype="i4").reshape(2, 20, 30)
     with h5py.File(tmp_path / "opt.h5", "w") as f:
         f.create_dataset("x", data=w, chunks=w.shape, compression=factz.HDF5_FILTER_ID)
     with h5py.File(tmp_path / "opt.h5", "r") as f:
@@ -278,3 +281,127 @@ def test_the_policy_comes_from_the_environment_and_cuda_fails_cleanly_without_a_
     with h5py.File(tmp_path / "cpu.h5", "r") as f:
         with pytest.raises(OSError, match="FACTZ_POLICY"):
             f["wind"][...]
+
+
+def field64(nx=97, ny=61):
+    """A smooth float64 field with detail of 1e-9, below float32 precision."""
+    y, x = np.mgrid[0:ny, 0:nx].astype(np.float64)
+    k = np.arange(nx * ny, dtype=np.float64).reshape(ny, nx)
+    return (np.sin(0.21 * x) * np.cos(0.17 * y) + 1e-9 * np.sin(k),
+            -np.cos(0.21 * x) * np.sin(0.17 * y) + 0.1 + 1e-9 * np.cos(1.7 * k))
+
+
+def filter_values(path, name="wind"):
+    with h5py.File(path, "r") as f:
+        return f[name].id.get_create_plist().get_filter_by_id(factz.HDF5_FILTER_ID)[1]
+
+
+@pytest.mark.parametrize("opts", [dict(), dict(mode="block", coder="huffman"), dict(mode="none"),
+                                  dict(mode="speculative", eb=2e-9, bound="abs")])
+def test_double_datasets_are_compressed_as_doubles(tmp_path, opts):
+    """A float64 dataset's chunk is the float64 stream factz.compress writes for the doubles
+    (format version 6), recorded as layout 3, and reads back as doubles within a bound that a
+    float32 round trip would miss."""
+    u, v = field64()
+    w = np.stack([u, v])
+    opts = dict(dict(eb=1e-9, bound="rel"), **opts)
+    write(tmp_path / "d.h5", w, w.shape, **opts)
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        d = f["wind"]
+        raw = d.id.read_direct_chunk((0, 0, 0))[1]
+        r = d[...]
+    assert raw == factz.compress(u, v, **opts)
+    assert factz.info(raw)["dtype"] == "float64" and factz.info(raw)["version"] == 6
+    assert filter_values(tmp_path / "d.h5")[5:8] == (3, 61, 97)
+    eb = opts["eb"] * (max(u.max(), v.max()) - min(u.min(), v.min())) if opts["bound"] == "rel" else opts["eb"]
+    assert r.dtype == np.float64 and np.abs(r - w).max() <= eb
+    assert np.abs(w.astype(np.float32) - w).max() > 10 * eb  # a float32 shortcut would fail the bound
+    if opts.get("mode", "speculative") != "none":
+        assert factz.verify(u, v, r[0], r[1])["violations"] == 0
+
+
+def test_double_datasets_with_a_fill_value_and_partial_chunks(tmp_path):
+    """The dataset's fill value (h5py fillvalue=, all 64 bits: 1e20, which no float32 equals)
+    marks missing vertices and pads the partial edge chunks; ABS bound on the rest, and every
+    chunk keeps its critical points."""
+    u, v = field64(150, 100)
+    land = np.zeros(u.shape, bool)
+    land[40:60, 70:90] = True
+    w = np.stack([u, v])
+    w[:, land] = 1e20
+    kw = factz.h5filter(mode="speculative", eb=1e-9, bound="abs", fill_value=1e20, dtype="float64")
+    assert kw["fillvalue"] == 1e20 and len(kw["compression_opts"]) == 5
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f.create_dataset("wind", data=w, chunks=(2, 64, 64), **kw)
+    cd = filter_values(tmp_path / "f.h5")
+    assert len(cd) == 11 and cd[5] == 3
+    assert cd[9] | cd[10] << 32 == int(np.array(1e20).view(np.uint64))
+    with h5py.File(tmp_path / "f.h5", "r") as f:
+        r = f["wind"][...]
+        raw = f["wind"].id.read_direct_chunk((0, 0, 64))[1]
+    assert factz.info(raw)["masked"]
+    assert np.array_equal(r[:, land], w[:, land])
+    assert np.abs(r[:, ~land] - w[:, ~land]).max() <= 1e-9
+    for y0, x0 in itertools.product(range(0, 100, 64), range(0, 150, 64)):
+        s = (slice(y0, y0 + 64), slice(x0, x0 + 64))
+        a = [np.ascontiguousarray(p[s]) for p in (w[0], w[1], r[0], r[1])]
+        assert factz.verify(*a, fill_value=1e20)["violations"] == 0, (y0, x0)
+
+
+def test_a_declared_float32_fill_value_is_refused_for_doubles(tmp_path):
+    """cd_values[6] holds float32 bits: a float64 dataset is refused with the way out."""
+    u, v = field64(20, 16)
+    w = np.stack([u, v])
+    with h5py.File(tmp_path / "bad.h5", "w") as f:
+        with pytest.raises(ValueError, match="fillvalue="):
+            f.create_dataset("x", data=w, chunks=w.shape, dcpl=mandatory(
+                factz.hdf5_compression_opts(fill_value=1e20)))
+
+
+def test_a_stream_of_the_other_type_is_refused(tmp_path):
+    """The layout records the dataset's type: a float32 stream in a float64 dataset (or the
+    reverse) fails the read with a message, never reinterpreted bytes."""
+    u, v = field64(40, 30)
+    w = np.stack([u, v])
+    write(tmp_path / "d.h5", w, w.shape)
+    write(tmp_path / "s.h5", w.astype(np.float32), w.shape)
+    for path, other in (("d.h5", factz.compress(u.astype(np.float32), v.astype(np.float32))),
+                        ("s.h5", factz.compress(u, v))):
+        with h5py.File(tmp_path / path, "a") as f:
+            f["wind"].id.write_direct_chunk((0, 0, 0), other)
+        with h5py.File(tmp_path / path, "r") as f:
+            with pytest.raises(OSError):
+                f["wind"][...]
+
+
+def test_h5repack_and_h5dump_read_doubles_within_the_bound(tmp_path, plugin_dir):
+    """A plain float64 file packed by h5repack through the filter, read back by h5dump (binary
+    output) and h5py: every value within REL 1e-9, a bound below float32 precision; a time
+    series of fields, one chunk per field; repacked back to plain doubles."""
+    u, v = field64()
+    series = np.stack([np.stack([u * s, v * s]) for s in (1.0, -0.5)])  # (2, 2, ny, nx)
+    with h5py.File(tmp_path / "plain.h5", "w") as f:
+        f.create_dataset("wind", data=series, chunks=(1,) + series.shape[1:])
+    cd = factz.hdf5_compression_opts("speculative", 1e-9, "rel", "ans")
+    ud = "UD=%d,0,%d,%s" % (factz.HDF5_FILTER_ID, len(cd), ",".join(map(str, cd)))
+    env = {"HDF5_PLUGIN_PATH": plugin_dir, "PATH": "/usr/bin:/bin"}
+    subprocess.run(["h5repack", "-f", ud, str(tmp_path / "plain.h5"), str(tmp_path / "packed.h5")],
+                   check=True, env=env, capture_output=True)
+    subprocess.run(["h5dump", "-d", "wind", "-b", "LE", "-o", str(tmp_path / "dump.bin"), str(tmp_path / "packed.h5")],
+                   check=True, env=env, capture_output=True)
+    dumped = np.fromfile(tmp_path / "dump.bin", dtype="<f8").reshape(series.shape)
+    with h5py.File(tmp_path / "packed.h5", "r") as f:
+        d = f["wind"]
+        assert d.dtype == np.float64 and d.id.get_storage_size() < series.nbytes
+        assert d.id.read_direct_chunk((1, 0, 0, 0))[1] == factz.compress(series[1, 0], series[1, 1], eb=1e-9,
+                                                                          coder="ans")
+        r = d[...]
+    assert np.array_equal(dumped, r)
+    for t in range(2):
+        eb = 1e-9 * (series[t].max() - series[t].min())
+        assert np.abs(r[t] - series[t]).max() <= eb
+        assert factz.verify(series[t, 0], series[t, 1], r[t, 0], r[t, 1])["violations"] == 0
+    subprocess.run(["h5repack", "-f", "NONE", str(tmp_path / "packed.h5"), str(tmp_path / "back.h5")],
+                   check=True, env=env, capture_output=True)
+    with h5py.File(tmp_path / "back.h5", "r") as f:
+        assert f["wind"].dtype == np.float64 and np.array_equal(f["wind"][...], r)

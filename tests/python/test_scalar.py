@@ -1,6 +1,7 @@
 """Scalar fields from Python: compress_scalar / decompress_scalar (the bytes of `factz compress
---scalar`), contour_tree, verify_scalar, masked arrays in and out, and clear errors when a
-vector function gets a scalar stream and back."""
+--scalar`), contour_tree, verify_scalar, masked arrays in and out, float64 fields in and out
+(computed in double, never through float32), and clear errors when a vector function gets a
+scalar stream and back."""
 
 import subprocess
 
@@ -94,11 +95,67 @@ def test_vector_and_scalar_functions_point_to_each_other():
     vec = factz.compress(f, f)
     with pytest.raises(ValueError, match="vector stream.*factz.decompress"):
         factz.decompress_scalar(vec)
-    with pytest.raises(ValueError, match="float32"):
-        factz.compress_scalar(f.astype(np.float64))
+    with pytest.raises(ValueError, match="float32 or float64"):
+        factz.compress_scalar(f.astype(np.int32))
     with pytest.raises(ValueError, match="dimensional"):
         factz.compress_scalar(f[0])
     with pytest.raises(ValueError, match="mode"):
         factz.compress_scalar(f, mode="speculative")
     with pytest.raises(ValueError, match="corrupt_stream"):
         factz.decompress_scalar(s[:-4])
+
+
+def tiny_waves(nz=1, ny=30, nx=40):
+    """1 + 1e-12 * (waves): every value rounds to the float 1.0, so the field's tree and a
+    bound of 1e-15 exist only in double."""
+    z, y, x = np.mgrid[0:nz, 0:ny, 0:nx]
+    f = 1.0 + 1e-12 * (np.sin(x / 4.0) * np.cos(y / 3.0) + 0.2 * z + 0.01 * ((7 * x + 13 * y + 3 * z) % 5))
+    return f[0] if nz == 1 else f
+
+
+@pytest.mark.parametrize("nz", [1, 5])
+def test_float64_fields_round_trip_in_double(nz):
+    f = tiny_waves(nz)
+    assert f.dtype == np.float64 and np.all(f.astype(np.float32) == 1.0)
+    for mode in ("contour_tree", "none"):
+        buf, stats = factz.compress_scalar(f, mode=mode, eb=1e-15, bound="abs", persistence=1e-2, stats=True)
+        assert stats["eb_abs"] == 1e-15 and factz.info(buf)["dtype"] == "float64"
+        g = factz.decompress_scalar(buf)
+        assert g.dtype == np.float64 and g.shape == f.shape
+        assert np.abs(g - f).max() <= 1e-15  # exact here: the values are near 1
+        rep = factz.verify_scalar(f, g, persistence=1e-2)
+        if mode == "contour_tree":
+            assert rep["same"] and rep["nodes_original"] > 2
+        # threads never change the bytes
+        assert factz.compress_scalar(f, mode=mode, eb=1e-15, bound="abs", threads=1) == \
+            factz.compress_scalar(f, mode=mode, eb=1e-15, bound="abs", threads=2)
+    tree = factz.contour_tree(f)
+    assert tree["nodes"].dtype == factz.scalar.CT_NODE_DTYPE64
+    assert np.array_equal(tree["nodes"]["value"], f.reshape(-1)[tree["nodes"]["vertex"]])
+    assert len(tree["nodes"]) > 2 and len(factz.contour_tree(f.astype(np.float32))["nodes"]) == 2
+
+
+def test_float64_streams_are_those_of_the_cli(tmp_path, cli):
+    f = tiny_waves(3)
+    f.tofile(tmp_path / "s.f64")
+    subprocess.run([cli, "compress", "-3", "40", "30", "3", "--dtype", "f64", "-i", tmp_path / "s.f64", "-z",
+                    tmp_path / "s.fz", "-M", "REL", "1e-2", "--persistence", "1e-2"], check=True, capture_output=True)
+    assert (tmp_path / "s.fz").read_bytes() == factz.compress_scalar(f, eb=1e-2, persistence=1e-2)
+
+
+def test_masked_float64_fields_and_type_errors():
+    f = tiny_waves()
+    land = np.zeros(f.shape, bool)
+    land[5:15, 10:20] = True
+    fill = -9999.000000000123  # only a double holds it
+    g = f.copy()
+    g[land] = fill
+    stream = factz.compress_scalar(g, fill_value=fill, eb=1e-14, bound="abs")
+    assert factz.compress_scalar(np.ma.MaskedArray(g, mask=land), eb=1e-14, bound="abs") == stream
+    back = factz.decompress_scalar(stream, masked=True)
+    assert back.dtype == np.float64 and np.array_equal(back.mask, land)
+    assert np.all(back.data[land] == fill)
+    assert factz.verify_scalar(np.ma.MaskedArray(g, mask=land), back)["same"]
+    assert factz.contour_tree(g, fill_value=np.float32(fill))["components"] == 1  # rounded: marks nothing
+    with pytest.raises(ValueError, match="same dtype"):
+        factz.verify_scalar(f, f.astype(np.float32))

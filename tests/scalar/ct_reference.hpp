@@ -76,7 +76,8 @@ inline std::vector<std::vector<int64_t>> masked_simplices(int64_t nx, int64_t ny
   return out;
 }
 
-inline RefTree reference_contour_tree(const std::vector<float>& f, int64_t nx, int64_t ny, int64_t nz,
+template <class T>  // float or double: vertices ordered in the field's own type
+inline RefTree reference_contour_tree(const std::vector<T>& f, int64_t nx, int64_t ny, int64_t nz,
                                       const std::vector<uint8_t>& missing = {}) {
   std::vector<int64_t> order;
   for (int64_t v = 0; v < nx * ny * nz; ++v)

@@ -25,7 +25,8 @@ struct RefMergeTrees {
 };
 
 /// `p_abs`: pairs with |f(extremum) - f(saddle)| below it are removed.
-inline RefMergeTrees reference_merge_trees(const std::vector<float>& f, int64_t nx, int64_t ny, int64_t nz,
+template <class T>  // float or double: vertices ordered in the field's own type
+inline RefMergeTrees reference_merge_trees(const std::vector<T>& f, int64_t nx, int64_t ny, int64_t nz,
                                            double p_abs, const std::vector<uint8_t>& missing = {}) {
   const size_t all = size_t(nx * ny * nz);
   auto valid = [&](int64_t v) { return missing.empty() || !missing[size_t(v)]; };

@@ -1,9 +1,11 @@
 // The scalar paths of the factz program: compress -2 --scalar / -3, decompress with one -o,
-// verify with one -i and one -d, and `factz ct`; errors stay clear one-liners.
+// verify with one -i and one -d, and `factz ct`, for float32 and float64 fields ('<f8' .npy,
+// raw with --dtype f64); errors stay clear one-liners.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/npy_file.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -171,6 +174,129 @@ TEST(ScalarCli, FillValuesMarkMissingVerticesInCtCompressAndVerify) {
   CliRun bad = factz(d.path(), "compress -2 24 16 --scalar -i f.f32 --fill-u -9999 -z h.fz");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--fill"), std::string::npos) << bad.err;
+}
+
+// ---- float64 scalar fields ------------------------------------------------------------------
+
+// 1 + 1e-12 * (waves and a ripple): every value rounds to the float 1.0f, so the tree and the
+// bound exist only in double.
+std::vector<double> tiny_waves(int64_t nx, int64_t ny, int64_t nz) {
+  std::vector<double> v;
+  for (int64_t z = 0; z < nz; ++z)
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x)
+        v.push_back(1.0 + 1e-12 * (std::sin(0.4 * double(x)) * std::cos(0.3 * double(y)) + 0.2 * double(z) +
+                                   0.01 * double((x * 7 + y * 13 + z * 3) % 5)));
+  return v;
+}
+
+std::string bytes_of(const std::vector<double>& v) {
+  std::string data(v.size() * 8, '\0');
+  for (size_t k = 0; k < v.size(); ++k) {
+    uint64_t b;
+    std::memcpy(&b, &v[k], 8);
+    for (int i = 0; i < 8; ++i) data[k * 8 + size_t(i)] = char((b >> (8 * i)) & 0xFF);
+  }
+  return data;
+}
+
+void write_f64(const fs::path& p, const std::vector<double>& v) { std::ofstream(p, std::ios::binary) << bytes_of(v); }
+
+void write_npy_f64(const fs::path& p, const std::vector<double>& v, const std::string& shape) {
+  std::ofstream(p, std::ios::binary) << factz::testing::npy_file(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }", 1, bytes_of(v));
+}
+
+// The values of a raw float64 file, or of a version 1.0 .npy file (after its header).
+std::vector<double> read_f64(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string data(std::istreambuf_iterator<char>(in), {});
+  size_t skip = 0;
+  if (p.extension() == ".npy" && data.size() >= 10) skip = 10 + (uint8_t(data[8]) | size_t(uint8_t(data[9])) << 8);
+  std::vector<double> v((data.size() - std::min(skip, data.size())) / 8);
+  std::memcpy(v.data(), data.data() + skip, v.size() * 8);
+  return v;
+}
+
+TEST(ScalarCli, Float64CompressDecompressVerifyAndCt3D) {
+  TempDir d;
+  const std::vector<double> v = tiny_waves(20, 16, 6);
+  write_f64(d.path() / "f.f64", v);
+  write_npy_f64(d.path() / "f.npy", v, "(6, 16, 20)");
+  CliRun c = factz(d.path(), "compress -3 20 16 6 --dtype f64 -i f.f64 -z f.fz -M ABS 1e-15 --persistence 1e-2 --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("\"dtype\": \"float64\""), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\"raw_bytes\": 15360"), std::string::npos) << c.out;  // 8 bytes per value
+  EXPECT_NE(c.out.find("\"eb_abs\": 1.0000000000000001e-15"), std::string::npos) << c.out;
+  CliRun i = factz(d.path(), "info -z f.fz --json");
+  EXPECT_NE(i.out.find("\"dtype\": \"float64\""), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("\"format_version\": 6"), std::string::npos) << i.out;
+  CliRun x = factz(d.path(), "decompress -z f.fz -o g.f64 --json");
+  ASSERT_EQ(x.code, 0) << x.err;
+  const std::vector<double> g = read_f64(d.path() / "g.f64");
+  ASSERT_EQ(g.size(), v.size());
+  for (size_t k = 0; k < v.size(); ++k) ASSERT_LE(std::fabs(g[k] - v[k]), 1e-15) << k;  // exact: both near 1
+  CliRun ok = factz(d.path(), "verify -3 20 16 6 --dtype f64 -i f.f64 -d g.f64 --persistence 1e-2 --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"same_tree\": true"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("\"dtype\": \"float64\""), std::string::npos) << ok.out;
+  // The tree of the doubles: more than the two nodes their float rounding (a constant) has.
+  CliRun t = factz(d.path(), "ct -3 20 16 6 --dtype f64 -i f.f64 --persistence 0 --json");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("\"type\": \"join_saddle\""), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("\"dtype\": \"float64\""), std::string::npos) << t.out;
+  CliRun from_npy = factz(d.path(), "ct -i f.npy --persistence 0 --json");  // shape (nz, ny, nx) from the file
+  ASSERT_EQ(from_npy.code, 0) << from_npy.err;
+  EXPECT_EQ(from_npy.out, t.out);
+  CliRun text = factz(d.path(), "ct -3 20 16 6 --dtype f64 -i f.f64 --persistence 0");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.find("nodes=2 "), std::string::npos) << text.out.substr(0, 400);
+  EXPECT_NE(text.out.find(" 1.0000000000"), std::string::npos) << "17 digits: " << text.out.substr(0, 400);
+  // A float32 reconstruction of a float64 original is refused, not compared through float.
+  std::vector<float> f32(v.begin(), v.end());
+  std::string data(f32.size() * 4, '\0');
+  std::memcpy(data.data(), f32.data(), data.size());
+  std::ofstream(d.path() / "g32.npy", std::ios::binary)
+      << factz::testing::npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (6, 16, 20), }", 1, data);
+  CliRun mixed = factz(d.path(), "verify -3 20 16 6 -i f.npy -d g32.npy");
+  EXPECT_EQ(mixed.code, 1);
+  EXPECT_NE(mixed.err.find("float64"), std::string::npos) << mixed.err;
+}
+
+TEST(ScalarCli, Float64NpyInModeNoneAndContourTreeWithFillValues) {
+  TempDir d;
+  const int64_t nx = 24, ny = 16;
+  std::vector<double> v = tiny_waves(nx, ny, 1);
+  const double fill = -9999.000000000123;  // only a double holds it
+  for (int64_t y = 0; y < ny; ++y) v[size_t(y * nx + 11)] = fill;
+  write_npy_f64(d.path() / "f.npy", v, "(16, 24)");
+  for (const char* mode : {"none", "contour-tree"}) {
+    SCOPED_TRACE(mode);
+    CliRun c = factz(d.path(), std::string("compress --scalar --mode ") + mode +
+                                   " -i f.npy --fill -9999.000000000123 -z f.fz -M REL 1e-3 --json");
+    ASSERT_EQ(c.code, 0) << c.err;
+    EXPECT_NE(c.out.find("\"masked_vertices\": 16"), std::string::npos) << c.out;
+    CliRun x = factz(d.path(), "decompress -z f.fz -o g.npy");
+    ASSERT_EQ(x.code, 0) << x.err;
+    const std::vector<double> g = read_f64(d.path() / "g.npy");
+    ASSERT_EQ(g.size(), v.size());
+    for (size_t k = 0; k < v.size(); ++k)
+      if (v[k] == fill) EXPECT_EQ(g[k], fill) << k;  // 64 bits back
+    CliRun ok = factz(d.path(), "verify -i f.npy -d g.npy --fill -9999.000000000123 --json");
+    ASSERT_EQ(ok.code, 0) << ok.err;
+    EXPECT_NE(ok.out.find("\"same_tree\": true"), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("\"mask_mismatch\": 0"), std::string::npos) << ok.out;
+  }
+  CliRun t = factz(d.path(), "ct -i f.npy --fill -9999.000000000123 --json");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("\"components\": 2"), std::string::npos) << t.out;
+  // Rounded to float the fill value marks nothing: the column stays data, one component.
+  CliRun f32fill = factz(d.path(), "ct -i f.npy --fill -9999 --json");
+  ASSERT_EQ(f32fill.code, 0) << f32fill.err;
+  EXPECT_NE(f32fill.out.find("\"components\": 1"), std::string::npos) << f32fill.out;
+  CliRun wrong = factz(d.path(), "compress --scalar -i f.npy --dtype f32 -z h.fz");
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("f32"), std::string::npos) << wrong.err;
 }
 
 }  // namespace

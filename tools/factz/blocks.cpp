@@ -15,6 +15,10 @@
 // can fail runs inside `phase` (blocks.hpp), which ends with World::agree (all ranks learn
 // the first failure, rank 0 prints it, every rank exits 1 or 2). Option checks and input
 // are in blocks_input.cpp.
+//
+// float64 fields ('<f8' .npy, or raw with --dtype f64) take the same code: compress, decode
+// and verify are templates on the field type (VectorField2D, VectorField2D64); a float64
+// multi-block file (its header says so) decodes to float64 planes ('<f8' .npy or raw).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +28,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <span>
+#include <type_traits>
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
@@ -34,6 +40,45 @@ namespace {
 
 using namespace factz::cli::blocks;
 using Clock = std::chrono::steady_clock;
+
+template <class Field>
+using ValueOf = typename decltype(Field::u)::value_type;
+template <class Field>
+constexpr bool kFloat64 = std::is_same_v<Field, VectorField2D64>;
+/// A field type's data type, as multi-block headers record it.
+template <class Field>
+constexpr factz::DType kDTypeOf = kFloat64<Field> ? factz::DType::float64 : factz::DType::float32;
+
+/// Block b of the field of `flag`, read as Field.
+template <class Field>
+Field block_of(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
+  if constexpr (kFloat64<Field>) return read_block64(a, flag, L, b);
+  else return read_block(a, flag, L, b);
+}
+
+/// Bytes of the raw field (u and v) and its bits per vertex at `ratio`.
+template <class Field>
+double raw_bytes_of(int64_t nx, int64_t ny) {
+  return double(nx * ny) * 2.0 * double(sizeof(ValueOf<Field>));
+}
+template <class Field>
+double bit_rate_of(double ratio) {
+  return 16.0 * double(sizeof(ValueOf<Field>)) / ratio;
+}
+
+/// A float64 run says so in --json (as the one-stream float64 commands do).
+template <class Field>
+void add_dtype(StatsWriter& r) {
+  if constexpr (kFloat64<Field>) r.text("dtype", "float64", StatsWriter::In::json);
+}
+
+/// Writes decoded planes to the -o names through the one writer of every command (raw,
+/// .npy, netCDF / HDF5 variables, with the mask's fill value): float32 planes as float32,
+/// float64 planes as float64 (raw, '<f8', NC_DOUBLE; missing vertices keep their 64 bits).
+template <class Field>
+void write_planes(const std::string& uo, const std::string& vo, const Field& f) {
+  write_field_outputs({uo, vo}, {&f.u, &f.v}, {uint64_t(f.ny), uint64_t(f.nx)}, std::nullopt, f.mask, "decompress");
+}
 
 /// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
 /// the failure, as one write (so that mpirun's own messages cannot split the line); every
@@ -99,18 +144,9 @@ std::vector<PathArg> per_rank_paths(const Args& a, std::initializer_list<const c
 
 // ---- compress ------------------------------------------------------------------------------
 
-/// One process, one global field in memory: the library's compress_multiblock.
-int compress_single(const Args& a) {
-  int px, py;
-  blocks_of_args(a, px, py);
-  auto [uf, vf] = two_files(a, "-i");
-  if (!a.has("-z")) fail("missing -z OUT", 2);
-  require_plain_paths({uf, vf, a.get("-z")});
-  factz::Options o = compress_options(a);  // no source record: blocks are plain streams
-  o.progress = compress_progress(a);
-  const auto t0 = Clock::now();
-  const auto input = read_vector_input(a, "-i", "compress");
-  const VectorField2D& field = input.field;
+/// One process, the global field in memory (read `t0` on): the library's compress_multiblock.
+template <class Field>
+int compress_whole(const Args& a, const Field& field, const factz::Options& o, int px, int py, Clock::time_point t0) {
   const int64_t nx = field.nx, ny = field.ny;
   const double read_s = seconds_since(t0);
   factz::CompressStats st;
@@ -120,12 +156,13 @@ int compress_single(const Args& a) {
   const auto t2 = Clock::now();
   check(factz::write_bytes(a.get("-z"), file));
   const double write_s = seconds_since(t2);
-  const double raw = double(nx * ny) * 8.0, ratio = raw / double(file.size()), total = seconds_since(t0);
+  const double raw = raw_bytes_of<Field>(nx, ny), ratio = raw / double(file.size()), total = seconds_since(t0);
   StatsWriter r;
   r.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder));
+  add_dtype<Field>(r);
   r.count("nx", nx).count("ny", ny).count("px", px).count("py", py).count("blocks", int64_t(px) * py).count("ranks", 1);
   r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file.size())).num("ratio", ratio);
-  r.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
+  r.num("bit_rate", bit_rate_of<Field>(ratio)).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
   r.num("read_seconds", read_s).num("compress_seconds", compress_s).num("write_seconds", write_s);
   r.num("total_seconds", total).num("throughput_mbs", raw / compress_s / 1e6);
   r.count("rank_bytes_max", int64_t(file.size())).count("comm_bytes_max", 0);
@@ -133,13 +170,28 @@ int compress_single(const Args& a) {
   return 0;
 }
 
+/// One process, one global field in memory (float32, or float64 inputs).
+int compress_single(const Args& a) {
+  int px, py;
+  blocks_of_args(a, px, py);
+  auto [uf, vf] = two_files(a, "-i");
+  if (!a.has("-z")) fail("missing -z OUT", 2);
+  require_plain_paths({uf, vf, a.get("-z")});
+  factz::Options o = compress_options(a);  // no source record: blocks are plain streams
+  o.progress = compress_progress(a);
+  const auto t0 = Clock::now();
+  if (float64_inputs(a, "-i")) return compress_whole(a, read_vector_input64(a, "-i", "compress").field, o, px, py, t0);
+  return compress_whole(a, read_vector_input(a, "-i", "compress").field, o, px, py, t0);
+}
+
 /// Every rank its blocks; one file written together (or one process with per-rank inputs).
-int compress_distributed(World& w, const Args& a) {
+template <class Field>
+int compress_blocks(World& w, const Args& a) {
   int64_t nx = 0, ny = 0;
   BlockLayout L;
   factz::Options o;
   std::string out;
-  std::vector<VectorField2D> mine;
+  std::vector<Field> mine;
   int first = 0, last = 0;
   double lo_neg_hi[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   const auto t0 = Clock::now();
@@ -160,11 +212,11 @@ int compress_distributed(World& w, const Args& a) {
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
     for (int b = first; b < last; ++b) {
-      mine.push_back(read_block(a, "-i", L, b));
+      mine.push_back(block_of<Field>(a, "-i", L, b));
       const auto r = factz::value_range_of(mine.back());
       if (!r.empty) {
-        lo_neg_hi[0] = std::min(lo_neg_hi[0], double(r.lo));
-        lo_neg_hi[1] = std::min(lo_neg_hi[1], -double(r.hi));
+        lo_neg_hi[0] = std::min(lo_neg_hi[0], r.lo);
+        lo_neg_hi[1] = std::min(lo_neg_hi[1], -r.hi);
       }
     }
   });
@@ -176,10 +228,11 @@ int compress_distributed(World& w, const Args& a) {
     phase(w, [&] { check_shared_lines(L, all_hashes); });
   }
   const double read_s = seconds_since(t0);
-  // The global value range (REL bounds): one reduction of two doubles.
+  // The global value range (REL bounds): one reduction of two doubles, which hold float32
+  // and float64 values exactly.
   check(w.allreduce_min(lo_neg_hi));
   factz::ValueRange global;
-  if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {float(lo_neg_hi[0]), float(-lo_neg_hi[1]), false};
+  if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {lo_neg_hi[0], -lo_neg_hi[1], false};
   std::vector<uint64_t> lengths;
   std::vector<uint8_t> bytes;
   int64_t exact = 0;
@@ -189,10 +242,11 @@ int compress_distributed(World& w, const Args& a) {
     eb_abs = take(factz::absolute_bound(o, global));
     for (int b = first; b < last; ++b) {
       factz::CompressStats st;
-      auto s = factz::compress_block(mine[size_t(b - first)], L, b, o, eb_abs, &st);
+      Field& f = mine[size_t(b - first)];
+      auto s = factz::compress_block(f, L, b, o, eb_abs, &st);
       if (!s.ok()) fail("block " + std::to_string(b) + ": " + s.status().to_string());
-      std::vector<float>().swap(mine[size_t(b - first)].u);
-      std::vector<float>().swap(mine[size_t(b - first)].v);
+      decltype(f.u)().swap(f.u);
+      decltype(f.v)().swap(f.v);
       lengths.push_back(s.value().size());
       bytes.insert(bytes.end(), s.value().begin(), s.value().end());
       exact += st.exact_vertices;
@@ -201,7 +255,7 @@ int compress_distributed(World& w, const Args& a) {
   const double compress_s = seconds_since(t1);
   // Every block's stream length, in block order (ranks hold ascending ranges).
   const std::vector<uint64_t> all = take(w.allgather(lengths));
-  const std::vector<uint8_t> header = factz::multiblock_header(L, o, all);
+  const std::vector<uint8_t> header = factz::multiblock_header(L, o, all, kDTypeOf<Field>);
   uint64_t offset = header.size(), file_bytes = header.size();
   for (int b = 0; b < L.count(); ++b) {
     if (b < first) offset += all[size_t(b)];
@@ -220,12 +274,13 @@ int compress_distributed(World& w, const Args& a) {
   check(w.allreduce_sum(sums));
   check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
-  const double raw = double(nx * ny) * 8.0, ratio = raw / double(file_bytes);
+  const double raw = raw_bytes_of<Field>(nx, ny), ratio = raw / double(file_bytes);
   StatsWriter r;
   r.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder));
+  add_dtype<Field>(r);
   r.count("nx", nx).count("ny", ny).count("px", L.px).count("py", L.py).count("blocks", L.count());
   r.count("ranks", w.size()).count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file_bytes));
-  r.num("ratio", ratio).num("bit_rate", 64.0 / ratio).num("eb_abs", eb_abs).count("exact_vertices", sums[0]);
+  r.num("ratio", ratio).num("bit_rate", bit_rate_of<Field>(ratio)).num("eb_abs", eb_abs).count("exact_vertices", sums[0]);
   r.num("read_seconds", maxima[0]).num("compress_seconds", maxima[1]).num("write_seconds", maxima[2]);
   r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / maxima[1] / 1e6);
   r.count("rank_bytes_max", int64_t(maxima[4])).count("comm_bytes_max", int64_t(maxima[5]));
@@ -233,65 +288,181 @@ int compress_distributed(World& w, const Args& a) {
   return 0;
 }
 
+int compress_distributed(World& w, const Args& a) {
+  return float64_field(w, a, "-i") ? compress_blocks<VectorField2D64>(w, a) : compress_blocks<VectorField2D>(w, a);
+}
+
 
 // ---- decompress ----------------------------------------------------------------------------
 
+/// The data type of the multi-block file at `path` (its header and index only are read).
+factz::DType file_dtype(const std::string& path) {
+  uint64_t size = 0;
+  const std::vector<uint8_t> head = read_header_bytes(path, size);
+  return take(factz::parse_multiblock_index(head, size)).dtype;
+}
+
 /// --region: one process reads the index and the blocks the window touches.
-int decompress_region_cli(const Args& a) {
-  auto [uo, vo] = two_files(a, "-o");
-  require_seekable(a.get("-z"), "--region");
+template <class Field>
+int decompress_region_as(const Args& a, const std::string& uo, const std::string& vo) {
   const factz::DecompressOptions d = vector_decompress_options(a);
   const auto t0 = Clock::now();
   factz::RegionStats st;
-  const auto field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
+  Field field;
+  if constexpr (kFloat64<Field>) field = take(factz::decompress_region64(a.get("-z"), region_of(a), d, &st));
+  else field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
   const double secs = seconds_since(t0);
-  write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, std::nullopt,
-                      field.mask, "decompress");
+  write_planes(uo, vo, field);
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
   StatsWriter r;
-  r.count("nx", field.nx).count("ny", field.ny).count("blocks_decoded", st.blocks_decoded);
+  r.count("nx", field.nx).count("ny", field.ny);
+  add_dtype<Field>(r);
+  r.count("blocks_decoded", st.blocks_decoded);
   r.count("bytes_read", int64_t(st.bytes_read)).count("file_bytes", ec ? -1 : int64_t(file_bytes));
   r.num("decompress_seconds", secs);
   r.print(a.has("--json"), false);
   return 0;
 }
 
-/// One process, the whole file in memory: the library's decompress_multiblock. `bytes`:
-/// the file when it was already read (from a pipe), else it is read here.
-int decompress_single(const Args& a, const std::vector<uint8_t>* bytes = nullptr) {
+int decompress_region_cli(const Args& a) {
   auto [uo, vo] = two_files(a, "-o");
-  if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
+  require_seekable(a.get("-z"), "--region");
+  return file_dtype(a.get("-z")) == factz::DType::float64 ? decompress_region_as<VectorField2D64>(a, uo, vo)
+                                                           : decompress_region_as<VectorField2D>(a, uo, vo);
+}
+
+/// One process, the whole file in memory: the library's decompress_multiblock (or
+/// decompress_multiblock64 for a float64 file).
+template <class Field>
+int decompress_whole(const Args& a, const std::vector<uint8_t>& file, const std::string& uo, const std::string& vo) {
   const factz::DecompressOptions d = vector_decompress_options(a);
-  std::vector<uint8_t> read;
-  if (!bytes) read = take(factz::read_bytes(a.get("-z")));
-  const std::vector<uint8_t>& file = bytes ? *bytes : read;
   const auto t0 = Clock::now();
-  const auto field = take(factz::decompress_multiblock(file, d));
+  Field field;
+  if constexpr (kFloat64<Field>) field = take(factz::decompress_multiblock64(file, d));
+  else field = take(factz::decompress_multiblock(file, d));
   const double secs = seconds_since(t0);
-  write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, std::nullopt,
-                      field.mask, "decompress");
-  const double raw = double(field.size()) * 8.0;
+  write_planes(uo, vo, field);
+  const double raw = raw_bytes_of<Field>(field.nx, field.ny);
   StatsWriter r;
-  r.count("nx", field.nx).count("ny", field.ny).count("ranks", 1).count("raw_bytes", int64_t(raw));
+  r.count("nx", field.nx).count("ny", field.ny);
+  add_dtype<Field>(r);
+  r.count("ranks", 1).count("raw_bytes", int64_t(raw));
   r.count("compressed_bytes", int64_t(file.size())).num("decompress_seconds", secs);
   r.num("throughput_mbs", raw / secs / 1e6);
   r.print(a.has("--json"), false);
   return 0;
 }
 
+/// One process, the whole file in memory. `bytes`: the file when it was already read (from
+/// a pipe), else it is read here.
+int decompress_single(const Args& a, const std::vector<uint8_t>* bytes = nullptr) {
+  auto [uo, vo] = two_files(a, "-o");
+  if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
+  std::vector<uint8_t> read;
+  if (!bytes) read = take(factz::read_bytes(a.get("-z")));
+  const std::vector<uint8_t>& file = bytes ? *bytes : read;
+  const auto ix = take(factz::parse_multiblock_index(file, file.size()));
+  return ix.dtype == factz::DType::float64 ? decompress_whole<VectorField2D64>(a, file, uo, vo)
+                                           : decompress_whole<VectorField2D>(a, file, uo, vo);
+}
+
 /// The rows of decoded block b (extent e) that b owns (shared last row/column excluded unless
 /// b is the last band), as segments of the global raw plane.
-void owned_segments(const BlockLayout& L, int b, const std::vector<float>& plane,
-                    std::vector<factz::mpi::Segment>& segs) {
+template <class T>
+void owned_segments(const BlockLayout& L, int b, const std::vector<T>& plane, std::vector<factz::mpi::Segment>& segs) {
   const BlockExtent& e = L.blocks[size_t(b)];
   const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
   for (int64_t y = 0; y < h; ++y)
-    segs.push_back({uint64_t(((e.y0 + y) * L.nx + e.x0) * 4), plane.data() + y * e.nx, w});
+    segs.push_back({uint64_t((e.y0 + y) * L.nx + e.x0) * sizeof(T), plane.data() + y * e.nx, w, int(sizeof(T))});
+}
+
+/// Block b's stream decoded as Field, after checking that it holds the extent and the data
+/// type the file's index says.
+template <class Field>
+Field decode_block(std::span<const uint8_t> s, const BlockExtent& e, int b, const factz::DecompressOptions& d) {
+  const auto info = factz::stream_info(s);
+  if (!info.ok()) fail("block " + std::to_string(b) + ": " + info.status().to_string());
+  if (info->nx != e.nx || info->ny != e.ny)
+    fail("corrupt_stream: block " + std::to_string(b) + " does not hold the field its index says");
+  if (info->dtype != kDTypeOf<Field>)
+    fail("corrupt_stream: block " + std::to_string(b) + " holds " + factz::dtype_name(info->dtype) +
+         " values, the file's header says " + factz::dtype_name(kDTypeOf<Field>));
+  factz::Result<Field> f = factz::Status();
+  if constexpr (kFloat64<Field>) f = factz::decompress64(s, d);
+  else f = factz::decompress(s, d);
+  if (!f.ok()) fail("block " + std::to_string(b) + ": " + f.status().to_string());
+  return std::move(f).value();
+}
+
+/// Writes a decoded per-rank block to its own file (each file whole or not at all).
+void write_block_file(const std::string& name, const std::vector<float>& plane, int64_t nx, int64_t ny) {
+  check(factz::write_plane(name, plane, nx, ny));
+}
+void write_block_file(const std::string& name, const std::vector<double>& plane, int64_t nx, int64_t ny) {
+  write_plane64(name, plane, nx, ny, "decompress");
+}
+
+/// Every rank decodes its blocks [first, last) of the file at `path` and writes its part of
+/// the global raw planes (or its own per-rank files).
+template <class Field>
+int decompress_blocks(World& w, const Args& a, const std::string& path, const std::string& uo, const std::string& vo,
+                      const factz::MultiBlockIndex& ix, int first, int last) {
+  using T = ValueOf<Field>;
+  const BlockLayout& L = ix.layout;
+  const uint64_t from = first < last ? ix.entries[size_t(first)].offset : 0;
+  const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
+  const auto t0 = Clock::now();
+  std::vector<uint8_t> streams;
+  phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
+  std::vector<Field> decoded;
+  phase(w, [&] {
+    const factz::DecompressOptions d = vector_decompress_options(a);
+    for (int b = first; b < last; ++b) {
+      const auto& en = ix.entries[size_t(b)];
+      const auto s = std::span<const uint8_t>(streams).subspan(size_t(en.offset - from), size_t(en.length));
+      decoded.push_back(decode_block<Field>(s, L.blocks[size_t(b)], b, d));
+    }
+  });
+  const double decode_s = seconds_since(t0);
+  const auto t1 = Clock::now();
+  if (a.has("--per-rank")) {
+    phase(w, [&] {
+      for (int b = first; b < last; ++b) {
+        const auto& f = decoded[size_t(b - first)];
+        write_block_file(per_rank_name(uo, b), f.u, f.nx, f.ny);
+        write_block_file(per_rank_name(vo, b), f.v, f.nx, f.ny);
+      }
+    });
+  } else {
+    const uint64_t plane_bytes = uint64_t(L.nx * L.ny) * sizeof(T);
+    for (int c = 0; c < 2; ++c) {
+      std::vector<factz::mpi::Segment> segs;
+      for (int b = first; b < last; ++b) owned_segments(L, b, c == 0 ? decoded[size_t(b - first)].u
+                                                                      : decoded[size_t(b - first)].v, segs);
+      std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
+      const std::string& name = c == 0 ? uo : vo;
+      written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
+    }
+  }
+  const double write_s = seconds_since(t1);
+  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(to - from)};
+  check(w.allreduce_max(maxima));
+  if (w.rank() != 0) return 0;
+  const double raw = raw_bytes_of<Field>(L.nx, L.ny);
+  StatsWriter r;
+  r.count("nx", L.nx).count("ny", L.ny);
+  add_dtype<Field>(r);
+  r.count("blocks", L.count()).count("ranks", w.size());
+  r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(ix.file_bytes));
+  r.num("decompress_seconds", maxima[0]).num("write_seconds", maxima[1]).num("total_seconds", maxima[2]);
+  r.num("throughput_mbs", raw / maxima[0] / 1e6).count("rank_bytes_read_max", int64_t(maxima[3]));
+  r.print(a.has("--json"), false);
+  return 0;
 }
 
 /// Every rank decodes its blocks and writes its part of the global raw planes (or its own
-/// per-rank files).
+/// per-rank files): float32 planes, or float64 planes for a float64 file.
 int decompress_distributed(World& w, const Args& a) {
   std::string path, uo, vo;
   std::vector<uint8_t> head;
@@ -302,12 +473,13 @@ int decompress_distributed(World& w, const Args& a) {
     require_plain_paths({path, uo, vo});
     require_seekable(path, "decompressing under mpirun or with --per-rank");
     if (any_variable_output({uo, vo}))
-      fail("under mpirun or with --per-rank the outputs are raw float32 or .npy planes (not netCDF / HDF5 variables): "
+      fail("under mpirun or with --per-rank the outputs are raw or .npy planes (not netCDF / HDF5 variables): "
            "decompress in one process to write variables",
            2);
     if (a.has("--per-rank")) require_per_rank_names({uo, vo});
     else if (ends_with(uo, ".npy") || ends_with(vo, ".npy"))
-      fail("under mpirun the outputs are raw float32 planes (not .npy)", 2);
+      fail("under mpirun the outputs are raw planes (little-endian float32, or float64 for a float64 file), not .npy",
+           2);
     if (w.rank() == 0) {  // one rank reads the index, every rank gets it
       uint64_t size = 0;
       head = read_header_bytes(path, size);
@@ -328,61 +500,9 @@ int decompress_distributed(World& w, const Args& a) {
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), ix.layout.count());
   });
-  const BlockLayout& L = ix.layout;
-  const uint64_t from = first < last ? ix.entries[size_t(first)].offset : 0;
-  const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
-  const auto t0 = Clock::now();
-  std::vector<uint8_t> streams;
-  phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
-  std::vector<VectorField2D> decoded;
-  phase(w, [&] {
-    const factz::DecompressOptions d = vector_decompress_options(a);
-    for (int b = first; b < last; ++b) {
-      const auto& en = ix.entries[size_t(b)];
-      const auto s = std::span<const uint8_t>(streams).subspan(size_t(en.offset - from), size_t(en.length));
-      const BlockExtent& e = L.blocks[size_t(b)];
-      const auto dims = factz::stream_dims(s);
-      if (!dims.ok()) fail("block " + std::to_string(b) + ": " + dims.status().to_string());
-      if (dims->first != e.nx || dims->second != e.ny)
-        fail("corrupt_stream: block " + std::to_string(b) + " does not hold the field its index says");
-      auto f = factz::decompress(s, d);
-      if (!f.ok()) fail("block " + std::to_string(b) + ": " + f.status().to_string());
-      decoded.push_back(std::move(f).value());
-    }
-  });
-  const double decode_s = seconds_since(t0);
-  const auto t1 = Clock::now();
-  if (a.has("--per-rank")) {  // write_plane: each file whole or not at all
-    phase(w, [&] {
-      for (int b = first; b < last; ++b) {
-        const auto& f = decoded[size_t(b - first)];
-        check(factz::write_plane(per_rank_name(uo, b), f.u, f.nx, f.ny));
-        check(factz::write_plane(per_rank_name(vo, b), f.v, f.nx, f.ny));
-      }
-    });
-  } else {
-    const uint64_t plane_bytes = uint64_t(L.nx * L.ny) * 4;
-    for (int c = 0; c < 2; ++c) {
-      std::vector<factz::mpi::Segment> segs;
-      for (int b = first; b < last; ++b) owned_segments(L, b, c == 0 ? decoded[size_t(b - first)].u
-                                                                      : decoded[size_t(b - first)].v, segs);
-      std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
-      const std::string& name = c == 0 ? uo : vo;
-      written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
-    }
-  }
-  const double write_s = seconds_since(t1);
-  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(to - from)};
-  check(w.allreduce_max(maxima));
-  if (w.rank() != 0) return 0;
-  const double raw = double(L.nx * L.ny) * 8.0;
-  StatsWriter r;
-  r.count("nx", L.nx).count("ny", L.ny).count("blocks", L.count()).count("ranks", w.size());
-  r.count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(ix.file_bytes));
-  r.num("decompress_seconds", maxima[0]).num("write_seconds", maxima[1]).num("total_seconds", maxima[2]);
-  r.num("throughput_mbs", raw / maxima[0] / 1e6).count("rank_bytes_read_max", int64_t(maxima[3]));
-  r.print(a.has("--json"), false);
-  return 0;
+  // Every rank parsed the same header: the data type is the same on all.
+  return ix.dtype == factz::DType::float64 ? decompress_blocks<VectorField2D64>(w, a, path, uo, vo, ix, first, last)
+                                           : decompress_blocks<VectorField2D>(w, a, path, uo, vo, ix, first, last);
 }
 
 // ---- verify --------------------------------------------------------------------------------
@@ -399,7 +519,8 @@ struct Tally {
 /// global mesh lies in exactly one block, and its signature depends only on its three
 /// vertices, so the per-block counts sum to the global comparison's), errors over the
 /// vertices the block owns (each vertex counted once).
-void tally_block(const BlockLayout& L, int b, const VectorField2D& o, const VectorField2D& d, factz::Exec ex, Tally& t) {
+template <class Field>
+void tally_block(const BlockLayout& L, int b, const Field& o, const Field& d, factz::Exec ex, Tally& t) {
   const auto c = take(factz::compare(o, d, ex));
   t.counts[0] += c.cp_original;
   t.counts[1] += c.cp_decompressed;
@@ -421,7 +542,33 @@ void tally_block(const BlockLayout& L, int b, const VectorField2D& o, const Vect
   t.counts[5] += w * h;
 }
 
+/// One process, both fields in memory: every block of them.
+void tally_whole(const Args& a, const BlockLayout& L, factz::Exec ex, bool float64, Tally& t) {
+  auto all_blocks = [&](const auto& o, const auto& d) {
+    for (int b = 0; b < L.count(); ++b)
+      tally_block(L, b, factz::extract_block(o, L.blocks[size_t(b)]), factz::extract_block(d, L.blocks[size_t(b)]), ex,
+                  t);
+  };
+  if (float64) {
+    const auto in = read_vector_input64(a, "-i", "verify");
+    all_blocks(in.field, read_vector_input64(a, "-d", "verify", &in).field);
+  } else {
+    const auto in = read_vector_input(a, "-i", "verify");
+    all_blocks(in.field, read_vector_input(a, "-d", "verify", &in).field);
+  }
+}
+
+template <class Field>
+void tally_mine(const Args& a, const BlockLayout& L, int first, int last, factz::Exec ex, Tally& t) {
+  for (int b = first; b < last; ++b)
+    tally_block(L, b, block_of<Field>(a, "-i", L, b), block_of<Field>(a, "-d", L, b), ex, t);
+}
+
 int verify_blocks(World& w, const Args& a) {
+  const bool float64 = float64_field(w, a, "-i");
+  if (float64_field(w, a, "-d") != float64)
+    fail("invalid_argument: verify compares a float64 original with a float64 reconstruction: give both -i and -d "
+         "as '<f8' .npy files, or raw files with --dtype f64");
   int64_t nx = 0, ny = 0;
   BlockLayout L;
   Tally t;
@@ -437,16 +584,9 @@ int verify_blocks(World& w, const Args& a) {
     if (a.has("--per-rank")) require_one_block_per_rank(w, L);
     const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
     const factz::Exec ex = exec_of(a);
-    if (!w.distributed() && !a.has("--per-rank")) {  // one process: read each field once
-      const auto in = read_vector_input(a, "-i", "verify");
-      const VectorField2D& o = in.field;
-      const VectorField2D d = read_vector_input(a, "-d", "verify", &in).field;
-      for (int b = 0; b < L.count(); ++b)
-        tally_block(L, b, factz::extract_block(o, L.blocks[size_t(b)]), factz::extract_block(d, L.blocks[size_t(b)]),
-                    ex, t);
-      return;
-    }
-    for (int b = first; b < last; ++b) tally_block(L, b, read_block(a, "-i", L, b), read_block(a, "-d", L, b), ex, t);
+    if (!w.distributed() && !a.has("--per-rank")) return tally_whole(a, L, ex, float64, t);  // each field read once
+    if (float64) tally_mine<VectorField2D64>(a, L, first, last, ex, t);
+    else tally_mine<VectorField2D>(a, L, first, last, ex, t);
   });
   check(w.allreduce_sum(t.counts));
   check(w.allreduce_sum(t.sq));
@@ -467,6 +607,7 @@ int verify_blocks(World& w, const Args& a) {
   StatsWriter r;
   add_comparison(r, c);
   r.num("value_range", c.value_range);
+  if (float64) r.text("dtype", "float64", StatsWriter::In::json);
   r.count("blocks", L.count()).count("ranks", w.size());
   r.print(a.has("--json"), true);
   return 0;

@@ -1,6 +1,10 @@
 // The multi-block driver's shared pieces (docs/multiblock.md): blocks.cpp runs compress,
 // decompress and verify over the ranks; blocks_input.cpp checks their options and reads a
 // rank's blocks and the multi-block file's index.
+//
+// float32 and float64 fields take the same driver: blocks.cpp is templated on the field type
+// (VectorField2D or VectorField2D64), chosen from the inputs (float64_field: '<f8' .npy, or
+// raw with --dtype f64) or, for a multi-block file, from its header (MultiBlockIndex::dtype).
 #pragma once
 
 #include <array>
@@ -60,11 +64,20 @@ bool ends_with(const std::string& s, const std::string& tail);
 
 // ---- input --------------------------------------------------------------------------------
 
+/// Whether the field of `flag` (-i or -d) is float64 (factz::cli::float64_inputs; with
+/// --per-rank, of the files of this rank's block, or of block 0 in one process), the same
+/// answer on every rank: ranks whose files disagree fail together.
+bool float64_field(World& w, const Args& a, const char* flag);
 /// Block b of the global field given by `flag` (-i or -d): its rows of the global files, or
 /// its own per-rank files; validated.
 VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b);
-/// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v.
+/// read_block of a float64 field (the same code, templated on the value type): raw float64
+/// (--dtype f64), '<f8' .npy files or float64 variables, fill values compared as doubles.
+VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b);
+/// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v, over
+/// the values' bytes (4 or 8 each).
 std::array<uint64_t, 4> edge_hashes(const VectorField2D& f);
+std::array<uint64_t, 4> edge_hashes(const VectorField2D64& f);
 /// With --per-rank: neighbouring blocks' files agree on their shared lines (`all`: every
 /// block's edge_hashes, in block order).
 void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all);

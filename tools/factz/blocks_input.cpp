@@ -1,9 +1,13 @@
 // The multi-block driver's input side (blocks.hpp): option checks shared by compress,
 // decompress and verify, reading one rank's blocks of the global planes (or its per-rank
 // files), the shared-line check of per-rank files, and the multi-block file's index.
+// Blocks are read as float32 or float64 by one template on the value type T over the
+// readers of field_files.hpp (read_plane_input_of<T>, declared_fills<T>).
+#include <bit>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
@@ -13,44 +17,111 @@
 namespace factz::cli::blocks {
 namespace {
 
-/// Block `e` of the global nx x ny plane in `path`: for raw regular files only the block's
-/// row segments are read; a .npy file, a netCDF / HDF5 variable, a pipe or a FIFO is read
-/// whole and cut. `fills` gets a variable's declared fill values.
-std::vector<float> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e,
-                                    std::vector<float>& fills) {
-  std::vector<float> out(size_t(e.nx * e.ny));
-  const FieldFile file = field_file(path);
-  if (file.variable) {
-    PlaneInput whole = read_plane_input(file, {uint64_t(ny), uint64_t(nx)}, 2, "compress");
-    for (int64_t y = 0; y < e.ny; ++y)
-      std::memcpy(out.data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
-    fills = std::move(whole.fills);
-    return out;
-  }
-  check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
-  std::error_code regular_ec;
-  if (ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec)) {
-    const auto whole = take(factz::read_plane(path, nx, ny));
-    for (int64_t y = 0; y < e.ny; ++y)
-      std::memcpy(out.data() + y * e.nx, whole.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * 4);
-    return out;
-  }
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail("io: cannot open " + path + ": " + ec.message());
-  if (uint64_t(size) != uint64_t(nx * ny) * 4)
-    fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
-         std::to_string(ny) + " float32 plane needs " + std::to_string(uint64_t(nx * ny) * 4));
+/// The rows of block `e` from the raw plane of `nx` columns of T in the regular file
+/// `path`: one read for whole rows, else one per row segment.
+template <class T>
+void read_rows(const std::string& path, int64_t nx, const BlockExtent& e, T* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("io: cannot open " + path);
   const bool whole_rows = e.x0 == 0 && e.nx == nx;
   for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
     const int64_t rows = whole_rows ? e.ny : 1;
-    in.seekg(std::streamoff(((e.y0 + y) * nx + e.x0) * 4));
-    in.read(reinterpret_cast<char*>(out.data() + y * e.nx), std::streamsize(rows * e.nx * 4));
+    in.seekg(std::streamoff(uint64_t((e.y0 + y) * nx + e.x0) * sizeof(T)));
+    in.read(reinterpret_cast<char*>(out + y * e.nx), std::streamsize(uint64_t(rows * e.nx) * sizeof(T)));
     if (!in) fail("io: cannot read " + path);
   }
+}
+
+/// Block `e` of the global nx x ny plane of T in `path`: for raw regular files only the
+/// block's row segments are read; a .npy file, a netCDF / HDF5 variable, a pipe or a FIFO is
+/// read whole (through the one reader, read_plane_input_of) and cut. `fills` gets a
+/// variable's declared fill values.
+template <class T>
+std::vector<T> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e,
+                                std::vector<T>& fills) {
+  std::vector<T> out(size_t(e.nx * e.ny));
+  const FieldFile file = field_file(path);
+  if (!file.variable) check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
+  std::error_code regular_ec;
+  if (file.variable || ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec)) {
+    PlaneInputOf<T> whole = read_plane_input_of<T>(file, {uint64_t(ny), uint64_t(nx)}, 2, "compress");
+    for (int64_t y = 0; y < e.ny; ++y)
+      std::memcpy(out.data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * sizeof(T));
+    fills = std::move(whole.fills);
+    return out;
+  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail("io: cannot open " + path + ": " + ec.message());
+  const uint64_t need = uint64_t(nx * ny) * sizeof(T);
+  if (uint64_t(size) != need)
+    fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
+         std::to_string(ny) + (sizeof(T) == 8 ? " float64" : " float32") + " plane needs " + std::to_string(need));
+  read_rows(path, nx, e, out.data());
   return out;
+}
+
+/// Block b of the global field of `flag` with values of type T: its rows of the global
+/// files, or its own per-rank files; NaN and the declared fill values marked; validated.
+template <class T>
+VectorFieldOf<T> read_block_of(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
+  const auto& files = a.all(flag);
+  const std::string u = files[0][0], v = files[1][0];
+  const BlockExtent& e = L.blocks[size_t(b)];
+  VectorFieldOf<T> f;
+  f.nx = e.nx;
+  f.ny = e.ny;
+  std::vector<T> fills_u, fills_v;
+  if (a.has("--per-rank")) {
+    const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
+    auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, "compress");
+    auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, "compress");
+    f.u = std::move(pu.values);
+    f.v = std::move(pv.values);
+    fills_u = std::move(pu.fills);
+    fills_v = std::move(pv.fills);
+  } else {
+    f.u = read_block_plane<T>(u, L.nx, L.ny, e, fills_u);
+    f.v = read_block_plane<T>(v, L.nx, L.ny, e, fills_v);
+  }
+  // NaN and the declared fill values (the files', or --fill's; extract_block keeps the mask).
+  mark_declared(f, declared_fills<T>(a, fills_u, fills_v));
+  const Status s = factz::validate_field(f);
+  if (!s.ok())
+    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
+         "): " + s.to_string());
+  return f;
+}
+
+/// `a` with the two files of `flag` replaced by block b's per-rank files.
+Args per_rank_args(const Args& a, const std::string& flag, int b) {
+  Args own = a;
+  const auto& files = a.all(flag);
+  own.values_[flag] = {{per_rank_name(files[0][0], b)}, {per_rank_name(files[1][0], b)}};
+  return own;
+}
+
+template <class Field>
+std::array<uint64_t, 4> hashes_of(const Field& f) {
+  using T = typename decltype(Field::u)::value_type;
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  std::array<uint64_t, 4> h;
+  h.fill(1469598103934665603ull);
+  auto add = [&h](int k, T x) {
+    const Bits bits = std::bit_cast<Bits>(x);
+    for (size_t i = 0; i < sizeof(T); ++i) h[size_t(k)] = (h[size_t(k)] ^ ((bits >> (8 * i)) & 0xFF)) * 1099511628211ull;
+  };
+  for (const auto* plane : {&f.u, &f.v}) {
+    for (int64_t y = 0; y < f.ny; ++y) {
+      add(0, (*plane)[size_t(y * f.nx)]);
+      add(1, (*plane)[size_t(y * f.nx + f.nx - 1)]);
+    }
+    for (int64_t x = 0; x < f.nx; ++x) {
+      add(2, (*plane)[size_t(x)]);
+      add(3, (*plane)[size_t((f.ny - 1) * f.nx + x)]);
+    }
+  }
+  return h;
 }
 
 }  // namespace
@@ -118,58 +189,32 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // ---- reading blocks ------------------------------------------------------------------------
 
-/// Block b of the global field: its rows of the global files, or its own per-rank files.
 VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
-  const auto& files = a.all(flag);
-  const std::string u = files[0][0], v = files[1][0];
-  const BlockExtent& e = L.blocks[size_t(b)];
-  VectorField2D f;
-  f.nx = e.nx;
-  f.ny = e.ny;
-  std::vector<float> fills_u, fills_v;
-  if (a.has("--per-rank")) {
-    const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
-    auto pu = read_plane_input(field_file(per_rank_name(u, b)), shape, 2, "compress");
-    auto pv = read_plane_input(field_file(per_rank_name(v, b)), shape, 2, "compress");
-    f.u = std::move(pu.values);
-    f.v = std::move(pv.values);
-    fills_u = std::move(pu.fills);
-    fills_v = std::move(pv.fills);
-  } else {
-    f.u = read_block_plane(u, L.nx, L.ny, e, fills_u);
-    f.v = read_block_plane(v, L.nx, L.ny, e, fills_v);
-  }
-  // NaN and the declared fill values (the files', or --fill's; extract_block keeps the mask).
-  mark_declared(f, declared_fills(a, fills_u, fills_v));
-  const Status s = factz::validate_field(f);
-  if (!s.ok())
-    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
-         "): " + s.to_string());
-  return f;
+  return read_block_of<float>(a, flag, L, b);
+}
+VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
+  return read_block_of<double>(a, flag, L, b);
+}
+
+bool float64_field(World& w, const Args& a, const char* flag) {
+  double kind[2] = {0, 0};  // {float64, -float64}, reduced by min: {all ranks, -any rank}
+  phase(w, [&] {
+    const bool per_rank = a.has("--per-rank") && a.has(flag) && a.all(flag).size() == 2;
+    const bool f64 = per_rank ? float64_inputs(per_rank_args(a, flag, w.distributed() ? w.rank() : 0), flag)
+                              : float64_inputs(a, flag);
+    kind[0] = f64 ? 1 : 0;
+    kind[1] = -kind[0];
+  });
+  check(w.allreduce_min(kind));
+  if (kind[0] != -kind[1])
+    fail("invalid_argument: the ranks' " + std::string(flag) + " files mix float32 and float64 values");
+  return kind[0] > 0;
 }
 
 /// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v:
 /// per-rank files of neighbouring blocks must agree on the line they share.
-std::array<uint64_t, 4> edge_hashes(const VectorField2D& f) {
-  std::array<uint64_t, 4> h;
-  h.fill(1469598103934665603ull);
-  auto add = [&h](int k, float x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, 4);
-    for (int i = 0; i < 4; ++i) h[size_t(k)] = (h[size_t(k)] ^ ((bits >> (8 * i)) & 0xFF)) * 1099511628211ull;
-  };
-  for (const auto* plane : {&f.u, &f.v}) {
-    for (int64_t y = 0; y < f.ny; ++y) {
-      add(0, (*plane)[size_t(y * f.nx)]);
-      add(1, (*plane)[size_t(y * f.nx + f.nx - 1)]);
-    }
-    for (int64_t x = 0; x < f.nx; ++x) {
-      add(2, (*plane)[size_t(x)]);
-      add(3, (*plane)[size_t((f.ny - 1) * f.nx + x)]);
-    }
-  }
-  return h;
-}
+std::array<uint64_t, 4> edge_hashes(const VectorField2D& f) { return hashes_of(f); }
+std::array<uint64_t, 4> edge_hashes(const VectorField2D64& f) { return hashes_of(f); }
 
 /// With --per-rank, neighbouring blocks come from different files: they must hold the same
 /// values on their shared line, or the decomposition is not of one global field. `all` holds

@@ -1,14 +1,22 @@
 // `factz ct`: the contour tree of a scalar field simplified at a persistence threshold
 // (nodes with vertex, position, value and type; the arcs of the contour tree and of the two
 // simplified merge trees; the persistence pairs).
-// Also defines scalar_dims, shared with the scalar paths of compress and verify (main.cpp).
+// Also defines scalar_dims, shared with the scalar paths of compress and verify (main.cpp),
+// and the float64 scalar paths of compress, decompress and verify: a '<f8' .npy or a raw
+// file with --dtype f64 in, a float64 stream (version 6) out, '<f8' .npy or raw float64
+// back (write_plane64).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "common.hpp"
 #include "factz/contour_tree.hpp"
+#include "factz/io.hpp"
 #include "field_files.hpp"
 #include "factz/scalar.hpp"
+#include "format/container.hpp"
 
 namespace factz::cli {
 
@@ -45,6 +53,133 @@ double persistence_of(const Args& a) {
   return p;
 }
 
+// ---- float64 scalar fields ----------------------------------------------------------------
+
+/// Whether the scalar field of `flag` holds float64 values: --dtype f64, or a '<f8' .npy
+/// (float64_inputs, which also refuses a mismatch between the two).
+bool scalar_float64_input(const Args& a, const char* flag) { return a.has(flag) && float64_inputs(a, flag); }
+
+/// `--fill V` as a double (fill_of64: a float64 field's fill value is compared as a double,
+/// never rounded to a float); none when absent.
+std::optional<double> scalar_fill64(const Args& a) {
+  if (a.has("--fill-u") || a.has("--fill-v"))
+    fail("--fill-u and --fill-v apply to vector fields; give --fill for a scalar field", 2);
+  return fill_of64(a).u;
+}
+
+/// A float64 scalar field (one file of `flag`): shape from -3 / -2, the .npy's own ((ny, nx)
+/// or (nz, ny, nx)), or `like`'s (the original of a comparison); NaN and --fill (as a
+/// double) mark missing vertices. netCDF / HDF5 variables are read as float32 only.
+ScalarField64 read_scalar_input64(const Args& a, const char* flag, const std::string& command,
+                                  const ScalarField64* like = nullptr) {
+  const auto& occurrences = a.all(flag);
+  if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
+  const std::string path = occurrences[0][0];
+  if (field_file(path).variable)
+    fail("invalid_argument: " + path + ": netCDF and HDF5 variables are read as float32 only (float64 variables are "
+         "not supported yet); save the field as a '<f8' .npy or raw float64 file (--dtype f64)");
+  int64_t nx = 0, ny = 0, nz = 1;
+  if (a.has("-3") || a.has("-2")) {
+    scalar_dims(a, nx, ny, nz);
+  } else if (like) {
+    nx = like->nx;
+    ny = like->ny;
+    nz = like->nz;
+  } else {
+    const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+    auto bytes = npy ? factz::read_bytes(path) : factz::Result<std::vector<uint8_t>>(factz::Status());
+    auto h = npy && bytes.ok() ? factz::parse_npy_header(bytes.value()) : factz::Result<factz::NpyHeader>(factz::Status());
+    if (!h.ok() || (h->shape.size() != 2 && h->shape.size() != 3))
+      fail("missing -2 NX NY or -3 NX NY NZ: " + path + " does not say its shape", 2);
+    const auto& s = h->shape;
+    nx = s.back();
+    ny = s[s.size() - 2];
+    nz = s.size() == 3 ? s[0] : 1;
+  }
+  (void)command;
+  ScalarField64 f = take(factz::read_scalar_field64(path, nx, ny, nz));
+  factz::mark_missing(f, scalar_fill64(a));
+  return f;
+}
+
+/// Whether a stream is a scalar stream of float64 values (false when it cannot be parsed:
+/// decompress_scalar then says why).
+bool scalar_stream_is_float64(const std::vector<uint8_t>& stream) {
+  auto t = factz::scalar_stream_dtype(stream);
+  return t.ok() && t.value() == factz::DType::float64;
+}
+
+/// compress of a float64 scalar field: the options `o` main.cpp parsed (mode named `mode`).
+int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const std::string& mode) {
+  using In = StatsWriter::In;
+  const ScalarField64 field = read_scalar_input64(a, "-i", "compress");
+  factz::ScalarCompressStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stream = take(factz::compress_scalar(field, o, &st));
+  const double secs = seconds_since(t0);
+  check(factz::write_bytes(a.get("-z"), stream));
+  const double raw = double(field.size()) * 8.0;
+  const double ratio = raw / double(stream.size());
+  StatsWriter s;
+  s.text("mode", mode).text("coder", factz::coder_name(o.coder), In::json).text("dtype", "float64", In::json);
+  s.count("nx", field.nx, In::json).count("ny", field.ny, In::json).count("nz", field.nz, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
+  s.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
+  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
+  s.count("masked_vertices", st.masked_vertices);
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+  return 0;
+}
+
+/// decompress of a float64 scalar stream: '<f8' .npy (shape (ny, nx), or (nz * ny, nx) in
+/// 3D, as float32 fields are written) or raw float64; missing vertices hold their 64 bits.
+int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
+  using In = StatsWriter::In;
+  factz::DecompressOptions o;
+  const factz::Exec e = exec_of(a, &o.policy);
+  o.threads = e.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto field = take(factz::decompress_scalar64(stream, o));
+  const double secs = seconds_since(t0);
+  write_plane64(a.get("-o"), field.values, field.nx, field.ny * field.nz, "decompress");
+  const double raw = double(field.size()) * 8.0;
+  StatsWriter s;
+  s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz).text("dtype", "float64", In::json);
+  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
+  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+  return 0;
+}
+
+/// verify of float64 scalar fields: both -i and -d float64, trees and errors in double.
+int run_verify_scalar64(const Args& a) {
+  using In = StatsWriter::In;
+  if (!scalar_float64_input(a, "-i") || !scalar_float64_input(a, "-d"))
+    fail("invalid_argument: verify compares a float64 original with a float64 reconstruction: give both -i and -d "
+         "as '<f8' .npy files, or raw files with --dtype f64");
+  if (a.all("-i").size() != 1 || a.all("-d").size() != 1) fail("give -i and -d once each for a scalar field", 2);
+  const double p = persistence_of(a);
+  factz::Policy policy;
+  const factz::Exec e = exec_of(a, &policy);
+  const ScalarField64 orig = read_scalar_input64(a, "-i", "verify");
+  const ScalarField64 dec = read_scalar_input64(a, "-d", "verify", &orig);
+  const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
+  const auto& t = c.tree;
+  StatsWriter s;
+  s.num("persistence", p, In::json).num("persistence_abs", c.persistence_abs, In::json);
+  s.count("nodes_original", t.nodes_original).count("nodes_decompressed", t.nodes_decompressed);
+  s.count("false_positive", t.false_positive).count("false_negative", t.false_negative);
+  s.count("false_type", t.false_type).count("false_cases", t.false_cases(), In::json);
+  s.count("arcs_missing", t.arcs_missing).count("arcs_extra", t.arcs_extra);
+  s.count("pairs_missing", t.pairs_missing).count("pairs_extra", t.pairs_extra).flag("same_tree", t.same());
+  s.count("masked_vertices", c.masked_vertices).count("mask_mismatch", c.mask_mismatch);
+  s.num("max_abs_error", c.max_abs_error).num("rmse", c.rmse).num("psnr", c.psnr);
+  s.num("value_range", c.value_range, In::json).text("dtype", "float64", In::json);
+  s.print(a.has("--json"), true);
+  return 0;
+}
+
 }  // namespace factz::cli
 
 namespace {
@@ -59,7 +194,10 @@ const factz::cli::Command kCt{
     "factz ct [-2 NX NY | -3 NX NY NZ] -i FILE [--persistence P] [--fill V] [--json] [-x POLICY]",
     {{"-2", 2, "NX NY", "2D scalar grid, NX fastest (x)"},
      {"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"},
-     {"-i", 1, "FILE", "the field: raw float32 (x fastest), .npy, FILE.nc:VAR[...] or FILE.h5:/path (-2/-3 optional then)"},
+     {"-i", 1, "FILE",
+      "the field: raw float32 (x fastest; float64 with --dtype f64), .npy ('<f4' or '<f8'), FILE.nc:VAR[...] or "
+      "FILE.h5:/path (-2/-3 optional then)"},
+     factz::cli::dtype_option(),
      {"--persistence", 1, "P", "remove extremum-saddle pairs of persistence below P times the value range (default 1e-2)"},
      {"--fill", 1, "V",
       "the fill value marking missing vertices (e.g. 1e20, -9999, nan; NaN is always missing): they and every "
@@ -76,10 +214,21 @@ int run_ct(const Args& a) {
   o.persistence = factz::cli::persistence_of(a);
   const factz::Exec e = factz::cli::exec_of(a, &o.policy);
   o.threads = e.threads;
-  auto field = factz::cli::read_scalar_input(a, "-i", "ct");  // raw, .npy, FILE.nc:VAR[...]
-  const int64_t masked = factz::cli::mark_scalar_fill(a, field);
-  const int64_t nx = field.nx, ny = field.ny, nz = field.nz;
-  const auto t = take(factz::contour_tree(field, o));
+  // A float64 field's tree is computed on its doubles; its values print with 17 digits.
+  const bool float64 = factz::cli::scalar_float64_input(a, "-i");
+  int64_t nx = 0, ny = 0, nz = 1, masked = 0;
+  const factz::ContourTree t = [&] {
+    if (float64) {
+      const factz::ScalarField64 field = factz::cli::read_scalar_input64(a, "-i", "ct");
+      nx = field.nx, ny = field.ny, nz = field.nz;
+      masked = field.mask.empty() ? 0 : int64_t(std::count(field.mask.begin(), field.mask.end(), uint8_t(1)));
+      return take(factz::contour_tree(field, o));
+    }
+    auto field = factz::cli::read_scalar_input(a, "-i", "ct");  // raw, .npy, FILE.nc:VAR[...]
+    masked = factz::cli::mark_scalar_fill(a, field);
+    nx = field.nx, ny = field.ny, nz = field.nz;
+    return take(factz::contour_tree(field, o));
+  }();
   int64_t counts[factz::kCtNodeTypeCount] = {};
   for (const auto& n : t.nodes) ++counts[int(n.type)];
   auto xyz = [&](int64_t v) {
@@ -91,6 +240,7 @@ int run_ct(const Args& a) {
   for (int k = 0; k < factz::kCtNodeTypeCount; ++k)
     types.count(factz::ct_node_type_name(factz::CtNodeType(k)), counts[k]);
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
+  if (float64) s.text("dtype", "float64", In::json);
   s.num("persistence", o.persistence, In::json).num("persistence_abs", t.persistence, In::json);
   s.count("nodes", t.nodes.size(), In::text).count("arcs", t.arcs.size(), In::text);
   s.count("full_nodes", t.full_nodes).count("pruned_pairs", t.pruned_pairs).count("components", t.components);
@@ -130,7 +280,7 @@ int run_ct(const Args& a) {
     os << s.line() << "\n# node VERTEX X Y Z VALUE TYPE\n";
     char buf[64];
     for (const auto& n : t.nodes) {
-      std::snprintf(buf, sizeof buf, "%.9g", double(n.value));
+      std::snprintf(buf, sizeof buf, float64 ? "%.17g" : "%.9g", n.value);
       os << "node " << n.vertex << ' ' << xyz(n.vertex) << ' ' << buf << ' ' << factz::ct_node_type_name(n.type) << "\n";
     }
     os << "# arc LOWER UPPER (contour tree; join_arc and split_arc: the simplified merge trees)\n";

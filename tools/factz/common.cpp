@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -351,57 +350,21 @@ std::string npy_descr(const std::string& path) {
 
 bool float64_descr(const std::string& d) { return d == "<f8" || d == "=f8"; }
 
-/// A file that names a netCDF / HDF5 variable (FILE.nc:VAR, FILE.h5:/path).
-bool is_variable(const std::string& name) {
-  auto spec = variable_io::parse_variable_spec(name, false);
-  return spec.ok() && spec->has_value();
-}
+/// The value type a file gives by itself. A variable whose metadata cannot be read is
+/// `unknown` (its reader says why when the field is read).
+enum class GivenType { raw, unknown, float32, float64 };
 
-/// One float64 plane of `n` values (nx * ny; ny, nx from -2 or, when 0, from a .npy file).
-std::vector<double> read_plane64(const std::string& path, int64_t& nx, int64_t& ny, const std::string& command) {
-  if (is_variable(path))
-    fail("invalid_argument: " + path + ": netCDF and HDF5 variables are read as float32 only (float64 variables "
-         "are not supported yet); save the field as a '<f8' .npy or raw float64 file");
-  (void)command;
-  const auto bytes = take(factz::read_bytes(path));
-  std::span<const uint8_t> data(bytes);
-  if (ends_with(path, ".npy")) {
-    auto h = factz::parse_npy_header(bytes);
-    if (!h.ok()) fail("invalid_argument: " + path + ": " + h.status().message());
-    if (h->descr == ">f8")
-      fail("invalid_argument: " + path + ": big-endian float64 .npy ('>f8'); FaCTz reads little-endian float64 "
-           "('<f8'): save a.astype('<f8')");
-    if (!float64_descr(h->descr))
-      fail("invalid_argument: " + path + ": dtype '" + h->descr + "' is not float64 ('<f8')");
-    if (h->fortran_order) fail("invalid_argument: " + path + ": Fortran order; save it in C order (np.ascontiguousarray)");
-    const auto& shape = h->shape;
-    if (shape.size() == 2) {
-      if (nx > 0 && (shape[0] != ny || shape[1] != nx))
-        fail("invalid_argument: " + path + " has shape (" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) +
-             "), -2 says (" + std::to_string(ny) + ", " + std::to_string(nx) + ")");
-      ny = shape[0];
-      nx = shape[1];
-    } else if (shape.size() == 1) {
-      if (nx <= 0) fail("give -2 NX NY for the 1D .npy " + path, 2);
-      if (shape[0] != nx * ny) fail("invalid_argument: " + path + " holds " + std::to_string(shape[0]) + " values, not nx*ny");
-    } else {
-      fail("invalid_argument: " + path + ": a 2D field needs a 2D (ny, nx) array");
-    }
-    data = data.subspan(std::min<size_t>(data.size(), size_t(h->data_offset)));
-  } else if (nx <= 0) {
-    fail("missing -2 NX NY for the raw file " + path, 2);
+GivenType given_type(const std::string& name) {
+  auto spec = variable_io::parse_variable_spec(name, false);
+  if (!spec.ok()) return GivenType::unknown;
+  if (spec->has_value()) {
+    auto data = variable_io::read_variable(**spec, 2, false);
+    if (!data.ok()) return GivenType::unknown;
+    return data->dtype == variable_io::DType::float64 ? GivenType::float64 : GivenType::float32;
   }
-  const uint64_t n = uint64_t(nx) * uint64_t(ny);
-  if (data.size() != n * 8)
-    fail("invalid_argument: " + path + ": expected " + std::to_string(n * 8) + " bytes of float64 (" +
-         std::to_string(nx) + " x " + std::to_string(ny) + "), found " + std::to_string(data.size()));
-  std::vector<double> out(static_cast<size_t>(n));
-  for (size_t k = 0; k < out.size(); ++k) {
-    uint64_t b = 0;
-    for (int i = 7; i >= 0; --i) b = (b << 8) | data[k * 8 + size_t(i)];
-    out[k] = std::bit_cast<double>(b);
-  }
-  return out;
+  const std::string d = npy_descr(name);
+  if (d.empty()) return GivenType::raw;
+  return float64_descr(d) ? GivenType::float64 : GivenType::float32;
 }
 
 std::optional<double> fill_value64(const Args& a, const char* flag) {
@@ -421,72 +384,51 @@ bool float64_inputs(const Args& a, const char* flag) {
   const std::string dtype = a.get("--dtype", "");
   if (!dtype.empty() && dtype != "f32" && dtype != "f64") fail("--dtype must be f32 or f64, got '" + dtype + "'", 2);
   const auto& files = a.all(flag);
-  bool any64 = false, any32 = false;
-  std::string first64, plain;  // a float64 .npy, and a file that gives no type (raw, a pipe)
+  std::string first32, first64, plain;  // a float32 and a float64 file, and one that gives no type (raw, a pipe)
   for (const auto& f : files) {
     if (f.empty()) continue;
-    const std::string d = npy_descr(f[0]);
-    if (d.empty()) {
-      if (plain.empty() && !is_variable(f[0])) plain = f[0];
-      continue;
+    switch (given_type(f[0])) {
+      case GivenType::raw:
+        if (plain.empty()) plain = f[0];
+        break;
+      case GivenType::float32:
+        if (first32.empty()) first32 = f[0];
+        break;
+      case GivenType::float64:
+        if (first64.empty()) first64 = f[0];
+        break;
+      case GivenType::unknown: break;
     }
-    (float64_descr(d) ? any64 : any32) = true;
-    if (float64_descr(d) && first64.empty()) first64 = f[0];
   }
-  if (any64 && any32) fail("invalid_argument: the " + std::string(flag) + " files mix float32 and float64 .npy arrays", 1);
-  if (any64 && dtype.empty() && !plain.empty())
-    fail("invalid_argument: " + first64 + ": dtype '<f8' is not float32 like the raw file " + plain +
-         " (raw files are float32 unless --dtype f64 is given): give --dtype f64, or save it as '<f4'");
-  if (dtype == "f64" && any32) fail("invalid_argument: --dtype f64 with a float32 .npy input", 1);
-  if (dtype == "f32" && any64) fail("invalid_argument: --dtype f32 with a float64 .npy input ('<f8')", 1);
-  return dtype == "f64" || any64;
+  if (!first32.empty() && !first64.empty()) {
+    const bool u64 = files.size() == 2 && !files[0].empty() && files[0][0] == first64;
+    fail("invalid_argument: u " + (u64 ? first64 : first32) + " is " + (u64 ? "float64" : "float32") + " but v " +
+         (u64 ? first32 : first64) + " is " + (u64 ? "float32" : "float64") + " (" + flag +
+         "): u and v must have the same type");
+  }
+  if (!first64.empty() && dtype.empty() && !plain.empty()) {
+    const bool npy = !npy_descr(first64).empty();
+    fail("invalid_argument: " + first64 + ": " + (npy ? "dtype '<f8'" : "float64") +
+         " is not float32 like the raw file " + plain +
+         " (raw files are float32 unless --dtype f64 is given): give --dtype f64, or " +
+         (npy ? "save it as '<f4'" : "store the variable as float32"));
+  }
+  if (dtype == "f64" && !first32.empty())
+    fail("invalid_argument: --dtype f64 with the float32 input " + first32 +
+         " (.npy files and variables give their own type; --dtype is that of raw files)");
+  if (dtype == "f32" && !first64.empty())
+    fail("invalid_argument: --dtype f32 with the float64 input " + first64 +
+         " (.npy files and variables give their own type; --dtype is that of raw files)");
+  return dtype == "f64" || !first64.empty();
 }
 
-VectorInput64 read_vector_input64(const Args& a, const char* flag, const std::string& command,
-                                  const VectorInput64* like) {
-  const auto [un, vn] = two_files(a, flag);
-  if (un == "-" && vn == "-") fail("invalid_argument: only one component can come from stdin");
-  int64_t nx = 0, ny = 0;
-  if (a.has("-2")) dims(a, nx, ny);
-  else if (like) {
-    nx = like->field.nx;
-    ny = like->field.ny;
-  }
-  VectorInput64 in;
-  VectorField2D64& f = in.field;
-  f.u = read_plane64(un, nx, ny, command);
-  f.v = read_plane64(vn, nx, ny, command);
-  f.nx = nx;
-  f.ny = ny;
-  if (f.u.size() != f.v.size()) fail("invalid_argument: u " + un + " and v " + vn + " must have the same shape");
-  in.fills.u = fill_value64(a, "--fill");
-  in.fills.v = in.fills.u;
-  if (auto u = fill_value64(a, "--fill-u")) in.fills.u = u;
-  if (auto v = fill_value64(a, "--fill-v")) in.fills.v = v;
-  if (like && !in.fills.any()) in.fills = like->fills;
-  in.masked = factz::mark_missing(f, in.fills);
-  if (Status s = factz::validate_field(f); !s.ok()) fail(Status(s.code(), "input field: " + s.message()).to_string());
-  return in;
-}
-
-void write_plane64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny,
-                   const std::string& command) {
-  (void)command;
-  if (is_variable(path))
-    fail("invalid_argument: " + path + ": the stream holds float64 values, and netCDF / HDF5 variables are written "
-         "as float32 only (float64 variables are not supported yet); write a .npy or raw file");
-  std::vector<uint8_t> bytes;
-  if (ends_with(path, ".npy")) {
-    const int64_t shape[2] = {ny, nx};
-    const std::string header = factz::npy_header("<f8", shape);
-    bytes.assign(header.begin(), header.end());
-  }
-  bytes.reserve(bytes.size() + plane.size() * 8);
-  for (double x : plane) {
-    const uint64_t b = std::bit_cast<uint64_t>(x);
-    for (int i = 0; i < 8; ++i) bytes.push_back(uint8_t(b >> (8 * i)));
-  }
-  check(factz::write_bytes(path, bytes));
+FillValues64 fill_of64(const Args& a) {
+  FillValues64 fill;
+  fill.u = fill_value64(a, "--fill");
+  fill.v = fill.u;
+  if (auto u = fill_value64(a, "--fill-u")) fill.u = u;
+  if (auto v = fill_value64(a, "--fill-v")) fill.v = v;
+  return fill;
 }
 
 namespace {

@@ -113,32 +113,27 @@ std::vector<Registered> registered_commands();
 
 // ---- float64 fields (issue 18) ------------------------------------------------------------
 // compress, cp and verify read float64 fields from .npy files of dtype '<f8' (their shape
-// from the file, or -2) and from raw little-endian float64 files with --dtype f64 (and -2);
-// decompress writes a float64 stream's planes back as '<f8' .npy or raw float64. netCDF and
-// HDF5 variables are read and written as float32 only (field_files.*): a float64 request
-// naming one is refused with one line.
+// from the file, or -2), from raw little-endian float64 files with --dtype f64 (and -2), and
+// from float64 netCDF / HDF5 variables (NC_DOUBLE, H5T_NATIVE_DOUBLE; their shape from the
+// file); decompress writes a float64 stream's planes back as '<f8' .npy, raw float64 or
+// NC_DOUBLE variables. The readers and the writer are field_files.hpp's, templated on the
+// value type.
 
 /// The option `--dtype f32|f64`: the value type of raw input files (default f32; .npy
-/// files give their own, which --dtype must then match).
+/// files and variables give their own, which --dtype must then match).
 OptionSpec dtype_option();
-/// Whether the two files of `flag` (u then v) hold float64 values: --dtype f64, or .npy
-/// files of dtype float64 ('<f8'). A float32 .npy with --dtype f64 (or the reverse), or
-/// u and v of different types, is an error naming the files.
+/// Whether the two files of `flag` (u then v) hold float64 values: --dtype f64, .npy files
+/// of dtype float64 ('<f8'), or float64 variables (only their metadata is read here). A
+/// float32 .npy or variable with --dtype f64 (or the reverse), u and v of different types,
+/// or a float64 file beside a raw one without --dtype f64 is an error naming the files.
 bool float64_inputs(const Args& a, const char* flag);
-/// A float64 vector field as the commands read it: shape from -2 or the .npy files, --fill
-/// / --fill-u / --fill-v compared as doubles, NaN marked missing, the field validated.
-struct VectorInput64 {
-  VectorField2D64 field;
-  FillValues64 fills;
-  int64_t masked = 0;  ///< missing vertices
-};
-/// `like`: the original of a comparison (verify), whose shape (without -2) and fill values
-/// apply here too.
-VectorInput64 read_vector_input64(const Args& a, const char* flag, const std::string& command,
-                                  const VectorInput64* like = nullptr);
-/// Writes a float64 plane of ny rows and nx columns: .npy ('<f8', shape (ny, nx)) when the
-/// name ends in .npy, raw little-endian float64 otherwise ('-': stdout). netCDF / HDF5
-/// outputs are refused (float64 variables are not written yet).
+/// --fill, --fill-u and --fill-v of a float64 field, parsed as doubles (a value below float32
+/// resolution, or beyond its range, is kept as given).
+FillValues64 fill_of64(const Args& a);
+/// Writes one float64 plane of ny rows and nx columns: .npy ('<f8', shape (ny, nx)) when
+/// the name ends in .npy, raw little-endian float64 otherwise ('-': stdout). A netCDF /
+/// HDF5 variable is refused: variables are written together, file by file, through
+/// write_field_outputs (field_files.hpp), which takes float64 planes too.
 void write_plane64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny,
                    const std::string& command);
 

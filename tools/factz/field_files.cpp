@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
+#include <type_traits>
 
 #include "factz/scalar.hpp"
 
@@ -46,26 +48,131 @@ std::optional<std::vector<int64_t>> npy_shape(const std::string& path) {
   return h->shape;
 }
 
+/// The unsigned integer of a value's bits.
+template <class T>
+using BitsOf = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+
 /// The values a vertex must not hold in a component: the first goes to mark_missing, the
 /// others to the mask.
-void add_distinct(std::vector<float>& to, float v) {
-  const bool seen = std::any_of(to.begin(), to.end(), [v](float f) {
-    return std::bit_cast<uint32_t>(f) == std::bit_cast<uint32_t>(v) || (std::isnan(f) && std::isnan(v));
+template <class T>
+void add_distinct(std::vector<T>& to, T v) {
+  const bool seen = std::any_of(to.begin(), to.end(), [v](T f) {
+    return std::bit_cast<BitsOf<T>>(f) == std::bit_cast<BitsOf<T>>(v) || (std::isnan(f) && std::isnan(v));
   });
   if (!seen) to.push_back(v);
 }
 
-/// The value every missing vertex holds in `plane`, when they share one bit pattern.
-std::optional<float> common_fill(const std::vector<float>& plane, const std::vector<uint8_t>& mask) {
-  std::optional<uint32_t> bits;
+/// The value every missing vertex holds in `plane`, when they share one bit pattern (a
+/// double holds a float exactly).
+template <class T>
+std::optional<double> common_fill(const std::vector<T>& plane, const std::vector<uint8_t>& mask) {
+  std::optional<BitsOf<T>> bits;
   for (size_t k = 0; k < mask.size() && k < plane.size(); ++k) {
     if (!mask[k]) continue;
-    const uint32_t b = std::bit_cast<uint32_t>(plane[k]);
+    const BitsOf<T> b = std::bit_cast<BitsOf<T>>(plane[k]);
     if (bits && *bits != b) return std::nullopt;
     bits = b;
   }
   if (!bits) return std::nullopt;
-  return std::bit_cast<float>(*bits);
+  return double(std::bit_cast<T>(*bits));
+}
+
+/// One float64 plane of a raw little-endian float64 file or a '<f8' .npy: ny rows of nx
+/// values (from -2 or the caller; 0: from a 2D .npy, a usage error for raw files).
+std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t& ny) {
+  const auto bytes = take(factz::read_bytes(path));
+  std::span<const uint8_t> data(bytes);
+  if (ends_with_npy(path)) {
+    auto h = factz::parse_npy_header(bytes);
+    if (!h.ok()) fail("invalid_argument: " + path + ": " + h.status().message());
+    if (h->descr == ">f8")
+      fail("invalid_argument: " + path + ": big-endian float64 .npy ('>f8'); FaCTz reads little-endian float64 "
+           "('<f8'): save a.astype('<f8')");
+    if (h->descr != "<f8" && h->descr != "=f8")
+      fail("invalid_argument: " + path + ": dtype '" + h->descr + "' is not float64 ('<f8')");
+    if (h->fortran_order)
+      fail("invalid_argument: " + path + ": Fortran order; save it in C order (np.ascontiguousarray)");
+    const auto& shape = h->shape;
+    if (shape.size() == 2) {
+      if (nx > 0 && (shape[0] != ny || shape[1] != nx))
+        fail("invalid_argument: " + path + " has shape (" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) +
+             "), -2 says (" + std::to_string(ny) + ", " + std::to_string(nx) + ")");
+      ny = shape[0];
+      nx = shape[1];
+    } else if (shape.size() == 1) {
+      if (nx <= 0) fail("give -2 NX NY for the 1D .npy " + path, 2);
+      if (shape[0] != nx * ny)
+        fail("invalid_argument: " + path + " holds " + std::to_string(shape[0]) + " values, not nx*ny");
+    } else {
+      fail("invalid_argument: " + path + ": a 2D field needs a 2D (ny, nx) array");
+    }
+    data = data.subspan(std::min<size_t>(data.size(), size_t(h->data_offset)));
+  } else if (nx <= 0) {
+    fail("missing -2 NX NY for the raw file " + path, 2);
+  }
+  const uint64_t n = uint64_t(nx) * uint64_t(ny);
+  if (data.size() != n * 8)
+    fail("invalid_argument: " + path + ": expected " + std::to_string(n * 8) + " bytes of float64 (" +
+         std::to_string(nx) + " x " + std::to_string(ny) + "), found " + std::to_string(data.size()));
+  std::vector<double> out(static_cast<size_t>(n));
+  for (size_t k = 0; k < out.size(); ++k) {
+    uint64_t b = 0;
+    for (int i = 7; i >= 0; --i) b = (b << 8) | data[k * 8 + size_t(i)];
+    out[k] = std::bit_cast<double>(b);
+  }
+  return out;
+}
+
+/// Writes a float64 plane of ny rows and nx columns: .npy ('<f8', shape (ny, nx)) when the
+/// name ends in .npy, raw little-endian float64 otherwise ('-': stdout).
+Status write_plane_f64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny) {
+  std::vector<uint8_t> bytes;
+  if (ends_with_npy(path)) {
+    const int64_t shape[2] = {ny, nx};
+    const std::string header = factz::npy_header("<f8", shape);
+    bytes.assign(header.begin(), header.end());
+  }
+  bytes.reserve(bytes.size() + plane.size() * 8);
+  for (double x : plane) {
+    const uint64_t b = std::bit_cast<uint64_t>(x);
+    for (int i = 0; i < 8; ++i) bytes.push_back(uint8_t(b >> (8 * i)));
+  }
+  return factz::write_bytes(path, bytes);
+}
+
+/// Writes a plain (raw or .npy) plane of T: the float32 writer of factz/io.hpp, or the
+/// float64 one.
+template <class T>
+Status write_plain_plane(const std::string& path, const std::vector<T>& plane, int64_t nx, int64_t ny) {
+  if constexpr (std::is_same_v<T, double>) return write_plane_f64(path, plane, nx, ny);
+  else return factz::write_plane(path, plane, nx, ny);
+}
+
+template <class T>
+using FillValuesOf = std::conditional_t<std::is_same_v<T, double>, FillValues64, FillValues>;
+
+/// The command line's fill values in T (fill_of: float, fill_of64: double).
+template <class T>
+FillValuesOf<T> command_line_fills(const Args& a) {
+  if constexpr (std::is_same_v<T, double>) return fill_of64(a);
+  else return fill_of(a);
+}
+
+/// The values of a variable read as T; a variable of the other type is refused (the command
+/// chose T before reading: float64_inputs).
+template <class T>
+std::vector<T> take_values(variable_io::VariableData& data, const variable_io::VariableSpec& spec,
+                           const std::string& command) {
+  constexpr auto want = std::is_same_v<T, double> ? variable_io::DType::float64 : variable_io::DType::float32;
+  if (data.dtype != want) {
+    if (want == variable_io::DType::float32)
+      fail("invalid_argument: " + spec.text() + " is float64, and this path of factz " + command +
+           " takes float32 fields only (float64 variables: compress, decompress, cp and verify of 2D vector fields)");
+    fail("invalid_argument: " + spec.text() + " is " + variable_io::dtype_name(data.dtype) +
+         ", and the other component is float64: u and v must have the same type");
+  }
+  if constexpr (std::is_same_v<T, double>) return std::move(data.f64);
+  else return std::move(data.f32);
 }
 
 std::string basename_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
@@ -97,54 +204,72 @@ std::optional<std::vector<uint64_t>> shape_of(const FieldFile& f, int whole) {
   return std::vector<uint64_t>{uint64_t((*shape)[0]), uint64_t((*shape)[1])};
 }
 
-PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
-                            const std::string& command, const std::string& shape_from) {
-  PlaneInput p;
+template <class T>
+PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                                    const std::string& command, const std::string& shape_from) {
+  PlaneInputOf<T> p;
   if (f.variable) {
     const auto& spec = *f.variable;
     auto data = variable_io::read_variable(spec, whole, true);
     if (!data.ok()) fail(data.status().to_string());
     for (const auto& note : data->notes) warn(command, spec.file + ": " + note);
-    if (data->dtype != variable_io::DType::float32)
-      fail("invalid_argument: " + spec.text() + " is " + variable_io::dtype_name(data->dtype) +
-           ": FaCTz does not support float64 yet (float32 only); store the variable as float32");
+    p.values = take_values<T>(data.value(), spec, command);
     if (!shape.empty() && data->shape != shape)
       fail("invalid_argument: " + spec.text() + " is " + shape_text(data->shape) + ", but " +
            (shape_from.empty() ? std::string(shape.size() == 3 ? "-3" : "-2") + " says" : shape_from) + " " +
            shape_text(shape));
-    p.values = std::move(data->f32);
     p.shape = data->shape;
+    // In T: a float32 variable's fill values are floats, a float64 one's are compared as the
+    // doubles the file declares (1e20 is not float(1e20)).
     for (double v : data->fill_values)
-      if (!std::isnan(v)) add_distinct(p.fills, float(v));
+      if (!std::isnan(v)) add_distinct(p.fills, T(v));
     p.source = std::move(data->source);
     p.global_attributes = std::move(data->global_attributes);
     p.format = data->format;
     return p;
   }
-  p.shape = shape;
-  if (p.shape.empty()) {
-    if (auto own = shape_of(f, whole)) p.shape = *own;
-    else
-      fail(std::string(whole == 3 ? "missing -3 NX NY NZ" : "missing -2 NX NY") + ": " +
-               (f.name == "-" ? std::string("stdin") : f.name) +
-               (ends_with_npy(f.name) ? " does not give a 2D shape" : " is raw float32, which does not say its shape"),
-           2);
+  if constexpr (std::is_same_v<T, double>) {  // 2D only; the float64 reader finds a .npy's shape itself
+    int64_t nx = shape.empty() ? 0 : int64_t(shape.back()), ny = shape.empty() ? 0 : int64_t(shape.front());
+    p.values = read_plane_f64(f.name, nx, ny);
+    p.shape = {uint64_t(ny), uint64_t(nx)};
+  } else {
+    p.shape = shape;
+    if (p.shape.empty()) {
+      if (auto own = shape_of(f, whole)) p.shape = *own;
+      else
+        fail(std::string(whole == 3 ? "missing -3 NX NY NZ" : "missing -2 NX NY") + ": " +
+                 (f.name == "-" ? std::string("stdin") : f.name) +
+                 (ends_with_npy(f.name) ? " does not give a 2D shape"
+                                        : " is raw float32, which does not say its shape"),
+             2);
+    }
+    uint64_t rows = 1;
+    for (size_t k = 0; k + 1 < p.shape.size(); ++k) rows *= p.shape[k];
+    p.values = take(factz::read_plane(f.name, int64_t(p.shape.back()), int64_t(rows)));
   }
-  uint64_t rows = 1;
-  for (size_t k = 0; k + 1 < p.shape.size(); ++k) rows *= p.shape[k];
-  p.values = take(factz::read_plane(f.name, int64_t(p.shape.back()), int64_t(rows)));
   return p;
 }
 
-DeclaredFills declared_fills(const Args& a, const std::vector<float>& file_u, const std::vector<float>& file_v) {
-  DeclaredFills d{file_u, file_v};
-  const factz::FillValues cli = fill_of(a);
+template PlaneInputOf<float> read_plane_input_of<float>(const FieldFile&, const std::vector<uint64_t>&, int,
+                                                        const std::string&, const std::string&);
+template PlaneInputOf<double> read_plane_input_of<double>(const FieldFile&, const std::vector<uint64_t>&, int,
+                                                          const std::string&, const std::string&);
+
+template <class T>
+DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, const std::vector<T>& file_v) {
+  DeclaredFillsOf<T> d{file_u, file_v};
+  const auto cli = command_line_fills<T>(a);
   if (cli.u) d.u = {*cli.u};
   if (cli.v) d.v = {*cli.v};
   return d;
 }
+template DeclaredFillsOf<float> declared_fills(const Args&, const std::vector<float>&, const std::vector<float>&);
+template DeclaredFillsOf<double> declared_fills(const Args&, const std::vector<double>&, const std::vector<double>&);
 
-int64_t mark_declared(VectorField2D& f, const DeclaredFills& fills) {
+namespace {
+
+template <class T>
+int64_t mark_declared_of(VectorFieldOf<T>& f, const DeclaredFillsOf<T>& fills) {
   const size_t n = size_t(f.size());
   if (fills.u.size() > 1 || fills.v.size() > 1) {  // the second and later values: through the mask
     if (f.mask.size() != n) f.mask.assign(n, 0);
@@ -153,13 +278,24 @@ int64_t mark_declared(VectorField2D& f, const DeclaredFills& fills) {
       for (size_t j = 1; j < fills.v.size(); ++j) f.mask[k] |= uint8_t(f.v[k] == fills.v[j]);
     }
   }
-  factz::FillValues first;
+  FillValuesOf<T> first;
   if (!fills.u.empty()) first.u = fills.u[0];
   if (!fills.v.empty()) first.v = fills.v[0];
   return factz::mark_missing(f, first);
 }
 
-VectorInput read_vector_input(const Args& a, const char* flag, const std::string& command, const VectorInput* like) {
+}  // namespace
+
+int64_t mark_declared(VectorField2D& f, const DeclaredFills& fills) { return mark_declared_of<float>(f, fills); }
+int64_t mark_declared(VectorField2D64& f, const DeclaredFillsOf<double>& fills) {
+  return mark_declared_of<double>(f, fills);
+}
+
+namespace {
+
+template <class T>
+VectorInputOf<T> read_vector_input_of(const Args& a, const char* flag, const std::string& command,
+                                      const VectorInputOf<T>* like) {
   const auto [un, vn] = two_files(a, flag);
   if (un == "-" && vn == "-") fail("invalid_argument: only one component can come from stdin");
   const FieldFile fu = field_file(un), fv = field_file(vn);
@@ -173,30 +309,31 @@ VectorInput read_vector_input(const Args& a, const char* flag, const std::string
     shape = {uint64_t(like->field.ny), uint64_t(like->field.nx)};
     shape_from = "the original (-i) is";
   }
-  PlaneInput pu = read_plane_input(fu, shape, 2, command, shape_from);
+  PlaneInputOf<T> pu = read_plane_input_of<T>(fu, shape, 2, command, shape_from);
   // Without -2, a v that gives its own shape is read with it, so that a difference between
   // u and v is named as such.
   const bool v_own = shape.empty() && (fv.variable || ends_with_npy(fv.name)) && shape_of(fv, 2).has_value();
-  PlaneInput pv = read_plane_input(fv, v_own ? std::vector<uint64_t>{} : pu.shape, 2, command, shape_from);
+  PlaneInputOf<T> pv = read_plane_input_of<T>(fv, v_own ? std::vector<uint64_t>{} : pu.shape, 2, command, shape_from);
   if (pv.shape != pu.shape)
     fail("invalid_argument: u " + fu.name + " is " + shape_text(pu.shape) + " but v " + fv.name + " is " +
          shape_text(pv.shape) + ": u and v must have the same shape");
-  VectorInput in;
-  VectorField2D& f = in.field;
+  VectorInputOf<T> in;
+  VectorFieldOf<T>& f = in.field;
   f.ny = int64_t(pu.shape[0]);
   f.nx = int64_t(pu.shape[1]);
   f.u = std::move(pu.values);
   f.v = std::move(pv.values);
-  in.fills = declared_fills(a, pu.fills, pv.fills);
+  in.fills = declared_fills<T>(a, pu.fills, pv.fills);
   if (like) {
-    for (float x : like->fills.u) add_distinct(in.fills.u, x);
-    for (float x : like->fills.v) add_distinct(in.fills.v, x);
+    for (T x : like->fills.u) add_distinct(in.fills.u, x);
+    for (T x : like->fills.v) add_distinct(in.fills.v, x);
   }
   in.masked = mark_declared(f, in.fills);
   // Validated after marking (an infinite fill value that is declared is missing data, not an
   // error), and before the warning (a field that fails gets one line).
   if (Status s = factz::validate_field(f); !s.ok()) fail(Status(s.code(), "input field: " + s.message()).to_string());
-  if (!in.fills.any() && !like) warn_suspected_fill(f, command);
+  if constexpr (std::is_same_v<T, float>)  // suspected_fill_value knows float32 fields
+    if (!in.fills.any() && !like) warn_suspected_fill(f, command);
   if (pu.source && pv.source) {
     SourceRecord record;
     record.format = pu.format;
@@ -206,6 +343,16 @@ VectorInput read_vector_input(const Args& a, const char* flag, const std::string
     in.source = factz::encode_source_record(record);
   }
   return in;
+}
+
+}  // namespace
+
+VectorInput read_vector_input(const Args& a, const char* flag, const std::string& command, const VectorInput* like) {
+  return read_vector_input_of<float>(a, flag, command, like);
+}
+VectorInput64 read_vector_input64(const Args& a, const char* flag, const std::string& command,
+                                  const VectorInput64* like) {
+  return read_vector_input_of<double>(a, flag, command, like);
 }
 
 void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny) {
@@ -269,9 +416,11 @@ bool any_variable_output(const std::vector<std::string>& names) {
   return false;
 }
 
-void write_field_outputs(const std::vector<std::string>& names, const std::vector<const std::vector<float>*>& planes,
+template <class T>
+void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> plane_list,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
                          const std::vector<uint8_t>& mask, const std::string& command) {
+  const std::vector<const std::vector<T>*> planes(plane_list);
   // Variables are gathered per file (one file, several variables) and written after the
   // plain outputs; a bad output name is a usage error before anything is written.
   std::vector<std::optional<variable_io::VariableSpec>> specs;
@@ -287,12 +436,12 @@ void write_field_outputs(const std::vector<std::string>& names, const std::vecto
   for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
   for (size_t c = 0; c < names.size(); ++c) {
     if (!specs[c]) {
-      check(factz::write_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
+      check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
       continue;
     }
     variable_io::OutputVariable v;
     v.variable = specs[c]->variable;
-    v.values = *planes[c];
+    v.values = std::span<const T>(*planes[c]);
     v.shape = shape;
     v.source = matching_source ? &source->components[c] : nullptr;
     v.global_attributes = matching_source ? &source->attributes : nullptr;
@@ -308,5 +457,23 @@ void write_field_outputs(const std::vector<std::string>& names, const std::vecto
     for (const auto& note : notes) warn(command, file_names[key] + ": " + note);
   }
 }
+
+void write_plane64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny,
+                   const std::string& command) {
+  (void)command;
+  if (any_variable_output({path}))
+    fail("invalid_argument: " + path + ": netCDF / HDF5 outputs of this float64 field are not supported here; write "
+         "a '<f8' .npy or raw float64 file");
+  check(write_plane_f64(path, plane, nx, ny));
+}
+
+template void write_field_outputs<float>(const std::vector<std::string>&,
+                                         std::initializer_list<const std::vector<float>*>, const std::vector<uint64_t>&,
+                                         const std::optional<SourceRecord>&, const std::vector<uint8_t>&,
+                                         const std::string&);
+template void write_field_outputs<double>(const std::vector<std::string>&,
+                                          std::initializer_list<const std::vector<double>*>,
+                                          const std::vector<uint64_t>&, const std::optional<SourceRecord>&,
+                                          const std::vector<uint8_t>&, const std::string&);
 
 }  // namespace factz::cli

@@ -1,8 +1,14 @@
 // The one reader and the one writer of field files for every factz command (docs/usage.md,
-// "Files" and "Your data in netCDF or HDF5"): raw float32, .npy, and netCDF / HDF5 variables
-// (FILE.nc:VAR[selection], FILE.h5:/path; src/io/variable). compress, cp, verify (-i and -d),
-// render, ct, the scalar commands and the multi-block driver read through read_vector_input
-// / read_scalar_input / read_plane_input; decompress writes through write_field_outputs.
+// "Files" and "Your data in netCDF or HDF5"): raw float32 or float64, .npy ('<f4', '<f8'),
+// and netCDF / HDF5 variables (FILE.nc:VAR[selection], FILE.h5:/path; src/io/variable).
+// compress, cp, verify (-i and -d), render, ct, the scalar commands and the multi-block
+// driver read through read_vector_input / read_scalar_input / read_plane_input; decompress
+// writes through write_field_outputs.
+//
+// Value types: one implementation templated on T (float: float32 fields, double: float64
+// fields, issue 18), instantiated for both. Which one a command takes is decided before
+// reading (common.hpp: float64_inputs, the stream's dtype); a float64 field is never
+// rounded to float on the way (values, fill values, the source record).
 //
 // Shapes: `-2 NX NY` (or `-3 NX NY NZ`) when given, checked against what a file says;
 // otherwise the file's own (a variable's last dimensions, a 2D .npy's shape). Fill values:
@@ -12,8 +18,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common.hpp"
@@ -42,49 +50,75 @@ FieldFile field_file(const std::string& name);
 /// `whole` dimensions, a 2D .npy's (ny, nx); none for raw files and 1D .npy.
 std::optional<std::vector<uint64_t>> shape_of(const FieldFile& f, int whole);
 
+/// The vector field of a value type: VectorField2D (float) or VectorField2D64 (double).
+template <class T>
+using VectorFieldOf = std::conditional_t<std::is_same_v<T, double>, VectorField2D64, VectorField2D>;
+
 /// One plane read through the one reader.
-struct PlaneInput {
-  std::vector<float> values;
+template <class T>
+struct PlaneInputOf {
+  std::vector<T> values;
   std::vector<uint64_t> shape;  ///< outermost first: (ny, nx) or (nz, ny, nx)
-  std::vector<float> fills;     ///< the file's declared missing values (NaN excluded)
+  std::vector<T> fills;         ///< the file's declared missing values (NaN excluded), in T
   std::optional<SourceVariable> source;
   std::vector<SourceAttribute> global_attributes;  ///< a variable's file's
   SourceFormat format = SourceFormat::netcdf4;
 };
+using PlaneInput = PlaneInputOf<float>;
 /// Reads `f` as a plane of `shape` (outermost first; empty: the file's own shape, a usage
-/// error for raw files). A float64 variable is one clear error naming the file and the
-/// variable (float64 is not supported yet). Notes of the reader go to stderr as warnings
-/// of `command`. `shape_from` says where `shape` came from in a mismatch message ("-2
-/// says" when empty).
-PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
-                            const std::string& command, const std::string& shape_from = "");
+/// error for raw files) of values of type T: raw float32 / '<f4' .npy / float32 variables
+/// for float, raw float64 / '<f8' .npy / float64 variables for double (raw and .npy
+/// float64 planes are 2D). A variable of the other type is one clear error naming the file
+/// and the variable. Notes of the reader go
+/// to stderr as warnings of `command`. `shape_from` says where `shape` came from in a
+/// mismatch message ("-2 says" when empty).
+template <class T>
+PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                                    const std::string& command, const std::string& shape_from = "");
+inline PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                                   const std::string& command, const std::string& shape_from = "") {
+  return read_plane_input_of<float>(f, shape, whole, command, shape_from);
+}
 
 /// The missing values declared for each component, after the command line's overrides.
-struct DeclaredFills {
-  std::vector<float> u, v;
+template <class T>
+struct DeclaredFillsOf {
+  std::vector<T> u, v;
   bool any() const { return !u.empty() || !v.empty(); }
 };
-/// --fill (both), --fill-u, --fill-v replace the files' values of the components they name.
-DeclaredFills declared_fills(const Args& a, const std::vector<float>& file_u, const std::vector<float>& file_v);
+using DeclaredFills = DeclaredFillsOf<float>;
+/// --fill (both), --fill-u, --fill-v replace the files' values of the components they name
+/// (parsed as float for float fields, as double for double fields).
+template <class T>
+DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, const std::vector<T>& file_v);
 /// Marks NaN and every declared value missing (factz::mark_missing with the first values,
-/// the field's mask for the others); returns how many vertices are missing.
+/// the field's mask for the others), comparing in T; returns how many vertices are missing.
 int64_t mark_declared(VectorField2D& f, const DeclaredFills& fills);
+int64_t mark_declared(VectorField2D64& f, const DeclaredFillsOf<double>& fills);
 
 /// A vector field as the commands read it.
-struct VectorInput {
-  VectorField2D field;
-  DeclaredFills fills;          ///< declared for u and v (files and command line)
+template <class T>
+struct VectorInputOf {
+  VectorFieldOf<T> field;
+  DeclaredFillsOf<T> fills;     ///< declared for u and v (files and command line)
   std::vector<uint8_t> source;  ///< the encoded source record, when both came from variables
   int64_t masked = 0;           ///< missing vertices
 };
+using VectorInput = VectorInputOf<float>;
+using VectorInput64 = VectorInputOf<double>;
 /// The two files of `flag` (-i or -d, u then v): shape from -2 or the files (u and v must
 /// agree), fill values declared, missing vertices marked, the field validated. `like`: the
 /// original of a comparison (verify, render -d), whose shape (without -2) and declared fill
 /// values apply here too.
-/// Without any declared fill value, a value that looks like one gets a warning (unless
-/// `like` is given: the original's warning covers it).
+/// Without any declared fill value, a value of a float32 field that looks like one gets a
+/// warning (unless `like` is given: the original's warning covers it).
+/// read_vector_input64 reads float64 fields (the command chose them: float64_inputs), the
+/// same way: a '<f8' .npy, raw float64 (--dtype f64), or float64 netCDF / HDF5 variables
+/// (their source record kept as for float32).
 VectorInput read_vector_input(const Args& a, const char* flag, const std::string& command,
                               const VectorInput* like = nullptr);
+VectorInput64 read_vector_input64(const Args& a, const char* flag, const std::string& command,
+                                  const VectorInput64* like = nullptr);
 /// The grid of a vector field's files without reading them: -2, or the first file's shape
 /// (usage error when neither says it).
 void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny);
@@ -97,12 +131,16 @@ ScalarField read_scalar_input(const Args& a, const char* flag, const std::string
                               const ScalarField* like = nullptr, std::vector<float>* file_fills = nullptr);
 
 /// Writes decoded planes (u, v, or one scalar plane) to the -o names: raw, .npy, or
-/// netCDF / HDF5 variables, several variables of one file written together. `shape`:
-/// outermost first. `source`: the stream's record (dimensions, attributes, coordinates of
-/// each component's variable). `mask`: the decoded missing vertices; where they share one
-/// bit pattern in a component, its variable declares it as _FillValue unless the source
-/// declares one.
-void write_field_outputs(const std::vector<std::string>& names, const std::vector<const std::vector<float>*>& planes,
+/// netCDF / HDF5 variables, several variables of one file written together. float planes
+/// are written as float32 (raw, '<f4', NC_FLOAT), double planes as float64 (raw, '<f8',
+/// NC_DOUBLE). `shape`: outermost first. `source`: the stream's record (dimensions,
+/// attributes, coordinates of each component's variable). `mask`: the decoded missing
+/// vertices; where they share one bit pattern in a component, its variable declares it as
+/// _FillValue unless the source declares one.
+/// (T is deduced from `planes`, given as {&u, &v} or {&values}; instantiated for float and
+/// double.)
+template <class T>
+void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> planes,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
                          const std::vector<uint8_t>& mask, const std::string& command);
 

@@ -30,6 +30,11 @@
 namespace factz::cli {  // defined in cmd_ct.cpp
 double persistence_of(const Args& a);
 int64_t mark_scalar_fill(const Args& a, factz::ScalarField& f);
+bool scalar_float64_input(const Args& a, const char* flag);
+bool scalar_stream_is_float64(const std::vector<uint8_t>& stream);
+int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const std::string& mode);
+int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream);
+int run_verify_scalar64(const Args& a);
 }  // namespace factz::cli
 
 namespace {
@@ -220,6 +225,8 @@ int run_cp(const Args& a) {
 
 int run_verify_scalar(const Args& a) {
   if (a.all("-i").size() != 1 || a.all("-d").size() != 1) fail("give -i and -d once each for a scalar field", 2);
+  if (factz::cli::scalar_float64_input(a, "-i") || factz::cli::scalar_float64_input(a, "-d"))
+    return factz::cli::run_verify_scalar64(a);
   const double p = factz::cli::persistence_of(a);
   factz::Policy policy;
   const factz::Exec e = exec_of(a, &policy);
@@ -248,11 +255,12 @@ int run_verify_scalar(const Args& a) {
 }
 
 /// verify of float64 fields: the original (-i) and the reconstruction (-d) are read as
-/// float64 (a '<f8' .npy, or raw with --dtype f64) and compared exactly in double.
+/// float64 (a '<f8' .npy, raw with --dtype f64, or float64 netCDF / HDF5 variables) and
+/// compared exactly in double.
 int run_verify64(const Args& a) {
   if (!factz::cli::float64_inputs(a, "-i") || !factz::cli::float64_inputs(a, "-d"))
     fail("invalid_argument: verify compares a float64 original with a float64 reconstruction: give both -i and -d "
-         "as '<f8' .npy files, or raw files with --dtype f64");
+         "as '<f8' .npy files, float64 variables, or raw files with --dtype f64");
   const auto orig = factz::cli::read_vector_input64(a, "-i", "verify");
   const auto dec = factz::cli::read_vector_input64(a, "-d", "verify", &orig);  // the original's fill values apply
   const auto c = take(factz::compare(orig.field, dec.field, exec_of(a)));
@@ -302,6 +310,7 @@ int run_compress_scalar(const Args& a) {
   o.persistence = factz::cli::persistence_of(a);
   coder_of(a, o.coder, o.zstd);
   o.progress = scalar_progress(a);
+  if (factz::cli::scalar_float64_input(a, "-i")) return factz::cli::run_compress_scalar64(a, o, mode);
   auto field = factz::cli::read_scalar_input(a, "-i", "compress");
   factz::cli::mark_scalar_fill(a, field);
   const int64_t nx = field.nx, ny = field.ny, nz = field.nz;
@@ -324,11 +333,13 @@ int run_compress_scalar(const Args& a) {
   return 0;
 }
 
-/// compress of a float64 field (a '<f8' .npy or raw float64 with --dtype f64): a float64
-/// stream (format version 6). The library refuses -x cuda for it with one line.
+/// compress of a float64 field (a '<f8' .npy, raw float64 with --dtype f64, or float64
+/// netCDF / HDF5 variables): a float64 stream (format version 6). The library refuses -x
+/// cuda for it with one line.
 int run_compress64(const Args& a, factz::Options o) {
-  const auto in = factz::cli::read_vector_input64(a, "-i", "compress");
+  auto in = factz::cli::read_vector_input64(a, "-i", "compress");
   const factz::VectorField2D64& field = in.field;
+  o.source = std::move(in.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress(field, o, &st));
@@ -350,14 +361,8 @@ int run_compress64(const Args& a, factz::Options o) {
 
 int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
-  const bool float64 = a.get("--dtype", "") == "f64";
-  if (float64 && (a.has("--blocks") || a.has("--per-rank")))
-    fail("invalid_argument: --blocks takes float32 fields only (multi-block files of float64 fields are not "
-         "supported yet)");
+  // --blocks and --per-rank take float32 and float64 inputs (blocks.cpp decides from the files).
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
-  if (float64 && scalar_compress_request(a))
-    fail("invalid_argument: scalar fields are compressed as float32 only (float64 scalar fields are not supported "
-         "yet)");
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
@@ -388,6 +393,7 @@ int run_compress(const Args& a) {
 }
 
 int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
+  if (factz::cli::scalar_stream_is_float64(stream)) return factz::cli::run_decompress_scalar64(a, stream);
   factz::DecompressOptions o;
   factz::Exec e = exec_of(a, &o.policy);
   o.threads = e.threads;
@@ -425,15 +431,16 @@ bool is_multiblock_file(const std::string& path) {
   return in.gcount() == 4 && factz::is_multiblock(head);
 }
 
-/// decompress of a float64 stream: the planes as '<f8' .npy or raw float64 (missing
-/// vertices with the 64 bits they held).
+/// decompress of a float64 stream: the planes as '<f8' .npy, raw float64 or NC_DOUBLE
+/// variables (missing vertices with the 64 bits they held), as the float32 path writes them.
 int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const factz::DecompressOptions& o) {
   const auto [uo, vo] = two_files(a, "-o");
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress64(stream, o));
   const double secs = seconds_since(t0);
-  factz::cli::write_plane64(uo, field.u, field.nx, field.ny, "decompress");
-  factz::cli::write_plane64(vo, field.v, field.nx, field.ny, "decompress");
+  const auto source = take(factz::stream_source(stream));
+  factz::cli::write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, source,
+                                  field.mask, "decompress");
   const double raw = double(field.size()) * 16.0;
   StatsWriter s;
   s.count("nx", field.nx).count("ny", field.ny).text("dtype", "float64", In::json);

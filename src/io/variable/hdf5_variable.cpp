@@ -269,10 +269,11 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
     memtype = H5T_NATIVE_DOUBLE;
   } else if (cls == H5T_INTEGER) {
     return invalid_argument(what + " holds integers (" + std::string(H5Tget_sign(type.get()) == H5T_SGN_2 ? "" : "u") +
-                            "int" + std::to_string(8 * size) + "); FaCTz compresses floating-point fields (float32)");
+                            "int" + std::to_string(8 * size) +
+                            "); FaCTz compresses floating-point fields (float32 or float64)");
   } else {
     return invalid_argument(what + " is not a float32 or float64 dataset (HDF5 type " + class_name(type.get()) +
-                            "); FaCTz compresses floating-point fields (float32)");
+                            "); FaCTz compresses floating-point fields (float32 or float64)");
   }
   out.source.type = out.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
   Id space(H5Dget_space(ds.get()), H5Sclose);

@@ -241,13 +241,14 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
                          type == NC_UBYTE || type == NC_USHORT || type == NC_UINT || type == NC_UINT64;
     if (!integer)
       return invalid_argument(what + " is not numeric (type " + type_name(grp, type) +
-                              "); FaCTz compresses floating-point fields (float32)");
+                              "); FaCTz compresses floating-point fields (float32 or float64)");
     size_t len = 0;
     const bool packed = nc_inq_attlen(grp, varid, "scale_factor", &len) == NC_NOERR ||
                         nc_inq_attlen(grp, varid, "add_offset", &len) == NC_NOERR;
     return invalid_argument(what + " holds integers (" + type_name(grp, type) +
-                            "); FaCTz compresses floating-point fields (float32)" +
-                            (packed ? ": it is packed with scale_factor/add_offset, unpack it to float32 first" : ""));
+                            "); FaCTz compresses floating-point fields (float32 or float64)" +
+                            (packed ? ": it is packed with scale_factor/add_offset, unpack it to float32 or float64 first"
+                                    : ""));
   }
   out.source.type = out.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
   std::vector<int> dimids(size_t(ndims), 0);

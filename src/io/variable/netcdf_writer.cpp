@@ -1,6 +1,7 @@
 // Writing variables into a new netCDF-4 file through netCDF-C (variable_io.hpp,
 // write_variables): dimensions and 1D coordinate variables shared by name in the root group,
-// each variable in its group with the attributes of its source record. Without netCDF-C
+// each variable in its group with the attributes of its source record. float32 values make
+// NC_FLOAT variables, float64 values NC_DOUBLE ones, through the same code. Without netCDF-C
 // (FACTZ_HAVE_NETCDF unset) it answers backend_unavailable.
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "io/variable/netcdf_file.hpp"
 
@@ -22,6 +25,29 @@ namespace {
 using detail::Dim;
 using detail::NcFile;
 using detail::nc_text;
+
+/// The netCDF type of a value type.
+template <class T>
+constexpr nc_type kNcType = std::is_same_v<T, double> ? NC_DOUBLE : NC_FLOAT;
+
+/// Where a variable's values are, and their netCDF type.
+struct TypedValues {
+  const void* data;
+  size_t size;
+  nc_type type;
+};
+TypedValues typed(const OutputValues& values) {
+  return std::visit([](auto s) { return TypedValues{s.data(), s.size(), kNcType<typename decltype(s)::value_type>}; },
+                    values);
+}
+
+/// `value` as a _FillValue of `type` (NC_FLOAT or NC_DOUBLE; netCDF requires the variable's
+/// type). A float32 variable's fill value is a float, so the conversion is exact for it.
+int put_fill(int grp, int varid, nc_type type, double value) {
+  if (type == NC_DOUBLE) return nc_put_att_double(grp, varid, "_FillValue", NC_DOUBLE, 1, &value);
+  const float f = float(value);
+  return nc_put_att_float(grp, varid, "_FillValue", NC_FLOAT, 1, &f);
+}
 
 /// One file being defined and written.
 class Writer {
@@ -63,7 +89,8 @@ class Writer {
                                 ", the field " + std::to_string(v.shape[k]));
       values *= v.shape[k];
     }
-    if (values != v.values.size()) return invalid_argument(path + ": the values do not fill the dimensions");
+    const TypedValues data = typed(v.values);
+    if (values != data.size) return invalid_argument(path + ": the values do not fill the dimensions");
     std::vector<int> dimids;
     for (const auto& d : dims) {
       auto id = dimension(d, path);
@@ -71,30 +98,28 @@ class Writer {
       dimids.push_back(id.value());
     }
     if (v.global_attributes && !globals_written_) {
-      for (const auto& a : *v.global_attributes) put_attribute(ncid_, NC_GLOBAL, a, "the file", false);
+      for (const auto& a : *v.global_attributes) put_attribute(ncid_, NC_GLOBAL, a, "the file");
       globals_written_ = true;
     }
     // Coordinate variables first, as files usually list them.
     if (v.source)
       for (const auto& co : v.source->coordinates) FACTZ_RETURN_IF_ERROR(coordinate(co, dimids[co.dimension]));
     int varid = 0;
-    const int s = nc_def_var(grp, parts.back().c_str(), NC_FLOAT, int(dimids.size()), dimids.data(), &varid);
+    const int s = nc_def_var(grp, parts.back().c_str(), data.type, int(dimids.size()), dimids.data(), &varid);
     if (s == NC_ENAMEINUSE) return invalid_argument(path + " is written twice (or is also a coordinate variable)");
     FACTZ_RETURN_IF_ERROR(check(s, "variable " + path));
     bool declares_fill = false;
     if (v.source) {
       for (const auto& a : v.source->attributes) {
         declares_fill = declares_fill || a.name == "_FillValue" || a.name == "missing_value";
-        put_attribute(grp, varid, a, path, true);
+        put_attribute(grp, varid, a, path, data.type);
       }
     }
-    if (v.fill && !declares_fill) {
-      const float fill = *v.fill;
-      FACTZ_RETURN_IF_ERROR(check(nc_put_att_float(grp, varid, "_FillValue", NC_FLOAT, 1, &fill), path + ":_FillValue"));
-    }
+    if (v.fill && !declares_fill)
+      FACTZ_RETURN_IF_ERROR(check(put_fill(grp, varid, data.type, *v.fill), path + ":_FillValue"));
     std::vector<size_t> count;
     for (const auto& d : dims) count.push_back(size_t(d.size));
-    data_.push_back({grp, varid, NC_FLOAT, std::move(count), v.values.data()});
+    data_.push_back({grp, varid, data.type, std::move(count), data.data});
     return Status::Ok();
   }
 
@@ -141,19 +166,20 @@ class Writer {
     int varid = 0;
     FACTZ_RETURN_IF_ERROR(check(nc_def_var(ncid_, co.name.c_str(), nc_type(co.type), 1, &dimid, &varid),
                                 "coordinate variable " + co.name));
-    for (const auto& a : co.attributes) put_attribute(ncid_, varid, a, co.name, false);
+    for (const auto& a : co.attributes) put_attribute(ncid_, varid, a, co.name);
     data_.push_back({ncid_, varid, nc_type(co.type), {size_t(co.count())}, co.data.data()});
     return Status::Ok();
   }
 
   /// An attribute as it was read; _FillValue of a data variable takes the variable's type
-  /// (netCDF requires it). One netCDF refuses is noted and left out.
-  void put_attribute(int grp, int varid, const SourceAttribute& a, const std::string& owner, bool data_variable) {
+  /// (`data_type`; NC_NAT for anything else: netCDF requires it). One netCDF refuses is
+  /// noted and left out.
+  void put_attribute(int grp, int varid, const SourceAttribute& a, const std::string& owner,
+                     nc_type data_type = NC_NAT) {
     int s = NC_NOERR;
-    if (data_variable && a.name == "_FillValue") {
+    if (data_type != NC_NAT && a.name == "_FillValue") {
       const auto values = a.numbers();
-      const float fill = values.empty() ? 0.0f : float(values[0]);
-      s = values.empty() ? NC_EINVAL : nc_put_att_float(grp, varid, "_FillValue", NC_FLOAT, 1, &fill);
+      s = values.empty() ? NC_EINVAL : put_fill(grp, varid, data_type, values[0]);
     } else if (a.type == SourceType::string) {
       std::vector<const char*> p;
       for (const auto& t : a.strings) p.push_back(t.c_str());

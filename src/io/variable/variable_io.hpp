@@ -9,16 +9,18 @@
 // built_in() says what is there. It is kept out of the core library, so that the Python
 // module and the HDF5 filter plugin (which may load another HDF5) never link netCDF.
 //
-// A reader returns a typed buffer and its type (float32 now; float64 variables are read as
-// float64 and refused by the caller until the core compresses float64), the whole
-// dimensions' shape, the declared fill values, and the source record of the variable
-// (factz/io.hpp: SourceVariable; stored in the stream's section 12).
+// A reader returns a typed buffer and its type (float32 or float64, read as the file stores
+// it, never converted), the whole dimensions' shape, the declared fill values (as doubles,
+// which hold every float32 and float64 value exactly), and the source record of the
+// variable (factz/io.hpp: SourceVariable; stored in the stream's section 12). The writer
+// takes float32 or float64 values and writes NC_FLOAT or NC_DOUBLE variables.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "factz/io.hpp"
@@ -90,17 +92,22 @@ struct VariableData {
 /// invalid_argument; unreadable files io.
 Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true);
 
+/// The values of a variable to write, x fastest: float32 values make an NC_FLOAT variable,
+/// float64 values an NC_DOUBLE one (written as they are, never converted).
+using OutputValues = std::variant<std::span<const float>, std::span<const double>>;
+
 /// One variable to write.
 struct OutputVariable {
   std::string variable;            ///< name, or a group path "/group/name"
-  std::span<const float> values;   ///< x fastest, the product of `shape` values
+  OutputValues values;             ///< the product of `shape` values
   std::vector<uint64_t> shape;     ///< (ny, nx) or (nz, ny, nx)
   /// The variable it was read from (dimensions, slice, attributes, coordinates), or null:
   /// plain dimensions (y, x) or (z, y, x).
   const SourceVariable* source = nullptr;
   /// The value every missing vertex holds, when they share one bit pattern: written as
-  /// _FillValue when the source declares neither _FillValue nor missing_value.
-  std::optional<float> fill;
+  /// _FillValue (in the variable's type, which holds it exactly) when the source declares
+  /// neither _FillValue nor missing_value.
+  std::optional<double> fill;
   /// The source file's global attributes, written on the new file (the first variable's
   /// that has them), or null.
   const std::vector<SourceAttribute>* global_attributes = nullptr;
