@@ -280,8 +280,11 @@ TEST(ScalarCli, Float64NpyInModeNoneAndContourTreeWithFillValues) {
     ASSERT_EQ(x.code, 0) << x.err;
     const std::vector<double> g = read_f64(d.path() / "g.npy");
     ASSERT_EQ(g.size(), v.size());
-    for (size_t k = 0; k < v.size(); ++k)
-      if (v[k] == fill) EXPECT_EQ(g[k], fill) << k;  // 64 bits back
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (v[k] == fill) {
+        EXPECT_EQ(g[k], fill) << k;  // 64 bits back
+      }
+    }
     CliRun ok = factz(d.path(), "verify -i f.npy -d g.npy --fill -9999.000000000123 --json");
     ASSERT_EQ(ok.code, 0) << ok.err;
     EXPECT_NE(ok.out.find("\"same_tree\": true"), std::string::npos) << ok.out;

@@ -152,19 +152,9 @@ int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
   return 0;
 }
 
-/// verify of float64 scalar fields: both -i and -d float64, trees and errors in double.
-int run_verify_scalar64(const Args& a) {
+/// verify's report of a scalar comparison, float32 or float64 (dtype: a "dtype" line, or none).
+void print_scalar_comparison(const Args& a, const factz::ScalarComparison& c, double p, const char* dtype) {
   using In = StatsWriter::In;
-  if (!scalar_float64_input(a, "-i") || !scalar_float64_input(a, "-d"))
-    fail("invalid_argument: verify compares a float64 original with a float64 reconstruction: give both -i and -d "
-         "as '<f8' .npy files, or raw files with --dtype f64");
-  if (a.all("-i").size() != 1 || a.all("-d").size() != 1) fail("give -i and -d once each for a scalar field", 2);
-  const double p = persistence_of(a);
-  factz::Policy policy;
-  const factz::Exec e = exec_of(a, &policy);
-  const ScalarField64 orig = read_scalar_input64(a, "-i", "verify");
-  const ScalarField64 dec = read_scalar_input64(a, "-d", "verify", &orig);
-  const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
   const auto& t = c.tree;
   StatsWriter s;
   s.num("persistence", p, In::json).num("persistence_abs", c.persistence_abs, In::json);
@@ -175,8 +165,24 @@ int run_verify_scalar64(const Args& a) {
   s.count("pairs_missing", t.pairs_missing).count("pairs_extra", t.pairs_extra).flag("same_tree", t.same());
   s.count("masked_vertices", c.masked_vertices).count("mask_mismatch", c.mask_mismatch);
   s.num("max_abs_error", c.max_abs_error).num("rmse", c.rmse).num("psnr", c.psnr);
-  s.num("value_range", c.value_range, In::json).text("dtype", "float64", In::json);
+  s.num("value_range", c.value_range, In::json);
+  if (dtype) s.text("dtype", dtype, In::json);
   s.print(a.has("--json"), true);
+}
+
+/// verify of float64 scalar fields: both -i and -d float64, trees and errors in double.
+int run_verify_scalar64(const Args& a) {
+  if (!scalar_float64_input(a, "-i") || !scalar_float64_input(a, "-d"))
+    fail("invalid_argument: verify compares a float64 original with a float64 reconstruction: give both -i and -d "
+         "as '<f8' .npy files, or raw files with --dtype f64");
+  if (a.all("-i").size() != 1 || a.all("-d").size() != 1) fail("give -i and -d once each for a scalar field", 2);
+  const double p = persistence_of(a);
+  factz::Policy policy;
+  const factz::Exec e = exec_of(a, &policy);
+  const ScalarField64 orig = read_scalar_input64(a, "-i", "verify");
+  const ScalarField64 dec = read_scalar_input64(a, "-d", "verify", &orig);
+  print_scalar_comparison(a, take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads)), p,
+                          "float64");
   return 0;
 }
 

@@ -35,6 +35,8 @@ bool scalar_stream_is_float64(const std::vector<uint8_t>& stream);
 int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const std::string& mode);
 int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream);
 int run_verify_scalar64(const Args& a);
+/// verify's report of a scalar comparison (both value types); dtype: a "dtype" line, or none.
+void print_scalar_comparison(const Args& a, const factz::ScalarComparison& c, double p, const char* dtype);
 }  // namespace factz::cli
 
 namespace {
@@ -238,19 +240,8 @@ int run_verify_scalar(const Args& a) {
     for (float fill : file_fills) factz::mark_missing(dec, fill);
   factz::cli::mark_scalar_fill(a, orig);
   factz::cli::mark_scalar_fill(a, dec);
-  const auto c = take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads));
-  const auto& t = c.tree;
-  StatsWriter s;
-  s.num("persistence", p, In::json).num("persistence_abs", c.persistence_abs, In::json);
-  s.count("nodes_original", t.nodes_original).count("nodes_decompressed", t.nodes_decompressed);
-  s.count("false_positive", t.false_positive).count("false_negative", t.false_negative);
-  s.count("false_type", t.false_type).count("false_cases", t.false_cases(), In::json);
-  s.count("arcs_missing", t.arcs_missing).count("arcs_extra", t.arcs_extra);
-  s.count("pairs_missing", t.pairs_missing).count("pairs_extra", t.pairs_extra).flag("same_tree", t.same());
-  s.count("masked_vertices", c.masked_vertices).count("mask_mismatch", c.mask_mismatch);
-  s.num("max_abs_error", c.max_abs_error).num("rmse", c.rmse).num("psnr", c.psnr);
-  s.num("value_range", c.value_range, In::json);
-  s.print(a.has("--json"), true);
+  factz::cli::print_scalar_comparison(
+      a, take(factz::compare_scalar(orig, dec, factz::BoundMode::rel, p, policy, e.threads)), p, nullptr);
   return 0;
 }
 
