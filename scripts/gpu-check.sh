@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU (target: one H200, under 8 minutes):
-# configure a CUDA build for sm_90, build the CUDA targets, run the `cuda` tests (streams,
-# device ANS blobs, device CRC-32C, decode both ways, G0/G1) and the CPU model of the
-# kernels, then the GPU benchmark (10000^2 and 20000^2 turbulence, with the device CRC).
+# configure a CUDA build for sm_90, build the CUDA targets, run the `cuda` tests (float32 and
+# float64 streams, device ANS blobs, device CRC-32C, decode both ways, G0/G1) and the CPU
+# model of the kernels, then the GPU benchmark (10000^2 and 20000^2 turbulence, with the
+# device CRC).
 # Logs and the benchmark table go to $OUT when it is set (else to the build directory).
 #
 #   scripts/gpu-check.sh                 # configure + build (-j16) + tests + bench
@@ -92,7 +93,7 @@ done
 [[ -d "$build/lib" ]] && export LD_LIBRARY_PATH="$(cd "$build/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ -d "$build/data" ]] && export FACTZ_SHARED_DATA_DIR="$(cd "$build/data" && pwd)"
 
-stamp "ctest -L '^cuda\$' (GPU vs CPU streams, ANS blobs, CRC-32C, decode both ways, G0/G1, >2 GiB output)"
+stamp "ctest -L '^cuda\$' (GPU vs CPU streams float32 and float64, ANS blobs, CRC-32C, decode both ways, G0/G1, >2 GiB output)"
 if [[ -f "$build/CTestTestfile.cmake" ]]; then
   run_cuda_tests() { (cd "$build" && ctest -L '^cuda$' --output-on-failure --timeout 420); }
 else  # binaries carried without their build tree

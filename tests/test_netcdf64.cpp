@@ -443,5 +443,94 @@ TEST(Netcdf64, ErrorsNameTheFilesAndTheVariables) {
   expect_one_line(factz(dir, "verify " + u1 + v1 + " -d f.nc:U -d f.nc:V"), 1, {"float64 reconstruction"});
 }
 
+// A float64 scalar variable: read as doubles with its own shape and double fill value,
+// compressed in both scalar modes, written back as NC_DOUBLE with the fill declared.
+TEST(Netcdf64, ScalarDoubleVariablesInAndOut) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm64(dir);
+  const Storm orig = storm_at(1);
+  const std::string in = "-i 'storm64.nc:U[time=1]'";
+  for (const std::string mode : {"none", "contour-tree"}) {
+    SCOPED_TRACE(mode);
+    const Outcome c = factz(dir, "compress --scalar " + in + " -z s.fz -M ABS 1e-8 --mode " + mode + " --json");
+    ASSERT_EQ(c.exit_code, 0) << c.describe();
+    EXPECT_EQ(c.err.find("warning"), std::string::npos) << c.err;
+    const Outcome info = factz(dir, "info -z s.fz --json");
+    ASSERT_EQ(info.exit_code, 0) << info.describe();
+    EXPECT_NE(info.out.find("\"dtype\": \"float64\""), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("\"nx\": 36"), std::string::npos) << info.out;
+    const Outcome d = factz(dir, "decompress -z s.fz -o out.nc:U");
+    ASSERT_EQ(d.exit_code, 0) << d.describe();
+    const Outcome h = testing::run_in(dir, "ncdump -h out.nc");
+    ASSERT_EQ(h.exit_code, 0) << h.describe();
+    const auto decl = declaration(h.out, "U");
+    ASSERT_FALSE(decl.empty()) << h.out;
+    EXPECT_NE(decl[0].find("double U("), std::string::npos) << h.out;
+    EXPECT_EQ(lines_with(h.out, "U:_FillValue = -9.99e+33").size(), 1u) << h.out;
+    const std::vector<double> back = h5_doubles(dir, "out.nc", "U");
+    ASSERT_EQ(back.size(), orig.u.size());
+    int land = 0;
+    for (size_t k = 0; k < back.size(); ++k)
+      if (orig.u[k] == kFill) land += same_bits(back[k], kFill);
+    EXPECT_EQ(land, kLand) << "the land keeps the double fill value, bit for bit";
+    EXPECT_LE(max_error(orig.u, back), 1e-8) << "a bound below float32 resolution holds";
+    const Outcome v = factz(dir, "verify " + in + " -d out.nc:U --json");
+    EXPECT_EQ(v.exit_code, 0) << v.describe();
+  }
+}
+
+// Without a declared fill value, a float64 field's value that looks like one gets the
+// warning, compared and printed as a double (NC_FILL_DOUBLE, 1e20, a float fill widened).
+TEST(Netcdf64, UndeclaredDoubleFillValuesAreReported) {
+  TempDir dir;
+  const Storm s = storm_at(0);
+  for (const double fill : {9.969209968386869e36, 1e20, double(1e20f)}) {
+    SCOPED_TRACE(fill);
+    std::vector<double> u = s.u;
+    for (int k : {3, 40, 41}) u[size_t(k)] = fill;
+    std::ofstream(dir / "u.f64", std::ios::binary).write(reinterpret_cast<const char*>(u.data()), std::streamsize(u.size() * 8));
+    std::ofstream(dir / "v.f64", std::ios::binary)
+        .write(reinterpret_cast<const char*>(s.v.data()), std::streamsize(s.v.size() * 8));
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", fill);
+    std::string shortest = text;
+    for (int digits = 6; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof text, "%.*g", digits, fill);
+      if (std::strtod(text, nullptr) == fill) {
+        shortest = text;
+        break;
+      }
+    }
+    const Outcome c = factz(dir, "compress -2 36 33 --dtype f64 -i u.f64 -i v.f64 -z w.fz");
+    ASSERT_EQ(c.exit_code, 0) << c.describe();
+    EXPECT_NE(c.err.find("warning: 3 value(s) equal " + shortest + ","), std::string::npos) << c.err;
+    EXPECT_NE(c.err.find("--fill " + shortest), std::string::npos) << c.err;
+    // Declared, it is missing data and the warning is gone.
+    const Outcome m = factz(dir, "compress -2 36 33 --dtype f64 -i u.f64 -i v.f64 -z w.fz --fill " + shortest + " --json");
+    ASSERT_EQ(m.exit_code, 0) << m.describe();
+    EXPECT_EQ(m.err.find("warning"), std::string::npos) << m.err;
+    EXPECT_NE(m.out.find("\"masked_vertices\": 3"), std::string::npos) << m.out;
+  }
+}
+
+// factz info of a float64 multi-block file: its type, and 16 raw bytes per vertex.
+TEST(Netcdf64, InfoOfAFloat64MultiBlockFile) {
+  TempDir dir;
+  const Storm s = storm_at(0);
+  std::ofstream(dir / "u.f64", std::ios::binary).write(reinterpret_cast<const char*>(s.u.data()), std::streamsize(s.u.size() * 8));
+  std::ofstream(dir / "v.f64", std::ios::binary).write(reinterpret_cast<const char*>(s.v.data()), std::streamsize(s.v.size() * 8));
+  const Outcome c = factz(dir, "compress -2 36 33 --dtype f64 -i u.f64 -i v.f64 -z m.fzmb --blocks 2 2 -M ABS 1e-9");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  const Outcome j = factz(dir, "info -z m.fzmb --json");
+  ASSERT_EQ(j.exit_code, 0) << j.describe();
+  EXPECT_NE(j.out.find("\"dtype\": \"float64\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"raw_bytes\": 19008"), std::string::npos) << j.out;  // 36 * 33 * 16
+  EXPECT_NE(j.out.find("\"eb_abs\": 1.0000000000000001e-09"), std::string::npos) << "the f64 bound, not its float rounding\n" << j.out;
+  const Outcome t = factz(dir, "info -z m.fzmb");
+  ASSERT_EQ(t.exit_code, 0) << t.describe();
+  EXPECT_NE(t.out.find("nx=36 ny=33, float64"), std::string::npos) << t.out;
+}
+
 }  // namespace
 }  // namespace factz

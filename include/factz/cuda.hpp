@@ -16,6 +16,11 @@
 // list parsing on the host; Huffman decoding of the tiled modes' codes and every
 // reconstruction on the device (speculative streams' ids and codes are entropy-decoded on
 // the host).
+//
+// float64 fields (VectorField2D64, device planes of doubles) and float64 streams (format
+// version 6) take the same paths with every value decision in double: the streams are
+// those of factz::compress of the VectorField2D64, byte for byte, and each decoder refuses
+// the other data type (invalid_argument, as factz::decompress and decompress64 do).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -68,11 +73,19 @@ class Workspace {
 /// mask or fill value: for those, use factz::compress with Policy::cuda on a host field.
 Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& options,
                                       cudaStream_t stream = nullptr, Workspace* workspace = nullptr);
+/// The same for device planes of doubles: a float64 stream (factz::compress of a VectorField2D64).
+Result<std::vector<uint8_t>> compress(const double* d_u, const double* d_v, int64_t nx, int64_t ny,
+                                      const Options& options, cudaStream_t stream = nullptr,
+                                      Workspace* workspace = nullptr);
 
 /// Decodes `stream` (host memory) into the device planes d_u, d_v of nx * ny floats each,
 /// which must match the stream's grid (factz::stream_dims). Synchronizes `stream`.
 /// Untrusted bytes give corrupt_stream / unsupported_version, never a crash.
 Status decompress(std::span<const uint8_t> stream, float* d_u, float* d_v, int64_t nx, int64_t ny,
+                  cudaStream_t stream_id = nullptr, Workspace* workspace = nullptr);
+/// The same for a float64 stream into device planes of doubles (a float32 stream is
+/// invalid_argument, and a float64 one given to the float overload).
+Status decompress(std::span<const uint8_t> stream, double* d_u, double* d_v, int64_t nx, int64_t ny,
                   cudaStream_t stream_id = nullptr, Workspace* workspace = nullptr);
 
 /// Number of usable CUDA devices (0 when there is none or the runtime cannot tell).
@@ -91,5 +104,11 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, int device = 0);
 /// Decodes on `device` into caller planes of exactly nx * ny floats each (factz::stream_dims).
 Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device = 0);
+
+/// The float64 counterparts: factz::compress of a VectorField2D64, factz::decompress64, and
+/// decompress_into with double planes, computed on the device.
+Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Options& options);
+Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, int device = 0);
+Status decompress_into(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v, int device = 0);
 
 }  // namespace factz::cuda

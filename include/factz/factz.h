@@ -307,9 +307,9 @@ factz_status factz_count_critical_points_masked(const float* u, const float* v, 
  * float64 mesh (exact float64 predicates), missing vertices keep all 64 bits, and the
  * stream is format version 6 (its size stays within factz_compress_bound).
  * Missing vertices: NaN, the mask, and the float64 fill values of options (has_fill_u64 /
- * fill_u64, has_fill_v64 / fill_v64; has_fill_u / has_fill_v are refused). Not yet:
- * FACTZ_POLICY_CUDA (FACTZ_INVALID_ARGUMENT naming float64, or FACTZ_BACKEND_UNAVAILABLE in a
- * build without CUDA: use the CPU policies). */
+ * fill_u64, has_fill_v64 / fill_v64; has_fill_u / has_fill_v are refused).
+ * FACTZ_POLICY_CUDA gives the CPU's bytes on a GPU (FACTZ_BACKEND_UNAVAILABLE without one or
+ * in a build without CUDA). */
 
 factz_status factz_compress_f64(const double* u, const double* v, int64_t nx, int64_t ny,
                                 const factz_options* options, void* dst, size_t dst_capacity,

@@ -112,9 +112,9 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 /// same modes, coders, zstd stage, masks and guarantees, decided on the doubles themselves:
 /// |x' - x| <= eb checked exactly in double, the critical points of the float64 mesh kept by
 /// the exact float64 predicates, exactly stored and missing vertices kept with all 64 bits.
-/// CompressStats::eb_abs is the double bound used. Multi-block files, the C API, Python and
-/// the HDF5 filter take float64 fields too. Not yet: Policy::cuda (invalid_argument naming
-/// float64; use serial or omp).
+/// CompressStats::eb_abs is the double bound used. Policy::cuda gives the same bytes from
+/// the GPU. Not yet: multi-block files, the C API, Python and the HDF5 filter take float32
+/// fields only.
 Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Options& options,
                                       CompressStats* stats = nullptr);
 
@@ -126,8 +126,8 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
 
 /// Decompresses a float64 stream (written by compress of a VectorField2D64) into a float64
 /// field, missing vertices with their 64 bits and in the result's mask. A float32 stream is
-/// invalid_argument (decode it with decompress). Policy::cuda: invalid_argument (float64
-/// decodes on the CPU).
+/// invalid_argument (decode it with decompress). Policy::cuda decodes on the GPU, to the same
+/// doubles.
 Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
 /// Grid size {nx, ny} of a stream (float32 or float64): validates the container, the header

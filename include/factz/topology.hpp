@@ -111,5 +111,12 @@ struct SuspectedFill {
   int64_t count = 0;
 };
 std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f);
+/// The same for a float64 field, compared as doubles: the list above as doubles (1e20,
+/// NC_FILL_DOUBLE 9.969209968386869e36, +-DBL_MAX ...) and the float values widened.
+struct SuspectedFill64 {
+  double value = 0;
+  int64_t count = 0;
+};
+std::optional<SuspectedFill64> suspected_fill_value(const VectorField2D64& f);
 
 }  // namespace factz

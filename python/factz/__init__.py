@@ -96,7 +96,7 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 
     u and v: both float32 or both float64 (a float64 field is compressed as doubles, in a
-    format version 6 stream; policy "cuda" does not take float64 fields yet: refused).
+    format version 6 stream, the CPU's bytes under policy "cuda" too).
 
     mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
     (pointwise bound only, no topological guarantee). eb and bound: the error bound,

@@ -30,25 +30,25 @@ const char* dtype_name(DType t) {
 
 namespace {
 
-/// The float64 path runs on the CPU backend only (docs/architecture.md, "float64").
-Status float64_policy(Policy p, const char* what) {
-  if (p == Policy::cuda)
-    return invalid_argument(std::string("policy cuda: ") + what +
-                            " of float64 fields is not supported (the CUDA backend takes float32 fields); use policy "
-                            "serial or omp");
+/// The CPU backend's policies (Policy::cuda goes to the device dispatch before this).
+Status cpu_policy(Policy p) {
   if (p != Policy::serial && p != Policy::omp) return invalid_argument("unknown execution policy");
   return Status::Ok();
+}
+
+/// compress with Policy::cuda (float32 and float64 fields).
+template <class Field>
+Result<std::vector<uint8_t>> compress_on_device(const Field& field, const Options& o, CompressStats* stats) {
+  auto stream = detail::compress_on_device(field, o, stats);
+  if (stream.ok() && o.progress) o.progress(Progress{"container", 1.0});  // the device reports only the end
+  return stream;
 }
 
 }  // namespace
 
 Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options& o, CompressStats* stats) {
-  if (o.policy == Policy::cuda) {
-    auto stream = detail::compress_on_device(field, o, stats);
-    if (stream.ok() && o.progress) o.progress(Progress{"container", 1.0});  // the device reports only the end
-    return stream;
-  }
-  if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
+  if (o.policy == Policy::cuda) return compress_on_device(field, o, stats);
+  FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   try {
     FACTZ_RETURN_IF_ERROR(validate_field(field));
     FACTZ_RETURN_IF_ERROR(detail::check_vector_options(field.nx, field.ny, o));
@@ -60,7 +60,8 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& field, const Options&
 }
 
 Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Options& o, CompressStats* stats) {
-  FACTZ_RETURN_IF_ERROR(float64_policy(o.policy, "compression"));
+  if (o.policy == Policy::cuda) return compress_on_device(field, o, stats);
+  FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   try {
     FACTZ_RETURN_IF_ERROR(validate_field(field));
     FACTZ_RETURN_IF_ERROR(detail::check_vector_options(field.nx, field.ny, o));
@@ -91,7 +92,7 @@ namespace {
 Status decode_into(std::span<const uint8_t> stream, std::span<float> u_out, std::span<float> v_out,
                    std::vector<uint8_t>* mask_out, const DecompressOptions& o) {
   if (o.policy == Policy::cuda) return detail::decompress_into_on_device(stream, u_out, v_out, o, mask_out);
-  if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
+  FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   try {
     auto parsed = detail::parse_vector_stream(stream);
     if (!parsed.ok()) return parsed.status();
@@ -102,10 +103,11 @@ Status decode_into(std::span<const uint8_t> stream, std::span<float> u_out, std:
   }
 }
 
-/// decode_into of a float64 stream (the CPU backend only).
+/// decode_into of a float64 stream.
 Status decode_into(std::span<const uint8_t> stream, std::span<double> u_out, std::span<double> v_out,
                    std::vector<uint8_t>* mask_out, const DecompressOptions& o) {
-  FACTZ_RETURN_IF_ERROR(float64_policy(o.policy, "decompression"));
+  if (o.policy == Policy::cuda) return detail::decompress_into_on_device(stream, u_out, v_out, o, mask_out);
+  FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   try {
     auto parsed = detail::parse_vector_stream(stream);
     if (!parsed.ok()) return parsed.status();
@@ -179,7 +181,8 @@ Status decompress_into(std::span<const uint8_t> stream, std::span<double> u_out,
 }
 
 Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, const DecompressOptions& o) try {
-  FACTZ_RETURN_IF_ERROR(float64_policy(o.policy, "decompression"));
+  if (o.policy == Policy::cuda) return detail::decompress64_on_device(stream, o);
+  FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   return decompress_on_cpu<VectorField2D64, double>(stream, o);
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");
@@ -187,7 +190,7 @@ Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, const Deco
 
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) try {
   if (o.policy == Policy::cuda) return detail::decompress_on_device(stream, o);
-  if (o.policy != Policy::serial && o.policy != Policy::omp) return invalid_argument("unknown execution policy");
+  FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   return decompress_on_cpu<VectorField2D, float>(stream, o);
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");

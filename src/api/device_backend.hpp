@@ -28,6 +28,14 @@ struct DeviceBackend {
   /// decoded once. Optional: without it the dispatch reads the stream's mask itself.
   Status (*decompress_into_with_mask)(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
                                       int device, std::vector<uint8_t>* mask) = nullptr;
+  /// float64 (optional: a backend without them answers backend_unavailable for float64
+  /// fields and streams): factz::compress of a VectorField2D64 on `device`, and the decode
+  /// of a float64 stream into u, v of exactly nx * ny doubles, with the stream's mask into
+  /// *mask when mask is not null (left empty for a stream without missing vertices).
+  Result<std::vector<uint8_t>> (*compress64)(const VectorField2D64& field, const Options& options,
+                                             int device) = nullptr;
+  Status (*decompress_into64)(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v, int device,
+                              std::vector<uint8_t>* mask) = nullptr;
 };
 
 /// The backend Policy::cuda runs on: the CUDA backend in builds with it, else null.
@@ -50,11 +58,18 @@ int launcher_local_rank();
 /// The Policy::cuda paths of the public entry points (compress.cpp calls them first), with
 /// missing vertices as on the CPU: decompress_on_device's result holds the stream's mask, and
 /// decompress_into_on_device writes it into *mask_out when given (left as it is for a stream
-/// without missing vertices, as cpu_decode does).
+/// without missing vertices, as cpu_decode does). The float64 overloads take float64 fields
+/// and streams (decompress64_on_device: factz::decompress64); each decoder refuses the other
+/// data type (require_dtype), before the backend runs.
 Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& options,
+                                                CompressStats* stats);
+Result<std::vector<uint8_t>> compress_on_device(const VectorField2D64& field, const Options& options,
                                                 CompressStats* stats);
 Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
                                  const DecompressOptions& options, std::vector<uint8_t>* mask_out = nullptr);
+Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v,
+                                 const DecompressOptions& options, std::vector<uint8_t>* mask_out = nullptr);
 Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
+Result<VectorField2D64> decompress64_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
 
 }  // namespace factz::detail

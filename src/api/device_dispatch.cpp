@@ -1,17 +1,20 @@
 // Policy::cuda: the device checks and the hand-over to the device backend (device_backend.hpp).
-// factz::compress, decompress and decompress_into (compress.cpp) call in here first when
-// their options ask for the GPU, so every caller (C API, Python, the HDF5 filter, the CLI,
-// MPI ranks) reaches the GPU through its options alone.
+// factz::compress, decompress, decompress64 and decompress_into, float32 and float64 alike
+// (compress.cpp), call in here first when their options ask for the GPU, so every caller (C
+// API, Python, the HDF5 filter, the CLI, MPI ranks) reaches the GPU through its options alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "api/device_backend.hpp"
 #include "factz/topology.hpp"
 #include "format/container.hpp"
 #include "streams/mask_sections.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/tiled_lists.hpp"
 #include "streams/vector_stream.hpp"
 
 #if FACTZ_CUDA_BACKEND
@@ -91,13 +94,34 @@ Result<int> resolve_device(int requested, int count) {
 
 namespace {
 
-/// stream_dims of a stream checked on the host before the backend sees it.
+// Float32 and float64 alike: each entry point below is one template on the value type T
+// (Field its field type), with a public overload per type.
+
+/// stream_dims of a stream checked on the host before the backend sees it, whose data
+/// type must be T's (a float64 stream given to the float32 calls, or the reverse, is
+/// invalid_argument naming the call to use, as on the CPU).
+template <class T>
 Result<std::pair<int64_t, int64_t>> device_stream_dims(std::span<const uint8_t> stream) {
   auto parsed = parse_vector_stream(stream);
   if (!parsed.ok()) return parsed.status();
-  // The device decodes float32 streams only (a float64 one is the CPU's: decompress64).
-  FACTZ_RETURN_IF_ERROR(require_dtype(parsed->header, kDtypeFloat32));
+  FACTZ_RETURN_IF_ERROR(require_dtype(parsed->header, std::is_same_v<T, double> ? kDtypeFloat64 : kDtypeFloat32));
   return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
+}
+
+/// A backend table without the float64 entries cannot take float64 fields or streams.
+Status float64_entries(const DeviceBackend& b) {
+  if (b.compress64 && b.decompress_into64) return Status::Ok();
+  return Status(Code::backend_unavailable, "policy cuda: the device backend takes no float64 fields or streams");
+}
+
+Result<std::vector<uint8_t>> backend_compress(const DeviceBackend& b, const VectorField2D& field, const Options& o,
+                                              int device) {
+  return b.compress(field, o, device);
+}
+Result<std::vector<uint8_t>> backend_compress(const DeviceBackend& b, const VectorField2D64& field, const Options& o,
+                                              int device) {
+  FACTZ_RETURN_IF_ERROR(float64_entries(b));
+  return b.compress64(field, o, device);
 }
 
 /// The backend's decode into u, v on `device`, and with `mask` the stream's mask (left
@@ -116,22 +140,34 @@ Status backend_decode(const DeviceBackend& b, std::span<const uint8_t> stream, s
   if (!masked.value()) return Status::Ok();
   return read_mask(stream, parsed.value(), int64_t(parsed->header.nx), int64_t(parsed->header.ny), *mask);
 }
+Status backend_decode(const DeviceBackend& b, std::span<const uint8_t> stream, std::span<double> u,
+                      std::span<double> v, int device, std::vector<uint8_t>* mask) {
+  FACTZ_RETURN_IF_ERROR(float64_entries(b));
+  if (mask) mask->clear();
+  return b.decompress_into64(stream, u, v, device, mask);
+}
 
-}  // namespace
+/// The absolute bound a stream's decoder uses (CompressStats::eb_abs): the header's, or a
+/// float64 stream's f64 one from its meta section.
+double decoder_bound(std::span<const uint8_t> stream) {
+  auto parsed = parse_container(stream);
+  if (!parsed.ok()) return 0.0;
+  auto eb = detail::stream_bound(stream, parsed.value(), &zstd_stage_decompressor());
+  return eb.ok() ? eb.value() : 0.0;
+}
 
-Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& o,
-                                                CompressStats* stats) try {
+template <class Field>
+Result<std::vector<uint8_t>> compress_on_device_any(const Field& field, const Options& o, CompressStats* stats) try {
   const auto t0 = std::chrono::steady_clock::now();
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
   auto [backend, device] = picked.value();
-  auto stream = backend->compress(field, o, device);
+  auto stream = backend_compress(*backend, field, o, device);
   if (!stream.ok() || !stats) return stream;
   // The device pipeline reports no counts but the missing vertices' (the field was valid);
-  // the bound used is in the stream's header.
+  // the bound used is in the stream.
   CompressStats st;
-  auto parsed = parse_container(stream.value());
-  if (parsed.ok()) st.eb_abs = parsed->header.eb;
+  st.eb_abs = decoder_bound(stream.value());
   const std::vector<uint8_t> mask = missing_mask(field);
   st.masked_vertices = std::count(mask.begin(), mask.end(), uint8_t(1));
   st.stage_seconds.emplace_back("device",
@@ -143,11 +179,12 @@ Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, cons
                                     std::to_string(field.ny) + " field on the GPU");
 }
 
-Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
-                                 const DecompressOptions& o, std::vector<uint8_t>* mask_out) try {
+template <class T>
+Status decompress_into_on_device_any(std::span<const uint8_t> stream, std::span<T> u, std::span<T> v,
+                                     const DecompressOptions& o, std::vector<uint8_t>* mask_out) try {
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
-  auto dims = device_stream_dims(stream);
+  auto dims = device_stream_dims<T>(stream);
   if (!dims.ok()) return dims.status();
   const int64_t n = dims->first * dims->second;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n)
@@ -160,21 +197,49 @@ Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<floa
   return Status(Code::internal, "out of memory decompressing on the GPU");
 }
 
-Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+template <class Field>
+Result<Field> decompress_on_device_any(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+  using T = typename decltype(Field::u)::value_type;
   auto picked = pick(o.device);
   if (!picked.ok()) return picked.status();
-  auto dims = device_stream_dims(stream);
+  auto dims = device_stream_dims<T>(stream);
   if (!dims.ok()) return dims.status();
-  VectorField2D f;
+  Field f;
   f.nx = dims->first;
   f.ny = dims->second;
   f.u.resize(size_t(f.size()));
   f.v.resize(size_t(f.size()));
   // The mask too, as factz::decompress returns it.
-  FACTZ_RETURN_IF_ERROR(backend_decode(*picked->first, stream, f.u, f.v, picked->second, &f.mask));
+  FACTZ_RETURN_IF_ERROR(
+      backend_decode(*picked->first, stream, std::span<T>(f.u), std::span<T>(f.v), picked->second, &f.mask));
   return f;
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing on the GPU");
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& o, CompressStats* stats) {
+  return compress_on_device_any(field, o, stats);
+}
+Result<std::vector<uint8_t>> compress_on_device(const VectorField2D64& field, const Options& o, CompressStats* stats) {
+  return compress_on_device_any(field, o, stats);
+}
+
+Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                                 const DecompressOptions& o, std::vector<uint8_t>* mask_out) {
+  return decompress_into_on_device_any(stream, u, v, o, mask_out);
+}
+Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v,
+                                 const DecompressOptions& o, std::vector<uint8_t>* mask_out) {
+  return decompress_into_on_device_any(stream, u, v, o, mask_out);
+}
+
+Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& o) {
+  return decompress_on_device_any<VectorField2D>(stream, o);
+}
+Result<VectorField2D64> decompress64_on_device(std::span<const uint8_t> stream, const DecompressOptions& o) {
+  return decompress_on_device_any<VectorField2D64>(stream, o);
 }
 
 }  // namespace factz::detail

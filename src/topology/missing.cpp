@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "factz/topology.hpp"
 
@@ -86,26 +88,51 @@ std::vector<uint8_t> missing_mask(const VectorField2D64& f) { return missing_mas
 int64_t mark_missing(VectorField2D& f, const FillValues& fill) { return mark_missing_any(f, fill); }
 int64_t mark_missing(VectorField2D64& f, const FillValues64& fill) { return mark_missing_any(f, fill); }
 
-std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f) {
-  // Fill values in common use (CF defaults, netCDF's NC_FILL_FLOAT, sentinels).
-  static constexpr std::array<float, 8> kCommon = {1e20f, -1e20f, 9.96921e36f, -9999.0f, -999.0f,
-                                                   -3.4028235e38f, 3.4028235e38f, -1e30f};
+namespace {
+
+/// Fill values in common use (CF defaults, netCDF's NC_FILL_FLOAT / NC_FILL_DOUBLE,
+/// sentinels); a float64 field also gets the float ones widened (a float32 fill that went
+/// through a conversion to double).
+template <class T>
+std::vector<T> common_fills() {
+  std::vector<T> c = {T(1e20f), T(-1e20f), T(9.96921e36f), T(-9999.0f), T(-999.0f), T(-3.4028235e38f), T(3.4028235e38f),
+                      T(-1e30f)};
+  if constexpr (std::is_same_v<T, double>)
+    for (double x : {1e20, -1e20, 9.969209968386869e36, -1e30, -1.79769313486231570e308, 1.79769313486231570e308})
+      c.push_back(x);
+  return c;
+}
+
+template <class Field, class Suspect>
+std::optional<Suspect> suspected_fill_any(const Field& f) {
+  using T = typename decltype(f.u)::value_type;
+  using Bits = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
+  static const std::vector<T> kCommon = common_fills<T>();
   const size_t n = static_cast<size_t>(f.size());
   if (f.u.size() != n || f.v.size() != n) return std::nullopt;
-  std::map<uint32_t, int64_t> counts;
+  std::map<Bits, int64_t> counts;
   for (size_t k = 0; k < n; ++k) {
     if (!f.mask.empty() && f.mask[k]) continue;
-    for (float x : {f.u[k], f.v[k]}) {
+    for (T x : {f.u[k], f.v[k]}) {
       if (std::isnan(x)) continue;
-      const bool huge = std::fabs(x) >= 1e15f;
+      const bool huge = std::fabs(x) >= T(1e15f);
       const bool common = std::find(kCommon.begin(), kCommon.end(), x) != kCommon.end();
-      if (huge || common) ++counts[std::bit_cast<uint32_t>(x)];
+      if (huge || common) ++counts[std::bit_cast<Bits>(x)];
     }
   }
   if (counts.empty()) return std::nullopt;
   auto best = std::max_element(counts.begin(), counts.end(),
                                [](const auto& a, const auto& b) { return a.second < b.second; });
-  return SuspectedFill{std::bit_cast<float>(best->first), best->second};
+  return Suspect{std::bit_cast<T>(best->first), best->second};
+}
+
+}  // namespace
+
+std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f) {
+  return suspected_fill_any<VectorField2D, SuspectedFill>(f);
+}
+std::optional<SuspectedFill64> suspected_fill_value(const VectorField2D64& f) {
+  return suspected_fill_any<VectorField2D64, SuspectedFill64>(f);
 }
 
 }  // namespace factz

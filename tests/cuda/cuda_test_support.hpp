@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -154,6 +156,128 @@ inline VectorField2D with_missing(const VectorField2D& base, const std::vector<u
     mark_missing(f, fill);
   }
   return f;
+}
+
+// ---- float64 fields (issue 18): the traps of tests/test_float64_codec.cpp ------------------
+
+/// The same field widened to double (every float is a double).
+inline VectorField2D64 widened(const VectorField2D& f) {
+  VectorField2D64 g{f.nx, f.ny, {}, {}, f.mask};
+  g.u.assign(f.u.begin(), f.u.end());
+  g.v.assign(f.v.begin(), f.v.end());
+  return g;
+}
+
+/// A float64 field of one value per plane.
+inline VectorField2D64 filled64(int64_t nx, int64_t ny, double u, double v) {
+  return VectorField2D64{nx, ny, std::vector<double>(size_t(nx * ny), u), std::vector<double>(size_t(nx * ny), v)};
+}
+
+/// A seeded generator of 64-bit words (splitmix64): the tests' fields do not depend on the
+/// standard library's engines.
+struct Splitmix {
+  uint64_t state;
+  uint64_t operator()() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double unit() { return double((*this)() >> 11) * 0x1p-52 - 1.0; }  ///< in [-1, 1)
+};
+
+/// Noise p, q in [-1, 1) mapped to (p + eps q, p - eps q): u and v agree to float precision,
+/// so rounded to float every vector lies on the diagonal and the critical points are gone;
+/// in double they are those of (p, q) (critical points that exist only in double).
+inline VectorField2D64 below_float_field(int64_t nx, int64_t ny, uint64_t seed, double eps = 0x1p-40) {
+  Splitmix rng{seed};
+  VectorField2D64 f{nx, ny, {}, {}};
+  for (int64_t k = 0; k < nx * ny; ++k) {
+    const double p = rng.unit(), q = rng.unit();
+    f.u.push_back(p + eps * q);
+    f.v.push_back(p - eps * q);
+  }
+  return f;
+}
+
+/// A field of double's extreme values, seeded: +-DBL_MAX, huge beside tiny, subnormals,
+/// signed zeros, any finite bit pattern, plateaus.
+inline VectorField2D64 extreme_field(int64_t nx, int64_t ny, uint64_t seed) {
+  Splitmix rng{seed};
+  VectorField2D64 f = filled64(nx, ny, 0.0, 0.0);
+  double last = DBL_MAX;
+  auto value = [&]() {
+    const double sign = rng() % 2 ? -1.0 : 1.0;
+    switch (rng() % 10) {
+      case 0: return sign * DBL_MAX;
+      case 1: return sign * 1e300;
+      case 2: return sign * 1e-300;
+      case 3: return std::bit_cast<double>((rng() & 0xfffffffffffffull) | 1 | (sign < 0 ? 1ull << 63 : 0));
+      case 4: return sign * 0.0;
+      case 5: {
+        double x;
+        do x = std::bit_cast<double>(rng()); while (!std::isfinite(x));
+        return x;
+      }
+      case 6: return last;
+      case 7: return sign * std::ldexp(1.0, int(rng() % 2098) - 1074);
+      default: return sign * double(rng() >> 11) * 0x1p-53;
+    }
+  };
+  for (int64_t k = 0; k < f.size(); ++k) {
+    f.u[size_t(k)] = last = value();
+    f.v[size_t(k)] = last = value();
+  }
+  return f;
+}
+
+/// f with every value times 2^e (exact: scaling by a power of two, no over- or underflow
+/// for the fields used here).
+inline VectorField2D64 scaled(VectorField2D64 f, int e) {
+  for (double& x : f.u) x = std::ldexp(x, e);
+  for (double& x : f.v) x = std::ldexp(x, e);
+  return f;
+}
+
+/// base with the vertices of `mask` missing, marked as `how` says (NaN with 64-bit payloads
+/// and signs, or the netCDF double fill value declared to mark_missing).
+inline VectorField2D64 with_missing(const VectorField2D64& base, const std::vector<uint8_t>& mask, MissingAs how) {
+  constexpr double kFill = 9.969209968386869e36;
+  VectorField2D64 f = base;
+  for (size_t k = 0; k < mask.size(); ++k) {
+    if (!mask[k]) continue;
+    if (how == MissingAs::nan) {
+      const double nan = std::bit_cast<double>(0x7ff8000000000000ull | uint64_t(k % 7) << 20 | uint64_t(k % 5) |
+                                               (k % 3 == 0 ? 1ull << 63 : 0));
+      (k % 2 ? f.v : f.u)[k] = nan;
+    }
+    if (how == MissingAs::fill) f.u[k] = f.v[k] = kFill;
+  }
+  if (how == MissingAs::mask) f.mask = mask;
+  if (how == MissingAs::fill) {
+    FillValues64 fill;
+    fill.u = fill.v = kFill;
+    mark_missing(f, fill);
+  }
+  return f;
+}
+
+/// The options of the float64 cases: every mode with every coder and zstd setting.
+inline std::vector<Options> every_mode_coder_and_zstd(BoundMode bound_mode, double bound, int64_t anchor_stride = 16) {
+  std::vector<Options> out;
+  for (auto mode : {Mode::none, Mode::block, Mode::speculative})
+    for (auto coder : {Coder::huffman, Coder::ans})
+      for (bool zstd : {false, true}) {
+        Options o;
+        o.mode = mode;
+        o.coder = coder;
+        o.zstd = zstd;
+        o.bound_mode = bound_mode;
+        o.bound = bound;
+        o.anchor_stride = anchor_stride;
+        out.push_back(o);
+      }
+  return out;
 }
 
 /// Copies of `stream` (written without zstd) with one byte of one section changed, the

@@ -1,10 +1,12 @@
 // Compile-only check: the float64 exact kernels (kernels/exact64.hpp, orient64.hpp,
 // signature64.hpp) are __host__ __device__ ready, including the out-of-line exact stages
-// (TwoProduct by fma, the scaled expansion, the wide-integer fallback). Built by nvcc from
+// (TwoProduct by fma, the scaled expansion, the wide-integer fallback), and so is float64
+// block mode's 24-bit rounding (kernels/exact_rounding.hpp). Built by nvcc from
 // the test KernelsCompileForTheGpu.Float64 when nvcc is installed; never run.
 #include <cstdint>
 
 #include "kernels/exact64.hpp"
+#include "kernels/exact_rounding.hpp"
 #include "kernels/orient64.hpp"
 #include "kernels/signature64.hpp"
 
@@ -32,4 +34,11 @@ __global__ void predicates64_compile(const double* x, int* out, bool* ok, int n)
   out[4 * k + 3] = int(factz::detail::classify_jacobian64(x[k], x[k + 1], x[k + 2], x[k + 3], x[k + 4], x[k + 5],
                                                          x[k], x[k + 2]));
   ok[k] = factz::detail::within_bound64(x[k], x[k + 1], x[k + 2]);
+}
+
+__global__ void rounding64_compile(const double* x, double eb, double* r, bool* rounded, int n) {
+  const int k = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+  if (k >= n) return;
+  rounded[k] = factz::detail::rounded_exact_value(x[k], eb, r[k]);
+  r[k] += factz::detail::round_to_24_bits(x[k]);
 }

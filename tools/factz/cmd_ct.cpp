@@ -2,9 +2,9 @@
 // (nodes with vertex, position, value and type; the arcs of the contour tree and of the two
 // simplified merge trees; the persistence pairs).
 // Also defines scalar_dims, shared with the scalar paths of compress and verify (main.cpp),
-// and the float64 scalar paths of compress, decompress and verify: a '<f8' .npy or a raw
-// file with --dtype f64 in, a float64 stream (version 6) out, '<f8' .npy or raw float64
-// back (write_plane64).
+// and the float64 scalar paths of compress, decompress and verify: a '<f8' .npy, a raw
+// file with --dtype f64 or a float64 netCDF / HDF5 variable in, a float64 stream (version
+// 6) out, '<f8' .npy, raw float64 or an NC_DOUBLE variable back (write_field_outputs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,15 +69,18 @@ std::optional<double> scalar_fill64(const Args& a) {
 
 /// A float64 scalar field (one file of `flag`): shape from -3 / -2, the .npy's own ((ny, nx)
 /// or (nz, ny, nx)), or `like`'s (the original of a comparison); NaN and --fill (as a
-/// double) mark missing vertices. netCDF / HDF5 variables are read as float32 only.
+/// double) mark missing vertices. A float64 netCDF / HDF5 variable gives its own shape and
+/// fill values (read_scalar_variable64).
 ScalarField64 read_scalar_input64(const Args& a, const char* flag, const std::string& command,
                                   const ScalarField64* like = nullptr) {
   const auto& occurrences = a.all(flag);
   if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
   const std::string path = occurrences[0][0];
-  if (field_file(path).variable)
-    fail("invalid_argument: " + path + ": netCDF and HDF5 variables are read as float32 only (float64 variables are "
-         "not supported yet); save the field as a '<f8' .npy or raw float64 file (--dtype f64)");
+  if (const FieldFile file = field_file(path); file.variable) {
+    ScalarField64 f = read_scalar_variable64(a, file, command, like);
+    factz::mark_missing(f, scalar_fill64(a));
+    return f;
+  }
   int64_t nx = 0, ny = 0, nz = 1;
   if (a.has("-3") || a.has("-2")) {
     scalar_dims(a, nx, ny, nz);
@@ -96,7 +99,6 @@ ScalarField64 read_scalar_input64(const Args& a, const char* flag, const std::st
     ny = s[s.size() - 2];
     nz = s.size() == 3 ? s[0] : 1;
   }
-  (void)command;
   ScalarField64 f = take(factz::read_scalar_field64(path, nx, ny, nz));
   factz::mark_missing(f, scalar_fill64(a));
   return f;
@@ -142,7 +144,10 @@ int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress_scalar64(stream, o));
   const double secs = seconds_since(t0);
-  write_plane64(a.get("-o"), field.values, field.nx, field.ny * field.nz, "decompress");
+  const std::vector<uint64_t> shape = field.nz > 1 ? std::vector<uint64_t>{uint64_t(field.nz), uint64_t(field.ny),
+                                                                           uint64_t(field.nx)}
+                                                    : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
+  write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, field.mask, "decompress");
   const double raw = double(field.size()) * 8.0;
   StatsWriter s;
   s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz).text("dtype", "float64", In::json);

@@ -15,6 +15,8 @@
 #include "factz/io.hpp"
 #include "factz/multiblock.hpp"
 #include "format/container.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/tiled_lists.hpp"
 
 namespace {
 
@@ -98,6 +100,13 @@ std::string ratio_text(double raw, double stored) {
 
 // ---- FCTZ: one stream ---------------------------------------------------------------------
 
+/// The absolute bound of a vector stream as its decoder uses it: a float64 stream's f64
+/// bound (meta section), not the header's f32 rounding of it.
+double vector_bound(std::span<const uint8_t> stream, const factz::detail::ParsedContainer& pc) {
+  if (pc.header.dtype != factz::detail::kDtypeFloat64) return pc.header.eb;
+  return take(factz::detail::stream_bound(stream, pc, &factz::detail::zstd_stage_decompressor()));
+}
+
 int info_stream(const Bytes& bytes, bool json) {
   const auto parsed = take(factz::detail::parse_container(bytes));
   const auto source = take(factz::stream_source(bytes));
@@ -129,7 +138,8 @@ int info_stream(const Bytes& bytes, bool json) {
   s.count("stream_bytes", bytes.size()).text("dtype", h.dtype == factz::detail::kDtypeFloat32 ? "float32" : h.dtype == factz::detail::kDtypeFloat64 ? "float64" : "unknown");
   s.count("ndims", h.ndims).count("nx", h.nx).count("ny", h.ny).count("nz", h.nz).count("components", h.components);
   s.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).text("bound_mode", bound_name(h.bound_mode));
-  s.num("bound", h.bound_value).num("eb_abs", h.eb).count("tile", h.tile).count("anchor_stride", h.anchor_stride);
+  const double eb = h.components == 2 ? vector_bound(bytes, parsed) : double(h.eb);
+  s.num("bound", h.bound_value).num("eb_abs", eb).count("tile", h.tile).count("anchor_stride", h.anchor_stride);
   s.flag("zstd", (h.flags & factz::detail::kHeaderFlagZstd) != 0).num("raw_bytes", raw);
   s.num("ratio", raw / double(bytes.size())).json("sections", list.str());
   if (source) {
@@ -151,23 +161,25 @@ int info_multiblock(const Bytes& bytes, bool json) {
   const auto& L = index.layout;
   struct BlockInfo {
     factz::detail::Header header;
+    double eb = 0;  ///< the block's absolute bound (a float64 block's f64 one)
   };
   std::vector<BlockInfo> blocks;
   std::string modes, coders;
-  float eb = 0;
+  double eb = 0;
   for (int b = 0; b < L.count(); ++b) {
     const auto& e = index.entries[size_t(b)];
     const std::span<const uint8_t> stream(bytes.data() + e.offset, e.length);
     auto parsed = factz::detail::parse_container(stream);
     if (!parsed.ok()) fail(parsed.status().to_string() + " (block " + std::to_string(b) + " of the multi-block file)");
     const auto& h = parsed->header;
-    blocks.push_back({h});
+    blocks.push_back({h, vector_bound(stream, parsed.value())});
     if (modes.find(mode_name(h.mode)) == std::string::npos) modes += std::string(modes.empty() ? "" : ", ") + mode_name(h.mode);
     if (coders.find(coder_name(h.coder)) == std::string::npos)
       coders += std::string(coders.empty() ? "" : ", ") + coder_name(h.coder);
-    eb = std::max(eb, h.eb);
+    eb = std::max(eb, blocks.back().eb);
   }
-  const double raw = double(L.nx) * double(L.ny) * 8.0;
+  const bool f64 = index.dtype == factz::DType::float64;
+  const double raw = double(L.nx) * double(L.ny) * (f64 ? 16.0 : 8.0);  // u and v
   if (json) {
     std::ostringstream list;
     list << "[";
@@ -177,13 +189,14 @@ int info_multiblock(const Bytes& bytes, bool json) {
       StatsWriter one;
       one.count("block", b).count("x0", x.x0).count("y0", x.y0).count("nx", x.nx).count("ny", x.ny);
       one.count("offset", index.entries[size_t(b)].offset).count("bytes", index.entries[size_t(b)].length);
-      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", h.eb);
+      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", blocks[size_t(b)].eb);
       one.count("format_version", h.version);
       list << (b ? ", " : "") << one.object();
     }
     list << "]";
     StatsWriter s;
-    s.text("kind", "multiblock").text("field", "vector").count("file_bytes", bytes.size());
+    s.text("kind", "multiblock").text("field", "vector").text("dtype", f64 ? "float64" : "float32");
+    s.count("file_bytes", bytes.size());
     s.count("header_bytes", index.header_bytes).count("nx", L.nx).count("ny", L.ny).count("px", L.px).count("py", L.py);
     s.count("blocks", L.count()).text("bound_mode", bound_name(index.bound_mode)).num("bound", index.bound_value);
     s.num("eb_abs", eb).text("mode", modes).text("coder", coders).num("raw_bytes", raw);
@@ -193,7 +206,8 @@ int info_multiblock(const Bytes& bytes, bool json) {
   }
   Lines l;
   l.add("file bytes", std::to_string(bytes.size()));
-  l.add("field", "2D vector field (u, v), nx=" + std::to_string(L.nx) + " ny=" + std::to_string(L.ny));
+  l.add("field", "2D vector field (u, v), nx=" + std::to_string(L.nx) + " ny=" + std::to_string(L.ny) + ", " +
+                     (f64 ? "float64" : "float32"));
   l.add("blocks", std::to_string(L.px) + " x " + std::to_string(L.py) + " = " + std::to_string(L.count()) +
                       " (shared boundary rows and columns stored exactly)");
   l.add("bound", std::string(bound_name(index.bound_mode)) + " " + shortest(index.bound_value) + " (eb " +
@@ -213,7 +227,7 @@ int info_multiblock(const Bytes& bytes, bool json) {
                   static_cast<long long>(x.x0), static_cast<long long>(x.y0), static_cast<long long>(x.nx),
                   static_cast<long long>(x.ny), static_cast<unsigned long long>(index.entries[size_t(b)].offset),
                   static_cast<unsigned long long>(index.entries[size_t(b)].length), mode_name(h.mode),
-                  coder_name(h.coder), shortest(h.eb).c_str());
+                  coder_name(h.coder), shortest(blocks[size_t(b)].eb).c_str());
     out += line;
   }
   std::cout << out;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -289,18 +290,38 @@ factz::FillValues fill_of(const Args& a) {
   return fill;
 }
 
-void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command) {
+namespace {
+
+/// The shortest text of x that reads back as x, in T (float: 6-9 digits, double: up to 17).
+template <class T>
+std::string shortest_text(T x) {
+  char text[64];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, double(x));
+    if (std::is_same_v<T, float> ? std::strtof(text, nullptr) == float(x) : std::strtod(text, nullptr) == double(x))
+      break;
+  }
+  return text;
+}
+
+template <class Field>
+void warn_suspected_fill_any(const Field& f, const std::string& command) {
   auto suspect = factz::suspected_fill_value(f);
   if (!suspect) return;
-  char value[64];
-  for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as the value
-    std::snprintf(value, sizeof value, "%.*g", digits, double(suspect->value));
-    if (std::strtof(value, nullptr) == suspect->value) break;
-  }
+  const std::string value = shortest_text(suspect->value);
   std::fprintf(stderr,
                "factz %s: warning: %lld value(s) equal %s, which looks like a fill value for missing data; "
                "if it is one, declare it with --fill %s (or --fill-u/--fill-v), else it is compressed as data\n",
-               command.c_str(), (long long)suspect->count, value, value);
+               command.c_str(), (long long)suspect->count, value.c_str(), value.c_str());
+}
+
+}  // namespace
+
+void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command) {
+  warn_suspected_fill_any(f, command);
+}
+void warn_suspected_fill(const factz::VectorField2D64& f, const std::string& command) {
+  warn_suspected_fill_any(f, command);
 }
 
 factz::ProgressHook compress_progress(const Args& a) {

@@ -93,6 +93,7 @@ factz::FillValues fill_of(const Args& a);
 /// (factz::suspected_fill_value) gets a warning on stderr naming it, its count and --fill: a
 /// forgotten fill value must not pass silently as data (field_files.hpp declares and marks).
 void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command);
+void warn_suspected_fill(const factz::VectorField2D64& f, const std::string& command);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 /// The stages of a vector compression (and the blocks of a multi-block one) on stderr:
 /// every one with --progress, else on a terminal once the run has taken a second; empty

@@ -332,8 +332,7 @@ VectorInputOf<T> read_vector_input_of(const Args& a, const char* flag, const std
   // Validated after marking (an infinite fill value that is declared is missing data, not an
   // error), and before the warning (a field that fails gets one line).
   if (Status s = factz::validate_field(f); !s.ok()) fail(Status(s.code(), "input field: " + s.message()).to_string());
-  if constexpr (std::is_same_v<T, float>)  // suspected_fill_value knows float32 fields
-    if (!in.fills.any() && !like) warn_suspected_fill(f, command);
+  if (!in.fills.any() && !like) warn_suspected_fill(f, command);
   if (pu.source && pv.source) {
     SourceRecord record;
     record.format = pu.format;
@@ -368,22 +367,57 @@ void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny) {
   fail("missing -2 NX NY (raw float32 files do not say their shape)", 2);
 }
 
+namespace {
+
+/// The scalar field of a value type.
+template <class T>
+using ScalarFieldOf = std::conditional_t<std::is_same_v<T, double>, ScalarField64, ScalarField>;
+
+/// The shape a scalar command gives for `flag`'s file: -3 / -2, else `like`'s; empty when
+/// neither says it (the file's own then).
+template <class Field>
+std::vector<uint64_t> scalar_shape(const Args& a, const Field* like) {
+  if (a.has("-3") || a.has("-2")) {
+    int64_t nx = 0, ny = 0, nz = 1;
+    scalar_dims(a, nx, ny, nz);
+    return a.has("-3") ? std::vector<uint64_t>{uint64_t(nz), uint64_t(ny), uint64_t(nx)}
+                       : std::vector<uint64_t>{uint64_t(ny), uint64_t(nx)};
+  }
+  if (like)  // a reconstruction has the original's shape
+    return like->nz > 1 ? std::vector<uint64_t>{uint64_t(like->nz), uint64_t(like->ny), uint64_t(like->nx)}
+                        : std::vector<uint64_t>{uint64_t(like->ny), uint64_t(like->nx)};
+  return {};
+}
+
+/// A scalar netCDF / HDF5 variable of value type T: its shape (checked against `shape`
+/// when given), its values, and its fill values marking missing vertices unless --fill
+/// is given (the caller applies that one, compared in T).
+template <class T>
+ScalarFieldOf<T> read_scalar_variable(const Args& a, const FieldFile& file, const std::vector<uint64_t>& shape,
+                                      const std::string& command, bool shape_from_like, std::vector<T>* file_fills) {
+  const int whole = a.has("-3") ? 3 : 2;
+  PlaneInputOf<T> p = read_plane_input_of<T>(file, shape, int(shape.empty() ? whole : shape.size()), command,
+                                             shape_from_like ? "the original (-i) is" : "");
+  ScalarFieldOf<T> f;
+  f.nx = int64_t(p.shape.back());
+  f.ny = int64_t(p.shape[p.shape.size() - 2]);
+  f.nz = p.shape.size() == 3 ? int64_t(p.shape[0]) : 1;
+  f.values = std::move(p.values);
+  const bool fill_given = std::is_same_v<T, double> ? fill_of64(a).u.has_value() : fill_of(a).u.has_value();
+  if (!fill_given)
+    for (T fill : p.fills) factz::mark_missing(f, fill);
+  if (file_fills) *file_fills = std::move(p.fills);
+  return f;
+}
+
+}  // namespace
+
 ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command, const ScalarField* like,
                               std::vector<float>* file_fills) {
   const auto& occurrences = a.all(flag);
   if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
   const FieldFile file = field_file(occurrences[0][0]);
-  const int whole = a.has("-3") ? 3 : 2;
-  std::vector<uint64_t> shape;
-  if (a.has("-3") || a.has("-2")) {
-    int64_t nx = 0, ny = 0, nz = 1;
-    scalar_dims(a, nx, ny, nz);
-    shape = whole == 3 ? std::vector<uint64_t>{uint64_t(nz), uint64_t(ny), uint64_t(nx)}
-                       : std::vector<uint64_t>{uint64_t(ny), uint64_t(nx)};
-  } else if (like) {  // a reconstruction has the original's shape
-    shape = like->nz > 1 ? std::vector<uint64_t>{uint64_t(like->nz), uint64_t(like->ny), uint64_t(like->nx)}
-                         : std::vector<uint64_t>{uint64_t(like->ny), uint64_t(like->nx)};
-  }
+  std::vector<uint64_t> shape = scalar_shape(a, like);
   if (!file.variable) {  // raw and .npy: the scalar reader's own checks and messages
     if (shape.empty()) {
       const auto own = shape_of(file, 2);
@@ -393,19 +427,15 @@ ScalarField read_scalar_input(const Args& a, const char* flag, const std::string
     const int64_t nx = int64_t(shape.back()), ny = int64_t(shape[shape.size() - 2]);
     return take(factz::read_scalar_field(file.name, nx, ny, shape.size() == 3 ? int64_t(shape[0]) : 1));
   }
-  PlaneInput p = read_plane_input(file, shape, int(shape.empty() ? whole : shape.size()), command,
-                                  like && !a.has("-2") && !a.has("-3") ? "the original (-i) is" : "");
-  ScalarField f;
-  f.nx = int64_t(p.shape.back());
-  f.ny = int64_t(p.shape[p.shape.size() - 2]);
-  f.nz = p.shape.size() == 3 ? int64_t(p.shape[0]) : 1;
-  f.values = std::move(p.values);
   // The variable's _FillValue / missing_value mark missing vertices, as for vector fields;
   // --fill replaces them (mark_scalar_fill applies it).
-  if (!fill_of(a).u)
-    for (float fill : p.fills) factz::mark_missing(f, fill);
-  if (file_fills) *file_fills = std::move(p.fills);
-  return f;
+  return read_scalar_variable<float>(a, file, shape, command, like && !a.has("-2") && !a.has("-3"), file_fills);
+}
+
+ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const std::string& command,
+                                     const ScalarField64* like) {
+  return read_scalar_variable<double>(a, file, scalar_shape(a, like), command, like && !a.has("-2") && !a.has("-3"),
+                                      nullptr);
 }
 
 bool any_variable_output(const std::vector<std::string>& names) {

@@ -129,6 +129,12 @@ void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny);
 /// mark_scalar_fill applies instead); `file_fills` receives them (empty for raw and .npy).
 ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command,
                               const ScalarField* like = nullptr, std::vector<float>* file_fills = nullptr);
+/// A float64 netCDF / HDF5 scalar variable (NC_DOUBLE, an HDF5 double dataset), the same
+/// way: shape from -3 / -2, `like` or the file; its fill values, as doubles, mark missing
+/// vertices unless --fill is given (the caller applies that one). Raw and .npy float64
+/// scalar files are read by cmd_ct.cpp's read_scalar_input64.
+ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const std::string& command,
+                                     const ScalarField64* like = nullptr);
 
 /// Writes decoded planes (u, v, or one scalar plane) to the -o names: raw, .npy, or
 /// netCDF / HDF5 variables, several variables of one file written together. float planes

@@ -325,8 +325,8 @@ int run_compress_scalar(const Args& a) {
 }
 
 /// compress of a float64 field (a '<f8' .npy, raw float64 with --dtype f64, or float64
-/// netCDF / HDF5 variables): a float64 stream (format version 6). The library refuses -x
-/// cuda for it with one line.
+/// netCDF / HDF5 variables): a float64 stream (format version 6), on the CPU or with -x
+/// cuda on the GPU (the same bytes).
 int run_compress64(const Args& a, factz::Options o) {
   auto in = factz::cli::read_vector_input64(a, "-i", "compress");
   const factz::VectorField2D64& field = in.field;

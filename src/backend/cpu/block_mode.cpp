@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/block_bounds.hpp"
+#include "kernels/exact_rounding.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature64.hpp"
@@ -71,21 +72,6 @@ void force_exact_edges_any(const Field& f, uint8_t edges, FrontendResultOf<T>& o
     }
 }
 
-/// x rounded to nearest (ties to even) at 24 significant bits, float32's precision, in
-/// double with the exponent kept: scale-free (no float conversion, so no float range),
-/// and a value already that short comes back bit for bit. A carry may reach infinity,
-/// which no bound test accepts.
-double round_to_24_bits(double x) {
-  constexpr uint64_t kDrop = 29;  // 52 - 23 mantissa bits
-  constexpr uint64_t kLow = (uint64_t(1) << kDrop) - 1, kHalf = uint64_t(1) << (kDrop - 1);
-  uint64_t b = std::bit_cast<uint64_t>(x);
-  if (((b >> 52) & 0x7ff) == 0x7ff) return x;  // inf, NaN
-  const uint64_t low = b & kLow;
-  b &= ~kLow;
-  if (low > kHalf || (low == kHalf && ((b >> kDrop) & 1))) b += uint64_t(1) << kDrop;
-  return std::bit_cast<double>(b);
-}
-
 /// float64 block mode: a vertex the frontend would store with all 64 bits (a critical
 /// point's triangle, a tile's exact choice, a bound miss or a clamped q) is stored as its
 /// 24-bit rounding instead where that meets eb (kStoredRounded): it then costs what the
@@ -95,14 +81,14 @@ double round_to_24_bits(double x) {
 /// triangle's signature on the reconstruction with the original's (exact float64
 /// predicates) and stores the vertices of a failing triangle with all their bits
 /// (kStoredExact). A value that is its own rounding stays kStoredExact (same bytes as
-/// before: a float-valued field's streams do not change).
+/// before: a float-valued field's streams do not change). The per-vertex rule is
+/// kernels/exact_rounding.hpp's, shared with the CUDA frontend.
 void round_exact_values(std::span<const double> x, double eb, int threads, QuantizedPlane64& p) {
   const int64_t n = int64_t(x.size());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t k = 0; k < n; ++k) {
-    if (p.exact[size_t(k)] != kStoredExact) continue;
-    const double r = round_to_24_bits(x[size_t(k)]);
-    if (same_bits(r, x[size_t(k)]) || !within_bound(r, x[size_t(k)], eb)) continue;
+    double r;
+    if (p.exact[size_t(k)] != kStoredExact || !rounded_exact_value(x[size_t(k)], eb, r)) continue;
     p.recon[size_t(k)] = r;
     p.exact[size_t(k)] = kStoredRounded;
   }

@@ -10,6 +10,7 @@
 
 #include "factz/status.hpp"
 #include "format/container.hpp"
+#include "kernels/exact_rounding.hpp"
 #include "kernels/tiles.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/big_vector.hpp"
@@ -29,8 +30,8 @@ struct QuantizedPlaneOf {
   /// holds recon either way.
   BigVector<uint8_t> exact;
 };
-inline constexpr uint8_t kStoredExact = 1;
-inline constexpr uint8_t kStoredRounded = 2;
+inline constexpr uint8_t kStoredExact = kExactListFull;  // kernels/exact_rounding.hpp
+inline constexpr uint8_t kStoredRounded = kExactListRounded;
 using QuantizedPlane = QuantizedPlaneOf<float>;
 using QuantizedPlane64 = QuantizedPlaneOf<double>;
 

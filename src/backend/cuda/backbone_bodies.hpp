@@ -5,6 +5,8 @@
 //
 // Lists are built as on the CPU: entries in index order (a stable compaction of flags),
 // each entry's bytes at the scanned offset, so the bytes never depend on scheduling.
+// T is the plane's value type: float, or double for a float64 stream (8-byte exact values,
+// steps and reconstructions in double).
 #pragma once
 
 #include <cstdint>
@@ -55,15 +57,16 @@ FACTZ_HD void escape_missing_outlier(int64_t e, const int64_t* outlier_index, co
 /// (kernels/tiles.hpp missing_vertex_quant), as the CPU encoder sets it row by row. Its
 /// left, upper and upper-left neighbours lie on earlier diagonals, so they are final.
 /// tile_ids and bound give the tile's step (2 * bound[id]), which keeps its reconstruction finite.
+template <class T>
 FACTZ_HD void missing_quant(int64_t nx, int64_t ny, int64_t t, int64_t d, int64_t c, const uint8_t* missing,
-                            const uint8_t* tile_ids, const float* bound, int32_t* q) {
+                            const uint8_t* tile_ids, const T* bound, int32_t* q) {
   const int64_t r = d - c;
   if (c >= kTile || r < 0 || r >= kTile) return;
   const int64_t tiles_x = (nx + kTile - 1) / kTile;
   const int64_t x = (t % tiles_x) * kTile + c, y = (t / tiles_x) * kTile + r;
   if (x >= nx || y >= ny || !missing[y * nx + x]) return;
   int32_t* row = q + y * nx;
-  row[x] = detail::missing_vertex_quant(row, y > 0 ? row - nx : nullptr, x, y, 2.0f * bound[tile_ids[t]]);
+  row[x] = detail::missing_vertex_quant(row, y > 0 ? row - nx : nullptr, x, y, T(2) * bound[tile_ids[t]]);
 }
 
 /// Gap of entry e of a sorted index list (the index minus the previous one minus 1).
@@ -94,10 +97,17 @@ FACTZ_HD void write_index_entry(const int64_t* index, int64_t e, const uint64_t*
   put_varint_at(dst + offset[e], list_gap(index, e));
 }
 
-/// Exact value list: 4 little-endian bytes of x[index[e]] per entry (util/byte_io.hpp f32).
-FACTZ_HD void write_value_entry(const int64_t* index, const float* x, int64_t e, uint8_t* dst) {
-  const uint32_t b = float_bits(x[index[e]]);
-  for (int i = 0; i < 4; ++i) dst[4 * e + i] = uint8_t(b >> (8 * i));
+/// The bits of a value (util/byte_io.hpp's f32 and f64 write them little-endian).
+FACTZ_HD uint64_t value_bits(float x) { return float_bits(x); }
+FACTZ_HD uint64_t value_bits(double x) { return detail::double_bits(x); }
+
+/// Exact value list: the sizeof(T) little-endian bytes of recon[index[e]] per entry, the
+/// value the decoder takes (the original's bits, or in float64 block mode its 24-bit
+/// rounding; backend/cpu/tiled_quantizer.cpp writes the same reconstruction).
+template <class T>
+FACTZ_HD void write_value_entry(const int64_t* index, const T* recon, int64_t e, uint8_t* dst) {
+  const uint64_t b = value_bits(recon[index[e]]);
+  for (int i = 0; i < int(sizeof(T)); ++i) dst[int64_t(sizeof(T)) * e + i] = uint8_t(b >> (8 * i));
 }
 
 // ---- decoding --------------------------------------------------------------------------
@@ -141,20 +151,21 @@ FACTZ_HD void decode_tile_row(int64_t nx, int64_t ny, int64_t t, int64_t r, cons
 /// the same 2D prefix sum); each vertex's value is the CPU decoder's decision
 /// (kernels/tile_decode.hpp) from q, the tile's step and, for a vertex in the sorted exact
 /// list (exact_index, n_exact entries), its stored value. bad is set on corrupt input only.
+template <class T>
 FACTZ_HD void decode_tile_column(int64_t nx, int64_t ny, int64_t t, int64_t c, const uint8_t* tile_ids,
-                                 const float* bound, const uint64_t* scratch, const int64_t* exact_index,
-                                 const float* exact_value, int64_t n_exact, float* out, int* bad) {
+                                 const T* bound, const uint64_t* scratch, const int64_t* exact_index,
+                                 const T* exact_value, int64_t n_exact, T* out, int* bad) {
   const int64_t tiles_x = (nx + kTile - 1) / kTile;
   const int64_t x = (t % tiles_x) * kTile + c, y0 = (t / tiles_x) * kTile;
   if (x >= nx) return;
   const int64_t y1 = y0 + kTile < ny ? y0 + kTile : ny;
-  const float step = 2.0f * bound[tile_ids[t]];
+  const T step = T(2) * bound[tile_ids[t]];
   uint64_t sum = 0;
   for (int64_t y = y0; y < y1; ++y) {
     sum += scratch[(y - y0) * kTile + c];
     const int64_t k = y * nx + x;
     const int64_t e = n_exact > 0 ? find_sorted(exact_index, n_exact, k) : -1;
-    if (!detail::decode_tiled_vertex(int64_t(sum), step, e >= 0, e >= 0 ? exact_value[e] : 0.0f, out[k])) *bad = 1;
+    if (!detail::decode_tiled_vertex(int64_t(sum), step, e >= 0, e >= 0 ? exact_value[e] : T(0), out[k])) *bad = 1;
   }
 }
 

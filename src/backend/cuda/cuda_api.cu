@@ -111,16 +111,21 @@ namespace {
 
 using cuda::Workspace;
 
+// Every entry point below is one template on the value type T (float, or double for a
+// float64 field or stream) with a public overload per type.
+
 /// The stream of device planes holding finite values: the field, or its working copy when
 /// vertices are missing (m: the host's MissingVertices, null or none missing otherwise;
 /// the mask goes to the device and the mask sections into the stream).
-Result<std::vector<uint8_t>> compress_planes(Workspace::Impl& ws, const float* u, const float* v, int64_t nx,
-                                             int64_t ny, const Options& o, const MissingVertices* m, cudaStream_t s) {
+template <class T>
+Result<std::vector<uint8_t>> compress_planes(Workspace::Impl& ws, const T* u, const T* v, int64_t nx, int64_t ny,
+                                             const Options& o, const MissingVerticesOf<FieldOf<T>>* m,
+                                             cudaStream_t s) {
   uint8_t* missing = nullptr;
   if (m && m->any()) FACTZ_RETURN_IF_ERROR(upload(ws, kMask, m->mask, s, missing));
   double range = 0.0;  // of the working copy: the valid vertices' range, as on the CPU
   if (o.bound_mode == BoundMode::rel) FACTZ_RETURN_IF_ERROR(device_value_range(ws, u, v, nx * ny, s, range));
-  const Plan p = make_plan(nx, ny, o, range);
+  const Plan p = make_plan<T>(nx, ny, o, range);
   if (o.mode == Mode::speculative) {
     SpeculativePayload pl;
     FACTZ_RETURN_IF_ERROR(device_compress_speculative(ws, p, u, v, missing, s, pl));
@@ -133,12 +138,13 @@ Result<std::vector<uint8_t>> compress_planes(Workspace::Impl& ws, const float* u
 
 /// The missing vertices' stored bits over the decoded device planes (the stream's mask in
 /// `mask`), last, as the CPU decoder lays them.
+template <class T>
 Status lay_masked_values(Workspace::Impl& ws, std::span<const uint8_t> bytes, const detail::ParsedContainer& pc,
-                         std::vector<uint8_t>& mask, float* u, float* v, cudaStream_t s) {
-  MaskedValues mv;
+                         std::vector<uint8_t>& mask, T* u, T* v, cudaStream_t s) {
+  MaskedValuesOf<T> mv;
   FACTZ_RETURN_IF_ERROR(masked_values(bytes, pc, mask, mv));
   int64_t* index = nullptr;
-  float *mu = nullptr, *mvv = nullptr;
+  T *mu = nullptr, *mvv = nullptr;
   FACTZ_RETURN_IF_ERROR(upload(ws, kMaskIndex, mv.index, s, index));
   FACTZ_RETURN_IF_ERROR(upload(ws, kMaskU, mv.u, s, mu));
   FACTZ_RETURN_IF_ERROR(upload(ws, kMaskV, mv.v, s, mvv));
@@ -154,9 +160,12 @@ Status lay_masked_values(Workspace::Impl& ws, std::span<const uint8_t> bytes, co
 }  // namespace factz::cuda_detail
 
 namespace factz::cuda {
+namespace {
 
-Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& o,
-                                      cudaStream_t stream, Workspace* workspace) try {
+/// cuda::compress of device planes of either type.
+template <class T>
+Result<std::vector<uint8_t>> compress_device(const T* d_u, const T* d_v, int64_t nx, int64_t ny, const Options& o,
+                                             cudaStream_t stream, Workspace* workspace) try {
   FACTZ_RETURN_IF_ERROR(device_status());
   FACTZ_RETURN_IF_ERROR(cuda_detail::check_options(nx, ny, o));
   if (!d_u || !d_v) return invalid_argument("device planes must not be null");
@@ -164,20 +173,23 @@ Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_
   const int64_t n = nx * ny;
   int64_t nonfinite = 0;
   FACTZ_RETURN_IF_ERROR(cuda_detail::device_count_nonfinite(ws, d_u, d_v, n, stream, nonfinite));
-  if (nonfinite == 0) return cuda_detail::compress_planes(ws, d_u, d_v, nx, ny, o, nullptr, stream);
+  using Field = cuda_detail::FieldOf<T>;
+  if (nonfinite == 0)
+    return cuda_detail::compress_planes(ws, d_u, d_v, nx, ny, o,
+                                        static_cast<const cuda_detail::MissingVerticesOf<Field>*>(nullptr), stream);
   // NaN marks a vertex missing (as in factz::compress): the mask and the working copy are
   // found on the host, from a copy of the planes; infinity is invalid_argument there.
-  VectorField2D f;
+  Field f;
   f.nx = nx;
   f.ny = ny;
   f.u.resize(size_t(n));
   f.v.resize(size_t(n));
-  FACTZ_CUDA_TRY(cudaMemcpyAsync(f.u.data(), d_u, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
-  FACTZ_CUDA_TRY(cudaMemcpyAsync(f.v.data(), d_v, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(f.u.data(), d_u, size_t(n) * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  FACTZ_CUDA_TRY(cudaMemcpyAsync(f.v.data(), d_v, size_t(n) * sizeof(T), cudaMemcpyDeviceToHost, stream));
   FACTZ_CUDA_TRY(cudaStreamSynchronize(stream));
   FACTZ_RETURN_IF_ERROR(validate_field(f));
-  const cuda_detail::MissingVertices m = cuda_detail::find_missing(f);
-  float *u = nullptr, *v = nullptr;
+  const cuda_detail::MissingVerticesOf<Field> m = cuda_detail::find_missing(f);
+  T *u = nullptr, *v = nullptr;
   FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kWork0, m.work.u, stream, u));
   FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kWork1, m.work.v, stream, v));
   return cuda_detail::compress_planes(ws, u, v, nx, ny, o, &m, stream);
@@ -185,15 +197,16 @@ Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_
   return Status(Code::internal, "out of host memory compressing on the GPU");
 }
 
-namespace {
-
-/// cuda::decompress, and the stream's mask into *mask_out when given (left empty for a
-/// stream without missing vertices).
-Status decompress_planes(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_t nx, int64_t ny,
-                         cudaStream_t stream, Workspace* workspace, std::vector<uint8_t>* mask_out) try {
+/// cuda::decompress into device planes of either type (the stream's data type must be T's),
+/// and the stream's mask into *mask_out when given (left empty for a stream without
+/// missing vertices).
+template <class T>
+Status decompress_planes(std::span<const uint8_t> bytes, T* d_u, T* d_v, int64_t nx, int64_t ny, cudaStream_t stream,
+                         Workspace* workspace, std::vector<uint8_t>* mask_out) try {
   FACTZ_RETURN_IF_ERROR(device_status());
   auto pc = cuda_detail::parse_checked(bytes);
   if (!pc.ok()) return pc.status();
+  FACTZ_RETURN_IF_ERROR(detail::require_dtype(pc->header, cuda_detail::kDtypeOf<T>));
   if (int64_t(pc->header.nx) != nx || int64_t(pc->header.ny) != ny)
     return invalid_argument("output planes are " + std::to_string(nx) + "x" + std::to_string(ny) + ", the stream holds " +
                             std::to_string(pc->header.nx) + "x" + std::to_string(pc->header.ny));
@@ -204,15 +217,15 @@ Status decompress_planes(std::span<const uint8_t> bytes, float* d_u, float* d_v,
   FACTZ_RETURN_IF_ERROR(cuda_detail::read_stream_mask(bytes, pc.value(), mask));
   uint8_t* missing = nullptr;
   if (!mask.empty()) FACTZ_RETURN_IF_ERROR(cuda_detail::upload(ws, cuda_detail::kMask, mask, stream, missing));
+  const uint8_t* host_missing = mask.empty() ? nullptr : mask.data();
   if (pc->header.mode == uint8_t(Mode::speculative)) {
-    cuda_detail::SpeculativeDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true,
-                                                         mask.empty() ? nullptr : mask.data()));
+    cuda_detail::SpeculativeInputOf<T> in;
+    FACTZ_RETURN_IF_ERROR(
+        cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true, host_missing));
     FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_speculative(ws, pc.value(), in, missing, d_u, d_v, stream));
   } else {  // from format version 5 on, the codes skip the missing vertices
-    cuda_detail::TiledDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled(bytes, pc.value(), threads, in, /*leave_coded=*/true,
-                                                   mask.empty() ? nullptr : mask.data()));
+    cuda_detail::TiledInputOf<T> in;
+    FACTZ_RETURN_IF_ERROR(cuda_detail::parse_tiled_coded(bytes, pc.value(), in, host_missing));
     FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_tiled(ws, pc.value(), in, missing, d_u, d_v, stream));
   }
   if (mask.empty()) return Status::Ok();
@@ -225,14 +238,31 @@ Status decompress_planes(std::span<const uint8_t> bytes, float* d_u, float* d_v,
 
 }  // namespace
 
+Result<std::vector<uint8_t>> compress(const float* d_u, const float* d_v, int64_t nx, int64_t ny, const Options& o,
+                                      cudaStream_t stream, Workspace* workspace) {
+  return compress_device(d_u, d_v, nx, ny, o, stream, workspace);
+}
+
+Result<std::vector<uint8_t>> compress(const double* d_u, const double* d_v, int64_t nx, int64_t ny, const Options& o,
+                                      cudaStream_t stream, Workspace* workspace) {
+  return compress_device(d_u, d_v, nx, ny, o, stream, workspace);
+}
+
 Status decompress(std::span<const uint8_t> bytes, float* d_u, float* d_v, int64_t nx, int64_t ny,
+                  cudaStream_t stream, Workspace* workspace) {
+  return decompress_planes(bytes, d_u, d_v, nx, ny, stream, workspace, nullptr);
+}
+
+Status decompress(std::span<const uint8_t> bytes, double* d_u, double* d_v, int64_t nx, int64_t ny,
                   cudaStream_t stream, Workspace* workspace) {
   return decompress_planes(bytes, d_u, d_v, nx, ny, stream, workspace, nullptr);
 }
 
 namespace {
 
-Result<std::vector<uint8_t>> compress_on(const VectorField2D& f, const Options& o, int device) try {
+template <class Field>
+Result<std::vector<uint8_t>> compress_on(const Field& f, const Options& o, int device) try {
+  using T = cuda_detail::ValueOf<Field>;
   DeviceScope scope;
   FACTZ_RETURN_IF_ERROR(device_status());
   FACTZ_RETURN_IF_ERROR(scope.enter(device));
@@ -240,10 +270,10 @@ Result<std::vector<uint8_t>> compress_on(const VectorField2D& f, const Options& 
   FACTZ_RETURN_IF_ERROR(cuda_detail::check_options(f.nx, f.ny, o));
   Workspace::Impl& ws = *default_workspace().impl();
   // Missing vertices: the device compresses the working copy with the mask (host_stream.hpp).
-  const cuda_detail::MissingVertices m = cuda_detail::find_missing(f);
-  const VectorField2D& work = m.any() ? m.work : f;
-  const size_t bytes = size_t(f.size()) * sizeof(float);
-  float *u = nullptr, *v = nullptr;
+  const cuda_detail::MissingVerticesOf<Field> m = cuda_detail::find_missing(f);
+  const Field& work = m.any() ? m.work : f;
+  const size_t bytes = size_t(f.size()) * sizeof(T);
+  T *u = nullptr, *v = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
   FACTZ_CUDA_TRY(cudaMemcpy(u, work.u.data(), bytes, cudaMemcpyHostToDevice));
@@ -254,8 +284,9 @@ Result<std::vector<uint8_t>> compress_on(const VectorField2D& f, const Options& 
 }
 
 /// decompress_into on `device`, and the stream's mask into *mask when given.
-Status decompress_into_masked_on(std::span<const uint8_t> stream, std::span<float> out_u, std::span<float> out_v,
-                                 int device, std::vector<uint8_t>* mask) try {
+template <class T>
+Status decompress_into_masked_on(std::span<const uint8_t> stream, std::span<T> out_u, std::span<T> out_v, int device,
+                                 std::vector<uint8_t>* mask) try {
   DeviceScope scope;
   FACTZ_RETURN_IF_ERROR(device_status());
   FACTZ_RETURN_IF_ERROR(scope.enter(device));
@@ -264,10 +295,10 @@ Status decompress_into_masked_on(std::span<const uint8_t> stream, std::span<floa
   const int64_t n = dims->first * dims->second;
   if (int64_t(out_u.size()) != n || int64_t(out_v.size()) != n)
     return invalid_argument("output planes must hold nx*ny = " + std::to_string(n) + " values");
-  const size_t bytes = size_t(n) * sizeof(float);
+  const size_t bytes = size_t(n) * sizeof(T);
   Workspace& workspace = default_workspace();
   Workspace::Impl& ws = *workspace.impl();
-  float *u = nullptr, *v = nullptr;
+  T *u = nullptr, *v = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, u));
   FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, v));
   FACTZ_RETURN_IF_ERROR(decompress_planes(stream, u, v, dims->first, dims->second, nullptr, &workspace, mask));
@@ -301,9 +332,20 @@ Result<std::vector<uint8_t>> compress(const VectorField2D& f, const Options& o) 
   return compress_on(f, o, device.value());
 }
 
+Result<std::vector<uint8_t>> compress(const VectorField2D64& f, const Options& o) {
+  auto device = host_device(o.device);
+  if (!device.ok()) return device.status();
+  return compress_on(f, o, device.value());
+}
+
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, int device) {
   // The same path as factz::decompress with Policy::cuda (api/device_dispatch.cpp).
   return factz::decompress(stream, DecompressOptions{Policy::cuda, 0, device});
+}
+
+Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, int device) {
+  // The same path as factz::decompress64 with Policy::cuda (api/device_dispatch.cpp).
+  return factz::decompress64(stream, DecompressOptions{Policy::cuda, 0, device});
 }
 
 Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v, int device) {
@@ -312,13 +354,23 @@ Status decompress_into(std::span<const uint8_t> stream, std::span<float> u, std:
   return decompress_into_on(stream, u, v, d.value());
 }
 
+Status decompress_into(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v, int device) {
+  auto d = host_device(device);
+  if (!d.ok()) return d.status();
+  return decompress_into_masked_on(stream, u, v, d.value(), nullptr);
+}
+
 }  // namespace factz::cuda
 
 namespace factz::cuda_detail {
 
 const detail::DeviceBackend& cuda_backend() {
-  static const detail::DeviceBackend table{&cuda::table_device_count, &cuda::compress_on, &cuda::decompress_into_on,
-                                           &cuda::decompress_into_masked_on};
+  static const detail::DeviceBackend table{&cuda::table_device_count,
+                                           &cuda::compress_on<VectorField2D>,
+                                           &cuda::decompress_into_on,
+                                           &cuda::decompress_into_masked_on<float>,
+                                           &cuda::compress_on<VectorField2D64>,
+                                           &cuda::decompress_into_masked_on<double>};
   return table;
 }
 

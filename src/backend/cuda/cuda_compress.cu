@@ -3,7 +3,8 @@
 // backbone_bodies.hpp, speculative_bodies.hpp), launched in the order gpu_model.cpp
 // replays on the host; lists are stable CUB compactions and scans. Both entropy coders run
 // on the device (Huffman here, ANS in cuda_ans_encode.cu); the coded blobs and lists come
-// back to the host for the container (host_stream.cpp).
+// back to the host for the container (host_stream.cpp). Each pipeline is a template on
+// the value type T (float, or double for a float64 field), instantiated for both at the end.
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -88,8 +89,10 @@ Status build_list(Workspace::Impl& ws, int64_t count, cudaStream_t s, Len length
   return Status::Ok();
 }
 
-/// Outlier, exact-index and exact-value lists of one plane.
-Status plane_lists(Workspace::Impl& ws, int64_t n, const float* x, const uint8_t* escape, const int64_t* code,
+/// Outlier, exact-index and exact-value lists of one plane (recon: the decoder's values,
+/// which the exact list holds).
+template <class T>
+Status plane_lists(Workspace::Impl& ws, int64_t n, const T* recon, const uint8_t* escape, const int64_t* code,
                    const uint8_t* exact, cudaStream_t s, std::vector<uint8_t>& outliers, std::vector<uint8_t>& exact_index,
                    std::vector<uint8_t>& exact_values) {
   int64_t *oi = nullptr, *oc = nullptr, count = 0;
@@ -107,9 +110,9 @@ Status plane_lists(Workspace::Impl& ws, int64_t n, const float* x, const uint8_t
       [=] __device__(int64_t e, const uint64_t* off, uint8_t* dst) { write_index_entry(ei, e, off, dst); },
       exact_index));
   uint8_t* vals = nullptr;
-  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(count) * 4, vals));
-  FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { write_value_entry(ei, x, e, vals); }));
-  return to_host(exact_values, vals, 4 * count, s);
+  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(count) * sizeof(T), vals));
+  FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { write_value_entry(ei, recon, e, vals); }));
+  return to_host(exact_values, vals, int64_t(sizeof(T)) * count, s);
 }
 
 // ---- device Huffman -----------------------------------------------------------------
@@ -220,43 +223,46 @@ Status device_huffman_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t 
   return Status::Ok();
 }
 
-/// One warp per tile walks its anti-diagonals (backbone_bodies.hpp missing_quant).
+/// One warp per tile walks its anti-diagonals (backbone_bodies.hpp missing_quant). The
+/// bounds travel by value (kernel parameter space), never as a pointer to host memory.
+template <class T>
 __global__ void __launch_bounds__(32) missing_quant_kernel(int64_t nx, int64_t ny, const uint8_t* missing,
-                                                          const uint8_t* tile_ids, const float* bound, int32_t* q) {
+                                                          const uint8_t* tile_ids, BoundsOf<T> b, int32_t* q) {
   for (int64_t d = 0; d < 2 * kTile - 1; ++d) {
-    missing_quant(nx, ny, blockIdx.x, d, threadIdx.x, missing, tile_ids, bound, q);
+    missing_quant(nx, ny, blockIdx.x, d, threadIdx.x, missing, tile_ids, b.b, q);
     __syncthreads();  // the next diagonal reads this one's integers
   }
 }
 
 }  // namespace
 
-Status device_value_range(Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
-                          double& range) {
-  float* r = nullptr;
+template <class T>
+Status device_value_range(Workspace::Impl& ws, const T* u, const T* v, int64_t n, cudaStream_t s, double& range) {
+  T* r = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, r));
-  const float* planes[2] = {u, v};
+  const T* planes[2] = {u, v};
   for (int c = 0; c < 2; ++c) {
-    float* lo = r + 2 * c;
-    float* hi = r + 2 * c + 1;
+    T* lo = r + 2 * c;
+    T* hi = r + 2 * c + 1;
     FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceReduce::Min(t, b, planes[c], lo, n, s); }));
     FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& b) { return cub::DeviceReduce::Max(t, b, planes[c], hi, n, s); }));
   }
-  float h[4];
+  T h[4];
   FACTZ_CUDA_TRY(cudaMemcpyAsync(h, r, sizeof h, cudaMemcpyDeviceToHost, s));
   FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
   range = double(h[1] > h[3] ? h[1] : h[3]) - double(h[0] < h[2] ? h[0] : h[2]);
   return Status::Ok();
 }
 
-Status device_count_nonfinite(Workspace::Impl& ws, const float* u, const float* v, int64_t n, cudaStream_t s,
-                              int64_t& count) {
-  return count_if(ws, n, s, [=] __device__(int64_t k) { return !(u[k] - u[k] == 0.0f) || !(v[k] - v[k] == 0.0f); },
+template <class T>
+Status device_count_nonfinite(Workspace::Impl& ws, const T* u, const T* v, int64_t n, cudaStream_t s, int64_t& count) {
+  return count_if(ws, n, s, [=] __device__(int64_t k) { return !(u[k] - u[k] == T(0)) || !(v[k] - v[k] == T(0)); },
                   count);
 }
 
-Status device_fill_missing_anchors(Workspace::Impl& ws, const PhaseLattice& A, int64_t nx, const uint8_t* missing,
-                                   float* u, float* v, cudaStream_t s) {
+template <class T>
+Status device_fill_missing_anchors(Workspace::Impl& ws, const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u,
+                                   T* v, cudaStream_t s) {
   // first_valid_anchor as a minimum of indices (an integer atomic: order-free), then
   // column 0 on one thread and every anchor row on its own.
   unsigned long long* first = nullptr;
@@ -272,21 +278,23 @@ Status device_fill_missing_anchors(Workspace::Impl& ws, const PhaseLattice& A, i
   return for_each(A.count_y, s, [=] __device__(int64_t row) { detail::fill_missing_anchor_row(A, nx, missing, row, u, v); });
 }
 
-Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u, const float* v, const uint8_t* missing,
+template <class T>
+Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const T* u, const T* v, const uint8_t* missing,
                              cudaStream_t s, TiledPayload& pl) {
+  constexpr bool kFloat64 = std::is_same_v<T, double>;
   const Grid2D g{p.nx, p.ny};
   const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), tris = g.triangle_count();
   const int64_t tiles = ((nx + kTile - 1) / kTile) * ((ny + kTile - 1) / kTile);
-  const float eb = p.eb;
-  const Bounds B = bounds_of(eb);
+  const T eb = plan_bound<T>(p);
+  const BoundsOf<T> B = bounds_of(eb);
   const bool block = p.options.mode == Mode::block;
-  const float* x[2] = {u, v};
+  const T* x[2] = {u, v};
   uint8_t *vid0 = nullptr, *vid1 = nullptr, *tid[2] = {}, *cp_free = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kTiles0, size_t(tiles), tid[0]));
   FACTZ_RETURN_IF_ERROR(ws.get(kTiles1, size_t(tiles), tid[1]));
   if (block) {
-    float* xi = nullptr;
-    FACTZ_RETURN_IF_ERROR(ws.get(kCellXi, size_t(2 * cells) * 4, xi));
+    T* xi = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kCellXi, size_t(2 * cells) * sizeof(T), xi));
     FACTZ_RETURN_IF_ERROR(ws.get(kCellFree, size_t(cells), cp_free));
     FACTZ_RETURN_IF_ERROR(ws.get(kVid0, size_t(n), vid0));
     FACTZ_RETURN_IF_ERROR(ws.get(kVid1, size_t(n), vid1));
@@ -297,39 +305,44 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
     const uint8_t* vids[2] = {vid0, vid1};
     for (int c = 0; c < 2; ++c) {
       uint8_t* t_out = tid[c];
-      const float* xc = x[c];
+      const T* xc = x[c];
       const uint8_t* ids = vids[c];
       FACTZ_RETURN_IF_ERROR(
           for_each(tiles, s, [=] __device__(int64_t t) { t_out[t] = choose_tile_id(nx, ny, t, xc, ids, eb); }));
     }
   } else {
     for (int c = 0; c < 2; ++c)
-      FACTZ_CUDA_TRY(cudaMemsetAsync(tid[c], eb > 0.0f ? kMaxBoundId : 0, size_t(tiles), s));
+      FACTZ_CUDA_TRY(cudaMemsetAsync(tid[c], eb > T(0) ? kMaxBoundId : 0, size_t(tiles), s));
   }
-  float* recon[2] = {};
+  T* recon[2] = {};
   uint8_t* exact[2] = {};
   int32_t* q[2] = {};
   const uint8_t* vids[2] = {vid0, vid1};
   for (int c = 0; c < 2; ++c) {
-    FACTZ_RETURN_IF_ERROR(ws.get(c ? kRecon1 : kRecon0, size_t(n) * 4, recon[c]));
+    FACTZ_RETURN_IF_ERROR(ws.get(c ? kRecon1 : kRecon0, size_t(n) * sizeof(T), recon[c]));
     FACTZ_RETURN_IF_ERROR(ws.get(c ? kExact1 : kExact0, size_t(n), exact[c]));
     FACTZ_RETURN_IF_ERROR(ws.get(c ? kQ1 : kQ0, size_t(n) * 4, q[c]));
-    const float* xc = x[c];
+    const T* xc = x[c];
     const uint8_t *tc = tid[c], *vc = block ? vids[c] : nullptr;
-    float* rc = recon[c];
+    T* rc = recon[c];
     uint8_t* ec = exact[c];
     int32_t* qc = q[c];
     FACTZ_RETURN_IF_ERROR(
         for_each(n, s, [=] __device__(int64_t k) { quantize_vertex(nx, k, xc, tc, vc, missing, B.b, rc, ec, qc); }));
+    if constexpr (kFloat64)  // float64 block mode lists its exact vertices rounded where it may
+      if (block)
+        FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { round_exact_vertex(k, xc, eb, rc, ec); }));
   }
   if (block) {
     uint8_t *bad = nullptr, *changed = nullptr;
     FACTZ_RETURN_IF_ERROR(ws.get(kBad, size_t(tris), bad));
     FACTZ_RETURN_IF_ERROR(ws.get(kChanged, size_t(n), changed));
-    float *ru = recon[0], *rv = recon[1];
+    T *ru = recon[0], *rv = recon[1];
     uint8_t *eu = exact[0], *ev = exact[1];
+    // The float64 safe bounds are estimates: every original signature is derived.
+    const uint8_t* proven = kFloat64 ? nullptr : cp_free;
     FACTZ_RETURN_IF_ERROR(
-        for_each(cells, s, [=] __device__(int64_t c) { cell_check(g, c, ru, rv, u, v, cp_free, missing, bad); }));
+        for_each(cells, s, [=] __device__(int64_t c) { cell_check(g, c, ru, rv, u, v, proven, missing, bad); }));
     for (;;) {
       int64_t n_bad = 0;
       FACTZ_RETURN_IF_ERROR(count_if(ws, tris, s, [=] __device__(int64_t t) { return bad[t] != 0; }, n_bad));
@@ -348,7 +361,7 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
   FACTZ_RETURN_IF_ERROR(ws.get(kFlags, size_t(n), esc));
   for (int c = 0; c < 2; ++c) {
     if (missing && tiles > 0) {  // a missing vertex's integer is its prediction (code 0)
-      missing_quant_kernel<<<unsigned(tiles), 32, 0, s>>>(nx, ny, missing, tid[c], B.b, q[c]);
+      missing_quant_kernel<T><<<unsigned(tiles), 32, 0, s>>>(nx, ny, missing, tid[c], B, q[c]);
       FACTZ_CUDA_TRY(cudaGetLastError());
     }
     const int32_t* qc = q[c];
@@ -364,7 +377,7 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
           device_ans_encode(ws, coded_sym, uint64_t(count), detail::kAnsCodeCenter, s, pl.coded[c], pl.coded_crc[c]));
     pl.precoded = true;
     FACTZ_RETURN_IF_ERROR(
-        plane_lists(ws, n, x[c], esc, code, exact[c], s, pl.outliers[c], pl.exact_index[c], pl.exact_values[c]));
+        plane_lists(ws, n, recon[c], esc, code, exact[c], s, pl.outliers[c], pl.exact_index[c], pl.exact_values[c]));
   }
   if (block) {
     std::vector<uint8_t> tv;
@@ -375,18 +388,19 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const float* u,
   return Status::Ok();
 }
 
-Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const float* u, const float* v,
-                                   const uint8_t* missing, cudaStream_t s, SpeculativePayload& pl) {
+template <class T>
+Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* u, const T* v, const uint8_t* missing,
+                                   cudaStream_t s, SpeculativePayload& pl) {
   const Grid2D g{p.nx, p.ny};
   const int64_t nx = p.nx, ny = p.ny, n = nx * ny, cells = g.cell_count(), s0 = p.options.anchor_stride;
   const PhaseLattice A = detail::anchor_lattice(nx, ny, s0);
   const int64_t targets = n - A.count();
-  const Bounds B = bounds_of(p.eb);
-  float *cu = nullptr, *cv = nullptr;
+  const BoundsOf<T> B = bounds_of(plan_bound<T>(p));
+  T *cu = nullptr, *cv = nullptr;
   uint8_t *vid = nullptr, *sig = nullptr;
   uint16_t *ids = nullptr, *su = nullptr, *sv = nullptr;
-  FACTZ_RETURN_IF_ERROR(ws.get(kRecon0, size_t(n) * 4, cu));
-  FACTZ_RETURN_IF_ERROR(ws.get(kRecon1, size_t(n) * 4, cv));
+  FACTZ_RETURN_IF_ERROR(ws.get(kRecon0, size_t(n) * sizeof(T), cu));
+  FACTZ_RETURN_IF_ERROR(ws.get(kRecon1, size_t(n) * sizeof(T), cv));
   FACTZ_RETURN_IF_ERROR(ws.get(kVid0, size_t(n), vid));
   FACTZ_RETURN_IF_ERROR(ws.get(kBad, size_t(g.triangle_count()), sig));
   FACTZ_RETURN_IF_ERROR(ws.get(kSpecIds, size_t(targets) * 2, ids));
@@ -453,13 +467,13 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
         for_each(A.count(), s, [=] __device__(int64_t a) { anchor_vertex(A, nx, a, missing, vertex, stored); }));
     FACTZ_RETURN_IF_ERROR(select(vertex, stored, A.count(), stored_anchor, anchors));
   }
-  const int64_t entries = anchors + n_exact;
+  const int64_t entries = anchors + n_exact, entry_bytes = 2 * int64_t(sizeof(T));
   uint8_t* bytes = nullptr;
-  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(entries) * 8, bytes));
+  FACTZ_RETURN_IF_ERROR(ws.get(kBytes, size_t(entries * entry_bytes), bytes));
   FACTZ_RETURN_IF_ERROR(for_each(entries, s, [=] __device__(int64_t e) {
     write_speculative_exact(A, nx, e, anchors, stored_anchor, exact_vertex, u, v, bytes);
   }));
-  FACTZ_RETURN_IF_ERROR(to_host(pl.exact, bytes, 8 * entries, s));
+  FACTZ_RETURN_IF_ERROR(to_host(pl.exact, bytes, entry_bytes * entries, s));
   if (!missing) return encode(ids, targets, 0, pl.coded_ids, pl.coded_ids_crc);
   // A missing target has no id in the stream.
   FACTZ_RETURN_IF_ERROR(
@@ -468,5 +482,23 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const flo
   FACTZ_RETURN_IF_ERROR(select(ids, flags, targets, packed, stored_targets));
   return encode(packed, stored_targets, 0, pl.coded_ids, pl.coded_ids_crc);
 }
+
+// The float32 and float64 pipelines.
+template Status device_value_range(Workspace::Impl&, const float*, const float*, int64_t, cudaStream_t, double&);
+template Status device_count_nonfinite(Workspace::Impl&, const float*, const float*, int64_t, cudaStream_t, int64_t&);
+template Status device_fill_missing_anchors(Workspace::Impl&, const PhaseLattice&, int64_t, const uint8_t*, float*, float*,
+                                            cudaStream_t);
+template Status device_compress_tiled(Workspace::Impl&, const Plan&, const float*, const float*, const uint8_t*,
+                                      cudaStream_t, TiledPayload&);
+template Status device_compress_speculative(Workspace::Impl&, const Plan&, const float*, const float*, const uint8_t*,
+                                            cudaStream_t, SpeculativePayload&);
+template Status device_value_range(Workspace::Impl&, const double*, const double*, int64_t, cudaStream_t, double&);
+template Status device_count_nonfinite(Workspace::Impl&, const double*, const double*, int64_t, cudaStream_t, int64_t&);
+template Status device_fill_missing_anchors(Workspace::Impl&, const PhaseLattice&, int64_t, const uint8_t*, double*, double*,
+                                            cudaStream_t);
+template Status device_compress_tiled(Workspace::Impl&, const Plan&, const double*, const double*, const uint8_t*,
+                                      cudaStream_t, TiledPayload&);
+template Status device_compress_speculative(Workspace::Impl&, const Plan&, const double*, const double*, const uint8_t*,
+                                            cudaStream_t, SpeculativePayload&);
 
 }  // namespace factz::cuda_detail

@@ -2,7 +2,9 @@
 // sum per 32 x 32 tile, one block per tile) and the speculative schedule (one kernel per
 // phase; code and exact positions from exclusive scans of the id stream), and the entropy
 // decoders (Huffman and rANS: one thread per chunk). The blobs' heads, tables and the
-// varint lists are parsed and checked on the host (host_stream.cpp, *_host.cpp).
+// varint lists are parsed and checked on the host (host_stream.hpp, *_host.cpp). The
+// reconstructions are templates on the value type T (float, or double for a float64
+// stream), instantiated for both at the end.
 #include <cub/device/device_scan.cuh>
 
 #include "backend/cuda/ans_bodies.hpp"
@@ -19,9 +21,10 @@ namespace {
 
 using cuda::Workspace;
 
+template <class T>
 __global__ void decode_tiles_kernel(int64_t nx, int64_t ny, const uint16_t* symbols, const int64_t* out_index,
-                                    const int64_t* out_code, int64_t n_out, const uint8_t* tile_ids, Bounds b,
-                                    const int64_t* exact_index, const float* exact_value, int64_t n_exact, float* out,
+                                    const int64_t* out_code, int64_t n_out, const uint8_t* tile_ids, BoundsOf<T> b,
+                                    const int64_t* exact_index, const T* exact_value, int64_t n_exact, T* out,
                                     int* bad) {
   __shared__ uint64_t scratch[kTile * kTile];
   const int64_t t = blockIdx.x;
@@ -187,36 +190,33 @@ Status decode_plane_symbols(Workspace::Impl& ws, uint8_t coder, const std::vecto
 
 }  // namespace
 
-Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledDecodeInput& in,
-                           const uint8_t* missing, float* u, float* v, cudaStream_t s) {
+template <class T>
+Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& pc, const TiledInputOf<T>& in,
+                           const uint8_t* missing, T* u, T* v, cudaStream_t s) {
   const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny);
   const int64_t tiles = ((nx + kTile - 1) / kTile) * ((ny + kTile - 1) / kTile);
-  const Bounds B = bounds_of(pc.header.eb);
+  const BoundsOf<T> B = bounds_of(T(in.eb));  // the header's bound, or a float64 stream's f64 one
   int* flags = nullptr;  // bytes 0-7 of the scalars belong to count_if
   FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, flags));
   int* bad = flags + 4;
   FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
   uint8_t* tid = nullptr;
   FACTZ_RETURN_IF_ERROR(upload(ws, kTiles0, in.tile_ids, s, tid));
-  float* out[2] = {u, v};
+  T* out[2] = {u, v};
   for (int c = 0; c < 2; ++c) {
     uint16_t* sym = nullptr;
     int64_t *oi = nullptr, *oc = nullptr, *ei = nullptr;
-    float* ev = nullptr;
+    T* ev = nullptr;
     FACTZ_RETURN_IF_ERROR(upload(ws, kIndex, in.outlier_index[c], s, oi));
-    if (in.device_coded) {
-      FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(nx * ny) * 2, sym));
-      FACTZ_RETURN_IF_ERROR(decode_plane_symbols(ws, pc.header.coder, in.coded[c], nx * ny,
-                                                 in.codes_skip_missing ? missing : nullptr, in.outlier_index[c], oi,
-                                                 sym, flags + 5, s));
-    } else {
-      FACTZ_RETURN_IF_ERROR(upload(ws, kSymbols, in.symbols[c], s, sym));
-    }
+    FACTZ_RETURN_IF_ERROR(ws.get(kSymbols, size_t(nx * ny) * 2, sym));
+    FACTZ_RETURN_IF_ERROR(decode_plane_symbols(ws, pc.header.coder, in.coded[c], nx * ny,
+                                               in.codes_skip_missing ? missing : nullptr, in.outlier_index[c], oi, sym,
+                                               flags + 5, s));
     FACTZ_RETURN_IF_ERROR(upload(ws, kGather, in.outlier_code[c], s, oc));
     FACTZ_RETURN_IF_ERROR(upload(ws, kIndex2, in.exact_index[c], s, ei));
     FACTZ_RETURN_IF_ERROR(upload(ws, kCodes, in.exact_value[c], s, ev));
     if (tiles > 0) {  // every vertex's value, exactly stored ones included (kernels/tile_decode.hpp)
-      decode_tiles_kernel<<<unsigned(tiles), unsigned(kTile), 0, s>>>(
+      decode_tiles_kernel<T><<<unsigned(tiles), unsigned(kTile), 0, s>>>(
           nx, ny, sym, oi, oc, int64_t(in.outlier_index[c].size()), tid + c * tiles, B, ei, ev,
           int64_t(in.exact_index[c].size()), out[c], bad);
       FACTZ_CUDA_TRY(cudaGetLastError());
@@ -230,14 +230,14 @@ Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& p
   return Status::Ok();
 }
 
+template <class T>
 Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContainer& pc,
-                                 const SpeculativeDecodeInput& in, const uint8_t* missing, float* u, float* v,
-                                 cudaStream_t s) {
+                                 const SpeculativeInputOf<T>& in, const uint8_t* missing, T* u, T* v, cudaStream_t s) {
   const int64_t nx = int64_t(pc.header.nx), ny = int64_t(pc.header.ny), n = nx * ny, s0 = pc.header.anchor_stride;
   const Grid2D g{nx, ny};
   const PhaseLattice A = detail::anchor_lattice(nx, ny, s0);
   const int64_t targets = n - A.count();
-  const Bounds B = bounds_of(pc.header.eb);
+  const BoundsOf<T> B = bounds_of(T(in.eb));  // the header's bound, or a float64 stream's f64 one
   // A missing vertex has no entry in any section: count the stored anchors and targets.
   int64_t anchors = A.count(), stored_targets = targets;
   if (missing) {
@@ -250,7 +250,7 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
     stored_targets -= missing_all - missing_anchors;
   }
   uint16_t *ids = nullptr, *cu = nullptr, *cv = nullptr;
-  float* exact = nullptr;
+  T* exact = nullptr;
   if (in.device_coded) {
     // Ids on the device, checked and counted there; then the exact values (their count
     // comes from the ids) and the codes.
@@ -269,7 +269,7 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
         count_if(ws, stored_targets, s, [=] __device__(int64_t t) { return id_has_code(cid[t]); }, n_codes));
     FACTZ_RETURN_IF_ERROR(
         count_if(ws, stored_targets, s, [=] __device__(int64_t t) { return id_is_exact(cid[t]); }, n_exact));
-    std::vector<float> values;
+    std::vector<T> values;
     FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, values));
     FACTZ_RETURN_IF_ERROR(upload(ws, kGather, values, s, exact));
     FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymU, size_t(n_codes) * 2, cu));
@@ -348,5 +348,17 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
   if (h) return corrupt_stream("decoded value is not finite");
   return Status::Ok();
 }
+
+// The float32 and float64 decoders.
+template Status device_decode_tiled(Workspace::Impl&, const detail::ParsedContainer&, const TiledInputOf<float>&,
+                                    const uint8_t*, float*, float*, cudaStream_t);
+template Status device_decode_tiled(Workspace::Impl&, const detail::ParsedContainer&, const TiledInputOf<double>&,
+                                    const uint8_t*, double*, double*, cudaStream_t);
+template Status device_decode_speculative(Workspace::Impl&, const detail::ParsedContainer&,
+                                          const SpeculativeInputOf<float>&, const uint8_t*, float*, float*,
+                                          cudaStream_t);
+template Status device_decode_speculative(Workspace::Impl&, const detail::ParsedContainer&,
+                                          const SpeculativeInputOf<double>&, const uint8_t*, double*, double*,
+                                          cudaStream_t);
 
 }  // namespace factz::cuda_detail

@@ -165,14 +165,19 @@ Status upload(cuda::Workspace::Impl& ws, int slot, const std::vector<T>& src, cu
   return to_device(out, src, s);
 }
 
-/// Plain values shared by the bodies, passed to kernels by value.
-struct Bounds {
-  float b[31];
+/// Plain values shared by the bodies, passed to kernels by value (T: float, or double for
+/// a float64 field or stream).
+template <class T>
+struct BoundsOf {
+  T b[detail::kMaxBoundId + 1];
 };
+using Bounds = BoundsOf<float>;
 
-/// The bound of every id for the absolute bound eb (kernels/quantizer.hpp's bound_of_id).
-inline Bounds bounds_of(float eb) {
-  Bounds b;
+/// The bound of every id for the absolute bound eb (kernels/quantizer.hpp's bound_of_id, in
+/// T's arithmetic).
+template <class T>
+BoundsOf<T> bounds_of(T eb) {
+  BoundsOf<T> b;
   for (int id = 0; id <= detail::kMaxBoundId; ++id) b.b[id] = detail::bound_of_id(eb, id);
   return b;
 }

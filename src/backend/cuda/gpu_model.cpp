@@ -134,7 +134,9 @@ struct PlaneLists {
   std::vector<uint8_t> outliers, exact_index, exact_values;
 };
 
-PlaneLists plane_lists(const float* x, const std::vector<uint8_t>& escape, const std::vector<int64_t>& code,
+/// recon: the decoder's values (the exact list holds them).
+template <class T>
+PlaneLists plane_lists(const T* recon, const std::vector<uint8_t>& escape, const std::vector<int64_t>& code,
                        const std::vector<uint8_t>& exact) {
   PlaneLists pl;
   const std::vector<int64_t> oi = select_flagged(escape);
@@ -147,25 +149,27 @@ PlaneLists plane_lists(const float* x, const std::vector<uint8_t>& escape, const
   pl.exact_index = build_list(
       int64_t(ei.size()), [&](int64_t e) { return index_entry_length(ei.data(), e); },
       [&](int64_t e, const uint64_t* off, uint8_t* dst) { write_index_entry(ei.data(), e, off, dst); });
-  pl.exact_values.resize(4 * ei.size());
-  for (size_t e = 0; e < ei.size(); ++e) write_value_entry(ei.data(), x, int64_t(e), pl.exact_values.data());
+  pl.exact_values.resize(sizeof(T) * ei.size());
+  for (size_t e = 0; e < ei.size(); ++e) write_value_entry(ei.data(), recon, int64_t(e), pl.exact_values.data());
   return pl;
 }
 
 /// f: the working copy; missing: its mask (null when no vertex is missing).
-void tiled_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing, TiledIntermediates* mid,
+template <class Field, class T = ValueOf<Field>>
+void tiled_payload(const Field& f, const Plan& p, const uint8_t* missing, TiledIntermediatesOf<T>* mid,
                    TiledPayload& pl) {
+  constexpr bool kFloat64 = std::is_same_v<T, double>;
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cells = g.cell_count();
   const int64_t tiles = ((f.nx + kTile - 1) / kTile) * ((f.ny + kTile - 1) / kTile);
-  const float eb = p.eb;
-  float bound[kMaxBoundId + 1];
+  const T eb = plan_bound<T>(p);
+  T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(eb, id);
-  const float* x[2] = {f.u.data(), f.v.data()};
+  const T* x[2] = {f.u.data(), f.v.data()};
   std::vector<uint8_t> vid[2], tile_ids[2], cp_free;
   const bool block = p.options.mode == Mode::block;
   if (block) {
-    std::vector<float> xi(static_cast<size_t>(2 * cells));
+    std::vector<T> xi(static_cast<size_t>(2 * cells));
     cp_free.resize(static_cast<size_t>(cells));
     for (int64_t c = 0; c < cells; ++c) cell_safe_bounds(g, c, x[0], x[1], missing, eb, xi.data(), cp_free.data());
     vid[0].resize(static_cast<size_t>(n));
@@ -176,9 +180,9 @@ void tiled_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing
       for (int64_t t = 0; t < tiles; ++t) tile_ids[c][size_t(t)] = choose_tile_id(f.nx, f.ny, t, x[c], vid[c].data(), eb);
     }
   } else {
-    for (int c = 0; c < 2; ++c) tile_ids[c].assign(static_cast<size_t>(tiles), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
+    for (int c = 0; c < 2; ++c) tile_ids[c].assign(static_cast<size_t>(tiles), uint8_t(eb > T(0) ? kMaxBoundId : 0));
   }
-  std::vector<float> recon[2];
+  std::vector<T> recon[2];
   std::vector<uint8_t> exact[2];
   std::vector<int32_t> q[2];
   for (int c = 0; c < 2; ++c) {
@@ -188,9 +192,13 @@ void tiled_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing
     for (int64_t k = 0; k < n; ++k)
       quantize_vertex(f.nx, k, x[c], tile_ids[c].data(), block ? vid[c].data() : nullptr, missing, bound,
                       recon[c].data(), exact[c].data(), q[c].data());
+    if constexpr (kFloat64)  // float64 block mode lists its exact vertices rounded where it may
+      if (block)
+        for (int64_t k = 0; k < n; ++k) round_exact_vertex(k, x[c], eb, recon[c].data(), exact[c].data());
   }
   int64_t rounds = 0, repaired = 0;
-  if (block) model_repair(f, cp_free.data(), recon, exact, rounds, repaired, missing);
+  // The float64 safe bounds are estimates: every original signature is derived.
+  if (block) model_repair(f, kFloat64 ? nullptr : cp_free.data(), recon, exact, rounds, repaired, missing);
   for (int c = 0; c < 2; ++c) {
     if (missing)  // one warp per tile, its anti-diagonals in order
       for (int64_t t = 0; t < tiles; ++t)
@@ -211,7 +219,7 @@ void tiled_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing
       pl.coded[c] = model_encode(p.options.coder, symbols, detail::kAnsCodeCenter, pl.coded_crc[c]);
     }
     pl.precoded = true;
-    PlaneLists lists = plane_lists(x[c], escape, code, exact[c]);
+    PlaneLists lists = plane_lists(recon[c].data(), escape, code, exact[c]);
     pl.outliers[c] = std::move(lists.outliers);
     pl.exact_index[c] = std::move(lists.exact_index);
     pl.exact_values[c] = std::move(lists.exact_values);
@@ -242,7 +250,8 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t s0, F&& fn) {
 
 /// The device's fill_missing_anchors (cuda_compress.cu device_fill_missing_anchors): the
 /// first valid anchor (the device: an atomic minimum), column 0, then every anchor row.
-void fill_anchor_stand_ins(const PhaseLattice& A, int64_t nx, const uint8_t* missing, float* u, float* v) {
+template <class T>
+void fill_anchor_stand_ins(const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u, T* v) {
   int64_t first = A.count();
   for (int64_t a = 0; a < A.count(); ++a)
     if (!missing[lattice_vertex(A, nx, a)]) first = std::min(first, a);
@@ -251,14 +260,15 @@ void fill_anchor_stand_ins(const PhaseLattice& A, int64_t nx, const uint8_t* mis
 }
 
 /// f: the working copy; missing: its mask (null when no vertex is missing).
-void speculative_payload(const VectorField2D& f, const Plan& p, const uint8_t* missing, SpeculativePayload& pl) {
+template <class Field, class T = ValueOf<Field>>
+void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, SpeculativePayload& pl) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), s0 = p.options.anchor_stride;
   const PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, s0);
   const int64_t targets = n - A.count();
-  float bound[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(p.eb, id);
-  std::vector<float> cur_u(static_cast<size_t>(n)), cur_v(static_cast<size_t>(n));
+  T bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(plan_bound<T>(p), id);
+  std::vector<T> cur_u(static_cast<size_t>(n)), cur_v(static_cast<size_t>(n));
   std::vector<uint8_t> vid(static_cast<size_t>(n)), sig(static_cast<size_t>(g.triangle_count()));
   for (int64_t k = 0; k < n; ++k) speculative_init(k, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), vid.data());
   for (int64_t c = 0; c < g.cell_count(); ++c) speculative_signatures(g, c, f.u.data(), f.v.data(), missing, sig.data());
@@ -295,7 +305,7 @@ void speculative_payload(const VectorField2D& f, const Plan& p, const uint8_t* m
   }
   const int64_t anchors = missing ? int64_t(stored_anchor.size()) : A.count();
   const int64_t entries = anchors + int64_t(exact_vertex.size());
-  pl.exact.resize(static_cast<size_t>(8 * entries));
+  pl.exact.resize(static_cast<size_t>(2 * int64_t(sizeof(T)) * entries));
   for (int64_t e = 0; e < entries; ++e)
     write_speculative_exact(A, f.nx, e, anchors, missing ? stored_anchor.data() : nullptr, exact_vertex.data(),
                             f.u.data(), f.v.data(), pl.exact.data());
@@ -312,20 +322,21 @@ void speculative_payload(const VectorField2D& f, const Plan& p, const uint8_t* m
   pl.precoded = true;
 }
 
-Status decode_tiled(const detail::ParsedContainer& pc, TiledDecodeInput& in, VectorField2D& f) {
-  const auto& h = pc.header;
+/// symbols: every vertex's symbol per plane (decoded and checked).
+template <class T>
+Status decode_tiled(const TiledInputOf<T>& in, const std::vector<uint16_t> (&symbols)[2], FieldOf<T>& f) {
   const int64_t nx = f.nx, ny = f.ny;
   const int64_t tiles_x = (nx + kTile - 1) / kTile, tiles = tiles_x * ((ny + kTile - 1) / kTile);
-  float bound[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(h.eb, id);
+  T bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(T(in.eb), id);
   int bad = 0;
   std::vector<uint64_t> scratch(static_cast<size_t>(kTile * kTile));
-  float* out[2] = {f.u.data(), f.v.data()};
+  T* out[2] = {f.u.data(), f.v.data()};
   for (int c = 0; c < 2; ++c) {
     const uint8_t* tid = in.tile_ids.data() + c * tiles;
     for (int64_t t = 0; t < tiles; ++t) {  // one block per tile: a row pass, then a column pass
       for (int64_t r = 0; r < kTile; ++r)
-        decode_tile_row(nx, ny, t, r, in.symbols[c].data(), in.outlier_index[c].data(), in.outlier_code[c].data(),
+        decode_tile_row(nx, ny, t, r, symbols[c].data(), in.outlier_index[c].data(), in.outlier_code[c].data(),
                         int64_t(in.outlier_index[c].size()), scratch.data());
       for (int64_t col = 0; col < kTile; ++col)
         decode_tile_column(nx, ny, t, col, tid, bound, scratch.data(), in.exact_index[c].data(),
@@ -337,15 +348,16 @@ Status decode_tiled(const detail::ParsedContainer& pc, TiledDecodeInput& in, Vec
 }
 
 /// in.ids: the stream's ids (one per stored target); missing: the stream's mask or null.
-Status decode_spec(const detail::ParsedContainer& pc, SpeculativeDecodeInput& in, const uint8_t* missing,
-                   VectorField2D& f) {
+template <class T>
+Status decode_spec(const detail::ParsedContainer& pc, SpeculativeInputOf<T>& in, const uint8_t* missing,
+                   FieldOf<T>& f) {
   const auto& h = pc.header;
   const Grid2D g{f.nx, f.ny};
   const int64_t s0 = h.anchor_stride;
   const PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, s0);
   const int64_t targets = f.size() - A.count();
-  float bound[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(h.eb, id);
+  T bound[kMaxBoundId + 1];  // in.eb: the header's bound, or a float64 stream's f64 one
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = detail::bound_of_id(T(in.eb), id);
   std::vector<uint16_t> ids = in.ids;
   std::vector<int64_t> anchor_pos;
   int64_t anchors = A.count();
@@ -529,11 +541,14 @@ Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::spa
   return Status::Ok();
 }
 
-void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
-                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired, const uint8_t* missing) {
+namespace {
+
+template <class Field, class T = ValueOf<Field>>
+void model_repair_any(const Field& f, const uint8_t* cp_free, std::vector<T> recon[2], std::vector<uint8_t> exact[2],
+                      int64_t& rounds, int64_t& repaired, const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
   const int64_t n = f.size(), cells = g.cell_count(), tris = g.triangle_count();
-  const float* x[2] = {f.u.data(), f.v.data()};
+  const T* x[2] = {f.u.data(), f.v.data()};
   std::vector<uint8_t> bad(static_cast<size_t>(tris)), changed(static_cast<size_t>(n));
   for (int64_t c = 0; c < cells; ++c)
     cell_check(g, c, recon[0].data(), recon[1].data(), x[0], x[1], cp_free, missing, bad.data());
@@ -550,13 +565,14 @@ void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<fl
   }
 }
 
-Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid) {
+template <class Field, class T = ValueOf<Field>>
+Result<std::vector<uint8_t>> model_compress_any(const Field& f, const Options& o, TiledIntermediatesOf<T>* mid) {
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   FACTZ_RETURN_IF_ERROR(check_options(f.nx, f.ny, o));
   // The host finds the missing vertices and fills the working copy (cuda_api.cu), which
   // the device compresses with the mask.
-  const MissingVertices m = find_missing(f);
-  const VectorField2D& work = m.any() ? m.work : f;
+  const MissingVerticesOf<Field> m = find_missing(f);
+  const Field& work = m.any() ? m.work : f;
   const uint8_t* missing = m.any() ? m.mask.data() : nullptr;
   double range = 0.0;
   if (work.size() > 0) {  // the device: two cub::DeviceReduce calls (min and max are exact)
@@ -564,7 +580,7 @@ Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Option
     const auto [vl, vh] = std::minmax_element(work.v.begin(), work.v.end());
     range = double(std::max(*uh, *vh)) - double(std::min(*ul, *vl));
   }
-  const Plan p = make_plan(f.nx, f.ny, o, range);
+  const Plan p = make_plan<T>(f.nx, f.ny, o, range);
   if (o.mode == Mode::speculative) {
     SpeculativePayload pl;
     speculative_payload(work, p, missing, pl);
@@ -573,12 +589,6 @@ Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Option
   TiledPayload pl;
   tiled_payload(work, p, missing, mid, pl);
   return assemble_stream(p, pl, &m);
-}
-
-void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
-                   const uint8_t* missing) {
-  if (tiled) tiled_payload(f, p, missing, nullptr, *tiled);
-  if (speculative) speculative_payload(f, p, missing, *speculative);
 }
 
 /// The device's decode_valid_symbols: the valid vertices' symbols (count_if against the
@@ -605,66 +615,83 @@ Status model_valid_symbols(uint8_t coder, std::span<const uint8_t> blob, const u
   return Status::Ok();
 }
 
-Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
+/// The device's speculative decoder from parse_speculative's coded blobs: ids, their checks
+/// and counts, exact values, codes, then the phases.
+template <class T>
+Status model_decode_speculative(std::span<const uint8_t> stream, const detail::ParsedContainer& pc,
+                                const std::vector<uint8_t>& mask, FieldOf<T>& f) {
+  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
+  SpeculativeInputOf<T> in;
+  FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, host_threads(), in, /*leave_coded=*/true, missing));
+  if (in.device_coded) {  // as the device: ids, their checks and counts, exact values, codes
+    const detail::PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, pc.header.anchor_stride);
+    int64_t anchors = A.count(), stored_targets = f.size() - A.count();
+    if (missing) {  // the device: two count_if
+      int64_t missing_anchors = 0, missing_all = 0;
+      for (int64_t a = 0; a < A.count(); ++a) missing_anchors += missing[lattice_vertex(A, f.nx, a)] != 0;
+      for (uint8_t x : mask) missing_all += x != 0;
+      anchors -= missing_anchors;
+      stored_targets -= missing_all - missing_anchors;
+    }
+    in.ids.resize(static_cast<size_t>(stored_targets));
+    FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc.header.coder, in.coded_ids, 0, in.ids));
+    int64_t n_codes = 0, n_exact = 0;
+    for (uint16_t id : in.ids) {
+      if (!detail::valid_target_id(id)) return corrupt_stream("bound id out of range");
+      n_codes += id_has_code(id);
+      n_exact += id_is_exact(id);
+    }
+    FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, in.exact));
+    in.codes_u.resize(static_cast<size_t>(n_codes));
+    in.codes_v.resize(static_cast<size_t>(n_codes));
+    FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc.header.coder, in.coded_u, 32768, in.codes_u));
+    FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc.header.coder, in.coded_v, 32768, in.codes_v));
+  }
+  return decode_spec(pc, in, missing, f);
+}
+
+/// The device's tiled decoder: the blobs decoded and checked against the outliers, then the
+/// tiles.
+template <class T>
+Status model_decode_tiled(std::span<const uint8_t> stream, const detail::ParsedContainer& pc,
+                          const std::vector<uint8_t>& mask, FieldOf<T>& f) {
+  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
+  TiledInputOf<T> in;
+  FACTZ_RETURN_IF_ERROR(parse_tiled_coded(stream, pc, in, missing));
+  std::vector<uint16_t> symbols[2];
+  for (int c = 0; c < 2; ++c) {  // the device decodes the blobs and checks the outliers
+    symbols[c].resize(static_cast<size_t>(f.size()));
+    if (in.codes_skip_missing)
+      FACTZ_RETURN_IF_ERROR(model_valid_symbols(pc.header.coder, in.coded[c], missing, in.outlier_index[c], symbols[c]));
+    else
+      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc.header.coder, in.coded[c], 32768, symbols[c]));
+    for (int64_t k : in.outlier_index[c])
+      if (symbols[c][size_t(k)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
+    const auto escapes = std::count(symbols[c].begin(), symbols[c].end(), uint16_t{0});
+    if (escapes != std::ptrdiff_t(in.outlier_index[c].size()))
+      return corrupt_stream("escape symbols and outlier list disagree");
+  }
+  return decode_tiled(in, symbols, f);
+}
+
+template <class T>
+Result<FieldOf<T>> model_decompress_any(std::span<const uint8_t> stream) {
   auto pc = parse_checked(stream);
   if (!pc.ok()) return pc.status();
-  VectorField2D f;
+  FACTZ_RETURN_IF_ERROR(detail::require_dtype(pc->header, kDtypeOf<T>));
+  FieldOf<T> f;
   f.nx = int64_t(pc->header.nx);
   f.ny = int64_t(pc->header.ny);
   f.u.resize(static_cast<size_t>(f.size()));
   f.v.resize(static_cast<size_t>(f.size()));
   std::vector<uint8_t> mask;  // read first: the speculative sections skip missing vertices
   FACTZ_RETURN_IF_ERROR(read_stream_mask(stream, pc.value(), mask));
-  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
-  if (pc->header.mode == uint8_t(Mode::speculative)) {
-    SpeculativeDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc.value(), host_threads(), in, /*leave_coded=*/true, missing));
-    if (in.device_coded) {  // as the device: ids, their checks and counts, exact values, codes
-      const detail::PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, pc->header.anchor_stride);
-      int64_t anchors = A.count(), stored_targets = f.size() - A.count();
-      if (missing) {  // the device: two count_if
-        int64_t missing_anchors = 0, missing_all = 0;
-        for (int64_t a = 0; a < A.count(); ++a) missing_anchors += missing[lattice_vertex(A, f.nx, a)] != 0;
-        for (uint8_t x : mask) missing_all += x != 0;
-        anchors -= missing_anchors;
-        stored_targets -= missing_all - missing_anchors;
-      }
-      in.ids.resize(static_cast<size_t>(stored_targets));
-      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_ids, 0, in.ids));
-      int64_t n_codes = 0, n_exact = 0;
-      for (uint16_t id : in.ids) {
-        if (!detail::valid_target_id(id)) return corrupt_stream("bound id out of range");
-        n_codes += id_has_code(id);
-        n_exact += id_is_exact(id);
-      }
-      FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, in.exact));
-      in.codes_u.resize(static_cast<size_t>(n_codes));
-      in.codes_v.resize(static_cast<size_t>(n_codes));
-      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_u, 32768, in.codes_u));
-      FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded_v, 32768, in.codes_v));
-    }
-    FACTZ_RETURN_IF_ERROR(decode_spec(pc.value(), in, missing, f));
-  } else {
-    TiledDecodeInput in;
-    FACTZ_RETURN_IF_ERROR(parse_tiled(stream, pc.value(), host_threads(), in, /*leave_coded=*/true, missing));
-    if (in.device_coded)  // the device decodes the blobs and checks the outliers
-      for (int c = 0; c < 2; ++c) {
-        in.symbols[c].resize(static_cast<size_t>(f.size()));
-        if (in.codes_skip_missing)
-          FACTZ_RETURN_IF_ERROR(model_valid_symbols(pc->header.coder, in.coded[c], missing, in.outlier_index[c],
-                                                    in.symbols[c]));
-        else
-          FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc->header.coder, in.coded[c], 32768, in.symbols[c]));
-        for (int64_t k : in.outlier_index[c])
-          if (in.symbols[c][size_t(k)] != 0) return corrupt_stream("outlier at a vertex without escape symbol");
-        const auto escapes = std::count(in.symbols[c].begin(), in.symbols[c].end(), uint16_t{0});
-        if (escapes != std::ptrdiff_t(in.outlier_index[c].size()))
-          return corrupt_stream("escape symbols and outlier list disagree");
-      }
-    FACTZ_RETURN_IF_ERROR(decode_tiled(pc.value(), in, f));
-  }
-  if (missing) {  // the missing vertices' stored bits go over the reconstruction last
-    MaskedValues mv;
+  if (pc->header.mode == uint8_t(Mode::speculative))
+    FACTZ_RETURN_IF_ERROR(model_decode_speculative<T>(stream, pc.value(), mask, f));
+  else
+    FACTZ_RETURN_IF_ERROR(model_decode_tiled<T>(stream, pc.value(), mask, f));
+  if (!mask.empty()) {  // the missing vertices' stored bits go over the reconstruction last
+    MaskedValuesOf<T> mv;
     FACTZ_RETURN_IF_ERROR(masked_values(stream, pc.value(), mask, mv));
     for (size_t e = 0; e < mv.index.size(); ++e) {  // the device: one thread per entry
       f.u[size_t(mv.index[e])] = mv.u[e];
@@ -673,6 +700,40 @@ Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) {
     f.mask = std::move(mask);
   }
   return f;
+}
+
+}  // namespace
+
+void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired, const uint8_t* missing) {
+  model_repair_any(f, cp_free, recon, exact, rounds, repaired, missing);
+}
+void model_repair(const VectorField2D64& f, const uint8_t* cp_free, std::vector<double> recon[2],
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired, const uint8_t* missing) {
+  model_repair_any(f, cp_free, recon, exact, rounds, repaired, missing);
+}
+
+Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid) {
+  return model_compress_any(f, o, mid);
+}
+Result<std::vector<uint8_t>> model_compress(const VectorField2D64& f, const Options& o, TiledIntermediates64* mid) {
+  return model_compress_any(f, o, mid);
+}
+
+void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
+                   const uint8_t* missing) {
+  if (tiled) tiled_payload(f, p, missing, static_cast<TiledIntermediates*>(nullptr), *tiled);
+  if (speculative) speculative_payload(f, p, missing, *speculative);
+}
+void model_payload(const VectorField2D64& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
+                   const uint8_t* missing) {
+  if (tiled) tiled_payload(f, p, missing, static_cast<TiledIntermediates64*>(nullptr), *tiled);
+  if (speculative) speculative_payload(f, p, missing, *speculative);
+}
+
+Result<VectorField2D> model_decompress(std::span<const uint8_t> stream) { return model_decompress_any<float>(stream); }
+Result<VectorField2D64> model_decompress64(std::span<const uint8_t> stream) {
+  return model_decompress_any<double>(stream);
 }
 
 }  // namespace factz::cuda_detail

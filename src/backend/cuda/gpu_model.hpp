@@ -4,6 +4,8 @@
 // loops, and the same host-side stream assembly (host_stream.hpp). Nothing here runs on
 // a GPU: it is the evidence, testable on any machine, that what the kernels compute is
 // what the CPU pipeline computes (tests/cuda/test_gpu_model.cpp compares the bytes).
+// Float32 and float64 fields and streams: every entry point has an overload for each (the
+// bodies are templates on the value type, as the device's kernels are).
 #pragma once
 
 #include <cstdint>
@@ -17,18 +19,25 @@
 namespace factz::cuda_detail {
 
 /// Per-vertex intermediates of the tiled frontend (for the tests).
-struct TiledIntermediates {
+template <class T>
+struct TiledIntermediatesOf {
   std::vector<uint8_t> id_u, id_v;        ///< block mode: per-vertex bound ids
   std::vector<uint8_t> tile_ids[2];
-  std::vector<float> recon[2];
+  std::vector<T> recon[2];
+  /// 0 coded, kExactListFull, or kExactListRounded (float64 block mode; kernels/exact_rounding.hpp)
   std::vector<uint8_t> exact[2];
   int64_t repair_rounds = 0, repaired_vertices = 0;
 };
+using TiledIntermediates = TiledIntermediatesOf<float>;
+using TiledIntermediates64 = TiledIntermediatesOf<double>;
 
 /// Compresses like the CUDA backend would (the same bytes), missing vertices included (the
 /// host's mask and working copy, host_stream.hpp). `mid`, when given, receives the
-/// frontend's decisions of modes none and block (on the working copy).
+/// frontend's decisions of modes none and block (on the working copy). A float64 field
+/// gives a float64 stream (format version 6), as factz::compress.
 Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Options& o, TiledIntermediates* mid = nullptr);
+Result<std::vector<uint8_t>> model_compress(const VectorField2D64& f, const Options& o,
+                                            TiledIntermediates64* mid = nullptr);
 
 /// The payloads before assembly (what the device hands to the host), for a stage-by-stage
 /// comparison with the device on a GPU: modes none/block into *tiled, speculative into
@@ -36,11 +45,16 @@ Result<std::vector<uint8_t>> model_compress(const VectorField2D& f, const Option
 /// is the working copy (MissingVertices::work).
 void model_payload(const VectorField2D& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
                    const uint8_t* missing = nullptr);
+void model_payload(const VectorField2D64& f, const Plan& p, TiledPayload* tiled, SpeculativePayload* speculative,
+                   const uint8_t* missing = nullptr);
 
 /// The exact check with repair as the device runs it (flag sweeps per round) on planes
 /// recon/exact (u, v); cp_free may be null (every original signature derived); triangles
 /// touching a vertex marked in `missing` (null = none) are never checked.
 void model_repair(const VectorField2D& f, const uint8_t* cp_free, std::vector<float> recon[2],
+                  std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired,
+                  const uint8_t* missing = nullptr);
+void model_repair(const VectorField2D64& f, const uint8_t* cp_free, std::vector<double> recon[2],
                   std::vector<uint8_t> exact[2], int64_t& rounds, int64_t& repaired,
                   const uint8_t* missing = nullptr);
 
@@ -66,7 +80,10 @@ Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::spa
 Status model_entropy_decode(uint8_t coder, std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out);
 
 /// Decompresses like the CUDA backend would; a masked stream's missing vertices get their
-/// stored bits and the result its mask (as factz::decompress).
+/// stored bits and the result its mask (as factz::decompress). A float64 stream is
+/// invalid_argument (as factz::decompress: detail::require_dtype).
 Result<VectorField2D> model_decompress(std::span<const uint8_t> stream);
+/// The same for a float64 stream (as factz::decompress64; a float32 stream is invalid_argument).
+Result<VectorField2D64> model_decompress64(std::span<const uint8_t> stream);
 
 }  // namespace factz::cuda_detail

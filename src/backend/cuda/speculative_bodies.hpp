@@ -11,6 +11,8 @@
 // missing target's stream position, and the stream's ids are a compaction without them;
 // the decoder expands the ids it reads back to every stream position. Stored anchors are
 // the valid ones, in row-major order.
+// T is the field's value type: float, or double for a float64 field or stream (predictions,
+// codes, checks and signatures in double; 16-byte exact pairs).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,8 @@ using detail::kMissingVertex;
 using detail::lattice_vertex;
 
 /// Kernel body, one thread per vertex: the current state starts as the original.
-FACTZ_HD void speculative_init(int64_t k, const float* u, const float* v, float* cur_u, float* cur_v, uint8_t* id) {
+template <class T>
+FACTZ_HD void speculative_init(int64_t k, const T* u, const T* v, T* cur_u, T* cur_v, uint8_t* id) {
   cur_u[k] = u[k];
   cur_v[k] = v[k];
   id[k] = 0;
@@ -38,8 +41,9 @@ FACTZ_HD void speculative_init(int64_t k, const float* u, const float* v, float*
 
 /// Kernel body, one thread per cell c: the original signatures of its triangles
 /// (kMaskedTriangle off the mesh; `missing` null = none), speculative_mode.cpp's table.
-FACTZ_HD void speculative_signatures(const Grid2D& g, int64_t c, const float* u, const float* v,
-                                     const uint8_t* missing, uint8_t* sig) {
+template <class T>
+FACTZ_HD void speculative_signatures(const Grid2D& g, int64_t c, const T* u, const T* v, const uint8_t* missing,
+                                     uint8_t* sig) {
   const int64_t i = c / (g.nx - 1), j = c - i * (g.nx - 1);
   detail::original_signatures(g, i, j, u, v, missing, sig + 2 * c);
 }
@@ -47,9 +51,10 @@ FACTZ_HD void speculative_signatures(const Grid2D& g, int64_t c, const float* u,
 /// Kernel body, one thread per target t of a phase: the decision and the commit; the
 /// target's id and symbols go to stream position `offset + t`. A target marked in
 /// `missing` (null = none) takes its prediction as its stand-in and the id kMissingVertex.
+template <class T>
 FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t,
-                               const float* u, const float* v, const uint8_t* missing, float* cur_u, float* cur_v,
-                               const uint8_t* original, const float* bound, int64_t offset, uint16_t* ids,
+                               const T* u, const T* v, const uint8_t* missing, T* cur_u, T* cur_v,
+                               const uint8_t* original, const T* bound, int64_t offset, uint16_t* ids,
                                uint16_t* sym_u, uint16_t* sym_v) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t k = y * g.nx + x;
@@ -59,7 +64,7 @@ FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t s
     sym_u[offset + t] = sym_v[offset + t] = 0;
     return;
   }
-  const detail::Speculation sp =
+  const detail::SpeculationOf<T> sp =
       detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true);
   cur_u[k] = sp.recon_u;
   cur_v[k] = sp.recon_v;
@@ -79,16 +84,18 @@ FACTZ_HD void anchor_vertex(const PhaseLattice& A, int64_t nx, int64_t a, const 
 /// Kernel body, one thread per exact-value entry e of the speculative exact section:
 /// entries [0, anchors) are the stored anchors (stored_anchor: their vertices, compacted;
 /// null: every anchor of A in row-major order), then the exact targets in stream order
-/// (exact_vertex: their vertices, compacted). Writes 8 bytes (u then v, little-endian) at
-/// dst + 8 e.
+/// (exact_vertex: their vertices, compacted). Writes 2 sizeof(T) bytes (u then v,
+/// little-endian) at dst + 2 sizeof(T) e.
+template <class T>
 FACTZ_HD void write_speculative_exact(const PhaseLattice& A, int64_t nx, int64_t e, int64_t anchors,
-                                      const int64_t* stored_anchor, const int64_t* exact_vertex, const float* u,
-                                      const float* v, uint8_t* dst) {
+                                      const int64_t* stored_anchor, const int64_t* exact_vertex, const T* u,
+                                      const T* v, uint8_t* dst) {
   const int64_t k = e >= anchors ? exact_vertex[e - anchors] : stored_anchor ? stored_anchor[e] : lattice_vertex(A, nx, e);
-  const uint32_t bu = float_bits(u[k]), bv = float_bits(v[k]);
-  for (int i = 0; i < 4; ++i) {
-    dst[8 * e + i] = uint8_t(bu >> (8 * i));
-    dst[8 * e + 4 + i] = uint8_t(bv >> (8 * i));
+  const uint64_t bu = value_bits(u[k]), bv = value_bits(v[k]);
+  constexpr int kBytes = int(sizeof(T));
+  for (int i = 0; i < kBytes; ++i) {
+    dst[2 * kBytes * e + i] = uint8_t(bu >> (8 * i));
+    dst[2 * kBytes * e + kBytes + i] = uint8_t(bv >> (8 * i));
   }
 }
 
@@ -113,10 +120,11 @@ FACTZ_HD void expand_target_id(int64_t p, const int64_t* stored, const int64_t* 
 /// `anchors` stored anchors), with the CPU decoder's kernel (kernels/speculative_decode.hpp);
 /// a missing target (kMissingVertex) takes its prediction. bad is set for a non-finite
 /// result (corrupt input only).
+template <class T>
 FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t, int64_t offset,
                             const uint16_t* ids, const uint16_t* cu, const uint16_t* cv, const int64_t* code_pos,
-                            const int64_t* exact_pos, int64_t anchors, const float* exact, const float* bound, float* u,
-                            float* v, int* bad) {
+                            const int64_t* exact_pos, int64_t anchors, const T* exact, const T* bound, T* u, T* v,
+                            int* bad) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t p = offset + t;
   const uint16_t id = ids[p];
@@ -125,7 +133,7 @@ FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step
     return;
   }
   const bool coded = id_has_code(id);
-  const float* ex = id_is_exact(id) ? exact + 2 * (anchors + exact_pos[p]) : nullptr;
+  const T* ex = id_is_exact(id) ? exact + 2 * (anchors + exact_pos[p]) : nullptr;
   if (!detail::decode_speculative_target(u, v, g.nx, g.ny, x, y, step, phase, id, ex, coded ? cu[code_pos[p]] : 0,
                                          coded ? cv[code_pos[p]] : 0, bound))
     *bad = 1;
@@ -134,8 +142,9 @@ FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step
 /// Kernel body, one thread per anchor a: its exact value, entry a, or with `missing`
 /// (null = none) entry pos[a] (exclusive scan of the stored flags of anchor_vertex) for a
 /// valid anchor and nothing for a missing one (fill_missing_anchors gives it its stand-in).
+template <class T>
 FACTZ_HD void decode_anchor(const PhaseLattice& A, int64_t nx, int64_t a, const uint8_t* missing, const int64_t* pos,
-                            const float* exact, float* u, float* v) {
+                            const T* exact, T* u, T* v) {
   const int64_t k = lattice_vertex(A, nx, a);
   if (missing && missing[k]) return;
   const int64_t e = missing ? pos[a] : a;
