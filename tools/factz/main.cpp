@@ -38,6 +38,10 @@ int run_verify_scalar64(const Args& a);
 /// verify's report of a scalar comparison (both value types); dtype: a "dtype" line, or none.
 void print_scalar_comparison(const Args& a, const factz::ScalarComparison& c, double p, const char* dtype);
 }  // namespace factz::cli
+namespace factz::cli {  // defined in cmd_cp3d.cpp: 3D vector fields (-3 with three -i)
+int run_cp3d(const Args& a);
+int run_verify3d(const Args& a);
+}  // namespace factz::cli
 
 namespace {
 
@@ -55,7 +59,8 @@ const factz::cli::OptionSpec kExec{
     "the node-local MPI rank modulo the device count); output bytes never depend on it"};
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
-const factz::cli::OptionSpec kDims3{"-3", 3, "NX NY NZ", "3D scalar grid, NX fastest (x), then NY, then NZ"};
+const factz::cli::OptionSpec kDims3{
+    "-3", 3, "NX NY NZ", "3D grid, NX fastest (x), then NY, then NZ: a scalar field, or with three -i (cp, verify) a vector field"};
 const factz::cli::OptionSpec kBlocks{
     "--blocks", 2, "PX PY",
     "domain decomposition (docs/multiblock.md): PX x PY blocks sharing their boundary rows/columns, stored exactly; "
@@ -126,7 +131,8 @@ const Command kVerify{
     "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors; "
     "for scalar fields the simplified contour trees (false positive / negative / type, arcs, pairing), errors.",
     "factz verify [-2 NX NY] -i U -i V -d U2 -d V2 [--fill V] [-x POLICY] [--json]\n"
-    "       factz verify -2 NX NY | -3 NX NY NZ -i S -d S2 [--persistence P] [--fill V] [-x POLICY] [--json]   (scalar)",
+    "       factz verify -2 NX NY | -3 NX NY NZ -i S -d S2 [--persistence P] [--fill V] [-x POLICY] [--json]   (scalar)\n"
+    "       factz verify -3 NX NY NZ -i U -i V -i W -d U2 -d V2 -d W2 [--fill V] [-x POLICY] [--json]   (3D vector)",
     {kDims, kDims3,
      {"-i", 1, "FILE", "original component (u then v; once for a scalar field): raw, .npy, FILE.nc:VAR[...], FILE.h5:/path", true},
      {"-d", 1, "FILE", "decompressed component (u then v; once for a scalar field); the original's fill values apply", true},
@@ -138,9 +144,9 @@ const Command kVerify{
      kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kCp{
-    "cp", "Extract the critical points of a 2D vector field (exact, Simulation of Simplicity).",
-    "factz cp [-2 NX NY] -i U -i V [--fill V] [--json] [--csv FILE] [-x POLICY]",
-    {kDims,
+    "cp", "Extract the critical points of a 2D or 3D vector field (exact, Simulation of Simplicity).",
+    "factz cp [-2 NX NY] -i U -i V [--fill V] [--json] [--csv FILE] [-x POLICY]\n       factz cp -3 NX NY NZ -i U -i V -i W [--fill V] [--json] [--csv FILE] [-x POLICY]   (3D)",
+    {kDims, kDims3,
      {"-i", 1, "FILE", "component (u then v): raw, .npy, FILE.nc:VAR[...], FILE.h5:/path", true},
      {"--csv", 1, "FILE", "write one row per critical point: triangle,row,column,mu0,mu1,mu2,type"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
@@ -197,6 +203,7 @@ std::vector<factz::CriticalPoint> cp_input(const Args& a, int64_t& nx, int64_t& 
 }
 
 int run_cp(const Args& a) {
+  if (a.has("-3")) return factz::cli::run_cp3d(a);
   two_files(a, "-i");
   refuse_clobbering(a, {"-i"}, {"--csv"});
   int64_t nx = 0, ny = 0, masked = 0;
@@ -264,6 +271,7 @@ int run_verify64(const Args& a) {
 
 int run_verify(const Args& a) {
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_verify(a);
+  if (a.has("-3") && a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_verify3d(a);
   if (a.has("-3") || (a.has("-i") && a.has("-d") && a.all("-i").size() == 1 && a.all("-d").size() == 1))
     return run_verify_scalar(a);
   two_files(a, "-i");

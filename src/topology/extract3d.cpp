@@ -1,0 +1,225 @@
+// Critical-point extraction of 3D vector fields (issue 22): the validation and missing
+// vertices of a VectorField3D, and one exact signature per Freudenthal tetrahedron
+// (kernels/tet.hpp), in parallel over rows of cubes; output in tetrahedron order whatever
+// the thread count.
+#include <omp.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "factz/topology3d.hpp"
+#include "kernels/tet.hpp"
+#include "topology/exec.hpp"
+#include "topology/signatures3d.hpp"
+
+namespace factz {
+
+const char* cp_type3_name(CpType3 t) {
+  switch (t) {
+    case CpType3::attracting_node: return "attracting_node";
+    case CpType3::repelling_node: return "repelling_node";
+    case CpType3::saddle_2_stable: return "saddle_2_stable";
+    case CpType3::saddle_2_unstable: return "saddle_2_unstable";
+    case CpType3::attracting_spiral: return "attracting_spiral";
+    case CpType3::repelling_spiral: return "repelling_spiral";
+    case CpType3::spiral_saddle_2_stable: return "spiral_saddle_2_stable";
+    case CpType3::spiral_saddle_2_unstable: return "spiral_saddle_2_unstable";
+    case CpType3::center: return "center";
+    case CpType3::degenerate: return "degenerate";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr int64_t kMaxVertices = int64_t(1) << 40;
+
+std::string dims_text(const VectorField3D& f) {
+  return std::to_string(f.nx) + "x" + std::to_string(f.ny) + "x" + std::to_string(f.nz);
+}
+
+/// One cube of the grid: corner k is corner 0 plus one step along each axis a whose bit a
+/// is set in k; its values are loaded once for the six tetrahedra.
+struct Cube {
+  int64_t base = 0;  ///< vertex index of corner 0
+  int64_t off[8]{};  ///< index offset of each corner
+  float u[8], v[8], w[8];
+};
+
+/// The signatures of the cube at c.base (its six tetrahedra, t = 0..5) into out[0..5]; `m`
+/// the missing vertices or null. Vertex order, indices and axes are those of tet_vertices.
+void cube_signatures(const float* u, const float* v, const float* w, const uint8_t* m, Cube& c, uint8_t* out) {
+  bool any_missing = false;
+  for (int k = 0; k < 8; ++k) {
+    const int64_t i = c.base + c.off[k];
+    c.u[k] = u[i];
+    c.v[k] = v[i];
+    c.w[k] = w[i];
+    any_missing = any_missing || (m && m[i]);
+  }
+  // A cube whose eight vectors are equal (a zero or constant region) has only flat images.
+  bool constant = true;
+  for (int k = 1; k < 8; ++k) constant = constant && c.u[k] == c.u[0] && c.v[k] == c.v[0] && c.w[k] == c.w[0];
+  if (!any_missing && (constant || detail::strictly_one_sided(c.u, 8) || detail::strictly_one_sided(c.v, 8) ||
+                       detail::strictly_one_sided(c.w, 8))) {
+    for (int t = 0; t < 6; ++t) out[t] = 0;
+    return;
+  }
+  for (int t = 0; t < 6; ++t) {
+    int axes[3], corner[4] = {0, 0, 0, 7};
+    for (int k = 0; k < 3; ++k) axes[k] = detail::tet_axis(t, k);
+    corner[1] = 1 << axes[0];
+    corner[2] = corner[1] | (1 << axes[1]);
+    int64_t idx[4];
+    float tu[4], tv[4], tw[4];
+    bool off_mesh = false;
+    for (int k = 0; k < 4; ++k) {
+      idx[k] = c.base + c.off[corner[k]];
+      off_mesh = off_mesh || (m && m[idx[k]]);  // not in the mesh: its values are never read
+      tu[k] = c.u[corner[k]];
+      tv[k] = c.v[corner[k]];
+      tw[k] = c.w[corner[k]];
+    }
+    if (off_mesh || detail::strictly_one_sided(tu, 4) || detail::strictly_one_sided(tv, 4) ||
+        detail::strictly_one_sided(tw, 4)) {
+      out[t] = 0;
+      continue;
+    }
+    detail::SosPoint3 p[4];
+    for (int k = 0; k < 4; ++k) p[k] = {tu[k], tv[k], tw[k], idx[k]};
+    out[t] = detail::flat_image(p) ? uint8_t(0) : detail::tet_signature(idx, axes, tu, tv, tw);
+  }
+}
+
+// The barycentric coordinates of the zero, for display: mu_k = D_k / D with D the
+// orientation determinant of the four vectors and D_k the same with vector k replaced by
+// the origin, in double (products of three float differences neither overflow nor
+// underflow there).
+std::array<double, 4> barycentric(const double p[4][3]) {
+  auto det = [](const double a[3], const double b[3], const double c[3], const double d[3]) {
+    double r[3][3];
+    for (int j = 0; j < 3; ++j) r[0][j] = b[j] - a[j], r[1][j] = c[j] - a[j], r[2][j] = d[j] - a[j];
+    return r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0]) +
+           r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+  };
+  const double o[3] = {0.0, 0.0, 0.0};
+  const double total = det(p[0], p[1], p[2], p[3]);
+  std::array<double, 4> mu{};
+  const double d[4] = {det(o, p[1], p[2], p[3]), det(p[0], o, p[2], p[3]), det(p[0], p[1], o, p[3]),
+                       det(p[0], p[1], p[2], o)};
+  for (int k = 0; k < 4; ++k) mu[size_t(k)] = total != 0.0 ? d[k] / total : 0.25;
+  return mu;
+}
+
+CriticalPoint3D describe(const VectorField3D& f, int64_t tet, uint8_t sig) {
+  CriticalPoint3D cp;
+  cp.tetrahedron = tet;
+  cp.t = int(tet % 6);
+  const int64_t cell = tet / 6;
+  cp.x = cell % (f.nx - 1);
+  cp.y = (cell / (f.nx - 1)) % (f.ny - 1);
+  cp.z = cell / ((f.nx - 1) * (f.ny - 1));
+  cp.type = CpType3(sig - 1);
+  int64_t idx[4];
+  int axes[3];
+  detail::tet_vertices(f.nx, f.ny, tet, idx, axes);
+  double p[4][3];
+  for (int k = 0; k < 4; ++k) {
+    p[k][0] = f.u[size_t(idx[k])];
+    p[k][1] = f.v[size_t(idx[k])];
+    p[k][2] = f.w[size_t(idx[k])];
+  }
+  cp.mu = barycentric(p);
+  return cp;
+}
+
+}  // namespace
+
+Status validate_field(const VectorField3D& f) {
+  if (f.nx <= 0 || f.ny <= 0 || f.nz <= 0)
+    return invalid_argument("3D field dimensions must be positive, got " + dims_text(f));
+  if (f.nx > kMaxVertices / f.ny || f.nx * f.ny > kMaxVertices / f.nz)
+    return invalid_argument("3D field too large (nx*ny*nz > 2^40): " + dims_text(f));
+  const auto n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n || f.w.size() != n)
+    return invalid_argument("component planes must hold nx*ny*nz = " + std::to_string(n) + " values (u " +
+                            std::to_string(f.u.size()) + ", v " + std::to_string(f.v.size()) + ", w " +
+                            std::to_string(f.w.size()) + ")");
+  if (!f.mask.empty() && f.mask.size() != n)
+    return invalid_argument("the mask must be empty or hold nx*ny*nz = " + std::to_string(n) + " bytes, not " +
+                            std::to_string(f.mask.size()));
+  int64_t bad = 0, first = -1;
+  for (size_t k = 0; k < n; ++k) {
+    if (!f.mask.empty() && f.mask[k]) continue;
+    const float a = f.u[k], b = f.v[k], c = f.w[k];
+    if (std::isnan(a) || std::isnan(b) || std::isnan(c)) continue;  // missing
+    if (std::isinf(a) || std::isinf(b) || std::isinf(c)) {
+      if (first < 0) first = int64_t(k);
+      ++bad;
+    }
+  }
+  if (bad > 0)
+    return invalid_argument(std::to_string(bad) + " infinite value(s) at valid vertices; first at x=" +
+                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx % f.ny) +
+                            " z=" + std::to_string(first / f.nx / f.ny) +
+                            " (mask it or make it NaN if it marks missing data)");
+  return Status::Ok();
+}
+
+std::vector<uint8_t> missing_mask(const VectorField3D& f) {
+  const size_t n = static_cast<size_t>(f.size());
+  std::vector<uint8_t> m;
+  if (f.u.size() < n || f.v.size() < n || f.w.size() < n) return m;
+  for (size_t k = 0; k < n; ++k) {
+    const bool miss = (!f.mask.empty() && f.mask[k]) || std::isnan(f.u[k]) || std::isnan(f.v[k]) ||
+                      std::isnan(f.w[k]);
+    if (!miss) continue;
+    if (m.empty()) m.assign(n, 0);
+    m[k] = 1;
+  }
+  return m;
+}
+
+std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D& f, const std::vector<uint8_t>& missing,
+                                                Exec exec) {
+  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
+  std::vector<uint8_t> sig(static_cast<size_t>(detail::tet_count(nx, ny, nz)));
+  if (sig.empty()) return sig;
+  const float* u = f.u.data();
+  const float* v = f.v.data();
+  const float* w = f.w.data();
+  const uint8_t* m = missing.empty() ? nullptr : missing.data();
+  const int64_t cx = nx - 1, cy = ny - 1, rows = cy * (nz - 1);
+  // One row of cubes (fixed y, z) per iteration: rows write disjoint ranges of `sig`, so
+  // the bytes do not depend on the schedule. Dynamic: cubes near critical points (and ties
+  // that reach the symbolic perturbation) cost far more than the rest.
+#pragma omp parallel for schedule(dynamic, 8) num_threads(detail::thread_count(exec))
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t y = r % cy, z = r / cy;
+    Cube c;
+    for (int k = 0; k < 8; ++k) c.off[k] = (k & 1) + ((k >> 1) & 1) * nx + ((k >> 2) & 1) * nx * ny;
+    for (int64_t x = 0; x < cx; ++x) {
+      c.base = (z * ny + y) * nx + x;
+      cube_signatures(u, v, w, m, c, &sig[size_t(6 * (r * cx + x))]);
+    }
+  }
+  return sig;
+}
+
+Result<std::vector<uint8_t>> signatures(const VectorField3D& f, Exec exec) {
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  return detail::signatures_on_mesh(f, missing_mask(f), exec);
+}
+
+Result<std::vector<CriticalPoint3D>> critical_points(const VectorField3D& f, Exec exec) {
+  auto sig = signatures(f, exec);
+  if (!sig.ok()) return sig.status();
+  std::vector<CriticalPoint3D> out;
+  const auto& s = sig.value();
+  for (size_t t = 0; t < s.size(); ++t)
+    if (s[t] != 0) out.push_back(describe(f, int64_t(t), s[t]));
+  return out;
+}
+
+}  // namespace factz

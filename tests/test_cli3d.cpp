@@ -1,0 +1,218 @@
+// `factz cp -3` and `factz verify -3` with three components (3D vector fields, issue 22):
+// the counts the library gives, raw and .npy inputs, missing vertices, policies that never
+// change the answer, and clean failures (exit 2 for usage, 1 for errors, one line on
+// stderr). Each test runs the built binary in its own temporary folder.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "factz/topology3d.hpp"
+#include "support/cli_process.hpp"
+#include "support/npy_file.hpp"
+#include "support/synth3d.hpp"
+
+namespace factz {
+namespace {
+
+using testing::key_values;
+using testing::Outcome;
+using testing::run_in;
+using testing::TempDir;
+
+const std::string kCli = testing::shell_quoted(FACTZ_CLI_PATH);
+
+std::string float_bytes(const std::vector<float>& v) {
+  std::string s(v.size() * 4, '\0');
+  if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());  // little-endian host (docs/usage.md)
+  return s;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+/// Writes f as PREFIX_u.f32, PREFIX_v.f32, PREFIX_w.f32 and returns "-i ... -i ... -i ..."
+/// (or with `flag` -d).
+std::string write_field(const TempDir& dir, const VectorField3D& f, const std::string& prefix,
+                        const std::string& flag = "-i") {
+  std::string args;
+  for (auto [name, plane] : {std::pair{"u", &f.u}, {"v", &f.v}, {"w", &f.w}}) {
+    const std::string file = prefix + "_" + name + ".f32";
+    write_file(dir / file, float_bytes(*plane));
+    args += " " + flag + " " + file;
+  }
+  return args;
+}
+
+std::string dims(const VectorField3D& f) {
+  return " -3 " + std::to_string(f.nx) + " " + std::to_string(f.ny) + " " + std::to_string(f.nz);
+}
+
+TEST(Cli3D, CpFindsTheOneSaddleOfALinearField) {
+  TempDir dir;
+  const VectorField3D f = testing::linear_field(4, 5, 3, testing::jacobian_of(CpType3::saddle_2_stable),
+                                                testing::tet_centroid(1, 2, 1, 4));
+  const std::string in = write_field(dir, f, "lin");
+  const Outcome text = run_in(dir, kCli + " cp" + dims(f) + in + " --csv cps.csv");
+  ASSERT_EQ(text.exit_code, 0) << text.describe();
+  auto kv = key_values(text.out);
+  EXPECT_EQ(kv["critical_points"], "1");
+  EXPECT_EQ(kv["saddle_2_stable"], "1");
+  EXPECT_EQ(kv["repelling_node"], "0");
+  EXPECT_EQ(kv["masked_vertices"], "0");
+  const std::string csv = testing::read_text_file(dir / "cps.csv");
+  const int64_t tet = 6 * ((1 * 4 + 2) * 3 + 1) + 4;
+  EXPECT_EQ(csv.rfind("tetrahedron,x,y,z,t,mu0,mu1,mu2,mu3,type\n", 0), 0u) << csv;
+  std::string row = "\n";  // built by appending: GCC 12 warns (-Wrestrict) on "..." + std::string
+  row += std::to_string(tet);
+  row += ",1,2,1,4,0.25,0.25,0.25,0.25,saddle_2_stable\n";
+  EXPECT_NE(csv.find(row), std::string::npos) << csv;
+  const Outcome json = run_in(dir, kCli + " cp" + dims(f) + in + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.describe();
+  EXPECT_NE(json.out.find("\"nz\": 3"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"critical_points\": 1"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"types\": {\"attracting_node\": 0"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"saddle_2_stable\": 1"), std::string::npos) << json.out;
+}
+
+TEST(Cli3D, CpAgreesWithTheLibraryOnEveryPolicyAndOnNpyInput) {
+  TempDir dir;
+  const VectorField3D f = testing::random_modes(19, 14, 11, 8);
+  const std::string in = write_field(dir, f, "m");
+  const auto cps = critical_points(f);
+  ASSERT_TRUE(cps.ok());
+  ASSERT_GT(cps->size(), 0u);
+  std::string reference;
+  for (const char* x : {"serial", "omp", "omp=3"}) {
+    const Outcome o = run_in(dir, kCli + " cp" + dims(f) + in + " -x " + x);
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    EXPECT_EQ(key_values(o.out)["critical_points"], std::to_string(cps->size())) << x;
+    if (reference.empty()) reference = o.out;
+    EXPECT_EQ(o.out, reference) << x;
+  }
+  // The same planes as .npy files of shape (nz, ny, nx).
+  std::string npy_in;
+  for (auto [name, plane] : {std::pair{"u", &f.u}, {"v", &f.v}, {"w", &f.w}}) {
+    std::string shape = "(";  // built by appending, as above
+    shape += std::to_string(f.nz) + ", " + std::to_string(f.ny) + ", " + std::to_string(f.nx) + ")";
+    write_file(dir / (std::string(name) + ".npy"),
+               testing::npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }", 1,
+                                 float_bytes(*plane)));
+    npy_in += std::string(" -i ") + name + ".npy";
+  }
+  const Outcome npy = run_in(dir, kCli + " cp" + dims(f) + npy_in);
+  ASSERT_EQ(npy.exit_code, 0) << npy.describe();
+  EXPECT_EQ(npy.out, reference);
+}
+
+TEST(Cli3D, VerifyCountsWhatTheLibraryCounts) {
+  TempDir dir;
+  const VectorField3D a = testing::random_modes(15, 13, 12, 21);
+  VectorField3D b = a;
+  for (size_t k = 0; k < b.u.size(); k += 5) b.w[k] += 1.0f;
+  const auto c = compare(a, b);
+  ASSERT_TRUE(c.ok());
+  ASSERT_GT(c->violations(), 0);
+  const std::string in = write_field(dir, a, "a"), out = write_field(dir, b, "b", "-d");
+  const Outcome same = run_in(dir, kCli + " verify" + dims(a) + in + write_field(dir, a, "a", "-d"));
+  ASSERT_EQ(same.exit_code, 0) << same.describe();
+  auto kv = key_values(same.out);
+  EXPECT_EQ(kv["violations"], "0");
+  EXPECT_EQ(kv["cp_original"], std::to_string(c->cp_original));
+  EXPECT_EQ(kv["max_abs_error_w"], "0");
+  const Outcome diff = run_in(dir, kCli + " verify" + dims(a) + in + out + " -x omp=2");
+  ASSERT_EQ(diff.exit_code, 0) << diff.describe();
+  kv = key_values(diff.out);
+  EXPECT_EQ(kv["lost"], std::to_string(c->lost));
+  EXPECT_EQ(kv["spurious"], std::to_string(c->spurious));
+  EXPECT_EQ(kv["type_changed"], std::to_string(c->type_changed));
+  EXPECT_EQ(kv["violations"], std::to_string(c->violations()));
+  EXPECT_EQ(kv["max_abs_error_u"], "0");
+  EXPECT_NEAR(std::stod(kv["max_abs_error_w"]), c->max_abs_error[2], 1e-5);
+  EXPECT_NEAR(c->max_abs_error[2], 1.0, 1e-6);
+  const Outcome json = run_in(dir, kCli + " verify" + dims(a) + in + out + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.describe();
+  EXPECT_NE(json.out.find("\"max_abs_error\": [0, 0, "), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"violations\": " + std::to_string(c->violations())), std::string::npos) << json.out;
+}
+
+TEST(Cli3D, FillAndNanMarkMissingVertices) {
+  TempDir dir;
+  VectorField3D f = testing::random_modes(9, 8, 7, 4);
+  f.u[5] = -9999.0f;
+  f.w[17] = -9999.0f;
+  f.v[30] = std::nanf("");
+  const std::string in = write_field(dir, f, "f");
+  const Outcome plain = run_in(dir, kCli + " cp" + dims(f) + in);
+  ASSERT_EQ(plain.exit_code, 0) << plain.describe();
+  EXPECT_EQ(key_values(plain.out)["masked_vertices"], "1");
+  const Outcome fill = run_in(dir, kCli + " cp" + dims(f) + in + " --fill -9999");
+  ASSERT_EQ(fill.exit_code, 0) << fill.describe();
+  EXPECT_EQ(key_values(fill.out)["masked_vertices"], "3");
+  VectorField3D g = f;
+  g.mask.assign(g.u.size(), 0);
+  g.mask[5] = g.mask[17] = 1;
+  const auto cps = critical_points(g);
+  ASSERT_TRUE(cps.ok());
+  EXPECT_EQ(key_values(fill.out)["critical_points"], std::to_string(cps->size()));
+  const Outcome verify = run_in(dir, kCli + " verify" + dims(f) + in + write_field(dir, f, "f", "-d") + " --fill -9999");
+  ASSERT_EQ(verify.exit_code, 0) << verify.describe();
+  EXPECT_EQ(key_values(verify.out)["masked_vertices"], "3");
+  EXPECT_EQ(key_values(verify.out)["violations"], "0");
+}
+
+TEST(Cli3D, BadInputsFailWithOneClearLine) {
+  TempDir dir;
+  const VectorField3D f = testing::tie_field(4, 3, 2, 1);
+  const std::string in = write_field(dir, f, "t");
+  struct Case {
+    std::string args;
+    int code;
+    std::string says;
+  };
+  const Case cases[] = {
+      {" cp -3 4 3 2 -i t_u.f32 -i t_v.f32", 2, "give -i three times"},
+      {" cp -3 4 3 x" + in, 2, "-3 needs three positive integers"},
+      {" cp -3 4 0 2" + in, 2, "-3 needs three positive integers"},
+      {" cp -3 1048576 1048576 2" + in, 1, "exceeds 2^40"},
+      {" cp -3 4 3 3" + in, 1, "needs 144 (float32)"},
+      {" cp -3 4 3 2" + in + " --fill-u 1", 2, "give --fill V"},
+      {" cp -3 4 3 2" + in + " --dtype f64", 1, "float32 only"},
+      {" cp -3 4 3 2" + in + " -x cuda", 2, "-x cuda"},
+      {" cp -3 4 3 2 -i t_u.f32 -i t_v.f32 -i missing.f32", 1, "missing.f32"},
+      {" verify -3 4 3 2" + in + " -d t_u.f32 -d t_v.f32 -d t_w.f32 -d t_w.f32", 2, "give -d three times"},
+      {" cp -3 4 3 2" + in + " --csv t_u.f32", 2, "refusing to overwrite an input"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = run_in(dir, kCli + c.args);
+    EXPECT_EQ(o.exit_code, c.code) << c.args << "\n" << o.describe();
+    EXPECT_FALSE(o.signaled) << c.args;
+    EXPECT_NE(o.err.find(c.says), std::string::npos) << c.args << "\n" << o.describe();
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\n" << o.err;
+  }
+}
+
+TEST(Cli3D, TinyGridsWork) {
+  TempDir dir;
+  for (auto [nx, ny, nz] : {std::array<int64_t, 3>{1, 1, 1}, {2, 1, 3}, {2, 2, 2}}) {
+    const VectorField3D f = testing::tie_field(nx, ny, nz, 3);
+    const std::string in = write_field(dir, f, "tiny");
+    const Outcome o = run_in(dir, kCli + " cp" + dims(f) + in);
+    ASSERT_EQ(o.exit_code, 0) << o.describe();
+    const auto cps = critical_points(f);
+    ASSERT_TRUE(cps.ok());
+    EXPECT_EQ(key_values(o.out)["critical_points"], std::to_string(cps->size()));
+  }
+}
+
+}  // namespace
+}  // namespace factz

@@ -1,0 +1,162 @@
+// 3D vector fields on the command line (issue 22): `factz cp -3 NX NY NZ -i U -i V -i W`
+// (the critical points of the Freudenthal tetrahedra, factz/topology3d.hpp) and `factz
+// verify -3 NX NY NZ -i U -i V -i W -d U2 -d V2 -d W2` (lost / spurious / changed
+// critical points and errors). main.cpp hands these over when -3 comes with three -i (a
+// single -i with -3 stays a scalar field). Inputs: raw little-endian float32 files of
+// nx * ny * nz values (x fastest), or '<f4' .npy files of shape (nz, ny, nx) or (n,); '-'
+// reads stdin. NaN, and the value of --fill in any component, mark a vertex missing.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "factz/io.hpp"
+#include "factz/topology3d.hpp"
+
+namespace factz::cli {
+
+namespace {
+
+using In = StatsWriter::In;
+
+/// `-3 NX NY NZ`: three positive integers whose product stays within the library's 2^40.
+void dims3(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz) {
+  const auto& d = a.all("-3").back();
+  long long x = 0, y = 0, z = 0;
+  if (!to_int64(d[0], x) || !to_int64(d[1], y) || !to_int64(d[2], z) || x <= 0 || y <= 0 || z <= 0)
+    fail("-3 needs three positive integers, got '" + d[0] + " " + d[1] + " " + d[2] + "'", 2);
+  constexpr long long kMax = 1ll << 40;
+  if (x > kMax / y || x * y > kMax / z)
+    fail("invalid_argument: -3 " + d[0] + " " + d[1] + " " + d[2] + ": the grid exceeds 2^40 vertices");
+  nx = x, ny = y, nz = z;
+}
+
+/// The three files of `flag` (u, v, w), or a usage error.
+std::vector<std::string> three_files(const Args& a, const char* flag) {
+  const auto& v = a.all(flag);
+  if (v.size() != 3)
+    fail(std::string("give ") + flag + " three times (u, v, w) for a 3D vector field with -3, got " +
+             std::to_string(v.size()),
+         2);
+  return {v[0][0], v[1][0], v[2][0]};
+}
+
+/// One component of n values: raw float32 (exactly 4 n bytes) or a '<f4' C-order .npy of
+/// shape (nz, ny, nx) or (n,).
+std::vector<float> read_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+  const int64_t n = nx * ny * nz;
+  const std::vector<uint8_t> bytes = take(factz::read_bytes(path));
+  size_t offset = 0;
+  const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  if (npy) {
+    const auto h = factz::parse_npy_header(bytes);
+    if (!h.ok()) fail("invalid_argument: " + path + ": " + h.status().message());
+    const auto& s = h->shape;
+    const bool grid = s.size() == 3 && s[0] == nz && s[1] == ny && s[2] == nx;
+    const bool flat = s.size() == 1 && s[0] == n;
+    if (h->descr != "<f4" || h->fortran_order || !(grid || flat))
+      fail("invalid_argument: " + path + ": a 3D component must be a C-order '<f4' array of shape (" +
+           std::to_string(nz) + ", " + std::to_string(ny) + ", " + std::to_string(nx) + ") (-3 NX NY NZ)");
+    offset = size_t(h->data_offset);
+  }
+  const uint64_t want = uint64_t(n) * 4;
+  if (bytes.size() < offset || bytes.size() - offset != want)
+    fail("invalid_argument: " + path + " holds " + std::to_string(bytes.size() - std::min(bytes.size(), offset)) +
+         " bytes of values; -3 " + std::to_string(nx) + " " + std::to_string(ny) + " " + std::to_string(nz) +
+         " needs " + std::to_string(want) + " (float32)");
+  std::vector<float> out(static_cast<size_t>(n));
+  if (n > 0) std::memcpy(out.data(), bytes.data() + offset, size_t(want));  // little-endian host (docs/usage.md)
+  return out;
+}
+
+/// The field of `flag` (u, v, w) with its missing vertices marked: NaN, and --fill V in
+/// any component. Returns the count of missing vertices in `masked`.
+factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked) {
+  if (a.has("--fill-u") || a.has("--fill-v"))
+    fail("--fill-u and --fill-v name 2D components; give --fill V for a 3D vector field", 2);
+  if (a.has("--dtype") && a.get("--dtype") != "f32")
+    fail("invalid_argument: 3D vector fields are read as float32 only (no float64 3D analysis yet)");
+  factz::VectorField3D f;
+  dims3(a, f.nx, f.ny, f.nz);
+  const auto files = three_files(a, flag);
+  f.u = read_component(files[0], f.nx, f.ny, f.nz);
+  f.v = read_component(files[1], f.nx, f.ny, f.nz);
+  f.w = read_component(files[2], f.nx, f.ny, f.nz);
+  const std::optional<float> fill = a.has("--fill") ? fill_of(a).u : std::nullopt;
+  if (fill && !std::isnan(*fill)) {
+    f.mask.assign(f.u.size(), 0);
+    for (size_t k = 0; k < f.u.size(); ++k) f.mask[k] = f.u[k] == *fill || f.v[k] == *fill || f.w[k] == *fill;
+  }
+  f.mask = factz::missing_mask(f);  // the marks above plus NaN; empty when nothing is missing
+  masked = 0;
+  for (uint8_t m : f.mask) masked += m != 0;
+  check(factz::validate_field(f));
+  return f;
+}
+
+}  // namespace
+
+int run_cp3d(const Args& a) {
+  three_files(a, "-i");
+  refuse_clobbering(a, {"-i"}, {"--csv"});
+  int64_t masked = 0;
+  const factz::VectorField3D f = read_field3d(a, "-i", masked);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto cps = take(factz::critical_points(f, exec_of(a)));
+  const double secs = seconds_since(t0);
+  int64_t counts[factz::kCpType3Count] = {};
+  for (const auto& c : cps) ++counts[int(c.type)];
+  if (a.has("--csv")) {  // built in memory, written (and checked) as one file
+    std::string csv = "tetrahedron,x,y,z,t,mu0,mu1,mu2,mu3,type\n";
+    char buf[320];
+    for (const auto& c : cps) {
+      std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%lld,%d,%.9g,%.9g,%.9g,%.9g,%s\n", (long long)c.tetrahedron,
+                    (long long)c.x, (long long)c.y, (long long)c.z, c.t, c.mu[0], c.mu[1], c.mu[2], c.mu[3],
+                    factz::cp_type3_name(c.type));
+      csv += buf;
+    }
+    check(factz::write_bytes(a.get("--csv"), std::vector<uint8_t>(csv.begin(), csv.end())));
+  }
+  StatsWriter types, s;
+  for (int t = 0; t < factz::kCpType3Count; ++t) types.count(factz::cp_type3_name(factz::CpType3(t)), counts[t]);
+  s.count("nx", f.nx, In::json).count("ny", f.ny, In::json).count("nz", f.nz, In::json);
+  s.count("critical_points", cps.size()).count("masked_vertices", masked);
+  s.text("dtype", "float32", In::json).json("types", types.object());
+  for (int t = 0; t < factz::kCpType3Count; ++t)
+    s.count(factz::cp_type3_name(factz::CpType3(t)), counts[t], In::text);
+  s.num("cp_seconds", secs, In::json);
+  s.print(a.has("--json"), true);
+  return 0;
+}
+
+int run_verify3d(const Args& a) {
+  three_files(a, "-i");
+  three_files(a, "-d");
+  int64_t masked_i = 0, masked_d = 0;
+  const factz::VectorField3D orig = read_field3d(a, "-i", masked_i);
+  const factz::VectorField3D dec = read_field3d(a, "-d", masked_d);  // --fill applies to both
+  const auto c = take(factz::compare(orig, dec, exec_of(a)));
+  StatsWriter s;
+  s.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);
+  s.count("spurious", c.spurious).count("type_changed", c.type_changed).count("mask_mismatch", c.mask_mismatch);
+  s.count("violations", c.violations()).count("masked_vertices", c.masked_vertices);
+  std::string triple = "[";  // built by appending, as add_comparison does
+  for (int k = 0; k < 3; ++k) {
+    if (k > 0) triple += ", ";
+    triple += json_number(c.max_abs_error[size_t(k)]);
+  }
+  s.json("max_abs_error", triple + "]");
+  s.num("max_abs_error_u", c.max_abs_error[0], In::text).num("max_abs_error_v", c.max_abs_error[1], In::text);
+  s.num("max_abs_error_w", c.max_abs_error[2], In::text);
+  s.num("rmse", c.rmse).num("nrmse", c.nrmse).num("psnr", c.psnr);
+  s.num("value_range", c.value_range, In::json).text("dtype", "float32", In::json);
+  s.print(a.has("--json"), true);
+  return 0;
+}
+
+}  // namespace factz::cli
