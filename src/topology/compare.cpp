@@ -7,6 +7,7 @@
 
 #include "factz/topology.hpp"
 #include "topology/exec.hpp"
+#include "topology/mask_tally.hpp"
 
 namespace factz {
 
@@ -32,19 +33,13 @@ Result<Comparison> compare_any(const Field& a, const Field& b, Exec exec) {
     if (x[t] == 0 && y[t] != 0) ++c.spurious;
     if (x[t] != 0 && y[t] != 0 && x[t] != y[t]) ++c.type_changed;
   }
-  // Masks: a vertex missing in one field and not in the other is a violation; pointwise
-  // statistics run over the vertices valid in both.
+  // Masks (mask_tally.hpp): a vertex missing in one field and not in the other is a
+  // violation; pointwise statistics run over the vertices valid in both.
   const int64_t n = a.size();
-  int64_t valid = n;
-  if (!ma.empty() || !mb.empty()) {
-    valid = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      const bool xa = !ma.empty() && ma[size_t(k)], xb = !mb.empty() && mb[size_t(k)];
-      c.masked_vertices += xa;
-      c.mask_mismatch += xa != xb;
-      valid += !xa && !xb;
-    }
-  }
+  const detail::MaskTally masks = detail::tally_masks(ma, mb, n);
+  c.masked_vertices = masks.masked;
+  c.mask_mismatch = masks.mismatch;
+  const int64_t valid = masks.valid;
   const uint8_t* skip_a = ma.empty() ? nullptr : ma.data();
   const uint8_t* skip_b = mb.empty() ? nullptr : mb.data();
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sq = 0;
