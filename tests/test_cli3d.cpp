@@ -17,7 +17,7 @@
 #include "factz/topology3d.hpp"
 #include "support/cli_process.hpp"
 #include "support/npy_file.hpp"
-#include "support/synth3d.hpp"
+#include "synth3d.hpp"
 
 namespace factz {
 namespace {

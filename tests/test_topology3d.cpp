@@ -16,7 +16,7 @@
 #include "factz/topology3d.hpp"
 #include "kernels/tet.hpp"
 #include "support/exact_reference3d.hpp"
-#include "support/synth3d.hpp"
+#include "synth3d.hpp"
 
 namespace factz {
 namespace {

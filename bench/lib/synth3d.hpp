@@ -1,6 +1,6 @@
-// Synthetic 3D vector fields for the 3D tests and timings (issue 22): classic flows, a
-// random band-limited flow, tie-heavy fields, and linear fields with one critical point
-// of a chosen type in a chosen tetrahedron.
+// Synthetic 3D vector fields for the 3D tests and benchmarks (issue 22; bench/cp3d_bench):
+// classic flows, a random band-limited flow, tie-heavy fields, and linear fields with one
+// critical point of a chosen type in a chosen tetrahedron.
 //
 // Every generator is a pure function of its arguments. Randomness comes from a
 // counter-based splitmix64 hash of (seed, counter), never from std:: distributions (their

@@ -1,4 +1,4 @@
-#include "support/synth3d.hpp"
+#include "synth3d.hpp"
 
 #include <algorithm>
 #include <cmath>
