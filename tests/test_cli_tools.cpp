@@ -33,6 +33,7 @@ namespace factz {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::have_program;
 using testing::Outcome;
 using testing::TempDir;
 
@@ -246,10 +247,6 @@ TEST(CliTools, H5filterSpellsTheBoundAsTwoWordsOfADouble) {
   expect_error(factz_run(dir, "h5filter --fill x"), 2, "h5filter", "--fill", "--fill x");
   expect_error(factz_run(dir, "h5filter --h5repack --nccopy"), 2, "h5filter", "one of", "two outputs");
   expect_error(factz_run(dir, "h5filter --var 'a,b'"), 2, "h5filter", "--var", "a comma");
-}
-
-bool have_program(const std::string& name) {
-  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
 }
 
 /// What the end-to-end HDF5 check needs: the plugin, h5py, and the given tools.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/cli_process.hpp"
+#include "support/netcdf_cli.hpp"
 #include "support/npy_file.hpp"
 #include "support/temp_dir.hpp"
 
@@ -24,7 +25,11 @@ namespace factz {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::declaration;
+using testing::expect_one_line;
+using testing::have_program;
 using testing::key_values;
+using testing::lines_with;
 using testing::Outcome;
 using testing::TempDir;
 
@@ -44,20 +49,9 @@ std::vector<float> read_f32(const std::string& path) {
   return v;
 }
 
-/// What `factz --version` says is built in.
-bool netcdf_built_in() {
-  static const bool yes = [] {
-    TempDir dir;
-    const Outcome o = factz(dir, "--version");
-    return o.exit_code == 0 && o.out.find("netCDF-C") != std::string::npos;
-  }();
-  return yes;
-}
-bool have_program(const std::string& name) { return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0; }
-
 #define REQUIRE_NETCDF()                                                                               \
   do {                                                                                                 \
-    if (!netcdf_built_in()) GTEST_SKIP() << "factz was built without netCDF-C (libnetcdf-dev): skipped"; \
+    if (!testing::netcdf_built_in(kCli)) GTEST_SKIP() << "factz was built without netCDF-C (libnetcdf-dev): skipped"; \
     if (!have_program("ncgen") || !have_program("ncdump"))                                             \
       GTEST_SKIP() << "ncgen / ncdump (netcdf-bin) not installed: skipped";                            \
   } while (0)
@@ -133,30 +127,6 @@ void make_storm(const TempDir& dir, const std::string& kind = "nc4", const std::
   ASSERT_EQ(o.exit_code, 0) << o.describe();
 }
 
-/// The lines of `ncdump -h` that declare variable `var` and its attributes.
-std::vector<std::string> declaration(const std::string& header, const std::string& var) {
-  std::vector<std::string> out;
-  std::istringstream in(header);
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    const bool declares = line.find(" " + var + "(") != std::string::npos && line.rfind("\t\t", 0) != 0;
-    if (declares) inside = true;
-    else if (inside && line.rfind("\t\t" + var + ":", 0) != 0) inside = false;
-    if (inside) out.push_back(line);
-  }
-  return out;
-}
-
-std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-  return out;
-}
-
 /// The values of `var` as `ncdump -v var -p 9` prints them; NaN stands for '_' (a fill).
 std::vector<double> dumped_values(const TempDir& dir, const std::string& file, const std::string& var) {
   const Outcome o = testing::run_in(dir, "ncdump -p 9,17 -v " + var + " " + file);
@@ -172,14 +142,6 @@ std::vector<double> dumped_values(const TempDir& dir, const std::string& file, c
   std::string token;
   while (in >> token) values.push_back(token == "_" ? std::nan("") : std::stod(token));
   return values;
-}
-
-/// One line on stderr naming `needles`, and the exit code.
-void expect_one_line(const Outcome& o, int code, const std::vector<std::string>& needles) {
-  EXPECT_EQ(o.exit_code, code) << o.describe();
-  EXPECT_FALSE(o.signaled) << o.describe();
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.describe();
-  for (const auto& n : needles) EXPECT_NE(o.err.find(n), std::string::npos) << "wanted '" << n << "'\n" << o.describe();
 }
 
 // ---- The workflow of docs/usage.md ----------------------------------------------------------

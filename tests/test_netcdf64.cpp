@@ -22,12 +22,17 @@
 #include "factz/field.hpp"
 #include "factz/topology.hpp"
 #include "support/cli_process.hpp"
+#include "support/netcdf_cli.hpp"
 #include "support/temp_dir.hpp"
 
 namespace factz {
 namespace {
 
+using testing::declaration;
+using testing::expect_one_line;
+using testing::have_program;
 using testing::key_values;
+using testing::lines_with;
 using testing::Outcome;
 using testing::TempDir;
 
@@ -50,14 +55,6 @@ std::vector<T> read_values(const std::string& path) {
   return v;
 }
 
-bool netcdf_built_in() {
-  static const bool yes = [] {
-    TempDir dir;
-    const Outcome o = factz(dir, "--version");
-    return o.exit_code == 0 && o.out.find("netCDF-C") != std::string::npos;
-  }();
-  return yes;
-}
 bool hdf5_built_in() {
   static const bool yes = [] {
     TempDir dir;
@@ -65,13 +62,10 @@ bool hdf5_built_in() {
   }();
   return yes;
 }
-bool have_program(const std::string& name) {
-  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
-}
 
 #define REQUIRE_NETCDF()                                                                               \
   do {                                                                                                 \
-    if (!netcdf_built_in()) GTEST_SKIP() << "factz was built without netCDF-C (libnetcdf-dev): skipped"; \
+    if (!testing::netcdf_built_in(kCli)) GTEST_SKIP() << "factz was built without netCDF-C (libnetcdf-dev): skipped"; \
     if (!have_program("ncgen") || !have_program("ncdump") || !have_program("h5dump"))                  \
       GTEST_SKIP() << "ncgen / ncdump (netcdf-bin) or h5dump (hdf5-tools) not installed: skipped";     \
   } while (0)
@@ -152,37 +146,6 @@ std::vector<double> h5_doubles(const TempDir& dir, const std::string& file, cons
   const Outcome o = testing::run_in(dir, "h5dump -d " + dataset + " -b LE -o values.bin " + file);
   EXPECT_EQ(o.exit_code, 0) << o.describe();
   return read_values<double>(dir / "values.bin");
-}
-
-/// The lines of `ncdump -h` that declare variable `var` and its attributes.
-std::vector<std::string> declaration(const std::string& header, const std::string& var) {
-  std::vector<std::string> out;
-  std::istringstream in(header);
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    const bool declares = line.find(" " + var + "(") != std::string::npos && line.rfind("\t\t", 0) != 0;
-    if (declares) inside = true;
-    else if (inside && line.rfind("\t\t" + var + ":", 0) != 0) inside = false;
-    if (inside) out.push_back(line);
-  }
-  return out;
-}
-
-std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-  return out;
-}
-
-void expect_one_line(const Outcome& o, int code, const std::vector<std::string>& needles) {
-  EXPECT_EQ(o.exit_code, code) << o.describe();
-  EXPECT_FALSE(o.signaled) << o.describe();
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.describe();
-  for (const auto& n : needles) EXPECT_NE(o.err.find(n), std::string::npos) << "wanted '" << n << "'\n" << o.describe();
 }
 
 bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/temp_dir.hpp"
 
@@ -62,6 +63,21 @@ inline std::map<std::string, std::string> key_values(const std::string& line) {
     if (eq != std::string::npos) kv[token.substr(0, eq)] = token.substr(eq + 1);
   }
   return kv;
+}
+
+/// Whether `name` is a program on PATH.
+inline bool have_program(const std::string& name) {
+  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+/// The lines of `text` that contain `needle`.
+inline std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  return out;
 }
 
 }  // namespace factz::testing
