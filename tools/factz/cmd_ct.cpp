@@ -111,26 +111,36 @@ bool scalar_stream_is_float64(const std::vector<uint8_t>& stream) {
   return t.ok() && t.value() == factz::DType::float64;
 }
 
+/// compress's report of a scalar field, float32 or float64 (dtype: a "dtype" line and 64
+/// raw bits per value, or none and 32).
+void print_scalar_compression(const Args& a, const factz::ScalarOptions& o, const std::string& mode,
+                              const factz::ScalarCompressStats& st, int64_t nx, int64_t ny, int64_t nz,
+                              size_t stream_bytes, double secs, const char* dtype) {
+  using In = StatsWriter::In;
+  const double bits = dtype ? 64.0 : 32.0;
+  const double raw = double(nx) * double(ny) * double(nz) * bits / 8.0;
+  const double ratio = raw / double(stream_bytes);
+  StatsWriter s;
+  s.text("mode", mode).text("coder", factz::coder_name(o.coder), In::json);
+  if (dtype) s.text("dtype", dtype, In::json);
+  s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream_bytes).num("ratio", ratio);
+  s.num("bit_rate", bits / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
+  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
+  s.count("masked_vertices", st.masked_vertices);
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+}
+
 /// compress of a float64 scalar field: the options `o` main.cpp parsed (mode named `mode`).
 int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const std::string& mode) {
-  using In = StatsWriter::In;
   const ScalarField64 field = read_scalar_input64(a, "-i", "compress");
   factz::ScalarCompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress_scalar(field, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  const double raw = double(field.size()) * 8.0;
-  const double ratio = raw / double(stream.size());
-  StatsWriter s;
-  s.text("mode", mode).text("coder", factz::coder_name(o.coder), In::json).text("dtype", "float64", In::json);
-  s.count("nx", field.nx, In::json).count("ny", field.ny, In::json).count("nz", field.nz, In::json);
-  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
-  s.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
-  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
-  s.count("masked_vertices", st.masked_vertices);
-  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  print_scalar_compression(a, o, mode, st, field.nx, field.ny, field.nz, stream.size(), secs, "float64");
   return 0;
 }
 

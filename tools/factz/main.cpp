@@ -37,6 +37,10 @@ int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream);
 int run_verify_scalar64(const Args& a);
 /// verify's report of a scalar comparison (both value types); dtype: a "dtype" line, or none.
 void print_scalar_comparison(const Args& a, const factz::ScalarComparison& c, double p, const char* dtype);
+/// compress's report of a scalar field (both value types); dtype: a "dtype" line, or none.
+void print_scalar_compression(const Args& a, const factz::ScalarOptions& o, const std::string& mode,
+                              const factz::ScalarCompressStats& st, int64_t nx, int64_t ny, int64_t nz,
+                              size_t stream_bytes, double secs, const char* dtype);
 }  // namespace factz::cli
 namespace factz::cli {  // defined in cmd_cp3d.cpp: 3D vector fields (-3 with three -i)
 int run_cp3d(const Args& a);
@@ -318,17 +322,7 @@ int run_compress_scalar(const Args& a) {
   const auto stream = take(factz::compress_scalar(field, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  const double raw = double(field.size()) * 4.0;
-  const double ratio = raw / double(stream.size());
-  StatsWriter s;
-  s.text("mode", mode).text("coder", factz::coder_name(o.coder), In::json);
-  s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
-  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
-  s.num("bit_rate", 32.0 / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
-  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
-  s.count("masked_vertices", st.masked_vertices);
-  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  factz::cli::print_scalar_compression(a, o, mode, st, nx, ny, nz, stream.size(), secs, nullptr);
   return 0;
 }
 
