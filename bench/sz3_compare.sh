@@ -11,7 +11,9 @@
 #   FIELD_SPEC = name:nx:ny:u_path:v_path   (default: the ocean and wind fields of
 #                ../shared/data, or the bundled ones)
 # Env: SZ3 (sz3 binary; required), BUILD (factz build dir, default build), RELS (default
-# "1e-2 1e-3 1e-4"), REPEAT (default 5), THREADS (default "1 2": factz OMP_NUM_THREADS).
+# "1e-2 1e-3 1e-4"), REPEAT (default 5), THREADS (default "1 2": factz OMP_NUM_THREADS),
+# MODES (default "speculative block"), FACTZ_ARGS (more `factz compress` options, e.g.
+# "--anchor-stride 4096"; default none).
 # SZ3 is built from its public source outside this repository (docs/benchmarks.md says how).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +23,8 @@ sz3=${SZ3:?set SZ3 to the sz3 binary (built from https://github.com/szcompressor
 rels=${RELS:-1e-2 1e-3 1e-4}
 repeat=${REPEAT:-5}
 threads=${THREADS:-1 2}
+modes=${MODES:-speculative block}
+read -r -a extra <<<"${FACTZ_ARGS:-}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -86,11 +90,11 @@ print(f"| {name} | {rel} | {comp} | {thr} | {nbytes} | {raw / nbytes:.2f} | {nby
 PY
     }
     row "$name" "$rel" sz3 1 "$sz_bytes" "$sz_ct" "$sz_dt" "$ver" "$raw" "$mb" "$eb" "$sz_bytes"
-    for mode in speculative block; do
+    for mode in $modes; do
       for t in $threads; do
         rm -f "$tmp"/f*.f32 "$tmp/f.fz"
-        "$factz" compress -2 "$nx" "$ny" -i "$u" -i "$v" -z "$tmp/f.fz" -M ABS "$eb" --mode "$mode" -x "omp=$t" >/dev/null 2>&1
-        ct=$(median_time bash -c "rm -f '$tmp/g.fz'; '$factz' compress -2 $nx $ny -i '$u' -i '$v' -z '$tmp/g.fz' -M ABS $eb --mode $mode -x omp=$t")
+        "$factz" compress -2 "$nx" "$ny" -i "$u" -i "$v" -z "$tmp/f.fz" -M ABS "$eb" --mode "$mode" "${extra[@]}" -x "omp=$t" >/dev/null 2>&1
+        ct=$(median_time bash -c "rm -f '$tmp/g.fz'; '$factz' compress -2 $nx $ny -i '$u' -i '$v' -z '$tmp/g.fz' -M ABS $eb --mode $mode ${FACTZ_ARGS:-} -x omp=$t")
         "$factz" decompress -z "$tmp/f.fz" -o "$tmp/fu.f32" -o "$tmp/fv.f32" -x "omp=$t" >/dev/null 2>&1
         dt=$(median_time bash -c "rm -f '$tmp/gu.f32' '$tmp/gv.f32'; '$factz' decompress -z '$tmp/f.fz' -o '$tmp/gu.f32' -o '$tmp/gv.f32' -x omp=$t")
         ver=$("$factz" verify -2 "$nx" "$ny" -i "$u" -i "$v" -d "$tmp/fu.f32" -d "$tmp/fv.f32" --json)

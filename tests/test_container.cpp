@@ -423,6 +423,18 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
     h.version = 3;
     EXPECT_EQ(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}), tiled) << int(mode);
   }
+  // Version 7 exactly when mask_and_values is present (mask and values in one section).
+  for (uint16_t v : {3, 4, 5, 6}) {
+    h = ok;
+    h.version = v;
+    EXPECT_TRUE(rejects(h, {{kSectionMaskAndValues, {1, 2, 3}}})) << v;
+  }
+  h = ok; h.version = 7;
+  EXPECT_FALSE(rejects(h, {{kSectionMaskAndValues, {1, 2, 3}}}));
+  EXPECT_FALSE(rejects(h, {{kSectionMaskAndValues, {1, 2, 3}}, {kSectionSource, {1}}}));
+  EXPECT_EQ(stream_version(std::vector<uint32_t>{kSectionMeta, kSectionMaskAndValues}), kFormatVersionPredictor);
+  EXPECT_EQ(stream_version(std::vector<uint32_t>{kSectionMeta, kSectionMaskAndValues}, false, kDtypeFloat64),
+            kFormatVersionPredictor);
   h = ok; h.dtype = 2; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 0; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 3; EXPECT_TRUE(rejects(h));
@@ -535,7 +547,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 7, 0xFFFF}) {  // 1 to 6 are read (6: float64 streams)
+  for (uint16_t v : {0, 8, 0xFFFF}) {  // 1 to 7 are read (6: float64 streams, 7: the predictor byte)
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -665,6 +677,20 @@ TEST(Container, CraftedSectionTableValuesAreRejected) {
   reseal_header(s);
   set_entry(s, 1, 0, kSectionSource, 4);
   EXPECT_TRUE(parse_container(s).ok()) << "a version 4 stream may hold it";
+  // mask_and_values exists from version 7 on.
+  for (uint16_t version : {2, 3, 4, 5}) {  // (a float32 version 6 stream fails on its header)
+    s = sample_stream();
+    put(s, 4, version, 2);
+    reseal_header(s);
+    set_entry(s, 1, 0, kSectionMaskAndValues, 4);
+    expect_rejected(s, "section table entry 1: section 13 (mask_and_values) in a version " + std::to_string(version) +
+                           " stream");
+  }
+  s = sample_stream();
+  put(s, 4, 7, 2);
+  reseal_header(s);
+  set_entry(s, 1, 0, kSectionMaskAndValues, 4);
+  EXPECT_TRUE(parse_container(s).ok()) << "a version 7 stream may hold it";
   s = sample_stream(); set_entry(s, 2, 0, kSectionCodesU, 4);
   expect_rejected(s, "section table entry 2: duplicate section 3 (codes_u)");
   s = sample_stream(); set_entry(s, 0, 4, 2, 4);
@@ -698,7 +724,7 @@ TEST(Container, ReadSectionChecksBoundsAgainstTheGivenStream) {
 TEST(Container, SectionNames) {
   const char* names[] = {"meta",         "tile_bounds", "codes_u",     "codes_v",    "exact_index",
                          "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",
-                         "masked_values", "source"};
+                         "masked_values", "source",     "mask_and_values"};
   static_assert(std::size(names) == kLastSectionId);
   for (uint32_t id = 1; id <= kLastSectionId; ++id) EXPECT_EQ(section_name(id), names[id - 1]);
   EXPECT_EQ(section_name(0), "section_0");

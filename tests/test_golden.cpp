@@ -1,8 +1,9 @@
-// Golden streams of format versions 2, 3 and 5 (tests/data/golden, see its README.md): each file
-// must keep decoding to the same values, and compressing the same synthetic input with the
+// Golden streams of format versions 2, 3, 5 and 7 (tests/data/golden, see its README.md): each
+// file must keep decoding to the same values, and compressing the same synthetic input with the
 // same options must keep producing the file byte for byte. Masked streams of the tiled modes
 // written as version 3 (before version 5 left the missing vertices' codes out) must keep
-// decoding to the same values. The version 1 files stay: those
+// decoding to the same values, and so must the speculative streams of the linear predictor
+// (versions 2 and 3, before version 7 named the cubic one). The version 1 files stay: those
 // coded with Huffman must still decode to the same values, those coded with the version 1
 // ANS blob must be refused as unsupported_version. Together they pin the format and
 // the encoder; a failure here means the bytes changed, which needs a new format version
@@ -101,20 +102,20 @@ const GoldenCase kCases[] = {
      0xdc6ffeb7u, 0x7456556bu, 0x7d355fa8u},
     {"v2_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
      0xbfd60a2bu, 0xd39cc116u, 0xdfe75dfeu},
-    {"v2_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
-     0x25cdf403u, 0x5b992a2cu, 0xc595318du},
-    {"v2_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
-     options(Mode::speculative, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xd18a7093u, 0x756dab82u},
-    {"v2_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
-     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0x5b992a2cu, 0xc595318du},
+    {"v7_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
+     0x25cdf403u, 0x8ba4fd17u, 0x2101fb32u},
+    {"v7_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
+     options(Mode::speculative, BoundMode::abs, 0.05, false), 0x3a578d52u, 0x5dd17359u, 0xeabbd744u},
+    {"v7_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
+     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0x8ba4fd17u, 0x2101fb32u},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
      with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xc7b5fc91u, 0xa66b7472u},
     {"v5_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
      0xe97cad10u, 0x4f38d1d1u, 0x566d8d01u},
     {"v5_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::none, BoundMode::abs, 0.05, false)), 0xe97cad10u, 0x0352b618u, 0x6f504087u},
-    {"v3_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
-     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, false)), 0xe97cad10u, 0xd0d44317u, 0xec42cbd4u},
+    {"v7_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
+     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, false)), 0xe97cad10u, 0x2885277eu, 0x7b8d78eau},
 };
 
 // Version 1 files (written before the ANS blob gained contexts, lanes per plane and sparse
@@ -139,6 +140,21 @@ const Version1File kVersion1Huffman[] = {
 const Version1File kVersion3TiledMasked[] = {
     {"v3_block_rel1e-2_zstd_masked_48x40.fz", 0x4f38d1d1u, 0x566d8d01u},
     {"v3_none_abs0.05_nozstd_masked_48x40.fz", 0x0352b618u, 0x6f504087u},
+};
+// Speculative streams of the linear predictor (versions 2 and 3, before version 7 recorded the
+// cubic predictor in the meta section): written by the earlier encoder with the options of the
+// v7_ cases, they decode to the values they always did.
+struct LinearSpeculativeFile {
+  const char* file;
+  uint8_t version;  ///< header byte 4
+  uint32_t decoded_u_crc;
+  uint32_t decoded_v_crc;
+};
+const LinearSpeculativeFile kLinearSpeculative[] = {
+    {"v2_speculative_rel1e-2_zstd_48x40.fz", 2, 0x5b992a2cu, 0xc595318du},
+    {"v2_speculative_abs0.05_nozstd_land_48x40.fz", 2, 0xd18a7093u, 0x756dab82u},
+    {"v2_ans_speculative_rel1e-2_zstd_48x40.fz", 2, 0x5b992a2cu, 0xc595318du},
+    {"v3_speculative_rel1e-2_nozstd_masked_48x40.fz", 3, 0xd0d44317u, 0xec42cbd4u},
 };
 const char* const kVersion1Ans[] = {"v1_ans_speculative_rel1e-2_zstd_48x40.fz",
                                     "v1_ans_block_rel1e-2_nozstd_land_48x40.fz"};
@@ -208,6 +224,20 @@ TEST(Golden, Version3TiledMaskedStreamsStillDecodeToTheirValues) {
     const Bytes stream = read_golden(c.file);
     ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
     ASSERT_EQ(stream[4], 3) << c.file << " should be a version 3 stream";
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      auto r = decompress(stream, DecompressOptions{policy, 2});
+      ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
+      EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
+      EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
+    }
+  }
+}
+
+TEST(Golden, LinearSpeculativeStreamsStillDecodeToTheirValues) {
+  for (const LinearSpeculativeFile& c : kLinearSpeculative) {
+    const Bytes stream = read_golden(c.file);
+    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
+    ASSERT_EQ(stream[4], c.version) << c.file << " should be a version " << int(c.version) << " stream";
     for (Policy policy : {Policy::serial, Policy::omp}) {
       auto r = decompress(stream, DecompressOptions{policy, 2});
       ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();

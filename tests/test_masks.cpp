@@ -11,12 +11,15 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "factz/factz.hpp"
 #include "factz/multiblock.hpp"
 #include "factz/topology.hpp"
+#include "format/container.hpp"
+#include "streams/stream_common.hpp"
 #include "support/exact_reference.hpp"
 #include "support/fields.hpp"
 #include "synth.hpp"
@@ -326,13 +329,15 @@ TEST(Masks, StreamsWithoutMissingVerticesKeepVersion2AndMaskedOnesAreVersion3Or5
     o.mode = mode;
     auto plain = compress(f, o);
     ASSERT_TRUE(plain.ok());
-    EXPECT_EQ(plain.value()[4], 2);  // the version's low byte (docs/format.md, "Header")
+    // The version's low byte (docs/format.md, "Header"); mode speculative is always 7 (the
+    // meta section names the cubic predictor), whatever its sections.
+    EXPECT_EQ(plain.value()[4], mode == Mode::speculative ? 7 : 2);
     EXPECT_EQ(plain.value()[5], 0);
     f.u[17] = std::nanf("");
     auto masked = compress(f, o);
     ASSERT_TRUE(masked.ok());
     // 5: the tiled modes' codes leave the missing vertices out
-    EXPECT_EQ(masked.value()[4], mode == Mode::speculative ? 3 : 5);
+    EXPECT_EQ(masked.value()[4], mode == Mode::speculative ? 7 : 5);
   }
 }
 
@@ -469,6 +474,63 @@ TEST(Masks, DamagedMaskSectionsAreCorruptNotWrong) {
     refused += !d.ok();
   }
   EXPECT_GT(refused, 0);
+}
+
+// Format version 7: a speculative stream keeps the mask and the missing vertices' bits in one
+// section (mask_and_values; one table entry less), the tiled modes in two. Damaged contents
+// behind valid checksums are refused as corrupt.
+TEST(Masks, SpeculativeStreamsHoldMaskAndValuesInOneSection) {
+  VectorField2D f = synth::turbulence(40, 30, 6);
+  for (int64_t k = 0; k < f.size(); k += 7) f.v[size_t(k)] = std::nanf("");
+  for (Mode m : {Mode::none, Mode::block, Mode::speculative}) {
+    auto s = compress(f, options(m, Coder::ans, true));
+    ASSERT_TRUE(s.ok());
+    auto pc = detail::parse_container(s.value());
+    ASSERT_TRUE(pc.ok());
+    const bool one = m == Mode::speculative;
+    EXPECT_EQ(detail::has_section(pc.value(), detail::kSectionMaskAndValues), one) << mode_name(m);
+    EXPECT_EQ(detail::has_section(pc.value(), detail::kSectionMask), !one) << mode_name(m);
+    EXPECT_EQ(detail::has_section(pc.value(), detail::kSectionMaskedValues), !one) << mode_name(m);
+    check_masked_round_trip(f, options(m, Coder::ans, true), mode_name(m));
+  }
+  auto s = compress(f, options(Mode::speculative, Coder::ans, false));
+  ASSERT_TRUE(s.ok());
+  const detail::ParsedContainer pc = detail::parse_container(s.value()).value();
+  std::vector<detail::Section> sections;
+  for (const auto& e : pc.entries) {
+    auto raw = detail::read_section(s.value(), pc, e.id, &detail::zstd_stage_decompressor());
+    ASSERT_TRUE(raw.ok()) << raw.status().message();
+    sections.push_back({e.id, std::move(raw.value())});
+  }
+  auto rewritten = [&](auto change) {
+    std::vector<detail::Section> copy = sections;
+    change(copy);
+    auto w = detail::write_container(pc.header, std::move(copy), nullptr);
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    return w.ok() ? w.value() : std::vector<uint8_t>{};
+  };
+  auto both = [](std::vector<detail::Section>& secs) -> std::vector<uint8_t>& {
+    for (auto& x : secs)
+      if (x.id == detail::kSectionMaskAndValues) return x.raw;
+    throw std::logic_error("no mask_and_values section");
+  };
+  const std::vector<std::vector<uint8_t>> damaged = {
+      rewritten([&](auto& secs) {  // the mask's size (a one-byte varint here) past the end
+        auto& b = both(secs);
+        ASSERT_LT(b[0], 0x80);
+        b[0] = 0xff;
+        b.insert(b.begin() + 1, {0xff, 0x0f});
+      }),
+      rewritten([&](auto& secs) { both(secs).pop_back(); }),          // the values cut short
+      rewritten([&](auto& secs) { both(secs).push_back(0); }),        // a byte after the values
+      rewritten([&](auto& secs) { both(secs).resize(1); }),           // the mask's size alone
+      rewritten([&](auto& secs) { secs.push_back({detail::kSectionMask, both(secs)}); }),  // beside mask
+  };
+  for (size_t i = 0; i < damaged.size(); ++i) {
+    auto d = decompress(damaged[i]);
+    ASSERT_FALSE(d.ok()) << i;
+    EXPECT_EQ(d.status().code(), Code::corrupt_stream) << i << ": " << d.status().message();
+  }
 }
 
 }  // namespace

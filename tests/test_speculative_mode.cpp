@@ -1,13 +1,22 @@
 // FaCTz-S (mode speculative): guarantees G0 and G1 on the block mode's field set, odd
 // sizes against the anchor stride, determinism, and proof that the check is what keeps
-// the critical points.
+// the critical points. The cubic predictor (issue 20): its formulas, its record in the meta
+// section, and linear streams written and decoded exactly as before.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "factz/factz.hpp"
+#include "format/container.hpp"
+#include "format/crc32.hpp"
+#include "kernels/interpolation.hpp"
 #include "kernels/quantizer.hpp"
 #include "backend/cpu/speculative_mode.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/vector_stream.hpp"
 #include "support/fields.hpp"
 #include "support/roundtrip.hpp"
 #include "synth.hpp"
@@ -113,6 +122,416 @@ TEST(Speculative, RejectsBadAnchorStrides) {
     auto s = compress(f, o);
     ASSERT_FALSE(s.ok()) << s0;
     EXPECT_EQ(s.status().code(), Code::invalid_argument);
+  }
+}
+
+// ---- The cubic predictor (issue 20) ------------------------------------------------------
+
+using detail::Predictor;
+
+/// The meta section of a stream.
+std::vector<uint8_t> meta_of(const std::vector<uint8_t>& stream) {
+  auto pc = detail::parse_container(stream);
+  EXPECT_TRUE(pc.ok());
+  for (const auto& e : pc->entries)
+    if (e.id == detail::kSectionMeta)
+      return {stream.begin() + std::ptrdiff_t(e.offset), stream.begin() + std::ptrdiff_t(e.offset + e.stored_size)};
+  ADD_FAILURE() << "no meta section";
+  return {};
+}
+
+/// The sections of a speculative stream of `f` written with `pred` (the CPU driver).
+template <class Field>
+std::vector<detail::Section> sections_with(const Field& f, const Options& o, Predictor pred, double eb_abs) {
+  const bool f64 = std::is_same_v<Field, VectorField2D64>;
+  Options abs = o;
+  abs.bound_mode = BoundMode::abs;
+  abs.bound = eb_abs;
+  const detail::StreamPlan p = f64 ? detail::make_plan64(f.nx, f.ny, abs, 0.0, 1) : detail::make_plan(f.nx, f.ny, abs, 0.0, 1);
+  detail::SpeculativeResultOf<typename decltype(f.u)::value_type> r;
+  if constexpr (std::is_same_v<Field, VectorField2D64>)
+    detail::run_speculative(f, p.eb64, abs.anchor_stride, 2, true, r, 0, nullptr, pred);
+  else
+    detail::run_speculative(f, p.eb, abs.anchor_stride, 2, true, r, 0, nullptr, pred);
+  detail::SpeculativePayload pl;
+  detail::speculative_payload(f, abs.anchor_stride, r, pl);
+  EXPECT_EQ(pl.predictor, pred);
+  std::vector<detail::Section> sections;
+  EXPECT_TRUE(detail::speculative_sections(p, pl, sections).ok());
+  return sections;
+}
+
+template <class Field>
+std::vector<uint8_t> stream_with(const Field& f, const Options& o, Predictor pred, double eb_abs) {
+  Options abs = o;
+  abs.bound_mode = BoundMode::abs;
+  abs.bound = eb_abs;
+  const bool f64 = std::is_same_v<Field, VectorField2D64>;
+  const detail::StreamPlan p = f64 ? detail::make_plan64(f.nx, f.ny, abs, 0.0, 1) : detail::make_plan(f.nx, f.ny, abs, 0.0, 1);
+  auto s = detail::write_vector_stream(p, sections_with(f, o, pred, eb_abs), pred != Predictor::linear);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return s.ok() ? s.value() : std::vector<uint8_t>{};
+}
+
+TEST(SpeculativeCubic, InterpolatesCubicsExactlyAndFallsBackAtTheEdges) {
+  // A line of 13 points at spacing s = 1 around targets p: f(x) = x^3 - 4x^2 + 2x - 7 on
+  // integers, exact in double. The cubic through 4 points reproduces it; the quadratic and
+  // linear fallbacks reproduce polynomials of their degree.
+  auto cubic = [](double x) { return ((x - 4.0) * x + 2.0) * x - 7.0; };
+  auto quad = [](double x) { return (3.0 * x - 5.0) * x + 1.0; };
+  auto line = [](double x) { return 2.5 * x - 1.0; };
+  std::vector<double> fc(13), fq(13), fl(13);
+  for (int i = 0; i < 13; ++i) {
+    fc[size_t(i)] = cubic(i);
+    fq[size_t(i)] = quad(i);
+    fl[size_t(i)] = line(i);
+  }
+  bool two_sided = false;
+  // Interior (points at p - 3, p - 1, p + 1, p + 3): the cubic.
+  EXPECT_EQ(detail::cubic_along(fc.data(), 5, 5, 13, 1, 1, two_sided), cubic(5));
+  EXPECT_TRUE(two_sided);
+  // p = 1: no point 3 before, quadratic from p - 1, p + 1, p + 3.
+  EXPECT_EQ(detail::cubic_along(fq.data(), 1, 1, 13, 1, 1, two_sided), quad(1));
+  // p = 11 of 13: no point 3 after, quadratic from p - 3, p - 1, p + 1.
+  EXPECT_EQ(detail::cubic_along(fq.data(), 11, 11, 13, 1, 1, two_sided), quad(11));
+  // p = 1 of 3: linear from p - 1, p + 1.
+  EXPECT_EQ(detail::cubic_along(fl.data(), 1, 1, 3, 1, 1, two_sided), line(1));
+  // p = 12 of 13: p + 1 is outside: the point before.
+  EXPECT_EQ(detail::cubic_along(fc.data(), 12, 12, 13, 1, 1, two_sided), fc[11]);
+  EXPECT_FALSE(two_sided);
+  // A stride along y: the same line stored as a column of a 3-wide grid, step 2.
+  std::vector<float> col(3 * 13, 0.0f);
+  for (int i = 0; i < 13; ++i) col[size_t(3 * i + 1)] = float(line(i));
+  EXPECT_EQ(detail::cubic_along(col.data(), 3 * 6 + 1, 6, 13, 2, 3, two_sided), float(line(6)));
+}
+
+TEST(SpeculativeCubic, CenterAveragesBothDirections) {
+  // f(x, y) = x^2 + 3 y on a 9 x 9 grid at step 1: both directions interpolate it exactly
+  // (cubics at (3, 3) and (5, 5), quadratics at (1, 1), which has no point 3 before), so
+  // their mean is exact too.
+  const int64_t n = 9;
+  std::vector<double> f(size_t(n * n));
+  for (int64_t y = 0; y < n; ++y)
+    for (int64_t x = 0; x < n; ++x) f[size_t(y * n + x)] = double(x * x + 3 * y);
+  for (int64_t c : {1, 3, 5}) {
+    const double want = double(c * c + 3 * c);
+    EXPECT_EQ(detail::predict(f.data(), n, n, c, c, 1, detail::Phase::center, Predictor::cubic), want) << c;
+    EXPECT_EQ(detail::predict(f.data(), n, n, c, 0, 1, detail::Phase::horizontal, Predictor::cubic),
+              double(c * c))
+        << c;
+  }
+  // The last row and column: neither x + 1 nor y + 1 inside, T + L - TL.
+  const double corner = detail::predict(f.data(), 8, 8, 7, 7, 1, detail::Phase::center, Predictor::cubic);
+  EXPECT_EQ(corner, (f[size_t(6 * 8 + 7)] + f[size_t(7 * 8 + 6)]) - f[size_t(6 * 8 + 6)]);
+  // The linear predictor is the one of format versions up to 6.
+  EXPECT_EQ(detail::predict(f.data(), n, n, 3, 3, 1, detail::Phase::center, Predictor::linear),
+            detail::predict(f.data(), n, n, 3, 3, 1, detail::Phase::center));
+}
+
+TEST(SpeculativeCubic, NewStreamsNameTheCubicPredictorInTheMetaSection) {
+  const auto f = synth::turbulence(64, 48, 3);
+  auto s = compress(f, options(Mode::speculative, BoundMode::rel, 1e-2));
+  ASSERT_TRUE(s.ok());
+  const auto meta = meta_of(s.value());
+  ASSERT_EQ(meta.size(), 6u);
+  EXPECT_EQ(meta[5], uint8_t(Predictor::cubic));
+  const auto f64 = synth::turbulence64(64, 48, 3);
+  auto s64 = compress(f64, options(Mode::speculative, BoundMode::rel, 1e-2));
+  ASSERT_TRUE(s64.ok());
+  const auto meta64 = meta_of(s64.value());
+  ASSERT_EQ(meta64.size(), 14u);
+  EXPECT_EQ(meta64[13], uint8_t(Predictor::cubic));
+}
+
+TEST(SpeculativeCubic, KeepsEverySignatureOnTinyAndOddGrids) {
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{1, 1}, {2, 2}, {3, 5}, {5, 3}, {7, 7}, {9, 4}, {17, 33}, {63, 65},
+                        {100, 37}})
+    for (double rel : {1e-1, 1e-2, 1e-4})
+      for (int64_t s0 : {2, 16, 4096}) {
+        Options o = options(Mode::speculative, BoundMode::rel, rel);
+        o.anchor_stride = s0;
+        const std::string what = std::to_string(nx) + "x" + std::to_string(ny) + " REL " + std::to_string(rel) +
+                                 " s0 " + std::to_string(s0);
+        check_round_trip(synth::turbulence(nx, ny, uint64_t(nx * 7 + ny)), o, what);
+        check_round_trip(synth::noise(nx, ny, uint64_t(nx * 11 + ny)), o, what + " noise");
+      }
+}
+
+TEST(SpeculativeCubic, KeepsEverySignatureOnMaskedFields) {
+  auto f = synth::turbulence(90, 70, 41);
+  for (int64_t k = 0; k < f.size(); k += 7) f.u[size_t(k)] = f.v[size_t(k)] = std::nanf("");
+  for (double rel : {1e-2, 1e-3}) {
+    CompressStats st;
+    const auto s = compress(f, options(Mode::speculative, BoundMode::rel, rel), &st);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    const auto d = decompress(s.value());
+    ASSERT_TRUE(d.ok()) << d.status().to_string();
+    for (int64_t k = 0; k < f.size(); ++k) {
+      if (k % 7 == 0) {
+        EXPECT_TRUE(std::isnan(d->u[size_t(k)]) && std::isnan(d->v[size_t(k)])) << k;
+        continue;
+      }
+      ASSERT_LE(std::fabs(double(d->u[size_t(k)]) - double(f.u[size_t(k)])), st.eb_abs) << k;
+      ASSERT_LE(std::fabs(double(d->v[size_t(k)]) - double(f.v[size_t(k)])), st.eb_abs) << k;
+    }
+    const auto c = compare(f, d.value());
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->violations(), 0) << "REL " << rel;
+  }
+  // Streams and decoded bits (NaN included) do not depend on the thread count.
+  Options o = options(Mode::speculative, BoundMode::rel, 1e-2);
+  o.policy = Policy::serial;
+  const auto ref = compress(f, o);
+  ASSERT_TRUE(ref.ok());
+  const auto serial = decompress(ref.value(), DecompressOptions{Policy::serial, 1});
+  ASSERT_TRUE(serial.ok());
+  o.policy = Policy::omp;
+  for (int t : {1, 2, 3}) {
+    o.threads = t;
+    EXPECT_EQ(compress(f, o).value(), ref.value()) << t << " threads";
+    const auto d = decompress(ref.value(), DecompressOptions{Policy::omp, t});
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(std::memcmp(d->u.data(), serial->u.data(), 4 * f.u.size()), 0) << t << " threads";
+    EXPECT_EQ(std::memcmp(d->v.data(), serial->v.data(), 4 * f.v.size()), 0) << t << " threads";
+  }
+}
+
+TEST(SpeculativeCubic, KeepsEverySignatureOnFloat64Fields) {
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{1, 1}, {2, 2}, {3, 5}, {61, 47}, {128, 96}})
+    for (double rel : {1e-2, 1e-4}) {
+      const auto f = synth::turbulence64(nx, ny, uint64_t(nx + ny));
+      CompressStats st;
+      auto s = compress(f, options(Mode::speculative, BoundMode::rel, rel), &st);
+      ASSERT_TRUE(s.ok()) << s.status().to_string();
+      auto d = decompress64(s.value());
+      ASSERT_TRUE(d.ok()) << d.status().to_string();
+      for (int64_t k = 0; k < f.size(); ++k) {
+        ASSERT_LE(std::fabs(d->u[size_t(k)] - f.u[size_t(k)]), st.eb_abs) << k;
+        ASSERT_LE(std::fabs(d->v[size_t(k)] - f.v[size_t(k)]), st.eb_abs) << k;
+      }
+      auto c = compare(f, d.value());
+      ASSERT_TRUE(c.ok());
+      EXPECT_EQ(c->violations(), 0) << nx << "x" << ny << " REL " << rel;
+      // Threads never change the bytes.
+      Options o = options(Mode::speculative, BoundMode::rel, rel);
+      for (int t : {1, 2, 3}) {
+        o.threads = t;
+        auto again = compress(f, o);
+        ASSERT_TRUE(again.ok());
+        EXPECT_EQ(again.value(), s.value()) << t << " threads";
+      }
+    }
+}
+
+TEST(SpeculativeCubic, DegenerateFieldsKeepTheirValuesExactlyWhereTheyMust) {
+  for (const auto& nf : testing::degenerate_fields()) {
+    auto rt = check_round_trip(nf.field, options(Mode::speculative, BoundMode::rel, 1e-2), nf.name);
+    if (nf.name == "zeros" || nf.name == "constant") {
+      ASSERT_EQ(rt.decoded.size(), nf.field.size());
+      EXPECT_EQ(rt.decoded.u, nf.field.u) << nf.name << ": a constant is predicted exactly";
+      EXPECT_EQ(rt.decoded.v, nf.field.v) << nf.name;
+    }
+  }
+}
+
+TEST(SpeculativeCubic, IsSmallerThanLinearOnTheRealFields) {
+  const auto fields = testing::real_vector_fields();
+  if (fields.empty()) GTEST_SKIP() << "no real vector fields in tests/data or ../shared/data";
+  int64_t linear = 0, cubic = 0;
+  for (const auto& nf : fields) {
+    if (nf.field.size() < 10000) continue;  // tiny fields say little about a predictor
+    float lo = nf.field.u[0], hi = nf.field.u[0];
+    for (size_t k = 0; k < nf.field.u.size(); ++k) {
+      lo = std::min({lo, nf.field.u[k], nf.field.v[k]});
+      hi = std::max({hi, nf.field.u[k], nf.field.v[k]});
+    }
+    const double eb = 1e-2 * (double(hi) - double(lo));
+    const Options o = options(Mode::speculative, BoundMode::abs, eb);
+    linear += int64_t(stream_with(nf.field, o, Predictor::linear, eb).size());
+    cubic += int64_t(stream_with(nf.field, o, Predictor::cubic, eb).size());
+  }
+  if (linear == 0) GTEST_SKIP() << "no real field of at least 10000 vertices";
+  EXPECT_LT(double(cubic), 0.97 * double(linear)) << "cubic " << cubic << " bytes, linear " << linear;
+}
+
+TEST(SpeculativeCubic, LinearStreamsAreWrittenAsInFormatVersion2) {
+  // The golden file v2_speculative_abs0.05_nozstd_land_48x40.fz (tests/test_golden.cpp),
+  // written again through the driver with the linear predictor: byte for byte.
+  VectorField2D f = synth::turbulence(48, 40, 202, 4.0);
+  synth::add_zero_region(f, 203, 0.25);
+  Options o = options(Mode::speculative, BoundMode::abs, 0.05);
+  o.coder = Coder::huffman;
+  o.zstd = false;
+  const std::string path = std::string(FACTZ_TEST_DATA_DIR) + "/golden/v2_speculative_abs0.05_nozstd_land_48x40.fz";
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> golden{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  ASSERT_FALSE(golden.empty()) << path;
+  const auto s = stream_with(f, o, Predictor::linear, 0.05);
+  EXPECT_EQ(meta_of(s).size(), 5u) << "a linear stream has no predictor byte";
+  // Skip when this libm synthesises another input (tests/test_golden.cpp does the same).
+  auto d = decompress(golden);
+  ASSERT_TRUE(d.ok());
+  if (s != golden) {
+    auto mine = decompress(s);
+    ASSERT_TRUE(mine.ok());
+    if (mine->u != d->u) GTEST_SKIP() << "synthetic input differs on this platform";
+  }
+  EXPECT_EQ(s, golden);
+}
+
+TEST(SpeculativeCubic, BothPredictorsDecodeToTheDriversValues) {
+  auto f = synth::turbulence(77, 53, 19);
+  synth::add_zero_region(f, 20, 0.2);
+  for (Predictor pred : {Predictor::linear, Predictor::cubic}) {
+    const double eb = 0.02;
+    Options o = options(Mode::speculative, BoundMode::abs, eb);
+    const auto s = stream_with(f, o, pred, eb);
+    detail::SpeculativeResult r;
+    detail::run_speculative(f, detail::make_plan(f.nx, f.ny, o, 0.0, 1).eb, o.anchor_stride, 3, true, r, 0, nullptr,
+                            pred);
+    for (int t : {1, 2, 3}) {
+      auto d = decompress(s, DecompressOptions{Policy::omp, t});
+      ASSERT_TRUE(d.ok()) << d.status().to_string();
+      EXPECT_TRUE(std::equal(d->u.begin(), d->u.end(), r.recon_u.begin())) << int(pred) << " " << t;
+      EXPECT_TRUE(std::equal(d->v.begin(), d->v.end(), r.recon_v.begin())) << int(pred) << " " << t;
+    }
+  }
+}
+
+TEST(SpeculativeCubic, UnknownPredictorBytesAreCorrupt) {
+  const auto f = synth::turbulence(40, 30, 23);
+  const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
+  const detail::StreamPlan p = detail::make_plan(f.nx, f.ny, o, 0.0, 1);
+  for (uint8_t bad : {uint8_t(0), uint8_t(2), uint8_t(255)}) {
+    auto sections = sections_with(f, o, Predictor::linear, 0.05);
+    ASSERT_EQ(sections[0].id, detail::kSectionMeta);
+    sections[0].raw.push_back(bad);  // 0 too: a linear stream has no predictor byte
+    auto s = detail::write_vector_stream(p, std::move(sections), /*predictor_byte=*/true);
+    ASSERT_TRUE(s.ok());
+    auto d = decompress(s.value());
+    ASSERT_FALSE(d.ok()) << int(bad);
+    EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();
+  }
+  auto sections = sections_with(f, o, Predictor::cubic, 0.05);
+  sections[0].raw.push_back(1);  // two predictor bytes
+  auto s = detail::write_vector_stream(p, std::move(sections), /*predictor_byte=*/true);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(decompress(s.value()).status().code(), Code::corrupt_stream);
+}
+
+/// The format version of a stream (header bytes 4 and 5).
+uint16_t version_of(const std::vector<uint8_t>& s) { return uint16_t(s.at(4) | (s.at(5) << 8)); }
+
+TEST(SpeculativeCubic, StreamsWithAPredictorByteAreVersion7AndLinearOnesKeepTheirVersion) {
+  const auto f = synth::turbulence(40, 30, 31);
+  const auto f64 = synth::turbulence64(40, 30, 31);
+  const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
+  EXPECT_EQ(version_of(stream_with(f, o, Predictor::cubic, 0.05)), detail::kFormatVersionPredictor);
+  EXPECT_EQ(version_of(stream_with(f64, o, Predictor::cubic, 0.05)), detail::kFormatVersionPredictor);
+  EXPECT_EQ(version_of(stream_with(f, o, Predictor::linear, 0.05)), detail::kFormatVersionWithoutMask);
+  EXPECT_EQ(version_of(stream_with(f64, o, Predictor::linear, 0.05)), detail::kFormatVersionFloat64);
+  auto s = compress(f, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(version_of(s.value()), detail::kFormatVersionPredictor);
+  auto s64 = compress(f64, o);
+  ASSERT_TRUE(s64.ok());
+  EXPECT_EQ(version_of(s64.value()), detail::kFormatVersionPredictor);
+}
+
+TEST(SpeculativeCubic, AVersion7StreamWithoutItsPredictorByteIsCorrupt) {
+  const auto f = synth::turbulence(40, 30, 37);
+  const auto f64 = synth::turbulence64(40, 30, 37);
+  const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
+  const detail::StreamPlan p = detail::make_plan(f.nx, f.ny, o, 0.0, 1);
+  const detail::StreamPlan p64 = detail::make_plan64(f64.nx, f64.ny, o, 0.0, 1);
+  // The cubic stream with its byte removed, sealed again as version 7 (every CRC rewritten)...
+  auto cubic = sections_with(f, o, Predictor::cubic, 0.05);
+  ASSERT_EQ(cubic[0].id, detail::kSectionMeta);
+  cubic[0].raw.pop_back();
+  auto s = detail::write_vector_stream(p, std::move(cubic), /*predictor_byte=*/true);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionPredictor);
+  EXPECT_EQ(decompress(s.value()).status().code(), Code::corrupt_stream);
+  // ... and a linear one written as version 7, float32 and float64.
+  s = detail::write_vector_stream(p, sections_with(f, o, Predictor::linear, 0.05), true);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(decompress(s.value()).status().code(), Code::corrupt_stream);
+  s = detail::write_vector_stream(p64, sections_with(f64, o, Predictor::linear, 0.05), true);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionPredictor);
+  EXPECT_EQ(decompress64(s.value()).status().code(), Code::corrupt_stream);
+  // factz info's bound reads the meta section with the same rule.
+  auto pc = detail::parse_vector_stream(s.value());
+  ASSERT_TRUE(pc.ok());
+  EXPECT_EQ(detail::stream_bound(s.value(), pc.value(), &detail::zstd_stage_decompressor()).status().code(),
+            Code::corrupt_stream);
+}
+
+TEST(SpeculativeCubic, AStreamBeforeVersion7WithAPredictorByteIsCorrupt) {
+  const auto f = synth::turbulence(40, 30, 41);
+  const auto f64 = synth::turbulence64(40, 30, 41);
+  const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
+  // Version 6 (float64) and version 2 (float32), the cubic sections and their byte.
+  auto s64 = detail::write_vector_stream(detail::make_plan64(f64.nx, f64.ny, o, 0.0, 1),
+                                         sections_with(f64, o, Predictor::cubic, 0.05), /*predictor_byte=*/false);
+  ASSERT_TRUE(s64.ok()) << s64.status().to_string();
+  ASSERT_EQ(version_of(s64.value()), detail::kFormatVersionFloat64);
+  EXPECT_EQ(decompress64(s64.value()).status().code(), Code::corrupt_stream);
+  auto s = detail::write_vector_stream(detail::make_plan(f.nx, f.ny, o, 0.0, 1),
+                                       sections_with(f, o, Predictor::cubic, 0.05), false);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionWithoutMask);
+  EXPECT_EQ(decompress(s.value()).status().code(), Code::corrupt_stream);
+  auto pc = detail::parse_vector_stream(s64.value());
+  ASSERT_TRUE(pc.ok());
+  EXPECT_EQ(detail::stream_bound(s64.value(), pc.value(), &detail::zstd_stage_decompressor()).status().code(),
+            Code::corrupt_stream);
+}
+
+TEST(SpeculativeCubic, Version7IsOnlyForSpeculativeVectorStreams) {
+  const auto f = synth::turbulence(40, 30, 43);
+  for (Mode m : {Mode::none, Mode::block}) {
+    const Options o = options(m, BoundMode::abs, 0.05);
+    auto s = compress(f, o);
+    ASSERT_TRUE(s.ok());
+    auto pc = detail::parse_container(s.value());
+    ASSERT_TRUE(pc.ok());
+    detail::Header h = pc->header;
+    h.version = detail::kFormatVersionPredictor;
+    std::vector<detail::Section> sections;
+    for (const auto& e : pc->entries)
+      sections.push_back({e.id, detail::read_section(s.value(), pc.value(), e.id, &detail::zstd_stage_decompressor())
+                                    .value()});
+    EXPECT_EQ(detail::write_container(h, sections, nullptr).status().code(), Code::invalid_argument);
+    // The same header forged by hand: version 7 in mode none or block is corrupt.
+    std::vector<uint8_t> forged = s.value();
+    forged[4] = uint8_t(detail::kFormatVersionPredictor);
+    forged[5] = 0;
+    const uint32_t crc = detail::crc32c(std::span<const uint8_t>(forged).first(detail::kHeaderCrcOffset));
+    for (int i = 0; i < 4; ++i) forged[detail::kHeaderCrcOffset + size_t(i)] = uint8_t(crc >> (8 * i));
+    auto d = decompress(forged);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();
+  }
+}
+
+TEST(SpeculativeCubic, ADeviceDecoderWithoutTheCubicPredictorRefusesTheStream) {
+  const auto f = synth::turbulence(40, 30, 29);
+  const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
+  for (Predictor pred : {Predictor::linear, Predictor::cubic}) {
+    const auto s = stream_with(f, o, pred, 0.05);
+    auto pc = detail::parse_vector_stream(s);
+    ASSERT_TRUE(pc.ok());
+    detail::SpeculativeDecodeInput in;
+    const Status st = detail::parse_speculative(s, pc.value(), 1, in, /*leave_coded=*/true);
+    if (pred == Predictor::linear) {
+      EXPECT_TRUE(st.ok()) << st.to_string();
+    } else {
+      EXPECT_EQ(st.code(), Code::backend_unavailable) << st.to_string();
+    }
+    detail::SpeculativeDecodeInput in2;
+    EXPECT_TRUE(detail::parse_speculative(s, pc.value(), 1, in2, true, nullptr, Predictor::cubic).ok());
+    EXPECT_EQ(in2.predictor, pred);
   }
 }
 

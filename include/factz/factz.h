@@ -10,7 +10,7 @@
  * - Fields are two planes u and v of nx * ny values each, x fastest (index = y * nx + x):
  *   a numpy array of shape (ny, nx) in C order. The values are float32 (factz_compress, ...)
  *   or, since 1.4.0, float64 (the functions ending in _f64, which write format version 6
- *   streams). Each decoder returns the type a stream was written with: the float32
+ *   streams, 7 in mode speculative). Each decoder returns the type a stream was written with: the float32
  *   functions refuse a float64 stream and the _f64 functions a float32 one
  *   (FACTZ_INVALID_ARGUMENT naming the functions to use; factz_stream_info tells which), so
  *   values are never rounded or widened silently.
@@ -49,6 +49,9 @@
  *        factz_compare_masked_f64, factz_count_critical_points_f64 (+ _masked_f64);
  *        factz_dtype and factz_stream_info; factz_options.has_fill_u64 / has_fill_v64 /
  *        fill_u64 / fill_v64; FACTZ_FORMAT_VERSION 6.
+ * 1.4.x: mode speculative predicts with the cubic predictor and names it in the stream:
+ *        FACTZ_FORMAT_VERSION 7 (no interface change; older builds refuse these streams
+ *        as FACTZ_UNSUPPORTED_VERSION).
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -62,11 +65,12 @@ extern "C" {
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
 #define FACTZ_C_API_VERSION 10400
-/** Newest stream format version this interface writes (docs/format.md): 6 for every
- *  float64 field (the _f64 functions). A float32 field is written as version 5 when it has
- *  missing vertices in modes none and block (3 in mode speculative), and as version 2 without
- *  any, byte for byte as before. */
-#define FACTZ_FORMAT_VERSION 6
+/** Newest stream format version this interface writes (docs/format.md): 7 for every
+ *  stream of mode speculative (its meta section names the cubic predictor), float32 or
+ *  float64; otherwise 6 for every float64 field (the _f64 functions). A float32 field in modes
+ *  none and block is written as version 5 when it has missing vertices, and as version 2
+ *  without any, byte for byte as before. */
+#define FACTZ_FORMAT_VERSION 7
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410
@@ -305,7 +309,8 @@ factz_status factz_count_critical_points_masked(const float* u, const float* v, 
  * its float32 namesake on planes of doubles, with the same rules, except where said: the
  * bound |x' - x| <= eb is checked exactly in double, the critical points are those of the
  * float64 mesh (exact float64 predicates), missing vertices keep all 64 bits, and the
- * stream is format version 6 (its size stays within factz_compress_bound).
+ * stream is format version 6, or 7 in mode speculative (its size stays within
+ * factz_compress_bound).
  * Missing vertices: NaN, the mask, and the float64 fill values of options (has_fill_u64 /
  * fill_u64, has_fill_v64 / fill_v64; has_fill_u / has_fill_v are refused).
  * FACTZ_POLICY_CUDA gives the CPU's bytes on a GPU (FACTZ_BACKEND_UNAVAILABLE without one or

@@ -3,7 +3,7 @@
 Fields are two numpy arrays ``u`` and ``v`` of shape ``(ny, nx)``, both of dtype ``float32``
 or both ``float64``, C-contiguous (x fastest, as the C and C++ APIs). Anything else is a
 ``ValueError`` that says what to change; nothing is converted silently: a float64 field is
-compressed as doubles (format version 6 streams: the bound checked in double, the critical
+compressed as doubles (format version 6 streams, 7 in mode speculative: the bound checked in double, the critical
 points of the float64 mesh, missing values with all 64 bits), and ``decompress``
 returns the dtype a stream was written with. The library's errors (bad options, infinite
 values at valid vertices, corrupted streams) are ``ValueError`` carrying its message, e.g.
@@ -96,7 +96,7 @@ def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 
     u and v: both float32 or both float64 (a float64 field is compressed as doubles, in a
-    format version 6 stream, the CPU's bytes under policy "cuda" too).
+    format version 6 stream, 7 in mode speculative, the CPU's bytes under policy "cuda" too).
 
     mode: "speculative" (FaCTz-S, best ratio, default), "block" (FaCTz-B, fastest) or "none"
     (pointwise bound only, no topological guarantee). eb and bound: the error bound,

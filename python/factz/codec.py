@@ -10,7 +10,7 @@ or ``(1, 2, ny, nx)``, is exactly ``factz.compress(chunk[..., 0, :, :], chunk[..
 depending on numcodecs; it registers itself with numcodecs only when numcodecs is installed.
 The guarantees hold per chunk (critical points of cells that straddle two chunks are not
 covered). The codec keeps the chunk's dtype: a float64 chunk becomes float64 streams (format
-version 6, compressed as doubles) and decodes to float64, a float32 chunk to float32; the
+version 6, 7 in mode speculative, compressed as doubles) and decodes to float64, a float32 chunk to float32; the
 dtype is in the streams, not in the config.
 
 ``policy`` and ``device`` say where this process does the work, not what the data is: they

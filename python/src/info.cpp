@@ -63,7 +63,7 @@ py::dict container_info(std::span<const uint8_t> bytes) {
   d["eb_abs"] = h.eb;
   d["tile"] = h.tile;
   d["anchor_stride"] = h.anchor_stride;
-  d["masked"] = fd::has_section(parsed, fd::kSectionMask);
+  d["masked"] = fd::has_section(parsed, fd::kSectionMask) || fd::has_section(parsed, fd::kSectionMaskAndValues);
   py::list sections;
   for (const fd::ParsedContainer::Entry& e : parsed.entries) {
     py::dict s;

@@ -2,7 +2,7 @@
 // API (include/factz/factz.hpp, topology.hpp). Arrays are checked (bindings.cpp: float32 or
 // float64, the same for u and v, 2D, C-contiguous, same shape) so that every bad input is a
 // ValueError naming the problem; float64 planes go through the library's float64 path (format
-// version 6 streams) and a float64 stream decodes to float64 planes, never rounded;
+// version 6 streams, 7 in mode speculative) and a float64 stream decodes to float64 planes, never rounded;
 // the library's own errors keep their messages. The GIL is released while the library
 // works. The Python-facing API is python/factz/__init__.py. policy="cuda" is an option like
 // the others: the library runs it on the GPU or answers backend_unavailable

@@ -14,7 +14,6 @@
 #include "format/container.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
-#include "streams/tiled_lists.hpp"
 #include "streams/vector_stream.hpp"
 
 #if FACTZ_CUDA_BACKEND

@@ -54,7 +54,7 @@ static_assert(kEntEntryCrc + 4 == kSectionEntrySize);
 constexpr std::array<const char*, kLastSectionId + 1> kSectionNames = {
     nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",          "exact_index",
     "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",             "masked_values",
-    "source"};
+    "source",      "mask_and_values"};
 
 bool known_section(uint32_t id) { return id >= 1 && id <= kLastSectionId; }
 
@@ -203,10 +203,17 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
                   "reads version 1 streams coded with Huffman only: recompress the field");
   if (h.version == 1 && (h.components != 2 || h.ndims != 2 || h.mode > kModeSpeculative))
     return corrupt_stream("header: a version 1 stream holds a 2D vector field in mode none, block or speculative");
-  // Version 6 is the float64 version: each implies the other.
-  if ((h.dtype == kDtypeFloat64) != (h.version == kFormatVersionFloat64))
+  // Version 6 is the float64 version: float64 streams are version 6, or 7 with a predictor
+  // byte; a version 6 stream is float64.
+  if ((h.dtype == kDtypeFloat64 && h.version < kFormatVersionFloat64) ||
+      (h.version == kFormatVersionFloat64 && h.dtype != kDtypeFloat64))
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
-                          " stream (float64 streams, and only they, are version 6)");
+                          " stream (float64 streams are version 6, or 7 with a predictor byte; version 6 streams "
+                          "are float64)");
+  // Version 7 is the predictor version: only a speculative vector stream names a predictor.
+  if (h.version == kFormatVersionPredictor && !may_carry_predictor(h.components, h.mode))
+    return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
+                          " component(s) in a version 7 stream (only speculative vector streams are version 7)");
   return h;
 }
 
@@ -218,7 +225,8 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   const std::string where = "section table entry " + std::to_string(index);
   if (!known_section(e.id))
     return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
-  if ((e.id >= kFirstVersion4Section && h.version < kFormatVersionWithSource) ||
+  if ((e.id >= kFirstVersion7Section && h.version < kFormatVersionPredictor) ||
+      (e.id >= kFirstVersion4Section && h.version < kFormatVersionWithSource) ||
       (e.id >= kFirstVersion3Section && h.version < kFormatVersionWithMask))
     return corrupt_stream(where + ": " + label(e.id) + " in a version " + std::to_string(h.version) + " stream");
   for (const auto& prev : previous)
@@ -290,7 +298,11 @@ std::string shortest(T value) {
 
 }  // namespace
 
-uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype) {
+uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
+                        bool predictor_byte) {
+  const bool one_mask_section =
+      std::find(section_ids.begin(), section_ids.end(), kSectionMaskAndValues) != section_ids.end();
+  if (predictor_byte || one_mask_section) return kFormatVersionPredictor;
   if (dtype == kDtypeFloat64) return kFormatVersionFloat64;
   uint16_t version = kFormatVersionWithoutMask;
   for (uint32_t id : section_ids) {
@@ -300,6 +312,10 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
   const bool masked = std::find(section_ids.begin(), section_ids.end(), kSectionMask) != section_ids.end();
   if (packed_tiled_codes && masked) version = kFormatVersionPackedTiledCodes;
   return version;
+}
+
+bool may_carry_predictor(uint8_t components, uint8_t mode) {
+  return components == 2 && mode == kModeSpeculative;
 }
 
 bool tiled_codes_are_packed(uint8_t components, uint8_t mode) {
@@ -321,11 +337,17 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
                                              const Compressor* zstd) {
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
-  const uint16_t version = stream_version(ids, tiled_codes_are_packed(header.components, header.mode), header.dtype);
-  if (header.version != version)
+  const bool packed = tiled_codes_are_packed(header.components, header.mode);
+  const uint16_t version = stream_version(ids, packed, header.dtype);
+  // The predictor byte lies in the meta section, which this layer does not read: the caller
+  // says so through the version, and the speculative decoder checks the two agree.
+  const bool with_predictor = may_carry_predictor(header.components, header.mode) &&
+                              header.version == stream_version(ids, packed, header.dtype, true);
+  if (header.version != version && !with_predictor)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
-                            " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for float64)");
+                            " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
+                            "float64; 7 for a speculative stream with a predictor byte)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -1,4 +1,4 @@
-// The FaCTz container, format versions 2 to 6 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 7 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -36,13 +36,18 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// earlier builds wrote and readable by them; builds that stop at an older version refuse a
 /// newer stream as unsupported (docs/format.md). Version 6 is every float64 stream (data
 /// type 2, issue 18): 8-byte exact and masked values, the f64 bound in the meta section, the
-/// layout of version 5 otherwise; a float32 stream is never version 6.
-inline constexpr uint16_t kFormatVersion = 6;
+/// layout of version 5 otherwise; a float32 stream is never version 6. Version 7 is every
+/// speculative stream whose meta section names its predictor (a byte after the bound-id
+/// range, the radius and the f64 bound; the cubic predictor, kernels/interpolation.hpp),
+/// float32 or float64; a speculative stream made with the linear predictor has no such
+/// byte and keeps the version of its other contents.
+inline constexpr uint16_t kFormatVersion = 7;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
 inline constexpr uint16_t kFormatVersionPackedTiledCodes = 5;
 inline constexpr uint16_t kFormatVersionFloat64 = 6;
+inline constexpr uint16_t kFormatVersionPredictor = 7;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -58,7 +63,7 @@ inline constexpr uint64_t kRawSizeSlack = uint64_t{1} << 24;
 
 // ---- Header field values -------------------------------------------------------------
 inline constexpr uint8_t kDtypeFloat32 = 1;
-inline constexpr uint8_t kDtypeFloat64 = 2;  ///< 2D vector and 2D/3D scalar streams, format version 6
+inline constexpr uint8_t kDtypeFloat64 = 2;  ///< 2D vector and 2D/3D scalar streams, format version 6 (7 with a predictor byte)
 inline constexpr uint8_t kModeNone = 0;         ///< plain error-bounded baseline
 inline constexpr uint8_t kModeBlock = 1;        ///< FaCTz-B
 inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
@@ -89,20 +94,33 @@ inline constexpr uint32_t kSectionBoundIdsU = 8;     ///< per-vertex bound ids (
 inline constexpr uint32_t kSectionMask = 10;          ///< missing vertices, run-length coded (version 3)
 inline constexpr uint32_t kSectionMaskedValues = 11;  ///< the missing vertices' stored bits (version 3)
 inline constexpr uint32_t kSectionSource = 12;        ///< the source record: variable, dimensions, attributes (version 4)
-inline constexpr uint32_t kLastSectionId = 12;        ///< ids are 1..kLastSectionId
+/// `mask` and `masked_values` in one section, instead of the two (version 7: a speculative
+/// stream with a predictor byte writes this one; one table entry less)
+inline constexpr uint32_t kSectionMaskAndValues = 13;
+inline constexpr uint32_t kLastSectionId = 13;        ///< ids are 1..kLastSectionId
 /// The first id a stream may hold only from version 3 on.
 inline constexpr uint32_t kFirstVersion3Section = kSectionMask;
 /// The first id a stream may hold only from version 4 on.
 inline constexpr uint32_t kFirstVersion4Section = kSectionSource;
+/// The first id a stream may hold only from version 7 on.
+inline constexpr uint32_t kFirstVersion7Section = kSectionMaskAndValues;
 
 /// The lowest format version that holds sections with these ids: 4 with a `source`
 /// section, else 3 with mask sections, else 2; 5 for a masked stream whose codes leave out
 /// the missing vertices (`packed_tiled_codes`: the vector modes none and block,
 /// tiled_codes_are_packed); 6 for every float64 stream (`dtype` kDtypeFloat64), whatever its
-/// sections. write_container requires exactly this version, so every stream has one version
-/// for its contents.
+/// sections; 7 for every stream whose meta section ends with a predictor byte
+/// (`predictor_byte`: a speculative vector stream not made with the linear predictor),
+/// float32 or float64, and for every stream with a `mask_and_values` section. write_container requires exactly this version, so every stream has
+/// one version for its contents.
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false,
-                        uint8_t dtype = kDtypeFloat32);
+                        uint8_t dtype = kDtypeFloat32, bool predictor_byte = false);
+
+/// Whether a stream of this header may carry a predictor byte in its meta section (and so
+/// be version 7): a 2D vector field in mode speculative. The container does not read the
+/// meta section; the speculative decoder checks the byte against the version
+/// (streams/vector_stream.hpp parse_speculative_meta).
+bool may_carry_predictor(uint8_t components, uint8_t mode);
 
 /// Whether a stream of this header writes its tiled codes without the missing vertices
 /// when it is masked (format version 5 on): a 2D vector field in mode none or block.
@@ -110,8 +128,8 @@ bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64)
-  uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6)
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte)
+  uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6 or 7)
   uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)
   uint8_t mode = kModeNone;
@@ -147,7 +165,8 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
                                           std::vector<uint8_t>& out)>;
 
 /// Serializes the header and sections (in the given order); the header's version must be
-/// stream_version of the sections. Sections with `zstd` set are
+/// stream_version of the sections (without a predictor byte, or, for a header that
+/// may_carry_predictor, with one: the caller knows its meta section). Sections with `zstd` set are
 /// passed to `*zstd` and stored compressed when the result is strictly smaller; `zstd`
 /// null means no section is compressed. Returns invalid_argument for a header that
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections

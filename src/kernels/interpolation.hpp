@@ -3,12 +3,20 @@
 // Anchors: vertices with x % s0 == 0 and y % s0 == 0, stored exactly. Then levels
 // step = s0/2, ..., 1; at level s the known lattice is (x % 2s == 0, y % 2s == 0) and three
 // ordered phases fill the rest:
-//   horizontal: x % 2s == s, y % 2s == 0,  pred = (L + R) / 2   (L only at the right edge)
-//   vertical:   x % 2s == 0, y % 2s == s,  pred = (T + B) / 2   (T only at the bottom edge)
-//   center:     x % 2s == s, y % 2s == s,  pred = T + L - TL
+//   horizontal: x % 2s == s, y % 2s == 0   (interpolation along x)
+//   vertical:   x % 2s == 0, y % 2s == s   (interpolation along y)
+//   center:     x % 2s == s, y % 2s == s
 // Every vertex belongs to exactly one phase (or is an anchor). Two targets of one phase
 // are never neighbours in the mesh, so they share no triangle and can be decided in
 // parallel. Targets of a phase are ordered row-major; that order is the stream's order.
+//
+// Two predictors (the stream's meta section says which, docs/format.md):
+//   linear (format versions up to 6): horizontal (L + R) / 2 (L only at the right edge),
+//     vertical (T + B) / 2 (T only at the bottom edge), center T + L - TL.
+//   cubic (issue 20): along the phase's direction from the known points at -3s, -s, +s, +3s
+//     (cubic_along); the center phase averages the cubic along x and the cubic along y
+//     (center_cubic). At the center phase (x +- s, y), (x +- 3s, y) are vertical targets and
+//     (x, y +- s), (x, y +- 3s) horizontal ones, all already known.
 #pragma once
 
 #include <cstdint>
@@ -89,7 +97,7 @@ FACTZ_HD int64_t lattice_vertex(const PhaseLattice& L, int64_t nx, int64_t t) {
   return (L.y0 + (t / L.count_x) * L.dy) * nx + L.x0 + (t % L.count_x) * L.dx;
 }
 
-/// Prediction of target (x, y) of `phase` at level `step` from the current values `f`
+/// Linear prediction of target (x, y) of `phase` at level `step` from the current values `f`
 /// (row length nx, ny rows). Plain arithmetic of the value type T (float, or double for a
 /// float64 field): the decoder computes the same bits.
 template <class T>
@@ -109,6 +117,66 @@ FACTZ_HD T predict(const T* f, int64_t nx, int64_t ny, int64_t x, int64_t y, int
       const T t = f[k - step * nx], l = f[k - step], tl = f[k - step * nx - step];
       return (t + l) - tl;
     }
+  }
+}
+
+/// The predictors a speculative stream may name (its meta section, docs/format.md).
+enum class Predictor : uint8_t { linear = 0, cubic = 1 };
+/// What new streams use.
+inline constexpr Predictor kDefaultPredictor = Predictor::cubic;
+FACTZ_HD bool valid_predictor(uint8_t p) { return p <= uint8_t(Predictor::cubic); }
+
+/// Interpolation at position p (p % 2s == s) of a line of n points spaced `stride` apart in
+/// `f`, whose point p sits at f[k], from the known points p - 3s, p - s, p + s, p + 3s
+/// (a, b, c, d; b always exists since p >= s):
+///   a, b, c, d:  (9 (b + c) - (a + d)) / 16          cubic
+///   b, c, d:     (3 b + 6 c - d) / 8                  quadratic, no point 3s before
+///   a, b, c:     (6 b + 3 c - a) / 8                  quadratic, no point 3s after
+///   b, c:        (b + c) / 2                          linear
+///   b only:      b                                    (p + s outside the line)
+/// In T arithmetic in exactly this order (1/16 and 1/8 are exact), so every backend
+/// computes the same bits. `two_sided` says whether c exists.
+template <class T>
+FACTZ_HD T cubic_along(const T* f, int64_t k, int64_t p, int64_t n, int64_t s, int64_t stride, bool& two_sided) {
+  const int64_t ds = s * stride;
+  const T b = f[k - ds];
+  two_sided = p + s < n;
+  if (!two_sided) return b;
+  const T c = f[k + ds];
+  const bool has_a = p >= 3 * s, has_d = p + 3 * s < n;
+  if (has_a && has_d) return (T(9) * (b + c) - (f[k - 3 * ds] + f[k + 3 * ds])) * T(0.0625);
+  if (has_d) return ((T(3) * b + T(6) * c) - f[k + 3 * ds]) * T(0.125);
+  if (has_a) return ((T(6) * b + T(3) * c) - f[k - 3 * ds]) * T(0.125);
+  return (b + c) * T(0.5);
+}
+
+/// The cubic predictor's center phase: the mean of the interpolations along x and along y
+/// when both are two-sided, the two-sided one when only one is, else (neither x + s nor
+/// y + s inside the grid) T + L - TL, the linear predictor's.
+template <class T>
+FACTZ_HD T center_cubic(const T* f, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t s) {
+  const int64_t k = y * nx + x;
+  bool hx, hy;
+  const T px = cubic_along(f, k, x, nx, s, int64_t(1), hx);
+  const T py = cubic_along(f, k, y, ny, s, nx, hy);
+  if (hx && hy) return (px + py) * T(0.5);
+  if (hx) return px;
+  if (hy) return py;
+  return (f[k - s * nx] + f[k - s]) - f[k - s * nx - s];
+}
+
+/// Prediction of target (x, y) of `phase` at level `step` with predictor `p`: predict(...)
+/// for linear, cubic_along / center_cubic for cubic.
+template <class T>
+FACTZ_HD T predict(const T* f, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step, Phase phase, Predictor p) {
+  if (p == Predictor::linear) return predict(f, nx, ny, x, y, step, phase);
+  const int64_t k = y * nx + x;
+  bool two_sided;
+  switch (phase) {
+    case Phase::horizontal: return cubic_along(f, k, x, nx, step, int64_t(1), two_sided);
+    case Phase::vertical: return cubic_along(f, k, y, ny, step, nx, two_sided);
+    case Phase::center:
+    default: return center_cubic(f, nx, ny, x, y, step);
   }
 }
 

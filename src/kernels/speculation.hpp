@@ -68,10 +68,12 @@ using Speculation64 = SpeculationOf<double>;
 /// without an accepted candidate keeps its original value (exact), which changes nothing.
 /// `bound` holds bound_of_id for every id; `radius` limits the codes. T: float, or double
 /// for a float64 field (prediction, quantization, bound check and signatures all on doubles).
+/// `pred`: the stream's predictor (interpolation.hpp).
 template <class T>
 FACTZ_HD SpeculationOf<T> speculate_vertex(const Grid2D& g, int64_t x, int64_t y, int64_t step, Phase phase,
                                            const T* u, const T* v, const T* cur_u, const T* cur_v,
-                                           const uint8_t* original, const T* bound, int32_t radius, bool check) {
+                                           const uint8_t* original, const T* bound, int32_t radius, bool check,
+                                           Predictor pred = Predictor::linear) {
   const int64_t k = y * g.nx + x;
   SpeculationOf<T> s;
   s.recon_u = u[k];
@@ -82,8 +84,8 @@ FACTZ_HD SpeculationOf<T> speculate_vertex(const Grid2D& g, int64_t x, int64_t y
     return s;
   }
   if (!(bound[kMaxBoundId] > T(0))) return s;
-  const T pu = predict(cur_u, g.nx, g.ny, x, y, step, phase);
-  const T pv = predict(cur_v, g.nx, g.ny, x, y, step, phase);
+  const T pu = predict(cur_u, g.nx, g.ny, x, y, step, phase, pred);
+  const T pv = predict(cur_v, g.nx, g.ny, x, y, step, phase, pred);
   for (int id = kMaxBoundId; id >= 1; --id) {
     int32_t cu, cv;
     T ru, rv;

@@ -26,10 +26,11 @@ FACTZ_HD bool id_is_exact(uint16_t id) { return id == 0; }
 /// id_is_exact(id); sym_u, sym_v are its symbols (code + kRadius) when id_has_code(id).
 /// bound[id] is bound_of_id(eb, id). Returns false when a coded value is not finite, which
 /// the writer never produces (a damaged stream). T: float, or double for a float64 stream.
+/// `pred`: the stream's predictor (its meta section).
 template <class T>
 FACTZ_HD bool decode_speculative_target(T* u, T* v, int64_t nx, int64_t ny, int64_t x, int64_t y,
                                         int64_t step, Phase phase, uint16_t id, const T* exact, uint16_t sym_u,
-                                        uint16_t sym_v, const T* bound) {
+                                        uint16_t sym_v, const T* bound, Predictor pred = Predictor::linear) {
   const int64_t k = y * nx + x;
   if (id == kZeroVectorId) {
     u[k] = v[k] = T(0);
@@ -40,8 +41,8 @@ FACTZ_HD bool decode_speculative_target(T* u, T* v, int64_t nx, int64_t ny, int6
     v[k] = exact[1];
     return true;
   }
-  const T pu = predict(u, nx, ny, x, y, step, phase);
-  const T pv = predict(v, nx, ny, x, y, step, phase);
+  const T pu = predict(u, nx, ny, x, y, step, phase, pred);
+  const T pv = predict(v, nx, ny, x, y, step, phase, pred);
   const T ru = dequantize_residual(pu, bound[id], int32_t(sym_u) - kRadius);
   const T rv = dequantize_residual(pv, bound[id], int32_t(sym_v) - kRadius);
   u[k] = ru;
@@ -65,16 +66,23 @@ FACTZ_HD int64_t first_valid_anchor(const PhaseLattice& A, int64_t nx, const uin
   return a;
 }
 
+/// The stand-in rule of a stream follows its predictor. Linear streams (format versions 3
+/// to 6) give a missing vertex a value continued from its neighbours (below); streams with
+/// another predictor (version 7) give every missing vertex the stand-in zero, so a field whose
+/// missing vertices hold zeros is predicted exactly as the same field unmasked (issue 20:
+/// the mask then only saves).
+FACTZ_HD bool zero_stand_ins(Predictor pred) { return pred != Predictor::linear; }
+
 /// Column 0 of the anchor lattice, top to bottom: a missing anchor takes the stand-in of the
 /// anchor above; the first row's, the value of anchor `first` (first_valid_anchor; 0 when it
-/// is A.count()).
+/// is A.count()). With zero_stand_ins(pred): zero.
 template <class T>
 FACTZ_HD void fill_missing_anchor_column(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t first,
-                                         T* u, T* v) {
+                                         T* u, T* v, Predictor pred) {
   for (int64_t row = 0; row < A.count_y; ++row) {
     const int64_t k = row * A.dy * nx;  // anchor (0, row)
     if (!missing[k]) continue;
-    if (row == 0 && first >= A.count()) {  // no valid anchor at all
+    if (zero_stand_ins(pred) || (row == 0 && first >= A.count())) {  // zero, or no valid anchor at all
       u[k] = v[k] = T(0);
       continue;
     }
@@ -85,16 +93,17 @@ FACTZ_HD void fill_missing_anchor_column(const PhaseLattice& A, int64_t nx, cons
 }
 
 /// Anchor row `row` after column 0 (fill_missing_anchor_column): left to right, a missing
-/// anchor takes the stand-in of the anchor to its left.
+/// anchor takes the stand-in of the anchor to its left (zero with zero_stand_ins(pred)).
 template <class T>
 FACTZ_HD void fill_missing_anchor_row(const PhaseLattice& A, int64_t nx, const uint8_t* missing, int64_t row, T* u,
-                                      T* v) {
+                                      T* v, Predictor pred) {
   const int64_t k0 = row * A.dy * nx;
+  const bool zero = zero_stand_ins(pred);
   for (int64_t i = 1; i < A.count_x; ++i) {
     const int64_t k = k0 + i * A.dx;
     if (!missing[k]) continue;
-    u[k] = u[k - A.dx];
-    v[k] = v[k - A.dx];
+    u[k] = zero ? T(0) : u[k - A.dx];
+    v[k] = zero ? T(0) : v[k - A.dx];
   }
 }
 
@@ -104,18 +113,23 @@ FACTZ_HD void fill_missing_anchor_row(const PhaseLattice& A, int64_t nx, const u
 /// compute the same in parallel form: column 0 (it depends on itself only), then every
 /// anchor row independently (a row's chain to the left ends in column 0).
 template <class T>
-FACTZ_HD void fill_missing_anchors(const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u, T* v) {
-  fill_missing_anchor_column(A, nx, missing, first_valid_anchor(A, nx, missing), u, v);
-  for (int64_t row = 0; row < A.count_y; ++row) fill_missing_anchor_row(A, nx, missing, row, u, v);
+FACTZ_HD void fill_missing_anchors(const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u, T* v,
+                                   Predictor pred) {
+  fill_missing_anchor_column(A, nx, missing, first_valid_anchor(A, nx, missing), u, v, pred);
+  for (int64_t row = 0; row < A.count_y; ++row) fill_missing_anchor_row(A, nx, missing, row, u, v, pred);
 }
 
-/// A missing target's stand-in: its prediction.
+/// A missing target's stand-in: its prediction (linear streams), or zero (zero_stand_ins).
 template <class T>
 FACTZ_HD void predict_missing_target(T* u, T* v, int64_t nx, int64_t ny, int64_t x, int64_t y, int64_t step,
-                                     Phase phase) {
+                                     Phase phase, Predictor pred) {
   const int64_t k = y * nx + x;
-  u[k] = predict(u, nx, ny, x, y, step, phase);
-  v[k] = predict(v, nx, ny, x, y, step, phase);
+  if (zero_stand_ins(pred)) {
+    u[k] = v[k] = T(0);
+    return;
+  }
+  u[k] = predict(u, nx, ny, x, y, step, phase, pred);
+  v[k] = predict(v, nx, ny, x, y, step, phase, pred);
 }
 
 }  // namespace factz::detail

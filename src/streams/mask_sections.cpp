@@ -31,7 +31,7 @@ bool get_bits(ByteReader& r, uint64_t& b) { return r.u64(b); }
 
 template <class T>
 void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const T> u,
-                              std::span<const T> v, std::vector<Section>& sections) {
+                              std::span<const T> v, bool one_section, std::vector<Section>& sections) {
   using Bits = BitsOf<T>;
   // The mask: the count of missing vertices, then the bitmap (codec/mask_coder.hpp).
   std::vector<std::pair<Bits, Bits>> bits;
@@ -73,6 +73,16 @@ void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t
       put_bits(values, b.second);
     }
   }
+  if (one_section) {  // mask_and_values: the mask's size, the mask, the values
+    ByteWriter both;
+    both.varint(mask_bytes.bytes().size());
+    both.bytes().insert(both.bytes().end(), mask_bytes.bytes().begin(), mask_bytes.bytes().end());
+    both.bytes().insert(both.bytes().end(), values.bytes().begin(), values.bytes().end());
+    Section bs{kSectionMaskAndValues, std::move(both.bytes())};
+    bs.zstd = true;
+    sections.push_back(std::move(bs));
+    return;
+  }
   Section ms{kSectionMask, std::move(mask_bytes.bytes())};
   Section vs{kSectionMaskedValues, std::move(values.bytes())};
   ms.zstd = vs.zstd = true;  // kept only where it shrinks them (repeated NaN payloads, tables)
@@ -83,36 +93,78 @@ void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t
 }  // namespace
 
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
-                          std::span<const float> v, std::vector<Section>& sections) {
-  append_mask_sections_any(mask, nx, ny, u, v, sections);
+                          std::span<const float> v, std::vector<Section>& sections, bool one_section) {
+  append_mask_sections_any(mask, nx, ny, u, v, one_section, sections);
 }
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const double> u,
-                          std::span<const double> v, std::vector<Section>& sections) {
-  append_mask_sections_any(mask, nx, ny, u, v, sections);
+                          std::span<const double> v, std::vector<Section>& sections, bool one_section) {
+  append_mask_sections_any(mask, nx, ny, u, v, one_section, sections);
 }
 
 Result<bool> stream_has_mask(const ParsedContainer& pc) {
   const bool m = has_section(pc, kSectionMask), v = has_section(pc, kSectionMaskedValues);
+  if (has_section(pc, kSectionMaskAndValues)) {
+    if (m || v) return corrupt_stream("section mask_and_values beside mask or masked_values");
+    return true;
+  }
   if (m != v) return corrupt_stream(std::string("section ") + (m ? "mask" : "masked_values") + " without " +
                                     (m ? "masked_values" : "mask"));
   return m;
 }
 
-Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
-                 std::vector<uint8_t>& mask) {
+namespace {
+
+/// The mask's bytes and the masked values' bytes of a stream: the two sections, or the two
+/// parts of mask_and_values (the first prefixed by its size).
+struct MaskParts {
+  std::vector<uint8_t> mask, values;
+};
+
+Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedContainer& pc, bool want_values) {
+  MaskParts parts;
+  if (has_section(pc, kSectionMaskAndValues)) {
+    auto both = read_section(stream, pc, kSectionMaskAndValues, &zstd_stage_decompressor());
+    if (!both.ok()) return both.status();
+    ByteReader r(both.value());
+    uint64_t size = 0;
+    if (!r.varint(size) || size > r.remaining()) return corrupt_stream("mask_and_values: invalid mask size");
+    const size_t head = both->size() - r.remaining();
+    parts.mask.assign(both->begin() + std::ptrdiff_t(head), both->begin() + std::ptrdiff_t(head + size));
+    parts.values.assign(both->begin() + std::ptrdiff_t(head + size), both->end());
+    return parts;
+  }
   auto coded = read_section(stream, pc, kSectionMask, &zstd_stage_decompressor());
   if (!coded.ok()) return coded.status();
-  ByteReader r(coded.value());
+  parts.mask = std::move(coded.value());
+  if (want_values) {
+    auto values = read_section(stream, pc, kSectionMaskedValues, &zstd_stage_decompressor());
+    if (!values.ok()) return values.status();
+    parts.values = std::move(values.value());
+  }
+  return parts;
+}
+
+Status decode_mask_part(std::span<const uint8_t> coded, int64_t nx, int64_t ny, std::vector<uint8_t>& mask) {
+  ByteReader r(coded);
   uint64_t missing = 0;
   if (!r.varint(missing) || missing == 0 || missing > uint64_t(nx * ny)) return corrupt_stream("mask: invalid count");
-  const size_t head = coded->size() - r.remaining();
-  FACTZ_RETURN_IF_ERROR(decode_mask(std::span<const uint8_t>(coded.value()).subspan(head), nx, ny, mask));
+  const size_t head = coded.size() - r.remaining();
+  FACTZ_RETURN_IF_ERROR(decode_mask(coded.subspan(head), nx, ny, mask));
   uint64_t set = 0;
   for (uint8_t m : mask) set += m;
   if (set != missing)
     return corrupt_stream("mask: " + std::to_string(set) + " missing vertices decoded, " + std::to_string(missing) +
                           " recorded");
   return Status::Ok();
+}
+
+}  // namespace
+
+Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
+                 std::vector<uint8_t>& mask) {
+  auto parts = read_mask_parts(stream, pc, false);
+  if (!parts.ok()) return parts.status();
+  return decode_mask_part(parts->mask, nx, ny, mask);
 }
 
 namespace {
@@ -123,12 +175,12 @@ Status apply_mask_sections_any(std::span<const uint8_t> stream, const ParsedCont
   using Bits = BitsOf<T>;
   constexpr uint64_t kPair = 2 * sizeof(Bits);
   const int64_t n = nx * ny;
-  if (mask.size() != size_t(n)) FACTZ_RETURN_IF_ERROR(read_mask(stream, pc, nx, ny, mask));
+  auto parts = read_mask_parts(stream, pc, true);
+  if (!parts.ok()) return parts.status();
+  if (mask.size() != size_t(n)) FACTZ_RETURN_IF_ERROR(decode_mask_part(parts->mask, nx, ny, mask));
   uint64_t missing = 0;
   for (uint8_t m : mask) missing += m;
-  auto values = read_section(stream, pc, kSectionMaskedValues, &zstd_stage_decompressor());
-  if (!values.ok()) return values.status();
-  ByteReader rv(values.value());
+  ByteReader rv(parts->values);
   uint8_t kind = 0;
   if (!rv.u8(kind)) return corrupt_stream("masked_values: empty");
   std::vector<std::pair<Bits, Bits>> table;

@@ -17,14 +17,17 @@
 namespace factz::detail {
 
 /// Appends the mask sections of `mask` (nx * ny bytes, nonzero = missing, at least one)
-/// and of the planes' bits at the missing vertices.
+/// and of the planes' bits at the missing vertices. `one_section`: both in one section,
+/// `mask_and_values` (format version 7; the speculative streams with a predictor byte), one
+/// table entry (40 bytes) less.
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
-                          std::span<const float> v, std::vector<Section>& sections);
+                          std::span<const float> v, std::vector<Section>& sections, bool one_section = false);
 /// The same for a float64 field: `masked_values` holds u64 bits (format version 6).
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const double> u,
-                          std::span<const double> v, std::vector<Section>& sections);
+                          std::span<const double> v, std::vector<Section>& sections, bool one_section = false);
 
-/// Whether a parsed stream holds the mask sections (both, or it is corrupt).
+/// Whether a parsed stream holds the mask sections (both, or mask_and_values alone; anything
+/// else is corrupt).
 Result<bool> stream_has_mask(const ParsedContainer& pc);
 
 /// Reads the mask sections of a stream of nx * ny vertices (stream_has_mask true): the mask

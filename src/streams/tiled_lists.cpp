@@ -140,14 +140,6 @@ Status parse_meta_section(std::span<const uint8_t> meta, const Header& h, double
   return Status::Ok();
 }
 
-Result<double> stream_bound(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd) {
-  auto meta = read_section(stream, pc, kSectionMeta, zstd);
-  if (!meta.ok()) return meta.status();
-  double eb = 0;
-  FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.value(), pc.header, eb));
-  return eb;
-}
-
 Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
                            TiledSections& out) {
   const auto& h = pc.header;

@@ -59,9 +59,6 @@ inline constexpr double kMaxEb64 = 0x1p1022;
 /// stream's meta section adds the f64 bound (finite, in [0, kMaxEb64]), whose float_bound
 /// must be the header's f32 `eb` (docs/format.md, "1 meta").
 Status parse_meta_section(std::span<const uint8_t> meta, const Header& h, double& eb);
-/// The absolute bound a vector stream's decoder uses, read from its meta section (the
-/// header's f32 `eb`, or a float64 stream's f64 one); `zstd` undoes a zstd-stored section.
-Result<double> stream_bound(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd);
 
 /// The sections of a none/block stream that precede the codes, read (zstd undone) and
 /// checked: meta, tile ids (2 * tile count, u's then v's, each <= kMaxBoundId) and the

@@ -34,12 +34,6 @@ std::vector<uint8_t> meta_section(const StreamPlan& p) {
 /// stored without zstd; with zstd the writer checksums the stored bytes itself).
 void set_raw_crc(Section& s, std::optional<uint32_t> crc) { s.raw_crc = crc; }
 
-Status check_meta(std::span<const uint8_t> stream, const ParsedContainer& pc, double& eb) {
-  auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
-  if (!meta.ok()) return meta.status();
-  return parse_meta_section(meta.value(), pc.header, eb);
-}
-
 }  // namespace
 
 int threads_of(Policy p, int threads) {
@@ -126,7 +120,9 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
     FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
     FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
   }
-  sections.push_back({kSectionMeta, meta_section(p)});
+  std::vector<uint8_t> meta = meta_section(p);
+  if (pl.predictor != Predictor::linear) meta.push_back(uint8_t(pl.predictor));  // absent: linear
+  sections.push_back({kSectionMeta, std::move(meta)});
   sections.push_back({kSectionCodesU, std::move(hu)});
   set_raw_crc(sections.back(), pl.coded_u_crc);
   sections.push_back({kSectionCodesV, std::move(hv)});
@@ -137,16 +133,18 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
   return Status::Ok();
 }
 
-Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections) {
+Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections,
+                                                 bool predictor_byte) {
   const Options& o = p.options;
   append_source_section(o, sections);
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), 1, o.bound_mode, o.bound, p.eb);
   std::vector<uint32_t> ids;
   for (const auto& s : sections) ids.push_back(s.id);
-  // 3 with mask sections, 4 with a source section, 5 with masked tiled codes, 6 for float64
+  // 3 with mask sections, 4 with a source section, 5 with masked tiled codes, 6 for float64,
+  // 7 with a predictor byte
   h.dtype = p.dtype;
-  h.version = stream_version(ids, tiled_codes_are_packed(2, uint8_t(o.mode)), p.dtype);
+  h.version = stream_version(ids, tiled_codes_are_packed(2, uint8_t(o.mode)), p.dtype, predictor_byte);
   h.components = 2;
   h.mode = uint8_t(o.mode);
   h.coder = uint8_t(o.coder);
@@ -164,7 +162,7 @@ Result<std::vector<uint8_t>> assemble_tiled(const StreamPlan& p, TiledPayload& p
 Result<std::vector<uint8_t>> assemble_speculative(const StreamPlan& p, SpeculativePayload& payload) {
   std::vector<Section> sections;
   FACTZ_RETURN_IF_ERROR(speculative_sections(p, payload, sections));
-  return write_vector_stream(p, std::move(sections));
+  return write_vector_stream(p, std::move(sections), payload.predictor != Predictor::linear);
 }
 
 Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
@@ -286,13 +284,21 @@ Status parse_speculative_exact_any(std::span<const uint8_t> raw, int64_t n_exact
 
 template <class T>
 Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                             SpeculativeInputOf<T>& out, bool leave_coded, const uint8_t* missing) {
+                             SpeculativeInputOf<T>& out, bool leave_coded, const uint8_t* missing,
+                             Predictor device_predictors) {
   const auto& h = pc.header;
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
   const int64_t s0 = h.anchor_stride;
   if (!valid_anchor_stride(s0))
     return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
-  FACTZ_RETURN_IF_ERROR(check_meta(stream, pc, out.eb));
+  {
+    auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
+    if (!meta.ok()) return meta.status();
+    FACTZ_RETURN_IF_ERROR(parse_speculative_meta(meta.value(), h, out.eb, out.predictor));
+  }
+  if (leave_coded && uint8_t(out.predictor) > uint8_t(device_predictors))
+    return Status(Code::backend_unavailable, "the device decoder does not implement the stream's predictor " +
+                                                 std::to_string(int(out.predictor)) + " (docs/format.md, mode 2)");
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   const auto coder = EntropyCoder(h.coder);
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
@@ -344,12 +350,48 @@ Status parse_speculative_exact(std::span<const uint8_t> raw, int64_t n_exact, st
 }
 
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput& out, bool leave_coded, const uint8_t* missing) {
-  return parse_speculative_any(stream, pc, threads, out, leave_coded, missing);
+                         SpeculativeDecodeInput& out, bool leave_coded, const uint8_t* missing,
+                         Predictor device_predictors) {
+  return parse_speculative_any(stream, pc, threads, out, leave_coded, missing, device_predictors);
 }
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput64& out, bool leave_coded, const uint8_t* missing) {
-  return parse_speculative_any(stream, pc, threads, out, leave_coded, missing);
+                         SpeculativeDecodeInput64& out, bool leave_coded, const uint8_t* missing,
+                         Predictor device_predictors) {
+  return parse_speculative_any(stream, pc, threads, out, leave_coded, missing, device_predictors);
+}
+
+Status parse_speculative_meta(std::span<const uint8_t> meta, const Header& h, double& eb, Predictor& pred) {
+  // The bytes of parse_meta_section: 5, or 13 in a float64 stream.
+  const size_t base = h.dtype == kDtypeFloat64 ? 13 : 5;
+  pred = Predictor::linear;
+  // The version says whether the byte is there: one encoding per stream, and a build that
+  // predates the predictor refuses the stream as unsupported instead of misdecoding it.
+  if (h.version >= kFormatVersionPredictor) {
+    if (meta.size() != base + 1)
+      return corrupt_stream("meta section of a version " + std::to_string(h.version) + " speculative stream holds " +
+                            std::to_string(meta.size()) + " bytes (" + std::to_string(base + 1) +
+                            ": the bound parameters, then the predictor)");
+    // A linear stream has no predictor byte.
+    const uint8_t p = meta[base];
+    if (!valid_predictor(p) || p == uint8_t(Predictor::linear))
+      return corrupt_stream("meta section: unknown predictor " + std::to_string(int(p)));
+    pred = Predictor(p);
+    meta = meta.first(base);
+  }
+  return parse_meta_section(meta, h, eb);
+}
+
+Result<double> stream_bound(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd) {
+  auto meta = read_section(stream, pc, kSectionMeta, zstd);
+  if (!meta.ok()) return meta.status();
+  double eb = 0;
+  if (pc.header.mode == kModeSpeculative) {
+    Predictor pred;
+    FACTZ_RETURN_IF_ERROR(parse_speculative_meta(meta.value(), pc.header, eb, pred));
+  } else {
+    FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.value(), pc.header, eb));
+  }
+  return eb;
 }
 
 }  // namespace factz::detail

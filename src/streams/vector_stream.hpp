@@ -13,6 +13,7 @@
 
 #include "factz/factz.hpp"
 #include "format/container.hpp"
+#include "kernels/interpolation.hpp"
 
 namespace factz::detail {
 
@@ -61,6 +62,9 @@ struct TiledPayload {
 struct SpeculativePayload {
   std::vector<uint16_t> ids, codes_u, codes_v;
   std::vector<uint8_t> exact;  ///< anchors then exact targets, u and v f32 each
+  /// The predictor the codes were made with, recorded in the meta section (linear: the
+  /// meta section of format versions up to 6, byte for byte).
+  Predictor predictor = Predictor::linear;
   /// When set, ids/codes_* are ignored and these hold the coded blobs, with their crc32c.
   bool precoded = false;
   std::vector<uint8_t> coded_ids, coded_u, coded_v;
@@ -72,9 +76,13 @@ Status tiled_sections(const StreamPlan& p, TiledPayload& payload, std::vector<Se
 Status speculative_sections(const StreamPlan& p, SpeculativePayload& payload, std::vector<Section>& sections);
 
 /// The header of a plan and the container of its sections (the zstd stage as the plan says).
-Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections);
+/// `predictor_byte`: the meta section ends with a predictor byte (speculative_sections of a
+/// payload whose predictor is not linear), which makes the stream version 7.
+Result<std::vector<uint8_t>> write_vector_stream(const StreamPlan& p, std::vector<Section> sections,
+                                                 bool predictor_byte = false);
 
-/// tiled_sections / speculative_sections, then write_vector_stream.
+/// tiled_sections / speculative_sections, then write_vector_stream (with the payload's
+/// predictor byte, if any).
 Result<std::vector<uint8_t>> assemble_tiled(const StreamPlan& p, TiledPayload& payload);
 Result<std::vector<uint8_t>> assemble_speculative(const StreamPlan& p, SpeculativePayload& payload);
 
@@ -110,6 +118,7 @@ struct TiledDecodeInput {
 template <class T>
 struct SpeculativeInputOf {
   double eb = 0;  ///< the absolute bound (parse_meta_section: the header's, or the f64 one)
+  Predictor predictor = Predictor::linear;  ///< from the meta section (parse_speculative_meta)
   std::vector<uint16_t> ids, codes_u, codes_v;
   std::vector<T> exact;  ///< 2 per exactly stored vertex (anchors first)
   /// Set when the coded blobs are left to a device: ids/codes_*/exact are empty; the
@@ -142,11 +151,25 @@ bool codes_skip_missing(const Header& h, const uint8_t* missing);
 Status decode_tiled_symbols(const Header& h, std::span<const uint8_t> coded, const uint8_t* missing,
                             std::span<const int64_t> outlier_index, int threads, std::span<uint16_t> symbols);
 /// `missing`: the stream's mask (read_mask), when it has one: missing vertices have no
-/// entries in the speculative sections.
+/// entries in the speculative sections. With leave_coded, `device_predictors` is the highest
+/// predictor the device decoder implements: a stream needing another is backend_unavailable
+/// (a decoder never applies the wrong predictor).
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput& out, bool leave_coded = false, const uint8_t* missing = nullptr);
+                         SpeculativeDecodeInput& out, bool leave_coded = false, const uint8_t* missing = nullptr,
+                         Predictor device_predictors = Predictor::linear);
 /// parse_speculative of a float64 stream (f64 exact values; eb from the meta section).
 Status parse_speculative(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                         SpeculativeDecodeInput64& out, bool leave_coded = false, const uint8_t* missing = nullptr);
+                         SpeculativeDecodeInput64& out, bool leave_coded = false, const uint8_t* missing = nullptr,
+                         Predictor device_predictors = Predictor::linear);
+
+/// The meta section of a speculative stream: parse_meta_section's bytes, then, in a stream
+/// of format version 7 or later (and only there), one byte naming the predictor, which is
+/// not linear (docs/format.md, mode 2); without it the predictor is linear. Sets eb and pred.
+Status parse_speculative_meta(std::span<const uint8_t> meta, const Header& h, double& eb, Predictor& pred);
+
+/// The absolute bound a vector stream's decoder uses, read from its meta section (the
+/// header's f32 `eb`, or a float64 stream's f64 one; parse_speculative_meta in mode
+/// speculative, parse_meta_section otherwise); `zstd` undoes a zstd-stored section.
+Result<double> stream_bound(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd);
 
 }  // namespace factz::detail

@@ -109,9 +109,10 @@ __global__ void missing_vertices_compile(const float* u, const float* v, const u
                                                            2.0f * bound[30])
                     : tv.q;
   const factz::detail::PhaseLattice A = factz::detail::anchor_lattice(nx, ny, 4);
+  constexpr factz::detail::Predictor kPred = factz::detail::kDefaultPredictor;
   if (c == 0) factz::detail::fill_missing_anchor_column(A, nx, missing, factz::detail::first_valid_anchor(A, nx, missing),
-                                                        cur_u, cur_v);
-  if (c < A.count_y) factz::detail::fill_missing_anchor_row(A, nx, missing, c, cur_u, cur_v);
+                                                        cur_u, cur_v, kPred);
+  if (c < A.count_y) factz::detail::fill_missing_anchor_row(A, nx, missing, c, cur_u, cur_v, kPred);
   if (i % 2 == 1 && j % 2 == 1 && x1 > 0.0f)
-    factz::detail::predict_missing_target(cur_u, cur_v, nx, ny, j, i, 1, factz::detail::Phase::center);
+    factz::detail::predict_missing_target(cur_u, cur_v, nx, ny, j, i, 1, factz::detail::Phase::center, kPred);
 }

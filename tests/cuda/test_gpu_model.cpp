@@ -792,8 +792,9 @@ TEST(GpuModelMasks, RepairRoundsMatchTheCpuAndSkipTrianglesOffTheMesh) {
 
 // The device's form of the anchors' stand-ins (kernels/speculative_decode.hpp: the first
 // valid anchor, column 0, then each anchor row on its own) follows the rule as written for
-// the format: row-major, a missing anchor takes its left neighbour's stand-in, else the one
-// above, else the first valid anchor's value, else 0.
+// the format: in linear streams row-major, a missing anchor takes its left neighbour's
+// stand-in, else the one above, else the first valid anchor's value, else 0; in streams with
+// another predictor (version 7) every missing anchor is 0.
 TEST(GpuModelMasks, MissingAnchorStandInsFollowTheRowMajorRule) {
   uint64_t state = 2024;
   auto next = [&] {
@@ -830,8 +831,16 @@ TEST(GpuModelMasks, MissingAnchorStandInsFollowTheRowMajorRule) {
           ru[size_t(k)] = from >= 0 ? ru[size_t(from)] : first_u;
           rv[size_t(k)] = from >= 0 ? rv[size_t(from)] : first_v;
         }
-      factz::detail::fill_missing_anchors(A, nx, missing.data(), u.data(), v.data());
+      // The zero rule of the other predictors (format version 7), written out too.
+      std::vector<float> zu = u, zv = v, cu = u, cv = v;
+      for (int64_t a = 0; a < A.count(); ++a) {
+        const int64_t k = factz::detail::lattice_vertex(A, nx, a);
+        if (missing[size_t(k)]) zu[size_t(k)] = zv[size_t(k)] = 0.0f;
+      }
+      factz::detail::fill_missing_anchors(A, nx, missing.data(), u.data(), v.data(), factz::detail::Predictor::linear);
       EXPECT_TRUE(same_bits(u, ru) && same_bits(v, rv)) << nx << "x" << ny << " s0 " << s0 << " density " << density;
+      factz::detail::fill_missing_anchors(A, nx, missing.data(), cu.data(), cv.data(), factz::detail::Predictor::cubic);
+      EXPECT_TRUE(same_bits(cu, zu) && same_bits(cv, zv)) << nx << "x" << ny << " s0 " << s0 << " cubic";
       ++cases;
     }
   EXPECT_EQ(cases, 30);

@@ -16,7 +16,7 @@
 #include "factz/multiblock.hpp"
 #include "format/container.hpp"
 #include "streams/stream_common.hpp"
-#include "streams/tiled_lists.hpp"
+#include "streams/vector_stream.hpp"
 
 namespace {
 

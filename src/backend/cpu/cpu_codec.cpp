@@ -170,6 +170,7 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
   const StreamPlan p = kFloat64 ? make_plan64(field.nx, field.ny, o, range, threads)
                                 : make_plan(field.nx, field.ny, o, range, threads);
   std::vector<Section> sections;
+  bool predictor_byte = false;  // the meta section names a predictor (format version 7)
   if (o.mode == Mode::speculative) {
     SpeculativeResultOf<T> sr;
     run_speculative(work, plan_bound(p, T(0)), o.anchor_stride, threads, true, sr, o.exact_edges, missing);
@@ -177,14 +178,16 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
     SpeculativePayload pl;
     speculative_payload(work, o.anchor_stride, sr, pl);
     FACTZ_RETURN_IF_ERROR(speculative_sections(p, pl, sections));
+    predictor_byte = pl.predictor != Predictor::linear;
     lap("entropy");
     st.exact_vertices = sr.exact_vertices;
   } else {
     FACTZ_RETURN_IF_ERROR(tiled_stream_sections(work, missing, p, lap, stages, sections, st));
   }
   if (!mask.empty())
-    append_mask_sections(mask, field.nx, field.ny, std::span<const T>(field.u), std::span<const T>(field.v), sections);
-  auto stream = write_vector_stream(p, std::move(sections));
+    append_mask_sections(mask, field.nx, field.ny, std::span<const T>(field.u), std::span<const T>(field.v), sections,
+                         predictor_byte);
+  auto stream = write_vector_stream(p, std::move(sections), predictor_byte);
   if (!stream.ok()) return stream.status();
   lap("container");
   if (stats) {

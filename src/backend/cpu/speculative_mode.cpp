@@ -36,8 +36,9 @@ double decoder_bound(const Header&, const SpeculativeDecodeInput64& in) { return
 
 template <class Field, class T>
 void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool check, SpeculativeResultOf<T>& out,
-                         uint8_t exact_edges, const uint8_t* missing) {
+                         uint8_t exact_edges, const uint8_t* missing, Predictor pred) {
   const Grid2D g{f.nx, f.ny};
+  out.predictor = pred;
   const int64_t n = f.size(), cw = g.nx - 1;
   out.recon_u.resize(size_t(n));
   out.recon_v.resize(size_t(n));
@@ -65,7 +66,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
   T* cur_v = out.recon_v.data();
   if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
     const PhaseLattice A = anchor_lattice(g.nx, g.ny, s0);
-    fill_missing_anchors(A, g.nx, missing, cur_u, cur_v);
+    fill_missing_anchors(A, g.nx, missing, cur_u, cur_v, pred);
     for (int64_t a = 0; a < A.count(); ++a)
       if (missing[lattice_vertex(A, g.nx, a)]) out.id[size_t(lattice_vertex(A, g.nx, a))] = kMissingVertex;
   }
@@ -75,7 +76,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * g.nx + x;
       if (missing && missing[k]) {  // not in the stream: the prediction stands in
-        predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase);
+        predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase, pred);
         out.id[size_t(k)] = kMissingVertex;
         continue;
       }
@@ -87,7 +88,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
         continue;
       }
       const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
-                                                   sig.data(), bound, kRadius, check);
+                                                   sig.data(), bound, kRadius, check, pred);
       // The commit is the first write-back: targets of a phase share no triangle.
       cur_u[k] = sp.recon_u;
       cur_v[k] = sp.recon_v;
@@ -130,6 +131,7 @@ void speculative_payload_any(const Field& f, int64_t s0, const SpeculativeResult
     }
   });
   out.exact = std::move(exact.bytes());
+  out.predictor = r.predictor;
 }
 
 template <class T>
@@ -147,7 +149,7 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
     v[size_t(k)] = in.exact[size_t(2 * exact_pos + 1)];
     ++exact_pos;
   }
-  if (missing) fill_missing_anchors(A, nx, missing, u.data(), v.data());
+  if (missing) fill_missing_anchors(A, nx, missing, u.data(), v.data(), in.predictor);
   const auto eb = decoder_bound(h, in);
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
@@ -183,14 +185,14 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
       for (int64_t i = 0; i < L.count_x; ++i) {
         const int64_t x = L.x0 + i * L.dx;
         if (missing && missing[size_t(y * nx + x)]) {
-          predict_missing_target(u.data(), v.data(), nx, ny, x, y, step, phase);
+          predict_missing_target(u.data(), v.data(), nx, ny, x, y, step, phase, in.predictor);
           continue;
         }
         const uint16_t id = ids[size_t(d++)];
         const bool coded = id_has_code(id), exact = id_is_exact(id);
         if (!decode_speculative_target(u.data(), v.data(), nx, ny, x, y, step, phase, id,
                                        exact ? &in.exact[size_t(2 * e)] : nullptr, coded ? in.codes_u[size_t(c)] : 0,
-                                       coded ? in.codes_v[size_t(c)] : 0, bound))
+                                       coded ? in.codes_v[size_t(c)] : 0, bound, in.predictor))
           bad = 1;
         c += coded;
         e += exact;
@@ -207,12 +209,12 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
 }  // namespace
 
 void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
-                     uint8_t exact_edges, const uint8_t* missing) {
-  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing);
+                     uint8_t exact_edges, const uint8_t* missing, Predictor pred) {
+  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred);
 }
 void run_speculative(const VectorField2D64& f, double eb, int64_t s0, int threads, bool check,
-                     SpeculativeResult64& out, uint8_t exact_edges, const uint8_t* missing) {
-  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing);
+                     SpeculativeResult64& out, uint8_t exact_edges, const uint8_t* missing, Predictor pred) {
+  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred);
 }
 
 void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, SpeculativePayload& out) {

@@ -27,6 +27,7 @@ struct SpeculativeResultOf {
   BigVector<uint8_t> id;              ///< 0 exact, 1..30 bound id, kZeroVectorId, kMissingVertex; anchors 0
   BigVector<uint16_t> sym_u, sym_v;   ///< code + radius where 1 <= id <= 30
   int64_t exact_vertices = 0;         ///< anchors, exact targets and zero vectors
+  Predictor predictor = Predictor::linear;  ///< the predictor the schedule used
 };
 using SpeculativeResult = SpeculativeResultOf<float>;
 using SpeculativeResult64 = SpeculativeResultOf<double>;
@@ -36,15 +37,19 @@ using SpeculativeResult64 = SpeculativeResultOf<double>;
 /// rows/columns named by exact_edges (EdgeBits) are not speculated: they keep their
 /// original value (id 0, or the zero-vector id for +0, +0). `missing` (optional, one byte
 /// per vertex): the field is the filled working copy; triangles touching a missing vertex
-/// are outside the mesh and never checked (kMaskedTriangle).
+/// are outside the mesh and never checked (kMaskedTriangle). `predictor`: the interpolation
+/// (kernels/interpolation.hpp), recorded in the result and from there in the stream.
 void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, int threads, bool check,
-                     SpeculativeResult& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr);
+                     SpeculativeResult& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr,
+                     Predictor predictor = kDefaultPredictor);
 /// The same for a float64 field: predictions, codes, bound checks and signatures on doubles.
 void run_speculative(const VectorField2D64& f, double eb, int64_t anchor_stride, int threads, bool check,
-                     SpeculativeResult64& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr);
+                     SpeculativeResult64& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr,
+                     Predictor predictor = kDefaultPredictor);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
-/// exact values (anchors, then exact targets). The stream layer codes and assembles it.
+/// exact values (anchors, then exact targets), and the result's predictor. The stream layer
+/// codes and assembles it.
 void speculative_payload(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,
                          SpeculativePayload& out);
 /// The same for a float64 field: the exact values are f64 pairs.

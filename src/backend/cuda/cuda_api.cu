@@ -221,7 +221,8 @@ Status decompress_planes(std::span<const uint8_t> bytes, T* d_u, T* d_v, int64_t
   if (pc->header.mode == uint8_t(Mode::speculative)) {
     cuda_detail::SpeculativeInputOf<T> in;
     FACTZ_RETURN_IF_ERROR(
-        cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true, host_missing));
+        cuda_detail::parse_speculative(bytes, pc.value(), threads, in, /*leave_coded=*/true, host_missing,
+                                       detail::Predictor::cubic));
     FACTZ_RETURN_IF_ERROR(cuda_detail::device_decode_speculative(ws, pc.value(), in, missing, d_u, d_v, stream));
   } else {  // from format version 5 on, the codes skip the missing vertices
     cuda_detail::TiledInputOf<T> in;

@@ -262,7 +262,7 @@ Status device_count_nonfinite(Workspace::Impl& ws, const T* u, const T* v, int64
 
 template <class T>
 Status device_fill_missing_anchors(Workspace::Impl& ws, const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u,
-                                   T* v, cudaStream_t s) {
+                                   T* v, detail::Predictor pred, cudaStream_t s) {
   // first_valid_anchor as a minimum of indices (an integer atomic: order-free), then
   // column 0 on one thread and every anchor row on its own.
   unsigned long long* first = nullptr;
@@ -273,9 +273,9 @@ Status device_fill_missing_anchors(Workspace::Impl& ws, const PhaseLattice& A, i
   }));
   FACTZ_RETURN_IF_ERROR(for_each(1, s, [=] __device__(int64_t) {
     const int64_t f = *first == ~0ull ? A.count() : int64_t(*first);
-    detail::fill_missing_anchor_column(A, nx, missing, f, u, v);
+    detail::fill_missing_anchor_column(A, nx, missing, f, u, v, pred);
   }));
-  return for_each(A.count_y, s, [=] __device__(int64_t row) { detail::fill_missing_anchor_row(A, nx, missing, row, u, v); });
+  return for_each(A.count_y, s, [=] __device__(int64_t row) { detail::fill_missing_anchor_row(A, nx, missing, row, u, v, pred); });
 }
 
 template <class T>
@@ -409,12 +409,14 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* 
   FACTZ_RETURN_IF_ERROR(for_each(n, s, [=] __device__(int64_t k) { speculative_init(k, u, v, cu, cv, vid); }));
   FACTZ_RETURN_IF_ERROR(
       for_each(cells, s, [=] __device__(int64_t c) { speculative_signatures(g, c, u, v, missing, sig); }));
-  if (missing) FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, cu, cv, s));
+  if (missing)
+    FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, cu, cv, detail::kDefaultPredictor, s));
   int64_t* vertex_of = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, vertex_of));
   FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
     return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
-      speculate_target(g, ph.lattice, ph.step, ph.phase, t, u, v, missing, cu, cv, sig, B.b, ph.offset, ids, su, sv);
+      speculate_target(g, ph.lattice, ph.step, ph.phase, t, u, v, missing, cu, cv, sig, B.b, ph.offset, ids, su, sv,
+                       detail::kDefaultPredictor);
       vertex_of[ph.offset + t] = lattice_vertex(ph.lattice, nx, t);
     });
   }));
@@ -444,6 +446,7 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* 
     return device_ans_encode(ws, sym, uint64_t(count), center, s, blob, crc);
   };
   pl.precoded = true;  // both coders run on the device
+  pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
   for (int c = 0; c < 2; ++c) {
     int64_t count = 0;
     FACTZ_RETURN_IF_ERROR(select(syms[c], flags, targets, packed, count));
@@ -487,7 +490,7 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* 
 template Status device_value_range(Workspace::Impl&, const float*, const float*, int64_t, cudaStream_t, double&);
 template Status device_count_nonfinite(Workspace::Impl&, const float*, const float*, int64_t, cudaStream_t, int64_t&);
 template Status device_fill_missing_anchors(Workspace::Impl&, const PhaseLattice&, int64_t, const uint8_t*, float*, float*,
-                                            cudaStream_t);
+                                            detail::Predictor, cudaStream_t);
 template Status device_compress_tiled(Workspace::Impl&, const Plan&, const float*, const float*, const uint8_t*,
                                       cudaStream_t, TiledPayload&);
 template Status device_compress_speculative(Workspace::Impl&, const Plan&, const float*, const float*, const uint8_t*,
@@ -495,7 +498,7 @@ template Status device_compress_speculative(Workspace::Impl&, const Plan&, const
 template Status device_value_range(Workspace::Impl&, const double*, const double*, int64_t, cudaStream_t, double&);
 template Status device_count_nonfinite(Workspace::Impl&, const double*, const double*, int64_t, cudaStream_t, int64_t&);
 template Status device_fill_missing_anchors(Workspace::Impl&, const PhaseLattice&, int64_t, const uint8_t*, double*, double*,
-                                            cudaStream_t);
+                                            detail::Predictor, cudaStream_t);
 template Status device_compress_tiled(Workspace::Impl&, const Plan&, const double*, const double*, const uint8_t*,
                                       cudaStream_t, TiledPayload&);
 template Status device_compress_speculative(Workspace::Impl&, const Plan&, const double*, const double*, const uint8_t*,

@@ -336,11 +336,12 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
   FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
   FACTZ_RETURN_IF_ERROR(
       for_each(A.count(), s, [=] __device__(int64_t a) { decode_anchor(A, nx, a, missing, anchor_pos, exact, u, v); }));
-  if (missing) FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, u, v, s));
+  const detail::Predictor pred = in.predictor;
+  if (missing) FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, u, v, pred, s));
   FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
     return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
       decode_target(g, ph.lattice, ph.step, ph.phase, t, ph.offset, tid, cu, cv, code_pos, exact_pos, anchors, exact,
-                    B.b, u, v, bad);
+                    B.b, u, v, bad, pred);
     });
   }));
   int h = 0;

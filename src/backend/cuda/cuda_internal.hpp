@@ -48,7 +48,7 @@ Status device_compress_speculative(cuda::Workspace::Impl& ws, const Plan& p, con
 /// hold their values): kernels/speculative_decode.hpp's fill_missing_anchors in parallel form.
 template <class T>
 Status device_fill_missing_anchors(cuda::Workspace::Impl& ws, const detail::PhaseLattice& A, int64_t nx,
-                                   const uint8_t* missing, T* u, T* v, cudaStream_t s);
+                                   const uint8_t* missing, T* u, T* v, detail::Predictor pred, cudaStream_t s);
 /// The device decoders, before the mask sections' values. missing: the stream's mask on the
 /// device (read_mask), or null for a stream without one. The stream's data type is T's.
 template <class T>

@@ -251,12 +251,13 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t s0, F&& fn) {
 /// The device's fill_missing_anchors (cuda_compress.cu device_fill_missing_anchors): the
 /// first valid anchor (the device: an atomic minimum), column 0, then every anchor row.
 template <class T>
-void fill_anchor_stand_ins(const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u, T* v) {
+void fill_anchor_stand_ins(const PhaseLattice& A, int64_t nx, const uint8_t* missing, T* u, T* v,
+                           detail::Predictor pred) {
   int64_t first = A.count();
   for (int64_t a = 0; a < A.count(); ++a)
     if (!missing[lattice_vertex(A, nx, a)]) first = std::min(first, a);
-  detail::fill_missing_anchor_column(A, nx, missing, first, u, v);
-  for (int64_t row = 0; row < A.count_y; ++row) detail::fill_missing_anchor_row(A, nx, missing, row, u, v);
+  detail::fill_missing_anchor_column(A, nx, missing, first, u, v, pred);
+  for (int64_t row = 0; row < A.count_y; ++row) detail::fill_missing_anchor_row(A, nx, missing, row, u, v, pred);
 }
 
 /// f: the working copy; missing: its mask (null when no vertex is missing).
@@ -272,12 +273,12 @@ void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, 
   std::vector<uint8_t> vid(static_cast<size_t>(n)), sig(static_cast<size_t>(g.triangle_count()));
   for (int64_t k = 0; k < n; ++k) speculative_init(k, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), vid.data());
   for (int64_t c = 0; c < g.cell_count(); ++c) speculative_signatures(g, c, f.u.data(), f.v.data(), missing, sig.data());
-  if (missing) fill_anchor_stand_ins(A, f.nx, missing, cur_u.data(), cur_v.data());
+  if (missing) fill_anchor_stand_ins(A, f.nx, missing, cur_u.data(), cur_v.data(), detail::kDefaultPredictor);
   std::vector<uint16_t> ids(static_cast<size_t>(targets)), su(static_cast<size_t>(targets)), sv(static_cast<size_t>(targets));
   for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
     for (int64_t t = 0; t < L.count(); ++t)
       speculate_target(g, L, step, ph, t, f.u.data(), f.v.data(), missing, cur_u.data(), cur_v.data(), sig.data(),
-                       bound, offset, ids.data(), su.data(), sv.data());
+                       bound, offset, ids.data(), su.data(), sv.data(), detail::kDefaultPredictor);
   });
   // Stream positions -> vertices (for the exact values), then stable compactions.
   std::vector<int64_t> vertex_of(static_cast<size_t>(targets));
@@ -313,6 +314,7 @@ void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, 
   std::vector<uint8_t> stored_id(static_cast<size_t>(targets));
   for (int64_t t = 0; t < targets; ++t) stored_id[size_t(t)] = ids[size_t(t)] != uint16_t(kMissingVertex);
   for (int64_t pos : select_flagged(stored_id)) pl.ids.push_back(ids[size_t(pos)]);
+  pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
   pl.coded_ids = model_encode(p.options.coder, pl.ids, 0, pl.coded_ids_crc);
   pl.coded_u = model_encode(p.options.coder, pl.codes_u, detail::kAnsCodeCenter, pl.coded_u_crc);
   pl.coded_v = model_encode(p.options.coder, pl.codes_v, detail::kAnsCodeCenter, pl.coded_v_crc);
@@ -388,12 +390,12 @@ Status decode_spec(const detail::ParsedContainer& pc, SpeculativeInputOf<T>& in,
   const std::vector<int64_t> code_pos(cpos.begin(), cpos.end()), exact_pos(epos.begin(), epos.end());
   for (int64_t a = 0; a < A.count(); ++a)
     decode_anchor(A, f.nx, a, missing, anchor_pos.data(), in.exact.data(), f.u.data(), f.v.data());
-  if (missing) fill_anchor_stand_ins(A, f.nx, missing, f.u.data(), f.v.data());
+  if (missing) fill_anchor_stand_ins(A, f.nx, missing, f.u.data(), f.v.data(), in.predictor);
   int bad = 0;
   for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
     for (int64_t t = 0; t < L.count(); ++t)
       decode_target(g, L, step, ph, t, offset, ids.data(), in.codes_u.data(), in.codes_v.data(), code_pos.data(),
-                    exact_pos.data(), anchors, in.exact.data(), bound, f.u.data(), f.v.data(), &bad);
+                    exact_pos.data(), anchors, in.exact.data(), bound, f.u.data(), f.v.data(), &bad, in.predictor);
   });
   if (bad) return corrupt_stream("decoded value is not finite");
   return Status::Ok();
@@ -622,7 +624,8 @@ Status model_decode_speculative(std::span<const uint8_t> stream, const detail::P
                                 const std::vector<uint8_t>& mask, FieldOf<T>& f) {
   const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   SpeculativeInputOf<T> in;
-  FACTZ_RETURN_IF_ERROR(parse_speculative(stream, pc, host_threads(), in, /*leave_coded=*/true, missing));
+  FACTZ_RETURN_IF_ERROR(
+      parse_speculative(stream, pc, host_threads(), in, /*leave_coded=*/true, missing, detail::Predictor::cubic));
   if (in.device_coded) {  // as the device: ids, their checks and counts, exact values, codes
     const detail::PhaseLattice A = detail::anchor_lattice(f.nx, f.ny, pc.header.anchor_stride);
     int64_t anchors = A.count(), stored_targets = f.size() - A.count();

@@ -112,8 +112,10 @@ Result<std::vector<uint8_t>> assemble_stream(const Plan& p, Payload& payload, co
     FACTZ_RETURN_IF_ERROR(detail::tiled_sections(p, payload, sections));
   else
     FACTZ_RETURN_IF_ERROR(detail::speculative_sections(p, payload, sections));
-  if (m && m->any()) detail::append_mask_sections(m->mask, p.nx, p.ny, m->u, m->v, sections);
-  return detail::write_vector_stream(p, std::move(sections));
+  bool predictor_byte = false;
+  if constexpr (!std::is_same_v<Payload, TiledPayload>) predictor_byte = payload.predictor != detail::Predictor::linear;
+  if (m && m->any()) detail::append_mask_sections(m->mask, p.nx, p.ny, m->u, m->v, sections, predictor_byte);
+  return detail::write_vector_stream(p, std::move(sections), predictor_byte);
 }
 
 /// A stream checked once (container, checksums, header, symbol count, mask sections in

@@ -51,21 +51,22 @@ FACTZ_HD void speculative_signatures(const Grid2D& g, int64_t c, const T* u, con
 /// Kernel body, one thread per target t of a phase: the decision and the commit; the
 /// target's id and symbols go to stream position `offset + t`. A target marked in
 /// `missing` (null = none) takes its prediction as its stand-in and the id kMissingVertex.
+/// `pred`: the stream's predictor (kernels/interpolation.hpp), as the CPU encoder's.
 template <class T>
 FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t,
                                const T* u, const T* v, const uint8_t* missing, T* cur_u, T* cur_v,
                                const uint8_t* original, const T* bound, int64_t offset, uint16_t* ids,
-                               uint16_t* sym_u, uint16_t* sym_v) {
+                               uint16_t* sym_u, uint16_t* sym_v, detail::Predictor pred) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t k = y * g.nx + x;
   if (missing && missing[k]) {
-    detail::predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase);
+    detail::predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase, pred);
     ids[offset + t] = kMissingVertex;
     sym_u[offset + t] = sym_v[offset + t] = 0;
     return;
   }
   const detail::SpeculationOf<T> sp =
-      detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true);
+      detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true, pred);
   cur_u[k] = sp.recon_u;
   cur_v[k] = sp.recon_v;
   ids[offset + t] = sp.id;
@@ -119,23 +120,23 @@ FACTZ_HD void expand_target_id(int64_t p, const int64_t* stored, const int64_t* 
 /// id_has_code) or its exact value (exact_pos[p]: exclusive scan of id_is_exact, after the
 /// `anchors` stored anchors), with the CPU decoder's kernel (kernels/speculative_decode.hpp);
 /// a missing target (kMissingVertex) takes its prediction. bad is set for a non-finite
-/// result (corrupt input only).
+/// result (corrupt input only). `pred`: the stream's predictor (SpeculativeInputOf::predictor).
 template <class T>
 FACTZ_HD void decode_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t, int64_t offset,
                             const uint16_t* ids, const uint16_t* cu, const uint16_t* cv, const int64_t* code_pos,
                             const int64_t* exact_pos, int64_t anchors, const T* exact, const T* bound, T* u, T* v,
-                            int* bad) {
+                            int* bad, detail::Predictor pred) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t p = offset + t;
   const uint16_t id = ids[p];
   if (id == kMissingVertex) {
-    detail::predict_missing_target(u, v, g.nx, g.ny, x, y, step, phase);
+    detail::predict_missing_target(u, v, g.nx, g.ny, x, y, step, phase, pred);
     return;
   }
   const bool coded = id_has_code(id);
   const T* ex = id_is_exact(id) ? exact + 2 * (anchors + exact_pos[p]) : nullptr;
   if (!detail::decode_speculative_target(u, v, g.nx, g.ny, x, y, step, phase, id, ex, coded ? cu[code_pos[p]] : 0,
-                                         coded ? cv[code_pos[p]] : 0, bound))
+                                         coded ? cv[code_pos[p]] : 0, bound, pred))
     *bad = 1;
 }
 
