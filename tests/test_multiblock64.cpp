@@ -168,7 +168,7 @@ MultiBlockRun round_trip(const VectorField2D64& f, const Options& o, int px, int
 }
 
 const Mode kModes[] = {Mode::none, Mode::block, Mode::speculative};
-/// Even and uneven bands, blocks thinner than a tile (32) and than the anchor stride (16),
+/// Even and uneven bands, blocks thinner than a tile (32) and than an anchor stride of 16,
 /// 1-cell blocks.
 const std::pair<int, int> kLayouts[] = {{1, 1}, {2, 2}, {3, 2}, {7, 5}, {40, 3}};
 

@@ -132,7 +132,7 @@ typedef struct factz_options {
   double bound;           /**< ABS value or REL fraction, finite and >= 0; default 1e-2 */
   int zstd;               /**< nonzero: lossless zstd stage where it shrinks a section; default 1 */
   int threads;            /**< OpenMP threads, 0 = OpenMP default, 1 = serial; bytes never depend on it */
-  int64_t anchor_stride;  /**< speculative mode: power of two in [2, 4096]; default 16 */
+  int64_t anchor_stride;  /**< speculative mode: power of two in [2, 4096]; default 4096 */
   /* Since 1.1.0 (read only when struct_size covers them): */
   int policy;             /**< factz_policy; default FACTZ_POLICY_OMP */
   int device;             /**< FACTZ_POLICY_CUDA: device ordinal or FACTZ_DEVICE_AUTO; default 0.

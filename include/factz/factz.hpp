@@ -67,7 +67,7 @@ struct Options {
   bool zstd = true;     ///< apply the lossless zstd stage where it shrinks a section
   Policy policy = Policy::omp;
   int threads = 0;      ///< OpenMP threads (0: OpenMP default); ignored for serial
-  int64_t anchor_stride = 16;  ///< speculative mode: anchor lattice stride, a power of two in [2, 4096]
+  int64_t anchor_stride = 4096;  ///< speculative mode: anchor lattice stride, a power of two in [2, 4096]
   /// Outer rows/columns stored exactly, bits of factz::EdgeBits (multiblock.hpp): blocks of a
   /// decomposed field keep their shared boundaries exact (docs/multiblock.md). Decoders need
   /// not know it; the stream is an ordinary one.

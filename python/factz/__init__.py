@@ -91,7 +91,7 @@ CP_DTYPE = _np.dtype(
 
 
 def compress(u, v, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
-             zstd=True, anchor_stride=16, policy=None, device=0, fill_value=None, mask=None,
+             zstd=True, anchor_stride=4096, policy=None, device=0, fill_value=None, mask=None,
              stats=False, progress=None):
     """Compresses the vector field (u, v) and returns the stream as ``bytes``.
 

@@ -53,7 +53,7 @@ class FactzCodec:
     codec_id = "factz"
 
     def __init__(self, mode="speculative", eb=1e-2, bound="rel", coder=None, zstd=True,
-                 anchor_stride=16, threads=0, policy=None, device=0, fill_value=None):
+                 anchor_stride=4096, threads=0, policy=None, device=0, fill_value=None):
         self.mode = str(mode)
         self.eb = float(eb)
         self.bound = str(bound)

@@ -33,7 +33,7 @@ def _planes(result, masked):
 
 
 def compress_multiblock(u, v, blocks=(2, 2), mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0,
-                        zstd=True, anchor_stride=16, policy=None, device=0, fill_value=None, mask=None, stats=False):
+                        zstd=True, anchor_stride=4096, policy=None, device=0, fill_value=None, mask=None, stats=False):
     """Compresses (u, v) into a multi-block file held in memory (``bytes``), the bytes of
     ``factz compress --blocks PX PY`` for the same options. blocks: ``(px, py)``, the number
     of blocks along x and y (each block needs at least one cell along a split axis). A REL

@@ -276,7 +276,7 @@ void bind_vector(py::module_& m) {
   m.attr("DEVICE_AUTO") = factz::kDeviceAuto;
   m.def("compress", &compress, py::arg("u"), py::arg("v"), py::arg("mode") = "speculative", py::arg("eb") = 1e-2,
         py::arg("bound") = "rel", py::arg("coder") = "", py::arg("threads") = 0, py::arg("zstd") = true,
-        py::arg("anchor_stride") = 16, py::arg("policy") = "", py::arg("device") = 0, py::arg("mask") = py::none(),
+        py::arg("anchor_stride") = 4096, py::arg("policy") = "", py::arg("device") = 0, py::arg("mask") = py::none(),
         py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none(), py::arg("progress") = py::none());
   m.def("decompress", &decompress, py::arg("buf"), py::arg("threads") = 0, py::arg("policy") = "",
         py::arg("device") = 0, py::arg("with_mask") = false);

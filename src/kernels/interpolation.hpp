@@ -27,7 +27,7 @@ namespace factz::detail {
 
 enum class Phase : uint8_t { horizontal = 0, vertical = 1, center = 2 };
 
-inline constexpr int64_t kDefaultAnchorStride = 16;
+inline constexpr int64_t kDefaultAnchorStride = 4096;
 inline constexpr int64_t kMaxAnchorStride = 4096;
 
 /// The anchor stride rule (options and headers alike): a power of two in [2, 4096].

@@ -76,7 +76,7 @@ static void test_version_and_defaults(void) {
   CHECK(o.bound == 1e-2);
   CHECK(o.zstd == 1);
   CHECK(o.threads == 0);
-  CHECK(o.anchor_stride == 16);
+  CHECK(o.anchor_stride == 4096);
   CHECK(o.policy == FACTZ_POLICY_OMP);
   CHECK(o.device == 0);
   CHECK(factz_c_api_version() == FACTZ_C_API_VERSION);
@@ -182,7 +182,7 @@ static void test_real_field_and_cpp_bytes(void) {
     snprintf(out, sizeof out, "%s/capi_cpp_%s.fz", g_tmp, modes[mode]);
     snprintf(cmd, sizeof cmd,
              "'%s' 360 181 '%s/gfs10m_wind_2014_u_360x181.f32' '%s/gfs10m_wind_2014_v_360x181.f32' '%s' %s "
-             "%s rel 0.01 1 16",
+             "%s rel 0.01 1 4096",
              g_cpp, g_data, g_data, out, modes[mode], o.coder == FACTZ_CODER_ANS ? "ans" : "huffman");
     CHECK(system(cmd) == 0);
     FILE* f = fopen(out, "rb");

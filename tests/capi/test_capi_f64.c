@@ -161,7 +161,7 @@ static void test_bytes_equal_the_cpp_api(void) {
     factz_options_init(&o);
     o.mode = mode;
     o.bound = 1e-9;
-    snprintf(cmd, sizeof cmd, "'%s' %d %d '%s' '%s' '%s' %s %s rel 1e-9 1 16 f64", g_cpp, NX, NY, up, vp, out,
+    snprintf(cmd, sizeof cmd, "'%s' %d %d '%s' '%s' '%s' %s %s rel 1e-9 1 4096 f64", g_cpp, NX, NY, up, vp, out,
              modes[mode], o.coder == FACTZ_CODER_ANS ? "ans" : "huffman");
     CHECK(system(cmd) == 0);
     f = fopen(out, "rb");

@@ -127,7 +127,7 @@ def test_real_field_same_bytes_for_every_rank_count(tmp_path):
 
 
 # (grid, blocks, mode, coder, ranks): uneven bands, blocks thinner than a tile (32) and than
-# the anchor stride (16), 1-cell blocks, more ranks than blocks.
+# an anchor stride of 16, 1-cell blocks, more ranks than blocks.
 CASES = [
     ((97, 61), (5, 4), "speculative", "ans", 3),
     ((97, 61), (10, 6), "speculative", "huffman", 4),

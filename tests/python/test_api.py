@@ -70,7 +70,7 @@ def test_python_bytes_equal_the_cpp_api(tmp_path, gfs, cpp_compress, args):
     up, vp = write_planes(tmp_path, u, v)
     cmd = [cpp_compress, "360", "181", up, vp, str(tmp_path / "s.fz"), args["mode"], args.get("coder", factz.DEFAULT_CODER),
            args.get("bound", "rel"), repr(args.get("eb", 1e-2)), "1" if args.get("zstd", True) else "0",
-           str(args.get("anchor_stride", 16))]
+           str(args.get("anchor_stride", 4096))]
     subprocess.run(cmd, check=True, capture_output=True)
     assert factz.compress(u, v, **args) == (tmp_path / "s.fz").read_bytes()
 

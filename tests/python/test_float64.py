@@ -76,7 +76,7 @@ def test_float64_bytes_equal_the_cpp_api(tmp_path, cpp_compress, mode):
     (tmp_path / "u.f64").write_bytes(u.tobytes())
     (tmp_path / "v.f64").write_bytes(v.tobytes())
     cmd = [cpp_compress, "97", "61", str(tmp_path / "u.f64"), str(tmp_path / "v.f64"), str(tmp_path / "s.fz"), mode,
-           factz.DEFAULT_CODER, "rel", "1e-09", "1", "16", "f64"]
+           factz.DEFAULT_CODER, "rel", "1e-09", "1", "4096", "f64"]
     subprocess.run(cmd, check=True, capture_output=True)
     assert factz.compress(u, v, mode=mode, eb=1e-9) == (tmp_path / "s.fz").read_bytes()
 

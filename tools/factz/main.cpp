@@ -95,7 +95,7 @@ const Command kCompress{
       "TopoSZ, keeps the contour tree simplified at --persistence; the default for scalar fields)"},
      {"--scalar", 0, "", "the single -i is a scalar field (implied by -3, --persistence and --mode contour-tree)"},
      kPersistence,
-     {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 16)"},
+     {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 4096: one exact anchor on grids up to 4096, every other vertex predicted)"},
      {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default) | huffman (canonical Huffman)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
