@@ -1,7 +1,8 @@
 // `factz cp -3` and `factz verify -3` with three components (3D vector fields, issue 22):
 // the counts the library gives, raw and .npy inputs, missing vertices, policies that never
 // change the answer, and clean failures (exit 2 for usage, 1 for errors, one line on
-// stderr). Each test runs the built binary in its own temporary folder.
+// stderr); `factz compress -3` with three -i, `factz decompress` with three -o and `factz
+// info` of the 3D vector stream. Each test runs the built binary in its own temporary folder.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "factz/compress3d.hpp"
 #include "factz/topology3d.hpp"
 #include "support/cli_process.hpp"
 #include "support/npy_file.hpp"
@@ -211,6 +213,101 @@ TEST(Cli3D, TinyGridsWork) {
     const auto cps = critical_points(f);
     ASSERT_TRUE(cps.ok());
     EXPECT_EQ(key_values(o.out)["critical_points"], std::to_string(cps->size()));
+  }
+}
+
+std::vector<float> read_floats(const std::string& path, size_t skip = 0) {
+  const std::string bytes = testing::read_text_file(path);
+  std::vector<float> out((bytes.size() - skip) / 4);
+  if (!out.empty()) std::memcpy(out.data(), bytes.data() + skip, out.size() * 4);
+  return out;
+}
+
+TEST(Cli3D, CompressDecompressVerifyRoundTrip) {
+  TempDir dir;
+  const VectorField3D f = testing::random_modes(21, 17, 13, 4);
+  const std::string in = write_field(dir, f, "m");
+  std::string reference;
+  for (const char* x : {"serial", "omp=2", "omp=3"}) {
+    const Outcome c = run_in(dir, kCli + " compress" + dims(f) + in + " -z m.fz -M REL 1e-3 -x " + x);
+    ASSERT_EQ(c.exit_code, 0) << c.describe();
+    auto kv = key_values(c.err + c.out);
+    EXPECT_EQ(kv["mode"], "speculative") << c.describe();
+    EXPECT_EQ(kv["raw_bytes"], std::to_string(f.size() * 12)) << c.describe();
+    const std::string bytes = testing::read_text_file(dir / "m.fz");
+    if (reference.empty()) reference = bytes;
+    EXPECT_EQ(bytes, reference) << x << ": the bytes do not depend on the policy";
+  }
+  // The library writes the same stream.
+  Options o;
+  o.bound = 1e-3;
+  auto lib = compress(f, o);
+  ASSERT_TRUE(lib.ok());
+  EXPECT_EQ(std::string(lib->begin(), lib->end()), reference);
+  const Outcome d = run_in(dir, kCli + " decompress -z m.fz -o d_u.f32 -o d_v.npy -o d_w.f32");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  auto back = decompress3d(lib.value());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(read_floats(dir / "d_u.f32"), back->u);
+  EXPECT_EQ(read_floats(dir / "d_w.f32"), back->w);
+  const std::string npy = testing::read_text_file(dir / "d_v.npy");
+  EXPECT_NE(npy.find("'shape': (13, 17, 21)"), std::string::npos) << npy.substr(0, 128);
+  EXPECT_EQ(read_floats(dir / "d_v.npy", npy.size() - f.v.size() * 4), back->v);
+  const Outcome v = run_in(dir, kCli + " verify" + dims(f) + in + " -d d_u.f32 -d d_v.npy -d d_w.f32");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  auto kv = key_values(v.out);
+  EXPECT_EQ(kv["violations"], "0") << v.describe();
+  EXPECT_NE(kv["cp_original"], "0") << v.describe();
+  EXPECT_EQ(kv["cp_original"], kv["cp_decompressed"]);
+  const Outcome info = run_in(dir, kCli + " info -z m.fz");
+  ASSERT_EQ(info.exit_code, 0) << info.describe();
+  for (const char* want : {"format version 8", "3D vector field (u, v, w)", "nz=13", "codes_w", "speculative"})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+  const Outcome json = run_in(dir, kCli + " info -z m.fz --json");
+  ASSERT_EQ(json.exit_code, 0) << json.describe();
+  EXPECT_NE(json.out.find("\"components\": 3"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"field\": \"vector\""), std::string::npos) << json.out;
+}
+
+TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
+  TempDir dir;
+  const VectorField3D f = testing::random_modes(6, 5, 4, 2);
+  const std::string in = write_field(dir, f, "t");
+  ASSERT_EQ(run_in(dir, kCli + " compress" + dims(f) + in + " -z t.fz").exit_code, 0);
+  VectorField3D nan = f;
+  nan.u[7] = std::nanf("");
+  const std::string nan_in = write_field(dir, nan, "n");
+  VectorField3D fill = f;
+  fill.w[2] = 0.5f;  // a declared fill value
+  const std::string fill_in = write_field(dir, fill, "q");
+  write_file(dir / "p_u.f32", float_bytes(std::vector<float>(36, 1.0f)));
+  write_file(dir / "p_v.f32", float_bytes(std::vector<float>(36, 2.0f)));
+  ASSERT_EQ(run_in(dir, kCli + " compress -2 6 6 -i p_u.f32 -i p_v.f32 -z p.fz").exit_code, 0);
+  struct Case {
+    std::string args;
+    int code;
+    std::string says;
+  };
+  const Case cases[] = {
+      {" compress" + dims(f) + in + " -z o.fz --mode block", 1, "not yet supported for 3D"},
+      {" compress" + dims(f) + in + " -z o.fz --mode none", 1, "not yet supported for 3D"},
+      {" compress" + dims(f) + nan_in + " -z o.fz", 1, "missing vertices"},
+      {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5", 1, "missing vertices"},
+      {" compress" + dims(f) + in + " -z o.fz -x cuda", 2, "cuda"},
+      {" compress" + dims(f) + in, 2, "missing -z"},
+      {" compress" + dims(f) + in + " -z t_u.f32", 2, "refusing to overwrite an input"},
+      {" decompress -z t.fz -o a -o b", 2, "give -o three times"},
+      {" decompress -z t.fz -o a -o b -o out.nc:W", 2, "raw float32 or .npy"},
+      {" decompress -z t.fz -o a", 2, "give -o three times"},
+      {" decompress -z p.fz -o a -o b -o c", 2, "2D vector field"},
+      {" decompress -z t_u.f32 -o a -o b -o c", 1, "not a FaCTz stream"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = run_in(dir, kCli + c.args);
+    EXPECT_EQ(o.exit_code, c.code) << c.args << "\n" << o.describe();
+    EXPECT_FALSE(o.signaled) << c.args;
+    EXPECT_NE(o.err.find(c.says), std::string::npos) << c.args << "\n" << o.describe();
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\n" << o.err;
   }
 }
 

@@ -547,13 +547,30 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 8, 0xFFFF}) {  // 1 to 7 are read (6: float64 streams, 7: the predictor byte)
+  for (uint16_t v : {0, 9, 0xFFFF}) {  // 1 to 8 are read (6: float64, 7: the predictor byte, 8: 3D vectors)
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
     reseal_header(s);  // with a consistent checksum, too
     expect_rejected(s, "format version", Code::unsupported_version);
   }
+}
+
+// Version 8 is the 3D vector version: a version 8 stream of a 2D field is corrupt (the
+// version is readable, the contents are not those of version 8), and so is a 3D vector
+// header in a version 7 stream.
+TEST(Container, Version8IsThe3DVectorVersion) {
+  Bytes s = sample_stream();
+  put(s, 4, 8, 2);
+  reseal_header(s);
+  expect_rejected(s, "2 component(s) in a version 8 stream");
+  s = sample_stream();
+  put(s, 4, 7, 2);
+  put(s, 7, 3, 1);   // components 3
+  put(s, 8, 3, 1);   // ndims 3
+  put(s, 28, 2, 8);  // nz 2
+  reseal_header(s);
+  expect_rejected(s, "3 component(s) in a version 7 stream");
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {
@@ -592,7 +609,8 @@ TEST(Container, CraftedHeaderValuesAreRejected) {
       {6, 3, 1, "unknown data type 3"},
       {6, 2, 1, "data type 2 in a version 2 stream"},  // float64 streams are version 6
       {7, 0, 1, "component count 0"},
-      {7, 3, 1, "component count 3"},
+      {7, 4, 1, "component count 4"},
+      {7, 3, 1, "3 components in a 2D field"},
       {8, 3, 1, "ndims 3"},
       {9, 3, 1, "unknown mode 3"},
       {10, 2, 1, "unknown coder 2"},
@@ -724,7 +742,7 @@ TEST(Container, ReadSectionChecksBoundsAgainstTheGivenStream) {
 TEST(Container, SectionNames) {
   const char* names[] = {"meta",         "tile_bounds", "codes_u",     "codes_v",    "exact_index",
                          "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",
-                         "masked_values", "source",     "mask_and_values"};
+                         "masked_values", "source",     "mask_and_values", "codes_w"};
   static_assert(std::size(names) == kLastSectionId);
   for (uint32_t id = 1; id <= kLastSectionId; ++id) EXPECT_EQ(section_name(id), names[id - 1]);
   EXPECT_EQ(section_name(0), "section_0");

@@ -1,4 +1,4 @@
-// Container format (v2 to v4; v1 read) writer, validating parser and summary. Every multi-byte integer is
+// Container format (v2 to v8; v1 read) writer, validating parser and summary. Every multi-byte integer is
 // little-endian and is written and read one byte at a time, so the bytes do not depend on
 // the host. Offsets below are those of docs/format.md; changing any of them changes the
 // bytes of a stream and therefore needs a new format version.
@@ -54,7 +54,7 @@ static_assert(kEntEntryCrc + 4 == kSectionEntrySize);
 constexpr std::array<const char*, kLastSectionId + 1> kSectionNames = {
     nullptr,       "meta",         "tile_bounds", "codes_u",     "codes_v",          "exact_index",
     "exact_values", "outliers",    "bound_ids_u", "bound_ids_v", "mask",             "masked_values",
-    "source",      "mask_and_values"};
+    "source",      "mask_and_values", "codes_w"};
 
 bool known_section(uint32_t id) { return id >= 1 && id <= kLastSectionId; }
 
@@ -98,16 +98,20 @@ uint64_t raw_size_limit(const Header& h) {
 std::string header_problem(const Header& h) {
   if (h.dtype != kDtypeFloat32 && h.dtype != kDtypeFloat64) return "unknown data type " + std::to_string(h.dtype);
   if (h.components < 1 || h.components > kMaxComponents)
-    return "component count " + std::to_string(h.components) + " (must be 1 or 2)";
-  if (h.ndims != 2 && !(h.ndims == 3 && h.components == 1))
-    return "ndims " + std::to_string(h.ndims) + " (2, or 3 for scalar fields)";
+    return "component count " + std::to_string(h.components) + " (must be 1, 2 or 3)";
+  if (h.ndims != 2 && !(h.ndims == 3 && h.components != 2))
+    return "ndims " + std::to_string(h.ndims) + " (2, or 3 for scalar and 3D vector fields)";
+  if (h.components == 3 && h.ndims != 3) return "3 components in a 2D field (3D vector fields only)";
   if (h.mode > kModeContourTree || (h.mode == kModeContourTree && h.components != 1))
     return "unknown mode " + std::to_string(h.mode) + (h.mode == kModeContourTree ? " for a vector field" : "");
   if (h.coder > kCoderAns) return "unknown coder " + std::to_string(h.coder);
   if ((h.flags & ~kHeaderFlagZstd) != 0)
     return "reserved header flag bits set (flags " + std::to_string(h.flags) + ")";
   if (h.ndims == 2 && h.nz != 1) return "nz " + std::to_string(h.nz) + " (must be 1 for 2D fields)";
-  if (h.ndims == 3 && h.nz < 2) return "nz " + std::to_string(h.nz) + " (must be at least 2 for 3D fields)";
+  // A 3D scalar stream needs nz >= 2 (nz 1 is a 2D field); a 3D vector field is told apart
+  // by its three components and may be flat.
+  if (h.ndims == 3 && h.nz < 2 && h.components != 3)
+    return "nz " + std::to_string(h.nz) + " (must be at least 2 for 3D scalar fields)";
   if (h.nx == 0 || h.ny == 0) return "empty dimensions";
   if (element_count(h) == 0)
     return "dimensions " + std::to_string(h.nx) + " x " + std::to_string(h.ny) +
@@ -210,6 +214,12 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
                           " stream (float64 streams are version 6, or 7 with a predictor byte; version 6 streams "
                           "are float64)");
+  // Version 8 is the 3D vector version: 3D vector streams are version 8 (or later); a
+  // version 8 stream is a 3D vector field.
+  if ((h.components == 3) != (h.version >= kFormatVersionVector3D))
+    return corrupt_stream("header: " + std::to_string(h.components) + " component(s) in a version " +
+                          std::to_string(h.version) + " stream (3D vector streams are version 8, and version 8 " +
+                          "streams are 3D vector fields)");
   // Version 7 is the predictor version: only a speculative vector stream names a predictor.
   if (h.version == kFormatVersionPredictor && !may_carry_predictor(h.components, h.mode))
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
@@ -225,7 +235,8 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   const std::string where = "section table entry " + std::to_string(index);
   if (!known_section(e.id))
     return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
-  if ((e.id >= kFirstVersion7Section && h.version < kFormatVersionPredictor) ||
+  if ((e.id >= kFirstVersion8Section && h.version < kFormatVersionVector3D) ||
+      (e.id >= kFirstVersion7Section && h.version < kFormatVersionPredictor) ||
       (e.id >= kFirstVersion4Section && h.version < kFormatVersionWithSource) ||
       (e.id >= kFirstVersion3Section && h.version < kFormatVersionWithMask))
     return corrupt_stream(where + ": " + label(e.id) + " in a version " + std::to_string(h.version) + " stream");
@@ -300,6 +311,8 @@ std::string shortest(T value) {
 
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
                         bool predictor_byte) {
+  for (uint32_t id : section_ids)
+    if (id >= kFirstVersion8Section) return kFormatVersionVector3D;
   const bool one_mask_section =
       std::find(section_ids.begin(), section_ids.end(), kSectionMaskAndValues) != section_ids.end();
   if (predictor_byte || one_mask_section) return kFormatVersionPredictor;
@@ -343,11 +356,15 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // says so through the version, and the speculative decoder checks the two agree.
   const bool with_predictor = may_carry_predictor(header.components, header.mode) &&
                               header.version == stream_version(ids, packed, header.dtype, true);
+  if ((header.components == 3) != (version >= kFormatVersionVector3D))
+    return invalid_argument("a stream of " + std::to_string(header.components) +
+                            " component(s) with these sections: 3D vector streams, and only they, hold codes_w "
+                            "(version 8)");
   if (header.version != version && !with_predictor)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
-                            "float64; 7 for a speculative stream with a predictor byte)");
+                            "float64; 7 for a speculative stream with a predictor byte, 8 for a 3D vector field)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -1,4 +1,4 @@
-// The FaCTz container, format versions 2 to 7 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 8 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -40,14 +40,17 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// speculative stream whose meta section names its predictor (a byte after the bound-id
 /// range, the radius and the f64 bound; the cubic predictor, kernels/interpolation.hpp),
 /// float32 or float64; a speculative stream made with the linear predictor has no such
-/// byte and keeps the version of its other contents.
-inline constexpr uint16_t kFormatVersion = 7;
+/// byte and keeps the version of its other contents. Version 8 is every 3D vector stream
+/// (components 3, ndims 3; issue 22): the `codes_w` section, and the layout of the 3D
+/// speculative mode (docs/format.md); a version 8 stream is a 3D vector field.
+inline constexpr uint16_t kFormatVersion = 8;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
 inline constexpr uint16_t kFormatVersionPackedTiledCodes = 5;
 inline constexpr uint16_t kFormatVersionFloat64 = 6;
 inline constexpr uint16_t kFormatVersionPredictor = 7;
+inline constexpr uint16_t kFormatVersionVector3D = 8;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -55,7 +58,7 @@ inline constexpr std::size_t kHeaderCrcOffset = 60;   ///< header CRC covers byt
 inline constexpr std::size_t kSectionEntrySize = 40;  ///< bytes per section table entry
 inline constexpr uint32_t kMaxSections = 256;
 inline constexpr uint64_t kMaxElements = uint64_t{1} << 40;  ///< cap on nx * ny * nz
-inline constexpr uint8_t kMaxComponents = 2;
+inline constexpr uint8_t kMaxComponents = 3;  ///< 3: 3D vector fields only
 /// Sanity cap on a section's raw size: kMaxRawBytesPerValue * nx*ny*nz*components +
 /// kRawSizeSlack. Rejects absurd declared sizes before anything is allocated for them.
 inline constexpr uint64_t kMaxRawBytesPerValue = 32;
@@ -97,13 +100,16 @@ inline constexpr uint32_t kSectionSource = 12;        ///< the source record: va
 /// `mask` and `masked_values` in one section, instead of the two (version 7: a speculative
 /// stream with a predictor byte writes this one; one table entry less)
 inline constexpr uint32_t kSectionMaskAndValues = 13;
-inline constexpr uint32_t kLastSectionId = 13;        ///< ids are 1..kLastSectionId
+inline constexpr uint32_t kSectionCodesW = 14;        ///< quantization codes of w (3D vector fields, version 8)
+inline constexpr uint32_t kLastSectionId = 14;        ///< ids are 1..kLastSectionId
 /// The first id a stream may hold only from version 3 on.
 inline constexpr uint32_t kFirstVersion3Section = kSectionMask;
 /// The first id a stream may hold only from version 4 on.
 inline constexpr uint32_t kFirstVersion4Section = kSectionSource;
 /// The first id a stream may hold only from version 7 on.
 inline constexpr uint32_t kFirstVersion7Section = kSectionMaskAndValues;
+/// The first id a stream may hold only from version 8 on (and only in a 3D vector stream).
+inline constexpr uint32_t kFirstVersion8Section = kSectionCodesW;
 
 /// The lowest format version that holds sections with these ids: 4 with a `source`
 /// section, else 3 with mask sections, else 2; 5 for a masked stream whose codes leave out
@@ -111,8 +117,10 @@ inline constexpr uint32_t kFirstVersion7Section = kSectionMaskAndValues;
 /// tiled_codes_are_packed); 6 for every float64 stream (`dtype` kDtypeFloat64), whatever its
 /// sections; 7 for every stream whose meta section ends with a predictor byte
 /// (`predictor_byte`: a speculative vector stream not made with the linear predictor),
-/// float32 or float64, and for every stream with a `mask_and_values` section. write_container requires exactly this version, so every stream has
-/// one version for its contents.
+/// float32 or float64, and for every stream with a `mask_and_values` section; 8 for every
+/// stream with a `codes_w` section (a 3D vector field), whatever else it holds.
+/// write_container requires exactly this version, so every stream has one version for its
+/// contents.
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false,
                         uint8_t dtype = kDtypeFloat32, bool predictor_byte = false);
 
@@ -128,10 +136,10 @@ bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte)
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte), 8 (3D vector)
   uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6 or 7)
-  uint8_t components = 2;  ///< 1 (scalar) or 2 (u, v)
-  uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1)
+  uint8_t components = 2;  ///< 1 (scalar), 2 (u, v), or 3 (u, v, w: 3D only, version 8)
+  uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1) and 3D vector fields (components 3)
   uint8_t mode = kModeNone;
   uint8_t coder = kCoderHuffman;
   /// Derived by write_container from the sections (kHeaderFlagZstd); the value passed in

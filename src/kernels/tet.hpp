@@ -241,4 +241,57 @@ FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const fl
   return uint8_t(1 + int(tet_type(u, v, w, axes)));
 }
 
+// ---- Quick exclusions ------------------------------------------------------------------
+// Shared by the extractor (topology/extract3d.cpp) and the 3D compressor's per-vertex check
+// (kernels/speculation3d.hpp), so that every caller skips the same work. Neither decides
+// anything tet_signature would decide otherwise (test_topology3d checks the extractor
+// against tet_signature alone and against the independent reference on tie-heavy fields).
+
+/// Whether the origin is strictly separated from the points by a coordinate plane: all
+/// n values of one component > 0, or all < 0. Then no tetrahedron on these points holds a
+/// critical point, perturbation included: Simulation of Simplicity decides as for the
+/// points moved by an infinitesimal eps (the origin too), and such moves keep a strict
+/// separation, so tet_contains_origin is false. +-0 count as neither sign.
+FACTZ_HD bool strictly_one_sided(const float* x, int n) {
+  bool pos = true, neg = true;
+  for (int k = 0; k < n; ++k) {
+    pos = pos && x[k] > 0.0f;
+    neg = neg && x[k] < 0.0f;
+  }
+  return pos || neg;
+}
+
+/// Whether the four vectors (path order) span no volume: their plain orientation is exactly
+/// zero (det J = 0). Then the tetrahedron holds no critical point: under the contract's
+/// Simulation of Simplicity the perturbed origin always ends up outside a flat image
+/// (docs/architecture.md, "Observations for later work"; the reason why `degenerate` is
+/// never reported). Worth it because orient3_plain is one double filter, while the
+/// symbolic perturbation of a flat image (zero regions, constant regions, ties) walks up
+/// to 84 wide-integer minors in each of the five orientations.
+FACTZ_HD bool flat_image(const SosPoint3 p[4]) { return orient3_plain(p) == 0; }
+
+/// What the inside test says about a tetrahedron whose original signature is `want`
+/// (tet_inside_verdict).
+enum class InsideVerdict : uint8_t { differs = 0, same = 1, needs_type = 2 };
+
+/// Compares a tetrahedron's signature with `want` as far as the two exclusions and the
+/// inside test go: `differs` (a critical point where `want` says none, or none where it says
+/// one), `same` (none, as `want` says), or `needs_type` (a critical point, as `want` says:
+/// its type decides, tet_type_is).
+FACTZ_HD InsideVerdict tet_inside_verdict(uint8_t want, const int64_t idx[4], const float u[4], const float v[4],
+                                          const float w[4]) {
+  const bool none = want == 0;
+  if (strictly_one_sided(u, 4) || strictly_one_sided(v, 4) || strictly_one_sided(w, 4))
+    return none ? InsideVerdict::same : InsideVerdict::differs;
+  SosPoint3 p[4];
+  for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
+  if (flat_image(p) || !tet_contains_origin(p)) return none ? InsideVerdict::same : InsideVerdict::differs;
+  return none ? InsideVerdict::differs : InsideVerdict::needs_type;
+}
+
+/// Whether a tetrahedron holding a critical point has signature `want` (1 + its type).
+FACTZ_HD bool tet_type_is(uint8_t want, const int axes[3], const float u[4], const float v[4], const float w[4]) {
+  return uint8_t(1 + int(tet_type(u, v, w, axes))) == want;
+}
+
 }  // namespace factz::detail

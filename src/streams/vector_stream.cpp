@@ -169,6 +169,8 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
   auto parsed = parse_container(stream);
   if (!parsed.ok()) return parsed.status();
   const auto& h = parsed.value().header;
+  if (h.components == 3)
+    return Status(Code::unsupported_version, "stream holds a 3D vector field: decode it with factz::decompress3d");
   if ((h.dtype != kDtypeFloat32 && h.dtype != kDtypeFloat64) || h.components != 2 || h.ndims != 2 || h.nz != 1)
     return Status(Code::unsupported_version, "stream is not a 2D float32 or float64 vector field");
   if (h.mode > uint8_t(Mode::speculative))

@@ -1,7 +1,9 @@
 // 3D vector fields on the command line (issue 22): `factz cp -3 NX NY NZ -i U -i V -i W`
-// (the critical points of the Freudenthal tetrahedra, factz/topology3d.hpp) and `factz
+// (the critical points of the Freudenthal tetrahedra, factz/topology3d.hpp), `factz
 // verify -3 NX NY NZ -i U -i V -i W -d U2 -d V2 -d W2` (lost / spurious / changed
-// critical points and errors). main.cpp hands these over when -3 comes with three -i (a
+// critical points and errors), `factz compress -3 NX NY NZ -i U -i V -i W -z OUT` (the 3D
+// speculative mode, factz/compress3d.hpp) and `factz decompress -z IN -o U -o V -o W`.
+// main.cpp hands these over when -3 comes with three -i, or decompress with three -o (a
 // single -i with -3 stays a scalar field). Inputs: raw little-endian float32 files of
 // nx * ny * nz values (x fastest), or '<f4' .npy files of shape (nz, ny, nx) or (n,); '-'
 // reads stdin. NaN, and the value of --fill in any component, mark a vertex missing.
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "common.hpp"
+#include "factz/compress3d.hpp"
+#include "field_files.hpp"  // any_variable_output
 #include "factz/io.hpp"
 #include "factz/topology3d.hpp"
 
@@ -99,7 +103,74 @@ factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& mask
   return f;
 }
 
+/// Writes one component: a '<f4' .npy of shape (nz, ny, nx) when the name ends in .npy,
+/// raw little-endian float32 otherwise ('-': stdout).
+void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz) {
+  std::vector<uint8_t> bytes;
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    const int64_t shape[3] = {nz, ny, nx};
+    const std::string head = factz::npy_header("<f4", shape);
+    bytes.assign(head.begin(), head.end());
+  }
+  const size_t at = bytes.size();
+  bytes.resize(at + values.size() * 4);
+  if (!values.empty()) std::memcpy(bytes.data() + at, values.data(), values.size() * 4);  // little-endian host
+  check(factz::write_bytes(path, bytes));
+}
+
 }  // namespace
+
+int run_compress3d(const Args& a) {
+  three_files(a, "-i");
+  if (!a.has("-z")) fail("missing -z OUT", 2);
+  if (a.has("--blocks") || a.has("--per-rank")) fail("--blocks and --per-rank take 2D fields only", 2);
+  if (a.has("--persistence") || a.has("--scalar"))
+    fail("--persistence and --scalar apply to a scalar field (give -i once)", 2);
+  refuse_clobbering(a, {"-i"}, {"-z"});
+  factz::Options o = vector_compress_options(a, false);
+  o.progress = compress_progress(a);
+  int64_t masked = 0;
+  const factz::VectorField3D f = read_field3d(a, "-i", masked);
+  factz::CompressStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stream = take(factz::compress(f, o, &st));
+  const double secs = seconds_since(t0);
+  check(factz::write_bytes(a.get("-z"), stream));
+  const double raw = double(f.size()) * 12.0;
+  const double ratio = raw / double(stream.size());
+  StatsWriter s;
+  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
+  s.count("nx", f.nx, In::json).count("ny", f.ny, In::json).count("nz", f.nz, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
+  s.num("bit_rate", 96.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+  return 0;
+}
+
+int run_decompress3d(const Args& a, const std::vector<uint8_t>& stream) {
+  const auto outputs = three_files(a, "-o");
+  if (any_variable_output(outputs))
+    fail("3D vector components are written as raw float32 or .npy files (no netCDF / HDF5 output yet)", 2);
+  int to_stdout = 0;
+  for (const auto& o : outputs) to_stdout += o == "-";
+  if (to_stdout > 1) fail("only one component can go to stdout", 2);
+  factz::DecompressOptions o;
+  o.threads = exec_of(a, &o.policy).threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  const factz::VectorField3D f = take(factz::decompress3d(stream, o));
+  const double secs = seconds_since(t0);
+  write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
+  write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
+  write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
+  const double raw = double(f.size()) * 12.0;
+  StatsWriter s;
+  s.count("nx", f.nx).count("ny", f.ny).count("nz", f.nz);
+  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
+  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+  return 0;
+}
 
 int run_cp3d(const Args& a) {
   three_files(a, "-i");

@@ -78,6 +78,7 @@ const char* bound_name(uint8_t b) { return b == factz::detail::kBoundRel ? "REL"
 
 std::string field_kind(const factz::detail::Header& h) {
   if (h.components == 2) return "2D vector field (u, v)";
+  if (h.components == 3) return "3D vector field (u, v, w)";
   return std::to_string(int(h.ndims)) + "D scalar field";
 }
 
@@ -134,7 +135,7 @@ int info_stream(const Bytes& bytes, bool json) {
     list << (k ? ", " : "") << one.object();
   }
   list << "]";
-  s.text("kind", "stream").text("field", h.components == 2 ? "vector" : "scalar").count("format_version", h.version);
+  s.text("kind", "stream").text("field", h.components >= 2 ? "vector" : "scalar").count("format_version", h.version);
   s.count("stream_bytes", bytes.size()).text("dtype", h.dtype == factz::detail::kDtypeFloat32 ? "float32" : h.dtype == factz::detail::kDtypeFloat64 ? "float64" : "unknown");
   s.count("ndims", h.ndims).count("nx", h.nx).count("ny", h.ny).count("nz", h.nz).count("components", h.components);
   s.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).text("bound_mode", bound_name(h.bound_mode));

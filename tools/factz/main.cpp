@@ -45,6 +45,8 @@ void print_scalar_compression(const Args& a, const factz::ScalarOptions& o, cons
 namespace factz::cli {  // defined in cmd_cp3d.cpp: 3D vector fields (-3 with three -i)
 int run_cp3d(const Args& a);
 int run_verify3d(const Args& a);
+int run_compress3d(const Args& a);
+int run_decompress3d(const Args& a, const std::vector<uint8_t>& stream);
 }  // namespace factz::cli
 
 namespace {
@@ -64,7 +66,7 @@ const factz::cli::OptionSpec kExec{
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
 const factz::cli::OptionSpec kDims3{
-    "-3", 3, "NX NY NZ", "3D grid, NX fastest (x), then NY, then NZ: a scalar field, or with three -i (cp, verify) a vector field"};
+    "-3", 3, "NX NY NZ", "3D grid, NX fastest (x), then NY, then NZ: a scalar field, or with three -i (compress, cp, verify) a vector field"};
 const factz::cli::OptionSpec kBlocks{
     "--blocks", 2, "PX PY",
     "domain decomposition (docs/multiblock.md): PX x PY blocks sharing their boundary rows/columns, stored exactly; "
@@ -78,12 +80,14 @@ const factz::cli::OptionSpec kPersistence{
     "scalar fields: contour tree simplification threshold, a fraction of the value range (default 1e-2)"};
 
 const Command kCompress{
-    "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables) or a 2D/3D scalar field into a FaCTz stream.",
+    "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
     "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
+    "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [-x serial|omp[=T]] [--json]   (3D vector)\n"
     "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
     {kDims, kDims3,
      {"-i", 1, "FILE",
-      "input component (give twice: u then v; once for a scalar field): raw float32, .npy, FILE.nc:VAR, "
+      "input component (give twice: u then v; three times with -3 for a 3D vector field: raw or .npy; once for a "
+      "scalar field): raw float32, .npy, FILE.nc:VAR, "
       "FILE.nc:VAR[time=3,depth=0] or VAR[3,0,:,:] (the last two dimensions are y and x), FILE.h5:/path/to/dataset; "
       "'-' reads stdin. A variable's _FillValue / missing_value are declared fill values (--fill overrides)",
       true},
@@ -119,11 +123,13 @@ factz::ScalarProgressHook scalar_progress(const Args& a) {
 }
 
 const Command kDecompress{
-    "decompress", "Decompress a FaCTz stream into two float32 planes, or one for a scalar stream (.npy when the name ends in .npy, a netCDF/HDF5 variable for FILE.nc:VAR or FILE.h5:/path, raw otherwise).",
-    "factz decompress -z IN -o U -o V [-x POLICY] [--json]\n       factz decompress -z IN -o S [-x POLICY] [--json]   (scalar stream)",
+    "decompress", "Decompress a FaCTz stream into two float32 planes (three for a 3D vector stream), or one for a scalar stream (.npy when the name ends in .npy, a netCDF/HDF5 variable for FILE.nc:VAR or FILE.h5:/path, raw otherwise).",
+    "factz decompress -z IN -o U -o V [-x POLICY] [--json]\n       factz decompress -z IN -o U -o V -o W [-x serial|omp[=T]] [--json]   (3D vector stream)\n"
+    "       factz decompress -z IN -o S [-x POLICY] [--json]   (scalar stream)",
     {{"-z", 1, "FILE", "input stream; '-' reads stdin"},
      {"-o", 1, "FILE",
-      "output component (give twice: u then v; once for a scalar stream): raw, .npy, FILE.nc:VAR or FILE.h5:/path "
+      "output component (give twice: u then v; three times for a 3D vector stream: raw or .npy only; once for a "
+      "scalar stream): raw, .npy, FILE.nc:VAR or FILE.h5:/path "
       "(netCDF-4; both variables may go to one file; the original's dimensions, attributes and coordinates when "
       "the stream recorded them); '-' writes stdout",
       true},
@@ -355,6 +361,7 @@ int run_compress64(const Args& a, factz::Options o) {
 int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   // --blocks and --per-rank take float32 and float64 inputs (blocks.cpp decides from the files).
+  if (a.has("-3") && a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   two_files(a, "-i");
@@ -412,6 +419,12 @@ bool is_scalar_stream(const std::vector<uint8_t>& stream) {
   return parsed.ok() && parsed->header.components == 1;
 }
 
+// Whether a stream holds a 3D vector field (three components); false when it cannot be parsed.
+bool is_vector3d_stream(const std::vector<uint8_t>& stream) {
+  auto parsed = factz::detail::parse_container(stream);
+  return parsed.ok() && parsed->header.components == 3;
+}
+
 /// Whether the regular file at `path` starts with the multi-block magic. Only regular files
 /// are looked at: a pipe or FIFO (or stdin) cannot be read twice, so its bytes are read once
 /// and tested by run_decompress.
@@ -455,9 +468,18 @@ int run_decompress(const Args& a) {
                bytes.status().to_string() + ")", 2);
     if (factz::is_multiblock(bytes.value()))
       fail("the stream is a multi-block file of a 2D vector field: give -o twice (u then v)", 2);
+    if (is_vector3d_stream(bytes.value()))
+      fail("the stream holds a 3D vector field: give -o three times (u, v, w)", 2);
     if (!is_scalar_stream(bytes.value()) && factz::detail::parse_container(bytes.value()).ok())
       fail("the stream holds a 2D vector field: give -o twice (u then v)", 2);
     return run_decompress_scalar(a, bytes.value());
+  }
+  if (a.has("-o") && a.all("-o").size() == 3) {
+    const auto stream = take(factz::read_bytes(a.get("-z")));
+    if (!is_vector3d_stream(stream) && factz::detail::parse_container(stream).ok())
+      fail(std::string("the stream holds a ") + (is_scalar_stream(stream) ? "scalar field: give -o once" :
+                                                 "2D vector field: give -o twice (u then v)"), 2);
+    return factz::cli::run_decompress3d(a, stream);
   }
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
@@ -466,6 +488,7 @@ int run_decompress(const Args& a) {
   // A multi-block file through a pipe or stdin (a regular file went to the driver above).
   if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
+  if (is_vector3d_stream(stream)) fail("the stream holds a 3D vector field: give -o three times (u, v, w)", 2);
   if (take(factz::stream_info(stream)).dtype == factz::DType::float64) return run_decompress64(a, stream, o);
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress(stream, o));

@@ -1,0 +1,118 @@
+// The 3D speculative mode (issue 22) on synthetic 3D flows of N^3 vertices
+// (bench/lib/synth3d.hpp): median compression and decompression times of factz::compress /
+// factz::decompress3d, the ratio, the fraction of vertices stored exactly, and the ratio
+// proxy of mode none: the three components compressed as 3D scalar fields in mode none at
+// the same absolute bound (no topology guarantee), their stream sizes summed.
+//   spec3d_bench FLOW N [REPEATS [THREADS [REL...]]]
+//     FLOW: modes (random band-limited, seed 1), rough (48 random modes up to wavenumber 24,
+//     seed 1: many critical points), abc, tg (Taylor-Green, w = 0.5 cos x cos y sin z);
+//     THREADS 0: the OpenMP default; REL: bounds (default 1e-2 1e-3 1e-4).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "factz/compress3d.hpp"
+#include "factz/scalar.hpp"
+#include "synth3d.hpp"
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: spec3d_bench modes|rough|abc|tg N [REPEATS [THREADS [REL...]]]\n");
+    return 2;
+  }
+  const std::string flow = argv[1];
+  const int64_t n = std::atoll(argv[2]);
+  const int repeats = argc > 3 ? std::atoi(argv[3]) : 3;
+  const int threads = argc > 4 ? std::atoi(argv[4]) : 0;
+  std::vector<double> rels;
+  for (int i = 5; i < argc; ++i) rels.push_back(std::atof(argv[i]));
+  if (rels.empty()) rels = {1e-2, 1e-3, 1e-4};
+  if (n < 2 || repeats < 1) {
+    std::fprintf(stderr, "spec3d_bench: N must be at least 2 and REPEATS at least 1\n");
+    return 2;
+  }
+  factz::VectorField3D f;
+  if (flow == "modes") f = factz::testing::random_modes(n, n, n, 1);
+  else if (flow == "rough") f = factz::testing::random_modes(n, n, n, 1, 48, 24);
+  else if (flow == "abc") f = factz::testing::abc_flow(n, n, n);
+  else if (flow == "tg") f = factz::testing::taylor_green(n, n, n, 0.5);
+  else {
+    std::fprintf(stderr, "spec3d_bench: unknown flow '%s' (modes, rough, abc, tg)\n", flow.c_str());
+    return 2;
+  }
+  const double raw = double(f.size()) * 12.0;
+  std::printf("%-6s %5s %8s %9s %9s %10s %10s %9s %11s\n", "flow", "N", "REL", "ratio", "none_3x1", "comp_MB/s",
+              "dec_MB/s", "exact_%", "frontend_s");
+  for (double rel : rels) {
+    factz::Options o;
+    o.mode = factz::Mode::speculative;
+    o.bound_mode = factz::BoundMode::rel;
+    o.bound = rel;
+    o.threads = threads;
+    std::vector<double> ct, dt;
+    std::vector<uint8_t> stream;
+    factz::CompressStats st;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto s = factz::compress(f, o, &st);
+      ct.push_back(seconds_since(t0));
+      if (!s.ok()) {
+        std::fprintf(stderr, "spec3d_bench: %s\n", s.status().to_string().c_str());
+        return 1;
+      }
+      stream = std::move(s.value());
+    }
+    factz::DecompressOptions d;
+    d.threads = threads;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto g = factz::decompress3d(stream, d);
+      dt.push_back(seconds_since(t0));
+      if (!g.ok()) {
+        std::fprintf(stderr, "spec3d_bench: %s\n", g.status().to_string().c_str());
+        return 1;
+      }
+    }
+    // Mode none's proxy: each component as a 3D scalar field at the same absolute bound.
+    size_t none_bytes = 0;
+    for (const std::vector<float>* plane : {&f.u, &f.v, &f.w}) {
+      factz::ScalarField s;
+      s.nx = f.nx, s.ny = f.ny, s.nz = f.nz;
+      s.values = *plane;
+      factz::ScalarOptions so;
+      so.mode = factz::ScalarMode::none;
+      so.bound_mode = factz::BoundMode::abs;
+      so.bound = st.eb_abs;
+      so.threads = threads;
+      auto c = factz::compress_scalar(s, so);
+      if (!c.ok()) {
+        std::fprintf(stderr, "spec3d_bench: %s\n", c.status().to_string().c_str());
+        return 1;
+      }
+      none_bytes += c->size();
+    }
+    double frontend = 0;
+    for (const auto& [stage, secs] : st.stage_seconds)
+      if (stage == "frontend") frontend = secs;
+    std::printf("%-6s %5lld %8.0e %9.2f %9.2f %10.1f %10.1f %9.3f %11.3f\n", flow.c_str(), (long long)n, rel,
+                raw / double(stream.size()), raw / double(none_bytes), raw / median(ct) / 1e6, raw / median(dt) / 1e6,
+                100.0 * double(st.exact_vertices) / double(f.size()), frontend);
+  }
+  return 0;
+}

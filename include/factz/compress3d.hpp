@@ -1,0 +1,38 @@
+// FaCTz for 3D vector fields (issue 22): error-bounded lossy compression of a float32 3D
+// vector field that keeps every critical point of its Freudenthal tetrahedra
+// (factz/topology3d.hpp) exactly: the 3D speculative mode on the CPU (docs/architecture.md,
+// "3D speculative mode"; format version 8, docs/format.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "factz/field3d.hpp"
+#include "factz/status.hpp"
+
+namespace factz {
+
+/// Compresses a 3D vector field: G0 (|x' - x| <= eb for every component of every vertex;
+/// REL: eb = bound * (max - min) over the three components) and G1 (every tetrahedron
+/// keeps its exact signature: no critical point lost, spurious or of changed type) hold by
+/// construction. Options: mode speculative only (none and block give invalid_argument "not
+/// yet supported in 3D"), either coder, zstd, anchor_stride; policy serial or omp (cuda:
+/// backend_unavailable); exact_edges and source are 2D features (invalid_argument). A field
+/// with missing vertices (a mask, or NaN) is invalid_argument: 3D masks are not supported
+/// yet. Bytes never depend on the thread count.
+Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options& options,
+                                      CompressStats* stats = nullptr);
+
+/// Decompresses a 3D vector stream written by compress(const VectorField3D&, ...).
+/// Untrusted bytes give corrupt_stream / unsupported_version (a 2D or scalar stream names
+/// the decoder to use), never a crash. Policy serial or omp.
+Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& options = {});
+
+/// Grid size {nx, ny, nz} of a 3D vector stream, checked as decompress3d checks it before it
+/// allocates (container, header, the id count against the grid), without decoding.
+Result<std::array<int64_t, 3>> stream_dims3d(std::span<const uint8_t> stream);
+
+}  // namespace factz

@@ -1,0 +1,126 @@
+// The public entry points of 3D vector fields (factz/compress3d.hpp): validation, option
+// rules, the CPU backend's 3D speculative mode and the stream layer (streams/vector3d_stream).
+#include "factz/compress3d.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "backend/cpu/speculative3d_mode.hpp"
+#include "factz/topology3d.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/vector3d_stream.hpp"
+#include "streams/vector_stream.hpp"  // threads_of
+
+namespace factz {
+namespace {
+
+Status cpu_policy3d(Policy p) {
+  if (p == Policy::cuda) return Status(Code::backend_unavailable, "3D vector fields are compressed on the CPU only (policy serial or omp)");
+  if (p != Policy::serial && p != Policy::omp) return invalid_argument("unknown execution policy");
+  return Status::Ok();
+}
+
+/// max - min over the three components (a field without missing vertices; 0 when empty).
+double value_range3d(const VectorField3D& f) {
+  float lo = 0, hi = 0;
+  bool any = false;
+  for (const std::vector<float>* p : {&f.u, &f.v, &f.w}) {
+    if (p->empty()) continue;
+    const auto [mn, mx] = std::minmax_element(p->begin(), p->end());
+    lo = any ? std::min(lo, *mn) : *mn;
+    hi = any ? std::max(hi, *mx) : *mx;
+    any = true;
+  }
+  return double(hi) - double(lo);
+}
+
+/// Wall-clock laps into CompressStats::stage_seconds, each reported to the progress hook.
+class Laps3D {
+ public:
+  Laps3D(const ProgressHook& hook) : hook_(hook), last_(std::chrono::steady_clock::now()) {}
+  void lap(const char* stage, double fraction) {
+    const auto t = std::chrono::steady_clock::now();
+    stages_.emplace_back(stage, std::chrono::duration<double>(t - last_).count());
+    last_ = t;
+    if (hook_) hook_(Progress{stage, fraction});
+  }
+  std::vector<std::pair<std::string, double>> stages_;
+
+ private:
+  const ProgressHook& hook_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options& o, CompressStats* stats) try {
+  FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
+  FACTZ_RETURN_IF_ERROR(validate_field(field));
+  FACTZ_RETURN_IF_ERROR(detail::check_vector3d_options(field.nx, field.ny, field.nz, o));
+  const std::vector<uint8_t> missing = missing_mask(field);
+  if (!missing.empty()) {
+    const int64_t count = std::count_if(missing.begin(), missing.end(), [](uint8_t m) { return m != 0; });
+    return invalid_argument("3D vector compression does not take missing vertices yet (" + std::to_string(count) +
+                            " vertices masked or NaN): fill them, or compress a 2D field");
+  }
+  detail::Stream3DPlan p;
+  p.nx = field.nx;
+  p.ny = field.ny;
+  p.nz = field.nz;
+  p.options = o;
+  p.threads = detail::threads_of(o.policy, o.threads);
+  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(field));
+  Laps3D laps(o.progress);
+  detail::Speculative3DResult r;
+  detail::run_speculative3d(field, p.eb, o.anchor_stride, p.threads, true, r);
+  laps.lap("frontend", 0.8);
+  detail::Speculative3DPayload payload;
+  detail::speculative3d_payload(field, o.anchor_stride, r, payload);
+  laps.lap("encode", 0.85);
+  auto stream = detail::assemble_speculative3d(p, payload);
+  if (!stream.ok()) return stream.status();
+  laps.lap("container", 1.0);
+  if (stats) {
+    *stats = CompressStats{};
+    stats->eb_abs = p.eb;
+    stats->exact_vertices = r.exact_vertices;
+    stats->stage_seconds = std::move(laps.stages_);
+  }
+  return stream;
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of memory compressing a " + std::to_string(field.nx) + "x" +
+                                    std::to_string(field.ny) + "x" + std::to_string(field.nz) + " field");
+}
+
+Result<std::array<int64_t, 3>> stream_dims3d(std::span<const uint8_t> stream) {
+  auto parsed = detail::parse_vector3d_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  const auto& h = parsed->header;
+  return std::array<int64_t, 3>{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
+}
+
+Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+  FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
+  auto parsed = detail::parse_vector3d_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  const int threads = detail::threads_of(o.policy, o.threads);
+  detail::Speculative3DInput in;
+  FACTZ_RETURN_IF_ERROR(detail::parse_speculative3d(stream, parsed.value(), threads, in));
+  const auto& h = parsed->header;
+  VectorField3D f;
+  f.nx = int64_t(h.nx);
+  f.ny = int64_t(h.ny);
+  f.nz = int64_t(h.nz);
+  const size_t n = size_t(f.size());
+  f.u.resize(n);
+  f.v.resize(n);
+  f.w.resize(n);
+  FACTZ_RETURN_IF_ERROR(detail::decode_speculative3d(h, in, threads, f.u, f.v, f.w));
+  return f;
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of memory decompressing");
+}
+
+}  // namespace factz

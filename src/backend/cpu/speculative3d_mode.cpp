@@ -1,0 +1,187 @@
+#include "backend/cpu/speculative3d_mode.hpp"
+
+#include <vector>
+
+#include "kernels/interpolation3d.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/speculation3d.hpp"
+#include "kernels/tiles.hpp"
+#include "topology/signatures3d.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// Phases with fewer targets than this run on the calling thread: a parallel region costs
+/// more than it saves there (and much more on a busy machine), and a phase's result does not
+/// depend on how many threads decide it.
+constexpr int64_t kMinParallelTargets = 8192;
+
+/// Calls fn(phase) for every phase of the schedule, in stream order.
+template <class F>
+void for_each_phase3d(int64_t nx, int64_t ny, int64_t nz, int64_t s0, F&& fn) {
+  PhaseSchedule3D schedule(nx, ny, nz, s0);
+  for (ScheduledPhase3D ph; schedule.next(ph);) fn(ph);
+}
+
+/// Coordinates of target t of lattice L.
+void lattice_coords(const PhaseLattice3D& L, int64_t t, int64_t& x, int64_t& y, int64_t& z) {
+  const int64_t r = t / L.count_x;
+  x = L.x0 + (t % L.count_x) * L.d;
+  y = L.y0 + (r % L.count_y) * L.d;
+  z = L.z0 + (r / L.count_y) * L.d;
+}
+
+}  // namespace
+
+void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
+                       Speculative3DResult& out) {
+  const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
+  const float* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
+  for (int c = 0; c < 3; ++c) {
+    out.recon[c].resize(size_t(n));
+    out.sym[c].resize(size_t(n));
+  }
+  out.id.resize(size_t(n));
+#pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallelTargets)
+  for (int64_t k = 0; k < n; ++k) {
+    for (int c = 0; c < 3; ++c) {
+      out.recon[c][size_t(k)] = orig[c][k];  // the current state starts as the original
+      out.sym[c][size_t(k)] = 0;
+    }
+    out.id[size_t(k)] = 0;
+  }
+  // The original signature of every tetrahedron, by the extractor (no missing vertices).
+  const std::vector<uint8_t> sig = signatures_on_mesh(f, {}, Exec{threads});
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  float* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
+  uint8_t* ids = out.id.data();
+  uint16_t* const sym[3] = {out.sym[0].data(), out.sym[1].data(), out.sym[2].data()};
+  for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
+    const PhaseLattice3D& L = ph.lattice;
+    // Dynamic: vertices near critical points try many bounds, the rest one.
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (L.count() >= kMinParallelTargets)
+    for (int64_t t = 0; t < L.count(); ++t) {
+      int64_t x, y, z;
+      lattice_coords(L, t, x, y, z);
+      const int64_t k = (z * ny + y) * nx + x;
+      const Speculation3D sp =
+          speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(), bound, kRadius, check);
+      // The commit is the only write: targets of a phase share no tetrahedron.
+      for (int c = 0; c < 3; ++c) {
+        cur[c][k] = sp.recon[c];
+        sym[c][k] = uint16_t(sp.code[c] + kRadius);
+      }
+      ids[k] = sp.id;
+    }
+  });
+  int64_t exact = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact) if (n >= kMinParallelTargets)
+  for (int64_t k = 0; k < n; ++k) exact += ids[k] == 0 || ids[k] == kZeroVectorId;
+  out.exact_vertices = exact;
+}
+
+void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
+                           Speculative3DPayload& out) {
+  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
+  const float* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
+  ByteWriter exact;
+  const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
+  for (int64_t a = 0; a < A.count(); ++a) {
+    const int64_t k = lattice_vertex3d(A, nx, ny, a);
+    for (int c = 0; c < 3; ++c) exact.f32(orig[c][k]);
+  }
+  out.ids.reserve(size_t(f.size() - A.count()));
+  for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
+    const PhaseLattice3D& L = ph.lattice;
+    for (int64_t t = 0; t < L.count(); ++t) {
+      const int64_t k = lattice_vertex3d(L, nx, ny, t);
+      const uint8_t id = r.id[size_t(k)];
+      out.ids.push_back(id);
+      if (id >= 1 && id <= kMaxBoundId) {
+        for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
+      } else if (id == 0) {
+        for (int c = 0; c < 3; ++c) exact.f32(orig[c][k]);
+      }
+    }
+  });
+  out.exact = std::move(exact.bytes());
+}
+
+Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
+                            std::span<float> v, std::span<float> w) {
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz), n = nx * ny * nz;
+  const int64_t s0 = h.anchor_stride;
+  if (int64_t(u.size()) != n || int64_t(v.size()) != n || int64_t(w.size()) != n)
+    return invalid_argument("output planes have the wrong size");
+  float* const out[3] = {u.data(), v.data(), w.data()};
+  const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
+  // parse_speculative3d counted the exact values against the ids: the anchors come first.
+  if (int64_t(in.exact.size()) < 3 * A.count()) return corrupt_stream("exact values are missing for the anchors");
+  for (int64_t a = 0; a < A.count(); ++a) {
+    const int64_t k = lattice_vertex3d(A, nx, ny, a);
+    for (int c = 0; c < 3; ++c) out[c][k] = in.exact[size_t(3 * a + c)];
+  }
+  float bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(in.eb, id);
+  const std::vector<uint16_t>& ids = in.ids;
+  int64_t id_pos = 0, code_pos = 0, exact_pos = A.count();
+  int bad = 0, short_lists = 0;
+  std::vector<int64_t> code_off, exact_off;
+  for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
+    if (short_lists) return;
+    const PhaseLattice3D& L = ph.lattice;
+    // Offsets of each lattice row (fixed y and z) into the code and exact streams: a serial
+    // scan of the ids, then rows decode in parallel.
+    const int64_t rows = L.count_y * L.count_z, cx = L.count_x;
+    code_off.assign(size_t(rows) + 1, 0);
+    exact_off.assign(size_t(rows) + 1, 0);
+    code_off[0] = code_pos;
+    exact_off[0] = exact_pos;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t c = 0, e = 0;
+      for (int64_t i = 0; i < cx; ++i) {
+        const uint16_t id = ids[size_t(id_pos + r * cx + i)];
+        c += id >= 1 && id <= kMaxBoundId;
+        e += id == 0;
+      }
+      code_off[size_t(r) + 1] = code_off[size_t(r)] + c;
+      exact_off[size_t(r) + 1] = exact_off[size_t(r)] + e;
+    }
+    if (code_off.back() > int64_t(in.codes[0].size()) || 3 * exact_off.back() > int64_t(in.exact.size())) {
+      short_lists = 1;  // parse_speculative3d counted them: only a caller's error gets here
+      return;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad) if (L.count() >= kMinParallelTargets)
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t c = code_off[size_t(r)], e = exact_off[size_t(r)];
+      const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
+      for (int64_t i = 0; i < cx; ++i) {
+        const int64_t x = L.x0 + i * L.d;
+        const uint16_t id = ids[size_t(id_pos + r * cx + i)];
+        const bool coded = id >= 1 && id <= kMaxBoundId, exact = id == 0;
+        if (!coded && !exact && id != kZeroVectorId) {  // parse_speculative3d refuses these
+          bad = 1;
+          continue;
+        }
+        uint16_t s[3] = {0, 0, 0};
+        if (coded)
+          for (int k = 0; k < 3; ++k) s[k] = in.codes[k][size_t(c)];
+        if (!decode_speculative_target3d(out, nx, ny, nz, x, y, z, ph.step, ph.axes, id,
+                                         exact ? &in.exact[size_t(3 * e)] : nullptr, s, bound, kRadius))
+          bad = 1;
+        c += coded;
+        e += exact;
+      }
+    }
+    id_pos += L.count();
+    code_pos = code_off.back();
+    exact_pos = exact_off.back();
+  });
+  if (short_lists) return corrupt_stream("the codes or exact values run short of the bound ids");
+  if (bad) return corrupt_stream("a decoded value is not finite, or a bound id is out of range");
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

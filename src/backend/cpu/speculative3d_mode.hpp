@@ -1,0 +1,41 @@
+// The 3D FaCTz-S driver on the CPU (issue 22; docs/architecture.md, "3D speculative mode"):
+// the schedule of kernels/interpolation3d.hpp, one OpenMP loop per phase calling the
+// per-vertex decision of kernels/speculation3d.hpp; the payload for the stream layer
+// (streams/vector3d_stream.hpp); and the decoder, which replays the schedule.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "factz/field3d.hpp"
+#include "factz/status.hpp"
+#include "format/container.hpp"
+#include "streams/vector3d_stream.hpp"
+#include "util/big_vector.hpp"
+
+namespace factz::detail {
+
+/// What the 3D speculative frontend decided, per vertex.
+struct Speculative3DResult {
+  BigVector<float> recon[3];  ///< the decoder's values (u, v, w)
+  BigVector<uint8_t> id;      ///< 0 exact (anchors too), 1..30 bound id, kZeroVectorId
+  BigVector<uint16_t> sym[3]; ///< code + kRadius where 1 <= id <= 30
+  int64_t exact_vertices = 0; ///< anchors, exact targets and zero vectors
+};
+
+/// Runs the schedule on a validated field without missing vertices, with absolute bound
+/// `eb` and anchor stride s0. `check` false skips the signature verification (tests only).
+void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
+                       Speculative3DResult& out);
+
+/// The stream payload of a result: ids in schedule order, the codes of coded targets, the
+/// exact values (anchors, then exact targets).
+void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
+                           Speculative3DPayload& out);
+
+/// Reconstructs the planes (nx * ny * nz floats each) of a stream from its parsed input,
+/// one OpenMP loop per phase; corrupt_stream when a decoded value is not finite.
+Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
+                            std::span<float> v, std::span<float> w);
+
+}  // namespace factz::detail

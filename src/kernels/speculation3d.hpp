@@ -1,0 +1,227 @@
+// The 3D FaCTz-S per-vertex decision and its decoder side (issue 22), shared by every
+// backend: the CPU driver (backend/cpu/speculative3d_mode.cpp) calls speculate_vertex3d
+// for each target of a phase and decode_speculative_target3d for each target it decodes;
+// a CUDA mirror would call the same functions, one thread per target.
+//
+// The decision is the 2D one (kernels/speculation.hpp) on the Freudenthal mesh: bound ids
+// from the largest down; candidate (u, v, w) quantized against the prediction; the exact
+// pointwise check against the bound; every tetrahedron around the vertex (24 inside the
+// grid) must keep its original signature on the current state. A zero vector takes
+// kZeroVectorId (nothing stored); a vertex with no accepted candidate keeps its original
+// value (id 0, stored exactly), which changes no signature. Each commit keeps every
+// signature, so the field the decoder rebuilds has exactly the original's critical points.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/interpolation3d.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/speculation.hpp"  // kZeroVectorId
+#include "kernels/tet.hpp"
+
+namespace factz::detail {
+
+/// Whether tetrahedron t of a cube passes through the cube's corner at offset d in
+/// {0, 1}^3: d = 0 or (1, 1, 1) always, d = e_p for t's first axis p, d = (1, 1, 1) - e_r
+/// for its last axis r.
+FACTZ_HD bool tet_through(const int d[3], int t) {
+  const int ones = d[0] + d[1] + d[2];
+  return ones == 0 || ones == 3 || (ones == 1 && d[tet_axis(t, 0)] == 1) || (ones == 2 && d[tet_axis(t, 2)] == 0);
+}
+
+/// Tetrahedron ids around vertex (x, y, z) into out (at most 24); returns their count.
+FACTZ_HD int incident_tets(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, int64_t out[24]) {
+  int m = 0;
+  for (int c = 0; c < 8; ++c) {
+    const int d[3] = {c & 1, (c >> 1) & 1, (c >> 2) & 1};
+    const int64_t cx = x - d[0], cy = y - d[1], cz = z - d[2];
+    if (cx < 0 || cy < 0 || cz < 0 || cx >= nx - 1 || cy >= ny - 1 || cz >= nz - 1) continue;
+    const int64_t cell = (cz * (ny - 1) + cy) * (nx - 1) + cx;
+    for (int t = 0; t < 6; ++t)
+      if (tet_through(d, t)) out[m++] = 6 * cell + t;
+  }
+  return m;
+}
+
+/// Whether one component has one strict sign over the 3 x 3 x 3 neighbourhood of vertex k =
+/// (x, y, z) (clipped to the grid) when the vertex takes `cand`: then no cube around the
+/// vertex holds a critical point (strictly_one_sided, for every cube at once).
+FACTZ_HD bool neighbourhood_one_sided(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
+                                      const float cand[3], const float* const cur[3]) {
+  const int64_t k = (z * ny + y) * nx + x, sy = nx, sz = nx * ny;
+  for (int comp = 0; comp < 3; ++comp) {
+    bool pos = cand[comp] > 0.0f, neg = cand[comp] < 0.0f;
+    for (int64_t dz = z > 0 ? -1 : 0; dz <= (z + 1 < nz ? 1 : 0) && (pos || neg); ++dz)
+      for (int64_t dy = y > 0 ? -1 : 0; dy <= (y + 1 < ny ? 1 : 0) && (pos || neg); ++dy)
+        for (int64_t dx = x > 0 ? -1 : 0; dx <= (x + 1 < nx ? 1 : 0); ++dx) {
+          if (dx == 0 && dy == 0 && dz == 0) continue;
+          const float q = cur[comp][k + dz * sz + dy * sy + dx];
+          pos = pos && q > 0.0f;
+          neg = neg && q < 0.0f;
+        }
+    if (pos || neg) return true;
+  }
+  return false;
+}
+
+/// A quiet cube's tetrahedra (one component of one strict sign at its eight corners) hold no
+/// critical point: those through corner d keep their signature iff their original `want`
+/// (the cube's six bytes) is 0.
+FACTZ_HD bool quiet_cube_holds(const int d[3], const uint8_t* want) {
+  for (int t = 0; t < 6; ++t)
+    if (tet_through(d, t) && want[t] != 0) return false;
+  return true;
+}
+
+/// Do all tetrahedra around vertex k = (x, y, z) keep their original signature (`original`,
+/// one byte per tetrahedron) when the vertex takes (cu, cv, cw) and every other vertex its
+/// current value? Decided per cube around the vertex (the tetrahedra of incident_tets): a
+/// cube whose eight vectors have one component of one strict sign holds no critical point
+/// (strictly_one_sided), so its tetrahedra pass iff their original signature is 0 (tested
+/// first for the whole neighbourhood at once, neighbourhood_one_sided); the others take the
+/// inside test (tet_inside_verdict), and the exact types of the critical points that stay
+/// inside are compared last (tet_type_is). The same answer as comparing tet_signature on each tetrahedron alone
+/// (Speculative3D.TheCubeScreenDecidesAsEachTetrahedronAlone), with no index division.
+FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, float cu,
+                                float cv, float cw, const float* cur_u, const float* cur_v, const float* cur_w,
+                                const uint8_t* original) {
+  const int64_t k = (z * ny + y) * nx + x;
+  const int64_t step[3] = {1, nx, nx * ny};
+  const float cand[3] = {cu, cv, cw};
+  const float* const cur[3] = {cur_u, cur_v, cur_w};
+  const bool all_quiet = neighbourhood_one_sided(nx, ny, nz, x, y, z, cand, cur);
+  // Tetrahedra whose critical point stays inside: their types are compared last, once no
+  // cheaper test has failed (the exact type is the costly part of a failing candidate).
+  struct Typed {
+    uint8_t want;
+    int axes[3];
+    float u[4], v[4], w[4];
+  } typed[24];
+  int n_typed = 0;
+  for (int c = 0; c < 8; ++c) {
+    const int d[3] = {c & 1, (c >> 1) & 1, (c >> 2) & 1};
+    const int64_t cx = x - d[0], cy = y - d[1], cz = z - d[2];
+    if (cx < 0 || cy < 0 || cz < 0 || cx >= nx - 1 || cy >= ny - 1 || cz >= nz - 1) continue;
+    const uint8_t* want = original + 6 * ((cz * (ny - 1) + cy) * (nx - 1) + cx);
+    const int64_t base = k - d[0] * step[0] - d[1] * step[1] - d[2] * step[2];
+    if (all_quiet) {
+      if (!quiet_cube_holds(d, want)) return false;
+      continue;
+    }
+    // The cube's values: corner j is base plus the steps of the bits of j (k is corner c).
+    float u[8], v[8], w[8];
+    for (int j = 0; j < 8; ++j) {
+      const int64_t i = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
+      u[j] = j == c ? cu : cur_u[i];
+      v[j] = j == c ? cv : cur_v[i];
+      w[j] = j == c ? cw : cur_w[i];
+    }
+    if (strictly_one_sided(u, 8) || strictly_one_sided(v, 8) || strictly_one_sided(w, 8)) {
+      if (!quiet_cube_holds(d, want)) return false;
+      continue;
+    }
+    for (int t = 0; t < 6; ++t) {
+      if (!tet_through(d, t)) continue;
+      const int axes[3] = {tet_axis(t, 0), tet_axis(t, 1), tet_axis(t, 2)};
+      const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
+      int64_t idx[4];
+      float tu[4], tv[4], tw[4];
+      for (int j = 0; j < 4; ++j) {
+        const int q = corner[j];
+        idx[j] = base + (q & 1) * step[0] + ((q >> 1) & 1) * step[1] + ((q >> 2) & 1) * step[2];
+        tu[j] = u[q];
+        tv[j] = v[q];
+        tw[j] = w[q];
+      }
+      const InsideVerdict verdict = tet_inside_verdict(want[t], idx, tu, tv, tw);
+      if (verdict == InsideVerdict::differs) return false;
+      if (verdict == InsideVerdict::needs_type) {
+        Typed& e = typed[n_typed++];
+        e.want = want[t];
+        for (int j = 0; j < 4; ++j) {
+          if (j < 3) e.axes[j] = axes[j];
+          e.u[j] = tu[j];
+          e.v[j] = tv[j];
+          e.w[j] = tw[j];
+        }
+      }
+    }
+  }
+  for (int i = 0; i < n_typed; ++i)
+    if (!tet_type_is(typed[i].want, typed[i].axes, typed[i].u, typed[i].v, typed[i].w)) return false;
+  return true;
+}
+
+struct Speculation3D {
+  uint8_t id = 0;  ///< 0 exact, 1..kMaxBoundId bound id, kZeroVectorId
+  int32_t code[3] = {0, 0, 0};
+  float recon[3] = {0, 0, 0};  ///< the committed values (the original when exact)
+};
+
+/// Deferred-commit speculation for target (x, y, z) of the phase with axis bits `axes` at
+/// level `step` (the file comment gives the rule). `f` the original planes (u, v, w), `cur`
+/// the current state, `original` the original signature per tetrahedron, `bound` holds
+/// bound_of_id for every id, `radius` limits the codes; `check` false skips the signature
+/// test (tests only: it shows that the check is what keeps the critical points).
+FACTZ_HD Speculation3D speculate_vertex3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
+                                          int64_t step, uint8_t axes, const float* const f[3], float* const cur[3],
+                                          const uint8_t* original, const float* bound, int32_t radius, bool check) {
+  const int64_t k = (z * ny + y) * nx + x;
+  Speculation3D s;
+  for (int c = 0; c < 3; ++c) s.recon[c] = f[c][k];
+  if (s.recon[0] == 0.0f && s.recon[1] == 0.0f && s.recon[2] == 0.0f) {
+    s.id = uint8_t(kZeroVectorId);
+    s.recon[0] = s.recon[1] = s.recon[2] = 0.0f;  // +0 even for a -0 input: the same value
+    return s;
+  }
+  if (!(bound[kMaxBoundId] > 0.0f)) return s;
+  float pred[3];
+  for (int c = 0; c < 3; ++c) pred[c] = predict3d(cur[c], nx, ny, nz, x, y, z, step, axes);
+  for (int id = kMaxBoundId; id >= 1; --id) {
+    int32_t code[3];
+    float r[3];
+    bool fits = true, within = true;
+    // A code out of range only grows as the bound shrinks: stop there.
+    for (int c = 0; c < 3 && fits; ++c) fits = quantize_residual(f[c][k], pred[c], bound[id], radius, code[c], r[c]);
+    if (!fits) break;
+    for (int c = 0; c < 3 && within; ++c) within = within_bound(r[c], f[c][k], bound[id]);
+    if (!within) continue;
+    if (check && !signatures_hold3d(nx, ny, nz, x, y, z, r[0], r[1], r[2], cur[0], cur[1], cur[2], original)) continue;
+    s.id = uint8_t(id);
+    for (int c = 0; c < 3; ++c) {
+      s.code[c] = code[c];
+      s.recon[c] = r[c];
+    }
+    return s;
+  }
+  return s;
+}
+
+/// Reconstructs target (x, y, z) into out[c][k] from the planes decoded so far. `exact`
+/// points at the target's (u, v, w) when id is 0; sym[c] = code + radius when 1 <= id <=
+/// kMaxBoundId. Returns false when a coded value is not finite, which the writer never
+/// produces (a damaged stream). The writer's commit computes the same expression.
+FACTZ_HD bool decode_speculative_target3d(float* const out[3], int64_t nx, int64_t ny, int64_t nz, int64_t x,
+                                          int64_t y, int64_t z, int64_t step, uint8_t axes, uint16_t id,
+                                          const float* exact, const uint16_t sym[3], const float* bound,
+                                          int32_t radius) {
+  const int64_t k = (z * ny + y) * nx + x;
+  if (id == kZeroVectorId) {
+    out[0][k] = out[1][k] = out[2][k] = 0.0f;
+    return true;
+  }
+  if (id == 0) {
+    for (int c = 0; c < 3; ++c) out[c][k] = exact[c];
+    return true;
+  }
+  bool finite = true;
+  for (int c = 0; c < 3; ++c) {
+    const float p = predict3d(out[c], nx, ny, nz, x, y, z, step, axes);
+    const float r = dequantize_residual(p, bound[id], int32_t(sym[c]) - radius);
+    out[c][k] = r;
+    finite = finite && r - r == 0.0f;
+  }
+  return finite;
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,189 @@
+#include "streams/vector3d_stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "codec/coder.hpp"
+#include "codec/zstd_stage.hpp"
+#include "kernels/interpolation3d.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/speculation3d.hpp"
+#include "kernels/tiles.hpp"
+#include "streams/stream_common.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::detail {
+namespace {
+
+constexpr uint32_t kCodeSections[3] = {kSectionCodesU, kSectionCodesV, kSectionCodesW};
+
+/// The meta section: the bound-id range, the radius and the predictor (6 bytes).
+std::vector<uint8_t> meta_section3d() {
+  ByteWriter w;
+  w.u8(uint8_t(kMaxBoundId));
+  w.u32(uint32_t(kRadius));
+  w.u8(kPredictor3DCubic);
+  return std::move(w.bytes());
+}
+
+Status check_meta_section3d(std::span<const uint8_t> meta) {
+  ByteReader r(meta);
+  uint8_t max_id = 0, predictor = 0;
+  uint32_t radius = 0;
+  if (!r.u8(max_id) || !r.u32(radius) || !r.u8(predictor) || !r.at_end())
+    return corrupt_stream("meta section of a 3D vector stream is malformed (it holds 6 bytes)");
+  if (max_id != kMaxBoundId || radius != uint32_t(kRadius))
+    return corrupt_stream("meta section: bound-id range or radius is not that of format version 8");
+  if (predictor != kPredictor3DCubic)
+    return corrupt_stream("meta section: unknown 3D predictor " + std::to_string(int(predictor)));
+  return Status::Ok();
+}
+
+/// Targets of a grid (vertices minus anchors).
+uint64_t target_count(const Header& h) {
+  const uint64_t s0 = h.anchor_stride;
+  return h.nx * h.ny * h.nz - ((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1) * ((h.nz - 1) / s0 + 1);
+}
+
+}  // namespace
+
+Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options& o) {
+  if (nx <= 0 || ny <= 0 || nz <= 0) return invalid_argument("field dimensions must be positive");
+  if (uint64_t(nx) > kMaxElements / uint64_t(ny) || uint64_t(nx * ny) > kMaxElements / uint64_t(nz))
+    return invalid_argument("field has too many values");
+  if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
+  if (o.mode == Mode::none || o.mode == Mode::block)
+    return invalid_argument(std::string("mode ") + mode_name(o.mode) +
+                            " is not yet supported for 3D vector fields (use mode speculative)");
+  if (o.mode != Mode::speculative) return invalid_argument("unknown mode");
+  if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
+  if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  if (o.exact_edges != 0) return invalid_argument("exact_edges is not supported for 3D vector fields");
+  if (!o.source.empty()) return invalid_argument("a source record is not supported for 3D vector fields");
+  if (!valid_anchor_stride(o.anchor_stride))
+    return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +
+                            std::to_string(o.anchor_stride));
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Speculative3DPayload& pl) {
+  const auto coder = EntropyCoder(p.options.coder);
+  std::vector<Section> sections;
+  sections.push_back({kSectionMeta, meta_section3d()});
+  for (int c = 0; c < 3; ++c) {
+    std::vector<uint8_t> coded;
+    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes[c], kAnsCodeCenter, coded, p.threads));
+    sections.push_back({kCodeSections[c], std::move(coded)});
+  }
+  sections.push_back({kSectionExactValues, std::move(pl.exact)});
+  std::vector<uint8_t> ids;
+  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, ids, p.threads));
+  sections.push_back({kSectionBoundIdsU, std::move(ids)});
+  const Options& o = p.options;
+  offer_zstd(sections, o.zstd);
+  Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
+  std::vector<uint32_t> section_ids;
+  for (const auto& s : sections) section_ids.push_back(s.id);
+  h.version = stream_version(section_ids);  // 8: codes_w
+  h.components = 3;
+  h.ndims = 3;
+  h.mode = uint8_t(Mode::speculative);
+  h.coder = uint8_t(o.coder);
+  h.tile = uint16_t(kTile);  // unused in 3D; the value every vector stream carries
+  h.anchor_stride = uint16_t(o.anchor_stride);
+  return write_stream(h, std::move(sections));
+}
+
+Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
+  auto parsed = parse_container(stream);
+  if (!parsed.ok()) return parsed.status();
+  const auto& h = parsed.value().header;
+  if (h.components != 3 || h.ndims != 3) {
+    const std::string what = h.components == 1 ? "a scalar field (factz::decompress_scalar)"
+                                                : "a 2D vector field (factz::decompress)";
+    return Status(Code::unsupported_version, "stream is not a 3D vector field: it holds " + what);
+  }
+  if (h.dtype != kDtypeFloat32) return Status(Code::unsupported_version, "3D vector streams are float32 only");
+  if (h.mode != uint8_t(Mode::speculative))
+    return Status(Code::unsupported_version,
+                  "3D vector stream of mode " + std::to_string(h.mode) + ": this build decodes mode speculative only");
+  if (h.tile != kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
+  if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
+  if (!valid_anchor_stride(int64_t(h.anchor_stride)))
+    return corrupt_stream("anchor stride " + std::to_string(h.anchor_stride) + " is not a power of two in [2, 4096]");
+  for (uint32_t id : {kSectionMeta, kSectionCodesU, kSectionCodesV, kSectionCodesW, kSectionExactValues,
+                      kSectionBoundIdsU})
+    if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
+  for (const auto& e : parsed->entries)
+    if (e.id == kSectionMask || e.id == kSectionMaskedValues || e.id == kSectionSource ||
+        e.id == kSectionTileBounds || e.id == kSectionExactIndex || e.id == kSectionOutliers)
+      return corrupt_stream("section " + section_name(e.id) + " in a 3D vector stream");
+  // The bound-id stream records its own symbol count: it must match the grid before
+  // anything is allocated for the grid (a forged header cannot make us allocate).
+  const uint64_t expected = target_count(h);
+  for (const auto& e : parsed->entries) {
+    if (e.id != kSectionBoundIdsU) continue;
+    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
+    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
+    if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
+    auto count = coded_symbol_count(EntropyCoder(h.coder), head);
+    if (!count.ok()) return count.status();
+    if (count.value() != expected)
+      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + "x" + std::to_string(h.nz) +
+                            " needs " + std::to_string(expected) + " bound ids, the stream holds " +
+                            std::to_string(count.value()));
+  }
+  return parsed;
+}
+
+Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                           Speculative3DInput& out) {
+  const auto& h = pc.header;
+  auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
+  {
+    auto meta = section(kSectionMeta);
+    if (!meta.ok()) return meta.status();
+    FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value()));
+  }
+  out.eb = h.eb;
+  const auto coder = EntropyCoder(h.coder);
+  const uint64_t s0 = h.anchor_stride;
+  const int64_t anchors = int64_t(((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1) * ((h.nz - 1) / s0 + 1));
+  {
+    auto hid = section(kSectionBoundIdsU);
+    if (!hid.ok()) return hid.status();
+    out.ids.resize(size_t(target_count(h)));
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
+  }
+  int64_t n_codes = 0, n_exact = anchors;
+  for (uint16_t id : out.ids) {
+    if (id > kMaxBoundId && id != kZeroVectorId) return corrupt_stream("bound id out of range");
+    n_codes += id >= 1 && id <= kMaxBoundId;
+    n_exact += id == 0;
+  }
+  for (int c = 0; c < 3; ++c) {
+    auto coded = section(kCodeSections[c]);
+    if (!coded.ok()) return coded.status();
+    auto count = coded_symbol_count(coder, coded.value());
+    if (!count.ok()) return count.status();
+    if (count.value() != uint64_t(n_codes))
+      return corrupt_stream(section_name(kCodeSections[c]) + " holds " + std::to_string(count.value()) +
+                            " codes, the bound ids need " + std::to_string(n_codes));
+    out.codes[c].resize(size_t(n_codes));
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
+  }
+  auto ex = section(kSectionExactValues);
+  if (!ex.ok()) return ex.status();
+  if (uint64_t(ex->size()) != uint64_t(n_exact) * 12)
+    return corrupt_stream("exact value count does not match the bound ids (" + std::to_string(ex->size()) +
+                          " bytes for " + std::to_string(n_exact) + " vertices)");
+  out.exact.resize(size_t(3 * n_exact));
+  ByteReader r(ex.value());
+  for (float& x : out.exact) {
+    if (!r.f32(x)) return corrupt_stream("exact values truncated");
+    if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
+  }
+  return Status::Ok();
+}
+
+}  // namespace factz::detail

@@ -1,0 +1,591 @@
+// The 3D speculative mode (issue 22; factz/compress3d.hpp): every round trip keeps every
+// critical point of the Freudenthal mesh (compare() with the exact extractor: the same
+// tetrahedra, the same types, none new) and the pointwise bound, on smooth flows, tie
+// fields, zeros, constants and tiny grids, at every bound, with both coders, with and without
+// zstd; the bytes do not depend on the thread count; the decoder rebuilds the writer's
+// values bit for bit; damaged streams fail cleanly; what is not supported says so.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/speculative3d_mode.hpp"
+#include "codec/coder.hpp"
+#include "factz/compress3d.hpp"
+#include "factz/topology3d.hpp"
+#include "format/container.hpp"
+#include "format/crc32.hpp"
+#include "kernels/interpolation3d.hpp"
+#include "kernels/speculation3d.hpp"
+#include "streams/stream_common.hpp"
+#include "streams/vector3d_stream.hpp"
+#include "synth3d.hpp"
+
+namespace factz {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+Options rel(double r, Coder coder = Coder::ans, bool zstd = true) {
+  Options o;
+  o.mode = Mode::speculative;
+  o.bound_mode = BoundMode::rel;
+  o.bound = r;
+  o.coder = coder;
+  o.zstd = zstd;
+  return o;
+}
+
+/// Compresses, decompresses and checks G0 (exactly, per component) and G1 (compare: no
+/// violation, the same count of critical points). Returns the stream.
+Bytes round_trip(const VectorField3D& f, const Options& o, const std::string& what, int64_t* cps = nullptr) {
+  CompressStats st;
+  auto s = compress(f, o, &st);
+  EXPECT_TRUE(s.ok()) << what << ": " << s.status().to_string();
+  if (!s.ok()) return {};
+  auto d = decompress3d(s.value());
+  EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();
+  if (!d.ok()) return {};
+  EXPECT_EQ(d->nx, f.nx);
+  EXPECT_EQ(d->ny, f.ny);
+  EXPECT_EQ(d->nz, f.nz);
+  const float eb = float(st.eb_abs);
+  int64_t over = 0;
+  for (int c = 0; c < 3; ++c) {
+    const std::vector<float>& a = c == 0 ? f.u : c == 1 ? f.v : f.w;
+    const std::vector<float>& b = c == 0 ? d->u : c == 1 ? d->v : d->w;
+    for (size_t k = 0; k < a.size(); ++k) over += !(std::fabs(double(a[k]) - double(b[k])) <= double(eb));
+  }
+  EXPECT_EQ(over, 0) << what << ": values beyond eb " << eb;
+  auto c = compare(f, d.value());
+  EXPECT_TRUE(c.ok()) << what;
+  if (c.ok()) {
+    EXPECT_EQ(c->violations(), 0) << what << ": lost " << c->lost << " spurious " << c->spurious << " changed "
+                                  << c->type_changed;
+    EXPECT_EQ(c->cp_decompressed, c->cp_original) << what;
+    if (cps) *cps = c->cp_original;
+  }
+  return s.value();
+}
+
+std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) {
+  std::vector<std::pair<std::string, VectorField3D>> out;
+  out.emplace_back("abc", testing::abc_flow(n, n, n));
+  out.emplace_back("taylor_green", testing::taylor_green(n, n - 3, n - 5));
+  out.emplace_back("taylor_green_w", testing::taylor_green(n - 1, n, n - 2, 0.3));
+  out.emplace_back("random_modes", testing::random_modes(n, n - 2, n - 1, 7));
+  out.emplace_back("ties", testing::tie_field(n - 7, n - 9, n - 8, 5));
+  return out;
+}
+
+TEST(Speculative3D, KeepsEveryCriticalPointAndTheBoundOnFlows) {
+  for (const auto& [name, f] : flows(32)) {
+    int64_t cps = 0;
+    for (double r : {1e-1, 1e-2, 1e-3, 1e-4}) round_trip(f, rel(r), name + " REL " + std::to_string(r), &cps);
+    if (name != "taylor_green") {
+      EXPECT_GT(cps, 0) << name << ": a field with critical points";
+    }
+  }
+}
+
+TEST(Speculative3D, EveryCoderAndZstdSettingKeepsThemToo) {
+  const VectorField3D f = testing::random_modes(33, 30, 28, 3);
+  for (Coder coder : {Coder::huffman, Coder::ans})
+    for (bool zstd : {false, true})
+      for (double r : {1e-1, 1e-2, 1e-3, 1e-4})
+        round_trip(f, rel(r, coder, zstd),
+                   std::string(coder_name(coder)) + (zstd ? " zstd" : "") + " REL " + std::to_string(r));
+  const VectorField3D ties = testing::tie_field(20, 18, 17, 9);
+  for (Coder coder : {Coder::huffman, Coder::ans})
+    for (bool zstd : {false, true}) round_trip(ties, rel(1e-1, coder, zstd), "ties");
+}
+
+TEST(Speculative3D, AbsoluteBoundsAndAnchorStrides) {
+  const VectorField3D f = testing::abc_flow(40, 36, 33);
+  for (int64_t s0 : {2, 4, 16, 64}) {
+    Options o = rel(0);
+    o.bound_mode = BoundMode::abs;
+    o.bound = 0.01;
+    o.anchor_stride = s0;
+    round_trip(f, o, "anchor stride " + std::to_string(s0));
+  }
+  Options zero = rel(0);  // bound 0: every vertex exact
+  const Bytes s = round_trip(f, zero, "bound 0");
+  auto d = decompress3d(s);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->u, f.u);
+  EXPECT_EQ(d->w, f.w);
+}
+
+VectorField3D filled(int64_t nx, int64_t ny, int64_t nz, float u, float v, float w) {
+  VectorField3D f;
+  f.nx = nx, f.ny = ny, f.nz = nz;
+  f.u.assign(size_t(f.size()), u);
+  f.v.assign(size_t(f.size()), v);
+  f.w.assign(size_t(f.size()), w);
+  return f;
+}
+
+TEST(Speculative3D, ZerosConstantsAndLinearFields) {
+  const VectorField3D zeros = filled(24, 20, 18, 0, 0, 0);
+  const Bytes z = round_trip(zeros, rel(1e-2), "zeros");
+  EXPECT_LT(z.size(), 2000u) << "a zero field costs next to nothing";
+  auto dz = decompress3d(z);
+  ASSERT_TRUE(dz.ok());
+  EXPECT_EQ(dz->v, zeros.v);
+  round_trip(filled(24, 20, 18, 1.5f, -2.0f, 0.25f), rel(1e-2), "constant");
+  round_trip(filled(9, 8, 7, 0.0f, 0.0f, 1.0f), rel(1e-3), "constant with zero components");
+  for (int t = 0; t <= int(CpType3::center); ++t) {
+    const CpType3 type = CpType3(t);
+    const VectorField3D f =
+        testing::linear_field(12, 11, 10, testing::jacobian_of(type), testing::tet_centroid(5, 4, 6, t % 6));
+    for (double r : {1e-1, 1e-3}) {
+      int64_t cps = 0;
+      round_trip(f, rel(r), std::string("linear ") + cp_type3_name(type), &cps);
+      EXPECT_EQ(cps, 1) << cp_type3_name(type);
+    }
+  }
+}
+
+TEST(Speculative3D, TinyGridsAndFlatGrids) {
+  for (auto [nx, ny, nz] : {std::array<int64_t, 3>{1, 1, 1}, {2, 2, 2}, {3, 2, 2}, {2, 3, 2}, {2, 2, 3},
+                            {5, 4, 1}, {1, 6, 5}, {7, 1, 3}, {17, 1, 1}, {3, 3, 3}, {33, 17, 5}}) {
+    const std::string what = std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
+    const VectorField3D modes = testing::random_modes(nx, ny, nz, 11);
+    for (double r : {1e-1, 1e-3}) round_trip(modes, rel(r), what + " modes");
+    round_trip(testing::tie_field(nx, ny, nz, 2), rel(1e-1), what + " ties");
+    Options o = rel(1e-2);
+    o.anchor_stride = 2;
+    round_trip(modes, o, what + " stride 2");
+  }
+}
+
+TEST(Speculative3D, BytesDoNotDependOnTheThreadCount) {
+  const VectorField3D f = testing::random_modes(37, 29, 23, 4);
+  Options o = rel(1e-3);
+  o.policy = Policy::serial;
+  auto ref = compress(f, o);
+  ASSERT_TRUE(ref.ok());
+  for (int t : {1, 2, 3}) {
+    o.policy = Policy::omp;
+    o.threads = t;
+    auto s = compress(f, o);
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s.value(), ref.value()) << t << " threads";
+    DecompressOptions d;
+    d.threads = t;
+    auto a = decompress3d(ref.value(), d);
+    DecompressOptions serial;
+    serial.policy = Policy::serial;
+    auto b = decompress3d(ref.value(), serial);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->u, b->u);
+    EXPECT_EQ(a->v, b->v);
+    EXPECT_EQ(a->w, b->w);
+  }
+}
+
+TEST(Speculative3D, TheDecoderRebuildsTheWritersValuesBitForBit) {
+  const VectorField3D f = testing::abc_flow(30, 26, 22);
+  const float eb = 1e-3f;
+  detail::Speculative3DResult r;
+  detail::run_speculative3d(f, eb, 16, 2, true, r);
+  Options o = rel(0);
+  o.bound_mode = BoundMode::abs;
+  o.bound = double(eb);
+  o.anchor_stride = 16;  // run_speculative3d's above
+  auto s = compress(f, o);
+  ASSERT_TRUE(s.ok());
+  auto d = decompress3d(s.value());
+  ASSERT_TRUE(d.ok());
+  for (size_t k = 0; k < f.u.size(); ++k) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(d->u[k]), std::bit_cast<uint32_t>(r.recon[0][k])) << k;
+    ASSERT_EQ(std::bit_cast<uint32_t>(d->v[k]), std::bit_cast<uint32_t>(r.recon[1][k])) << k;
+    ASSERT_EQ(std::bit_cast<uint32_t>(d->w[k]), std::bit_cast<uint32_t>(r.recon[2][k])) << k;
+  }
+  EXPECT_LT(r.exact_vertices, f.size() / 4) << "most vertices are coded, not stored";
+}
+
+// Without the signature check the same schedule and bounds lose or invent critical points:
+// the check is what keeps them (so the round-trip tests above can fail).
+TEST(Speculative3D, TheSignatureCheckIsWhatKeepsTheCriticalPoints) {
+  const VectorField3D f = testing::random_modes(32, 32, 32, 13);
+  const auto range = [&] {
+    float lo = f.u[0], hi = f.u[0];
+    for (const auto* p : {&f.u, &f.v, &f.w})
+      for (float x : *p) lo = std::min(lo, x), hi = std::max(hi, x);
+    return hi - lo;
+  }();
+  for (bool check : {false, true}) {
+    detail::Speculative3DResult r;
+    detail::run_speculative3d(f, 0.05f * range, 16, 2, check, r);
+    VectorField3D g = f;
+    g.u.assign(r.recon[0].begin(), r.recon[0].end());
+    g.v.assign(r.recon[1].begin(), r.recon[1].end());
+    g.w.assign(r.recon[2].begin(), r.recon[2].end());
+    auto c = compare(f, g);
+    ASSERT_TRUE(c.ok());
+    if (check) {
+      EXPECT_EQ(c->violations(), 0);
+    } else {
+      EXPECT_GT(c->violations(), 0);
+    }
+  }
+}
+
+// The schedule: every vertex is an anchor or the target of exactly one phase, targets of a
+// phase are never mesh neighbours, and the predictor reads only vertices known before it.
+TEST(Speculative3D, ScheduleCoversEveryVertexOnceWithIndependentPhases) {
+  for (auto [nx, ny, nz, s0] : {std::array<int64_t, 4>{13, 9, 7, 4}, {17, 16, 3, 8}, {5, 5, 5, 2}, {1, 9, 4, 16}}) {
+    std::vector<int> order(size_t(nx * ny * nz), -1);
+    const detail::PhaseLattice3D A = detail::anchor_lattice3d(nx, ny, nz, s0);
+    for (int64_t a = 0; a < A.count(); ++a) order[size_t(detail::lattice_vertex3d(A, nx, ny, a))] = 0;
+    detail::PhaseSchedule3D sched(nx, ny, nz, s0);
+    int phase = 0;
+    int64_t offset = A.count() * 0;
+    for (detail::ScheduledPhase3D ph; sched.next(ph);) {
+      ++phase;
+      EXPECT_EQ(ph.offset, offset);
+      offset += ph.lattice.count();
+      for (int64_t t = 0; t < ph.lattice.count(); ++t) {
+        const int64_t k = detail::lattice_vertex3d(ph.lattice, nx, ny, t);
+        ASSERT_EQ(order[size_t(k)], -1) << "vertex in two phases";
+        order[size_t(k)] = phase;
+      }
+      // No two targets of the phase share a tetrahedron: every tetrahedron around a target
+      // holds no other target of the same phase, and all its other vertices are known.
+      for (int64_t t = 0; t < ph.lattice.count(); ++t) {
+        const int64_t k = detail::lattice_vertex3d(ph.lattice, nx, ny, t);
+        const int64_t x = k % nx, y = (k / nx) % ny, z = k / (nx * ny);
+        int64_t tets[24];
+        const int m = detail::incident_tets(nx, ny, nz, x, y, z, tets);
+        for (int i = 0; i < m; ++i) {
+          int64_t idx[4];
+          int axes[3];
+          detail::tet_vertices(nx, ny, tets[i], idx, axes);
+          int self = 0;
+          for (int64_t j : idx) {
+            self += j == k;
+            if (j != k) {
+              EXPECT_NE(order[size_t(j)], phase) << "two targets of one phase in a tetrahedron";
+            }
+          }
+          EXPECT_EQ(self, 1);
+        }
+      }
+    }
+    for (int o : order) EXPECT_GE(o, 0) << "vertex in no phase";
+    EXPECT_EQ(offset, nx * ny * nz - A.count());
+  }
+  // 24 tetrahedra around an interior vertex; each of the 6 per cube counted once.
+  int64_t tets[24];
+  EXPECT_EQ(detail::incident_tets(5, 5, 5, 2, 2, 2, tets), 24);
+  EXPECT_EQ(detail::incident_tets(5, 5, 5, 0, 0, 0, tets), 6);
+  EXPECT_EQ(detail::incident_tets(5, 5, 5, 4, 4, 4, tets), 6);
+  EXPECT_EQ(detail::incident_tets(5, 5, 1, 2, 2, 0, tets), 0);
+}
+
+// signatures_hold3d (a screen per cube, then screened signatures) answers as comparing
+// tet_signature alone on each tetrahedron of incident_tets, on ties and on a smooth flow,
+// for candidates near and far from the current value.
+TEST(Speculative3D, TheCubeScreenDecidesAsEachTetrahedronAlone) {
+  for (const VectorField3D& f : {testing::tie_field(7, 6, 5, 4), testing::random_modes(9, 8, 7, 5)}) {
+    const auto sig = signatures(f);
+    ASSERT_TRUE(sig.ok());
+    uint64_t x = 12345;
+    auto next = [&] {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      return x;
+    };
+    int64_t agree_true = 0, agree_false = 0;
+    for (int64_t k = 0; k < f.size(); ++k) {
+      const int64_t vx = k % f.nx, vy = (k / f.nx) % f.ny, vz = k / (f.nx * f.ny);
+      for (int trial = 0; trial < 4; ++trial) {
+        float cand[3];
+        for (int c = 0; c < 3; ++c) {
+          const float base = (c == 0 ? f.u : c == 1 ? f.v : f.w)[size_t(k)];
+          const int r = int(next() % 5);
+          cand[c] = r == 0 ? base : r == 1 ? 0.0f : base + (float(int(next() % 200)) - 100.0f) / 100.0f;
+        }
+        int64_t tets[24];
+        const int m = detail::incident_tets(f.nx, f.ny, f.nz, vx, vy, vz, tets);
+        bool alone = true;
+        for (int i = 0; i < m; ++i) {
+          int64_t idx[4];
+          int axes[3];
+          detail::tet_vertices(f.nx, f.ny, tets[i], idx, axes);
+          float u[4], v[4], w[4];
+          for (int j = 0; j < 4; ++j) {
+            u[j] = idx[j] == k ? cand[0] : f.u[size_t(idx[j])];
+            v[j] = idx[j] == k ? cand[1] : f.v[size_t(idx[j])];
+            w[j] = idx[j] == k ? cand[2] : f.w[size_t(idx[j])];
+          }
+          alone = alone && detail::tet_signature(idx, axes, u, v, w) == sig.value()[size_t(tets[i])];
+        }
+        const bool screened = detail::signatures_hold3d(f.nx, f.ny, f.nz, vx, vy, vz, cand[0], cand[1], cand[2],
+                                                        f.u.data(), f.v.data(), f.w.data(), sig->data());
+        ASSERT_EQ(screened, alone) << "vertex " << k << " trial " << trial;
+        (alone ? agree_true : agree_false) += 1;
+      }
+    }
+    EXPECT_GT(agree_true, 0);
+    EXPECT_GT(agree_false, 0);
+  }
+}
+
+TEST(Speculative3D, SmoothFlowsCompressWell) {
+  const VectorField3D f = testing::abc_flow(48, 48, 48);
+  for (double r : {1e-2, 1e-3}) {
+    auto s = compress(f, rel(r));
+    ASSERT_TRUE(s.ok());
+    const double ratio = double(f.size()) * 12.0 / double(s->size());
+    EXPECT_GT(ratio, r == 1e-2 ? 8.0 : 4.0) << "REL " << r;
+  }
+}
+
+TEST(Speculative3D, RefusesWhatItDoesNotSupportWithAClearMessage) {
+  const VectorField3D f = testing::random_modes(8, 7, 6, 1);
+  auto says = [](const Result<Bytes>& r, Code code, const std::string& text) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), code) << r.status().to_string();
+    EXPECT_NE(r.status().message().find(text), std::string::npos) << r.status().to_string();
+  };
+  VectorField3D masked = f;
+  masked.mask.assign(size_t(f.size()), 0);
+  masked.mask[5] = 1;
+  says(compress(masked, rel(1e-2)), Code::invalid_argument, "missing vertices");
+  VectorField3D nan = f;
+  nan.v[9] = std::nanf("");
+  says(compress(nan, rel(1e-2)), Code::invalid_argument, "missing vertices");
+  for (Mode m : {Mode::none, Mode::block}) {
+    Options o = rel(1e-2);
+    o.mode = m;
+    says(compress(f, o), Code::invalid_argument, "not yet supported for 3D");
+  }
+  Options cuda = rel(1e-2);
+  cuda.policy = Policy::cuda;
+  says(compress(f, cuda), Code::backend_unavailable, "CPU only");
+  Options edges = rel(1e-2);
+  edges.exact_edges = 1;
+  says(compress(f, edges), Code::invalid_argument, "exact_edges");
+  Options stride = rel(1e-2);
+  stride.anchor_stride = 3;
+  says(compress(f, stride), Code::invalid_argument, "anchor stride");
+  VectorField3D inf = f;
+  inf.u[3] = INFINITY;
+  says(compress(inf, rel(1e-2)), Code::invalid_argument, "");
+}
+
+TEST(Speculative3D, TheStreamIsVersion8WithThreeCodeSections) {
+  const VectorField3D f = testing::random_modes(12, 10, 9, 2);
+  auto s = compress(f, rel(1e-2));
+  ASSERT_TRUE(s.ok());
+  auto p = detail::parse_container(s.value());
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->header.version, 8);
+  EXPECT_EQ(p->header.components, 3);
+  EXPECT_EQ(p->header.ndims, 3);
+  EXPECT_EQ(p->header.nz, 9u);
+  EXPECT_EQ(p->header.anchor_stride, Options{}.anchor_stride);
+  for (uint32_t id : {detail::kSectionMeta, detail::kSectionCodesU, detail::kSectionCodesV, detail::kSectionCodesW,
+                      detail::kSectionExactValues, detail::kSectionBoundIdsU})
+    EXPECT_TRUE(detail::has_section(p.value(), id)) << detail::section_name(id);
+  auto dims = stream_dims3d(s.value());
+  ASSERT_TRUE(dims.ok());
+  EXPECT_EQ(dims.value(), (std::array<int64_t, 3>{12, 10, 9}));
+  // The 2D decoders name the 3D one, and the 3D decoder the 2D one.
+  auto d2 = decompress(s.value());
+  ASSERT_FALSE(d2.ok());
+  EXPECT_EQ(d2.status().code(), Code::unsupported_version);
+  EXPECT_NE(d2.status().message().find("decompress3d"), std::string::npos) << d2.status().to_string();
+  VectorField2D flat;
+  flat.nx = 8;
+  flat.ny = 8;
+  flat.u.assign(64, 1.0f);
+  flat.v.assign(64, 2.0f);
+  auto s2 = compress(flat, rel(1e-2));
+  ASSERT_TRUE(s2.ok());
+  auto d3 = decompress3d(s2.value());
+  ASSERT_FALSE(d3.ok());
+  EXPECT_EQ(d3.status().code(), Code::unsupported_version);
+  EXPECT_NE(d3.status().message().find("2D vector field"), std::string::npos) << d3.status().to_string();
+  // The container's version rule: codes_w makes version 8, and only a 3D vector stream has it.
+  const uint32_t ids[] = {detail::kSectionMeta, detail::kSectionCodesW};
+  EXPECT_EQ(detail::stream_version(ids), 8);
+  detail::Header h = p->header;
+  h.version = 7;
+  EXPECT_FALSE(detail::write_container(h, {{detail::kSectionMeta, {1}}}, nullptr).ok());
+  h.components = 2;
+  h.ndims = 2;
+  h.nz = 1;
+  h.version = 8;
+  EXPECT_FALSE(detail::write_container(h, {{detail::kSectionMeta, {1}}, {detail::kSectionCodesW, {}}}, nullptr).ok());
+}
+
+/// Truncates, flips bits in and randomizes a stream: every result is an error and nothing
+/// crashes (every byte lies under a CRC-32C, so each single-bit flip must be caught).
+TEST(Speculative3D, DamagedStreamsAreRejected) {
+  const VectorField3D f = testing::random_modes(14, 12, 11, 6);
+  for (bool zstd : {false, true}) {
+    auto s = compress(f, rel(1e-2, Coder::ans, zstd));
+    ASSERT_TRUE(s.ok());
+    const Bytes good = s.value();
+    for (size_t len : {size_t(0), size_t(3), size_t(63), size_t(64), size_t(100), good.size() / 2, good.size() - 1}) {
+      auto d = decompress3d(std::span<const uint8_t>(good.data(), len));
+      ASSERT_FALSE(d.ok()) << len;
+      EXPECT_EQ(d.status().code(), Code::corrupt_stream) << len << ": " << d.status().to_string();
+    }
+    for (size_t i = 0; i < good.size(); i += (i < 400 ? 1 : 7)) {
+      Bytes b = good;
+      b[i] ^= uint8_t(1u << (i % 8));
+      auto d = decompress3d(b);
+      EXPECT_FALSE(d.ok()) << "byte " << i;
+    }
+  }
+  uint64_t x = 88172645463325252ull;
+  for (int trial = 0; trial < 200; ++trial) {
+    Bytes b(size_t(64 + trial * 13));
+    for (auto& c : b) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      c = uint8_t(x);
+    }
+    if (trial % 2 == 0) std::memcpy(b.data(), "FCTZ\x08\x00", 6);
+    EXPECT_FALSE(decompress3d(b).ok());
+  }
+}
+
+// Streams whose checksums are right but whose contents lie: re-sealed by the container
+// writer from forged payloads. Each is corrupt_stream with a message naming the problem.
+TEST(Speculative3D, ForgedContentsAreCorruptStreams) {
+  const VectorField3D f = testing::random_modes(10, 9, 8, 3);
+  detail::Speculative3DResult r;
+  detail::run_speculative3d(f, 0.01f, 4, 1, true, r);
+  detail::Stream3DPlan p;
+  p.nx = f.nx, p.ny = f.ny, p.nz = f.nz;
+  p.options = rel(0);
+  p.options.bound_mode = BoundMode::abs;
+  p.options.bound = 0.01;
+  p.options.anchor_stride = 4;
+  p.eb = 0.01f;
+  auto forged = [&](auto&& edit, const std::string& says) {
+    detail::Speculative3DPayload pl;
+    detail::speculative3d_payload(f, 4, r, pl);
+    edit(pl);
+    auto s = detail::assemble_speculative3d(p, pl);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    auto d = decompress3d(s.value());
+    ASSERT_FALSE(d.ok()) << says;
+    EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();
+    EXPECT_NE(d.status().message().find(says), std::string::npos) << d.status().to_string();
+  };
+  {  // the unforged payload decodes
+    detail::Speculative3DPayload pl;
+    detail::speculative3d_payload(f, 4, r, pl);
+    auto s = detail::assemble_speculative3d(p, pl);
+    ASSERT_TRUE(s.ok());
+    EXPECT_TRUE(decompress3d(s.value()).ok());
+  }
+  forged([](detail::Speculative3DPayload& pl) { pl.ids[3] = 40; }, "bound id out of range");
+  forged([](detail::Speculative3DPayload& pl) { pl.ids.pop_back(); }, "bound ids");
+  forged([](detail::Speculative3DPayload& pl) { pl.codes[2].pop_back(); }, "codes_w holds");
+  forged([](detail::Speculative3DPayload& pl) { pl.exact.resize(pl.exact.size() - 12); }, "exact value count");
+  forged(
+      [](detail::Speculative3DPayload& pl) {
+        const float inf = INFINITY;
+        std::memcpy(pl.exact.data(), &inf, 4);
+      },
+      "not finite");
+  forged(
+      [](detail::Speculative3DPayload& pl) {
+        // u of anchor 0 = FLT_MAX: the predictions beside it overflow, which the writer
+        // never lets through (it stores such a vertex exactly)
+        pl.exact[0] = 0xFF, pl.exact[1] = 0xFF, pl.exact[2] = 0x7F, pl.exact[3] = 0x7F;
+      },
+      "not finite");
+}
+
+// ---- Golden streams of format version 8 (tests/data/golden/README.md) ----------------------
+
+/// A field with saddles and sources, in double arithmetic without libm (the same floats on
+/// every IEEE machine): u = (x - 6.3)(y - 4.6) / 8 + z / 16 - 0.2, v = (y - 5.1)(z - 3.7) / 8
+/// - x / 32, w = (z - 4.2)(x - 5.9) / 8 + (y - 4.8) / 16.
+VectorField3D polynomial_13x11x9() {
+  VectorField3D f;
+  f.nx = 13, f.ny = 11, f.nz = 9;
+  for (int64_t z = 0; z < f.nz; ++z)
+    for (int64_t y = 0; y < f.ny; ++y)
+      for (int64_t x = 0; x < f.nx; ++x) {
+        const double X = double(x), Y = double(y), Z = double(z);
+        f.u.push_back(float((X - 6.3) * (Y - 4.6) / 8.0 + Z / 16.0 - 0.2));
+        f.v.push_back(float((Y - 5.1) * (Z - 3.7) / 8.0 - X / 32.0));
+        f.w.push_back(float((Z - 4.2) * (X - 5.9) / 8.0 + (Y - 4.8) / 16.0));
+      }
+  return f;
+}
+
+struct Golden3D {
+  const char* file;
+  Options options;
+  uint32_t values_crc;  ///< CRC-32C of the decoded u, v, w planes (bytes, in that order)
+};
+
+std::vector<Golden3D> golden3d_cases() {
+  Options huffman = rel(1e-2, Coder::huffman, false);
+  Options ans = rel(1e-3, Coder::ans, true);
+  ans.anchor_stride = 4;
+  return {{"v8_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", huffman, 0xfd8d5d92u},
+          {"v8_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", ans, 0x4db8b21au}};
+}
+
+uint32_t planes_crc(const VectorField3D& f) {
+  Bytes all;
+  for (const auto* p : {&f.u, &f.v, &f.w}) {
+    const auto* b = reinterpret_cast<const uint8_t*>(p->data());
+    all.insert(all.end(), b, b + p->size() * 4);  // little-endian host (docs/usage.md)
+  }
+  return detail::crc32c(all);
+}
+
+// FACTZ_REGENERATE_GOLDEN=1 rewrites the files (only when the format version is bumped or a
+// case is added) and prints the CRCs to paste above.
+TEST(Speculative3D, GoldenVersion8StreamsDecodeToThePinnedValuesAndAreReproduced) {
+  const VectorField3D f = polynomial_13x11x9();
+  const std::string dir = std::string(FACTZ_TEST_DATA_DIR) + "/golden/";
+  const bool regenerate = std::getenv("FACTZ_REGENERATE_GOLDEN") != nullptr;
+  for (const Golden3D& g : golden3d_cases()) {
+    auto fresh = compress(f, g.options);
+    ASSERT_TRUE(fresh.ok());
+    if (regenerate) {
+      std::ofstream(dir + g.file, std::ios::binary)
+          .write(reinterpret_cast<const char*>(fresh->data()), std::streamsize(fresh->size()));
+      auto d = decompress3d(fresh.value());
+      ASSERT_TRUE(d.ok());
+      std::printf("%s 0x%08xu\n", g.file, planes_crc(d.value()));
+      continue;
+    }
+    std::ifstream in(dir + g.file, std::ios::binary);
+    ASSERT_TRUE(in.good()) << g.file;
+    const Bytes file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(file, fresh.value()) << g.file << ": the encoder's bytes changed (a new format version?)";
+    for (Policy p : {Policy::serial, Policy::omp}) {
+      DecompressOptions o;
+      o.policy = p;
+      auto d = decompress3d(file, o);
+      ASSERT_TRUE(d.ok()) << g.file << ": " << d.status().to_string();
+      EXPECT_EQ(planes_crc(d.value()), g.values_crc) << g.file;
+      auto c = compare(f, d.value());
+      ASSERT_TRUE(c.ok());
+      EXPECT_EQ(c->violations(), 0) << g.file;
+      EXPECT_GT(c->cp_original, 0) << g.file;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace factz
