@@ -136,15 +136,7 @@ int run_compress3d(const Args& a) {
   const auto stream = take(factz::compress(f, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  const double raw = double(f.size()) * 12.0;
-  const double ratio = raw / double(stream.size());
-  StatsWriter s;
-  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
-  s.count("nx", f.nx, In::json).count("ny", f.ny, In::json).count("nz", f.nz, In::json);
-  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
-  s.num("bit_rate", 96.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
-  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  print_vector_compression(a, o, st, f.nx, f.ny, f.nz, 12, false, stream.size(), secs);
   return 0;
 }
 

@@ -470,4 +470,25 @@ std::vector<Registered> registered_commands() {
   return r;
 }
 
+void print_vector_compression(const Args& a, const factz::Options& o, const factz::CompressStats& st,
+                              int64_t nx, int64_t ny, int64_t nz, int bytes_per_vertex, bool float64,
+                              size_t stream_bytes, double secs) {
+  using In = StatsWriter::In;
+  const double raw = double(nx * ny * (nz > 0 ? nz : 1)) * double(bytes_per_vertex);
+  const double ratio = raw / double(stream_bytes);
+  StatsWriter s;
+  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
+  if (float64) s.text("dtype", "float64", In::json);
+  s.count("nx", nx, In::json).count("ny", ny, In::json);
+  if (nz > 0) s.count("nz", nz, In::json);
+  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream_bytes).num("ratio", ratio);
+  s.num("bit_rate", 8.0 * bytes_per_vertex / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
+  if (nz == 0) {
+    s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
+    s.count("masked_vertices", st.masked_vertices);
+  }
+  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  s.print(a.has("--json"), false);
+}
+
 }  // namespace factz::cli

@@ -148,4 +148,12 @@ int run_blocks_decompress(const Args& a);
 int run_blocks_decompress_bytes(const Args& a, const std::vector<uint8_t>& file);
 int run_blocks_verify(const Args& a);
 
+/// compress's report of a vector field, text or --json: mode, coder, the dtype line for a
+/// float64 field, the extents (nz > 0: a 3D field, whose report has no repair or mask
+/// lines), sizes, ratio, bit rate, bound, exact vertices, time. `bytes_per_vertex`: the
+/// raw size of one vertex's components (8 float32 2D, 16 float64 2D, 12 float32 3D).
+void print_vector_compression(const Args& a, const factz::Options& o, const factz::CompressStats& st,
+                              int64_t nx, int64_t ny, int64_t nz, int bytes_per_vertex, bool float64,
+                              size_t stream_bytes, double secs);
+
 }  // namespace factz::cli

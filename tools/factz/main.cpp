@@ -344,17 +344,7 @@ int run_compress64(const Args& a, factz::Options o) {
   const auto stream = take(factz::compress(field, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  const double raw = double(field.size()) * 16.0;
-  const double ratio = raw / double(stream.size());
-  StatsWriter s;
-  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
-  s.text("dtype", "float64", In::json).count("nx", field.nx, In::json).count("ny", field.ny, In::json);
-  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
-  s.num("bit_rate", 128.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
-  s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
-  s.count("masked_vertices", st.masked_vertices);
-  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  factz::cli::print_vector_compression(a, o, st, field.nx, field.ny, 0, 16, true, stream.size(), secs);
   return 0;
 }
 
@@ -378,17 +368,7 @@ int run_compress(const Args& a) {
   const auto stream = take(factz::compress(field, o, &st));  // -x cuda: o.policy runs it on the GPU
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  const double raw = double(field.size()) * 8.0;
-  const double ratio = raw / double(stream.size());
-  StatsWriter s;
-  s.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder), In::json);
-  s.count("nx", nx, In::json).count("ny", ny, In::json);
-  s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream.size()).num("ratio", ratio);
-  s.num("bit_rate", 64.0 / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
-  s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
-  s.count("masked_vertices", st.masked_vertices);
-  s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  factz::cli::print_vector_compression(a, o, st, nx, ny, 0, 8, false, stream.size(), secs);
   return 0;
 }
 
