@@ -155,12 +155,7 @@ int run_decompress3d(const Args& a, const std::vector<uint8_t>& stream) {
   write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
   write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
   write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
-  const double raw = double(f.size()) * 12.0;
-  StatsWriter s;
-  s.count("nx", f.nx).count("ny", f.ny).count("nz", f.nz);
-  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
-  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  print_decompression(a, f.nx, f.ny, f.nz, false, double(f.size()) * 12.0, stream.size(), secs);
   return 0;
 }
 

@@ -147,7 +147,6 @@ int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const st
 /// decompress of a float64 scalar stream: '<f8' .npy (shape (ny, nx), or (nz * ny, nx) in
 /// 3D, as float32 fields are written) or raw float64; missing vertices hold their 64 bits.
 int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
-  using In = StatsWriter::In;
   factz::DecompressOptions o;
   const factz::Exec e = exec_of(a, &o.policy);
   o.threads = e.threads;
@@ -158,12 +157,7 @@ int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
   write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, field.mask, "decompress");
-  const double raw = double(field.size()) * 8.0;
-  StatsWriter s;
-  s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz).text("dtype", "float64", In::json);
-  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
-  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  print_decompression(a, field.nx, field.ny, field.nz, true, double(field.size()) * 8.0, stream.size(), secs);
   return 0;
 }
 

@@ -491,4 +491,16 @@ void print_vector_compression(const Args& a, const factz::Options& o, const fact
   s.print(a.has("--json"), false);
 }
 
+void print_decompression(const Args& a, int64_t nx, int64_t ny, int64_t nz, bool float64, double raw_bytes,
+                         size_t stream_bytes, double secs) {
+  using In = StatsWriter::In;
+  StatsWriter s;
+  s.count("nx", nx).count("ny", ny);
+  if (nz > 0) s.count("nz", nz);
+  if (float64) s.text("dtype", "float64", In::json);
+  s.count("raw_bytes", int64_t(raw_bytes), In::json).count("compressed_bytes", stream_bytes, In::json);
+  s.num("decompress_seconds", secs).num("throughput_mbs", raw_bytes / secs / 1e6);
+  s.print(a.has("--json"), false);
+}
+
 }  // namespace factz::cli

@@ -156,4 +156,9 @@ void print_vector_compression(const Args& a, const factz::Options& o, const fact
                               int64_t nx, int64_t ny, int64_t nz, int bytes_per_vertex, bool float64,
                               size_t stream_bytes, double secs);
 
+/// decompress's report, text or --json: the extents (nz > 0 adds nz: scalar and 3D fields),
+/// the dtype line for a float64 field (JSON only), the sizes (JSON only) and the time.
+void print_decompression(const Args& a, int64_t nx, int64_t ny, int64_t nz, bool float64, double raw_bytes,
+                         size_t stream_bytes, double secs);
+
 }  // namespace factz::cli

@@ -384,12 +384,8 @@ int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
   factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, field.mask, "decompress");
-  const double raw = double(field.size()) * 4.0;
-  StatsWriter s;
-  s.count("nx", field.nx).count("ny", field.ny).count("nz", field.nz);
-  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
-  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  factz::cli::print_decompression(a, field.nx, field.ny, field.nz, false, double(field.size()) * 4.0, stream.size(),
+                                  secs);
   return 0;
 }
 
@@ -427,12 +423,7 @@ int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const fa
   const auto source = take(factz::stream_source(stream));
   factz::cli::write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, source,
                                   field.mask, "decompress");
-  const double raw = double(field.size()) * 16.0;
-  StatsWriter s;
-  s.count("nx", field.nx).count("ny", field.ny).text("dtype", "float64", In::json);
-  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
-  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  factz::cli::print_decompression(a, field.nx, field.ny, 0, true, double(field.size()) * 16.0, stream.size(), secs);
   return 0;
 }
 
@@ -477,12 +468,7 @@ int run_decompress(const Args& a) {
   const auto source = take(factz::stream_source(stream));
   factz::cli::write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, source,
                                   field.mask, "decompress");
-  const double raw = double(field.size()) * 8.0;
-  StatsWriter s;
-  s.count("nx", field.nx).count("ny", field.ny);
-  s.count("raw_bytes", int64_t(raw), In::json).count("compressed_bytes", stream.size(), In::json);
-  s.num("decompress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
-  s.print(a.has("--json"), false);
+  factz::cli::print_decompression(a, field.nx, field.ny, 0, false, double(field.size()) * 8.0, stream.size(), secs);
   return 0;
 }
 
