@@ -3,7 +3,6 @@
 #include "factz/compress3d.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -36,23 +35,6 @@ double value_range3d(const VectorField3D& f) {
   return double(hi) - double(lo);
 }
 
-/// Wall-clock laps into CompressStats::stage_seconds, each reported to the progress hook.
-class Laps3D {
- public:
-  Laps3D(const ProgressHook& hook) : hook_(hook), last_(std::chrono::steady_clock::now()) {}
-  void lap(const char* stage, double fraction) {
-    const auto t = std::chrono::steady_clock::now();
-    stages_.emplace_back(stage, std::chrono::duration<double>(t - last_).count());
-    last_ = t;
-    if (hook_) hook_(Progress{stage, fraction});
-  }
-  std::vector<std::pair<std::string, double>> stages_;
-
- private:
-  const ProgressHook& hook_;
-  std::chrono::steady_clock::time_point last_;
-};
-
 }  // namespace
 
 Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options& o, CompressStats* stats) try {
@@ -72,7 +54,8 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
   p.options = o;
   p.threads = detail::threads_of(o.policy, o.threads);
   p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(field));
-  Laps3D laps(o.progress);
+  std::vector<std::pair<std::string, double>> stages;
+  detail::StageLaps laps(stages, o.progress);
   detail::Speculative3DResult r;
   detail::run_speculative3d(field, p.eb, o.anchor_stride, p.threads, true, r);
   laps.lap("frontend", 0.8);
@@ -86,7 +69,7 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
     *stats = CompressStats{};
     stats->eb_abs = p.eb;
     stats->exact_vertices = r.exact_vertices;
-    stats->stage_seconds = std::move(laps.stages_);
+    stats->stage_seconds = std::move(stages);
   }
   return stream;
 } catch (const std::bad_alloc&) {

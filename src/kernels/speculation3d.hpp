@@ -108,13 +108,15 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
       if (!quiet_cube_holds(d, want)) return false;
       continue;
     }
-    // The cube's values: corner j is base plus the steps of the bits of j (k is corner c).
+    // The cube's vertices and values: corner j is base plus the steps of the bits of j (k is
+    // corner c).
+    int64_t at[8];
     float u[8], v[8], w[8];
     for (int j = 0; j < 8; ++j) {
-      const int64_t i = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
-      u[j] = j == c ? cu : cur_u[i];
-      v[j] = j == c ? cv : cur_v[i];
-      w[j] = j == c ? cw : cur_w[i];
+      at[j] = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
+      u[j] = j == c ? cu : cur_u[at[j]];
+      v[j] = j == c ? cv : cur_v[at[j]];
+      w[j] = j == c ? cw : cur_w[at[j]];
     }
     if (strictly_one_sided(u, 8) || strictly_one_sided(v, 8) || strictly_one_sided(w, 8)) {
       if (!quiet_cube_holds(d, want)) return false;
@@ -128,7 +130,7 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
       float tu[4], tv[4], tw[4];
       for (int j = 0; j < 4; ++j) {
         const int q = corner[j];
-        idx[j] = base + (q & 1) * step[0] + ((q >> 1) & 1) * step[1] + ((q >> 2) & 1) * step[2];
+        idx[j] = at[q];
         tu[j] = u[q];
         tv[j] = v[q];
         tw[j] = w[q];

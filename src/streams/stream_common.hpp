@@ -1,10 +1,14 @@
 // What every FaCTz stream shares, whichever field kind, mode or backend produced it: the
-// float bound a requested bound becomes, the zstd stage, and the container call. The
+// float bound a requested bound becomes, the zstd stage, the container call, and the
+// writers' stage timing and progress reports (StageLaps). The
 // vector streams (vector_stream.hpp) and the scalar streams (src/scalar) write through
 // here, so each of these rules exists once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "factz/factz.hpp"
@@ -12,6 +16,27 @@
 #include "format/container.hpp"
 
 namespace factz::detail {
+
+/// Wall-clock laps of a compression: each stage's seconds into `out` (the shape of
+/// CompressStats::stage_seconds) and, when `hook` is set, a Progress report of the fraction
+/// done after that stage (fixed shares chosen by the caller, so reports never depend on the
+/// machine).
+class StageLaps {
+ public:
+  StageLaps(std::vector<std::pair<std::string, double>>& out, const ProgressHook& hook)
+      : out_(out), hook_(hook), last_(std::chrono::steady_clock::now()) {}
+  void lap(const std::string& stage, double fraction) {
+    const auto t = std::chrono::steady_clock::now();
+    out_.emplace_back(stage, std::chrono::duration<double>(t - last_).count());
+    last_ = t;
+    if (hook_) hook_(Progress{stage, fraction});
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>>& out_;
+  const ProgressHook& hook_;
+  std::chrono::steady_clock::time_point last_;
+};
 
 /// zstd level of the optional lossless stage (every stream kind).
 inline constexpr int kZstdLevel = 3;

@@ -1,7 +1,6 @@
 #include "backend/cpu/cpu_codec.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <type_traits>
 
@@ -30,24 +29,15 @@ double done_after(const std::string& stage, bool speculative) {
   return 1.0;  // "container"
 }
 
-/// Wall-clock laps for CompressStats::stage_seconds, each also reported to the caller's
-/// progress hook.
+/// StageLaps with this writer's shares (done_after): lap("stage") at the end of a stage.
 class Laps {
  public:
-  Laps(Stages& out, const ProgressHook& hook, bool speculative)
-      : out_(out), hook_(hook), speculative_(speculative), last_(std::chrono::steady_clock::now()) {}
-  void operator()(const std::string& name) {
-    const auto t = std::chrono::steady_clock::now();
-    out_.emplace_back(name, std::chrono::duration<double>(t - last_).count());
-    last_ = t;
-    if (hook_) hook_(Progress{name, done_after(name, speculative_)});
-  }
+  Laps(Stages& out, const ProgressHook& hook, bool speculative) : laps_(out, hook), speculative_(speculative) {}
+  void operator()(const std::string& name) { laps_.lap(name, done_after(name, speculative_)); }
 
  private:
-  Stages& out_;
-  const ProgressHook& hook_;
+  StageLaps laps_;
   bool speculative_;
-  std::chrono::steady_clock::time_point last_;
 };
 
 // One body for float32 and float64 fields (Field = VectorField2D, VectorField2D64; T its
