@@ -114,13 +114,15 @@ Result<bool> stream_has_mask(const ParsedContainer& pc) {
 
 namespace {
 
-/// The mask's bytes and the masked values' bytes of a stream: the two sections, or the two
-/// parts of mask_and_values (the first prefixed by its size).
+/// The mask's bytes (want_mask) and the masked values' bytes (want_values) of a stream: the
+/// two sections, each read only when wanted, or the two parts of mask_and_values (the first
+/// prefixed by its size; that one section is read whole).
 struct MaskParts {
   std::vector<uint8_t> mask, values;
 };
 
-Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedContainer& pc, bool want_values) {
+Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedContainer& pc, bool want_mask,
+                                  bool want_values) {
   MaskParts parts;
   if (has_section(pc, kSectionMaskAndValues)) {
     auto both = read_section(stream, pc, kSectionMaskAndValues, &zstd_stage_decompressor());
@@ -133,9 +135,11 @@ Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedC
     parts.values.assign(both->begin() + std::ptrdiff_t(head + size), both->end());
     return parts;
   }
-  auto coded = read_section(stream, pc, kSectionMask, &zstd_stage_decompressor());
-  if (!coded.ok()) return coded.status();
-  parts.mask = std::move(coded.value());
+  if (want_mask) {
+    auto coded = read_section(stream, pc, kSectionMask, &zstd_stage_decompressor());
+    if (!coded.ok()) return coded.status();
+    parts.mask = std::move(coded.value());
+  }
   if (want_values) {
     auto values = read_section(stream, pc, kSectionMaskedValues, &zstd_stage_decompressor());
     if (!values.ok()) return values.status();
@@ -162,7 +166,7 @@ Status decode_mask_part(std::span<const uint8_t> coded, int64_t nx, int64_t ny, 
 
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
                  std::vector<uint8_t>& mask) {
-  auto parts = read_mask_parts(stream, pc, false);
+  auto parts = read_mask_parts(stream, pc, true, false);
   if (!parts.ok()) return parts.status();
   return decode_mask_part(parts->mask, nx, ny, mask);
 }
@@ -175,9 +179,10 @@ Status apply_mask_sections_any(std::span<const uint8_t> stream, const ParsedCont
   using Bits = BitsOf<T>;
   constexpr uint64_t kPair = 2 * sizeof(Bits);
   const int64_t n = nx * ny;
-  auto parts = read_mask_parts(stream, pc, true);
+  const bool have_mask = mask.size() == size_t(n);  // the caller read it (read_mask)
+  auto parts = read_mask_parts(stream, pc, !have_mask, true);
   if (!parts.ok()) return parts.status();
-  if (mask.size() != size_t(n)) FACTZ_RETURN_IF_ERROR(decode_mask_part(parts->mask, nx, ny, mask));
+  if (!have_mask) FACTZ_RETURN_IF_ERROR(decode_mask_part(parts->mask, nx, ny, mask));
   uint64_t missing = 0;
   for (uint8_t m : mask) missing += m;
   ByteReader rv(parts->values);
