@@ -423,18 +423,19 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
     h.version = 3;
     EXPECT_EQ(rejects(h, {{kSectionMask, {1, 2, 3}}, {kSectionMaskedValues, {4}}}), tiled) << int(mode);
   }
-  // Version 7 exactly when mask_and_values is present (mask and values in one section).
-  for (uint16_t v : {3, 4, 5, 6}) {
+  // Version 9 exactly when mask_and_values is present (mask and values in one section; the
+  // writer no longer writes version 7, whose streams the reader still takes).
+  for (uint16_t v : {3, 4, 5, 6, 7, 8}) {
     h = ok;
     h.version = v;
     EXPECT_TRUE(rejects(h, {{kSectionMaskAndValues, {1, 2, 3}}})) << v;
   }
-  h = ok; h.version = 7;
+  h = ok; h.version = 9;
   EXPECT_FALSE(rejects(h, {{kSectionMaskAndValues, {1, 2, 3}}}));
   EXPECT_FALSE(rejects(h, {{kSectionMaskAndValues, {1, 2, 3}}, {kSectionSource, {1}}}));
-  EXPECT_EQ(stream_version(std::vector<uint32_t>{kSectionMeta, kSectionMaskAndValues}), kFormatVersionPredictor);
+  EXPECT_EQ(stream_version(std::vector<uint32_t>{kSectionMeta, kSectionMaskAndValues}), kFormatVersionSegmentedCodes);
   EXPECT_EQ(stream_version(std::vector<uint32_t>{kSectionMeta, kSectionMaskAndValues}, false, kDtypeFloat64),
-            kFormatVersionPredictor);
+            kFormatVersionSegmentedCodes);
   h = ok; h.dtype = 2; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 0; EXPECT_TRUE(rejects(h));
   h = ok; h.components = 3; EXPECT_TRUE(rejects(h));
@@ -547,7 +548,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 9, 0xFFFF}) {  // 1 to 8 are read (6: float64, 7: the predictor byte, 8: 3D vectors)
+  for (uint16_t v : {0, 10, 0xFFFF}) {  // 1 to 9 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9: segmented codes)
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -571,6 +572,10 @@ TEST(Container, Version8IsThe3DVectorVersion) {
   put(s, 28, 2, 8);  // nz 2
   reseal_header(s);
   expect_rejected(s, "3 component(s) in a version 7 stream");
+  // Version 9 (segmented codes) is a 2D version too.
+  put(s, 4, 9, 2);
+  reseal_header(s);
+  expect_rejected(s, "3 component(s) in a version 9 stream");
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {

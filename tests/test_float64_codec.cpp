@@ -98,9 +98,10 @@ RoundTrip64 round_trip(const VectorField2D64& f, const Options& o, const std::st
   rt.stream = std::move(s.value());
   EXPECT_GE(rt.stream.size(), 64u) << what;
   EXPECT_EQ(rt.stream[6], detail::kDtypeFloat64) << what;
-  // Version 6, or 7 for a speculative stream: its meta section names the cubic predictor.
+  // Version 6, or 9 for a speculative stream: its meta section names the cubic predictor and
+  // its codes are segmented.
   EXPECT_EQ(rt.stream[4] | (rt.stream[5] << 8),
-            o.mode == Mode::speculative ? detail::kFormatVersionPredictor : detail::kFormatVersionFloat64)
+            o.mode == Mode::speculative ? detail::kFormatVersionSegmentedCodes : detail::kFormatVersionFloat64)
       << what;
   auto d = decompress64(rt.stream);
   EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();

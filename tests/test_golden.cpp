@@ -1,9 +1,10 @@
-// Golden streams of format versions 2, 3, 5 and 7 (tests/data/golden, see its README.md): each
+// Golden streams of format versions 2, 3, 5, 7 and 9 (tests/data/golden, see its README.md): each
 // file must keep decoding to the same values, and compressing the same synthetic input with the
 // same options must keep producing the file byte for byte. Masked streams of the tiled modes
 // written as version 3 (before version 5 left the missing vertices' codes out) must keep
 // decoding to the same values, and so must the speculative streams of the linear predictor
-// (versions 2 and 3, before version 7 named the cubic one). The version 1 files stay: those
+// (versions 2 and 3, before version 7 named the cubic one), and the version 7 speculative
+// streams (before version 9 segmented their codes). The version 1 files stay: those
 // coded with Huffman must still decode to the same values, those coded with the version 1
 // ANS blob must be refused as unsupported_version. Together they pin the format and
 // the encoder; a failure here means the bytes changed, which needs a new format version
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "factz/factz.hpp"
+#include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "synth.hpp"
 
@@ -53,6 +55,9 @@ VectorField2D turbulent_nan_land_48x40() {
     if (f.u[k] == 0.0f && f.v[k] == 0.0f) f.u[k] = f.v[k] = std::nanf("");
   return f;
 }
+/// Large enough for the writer to segment the speculative codes (format version 9): four
+/// segments per component.
+VectorField2D turbulent_160x120() { return synth::turbulence(160, 120, 206, 1.0); }
 VectorField2D vortices_48x40() { return synth::vortices(48, 40, 204, 6); }
 VectorField2D zeros_40x30() {
   VectorField2D f;
@@ -102,11 +107,11 @@ const GoldenCase kCases[] = {
      0xdc6ffeb7u, 0x7456556bu, 0x7d355fa8u},
     {"v2_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
      0xbfd60a2bu, 0xd39cc116u, 0xdfe75dfeu},
-    {"v7_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
+    {"v9_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
      0x25cdf403u, 0xc530c9e8u, 0x948a3a4eu},
-    {"v7_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
+    {"v9_speculative_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
      options(Mode::speculative, BoundMode::abs, 0.05, false), 0x3a578d52u, 0x8490b885u, 0xd9f6883cu},
-    {"v7_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
+    {"v9_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0xc530c9e8u, 0x948a3a4eu},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
      with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xc7b5fc91u, 0xa66b7472u},
@@ -114,8 +119,10 @@ const GoldenCase kCases[] = {
      0xe97cad10u, 0x4f38d1d1u, 0x566d8d01u},
     {"v5_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::none, BoundMode::abs, 0.05, false)), 0xe97cad10u, 0x0352b618u, 0x6f504087u},
-    {"v7_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
+    {"v9_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, false)), 0xe97cad10u, 0x01add54cu, 0x47bc0c5bu},
+    {"v9_ans_speculative_rel1e-2_nozstd_segmented_160x120.fz", turbulent_160x120,
+     with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, false)), 0x5fa975a5u, 0xa56a309au, 0xb6bfe20cu},
 };
 
 // Version 1 files (written before the ANS blob gained contexts, lanes per plane and sparse
@@ -155,6 +162,15 @@ const LinearSpeculativeFile kLinearSpeculative[] = {
     {"v2_speculative_abs0.05_nozstd_land_48x40.fz", 2, 0xd18a7093u, 0x756dab82u},
     {"v2_ans_speculative_rel1e-2_zstd_48x40.fz", 2, 0x5b992a2cu, 0xc595318du},
     {"v3_speculative_rel1e-2_nozstd_masked_48x40.fz", 3, 0xd0d44317u, 0xec42cbd4u},
+};
+// Version 7 speculative streams (the cubic predictor, each component's codes one blob, before
+// version 9 segmented them): written with the options of the v9_ cases, they decode to the
+// same values.
+const Version1File kVersion7Speculative[] = {
+    {"v7_speculative_rel1e-2_zstd_48x40.fz", 0xc530c9e8u, 0x948a3a4eu},
+    {"v7_speculative_abs0.05_nozstd_land_48x40.fz", 0x8490b885u, 0xd9f6883cu},
+    {"v7_ans_speculative_rel1e-2_zstd_48x40.fz", 0xc530c9e8u, 0x948a3a4eu},
+    {"v7_speculative_rel1e-2_nozstd_masked_48x40.fz", 0x01add54cu, 0x47bc0c5bu},
 };
 const char* const kVersion1Ans[] = {"v1_ans_speculative_rel1e-2_zstd_48x40.fz",
                                     "v1_ans_block_rel1e-2_nozstd_land_48x40.fz"};
@@ -244,6 +260,36 @@ TEST(Golden, LinearSpeculativeStreamsStillDecodeToTheirValues) {
       EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
       EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
     }
+  }
+}
+
+TEST(Golden, Version7SpeculativeStreamsStillDecodeToTheirValues) {
+  for (const Version1File& c : kVersion7Speculative) {
+    const Bytes stream = read_golden(c.file);
+    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
+    ASSERT_EQ(stream[4], 7) << c.file << " should be a version 7 stream";
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      auto r = decompress(stream, DecompressOptions{policy, 2});
+      ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
+      EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
+      EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
+    }
+  }
+}
+
+TEST(Golden, TheSegmentedFileHoldsSeveralSegmentsPerComponent) {
+  // The first byte of a version 9 codes section is its segment count (docs/format.md); the
+  // file is written without the zstd stage, so the sections lie in the stream as they are.
+  const Bytes stream = read_golden("v9_ans_speculative_rel1e-2_nozstd_segmented_160x120.fz");
+  ASSERT_FALSE(stream.empty());
+  ASSERT_EQ(stream[4], 9);
+  auto pc = detail::parse_container(stream);
+  ASSERT_TRUE(pc.ok()) << pc.status().to_string();
+  for (uint32_t id : {detail::kSectionCodesU, detail::kSectionCodesV}) {
+    auto sec = detail::read_section(stream, pc.value(), id, nullptr);
+    ASSERT_TRUE(sec.ok()) << sec.status().to_string();
+    ASSERT_FALSE(sec->empty());
+    EXPECT_EQ(sec.value()[0], 4) << "section " << id;
   }
 }
 

@@ -329,15 +329,15 @@ TEST(Masks, StreamsWithoutMissingVerticesKeepVersion2AndMaskedOnesAreVersion3Or5
     o.mode = mode;
     auto plain = compress(f, o);
     ASSERT_TRUE(plain.ok());
-    // The version's low byte (docs/format.md, "Header"); mode speculative is always 7 (the
-    // meta section names the cubic predictor), whatever its sections.
-    EXPECT_EQ(plain.value()[4], mode == Mode::speculative ? 7 : 2);
+    // The version's low byte (docs/format.md, "Header"); mode speculative is always 9 (the
+    // meta section names the cubic predictor, the codes are segmented), whatever its sections.
+    EXPECT_EQ(plain.value()[4], mode == Mode::speculative ? 9 : 2);
     EXPECT_EQ(plain.value()[5], 0);
     f.u[17] = std::nanf("");
     auto masked = compress(f, o);
     ASSERT_TRUE(masked.ok());
     // 5: the tiled modes' codes leave the missing vertices out
-    EXPECT_EQ(masked.value()[4], mode == Mode::speculative ? 7 : 5);
+    EXPECT_EQ(masked.value()[4], mode == Mode::speculative ? 9 : 5);
   }
 }
 
@@ -476,7 +476,7 @@ TEST(Masks, DamagedMaskSectionsAreCorruptNotWrong) {
   EXPECT_GT(refused, 0);
 }
 
-// Format version 7: a speculative stream keeps the mask and the missing vertices' bits in one
+// Format version 7 on (9 today): a speculative stream keeps the mask and the missing vertices' bits in one
 // section (mask_and_values; one table entry less), the tiled modes in two. Damaged contents
 // behind valid checksums are refused as corrupt.
 TEST(Masks, SpeculativeStreamsHoldMaskAndValuesInOneSection) {

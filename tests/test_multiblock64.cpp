@@ -111,7 +111,7 @@ MultiBlockRun round_trip(const VectorField2D64& f, const Options& o, int px, int
     if (!info.ok()) continue;
     EXPECT_EQ(info->dtype, DType::float64) << what << " block " << b;
     // Version 6, or 7 in mode speculative (its meta section names the cubic predictor).
-    const int version = o.mode == Mode::speculative ? 7 : 6;
+    const int version = o.mode == Mode::speculative ? 9 : 6;
     EXPECT_EQ(s[4] | (s[5] << 8), version) << what << " block " << b << " is a version " << version << " stream";
   }
   auto d = decompress_multiblock64(rt.file);

@@ -169,8 +169,9 @@ TEST(Netcdf, SlicesComeBackWithTheirDimensionsAttributesAndCoordinates) {
 
   const Outcome info = factz(dir, "info -z s.fz");
   ASSERT_EQ(info.exit_code, 0) << info.describe();
-  // Version 7: the default mode, speculative, names its predictor (4 otherwise, for the source).
-  for (const char* want : {"format version 7", "source", "netCDF-4 file storm.nc", "u: U[time=1], float32",
+  // Version 9: the default mode, speculative, names its predictor and segments its codes (4
+  // otherwise, for the source).
+  for (const char* want : {"format version 9", "source", "netCDF-4 file storm.nc", "u: U[time=1], float32",
                            "dimensions time=3 (unlimited), lat=33, lon=36", "units = \"m s-1\"",
                            "coordinate time (float64, at index 1: 6", ":Conventions = \"CF-1.8\""})
     EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
@@ -477,8 +478,8 @@ TEST(Netcdf, StreamsOfRawFieldsBecomePlainVariables) {
         .write(reinterpret_cast<const char*>(plane->data()), std::streamsize(plane->size() * 4));
   ASSERT_EQ(factz(dir, "compress -2 36 33 -i u.f32 -i v.f32 -z m.fz --fill 1e20").exit_code, 0);
   ASSERT_EQ(factz(dir, "compress -2 36 33 -i u.f32 -i v.f32 -z p.fz --fill nan").exit_code, 0);
-  const std::string m_info = factz(dir, "info -z m.fz").out;  // mode speculative: version 7
-  EXPECT_NE(m_info.find("format version 7"), std::string::npos) << m_info;
+  const std::string m_info = factz(dir, "info -z m.fz").out;  // mode speculative: version 9
+  EXPECT_NE(m_info.find("format version 9"), std::string::npos) << m_info;
   EXPECT_EQ(m_info.find("source"), std::string::npos) << "no source section: " << m_info;
   ASSERT_EQ(factz(dir, "decompress -z m.fz -o m.nc:u -o m.nc:v").exit_code, 0);
   ASSERT_EQ(factz(dir, "decompress -z p.fz -o p.nc:u -o p.nc:v").exit_code, 0);

@@ -423,43 +423,43 @@ TEST(SpeculativeCubic, UnknownPredictorBytesAreCorrupt) {
 /// The format version of a stream (header bytes 4 and 5).
 uint16_t version_of(const std::vector<uint8_t>& s) { return uint16_t(s.at(4) | (s.at(5) << 8)); }
 
-TEST(SpeculativeCubic, StreamsWithAPredictorByteAreVersion7AndLinearOnesKeepTheirVersion) {
+TEST(SpeculativeCubic, StreamsWithAPredictorByteAreVersion9AndLinearOnesKeepTheirVersion) {
   const auto f = synth::turbulence(40, 30, 31);
   const auto f64 = synth::turbulence64(40, 30, 31);
   const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
-  EXPECT_EQ(version_of(stream_with(f, o, Predictor::cubic, 0.05)), detail::kFormatVersionPredictor);
-  EXPECT_EQ(version_of(stream_with(f64, o, Predictor::cubic, 0.05)), detail::kFormatVersionPredictor);
+  EXPECT_EQ(version_of(stream_with(f, o, Predictor::cubic, 0.05)), detail::kFormatVersionSegmentedCodes);
+  EXPECT_EQ(version_of(stream_with(f64, o, Predictor::cubic, 0.05)), detail::kFormatVersionSegmentedCodes);
   EXPECT_EQ(version_of(stream_with(f, o, Predictor::linear, 0.05)), detail::kFormatVersionWithoutMask);
   EXPECT_EQ(version_of(stream_with(f64, o, Predictor::linear, 0.05)), detail::kFormatVersionFloat64);
   auto s = compress(f, o);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(version_of(s.value()), detail::kFormatVersionPredictor);
+  EXPECT_EQ(version_of(s.value()), detail::kFormatVersionSegmentedCodes);
   auto s64 = compress(f64, o);
   ASSERT_TRUE(s64.ok());
-  EXPECT_EQ(version_of(s64.value()), detail::kFormatVersionPredictor);
+  EXPECT_EQ(version_of(s64.value()), detail::kFormatVersionSegmentedCodes);
 }
 
-TEST(SpeculativeCubic, AVersion7StreamWithoutItsPredictorByteIsCorrupt) {
+TEST(SpeculativeCubic, AVersion9StreamWithoutItsPredictorByteIsCorrupt) {
   const auto f = synth::turbulence(40, 30, 37);
   const auto f64 = synth::turbulence64(40, 30, 37);
   const Options o = options(Mode::speculative, BoundMode::abs, 0.05);
   const detail::StreamPlan p = detail::make_plan(f.nx, f.ny, o, 0.0, 1);
   const detail::StreamPlan p64 = detail::make_plan64(f64.nx, f64.ny, o, 0.0, 1);
-  // The cubic stream with its byte removed, sealed again as version 7 (every CRC rewritten)...
+  // The cubic stream with its byte removed, sealed again as version 9 (every CRC rewritten)...
   auto cubic = sections_with(f, o, Predictor::cubic, 0.05);
   ASSERT_EQ(cubic[0].id, detail::kSectionMeta);
   cubic[0].raw.pop_back();
   auto s = detail::write_vector_stream(p, std::move(cubic), /*predictor_byte=*/true);
   ASSERT_TRUE(s.ok()) << s.status().to_string();
-  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionPredictor);
+  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionSegmentedCodes);
   EXPECT_EQ(decompress(s.value()).status().code(), Code::corrupt_stream);
-  // ... and a linear one written as version 7, float32 and float64.
+  // ... and a linear one written as version 9, float32 and float64.
   s = detail::write_vector_stream(p, sections_with(f, o, Predictor::linear, 0.05), true);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(decompress(s.value()).status().code(), Code::corrupt_stream);
   s = detail::write_vector_stream(p64, sections_with(f64, o, Predictor::linear, 0.05), true);
   ASSERT_TRUE(s.ok());
-  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionPredictor);
+  ASSERT_EQ(version_of(s.value()), detail::kFormatVersionSegmentedCodes);
   EXPECT_EQ(decompress64(s.value()).status().code(), Code::corrupt_stream);
   // factz info's bound reads the meta section with the same rule.
   auto pc = detail::parse_vector_stream(s.value());
@@ -489,8 +489,9 @@ TEST(SpeculativeCubic, AStreamBeforeVersion7WithAPredictorByteIsCorrupt) {
             Code::corrupt_stream);
 }
 
-TEST(SpeculativeCubic, Version7IsOnlyForSpeculativeVectorStreams) {
+TEST(SpeculativeCubic, Versions7And9AreOnlyForSpeculativeVectorStreams) {
   const auto f = synth::turbulence(40, 30, 43);
+  for (uint16_t version : {detail::kFormatVersionPredictor, detail::kFormatVersionSegmentedCodes})
   for (Mode m : {Mode::none, Mode::block}) {
     const Options o = options(m, BoundMode::abs, 0.05);
     auto s = compress(f, o);
@@ -498,15 +499,15 @@ TEST(SpeculativeCubic, Version7IsOnlyForSpeculativeVectorStreams) {
     auto pc = detail::parse_container(s.value());
     ASSERT_TRUE(pc.ok());
     detail::Header h = pc->header;
-    h.version = detail::kFormatVersionPredictor;
+    h.version = version;
     std::vector<detail::Section> sections;
     for (const auto& e : pc->entries)
       sections.push_back({e.id, detail::read_section(s.value(), pc.value(), e.id, &detail::zstd_stage_decompressor())
                                     .value()});
     EXPECT_EQ(detail::write_container(h, sections, nullptr).status().code(), Code::invalid_argument);
-    // The same header forged by hand: version 7 in mode none or block is corrupt.
+    // The same header forged by hand: version 7 or 9 in mode none or block is corrupt.
     std::vector<uint8_t> forged = s.value();
-    forged[4] = uint8_t(detail::kFormatVersionPredictor);
+    forged[4] = uint8_t(version);
     forged[5] = 0;
     const uint32_t crc = detail::crc32c(std::span<const uint8_t>(forged).first(detail::kHeaderCrcOffset));
     for (int i = 0; i < 4; ++i) forged[detail::kHeaderCrcOffset + size_t(i)] = uint8_t(crc >> (8 * i));

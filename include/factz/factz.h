@@ -52,6 +52,8 @@
  * 1.4.x: mode speculative predicts with the cubic predictor and names it in the stream:
  *        FACTZ_FORMAT_VERSION 7 (no interface change; older builds refuse these streams
  *        as FACTZ_UNSUPPORTED_VERSION).
+ * 1.4.x: mode speculative segments its codes (one entropy table per group of levels):
+ *        FACTZ_FORMAT_VERSION 9 (no interface change; version 7 streams still decode).
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -65,12 +67,13 @@ extern "C" {
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
 #define FACTZ_C_API_VERSION 10400
-/** Newest stream format version this interface writes (docs/format.md): 7 for every
- *  stream of mode speculative (its meta section names the cubic predictor), float32 or
+/** Newest stream format version this interface writes (docs/format.md): 9 for every
+ *  stream of mode speculative (its meta section names the cubic predictor, its codes are
+ *  segmented), float32 or
  *  float64; otherwise 6 for every float64 field (the _f64 functions). A float32 field in modes
  *  none and block is written as version 5 when it has missing vertices, and as version 2
  *  without any, byte for byte as before. */
-#define FACTZ_FORMAT_VERSION 7
+#define FACTZ_FORMAT_VERSION 9
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410

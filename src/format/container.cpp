@@ -207,23 +207,24 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
                   "reads version 1 streams coded with Huffman only: recompress the field");
   if (h.version == 1 && (h.components != 2 || h.ndims != 2 || h.mode > kModeSpeculative))
     return corrupt_stream("header: a version 1 stream holds a 2D vector field in mode none, block or speculative");
-  // Version 6 is the float64 version: float64 streams are version 6, or 7 with a predictor
-  // byte; a version 6 stream is float64.
+  // Version 6 is the float64 version: float64 streams are version 6, or 7 / 9 with a
+  // predictor byte; a version 6 stream is float64.
   if ((h.dtype == kDtypeFloat64 && h.version < kFormatVersionFloat64) ||
       (h.version == kFormatVersionFloat64 && h.dtype != kDtypeFloat64))
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
-                          " stream (float64 streams are version 6, or 7 with a predictor byte; version 6 streams "
+                          " stream (float64 streams are version 6, or 7 or 9 with a predictor byte; version 6 streams "
                           "are float64)");
-  // Version 8 is the 3D vector version: 3D vector streams are version 8 (or later); a
-  // version 8 stream is a 3D vector field.
-  if ((h.components == 3) != (h.version >= kFormatVersionVector3D))
+  // Version 8 is the 3D vector version: 3D vector streams are version 8; a version 8
+  // stream is a 3D vector field.
+  if ((h.components == 3) != is_vector3d_version(h.version))
     return corrupt_stream("header: " + std::to_string(h.components) + " component(s) in a version " +
                           std::to_string(h.version) + " stream (3D vector streams are version 8, and version 8 " +
                           "streams are 3D vector fields)");
-  // Version 7 is the predictor version: only a speculative vector stream names a predictor.
-  if (h.version == kFormatVersionPredictor && !may_carry_predictor(h.components, h.mode))
+  // Versions 7 and 9 name a predictor: only a speculative 2D vector stream does.
+  if (has_predictor_byte(h.version) && !may_carry_predictor(h.components, h.mode))
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
-                          " component(s) in a version 7 stream (only speculative vector streams are version 7)");
+                          " component(s) in a version " + std::to_string(h.version) +
+                          " stream (only speculative 2D vector streams are versions 7 and 9)");
   return h;
 }
 
@@ -235,7 +236,7 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   const std::string where = "section table entry " + std::to_string(index);
   if (!known_section(e.id))
     return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
-  if ((e.id >= kFirstVersion8Section && h.version < kFormatVersionVector3D) ||
+  if ((e.id >= kFirstVersion8Section && !is_vector3d_version(h.version)) ||
       (e.id >= kFirstVersion7Section && h.version < kFormatVersionPredictor) ||
       (e.id >= kFirstVersion4Section && h.version < kFormatVersionWithSource) ||
       (e.id >= kFirstVersion3Section && h.version < kFormatVersionWithMask))
@@ -315,7 +316,7 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
     if (id >= kFirstVersion8Section) return kFormatVersionVector3D;
   const bool one_mask_section =
       std::find(section_ids.begin(), section_ids.end(), kSectionMaskAndValues) != section_ids.end();
-  if (predictor_byte || one_mask_section) return kFormatVersionPredictor;
+  if (predictor_byte || one_mask_section) return kFormatVersionSegmentedCodes;
   if (dtype == kDtypeFloat64) return kFormatVersionFloat64;
   uint16_t version = kFormatVersionWithoutMask;
   for (uint32_t id : section_ids) {
@@ -329,6 +330,12 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
 
 bool may_carry_predictor(uint8_t components, uint8_t mode) {
   return components == 2 && mode == kModeSpeculative;
+}
+
+bool is_vector3d_version(uint16_t version) { return version == kFormatVersionVector3D; }
+
+bool has_predictor_byte(uint16_t version) {
+  return version == kFormatVersionPredictor || version == kFormatVersionSegmentedCodes;
 }
 
 bool tiled_codes_are_packed(uint8_t components, uint8_t mode) {
@@ -356,7 +363,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // says so through the version, and the speculative decoder checks the two agree.
   const bool with_predictor = may_carry_predictor(header.components, header.mode) &&
                               header.version == stream_version(ids, packed, header.dtype, true);
-  if ((header.components == 3) != (version >= kFormatVersionVector3D))
+  if ((header.components == 3) != is_vector3d_version(version))
     return invalid_argument("a stream of " + std::to_string(header.components) +
                             " component(s) with these sections: 3D vector streams, and only they, hold codes_w "
                             "(version 8)");
@@ -364,7 +371,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
-                            "float64; 7 for a speculative stream with a predictor byte, 8 for a 3D vector field)");
+                            "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

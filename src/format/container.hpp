@@ -42,8 +42,11 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// float32 or float64; a speculative stream made with the linear predictor has no such
 /// byte and keeps the version of its other contents. Version 8 is every 3D vector stream
 /// (components 3, ndims 3; issue 22): the `codes_w` section, and the layout of the 3D
-/// speculative mode (docs/format.md); a version 8 stream is a 3D vector field.
-inline constexpr uint16_t kFormatVersion = 8;
+/// speculative mode (docs/format.md); a version 8 stream is a 3D vector field. Version 9 is
+/// version 7 with segmented codes (streams/code_segments.hpp: the codes sections of a 2D
+/// speculative stream cut at phase boundaries, one blob per segment); this build writes every
+/// 2D speculative stream with a predictor byte as version 9 and still reads version 7.
+inline constexpr uint16_t kFormatVersion = 9;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -51,6 +54,7 @@ inline constexpr uint16_t kFormatVersionPackedTiledCodes = 5;
 inline constexpr uint16_t kFormatVersionFloat64 = 6;
 inline constexpr uint16_t kFormatVersionPredictor = 7;
 inline constexpr uint16_t kFormatVersionVector3D = 8;
+inline constexpr uint16_t kFormatVersionSegmentedCodes = 9;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -115,9 +119,10 @@ inline constexpr uint32_t kFirstVersion8Section = kSectionCodesW;
 /// section, else 3 with mask sections, else 2; 5 for a masked stream whose codes leave out
 /// the missing vertices (`packed_tiled_codes`: the vector modes none and block,
 /// tiled_codes_are_packed); 6 for every float64 stream (`dtype` kDtypeFloat64), whatever its
-/// sections; 7 for every stream whose meta section ends with a predictor byte
-/// (`predictor_byte`: a speculative vector stream not made with the linear predictor),
-/// float32 or float64, and for every stream with a `mask_and_values` section; 8 for every
+/// sections; 9 for every stream whose meta section ends with a predictor byte
+/// (`predictor_byte`: a speculative vector stream not made with the linear predictor, whose
+/// codes are segmented), float32 or float64, and for every stream with a `mask_and_values`
+/// section (7 is never written since version 9; it is still read); 8 for every
 /// stream with a `codes_w` section (a 3D vector field), whatever else it holds.
 /// write_container requires exactly this version, so every stream has one version for its
 /// contents.
@@ -129,6 +134,12 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
 /// meta section; the speculative decoder checks the byte against the version
 /// (streams/vector_stream.hpp parse_speculative_meta).
 bool may_carry_predictor(uint8_t components, uint8_t mode);
+
+/// Whether a stream of this version holds a 3D vector field (and only such a stream may).
+bool is_vector3d_version(uint16_t version);
+
+/// Whether a version's stream names its predictor in the meta section (versions 7 and 9).
+bool has_predictor_byte(uint16_t version);
 
 /// Whether a stream of this header writes its tiled codes without the missing vertices
 /// when it is masked (format version 5 on): a 2D vector field in mode none or block.

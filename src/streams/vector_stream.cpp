@@ -11,6 +11,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/speculative_decode.hpp"
 #include "kernels/tiles.hpp"
+#include "streams/code_segments.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/source_section.hpp"
 #include "streams/stream_common.hpp"
@@ -117,8 +118,20 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
     hv = std::move(pl.coded_v);
   } else {
     FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, hid, p.threads));
-    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
-    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
+    if (pl.predictor == Predictor::linear) {
+      FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
+      FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
+    } else {  // format version 9: segmented codes
+      for (auto [codes, out] : {std::pair{&pl.codes_u, &hu}, std::pair{&pl.codes_v, &hv}}) {
+        const std::span<const uint16_t> all(*codes);
+        FACTZ_RETURN_IF_ERROR(write_segmented(
+            pl.phase_codes, int64_t(all.size()),
+            [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
+              return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads);
+            },
+            *out));
+      }
+    }
   }
   std::vector<uint8_t> meta = meta_section(p);
   if (pl.predictor != Predictor::linear) meta.push_back(uint8_t(pl.predictor));  // absent: linear
@@ -312,8 +325,10 @@ Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContai
   if (!sv.ok()) return sv.status();
   auto ex = section(kSectionExactValues);
   if (!ex.ok()) return ex.status();
+  const bool segmented = h.version >= kFormatVersionSegmentedCodes;
   if (leave_coded) {
     out.device_coded = true;
+    out.codes_segmented = segmented;
     out.coded_ids = std::move(hid.value());
     out.coded_u = std::move(su.value());
     out.coded_v = std::move(sv.value());
@@ -337,8 +352,13 @@ Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContai
   }
   out.codes_u.resize(size_t(n_codes));
   out.codes_v.resize(size_t(n_codes));
-  FACTZ_RETURN_IF_ERROR(entropy_decode(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
-  FACTZ_RETURN_IF_ERROR(entropy_decode(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
+  if (segmented) {
+    FACTZ_RETURN_IF_ERROR(decode_segmented(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
+    FACTZ_RETURN_IF_ERROR(decode_segmented(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
+  } else {
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
+  }
   return parse_speculative_exact(ex.value(), n_exact, out.exact);
 }
 
@@ -368,7 +388,7 @@ Status parse_speculative_meta(std::span<const uint8_t> meta, const Header& h, do
   pred = Predictor::linear;
   // The version says whether the byte is there: one encoding per stream, and a build that
   // predates the predictor refuses the stream as unsupported instead of misdecoding it.
-  if (h.version >= kFormatVersionPredictor) {
+  if (has_predictor_byte(h.version)) {
     if (meta.size() != base + 1)
       return corrupt_stream("meta section of a version " + std::to_string(h.version) + " speculative stream holds " +
                             std::to_string(meta.size()) + " bytes (" + std::to_string(base + 1) +

@@ -65,7 +65,13 @@ struct SpeculativePayload {
   /// The predictor the codes were made with, recorded in the meta section (linear: the
   /// meta section of format versions up to 6, byte for byte).
   Predictor predictor = Predictor::linear;
-  /// When set, ids/codes_* are ignored and these hold the coded blobs, with their crc32c.
+  /// Codes per phase in schedule order (they sum to codes_u.size()): where the codes
+  /// sections of a stream with a predictor byte (format version 9) may be cut into segments
+  /// (streams/code_segments.hpp). Unused for the linear predictor, whose codes are one blob.
+  std::vector<int64_t> phase_codes;
+  /// When set, ids/codes_* are ignored and these hold the coded blobs, with their crc32c
+  /// (coded_u / coded_v segmented as write_segmented writes them when the predictor is not
+  /// linear).
   bool precoded = false;
   std::vector<uint8_t> coded_ids, coded_u, coded_v;
   std::optional<uint32_t> coded_ids_crc, coded_u_crc, coded_v_crc;
@@ -126,6 +132,9 @@ struct SpeculativeInputOf {
   /// reads exact_raw and the device decodes coded_u/v.
   bool device_coded = false;
   std::vector<uint8_t> coded_ids, coded_u, coded_v, exact_raw;
+  /// coded_u / coded_v are segmented sections (format version 9; parse_segmented), not
+  /// single blobs.
+  bool codes_segmented = false;
 };
 using SpeculativeDecodeInput = SpeculativeInputOf<float>;
 using SpeculativeDecodeInput64 = SpeculativeInputOf<double>;

@@ -76,7 +76,7 @@ static double value_range(const double* u, const double* v, int64_t n) {
 
 static void test_version_and_defaults(void) {
   CHECK(FACTZ_C_API_VERSION == 10400 && factz_c_api_version() == FACTZ_C_API_VERSION);
-  CHECK(FACTZ_FORMAT_VERSION == 7);
+  CHECK(FACTZ_FORMAT_VERSION == 9);
   factz_options o;
   memset(&o, 0xAB, sizeof o);
   factz_options_init(&o);
@@ -114,7 +114,7 @@ static void test_modes_keep_the_double_bound_and_the_critical_points(void) {
         size_t size = 0, size2 = 0;
         CHECK(factz_compress_f64(u, v, NX, NY, &o, buf, cap, &size) == FACTZ_OK);
         CHECK(size > 64 && size <= cap);
-        CHECK(buf[4] == (mode == 2 ? 7 : 6) && buf[5] == 0 && buf[6] == 2); /* version 6 (7), data type float64 */
+        CHECK(buf[4] == (mode == 2 ? 9 : 6) && buf[5] == 0 && buf[6] == 2); /* version 6 (9), data type float64 */
         int64_t sx = 0, sy = 0;
         factz_dtype t = FACTZ_DTYPE_FLOAT32;
         CHECK(factz_stream_info(buf, size, &sx, &sy, &t) == FACTZ_OK);

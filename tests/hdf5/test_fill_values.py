@@ -122,7 +122,7 @@ def test_a_user_defined_fill_value_masks_the_land(tmp_path, ocean):
     w = with_land(ocean, 1e20)
     r, cd, chunk = write(tmp_path / "a.h5", w, dcpl(cd_values()), fillvalue=np.float32(1e20))
     assert cd == cd_values() + (1, 41, 41, 0, bits(1e20))  # 10 values: the dataset's fill in [9]
-    assert stream_version(chunk) == 7  # mode speculative
+    assert stream_version(chunk) == 9  # mode speculative
     assert_land_exact_and_ocean_bounded(w, r, ocean[2])
     rep = verify(tmp_path, w, r, 1e20)
     assert rep["masked_vertices"] == 465 and rep["mask_mismatch"] == 0
@@ -134,7 +134,7 @@ def test_a_user_defined_fill_value_masks_the_land(tmp_path, ocean):
 def test_every_mode_keeps_the_land_bits_and_the_bound(tmp_path, ocean, mode):
     w = with_land(ocean, np.float32(-9999))
     r, _, chunk = write(tmp_path / "m.h5", w, dcpl(cd_values(mode=mode)), fillvalue=np.float32(-9999))
-    assert stream_version(chunk) == (7 if mode == 2 else 5)  # 5: tiled codes without the land
+    assert stream_version(chunk) == (9 if mode == 2 else 5)  # 5: tiled codes without the land
     assert_land_exact_and_ocean_bounded(w, r, ocean[2])
     if mode:
         assert verify(tmp_path, w, r, -9999)["violations"] == 0
@@ -146,7 +146,7 @@ def test_hdf5s_default_fill_value_leaves_zeros_as_data(tmp_path, ocean):
     w = with_land(ocean, 0.0)
     r, cd, chunk = write(tmp_path / "z.h5", w, dcpl(cd_values()))
     assert cd == cd_values() + (1, 41, 41)
-    assert stream_version(chunk) == 7  # mode speculative
+    assert stream_version(chunk) == 9  # mode speculative
     rep = verify(tmp_path, w, r)
     assert rep["masked_vertices"] == 0 and rep["violations"] == 0
 
@@ -156,7 +156,7 @@ def test_a_user_defined_fill_value_of_zero_masks_zeros(tmp_path, ocean):
     w = with_land(ocean, 0.0)
     r, cd, chunk = write(tmp_path / "z0.h5", w, dcpl(cd_values()), fillvalue=np.float32(0))
     assert cd == cd_values() + (1, 41, 41, 0, 0)
-    assert stream_version(chunk) == 7  # mode speculative
+    assert stream_version(chunk) == 9  # mode speculative
     assert_land_exact_and_ocean_bounded(w, r, ocean[2])
     assert verify(tmp_path, w, r, 0.0)["masked_vertices"] >= 465
 
@@ -167,7 +167,7 @@ def test_a_declared_fill_value_masks_without_a_fill_value_property(tmp_path, oce
     w = with_land(ocean, 1e20)
     r, cd, chunk = write(tmp_path / "d.h5", w, dcpl(cd_values(fill=1e20)))
     assert cd == cd_values() + (1, 41, 41, 0, NO_FILL, bits(1e20))
-    assert stream_version(chunk) == 7  # mode speculative
+    assert stream_version(chunk) == 9  # mode speculative
     assert_land_exact_and_ocean_bounded(w, r, ocean[2])
 
 

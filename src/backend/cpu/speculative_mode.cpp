@@ -116,12 +116,14 @@ void speculative_payload_any(const Field& f, int64_t s0, const SpeculativeResult
   }
   out.ids.reserve(size_t(f.size() - A.count()));
   for_each_phase(nx, ny, s0, [&](int64_t, Phase, const PhaseLattice& L) {
+    out.phase_codes.push_back(0);
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex(L, nx, t);
       const uint8_t id = r.id[size_t(k)];
       if (id == kMissingVertex) continue;  // not in the stream
       out.ids.push_back(id);
       if (id_has_code(id)) {
+        ++out.phase_codes.back();
         out.codes_u.push_back(r.sym_u[size_t(k)]);
         out.codes_v.push_back(r.sym_v[size_t(k)]);
       } else if (id_is_exact(id)) {

@@ -17,6 +17,7 @@
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/section_crc.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "streams/code_segments.hpp"
 #include "codec/ans.hpp"
 #include "util/byte_io.hpp"
 
@@ -447,10 +448,27 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* 
   };
   pl.precoded = true;  // both coders run on the device
   pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
+  // Segmented codes (format version 9, streams/code_segments.hpp): the codes per phase, then
+  // each segment coded on the device as a blob of its own, the section CRC folded from theirs.
+  std::vector<int64_t> phase_codes;
+  FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
+    const int64_t offset = ph.offset;
+    int64_t count = 0;
+    FACTZ_RETURN_IF_ERROR(count_if(ws, ph.lattice.count(), s, [=] __device__(int64_t t) {
+      return id_has_code(ids[offset + t]);
+    }, count));
+    phase_codes.push_back(count);
+    return Status::Ok();
+  }));
   for (int c = 0; c < 2; ++c) {
     int64_t count = 0;
     FACTZ_RETURN_IF_ERROR(select(syms[c], flags, targets, packed, count));
-    FACTZ_RETURN_IF_ERROR(encode(packed, count, huffman ? 32768 : detail::kAnsCodeCenter, *coded[c], *coded_crc[c]));
+    FACTZ_RETURN_IF_ERROR(detail::write_segmented(
+        phase_codes, count,
+        [&](int64_t first, int64_t m, std::vector<uint8_t>& blob, std::optional<uint32_t>& crc) {
+          return encode(packed + first, m, huffman ? 32768 : detail::kAnsCodeCenter, blob, crc);
+        },
+        *coded[c], coded_crc[c]));
   }
   FACTZ_RETURN_IF_ERROR(for_each(targets, s, [=] __device__(int64_t t) { flags[t] = id_is_exact(ids[t]); }));
   int64_t* exact_vertex = nullptr;

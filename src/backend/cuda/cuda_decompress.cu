@@ -13,6 +13,7 @@
 #include "backend/cuda/device_util.cuh"
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "streams/code_segments.hpp"
 #include "codec/coder.hpp"
 #include "streams/tiled_lists.hpp"
 
@@ -230,6 +231,21 @@ Status device_decode_tiled(Workspace::Impl& ws, const detail::ParsedContainer& p
   return Status::Ok();
 }
 
+/// A component's codes: one blob, or each segment of a version 9 section (parse_segmented on
+/// the host) into its part of `out`.
+Status device_codes_decode(Workspace::Impl& ws, uint8_t coder, const std::vector<uint8_t>& coded, bool segmented,
+                           int64_t n, uint16_t* out, int* flag, cudaStream_t s) {
+  if (!segmented) return device_entropy_decode(ws, coder, coded, 32768, n, out, flag, s);
+  std::vector<detail::CodeSegment> segs;
+  FACTZ_RETURN_IF_ERROR(detail::parse_segmented(coded, n, segs));
+  for (const auto& g : segs) {
+    // Each decode ends with a synchronizing flag read, so the blob outlives its copies.
+    const std::vector<uint8_t> blob(g.blob.begin(), g.blob.end());
+    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, coder, blob, 32768, g.count, out + g.first, flag, s));
+  }
+  return Status::Ok();
+}
+
 template <class T>
 Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContainer& pc,
                                  const SpeculativeInputOf<T>& in, const uint8_t* missing, T* u, T* v, cudaStream_t s) {
@@ -274,8 +290,8 @@ Status device_decode_speculative(Workspace::Impl& ws, const detail::ParsedContai
     FACTZ_RETURN_IF_ERROR(upload(ws, kGather, values, s, exact));
     FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymU, size_t(n_codes) * 2, cu));
     FACTZ_RETURN_IF_ERROR(ws.get(kSpecSymV, size_t(n_codes) * 2, cv));
-    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_u, 32768, n_codes, cu, flag, s));
-    FACTZ_RETURN_IF_ERROR(device_entropy_decode(ws, pc.header.coder, in.coded_v, 32768, n_codes, cv, flag, s));
+    FACTZ_RETURN_IF_ERROR(device_codes_decode(ws, pc.header.coder, in.coded_u, in.codes_segmented, n_codes, cu, flag, s));
+    FACTZ_RETURN_IF_ERROR(device_codes_decode(ws, pc.header.coder, in.coded_v, in.codes_segmented, n_codes, cv, flag, s));
   } else {
     if (int64_t(in.ids.size()) != stored_targets) return corrupt_stream("bound id count does not match the grid");
     FACTZ_RETURN_IF_ERROR(upload(ws, kSpecIds, in.ids, s, ids));

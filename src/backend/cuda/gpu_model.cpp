@@ -17,6 +17,7 @@
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/section_crc.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "streams/code_segments.hpp"
 #include "streams/tiled_lists.hpp"
 
 namespace factz::cuda_detail {
@@ -316,8 +317,27 @@ void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, 
   for (int64_t pos : select_flagged(stored_id)) pl.ids.push_back(ids[size_t(pos)]);
   pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
   pl.coded_ids = model_encode(p.options.coder, pl.ids, 0, pl.coded_ids_crc);
-  pl.coded_u = model_encode(p.options.coder, pl.codes_u, detail::kAnsCodeCenter, pl.coded_u_crc);
-  pl.coded_v = model_encode(p.options.coder, pl.codes_v, detail::kAnsCodeCenter, pl.coded_v_crc);
+  // Segmented codes (format version 9): the phases' code counts (the device: a count_if per
+  // phase), then each segment coded as the device codes a blob, the section's CRC folded
+  // from the blobs' (write_segmented).
+  std::vector<int64_t> phase_codes;
+  for_each_phase(f.nx, f.ny, s0, [&](int64_t, Phase, const PhaseLattice& L, int64_t offset) {
+    phase_codes.push_back(0);
+    for (int64_t t = 0; t < L.count(); ++t) phase_codes.back() += has_code[size_t(offset + t)];
+  });
+  auto encode_codes = [&](const std::vector<uint16_t>& codes, std::vector<uint8_t>& out, std::optional<uint32_t>& crc) {
+    const std::span<const uint16_t> all(codes);
+    const Status st = detail::write_segmented(
+        phase_codes, int64_t(all.size()),
+        [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>& blob_crc) {
+          blob = model_encode(p.options.coder, all.subspan(size_t(first), size_t(count)), detail::kAnsCodeCenter, blob_crc);
+          return Status::Ok();
+        },
+        out, &crc);
+    if (!st.ok()) out.clear();  // no decoder accepts it: the tests see the difference
+  };
+  encode_codes(pl.codes_u, pl.coded_u, pl.coded_u_crc);
+  encode_codes(pl.codes_v, pl.coded_v, pl.coded_v_crc);
   pl.ids.clear();
   pl.codes_u.clear();
   pl.codes_v.clear();
@@ -519,6 +539,17 @@ Status model_entropy_decode(uint8_t coder, std::span<const uint8_t> blob, uint16
   return model_huffman_decode(blob, out);
 }
 
+/// A component's codes as the device decodes them: one blob, or each segment of a version 9
+/// section (parse_segmented on the host) into its part of `out`.
+Status model_codes_decode(uint8_t coder, std::span<const uint8_t> coded, bool segmented, std::span<uint16_t> out) {
+  if (!segmented) return model_entropy_decode(coder, coded, 32768, out);
+  std::vector<detail::CodeSegment> segs;
+  FACTZ_RETURN_IF_ERROR(detail::parse_segmented(coded, int64_t(out.size()), segs));
+  for (const auto& g : segs)
+    FACTZ_RETURN_IF_ERROR(model_entropy_decode(coder, g.blob, 32768, out.subspan(size_t(g.first), size_t(g.count))));
+  return Status::Ok();
+}
+
 Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::span<uint16_t> out) {
   AnsParsed ap;
   const uint64_t n = out.size();
@@ -647,8 +678,8 @@ Status model_decode_speculative(std::span<const uint8_t> stream, const detail::P
     FACTZ_RETURN_IF_ERROR(parse_speculative_exact(in.exact_raw, anchors + n_exact, in.exact));
     in.codes_u.resize(static_cast<size_t>(n_codes));
     in.codes_v.resize(static_cast<size_t>(n_codes));
-    FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc.header.coder, in.coded_u, 32768, in.codes_u));
-    FACTZ_RETURN_IF_ERROR(model_entropy_decode(pc.header.coder, in.coded_v, 32768, in.codes_v));
+    FACTZ_RETURN_IF_ERROR(model_codes_decode(pc.header.coder, in.coded_u, in.codes_segmented, in.codes_u));
+    FACTZ_RETURN_IF_ERROR(model_codes_decode(pc.header.coder, in.coded_v, in.codes_segmented, in.codes_v));
   }
   return decode_spec(pc, in, missing, f);
 }

@@ -1,0 +1,125 @@
+#include "streams/code_segments.hpp"
+
+#include <string>
+
+#include "format/crc32.hpp"
+#include "util/byte_io.hpp"
+
+namespace factz::detail {
+
+std::vector<int64_t> phase_segments(std::span<const int64_t> phase_codes) {
+  std::vector<int64_t> sizes;
+  int64_t open = 0;
+  for (int64_t c : phase_codes) {
+    open += c;
+    if (open >= kMinSegmentCodes) {
+      sizes.push_back(open);
+      open = 0;
+    }
+  }
+  if (open > 0) {
+    if (sizes.empty()) sizes.push_back(open);
+    else sizes.back() += open;
+  }
+  if (sizes.empty()) sizes.push_back(0);
+  return sizes;
+}
+
+namespace {
+
+/// The section of the segments `sizes` (symbol counts, in order) coded by `encode`, and its
+/// crc32c when every blob came with its own.
+Status assemble(std::span<const int64_t> sizes, const SegmentEncoder& encode, std::vector<uint8_t>& out,
+                std::optional<uint32_t>& crc) {
+  std::vector<std::vector<uint8_t>> blobs(sizes.size());
+  std::vector<std::optional<uint32_t>> crcs(sizes.size());
+  int64_t first = 0;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    FACTZ_RETURN_IF_ERROR(encode(first, sizes[s], blobs[s], crcs[s]));
+    first += sizes[s];
+  }
+  out.clear();
+  put_varint(out, sizes.size());
+  for (int64_t c : sizes) put_varint(out, uint64_t(c));
+  for (const auto& b : blobs) put_varint(out, b.size());
+  crc = crc32c(out);
+  size_t total = out.size();
+  for (size_t s = 0; s < blobs.size(); ++s) {
+    total += blobs[s].size();
+    if (crc && crcs[s]) crc = crc32c_combine(*crc, *crcs[s], blobs[s].size());
+    else crc.reset();
+  }
+  out.reserve(total);
+  for (const auto& b : blobs) out.insert(out.end(), b.begin(), b.end());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status write_segmented(std::span<const int64_t> phase_codes, int64_t n, const SegmentEncoder& encode,
+                       std::vector<uint8_t>& out, std::optional<uint32_t>* crc) {
+  int64_t total = 0;
+  for (int64_t c : phase_codes) total += c;
+  if (total != n) return Status(Code::internal, "segmented codes: the phases hold " + std::to_string(total) +
+                                                    " codes, the component " + std::to_string(n));
+  const std::vector<int64_t> phases = phase_segments(phase_codes);
+  std::optional<uint32_t> sum;
+  FACTZ_RETURN_IF_ERROR(assemble(phases, encode, out, sum));
+  if (n < kAlwaysSegmentCodes && phases.size() > 1) {
+    std::vector<uint8_t> one;
+    std::optional<uint32_t> one_sum;
+    const int64_t whole[1] = {n};
+    FACTZ_RETURN_IF_ERROR(assemble(whole, encode, one, one_sum));
+    if (one.size() <= out.size()) {
+      out = std::move(one);
+      sum = one_sum;
+    }
+  }
+  if (crc) *crc = sum;
+  return Status::Ok();
+}
+
+Status parse_segmented(std::span<const uint8_t> section, int64_t n, std::vector<CodeSegment>& out) {
+  out.clear();
+  ByteReader r(section);
+  uint64_t count = 0;
+  // At most one segment per symbol (one empty segment when there are none): a hostile count
+  // never sizes an allocation beyond the symbols the bound ids already gave.
+  const uint64_t max_segments = n > 0 ? uint64_t(n) : 1;
+  if (!r.varint_at_most(max_segments, count) || count == 0)
+    return corrupt_stream("segmented codes: bad segment count (1 to " + std::to_string(max_segments) + ")");
+  out.resize(size_t(count));
+  int64_t first = 0;
+  for (auto& seg : out) {
+    uint64_t c = 0;
+    if (!r.varint_at_most(uint64_t(n - first), c))
+      return corrupt_stream("segmented codes: the segments hold more symbols than the bound ids give (" +
+                            std::to_string(n) + ")");
+    if (c == 0 && !(count == 1 && n == 0)) return corrupt_stream("segmented codes: an empty segment");
+    seg.first = first;
+    seg.count = int64_t(c);
+    first += int64_t(c);
+  }
+  if (first != n)
+    return corrupt_stream("segmented codes: the segments hold " + std::to_string(first) + " symbols, the bound ids give " +
+                          std::to_string(n));
+  std::vector<uint64_t> sizes(out.size());
+  for (auto& s : sizes)
+    if (!r.varint_at_most(r.remaining(), s)) return corrupt_stream("segmented codes: a blob size exceeds the section");
+  for (size_t k = 0; k < out.size(); ++k)
+    if (!r.take(size_t(sizes[k]), out[k].blob))
+      return corrupt_stream("segmented codes: the blobs exceed the section (truncated?)");
+  if (!r.at_end()) return corrupt_stream("segmented codes: trailing bytes after the last blob");
+  return Status::Ok();
+}
+
+Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
+                        std::span<uint16_t> out, int threads) {
+  std::vector<CodeSegment> segs;
+  FACTZ_RETURN_IF_ERROR(parse_segmented(section, int64_t(out.size()), segs));
+  for (const auto& s : segs)
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first), size_t(s.count)), threads));
+  return Status::Ok();
+}
+
+}  // namespace factz::detail
