@@ -8,6 +8,16 @@
 //   (H5T_IEEE_F32LE) as a VectorField2D, a float64 one (H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE)
 //   as a VectorField2D64 (format version 6 streams: the bound checked in double, missing
 //   values with all 64 bits; docs/architecture.md, "float64 compression").
+// - 3D vector field (issue 22): rank >= 4, the fourth-to-last axis is the component axis
+//   (u, v, w) of length 3 and is chunked whole; every axis before it is chunked by 1. A chunk
+//   is then one (3, cz, cy, cx) float32 field, compressed by factz::compress as a
+//   VectorField3D (format version 8; factz/compress3d.hpp), with the options of the user's
+//   cd_values passed through: which modes and policies 3D fields take is the library's
+//   decision, and a chunk it refuses fails with its message. float32 only (can_apply refuses
+//   float64), no exact edges (set_local refuses them), no missing data yet: a chunk with a
+//   NaN, or with a value equal to the dataset's or the declared fill value, is refused.
+//   Such a dataset matched no layout before (its component axis, chunked by 3, sits where
+//   the 2D and scalar layouts require a chunk of 1), so no file changes meaning.
 // - scalar field (rank >= 2, any other shape): one (cy, cx) field per chunk, compressed by
 //   factz::compress_scalar with mode none (cd_values[0] must be 0, or no cd_values at all),
 //   when the plugin is built with the scalar module (FACTZ_HAVE_SCALAR); otherwise refused
@@ -47,12 +57,14 @@
 // set_local stores the chunk geometry after the first five user values and moves the
 // optional ones behind it; which slots exist is told by the count alone, so that files
 // without the newer slots are what the plugin always wrote:
-//   [5] layout: 1 vector (float32), 2 scalar (float32), 3 vector float64; 0 when can_apply
-//       refused the dataset but the filter is optional (HDF5 still calls set_local): every
-//       chunk is then refused, and HDF5 stores it unfiltered
+//   [5] layout: 1 vector (float32), 2 scalar (float32), 3 vector float64, 4 3D vector
+//       (float32); 0 when can_apply refused the dataset but the filter is optional (HDF5
+//       still calls set_local): every chunk is then refused, and HDF5 stores it unfiltered
 //   [6] chunk cy   [7] chunk cx                                            (8 values)
 //   [8] exact edges                  (9 values: written when non-zero or a fill follows)
-// layouts 1 and 2:
+//       layout 4: the chunk's cz instead, always written (9 values at least): 3D chunks
+//       have no exact edges
+// layouts 1, 2 and 4:
 //   [9] the dataset's fill value, float32 bits, when user-defined         (10 values)
 //  [10] the declared fill value (user's [6]); [9] is then the quiet NaN 0x7FC00000
 //       when the dataset has no user-defined fill value (NaN marks nothing more) (11 values)
@@ -60,8 +72,11 @@
 //   [9], [10] the dataset's fill value, float64 bits, low and high 32-bit words, when
 //       user-defined                                                      (11 values)
 // The layout also tells the decoder which stream type a chunk must hold (a float32 stream
-// in a float64 dataset, or the reverse, is refused). A plugin from before layout 3 refuses
-// its chunks with the library's message (a float64 stream given to the float decoder).
+// in a float64 dataset, a 2D stream in a 3D dataset, or the reverse, is refused). A plugin
+// from before layout 3 refuses its chunks with the library's message (a float64 stream
+// given to the float decoder); one from before layout 4 refuses to write a layout-4
+// dataset ("layout must be 1, 2 or 3") and to read its chunks (a 3D stream given to the 2D
+// decoder).
 // User counts are 0 to 7, set_local's 8 to 11: the two never overlap. set_local also
 // accepts its own values back (a property list copied from a dataset): it keeps the
 // declared fill value and reads [9] again from the new dataset's property list. Files
@@ -90,6 +105,7 @@
 #include <string>
 #include <vector>
 
+#include "factz/compress3d.hpp"
 #include "factz/factz.h"
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
@@ -112,6 +128,7 @@ constexpr unsigned kLayoutRefused = 0;
 constexpr unsigned kLayoutVector = 1;
 constexpr unsigned kLayoutScalar = 2;
 constexpr unsigned kLayoutVector64 = 3;      ///< a vector field of float64 values
+constexpr unsigned kLayoutVector3D = 4;      ///< a 3D vector field of float32 values (u, v, w)
 constexpr uint32_t kNoFill = 0x7FC00000u;    ///< a quiet NaN: marks nothing NaN does not
 constexpr uint64_t kNoFill64 = 0x7FF8000000000000u;  ///< the float64 quiet NaN
 
@@ -144,6 +161,10 @@ bool optional_values(size_t n, const unsigned* cd, Params& p, std::string& why) 
   }
   const bool geometry = n >= kAllValues;
   p.exact_edges = geometry ? (n >= kEdgeValues ? cd[8] : 0) : (n > kUserValues ? cd[5] : 0);
+  if (geometry && cd[5] == kLayoutVector3D) {
+    p.exact_edges = 0;  // slot 8 holds the chunk's cz
+    if (n < kEdgeValues) why = "8 cd_values with the 3D layout (4), whose chunk cz takes slot 8";
+  }
   if (geometry && cd[5] == kLayoutVector64) {
     if (n == kDatasetFillValues)
       why = "10 cd_values with the float64 layout (3), whose fill value takes slots 9 and 10";
@@ -227,13 +248,15 @@ bool execution_of_environment(Execution& e, std::string& why) {
 struct Geometry {
   unsigned layout = 0;
   hsize_t cy = 0, cx = 0;
+  hsize_t cz = 1;  ///< layout 4 only
 };
 
 /// The layout of a chunked dataset, or a reason why the filter cannot apply.
 bool geometry(hid_t dcpl, hid_t space, Geometry& g, std::string& why) {
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank < 2 || rank > 32) {
-    why = "datasets of rank 2 (scalar) or >= 3 with a component axis of length 2 (vector) only, got rank " +
+    why = "datasets of rank 2 (scalar), >= 3 with a component axis of length 2 (vector) or >= 4 with one of "
+          "length 3 (3D vector) only, got rank " +
           std::to_string(rank);
     return false;
   }
@@ -242,15 +265,20 @@ bool geometry(hid_t dcpl, hid_t space, Geometry& g, std::string& why) {
     why = "the dataset must be chunked";
     return false;
   }
-  const bool vector = rank >= 3 && dims[rank - 3] == 2 && chunk[rank - 3] == 2;
-  const int lead = rank - (vector ? 3 : 2);
+  // A 3D vector field's component axis (length 3, chunked whole) lies where the other
+  // layouts need a chunk of 1: the two never match the same dataset.
+  const bool vector3d = rank >= 4 && dims[rank - 4] == 3 && chunk[rank - 4] == 3;
+  const bool vector = !vector3d && rank >= 3 && dims[rank - 3] == 2 && chunk[rank - 3] == 2;
+  const int lead = rank - (vector3d ? 4 : vector ? 3 : 2);
   for (int k = 0; k < lead; ++k)
     if (chunk[k] != 1) {
       why = "chunk every axis before the field's by 1 (axis " + std::to_string(k) + " is chunked by " +
-            std::to_string(chunk[k]) + "); a vector field's component axis (length 2) goes whole in each chunk";
+            std::to_string(chunk[k]) + "); a vector field's component axis (length 2, third to last; 3D: length 3, "
+            "fourth to last) goes whole in each chunk";
       return false;
     }
-  g.layout = vector ? kLayoutVector : kLayoutScalar;
+  g.layout = vector3d ? kLayoutVector3D : vector ? kLayoutVector : kLayoutScalar;
+  g.cz = vector3d ? chunk[rank - 3] : 1;
   g.cy = chunk[rank - 2];
   g.cx = chunk[rank - 1];
   return true;
@@ -276,6 +304,10 @@ bool layout_of(hid_t dcpl, hid_t type, hid_t space, Geometry& g, std::string& wh
   }
   if (!geometry(dcpl, space, g, why)) return false;
   if (!f64) return true;
+  if (g.layout == kLayoutVector3D) {
+    why = "float64 3D vector datasets are not supported yet: 3D vector fields are float32 only";
+    return false;
+  }
   if (g.layout == kLayoutScalar) {
     why = "float64 datasets must be vector fields (a component axis of length 2, third to last, chunked whole): "
           "float64 scalar datasets are not supported yet";
@@ -334,6 +366,10 @@ size_t local_values(const Params& p, const Geometry& g, unsigned (&out)[kDeclare
       p.mode,         p.bound_mode,    unsigned(bits & 0xFFFFFFFFu), unsigned(bits >> 32), p.coder, g.layout,
       unsigned(g.cy), unsigned(g.cx),  p.exact_edges,                p.dataset_fill,       p.declared_fill};
   std::copy(std::begin(values), std::end(values), out);
+  if (g.layout == kLayoutVector3D) {
+    out[8] = unsigned(g.cz);
+    return p.declared ? kDeclaredFillValues : p.dataset_fill != kNoFill ? kDatasetFillValues : kEdgeValues;
+  }
   if (g.layout == kLayoutVector64) {
     out[9] = unsigned(p.dataset_fill64 & 0xFFFFFFFFu);
     out[10] = unsigned(p.dataset_fill64 >> 32);
@@ -387,7 +423,13 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
       return -1;
     }
   }
-  if (g.cy > 0xFFFFFFFFu || g.cx > 0xFFFFFFFFu) {
+  if (g.layout == kLayoutVector3D && p.exact_edges != 0) {
+    report("factz set_local", H5E_SETLOCAL,
+           "exact edges (cd_values[5]) store a 2D chunk's outer rows and columns; 3D vector datasets (a component "
+           "axis of length 3) do not take them: give 0, or no value");
+    return -1;
+  }
+  if (g.cy > 0xFFFFFFFFu || g.cx > 0xFFFFFFFFu || g.cz > 0xFFFFFFFFu) {
     report("factz set_local", H5E_SETLOCAL, "chunk dimensions above 2^32");
     return -1;
   }
@@ -455,6 +497,37 @@ Field vector_chunk(const void* buf, uint64_t cy, uint64_t cx) {
 /// Bytes of one value of a layout's chunks.
 size_t value_bytes(unsigned layout) { return layout == kLayoutVector64 ? sizeof(double) : sizeof(float); }
 
+/// Values of a chunk of the layout that set_local recorded in cd (components times vertices).
+uint64_t chunk_values(const unsigned* cd) {
+  if (cd[5] == kLayoutVector3D) return 3 * uint64_t(cd[8]) * uint64_t(cd[6]) * uint64_t(cd[7]);
+  return (cd[5] == kLayoutScalar ? 1 : 2) * uint64_t(cd[6]) * uint64_t(cd[7]);
+}
+
+/// A (3, cz, cy, cx) float32 chunk as a 3D vector field, or a reason to refuse it: 3D fields
+/// take no missing data yet, so a value equal to a fill value is refused rather than
+/// compressed as data (NaN is refused by the library itself).
+bool vector3d_chunk(const void* buf, uint64_t cz, uint64_t cy, uint64_t cx, const std::vector<float>& fills,
+                    factz::VectorField3D& f, std::string& why) {
+  const auto* in = static_cast<const float*>(buf);
+  const uint64_t n = cz * cy * cx;
+  for (const float fill : fills) {
+    const auto count = std::count(in, in + 3 * n, fill);
+    if (count == 0) continue;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", double(fill));
+    why = std::to_string(count) + " value(s) of the chunk equal the fill value " + text +
+          ": 3D vector fields cannot mask missing values yet (2D vector fields can)";
+    return false;
+  }
+  f.nx = int64_t(cx);
+  f.ny = int64_t(cy);
+  f.nz = int64_t(cz);
+  f.u.assign(in, in + n);
+  f.v.assign(in + n, in + 2 * n);
+  f.w.assign(in + 2 * n, in + 3 * n);
+  return true;
+}
+
 size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   Params p;
   std::string why;
@@ -467,14 +540,13 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     report("factz filter", H5E_CALLBACK, "the filter does not take this dataset (can_apply refused its type or shape)");
     return 0;
   }
-  if (layout != kLayoutVector && layout != kLayoutScalar && layout != kLayoutVector64) {
+  if (layout != kLayoutVector && layout != kLayoutScalar && layout != kLayoutVector64 && layout != kLayoutVector3D) {
     report("factz filter", H5E_CALLBACK,
-           "cd_values[5] (layout) must be 1, 2 or 3, got " + std::to_string(layout) + " (a newer plugin's?)");
+           "cd_values[5] (layout) must be 1, 2, 3 or 4, got " + std::to_string(layout) + " (a newer plugin's?)");
     return 0;
   }
   const uint64_t cy = cd[6], cx = cd[7], n = cy * cx;
-  const uint64_t comps = layout == kLayoutScalar ? 1 : 2;
-  const uint64_t expected = comps * n * value_bytes(layout);
+  const uint64_t expected = chunk_values(cd) * value_bytes(layout);
   if (nbytes != expected) {
     report("factz filter", H5E_CALLBACK,
            "chunk of " + std::to_string(nbytes) + " bytes, expected " + std::to_string(expected));
@@ -496,6 +568,13 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
   } else if (layout == kLayoutVector64) {
     auto f = vector_chunk<factz::VectorField2D64>(*buf, cy, cx);
     if (const std::optional<double> fill = fill_value64(p)) factz::mark_missing(f, factz::FillValues64{fill, fill});
+    stream = factz::compress(f, vector_options(p, ex));
+  } else if (layout == kLayoutVector3D) {
+    factz::VectorField3D f;
+    if (!vector3d_chunk(*buf, cd[8], cy, cx, fills, f, why)) {
+      report("factz filter", H5E_CALLBACK, why);
+      return 0;
+    }
     stream = factz::compress(f, vector_options(p, ex));
   } else if (ex.policy == factz::Policy::cuda) {
     report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");
@@ -530,9 +609,8 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
 
 /// When set_local recorded the chunk geometry, a decoded chunk must have exactly its size.
 bool expected_size(size_t nelmts, const unsigned* cd, size_t got) {
-  if (nelmts < kAllValues) return true;
-  const uint64_t comps = cd[5] == kLayoutScalar ? 1 : 2;
-  const uint64_t want = comps * uint64_t(cd[6]) * uint64_t(cd[7]) * value_bytes(cd[5]);
+  if (nelmts < kAllValues || (cd[5] == kLayoutVector3D && nelmts < kEdgeValues)) return true;
+  const uint64_t want = chunk_values(cd) * value_bytes(cd[5]);
   if (want == got) return true;
   report("factz filter", H5E_CALLBACK,
          "the stream decodes to " + std::to_string(got) + " bytes, the chunk has " + std::to_string(want));
@@ -561,10 +639,35 @@ size_t decode_vector(std::span<const uint8_t> stream, size_t n, size_t nelmts, c
   return *buf_size;
 }
 
+/// Decodes a 3D vector stream into a new (3, cz, cy, cx) chunk buffer: u, then v, then w.
+size_t decode_vector3d(std::span<const uint8_t> stream, size_t nelmts, const unsigned* cd,
+                       const factz::DecompressOptions& d, size_t* buf_size, void** buf) {
+  auto f = factz::decompress3d(stream, d);
+  if (!f.ok()) {
+    report("factz filter", H5E_CALLBACK, f.status().to_string());
+    return 0;
+  }
+  const size_t n = size_t(f->size()), bytes = 3 * n * sizeof(float);
+  if (!expected_size(nelmts, cd, bytes)) return 0;
+  auto* out = static_cast<float*>(H5allocate_memory(bytes > 0 ? bytes : 1, false));
+  if (!out) {
+    report("factz filter", H5E_CALLBACK, "out of memory");
+    return 0;
+  }
+  std::copy(f->u.begin(), f->u.end(), out);
+  std::copy(f->v.begin(), f->v.end(), out + n);
+  std::copy(f->w.begin(), f->w.end(), out + 2 * n);
+  H5free_memory(*buf);
+  *buf = out;
+  *buf_size = bytes;
+  return bytes;
+}
+
 size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   const std::span<const uint8_t> stream(static_cast<const uint8_t*>(*buf), nbytes);
   // Header byte 7 is the component count (docs/format.md); the container checks it again.
   const bool scalar = nbytes > 7 && stream[7] == 1;
+  const bool vector3d = nbytes > 7 && stream[7] == 3;
   Execution ex;
   std::string why;
   if (!execution_of_environment(ex, why)) {
@@ -578,6 +681,13 @@ size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
   factz::DecompressOptions d;
   d.policy = ex.policy;
   d.device = ex.device;
+  if (nelmts >= kAllValues && cd[5] != kLayoutScalar && vector3d != (cd[5] == kLayoutVector3D)) {
+    report("factz filter", H5E_CALLBACK,
+           std::string("the chunk holds a ") + (vector3d ? "3D" : "2D") + " vector stream, the dataset is a " +
+               (cd[5] == kLayoutVector3D ? "3D" : "2D") + " vector field");
+    return 0;
+  }
+  if (vector3d) return decode_vector3d(stream, nelmts, cd, d, buf_size, buf);
   if (!scalar) {
     auto info = factz::stream_info(stream);
     if (!info.ok()) {
@@ -625,7 +735,8 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
 
 const H5Z_class2_t kFactzClass = {
     H5Z_CLASS_T_VERS, kFilterId, 1, 1,
-    "factz: topology-preserving lossy compression of float32 and float64 vector fields", can_apply, set_local,
+    "factz: topology-preserving lossy compression of float32 and float64 vector fields (2D and 3D)", can_apply,
+    set_local,
     filter,
 };
 

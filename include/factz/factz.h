@@ -1,4 +1,4 @@
-/* FaCTz stable C API: error-bounded lossy compression of 2D vector fields that keeps
+/* FaCTz stable C API: error-bounded lossy compression of 2D and 3D vector fields that keeps
  * every critical point (see README.md and docs/python.md).
  *
  * Rules of this interface (they hold for every function below):
@@ -13,7 +13,8 @@
  *   streams, 7 in mode speculative). Each decoder returns the type a stream was written with: the float32
  *   functions refuse a float64 stream and the _f64 functions a float32 one
  *   (FACTZ_INVALID_ARGUMENT naming the functions to use; factz_stream_info tells which), so
- *   values are never rounded or widened silently.
+ *   values are never rounded or widened silently. 3D fields (since 1.5.0) are three planes
+ *   u, v, w of nx * ny * nz floats: the functions ending in 3d (section "3D vector fields").
  * - Missing data (since 1.2.0 declarable; docs/usage.md, "Missing data"): a vertex is
  *   missing when u or v is NaN, when its byte of an optional mask (nx * ny bytes, same
  *   indexing) is nonzero, or when u equals the declared fill_u or v the declared fill_v of
@@ -54,6 +55,12 @@
  *        as FACTZ_UNSUPPORTED_VERSION).
  * 1.4.x: mode speculative segments its codes (one entropy table per group of levels):
  *        FACTZ_FORMAT_VERSION 9 (no interface change; version 7 streams still decode).
+ * 1.5.0: 3D vector fields (the section "3D vector fields" at the end): factz_compress3d,
+ *        factz_compress_bound3d, factz_stream_dims3d, factz_decompress3d,
+ *        factz_count_critical_points3d, factz_comparison3d and factz_compare3d (a macro over
+ *        factz_compare3d_sized); the 2D decoders and factz_stream_dims / factz_stream_info
+ *        given a 3D stream (and the 3D ones given a 2D stream) answer FACTZ_INVALID_ARGUMENT
+ *        naming the functions to use; 3D streams are format version 8.
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -66,13 +73,13 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10400
-/** Newest stream format version this interface writes (docs/format.md): 9 for every
+#define FACTZ_C_API_VERSION 10500
+/** Newest stream format version this interface writes (docs/format.md): 9 for every 2D
  *  stream of mode speculative (its meta section names the cubic predictor, its codes are
- *  segmented), float32 or
- *  float64; otherwise 6 for every float64 field (the _f64 functions). A float32 field in modes
- *  none and block is written as version 5 when it has missing vertices, and as version 2
- *  without any, byte for byte as before. */
+ *  segmented), float32 or float64; 8 for every 3D vector field (factz_compress3d, since
+ *  1.5.0); otherwise 6 for every float64 field (the _f64 functions). A float32 2D field in
+ *  modes none and block is written as version 5 when it has missing vertices, and as
+ *  version 2 without any, byte for byte as before. */
 #define FACTZ_FORMAT_VERSION 9
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
@@ -194,7 +201,8 @@ const char* factz_last_error(void);
 
 /** Upper bound on the size of any stream that factz_compress or factz_compress_f64 writes
  *  for an nx x ny field, for every mode, coder and bound (derivation in docs/python.md). 0
- *  when nx or ny is < 1 or the bound does not fit in size_t. */
+ *  when nx or ny is < 1 or the bound does not fit in size_t. 3D fields:
+ *  factz_compress_bound3d. */
 size_t factz_compress_bound(int64_t nx, int64_t ny);
 
 /** Compresses the field (u, v) of nx * ny floats each into dst[0, dst_capacity).
@@ -216,8 +224,9 @@ factz_status factz_compress_masked(const float* u, const float* v, const uint8_t
                                    int64_t ny, const factz_options* options, void* dst,
                                    size_t dst_capacity, size_t* out_size);
 
-/** Grid size of a stream (float32 or float64), validated (container, header, symbol counts)
- *  without decoding, so that a caller can allocate the planes for factz_decompress. */
+/** Grid size of a 2D stream (float32 or float64), validated (container, header, symbol
+ *  counts) without decoding, so that a caller can allocate the planes for factz_decompress.
+ *  A 3D stream is FACTZ_INVALID_ARGUMENT naming factz_stream_dims3d (since 1.5.0). */
 factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, int64_t* ny);
 
 /** factz_stream_dims with the stream's value type: *dtype is FACTZ_DTYPE_FLOAT32 (decode with
@@ -228,7 +237,8 @@ factz_status factz_stream_info(const void* src, size_t src_size, int64_t* nx, in
 /** Decompresses a float32 stream into caller planes u and v of exactly nx * ny floats each,
  *  where nx and ny must equal the stream's (factz_stream_dims). threads as in factz_options.
  *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash; a
- *  float64 stream is FACTZ_INVALID_ARGUMENT (decode it with factz_decompress_f64). */
+ *  float64 stream is FACTZ_INVALID_ARGUMENT (decode it with factz_decompress_f64), and so is
+ *  a 3D stream (decode it with factz_decompress3d). */
 factz_status factz_decompress(const void* src, size_t src_size, float* u, float* v, int64_t nx,
                               int64_t ny, int threads);
 
@@ -362,6 +372,97 @@ factz_status factz_count_critical_points_f64(const double* u, const double* v, i
 factz_status factz_count_critical_points_masked_f64(const double* u, const double* v, const uint8_t* mask,
                                                     int64_t nx, int64_t ny, const factz_options* options,
                                                     int64_t* count);
+
+/* 3D vector fields (since 1.5.0; docs/architecture.md, "3D vector fields").
+ * A field is three planes u, v, w of nx * ny * nz float32 values each, x fastest
+ * (index = (z * ny + y) * nx + x): a numpy array of shape (nz, ny, nx) in C order. The mesh
+ * is the Freudenthal tetrahedralization of the grid (six tetrahedra per cube) and a
+ * critical point is a tetrahedron whose four vectors span the origin, decided exactly
+ * (Simulation of Simplicity), with its type from the exact Jacobian. The compressor keeps
+ * G0 (|x' - x| <= eb for every component; REL: eb = bound * (max - min) over the three
+ * components) and G1 (every tetrahedron keeps its critical point or its absence, and its
+ * type). The streams are format version 8, the C++ API's bytes
+ * (factz::compress(const VectorField3D&, ...)) for the same options.
+ *
+ * The options are factz_options, read as by factz_compress: mode, coder, bound_mode,
+ * bound, zstd, threads, anchor_stride, policy, device and progress. The library decides
+ * which of them 3D fields take and answers the others with FACTZ_INVALID_ARGUMENT or
+ * FACTZ_BACKEND_UNAVAILABLE and a message (at 1.5.0: mode speculative only, on the CPU;
+ * docs/architecture.md, "3D speculative mode", "Not yet"). 3D fields are float32 only and
+ * take no missing data yet: the fill values of options (has_fill_u, has_fill_u64, ...)
+ * are FACTZ_INVALID_ARGUMENT, and the compressor refuses a field with a NaN component
+ * (FACTZ_INVALID_ARGUMENT naming the count); an infinite value is FACTZ_INVALID_ARGUMENT.
+ * The analysis functions (count, compare) take NaN as a missing vertex, as in 2D: a
+ * tetrahedron touching one holds no critical point.
+ *
+ * The 3D and 2D functions never mix: a 2D stream given to factz_decompress3d or
+ * factz_stream_dims3d, and a 3D stream given to factz_decompress*, factz_stream_dims or
+ * factz_stream_info, is FACTZ_INVALID_ARGUMENT naming the functions to use. */
+
+/** Upper bound on the size of any stream factz_compress3d writes for an nx x ny x nz field,
+ *  for every mode, coder and bound (derivation in docs/python.md, "Size bound"). 0 when a
+ *  dimension is < 1, the grid exceeds 2^40 vertices or the bound does not fit in size_t. */
+size_t factz_compress_bound3d(int64_t nx, int64_t ny, int64_t nz);
+
+/** Compresses the 3D field (u, v, w), nx * ny * nz floats each, into dst[0, dst_capacity).
+ *  options may be NULL (defaults). On FACTZ_OK *out_size is the stream size; on
+ *  FACTZ_BUFFER_TOO_SMALL it is the capacity needed and dst is unspecified. A null plane,
+ *  a dimension below 1 or a grid above 2^40 vertices is FACTZ_INVALID_ARGUMENT. */
+factz_status factz_compress3d(const float* u, const float* v, const float* w, int64_t nx, int64_t ny,
+                              int64_t nz, const factz_options* options, void* dst, size_t dst_capacity,
+                              size_t* out_size);
+
+/** Grid size of a 3D stream, checked as factz_decompress3d checks it before it allocates
+ *  (container, header, the id count against the grid), without decoding; no pointer may be
+ *  NULL. */
+factz_status factz_stream_dims3d(const void* src, size_t src_size, int64_t* nx, int64_t* ny, int64_t* nz);
+
+/** Decompresses a 3D stream into caller planes u, v and w of exactly nx * ny * nz floats
+ *  each, where the dimensions must equal the stream's (factz_stream_dims3d). options may be
+ *  NULL (defaults); only its execution settings (policy, device, threads) are read.
+ *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash. */
+factz_status factz_decompress3d(const void* src, size_t src_size, float* u, float* v, float* w, int64_t nx,
+                                int64_t ny, int64_t nz, const factz_options* options);
+
+/** Number of critical points of a 3D field (exact; tetrahedra touching a vertex with a NaN
+ *  component hold none), as `factz cp -3` counts them. options may be NULL; only its threads
+ *  are read. */
+factz_status factz_count_critical_points3d(const float* u, const float* v, const float* w, int64_t nx,
+                                           int64_t ny, int64_t nz, const factz_options* options,
+                                           int64_t* count);
+
+/** The comparison of an original 3D field with a reconstruction, as `factz verify -3`
+ *  prints it: critical points per tetrahedron (P1 lost, P2 spurious, P3 type changed) and
+ *  pointwise errors over the vertices valid in both. Versioned by size like
+ *  factz_comparison: members are only appended. */
+typedef struct factz_comparison3d {
+  int64_t cp_original;
+  int64_t cp_decompressed;
+  int64_t lost;            /**< P1: a critical point of the original missing in its tetrahedron */
+  int64_t spurious;        /**< P2: a critical point where the original has none */
+  int64_t type_changed;    /**< P3: same tetrahedron, another type */
+  int64_t masked_vertices; /**< vertices missing (NaN) in the original */
+  int64_t mask_mismatch;   /**< vertices missing in one field only: a violation */
+  double max_abs_error_u;
+  double max_abs_error_v;
+  double max_abs_error_w;
+  double rmse;             /**< over the three components together */
+  double nrmse;            /**< rmse / value_range */
+  double psnr;             /**< +inf when the fields are identical */
+  double value_range;      /**< max - min over the three components of the original's valid vertices */
+} factz_comparison3d;
+
+/** Compares (u, v, w) with (u2, v2, w2), all six nx * ny * nz floats; a NaN component marks
+ *  a vertex missing in its field. Violations are lost + spurious + type_changed +
+ *  mask_mismatch. options may be NULL; only its threads are read. Writes the first
+ *  result_size bytes of *result, which must cover the 1.5.0 struct; call it through
+ *  factz_compare3d. */
+factz_status factz_compare3d_sized(const float* u, const float* v, const float* w, const float* u2,
+                                   const float* v2, const float* w2, int64_t nx, int64_t ny, int64_t nz,
+                                   const factz_options* options, factz_comparison3d* result, size_t result_size);
+#define factz_compare3d(u, v, w, u2, v2, w2, nx, ny, nz, options, result)                             \
+  factz_compare3d_sized((u), (v), (w), (u2), (v2), (w2), (nx), (ny), (nz), (options), (result), \
+                        sizeof(factz_comparison3d))
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -1,4 +1,4 @@
-"""FaCTz: error-bounded lossy compression of 2D vector fields that keeps every critical point.
+"""FaCTz: error-bounded lossy compression of 2D and 3D vector fields that keeps every critical point.
 
 Fields are two numpy arrays ``u`` and ``v`` of shape ``(ny, nx)``, both of dtype ``float32``
 or both ``float64``, C-contiguous (x fastest, as the C and C++ APIs). Anything else is a
@@ -20,6 +20,12 @@ Missing data (land, gaps): a vertex is missing when u or v is NaN, when it is ma
 Missing vertices are stored bit for bit, outside the error bound and the mesh;
 ``decompress(buf, masked=True)`` returns ``numpy.ma.MaskedArray`` planes with their mask.
 
+3D vector fields (float32, shape ``(nz, ny, nx)``, x fastest): ``compress3d``,
+``decompress3d``, ``stream_shape3d``, ``critical_points3d`` (critical points of the
+Freudenthal tetrahedra) and ``verify3d``, with the options of the 2D functions; which modes
+and policies 3D fields take is the library's decision (its refusals are ValueError /
+BackendUnavailableError with its message). They take no missing data yet.
+
 Beyond vector fields: scalar fields and contour trees (``compress_scalar``,
 ``decompress_scalar``, ``contour_tree``, ``verify_scalar``), multi-block files and windows of
 them (``compress_multiblock``, ``decompress_multiblock``, ``decompress_region``),
@@ -34,8 +40,8 @@ import warnings as _warnings
 import numpy as _np
 
 from . import _factz
-from ._factz import (BackendUnavailableError, CP_TYPE_NAMES, DEFAULT_CODER, DEVICE_AUTO, FORMAT_VERSION,
-                     HDF5_FILTER_ID)
+from ._factz import (BackendUnavailableError, CP3_TYPE_NAMES, CP_TYPE_NAMES, DEFAULT_CODER, DEVICE_AUTO,
+                     FORMAT_VERSION, HDF5_FILTER_ID)
 from ._h5 import (h5filter, hdf5_compression_opts, hdf5_dcpl, hdf5_filter_status, hdf5_plugin_path,
                   register_hdf5_filter)
 from ._missing import SuspectedFillValueWarning, field_args as _field_args, warn_suspected as _warn_suspected
@@ -51,6 +57,11 @@ __all__ = [
     "stream_shape",
     "critical_points",
     "verify",
+    "compress3d",
+    "decompress3d",
+    "stream_shape3d",
+    "critical_points3d",
+    "verify3d",
     "info",
     "compress_scalar",
     "decompress_scalar",
@@ -73,6 +84,8 @@ __all__ = [
     "HDF5_FILTER_ID",
     "CP_TYPE_NAMES",
     "CP_DTYPE",
+    "CP3_TYPE_NAMES",
+    "CP3_DTYPE",
     "CT_NODE_DTYPE",
     "CT_PAIR_DTYPE",
     "CT_NODE_TYPE_NAMES",
@@ -87,6 +100,15 @@ __version__ = "0.1.0"
 #: ``column``, barycentric ``mu`` (display only) and the ``type`` name.
 CP_DTYPE = _np.dtype(
     [("triangle", "<i8"), ("row", "<i8"), ("column", "<i8"), ("mu", "<f8", (3,)), ("type", "<U16")]
+)
+
+#: dtype of the array ``critical_points3d`` returns (one row per critical point, ordered by
+#: tetrahedron id): ``tetrahedron`` = 6 * ((z * (ny - 1) + y) * (nx - 1) + x) + t, the corner
+#: ``x``, ``y``, ``z`` of its cube, ``t`` (0..5: which of the cube's six tetrahedra),
+#: barycentric ``mu`` (display only) and the ``type`` name (``CP3_TYPE_NAMES``).
+CP3_DTYPE = _np.dtype(
+    [("tetrahedron", "<i8"), ("x", "<i8"), ("y", "<i8"), ("z", "<i8"), ("t", "u1"), ("mu", "<f8", (4,)),
+     ("type", "<U24")]
 )
 
 
@@ -188,6 +210,80 @@ def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
     u, v, m, fu, fv = _field_args(u, v, mask, fill_value)
     u2, v2, m2, _, _ = _field_args(u2, v2, mask2, fill_value, names=("u2", "v2", "mask2"))
     return _factz.verify(u, v, u2, v2, int(threads), m, m2, fu, fv)
+
+
+def _planes3d(arrays, names):
+    """The planes of a 3D function as they are (the extension checks dtype, rank, order and
+    shape); a masked array is refused, since 3D fields take no missing data yet."""
+    for a, name in zip(arrays, names):
+        if isinstance(a, _np.ma.MaskedArray):
+            raise ValueError(f"{name} is a numpy.ma.MaskedArray: 3D vector fields take no missing data yet "
+                             "(fill the masked values, or compress a 2D field)")
+    return arrays
+
+
+def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0, zstd=True,
+               anchor_stride=4096, policy=None, device=0, stats=False, progress=None):
+    """Compresses the 3D vector field (u, v, w) and returns the stream as ``bytes`` (format
+    version 8): every value within the bound, and every tetrahedron of the Freudenthal mesh
+    keeps its critical point or its absence, and its type.
+
+    u, v, w: float32 arrays of one shape ``(nz, ny, nx)``, C-contiguous (x fastest). A float64
+    array is a ValueError (3D fields are float32 only; nothing is rounded silently), and so is
+    a masked array or a NaN (3D fields take no missing data yet). The options are those of
+    ``compress``; eb with ``bound="rel"`` is a fraction of max - min over the three
+    components. The library decides which modes and policies 3D fields take and refuses the
+    others with its message (a ValueError, or ``BackendUnavailableError`` for policy "cuda"
+    where there is no 3D GPU path). The bytes are those of the C++ API and of ``factz compress
+    -3`` for the same options, and never depend on ``threads``.
+
+    stats: True returns ``(bytes, dict)`` (``eb_abs``, ``exact_vertices``, ...). progress: as
+    for ``compress``."""
+    u, v, w = _planes3d((u, v, w), ("u", "v", "w"))
+    buf, info = _factz.compress3d(u, v, w, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
+                                  int(anchor_stride), policy or "", int(device), progress)
+    return (buf, info) if stats else buf
+
+
+def decompress3d(buf, threads=0, policy=None, device=0):
+    """Decompresses a 3D vector stream (any contiguous bytes-like object) into ``(u, v, w)``,
+    three new float32 arrays of shape ``(nz, ny, nx)``. A 2D vector stream is a ValueError
+    naming ``factz.decompress`` (and ``factz.decompress`` names this function for a 3D
+    stream); damaged bytes are a ValueError (``corrupt_stream: ...``)."""
+    return _factz.decompress3d(buf, int(threads), policy or "", int(device))
+
+
+def stream_shape3d(buf):
+    """``(nz, ny, nx)`` of a 3D vector stream, validated without decoding it."""
+    return _factz.stream_shape3d(buf)
+
+
+def critical_points3d(u, v, w, threads=0):
+    """All critical points of the 3D field (u, v, w) (exact, Simulation of Simplicity on the
+    Freudenthal tetrahedra) as a structured array of dtype ``CP3_DTYPE``, ordered by
+    tetrahedron id. A vertex with a NaN component is missing: a tetrahedron touching one holds
+    no critical point."""
+    u, v, w = _planes3d((u, v, w), ("u", "v", "w"))
+    tet, x, y, z, t, mu, code = _factz.critical_points3d(u, v, w, int(threads))
+    out = _np.empty(tet.shape[0], dtype=CP3_DTYPE)
+    out["tetrahedron"] = tet
+    out["x"] = x
+    out["y"] = y
+    out["z"] = z
+    out["t"] = t
+    out["mu"] = mu
+    out["type"] = _np.asarray(CP3_TYPE_NAMES, dtype="<U24")[code] if len(code) else []
+    return out
+
+
+def verify3d(u, v, w, u2, v2, w2, threads=0):
+    """Compares an original 3D field (u, v, w) with a reconstruction (u2, v2, w2) and returns
+    the dict of ``verify`` with ``max_abs_error`` per component (u, v, w): critical points
+    per tetrahedron (``lost``, ``spurious``, ``type_changed``, ``mask_mismatch`` for NaN in
+    one field only; ``violations`` their sum) and pointwise errors, as ``factz verify -3``
+    prints them."""
+    u, v, w, u2, v2, w2 = _planes3d((u, v, w, u2, v2, w2), ("u", "v", "w", "u2", "v2", "w2"))
+    return _factz.verify3d(u, v, w, u2, v2, w2, int(threads))
 
 
 def info(stream):

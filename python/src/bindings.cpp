@@ -263,11 +263,12 @@ std::string stream_kind(std::span<const uint8_t> b) {
 
 PYBIND11_MODULE(_factz, m) {
   namespace py = pybind11;
-  m.doc() = "FaCTz: error-bounded lossy compression of 2D vector fields that keeps every critical point";
+  m.doc() = "FaCTz: error-bounded lossy compression of 2D and 3D vector fields that keeps every critical point";
   m.attr("HDF5_FILTER_ID") = FACTZ_HDF5_FILTER_ID;
   m.attr("FORMAT_VERSION") = FACTZ_FORMAT_VERSION;
   py::register_exception<factz_py::BackendUnavailable>(m, "BackendUnavailableError", PyExc_RuntimeError);
   factz_py::bind_vector(m);
+  factz_py::bind_vector3d(m);
   factz_py::bind_multiblock(m);
   factz_py::bind_info(m);
 #ifdef FACTZ_PY_SCALAR

@@ -1,8 +1,9 @@
 // What the files of the `factz._factz` extension share: the mapping of the library's
 // Status to Python exceptions, checked numpy arrays (every bad input is a ValueError that
 // names the argument and the fix), byte views of streams, and the option names. Each
-// feature's bindings live in their own file (module.cpp: vector fields; scalar.cpp;
-// multiblock.cpp; flow.cpp; info.cpp) and register through a bind_* function.
+// feature's bindings live in their own file (module.cpp: vector fields; vector3d.cpp: 3D
+// vector fields; scalar.cpp; multiblock.cpp; flow.cpp; info.cpp) and register through a
+// bind_* function.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -128,6 +129,7 @@ py::tuple planes_of(const factz::VectorField2D& f, bool with_mask);
 std::string stream_kind(std::span<const uint8_t> bytes);
 
 void bind_vector(py::module_& m);
+void bind_vector3d(py::module_& m);
 void bind_scalar(py::module_& m);
 void bind_multiblock(py::module_& m);
 void bind_flow(py::module_& m);

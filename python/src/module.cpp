@@ -16,6 +16,7 @@
 #include <map>
 
 #include "bindings.hpp"
+#include "factz/compress3d.hpp"
 #include "factz/topology.hpp"
 
 namespace factz_py {
@@ -36,6 +37,18 @@ void require_vector_stream(std::span<const uint8_t> bytes, const char* function)
     throw py::value_error(std::string(function) + ": this is a divergence-free flow " +
                           (kind == "flow" ? "stream (FZFS); read it with factz.flow.decompress"
                                           : "basis (FZFB); load it with factz.flow.Basis.from_bytes"));
+}
+
+/// The library's refusal of a 3D vector stream handed to a 2D function names factz.decompress3d
+/// (only for streams the 3D parser accepts: damaged bytes keep the library's message).
+[[noreturn]] void raise_2d_read_error(std::span<const uint8_t> stream, const factz::Status& st, const char* function) {
+  if (st.code() == factz::Code::unsupported_version) {
+    if (auto dims = factz::stream_dims3d(stream); dims.ok())
+      throw py::value_error(std::string(function) + ": this is a 3D vector stream (shape (" +
+                            std::to_string((*dims)[2]) + ", " + std::to_string((*dims)[1]) + ", " +
+                            std::to_string((*dims)[0]) + ")); read it with factz.decompress3d");
+  }
+  raise(st);
 }
 
 /// A value of a float64 field that looks like an undeclared fill value. The library's rule
@@ -143,7 +156,7 @@ py::tuple stream_shape(const py::handle& buf) {
     py::gil_scoped_release nogil;
     dims = factz::stream_dims(view.span());
   }
-  if (!dims.ok()) raise(dims.status());
+  if (!dims.ok()) raise_2d_read_error(view.span(), dims.status(), "stream_shape");
   return py::make_tuple(dims->second, dims->first);
 }
 
@@ -176,7 +189,7 @@ py::tuple decompress(const py::handle& buf, int threads, const std::string& poli
     py::gil_scoped_release nogil;
     info = factz::stream_info(view.span());
   }
-  if (!info.ok()) raise(info.status());
+  if (!info.ok()) raise_2d_read_error(view.span(), info.status(), "decompress");
   if (info->dtype == factz::DType::float64) return decode_planes<double>(view.span(), info->nx, info->ny, d, with_mask);
   return decode_planes<float>(view.span(), info->nx, info->ny, d, with_mask);
 }

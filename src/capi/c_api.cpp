@@ -1,5 +1,6 @@
 // The C API (include/factz/factz.h) over the C++ API: argument checks, conversions of the
-// plain option struct, and the per-thread error message. No exception leaves this file.
+// plain option struct, and the per-thread error message (shared with the 3D entry points of
+// c_api3d.cpp through c_api_internal.hpp). No exception leaves this file.
 #include "factz/factz.h"
 
 #include <algorithm>
@@ -10,12 +11,22 @@
 #include <new>
 #include <string>
 
+#include "c_api_internal.hpp"
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
 
-namespace {
+namespace factz::capi {
 
 thread_local std::string g_last_error;
+
+namespace {
+
+factz::Policy policy_of(int threads) { return threads == 1 ? factz::Policy::serial : factz::Policy::omp; }
+
+/// Whether the caller's struct (struct_size bytes) reaches the member at `offset` of `size` bytes.
+bool holds(const factz_options* in, size_t offset, size_t size) { return in->struct_size >= offset + size; }
+
+}  // namespace
 
 factz_status fail(factz_status s, std::string message) {
   g_last_error = std::string(factz_status_name(s)) + ": " + std::move(message);
@@ -30,30 +41,6 @@ factz_status from_status(const factz::Status& st) {
   g_last_error = st.to_string();
   return factz_status(int(st.code()));
 }
-
-/// Runs f, turning any escaping exception into FACTZ_INTERNAL.
-template <class F>
-factz_status guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return fail(FACTZ_INTERNAL, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(FACTZ_INTERNAL, e.what());
-  } catch (...) {
-    return fail(FACTZ_INTERNAL, "unknown exception");
-  }
-}
-
-/// nx * ny when both are >= 1 and the product stays below 2^40 (the format's limit).
-bool grid_size(int64_t nx, int64_t ny, int64_t& n) {
-  constexpr int64_t kMax = int64_t(1) << 40;
-  if (nx < 1 || ny < 1 || nx > kMax || ny > kMax / nx) return false;
-  n = nx * ny;
-  return true;
-}
-
-factz::Policy policy_of(int threads) { return threads == 1 ? factz::Policy::serial : factz::Policy::omp; }
 
 /// sizeof(factz_options) of C API 1.0.0 (it ended with anchor_stride): the smallest accepted.
 constexpr size_t kOptionsSize100 = offsetof(factz_options, policy);
@@ -70,13 +57,6 @@ static_assert(sizeof(void*) != 8 || sizeof(factz_options) == 112, "1.4.0 appends
 static_assert(FACTZ_FORMAT_VERSION == 9, "FACTZ_FORMAT_VERSION is the newest format version (docs/format.md)");
 static_assert(FACTZ_DTYPE_FLOAT32 == int(factz::DType::float32) && FACTZ_DTYPE_FLOAT64 == int(factz::DType::float64),
               "factz_dtype values equal factz::DType");
-
-/// sizeof(factz_comparison) of C API 1.1.0 (it ended with value_range): the smallest accepted.
-constexpr size_t kComparisonSize110 = offsetof(factz_comparison, masked_vertices);
-static_assert(kComparisonSize110 == 88, "the 1.1.0 layout of factz_comparison must not change");
-
-/// Whether the caller's struct (struct_size bytes) reaches the member at `offset` of `size` bytes.
-bool holds(const factz_options* in, size_t offset, size_t size) { return in->struct_size >= offset + size; }
 
 /// The execution settings: policy (1.1.0: when the struct holds it), threads and device.
 factz_status execution_of(const factz_options* in, factz::Policy& policy, int& threads, int& device) {
@@ -100,6 +80,69 @@ factz_status check_struct_size(const factz_options* in) {
                                           "; initialize options with factz_options_init");
 }
 
+/// Whether options declare a float32 fill value (1.2.0 members, when the struct holds them).
+bool declares_float32_fill(const factz_options* in) {
+  return in && holds(in, offsetof(factz_options, fill_v), sizeof in->fill_v) && (in->has_fill_u || in->has_fill_v);
+}
+
+/// Whether options declare a float64 fill value (1.4.0 members, when the struct holds them).
+bool declares_float64_fill(const factz_options* in) {
+  return in && holds(in, offsetof(factz_options, fill_v64), sizeof in->fill_v64) &&
+         (in->has_fill_u64 || in->has_fill_v64);
+}
+
+/// The threads of the analysis calls (compare, critical points): options' (NULL: the OpenMP
+/// default); policy and device play no part in them.
+factz_status analysis_threads(const factz_options* in, int& threads) {
+  threads = 0;
+  if (!in) return FACTZ_OK;
+  if (factz_status s = check_struct_size(in); s != FACTZ_OK) return s;
+  if (in->threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
+  threads = in->threads;
+  return FACTZ_OK;
+}
+
+factz_status options_of(const factz_options* in, factz::Options& o) {
+  if (!in) return FACTZ_OK;
+  if (factz_status s = check_struct_size(in); s != FACTZ_OK) return s;
+  if (in->mode < 0 || in->mode > 2) return fail(FACTZ_INVALID_ARGUMENT, "unknown mode " + std::to_string(in->mode));
+  if (in->coder < 0 || in->coder > 1)
+    return fail(FACTZ_INVALID_ARGUMENT, "unknown coder " + std::to_string(in->coder));
+  if (in->bound_mode < 0 || in->bound_mode > 1)
+    return fail(FACTZ_INVALID_ARGUMENT, "unknown bound mode " + std::to_string(in->bound_mode));
+  if (factz_status s = execution_of(in, o.policy, o.threads, o.device); s != FACTZ_OK) return s;
+  o.mode = factz::Mode(in->mode);
+  o.coder = factz::Coder(in->coder);
+  o.bound_mode = factz::BoundMode(in->bound_mode);
+  o.bound = in->bound;
+  o.zstd = in->zstd != 0;
+  o.anchor_stride = in->anchor_stride;
+  if (holds(in, offsetof(factz_options, progress_user), sizeof in->progress_user) && in->progress) {
+    auto* report = in->progress;
+    void* user = in->progress_user;
+    o.progress = [report, user](const factz::Progress& p) { report(std::string(p.stage).c_str(), p.fraction, user); };
+  }
+  return FACTZ_OK;
+}
+
+}  // namespace factz::capi
+
+using namespace factz::capi;
+
+namespace {
+
+/// nx * ny when both are >= 1 and the product stays below 2^40 (the format's limit).
+bool grid_size(int64_t nx, int64_t ny, int64_t& n) {
+  constexpr int64_t kMax = int64_t(1) << 40;
+  if (nx < 1 || ny < 1 || nx > kMax || ny > kMax / nx) return false;
+  n = nx * ny;
+  return true;
+}
+
+/// sizeof(factz_comparison) of C API 1.1.0 (it ended with value_range): the smallest accepted.
+constexpr size_t kComparisonSize110 = offsetof(factz_comparison, masked_vertices);
+static_assert(kComparisonSize110 == 88, "the 1.1.0 layout of factz_comparison must not change");
+
 /// What differs between the float32 and the float64 entry points: the field and fill value
 /// types, the stream data type each decodes, and the C functions that decode the other.
 template <class T>
@@ -120,17 +163,6 @@ struct Precision<double> {
   static constexpr const char* kDecoders =
       "factz_decompress_f64, factz_decompress_with_options_f64 or factz_decompress_masked_f64 (double planes)";
 };
-
-/// Whether options declare a float32 fill value (1.2.0 members, when the struct holds them).
-bool declares_float32_fill(const factz_options* in) {
-  return in && holds(in, offsetof(factz_options, fill_v), sizeof in->fill_v) && (in->has_fill_u || in->has_fill_v);
-}
-
-/// Whether options declare a float64 fill value (1.4.0 members, when the struct holds them).
-bool declares_float64_fill(const factz_options* in) {
-  return in && holds(in, offsetof(factz_options, fill_v64), sizeof in->fill_v64) &&
-         (in->has_fill_u64 || in->has_fill_v64);
-}
 
 /// The fill values of options for float32 fields (has_fill_u / fill_u ...; none for NULL
 /// options). Float64 fill values are refused: a double rounded to float rarely equals the
@@ -175,40 +207,6 @@ factz_status field_of(const T* u, const T* v, const uint8_t* mask, int64_t nx, i
   f.v.assign(v, v + n);
   if (mask) f.mask.assign(mask, mask + n);
   if (fill.any()) factz::mark_missing(f, fill);
-  return FACTZ_OK;
-}
-
-/// The threads of the analysis calls (compare, critical points): options' (NULL: the OpenMP
-/// default); policy and device play no part in them.
-factz_status analysis_threads(const factz_options* in, int& threads) {
-  threads = 0;
-  if (!in) return FACTZ_OK;
-  if (factz_status s = check_struct_size(in); s != FACTZ_OK) return s;
-  if (in->threads < 0) return fail(FACTZ_INVALID_ARGUMENT, "threads must be >= 0");
-  threads = in->threads;
-  return FACTZ_OK;
-}
-
-factz_status options_of(const factz_options* in, factz::Options& o) {
-  if (!in) return FACTZ_OK;
-  if (factz_status s = check_struct_size(in); s != FACTZ_OK) return s;
-  if (in->mode < 0 || in->mode > 2) return fail(FACTZ_INVALID_ARGUMENT, "unknown mode " + std::to_string(in->mode));
-  if (in->coder < 0 || in->coder > 1)
-    return fail(FACTZ_INVALID_ARGUMENT, "unknown coder " + std::to_string(in->coder));
-  if (in->bound_mode < 0 || in->bound_mode > 1)
-    return fail(FACTZ_INVALID_ARGUMENT, "unknown bound mode " + std::to_string(in->bound_mode));
-  if (factz_status s = execution_of(in, o.policy, o.threads, o.device); s != FACTZ_OK) return s;
-  o.mode = factz::Mode(in->mode);
-  o.coder = factz::Coder(in->coder);
-  o.bound_mode = factz::BoundMode(in->bound_mode);
-  o.bound = in->bound;
-  o.zstd = in->zstd != 0;
-  o.anchor_stride = in->anchor_stride;
-  if (holds(in, offsetof(factz_options, progress_user), sizeof in->progress_user) && in->progress) {
-    auto* report = in->progress;
-    void* user = in->progress_user;
-    o.progress = [report, user](const factz::Progress& p) { report(std::string(p.stage).c_str(), p.fraction, user); };
-  }
   return FACTZ_OK;
 }
 
@@ -277,7 +275,7 @@ factz_status decompress_masked(const void* src, size_t src_size, T* u, T* v, uin
     const auto* p = static_cast<const uint8_t*>(src);
     const std::span<const uint8_t> stream(p, src_size);
     auto info = factz::stream_info(stream);
-    if (!info.ok()) return from_status(info.status());
+    if (!info.ok()) return status_of_2d_read(stream, info.status());
     if (info->dtype != Precision<T>::kDType) {
       const char* other = info->dtype == factz::DType::float64 ? Precision<double>::kDecoders
                                                                : Precision<float>::kDecoders;
@@ -442,9 +440,9 @@ factz_status factz_stream_dims(const void* src, size_t src_size, int64_t* nx, in
   return guarded([&]() -> factz_status {
     if (!nx || !ny) return fail(FACTZ_INVALID_ARGUMENT, "nx or ny is null");
     if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
-    const auto* p = static_cast<const uint8_t*>(src);
-    auto dims = factz::stream_dims(std::span<const uint8_t>(p, src_size));
-    if (!dims.ok()) return from_status(dims.status());
+    const std::span<const uint8_t> stream(static_cast<const uint8_t*>(src), src_size);
+    auto dims = factz::stream_dims(stream);
+    if (!dims.ok()) return status_of_2d_read(stream, dims.status());
     *nx = dims->first;
     *ny = dims->second;
     g_last_error.clear();
@@ -456,9 +454,9 @@ factz_status factz_stream_info(const void* src, size_t src_size, int64_t* nx, in
   return guarded([&]() -> factz_status {
     if (!nx || !ny || !dtype) return fail(FACTZ_INVALID_ARGUMENT, "nx, ny or dtype is null");
     if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
-    const auto* p = static_cast<const uint8_t*>(src);
-    auto info = factz::stream_info(std::span<const uint8_t>(p, src_size));
-    if (!info.ok()) return from_status(info.status());
+    const std::span<const uint8_t> stream(static_cast<const uint8_t*>(src), src_size);
+    auto info = factz::stream_info(stream);
+    if (!info.ok()) return status_of_2d_read(stream, info.status());
     *nx = info->nx;
     *ny = info->ny;
     *dtype = factz_dtype(int(info->dtype));

@@ -2,8 +2,10 @@
 // with factz::compress and writes the stream, so that the C and Python tests compare against
 // the C++ API itself. Usage:
 //   factz_cpp_compress NX NY U V OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [DTYPE]
+//   factz_cpp_compress 3d NX NY NZ U V W OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE
 // MODE none|block|speculative, CODER huffman|ans, BOUND_MODE abs|rel, ZSTD 0|1, DTYPE f32
-// (default: U and V hold float32 values) or f64 (float64 values: a VectorField2D64).
+// (default: U and V hold float32 values) or f64 (float64 values: a VectorField2D64). The
+// second form compresses a float32 3D field (a VectorField3D, factz/compress3d.hpp).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "factz/compress3d.hpp"
 #include "factz/factz.hpp"
 
 namespace {
@@ -34,22 +37,55 @@ Field read_field(char** argv) {
   return f;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 12 && argc != 13) {
-    std::fprintf(stderr, "usage: %s NX NY U V OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [f32|f64]\n", argv[0]);
-    return 2;
-  }
-  const bool f64 = argc == 13 && std::string(argv[12]) == "f64";
-  const std::string mode = argv[6], coder = argv[7], bound = argv[8];
+/// The options of argv[first ...]: MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE.
+factz::Options options_of(char** argv, int first) {
+  const std::string mode = argv[first], coder = argv[first + 1], bound = argv[first + 2];
   factz::Options o;
   o.mode = mode == "none" ? factz::Mode::none : mode == "block" ? factz::Mode::block : factz::Mode::speculative;
   o.coder = coder == "ans" ? factz::Coder::ans : factz::Coder::huffman;
   o.bound_mode = bound == "abs" ? factz::BoundMode::abs : factz::BoundMode::rel;
-  o.bound = std::strtod(argv[9], nullptr);
-  o.zstd = std::string(argv[10]) == "1";
-  o.anchor_stride = std::atoll(argv[11]);
+  o.bound = std::strtod(argv[first + 3], nullptr);
+  o.zstd = std::string(argv[first + 4]) == "1";
+  o.anchor_stride = std::atoll(argv[first + 5]);
+  return o;
+}
+
+int write_stream(const factz::Result<std::vector<uint8_t>>& stream, const char* path) {
+  if (!stream.ok()) {
+    std::fprintf(stderr, "%s\n", stream.status().to_string().c_str());
+    return 1;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(stream->data()), std::streamsize(stream->size()));
+  return out ? 0 : 1;
+}
+
+/// The second form: 3d NX NY NZ U V W OUT and the options.
+int compress3d(char** argv) {
+  factz::VectorField3D f;
+  f.nx = std::atoll(argv[2]);
+  f.ny = std::atoll(argv[3]);
+  f.nz = std::atoll(argv[4]);
+  const size_t n = size_t(f.size());
+  if (f.nx < 1 || f.ny < 1 || f.nz < 1 || !read_plane(argv[5], n, f.u) || !read_plane(argv[6], n, f.v) ||
+      !read_plane(argv[7], n, f.w))
+    return write_stream(factz::Status(factz::Code::io, "cannot read the planes"), argv[8]);
+  return write_stream(factz::compress(f, options_of(argv, 9)), argv[8]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 15 && std::string(argv[1]) == "3d") return compress3d(argv);
+  if (argc != 12 && argc != 13) {
+    std::fprintf(stderr,
+                 "usage: %s NX NY U V OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [f32|f64]\n"
+                 "       %s 3d NX NY NZ U V W OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE\n",
+                 argv[0], argv[0]);
+    return 2;
+  }
+  const bool f64 = argc == 13 && std::string(argv[12]) == "f64";
+  const factz::Options o = options_of(argv, 6);
   factz::Result<std::vector<uint8_t>> stream = factz::Status(factz::Code::io, "cannot read the planes");
   if (f64) {
     const auto f = read_field<factz::VectorField2D64>(argv);
@@ -58,11 +94,5 @@ int main(int argc, char** argv) {
     const auto f = read_field<factz::VectorField2D>(argv);
     if (f.nx > 0) stream = factz::compress(f, o);
   }
-  if (!stream.ok()) {
-    std::fprintf(stderr, "%s\n", stream.status().to_string().c_str());
-    return 1;
-  }
-  std::ofstream out(argv[5], std::ios::binary);
-  out.write(reinterpret_cast<const char*>(stream->data()), std::streamsize(stream->size()));
-  return out ? 0 : 1;
+  return write_stream(stream, argv[5]);
 }

@@ -8,7 +8,9 @@
 //   [5] exact edges (EdgeBits; written when given, or when [6] follows)
 //   [6] declared fill value: the bits of an IEEE float32 (written with --fill)
 // All five first values are always written, so the file does not depend on the plugin's
-// defaults. The filter has no slot for the zstd stage (it always applies it) nor for the
+// defaults. The same values serve 2D vector, 3D vector and scalar datasets: the filter
+// tells them apart by the dataset's shape (a component axis of length 2 third to last, or
+// of length 3 fourth to last), not by a cd_values slot. The filter has no slot for the zstd stage (it always applies it) nor for the
 // anchor stride (it uses the library's default).
 #include <cstdint>
 #include <cstring>

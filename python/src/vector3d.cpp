@@ -1,0 +1,214 @@
+// The 3D vector-field part of the `factz._factz` extension (issue 22): three float32 numpy
+// arrays of shape (nz, ny, nx) in, bytes out, over the C++ 3D API (factz/compress3d.hpp,
+// factz/topology3d.hpp). Arrays are checked (float32, 3 dimensions, C-contiguous, one shape)
+// so that every bad input is a ValueError naming the argument and the fix; a float64 array is
+// refused, never rounded (3D fields are float32 only). The options are those of the 2D
+// `compress` (bindings.cpp: vector_options), passed through: which modes and policies 3D
+// fields take is the library's decision, and its refusals keep their messages. The GIL is
+// released while the library works. The Python-facing API is python/factz/__init__.py.
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "bindings.hpp"
+#include "factz/compress3d.hpp"
+#include "factz/topology3d.hpp"
+
+namespace factz_py {
+
+namespace {
+
+constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
+
+/// One float32 plane of a 3D field; a float64 one gets its own message (no silent rounding).
+py::array checked_plane3d(const py::handle& obj, const char* name) {
+  static constexpr int kVolume[] = {3};
+  if (py::isinstance<py::array>(obj) && py::reinterpret_borrow<py::array>(obj).dtype().is(py::dtype::of<double>()))
+    throw py::value_error(std::string(name) + " has dtype float64: 3D vector fields are float32 only (not yet " +
+                          "float64); convert with .astype(numpy.float32) if its values allow");
+  return checked_float32(obj, name, kVolume, kShape3);
+}
+
+std::string shape3_text(const py::array& a) {
+  return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ", " + std::to_string(a.shape(2)) +
+         ")";
+}
+
+/// The field (u, v, w) as the library's planes (a copy, made without the GIL). un, vn, wn:
+/// the arguments' names in messages.
+factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
+                                const char* un, const char* vn, const char* wn) {
+  const py::array u = checked_plane3d(u_obj, un), v = checked_plane3d(v_obj, vn), w = checked_plane3d(w_obj, wn);
+  for (const auto& [other, name] : {std::pair{&v, vn}, std::pair{&w, wn}}) {
+    bool same = true;
+    for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
+    if (!same)
+      throw py::value_error(std::string(un) + " and " + name + " must have the same shape, got " + shape3_text(u) +
+                            " and " + shape3_text(*other));
+  }
+  factz::VectorField3D f;
+  f.nz = u.shape(0);
+  f.ny = u.shape(1);
+  f.nx = u.shape(2);
+  const auto* pu = static_cast<const float*>(u.data());
+  const auto* pv = static_cast<const float*>(v.data());
+  const auto* pw = static_cast<const float*>(w.data());
+  py::gil_scoped_release nogil;
+  f.u.assign(pu, pu + f.size());
+  f.v.assign(pv, pv + f.size());
+  f.w.assign(pw, pw + f.size());
+  return f;
+}
+
+/// The bytes of a 2D vector stream handed to a 3D function (or the reverse) name the
+/// function that reads them. Only for streams the other parser accepts: damaged bytes keep
+/// the library's message.
+[[noreturn]] void raise_read_error(std::span<const uint8_t> stream, const factz::Status& st, const char* function) {
+  if (st.code() == factz::Code::unsupported_version) {
+    if (auto info = factz::stream_info(stream); info.ok())
+      throw py::value_error(std::string(function) + ": this is a 2D vector stream (shape " +
+                            shape_text(info->ny, info->nx) + "); read it with factz.decompress");
+  }
+  raise(st);
+}
+
+/// The stream and the compressor's counts (the keys of `factz compress --json`).
+py::tuple compress3d(const py::handle& u, const py::handle& v, const py::handle& w, const std::string& mode,
+                     double eb, const std::string& bound, const std::string& coder, int threads, bool zstd,
+                     int64_t anchor_stride, const std::string& policy, int device, const py::object& progress) {
+  factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
+  // The caller's progress(stage, fraction), with the GIL; its first exception is raised
+  // once the library returns (the hook must not throw through the library).
+  std::optional<py::error_already_set> progress_error;
+  if (!progress.is_none())
+    o.progress = [&progress, &progress_error](const factz::Progress& p) {
+      py::gil_scoped_acquire gil;
+      if (progress_error) return;
+      try {
+        progress(std::string(p.stage), p.fraction);
+      } catch (py::error_already_set& e) {
+        progress_error.emplace(std::move(e));
+      }
+    };
+  const factz::VectorField3D f = field3d_of(u, v, w, "u", "v", "w");
+  factz::Result<std::vector<uint8_t>> stream = factz::Status();
+  factz::CompressStats st;
+  {
+    py::gil_scoped_release nogil;
+    stream = factz::compress(f, o, &st);
+  }
+  if (progress_error) throw std::move(*progress_error);
+  if (!stream.ok()) raise(stream.status());
+  return py::make_tuple(bytes_of(*stream), stats_dict(st));
+}
+
+std::array<int64_t, 3> dims3d_of(std::span<const uint8_t> stream, const char* function) {
+  factz::Result<std::array<int64_t, 3>> dims = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    dims = factz::stream_dims3d(stream);
+  }
+  if (!dims.ok()) raise_read_error(stream, dims.status(), function);
+  return *dims;
+}
+
+py::tuple stream_shape3d(const py::handle& buf) {
+  ByteView view(buf);
+  const auto d = dims3d_of(view.span(), "stream_shape3d");
+  return py::make_tuple(d[2], d[1], d[0]);
+}
+
+/// (u, v, w): three new (nz, ny, nx) float32 arrays.
+py::tuple decompress3d(const py::handle& buf, int threads, const std::string& policy, int device) {
+  ByteView view(buf);
+  const factz::DecompressOptions d = decompress_options(threads, policy, device);
+  dims3d_of(view.span(), "decompress3d");  // a 2D stream is named before anything is decoded
+  factz::Result<factz::VectorField3D> f = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    f = factz::decompress3d(view.span(), d);
+  }
+  if (!f.ok()) raise(f.status());
+  const std::vector<py::ssize_t> shape{f->nz, f->ny, f->nx};
+  return py::make_tuple(array_of(f->u, shape), array_of(f->v, shape), array_of(f->w, shape));
+}
+
+/// Columns of the critical points: tetrahedron, x, y, z, t, mu (n, 4), type code.
+py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::handle& w, int threads) {
+  const factz::VectorField3D f = field3d_of(u, v, w, "u", "v", "w");
+  factz::Result<std::vector<factz::CriticalPoint3D>> cps = factz::Status();
+  const factz::Exec exec{threads_of(threads)};
+  {
+    py::gil_scoped_release nogil;
+    cps = factz::critical_points(f, exec);
+  }
+  if (!cps.ok()) raise(cps.status());
+  const auto n = py::ssize_t(cps->size());
+  py::array_t<int64_t> tet(n), x(n), y(n), z(n);
+  py::array_t<uint8_t> t(n), type(n);
+  py::array_t<double> mu({n, py::ssize_t(4)});
+  for (py::ssize_t k = 0; k < n; ++k) {
+    const factz::CriticalPoint3D& p = (*cps)[size_t(k)];
+    tet.mutable_at(k) = p.tetrahedron;
+    x.mutable_at(k) = p.x;
+    y.mutable_at(k) = p.y;
+    z.mutable_at(k) = p.z;
+    t.mutable_at(k) = uint8_t(p.t);
+    for (py::ssize_t j = 0; j < 4; ++j) mu.mutable_at(k, j) = p.mu[size_t(j)];
+    type.mutable_at(k) = uint8_t(p.type);
+  }
+  return py::make_tuple(tet, x, y, z, t, mu, type);
+}
+
+/// The comparison of (u, v, w) with (u2, v2, w2) as verify3d's dict.
+py::dict verify3d(const py::handle& u, const py::handle& v, const py::handle& w, const py::handle& u2,
+                  const py::handle& v2, const py::handle& w2, int threads) {
+  const factz::VectorField3D a = field3d_of(u, v, w, "u", "v", "w");
+  const factz::VectorField3D b = field3d_of(u2, v2, w2, "u2", "v2", "w2");
+  if (a.nx != b.nx || a.ny != b.ny || a.nz != b.nz)
+    throw py::value_error("the reconstruction's shape (" + std::to_string(b.nz) + ", " + std::to_string(b.ny) + ", " +
+                          std::to_string(b.nx) + ") differs from the original's (" + std::to_string(a.nz) + ", " +
+                          std::to_string(a.ny) + ", " + std::to_string(a.nx) + ")");
+  factz::Result<factz::Comparison3D> c = factz::Status();
+  const factz::Exec exec{threads_of(threads)};
+  {
+    py::gil_scoped_release nogil;
+    c = factz::compare(a, b, exec);
+  }
+  if (!c.ok()) raise(c.status());
+  py::dict d;
+  d["cp_original"] = c->cp_original;
+  d["cp_decompressed"] = c->cp_decompressed;
+  d["lost"] = c->lost;
+  d["spurious"] = c->spurious;
+  d["type_changed"] = c->type_changed;
+  d["mask_mismatch"] = c->mask_mismatch;
+  d["violations"] = c->violations();
+  d["masked_vertices"] = c->masked_vertices;
+  d["max_abs_error"] = py::make_tuple(c->max_abs_error[0], c->max_abs_error[1], c->max_abs_error[2]);
+  d["rmse"] = c->rmse;
+  d["nrmse"] = c->nrmse;
+  d["psnr"] = c->psnr;
+  d["value_range"] = c->value_range;
+  return d;
+}
+
+}  // namespace
+
+void bind_vector3d(py::module_& m) {
+  py::list names;
+  for (int t = 0; t < factz::kCpType3Count; ++t) names.append(factz::cp_type3_name(factz::CpType3(t)));
+  m.attr("CP3_TYPE_NAMES") = py::tuple(names);
+  m.def("compress3d", &compress3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("mode") = "speculative",
+        py::arg("eb") = 1e-2, py::arg("bound") = "rel", py::arg("coder") = "", py::arg("threads") = 0,
+        py::arg("zstd") = true, py::arg("anchor_stride") = 4096, py::arg("policy") = "", py::arg("device") = 0,
+        py::arg("progress") = py::none());
+  m.def("decompress3d", &decompress3d, py::arg("buf"), py::arg("threads") = 0, py::arg("policy") = "",
+        py::arg("device") = 0);
+  m.def("stream_shape3d", &stream_shape3d, py::arg("buf"));
+  m.def("critical_points3d", &critical_points3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("threads") = 0);
+  m.def("verify3d", &verify3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("u2"), py::arg("v2"), py::arg("w2"),
+        py::arg("threads") = 0);
+}
+
+}  // namespace factz_py
