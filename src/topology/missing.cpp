@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -108,13 +109,20 @@ std::optional<Suspect> suspected_fill_any(const Field& f) {
   using T = typename decltype(f.u)::value_type;
   using Bits = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
   static const std::vector<T> kCommon = common_fills<T>();
+  static const T kMinCommonMagnitude = [] {
+    T m = std::numeric_limits<T>::infinity();
+    for (T c : kCommon) m = std::min(m, T(std::fabs(c)));
+    return std::min(m, T(1e15f));
+  }();
   const size_t n = static_cast<size_t>(f.size());
   if (f.u.size() != n || f.v.size() != n) return std::nullopt;
   std::map<Bits, int64_t> counts;
   for (size_t k = 0; k < n; ++k) {
     if (!f.mask.empty() && f.mask[k]) continue;
     for (T x : {f.u[k], f.v[k]}) {
-      if (std::isnan(x)) continue;
+      // Every common fill has a magnitude of at least 999 (kMinCommonMagnitude): one compare
+      // rejects ordinary values (and NaN) before the search of the list.
+      if (!(std::fabs(x) >= kMinCommonMagnitude)) continue;
       const bool huge = std::fabs(x) >= T(1e15f);
       const bool common = std::find(kCommon.begin(), kCommon.end(), x) != kCommon.end();
       if (huge || common) ++counts[std::bit_cast<Bits>(x)];
