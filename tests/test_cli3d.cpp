@@ -289,8 +289,7 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
     std::string says;
   };
   const Case cases[] = {
-      {" compress" + dims(f) + in + " -z o.fz --mode block", 1, "not yet supported for 3D"},
-      {" compress" + dims(f) + in + " -z o.fz --mode none", 1, "not yet supported for 3D"},
+      {" compress" + dims(f) + in + " -z o.fz --mode block --anchor-stride 4", 2, "--mode speculative only"},
       {" compress" + dims(f) + nan_in + " -z o.fz", 1, "missing vertices"},
       {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5", 1, "missing vertices"},
       {" compress" + dims(f) + in + " -z o.fz -x cuda", 2, "cuda"},

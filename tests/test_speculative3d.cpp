@@ -25,6 +25,7 @@
 #include "kernels/speculation3d.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector3d_stream.hpp"
+#include "support/polynomial3d.hpp"
 #include "synth3d.hpp"
 
 namespace factz {
@@ -363,11 +364,9 @@ TEST(Speculative3D, RefusesWhatItDoesNotSupportWithAClearMessage) {
   VectorField3D nan = f;
   nan.v[9] = std::nanf("");
   says(compress(nan, rel(1e-2)), Code::invalid_argument, "missing vertices");
-  for (Mode m : {Mode::none, Mode::block}) {
-    Options o = rel(1e-2);
-    o.mode = m;
-    says(compress(f, o), Code::invalid_argument, "not yet supported for 3D");
-  }
+  Options unknown = rel(1e-2);
+  unknown.mode = Mode(7);
+  says(compress(f, unknown), Code::invalid_argument, "unknown mode");
   Options cuda = rel(1e-2);
   cuda.policy = Policy::cuda;
   says(compress(f, cuda), Code::backend_unavailable, "CPU only");
@@ -512,22 +511,8 @@ TEST(Speculative3D, ForgedContentsAreCorruptStreams) {
 
 // ---- Golden streams of format version 8 (tests/data/golden/README.md) ----------------------
 
-/// A field with saddles and sources, in double arithmetic without libm (the same floats on
-/// every IEEE machine): u = (x - 6.3)(y - 4.6) / 8 + z / 16 - 0.2, v = (y - 5.1)(z - 3.7) / 8
-/// - x / 32, w = (z - 4.2)(x - 5.9) / 8 + (y - 4.8) / 16.
-VectorField3D polynomial_13x11x9() {
-  VectorField3D f;
-  f.nx = 13, f.ny = 11, f.nz = 9;
-  for (int64_t z = 0; z < f.nz; ++z)
-    for (int64_t y = 0; y < f.ny; ++y)
-      for (int64_t x = 0; x < f.nx; ++x) {
-        const double X = double(x), Y = double(y), Z = double(z);
-        f.u.push_back(float((X - 6.3) * (Y - 4.6) / 8.0 + Z / 16.0 - 0.2));
-        f.v.push_back(float((Y - 5.1) * (Z - 3.7) / 8.0 - X / 32.0));
-        f.w.push_back(float((Z - 4.2) * (X - 5.9) / 8.0 + (Y - 4.8) / 16.0));
-      }
-  return f;
-}
+/// A field with saddles and sources (tests/support/polynomial3d.hpp).
+VectorField3D polynomial_13x11x9() { return testing::polynomial3d(13, 11, 9); }
 
 struct Golden3D {
   const char* file;

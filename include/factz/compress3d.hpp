@@ -1,7 +1,8 @@
 // FaCTz for 3D vector fields (issue 22): error-bounded lossy compression of a float32 3D
 // vector field that keeps every critical point of its Freudenthal tetrahedra
-// (factz/topology3d.hpp) exactly: the 3D speculative mode on the CPU (docs/architecture.md,
-// "3D speculative mode"; format version 8, docs/format.md).
+// (factz/topology3d.hpp) exactly, on the CPU: the 3D speculative mode (docs/architecture.md,
+// "3D speculative mode") and the 3D block mode ("3D block mode"), plus mode none (the bound
+// alone); format version 8, docs/format.md.
 #pragma once
 
 #include <array>
@@ -18,8 +19,8 @@ namespace factz {
 /// Compresses a 3D vector field: G0 (|x' - x| <= eb for every component of every vertex;
 /// REL: eb = bound * (max - min) over the three components) and G1 (every tetrahedron
 /// keeps its exact signature: no critical point lost, spurious or of changed type) hold by
-/// construction. Options: mode speculative only (none and block give invalid_argument "not
-/// yet supported in 3D"), either coder, zstd, anchor_stride; policy serial or omp (cuda:
+/// construction in modes speculative (the default) and block; mode none keeps G0 only.
+/// Options: mode, either coder, zstd, anchor_stride (mode speculative); policy serial or omp (cuda:
 /// backend_unavailable); exact_edges and source are 2D features (invalid_argument). A field
 /// with missing vertices (a mask, or NaN) is invalid_argument: 3D masks are not supported
 /// yet. Bytes never depend on the thread count.

@@ -1,11 +1,13 @@
 // The public entry points of 3D vector fields (factz/compress3d.hpp): validation, option
-// rules, the CPU backend's 3D speculative mode and the stream layer (streams/vector3d_stream).
+// rules, the CPU backend's 3D modes (speculative; block and none, the tiled ones) and the
+// stream layer (streams/vector3d_stream).
 #include "factz/compress3d.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "backend/cpu/block3d_mode.hpp"
 #include "backend/cpu/speculative3d_mode.hpp"
 #include "factz/topology3d.hpp"
 #include "streams/stream_common.hpp"
@@ -56,6 +58,28 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
   p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(field));
   std::vector<std::pair<std::string, double>> stages;
   detail::StageLaps laps(stages, o.progress);
+  if (o.mode != Mode::speculative) {
+    detail::Tiled3DResult r;
+    if (o.mode == Mode::block) detail::run_block3d(field, p.eb, p.threads, r);
+    else detail::run_none3d(field, p.eb, p.threads, r);
+    laps.lap("frontend", 0.8);
+    detail::Tiled3DPayload payload;
+    detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload);
+    laps.lap("encode", 0.85);
+    auto stream = detail::assemble_tiled3d(p, payload);
+    if (!stream.ok()) return stream.status();
+    laps.lap("container", 1.0);
+    if (stats) {
+      *stats = CompressStats{};
+      stats->eb_abs = p.eb;
+      stats->exact_vertices = r.exact_vertices;
+      stats->repair_rounds = r.repair_rounds;
+      stats->repaired_vertices = r.repaired_vertices;
+      stats->stage_seconds = std::move(r.stage_seconds);  // the block frontend's own stages first
+      stats->stage_seconds.insert(stats->stage_seconds.end(), stages.begin(), stages.end());
+    }
+    return stream;
+  }
   detail::Speculative3DResult r;
   detail::run_speculative3d(field, p.eb, o.anchor_stride, p.threads, true, r);
   laps.lap("frontend", 0.8);
@@ -89,9 +113,12 @@ Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const Decomp
   auto parsed = detail::parse_vector3d_stream(stream);
   if (!parsed.ok()) return parsed.status();
   const int threads = detail::threads_of(o.policy, o.threads);
-  detail::Speculative3DInput in;
-  FACTZ_RETURN_IF_ERROR(detail::parse_speculative3d(stream, parsed.value(), threads, in));
   const auto& h = parsed->header;
+  detail::Speculative3DInput in;
+  detail::Tiled3DInput tiled;
+  const bool speculative = h.mode == detail::kModeSpeculative;
+  if (speculative) FACTZ_RETURN_IF_ERROR(detail::parse_speculative3d(stream, parsed.value(), threads, in));
+  else FACTZ_RETURN_IF_ERROR(detail::parse_tiled3d(stream, parsed.value(), threads, tiled));
   VectorField3D f;
   f.nx = int64_t(h.nx);
   f.ny = int64_t(h.ny);
@@ -100,7 +127,8 @@ Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const Decomp
   f.u.resize(n);
   f.v.resize(n);
   f.w.resize(n);
-  FACTZ_RETURN_IF_ERROR(detail::decode_speculative3d(h, in, threads, f.u, f.v, f.w));
+  if (speculative) FACTZ_RETURN_IF_ERROR(detail::decode_speculative3d(h, in, threads, f.u, f.v, f.w));
+  else FACTZ_RETURN_IF_ERROR(detail::decode_tiled3d(h, tiled, threads, f.u, f.v, f.w));
   return f;
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");

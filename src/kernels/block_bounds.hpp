@@ -122,59 +122,28 @@ inline constexpr int kExactCostBits = 48;
 FACTZ_HD float residual_magnitude(double r, float) { return float(fabs(r)); }
 FACTZ_HD double residual_magnitude(double r, double) { return fabs(r); }
 
-/// Bound id of one tile, the rectangle [x0, x1) x [y0, y1) of a plane x of width nx whose
-/// vertices need ids[k]. The paper takes the minimum id of the tile's non-exact vertices;
-/// one vertex with a tiny safe bound then drags the whole tile down. We choose instead the
-/// id T that minimises an estimate of the tile's size: vertices whose own id is below T
-/// are stored exactly (kExactCostBits each), the others cost about max(1, e - T + 2) bits,
-/// e being the bound-id exponent of their Lorenzo residual on the original values (inside
-/// the tile). 0 when eb is 0 or no vertex is free. The guarantee does not depend on this
-/// choice: quantization checks every vertex against its own bound and stores misses exactly.
-/// V: float, or double (the exponents are then those of doubles).
+/// The residual-exponent bins of choose_tile_id's estimate: e clamped to [0, kTileCostBins).
+inline constexpr int kTileCostBins = 2 * kMaxBoundId + 4;
+
+/// Bound-id exponent of a residual magnitude r against eb (whose exponent bits are
+/// `eb_exponent`): about floor(log2(r / eb)) + 30 + 2, clamped to the bins; an estimate, so
+/// the exponent bits suffice (subnormals count as tiny). V: float, or double.
 template <class V>
-FACTZ_HD uint8_t choose_tile_id(const V* x, const uint8_t* ids, int64_t nx, int64_t x0, int64_t y0, int64_t x1,
-                                int64_t y1, V eb) {
-  if (!(eb > V(0))) return 0;
-  constexpr int kBins = 2 * kMaxBoundId + 4;  // residual exponent e, clamped to [0, kBins)
-  const int eb_exponent = exponent_bits(eb);
-  // hist[id][e]: vertices by required id and residual exponent; only rows
-  // [id_lo, kMaxBoundId] and columns [e_lo, e_hi] are used (and zeroed).
-  int32_t hist[kMaxBoundId + 1][kBins];
-  int id_lo = kMaxBoundId + 1, e_lo = kBins, e_hi = -1;
-  int32_t free_count = 0;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int64_t y = y0; y < y1; ++y)
-      for (int64_t xi = x0; xi < x1; ++xi) {
-        const int64_t k = y * nx + xi;
-        const int id = ids[k];
-        if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
-        if (pass == 0) {
-          id_lo = id < id_lo ? id : id_lo;
-          continue;
-        }
-        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - nx] : 0.0;
-        const double ul = (xi > x0 && y > y0) ? x[k - nx - 1] : 0.0;
-        const V r = residual_magnitude(double(x[k]) - (l + up - ul), V(0));
-        // Bound-id exponent of the residual, about floor(log2(r / eb)) + 30 + 2; an
-        // estimate, so the exponent bits suffice (subnormals count as tiny).
-        int e = r > V(0) ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
-        e = e < 0 ? 0 : (e > kBins - 1 ? kBins - 1 : e);
-        ++hist[id][e];
-        e_lo = e < e_lo ? e : e_lo;
-        e_hi = e > e_hi ? e : e_hi;
-        ++free_count;
-      }
-    if (pass == 0) {
-      if (id_lo > kMaxBoundId) break;
-      for (int id = id_lo; id <= kMaxBoundId; ++id)
-        for (int e = 0; e < kBins; ++e) hist[id][e] = 0;
-    }
-  }
-  if (free_count == 0) return 0;
-  // Sweep T from kMaxBoundId down to id_lo (below it the cost only grows): vertices with
-  // id >= T are quantized at T, the others stored exactly.
-  int32_t quantized[kBins];
-  for (int e = 0; e < kBins; ++e) quantized[e] = 0;
+FACTZ_HD int residual_bin(V r, int eb_exponent) {
+  int e = r > V(0) ? exponent_bits(r) - eb_exponent + kMaxBoundId + 2 : 0;
+  return e < 0 ? 0 : (e > kTileCostBins - 1 ? kTileCostBins - 1 : e);
+}
+
+/// The id choose_tile_id takes for a tile whose free vertices (own id > 0) are counted in
+/// hist[id][e] (required id, residual bin; only rows [id_lo, kMaxBoundId] and columns
+/// [e_lo, e_hi] are read), `free_count` of them (> 0). Sweeps T from kMaxBoundId down to
+/// id_lo (below it the cost only grows): vertices with id >= T are quantized at T at about
+/// max(1, e - T + 1) bits, the others stored exactly (kExactCostBits); the cheapest T wins
+/// (the largest on a tie). Shared by the 2D tiles and the 3D ones (kernels/tiles3d.hpp).
+FACTZ_HD uint8_t cheapest_tile_id(const int32_t (*hist)[kTileCostBins], int id_lo, int e_lo, int e_hi,
+                                  int32_t free_count) {
+  int32_t quantized[kTileCostBins];
+  for (int e = 0; e < kTileCostBins; ++e) quantized[e] = 0;
   int32_t quantized_count = 0;
   int64_t best_cost = INT64_MAX;
   int best = 0;
@@ -192,6 +161,54 @@ FACTZ_HD uint8_t choose_tile_id(const V* x, const uint8_t* ids, int64_t nx, int6
     }
   }
   return uint8_t(best);
+}
+
+/// Bound id of one tile, the rectangle [x0, x1) x [y0, y1) of a plane x of width nx whose
+/// vertices need ids[k]. The paper takes the minimum id of the tile's non-exact vertices;
+/// one vertex with a tiny safe bound then drags the whole tile down. We choose instead the
+/// id T that minimises an estimate of the tile's size: vertices whose own id is below T
+/// are stored exactly (kExactCostBits each), the others cost about max(1, e - T + 2) bits,
+/// e being the bound-id exponent of their Lorenzo residual on the original values (inside
+/// the tile). 0 when eb is 0 or no vertex is free. The guarantee does not depend on this
+/// choice: quantization checks every vertex against its own bound and stores misses exactly.
+/// V: float, or double (the exponents are then those of doubles).
+template <class V>
+FACTZ_HD uint8_t choose_tile_id(const V* x, const uint8_t* ids, int64_t nx, int64_t x0, int64_t y0, int64_t x1,
+                                int64_t y1, V eb) {
+  if (!(eb > V(0))) return 0;
+  const int eb_exponent = exponent_bits(eb);
+  // hist[id][e]: vertices by required id and residual exponent; only rows
+  // [id_lo, kMaxBoundId] and columns [e_lo, e_hi] are used (and zeroed).
+  int32_t hist[kMaxBoundId + 1][kTileCostBins];
+  int id_lo = kMaxBoundId + 1, e_lo = kTileCostBins, e_hi = -1;
+  int32_t free_count = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t xi = x0; xi < x1; ++xi) {
+        const int64_t k = y * nx + xi;
+        const int id = ids[k];
+        if (id == 0) continue;  // exact whatever T is (or zero, which any T reproduces)
+        if (pass == 0) {
+          id_lo = id < id_lo ? id : id_lo;
+          continue;
+        }
+        const double l = xi > x0 ? x[k - 1] : 0.0, up = y > y0 ? x[k - nx] : 0.0;
+        const double ul = (xi > x0 && y > y0) ? x[k - nx - 1] : 0.0;
+        const V r = residual_magnitude(double(x[k]) - (l + up - ul), V(0));
+        const int e = residual_bin(r, eb_exponent);
+        ++hist[id][e];
+        e_lo = e < e_lo ? e : e_lo;
+        e_hi = e > e_hi ? e : e_hi;
+        ++free_count;
+      }
+    if (pass == 0) {
+      if (id_lo > kMaxBoundId) break;
+      for (int id = id_lo; id <= kMaxBoundId; ++id)
+        for (int e = 0; e < kTileCostBins; ++e) hist[id][e] = 0;
+    }
+  }
+  if (free_count == 0) return 0;
+  return cheapest_tile_id(hist, id_lo, e_lo, e_hi, free_count);
 }
 
 /// FaCTz-B step 3, one vertex and one component: the bound id of min(eb, r |x|), r the

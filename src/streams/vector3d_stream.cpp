@@ -9,7 +9,9 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
 #include "kernels/tiles.hpp"
+#include "kernels/tiles3d.hpp"
 #include "streams/stream_common.hpp"
+#include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz::detail {
@@ -52,15 +54,13 @@ Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options&
   if (uint64_t(nx) > kMaxElements / uint64_t(ny) || uint64_t(nx * ny) > kMaxElements / uint64_t(nz))
     return invalid_argument("field has too many values");
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
-  if (o.mode == Mode::none || o.mode == Mode::block)
-    return invalid_argument(std::string("mode ") + mode_name(o.mode) +
-                            " is not yet supported for 3D vector fields (use mode speculative)");
-  if (o.mode != Mode::speculative) return invalid_argument("unknown mode");
+  if (o.mode != Mode::none && o.mode != Mode::block && o.mode != Mode::speculative)
+    return invalid_argument("unknown mode");
   if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   if (o.exact_edges != 0) return invalid_argument("exact_edges is not supported for 3D vector fields");
   if (!o.source.empty()) return invalid_argument("a source record is not supported for 3D vector fields");
-  if (!valid_anchor_stride(o.anchor_stride))
+  if (o.mode == Mode::speculative && !valid_anchor_stride(o.anchor_stride))
     return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +
                             std::to_string(o.anchor_stride));
   return Status::Ok();
@@ -104,25 +104,39 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
     return Status(Code::unsupported_version, "stream is not a 3D vector field: it holds " + what);
   }
   if (h.dtype != kDtypeFloat32) return Status(Code::unsupported_version, "3D vector streams are float32 only");
-  if (h.mode != uint8_t(Mode::speculative))
+  if (h.mode != kModeNone && h.mode != kModeBlock && h.mode != kModeSpeculative)
     return Status(Code::unsupported_version,
-                  "3D vector stream of mode " + std::to_string(h.mode) + ": this build decodes mode speculative only");
-  if (h.tile != kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
+                  "3D vector stream of mode " + std::to_string(h.mode) + ": this build decodes modes none, block and "
+                  "speculative");
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
-  if (!valid_anchor_stride(int64_t(h.anchor_stride)))
-    return corrupt_stream("anchor stride " + std::to_string(h.anchor_stride) + " is not a power of two in [2, 4096]");
-  for (uint32_t id : {kSectionMeta, kSectionCodesU, kSectionCodesV, kSectionCodesW, kSectionExactValues,
-                      kSectionBoundIdsU})
+  const bool tiled = h.mode != kModeSpeculative;
+  std::vector<uint32_t> sections = {kSectionMeta, kSectionCodesU, kSectionCodesV, kSectionCodesW, kSectionExactValues};
+  if (tiled) {
+    if (h.tile != kTile3D) return corrupt_stream("unsupported 3D tile size " + std::to_string(h.tile));
+    if (h.anchor_stride != 0) return corrupt_stream("anchor stride in a 3D stream of mode none or block");
+    sections.insert(sections.end(), {kSectionExactIndex, kSectionOutliers});
+    if (h.mode == kModeBlock) sections.push_back(kSectionTileBounds);
+  } else {
+    if (h.tile != kTile) return corrupt_stream("unsupported tile size " + std::to_string(h.tile));
+    if (!valid_anchor_stride(int64_t(h.anchor_stride)))
+      return corrupt_stream("anchor stride " + std::to_string(h.anchor_stride) + " is not a power of two in [2, 4096]");
+    sections.push_back(kSectionBoundIdsU);
+  }
+  for (uint32_t id : sections)
     if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
+  // Any other section (masks, a source record, another mode's sections) is not part of a 3D
+  // vector stream of this mode.
   for (const auto& e : parsed->entries)
-    if (e.id == kSectionMask || e.id == kSectionMaskedValues || e.id == kSectionSource ||
-        e.id == kSectionTileBounds || e.id == kSectionExactIndex || e.id == kSectionOutliers)
-      return corrupt_stream("section " + section_name(e.id) + " in a 3D vector stream");
-  // The bound-id stream records its own symbol count: it must match the grid before
-  // anything is allocated for the grid (a forged header cannot make us allocate).
-  const uint64_t expected = target_count(h);
+    if (std::find(sections.begin(), sections.end(), e.id) == sections.end())
+      return corrupt_stream("section " + section_name(e.id) + " in a 3D vector stream of mode " +
+                            mode_name(Mode(h.mode)));
+  // The per-vertex stream (the bound ids, or in a tiled stream the u codes) records its own
+  // symbol count: it must match the grid before anything is allocated for the grid (a forged
+  // header cannot make us allocate).
+  const uint32_t per_vertex = tiled ? kSectionCodesU : kSectionBoundIdsU;
+  const uint64_t expected = tiled ? h.nx * h.ny * h.nz : target_count(h);
   for (const auto& e : parsed->entries) {
-    if (e.id != kSectionBoundIdsU) continue;
+    if (e.id != per_vertex) continue;
     const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
     std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
     if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
@@ -130,8 +144,8 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
     if (!count.ok()) return count.status();
     if (count.value() != expected)
       return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + "x" + std::to_string(h.nz) +
-                            " needs " + std::to_string(expected) + " bound ids, the stream holds " +
-                            std::to_string(count.value()));
+                            " needs " + std::to_string(expected) + (tiled ? " codes" : " bound ids") +
+                            ", the stream holds " + std::to_string(count.value()));
   }
   return parsed;
 }
@@ -182,6 +196,109 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
   for (float& x : out.exact) {
     if (!r.f32(x)) return corrupt_stream("exact values truncated");
     if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
+  }
+  return Status::Ok();
+}
+
+// ---- The 3D tiled modes (none and block) --------------------------------------------------
+
+namespace {
+
+constexpr const char* kPlaneNames[3] = {"u", "v", "w"};
+
+/// "Three planes" sections: concat_lists(u, concat_lists(v, w)), i.e.
+/// varint(size of u's part) | u | varint(size of v's part) | v | w.
+std::vector<uint8_t> concat_lists3(const std::vector<uint8_t> (&lists)[3]) {
+  return concat_lists(lists[0], concat_lists(lists[1], lists[2]));
+}
+
+Status split_lists3(std::span<const uint8_t> in, std::span<const uint8_t> (&out)[3], const char* what) {
+  std::span<const uint8_t> rest;
+  FACTZ_RETURN_IF_ERROR(split_lists(in, out[0], rest, what));
+  return split_lists(rest, out[1], out[2], what);
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayload& pl) {
+  const Options& o = p.options;
+  const auto coder = EntropyCoder(o.coder);
+  std::vector<Section> sections;
+  {
+    ByteWriter w;  // the 2D tiled meta section: bound-id range and radius (5 bytes)
+    w.u8(uint8_t(kMaxBoundId));
+    w.u32(uint32_t(kRadius));
+    sections.push_back({kSectionMeta, std::move(w.bytes())});
+  }
+  if (o.mode == Mode::block) sections.push_back({kSectionTileBounds, std::move(pl.tile_ids)});
+  for (int c = 0; c < 3; ++c) {
+    std::vector<uint8_t> coded;
+    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.symbols[c], kAnsCodeCenter, coded, p.threads));
+    sections.push_back({kCodeSections[c], std::move(coded)});
+  }
+  sections.push_back({kSectionExactIndex, concat_lists3(pl.exact_index)});
+  sections.push_back({kSectionExactValues, concat_lists3(pl.exact_values)});
+  sections.push_back({kSectionOutliers, concat_lists3(pl.outliers)});
+  offer_zstd(sections, o.zstd);
+  Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
+  std::vector<uint32_t> section_ids;
+  for (const auto& s : sections) section_ids.push_back(s.id);
+  h.version = stream_version(section_ids);  // 8: codes_w
+  h.components = 3;
+  h.ndims = 3;
+  h.mode = uint8_t(o.mode);
+  h.coder = uint8_t(o.coder);
+  h.tile = uint16_t(kTile3D);
+  h.anchor_stride = 0;
+  return write_stream(h, std::move(sections));
+}
+
+Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out) {
+  const auto& h = pc.header;
+  auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
+  {
+    auto meta = section(kSectionMeta);
+    if (!meta.ok()) return meta.status();
+    FACTZ_RETURN_IF_ERROR(check_meta_section(meta.value()));
+  }
+  out.eb = h.eb;
+  const uint64_t n = h.nx * h.ny * h.nz;
+  const TileLayout3D L(int64_t(h.nx), int64_t(h.ny), int64_t(h.nz));
+  const size_t ntiles = size_t(L.tile_count());
+  if (h.mode == kModeBlock) {
+    auto t = section(kSectionTileBounds);
+    if (!t.ok()) return t.status();
+    out.tile_ids = std::move(t.value());
+    if (out.tile_ids.size() != 3 * ntiles) return corrupt_stream("tile bound section has the wrong size");
+    for (uint8_t id : out.tile_ids)
+      if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
+  } else {
+    out.tile_ids.assign(3 * ntiles, uint8_t(out.eb > 0.0f ? kMaxBoundId : 0));
+  }
+  auto ex_idx = section(kSectionExactIndex);
+  if (!ex_idx.ok()) return ex_idx.status();
+  auto ex_val = section(kSectionExactValues);
+  if (!ex_val.ok()) return ex_val.status();
+  auto outl = section(kSectionOutliers);
+  if (!outl.ok()) return outl.status();
+  std::span<const uint8_t> idx[3], val[3], ol[3];
+  FACTZ_RETURN_IF_ERROR(split_lists3(ex_idx.value(), idx, "exact_index"));
+  FACTZ_RETURN_IF_ERROR(split_lists3(ex_val.value(), val, "exact_values"));
+  FACTZ_RETURN_IF_ERROR(split_lists3(outl.value(), ol, "outliers"));
+  const auto coder = EntropyCoder(h.coder);
+  for (int c = 0; c < 3; ++c) {
+    auto coded = section(kCodeSections[c]);
+    if (!coded.ok()) return coded.status();
+    auto count = coded_symbol_count(coder, coded.value());
+    if (!count.ok()) return count.status();
+    if (count.value() != n)
+      return corrupt_stream(section_name(kCodeSections[c]) + " holds " + std::to_string(count.value()) +
+                            " codes for " + std::to_string(n) + " vertices");
+    out.symbols[c].resize(size_t(n));
+    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.symbols[c], threads));
+    FACTZ_RETURN_IF_ERROR(parse_outliers(ol[c], n, out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
+    Status st = parse_exact(idx[c], val[c], n, out.exact_index[c], out.exact_value[c]);
+    if (!st.ok()) return corrupt_stream(std::string(kPlaneNames[c]) + " plane: " + st.message());
   }
   return Status::Ok();
 }

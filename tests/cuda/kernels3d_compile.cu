@@ -52,3 +52,30 @@ __global__ void decode_phase3d(float* u, float* v, float* w, const uint16_t* ids
                                       32768))
     *bad = 1;
 }
+
+// The 3D block mode (kernels/safe_bound3d.hpp, tiles3d.hpp): the safe bounds of one cube per
+// thread, the tile id of one tile per thread, and the 3D Lorenzo prediction of a tile.
+#include "kernels/safe_bound3d.hpp"
+#include "kernels/tiles3d.hpp"
+
+__global__ void cube_bounds3d(const float* u, const float* v, const float* w, float* bounds, uint8_t* cp_free,
+                              int64_t nx, int64_t ny, int64_t nz, float eb) {
+  namespace d = factz::detail;
+  const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (nx < 2 || ny < 2 || nz < 2 || c >= (nx - 1) * (ny - 1) * (nz - 1)) return;
+  const int64_t x = c % (nx - 1), y = (c / (nx - 1)) % (ny - 1), z = c / ((nx - 1) * (ny - 1));
+  float(*corner_bounds)[3] = reinterpret_cast<float(*)[3]>(bounds + 24 * c);  // 8 corners x 3 components
+  cp_free[c] = d::cube_safe_bounds(u, v, w, (z * ny + y) * nx + x, nx, ny, eb, corner_bounds);
+}
+
+__global__ void tile_ids3d(const float* x, const uint8_t* ids, uint8_t* tile_ids, int64_t nx, int64_t ny, int64_t nz,
+                           float eb, const int64_t* q, int64_t* pred) {
+  namespace d = factz::detail;
+  const d::TileLayout3D L(nx, ny, nz);
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= L.tile_count()) return;
+  int64_t lo[3], hi[3];
+  L.box(t, lo, hi);
+  tile_ids[t] = d::choose_tile_id3d(x, ids, nx, ny, lo, hi, eb);
+  pred[t] = d::tile_lorenzo3d(q, 1, 1, 1);
+}

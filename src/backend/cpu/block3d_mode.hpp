@@ -1,0 +1,58 @@
+// The 3D tiled modes on the CPU (issue 22; docs/architecture.md, "3D block mode"): FaCTz-B
+// on the Freudenthal mesh (per-tetrahedron safe bounds, kernels/safe_bound3d.hpp; per-vertex
+// bound ids; tile ids on 16^3 tiles, kernels/tiles3d.hpp; quantization; the exact check of
+// every tetrahedron's signature with repair) and mode none (the pointwise bound alone); the
+// payload for the stream layer (streams/vector3d_stream.hpp) and the decoder. OpenMP loops
+// write disjoint elements and lists are built in index order: the bytes and the decoded
+// values never depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "factz/field3d.hpp"
+#include "factz/status.hpp"
+#include "format/container.hpp"
+#include "streams/vector3d_stream.hpp"
+#include "util/big_vector.hpp"
+
+namespace factz::detail {
+
+/// What the 3D tiled frontend decided, per component c (u, v, w).
+struct Tiled3DResult {
+  std::vector<uint8_t> tile_ids[3];  ///< one per tile (TileLayout3D order)
+  BigVector<float> recon[3];         ///< the decoder's values
+  BigVector<uint8_t> exact[3];       ///< 1: the component is stored exactly
+  std::vector<uint16_t> symbols[3];  ///< the code symbols (kernels/tiles3d.hpp), index order
+  std::vector<std::pair<int64_t, int64_t>> escapes[3];  ///< (index, code) of symbol 0, by index
+  int64_t exact_vertices = 0;        ///< vertices with at least one component stored exactly
+  int64_t repair_rounds = 0;         ///< rounds of the exact check (1: nothing to repair)
+  int64_t repaired_vertices = 0;     ///< vertices the repair stored exactly
+  std::vector<std::pair<std::string, double>> stage_seconds;
+};
+
+/// Test hooks of run_block3d; the library always runs both stages.
+struct Block3DStages {
+  bool safe_bounds = true;  ///< false: every vertex takes eb (mode none's bounds)
+  bool check = true;        ///< false: no exact check and no repair
+};
+
+/// Mode none in 3D: every tile id 30 (0 when eb is 0), every vertex checked against eb.
+void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out);
+
+/// FaCTz-B in 3D on a validated field without missing vertices, absolute bound eb.
+void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages = {});
+
+/// The stream payload of a result (its symbols move out): symbols, outliers and exact lists
+/// per component; the tile ids when `block`.
+void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out);
+
+/// Reconstructs the planes (nx * ny * nz floats each) of a 3D tiled stream from its parsed
+/// input, tiles in parallel; corrupt_stream when a value is out of range or not finite.
+Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std::span<float> u, std::span<float> v,
+                      std::span<float> w);
+
+}  // namespace factz::detail
