@@ -31,6 +31,7 @@
 #include "streams/vector3d_stream.hpp"
 #include "format/crc32.hpp"
 #include "support/cli_process.hpp"
+#include "support/fields3d.hpp"
 #include "support/polynomial3d.hpp"
 #include "synth3d.hpp"
 
@@ -98,25 +99,7 @@ Bytes round_trip(const VectorField3D& f, const Options& o, const std::string& wh
   return s.value();
 }
 
-std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) {
-  std::vector<std::pair<std::string, VectorField3D>> out;
-  out.emplace_back("abc", testing::abc_flow(n, n, n));
-  out.emplace_back("taylor_green", testing::taylor_green(n, n - 3, n - 5));
-  out.emplace_back("taylor_green_w", testing::taylor_green(n - 1, n, n - 2, 0.3));
-  out.emplace_back("random_modes", testing::random_modes(n, n - 2, n - 1, 7));
-  out.emplace_back("rough", testing::random_modes(n - 4, n - 6, n - 3, 3, 48, 12));
-  out.emplace_back("ties", testing::tie_field(n - 7, n - 9, n - 8, 5));
-  return out;
-}
-
-VectorField3D filled(int64_t nx, int64_t ny, int64_t nz, float u, float v, float w) {
-  VectorField3D f;
-  f.nx = nx, f.ny = ny, f.nz = nz;
-  f.u.assign(size_t(f.size()), u);
-  f.v.assign(size_t(f.size()), v);
-  f.w.assign(size_t(f.size()), w);
-  return f;
-}
+std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) { return testing::flows3d(n, true); }
 
 TEST(Block3D, KeepsEveryCriticalPointAndTheBoundOnFlows) {
   for (const auto& [name, f] : flows(32)) {
@@ -161,14 +144,14 @@ TEST(Block3D, EveryCoderAndZstdSettingKeepsThemToo) {
 }
 
 TEST(Block3D, ZerosConstantsTiesAndLinearFields) {
-  const VectorField3D zeros = filled(24, 20, 18, 0, 0, 0);
+  const VectorField3D zeros = testing::filled3d(24, 20, 18, 0, 0, 0);
   const Bytes z = round_trip(zeros, block(1e-2), "zeros");
   EXPECT_LT(z.size(), 2000u) << "a zero field costs next to nothing";
   auto dz = decompress3d(z);
   ASSERT_TRUE(dz.ok());
   EXPECT_EQ(dz->v, zeros.v);
-  round_trip(filled(24, 20, 18, 1.5f, -2.0f, 0.25f), block(1e-2), "constant");
-  round_trip(filled(9, 8, 7, 0.0f, 0.0f, 1.0f), block(1e-3), "constant with zero components");
+  round_trip(testing::filled3d(24, 20, 18, 1.5f, -2.0f, 0.25f), block(1e-2), "constant");
+  round_trip(testing::filled3d(9, 8, 7, 0.0f, 0.0f, 1.0f), block(1e-3), "constant with zero components");
   for (uint64_t seed : {1, 2, 3})
     for (double r : {1e-1, 1e-2}) round_trip(testing::tie_field(17, 14, 13, seed), block(r), "ties");
   for (int t = 0; t <= int(CpType3::center); ++t) {
@@ -474,65 +457,28 @@ TEST(Block3D, ForgedContentsAreCorruptStreams) {
 
 // ---- Golden streams of format version 8, modes 1 and 0 (tests/data/golden/README.md) ----
 
-struct GoldenTiled3D {
-  const char* file;
-  Options options;
-  uint32_t values_crc;  ///< CRC-32C of the decoded u, v, w planes (bytes, in that order)
-};
 
-std::vector<GoldenTiled3D> golden_cases() {
+std::vector<testing::Golden3DCase> golden_cases() {
   return {{"v8_block3d_rel1e-2_huffman_nozstd_20x18x17.fz", block(1e-2, Coder::huffman, false), 0x70a67879u},
           {"v8_block3d_rel1e-4_ans_zstd_20x18x17.fz", block(1e-4, Coder::ans, true), 0x942ddd85u},
           {"v8_none3d_rel1e-3_ans_zstd_20x18x17.fz", block(1e-3, Coder::ans, true, Mode::none), 0x8eab41beu}};
-}
-
-uint32_t planes_crc(const VectorField3D& f) {
-  Bytes all;
-  for (const auto* p : {&f.u, &f.v, &f.w}) {
-    const auto* b = reinterpret_cast<const uint8_t*>(p->data());
-    all.insert(all.end(), b, b + p->size() * 4);  // little-endian host (docs/usage.md)
-  }
-  return detail::crc32c(all);
 }
 
 // FACTZ_REGENERATE_GOLDEN=1 rewrites the files (only when the format version is bumped or a
 // case is added) and prints the CRCs to paste above.
 TEST(Block3D, GoldenVersion8StreamsDecodeToThePinnedValuesAndAreReproduced) {
   const VectorField3D f = testing::polynomial3d(20, 18, 17);  // 2 x 2 x 2 tiles
-  const std::string dir = std::string(FACTZ_TEST_DATA_DIR) + "/golden/";
-  const bool regenerate = std::getenv("FACTZ_REGENERATE_GOLDEN") != nullptr;
-  for (const GoldenTiled3D& g : golden_cases()) {
-    auto fresh = compress(f, g.options);
-    ASSERT_TRUE(fresh.ok());
-    if (regenerate) {
-      std::ofstream(dir + g.file, std::ios::binary)
-          .write(reinterpret_cast<const char*>(fresh->data()), std::streamsize(fresh->size()));
-      auto d = decompress3d(fresh.value());
-      ASSERT_TRUE(d.ok());
-      std::printf("%s 0x%08xu\n", g.file, planes_crc(d.value()));
-      continue;
+  testing::check_golden3d(f, golden_cases(), [&](const testing::Golden3DCase& g, const Bytes& file, const VectorField3D& d) {
+    auto header = detail::parse_container(file);
+    ASSERT_TRUE(header.ok());
+    EXPECT_EQ(beyond(f, d, header->header.eb), 0) << g.file;
+    if (g.options.mode == Mode::block) {
+      auto c = compare(f, d);
+      ASSERT_TRUE(c.ok());
+      EXPECT_EQ(c->violations(), 0) << g.file;
+      EXPECT_GT(c->cp_original, 0) << g.file;
     }
-    std::ifstream in(dir + g.file, std::ios::binary);
-    ASSERT_TRUE(in.good()) << g.file;
-    const Bytes file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(file, fresh.value()) << g.file << ": the encoder's bytes changed (a new format version?)";
-    for (Policy p : {Policy::serial, Policy::omp}) {
-      DecompressOptions o;
-      o.policy = p;
-      auto d = decompress3d(file, o);
-      ASSERT_TRUE(d.ok()) << g.file << ": " << d.status().to_string();
-      EXPECT_EQ(planes_crc(d.value()), g.values_crc) << g.file;
-      auto header = detail::parse_container(file);
-      ASSERT_TRUE(header.ok());
-      EXPECT_EQ(beyond(f, d.value(), header->header.eb), 0) << g.file;
-      if (g.options.mode == Mode::block) {
-        auto c = compare(f, d.value());
-        ASSERT_TRUE(c.ok());
-        EXPECT_EQ(c->violations(), 0) << g.file;
-        EXPECT_GT(c->cp_original, 0) << g.file;
-      }
-    }
-  }
+  });
 }
 
 // ---- The command line --------------------------------------------------------------------

@@ -25,6 +25,7 @@
 #include "kernels/speculation3d.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector3d_stream.hpp"
+#include "support/fields3d.hpp"
 #include "support/polynomial3d.hpp"
 #include "synth3d.hpp"
 
@@ -75,15 +76,7 @@ Bytes round_trip(const VectorField3D& f, const Options& o, const std::string& wh
   return s.value();
 }
 
-std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) {
-  std::vector<std::pair<std::string, VectorField3D>> out;
-  out.emplace_back("abc", testing::abc_flow(n, n, n));
-  out.emplace_back("taylor_green", testing::taylor_green(n, n - 3, n - 5));
-  out.emplace_back("taylor_green_w", testing::taylor_green(n - 1, n, n - 2, 0.3));
-  out.emplace_back("random_modes", testing::random_modes(n, n - 2, n - 1, 7));
-  out.emplace_back("ties", testing::tie_field(n - 7, n - 9, n - 8, 5));
-  return out;
-}
+std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) { return testing::flows3d(n, false); }
 
 TEST(Speculative3D, KeepsEveryCriticalPointAndTheBoundOnFlows) {
   for (const auto& [name, f] : flows(32)) {
@@ -124,24 +117,15 @@ TEST(Speculative3D, AbsoluteBoundsAndAnchorStrides) {
   EXPECT_EQ(d->w, f.w);
 }
 
-VectorField3D filled(int64_t nx, int64_t ny, int64_t nz, float u, float v, float w) {
-  VectorField3D f;
-  f.nx = nx, f.ny = ny, f.nz = nz;
-  f.u.assign(size_t(f.size()), u);
-  f.v.assign(size_t(f.size()), v);
-  f.w.assign(size_t(f.size()), w);
-  return f;
-}
-
 TEST(Speculative3D, ZerosConstantsAndLinearFields) {
-  const VectorField3D zeros = filled(24, 20, 18, 0, 0, 0);
+  const VectorField3D zeros = testing::filled3d(24, 20, 18, 0, 0, 0);
   const Bytes z = round_trip(zeros, rel(1e-2), "zeros");
   EXPECT_LT(z.size(), 2000u) << "a zero field costs next to nothing";
   auto dz = decompress3d(z);
   ASSERT_TRUE(dz.ok());
   EXPECT_EQ(dz->v, zeros.v);
-  round_trip(filled(24, 20, 18, 1.5f, -2.0f, 0.25f), rel(1e-2), "constant");
-  round_trip(filled(9, 8, 7, 0.0f, 0.0f, 1.0f), rel(1e-3), "constant with zero components");
+  round_trip(testing::filled3d(24, 20, 18, 1.5f, -2.0f, 0.25f), rel(1e-2), "constant");
+  round_trip(testing::filled3d(9, 8, 7, 0.0f, 0.0f, 1.0f), rel(1e-3), "constant with zero components");
   for (int t = 0; t <= int(CpType3::center); ++t) {
     const CpType3 type = CpType3(t);
     const VectorField3D f =
@@ -514,13 +498,8 @@ TEST(Speculative3D, ForgedContentsAreCorruptStreams) {
 /// A field with saddles and sources (tests/support/polynomial3d.hpp).
 VectorField3D polynomial_13x11x9() { return testing::polynomial3d(13, 11, 9); }
 
-struct Golden3D {
-  const char* file;
-  Options options;
-  uint32_t values_crc;  ///< CRC-32C of the decoded u, v, w planes (bytes, in that order)
-};
 
-std::vector<Golden3D> golden3d_cases() {
+std::vector<testing::Golden3DCase> golden3d_cases() {
   Options huffman = rel(1e-2, Coder::huffman, false);
   Options ans = rel(1e-3, Coder::ans, true);
   ans.anchor_stride = 4;
@@ -528,48 +507,16 @@ std::vector<Golden3D> golden3d_cases() {
           {"v8_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", ans, 0x4db8b21au}};
 }
 
-uint32_t planes_crc(const VectorField3D& f) {
-  Bytes all;
-  for (const auto* p : {&f.u, &f.v, &f.w}) {
-    const auto* b = reinterpret_cast<const uint8_t*>(p->data());
-    all.insert(all.end(), b, b + p->size() * 4);  // little-endian host (docs/usage.md)
-  }
-  return detail::crc32c(all);
-}
-
 // FACTZ_REGENERATE_GOLDEN=1 rewrites the files (only when the format version is bumped or a
 // case is added) and prints the CRCs to paste above.
 TEST(Speculative3D, GoldenVersion8StreamsDecodeToThePinnedValuesAndAreReproduced) {
   const VectorField3D f = polynomial_13x11x9();
-  const std::string dir = std::string(FACTZ_TEST_DATA_DIR) + "/golden/";
-  const bool regenerate = std::getenv("FACTZ_REGENERATE_GOLDEN") != nullptr;
-  for (const Golden3D& g : golden3d_cases()) {
-    auto fresh = compress(f, g.options);
-    ASSERT_TRUE(fresh.ok());
-    if (regenerate) {
-      std::ofstream(dir + g.file, std::ios::binary)
-          .write(reinterpret_cast<const char*>(fresh->data()), std::streamsize(fresh->size()));
-      auto d = decompress3d(fresh.value());
-      ASSERT_TRUE(d.ok());
-      std::printf("%s 0x%08xu\n", g.file, planes_crc(d.value()));
-      continue;
-    }
-    std::ifstream in(dir + g.file, std::ios::binary);
-    ASSERT_TRUE(in.good()) << g.file;
-    const Bytes file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(file, fresh.value()) << g.file << ": the encoder's bytes changed (a new format version?)";
-    for (Policy p : {Policy::serial, Policy::omp}) {
-      DecompressOptions o;
-      o.policy = p;
-      auto d = decompress3d(file, o);
-      ASSERT_TRUE(d.ok()) << g.file << ": " << d.status().to_string();
-      EXPECT_EQ(planes_crc(d.value()), g.values_crc) << g.file;
-      auto c = compare(f, d.value());
-      ASSERT_TRUE(c.ok());
-      EXPECT_EQ(c->violations(), 0) << g.file;
-      EXPECT_GT(c->cp_original, 0) << g.file;
-    }
-  }
+  testing::check_golden3d(f, golden3d_cases(), [&](const testing::Golden3DCase& g, const Bytes&, const VectorField3D& d) {
+    auto c = compare(f, d);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->violations(), 0) << g.file;
+    EXPECT_GT(c->cp_original, 0) << g.file;
+  });
 }
 
 }  // namespace

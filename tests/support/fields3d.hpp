@@ -1,0 +1,100 @@
+// What the 3D vector-field tests share (tests/test_speculative3d.cpp, tests/test_block3d.cpp):
+// the synthetic flows every mode must keep, constant fields, the CRC of decoded planes, and
+// the golden-stream check (reproduced byte for byte, decoded to pinned values).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "factz/compress3d.hpp"
+#include "format/crc32.hpp"
+#include "synth3d.hpp"
+
+namespace factz::testing {
+
+/// ABC, Taylor-Green (w = 0 and not), random modes, ties, and with `rough` a field dense in
+/// critical points, on grids of about n^3 with unequal sides.
+inline std::vector<std::pair<std::string, VectorField3D>> flows3d(int64_t n, bool rough) {
+  std::vector<std::pair<std::string, VectorField3D>> out;
+  out.emplace_back("abc", abc_flow(n, n, n));
+  out.emplace_back("taylor_green", taylor_green(n, n - 3, n - 5));
+  out.emplace_back("taylor_green_w", taylor_green(n - 1, n, n - 2, 0.3));
+  out.emplace_back("random_modes", random_modes(n, n - 2, n - 1, 7));
+  if (rough) out.emplace_back("rough", random_modes(n - 4, n - 6, n - 3, 3, 48, 12));
+  out.emplace_back("ties", tie_field(n - 7, n - 9, n - 8, 5));
+  return out;
+}
+
+/// Every vertex holds (u, v, w).
+inline VectorField3D filled3d(int64_t nx, int64_t ny, int64_t nz, float u, float v, float w) {
+  VectorField3D f;
+  f.nx = nx, f.ny = ny, f.nz = nz;
+  f.u.assign(size_t(f.size()), u);
+  f.v.assign(size_t(f.size()), v);
+  f.w.assign(size_t(f.size()), w);
+  return f;
+}
+
+/// CRC-32C of the u, v, w planes' bytes, in that order (little-endian host, docs/usage.md).
+inline uint32_t planes_crc(const VectorField3D& f) {
+  std::vector<uint8_t> all;
+  for (const auto* p : {&f.u, &f.v, &f.w}) {
+    const auto* b = reinterpret_cast<const uint8_t*>(p->data());
+    all.insert(all.end(), b, b + p->size() * 4);
+  }
+  return detail::crc32c(all);
+}
+
+/// A golden 3D stream: the file under tests/data/golden, the options it was written with,
+/// and the CRC-32C of its decoded planes.
+struct Golden3DCase {
+  const char* file;
+  Options options;
+  uint32_t values_crc;
+};
+
+/// Each case compressed from `f` must give its file byte for byte, and the file must decode
+/// (serial and OpenMP) to its pinned CRC; `more` checks each decoded field further. With
+/// FACTZ_REGENERATE_GOLDEN set, the files are rewritten instead (only when the format
+/// version is bumped or a case is added) and their CRCs printed to paste into the cases.
+inline void check_golden3d(const VectorField3D& f, const std::vector<Golden3DCase>& cases,
+                           const std::function<void(const Golden3DCase&, const std::vector<uint8_t>&,
+                                                    const VectorField3D&)>& more) {
+  const std::string dir = std::string(FACTZ_TEST_DATA_DIR) + "/golden/";
+  const bool regenerate = std::getenv("FACTZ_REGENERATE_GOLDEN") != nullptr;
+  for (const Golden3DCase& g : cases) {
+    auto fresh = compress(f, g.options);
+    ASSERT_TRUE(fresh.ok()) << g.file << ": " << fresh.status().to_string();
+    if (regenerate) {
+      std::ofstream(dir + g.file, std::ios::binary)
+          .write(reinterpret_cast<const char*>(fresh->data()), std::streamsize(fresh->size()));
+      auto d = decompress3d(fresh.value());
+      ASSERT_TRUE(d.ok());
+      std::printf("%s 0x%08xu\n", g.file, planes_crc(d.value()));
+      continue;
+    }
+    std::ifstream in(dir + g.file, std::ios::binary);
+    ASSERT_TRUE(in.good()) << g.file;
+    const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(file, fresh.value()) << g.file << ": the encoder's bytes changed (a new format version?)";
+    for (Policy p : {Policy::serial, Policy::omp}) {
+      DecompressOptions o;
+      o.policy = p;
+      auto d = decompress3d(file, o);
+      ASSERT_TRUE(d.ok()) << g.file << ": " << d.status().to_string();
+      EXPECT_EQ(planes_crc(d.value()), g.values_crc) << g.file;
+      more(g, file, d.value());
+    }
+  }
+}
+
+}  // namespace factz::testing
