@@ -140,6 +140,22 @@ Status parse_meta_section(std::span<const uint8_t> meta, const Header& h, double
   return Status::Ok();
 }
 
+Status read_tile_ids(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd, uint8_t mode,
+                     int components, size_t ntiles, bool positive_bound, std::vector<uint8_t>& out) {
+  const size_t count = size_t(components) * ntiles;
+  if (mode != uint8_t(Mode::block)) {  // mode none: one uniform id
+    out.assign(count, uint8_t(positive_bound ? kMaxBoundId : 0));
+    return Status::Ok();
+  }
+  auto t = read_section(stream, pc, kSectionTileBounds, zstd);
+  if (!t.ok()) return t.status();
+  out = std::move(t.value());
+  if (out.size() != count) return corrupt_stream("tile bound section has the wrong size");
+  for (uint8_t id : out)
+    if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
+  return Status::Ok();
+}
+
 Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd,
                            TiledSections& out) {
   const auto& h = pc.header;
@@ -149,16 +165,7 @@ Status read_tiled_sections(std::span<const uint8_t> stream, const ParsedContaine
   FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.value(), h, out.eb));
   const TileLayout L(int64_t(h.nx), int64_t(h.ny));
   const size_t ntiles = size_t(L.tile_count());
-  if (h.mode == uint8_t(Mode::block)) {  // per-tile ids; mode none: one uniform id
-    auto t = section(kSectionTileBounds);
-    if (!t.ok()) return t.status();
-    out.tile_ids = std::move(t.value());
-    if (out.tile_ids.size() != 2 * ntiles) return corrupt_stream("tile bound section has the wrong size");
-    for (uint8_t id : out.tile_ids)
-      if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
-  } else {
-    out.tile_ids.assign(2 * ntiles, uint8_t(out.eb > 0.0 ? kMaxBoundId : 0));
-  }
+  FACTZ_RETURN_IF_ERROR(read_tile_ids(stream, pc, zstd, h.mode, 2, ntiles, out.eb > 0.0, out.tile_ids));
   auto ex_idx = section(kSectionExactIndex);
   if (!ex_idx.ok()) return ex_idx.status();
   auto ex_val = section(kSectionExactValues);

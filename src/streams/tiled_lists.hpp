@@ -47,6 +47,13 @@ Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t
 Status parse_exact(std::span<const uint8_t> exact_index, std::span<const uint8_t> exact_values, uint64_t n,
                    std::vector<int64_t>& index, std::vector<double>& value);
 
+/// The tile ids of a tiled stream in `mode` (block or none) with `components` planes of
+/// `ntiles` tiles each, plane after plane: mode block's tile_bounds section, read through
+/// `zstd` and checked (its size, every id at most kMaxBoundId); mode none's uniform id
+/// (kMaxBoundId, or 0 when the bound is 0). 2D and 3D vector streams alike.
+Status read_tile_ids(std::span<const uint8_t> stream, const ParsedContainer& pc, const Decompressor* zstd, uint8_t mode,
+                     int components, size_t ntiles, bool positive_bound, std::vector<uint8_t>& out);
+
 /// The meta section of a tiled or speculative stream: the bound-id range and radius of
 /// this format (corrupt_stream when malformed or different).
 Status check_meta_section(std::span<const uint8_t> meta);

@@ -265,16 +265,8 @@ Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc,
   const uint64_t n = h.nx * h.ny * h.nz;
   const TileLayout3D L(int64_t(h.nx), int64_t(h.ny), int64_t(h.nz));
   const size_t ntiles = size_t(L.tile_count());
-  if (h.mode == kModeBlock) {
-    auto t = section(kSectionTileBounds);
-    if (!t.ok()) return t.status();
-    out.tile_ids = std::move(t.value());
-    if (out.tile_ids.size() != 3 * ntiles) return corrupt_stream("tile bound section has the wrong size");
-    for (uint8_t id : out.tile_ids)
-      if (id > kMaxBoundId) return corrupt_stream("tile bound id out of range");
-  } else {
-    out.tile_ids.assign(3 * ntiles, uint8_t(out.eb > 0.0f ? kMaxBoundId : 0));
-  }
+  FACTZ_RETURN_IF_ERROR(
+      read_tile_ids(stream, pc, &zstd_stage_decompressor(), h.mode, 3, ntiles, out.eb > 0.0f, out.tile_ids));
   auto ex_idx = section(kSectionExactIndex);
   if (!ex_idx.ok()) return ex_idx.status();
   auto ex_val = section(kSectionExactValues);
