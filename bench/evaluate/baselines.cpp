@@ -3,7 +3,14 @@
 #include <zfp.h>
 #include <zstd.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace factz::eval {
 namespace {
@@ -135,6 +142,101 @@ class ZfpCompressor final : public Compressor {
   int threads_;
 };
 
+class Sz3Compressor final : public Compressor {
+ public:
+  explicit Sz3Compressor(std::string binary) : binary_(std::move(binary)) {}
+  std::string name() const override { return "sz3"; }
+
+  Result<std::vector<uint8_t>> compress(const VectorField2D& f, double eb_abs) const override {
+    auto dir = TempDir::make();
+    if (!dir.ok()) return dir.status();
+    std::vector<uint8_t> out(8);
+    uint64_t first = 0;
+    for (int c = 0; c < 2; ++c) {
+      const std::vector<float>& plane = c == 0 ? f.u : f.v;
+      const std::string raw = dir->path + "/in.f32", sz = dir->path + "/out.sz";
+      FACTZ_RETURN_IF_ERROR(write_file(raw, plane.data(), plane.size() * sizeof(float)));
+      char eb[40];
+      std::snprintf(eb, sizeof eb, "%.17g", eb_abs);
+      FACTZ_RETURN_IF_ERROR(run("-f -i " + quoted(raw) + " -z " + quoted(sz) + " -2 " + std::to_string(f.nx) + " " +
+                                std::to_string(f.ny) + " -M ABS " + eb));
+      auto bytes = read_file(sz);
+      if (!bytes.ok()) return bytes.status();
+      if (c == 0) first = bytes->size();
+      out.insert(out.end(), bytes->begin(), bytes->end());
+    }
+    for (int b = 0; b < 8; ++b) out[size_t(b)] = uint8_t(first >> (8 * b));
+    return out;
+  }
+
+  Result<VectorField2D> decompress(std::span<const uint8_t> s, int64_t nx, int64_t ny) const override {
+    if (s.size() < 8) return corrupt_stream("sz3: truncated");
+    uint64_t first = 0;
+    for (int b = 0; b < 8; ++b) first |= uint64_t(s[size_t(b)]) << (8 * b);
+    if (first > s.size() - 8) return corrupt_stream("sz3: bad size");
+    auto dir = TempDir::make();
+    if (!dir.ok()) return dir.status();
+    VectorField2D f{nx, ny, std::vector<float>(size_t(nx * ny)), std::vector<float>(size_t(nx * ny))};
+    for (int c = 0; c < 2; ++c) {
+      const auto part = c == 0 ? s.subspan(8, first) : s.subspan(8 + first);
+      const std::string sz = dir->path + "/in.sz", raw = dir->path + "/out.f32";
+      FACTZ_RETURN_IF_ERROR(write_file(sz, part.data(), part.size()));
+      FACTZ_RETURN_IF_ERROR(run("-f -z " + quoted(sz) + " -o " + quoted(raw) + " -2 " + std::to_string(nx) + " " +
+                                std::to_string(ny)));
+      auto bytes = read_file(raw);
+      if (!bytes.ok()) return bytes.status();
+      std::vector<float>& plane = c == 0 ? f.u : f.v;
+      if (bytes->size() != plane.size() * sizeof(float)) return corrupt_stream("sz3: wrong decompressed size");
+      std::memcpy(plane.data(), bytes->data(), bytes->size());
+    }
+    return f;
+  }
+
+ private:
+  /// A private folder under $TMPDIR (or /tmp), removed with its files when it goes.
+  struct TempDir {
+    std::string path;
+    static Result<TempDir> make() {
+      const char* base = std::getenv("TMPDIR");
+      std::string pattern = std::string(base && *base ? base : "/tmp") + "/factz-sz3-XXXXXX";
+      if (mkdtemp(pattern.data()) == nullptr) return bad("sz3: cannot create a temporary folder");
+      return TempDir{pattern};
+    }
+    TempDir(std::string p) : path(std::move(p)) {}
+    TempDir(TempDir&& o) noexcept : path(std::move(o.path)) { o.path.clear(); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    TempDir& operator=(TempDir&&) = delete;
+    ~TempDir() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  };
+
+  static std::string quoted(const std::string& s) {
+    std::string q = "'";
+    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+  }
+  static Status write_file(const std::string& path, const void* data, size_t bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(static_cast<const char*>(data), std::streamsize(bytes));
+    return out.good() ? Status::Ok() : bad("sz3: cannot write " + path);
+  }
+  static Result<std::vector<uint8_t>> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return bad("sz3: no output " + path);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  Status run(const std::string& args) const {
+    const std::string cmd = quoted(binary_) + " " + args + " >/dev/null 2>&1";
+    const int rc = std::system(cmd.c_str());
+    return rc == 0 ? Status::Ok() : bad("sz3: '" + cmd + "' failed (status " + std::to_string(rc) + ")");
+  }
+
+  std::string binary_;
+};
+
 class FactzCompressor final : public Compressor {
  public:
   FactzCompressor(Mode mode, Coder coder, int threads) : mode_(mode), coder_(coder), threads_(threads) {}
@@ -176,6 +278,7 @@ std::string factz_name(Mode mode) {
 
 std::unique_ptr<Compressor> make_zstd(int level, int threads) { return std::make_unique<ZstdCompressor>(level, threads); }
 std::unique_ptr<Compressor> make_zfp(int threads) { return std::make_unique<ZfpCompressor>(threads); }
+std::unique_ptr<Compressor> make_sz3(const std::string& binary) { return std::make_unique<Sz3Compressor>(binary); }
 std::unique_ptr<Compressor> make_factz(Mode mode, Coder coder, int threads) {
   return std::make_unique<FactzCompressor>(mode, coder, threads);
 }

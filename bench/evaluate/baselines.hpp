@@ -21,7 +21,7 @@ namespace factz::eval {
 class Compressor {
  public:
   virtual ~Compressor() = default;
-  /// Stable name used in the CSV/JSON ("zstd-3", "zfp", "factz-none", "factz-B", "factz-S").
+  /// Stable name used in the CSV/JSON ("zstd-3", "zfp", "sz3", "factz-none", "factz-B", "factz-S").
   virtual std::string name() const = 0;
   /// Entropy coder ("huffman", "ans") for FaCTz, "-" for the baselines.
   virtual std::string coder() const { return "-"; }
@@ -38,6 +38,13 @@ std::unique_ptr<Compressor> make_zstd(int level, int threads);
 /// ZFP fixed-accuracy (tolerance = eb_abs) on u and v separately as 2D arrays; at eb_abs
 /// == 0 ZFP's reversible (lossless) mode. Compression uses OpenMP with `threads` (0: default).
 std::unique_ptr<Compressor> make_zfp(int threads);
+/// SZ3 (issue 20: the compressor users compare against) through its command-line tool
+/// `binary`, built from its public source outside this repository (docs/benchmarks.md):
+/// ABS mode with eb_abs on u and v separately, as `bench/sz3_compare.sh` runs it (eb_abs 0
+/// is its lossless case). The planes go through files in a private temporary folder, so the
+/// timings include two process starts and the file I/O; the stream is an 8-byte
+/// little-endian size of the u stream, the u stream, then the v stream.
+std::unique_ptr<Compressor> make_sz3(const std::string& binary);
 /// FaCTz with `mode` and `coder`, ABS bound, zstd stage on, OpenMP with `threads`.
 std::unique_ptr<Compressor> make_factz(Mode mode, Coder coder, int threads);
 

@@ -33,7 +33,10 @@ const char* kUsage =
     "                        1e-1,1e-2,1e-3,1e-4,1e-5,0)\n"
     "  --large-vertices N    (default 16777216 = 4096^2: 4096^2 gets the full sweep)\n"
     "  --slow-max-vertices N zstd-19 runs only up to N vertices (default 4194304)\n"
-    "  --compressors LIST    of zstd-3,zstd-19,zfp,factz-none,factz-B,factz-S (default all)\n"
+    "  --compressors LIST    of zstd-3,zstd-19,zfp,sz3,factz-none,factz-B,factz-S (default all;\n"
+    "                        sz3 only with --sz3)\n"
+    "  --sz3 PATH            SZ3's command-line tool (built from its public source outside\n"
+    "                        this repository): adds the sz3 baseline\n"
     "  --repeats N           timed repeats (default by size: 5, 3, or 1 above 4M vertices)\n"
     "  --threads T           OpenMP threads (default: OpenMP's)\n"
     "  --throughput-bound B  REL bound of the mode x coder sweep (default 1e-2)\n"
@@ -60,12 +63,13 @@ bool to_double(const std::string& s, double& out) {
   return !s.empty() && *end == '\0' && std::isfinite(out);
 }
 
-std::unique_ptr<Compressor> make(const std::string& name, int threads) {
+std::unique_ptr<Compressor> make(const std::string& name, int threads, const std::string& sz3) {
   using factz::Coder;
   using factz::Mode;
   if (name == "zstd-3") return factz::eval::make_zstd(3, threads);
   if (name == "zstd-19") return factz::eval::make_zstd(19, threads);
   if (name == "zfp") return factz::eval::make_zfp(threads);
+  if (name == "sz3" && !sz3.empty()) return factz::eval::make_sz3(sz3);
   if (name == "factz-none") return factz::eval::make_factz(Mode::none, Coder::huffman, threads);
   if (name == "factz-B") return factz::eval::make_factz(Mode::block, Coder::huffman, threads);
   if (name == "factz-S") return factz::eval::make_factz(Mode::speculative, Coder::huffman, threads);
@@ -82,7 +86,8 @@ std::string now_utc() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string out_dir, dump;
+  std::string out_dir, dump, sz3;
+  bool names_given = false;
   std::vector<std::string> inputs;
   std::vector<std::string> names = {"zstd-3", "zstd-19", "zfp", "factz-none", "factz-B", "factz-S"};
   factz::eval::Settings settings;
@@ -97,13 +102,17 @@ int main(int argc, char** argv) {
       throughput = false;
     } else if (a == "--out" || a == "--bounds" || a == "--compressors" || a == "--repeats" || a == "--threads" ||
                a == "--throughput-bound" || a == "--dump" || a == "--large-bounds" || a == "--large-vertices" ||
-               a == "--slow-max-vertices") {
+               a == "--slow-max-vertices" || a == "--sz3") {
       const char* v = value();
       if (v == nullptr) return usage(a + " needs a value");
       double x = 0;
       if (a == "--out") out_dir = v;
       else if (a == "--dump") dump = v;
-      else if (a == "--compressors") names = split(v, ',');
+      else if (a == "--sz3") sz3 = v;
+      else if (a == "--compressors") {
+        names = split(v, ',');
+        names_given = true;
+      }
       else if (a == "--bounds" || a == "--large-bounds") {
         auto& list = a == "--bounds" ? settings.bounds : settings.large_bounds;
         list.clear();
@@ -127,12 +136,13 @@ int main(int argc, char** argv) {
   if (out_dir.empty()) return usage("--out DIR is required");
   if (inputs.empty()) return usage("no fields given");
   const int threads = settings.threads;
+  if (!sz3.empty() && !names_given) names.insert(names.begin() + 3, "sz3");  // after zfp
 
   std::vector<std::unique_ptr<Compressor>> owned;
   std::vector<const Compressor*> sweep, tput;
   for (const auto& n : names) {
-    owned.push_back(make(n, threads));
-    if (!owned.back()) return usage("unknown compressor '" + n + "'");
+    owned.push_back(make(n, threads, sz3));
+    if (!owned.back()) return usage(n == "sz3" ? "sz3 needs --sz3 PATH" : "unknown compressor '" + n + "'");
     sweep.push_back(owned.back().get());
   }
   if (throughput)
@@ -145,7 +155,7 @@ int main(int argc, char** argv) {
   double dump_bound = 0;
   if (!dump.empty()) {
     const auto at = dump.find('@');
-    if (at == std::string::npos || !(dumper = make(dump.substr(0, at), threads)) ||
+    if (at == std::string::npos || !(dumper = make(dump.substr(0, at), threads, sz3)) ||
         !to_double(dump.substr(at + 1), dump_bound) || dump_bound < 0)
       return usage("--dump needs COMPRESSOR@REL_BOUND, e.g. zfp@1e-2");
   }

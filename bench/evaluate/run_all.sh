@@ -9,7 +9,9 @@
 # Environment: BUILD (build dir, default build-eval), OUT (default $BUILD/evaluation),
 # DATA (default ../shared/data), SYNTH_SIZES (default "4096 10000"), THREADS (OpenMP
 # threads, default OpenMP's), NICE (default 10), FIG9_FIELD / FIG9_ZOOM (the field and
-# window of the Figure 9 pictures), DOCS=1 to copy tables and figures into docs/.
+# window of the Figure 9 pictures), SZ3 (SZ3's command-line tool, built from its public
+# source outside this repository: adds the sz3 baseline), DOCS=1 to copy tables and figures
+# into docs/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,7 +64,9 @@ for u in "$DATA"/*_u_*.f32; do
   [[ -f "$v" ]] && REAL+=("$u")
 done
 echo "== evaluate: ${#REAL[@]} real fields + ${#SYNTH[@]} synthetic" >&2
-$RUN "$EVALUATE" --out "$OUT" --threads "$THREADS" "${REAL[@]}" "${SYNTH[@]}"
+SZ3_ARGS=()
+[[ -n "${SZ3:-}" ]] && SZ3_ARGS=(--sz3 "$SZ3")
+$RUN "$EVALUATE" --out "$OUT" --threads "$THREADS" "${SZ3_ARGS[@]}" "${REAL[@]}" "${SYNTH[@]}"
 stage "harness" "$t"
 
 # 3. Figures 6, 10 and the ratio curves.
