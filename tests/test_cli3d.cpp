@@ -261,7 +261,7 @@ TEST(Cli3D, CompressDecompressVerifyRoundTrip) {
   EXPECT_EQ(kv["cp_original"], kv["cp_decompressed"]);
   const Outcome info = run_in(dir, kCli + " info -z m.fz");
   ASSERT_EQ(info.exit_code, 0) << info.describe();
-  for (const char* want : {"format version 8", "3D vector field (u, v, w)", "nz=13", "codes_w", "speculative"})
+  for (const char* want : {"format version 10", "3D vector field (u, v, w)", "nz=13", "codes_w", "speculative"})
     EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
   const Outcome json = run_in(dir, kCli + " info -z m.fz --json");
   ASSERT_EQ(json.exit_code, 0) << json.describe();

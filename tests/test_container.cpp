@@ -548,7 +548,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 10, 0xFFFF}) {  // 1 to 9 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9: segmented codes)
+  for (uint16_t v : {0, 11, 0xFFFF}) {  // 1 to 10 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented codes)
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -576,6 +576,19 @@ TEST(Container, Version8IsThe3DVectorVersion) {
   put(s, 4, 9, 2);
   reseal_header(s);
   expect_rejected(s, "3 component(s) in a version 9 stream");
+  // Version 10 is 3D (segmented codes in mode speculative), and only in mode speculative.
+  s = sample_stream();
+  put(s, 4, 10, 2);
+  reseal_header(s);
+  expect_rejected(s, "2 component(s) in a version 10 stream");
+  put(s, 7, 3, 1);   // components 3
+  put(s, 8, 3, 1);   // ndims 3
+  put(s, 28, 2, 8);  // nz 2
+  reseal_header(s);
+  EXPECT_TRUE(parse_container(s).ok()) << "a 3D speculative stream may be version 10";
+  put(s, 9, kModeBlock, 1);
+  reseal_header(s);
+  expect_rejected(s, "mode 1 in a version 10 stream (only 3D speculative streams are version 10)");
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {

@@ -23,8 +23,10 @@
 #include "format/crc32.hpp"
 #include "kernels/interpolation3d.hpp"
 #include "kernels/speculation3d.hpp"
+#include "streams/code_segments.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector3d_stream.hpp"
+#include "util/byte_io.hpp"
 #include "support/fields3d.hpp"
 #include "support/polynomial3d.hpp"
 #include "synth3d.hpp"
@@ -365,13 +367,40 @@ TEST(Speculative3D, RefusesWhatItDoesNotSupportWithAClearMessage) {
   says(compress(inf, rel(1e-2)), Code::invalid_argument, "");
 }
 
-TEST(Speculative3D, TheStreamIsVersion8WithThreeCodeSections) {
+TEST(Speculative3D, ARoughFieldsCodesAreSegmented) {
+  // Levels whose residuals differ get their own tables (streams/code_segments.hpp).
+  auto s = compress(testing::random_modes(48, 40, 36, 5), rel(1e-3));
+  ASSERT_TRUE(s.ok());
+  auto pc = detail::parse_container(s.value());
+  ASSERT_TRUE(pc.ok());
+  for (uint32_t id : {detail::kSectionCodesU, detail::kSectionCodesV, detail::kSectionCodesW}) {
+    auto sec = detail::read_section(s.value(), pc.value(), id, &detail::zstd_stage_decompressor());
+    ASSERT_TRUE(sec.ok());
+    std::vector<detail::CodeSegment> segs;
+    int64_t n = 0;
+    {
+      detail::ByteReader r(sec.value());
+      uint64_t count = 0, c = 0;
+      ASSERT_TRUE(r.varint(count));
+      for (uint64_t k = 0; k < count; ++k) {
+        ASSERT_TRUE(r.varint(c));
+        n += int64_t(c);
+      }
+    }
+    ASSERT_TRUE(detail::parse_segmented(sec.value(), n, segs).ok());
+    EXPECT_GT(segs.size(), 1u) << detail::section_name(id);
+  }
+  auto d = decompress3d(s.value());
+  ASSERT_TRUE(d.ok());
+}
+
+TEST(Speculative3D, TheStreamIsVersion10WithThreeSegmentedCodeSections) {
   const VectorField3D f = testing::random_modes(12, 10, 9, 2);
   auto s = compress(f, rel(1e-2));
   ASSERT_TRUE(s.ok());
   auto p = detail::parse_container(s.value());
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->header.version, 8);
+  EXPECT_EQ(p->header.version, detail::kFormatVersionSegmented3D);
   EXPECT_EQ(p->header.components, 3);
   EXPECT_EQ(p->header.ndims, 3);
   EXPECT_EQ(p->header.nz, 9u);
@@ -476,7 +505,40 @@ TEST(Speculative3D, ForgedContentsAreCorruptStreams) {
   }
   forged([](detail::Speculative3DPayload& pl) { pl.ids[3] = 40; }, "bound id out of range");
   forged([](detail::Speculative3DPayload& pl) { pl.ids.pop_back(); }, "bound ids");
-  forged([](detail::Speculative3DPayload& pl) { pl.codes[2].pop_back(); }, "codes_w holds");
+  {  // codes_w with one code fewer than the bound ids give, behind valid checksums
+    detail::Speculative3DPayload pl;
+    detail::speculative3d_payload(f, 4, r, pl);
+    const std::vector<uint16_t> short_w(pl.codes[2].begin(), pl.codes[2].end() - 1);
+    auto s = detail::assemble_speculative3d(p, pl);
+    ASSERT_TRUE(s.ok());
+    auto pc = detail::parse_container(s.value());
+    ASSERT_TRUE(pc.ok());
+    std::vector<detail::Section> sections;
+    for (const auto& e : pc->entries) {
+      auto raw = detail::read_section(s.value(), pc.value(), e.id, &detail::zstd_stage_decompressor());
+      ASSERT_TRUE(raw.ok());
+      sections.push_back({e.id, std::move(raw.value())});
+    }
+    const std::vector<int64_t> one = {int64_t(short_w.size())};
+    for (auto& sec : sections) {
+      if (sec.id != detail::kSectionCodesW) continue;
+      ASSERT_TRUE(detail::write_segmented(
+                        one, int64_t(short_w.size()),
+                        [&](int64_t first, int64_t m, Bytes& blob, std::optional<uint32_t>&) {
+                          return detail::entropy_encode(detail::EntropyCoder(p.options.coder),
+                                                        std::span<const uint16_t>(short_w).subspan(size_t(first), size_t(m)),
+                                                        detail::kAnsCodeCenter, blob, 1);
+                        },
+                        sec.raw)
+                        .ok());
+    }
+    auto w = detail::write_container(pc->header, sections, nullptr);
+    ASSERT_TRUE(w.ok()) << w.status().to_string();
+    auto d = decompress3d(w.value());
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();
+    EXPECT_NE(d.status().message().find("segments hold"), std::string::npos) << d.status().to_string();
+  }
   forged([](detail::Speculative3DPayload& pl) { pl.exact.resize(pl.exact.size() - 12); }, "exact value count");
   forged(
       [](detail::Speculative3DPayload& pl) {
@@ -493,7 +555,7 @@ TEST(Speculative3D, ForgedContentsAreCorruptStreams) {
       "not finite");
 }
 
-// ---- Golden streams of format version 8 (tests/data/golden/README.md) ----------------------
+// ---- Golden streams of format versions 10 and 8 (tests/data/golden/README.md) --------------
 
 /// A field with saddles and sources (tests/support/polynomial3d.hpp).
 VectorField3D polynomial_13x11x9() { return testing::polynomial3d(13, 11, 9); }
@@ -503,13 +565,33 @@ std::vector<testing::Golden3DCase> golden3d_cases() {
   Options huffman = rel(1e-2, Coder::huffman, false);
   Options ans = rel(1e-3, Coder::ans, true);
   ans.anchor_stride = 4;
-  return {{"v8_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", huffman, 0xfd8d5d92u},
-          {"v8_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", ans, 0x4db8b21au}};
+  return {{"v10_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", huffman, 0xfd8d5d92u},
+          {"v10_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", ans, 0x4db8b21au}};
+}
+
+// The version 8 files of the same cases (codes in one blob per component, before version 10
+// segmented them): they still decode to the same values.
+TEST(Speculative3D, GoldenVersion8StreamsStillDecodeToTheirValues) {
+  const VectorField3D f = polynomial_13x11x9();
+  for (const auto& [file, crc] : {std::pair{"v8_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", 0xfd8d5d92u},
+                                  std::pair{"v8_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", 0x4db8b21au}}) {
+    std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
+    ASSERT_TRUE(in.good()) << file;
+    const Bytes stream((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(stream.at(4), 8) << file;
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      DecompressOptions o;
+      o.policy = policy;
+      auto d = decompress3d(stream, o);
+      ASSERT_TRUE(d.ok()) << file << ": " << d.status().to_string();
+      EXPECT_EQ(testing::planes_crc(d.value()), crc) << file;
+    }
+  }
 }
 
 // FACTZ_REGENERATE_GOLDEN=1 rewrites the files (only when the format version is bumped or a
 // case is added) and prints the CRCs to paste above.
-TEST(Speculative3D, GoldenVersion8StreamsDecodeToThePinnedValuesAndAreReproduced) {
+TEST(Speculative3D, GoldenVersion10StreamsDecodeToThePinnedValuesAndAreReproduced) {
   const VectorField3D f = polynomial_13x11x9();
   testing::check_golden3d(f, golden3d_cases(), [&](const testing::Golden3DCase& g, const Bytes&, const VectorField3D& d) {
     auto c = compare(f, d);

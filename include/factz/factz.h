@@ -60,7 +60,8 @@
  *        factz_count_critical_points3d, factz_comparison3d and factz_compare3d (a macro over
  *        factz_compare3d_sized); the 2D decoders and factz_stream_dims / factz_stream_info
  *        given a 3D stream (and the 3D ones given a 2D stream) answer FACTZ_INVALID_ARGUMENT
- *        naming the functions to use; 3D streams are format version 8.
+ *        naming the functions to use; 3D streams are format version 8 (10 in mode
+ *        speculative, whose codes are segmented: FACTZ_FORMAT_VERSION 10).
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -74,13 +75,13 @@ extern "C" {
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
 #define FACTZ_C_API_VERSION 10500
-/** Newest stream format version this interface writes (docs/format.md): 9 for every 2D
- *  stream of mode speculative (its meta section names the cubic predictor, its codes are
- *  segmented), float32 or float64; 8 for every 3D vector field (factz_compress3d, since
- *  1.5.0); otherwise 6 for every float64 field (the _f64 functions). A float32 2D field in
+/** Newest stream format version this interface writes (docs/format.md): 10 for every 3D
+ *  vector field of mode speculative (factz_compress3d, since 1.5.0; its codes are
+ *  segmented), 8 for the other 3D modes; 9 for every 2D stream of mode speculative (its meta
+ *  section names the cubic predictor, its codes are segmented), float32 or float64; otherwise 6 for every float64 field (the _f64 functions). A float32 2D field in
  *  modes none and block is written as version 5 when it has missing vertices, and as
  *  version 2 without any, byte for byte as before. */
-#define FACTZ_FORMAT_VERSION 9
+#define FACTZ_FORMAT_VERSION 10
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410

@@ -225,7 +225,7 @@ def _planes3d(arrays, names):
 def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0, zstd=True,
                anchor_stride=4096, policy=None, device=0, stats=False, progress=None):
     """Compresses the 3D vector field (u, v, w) and returns the stream as ``bytes`` (format
-    version 8): every value within the bound, and every tetrahedron of the Freudenthal mesh
+    version 10; 8 in modes none and block): every value within the bound, and every tetrahedron of the Freudenthal mesh
     keeps its critical point or its absence, and its type.
 
     u, v, w: float32 arrays of one shape ``(nz, ny, nx)``, C-contiguous (x fastest). A float64

@@ -214,12 +214,15 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
                           " stream (float64 streams are version 6, or 7 or 9 with a predictor byte; version 6 streams "
                           "are float64)");
-  // Version 8 is the 3D vector version: 3D vector streams are version 8; a version 8
-  // stream is a 3D vector field.
+  // Versions 8 and 10 are the 3D vector versions: 3D vector streams are version 8 or 10,
+  // and those versions hold 3D vector fields; version 10 only in mode speculative.
   if ((h.components == 3) != is_vector3d_version(h.version))
     return corrupt_stream("header: " + std::to_string(h.components) + " component(s) in a version " +
-                          std::to_string(h.version) + " stream (3D vector streams are version 8, and version 8 " +
-                          "streams are 3D vector fields)");
+                          std::to_string(h.version) + " stream (3D vector streams are versions 8 and 10, and " +
+                          "those versions hold 3D vector fields)");
+  if (h.version == kFormatVersionSegmented3D && h.mode != kModeSpeculative)
+    return corrupt_stream("header: mode " + std::to_string(h.mode) +
+                          " in a version 10 stream (only 3D speculative streams are version 10)");
   // Versions 7 and 9 name a predictor: only a speculative 2D vector stream does.
   if (has_predictor_byte(h.version) && !may_carry_predictor(h.components, h.mode))
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
@@ -332,7 +335,9 @@ bool may_carry_predictor(uint8_t components, uint8_t mode) {
   return components == 2 && mode == kModeSpeculative;
 }
 
-bool is_vector3d_version(uint16_t version) { return version == kFormatVersionVector3D; }
+bool is_vector3d_version(uint16_t version) {
+  return version == kFormatVersionVector3D || version == kFormatVersionSegmented3D;
+}
 
 bool has_predictor_byte(uint16_t version) {
   return version == kFormatVersionPredictor || version == kFormatVersionSegmentedCodes;
@@ -367,11 +372,16 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     return invalid_argument("a stream of " + std::to_string(header.components) +
                             " component(s) with these sections: 3D vector streams, and only they, hold codes_w "
                             "(version 8)");
-  if (header.version != version && !with_predictor)
+  // The segmented codes of a 3D speculative stream (version 10) lie in its codes sections,
+  // which this layer does not read either: the caller says so through the version.
+  const bool segmented3d = header.components == 3 && header.mode == kModeSpeculative &&
+                           version == kFormatVersionVector3D && header.version == kFormatVersionSegmented3D;
+  if (header.version != version && !with_predictor && !segmented3d)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
-                            "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field)");
+                            "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field, 10 for a 3D "
+                            "speculative one with segmented codes)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -46,7 +46,10 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// version 7 with segmented codes (streams/code_segments.hpp: the codes sections of a 2D
 /// speculative stream cut at phase boundaries, one blob per segment); this build writes every
 /// 2D speculative stream with a predictor byte as version 9 and still reads version 7.
-inline constexpr uint16_t kFormatVersion = 9;
+/// Version 10 is a 3D vector stream in mode speculative with segmented codes (version 8 with
+/// the codes sections of version 9); 3D streams of modes none and block stay version 8, and
+/// version 8 speculative streams are still read.
+inline constexpr uint16_t kFormatVersion = 10;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -55,6 +58,7 @@ inline constexpr uint16_t kFormatVersionFloat64 = 6;
 inline constexpr uint16_t kFormatVersionPredictor = 7;
 inline constexpr uint16_t kFormatVersionVector3D = 8;
 inline constexpr uint16_t kFormatVersionSegmentedCodes = 9;
+inline constexpr uint16_t kFormatVersionSegmented3D = 10;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -135,7 +139,8 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
 /// (streams/vector_stream.hpp parse_speculative_meta).
 bool may_carry_predictor(uint8_t components, uint8_t mode);
 
-/// Whether a stream of this version holds a 3D vector field (and only such a stream may).
+/// Whether a stream of this version holds a 3D vector field (and only such a stream may):
+/// versions 8 and 10.
 bool is_vector3d_version(uint16_t version);
 
 /// Whether a version's stream names its predictor in the meta section (versions 7 and 9).

@@ -2,6 +2,10 @@
 
 #include <string>
 
+#include <algorithm>
+
+#include "codec/ans.hpp"
+#include "codec/huffman.hpp"
 #include "format/crc32.hpp"
 #include "util/byte_io.hpp"
 
@@ -117,8 +121,23 @@ Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, ui
                         std::span<uint16_t> out, int threads) {
   std::vector<CodeSegment> segs;
   FACTZ_RETURN_IF_ERROR(parse_segmented(section, int64_t(out.size()), segs));
-  for (const auto& s : segs)
-    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first), size_t(s.count)), threads));
+  auto decode = [&](const CodeSegment& s, int t) {
+    return entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first), size_t(s.count)), t);
+  };
+  // A segment of at most one coder chunk decodes on one thread anyway: those go side by side,
+  // one per thread, in one parallel region; the larger ones one after the other, each with
+  // every thread over its chunks. The first failing segment in stream order is reported, so
+  // the message does not depend on the threads.
+  std::vector<Status> status(segs.size(), Status::Ok());
+  const int64_t chunk = int64_t{1} << kAnsChunkLog2;  // Huffman's chunks are as long
+  static_assert(kAnsChunkLog2 == kHuffmanChunkLog2);
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(threads, 1)) if (threads > 1 && segs.size() > 1)
+  for (size_t k = 0; k < segs.size(); ++k)
+    if (segs[k].count <= chunk) status[k] = decode(segs[k], 1);
+  for (size_t k = 0; k < segs.size(); ++k) {
+    if (segs[k].count > chunk) status[k] = decode(segs[k], threads);
+  }
+  for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
   return Status::Ok();
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/speculation3d.hpp"
 #include "kernels/tiles.hpp"
 #include "kernels/tiles3d.hpp"
+#include "streams/code_segments.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
@@ -70,9 +71,15 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   const auto coder = EntropyCoder(p.options.coder);
   std::vector<Section> sections;
   sections.push_back({kSectionMeta, meta_section3d()});
-  for (int c = 0; c < 3; ++c) {
+  for (int c = 0; c < 3; ++c) {  // segmented by phase (format version 10)
     std::vector<uint8_t> coded;
-    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes[c], kAnsCodeCenter, coded, p.threads));
+    const std::span<const uint16_t> all(pl.codes[c]);
+    FACTZ_RETURN_IF_ERROR(write_segmented(
+        pl.phase_codes, int64_t(all.size()),
+        [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
+          return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads);
+        },
+        coded));
     sections.push_back({kCodeSections[c], std::move(coded)});
   }
   sections.push_back({kSectionExactValues, std::move(pl.exact)});
@@ -82,9 +89,7 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   const Options& o = p.options;
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
-  std::vector<uint32_t> section_ids;
-  for (const auto& s : sections) section_ids.push_back(s.id);
-  h.version = stream_version(section_ids);  // 8: codes_w
+  h.version = kFormatVersionSegmented3D;  // 8 (codes_w) with segmented codes
   h.components = 3;
   h.ndims = 3;
   h.mode = uint8_t(Mode::speculative);
@@ -178,6 +183,11 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
   for (int c = 0; c < 3; ++c) {
     auto coded = section(kCodeSections[c]);
     if (!coded.ok()) return coded.status();
+    if (h.version == kFormatVersionSegmented3D) {  // parse_segmented checks the counts first
+      out.codes[c].resize(size_t(n_codes));
+      FACTZ_RETURN_IF_ERROR(decode_segmented(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
+      continue;
+    }
     auto count = coded_symbol_count(coder, coded.value());
     if (!count.ok()) return count.status();
     if (count.value() != uint64_t(n_codes))

@@ -37,6 +37,7 @@ struct Speculative3DPayload {
   std::vector<uint16_t> ids;       ///< one per target (anchors excluded), schedule order
   std::vector<uint16_t> codes[3];  ///< code + kRadius of each coded target, per component
   std::vector<uint8_t> exact;      ///< anchors then exact targets, (u, v, w) as f32 each
+  std::vector<int64_t> phase_codes;  ///< coded targets per phase, schedule order
 };
 
 /// The sections of a payload (meta, codes_u, codes_v, codes_w, exact_values, bound_ids_u),

@@ -76,7 +76,7 @@ static double value_range(const double* u, const double* v, int64_t n) {
 
 static void test_version_and_defaults(void) {
   CHECK(FACTZ_C_API_VERSION >= 10400 && factz_c_api_version() == FACTZ_C_API_VERSION);
-  CHECK(FACTZ_FORMAT_VERSION >= 9); /* the version of float64 speculative streams; tests/capi/test_capi3d.c pins the newest */
+  CHECK(FACTZ_FORMAT_VERSION >= 9); /* 9: the version of float64 speculative streams; tests/capi/test_capi3d.c pins the newest */
   factz_options o;
   memset(&o, 0xAB, sizeof o);
   factz_options_init(&o);

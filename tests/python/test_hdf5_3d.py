@@ -47,7 +47,7 @@ def test_one_chunk_holds_the_bytes_of_compress3d(tmp_path, opts):
         r = d[...]
         stored = d.id.get_storage_size()
     assert raw == factz.compress3d(u, v, w, **dict(dict(eb=1e-2), **opts))
-    assert factz.info(raw)["version"] == 8 and factz.info(raw)["ndims"] == 3
+    assert factz.info(raw)["version"] == 10 and factz.info(raw)["ndims"] == 3  # speculative: segmented codes
     assert r.dtype == np.float32 and r.shape == data.shape and stored < data.nbytes
     assert all(np.array_equal(r[k], p) for k, p in enumerate(factz.decompress3d(raw)))
     rep = factz.verify3d(u, v, w, r[0], r[1], r[2])

@@ -95,11 +95,13 @@ void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative
   out.ids.reserve(size_t(f.size() - A.count()));
   for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
     const PhaseLattice3D& L = ph.lattice;
+    out.phase_codes.push_back(0);
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex3d(L, nx, ny, t);
       const uint8_t id = r.id[size_t(k)];
       out.ids.push_back(id);
       if (id >= 1 && id <= kMaxBoundId) {
+        ++out.phase_codes.back();
         for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
       } else if (id == 0) {
         for (int c = 0; c < 3; ++c) exact.f32(orig[c][k]);
