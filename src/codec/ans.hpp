@@ -6,10 +6,14 @@
 // states per chunk, each state coding a contiguous segment, and up to 16 normalized
 // frequency tables chosen by the previous byte of the segment (order-1 contexts: runs of
 // equal codes and of equal ids cost far less than their order-0 entropy). Small residuals
-// leave the high plane all zero, so it is nearly free. The output is a self-contained blob (byte layout in
-// docs/codec.md, "ANS byte-plane coder"); chunks are coded independently, so encoding and
-// decoding run in parallel, and the bytes depend only on (symbols, center), never on the
-// thread count or the machine.
+// leave the high plane all zero, so it is nearly free. Where the caller allows blob version
+// 3, a rANS plane may code its rare byte values as one escape value and list their bytes
+// after the chunks (docs/codec.md, "Escapes"): each present value costs at least 1/4096 of
+// the probability, which a plane of 99.8 % zeros and 50 rare values cannot afford. The
+// output is a self-contained blob (byte layout in docs/codec.md, "ANS byte-plane coder");
+// chunks are coded independently, so encoding and decoding run in parallel, and the bytes
+// depend only on (symbols, center, whether escapes are allowed), never on the thread count
+// or the machine.
 #pragma once
 
 #include <array>
@@ -26,8 +30,11 @@ namespace factz::detail {
 /// Symbols per independently coded chunk, as log2 (one byte of each plane per symbol);
 /// the last chunk may be shorter.
 inline constexpr int kAnsChunkLog2 = 16;
-/// Blob format version written in byte 0.
+/// Blob format version written in byte 0 when no plane has escapes.
 inline constexpr uint8_t kAnsVersion = 2;
+/// Blob format version 3: version 2 plus plane mode 3 (rANS with escapes). Written only when
+/// the caller allows escapes and a plane uses them; every decoder accepts both versions.
+inline constexpr uint8_t kAnsVersionEscapes = 3;
 /// Most states per chunk the encoder writes by default (the format allows 32).
 inline constexpr uint32_t kAnsEncoderMaxLanes = 8;
 /// Most contexts (frequency tables selected by the previous byte of a lane) per plane.
@@ -46,6 +53,16 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
 inline constexpr uint8_t kAnsPlaneConstant = 0;
 inline constexpr uint8_t kAnsPlaneRans = 1;
 inline constexpr uint8_t kAnsPlaneSparse = 2;
+/// Blob version 3 only: a rANS plane over the bytes with every rare value replaced by one
+/// escape value, followed by the original bytes of the escaped positions.
+inline constexpr uint8_t kAnsPlaneEscapes = 3;
+
+/// Whether a plane of this mode has a chunk table and rANS chunks (modes 1 and 3).
+inline bool ans_plane_is_rans(uint8_t mode) { return mode == kAnsPlaneRans || mode == kAnsPlaneEscapes; }
+
+/// A set of byte values, one bit per value (bit v % 64 of word v / 64).
+using AnsByteSet = std::array<uint64_t, 4>;
+inline bool ans_byte_in(const AnsByteSet& set, uint8_t v) { return (set[v >> 6] >> (v & 63)) & 1u; }
 
 // ---------------------------------------------------------------- encoder stages
 //
@@ -82,13 +99,19 @@ struct AnsContextTable {
 /// How one plane is coded.
 struct AnsPlanePlan {
   uint8_t mode = kAnsPlaneConstant;  ///< constant: a single byte value (or no symbols at all)
-  uint8_t value = 0;                 ///< that value (constant), the most frequent value (sparse)
+  uint8_t value = 0;                 ///< that value (constant), the most frequent value (sparse),
+                                     ///< the escape value e (escapes)
   std::vector<uint8_t> sparse;       ///< sparse: the plane's bytes after the mode byte
+  AnsByteSet rare{};                 ///< escapes: the values coded as e (e included)
+  std::vector<uint8_t> escaped;      ///< escapes: the original bytes coded as e, by position
   uint32_t lanes = 1;                ///< rANS: lanes of a full chunk
   AnsContextMap contexts;
   std::vector<AnsContextTable> tables;  ///< contexts.count of them
   std::vector<uint8_t> single;          ///< flat copies for RansEncodeTables: per context
   std::vector<RansEncodeSymbol> symbols;  ///< contexts.count * 256
+  // With escapes the tables code the original bytes as the remapped ones: symbols[c * 256 +
+  // r] is e's entry and contexts.context_of[r] is context_of[e] for every rare r, so the
+  // lane steps (kernels/rans_encoder.hpp) run unchanged and emit the remapped stream.
 };
 
 /// Reads a plane's bytes at the given (non-decreasing) positions into `bytes`.
@@ -96,14 +119,22 @@ using AnsPlaneGather = std::function<Status(std::span<const uint64_t> positions,
 /// Lists, by increasing position, the positions and bytes of a plane's bytes other than `dominant`.
 using AnsPlaneExceptions =
     std::function<Status(uint8_t dominant, std::vector<uint64_t>& positions, std::vector<uint8_t>& bytes)>;
+/// Lists, by increasing position, the plane's bytes whose value is in `flagged`.
+using AnsPlaneEscapes = std::function<Status(const AnsByteSet& flagged, std::vector<uint8_t>& bytes)>;
 
 /// Plans one plane of n symbols (n < 2^48) from its 65536 pair counts, counted with the
 /// previous byte 0 at every chunk start; the counts are then corrected for the lane starts
 /// (their previous byte is 0 too), for which `gather` reads the bytes around them.
 /// `exceptions` is called only when a sparse plane may be smaller than rANS. The plan is a
 /// function of the plane's bytes alone (integer costs, ties broken by value).
+/// escapes: null for a version 2 blob; else mode 3 (rANS with escapes) is considered too,
+///   and `escapes` is called once when it is chosen (docs/codec.md, "Escapes").
 Status ans_plan_plane(std::span<const uint64_t> pairs, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
-                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan);
+                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan,
+                      const AnsPlaneEscapes* escapes = nullptr);
+
+/// The blob version for these plans: kAnsVersionEscapes when a plane has escapes, else kAnsVersion.
+uint8_t ans_blob_version(const AnsPlanePlan& lo, const AnsPlanePlan& hi);
 
 /// The encoder tables of a rANS plan (pointers into `plan`).
 RansEncodeTables ans_encode_tables(const AnsPlanePlan& plan);
@@ -117,11 +148,15 @@ uint32_t ans_chunk_lanes(uint64_t m, uint32_t lanes);
 uint8_t* ans_encode_chunk(const uint8_t* b, uint64_t m, const AnsPlanePlan& plan, uint8_t* end);
 
 /// Appends the blob's header (version, chunk size, center, n).
-void ans_append_header(uint16_t center, uint64_t n, std::vector<uint8_t>& out);
+void ans_append_header(uint16_t center, uint64_t n, std::vector<uint8_t>& out, uint8_t version = kAnsVersion);
 
 /// Appends a plane's bytes before its chunk table: the whole plane when it is constant or
-/// sparse; mode, lanes, context map and tables when it is rANS.
+/// sparse; mode, (escapes) e, lanes, context map and tables when it is rANS.
 void ans_append_plane_head(const AnsPlanePlan& plan, std::vector<uint8_t>& out);
+
+/// Appends a plane's bytes after its chunks: varint E and the E escaped bytes (escapes);
+/// nothing for the other modes.
+void ans_append_plane_tail(const AnsPlanePlan& plan, std::vector<uint8_t>& out);
 
 /// Encodes `symbols` into `out` (replacing its contents).
 /// center: subtracted (modulo 2^16) before the zig-zag map; the decoder must be given the
@@ -130,16 +165,19 @@ void ans_append_plane_head(const AnsPlanePlan& plan, std::vector<uint8_t>& out);
 /// Returns invalid_argument for 2^48 or more symbols.
 /// max_lanes: most states per chunk, 1..32 (default 8, see docs/codec.md; tests use more to
 ///   exercise the decoder's 16- and 32-lane paths).
+/// allow_escapes: whether the blob may be version 3 (planes with escapes); only streams whose
+///   format says so (docs/format.md) pass true.
 Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads,
-                  uint32_t max_lanes = kAnsEncoderMaxLanes);
+                  uint32_t max_lanes = kAnsEncoderMaxLanes, bool allow_escapes = false);
 
 
 /// One byte plane of a blob as read by ans_parse (the decoder's view of docs/codec.md).
 struct AnsPlane {
   uint8_t mode = kAnsPlaneConstant;
-  uint8_t value = 0;                   ///< constant, or the byte of every non-exception (sparse)
+  uint8_t value = 0;                   ///< constant, the byte of every non-exception (sparse),
+                                       ///< or the escape value e (escapes)
   std::vector<uint64_t> positions;     ///< sparse: increasing positions of the exceptions
-  std::vector<uint8_t> bytes;          ///< sparse: their bytes
+  std::vector<uint8_t> bytes;          ///< sparse: their bytes; escapes: the escaped bytes
   uint32_t lanes = 1;                  ///< rANS from here on: lanes per full chunk
   uint32_t first_context = 0;          ///< the context of byte 0, where every lane starts
   std::array<uint8_t, 256> context_of{};         ///< context selected by each previous byte
@@ -151,13 +189,16 @@ struct AnsPlane {
 
 /// A blob checked up to its rANS payloads: its chunk size and both planes (low, high).
 struct AnsBlob {
+  int version = kAnsVersion;
   int chunk_log2 = kAnsChunkLog2;
   std::array<AnsPlane, 2> planes;
 };
 
 /// Parses and validates a blob written for n symbols and `center`: header, planes, context
 /// maps, frequency tables and chunk tables (ans_decode's checks, shared with the CUDA
-/// decoder); corrupt_stream when invalid. rANS payloads are checked by decoding them.
+/// decoder); corrupt_stream when invalid. rANS payloads are checked by decoding them, and
+/// the escape count of a mode 3 plane after decoding (kernels/rans.hpp rans_count_escapes:
+/// the decoded e must number plane.bytes.size()).
 Status ans_parse(std::span<const uint8_t> in, uint16_t center, uint64_t n, AnsBlob& out);
 
 /// Fills `entries` and `values` of a rANS plane from its frequency tables: per context,

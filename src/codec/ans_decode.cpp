@@ -100,9 +100,10 @@ void build_tables(PlaneView& pv, std::vector<T>& sym, F symbol) {
   }
 }
 
-// Reads one plane of n symbols in chunks of `chunk` and checks its chunk table against
-// the blob; the cursor ends past the plane's chunks.
-Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
+// Reads one plane of n symbols in chunks of `chunk` of a blob of version `version` and
+// checks its chunk table against the blob; the cursor ends past the plane's chunks (and,
+// with escapes, past its escape list).
+Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, uint64_t version, PlaneView& pv) {
   uint64_t mode = 0, value = 0;
   if (!cur.le(1, mode)) return corrupt_stream("ans: plane truncated");
   if (mode == kPlaneConstant) {
@@ -133,8 +134,13 @@ Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
     }
     return Status::Ok();
   }
-  if (mode != kPlaneRans || n == 0) return corrupt_stream("ans: bad plane mode");
-  pv.mode = kPlaneRans;
+  const bool escapes = mode == kPlaneEscapes && version >= kAnsVersionEscapes;
+  if ((mode != kPlaneRans && !escapes) || n == 0) return corrupt_stream("ans: bad plane mode");
+  pv.mode = static_cast<uint8_t>(mode);
+  if (escapes) {
+    if (!cur.le(1, value)) return corrupt_stream("ans: plane truncated");
+    pv.value = static_cast<uint8_t>(value);
+  }
   uint64_t lanes = 0, contexts = 0;
   if (!cur.le(1, lanes) || !cur.le(1, contexts)) return corrupt_stream("ans: plane truncated");
   if (lanes < 1 || lanes > kMaxLanes) return corrupt_stream("ans: bad lane count");
@@ -154,7 +160,12 @@ Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
   pv.context_of = cm.context_of;
   pv.first_context = cm.context_of[0];
   pv.freqs.resize(contexts);
-  for (auto& f : pv.freqs) FACTZ_RETURN_IF_ERROR(read_table(cur, f));
+  bool has_escape = false;
+  for (auto& f : pv.freqs) {
+    FACTZ_RETURN_IF_ERROR(read_table(cur, f));
+    has_escape = has_escape || f[pv.value] != 0;
+  }
+  if (escapes && !has_escape) return corrupt_stream("ans: escape value absent from the tables");
 
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
   if (cur.remaining() / 4 < n_chunks) return corrupt_stream("ans: chunk table truncated");
@@ -175,6 +186,18 @@ Status read_plane(ByteReader& cur, uint64_t n, uint64_t chunk, PlaneView& pv) {
   }
   pv.chunk_pos[n_chunks] = pos;
   (void)cur.skip(pos - cur.pos());
+  if (escapes) {
+    // At most one escape per symbol, one byte each: bounded before allocating. Their count
+    // is checked against the decoded escape values (ans_decode, the CUDA decoder).
+    uint64_t count = 0;
+    if (!cur.varint_at_most(n, count) || count > cur.remaining()) return corrupt_stream("ans: bad escape count");
+    pv.bytes.resize(count);
+    for (auto& b : pv.bytes) {
+      uint64_t byte = 0;
+      (void)cur.le(1, byte);  // within remaining(), checked above
+      b = static_cast<uint8_t>(byte);
+    }
+  }
   return Status::Ok();
 }
 
@@ -302,13 +325,66 @@ std::pair<size_t, size_t> exceptions_in(const PlaneView& pv, uint64_t first, uin
 // The bytes of chunk k (symbols [first, first + m)) of a plane, into `buf`; false if corrupt.
 bool plane_bytes(const PlaneView& pv, std::span<const uint8_t> in, uint64_t k, uint64_t first, uint8_t* buf,
                  uint64_t m) {
-  if (pv.mode == kPlaneRans) return decode_chunk(pv, pv.values.data(), in, k, buf, m);
+  if (ans_plane_is_rans(pv.mode)) return decode_chunk(pv, pv.values.data(), in, k, buf, m);
   std::memset(buf, pv.value, m);
   if (pv.mode == kPlaneSparse) {
     const auto [b, e] = exceptions_in(pv, first, m);
     for (size_t x = b; x < e; ++x) buf[pv.positions[x] - first] = pv.bytes[x];
   }
   return true;
+}
+
+// Decodes a blob with a mode 3 plane (escapes): both planes' bytes per chunk, the escape
+// values of each chunk counted, then after a prefix sum of the counts the escaped bytes put
+// back per chunk; both passes run in parallel over the chunks.
+Status decode_with_escapes(AnsBlob& blob, std::span<const uint8_t> in, uint16_t center, std::span<uint16_t> symbols,
+                           int threads) {
+  const uint64_t n = symbols.size();
+  const uint64_t chunk = uint64_t{1} << blob.chunk_log2;
+  auto& planes = blob.planes;
+  for (auto& p : planes) ans_plane_byte_tables(p);
+  const int64_t n_chunks = static_cast<int64_t>(n / chunk + (n % chunk != 0));
+  const int workers = static_cast<int>(std::min<int64_t>(threads, n_chunks));
+  std::vector<uint8_t> bytes[2];
+  std::vector<uint64_t> escapes[2];  // per chunk, then exclusive prefix sums
+  for (int p = 0; p < 2; ++p) {
+    bytes[p].resize(n);
+    escapes[p].assign(planes[p].mode == kPlaneEscapes ? n_chunks + 1 : 0, 0);
+  }
+  std::vector<uint8_t> failed(n_chunks, 0);
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (int64_t k = 0; k < n_chunks; ++k) {
+    const uint64_t first = k * chunk, m = std::min(n - first, chunk);
+    for (int p = 0; p < 2; ++p) {
+      uint8_t* b = bytes[p].data() + first;
+      if (!plane_bytes(planes[p], in, k, first, b, m)) failed[k] = 1;
+      else if (planes[p].mode == kPlaneEscapes) escapes[p][k] = rans_count_escapes(b, m, planes[p].value);
+    }
+  }
+  for (int64_t k = 0; k < n_chunks; ++k) {
+    if (failed[k]) return corrupt_stream("ans: invalid payload in chunk " + std::to_string(k));
+  }
+  for (int p = 0; p < 2; ++p) {
+    if (planes[p].mode != kPlaneEscapes) continue;
+    uint64_t run = 0;
+    for (auto& c : escapes[p]) {
+      const uint64_t t = c;
+      c = run;
+      run += t;
+    }
+    if (run != planes[p].bytes.size()) return corrupt_stream("ans: escape count does not match the escape list");
+  }
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (int64_t k = 0; k < n_chunks; ++k) {
+    const uint64_t first = k * chunk, m = std::min(n - first, chunk);
+    for (int p = 0; p < 2; ++p) {
+      if (planes[p].mode != kPlaneEscapes) continue;
+      rans_replace_escapes(bytes[p].data() + first, m, planes[p].value, planes[p].bytes.data() + escapes[p][k]);
+    }
+    for (uint64_t i = first; i < first + m; ++i)
+      symbols[i] = ans_unzigzag(static_cast<uint16_t>(bytes[1][i] << 8 | bytes[0][i]), center);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -319,21 +395,25 @@ Status ans_parse(std::span<const uint8_t> in, uint16_t center, uint64_t n, AnsBl
   if (!cur.le(1, version) || !cur.le(1, chunk_log2) || !cur.le(2, stored_center) || !cur.le(8, count)) {
     return corrupt_stream("ans: header truncated");
   }
-  if (version != kAnsVersion) return corrupt_stream("ans: unknown blob version");
+  if (version != kAnsVersion && version != kAnsVersionEscapes) return corrupt_stream("ans: unknown blob version");
   if (chunk_log2 < kMinChunkLog2 || chunk_log2 > kMaxChunkLog2) return corrupt_stream("ans: bad chunk size");
   if (stored_center != center) return corrupt_stream("ans: center mismatch");
   if (count != n) return corrupt_stream("ans: symbol count mismatch");
+  out.version = static_cast<int>(version);
   out.chunk_log2 = static_cast<int>(chunk_log2);
   for (AnsPlane& p : out.planes) {
     p = AnsPlane{};
-    FACTZ_RETURN_IF_ERROR(read_plane(cur, n, uint64_t{1} << chunk_log2, p));
+    FACTZ_RETURN_IF_ERROR(read_plane(cur, n, uint64_t{1} << chunk_log2, version, p));
   }
   if (cur.remaining() != 0) return corrupt_stream("ans: trailing bytes");
+  // One encoding per blob: version 3 only when a plane has escapes (as the writer does).
+  const bool escapes = out.planes[0].mode == kPlaneEscapes || out.planes[1].mode == kPlaneEscapes;
+  if (version == kAnsVersionEscapes && !escapes) return corrupt_stream("ans: version 3 blob without escapes");
   return Status::Ok();
 }
 
 void ans_plane_byte_tables(AnsPlane& plane) {
-  if (plane.mode == kPlaneRans) build_tables(plane, plane.values, [](uint8_t v) { return v; });
+  if (ans_plane_is_rans(plane.mode)) build_tables(plane, plane.values, [](uint8_t v) { return v; });
 }
 
 Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16_t> symbols, int threads) {
@@ -344,6 +424,8 @@ Status ans_decode(std::span<const uint8_t> in, uint16_t center, std::span<uint16
   if (n == 0) return Status::Ok();
   const uint64_t chunk = uint64_t{1} << blob->chunk_log2;
   auto& planes = blob->planes;
+  if (planes[0].mode == kPlaneEscapes || planes[1].mode == kPlaneEscapes)
+    return decode_with_escapes(*blob, in, center, symbols, threads);
 
   // With a common high byte (constant or sparse plane) a rANS low plane decodes straight
   // into 16-bit symbols through its table; the high plane's exceptions are patched after.

@@ -165,8 +165,8 @@ std::vector<Histogram> context_histograms(const PairHistogram& pairs, const Cont
 
 // Chooses the lanes, the context map and the tables of a non-constant plane from its pair
 // counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
-// fewer contexts and smaller byte values.
-PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes) {
+// fewer contexts and smaller byte values. lanes: the lanes to use (0: chosen here).
+PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes, uint32_t lanes = 0) {
   PlanePlan plan;
   Histogram order0{}, as_prev{};
   for (int prev = 0; prev < 256; ++prev) {
@@ -188,7 +188,7 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uin
   const ContextTable t0 = plan_table(order0);
   const uint64_t cost0 = table_cost(order0, t0);
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
-  plan.lanes = choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk), max_lanes);
+  plan.lanes = lanes != 0 ? lanes : choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk), max_lanes);
 
   // Candidate maps: the most frequent previous bytes first.
   std::array<int, 256> order{};
@@ -260,17 +260,57 @@ void split_planes(const uint16_t* s, uint64_t m, uint16_t center, uint8_t* lo, u
 
 // ---------------------------------------------------------------- encoding
 
-// Appends one plane: its head, then (rANS) the chunk table and the chunks.
+uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uint64_t n, uint64_t chunk);
+
+// Appends one plane: its head, then (rANS) the chunk table and the chunks, then its tail.
 void append_plane(const PlanePlan& p, const std::vector<std::vector<uint8_t>>& chunks, std::vector<uint8_t>& out) {
   ans_append_plane_head(p, out);
-  if (p.mode != kPlaneRans) return;
+  if (!ans_plane_is_rans(p.mode)) return;
   uint64_t total = 0;
   for (const auto& c : chunks) {
     put_le(out, c.size(), 4);
     total += c.size();
   }
-  out.reserve(out.size() + total);
+  out.reserve(out.size() + total + p.escaped.size() + 10);
   for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
+  ans_append_plane_tail(p, out);
+}
+
+uint64_t varint_bytes(uint64_t v) {
+  uint64_t b = 1;
+  for (; v >= 128; v >>= 7) ++b;
+  return b;
+}
+
+// The escape plan of a plane (docs/codec.md, "Escapes"), from its pair counts (lane starts
+// corrected) and order-0 counts, with the lanes of its rANS plan: the rare values R (count
+// * M < n: ideal frequency below one slot) all coded as e = min R, the tables planned on
+// the remapped counts (rows and columns of R merged into e's). Its estimated size goes to
+// `bytes`; an empty plan (mode constant) when R has fewer than two values.
+PlanePlan escape_plan(const PairHistogram& pairs, const Histogram& order0, uint64_t n, uint64_t chunk,
+                      uint32_t max_lanes, uint32_t lanes, uint64_t& bytes) {
+  AnsByteSet rare{};
+  int count = 0, e = -1;
+  uint64_t escaped = 0;
+  for (int v = 0; v < 256; ++v) {
+    if (order0[v] == 0 || order0[v] * kScale >= n) continue;
+    rare[v >> 6] |= uint64_t{1} << (v & 63);
+    if (e < 0) e = v;
+    ++count;
+    escaped += order0[v];
+  }
+  if (count < 2) return PlanePlan{};
+  std::array<uint8_t, 256> to{};
+  for (int v = 0; v < 256; ++v) to[v] = ans_byte_in(rare, uint8_t(v)) ? uint8_t(e) : uint8_t(v);
+  thread_local PairHistogram remapped;
+  remapped.assign(256 * 256, 0);
+  for (size_t i = 0; i < pairs.size(); ++i) remapped[size_t(to[i >> 8]) * 256 + to[i & 0xFF]] += pairs[i];
+  PlanePlan plan = plan_plane(remapped, n, chunk, max_lanes, lanes);
+  plan.mode = kPlaneEscapes;
+  plan.value = uint8_t(e);
+  plan.rare = rare;
+  bytes = rans_plane_bytes(plan, remapped, n, chunk) + 1 + varint_bytes(escaped) + escaped;
+  return plan;
 }
 
 // The sparse form of a plane (docs/codec.md): its most frequent byte (ties to the smaller
@@ -320,7 +360,7 @@ uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uin
 // ---------------------------------------------------------------- encoder stages
 
 Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
-                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan) {
+                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan, const AnsPlaneEscapes* escapes) {
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
   // A per-thread copy, reused: on small inputs, fresh pages for 512 KiB of counts cost far
   // more than the planning itself (page faults are slow on virtual machines).
@@ -348,12 +388,28 @@ Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t m
     ++pairs[bytes[e + 1]];
   }
   plan = plan_plane(pairs, n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
-  // A plane of rare exceptions to one byte is cheaper, and far faster to decode, as a list.
   Histogram order0{};
   for (size_t i = 0; i < pairs.size(); ++i) order0[i & 0xFF] += pairs[i];
-  FACTZ_RETURN_IF_ERROR(sparse_plane(n, order0, rans_plane_bytes(plan, pairs, n, chunk), exceptions, plan.sparse));
+  uint64_t plane_bytes = rans_plane_bytes(plan, pairs, n, chunk);
+  // Rare values escaped, when that is strictly smaller. The lanes stay those of the plan
+  // above: the lane start corrections of the pair counts were made for them.
+  if (escapes != nullptr) {
+    uint64_t escape_bytes = 0;
+    PlanePlan alt = escape_plan(pairs, order0, n, chunk, max_lanes, plan.lanes, escape_bytes);
+    if (alt.mode == kPlaneEscapes && escape_bytes < plane_bytes) {
+      FACTZ_RETURN_IF_ERROR((*escapes)(alt.rare, alt.escaped));
+      uint64_t expected = 0;
+      for (int v = 0; v < 256; ++v) expected += ans_byte_in(alt.rare, uint8_t(v)) ? order0[v] : 0;
+      if (alt.escaped.size() != expected) return Status(Code::internal, "ans: escape list does not match the counts");
+      plan = std::move(alt);
+      plane_bytes = escape_bytes;
+    }
+  }
+  // A plane of rare exceptions to one byte is cheaper, and far faster to decode, as a list.
+  FACTZ_RETURN_IF_ERROR(sparse_plane(n, order0, plane_bytes, exceptions, plan.sparse));
   if (!plan.sparse.empty()) {
     plan.mode = kPlaneSparse;
+    plan.escaped.clear();
     return Status::Ok();
   }
   plan.single.resize(plan.tables.size());
@@ -362,7 +418,19 @@ Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t m
     plan.single[c] = plan.tables[c].single;
     std::copy(plan.tables[c].symbols.begin(), plan.tables[c].symbols.end(), plan.symbols.begin() + c * 256);
   }
+  if (plan.mode == kPlaneEscapes) {  // every rare value coded as e, in e's context
+    const uint8_t e = plan.value;
+    for (int r = 0; r < 256; ++r) {
+      if (r == e || !ans_byte_in(plan.rare, uint8_t(r))) continue;
+      plan.contexts.context_of[r] = plan.contexts.context_of[e];
+      for (size_t c = 0; c < plan.tables.size(); ++c) plan.symbols[c * 256 + r] = plan.symbols[c * 256 + e];
+    }
+  }
   return Status::Ok();
+}
+
+uint8_t ans_blob_version(const AnsPlanePlan& lo, const AnsPlanePlan& hi) {
+  return lo.mode == kPlaneEscapes || hi.mode == kPlaneEscapes ? kAnsVersionEscapes : kAnsVersion;
 }
 
 RansEncodeTables ans_encode_tables(const AnsPlanePlan& plan) {
@@ -397,8 +465,8 @@ uint8_t* ans_encode_chunk(const uint8_t* b, uint64_t m, const AnsPlanePlan& plan
   return end - rans_chunk_bytes(lanes, words);
 }
 
-void ans_append_header(uint16_t center, uint64_t n, std::vector<uint8_t>& out) {
-  out.push_back(kAnsVersion);
+void ans_append_header(uint16_t center, uint64_t n, std::vector<uint8_t>& out, uint8_t version) {
+  out.push_back(version);
   out.push_back(static_cast<uint8_t>(kAnsChunkLog2));
   put_le(out, center, 2);
   put_le(out, n, 8);
@@ -415,11 +483,18 @@ void ans_append_plane_head(const AnsPlanePlan& p, std::vector<uint8_t>& out) {
     out.insert(out.end(), p.sparse.begin(), p.sparse.end());
     return;
   }
-  out.push_back(kPlaneRans);
+  out.push_back(p.mode);
+  if (p.mode == kPlaneEscapes) out.push_back(p.value);
   out.push_back(static_cast<uint8_t>(p.lanes));
   out.push_back(static_cast<uint8_t>(p.contexts.count));
   for (int c = 0; c + 1 < p.contexts.count; ++c) out.push_back(p.contexts.map[c]);
   for (const auto& t : p.tables) write_table(t, out);
+}
+
+void ans_append_plane_tail(const AnsPlanePlan& p, std::vector<uint8_t>& out) {
+  if (p.mode != kPlaneEscapes) return;
+  put_varint(out, p.escaped.size());
+  out.insert(out.end(), p.escaped.begin(), p.escaped.end());
 }
 
 // ---------------------------------------------------------------- normalization
@@ -461,7 +536,7 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
 }
 
 Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& out, int threads,
-                  uint32_t max_lanes) {
+                  uint32_t max_lanes, bool allow_escapes) {
   threads = std::max(threads, 1);
   if (max_lanes < 1 || max_lanes > kMaxLanes) return invalid_argument("ans: max_lanes must be in [1, 32]");
   const uint64_t n = symbols.size();
@@ -523,16 +598,22 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
       }
       return Status::Ok();
     };
+    const AnsPlaneEscapes escapes = [&](const AnsByteSet& flagged, std::vector<uint8_t>& values) {
+      for (uint64_t i = 0; i < n; ++i)
+        if (ans_byte_in(flagged, bytes[i])) values.push_back(bytes[i]);
+      return Status::Ok();
+    };
     try {
-      FACTZ_RETURN_IF_ERROR(ans_plan_plane(pairs[p], n, max_lanes, gather, exceptions, plans[p]));
+      FACTZ_RETURN_IF_ERROR(
+          ans_plan_plane(pairs[p], n, max_lanes, gather, exceptions, plans[p], allow_escapes ? &escapes : nullptr));
     } catch (const std::bad_alloc&) {
       return Status(Code::internal, "ans: out of memory");
     }
   }
 
   std::vector<std::vector<uint8_t>> coded[2];
-  for (int p = 0; p < 2; ++p) coded[p].resize(plans[p].mode == kPlaneRans ? n_chunks : 0);
-  if (plans[0].mode == kPlaneRans || plans[1].mode == kPlaneRans) {
+  for (int p = 0; p < 2; ++p) coded[p].resize(ans_plane_is_rans(plans[p].mode) ? n_chunks : 0);
+  if (ans_plane_is_rans(plans[0].mode) || ans_plane_is_rans(plans[1].mode)) {
     const int workers = static_cast<int>(std::min<int64_t>(threads, n_chunks));
     const uint64_t scratch_size = 4 * kMaxLanes + 2 * std::min(n, chunk);
     std::vector<uint8_t> scratch(static_cast<size_t>(workers) * scratch_size);
@@ -542,7 +623,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
       uint8_t* end = scratch.data() + (omp_get_thread_num() + 1) * scratch_size;
       const uint64_t first = k * chunk, m = std::min(n - first, chunk);
       for (int p = 0; p < 2; ++p) {
-        if (plans[p].mode != kPlaneRans) continue;
+        if (!ans_plane_is_rans(plans[p].mode)) continue;
         uint8_t* begin = ans_encode_chunk(plane_data[p] + first, m, plans[p], end);
         try {  // no exception may leave an OpenMP region
           coded[p][k].assign(begin, end);
@@ -555,7 +636,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   }
 
   out.clear();
-  ans_append_header(center, n, out);
+  ans_append_header(center, n, out, ans_blob_version(plans[0], plans[1]));
   for (int p = 0; p < 2; ++p) append_plane(plans[p], coded[p], out);
   return Status::Ok();
 }

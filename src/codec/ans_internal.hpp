@@ -17,6 +17,7 @@ inline constexpr uint32_t kScale = kRansScale;
 inline constexpr uint8_t kPlaneConstant = kAnsPlaneConstant;
 inline constexpr uint8_t kPlaneRans = kAnsPlaneRans;
 inline constexpr uint8_t kPlaneSparse = kAnsPlaneSparse;
+inline constexpr uint8_t kPlaneEscapes = kAnsPlaneEscapes;
 inline constexpr uint8_t kTableSingle = 0;
 inline constexpr uint8_t kTableFrequencies = 1;
 

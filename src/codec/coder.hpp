@@ -28,9 +28,11 @@ inline Result<uint64_t> coded_symbol_count(EntropyCoder c, std::span<const uint8
   return n;
 }
 
+/// allow_escapes: ANS only, whether the blob may be version 3 (rANS planes with escapes,
+///   docs/codec.md); only the sections whose stream format allows it pass true.
 inline Status entropy_encode(EntropyCoder c, std::span<const uint16_t> symbols, uint16_t center,
-                             std::vector<uint8_t>& out, int threads) {
-  if (c == EntropyCoder::ans) return ans_encode(symbols, center, out, threads);
+                             std::vector<uint8_t>& out, int threads, bool allow_escapes = false) {
+  if (c == EntropyCoder::ans) return ans_encode(symbols, center, out, threads, kAnsEncoderMaxLanes, allow_escapes);
   return huffman_encode(symbols, out, threads);
 }
 

@@ -157,4 +157,25 @@ FACTZ_HD uint32_t rans_decode_refill(uint32_t x, uint16_t word, uint32_t& consum
   return (x << (mask & 16u)) | (word & mask);
 }
 
+// ---------------------------------------------------------------- escapes (blob version 3)
+//
+// A mode 3 plane decodes like a rANS plane into remapped bytes, where the escape value e
+// stands for every rare value; its list holds the original bytes of the decoded e in
+// position order. Chunks are patched in parallel: count the e per chunk, take the exclusive
+// prefix sum of the counts (which must total the list's length), replace per chunk.
+
+/// Number of bytes equal to e in b[0..m).
+FACTZ_HD uint64_t rans_count_escapes(const uint8_t* b, uint64_t m, uint8_t e) {
+  uint64_t count = 0;
+  for (uint64_t i = 0; i < m; ++i) count += b[i] == e;
+  return count;
+}
+
+/// Replaces the bytes equal to e in b[0..m), in order, by list[0], list[1], ...: the list
+/// entries from the chunk's prefix count on (the caller checked that they exist).
+FACTZ_HD void rans_replace_escapes(uint8_t* b, uint64_t m, uint8_t e, const uint8_t* list) {
+  for (uint64_t i = 0; i < m; ++i)
+    if (b[i] == e) b[i] = *list++;
+}
+
 }  // namespace factz::detail

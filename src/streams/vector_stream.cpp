@@ -117,7 +117,10 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
     hu = std::move(pl.coded_u);
     hv = std::move(pl.coded_v);
   } else {
-    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, hid, p.threads));
+    // Segmented codes (format version 9) come with ANS blobs of version 3 (escapes) for the
+    // codes and the bound ids; older layouts keep version 2 blobs, byte for byte.
+    const bool escapes = pl.predictor != Predictor::linear;
+    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, hid, p.threads, escapes));
     if (pl.predictor == Predictor::linear) {
       FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
       FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
@@ -127,7 +130,8 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
         FACTZ_RETURN_IF_ERROR(write_segmented(
             pl.phase_codes, int64_t(all.size()),
             [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
-              return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads);
+              return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads,
+                                    escapes);
             },
             *out));
       }

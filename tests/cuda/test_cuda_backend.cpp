@@ -206,6 +206,38 @@ TEST(Cuda, DeviceAnsBlobsAreTheCpuBlobs) {
     }
 }
 
+// With escapes allowed (blob version 3), the device plan, escape list (flags, a
+// compaction, a gather) and chunks still give ans_encode's bytes and CRC; both planes hold
+// rare values here, in one chunk and in many.
+TEST(Cuda, DeviceAnsEscapeBlobsAreTheCpuBlobs) {
+  REQUIRE_DEVICE();
+  factz::cuda::Workspace ws;
+  for (size_t n : {size_t(70000), size_t(3000000)}) {
+    std::vector<uint16_t> sy(n);
+    uint64_t state = n;
+    auto next = [&] {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return uint32_t(state >> 33);
+    };
+    auto sym = [](uint32_t z) { return factz::detail::ans_unzigzag(uint16_t(z), 32768); };
+    for (auto& x : sy) x = sym((next() % 10 == 0 ? 1 + next() % 5 : 0) + (next() % 3 == 0 ? 256 : 0));
+    for (uint32_t k = 0; k < 40; ++k) {
+      sy[next() % n] = sym(40 + k);
+      sy[next() % n] = sym(256 * (2 + k) + k);
+    }
+    SCOPED_TRACE("n " + std::to_string(n));
+    std::vector<uint8_t> cpu, dev;
+    ASSERT_TRUE(factz::detail::ans_encode(sy, 32768, cpu, 2, factz::detail::kAnsEncoderMaxLanes, true).ok());
+    ASSERT_EQ(cpu[0], factz::detail::kAnsVersionEscapes);
+    uint16_t* d = to_device(sy);
+    std::optional<uint32_t> crc;
+    ASSERT_TRUE(factz::cuda_detail::device_ans_encode(*ws.impl(), d, sy.size(), 32768, nullptr, dev, crc, true).ok());
+    cudaFree(d);
+    EXPECT_TRUE(dev == cpu);
+    EXPECT_EQ(crc, std::optional<uint32_t>(factz::detail::crc32c(cpu)));
+  }
+}
+
 // The device CRC-32C (block CRCs and a combine tree) is format/crc32.cpp's value.
 TEST(Cuda, DeviceCrcIsTheCpuCrc) {
   REQUIRE_DEVICE();

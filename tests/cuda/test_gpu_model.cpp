@@ -328,6 +328,61 @@ TEST(GpuModel, DeviceAnsBlobsAreTheCpuBlobs) {
   EXPECT_FALSE(factz::cuda_detail::model_ans_encode(streams[3], 32768, out, 33).ok());
 }
 
+// Blob version 3 (escapes): the device encoder's plan, escape list (flags, a compaction, a
+// gather) and chunks give ans_encode's bytes, and the device decoder (a count kernel, a
+// host prefix, a replace kernel) reads them, and rejects damage exactly when the CPU does.
+TEST(GpuModel, DeviceAnsEscapeBlobsAreTheCpuBlobs) {
+  constexpr uint64_t kChunk = uint64_t{1} << factz::detail::kAnsChunkLog2;
+  uint64_t state = 99;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  auto sym = [](uint32_t z) { return factz::detail::ans_unzigzag(uint16_t(z), 32768); };
+  std::vector<std::vector<uint16_t>> streams;
+  for (uint64_t n : {kChunk - 1, kChunk + 1, 3 * kChunk + 5}) {
+    std::vector<uint16_t> s(n);
+    for (auto& x : s) x = sym((next() % 10 == 0 ? 1 + next() % 5 : 0) + (next() % 3 == 0 ? 256 : 0));
+    for (uint32_t k = 0; k < 40; ++k) {
+      s[next() % n] = sym(40 + k);
+      s[next() % n] = sym(256 * (2 + k) + k);
+    }
+    s[0] = sym(41);  // escapes at the first chunk's and lanes' starts
+    s[kChunk / 8] = sym(77);
+    streams.push_back(s);
+  }
+  int escaped_planes = 0;
+  for (const auto& s : streams)
+    for (uint32_t lanes : {8u, 32u}) {
+      SCOPED_TRACE("n " + std::to_string(s.size()) + " lanes " + std::to_string(lanes));
+      std::vector<uint8_t> cpu, dev;
+      ASSERT_TRUE(factz::detail::ans_encode(s, 32768, cpu, 2, lanes, true).ok());
+      ASSERT_TRUE(factz::cuda_detail::model_ans_encode(s, 32768, dev, lanes, true).ok());
+      EXPECT_TRUE(dev == cpu);
+      factz::detail::AnsBlob parsed;
+      ASSERT_TRUE(factz::detail::ans_parse(cpu, 32768, s.size(), parsed).ok());
+      EXPECT_EQ(parsed.version, factz::detail::kAnsVersionEscapes);
+      for (const auto& p : parsed.planes) escaped_planes += p.mode == factz::detail::kAnsPlaneEscapes;
+      std::vector<uint16_t> back(s.size(), 1);
+      ASSERT_TRUE(factz::cuda_detail::model_ans_decode(cpu, 32768, back).ok());
+      EXPECT_TRUE(back == s);
+      for (int trial = 0; trial < 40; ++trial) {
+        std::vector<uint8_t> bad = cpu;
+        const size_t at = trial < 10 ? next() % 48 : bad.size() - 1 - next() % std::min<size_t>(bad.size(), 200);
+        bad[at] ^= uint8_t(1 + next() % 255);
+        if (trial % 7 == 0) bad.resize(bad.size() - 1);
+        std::vector<uint16_t> a(s.size()), b(s.size());
+        const bool cpu_ok = factz::detail::ans_decode(bad, 32768, a, 1).ok();
+        const bool dev_ok = factz::cuda_detail::model_ans_decode(bad, 32768, b).ok();
+        EXPECT_EQ(cpu_ok, dev_ok) << "trial " << trial;
+        if (cpu_ok && dev_ok) {
+          EXPECT_TRUE(a == b);
+        }
+      }
+    }
+  EXPECT_GE(escaped_planes, 6);  // both planes of every stream
+}
+
 // The device CRC-32C (per-block CRCs folded by a combine tree) is format/crc32.cpp's value
 // for lengths around the block size and the tree's odd levels.
 TEST(GpuModel, DeviceCrcIsTheCpuCrc) {

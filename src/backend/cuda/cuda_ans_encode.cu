@@ -126,7 +126,7 @@ Status plane_chunks(Workspace::Impl& ws, const uint8_t* b, uint64_t n, const det
 }  // namespace
 
 Status device_ans_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t n, uint16_t center, cudaStream_t s,
-                         std::vector<uint8_t>& blob, std::optional<uint32_t>& crc) {
+                         std::vector<uint8_t>& blob, std::optional<uint32_t>& crc, bool allow_escapes) {
   crc.reset();
   if (n >= (uint64_t{1} << 48)) return invalid_argument("ans: too many symbols");
   uint8_t* planes[2] = {};
@@ -172,8 +172,32 @@ Status device_ans_encode(Workspace::Impl& ws, const uint16_t* sym, uint64_t n, u
       positions.assign(pos.begin(), pos.end());
       return Status::Ok();
     };
-    FACTZ_RETURN_IF_ERROR(detail::ans_plan_plane(pairs, n, detail::kAnsEncoderMaxLanes, gather, exceptions, plans[p]));
-    if (plans[p].mode == detail::kAnsPlaneRans)
+    // The escaped bytes (blob version 3): flags, a compaction of the flagged positions, a gather.
+    const detail::AnsPlaneEscapes escapes = [&](const detail::AnsByteSet& rare, std::vector<uint8_t>& bytes) {
+      const uint64_t r0 = rare[0], r1 = rare[1], r2 = rare[2], r3 = rare[3];
+      uint8_t *flags = nullptr, *d_bytes = nullptr;
+      int64_t *d_pos = nullptr, *d_count = nullptr;
+      FACTZ_RETURN_IF_ERROR(ws.get(kAnsEncFlags, size_t(n), flags));
+      FACTZ_RETURN_IF_ERROR(for_each(int64_t(n), s, [=] __device__(int64_t i) {
+        const uint8_t v = b[i];
+        const uint64_t word = v < 64 ? r0 : v < 128 ? r1 : v < 192 ? r2 : r3;
+        flags[i] = uint8_t((word >> (v & 63)) & 1u);
+      }));
+      int64_t count = 0;
+      FACTZ_RETURN_IF_ERROR(count_if(ws, int64_t(n), s, [=] __device__(int64_t i) { return flags[i] != 0; }, count));
+      FACTZ_RETURN_IF_ERROR(ws.get(kAnsEncPos, size_t(count) * 8, d_pos));
+      FACTZ_RETURN_IF_ERROR(ws.get(kAnsEncBytes, size_t(count), d_bytes));
+      FACTZ_RETURN_IF_ERROR(ws.get(kAnsEncScalars, 64, d_count));
+      const thrust::counting_iterator<int64_t> first(0);
+      FACTZ_RETURN_IF_ERROR(cub_call(ws, [&](void* t, size_t& tb) {
+        return cub::DeviceSelect::Flagged(t, tb, first, flags, d_pos, d_count, int64_t(n), s);
+      }));
+      FACTZ_RETURN_IF_ERROR(for_each(count, s, [=] __device__(int64_t e) { d_bytes[e] = b[d_pos[e]]; }));
+      return to_host(bytes, d_bytes, count, s);
+    };
+    FACTZ_RETURN_IF_ERROR(detail::ans_plan_plane(pairs, n, detail::kAnsEncoderMaxLanes, gather, exceptions, plans[p],
+                                                 allow_escapes ? &escapes : nullptr));
+    if (detail::ans_plane_is_rans(plans[p].mode))
       FACTZ_RETURN_IF_ERROR(plane_chunks(ws, b, n, plans[p], p == 0 ? kAnsEncPacked0 : kAnsEncPacked1, s, sizes[p],
                                          packed[p]));
   }

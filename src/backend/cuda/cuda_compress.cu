@@ -441,13 +441,15 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* 
   std::vector<uint8_t>* coded[2] = {&pl.coded_u, &pl.coded_v};
   std::optional<uint32_t>* coded_crc[2] = {&pl.coded_u_crc, &pl.coded_v_crc};
   const bool huffman = p.options.coder == Coder::huffman;
+  pl.precoded = true;  // both coders run on the device
+  pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
+  // Segmented codes (format version 9): ANS blobs of version 3 for the codes and the ids.
+  const bool escapes = pl.predictor != detail::Predictor::linear;
   auto encode = [&](const uint16_t* sym, int64_t count, uint16_t center, std::vector<uint8_t>& blob,
                     std::optional<uint32_t>& crc) {
     if (huffman) return device_huffman_encode(ws, sym, uint64_t(count), center, s, blob, crc);
-    return device_ans_encode(ws, sym, uint64_t(count), center, s, blob, crc);
+    return device_ans_encode(ws, sym, uint64_t(count), center, s, blob, crc, escapes);
   };
-  pl.precoded = true;  // both coders run on the device
-  pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
   // Segmented codes (format version 9, streams/code_segments.hpp): the codes per phase, then
   // each segment coded on the device as a blob of its own, the section CRC folded from theirs.
   std::vector<int64_t> phase_codes;

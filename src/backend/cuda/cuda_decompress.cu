@@ -87,8 +87,59 @@ __global__ void ans_chunk_kernel(const uint32_t* entries, const uint8_t* values,
     *bad = 1;
 }
 
+/// One thread per chunk of a decoded mode 3 plane: its escape values (kernels/rans.hpp).
+__global__ void ans_escape_count_kernel(const uint8_t* bytes, uint64_t chunks, int chunk_log2, uint64_t n, uint8_t e,
+                                        uint64_t* counts) {
+  const uint64_t k = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= chunks) return;
+  const uint64_t lo = k << chunk_log2, m = (n - lo) < (uint64_t{1} << chunk_log2) ? n - lo : uint64_t{1} << chunk_log2;
+  counts[k] = detail::rans_count_escapes(bytes + lo, m, e);
+}
+
+/// One thread per chunk: the chunk's escape values replaced by the listed bytes from
+/// first[k] (the exclusive prefix sum of the counts) on.
+__global__ void ans_escape_replace_kernel(uint8_t* bytes, uint64_t chunks, int chunk_log2, uint64_t n, uint8_t e,
+                                          const uint64_t* first, const uint8_t* list) {
+  const uint64_t k = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= chunks) return;
+  const uint64_t lo = k << chunk_log2, m = (n - lo) < (uint64_t{1} << chunk_log2) ? n - lo : uint64_t{1} << chunk_log2;
+  detail::rans_replace_escapes(bytes + lo, m, e, list + first[k]);
+}
+
+/// The escapes of a decoded mode 3 plane: a count kernel, the prefix sum of the chunk counts
+/// on the host (checked against the list's length), a replace kernel.
+Status device_replace_escapes(Workspace::Impl& ws, const AnsPlane& pl, int chunk_log2, uint64_t n, uint8_t* dst,
+                              int* flag, cudaStream_t s) {
+  const uint64_t chunks = pl.chunk_pos.size() - 1;
+  uint64_t* counts = nullptr;
+  uint8_t* list = nullptr;
+  FACTZ_RETURN_IF_ERROR(ws.get(kAnsSparsePos, size_t(chunks) * 8, counts));
+  ans_escape_count_kernel<<<unsigned((chunks + 63) / 64), 64, 0, s>>>(dst, chunks, chunk_log2, n, pl.value, counts);
+  FACTZ_CUDA_TRY(cudaGetLastError());
+  int bad = 0;
+  FACTZ_RETURN_IF_ERROR(read_flag(flag, s, bad));  // a failed chunk: its counts mean nothing
+  if (bad) return corrupt_stream("ans: invalid payload");
+  std::vector<uint64_t> first;
+  FACTZ_RETURN_IF_ERROR(to_host(first, counts, int64_t(chunks), s));
+  uint64_t run = 0;
+  for (auto& c : first) {
+    const uint64_t t = c;
+    c = run;
+    run += t;
+  }
+  if (run != pl.bytes.size()) return corrupt_stream("ans: escape count does not match the escape list");
+  if (run == 0) return Status::Ok();
+  FACTZ_RETURN_IF_ERROR(to_device(counts, first, s));
+  FACTZ_RETURN_IF_ERROR(upload(ws, kAnsSparseBytes, pl.bytes, s, list));
+  ans_escape_replace_kernel<<<unsigned((chunks + 63) / 64), 64, 0, s>>>(dst, chunks, chunk_log2, n, pl.value, counts,
+                                                                       list);
+  FACTZ_CUDA_TRY(cudaGetLastError());
+  return Status::Ok();
+}
+
 /// Device ANS decoding of a blob of n symbols into out (device): each plane's bytes (a
-/// fill, a scatter of the sparse exceptions, or the rANS chunks), then the symbols.
+/// fill, a scatter of the sparse exceptions, or the rANS chunks, then any escapes), then
+/// the symbols.
 Status device_ans_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded, uint16_t center, int64_t n,
                          uint16_t* out, int* flag, cudaStream_t s) {
   AnsParsed ap;
@@ -110,7 +161,7 @@ Status device_ans_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded,
       FACTZ_RETURN_IF_ERROR(upload(ws, kAnsSparseBytes, pl.bytes, s, bytes));
       FACTZ_RETURN_IF_ERROR(
           for_each(int64_t(pl.positions.size()), s, [=] __device__(int64_t e) { dst[pos[e]] = bytes[e]; }));
-    } else if (pl.mode == detail::kAnsPlaneRans) {
+    } else if (detail::ans_plane_is_rans(pl.mode)) {
       uint32_t* entries = nullptr;
       uint8_t* values = nullptr;
       uint64_t* chunk_pos = nullptr;
@@ -122,6 +173,8 @@ Status device_ans_decode(Workspace::Impl& ws, const std::vector<uint8_t>& coded,
                                                                   chunk_pos, chunks, ap.chunk_log2, uint64_t(n), dst,
                                                                   flag);
       FACTZ_CUDA_TRY(cudaGetLastError());
+      if (pl.mode == detail::kAnsPlaneEscapes)
+        FACTZ_RETURN_IF_ERROR(device_replace_escapes(ws, pl, ap.chunk_log2, uint64_t(n), dst, flag, s));
     }
     // The next plane reuses the table slots: wait (the host tables must also outlive the copies).
     FACTZ_CUDA_TRY(cudaStreamSynchronize(s));

@@ -30,8 +30,10 @@ Status device_count_nonfinite(cuda::Workspace::Impl& ws, const T* u, const T* v,
 /// pair counts and the rANS chunks on the device, the plan and the layout on the host
 /// (cuda_ans_encode.cu).
 /// crc: the blob's crc32c, its payloads checksummed on the device (section_crc.hpp).
+/// allow_escapes: blob version 3 allowed (detail::ans_encode's), the escaped bytes selected
+/// on the device.
 Status device_ans_encode(cuda::Workspace::Impl& ws, const uint16_t* sym, uint64_t n, uint16_t center, cudaStream_t s,
-                         std::vector<uint8_t>& blob, std::optional<uint32_t>& crc);
+                         std::vector<uint8_t>& blob, std::optional<uint32_t>& crc, bool allow_escapes = false);
 /// CRC-32C of n device bytes (format/crc32.hpp's value): per-block CRCs and a combine tree
 /// (cuda_crc.cu); synchronizes `s`.
 Status device_crc32c(cuda::Workspace::Impl& ws, const uint8_t* data, uint64_t n, cudaStream_t s, uint32_t& out);

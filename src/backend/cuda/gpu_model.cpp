@@ -34,12 +34,13 @@ std::vector<int64_t> select_flagged(const std::vector<uint8_t>& flag) {
 /// The blob the device writes with `coder` (an empty blob, which no decoder accepts, if the
 /// model fails: the tests then see the difference).
 /// crc: the blob's crc32c as the device gives it (its payload checksummed by the device
-/// CRC, model_crc32c, the heads and chunk tables on the host; blob_crc).
+/// CRC, model_crc32c, the heads, chunk tables and escape lists on the host; blob_crc).
+/// escapes: ANS blobs of version 3 allowed (device_ans_encode's allow_escapes).
 std::vector<uint8_t> model_encode(Coder coder, std::span<const uint16_t> symbols, uint16_t center,
-                                  std::optional<uint32_t>& crc) {
+                                  std::optional<uint32_t>& crc, bool escapes = false) {
   std::vector<uint8_t> blob;
   if (coder == Coder::huffman) blob = model_huffman_encode(symbols);
-  else if (!model_ans_encode(symbols, center, blob).ok()) blob.clear();
+  else if (!model_ans_encode(symbols, center, blob, detail::kAnsEncoderMaxLanes, escapes).ok()) blob.clear();
   std::vector<CrcPiece> pieces;
   auto device_piece = [&](uint64_t at, uint64_t end) {
     if (end > at) pieces.push_back({at, end - at, model_crc32c(std::span<const uint8_t>(blob).subspan(at, end - at))});
@@ -53,7 +54,7 @@ std::vector<uint8_t> model_encode(Coder coder, std::span<const uint16_t> symbols
     detail::AnsBlob parsed;
     if (!detail::ans_parse(blob, center, symbols.size(), parsed).ok()) return blob;
     for (const auto& plane : parsed.planes)
-      if (plane.mode == detail::kAnsPlaneRans) device_piece(plane.chunk_pos.front(), plane.chunk_pos.back());
+      if (detail::ans_plane_is_rans(plane.mode)) device_piece(plane.chunk_pos.front(), plane.chunk_pos.back());
   }
   crc = blob_crc(blob, pieces);
   return blob;
@@ -316,7 +317,9 @@ void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, 
   for (int64_t t = 0; t < targets; ++t) stored_id[size_t(t)] = ids[size_t(t)] != uint16_t(kMissingVertex);
   for (int64_t pos : select_flagged(stored_id)) pl.ids.push_back(ids[size_t(pos)]);
   pl.predictor = detail::kDefaultPredictor;  // the CPU encoder's (run_speculative)
-  pl.coded_ids = model_encode(p.options.coder, pl.ids, 0, pl.coded_ids_crc);
+  // Segmented codes (format version 9): ANS blobs of version 3 for the ids and the codes.
+  const bool escapes = pl.predictor != detail::Predictor::linear;
+  pl.coded_ids = model_encode(p.options.coder, pl.ids, 0, pl.coded_ids_crc, escapes);
   // Segmented codes (format version 9): the phases' code counts (the device: a count_if per
   // phase), then each segment coded as the device codes a blob, the section's CRC folded
   // from the blobs' (write_segmented).
@@ -330,7 +333,8 @@ void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, 
     const Status st = detail::write_segmented(
         phase_codes, int64_t(all.size()),
         [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>& blob_crc) {
-          blob = model_encode(p.options.coder, all.subspan(size_t(first), size_t(count)), detail::kAnsCodeCenter, blob_crc);
+          blob = model_encode(p.options.coder, all.subspan(size_t(first), size_t(count)), detail::kAnsCodeCenter, blob_crc,
+                              escapes);
           return Status::Ok();
         },
         out, &crc);
@@ -462,7 +466,7 @@ std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols) {
 }
 
 Status model_ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& blob,
-                        uint32_t max_lanes) {
+                        uint32_t max_lanes, bool allow_escapes) {
   if (max_lanes < 1 || max_lanes > uint32_t(detail::kRansLanes)) return invalid_argument("ans: bad max_lanes");
   const uint64_t n = symbols.size();
   std::vector<uint8_t> planes[2] = {std::vector<uint8_t>(size_t(n)), std::vector<uint8_t>(size_t(n))};
@@ -489,8 +493,15 @@ Status model_ans_encode(std::span<const uint16_t> symbols, uint16_t center, std:
       }
       return Status::Ok();
     };
-    FACTZ_RETURN_IF_ERROR(detail::ans_plan_plane(pairs, n, max_lanes, gather, exceptions, plans[p]));
-    if (plans[p].mode == detail::kAnsPlaneRans) model_ans_chunks(b, n, plans[p], scratch[p], sizes[p]);
+    const detail::AnsPlaneEscapes escapes = [&](const detail::AnsByteSet& rare, std::vector<uint8_t>& bytes) {
+      std::vector<uint8_t> flag(static_cast<size_t>(n), 0);  // the device: flags, cub::DeviceSelect, a gather
+      for (uint64_t i = 0; i < n; ++i) flag[size_t(i)] = detail::ans_byte_in(rare, b[i]);
+      for (int64_t i : select_flagged(flag)) bytes.push_back(b[i]);
+      return Status::Ok();
+    };
+    FACTZ_RETURN_IF_ERROR(
+        detail::ans_plan_plane(pairs, n, max_lanes, gather, exceptions, plans[p], allow_escapes ? &escapes : nullptr));
+    if (detail::ans_plane_is_rans(plans[p].mode)) model_ans_chunks(b, n, plans[p], scratch[p], sizes[p]);
   }
   uint64_t at[2], bytes[2];
   ans_blob_layout(center, n, plans, sizes, blob, at, bytes);
@@ -561,13 +572,28 @@ Status model_ans_decode(std::span<const uint8_t> blob, uint16_t center, std::spa
     bytes[p].assign(static_cast<size_t>(n), pl.value);  // the device: a memset
     if (pl.mode == detail::kAnsPlaneSparse)  // the device: a scatter
       for (size_t e = 0; e < pl.positions.size(); ++e) bytes[p][size_t(pl.positions[e])] = pl.bytes[e];
-    if (pl.mode != detail::kAnsPlaneRans) continue;
+    if (!detail::ans_plane_is_rans(pl.mode)) continue;
     for (size_t k = 0; k + 1 < pl.chunk_pos.size(); ++k) {  // the device: one thread per chunk
       const uint64_t first = uint64_t(k) * chunk, m = std::min(n - first, chunk);
       if (!ans_decode_chunk_bytes(pl.entries.data(), pl.values.data(), pl.lanes, pl.first_context,
                                   blob.data() + pl.chunk_pos[k], pl.chunk_pos[k + 1] - pl.chunk_pos[k],
                                   bytes[p].data() + first, m))
         return corrupt_stream("ans: invalid payload in chunk " + std::to_string(k));
+    }
+    if (pl.mode != detail::kAnsPlaneEscapes) continue;
+    // Escapes: a count kernel (one thread per chunk), the prefix on the host over the chunk
+    // counts, a replace kernel (one thread per chunk).
+    const size_t chunks = pl.chunk_pos.size() - 1;
+    std::vector<uint64_t> first_escape(chunks);
+    for (size_t k = 0; k < chunks; ++k) {
+      const uint64_t first = uint64_t(k) * chunk, m = std::min(n - first, chunk);
+      first_escape[k] = detail::rans_count_escapes(bytes[p].data() + first, m, pl.value);
+    }
+    if (exclusive_scan(first_escape) != pl.bytes.size())
+      return corrupt_stream("ans: escape count does not match the escape list");
+    for (size_t k = 0; k < chunks; ++k) {
+      const uint64_t first = uint64_t(k) * chunk, m = std::min(n - first, chunk);
+      detail::rans_replace_escapes(bytes[p].data() + first, m, pl.value, pl.bytes.data() + first_escape[k]);
     }
   }
   for (uint64_t i = 0; i < n; ++i) out[size_t(i)] = ans_symbol(bytes[0][size_t(i)], bytes[1][size_t(i)], center);

@@ -63,9 +63,10 @@ std::vector<uint8_t> model_huffman_encode(std::span<const uint16_t> symbols);
 
 /// The ANS blob as the device encoder writes it (ans_encode_bodies.hpp: device splits,
 /// pair counts, gathers and compactions, the host plan and layout, and the rANS chunks coded
-/// by lane groups in lockstep); max_lanes as ans_encode's.
+/// by lane groups in lockstep); max_lanes and allow_escapes as ans_encode's (the escaped
+/// bytes: device flags, a compaction and a gather).
 Status model_ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vector<uint8_t>& blob,
-                        uint32_t max_lanes = detail::kAnsEncoderMaxLanes);
+                        uint32_t max_lanes = detail::kAnsEncoderMaxLanes, bool allow_escapes = false);
 
 /// CRC-32C as the device computes it (crc_bodies.hpp): per-block CRCs, then the tree.
 uint32_t model_crc32c(std::span<const uint8_t> data);
