@@ -77,14 +77,16 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
     FACTZ_RETURN_IF_ERROR(write_segmented(
         pl.phase_codes, int64_t(all.size()),
         [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
-          return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads);
+          // ANS blobs of version 3 (escapes for rare values) where they pay, as in version 9
+          return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads,
+                                /*escapes=*/true);
         },
         coded));
     sections.push_back({kCodeSections[c], std::move(coded)});
   }
   sections.push_back({kSectionExactValues, std::move(pl.exact)});
   std::vector<uint8_t> ids;
-  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, ids, p.threads));
+  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, ids, p.threads, /*escapes=*/true));
   sections.push_back({kSectionBoundIdsU, std::move(ids)});
   const Options& o = p.options;
   offer_zstd(sections, o.zstd);
