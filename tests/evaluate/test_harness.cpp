@@ -371,6 +371,39 @@ TEST(Turbulence, RejectsBadSettings) {
   EXPECT_EQ(decaying_turbulence(s).status().code(), Code::invalid_argument);
 }
 
+// The sz3 baseline's plumbing (files, arguments, the stream of two parts) with a stand-in for
+// SZ3's command-line tool that stores the plane as it is: a lossless row, every value back.
+TEST(EvaluateProgram, TheSz3BaselineRunsItsToolOnEachComponent) {
+  TempDir dir;
+  const VectorField2D f = synth::turbulence(30, 20, 11);
+  ASSERT_TRUE(write_plane(dir / "t_u_30x20.f32", f.u, 30, 20).ok());
+  ASSERT_TRUE(write_plane(dir / "t_v_30x20.f32", f.v, 30, 20).ok());
+  // -f -i IN -z OUT -2 NX NY -M ABS EB (compress), -f -z IN -o OUT -2 NX NY (decompress);
+  // it also records its arguments, to check them.
+  const fs::path tool = dir / "fake sz3";
+  {
+    std::ofstream sh(tool);
+    sh << "#!/bin/sh\necho \"$@\" >> '" << (dir / "calls.txt") << "'\n"
+       << "cp \"$3\" \"$5\"\n";  // compress: -i IN -z OUT; decompress: -z IN -o OUT
+  }
+  fs::permissions(tool, fs::perms::owner_all);
+  std::string out;
+  const std::string exe = FACTZ_EVALUATE_PATH;
+  ASSERT_EQ(run(exe + " --out '" + dir.str() + "' --sz3 '" + tool.string() + "' --compressors sz3 --bounds 1e-2 " +
+                    "--no-throughput --repeats 1 '" + (dir / "t_u_30x20.f32") + "'",
+                out, dir),
+            0)
+      << out;
+  const auto rows = lines(read_text(dir / "results.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[1].find(",sz3,"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[1].find(",0,0,0,0,"), std::string::npos) << "stored as is: no violation " << rows[1];
+  const auto calls = lines(read_text(dir / "calls.txt"));
+  ASSERT_EQ(calls.size(), 4u);  // u and v, each compressed and decompressed
+  EXPECT_NE(calls[0].find(" -2 30 20 -M ABS "), std::string::npos) << calls[0];
+  EXPECT_NE(calls[2].find("-f -z "), std::string::npos) << calls[2];
+}
+
 TEST(EvaluateProgram, RunsOnTinyFilesAndWritesEveryOutput) {
   TempDir dir;
   const VectorField2D f = synth::turbulence(30, 20, 9);
@@ -391,8 +424,10 @@ TEST(EvaluateProgram, RunsOnTinyFilesAndWritesEveryOutput) {
 
   EXPECT_EQ(run(exe + " --out '" + dir.str() + "'", out, dir), 2);  // no field
   EXPECT_NE(out.find("no fields given"), std::string::npos) << out;
-  EXPECT_EQ(run(exe + " --out '" + dir.str() + "' --compressors sz3 '" + (dir / "t_u_30x20.f32") + "'", out, dir), 2);
+  EXPECT_EQ(run(exe + " --out '" + dir.str() + "' --compressors sz2 '" + (dir / "t_u_30x20.f32") + "'", out, dir), 2);
   EXPECT_NE(out.find("unknown compressor"), std::string::npos) << out;
+  EXPECT_EQ(run(exe + " --out '" + dir.str() + "' --compressors sz3 '" + (dir / "t_u_30x20.f32") + "'", out, dir), 2);
+  EXPECT_NE(out.find("sz3 needs --sz3 PATH"), std::string::npos) << out;
   EXPECT_EQ(run(exe + " --out '" + dir.str() + "' --bounds -1 '" + (dir / "t_u_30x20.f32") + "'", out, dir), 2);
   EXPECT_EQ(run(exe + " --out '" + dir.str() + "' '" + (dir / "missing_u_4x4.f32") + "'", out, dir), 1);
   EXPECT_NE(out.find("missing_u_4x4.f32"), std::string::npos) << out;
