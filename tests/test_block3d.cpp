@@ -59,44 +59,13 @@ VectorField3D from_planes(const VectorField3D& like, const detail::Tiled3DResult
   return g;
 }
 
-/// Values of b beyond eb from a, over the three components (exact: float differences in double).
-int64_t beyond(const VectorField3D& a, const VectorField3D& b, float eb) {
-  int64_t over = 0;
-  for (int c = 0; c < 3; ++c) {
-    const std::vector<float>& x = c == 0 ? a.u : c == 1 ? a.v : a.w;
-    const std::vector<float>& y = c == 0 ? b.u : c == 1 ? b.v : b.w;
-    for (size_t k = 0; k < x.size(); ++k) over += !(std::fabs(double(x[k]) - double(y[k])) <= double(eb));
-  }
-  return over;
-}
+using testing::beyond;
 
-/// Compresses, decompresses and checks G0 (exactly, per component) and, in mode block, G1
-/// (compare: no violation, the same count of critical points). Returns the stream.
+/// Compresses, decompresses and checks G0 and, in mode block, G1 (tests/support/fields3d.hpp).
+/// Returns the stream.
 Bytes round_trip(const VectorField3D& f, const Options& o, const std::string& what, int64_t* cps = nullptr,
                  CompressStats* stats = nullptr) {
-  CompressStats st;
-  auto s = compress(f, o, &st);
-  EXPECT_TRUE(s.ok()) << what << ": " << s.status().to_string();
-  if (!s.ok()) return {};
-  if (stats) *stats = st;
-  auto d = decompress3d(s.value());
-  EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();
-  if (!d.ok()) return {};
-  EXPECT_EQ(d->nx, f.nx);
-  EXPECT_EQ(d->ny, f.ny);
-  EXPECT_EQ(d->nz, f.nz);
-  EXPECT_EQ(beyond(f, d.value(), float(st.eb_abs)), 0) << what << ": values beyond eb " << st.eb_abs;
-  if (o.mode == Mode::block) {
-    auto c = compare(f, d.value());
-    EXPECT_TRUE(c.ok()) << what;
-    if (c.ok()) {
-      EXPECT_EQ(c->violations(), 0) << what << ": lost " << c->lost << " spurious " << c->spurious << " changed "
-                                    << c->type_changed;
-      EXPECT_EQ(c->cp_decompressed, c->cp_original) << what;
-      if (cps) *cps = c->cp_original;
-    }
-  }
-  return s.value();
+  return testing::round_trip3d(f, o, o.mode == Mode::block, what, cps, stats);
 }
 
 std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) { return testing::flows3d(n, true); }

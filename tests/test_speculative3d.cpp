@@ -46,36 +46,10 @@ Options rel(double r, Coder coder = Coder::ans, bool zstd = true) {
   return o;
 }
 
-/// Compresses, decompresses and checks G0 (exactly, per component) and G1 (compare: no
-/// violation, the same count of critical points). Returns the stream.
+/// Compresses, decompresses and checks G0 and G1 (tests/support/fields3d.hpp). Returns the
+/// stream.
 Bytes round_trip(const VectorField3D& f, const Options& o, const std::string& what, int64_t* cps = nullptr) {
-  CompressStats st;
-  auto s = compress(f, o, &st);
-  EXPECT_TRUE(s.ok()) << what << ": " << s.status().to_string();
-  if (!s.ok()) return {};
-  auto d = decompress3d(s.value());
-  EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();
-  if (!d.ok()) return {};
-  EXPECT_EQ(d->nx, f.nx);
-  EXPECT_EQ(d->ny, f.ny);
-  EXPECT_EQ(d->nz, f.nz);
-  const float eb = float(st.eb_abs);
-  int64_t over = 0;
-  for (int c = 0; c < 3; ++c) {
-    const std::vector<float>& a = c == 0 ? f.u : c == 1 ? f.v : f.w;
-    const std::vector<float>& b = c == 0 ? d->u : c == 1 ? d->v : d->w;
-    for (size_t k = 0; k < a.size(); ++k) over += !(std::fabs(double(a[k]) - double(b[k])) <= double(eb));
-  }
-  EXPECT_EQ(over, 0) << what << ": values beyond eb " << eb;
-  auto c = compare(f, d.value());
-  EXPECT_TRUE(c.ok()) << what;
-  if (c.ok()) {
-    EXPECT_EQ(c->violations(), 0) << what << ": lost " << c->lost << " spurious " << c->spurious << " changed "
-                                  << c->type_changed;
-    EXPECT_EQ(c->cp_decompressed, c->cp_original) << what;
-    if (cps) *cps = c->cp_original;
-  }
-  return s.value();
+  return testing::round_trip3d(f, o, true, what, cps);
 }
 
 std::vector<std::pair<std::string, VectorField3D>> flows(int64_t n) { return testing::flows3d(n, false); }

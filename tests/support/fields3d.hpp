@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "factz/compress3d.hpp"
+#include "factz/topology3d.hpp"
 #include "format/crc32.hpp"
 #include "synth3d.hpp"
 
@@ -52,6 +54,48 @@ inline uint32_t planes_crc(const VectorField3D& f) {
     all.insert(all.end(), b, b + p->size() * 4);
   }
   return detail::crc32c(all);
+}
+
+/// Values of b beyond eb from a, over the three components (exact: float differences in double).
+inline int64_t beyond(const VectorField3D& a, const VectorField3D& b, float eb) {
+  int64_t over = 0;
+  for (int c = 0; c < 3; ++c) {
+    const std::vector<float>& x = c == 0 ? a.u : c == 1 ? a.v : a.w;
+    const std::vector<float>& y = c == 0 ? b.u : c == 1 ? b.v : b.w;
+    for (size_t k = 0; k < x.size(); ++k) over += !(std::fabs(double(x[k]) - double(y[k])) <= double(eb));
+  }
+  return over;
+}
+
+/// Compresses `f` with `o`, decompresses and checks G0 (exactly, per component) and, when
+/// `topology`, G1 (compare: no violation, as many critical points; *cps gets the original's
+/// count). Returns the stream (empty on failure); *stats gets the compressor's.
+inline std::vector<uint8_t> round_trip3d(const VectorField3D& f, const Options& o, bool topology,
+                                         const std::string& what, int64_t* cps = nullptr,
+                                         CompressStats* stats = nullptr) {
+  CompressStats st;
+  auto s = compress(f, o, &st);
+  EXPECT_TRUE(s.ok()) << what << ": " << s.status().to_string();
+  if (!s.ok()) return {};
+  if (stats) *stats = st;
+  auto d = decompress3d(s.value());
+  EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();
+  if (!d.ok()) return {};
+  EXPECT_EQ(d->nx, f.nx);
+  EXPECT_EQ(d->ny, f.ny);
+  EXPECT_EQ(d->nz, f.nz);
+  EXPECT_EQ(beyond(f, d.value(), float(st.eb_abs)), 0) << what << ": values beyond eb " << st.eb_abs;
+  if (topology) {
+    auto c = compare(f, d.value());
+    EXPECT_TRUE(c.ok()) << what;
+    if (c.ok()) {
+      EXPECT_EQ(c->violations(), 0) << what << ": lost " << c->lost << " spurious " << c->spurious << " changed "
+                                    << c->type_changed;
+      EXPECT_EQ(c->cp_decompressed, c->cp_original) << what;
+      if (cps) *cps = c->cp_original;
+    }
+  }
+  return s.value();
 }
 
 /// A golden 3D stream: the file under tests/data/golden, the options it was written with,
