@@ -408,7 +408,8 @@ static void test_damaged_streams_fail_cleanly(void) {
   free_field(&f);
 }
 
-/* Noise stored exactly (bound 0) fits in factz_compress_bound3d, for both coders. */
+/* Noise stored exactly (bound 0) fits in factz_compress_bound3d, in every mode with both
+ * coders. */
 static void test_compress_bound_holds_on_noise(void) {
   const int64_t nx = 17, ny = 13, nz = 11, n = nx * ny * nz;
   field3d f = make_field(nx, ny, nz);
@@ -421,10 +422,12 @@ static void test_compress_bound_holds_on_noise(void) {
       memcpy(&planes[c][k], &bits, sizeof bits);
     }
   }
+  for (int mode = FACTZ_MODE_NONE; mode <= FACTZ_MODE_SPECULATIVE; ++mode)
   for (int coder = 0; coder <= 1; ++coder)
     for (int zstd = 0; zstd <= 1; ++zstd) {
       factz_options o;
       factz_options_init(&o);
+      o.mode = mode;
       o.coder = coder;
       o.zstd = zstd;
       o.bound = 0.0;
