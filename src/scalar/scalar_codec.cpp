@@ -26,7 +26,6 @@
 #include "scalar/scalar_checks.hpp"
 #include "scalar/scalar_quantizer.hpp"
 #include "scalar/toposz_encoder.hpp"
-#include "codec/zstd_stage.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
@@ -309,10 +308,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   uint64_t symbol_count = 0;
   for (const auto& e : parsed.entries) {
     if (e.id != detail::kSectionCodesU) continue;
-    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
-    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), detail::kCoderHeaderBytes));
-    if (e.flags & detail::kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(detail::zstd_peek(stored, detail::kCoderHeaderBytes, head));
-    auto count = detail::coded_symbol_count(detail::EntropyCoder(h.coder), head);
+    auto count = detail::peek_symbol_count(stream, e, h.coder);
     if (!count.ok()) return count.status();
     symbol_count = count.value();
     if (masked.value() ? symbol_count >= n : symbol_count != n)

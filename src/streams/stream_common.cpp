@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include <algorithm>
+
+#include "codec/coder.hpp"
 #include "codec/zstd_stage.hpp"
 
 namespace factz::detail {
@@ -34,6 +37,13 @@ Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Sect
     return zstd_compress(in, kZstdLevel, out);
   };
   return write_container(header, std::move(sections), &zstd);
+}
+
+Result<uint64_t> peek_symbol_count(std::span<const uint8_t> stream, const ParsedContainer::Entry& e, uint8_t coder) {
+  const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
+  std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
+  if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
+  return coded_symbol_count(EntropyCoder(coder), head);
 }
 
 const Decompressor& zstd_stage_decompressor() {

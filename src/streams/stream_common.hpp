@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,5 +65,11 @@ Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Sect
 
 /// The zstd stage's inverse, for read_section.
 const Decompressor& zstd_stage_decompressor();
+
+/// The symbol count a coded blob records in its head (coded_symbol_count), read from section
+/// entry `e` of `stream` without decoding the blob, through the first bytes of the zstd
+/// stage when the section is stored compressed: a decoder checks it against the grid before
+/// it allocates anything for the grid. `coder` is the header's.
+Result<uint64_t> peek_symbol_count(std::span<const uint8_t> stream, const ParsedContainer::Entry& e, uint8_t coder);
 
 }  // namespace factz::detail

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "codec/coder.hpp"
-#include "codec/zstd_stage.hpp"
 #include "kernels/interpolation3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
@@ -144,10 +143,7 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
   const uint64_t expected = tiled ? h.nx * h.ny * h.nz : target_count(h);
   for (const auto& e : parsed->entries) {
     if (e.id != per_vertex) continue;
-    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
-    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
-    if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
-    auto count = coded_symbol_count(EntropyCoder(h.coder), head);
+    auto count = peek_symbol_count(stream, e, h.coder);
     if (!count.ok()) return count.status();
     if (count.value() != expected)
       return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + "x" + std::to_string(h.nz) +

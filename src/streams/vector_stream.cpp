@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "codec/coder.hpp"
-#include "codec/zstd_stage.hpp"
 #include "kernels/interpolation.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/speculative_decode.hpp"
@@ -222,10 +221,7 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
   }
   for (const auto& e : parsed->entries) {
     if (e.id != per_vertex) continue;
-    const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
-    std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
-    if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
-    auto count = coded_symbol_count(EntropyCoder(h.coder), head);
+    auto count = peek_symbol_count(stream, e, h.coder);
     if (!count.ok()) return count.status();
     // A speculative stream has no id for a missing target, a version 5 tiled one no code
     // for a missing vertex: the count is checked against the mask when the symbols are
