@@ -83,6 +83,17 @@ Status write_segmented(std::span<const int64_t> phase_codes, int64_t n, const Se
   return Status::Ok();
 }
 
+Status encode_segmented(EntropyCoder coder, std::span<const uint16_t> codes, std::span<const int64_t> phase_codes,
+                        int threads, std::vector<uint8_t>& out) {
+  return write_segmented(
+      phase_codes, int64_t(codes.size()),
+      [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
+        return entropy_encode(coder, codes.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, threads,
+                              /*allow_escapes=*/true);
+      },
+      out);
+}
+
 Status parse_segmented(std::span<const uint8_t> section, int64_t n, std::vector<CodeSegment>& out) {
   out.clear();
   ByteReader r(section);

@@ -52,6 +52,11 @@ using SegmentEncoder =
 Status write_segmented(std::span<const int64_t> phase_codes, int64_t n, const SegmentEncoder& encode,
                        std::vector<uint8_t>& out, std::optional<uint32_t>* crc = nullptr);
 
+/// write_segmented with the host's coders (ANS blobs may be version 3, with escapes, as the
+/// segmented layouts of versions 9 and 10 allow): the writer of the 2D and 3D streams.
+Status encode_segmented(EntropyCoder coder, std::span<const uint16_t> codes, std::span<const int64_t> phase_codes,
+                        int threads, std::vector<uint8_t>& out);
+
 /// One segment of a parsed section: its symbols [first, first + count) and its blob.
 struct CodeSegment {
   int64_t first = 0, count = 0;

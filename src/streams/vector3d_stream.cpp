@@ -72,15 +72,7 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   sections.push_back({kSectionMeta, meta_section3d()});
   for (int c = 0; c < 3; ++c) {  // segmented by phase (format version 10)
     std::vector<uint8_t> coded;
-    const std::span<const uint16_t> all(pl.codes[c]);
-    FACTZ_RETURN_IF_ERROR(write_segmented(
-        pl.phase_codes, int64_t(all.size()),
-        [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
-          // ANS blobs of version 3 (escapes for rare values) where they pay, as in version 9
-          return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads,
-                                /*escapes=*/true);
-        },
-        coded));
+    FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes[c], pl.phase_codes, p.threads, coded));
     sections.push_back({kCodeSections[c], std::move(coded)});
   }
   sections.push_back({kSectionExactValues, std::move(pl.exact)});

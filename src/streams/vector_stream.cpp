@@ -124,16 +124,8 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
       FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
       FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
     } else {  // format version 9: segmented codes
-      for (auto [codes, out] : {std::pair{&pl.codes_u, &hu}, std::pair{&pl.codes_v, &hv}}) {
-        const std::span<const uint16_t> all(*codes);
-        FACTZ_RETURN_IF_ERROR(write_segmented(
-            pl.phase_codes, int64_t(all.size()),
-            [&](int64_t first, int64_t count, std::vector<uint8_t>& blob, std::optional<uint32_t>&) {
-              return entropy_encode(coder, all.subspan(size_t(first), size_t(count)), kAnsCodeCenter, blob, p.threads,
-                                    escapes);
-            },
-            *out));
-      }
+      FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes_u, pl.phase_codes, p.threads, hu));
+      FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes_v, pl.phase_codes, p.threads, hv));
     }
   }
   std::vector<uint8_t> meta = meta_section(p);
