@@ -548,7 +548,7 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 11, 0xFFFF}) {  // 1 to 10 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented codes)
+  for (uint16_t v : {0, 12, 0xFFFF}) {  // 1 to 11 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented codes, 11: the scalar lattice)
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -589,6 +589,21 @@ TEST(Container, Version8IsThe3DVectorVersion) {
   put(s, 9, kModeBlock, 1);
   reseal_header(s);
   expect_rejected(s, "mode 1 in a version 10 stream (only 3D speculative streams are version 10)");
+}
+
+// Version 11 is the scalar lattice version: a vector stream, or a scalar one in mode none,
+// of version 11 is corrupt; a contour-tree scalar header parses.
+TEST(Container, Version11IsTheScalarLatticeVersion) {
+  Bytes s = sample_stream();
+  put(s, 4, 11, 2);
+  reseal_header(s);
+  expect_rejected(s, "2 component(s) in a version 11 stream (only contour-tree scalar streams are version 11)");
+  put(s, 7, 1, 1);  // components 1
+  reseal_header(s);
+  expect_rejected(s, "1 component(s) in a version 11 stream");
+  put(s, 9, kModeContourTree, 1);
+  reseal_header(s);
+  EXPECT_TRUE(parse_container(s).ok()) << "a contour-tree scalar stream may be version 11";
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {

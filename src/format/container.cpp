@@ -208,12 +208,12 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
   if (h.version == 1 && (h.components != 2 || h.ndims != 2 || h.mode > kModeSpeculative))
     return corrupt_stream("header: a version 1 stream holds a 2D vector field in mode none, block or speculative");
   // Version 6 is the float64 version: float64 streams are version 6, or 7 / 9 with a
-  // predictor byte; a version 6 stream is float64.
+  // predictor byte, or 11 on the lattice; a version 6 stream is float64.
   if ((h.dtype == kDtypeFloat64 && h.version < kFormatVersionFloat64) ||
       (h.version == kFormatVersionFloat64 && h.dtype != kDtypeFloat64))
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
-                          " stream (float64 streams are version 6, or 7 or 9 with a predictor byte; version 6 streams "
-                          "are float64)");
+                          " stream (float64 streams are version 6, or 7 or 9 with a predictor byte, or 11 on the "
+                          "lattice; version 6 streams are float64)");
   // Versions 8 and 10 are the 3D vector versions: 3D vector streams are version 8 or 10,
   // and those versions hold 3D vector fields; version 10 only in mode speculative.
   if ((h.components == 3) != is_vector3d_version(h.version))
@@ -228,6 +228,10 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
                           " component(s) in a version " + std::to_string(h.version) +
                           " stream (only speculative 2D vector streams are versions 7 and 9)");
+  // Version 11 is the scalar lattice version: only a contour-tree scalar stream.
+  if (h.version == kFormatVersionScalarLattice && (h.components != 1 || h.mode != kModeContourTree))
+    return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
+                          " component(s) in a version 11 stream (only contour-tree scalar streams are version 11)");
   return h;
 }
 
@@ -376,12 +380,14 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // which this layer does not read either: the caller says so through the version.
   const bool segmented3d = header.components == 3 && header.mode == kModeSpeculative &&
                            version == kFormatVersionVector3D && header.version == kFormatVersionSegmented3D;
-  if (header.version != version && !with_predictor && !segmented3d)
+  // A scalar stream on the lattice (version 11) holds the sections of version 2, 3 or 6.
+  const bool lattice = header.components == 1 && header.version == kFormatVersionScalarLattice;
+  if (header.version != version && !with_predictor && !segmented3d && !lattice)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
                             "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field, 10 for a 3D "
-                            "speculative one with segmented codes)");
+                            "speculative one with segmented codes, 11 for a scalar stream on the lattice)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

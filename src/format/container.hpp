@@ -49,7 +49,7 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// Version 10 is a 3D vector stream in mode speculative with segmented codes (version 8 with
 /// the codes sections of version 9); 3D streams of modes none and block stay version 8, and
 /// version 8 speculative streams are still read.
-inline constexpr uint16_t kFormatVersion = 10;
+inline constexpr uint16_t kFormatVersion = 11;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -59,6 +59,7 @@ inline constexpr uint16_t kFormatVersionPredictor = 7;
 inline constexpr uint16_t kFormatVersionVector3D = 8;
 inline constexpr uint16_t kFormatVersionSegmentedCodes = 9;
 inline constexpr uint16_t kFormatVersionSegmented3D = 10;
+inline constexpr uint16_t kFormatVersionScalarLattice = 11;  ///< scalar codes on the step's lattice
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included

@@ -17,7 +17,9 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <iterator>
 #include <type_traits>
+#include <utility>
 
 #include "codec/coder.hpp"
 #include "factz/contour_tree.hpp"
@@ -70,7 +72,7 @@ Status check_options(const ScalarOptions& o) {
 template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
                                           const ScalarOptions& o, T eb, T step, double p_abs,
-                                          const QuantizedOf<T>& q, int threads) {
+                                          const QuantizedOf<T>& q, int threads, bool lattice = false) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
   {
@@ -111,38 +113,53 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   h.dtype = kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32;
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
-  h.version = detail::stream_version(ids, false, h.dtype);
+  h.version = lattice ? detail::kFormatVersionScalarLattice : detail::stream_version(ids, false, h.dtype);
   detail::offer_zstd(sections, o.zstd);
   return detail::write_stream(h, std::move(sections));
 }
 
+// One racer of mode contour-tree: a quantization step and the quantizer (version 11 streams
+// with `lattice`).
+template <class T>
+struct StepChoice {
+  T step = 0;
+  bool lattice = false;
+  bool operator==(const StepChoice&) const = default;
+};
+
 // The steps race (docs/toposz.md, "Steps"): a round of repair mostly adds constraints and
 // exact values, so a step's stream so far stands for a lower bound on its final one.
-// After the first step's first round, the step with the smallest stream so far (the
-// earlier on ties) runs the next round, until that step is done: no other step is then
-// expected to end smaller. Each round costs a contour tree, so a step that falls behind
-// stops early instead of running to the end. A repair whose level components need more
-// than max(2^20, n / 16) vertices of search is suspended while another step can go on (on
-// the real fields a repair searches at most 0.8 n, 12 n on sea-ice plateaus; about 10 n,
-// 5 s, for the coarse step of a smooth 256^3 field); when every step left is suspended,
-// they go on without a budget. Streams are written only where sizes are compared, and
-// for the step kept.
+// Every step is quantized first (its round 0, two at a time on two threads); from then on
+// the step with the smallest stream so far (the earlier on ties) runs the next round,
+// until that step is done: no other step is then expected to end smaller. Each round
+// costs a contour tree, so a step that falls behind stops early instead of running to the
+// end. A repair whose level components need more than max(2^20, n / 16) vertices of
+// search is suspended while another step can go on (on the real fields a repair searches
+// at most 0.8 n, 12 n on sea-ice plateaus; about 10 n, 5 s, for a coarse step of a smooth
+// 256^3 field); when every step left is suspended, they go on without a budget. Streams
+// are written only where sizes are compared, and for the step kept.
 template <class T, class Write>
-Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<T>& steps, Write write,
-                                        detail::CtWorkspace& work, ScalarCompressStats& st) {
+Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<StepChoice<T>>& steps,
+                                        Write write, detail::CtWorkspace& work, ScalarCompressStats& st) {
   struct Candidate {
-    detail::TopoStepOf<T> step;
+    std::unique_ptr<detail::TopoStepOf<T>> step;
     std::vector<uint8_t> stream;
-    bool stale = true;  // the stream is not the latest quantization's
+    bool stale = false;  // the stream is not the latest quantization's
     bool suspended = false;
   };
-  std::vector<std::unique_ptr<Candidate>> race(steps.size());
-#pragma omp parallel for num_threads(std::min<int>(in.threads, int(steps.size()))) schedule(static, 1)
-  for (size_t k = 0; k < steps.size(); ++k)  // each step's first quantization, side by side
-    race[k] = std::make_unique<Candidate>(Candidate{detail::TopoStepOf<T>(in, steps[k], int64_t(k)), {}});
+  std::vector<Candidate> race(steps.size());
+  std::vector<Status> failed(steps.size(), Status::Ok());
+#pragma omp parallel for num_threads(std::min<int>(in.threads, int(steps.size()))) schedule(dynamic, 1)
+  for (size_t k = 0; k < steps.size(); ++k) {  // round 0 of every step
+    race[k].step = std::make_unique<detail::TopoStepOf<T>>(in, steps[k].step, int64_t(k), steps[k].lattice);
+    auto stream = write(steps[k].step, steps[k].lattice, race[k].step->quantized());
+    if (stream.ok()) race[k].stream = std::move(stream.value());
+    else failed[k] = stream.status();
+  }
+  for (const Status& f : failed) FACTZ_RETURN_IF_ERROR(f);
   auto refresh = [&](Candidate& c) -> Status {
     if (!c.stale) return Status::Ok();
-    auto stream = write(c.step.step(), c.step.quantized());
+    auto stream = write(c.step->step(), c.step->lattice(), c.step->quantized());
     if (!stream.ok()) return stream.status();
     c.stream = std::move(stream.value());
     c.stale = false;
@@ -151,29 +168,25 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
   int64_t budget = std::max<int64_t>(int64_t(1) << 20, int64_t(in.f.size()) / 16);
   Candidate* last = nullptr;
   for (;;) {
-    std::vector<Candidate*> pool;
-    for (const auto& c : race)
-      if (!c->suspended) pool.push_back(c.get());
-    if (pool.empty()) {  // every step left is suspended
-      for (const auto& c : race) c->suspended = false;
+    Candidate* best = nullptr;
+    for (Candidate& c : race) {
+      if (c.suspended) continue;
+      FACTZ_RETURN_IF_ERROR(refresh(c));
+      if (!best || c.stream.size() < best->stream.size()) best = &c;
+    }
+    if (!best) {  // every step left is suspended
+      for (Candidate& c : race) c.suspended = false;
       budget = detail::TopoStep::kNoBudget;
       continue;
     }
-    Candidate* best = last ? pool.front() : race.front().get();
-    if (last && pool.size() > 1)
-      for (Candidate* c : pool) {
-        FACTZ_RETURN_IF_ERROR(refresh(*c));
-        if (c->stream.size() < best->stream.size()) best = c;
-      }
-    if (best->step.done()) {
-      if (best != last) best->step.report_final();
-      FACTZ_RETURN_IF_ERROR(refresh(*best));
-      st.iterations = best->step.rounds();
-      st.exact_vertices = int64_t(best->step.quantized().exact.size());
+    if (best->step->done()) {
+      if (best != last) best->step->report_final();
+      st.iterations = best->step->rounds();
+      st.exact_vertices = int64_t(best->step->quantized().exact.size());
       return std::move(best->stream);
     }
     last = best;
-    const detail::TopoRound r = best->step.advance(work, budget);
+    const detail::TopoRound r = best->step->advance(work, budget);
     best->stale = best->stale || r == detail::TopoRound::repaired;
     best->suspended = r == detail::TopoRound::suspended;
   }
@@ -223,15 +236,30 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   // step of eb (TopoSZ) lets two candidates lie within eb; when the bound is at or above
   // the threshold, quantization noise of amplitude ~step creates features above it, and a
   // step below p gives fewer rounds and exact values for a few more bits per code.
-  std::vector<T> steps;
-  for (double s : {p_abs, p_abs / 4}) {
-    const T sf = p_abs > 0 ? bound_in<T>(std::min(double(eb), s)) : eb;
-    if ((sf > 0 || eb == 0) && std::find(steps.begin(), steps.end(), sf) == steps.end()) steps.push_back(sf);
+  // The steps raced (docs/toposz.md, "Steps"): a ladder below the largest step whose
+  // noise (step / 2) creates no pair of persistence above the threshold by stability,
+  // t = min(2 eb, p), each step with both quantizers. A coarse step costs fewer bits per
+  // code but moves values more, so more of them cross the protected nodes' values and
+  // more rounds store more values exactly; where the balance lies depends on the field.
+  // Every candidate costs a quantization of the field and its state (about 12 bytes per
+  // vertex) during the race, so a large field races the first max(2, 2^25 / n) candidates
+  // of the ladder only: at most max(2 n, 2^25) vertices' states.
+  std::vector<StepChoice<T>> steps;
+  const double top = p_abs > 0 ? std::min(2.0 * double(eb), p_abs) : double(eb);
+  constexpr std::pair<double, bool> kLadder[] = {{1.0, false}, {0.25, false}, {1.0, true},    {0.25, true},
+                                                 {0.5, false}, {0.5, true},   {0.75, false}, {0.75, true},
+                                                 {0.375, false}, {0.375, true}};
+  const size_t most = std::max<size_t>(2, std::min<size_t>(std::size(kLadder), (size_t(1) << 25) / f.size()));
+  for (auto [fraction, lattice] : kLadder) {
+    const StepChoice<T> c{bound_in<T>(top * fraction), lattice};
+    if (steps.size() < most && (c.step > 0 || (eb == 0 && !lattice)) &&
+        std::find(steps.begin(), steps.end(), c) == steps.end())
+      steps.push_back(c);
   }
-  if (steps.empty()) steps.push_back(eb);
+  if (steps.empty()) steps.push_back({eb, false});
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress};
-  auto write = [&](T step, const QuantizedOf<T>& q) {
-    return scalar_stream(field, missing, o, eb, step, p_abs, q, threads);
+  auto write = [&](T step, bool lattice, const QuantizedOf<T>& q) {
+    return scalar_stream(field, missing, o, eb, step, p_abs, q, threads, lattice);
   };
   auto kept = race_steps(in, steps, write, work, st);
   lap("iterate");
@@ -343,6 +371,11 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   out.nz = g.nz;
   out.values.resize(n);
   T* r = out.values.data();
+  // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
+  const bool lattice = h.version == detail::kFormatVersionScalarLattice;
+  if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
+  std::vector<int64_t> lattice_of(lattice ? size_t(n) : 0);
+  int64_t* k = lattice_of.data();
   detail::ByteReader er(exact.value());
   int64_t v = 0;
   size_t next = 0;  // the next symbol: one per valid vertex
@@ -351,6 +384,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
       for (int64_t x = 0; x < g.nx; ++x, ++v) {
         if (!mask.empty() && mask[size_t(v)]) {
           r[v] = detail::missing_stand_in(r, g, x, y, z, v);
+          if (lattice) k[v] = detail::missing_stand_in(k, g, x, y, z, v);
           continue;
         }
         const uint16_t s = symbols[next++];
@@ -362,10 +396,19 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
           if (!read) return corrupt_stream("exact_values truncated");
           if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
           r[v] = val;
+          if (lattice) k[v] = detail::lattice_index(val, step);
         } else {
           const int64_t q = int64_t(s) - int64_t(kCenter);
           if (q < -kMaxCode) return corrupt_stream("quantization code out of range");
-          const T val = detail::lorenzo(r, g, x, y, z, v) + T(q) * step;
+          T val = 0;
+          if (lattice) {
+            k[v] = detail::lorenzo(k, g, x, y, z, v) + q;
+            if (k[v] > detail::kLatticeMaxIndex || k[v] < -detail::kLatticeMaxIndex)
+              return corrupt_stream("lattice index out of range");
+            val = detail::lattice_value(k[v], step);
+          } else {
+            val = detail::lorenzo(r, g, x, y, z, v) + T(q) * step;
+          }
           if (!std::isfinite(val)) return corrupt_stream("decoded value is not finite");
           r[v] = val;
         }

@@ -6,11 +6,15 @@
 // predicted, quantized and bounded in double (its float instantiation is the float code).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
+#include "kernels/quantizer.hpp"
 #include "scalar/grid.hpp"
 
 namespace factz::detail {
@@ -44,6 +48,33 @@ inline T missing_stand_in(const T* r, const ScalarGrid& g, int64_t x, int64_t y,
   if (y > 0) return r[v - g.nx];
   if (z > 0) return r[v - g.nx * g.ny];
   return T(0);
+}
+
+/// The lattice streams (version 11, docs/toposz.md "Lattice codes"): every decoded value
+/// is `T(k) * step` for an integer lattice index k, and the codes are the Lorenzo residuals
+/// of k, so a value's error depends on its own value only (not on its neighbours' errors).
+/// An exact vertex keeps the lattice index of its exact value for the predictions after it;
+/// the index is clamped so that the 7-term integer predictions never overflow.
+inline constexpr int64_t kLatticeMaxIndex = int64_t(1) << 40;
+
+template <class T>
+inline int64_t lattice_index(T val, T step) {
+  const double d = double(val) / double(step);
+  if (!(d < double(kLatticeMaxIndex))) return d != d ? 0 : kLatticeMaxIndex;
+  if (!(d > -double(kLatticeMaxIndex))) return -kLatticeMaxIndex;
+  return int64_t(std::llround(d));
+}
+
+template <class T>
+inline T lattice_value(int64_t k, T step) { return T(k) * step; }
+
+/// Whether `val` is finite and within `eb` of `fv`: for floats in double (the difference of
+/// two floats is a double), for doubles exactly (kernels' within_bound).
+template <class T>
+inline bool within_scalar_bound(T val, T fv, T eb) {
+  if (!std::isfinite(val)) return false;
+  if constexpr (std::is_same_v<T, float>) return std::fabs(double(val) - double(fv)) <= double(eb);
+  else return within_bound(val, fv, eb);
 }
 
 /// A vertex's topological interval: lo < g(v) < hi, equality allowed where flagged.
@@ -99,5 +130,17 @@ void quantize(std::span<const float> f, const ScalarGrid& g, std::span<const uin
 void quantize(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
               std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
               QuantizedOf<double>& out);
+
+/// The same on the lattice of `step` (> 0; kLatticeMaxIndex): of the two lattice values
+/// that bracket f(v) (the closer first) the first within `eb`, inside the interval, on no
+/// fill value and with a residual code within kScalarMaxCode is taken, else the value is
+/// stored exactly. An unconstrained value thus decodes to a non-decreasing function of
+/// itself alone (`lattice_value(lattice_index(f))` where that is within the bound), which
+/// moves no other vertex and keeps the order of values up to ties.
+void quantize_lattice(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                      std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out);
+void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                      std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
+                      QuantizedOf<double>& out);
 
 }  // namespace factz::detail

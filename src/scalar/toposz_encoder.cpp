@@ -28,8 +28,8 @@ constexpr int64_t kMaxRadius = 16;
 }  // namespace
 
 template <class T>
-TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index)
-    : in_(in), step_(step), index_(index), band_(step / 2), t0_(std::chrono::steady_clock::now()) {
+TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice)
+    : in_(in), step_(step), index_(index), lattice_(lattice), band_(step / 2), t0_(std::chrono::steady_clock::now()) {
   const size_t n = in.f.size();
   cons_.exact.assign(n, 0);
   cons_.slot.assign(n, ConstraintsOf<T>::kFree);
@@ -48,7 +48,10 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index)
 }
 
 template <class T>
-void TopoStepOf<T>::quantize_all() { quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_); }
+void TopoStepOf<T>::quantize_all() {
+  if (lattice_) quantize_lattice(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
+  else quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
+}
 
 template <class T>
 TopoRound TopoStepOf<T>::advance(CtWorkspace& work, int64_t budget) {

@@ -49,9 +49,10 @@ class TopoStepOf {
  public:
   static constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
 
-  /// Protects the original tree's nodes and quantizes with `step` (at most in.eb): round 0.
-  /// `index` is the step's number in the progress reports.
-  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index);
+  /// Protects the original tree's nodes and quantizes with `step` (> 0 with `lattice`),
+  /// with quantize_lattice when `lattice`, else quantize: round 0. `index` is the step's
+  /// number in the progress reports.
+  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false);
 
   /// One round: compares the decoded field's tree with the original's (reported through
   /// in.progress); where they differ, protects the vertices involved and quantizes again.
@@ -64,6 +65,7 @@ class TopoStepOf {
   /// The rounds of repair so far (0: the first quantization was right).
   int64_t rounds() const { return round_; }
   T step() const { return step_; }
+  bool lattice() const { return lattice_; }
   int64_t index() const { return index_; }
   const QuantizedOf<T>& quantized() const { return q_; }
   /// Reports the step's last round again (the kept step, when another step's round came
@@ -92,6 +94,7 @@ class TopoStepOf {
   const TopoInputOf<T>& in_;
   T step_;
   int64_t index_;
+  bool lattice_;
   T band_;  // the nearest code's error: how far an unconstrained vertex moves
   ConstraintsOf<T> cons_;
   std::unordered_map<uint32_t, uint8_t> radius_;  // box radius of each protected vertex

@@ -1,7 +1,7 @@
 // The TopoSZ encoder's steps (src/scalar/toposz_encoder.hpp): a repair that its search
 // budget suspends, resumed later, protects exactly what a repair done at once protects,
 // so the race of steps (scalar_codec.cpp) never changes a step's quantization by putting
-// it aside.
+// it aside; for both quantizers (values and lattice).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,27 +39,28 @@ TEST(TopoSZSteps, ASuspendedRepairResumesToTheSameQuantization) {
       const double p_abs = p_rel * range;
       const ContourTree tree = detail::compute_contour_tree(f, g, {}, p_abs, {}, 1);
       const detail::TopoInput in{f, g, {}, {}, float(0.1 * range), p_abs, &tree, 1, nullptr};
-      for (float step : {float(p_abs), float(p_abs / 4)}) {
-        SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " p " +
-                     std::to_string(p_rel) + " step " + std::to_string(step));
-        detail::TopoStep at_once(in, step, 0), in_parts(in, step, 0);
-        detail::CtWorkspace work_a, work_b;
-        for (int r = 0; r < 45; ++r) {
-          const detail::TopoRound a = at_once.advance(work_a);
-          detail::TopoRound b = detail::TopoRound::suspended;
-          for (int64_t budget = 1; b == detail::TopoRound::suspended; budget *= 3) {
-            b = in_parts.advance(work_b, budget);
-            suspensions += b == detail::TopoRound::suspended;
+      for (float step : {float(p_abs), float(p_abs / 4)})
+        for (bool lattice : {false, true}) {
+          SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " p " +
+                       std::to_string(p_rel) + " step " + std::to_string(step) + (lattice ? " lattice" : ""));
+          detail::TopoStep at_once(in, step, 0, lattice), in_parts(in, step, 0, lattice);
+          detail::CtWorkspace work_a, work_b;
+          for (int r = 0; r < 45; ++r) {
+            const detail::TopoRound a = at_once.advance(work_a);
+            detail::TopoRound b = detail::TopoRound::suspended;
+            for (int64_t budget = 1; b == detail::TopoRound::suspended; budget *= 3) {
+              b = in_parts.advance(work_b, budget);
+              suspensions += b == detail::TopoRound::suspended;
+            }
+            ASSERT_EQ(a, b);
+            ASSERT_EQ(at_once.rounds(), in_parts.rounds());
+            ASSERT_EQ(at_once.quantized().symbols, in_parts.quantized().symbols);
+            ASSERT_EQ(at_once.quantized().exact, in_parts.quantized().exact);
+            if (a == detail::TopoRound::done) break;
+            ++rounds;
           }
-          ASSERT_EQ(a, b);
-          ASSERT_EQ(at_once.rounds(), in_parts.rounds());
-          ASSERT_EQ(at_once.quantized().symbols, in_parts.quantized().symbols);
-          ASSERT_EQ(at_once.quantized().exact, in_parts.quantized().exact);
-          if (a == detail::TopoRound::done) break;
-          ++rounds;
+          EXPECT_TRUE(at_once.done());
         }
-        EXPECT_TRUE(at_once.done());
-      }
     }
   EXPECT_GT(rounds, 4);        // repairs happened
   EXPECT_GT(suspensions, 10);  // and were suspended, some more than once

@@ -1,0 +1,214 @@
+// Scalar streams on the lattice (format version 11, docs/toposz.md "Steps" and
+// docs/format.md "Scalar streams"): the lattice quantizer's values depend on each value
+// alone and keep the order of values up to ties; the decoder rebuilds the encoder's values
+// from the lattice indices; the contour-tree race writes version 11 streams where they are
+// the smallest, which keep the tree and the bound, with and without missing vertices and in
+// float64; a version 11 golden stream still decodes to the same bits and is still written
+// byte for byte; damaged version 11 streams are refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <random>
+
+#include "factz/contour_tree.hpp"
+#include "factz/factz.hpp"
+#include "factz/scalar.hpp"
+#include "scalar/scalar_quantizer.hpp"
+
+namespace factz {
+namespace {
+
+uint16_t stream_version(const std::vector<uint8_t>& s) { return uint16_t(s[4] | (s[5] << 8)); }
+
+std::vector<float> smooth_values(int64_t nx, int64_t ny, int64_t nz, float noise, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(size_t(nx * ny * nz));
+  size_t i = 0;
+  for (int64_t z = 0; z < nz; ++z)
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x, ++i)
+        v[i] =
+            std::sin(0.21f * float(x)) * std::cos(0.17f * float(y)) + 0.3f * std::sin(0.4f * float(z)) + noise * u(rng);
+  return v;
+}
+
+ScalarField field_of(int64_t nx, int64_t ny, int64_t nz, std::vector<float> values) {
+  ScalarField f;
+  f.nx = nx;
+  f.ny = ny;
+  f.nz = nz;
+  f.values = std::move(values);
+  return f;
+}
+
+TEST(ScalarLattice, UnconstrainedValuesDecodeToTheirOwnLatticePointInOrder) {
+  for (auto [nx, ny, nz] : {std::tuple{40, 30, 1}, {12, 10, 8}})
+    for (float step : {0.01f, 0.125f, 0.3f}) {
+      const std::vector<float> f = smooth_values(nx, ny, nz, 0.2f, 3);
+      const detail::ScalarGrid g{nx, ny, nz};
+      detail::Quantized q;
+      detail::quantize_lattice(f, g, {}, {}, step, step, nullptr, q);
+      ASSERT_EQ(q.symbols.size(), f.size());
+      size_t quantized = 0;
+      for (size_t v = 0; v < f.size(); ++v) {
+        ASSERT_LE(std::fabs(double(q.recon[v]) - double(f[v])), double(step)) << v;
+        if (q.symbols[v] == 0) continue;
+        ++quantized;
+        // The nearest lattice point, whatever the neighbours decoded to.
+        ASSERT_EQ(q.recon[v], detail::lattice_value(detail::lattice_index(f[v], step), step)) << v;
+      }
+      EXPECT_EQ(quantized, f.size()) << "a step within the bound quantizes every value";
+      // Non-decreasing: sorting by the original values sorts the decoded ones.
+      std::vector<size_t> order(f.size());
+      std::iota(order.begin(), order.end(), size_t(0));
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return f[a] < f[b]; });
+      for (size_t k = 1; k < order.size(); ++k) ASSERT_LE(q.recon[order[k - 1]], q.recon[order[k]]);
+    }
+}
+
+TEST(ScalarLattice, ExactValuesKeepTheirLatticeIndexForThePredictions) {
+  // Every other vertex stored exactly: the quantized ones still decode to their own
+  // lattice point, so the exact values' indices fed the predictions as the decoder's will.
+  const int64_t nx = 17, ny = 13;
+  const std::vector<float> f = smooth_values(nx, ny, 1, 0.5f, 4);
+  const detail::ScalarGrid g{nx, ny, 1};
+  detail::Constraints c;
+  c.exact.assign(f.size(), 0);
+  c.slot.assign(f.size(), detail::Constraints::kFree);
+  for (size_t v = 0; v < f.size(); v += 2) c.exact[v] = 1;
+  detail::Quantized q;
+  detail::quantize_lattice(f, g, {}, {}, 0.05f, 0.05f, &c, q);
+  EXPECT_EQ(q.exact.size(), (f.size() + 1) / 2);
+  for (size_t v = 0; v < f.size(); ++v) {
+    if (v % 2 == 0) {
+      EXPECT_EQ(q.symbols[v], 0);
+      EXPECT_EQ(q.recon[v], f[v]);
+    } else {
+      EXPECT_NE(q.symbols[v], 0);
+      EXPECT_EQ(q.recon[v], detail::lattice_value(detail::lattice_index(f[v], 0.05f), 0.05f));
+    }
+  }
+}
+
+// Compresses in mode contour-tree and checks the round trip: same tree, the bound, the
+// missing vertices' bits. Returns the stream's version (0 on failure).
+template <class Field>
+int round_trip_version(const Field& f, double rel, double p) {
+  ScalarOptions o;
+  o.bound = rel;
+  o.persistence = p;
+  ScalarCompressStats st;
+  auto s = compress_scalar(f, o, &st);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  if (!s.ok()) return 0;
+  Field back;
+  if constexpr (std::is_same_v<Field, ScalarField>) {
+    auto r = decompress_scalar(s.value());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return 0;
+    back = std::move(r.value());
+  } else {
+    auto r = decompress_scalar64(s.value());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return 0;
+    back = std::move(r.value());
+  }
+  auto c = compare_scalar(f, back, BoundMode::rel, p);
+  EXPECT_TRUE(c.ok());
+  if (!c.ok()) return 0;
+  EXPECT_TRUE(c->same()) << "false +/-/type " << c->tree.false_positive << "/" << c->tree.false_negative << "/"
+                         << c->tree.false_type;
+  EXPECT_LE(c->max_abs_error, st.eb_abs);
+  EXPECT_EQ(back.mask, f.mask);
+  for (size_t k = 0; k < f.mask.size(); ++k)
+    if (f.mask[k]) {
+      EXPECT_EQ(std::memcmp(&back.values[k], &f.values[k], sizeof(f.values[k])), 0) << k;
+    }
+  return stream_version(s.value());
+}
+
+TEST(ScalarLattice, TheRaceWritesBothKindsAndEachKeepsTheTree) {
+  int lattice = 0, values = 0;
+  for (uint32_t seed : {1u, 2u, 3u})
+    for (float noise : {0.0f, 0.05f, 0.3f})
+      for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}}) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + " noise " + std::to_string(noise) + " REL " +
+                     std::to_string(rel) + " P " + std::to_string(p));
+        const int v = round_trip_version(field_of(48, 40, 1, smooth_values(48, 40, 1, noise, seed)), rel, p);
+        lattice += v == 11;
+        values += v == 2;
+      }
+  EXPECT_GT(lattice, 0) << "no field gave a lattice stream";
+  EXPECT_GT(values, 0) << "no field gave a stream on the predictions' values";
+}
+
+TEST(ScalarLattice, MaskedAndFloat64FieldsOnTheLattice) {
+  int lattice = 0, lattice64 = 0;
+  for (uint32_t seed : {5u, 6u, 7u, 8u})
+    for (auto [rel, p] : {std::pair{1e-3, 1e-2}, {1e-2, 3e-2}}) {
+      ScalarField f = field_of(36, 28, 3, smooth_values(36, 28, 3, 0.05f, seed));
+      f.mask.assign(f.values.size(), 0);
+      for (size_t k = 0; k < f.values.size(); ++k)  // a disc of land holding a fill value
+        if (std::hypot(double(k % 36) - 12.0, double((k / 36) % 28) - 9.0) < 5.0) {
+          f.mask[k] = 1;
+          f.values[k] = -9999.0f;
+        }
+      lattice += round_trip_version(f, rel, p) == 11;
+      ScalarField64 d;
+      d.nx = 36;
+      d.ny = 28;
+      d.nz = 3;
+      for (float x : smooth_values(36, 28, 3, 0.05f, seed)) d.values.push_back(double(x) + 1e-9 * double(x * x));
+      lattice64 += round_trip_version(d, rel, p) == 11;
+    }
+  EXPECT_GT(lattice, 0);
+  EXPECT_GT(lattice64, 0);
+}
+
+std::vector<uint8_t> slurp(const std::string& name) {
+  std::ifstream in(std::string(FACTZ_SCALAR_GOLDEN_DIR) + "/" + name, std::ios::binary);
+  EXPECT_TRUE(bool(in)) << name;
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(ScalarLattice, Version11GoldenStreamDecodesAndIsWrittenAgainByteForByte) {
+  const auto stream = slurp("v11_contour_tree_rel1e-2_p3e-2_12x9.stream");
+  ASSERT_EQ(stream_version(stream), 11);
+  auto back = decompress_scalar(stream);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  const auto want = slurp("v11_contour_tree_rel1e-2_p3e-2_12x9.out.f32");
+  ASSERT_EQ(back->values.size() * 4, want.size());
+  EXPECT_EQ(std::memcmp(back->values.data(), want.data(), want.size()), 0);
+  const auto raw = slurp("field_12x9.f32");
+  std::vector<float> values(raw.size() / 4);
+  std::memcpy(values.data(), raw.data(), raw.size());
+  ScalarOptions o;
+  o.bound = 1e-2;
+  o.persistence = 3e-2;
+  auto again = compress_scalar(field_of(12, 9, 1, values), o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value(), stream);
+  // Every truncation and every flipped byte is refused (the container's checksums).
+  for (size_t cut = 0; cut < stream.size(); ++cut)
+    EXPECT_FALSE(decompress_scalar(std::span<const uint8_t>(stream.data(), cut)).ok()) << cut;
+  std::mt19937 rng(11);
+  for (size_t i = 0; i < stream.size(); ++i) {
+    std::vector<uint8_t> bad = stream;
+    bad[i] ^= uint8_t(1 + rng() % 255);
+    EXPECT_FALSE(decompress_scalar(bad).ok()) << "byte " << i;
+  }
+  // A float32 lattice stream is refused by the float64 decoder, with a clear message.
+  auto as64 = decompress_scalar64(stream);
+  ASSERT_FALSE(as64.ok());
+  EXPECT_NE(as64.status().message().find("decompress_scalar"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace factz
