@@ -11,11 +11,12 @@
 // - 3D vector field (issue 22): rank >= 4, the fourth-to-last axis is the component axis
 //   (u, v, w) of length 3 and is chunked whole; every axis before it is chunked by 1. A chunk
 //   is then one (3, cz, cy, cx) float32 field, compressed by factz::compress as a
-//   VectorField3D (format version 10, or 8 in modes none and block; factz/compress3d.hpp), with the options of the user's
-//   cd_values passed through: which modes and policies 3D fields take is the library's
-//   decision, and a chunk it refuses fails with its message. float32 only (can_apply refuses
-//   float64), no exact edges (set_local refuses them), no missing data yet: a chunk with a
-//   NaN, or with a value equal to the dataset's or the declared fill value, is refused.
+//   VectorField3D (format version 10, or 8 in modes none and block, 11 with missing vertices;
+//   factz/compress3d.hpp), with the options of the user's cd_values passed through: which
+//   modes and policies 3D fields take is the library's decision, and a chunk it refuses fails
+//   with its message. float32 only (can_apply refuses float64), no exact edges (set_local
+//   refuses them); missing data as in the 2D layouts: a NaN, or a value equal to the
+//   dataset's or the declared fill value in any component, marks a missing vertex.
 //   Such a dataset matched no layout before (its component axis, chunked by 3, sits where
 //   the 2D and scalar layouts require a chunk of 1), so no file changes meaning.
 // - scalar field (rank >= 2, any other shape): one (cy, cx) field per chunk, compressed by
@@ -109,6 +110,7 @@
 #include "factz/factz.h"
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
+#include "factz/topology3d.hpp"
 #ifdef FACTZ_HAVE_SCALAR
 #include "factz/scalar.hpp"
 #endif
@@ -503,29 +505,18 @@ uint64_t chunk_values(const unsigned* cd) {
   return (cd[5] == kLayoutScalar ? 1 : 2) * uint64_t(cd[6]) * uint64_t(cd[7]);
 }
 
-/// A (3, cz, cy, cx) float32 chunk as a 3D vector field, or a reason to refuse it: 3D fields
-/// take no missing data yet, so a value equal to a fill value is refused rather than
-/// compressed as data (NaN is refused by the library itself).
-bool vector3d_chunk(const void* buf, uint64_t cz, uint64_t cy, uint64_t cx, const std::vector<float>& fills,
-                    factz::VectorField3D& f, std::string& why) {
+/// A (3, cz, cy, cx) float32 chunk as a 3D vector field.
+factz::VectorField3D vector3d_chunk(const void* buf, uint64_t cz, uint64_t cy, uint64_t cx) {
   const auto* in = static_cast<const float*>(buf);
   const uint64_t n = cz * cy * cx;
-  for (const float fill : fills) {
-    const auto count = std::count(in, in + 3 * n, fill);
-    if (count == 0) continue;
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9g", double(fill));
-    why = std::to_string(count) + " value(s) of the chunk equal the fill value " + text +
-          ": 3D vector fields cannot mask missing values yet (2D vector fields can)";
-    return false;
-  }
+  factz::VectorField3D f;
   f.nx = int64_t(cx);
   f.ny = int64_t(cy);
   f.nz = int64_t(cz);
   f.u.assign(in, in + n);
   f.v.assign(in + n, in + 2 * n);
   f.w.assign(in + 2 * n, in + 3 * n);
-  return true;
+  return f;
 }
 
 size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
@@ -570,11 +561,9 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     if (const std::optional<double> fill = fill_value64(p)) factz::mark_missing(f, factz::FillValues64{fill, fill});
     stream = factz::compress(f, vector_options(p, ex));
   } else if (layout == kLayoutVector3D) {
-    factz::VectorField3D f;
-    if (!vector3d_chunk(*buf, cd[8], cy, cx, fills, f, why)) {
-      report("factz filter", H5E_CALLBACK, why);
-      return 0;
-    }
+    auto f = vector3d_chunk(*buf, cd[8], cy, cx);
+    // A vertex equal to a fill value in any component is missing, as NaN is.
+    for (const float fill : fills) factz::mark_missing(f, factz::FillValues3D{fill, fill, fill});
     stream = factz::compress(f, vector_options(p, ex));
   } else if (ex.policy == factz::Policy::cuda) {
     report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");

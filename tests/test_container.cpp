@@ -548,7 +548,9 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  for (uint16_t v : {0, 12, 0xFFFF}) {  // 1 to 11 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented codes, 11: the scalar lattice)
+  // 1 to 12 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
+  // codes, 11: the scalar lattice, 12: masked 3D vectors)
+  for (uint16_t v : {0, 13, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -589,6 +591,23 @@ TEST(Container, Version8IsThe3DVectorVersion) {
   put(s, 9, kModeBlock, 1);
   reseal_header(s);
   expect_rejected(s, "mode 1 in a version 10 stream (only 3D speculative streams are version 10)");
+  // Version 12 is 3D (with missing vertices), in any mode.
+  s = sample_stream();
+  put(s, 4, 12, 2);
+  reseal_header(s);
+  expect_rejected(s, "2 component(s) in a version 12 stream");
+  put(s, 7, 3, 1);
+  put(s, 8, 3, 1);
+  put(s, 28, 2, 8);
+  for (uint8_t mode : {kModeNone, kModeBlock, kModeSpeculative}) {
+    put(s, 9, mode, 1);
+    reseal_header(s);
+    EXPECT_TRUE(parse_container(s).ok()) << "a masked 3D stream of mode " << int(mode) << " is version 12";
+  }
+  const uint32_t ids3d[] = {kSectionMeta, kSectionCodesU, kSectionCodesW, kSectionMaskAndValues};
+  EXPECT_EQ(stream_version(ids3d), kFormatVersionMasked3D);
+  const uint32_t ids3d_plain[] = {kSectionMeta, kSectionCodesU, kSectionCodesW};
+  EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);
 }
 
 // Version 11 is the scalar lattice version: a vector stream, or a scalar one in mode none,

@@ -2,7 +2,7 @@
 // vector field that keeps every critical point of its Freudenthal tetrahedra
 // (factz/topology3d.hpp) exactly, on the CPU: the 3D speculative mode (docs/architecture.md,
 // "3D speculative mode") and the 3D block mode ("3D block mode"), plus mode none (the bound
-// alone); format version 8, docs/format.md.
+// alone); format versions 8, 10 and 11 (missing vertices), docs/format.md.
 #pragma once
 
 #include <array>
@@ -21,13 +21,17 @@ namespace factz {
 /// keeps its exact signature: no critical point lost, spurious or of changed type) hold by
 /// construction in modes speculative (the default) and block; mode none keeps G0 only.
 /// Options: mode, either coder, zstd, anchor_stride (mode speculative); policy serial or omp (cuda:
-/// backend_unavailable); exact_edges and source are 2D features (invalid_argument). A field
-/// with missing vertices (a mask, or NaN) is invalid_argument: 3D masks are not supported
-/// yet. Bytes never depend on the thread count.
+/// backend_unavailable); exact_edges and source are 2D features (invalid_argument). Missing
+/// vertices (field.mask, NaN, and the fill values mark_missing declares) are handled as in
+/// 2D: every tetrahedron touching one is removed from the mesh, G0 and REL apply to the
+/// valid vertices, and the stream (format version 12) keeps each missing vertex's bits.
+/// Bytes never depend on the thread count.
 Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options& options,
                                       CompressStats* stats = nullptr);
 
-/// Decompresses a 3D vector stream written by compress(const VectorField3D&, ...).
+/// Decompresses a 3D vector stream written by compress(const VectorField3D&, ...). A masked
+/// stream gives every missing vertex the bits it held (fill values, NaN payloads) and its
+/// mask in the field's `mask` (1 = missing; empty for a stream without missing vertices).
 /// Untrusted bytes give corrupt_stream / unsupported_version (a 2D or scalar stream names
 /// the decoder to use), never a crash. Policy serial or omp.
 Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& options = {});

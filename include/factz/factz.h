@@ -62,6 +62,11 @@
  *        given a 3D stream (and the 3D ones given a 2D stream) answer FACTZ_INVALID_ARGUMENT
  *        naming the functions to use; 3D streams are format version 8 (10 in mode
  *        speculative, whose codes are segmented: FACTZ_FORMAT_VERSION 10).
+ * 1.6.0: missing vertices in 3D fields, as in 2D (the tetrahedra touching one leave the
+ *        mesh, its bits come back exactly): a NaN component marks one, and
+ *        factz_compress3d_masked / factz_decompress3d_masked take and return a mask; such
+ *        streams are format version 12: FACTZ_FORMAT_VERSION 12 (3D fields still refuse
+ *        the fill values of factz_options, which name u and v).
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -74,14 +79,15 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10500
-/** Newest stream format version this interface writes (docs/format.md): 10 for every 3D
- *  vector field of mode speculative (factz_compress3d, since 1.5.0; its codes are
- *  segmented), 8 for the other 3D modes; 9 for every 2D stream of mode speculative (its meta
+#define FACTZ_C_API_VERSION 10600
+/** Newest stream format version this interface writes (docs/format.md): 12 for every 3D
+ *  vector field with missing vertices (a NaN component), 10 for the other 3D vector fields of
+ *  mode speculative (factz_compress3d, since 1.5.0; its codes are segmented), 8 for the
+ *  other 3D modes; 9 for every 2D stream of mode speculative (its meta
  *  section names the cubic predictor, its codes are segmented), float32 or float64; otherwise 6 for every float64 field (the _f64 functions). A float32 2D field in
  *  modes none and block is written as version 5 when it has missing vertices, and as
  *  version 2 without any, byte for byte as before. */
-#define FACTZ_FORMAT_VERSION 10
+#define FACTZ_FORMAT_VERSION 12
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410
@@ -382,19 +388,21 @@ factz_status factz_count_critical_points_masked_f64(const double* u, const doubl
  * (Simulation of Simplicity), with its type from the exact Jacobian. The compressor keeps
  * G0 (|x' - x| <= eb for every component; REL: eb = bound * (max - min) over the three
  * components) and G1 (every tetrahedron keeps its critical point or its absence, and its
- * type). The streams are format version 8, the C++ API's bytes
- * (factz::compress(const VectorField3D&, ...)) for the same options.
+ * type). The streams are format version 8 (10 in mode speculative, 12 with missing
+ * vertices), the C++ API's bytes (factz::compress(const VectorField3D&, ...)) for the same
+ * options.
  *
  * The options are factz_options, read as by factz_compress: mode, coder, bound_mode,
  * bound, zstd, threads, anchor_stride, policy, device and progress. The library decides
  * which of them 3D fields take and answers the others with FACTZ_INVALID_ARGUMENT or
  * FACTZ_BACKEND_UNAVAILABLE and a message (at 1.5.0: mode speculative only, on the CPU;
- * docs/architecture.md, "3D speculative mode", "Not yet"). 3D fields are float32 only and
- * take no missing data yet: the fill values of options (has_fill_u, has_fill_u64, ...)
- * are FACTZ_INVALID_ARGUMENT, and the compressor refuses a field with a NaN component
- * (FACTZ_INVALID_ARGUMENT naming the count); an infinite value is FACTZ_INVALID_ARGUMENT.
- * The analysis functions (count, compare) take NaN as a missing vertex, as in 2D: a
- * tetrahedron touching one holds no critical point.
+ * docs/architecture.md, "3D speculative mode", "Not yet"). 3D fields are float32 only. A
+ * vertex with a NaN component is missing, as in 2D: a tetrahedron touching one holds no
+ * critical point (in the compressor and the analysis functions alike), the bound applies to
+ * the valid vertices, and factz_decompress3d gives the missing vertex back bit for bit. The
+ * fill values of options (has_fill_u, has_fill_u64, ...) name the 2D components and are
+ * FACTZ_INVALID_ARGUMENT for a 3D field; an infinite value at a valid vertex is
+ * FACTZ_INVALID_ARGUMENT.
  *
  * The 3D and 2D functions never mix: a 2D stream given to factz_decompress3d or
  * factz_stream_dims3d, and a 3D stream given to factz_decompress*, factz_stream_dims or
@@ -413,6 +421,13 @@ factz_status factz_compress3d(const float* u, const float* v, const float* w, in
                               int64_t nz, const factz_options* options, void* dst, size_t dst_capacity,
                               size_t* out_size);
 
+/** factz_compress3d with the caller's mask: NULL (none) or nx * ny * nz bytes, nonzero =
+ *  missing, besides the vertices with a NaN component; the values under the mask are kept
+ *  bit for bit (format version 12). Since 1.6.0. */
+factz_status factz_compress3d_masked(const float* u, const float* v, const float* w, const uint8_t* mask,
+                                     int64_t nx, int64_t ny, int64_t nz, const factz_options* options, void* dst,
+                                     size_t dst_capacity, size_t* out_size);
+
 /** Grid size of a 3D stream, checked as factz_decompress3d checks it before it allocates
  *  (container, header, the id count against the grid), without decoding; no pointer may be
  *  NULL. */
@@ -424,6 +439,12 @@ factz_status factz_stream_dims3d(const void* src, size_t src_size, int64_t* nx, 
  *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash. */
 factz_status factz_decompress3d(const void* src, size_t src_size, float* u, float* v, float* w, int64_t nx,
                                 int64_t ny, int64_t nz, const factz_options* options);
+
+/** factz_decompress3d, and the stream's missing vertices into mask_out (NULL, or nx * ny *
+ *  nz bytes: 1 = missing, 0 elsewhere; all 0 for a stream without any). Since 1.6.0. */
+factz_status factz_decompress3d_masked(const void* src, size_t src_size, float* u, float* v, float* w,
+                                       uint8_t* mask_out, int64_t nx, int64_t ny, int64_t nz,
+                                       const factz_options* options);
 
 /** Number of critical points of a 3D field (exact; tetrahedra touching a vertex with a NaN
  *  component hold none), as `factz cp -3` counts them. options may be NULL; only its threads

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "factz/cp_type.hpp"
@@ -43,6 +44,23 @@ Status validate_field(const VectorField3D& f);
 /// The missing vertices of a field: its mask, plus every vertex with a NaN component.
 /// Empty when no vertex is missing (the planes must hold nx * ny * nz values).
 std::vector<uint8_t> missing_mask(const VectorField3D& f);
+
+/// Values that mark a vertex of a 3D field as missing besides NaN (a netCDF/CF `_FillValue`):
+/// a vertex is missing when its u equals u, its v equals v or its w equals w (the CLI's
+/// --fill V declares V for all three). A fill value may be infinite; a NaN fill adds nothing.
+struct FillValues3D {
+  std::optional<float> u, v, w;
+  bool any() const { return u.has_value() || v.has_value() || w.has_value(); }
+};
+
+/// Adds to f.mask the vertices that hold a declared fill value or a NaN; returns how many
+/// vertices are missing in all. With nothing missing the mask stays (or becomes) empty.
+int64_t mark_missing(VectorField3D& f, const FillValues3D& fill);
+
+/// A value of a valid vertex that looks like an undeclared fill value, as for 2D fields
+/// (factz/topology.hpp): magnitude 1e15 or more, or one of the common fill values, in any of
+/// the three components. The most frequent such value and its count.
+std::optional<SuspectedFill> suspected_fill_value(const VectorField3D& f);
 
 /// Per-tetrahedron signature bytes (0: none, 1 + CpType3), in tetrahedron order: the
 /// primitive behind everything. Tetrahedra touching a missing vertex get 0. A grid with a

@@ -24,7 +24,8 @@ Missing vertices are stored bit for bit, outside the error bound and the mesh;
 ``decompress3d``, ``stream_shape3d``, ``critical_points3d`` (critical points of the
 Freudenthal tetrahedra) and ``verify3d``, with the options of the 2D functions; which modes
 and policies 3D fields take is the library's decision (its refusals are ValueError /
-BackendUnavailableError with its message). They take no missing data yet.
+BackendUnavailableError with its message). A NaN marks a missing vertex, as in 2D (its bits
+come back exactly); ``fill_value=``, ``mask=`` and masked arrays are 2D features for now.
 
 Beyond vector fields: scalar fields and contour trees (``compress_scalar``,
 ``decompress_scalar``, ``contour_tree``, ``verify_scalar``), multi-block files and windows of
@@ -214,23 +215,26 @@ def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
 
 def _planes3d(arrays, names):
     """The planes of a 3D function as they are (the extension checks dtype, rank, order and
-    shape); a masked array is refused, since 3D fields take no missing data yet."""
+    shape); a masked array is refused: 3D fields take their missing vertices as NaN only."""
     for a, name in zip(arrays, names):
         if isinstance(a, _np.ma.MaskedArray):
-            raise ValueError(f"{name} is a numpy.ma.MaskedArray: 3D vector fields take no missing data yet "
-                             "(fill the masked values, or compress a 2D field)")
+            raise ValueError(f"{name} is a numpy.ma.MaskedArray: 3D vector fields take no missing data from masks "
+                             "yet (mark the missing vertices with NaN, whose bits come back)")
     return arrays
 
 
 def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0, zstd=True,
                anchor_stride=4096, policy=None, device=0, stats=False, progress=None):
     """Compresses the 3D vector field (u, v, w) and returns the stream as ``bytes`` (format
-    version 10; 8 in modes none and block): every value within the bound, and every tetrahedron of the Freudenthal mesh
-    keeps its critical point or its absence, and its type.
+    version 10; 8 in modes none and block; 12 with missing vertices): every value within the
+    bound, and every tetrahedron of the Freudenthal mesh keeps its critical point or its
+    absence, and its type.
 
     u, v, w: float32 arrays of one shape ``(nz, ny, nx)``, C-contiguous (x fastest). A float64
     array is a ValueError (3D fields are float32 only; nothing is rounded silently), and so is
-    a masked array or a NaN (3D fields take no missing data yet). The options are those of
+    a masked array (``fill_value=`` and ``mask=`` are 2D features for now). A vertex with a NaN
+    component is missing: tetrahedra touching it are off the mesh, and it decodes to the bits
+    it held. The options are those of
     ``compress``; eb with ``bound="rel"`` is a fraction of max - min over the three
     components. The library decides which modes and policies 3D fields take and refuses the
     others with its message (a ValueError, or ``BackendUnavailableError`` for policy "cuda"

@@ -133,8 +133,8 @@ def h5filter(bound="rel", eb=1e-3, mode="speculative", coder=None, exact_edges=0
     A vector dataset has a component axis of length 2 third from last (``(..., 2, ny, nx)``),
     chunked ``(1, ..., 2, cy, cx)``; a 3D vector dataset one of length 3 fourth from last
     (``(..., 3, nz, ny, nx)``), chunked ``(1, ..., 3, cz, cy, cx)``, each chunk compressed as
-    ``compress3d`` does (float32 only, no ``exact_edges``, no missing data yet: a chunk with
-    NaN or the fill value is refused); other float32 datasets are scalar (mode "none" only).
+    ``compress3d`` does (float32 only, no ``exact_edges``; NaN and the fill value, in any
+    component, mark missing vertices); other float32 datasets are scalar (mode "none" only).
 
     Float32 and float64 (little-endian) datasets both take the filter, float64 ones
     compressed as doubles (vector fields only). dtype: the dataset's, needed only with a

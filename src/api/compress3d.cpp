@@ -1,6 +1,7 @@
 // The public entry points of 3D vector fields (factz/compress3d.hpp): validation, option
-// rules, the CPU backend's 3D modes (speculative; block and none, the tiled ones) and the
-// stream layer (streams/vector3d_stream).
+// rules, missing vertices (the filled working copy and the mask section, as for 2D fields),
+// the CPU backend's 3D modes (speculative; block and none, the tiled ones) and the stream
+// layer (streams/vector3d_stream).
 #include "factz/compress3d.hpp"
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include "backend/cpu/block3d_mode.hpp"
 #include "backend/cpu/speculative3d_mode.hpp"
 #include "factz/topology3d.hpp"
+#include "streams/mask_sections.hpp"
+#include "streams/missing_fill.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector3d_stream.hpp"
 #include "streams/vector_stream.hpp"  // threads_of
@@ -23,7 +26,8 @@ Status cpu_policy3d(Policy p) {
   return Status::Ok();
 }
 
-/// max - min over the three components (a field without missing vertices; 0 when empty).
+/// max - min over the three components (0 when empty): of the filled working copy when
+/// vertices are missing, whose values are those of the valid vertices.
 double value_range3d(const VectorField3D& f) {
   float lo = 0, hi = 0;
   bool any = false;
@@ -43,30 +47,36 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
   FACTZ_RETURN_IF_ERROR(validate_field(field));
   FACTZ_RETURN_IF_ERROR(detail::check_vector3d_options(field.nx, field.ny, field.nz, o));
-  const std::vector<uint8_t> missing = missing_mask(field);
-  if (!missing.empty()) {
-    const int64_t count = std::count_if(missing.begin(), missing.end(), [](uint8_t m) { return m != 0; });
-    return invalid_argument("3D vector compression does not take missing vertices yet (" + std::to_string(count) +
-                            " vertices masked or NaN): fill them, or compress a 2D field");
+  // Missing vertices (the mask, NaN): the modes work on the filled copy and never check a
+  // tetrahedron touching one; the mask section carries the original bits (format version 12).
+  const std::vector<uint8_t> mask = missing_mask(field);
+  VectorField3D filled;
+  std::vector<detail::Section> mask_section;
+  if (!mask.empty()) {
+    filled = detail::fill_missing(field, mask);
+    detail::append_mask_section3d(mask, field.nx, field.ny * field.nz, field.u, field.v, field.w, mask_section);
   }
+  const VectorField3D& work = mask.empty() ? field : filled;
+  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
+  const int64_t masked = std::count(mask.begin(), mask.end(), uint8_t(1));
   detail::Stream3DPlan p;
   p.nx = field.nx;
   p.ny = field.ny;
   p.nz = field.nz;
   p.options = o;
   p.threads = detail::threads_of(o.policy, o.threads);
-  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(field));
+  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(work));
   std::vector<std::pair<std::string, double>> stages;
   detail::StageLaps laps(stages, o.progress);
   if (o.mode != Mode::speculative) {
     detail::Tiled3DResult r;
-    if (o.mode == Mode::block) detail::run_block3d(field, p.eb, p.threads, r);
-    else detail::run_none3d(field, p.eb, p.threads, r);
+    if (o.mode == Mode::block) detail::run_block3d(work, p.eb, p.threads, r, {}, missing);
+    else detail::run_none3d(work, p.eb, p.threads, r, missing);
     laps.lap("frontend", 0.8);
     detail::Tiled3DPayload payload;
-    detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload);
+    detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload, missing);
     laps.lap("encode", 0.85);
-    auto stream = detail::assemble_tiled3d(p, payload);
+    auto stream = detail::assemble_tiled3d(p, payload, std::move(mask_section));
     if (!stream.ok()) return stream.status();
     laps.lap("container", 1.0);
     if (stats) {
@@ -75,24 +85,26 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
       stats->exact_vertices = r.exact_vertices;
       stats->repair_rounds = r.repair_rounds;
       stats->repaired_vertices = r.repaired_vertices;
+      stats->masked_vertices = masked;
       stats->stage_seconds = std::move(r.stage_seconds);  // the block frontend's own stages first
       stats->stage_seconds.insert(stats->stage_seconds.end(), stages.begin(), stages.end());
     }
     return stream;
   }
   detail::Speculative3DResult r;
-  detail::run_speculative3d(field, p.eb, o.anchor_stride, p.threads, true, r);
+  detail::run_speculative3d(work, p.eb, o.anchor_stride, p.threads, true, r, missing);
   laps.lap("frontend", 0.8);
   detail::Speculative3DPayload payload;
-  detail::speculative3d_payload(field, o.anchor_stride, r, payload);
+  detail::speculative3d_payload(work, o.anchor_stride, r, payload);
   laps.lap("encode", 0.85);
-  auto stream = detail::assemble_speculative3d(p, payload);
+  auto stream = detail::assemble_speculative3d(p, payload, std::move(mask_section));
   if (!stream.ok()) return stream.status();
   laps.lap("container", 1.0);
   if (stats) {
     *stats = CompressStats{};
     stats->eb_abs = p.eb;
     stats->exact_vertices = r.exact_vertices;
+    stats->masked_vertices = masked;
     stats->stage_seconds = std::move(stages);
   }
   return stream;
@@ -114,11 +126,14 @@ Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const Decomp
   if (!parsed.ok()) return parsed.status();
   const int threads = detail::threads_of(o.policy, o.threads);
   const auto& h = parsed->header;
+  std::vector<uint8_t> mask;  // read first: the modes' sections leave the missing vertices out
+  FACTZ_RETURN_IF_ERROR(detail::read_mask3d(stream, parsed.value(), mask));
+  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   detail::Speculative3DInput in;
   detail::Tiled3DInput tiled;
   const bool speculative = h.mode == detail::kModeSpeculative;
-  if (speculative) FACTZ_RETURN_IF_ERROR(detail::parse_speculative3d(stream, parsed.value(), threads, in));
-  else FACTZ_RETURN_IF_ERROR(detail::parse_tiled3d(stream, parsed.value(), threads, tiled));
+  if (speculative) FACTZ_RETURN_IF_ERROR(detail::parse_speculative3d(stream, parsed.value(), threads, in, missing));
+  else FACTZ_RETURN_IF_ERROR(detail::parse_tiled3d(stream, parsed.value(), threads, tiled, missing));
   VectorField3D f;
   f.nx = int64_t(h.nx);
   f.ny = int64_t(h.ny);
@@ -127,8 +142,12 @@ Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const Decomp
   f.u.resize(n);
   f.v.resize(n);
   f.w.resize(n);
-  if (speculative) FACTZ_RETURN_IF_ERROR(detail::decode_speculative3d(h, in, threads, f.u, f.v, f.w));
+  if (speculative) FACTZ_RETURN_IF_ERROR(detail::decode_speculative3d(h, in, threads, f.u, f.v, f.w, missing));
   else FACTZ_RETURN_IF_ERROR(detail::decode_tiled3d(h, tiled, threads, f.u, f.v, f.w));
+  if (missing) {  // the missing vertices' bits go over the reconstruction last
+    FACTZ_RETURN_IF_ERROR(detail::apply_mask3d(stream, parsed.value(), f.u, f.v, f.w, mask));
+    f.mask = std::move(mask);
+  }
   return f;
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");

@@ -47,18 +47,20 @@ std::string grid_text(int64_t nx, int64_t ny, int64_t nz) {
   return std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
 }
 
-/// 3D fields take no missing data yet: a declared fill value (float32 or float64) is refused
-/// rather than ignored.
+/// factz_options declares fill values for u and v only: for a 3D field a declared fill value
+/// (float32 or float64) is refused rather than applied to two components of three. A NaN
+/// marks a missing vertex (the library's rule).
 factz_status refuse_fill_values(const factz_options* in) {
   if (!declares_float32_fill(in) && !declares_float64_fill(in)) return FACTZ_OK;
   return fail(FACTZ_INVALID_ARGUMENT,
-              "3D vector fields take no fill values yet (has_fill_u / has_fill_v / has_fill_u64 / has_fill_v64): "
-              "3D masks are not supported");
+              "3D vector fields take no fill values through the C API (has_fill_u / has_fill_v / has_fill_u64 / "
+              "has_fill_v64 name 2D components): mark missing vertices with NaN");
 }
 
-/// The planes (u, v, w) of nx * ny * nz floats as a VectorField3D (copied).
+/// The planes (u, v, w) of nx * ny * nz floats as a VectorField3D (copied), with the
+/// caller's mask (null: none; else nx * ny * nz bytes, nonzero = missing).
 factz_status field3d_of(const float* u, const float* v, const float* w, int64_t nx, int64_t ny, int64_t nz,
-                        factz::VectorField3D& f) {
+                        factz::VectorField3D& f, const uint8_t* mask = nullptr) {
   int64_t n = 0;
   if (!grid_size3d(nx, ny, nz, n))
     return fail(FACTZ_INVALID_ARGUMENT,
@@ -70,6 +72,7 @@ factz_status field3d_of(const float* u, const float* v, const float* w, int64_t 
   f.u.assign(u, u + n);
   f.v.assign(v, v + n);
   f.w.assign(w, w + n);
+  if (mask) f.mask.assign(mask, mask + n);
   return FACTZ_OK;
 }
 
@@ -130,6 +133,12 @@ size_t factz_compress_bound3d(int64_t nx, int64_t ny, int64_t nz) {
 
 factz_status factz_compress3d(const float* u, const float* v, const float* w, int64_t nx, int64_t ny, int64_t nz,
                               const factz_options* options, void* dst, size_t dst_capacity, size_t* out_size) {
+  return factz_compress3d_masked(u, v, w, nullptr, nx, ny, nz, options, dst, dst_capacity, out_size);
+}
+
+factz_status factz_compress3d_masked(const float* u, const float* v, const float* w, const uint8_t* mask,
+                                     int64_t nx, int64_t ny, int64_t nz, const factz_options* options, void* dst,
+                                     size_t dst_capacity, size_t* out_size) {
   return guarded([&]() -> factz_status {
     if (!out_size) return fail(FACTZ_INVALID_ARGUMENT, "out_size is null");
     if (!dst && dst_capacity > 0) return fail(FACTZ_INVALID_ARGUMENT, "dst is null but dst_capacity > 0");
@@ -137,7 +146,7 @@ factz_status factz_compress3d(const float* u, const float* v, const float* w, in
     if (factz_status s = options_of(options, o); s != FACTZ_OK) return s;
     if (factz_status s = refuse_fill_values(options); s != FACTZ_OK) return s;
     factz::VectorField3D f;
-    if (factz_status s = field3d_of(u, v, w, nx, ny, nz, f); s != FACTZ_OK) return s;
+    if (factz_status s = field3d_of(u, v, w, nx, ny, nz, f, mask); s != FACTZ_OK) return s;
     auto stream = factz::compress(f, o);
     if (!stream.ok()) return from_status(stream.status());
     *out_size = stream->size();
@@ -167,6 +176,12 @@ factz_status factz_stream_dims3d(const void* src, size_t src_size, int64_t* nx, 
 
 factz_status factz_decompress3d(const void* src, size_t src_size, float* u, float* v, float* w, int64_t nx,
                                 int64_t ny, int64_t nz, const factz_options* options) {
+  return factz_decompress3d_masked(src, src_size, u, v, w, nullptr, nx, ny, nz, options);
+}
+
+factz_status factz_decompress3d_masked(const void* src, size_t src_size, float* u, float* v, float* w,
+                                       uint8_t* mask_out, int64_t nx, int64_t ny, int64_t nz,
+                                       const factz_options* options) {
   return guarded([&]() -> factz_status {
     if (!src && src_size > 0) return fail(FACTZ_INVALID_ARGUMENT, "src is null but src_size > 0");
     int64_t n = 0;
@@ -191,6 +206,10 @@ factz_status factz_decompress3d(const void* src, size_t src_size, float* u, floa
     std::copy(f->u.begin(), f->u.end(), u);
     std::copy(f->v.begin(), f->v.end(), v);
     std::copy(f->w.begin(), f->w.end(), w);
+    if (mask_out) {
+      std::fill(mask_out, mask_out + n, uint8_t(0));
+      for (size_t k = 0; k < f->mask.size(); ++k) mask_out[k] = f->mask[k] != 0;
+    }
     g_last_error.clear();
     return FACTZ_OK;
   });

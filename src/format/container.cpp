@@ -214,11 +214,12 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
                           " stream (float64 streams are version 6, or 7 or 9 with a predictor byte, or 11 on the "
                           "lattice; version 6 streams are float64)");
-  // Versions 8 and 10 are the 3D vector versions: 3D vector streams are version 8 or 10,
-  // and those versions hold 3D vector fields; version 10 only in mode speculative.
+  // Versions 8, 10 and 12 are the 3D vector versions: 3D vector streams are version 8, 10
+  // or 12 (masked), and those versions hold 3D vector fields; version 10 only in mode
+  // speculative.
   if ((h.components == 3) != is_vector3d_version(h.version))
     return corrupt_stream("header: " + std::to_string(h.components) + " component(s) in a version " +
-                          std::to_string(h.version) + " stream (3D vector streams are versions 8 and 10, and " +
+                          std::to_string(h.version) + " stream (3D vector streams are versions 8, 10 and 12, and " +
                           "those versions hold 3D vector fields)");
   if (h.version == kFormatVersionSegmented3D && h.mode != kModeSpeculative)
     return corrupt_stream("header: mode " + std::to_string(h.mode) +
@@ -319,10 +320,10 @@ std::string shortest(T value) {
 
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
                         bool predictor_byte) {
-  for (uint32_t id : section_ids)
-    if (id >= kFirstVersion8Section) return kFormatVersionVector3D;
   const bool one_mask_section =
       std::find(section_ids.begin(), section_ids.end(), kSectionMaskAndValues) != section_ids.end();
+  for (uint32_t id : section_ids)
+    if (id >= kFirstVersion8Section) return one_mask_section ? kFormatVersionMasked3D : kFormatVersionVector3D;
   if (predictor_byte || one_mask_section) return kFormatVersionSegmentedCodes;
   if (dtype == kDtypeFloat64) return kFormatVersionFloat64;
   uint16_t version = kFormatVersionWithoutMask;
@@ -340,7 +341,8 @@ bool may_carry_predictor(uint8_t components, uint8_t mode) {
 }
 
 bool is_vector3d_version(uint16_t version) {
-  return version == kFormatVersionVector3D || version == kFormatVersionSegmented3D;
+  return version == kFormatVersionVector3D || version == kFormatVersionSegmented3D ||
+         version == kFormatVersionMasked3D;
 }
 
 bool has_predictor_byte(uint16_t version) {
@@ -387,7 +389,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
                             "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field, 10 for a 3D "
-                            "speculative one with segmented codes, 11 for a scalar stream on the lattice)");
+                            "speculative one with segmented codes, 11 for a scalar stream on the lattice, 12 for a 3D "
+                            "vector field with missing vertices)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

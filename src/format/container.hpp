@@ -1,4 +1,4 @@
-// The FaCTz container, format versions 2 to 8 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 12 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -48,8 +48,12 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// 2D speculative stream with a predictor byte as version 9 and still reads version 7.
 /// Version 10 is a 3D vector stream in mode speculative with segmented codes (version 8 with
 /// the codes sections of version 9); 3D streams of modes none and block stay version 8, and
-/// version 8 speculative streams are still read.
-inline constexpr uint16_t kFormatVersion = 11;
+/// version 8 speculative streams are still read. Version 11 is a contour-tree scalar stream
+/// on the step's lattice. Version 12 is a 3D vector stream with missing vertices, in any
+/// mode: the `mask_and_values` section (its masked values are triples), codes that leave the
+/// missing vertices out in modes none and block (as version 5), and the segmented codes of
+/// version 10 in mode speculative; an unmasked 3D stream stays version 8 or 10, byte for byte.
+inline constexpr uint16_t kFormatVersion = 12;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -60,6 +64,7 @@ inline constexpr uint16_t kFormatVersionVector3D = 8;
 inline constexpr uint16_t kFormatVersionSegmentedCodes = 9;
 inline constexpr uint16_t kFormatVersionSegmented3D = 10;
 inline constexpr uint16_t kFormatVersionScalarLattice = 11;  ///< scalar codes on the step's lattice
+inline constexpr uint16_t kFormatVersionMasked3D = 12;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -128,7 +133,8 @@ inline constexpr uint32_t kFirstVersion8Section = kSectionCodesW;
 /// (`predictor_byte`: a speculative vector stream not made with the linear predictor, whose
 /// codes are segmented), float32 or float64, and for every stream with a `mask_and_values`
 /// section (7 is never written since version 9; it is still read); 8 for every
-/// stream with a `codes_w` section (a 3D vector field), whatever else it holds.
+/// stream with a `codes_w` section (a 3D vector field), 12 when it also holds
+/// `mask_and_values` (a 3D vector field with missing vertices).
 /// write_container requires exactly this version, so every stream has one version for its
 /// contents.
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false,
@@ -141,7 +147,7 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
 bool may_carry_predictor(uint8_t components, uint8_t mode);
 
 /// Whether a stream of this version holds a 3D vector field (and only such a stream may):
-/// versions 8 and 10.
+/// versions 8, 10 and 12.
 bool is_vector3d_version(uint16_t version);
 
 /// Whether a version's stream names its predictor in the meta section (versions 7 and 9).
@@ -153,7 +159,7 @@ bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte), 8 (3D vector)
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte), 8 (3D vector), 11 (scalar lattice), 12 (masked 3D vector)
   uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6 or 7)
   uint8_t components = 2;  ///< 1 (scalar), 2 (u, v), or 3 (u, v, w: 3D only, version 8)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1) and 3D vector fields (components 3)

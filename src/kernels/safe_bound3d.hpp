@@ -261,9 +261,12 @@ FACTZ_HD bool tet_safe_bounds(const float u[4], const float v[4], const float w[
 /// tetrahedra through j (eb where none constrains). Returns the cube's bits of proven
 /// critical-point-free tetrahedra (bit t: tet_safe_bounds said so). A cube with a one-sign
 /// component at all eight corners (one_sign_component of the cube) gives every tetrahedron
-/// rule 0 with that component at once (each of them is one-signed in it).
+/// rule 0 with that component at once (each of them is one-signed in it). `off_mesh`: the
+/// cube's tetrahedra that touch a missing vertex (cube_masked_tets), which are not part of
+/// the mesh: they constrain nothing (eb) and are reported free (the exact check skips them);
+/// the values of a missing vertex (the filled working copy's) are never what a bound protects.
 FACTZ_HD uint8_t cube_safe_bounds(const float* u, const float* v, const float* w, int64_t base, int64_t nx, int64_t ny,
-                                  float eb, float out[8][3]) {
+                                  float eb, float out[8][3], uint8_t off_mesh = 0) {
   const int64_t step[3] = {1, nx, nx * ny};
   float cu[8], cv[8], cw[8];
   for (int j = 0; j < 8; ++j) {
@@ -273,7 +276,7 @@ FACTZ_HD uint8_t cube_safe_bounds(const float* u, const float* v, const float* w
     cw[j] = w[at];
   }
   const float* const cube[3] = {cu, cv, cw};
-  const int one = one_sign_component(cube, 8);
+  const int one = off_mesh ? -1 : one_sign_component(cube, 8);
   if (one >= 0) {
     for (int j = 0; j < 8; ++j)
       for (int c = 0; c < 3; ++c) out[j][c] = c == one ? safe_fraction(fabs(double(cube[c][j])), eb) : eb;
@@ -282,6 +285,10 @@ FACTZ_HD uint8_t cube_safe_bounds(const float* u, const float* v, const float* w
   for (int j = 0; j < 8; ++j) out[j][0] = out[j][1] = out[j][2] = eb;
   uint8_t free_bits = 0;
   for (int t = 0; t < 6; ++t) {
+    if ((off_mesh >> t) & 1) {
+      free_bits |= uint8_t(1 << t);
+      continue;
+    }
     const int a0 = tet_axis(t, 0), a1 = tet_axis(t, 1);
     const int corner[4] = {0, 1 << a0, (1 << a0) | (1 << a1), 7};
     float tu[4], tv[4], tw[4];

@@ -21,6 +21,16 @@
 
 namespace factz::detail {
 
+/// The original signature byte of a tetrahedron outside the mesh (it touches a missing
+/// vertex): never compared, as kMaskedTriangle in 2D. Signatures are at most 1 + 9.
+inline constexpr uint8_t kMaskedTet = 0xFF;
+
+/// The value a missing vertex stands in with, in every component, for the whole schedule:
+/// in the writer's current state and in the decoder's planes alike (the 2D cubic streams'
+/// zero_stand_ins rule), so the predictions of valid targets agree on both sides and a fill
+/// value or a NaN never reaches a predictor. Its bits come from the mask section afterwards.
+inline constexpr float kMissingStandIn3D = 0.0f;
+
 /// Whether tetrahedron t of a cube passes through the cube's corner at offset d in
 /// {0, 1}^3: d = 0 or (1, 1, 1) always, d = e_p for t's first axis p, d = (1, 1, 1) - e_r
 /// for its last axis r.
@@ -69,13 +79,15 @@ FACTZ_HD bool neighbourhood_one_sided(int64_t nx, int64_t ny, int64_t nz, int64_
 /// (the cube's six bytes) is 0.
 FACTZ_HD bool quiet_cube_holds(const int d[3], const uint8_t* want) {
   for (int t = 0; t < 6; ++t)
-    if (tet_through(d, t) && want[t] != 0) return false;
+    if (tet_through(d, t) && want[t] != 0 && want[t] != kMaskedTet) return false;
   return true;
 }
 
 /// Do all tetrahedra around vertex k = (x, y, z) keep their original signature (`original`,
 /// one byte per tetrahedron) when the vertex takes (cu, cv, cw) and every other vertex its
-/// current value? Decided per cube around the vertex (the tetrahedra of incident_tets): a
+/// current value? Tetrahedra outside the mesh (`original` kMaskedTet: they touch a missing
+/// vertex, whose current value is its stand-in) are skipped. Decided per cube around the
+/// vertex (the tetrahedra of incident_tets): a
 /// cube whose eight vectors have one component of one strict sign holds no critical point
 /// (strictly_one_sided), so its tetrahedra pass iff their original signature is 0 (tested
 /// first for the whole neighbourhood at once, neighbourhood_one_sided); the others take the
@@ -123,7 +135,7 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
       continue;
     }
     for (int t = 0; t < 6; ++t) {
-      if (!tet_through(d, t)) continue;
+      if (!tet_through(d, t) || want[t] == kMaskedTet) continue;  // off the mesh: never compared
       const int axes[3] = {tet_axis(t, 0), tet_axis(t, 1), tet_axis(t, 2)};
       const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
       int64_t idx[4];

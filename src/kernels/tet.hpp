@@ -32,6 +32,31 @@ FACTZ_HD int64_t tet_count(int64_t nx, int64_t ny, int64_t nz) {
   return nx < 2 || ny < 2 || nz < 2 ? 0 : 6 * (nx - 1) * (ny - 1) * (nz - 1);
 }
 
+/// The tetrahedra of a cube (bit t) with a vertex among `corners` (bit j: corner j, which
+/// adds one step along each axis whose bit is set in j). Corners 0 and 7 lie in all six;
+/// corner e_p in those whose first axis is p, corner (1, 1, 1) - e_r in those whose last is r.
+FACTZ_HD uint8_t tets_touching(unsigned corners) {
+  if (corners == 0) return 0;
+  if (corners & 0x81) return 0x3f;
+  uint8_t tets = 0;
+  for (int t = 0; t < 6; ++t) {
+    const int a0 = tet_axis(t, 0), a1 = tet_axis(t, 1);
+    if (corners & ((1u << (1 << a0)) | (1u << ((1 << a0) | (1 << a1))))) tets |= uint8_t(1 << t);
+  }
+  return tets;
+}
+
+/// The tetrahedra of the cube whose corner 0 is vertex `base` that touch a missing vertex
+/// (`missing`: one byte per vertex, nonzero = missing; null = none): they are not part of the
+/// mesh (docs/architecture.md, "Masks"), hold no critical point and constrain nothing.
+FACTZ_HD uint8_t cube_masked_tets(const uint8_t* missing, int64_t base, int64_t nx, int64_t ny) {
+  if (!missing) return 0;
+  unsigned corners = 0;
+  for (int j = 0; j < 8; ++j)
+    if (missing[base + (j & 1) + ((j >> 1) & 1) * nx + ((j >> 2) & 1) * nx * ny]) corners |= 1u << j;
+  return tets_touching(corners);
+}
+
 /// Vertex indices (x fastest: (z * ny + y) * nx + x) of tetrahedron `tet` in path order,
 /// and its axes. tet = 6 * cell + t, cell = (z * (ny - 1) + y) * (nx - 1) + x.
 FACTZ_HD void tet_vertices(int64_t nx, int64_t ny, int64_t tet, int64_t idx[4], int axes[3]) {

@@ -41,16 +41,17 @@ FACTZ_HD int64_t tile_lorenzo_code(const int32_t* row, const int32_t* above, int
   return int64_t(row[x]) - tile_lorenzo_prediction(row, above, x, y);
 }
 
-/// The integer of a missing vertex: its prediction, clamped to +-quant_limit (kMaxQuant for floats), so its code is
-/// 0 (nearly free) and its neighbours predict from a flat continuation of the valid data;
+/// The integer of a missing vertex whose Lorenzo prediction (2D or 3D) is p: p clamped to
+/// +-quant_limit (kMaxQuant for floats), so its code is 0 (nearly free) and its neighbours
+/// predict from a flat continuation of the valid data;
 /// then, where float(q) * step would overflow (a prediction continuing values near
 /// +-FLT_MAX), moved toward 0 to the largest |q| whose reconstruction is finite. The decoder
 /// rejects a value that is not finite at a vertex not stored exactly (kernels/tile_decode.hpp),
 /// and a missing vertex never is: without this its stream would not decode. Reconstruction
 /// is monotone in q, so the search halves [0, |q|]. T: the field's value type (float, double).
 template <class T>
-FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y, T step) {
-  const int64_t p = tile_lorenzo_prediction(row, above, x, y), lim = quant_limit(step);
+FACTZ_HD int32_t missing_vertex_quant(int64_t p, T step) {
+  const int64_t lim = quant_limit(step);
   int32_t q = int32_t(p > lim ? lim : (p < -lim ? -lim : p));
   if (finite_value(reconstruct(q, step))) return q;
   const int32_t sign = q < 0 ? -1 : 1;
@@ -61,6 +62,12 @@ FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, 
     else hi = mid;
   }
   return sign * lo;
+}
+
+/// missing_vertex_quant of vertex x of `row` in row y of a 2D tile: its Lorenzo prediction.
+template <class T>
+FACTZ_HD int32_t missing_vertex_quant(const int32_t* row, const int32_t* above, int64_t x, int64_t y, T step) {
+  return missing_vertex_quant(tile_lorenzo_prediction(row, above, x, y), step);
 }
 
 /// The symbol of a Lorenzo code: code + kRadius, or 0 (escape) when out of range.

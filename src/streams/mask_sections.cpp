@@ -1,6 +1,7 @@
 #include "streams/mask_sections.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <map>
 #include <string>
@@ -18,7 +19,8 @@ namespace {
 constexpr uint8_t kOnePair = 0;    // u32 u bits, u32 v bits: every missing vertex holds them
 constexpr uint8_t kPairTable = 1;  // varint pairs, the pairs, then a varint index per missing vertex
 constexpr uint8_t kRawPairs = 2;   // u32 u bits, u32 v bits per missing vertex, in index order
-// A float64 stream (format version 6) holds u64 bits in the same three layouts.
+// A float64 stream (format version 6) holds u64 bits in the same three layouts, and a 3D
+// vector stream (format version 12) triples (u, v, w) where a 2D one holds pairs.
 
 /// The unsigned integer of a value type's bits.
 template <class T>
@@ -29,23 +31,36 @@ void put_bits(ByteWriter& w, uint64_t b) { w.u64(b); }
 bool get_bits(ByteReader& r, uint32_t& b) { return r.u32(b); }
 bool get_bits(ByteReader& r, uint64_t& b) { return r.u64(b); }
 
+/// One missing vertex's bits, a component per entry (the third is 0 in a 2D stream, so the
+/// table's order is that of the (u, v) pairs it always was).
 template <class T>
-void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const T> u,
-                              std::span<const T> v, bool one_section, std::vector<Section>& sections) {
-  using Bits = BitsOf<T>;
+using Tuple = std::array<BitsOf<T>, 3>;
+
+template <class T>
+void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
+                              std::span<const std::span<const T>> planes, bool one_section,
+                              std::vector<Section>& sections) {
+  const size_t nc = planes.size();  // 2 (u, v) or 3 (u, v, w)
   // The mask: the count of missing vertices, then the bitmap (codec/mask_coder.hpp).
-  std::vector<std::pair<Bits, Bits>> bits;
-  for (size_t k = 0; k < mask.size(); ++k)
-    if (mask[k]) bits.emplace_back(std::bit_cast<Bits>(u[k]), std::bit_cast<Bits>(v[k]));
+  std::vector<Tuple<T>> bits;
+  for (size_t k = 0; k < mask.size(); ++k) {
+    if (!mask[k]) continue;
+    Tuple<T> t{};
+    for (size_t c = 0; c < nc; ++c) t[c] = std::bit_cast<BitsOf<T>>(planes[c][k]);
+    bits.push_back(t);
+  }
+  auto put_tuple = [nc](ByteWriter& w, const Tuple<T>& t) {
+    for (size_t c = 0; c < nc; ++c) put_bits(w, t[c]);
+  };
   ByteWriter mask_bytes;
   mask_bytes.varint(bits.size());
   std::vector<uint8_t> coded;
   encode_mask(mask, nx, ny, coded);
   mask_bytes.bytes().insert(mask_bytes.bytes().end(), coded.begin(), coded.end());
 
-  // The distinct pairs, collected while a table could still pay (at most half as many
-  // pairs as missing vertices); one more means raw pairs.
-  std::map<std::pair<Bits, Bits>, uint64_t> table;
+  // The distinct tuples, collected while a table could still pay (at most half as many
+  // tuples as missing vertices); one more means raw tuples.
+  std::map<Tuple<T>, uint64_t> table;
   const size_t cap = bits.size() / 2;
   for (const auto& b : bits) {
     table.emplace(b, 0);
@@ -54,24 +69,19 @@ void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t
   ByteWriter values;
   if (table.size() == 1) {
     values.u8(kOnePair);
-    put_bits(values, bits[0].first);
-    put_bits(values, bits[0].second);
-  } else if (table.size() <= cap) {  // complete: a table pays when pairs repeat
+    put_tuple(values, bits[0]);
+  } else if (table.size() <= cap) {  // complete: a table pays when tuples repeat
     values.u8(kPairTable);
     values.varint(table.size());
     uint64_t index = 0;
-    for (auto& [pair, at] : table) {
+    for (auto& [tuple, at] : table) {
       at = index++;
-      put_bits(values, pair.first);
-      put_bits(values, pair.second);
+      put_tuple(values, tuple);
     }
     for (const auto& b : bits) values.varint(table.at(b));
   } else {
     values.u8(kRawPairs);
-    for (const auto& b : bits) {
-      put_bits(values, b.first);
-      put_bits(values, b.second);
-    }
+    for (const auto& b : bits) put_tuple(values, b);
   }
   if (one_section) {  // mask_and_values: the mask's size, the mask, the values
     ByteWriter both;
@@ -94,11 +104,18 @@ void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t
 
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const float> u,
                           std::span<const float> v, std::vector<Section>& sections, bool one_section) {
-  append_mask_sections_any(mask, nx, ny, u, v, one_section, sections);
+  const std::span<const float> planes[2] = {u, v};
+  append_mask_sections_any<float>(mask, nx, ny, planes, one_section, sections);
 }
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const double> u,
                           std::span<const double> v, std::vector<Section>& sections, bool one_section) {
-  append_mask_sections_any(mask, nx, ny, u, v, one_section, sections);
+  const std::span<const double> planes[2] = {u, v};
+  append_mask_sections_any<double>(mask, nx, ny, planes, one_section, sections);
+}
+void append_mask_section3d(std::span<const uint8_t> mask, int64_t nx, int64_t rows, std::span<const float> u,
+                           std::span<const float> v, std::span<const float> w, std::vector<Section>& sections) {
+  const std::span<const float> planes[3] = {u, v, w};
+  append_mask_sections_any<float>(mask, nx, rows, planes, true, sections);
 }
 
 Result<bool> stream_has_mask(const ParsedContainer& pc) {
@@ -175,9 +192,10 @@ namespace {
 
 template <class T>
 Status apply_mask_sections_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
-                               std::span<T> u, std::span<T> v, std::vector<uint8_t>& mask) {
+                               std::span<const std::span<T>> planes, std::vector<uint8_t>& mask) {
   using Bits = BitsOf<T>;
-  constexpr uint64_t kPair = 2 * sizeof(Bits);
+  const size_t nc = planes.size();  // 2 (u, v) or 3 (u, v, w)
+  const uint64_t kTupleBytes = nc * sizeof(Bits);
   const int64_t n = nx * ny;
   const bool have_mask = mask.size() == size_t(n);  // the caller read it (read_mask)
   auto parts = read_mask_parts(stream, pc, !have_mask, true);
@@ -186,35 +204,38 @@ Status apply_mask_sections_any(std::span<const uint8_t> stream, const ParsedCont
   uint64_t missing = 0;
   for (uint8_t m : mask) missing += m;
   ByteReader rv(parts->values);
+  auto get_tuple = [&rv, nc](Tuple<T>& t) {
+    for (size_t c = 0; c < nc; ++c)
+      if (!get_bits(rv, t[c])) return false;
+    return true;
+  };
   uint8_t kind = 0;
   if (!rv.u8(kind)) return corrupt_stream("masked_values: empty");
-  std::vector<std::pair<Bits, Bits>> table;
+  std::vector<Tuple<T>> table;
   if (kind == kOnePair || kind == kRawPairs) {
-    const uint64_t pairs = kind == kOnePair ? 1 : missing;
-    if (rv.remaining() != pairs * kPair) return corrupt_stream("masked_values: wrong size");
+    const uint64_t tuples = kind == kOnePair ? 1 : missing;
+    if (rv.remaining() != tuples * kTupleBytes) return corrupt_stream("masked_values: wrong size");
   } else if (kind == kPairTable) {
     uint64_t size = 0;
-    if (!rv.varint(size) || size < 2 || size > missing || rv.remaining() < size * kPair)
+    if (!rv.varint(size) || size < 2 || size > missing || rv.remaining() < size * kTupleBytes)
       return corrupt_stream("masked_values: invalid table");
     table.resize(size_t(size));
-    for (auto& p : table)
-      if (!get_bits(rv, p.first) || !get_bits(rv, p.second)) return corrupt_stream("masked_values: table truncated");
+    for (auto& t : table)
+      if (!get_tuple(t)) return corrupt_stream("masked_values: table truncated");
   } else {
     return corrupt_stream("masked_values: unknown layout " + std::to_string(kind));
   }
-  Bits bu = 0, bv = 0;
-  if (kind == kOnePair && (!get_bits(rv, bu) || !get_bits(rv, bv))) return corrupt_stream("masked_values: truncated");
+  Tuple<T> b{};
+  if (kind == kOnePair && !get_tuple(b)) return corrupt_stream("masked_values: truncated");
   for (int64_t k = 0; k < n; ++k) {
     if (!mask[size_t(k)]) continue;
-    if (kind == kRawPairs && (!get_bits(rv, bu) || !get_bits(rv, bv)))
-      return corrupt_stream("masked_values: truncated");
+    if (kind == kRawPairs && !get_tuple(b)) return corrupt_stream("masked_values: truncated");
     if (kind == kPairTable) {
       uint64_t index = 0;
       if (!rv.varint(index) || index >= table.size()) return corrupt_stream("masked_values: index out of range");
-      std::tie(bu, bv) = table[size_t(index)];
+      b = table[size_t(index)];
     }
-    u[size_t(k)] = std::bit_cast<T>(bu);
-    v[size_t(k)] = std::bit_cast<T>(bv);
+    for (size_t c = 0; c < nc; ++c) planes[c][size_t(k)] = std::bit_cast<T>(b[c]);
   }
   if (!rv.at_end()) return corrupt_stream("masked_values: trailing bytes");
   return Status::Ok();
@@ -224,11 +245,18 @@ Status apply_mask_sections_any(std::span<const uint8_t> stream, const ParsedCont
 
 Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
                            std::span<float> u, std::span<float> v, std::vector<uint8_t>& mask) {
-  return apply_mask_sections_any(stream, pc, nx, ny, u, v, mask);
+  const std::span<float> planes[2] = {u, v};
+  return apply_mask_sections_any<float>(stream, pc, nx, ny, planes, mask);
 }
 Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
                            std::span<double> u, std::span<double> v, std::vector<uint8_t>& mask) {
-  return apply_mask_sections_any(stream, pc, nx, ny, u, v, mask);
+  const std::span<double> planes[2] = {u, v};
+  return apply_mask_sections_any<double>(stream, pc, nx, ny, planes, mask);
+}
+Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t rows,
+                            std::span<float> u, std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask) {
+  const std::span<float> planes[3] = {u, v, w};
+  return apply_mask_sections_any<float>(stream, pc, nx, rows, planes, mask);
 }
 
 }  // namespace factz::detail

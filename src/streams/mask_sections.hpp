@@ -26,6 +26,13 @@ void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
 void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::span<const double> u,
                           std::span<const double> v, std::vector<Section>& sections, bool one_section = false);
 
+/// The mask of a 3D vector field (format version 12): always the one section
+/// `mask_and_values`, the bitmap over the grid seen as `nx` columns and `rows` = ny * nz rows
+/// (the z-slices one after the other, as a 3D scalar stream's), each missing vertex's bits as
+/// a triple (u, v, w) where a 2D stream holds a pair.
+void append_mask_section3d(std::span<const uint8_t> mask, int64_t nx, int64_t rows, std::span<const float> u,
+                           std::span<const float> v, std::span<const float> w, std::vector<Section>& sections);
+
 /// Whether a parsed stream holds the mask sections (both, or mask_and_values alone; anything
 /// else is corrupt).
 Result<bool> stream_has_mask(const ParsedContainer& pc);
@@ -38,6 +45,11 @@ Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContaine
 /// The same for a float64 stream: each missing vertex gets its 64 bits back.
 Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
                            std::span<double> u, std::span<double> v, std::vector<uint8_t>& mask);
+
+/// apply_mask_sections of a 3D vector stream (append_mask_section3d): nx columns, `rows` =
+/// ny * nz rows, triples.
+Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t rows,
+                            std::span<float> u, std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask);
 
 /// The mask section alone (the speculative decoder needs the mask before the values).
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,

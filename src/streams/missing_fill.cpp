@@ -1,6 +1,7 @@
 #include "streams/missing_fill.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace factz::detail {
 namespace {
@@ -20,6 +21,33 @@ bool fill_row(T* p, const uint8_t* m, int64_t nx) {
   return true;
 }
 
+/// Fills the planes in place, `rows` rows of nx vertices each (a 3D field's z-slices one after
+/// the other): rows by fill_row, then every row without a valid vertex from the nearest
+/// filled row above (below for leading rows); zeros when no vertex is valid.
+template <class T>
+void fill_planes(std::span<T* const> planes, const std::vector<uint8_t>& mask, int64_t nx, int64_t rows) {
+  std::vector<uint8_t> has(size_t(rows), 0);
+  for (int64_t y = 0; y < rows; ++y) {
+    const uint8_t* m = mask.data() + y * nx;
+    bool any = false;
+    for (T* p : planes) any = fill_row(p + y * nx, m, nx);
+    has[size_t(y)] = any;
+  }
+  const auto first = std::find(has.begin(), has.end(), uint8_t(1));
+  if (first == has.end()) {  // nothing valid: zeros
+    for (T* p : planes) std::fill(p, p + nx * rows, T(0));
+    return;
+  }
+  int64_t source = first - has.begin();
+  for (int64_t y = 0; y < rows; ++y) {
+    if (has[size_t(y)]) {
+      source = y;
+      continue;
+    }
+    for (T* p : planes) std::copy_n(p + source * nx, nx, p + y * nx);
+  }
+}
+
 template <class Field>
 Field fill_missing_any(const Field& f, const std::vector<uint8_t>& mask) {
   using T = typename decltype(Field::u)::value_type;
@@ -28,29 +56,8 @@ Field fill_missing_any(const Field& f, const std::vector<uint8_t>& mask) {
   w.ny = f.ny;
   w.u = f.u;
   w.v = f.v;
-  const int64_t nx = f.nx, ny = f.ny;
-  std::vector<uint8_t> has(size_t(ny), 0);
-  for (int64_t y = 0; y < ny; ++y) {
-    const uint8_t* m = mask.data() + y * nx;
-    const bool a = fill_row(w.u.data() + y * nx, m, nx);
-    fill_row(w.v.data() + y * nx, m, nx);
-    has[size_t(y)] = a;
-  }
-  const auto first = std::find(has.begin(), has.end(), uint8_t(1));
-  if (first == has.end()) {  // nothing valid: zeros
-    std::fill(w.u.begin(), w.u.end(), T(0));
-    std::fill(w.v.begin(), w.v.end(), T(0));
-    return w;
-  }
-  int64_t source = first - has.begin();
-  for (int64_t y = 0; y < ny; ++y) {
-    if (has[size_t(y)]) {
-      source = y;
-      continue;
-    }
-    std::copy_n(w.u.begin() + source * nx, nx, w.u.begin() + y * nx);
-    std::copy_n(w.v.begin() + source * nx, nx, w.v.begin() + y * nx);
-  }
+  T* const planes[2] = {w.u.data(), w.v.data()};
+  fill_planes<T>(planes, mask, f.nx, f.ny);
   return w;
 }
 
@@ -61,6 +68,18 @@ VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& m
 }
 VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask) {
   return fill_missing_any(f, mask);
+}
+VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& mask) {
+  VectorField3D w;
+  w.nx = f.nx;
+  w.ny = f.ny;
+  w.nz = f.nz;
+  w.u = f.u;
+  w.v = f.v;
+  w.w = f.w;
+  float* const planes[3] = {w.u.data(), w.v.data(), w.w.data()};
+  fill_planes<float>(planes, mask, f.nx, f.ny * f.nz);
+  return w;
 }
 
 }  // namespace factz::detail

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "factz/field.hpp"
+#include "factz/field3d.hpp"
 
 namespace factz::detail {
 
@@ -21,5 +22,9 @@ namespace factz::detail {
 VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& mask);
 /// The same for a float64 field (its doubles copied as they are).
 VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask);
+/// The same for a 3D vector field: its rows are the nx-vertex rows of every z-slice, one
+/// slice after the other (ny * nz rows), so a row without a valid vertex copies the nearest
+/// filled row before it, across slices too (mask: nx * ny * nz bytes).
+VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& mask);
 
 }  // namespace factz::detail

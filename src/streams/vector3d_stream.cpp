@@ -10,6 +10,7 @@
 #include "kernels/tiles.hpp"
 #include "kernels/tiles3d.hpp"
 #include "streams/code_segments.hpp"
+#include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
@@ -66,7 +67,8 @@ Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options&
   return Status::Ok();
 }
 
-Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Speculative3DPayload& pl) {
+Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Speculative3DPayload& pl,
+                                                    std::vector<Section> mask) {
   const auto coder = EntropyCoder(p.options.coder);
   std::vector<Section> sections;
   sections.push_back({kSectionMeta, meta_section3d()});
@@ -79,10 +81,13 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   std::vector<uint8_t> ids;
   FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, ids, p.threads, /*escapes=*/true));
   sections.push_back({kSectionBoundIdsU, std::move(ids)});
+  const bool masked = !mask.empty();
+  for (Section& m : mask) sections.push_back(std::move(m));
   const Options& o = p.options;
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
-  h.version = kFormatVersionSegmented3D;  // 8 (codes_w) with segmented codes
+  // 8 (codes_w) with segmented codes; 11 with the mask (segmented as well)
+  h.version = masked ? kFormatVersionMasked3D : kFormatVersionSegmented3D;
   h.components = 3;
   h.ndims = 3;
   h.mode = uint8_t(Mode::speculative);
@@ -108,7 +113,9 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
                   "speculative");
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
   const bool tiled = h.mode != kModeSpeculative;
+  const bool masked = h.version == kFormatVersionMasked3D;  // and only version 12 holds the mask
   std::vector<uint32_t> sections = {kSectionMeta, kSectionCodesU, kSectionCodesV, kSectionCodesW, kSectionExactValues};
+  if (masked) sections.push_back(kSectionMaskAndValues);
   if (tiled) {
     if (h.tile != kTile3D) return corrupt_stream("unsupported 3D tile size " + std::to_string(h.tile));
     if (h.anchor_stride != 0) return corrupt_stream("anchor stride in a 3D stream of mode none or block");
@@ -122,22 +129,23 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
   }
   for (uint32_t id : sections)
     if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
-  // Any other section (masks, a source record, another mode's sections) is not part of a 3D
-  // vector stream of this mode.
+  // Any other section (a mask outside version 12, the two-section mask of 2D tiled streams,
+  // a source record, another mode's sections) is not part of a 3D vector stream of this mode.
   for (const auto& e : parsed->entries)
     if (std::find(sections.begin(), sections.end(), e.id) == sections.end())
       return corrupt_stream("section " + section_name(e.id) + " in a 3D vector stream of mode " +
                             mode_name(Mode(h.mode)));
   // The per-vertex stream (the bound ids, or in a tiled stream the u codes) records its own
   // symbol count: it must match the grid before anything is allocated for the grid (a forged
-  // header cannot make us allocate).
+  // header cannot make us allocate). A masked stream has no id or code for a missing vertex:
+  // fewer here, and exactly the valid ones once the mask is read (read_mask3d's callers).
   const uint32_t per_vertex = tiled ? kSectionCodesU : kSectionBoundIdsU;
   const uint64_t expected = tiled ? h.nx * h.ny * h.nz : target_count(h);
   for (const auto& e : parsed->entries) {
     if (e.id != per_vertex) continue;
     auto count = peek_symbol_count(stream, e, h.coder);
     if (!count.ok()) return count.status();
-    if (count.value() != expected)
+    if (count.value() != expected && !(masked && count.value() < expected))
       return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + "x" + std::to_string(h.nz) +
                             " needs " + std::to_string(expected) + (tiled ? " codes" : " bound ids") +
                             ", the stream holds " + std::to_string(count.value()));
@@ -145,8 +153,22 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
   return parsed;
 }
 
+Status read_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::vector<uint8_t>& mask) {
+  mask.clear();
+  if (pc.header.version != kFormatVersionMasked3D) return Status::Ok();
+  const auto& h = pc.header;
+  return read_mask(stream, pc, int64_t(h.nx), int64_t(h.ny * h.nz), mask);
+}
+
+Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u,
+                    std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask) {
+  if (pc.header.version != kFormatVersionMasked3D) return Status::Ok();
+  const auto& h = pc.header;
+  return apply_mask_section3d(stream, pc, int64_t(h.nx), int64_t(h.ny * h.nz), u, v, w, mask);
+}
+
 Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                           Speculative3DInput& out) {
+                           Speculative3DInput& out, const uint8_t* missing) {
   const auto& h = pc.header;
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   {
@@ -157,11 +179,27 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
   out.eb = h.eb;
   const auto coder = EntropyCoder(h.coder);
   const uint64_t s0 = h.anchor_stride;
-  const int64_t anchors = int64_t(((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1) * ((h.nz - 1) / s0 + 1));
+  int64_t anchors = int64_t(((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1) * ((h.nz - 1) / s0 + 1));
+  // A missing vertex has no id (a target) and no exact value (an anchor).
+  uint64_t ids = target_count(h);
+  if (missing) {
+    const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz);
+    const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, int64_t(s0));
+    int64_t missing_anchors = 0, all = 0;
+    for (int64_t a = 0; a < A.count(); ++a) missing_anchors += missing[lattice_vertex3d(A, nx, ny, a)] != 0;
+    for (int64_t k = 0; k < nx * ny * nz; ++k) all += missing[k] != 0;
+    anchors -= missing_anchors;
+    ids -= uint64_t(all - missing_anchors);
+  }
   {
     auto hid = section(kSectionBoundIdsU);
     if (!hid.ok()) return hid.status();
-    out.ids.resize(size_t(target_count(h)));
+    auto count = coded_symbol_count(coder, hid.value());
+    if (!count.ok()) return count.status();
+    if (count.value() != ids)
+      return corrupt_stream("bound_ids_u holds " + std::to_string(count.value()) + " ids, the valid targets are " +
+                            std::to_string(ids));
+    out.ids.resize(size_t(ids));
     FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
   }
   int64_t n_codes = 0, n_exact = anchors;
@@ -173,7 +211,7 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
   for (int c = 0; c < 3; ++c) {
     auto coded = section(kCodeSections[c]);
     if (!coded.ok()) return coded.status();
-    if (h.version == kFormatVersionSegmented3D) {  // parse_segmented checks the counts first
+    if (h.version >= kFormatVersionSegmented3D) {  // 10 and 11; parse_segmented checks the counts first
       out.codes[c].resize(size_t(n_codes));
       FACTZ_RETURN_IF_ERROR(decode_segmented(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
       continue;
@@ -220,7 +258,7 @@ Status split_lists3(std::span<const uint8_t> in, std::span<const uint8_t> (&out)
 
 }  // namespace
 
-Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayload& pl) {
+Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayload& pl, std::vector<Section> mask) {
   const Options& o = p.options;
   const auto coder = EntropyCoder(o.coder);
   std::vector<Section> sections;
@@ -239,11 +277,12 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
   sections.push_back({kSectionExactIndex, concat_lists3(pl.exact_index)});
   sections.push_back({kSectionExactValues, concat_lists3(pl.exact_values)});
   sections.push_back({kSectionOutliers, concat_lists3(pl.outliers)});
+  for (Section& m : mask) sections.push_back(std::move(m));
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
   std::vector<uint32_t> section_ids;
   for (const auto& s : sections) section_ids.push_back(s.id);
-  h.version = stream_version(section_ids);  // 8: codes_w
+  h.version = stream_version(section_ids);  // 8: codes_w; 11 with mask_and_values
   h.components = 3;
   h.ndims = 3;
   h.mode = uint8_t(o.mode);
@@ -253,7 +292,8 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
   return write_stream(h, std::move(sections));
 }
 
-Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out) {
+Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out,
+                     const uint8_t* missing) {
   const auto& h = pc.header;
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   {
@@ -283,12 +323,22 @@ Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc,
     if (!coded.ok()) return coded.status();
     auto count = coded_symbol_count(coder, coded.value());
     if (!count.ok()) return count.status();
-    if (count.value() != n)
-      return corrupt_stream(section_name(kCodeSections[c]) + " holds " + std::to_string(count.value()) +
-                            " codes for " + std::to_string(n) + " vertices");
-    out.symbols[c].resize(size_t(n));
-    FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.symbols[c], threads));
-    FACTZ_RETURN_IF_ERROR(parse_outliers(ol[c], n, out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
+    if (missing) {  // the valid vertices' symbols; a missing vertex's is implied (kernels/tiles.hpp tiled_symbol)
+      if (count.value() > n) return corrupt_stream(section_name(kCodeSections[c]) + " holds more codes than vertices");
+      out.symbols[c].resize(size_t(n));
+      FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter,
+                                           std::span<uint16_t>(out.symbols[c]).first(size_t(count.value())), threads));
+      FACTZ_RETURN_IF_ERROR(parse_outliers(ol[c], n, {}, out.outlier_index[c], out.outlier_code[c]));
+      FACTZ_RETURN_IF_ERROR(spread_valid_symbols(out.symbols[c], count.value(), missing, out.outlier_index[c]));
+      FACTZ_RETURN_IF_ERROR(check_outlier_escapes(out.symbols[c], out.outlier_index[c]));
+    } else {
+      if (count.value() != n)
+        return corrupt_stream(section_name(kCodeSections[c]) + " holds " + std::to_string(count.value()) +
+                              " codes for " + std::to_string(n) + " vertices");
+      out.symbols[c].resize(size_t(n));
+      FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.symbols[c], threads));
+      FACTZ_RETURN_IF_ERROR(parse_outliers(ol[c], n, out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
+    }
     Status st = parse_exact(idx[c], val[c], n, out.exact_index[c], out.exact_value[c]);
     if (!st.ok()) return corrupt_stream(std::string(kPlaneNames[c]) + " plane: " + st.message());
   }

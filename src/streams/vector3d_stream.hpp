@@ -1,7 +1,8 @@
 // The stream layer of 3D vector fields (issue 22): the option rules, the sections of the 3D
 // speculative mode and of the 3D tiled modes (none and block), their order, the header, the
 // checks of a stream before decoding and the parsing of its sections into what a decoder
-// consumes. Format version 8 (docs/format.md, "3D vector streams"); the backends produce
+// consumes. Format versions 8 and 10, and 11 with missing vertices (docs/format.md, "3D
+// vector streams"); the backends produce
 // payloads and take inputs (backend/cpu/speculative3d_mode.hpp, block3d_mode.hpp), as for 2D
 // fields (vector_stream.hpp).
 #pragma once
@@ -41,8 +42,11 @@ struct Speculative3DPayload {
 };
 
 /// The sections of a payload (meta, codes_u, codes_v, codes_w, exact_values, bound_ids_u),
-/// entropy-coded with the plan's coder, in a version 8 container.
-Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Speculative3DPayload& payload);
+/// entropy-coded with the plan's coder, in a version 10 container; with `mask` (the section
+/// of streams/mask_sections.hpp append_mask_section3d, for a field with missing vertices:
+/// the payload then leaves them out) last, in a version 12 container.
+Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Speculative3DPayload& payload,
+                                                    std::vector<Section> mask = {});
 
 /// The container, header and required sections of a 3D vector stream, and the id count its
 /// bound-id section records against the grid, checked before anything is allocated for the
@@ -59,21 +63,33 @@ struct Speculative3DInput {
   std::vector<float> exact;  ///< 3 per exactly stored vertex (anchors first)
 };
 
-/// The decode input of a stream accepted by parse_vector3d_stream.
+/// The mask of a stream accepted by parse_vector3d_stream (1 = missing, nx * ny * nz bytes):
+/// read from a version 12 stream's mask_and_values section; left empty for any other.
+Status read_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::vector<uint8_t>& mask);
+
+/// Lays the bits a version 12 stream holds for its missing vertices over the decoded planes
+/// (the decoder's last step); `mask` from read_mask3d. Nothing for another version.
+Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u,
+                    std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask);
+
+/// The decode input of a stream accepted by parse_vector3d_stream; `missing` its mask
+/// (read_mask3d; null for none): the ids and exact values leave the missing vertices out.
 Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                           Speculative3DInput& out);
+                           Speculative3DInput& out, const uint8_t* missing = nullptr);
 
 /// What a backend produced for the 3D tiled modes (none and block), per component u, v, w.
 struct Tiled3DPayload {
   std::vector<uint8_t> tile_ids;     ///< block only: u's, then v's, then w's tile ids
-  std::vector<uint16_t> symbols[3];  ///< one per vertex, index order
+  std::vector<uint16_t> symbols[3];  ///< one per vertex (per valid vertex with a mask), index order
   std::vector<uint8_t> outliers[3], exact_index[3], exact_values[3];
 };
 
 /// The sections of a 3D tiled payload (meta, tile_bounds in mode block, codes_u, codes_v,
 /// codes_w, exact_index, exact_values, outliers), entropy-coded with the plan's coder, in a
-/// version 8 container of mode p.options.mode.
-Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayload& payload);
+/// version 8 container of mode p.options.mode; with `mask` (as for assemble_speculative3d)
+/// last, in a version 12 container.
+Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayload& payload,
+                                              std::vector<Section> mask = {});
 
 /// What a decoder reads for the 3D tiled modes; lists validated and sorted per component.
 struct Tiled3DInput {
@@ -84,7 +100,10 @@ struct Tiled3DInput {
   std::vector<float> exact_value[3];
 };
 
-/// The decode input of a 3D tiled stream accepted by parse_vector3d_stream.
-Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out);
+/// The decode input of a 3D tiled stream accepted by parse_vector3d_stream; `missing` its
+/// mask (read_mask3d; null for none): the codes hold the valid vertices' symbols only, each
+/// missing vertex takes its implied one (streams/tiled_lists.hpp spread_valid_symbols).
+Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out,
+                     const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

@@ -1,5 +1,6 @@
 // Missing vertices: validation, the mask of a field (its own mask plus NaN), declared fill
-// values, and the detection of fill values nobody declared (docs/architecture.md, "Masks").
+// values, and the detection of fill values nobody declared (2D fields; the declared and
+// suspected fill values of 3D fields too). docs/architecture.md, "Masks".
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "factz/topology.hpp"
+#include "factz/topology3d.hpp"
 
 namespace factz {
 
@@ -60,16 +62,34 @@ std::vector<uint8_t> missing_mask_any(const Field& f) {
   return m;
 }
 
+/// The component planes of a field (u, v; u, v, w) and, in the same order, its declared
+/// fill values: one body for 2D and 3D fields.
+template <class Field>
+auto planes_of(const Field& f) {
+  if constexpr (requires { f.w; }) return std::array{&f.u, &f.v, &f.w};
+  else return std::array{&f.u, &f.v};
+}
+template <class Fill>
+auto fills_of(const Fill& fill) {
+  if constexpr (requires { fill.w; }) return std::array{fill.u, fill.v, fill.w};
+  else return std::array{fill.u, fill.v};
+}
+
 template <class Field, class Fill>
 int64_t mark_missing_any(Field& f, const Fill& fill) {
   const size_t n = static_cast<size_t>(f.size());
-  if (f.u.size() != n || f.v.size() != n) return 0;
-  const bool fu = fill.u && !std::isnan(*fill.u), fv = fill.v && !std::isnan(*fill.v);
+  const auto planes = planes_of(f);
+  for (const auto* p : planes)
+    if (p->size() != n) return 0;
+  auto fills = fills_of(fill);
+  for (auto& x : fills)
+    if (x && std::isnan(*x)) x.reset();  // NaN is always missing
   std::vector<uint8_t> m = f.mask.size() == n ? f.mask : std::vector<uint8_t>(n, 0);
   int64_t count = 0;
   for (size_t k = 0; k < n; ++k) {
-    const bool miss = m[k] != 0 || std::isnan(f.u[k]) || std::isnan(f.v[k]) || (fu && f.u[k] == *fill.u) ||
-                      (fv && f.v[k] == *fill.v);
+    bool miss = m[k] != 0;
+    for (size_t c = 0; c < planes.size(); ++c)
+      miss = miss || std::isnan((*planes[c])[k]) || (fills[c] && (*planes[c])[k] == *fills[c]);
     m[k] = miss ? 1 : 0;
     count += miss;
   }
@@ -88,6 +108,7 @@ std::vector<uint8_t> missing_mask(const VectorField2D64& f) { return missing_mas
 
 int64_t mark_missing(VectorField2D& f, const FillValues& fill) { return mark_missing_any(f, fill); }
 int64_t mark_missing(VectorField2D64& f, const FillValues64& fill) { return mark_missing_any(f, fill); }
+int64_t mark_missing(VectorField3D& f, const FillValues3D& fill) { return mark_missing_any(f, fill); }
 
 namespace {
 
@@ -115,11 +136,14 @@ std::optional<Suspect> suspected_fill_any(const Field& f) {
     return std::min(m, T(1e15f));
   }();
   const size_t n = static_cast<size_t>(f.size());
-  if (f.u.size() != n || f.v.size() != n) return std::nullopt;
+  const auto planes = planes_of(f);
+  for (const auto* p : planes)
+    if (p->size() != n) return std::nullopt;
   std::map<Bits, int64_t> counts;
   for (size_t k = 0; k < n; ++k) {
     if (!f.mask.empty() && f.mask[k]) continue;
-    for (T x : {f.u[k], f.v[k]}) {
+    for (const auto* p : planes) {
+      const T x = (*p)[k];
       // Every common fill has a magnitude of at least 999 (kMinCommonMagnitude): one compare
       // rejects ordinary values (and NaN) before the search of the list.
       if (!(std::fabs(x) >= kMinCommonMagnitude)) continue;
@@ -141,6 +165,9 @@ std::optional<SuspectedFill> suspected_fill_value(const VectorField2D& f) {
 }
 std::optional<SuspectedFill64> suspected_fill_value(const VectorField2D64& f) {
   return suspected_fill_any<VectorField2D64, SuspectedFill64>(f);
+}
+std::optional<SuspectedFill> suspected_fill_value(const VectorField3D& f) {
+  return suspected_fill_any<VectorField3D, SuspectedFill>(f);
 }
 
 }  // namespace factz

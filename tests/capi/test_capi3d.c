@@ -85,8 +85,8 @@ static factz_status round_trip_compare(const field3d* f, const unsigned char* bu
 }
 
 static void test_versions_and_bound(void) {
-  CHECK(FACTZ_C_API_VERSION == 10500 && factz_c_api_version() == FACTZ_C_API_VERSION);
-  CHECK(FACTZ_FORMAT_VERSION == 10);
+  CHECK(FACTZ_C_API_VERSION == 10600 && factz_c_api_version() == FACTZ_C_API_VERSION);
+  CHECK(FACTZ_FORMAT_VERSION == 12);
   CHECK(factz_compress_bound3d(0, 4, 4) == 0);
   CHECK(factz_compress_bound3d(4, -1, 4) == 0);
   CHECK(factz_compress_bound3d(4, 4, 0) == 0);
@@ -270,11 +270,31 @@ static void test_bad_input(void) {
   factz_options_init(&o);
   o.has_fill_u64 = 1;
   CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, &o, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
-  /* NaN: missing data, which 3D compression does not take yet; infinity: never valid */
+  /* NaN: a missing vertex (format version 12), whose bits come back; infinity: never valid */
   const float keep = f.v[100];
   f.v[100] = NAN;
-  CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, NULL, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
-  CHECK(strstr(factz_last_error(), "missing") != NULL);
+  CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, NULL, buf, cap, &size) == FACTZ_OK);
+  CHECK(size > 6 && ((const uint8_t*)buf)[4] == 12 && ((const uint8_t*)buf)[5] == 0);
+  {
+    float* back = (float*)malloc(3 * (size_t)f.n * sizeof(float));
+    CHECK(factz_decompress3d(buf, size, back, back + f.n, back + 2 * f.n, 9, 8, 7, NULL) == FACTZ_OK);
+    CHECK(memcmp(&back[f.n + 100], &f.v[100], sizeof(float)) == 0);
+    /* a caller's mask: its vertices come back bit for bit, the mask with them */
+    uint8_t* mask = (uint8_t*)calloc((size_t)f.n, 1);
+    uint8_t* mask_out = (uint8_t*)malloc((size_t)f.n);
+    mask[7] = mask[200] = 1;
+    const float held = f.w[200];
+    f.w[200] = 1e20f;
+    CHECK(factz_compress3d_masked(f.u, f.v, f.w, mask, 9, 8, 7, NULL, buf, cap, &size) == FACTZ_OK);
+    CHECK(factz_decompress3d_masked(buf, size, back, back + f.n, back + 2 * f.n, mask_out, 9, 8, 7, NULL) ==
+          FACTZ_OK);
+    CHECK(mask_out[7] == 1 && mask_out[200] == 1 && mask_out[100] == 1 && mask_out[0] == 0);
+    CHECK(back[2 * f.n + 200] == 1e20f && memcmp(&back[7], &f.u[7], sizeof(float)) == 0);
+    f.w[200] = held;
+    free(mask);
+    free(mask_out);
+    free(back);
+  }
   f.v[100] = INFINITY;
   CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, NULL, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
   CHECK(strstr(factz_last_error(), "infinite") != NULL);

@@ -177,8 +177,6 @@ def test_bad_input_is_a_value_error_that_says_what_to_change(abc):
         factz.compress3d(np.asfortranarray(u), v, w)
     nan = w.copy()
     nan[3, 4, 5] = np.nan
-    with pytest.raises(ValueError, match="missing vertices"):
-        factz.compress3d(u, v, nan)
     inf = w.copy()
     inf[3, 4, 5] = np.inf
     with pytest.raises(ValueError, match="infinite"):
@@ -193,6 +191,18 @@ def test_bad_input_is_a_value_error_that_says_what_to_change(abc):
     # NaN is a missing vertex in the analysis, as in 2D
     r = factz.verify3d(u, v, w, u, v, nan)
     assert r["mask_mismatch"] == 1 and r["violations"] >= 1
+
+
+def test_nan_marks_a_missing_vertex_that_comes_back_bit_for_bit(abc):
+    u, v, w = abc
+    nan = w.copy()
+    nan[3, 4, 5] = np.float32(np.nan)
+    buf = factz.compress3d(u, v, nan, eb=1e-2)
+    assert factz.info(buf)["version"] == 12
+    u2, v2, w2 = factz.decompress3d(buf)
+    assert np.isnan(w2[3, 4, 5]) and w2.view(np.uint32)[3, 4, 5] == nan.view(np.uint32)[3, 4, 5]
+    r = factz.verify3d(u, v, nan, u2, v2, w2)
+    assert r["violations"] == 0 and r["masked_vertices"] == 1 and r["mask_mismatch"] == 0
 
 
 def test_streams_of_the_other_dimensionality_name_the_function_to_use(abc):

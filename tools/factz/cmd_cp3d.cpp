@@ -6,7 +6,8 @@
 // main.cpp hands these over when -3 comes with three -i, or decompress with three -o (a
 // single -i with -3 stays a scalar field). Inputs: raw little-endian float32 files of
 // nx * ny * nz values (x fastest), or '<f4' .npy files of shape (nz, ny, nx) or (n,); '-'
-// reads stdin. NaN, and the value of --fill in any component, mark a vertex missing.
+// reads stdin. NaN, and the value of --fill in any component, mark a vertex missing (compress
+// keeps them: format version 12; decompress writes back the bits they held).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -79,8 +80,11 @@ std::vector<float> read_component(const std::string& path, int64_t nx, int64_t n
 }
 
 /// The field of `flag` (u, v, w) with its missing vertices marked: NaN, and --fill V in
-/// any component. Returns the count of missing vertices in `masked`.
-factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked) {
+/// any component. Returns the count of missing vertices in `masked`. Without --fill, a value
+/// that looks like an undeclared fill value gets a warning (as for 2D fields), except for a
+/// reconstruction (`reconstruction`: verify's -d, which the original's --fill also marks).
+factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
+                                  bool reconstruction = false) {
   if (a.has("--fill-u") || a.has("--fill-v"))
     fail("--fill-u and --fill-v name 2D components; give --fill V for a 3D vector field", 2);
   if (a.has("--dtype") && a.get("--dtype") != "f32")
@@ -91,15 +95,11 @@ factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& mask
   f.u = read_component(files[0], f.nx, f.ny, f.nz);
   f.v = read_component(files[1], f.nx, f.ny, f.nz);
   f.w = read_component(files[2], f.nx, f.ny, f.nz);
-  const std::optional<float> fill = a.has("--fill") ? fill_of(a).u : std::nullopt;
-  if (fill && !std::isnan(*fill)) {
-    f.mask.assign(f.u.size(), 0);
-    for (size_t k = 0; k < f.u.size(); ++k) f.mask[k] = f.u[k] == *fill || f.v[k] == *fill || f.w[k] == *fill;
-  }
-  f.mask = factz::missing_mask(f);  // the marks above plus NaN; empty when nothing is missing
-  masked = 0;
-  for (uint8_t m : f.mask) masked += m != 0;
-  check(factz::validate_field(f));
+  factz::FillValues3D fill;
+  if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of(a).u;
+  masked = factz::mark_missing(f, fill);  // the fill value in any component, and NaN
+  check(factz::validate_field(f));  // after marking: a declared infinite fill value is missing data
+  if (!fill.any() && !reconstruction) warn_suspected_fill(f, command);
   return f;
 }
 
@@ -130,7 +130,7 @@ int run_compress3d(const Args& a) {
   factz::Options o = vector_compress_options(a, false);
   o.progress = compress_progress(a);
   int64_t masked = 0;
-  const factz::VectorField3D f = read_field3d(a, "-i", masked);
+  const factz::VectorField3D f = read_field3d(a, "-i", masked, "compress");
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress(f, o, &st));
@@ -163,7 +163,7 @@ int run_cp3d(const Args& a) {
   three_files(a, "-i");
   refuse_clobbering(a, {"-i"}, {"--csv"});
   int64_t masked = 0;
-  const factz::VectorField3D f = read_field3d(a, "-i", masked);
+  const factz::VectorField3D f = read_field3d(a, "-i", masked, "cp");
   const auto t0 = std::chrono::steady_clock::now();
   const auto cps = take(factz::critical_points(f, exec_of(a)));
   const double secs = seconds_since(t0);
@@ -196,8 +196,8 @@ int run_verify3d(const Args& a) {
   three_files(a, "-i");
   three_files(a, "-d");
   int64_t masked_i = 0, masked_d = 0;
-  const factz::VectorField3D orig = read_field3d(a, "-i", masked_i);
-  const factz::VectorField3D dec = read_field3d(a, "-d", masked_d);  // --fill applies to both
+  const factz::VectorField3D orig = read_field3d(a, "-i", masked_i, "verify");
+  const factz::VectorField3D dec = read_field3d(a, "-d", masked_d, "verify", true);  // --fill applies to both
   const auto c = take(factz::compare(orig, dec, exec_of(a)));
   StatsWriter s;
   s.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);

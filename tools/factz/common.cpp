@@ -309,10 +309,12 @@ void warn_suspected_fill_any(const Field& f, const std::string& command) {
   auto suspect = factz::suspected_fill_value(f);
   if (!suspect) return;
   const std::string value = shortest_text(suspect->value);
+  // A 3D field takes one fill value for its three components (--fill only).
+  const char* per_component = std::is_same_v<Field, factz::VectorField3D> ? "" : " (or --fill-u/--fill-v)";
   std::fprintf(stderr,
                "factz %s: warning: %lld value(s) equal %s, which looks like a fill value for missing data; "
-               "if it is one, declare it with --fill %s (or --fill-u/--fill-v), else it is compressed as data\n",
-               command.c_str(), (long long)suspect->count, value.c_str(), value.c_str());
+               "if it is one, declare it with --fill %s%s, else it is compressed as data\n",
+               command.c_str(), (long long)suspect->count, value.c_str(), value.c_str(), per_component);
 }
 
 }  // namespace
@@ -321,6 +323,9 @@ void warn_suspected_fill(const factz::VectorField2D& f, const std::string& comma
   warn_suspected_fill_any(f, command);
 }
 void warn_suspected_fill(const factz::VectorField2D64& f, const std::string& command) {
+  warn_suspected_fill_any(f, command);
+}
+void warn_suspected_fill(const factz::VectorField3D& f, const std::string& command) {
   warn_suspected_fill_any(f, command);
 }
 
@@ -483,10 +488,9 @@ void print_vector_compression(const Args& a, const factz::Options& o, const fact
   if (nz > 0) s.count("nz", nz, In::json);
   s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream_bytes).num("ratio", ratio);
   s.num("bit_rate", 8.0 * bytes_per_vertex / ratio).num("eb_abs", st.eb_abs).count("exact_vertices", st.exact_vertices);
-  if (nz == 0) {
+  if (nz == 0)
     s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
-    s.count("masked_vertices", st.masked_vertices);
-  }
+  s.count("masked_vertices", st.masked_vertices);
   s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
   s.print(a.has("--json"), false);
 }

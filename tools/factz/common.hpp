@@ -14,6 +14,7 @@
 #include "factz/factz.hpp"
 #include "factz/status.hpp"
 #include "factz/topology.hpp"
+#include "factz/topology3d.hpp"
 
 namespace factz::cli {
 
@@ -94,6 +95,7 @@ factz::FillValues fill_of(const Args& a);
 /// forgotten fill value must not pass silently as data (field_files.hpp declares and marks).
 void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command);
 void warn_suspected_fill(const factz::VectorField2D64& f, const std::string& command);
+void warn_suspected_fill(const factz::VectorField3D& f, const std::string& command);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 /// The stages of a vector compression (and the blocks of a multi-block one) on stderr:
 /// every one with --progress, else on a terminal once the run has taken a second; empty
@@ -149,8 +151,7 @@ int run_blocks_decompress_bytes(const Args& a, const std::vector<uint8_t>& file)
 int run_blocks_verify(const Args& a);
 
 /// compress's report of a vector field, text or --json: mode, coder, the dtype line for a
-/// float64 field, the extents (nz > 0: a 3D field, whose report has no repair or mask
-/// lines), sizes, ratio, bit rate, bound, exact vertices, time. `bytes_per_vertex`: the
+/// float64 field, the extents (nz > 0: a 3D field, whose report has no repair lines), sizes, ratio, bit rate, bound, exact vertices, time. `bytes_per_vertex`: the
 /// raw size of one vertex's components (8 float32 2D, 16 float64 2D, 12 float32 3D).
 void print_vector_compression(const Args& a, const factz::Options& o, const factz::CompressStats& st,
                               int64_t nx, int64_t ny, int64_t nz, int bytes_per_vertex, bool float64,

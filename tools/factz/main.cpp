@@ -26,6 +26,7 @@
 #include "factz/multiblock.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
+#include "format/container.hpp"
 
 namespace factz::cli {  // defined in cmd_ct.cpp
 double persistence_of(const Args& a);
@@ -82,7 +83,7 @@ const factz::cli::OptionSpec kPersistence{
 const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
     "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
-    "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [-x serial|omp[=T]] [--json]   (3D vector)\n"
+    "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x serial|omp[=T]] [--json]   (3D vector)\n"
     "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
     {kDims, kDims3,
      {"-i", 1, "FILE",
@@ -503,7 +504,7 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    std::cout << "factz 0.1.0 (stream format v2 to v4; reads v1 Huffman streams)\n"
+    std::cout << "factz 0.1.0 (stream format v2 to v" << factz::detail::kFormatVersion << "; reads v1 Huffman streams)\n"
               << "fields: raw float32, .npy; " << factz::variable_io::built_in() << "\n";
     return 0;
   }

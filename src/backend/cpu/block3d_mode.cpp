@@ -72,14 +72,7 @@ uint8_t changed_tets(const float* const a[3], const float* const b[3], int64_t b
     for (int comp = 0; comp < 3; ++comp)
       if (std::bit_cast<uint32_t>(a[comp][base + off[j]]) != std::bit_cast<uint32_t>(b[comp][base + off[j]]))
         corners |= 1u << j;
-  if (corners == 0) return 0;
-  if (corners & 0x81) return 0x3f;  // corners 0 and 7 lie in every tetrahedron
-  uint8_t tets = 0;
-  for (int t = 0; t < 6; ++t) {
-    const int a0 = tet_axis(t, 0), a1 = tet_axis(t, 1);
-    if (corners & ((1u << (1 << a0)) | (1u << ((1 << a0) | (1 << a1))))) tets |= uint8_t(1 << t);
-  }
-  return tets;
+  return tets_touching(corners);
 }
 
 /// Quantizes component c of the field with its tile ids and, per vertex, the bound of
@@ -87,8 +80,13 @@ uint8_t changed_tets(const float* const a[3], const float* const b[3], int64_t b
 /// values and exact flags (kernels/tiles.hpp quantize_tiled_vertex, the 2D backbone's rule),
 /// and the symbols of the integers' 3D Lorenzo codes inside the tile (escapes kept, sorted by
 /// index). Storing a vertex exactly later keeps its integer, so the symbols stay valid.
+///
+/// A missing vertex (`missing`, null for none; x is then the filled working copy's value)
+/// takes its Lorenzo prediction as its integer (missing_vertex_quant: code 0, nearly free), the
+/// decoder's value of that integer, and is never stored exactly (the mask section holds its
+/// bits); its symbol is implied (tiled_symbol: an escape where its code is not 0).
 void quantize_plane3d(const float* x, const TileLayout3D& L, float eb, const uint8_t* vertex_ids, int threads,
-                      Tiled3DResult& out, int c) {
+                      Tiled3DResult& out, int c, const uint8_t* missing) {
   const int64_t n = L.nx * L.ny * L.nz, nx = L.nx, sz = L.nx * L.ny;
   out.recon[c].resize(size_t(n));
   out.exact[c].resize(size_t(n));
@@ -113,13 +111,21 @@ void quantize_plane3d(const float* x, const TileLayout3D& L, float eb, const uin
         for (int64_t y = lo[1]; y < hi[1]; ++y)
           for (int64_t xi = lo[0]; xi < hi[0]; ++xi) {
             const int64_t i = xi - lo[0], j = y - lo[1], l = z - lo[2], k = z * sz + y * nx + xi;
-            const TiledVertex tv = quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id]);
-            recon[k] = tv.recon;
-            exact[k] = tv.exact ? 1 : 0;
             int64_t& here = q[size_t((l * kTile3D + j) * kTile3D + i)];
-            here = tv.q;
-            const int64_t code = here - tile_lorenzo3d(q.data(), i, j, l);
-            const uint16_t symbol = code_symbol(code);
+            const int64_t pred = tile_lorenzo3d(q.data(), i, j, l);
+            const bool miss = missing && missing[k];
+            if (miss) {
+              here = missing_vertex_quant(pred, step);
+              recon[k] = reconstruct(int32_t(here), step);
+              exact[k] = 0;
+            } else {
+              const TiledVertex tv = quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id]);
+              recon[k] = tv.recon;
+              exact[k] = tv.exact ? 1 : 0;
+              here = tv.q;
+            }
+            const int64_t code = here - pred;
+            const uint16_t symbol = tiled_symbol(code, miss);
             symbols[k] = symbol;
             if (symbol == 0) escapes[size_t(t)].emplace_back(k, code);
           }
@@ -145,8 +151,10 @@ void count_exact(const VectorField3D& f, int threads, Tiled3DResult& out) {
 /// parity runs in parallel over its layers without races (a grid of few layers splits them
 /// further: rows (y, z) of equal parities share no vertex either); min is order-free, so the
 /// result does not depend on the split. cp_free[cube]: bit t set when tetrahedron t is
-/// proven critical-point free.
-void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<float>& xv, BigVector<uint8_t>& cp_free) {
+/// proven critical-point free. A tetrahedron touching a missing vertex (`missing`, null for
+/// none) is not part of the mesh: it constrains nothing.
+void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<float>& xv, BigVector<uint8_t>& cp_free,
+                   const uint8_t* missing) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
   xv.resize(size_t(3 * n));
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallel)
@@ -160,7 +168,8 @@ void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<floa
     for (int64_t x = 0; x < cx; ++x) {
       const int64_t base = (z * ny + y) * nx + x;
       float b[8][3];
-      cp_free[size_t((z * cy + y) * cx + x)] = cube_safe_bounds(f.u.data(), f.v.data(), f.w.data(), base, nx, ny, eb, b);
+      cp_free[size_t((z * cy + y) * cx + x)] =
+          cube_safe_bounds(f.u.data(), f.v.data(), f.w.data(), base, nx, ny, eb, b, cube_masked_tets(missing, base, nx, ny));
       for (int j = 0; j < 8; ++j) {
         float* m = &xv[size_t(3 * (base + off[j]))];
         for (int c = 0; c < 3; ++c) m[c] = std::min(m[c], b[j][c]);
@@ -192,7 +201,10 @@ void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<floa
 /// tetrahedra around them again, until none differs. It ends: a tetrahedron whose four
 /// vertices are exact has the original's values and indices, hence its signature. Storing a
 /// vertex exactly changes no other vertex's value (a value depends on its own integer only).
-void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int threads, Tiled3DResult& out) {
+/// Tetrahedra touching a missing vertex (`missing`, null for none) are never checked, so a
+/// missing vertex is never stored exactly.
+void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int threads, Tiled3DResult& out,
+                         const uint8_t* missing) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   if (tet_count(nx, ny, nz) == 0) {
     out.repair_rounds = 1;
@@ -212,7 +224,8 @@ void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int thr
       const int64_t y = r % cy, z = r / cy;
       for (int64_t x = 0; x < cx; ++x) {
         const int64_t base = (z * ny + y) * nx + x, cube = (z * cy + y) * cx + x;
-        const uint8_t which = changed_tets(orig, rec, base, off);
+        // Tetrahedra touching a missing vertex are not part of the mesh: never checked.
+        const uint8_t which = changed_tets(orig, rec, base, off) & uint8_t(~cube_masked_tets(missing, base, nx, ny));
         if (which == 0) continue;
         uint8_t s[6] = {0, 0, 0, 0, 0, 0}, o[6] = {0, 0, 0, 0, 0, 0};
         cube_signatures3d(rec, base, off, which, s);
@@ -260,6 +273,7 @@ void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int thr
       int64_t idx[4];
       int axes[3];
       tet_vertices(nx, ny, t, idx, axes);
+      if (missing && (missing[idx[0]] || missing[idx[1]] || missing[idx[2]] || missing[idx[3]])) continue;
       float a[3][4], b[3][4];
       for (int j = 0; j < 4; ++j)
         for (int c = 0; c < 3; ++c) {
@@ -303,17 +317,18 @@ void put_exact_list(const BigVector<uint8_t>& exact, const BigVector<float>& rec
 
 }  // namespace
 
-void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out) {
+void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing) {
   const TileLayout3D L(f.nx, f.ny, f.nz);
   const float* x[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
     out.tile_ids[c].assign(size_t(L.tile_count()), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
-    quantize_plane3d(x[c], L, eb, nullptr, threads, out, c);
+    quantize_plane3d(x[c], L, eb, nullptr, threads, out, c, missing);
   }
   count_exact(f, threads, out);
 }
 
-void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages) {
+void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages,
+                 const uint8_t* missing) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -326,7 +341,7 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
   // 1-2. Safe bounds per tetrahedron, minimum per vertex.
   BigVector<float> xv;
   BigVector<uint8_t> cp_free;
-  if (stages.safe_bounds) safe_bounds3d(f, eb, threads, xv, cp_free);
+  if (stages.safe_bounds) safe_bounds3d(f, eb, threads, xv, cp_free, missing);
   lap("safe_bounds");
   // 3. Per vertex and component: the bound id of its bound (the largest id whose bound does
   // not exceed it). A grid without tetrahedra (a side of 1) constrains nothing (xv is eb),
@@ -353,24 +368,30 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
   }
   lap("tile_ids");
   for (int c = 0; c < 3; ++c) {
-    quantize_plane3d(x[c], L, eb, ids[c].data(), threads, out, c);
+    quantize_plane3d(x[c], L, eb, ids[c].data(), threads, out, c, missing);
     ids[c].clear();
     ids[c].shrink_to_fit();
   }
   lap("quantize");
   // 5. The exact check of every tetrahedron on the decoder's values, and repair.
-  if (stages.check) repair_signatures3d(f, cp_free.empty() ? nullptr : cp_free.data(), threads, out);
+  if (stages.check) repair_signatures3d(f, cp_free.empty() ? nullptr : cp_free.data(), threads, out, missing);
   lap("repair");
   count_exact(f, threads, out);
 }
 
-void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out) {
+void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
   if (block) {
     out.tile_ids.clear();
     for (int c = 0; c < 3; ++c) out.tile_ids.insert(out.tile_ids.end(), r.tile_ids[c].begin(), r.tile_ids[c].end());
   }
   for (int c = 0; c < 3; ++c) {
     out.symbols[c] = std::move(r.symbols[c]);
+    if (missing) {  // a missing vertex's symbol is implied (tiled_symbol): keep the valid ones
+      size_t kept = 0;
+      for (size_t k = 0; k < out.symbols[c].size(); ++k)
+        if (!missing[k]) out.symbols[c][kept++] = out.symbols[c][k];
+      out.symbols[c].resize(kept);
+    }
     ByteWriter outl;
     outl.varint(uint64_t(r.escapes[c].size()));
     int64_t last = -1;

@@ -41,14 +41,20 @@ struct Block3DStages {
 };
 
 /// Mode none in 3D: every tile id 30 (0 when eb is 0), every vertex checked against eb.
-void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out);
+/// `missing` (null for none): the field's missing vertices, f then being the filled working
+/// copy (streams/missing_fill.hpp); a missing vertex is never stored exactly and its code is
+/// its Lorenzo prediction's (docs/architecture.md, "Masks").
+void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing = nullptr);
 
-/// FaCTz-B in 3D on a validated field without missing vertices, absolute bound eb.
-void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages = {});
+/// FaCTz-B in 3D on a validated field, absolute bound eb; `missing` as for run_none3d: the
+/// tetrahedra touching a missing vertex constrain no bound and are never checked.
+void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages = {},
+                 const uint8_t* missing = nullptr);
 
-/// The stream payload of a result (its symbols move out): symbols, outliers and exact lists
-/// per component; the tile ids when `block`.
-void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out);
+/// The stream payload of a result (its symbols move out): symbols (of the valid vertices
+/// only when `missing` is given), outliers and exact lists per component; the tile ids when
+/// `block`.
+void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing = nullptr);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a 3D tiled stream from its parsed
 /// input, tiles in parallel; corrupt_stream when a value is out of range or not finite.

@@ -5,6 +5,7 @@
 #include "kernels/interpolation3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
+#include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "kernels/tiles.hpp"
 #include "topology/signatures3d.hpp"
 #include "util/byte_io.hpp"
@@ -32,10 +33,25 @@ void lattice_coords(const PhaseLattice3D& L, int64_t t, int64_t& x, int64_t& y, 
   z = L.z0 + (r / L.count_y) * L.d;
 }
 
+/// Marks kMaskedTet every tetrahedron of `sig` (tetrahedron order) that touches a missing
+/// vertex: off the mesh, never compared (signatures_hold3d).
+void mark_masked_tets(int64_t nx, int64_t ny, int64_t nz, const uint8_t* missing, int threads,
+                      std::vector<uint8_t>& sig) {
+  if (sig.empty()) return;
+  const int64_t cx = nx - 1, cy = ny - 1, cubes = cx * cy * (nz - 1);
+#pragma omp parallel for schedule(static) num_threads(threads) if (cubes >= kMinParallelTargets)
+  for (int64_t cube = 0; cube < cubes; ++cube) {
+    const int64_t x = cube % cx, y = (cube / cx) % cy, z = cube / (cx * cy);
+    const uint8_t off = cube_masked_tets(missing, (z * ny + y) * nx + x, nx, ny);
+    for (int t = 0; t < 6; ++t)
+      if ((off >> t) & 1) sig[size_t(6 * cube + t)] = kMaskedTet;
+  }
+}
+
 }  // namespace
 
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out) {
+                       Speculative3DResult& out, const uint8_t* missing) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
   const float* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
@@ -45,14 +61,19 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
   out.id.resize(size_t(n));
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallelTargets)
   for (int64_t k = 0; k < n; ++k) {
+    const bool miss = missing && missing[k];
     for (int c = 0; c < 3; ++c) {
-      out.recon[c][size_t(k)] = orig[c][k];  // the current state starts as the original
+      // The current state starts as the original; a missing vertex holds its stand-in for
+      // the whole run (the decoder's too: decode_speculative3d).
+      out.recon[c][size_t(k)] = miss ? kMissingStandIn3D : orig[c][k];
       out.sym[c][size_t(k)] = 0;
     }
-    out.id[size_t(k)] = 0;
+    out.id[size_t(k)] = miss ? kMissingVertex : 0;
   }
-  // The original signature of every tetrahedron, by the extractor (no missing vertices).
-  const std::vector<uint8_t> sig = signatures_on_mesh(f, {}, Exec{threads});
+  // The original signature of every tetrahedron, by the extractor; kMaskedTet off the mesh.
+  std::vector<uint8_t> sig = signatures_on_mesh(f, missing ? std::vector<uint8_t>(missing, missing + n)
+                                                           : std::vector<uint8_t>{}, Exec{threads});
+  if (missing) mark_masked_tets(nx, ny, nz, missing, threads, sig);
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   float* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
@@ -66,6 +87,7 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
       int64_t x, y, z;
       lattice_coords(L, t, x, y, z);
       const int64_t k = (z * ny + y) * nx + x;
+      if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
       const Speculation3D sp =
           speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(), bound, kRadius, check);
       // The commit is the only write: targets of a phase share no tetrahedron.
@@ -90,6 +112,7 @@ void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative
   const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex3d(A, nx, ny, a);
+    if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
     for (int c = 0; c < 3; ++c) exact.f32(orig[c][k]);
   }
   out.ids.reserve(size_t(f.size() - A.count()));
@@ -99,6 +122,7 @@ void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex3d(L, nx, ny, t);
       const uint8_t id = r.id[size_t(k)];
+      if (id == kMissingVertex) continue;  // not in the stream
       out.ids.push_back(id);
       if (id >= 1 && id <= kMaxBoundId) {
         ++out.phase_codes.back();
@@ -112,7 +136,7 @@ void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative
 }
 
 Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
-                            std::span<float> v, std::span<float> w) {
+                            std::span<float> v, std::span<float> w, const uint8_t* missing) {
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz), n = nx * ny * nz;
   const int64_t s0 = h.anchor_stride;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n || int64_t(w.size()) != n)
@@ -120,17 +144,25 @@ Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int t
   float* const out[3] = {u.data(), v.data(), w.data()};
   const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
   // parse_speculative3d counted the exact values against the ids: the anchors come first.
-  if (int64_t(in.exact.size()) < 3 * A.count()) return corrupt_stream("exact values are missing for the anchors");
+  if (missing) {  // the stand-ins, as the writer's current state holds them
+#pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallelTargets)
+    for (int64_t k = 0; k < n; ++k)
+      if (missing[k]) out[0][k] = out[1][k] = out[2][k] = kMissingStandIn3D;
+  }
+  int64_t anchors = 0;  // the valid ones, stored first
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex3d(A, nx, ny, a);
-    for (int c = 0; c < 3; ++c) out[c][k] = in.exact[size_t(3 * a + c)];
+    if (missing && missing[k]) continue;
+    if (int64_t(in.exact.size()) < 3 * (anchors + 1)) return corrupt_stream("exact values are missing for the anchors");
+    for (int c = 0; c < 3; ++c) out[c][k] = in.exact[size_t(3 * anchors + c)];
+    ++anchors;
   }
   float bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(in.eb, id);
   const std::vector<uint16_t>& ids = in.ids;
-  int64_t id_pos = 0, code_pos = 0, exact_pos = A.count();
+  int64_t id_pos = 0, code_pos = 0, exact_pos = anchors;
   int bad = 0, short_lists = 0;
-  std::vector<int64_t> code_off, exact_off;
+  std::vector<int64_t> id_off, code_off, exact_off;
   for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
     if (short_lists) return;
     const PhaseLattice3D& L = ph.lattice;
@@ -141,13 +173,22 @@ Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int t
     exact_off.assign(size_t(rows) + 1, 0);
     code_off[0] = code_pos;
     exact_off[0] = exact_pos;
+    id_off.assign(size_t(rows) + 1, 0);
+    id_off[0] = id_pos;
     for (int64_t r = 0; r < rows; ++r) {
-      int64_t c = 0, e = 0;
+      int64_t d = id_off[size_t(r)], c = 0, e = 0;
+      const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
       for (int64_t i = 0; i < cx; ++i) {
-        const uint16_t id = ids[size_t(id_pos + r * cx + i)];
+        if (missing && missing[(z * ny + y) * nx + L.x0 + i * L.d]) continue;  // no id
+        if (d >= int64_t(ids.size())) {
+          short_lists = 1;
+          return;
+        }
+        const uint16_t id = ids[size_t(d++)];
         c += id >= 1 && id <= kMaxBoundId;
         e += id == 0;
       }
+      id_off[size_t(r) + 1] = d;
       code_off[size_t(r) + 1] = code_off[size_t(r)] + c;
       exact_off[size_t(r) + 1] = exact_off[size_t(r)] + e;
     }
@@ -157,11 +198,12 @@ Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int t
     }
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad) if (L.count() >= kMinParallelTargets)
     for (int64_t r = 0; r < rows; ++r) {
-      int64_t c = code_off[size_t(r)], e = exact_off[size_t(r)];
+      int64_t d = id_off[size_t(r)], c = code_off[size_t(r)], e = exact_off[size_t(r)];
       const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
       for (int64_t i = 0; i < cx; ++i) {
         const int64_t x = L.x0 + i * L.d;
-        const uint16_t id = ids[size_t(id_pos + r * cx + i)];
+        if (missing && missing[(z * ny + y) * nx + x]) continue;  // its stand-in stays
+        const uint16_t id = ids[size_t(d++)];
         const bool coded = id >= 1 && id <= kMaxBoundId, exact = id == 0;
         if (!coded && !exact && id != kZeroVectorId) {  // parse_speculative3d refuses these
           bad = 1;
@@ -177,11 +219,11 @@ Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int t
         e += exact;
       }
     }
-    id_pos += L.count();
+    id_pos = id_off.back();
     code_pos = code_off.back();
     exact_pos = exact_off.back();
   });
-  if (short_lists) return corrupt_stream("the codes or exact values run short of the bound ids");
+  if (short_lists) return corrupt_stream("the bound ids, codes or exact values run short of the grid");
   if (bad) return corrupt_stream("a decoded value is not finite, or a bound id is out of range");
   return Status::Ok();
 }

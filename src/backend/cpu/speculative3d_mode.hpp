@@ -23,19 +23,24 @@ struct Speculative3DResult {
   int64_t exact_vertices = 0; ///< anchors, exact targets and zero vectors
 };
 
-/// Runs the schedule on a validated field without missing vertices, with absolute bound
-/// `eb` and anchor stride s0. `check` false skips the signature verification (tests only).
+/// Runs the schedule on a validated field, with absolute bound `eb` and anchor stride s0.
+/// `check` false skips the signature verification (tests only). `missing` (null for none):
+/// the field's missing vertices, f then being the filled working copy; a missing vertex takes
+/// id kMissingVertex and the stand-in zero in every component for the whole run (the
+/// decoder's), and the tetrahedra touching one are never compared (kMaskedTet).
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out);
+                       Speculative3DResult& out, const uint8_t* missing = nullptr);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
-/// exact values (anchors, then exact targets).
+/// exact values (anchors, then exact targets); missing vertices (kMissingVertex) left out.
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
                            Speculative3DPayload& out);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a stream from its parsed input,
-/// one OpenMP loop per phase; corrupt_stream when a decoded value is not finite.
+/// one OpenMP loop per phase; corrupt_stream when a decoded value is not finite. `missing`
+/// (read_mask3d; null for none): those vertices take the stand-in zero (their bits come
+/// from the mask section afterwards).
 Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
-                            std::span<float> v, std::span<float> w);
+                            std::span<float> v, std::span<float> w, const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail
