@@ -152,10 +152,6 @@ void quantize(std::span<const double> f, const ScalarGrid& g, std::span<const ui
   quantize_of(f, g, missing, fills, eb, step, c, out);
 }
 
-}  // namespace factz::detail
-
-namespace factz::detail {
-
 void quantize_lattice(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                       std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out) {
   quantize_lattice_of(f, g, missing, fills, eb, step, c, out);
