@@ -11,7 +11,7 @@
 // - 3D vector field (issue 22): rank >= 4, the fourth-to-last axis is the component axis
 //   (u, v, w) of length 3 and is chunked whole; every axis before it is chunked by 1. A chunk
 //   is then one (3, cz, cy, cx) float32 field, compressed by factz::compress as a
-//   VectorField3D (format version 10, or 8 in modes none and block, 11 with missing vertices;
+//   VectorField3D (format version 10, or 8 in modes none and block, 12 with missing vertices;
 //   factz/compress3d.hpp), with the options of the user's cd_values passed through: which
 //   modes and policies 3D fields take is the library's decision, and a chunk it refuses fails
 //   with its message. float32 only (can_apply refuses float64), no exact edges (set_local

@@ -2,7 +2,7 @@
 // vector field that keeps every critical point of its Freudenthal tetrahedra
 // (factz/topology3d.hpp) exactly, on the CPU: the 3D speculative mode (docs/architecture.md,
 // "3D speculative mode") and the 3D block mode ("3D block mode"), plus mode none (the bound
-// alone); format versions 8, 10 and 11 (missing vertices), docs/format.md.
+// alone); format versions 8, 10 and 12 (missing vertices), docs/format.md.
 #pragma once
 
 #include <array>
