@@ -25,8 +25,10 @@
 # real data and cpSZ", names the sources and versions). BUILD (factz build dir, default
 # build), FIELDS (default /tmp/factz_fields3d), RELS (default "1e-1 1e-2 1e-3 1e-4"), REPEAT
 # (default 3), THREADS (default "1 2"), MODES (default "speculative block"), SOS_OPTIONS
-# (default "0 1 2 3 4").
+# (default "0 1 2 3 4"), OMP_WAIT_POLICY (default passive: a waiting OpenMP thread yields its
+# core, which on a loaded machine keeps two threads from being slower than one).
 set -euo pipefail
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
 factz=$build/factz
