@@ -51,13 +51,16 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
   return 0;
 }
 
-template <class T>
-void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                 std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
-  const int64_t n = g.size();
+// The walk both quantizers share: vertices in index order; a missing vertex gets its
+// stand-in (coder.missing); a vertex that is neither missing nor stored exactly by `c` gets
+// coder.code's symbol (0: none accepted) for its value and interval; a vertex without a
+// symbol is stored exactly (coder.exact after its value is recorded). out.recon holds the
+// grid's values, zero, on entry (the coder writes through it).
+template <class T, class Coder>
+void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, T step,
+                   const ConstraintsOf<T>* c, QuantizedOf<T>& out, Coder& coder) {
   out.symbols.clear();
-  out.symbols.reserve(size_t(n));
-  out.recon.assign(size_t(n), T(0));
+  out.symbols.reserve(size_t(g.size()));
   out.exact.clear();
   T* r = out.recon.data();
   int64_t v = 0;
@@ -65,7 +68,7 @@ void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint
     for (int64_t y = 0; y < g.ny; ++y)
       for (int64_t x = 0; x < g.nx; ++x, ++v) {
         if (!missing.empty() && missing[size_t(v)]) {
-          r[v] = missing_stand_in(r, g, x, y, z, v);
+          coder.missing(x, y, z, v);
           continue;
         }
         const T fv = f[size_t(v)];
@@ -73,14 +76,34 @@ void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint
         if (step > 0 && (!c || (!c->all_exact && !c->exact[size_t(v)]))) {
           const uint32_t slot = c ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
           const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
-          symbol = choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, iv, fills, r[v]);
+          symbol = coder.code(fv, iv, x, y, z, v);
         }
         out.symbols.push_back(symbol);
         if (symbol == 0) {
           out.exact.push_back(fv);
           r[v] = fv;
+          coder.exact(fv, v);
         }
       }
+}
+
+template <class T>
+void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                 std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
+  struct Values {  // codes on the predictions' values
+    const ScalarGrid& g;
+    std::span<const T> fills;
+    T eb, step;
+    T* r;
+    void missing(int64_t x, int64_t y, int64_t z, int64_t v) { r[v] = missing_stand_in(r, g, x, y, z, v); }
+    uint16_t code(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v) {
+      return choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, iv, fills, r[v]);
+    }
+    void exact(T, int64_t) {}
+  };
+  out.recon.assign(size_t(g.size()), T(0));
+  Values coder{g, fills, eb, step, out.recon.data()};
+  quantize_walk(f, g, missing, step, c, out, coder);
 }
 
 // The lattice quantizer (quantize_lattice). `k` holds every vertex's lattice index, missing
@@ -88,49 +111,36 @@ void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint
 template <class T>
 void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                          std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
-  const int64_t n = g.size();
-  out.symbols.clear();
-  out.symbols.reserve(size_t(n));
-  out.recon.assign(size_t(n), T(0));
-  out.exact.clear();
-  std::vector<int64_t> lattice(size_t(n), 0);
-  int64_t* k = lattice.data();
-  T* r = out.recon.data();
-  int64_t v = 0;
-  for (int64_t z = 0; z < g.nz; ++z)
-    for (int64_t y = 0; y < g.ny; ++y)
-      for (int64_t x = 0; x < g.nx; ++x, ++v) {
-        if (!missing.empty() && missing[size_t(v)]) {
-          k[v] = missing_stand_in(k, g, x, y, z, v);
-          r[v] = missing_stand_in(r, g, x, y, z, v);
-          continue;
-        }
-        const T fv = f[size_t(v)];
-        const int64_t k0 = lattice_index(fv, step);
-        uint16_t symbol = 0;
-        if (!c || (!c->all_exact && !c->exact[size_t(v)])) {
-          const uint32_t slot = c ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
-          const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
-          const int64_t pred = lorenzo(k, g, x, y, z, v);
-          const int64_t other = double(fv) >= double(lattice_value(k0, step)) ? k0 + 1 : k0 - 1;
-          for (int64_t kk : {k0, other}) {
-            const int64_t q = kk - pred;
-            if (q < -kScalarMaxCode || q > kScalarMaxCode || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) continue;
-            const T val = lattice_value(kk, step);
-            if (!acceptable(val, fv, eb, iv, fills)) continue;
-            symbol = uint16_t(int64_t(kScalarCenter) + q);
-            k[v] = kk;
-            r[v] = val;
-            break;
-          }
-        }
-        out.symbols.push_back(symbol);
-        if (symbol == 0) {
-          out.exact.push_back(fv);
-          k[v] = k0;
-          r[v] = fv;
-        }
+  struct Lattice {
+    const ScalarGrid& g;
+    std::span<const T> fills;
+    T eb, step;
+    T* r;
+    std::vector<int64_t> k;
+    void missing(int64_t x, int64_t y, int64_t z, int64_t v) {
+      k[size_t(v)] = missing_stand_in(k.data(), g, x, y, z, v);
+      r[v] = missing_stand_in(r, g, x, y, z, v);
+    }
+    uint16_t code(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v) {
+      const int64_t k0 = lattice_index(fv, step);
+      const int64_t pred = lorenzo(k.data(), g, x, y, z, v);
+      const int64_t other = double(fv) >= double(lattice_value(k0, step)) ? k0 + 1 : k0 - 1;
+      for (int64_t kk : {k0, other}) {
+        const int64_t q = kk - pred;
+        if (q < -kScalarMaxCode || q > kScalarMaxCode || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) continue;
+        const T val = lattice_value(kk, step);
+        if (!acceptable(val, fv, eb, iv, fills)) continue;
+        k[size_t(v)] = kk;
+        r[v] = val;
+        return uint16_t(int64_t(kScalarCenter) + q);
       }
+      return 0;
+    }
+    void exact(T fv, int64_t v) { k[size_t(v)] = lattice_index(fv, step); }
+  };
+  out.recon.assign(size_t(g.size()), T(0));
+  Lattice coder{g, fills, eb, step, out.recon.data(), std::vector<int64_t>(size_t(g.size()), 0)};
+  quantize_walk(f, g, missing, step, c, out, coder);
 }
 
 }  // namespace
