@@ -134,6 +134,48 @@ TEST(TetPredicates, TypeMatchesTheReferenceOnRandomJacobians) {
   for (int k = 0; k < kCpType3Count; ++k) EXPECT_GT(seen[size_t(k)], 0) << "type " << k << " never drawn";
 }
 
+// tet_type decides in double where its error bound allows and falls back to wide integers
+// otherwise: values of every kind mixed in one tetrahedron (subnormals beside huge values,
+// signed zeros), and near-singular Jacobians (a row nearly the sum of two others, a
+// discriminant near zero from a repeated eigenvalue plus a last-bit change) must give the
+// reference's type whichever stage answers.
+TEST(TetPredicates, TypeMatchesTheReferenceOnMixedMagnitudesAndNearTies) {
+  Values val(33);
+  std::mt19937_64 rng(34);
+  std::array<int, kCpType3Count> seen{};
+  for (int trial = 0; trial < 30000; ++trial) {
+    float u[4], v[4], w[4];
+    for (int k = 0; k < 4; ++k) u[k] = val.any(), v[k] = val.any(), w[k] = val.any();
+    if (trial % 3 == 1) {
+      // A linear field J x with J = diag(a, a, b) + a last-bit nudge: repeated eigenvalues.
+      const float a = float(int(rng() % 7) - 3), b = float(int(rng() % 7) - 3);
+      const float x[4][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {1, 1, 1}};
+      for (int k = 0; k < 4; ++k) {
+        u[k] = a * x[k][0];
+        v[k] = a * x[k][1] + (rng() & 1 ? 0.0f : 0.5f) * x[k][0];
+        w[k] = b * x[k][2];
+      }
+      const int k = int(rng() % 4);
+      u[k] = std::nextafter(u[k], rng() & 1 ? 1e30f : -1e30f);
+    } else if (trial % 3 == 2) {
+      // Row w nearly u + v: det J near zero.
+      for (int k = 0; k < 4; ++k) {
+        u[k] = val.next(2), v[k] = val.next(2);
+        w[k] = u[k] + v[k];
+        if (rng() % 4 == 0) w[k] = std::nextafter(w[k], 0.0f);
+      }
+    }
+    const int t = int(rng() % 6);
+    const int axes[3] = {detail::kTetAxes[t][0], detail::kTetAxes[t][1], detail::kTetAxes[t][2]};
+    const CpType3 want = testref::ref_tet_type(u, v, w, axes);
+    ++seen[size_t(want)];
+    ASSERT_EQ(int(detail::tet_type(u, v, w, axes)), int(want)) << "trial " << trial;
+    ASSERT_EQ(int(detail::tet_type_wide(u, v, w, axes)), int(want)) << "trial " << trial;
+  }
+  EXPECT_GT(seen[size_t(CpType3::degenerate)], 100);
+  EXPECT_GT(seen[size_t(CpType3::attracting_node)] + seen[size_t(CpType3::repelling_node)], 100);
+}
+
 TEST(TetMesh, VerticesAxesAndCountMatchTheReference) {
   for (auto [nx, ny, nz] : {std::array<int64_t, 3>{2, 2, 2}, {3, 4, 5}, {7, 2, 3}}) {
     ASSERT_EQ(detail::tet_count(nx, ny, nz), 6 * (nx - 1) * (ny - 1) * (nz - 1));

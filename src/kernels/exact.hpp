@@ -62,4 +62,30 @@ FACTZ_HD int exact_sign_of_sum(const double* t, int n) {
   return 0;
 }
 
+/// Exact sign of a longer sum (at most kMaxLongTerms exact, finite terms) without a filter:
+/// for callers whose own filter has already failed, so the sum is known to be small against
+/// its terms. Grow-Expansion with zero elimination (Shewchuk's grow_expansion_zeroelim):
+/// the expansion keeps only its nonzero components, which stay few when the terms nearly
+/// cancel, so a degenerate sum costs about n times that count of TwoSums, not n^2 / 2.
+inline constexpr int kMaxLongTerms = 64;
+
+FACTZ_HD int exact_sign_of_long_sum(const double* t, int n) {
+  double h[kMaxLongTerms + 1];
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    double q = t[i];
+    if (q == 0.0) continue;
+    int kept = 0;
+    for (int k = 0; k < m; ++k) {
+      double sum, err;
+      two_sum(q, h[k], sum, err);
+      if (err != 0.0) h[kept++] = err;
+      q = sum;
+    }
+    if (q != 0.0) h[kept++] = q;
+    m = kept;
+  }
+  return m == 0 ? 0 : (h[m - 1] > 0.0 ? 1 : -1);
+}
+
 }  // namespace factz::detail

@@ -5,10 +5,13 @@
 // polynomial. Host and device; no decision rests on a rounded value.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "factz/cp_type.hpp"
+#include "kernels/exact.hpp"
 #include "kernels/hd.hpp"
+#include "kernels/orient.hpp"
 #include "kernels/wide_int.hpp"
 
 namespace factz::detail {
@@ -83,25 +86,38 @@ struct SosPoint3 {
   int64_t index;
 };
 
-/// Integers of the orientation: coordinates * 2^149 (< 2^277), their differences, and
-/// products of three differences summed six times: < 2^837, inside 28 * 32 bits.
-using OrientInt = WideInt<28>;
+/// Coordinate k (0 = x, 1 = y, 2 = z) of a point.
+FACTZ_HD float coord3(const SosPoint3& p, int k) { return k == 0 ? p.x : (k == 1 ? p.y : p.z); }
 
-/// det[[a],[b],[c]] of three rows of integers.
-template <int N>
-FACTZ_HD WideInt<N> det3(const WideInt<N> a[3], const WideInt<N> b[3], const WideInt<N> c[3]) {
-  return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
-}
-
-/// orient3_plain's exact stage: the determinant in integers (out of line, rarely reached).
-FACTZ_HD_COLD int orient3_wide(const SosPoint3 p[4]) {
-  OrientInt r[3][3];
-  for (int i = 1; i < 4; ++i) {
-    r[i - 1][0] = OrientInt::scaled(p[i].x) - OrientInt::scaled(p[0].x);
-    r[i - 1][1] = OrientInt::scaled(p[i].y) - OrientInt::scaled(p[0].y);
-    r[i - 1][2] = OrientInt::scaled(p[i].z) - OrientInt::scaled(p[0].z);
+/// orient3_plain's exact stage (out of line, rarely reached): the sign of
+/// det[[p0, 1], [p1, 1], [p2, 1], [p3, 1]] from its Laplace expansion along the ones column,
+///   det = -D(p1, p2, p3) + D(p0, p2, p3) - D(p0, p1, p3) + D(p0, p1, p2),
+/// D the 3 x 3 determinant of three points: 24 signed products a * b * c of floats. a * b is
+/// exact in double (48 significant bits; |a b| in [2^-298, 2^256] or 0), and (a b) * c = hi + lo
+/// exactly with hi = fl(a b c), lo = fma(a b, c, -hi) (TwoProduct): a nonzero product of three
+/// floats lies in [2^-447, 2^385], far from overflow and from the range (below 2^-968) where
+/// TwoProduct's error term could be subnormal. The 48 terms are exact, and
+/// exact_sign_of_long_sum decides the sign of their sum.
+FACTZ_HD_COLD int orient3_exact(const SosPoint3 p[4]) {
+  // The six permutations of (0, 1, 2) with their signs.
+  constexpr int kPerm[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+  double t[48];
+  int n = 0;
+  for (int r = 0; r < 4; ++r) {
+    const SosPoint3* q[3];
+    for (int i = 0, k = 0; i < 4; ++i)
+      if (i != r) q[k++] = &p[i];
+    const double cofactor = r % 2 == 1 ? 1.0 : -1.0;  // (-1)^(r + 3)
+    for (int s = 0; s < 6; ++s) {
+      const double ab = double(coord3(*q[0], kPerm[s][0])) * double(coord3(*q[1], kPerm[s][1]));
+      const double c = coord3(*q[2], kPerm[s][2]);
+      const double hi = ab * c, lo = fma(ab, c, -hi);
+      const double sign = s < 3 ? cofactor : -cofactor;
+      t[n++] = sign * hi;
+      t[n++] = sign * lo;
+    }
   }
-  return -det3(r[0], r[1], r[2]).sign();
+  return exact_sign_of_long_sum(t, n);
 }
 
 /// Exact sign of det[[p0, 1], [p1, 1], [p2, 1], [p3, 1]] (4 x 4), no perturbation: the
@@ -130,35 +146,49 @@ FACTZ_HD int orient3_plain(const SosPoint3 p[4]) {
   if (det > bound) return -1;
   if (det < -bound) return 1;
   if (perm == 0.0) return 0;  // every term is exactly zero
-  return orient3_wide(p);
+  // Two cheap certificates of a zero determinant, common in quantized data (runs of equal
+  // values): two equal rows, or a coordinate equal on all four points (that column of the 4 x 4
+  // matrix is a multiple of the ones column).
+  for (int c = 0; c < 3; ++c)
+    if (coord3(p[0], c) == coord3(p[1], c) && coord3(p[0], c) == coord3(p[2], c) && coord3(p[0], c) == coord3(p[3], c))
+      return 0;
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j)
+      if (p[i].x == p[j].x && p[i].y == p[j].y && p[i].z == p[j].z) return 0;
+  return orient3_exact(p);
 }
 
-/// The coefficient of one Simulation-of-Simplicity monomial: det of the 4 x 4 matrix whose
-/// rows are [p_r, 1], with the rows in `rows` replaced by the unit vectors of `cols`.
-FACTZ_HD_COLD int sos_minor_sign(const SosPoint3 p[4], int count, const int rows[3], const int cols[3]) {
-  OrientInt m[4][4];
-  for (int r = 0; r < 4; ++r) {
-    m[r][0] = OrientInt::scaled(p[r].x);
-    m[r][1] = OrientInt::scaled(p[r].y);
-    m[r][2] = OrientInt::scaled(p[r].z);
-    m[r][3] = OrientInt::from_int(1);
+/// The coefficient of one Simulation-of-Simplicity monomial: the sign of the det of the
+/// 4 x 4 matrix whose rows are [p_r, 1], with the rows in `rows` replaced by the unit vectors
+/// of `cols` (count >= 1). Expanding along each replaced row (its one 1 sits in a coordinate
+/// column) leaves, up to the sign of the cofactors, the (4 - count) x (4 - count) matrix of the
+/// other rows over the other coordinate columns and the ones column:
+///   count 3: [[1]], det 1;
+///   count 2: [[a_i, 1], [a_j, 1]], det a_i - a_j: a comparison of two floats;
+///   count 1: [[a_i, b_i, 1], ...] of three rows: the exact planar orientation orient_exact.
+/// Every case is exact without wide integers.
+FACTZ_HD int sos_minor_sign(const SosPoint3 p[4], int count, const int rows[3], const int cols[3]) {
+  int row_left[4] = {0, 1, 2, 3}, col_left[4] = {0, 1, 2, 3};  // column 3: the ones
+  int nrow = 4, ncol = 4, sign = 1;
+  for (int k = 0; k < count; ++k) {
+    int pr = 0, pc = 0;
+    while (row_left[pr] != rows[k]) ++pr;
+    while (col_left[pc] != cols[k]) ++pc;
+    if ((pr + pc) % 2 == 1) sign = -sign;
+    for (int i = pr; i + 1 < nrow; ++i) row_left[i] = row_left[i + 1];
+    for (int i = pc; i + 1 < ncol; ++i) col_left[i] = col_left[i + 1];
+    --nrow;
+    --ncol;
   }
-  for (int k = 0; k < count; ++k)
-    for (int c = 0; c < 4; ++c) m[rows[k]][c] = OrientInt::from_int(c == cols[k] ? 1 : 0);
-  // Laplace along the last column (ones and zeros): det = sum_r (-1)^(r + 3) m[r][3] M_r3.
-  OrientInt det = OrientInt::zero();
-  for (int r = 0; r < 4; ++r) {
-    if (m[r][3].sign() == 0) continue;
-    OrientInt rest[3][3];
-    for (int i = 0, k = 0; i < 4; ++i) {
-      if (i == r) continue;
-      for (int c = 0; c < 3; ++c) rest[k][c] = m[i][c];
-      ++k;
-    }
-    const OrientInt minor = m[r][3] * det3(rest[0], rest[1], rest[2]);
-    det = (r % 2 == 1) ? det + minor : det - minor;  // (-1)^(r + 3)
+  if (nrow == 1) return sign;
+  const int a = col_left[0];
+  if (nrow == 2) {
+    const float ai = coord3(p[row_left[0]], a), aj = coord3(p[row_left[1]], a);
+    return sign * ((ai > aj) - (ai < aj));
   }
-  return det.sign();
+  const int b = col_left[1];
+  const SosPoint3 &p0 = p[row_left[0]], &p1 = p[row_left[1]], &p2 = p[row_left[2]];
+  return sign * orient_exact(coord3(p0, a), coord3(p0, b), coord3(p1, a), coord3(p1, b), coord3(p2, a), coord3(p2, b));
 }
 
 /// Orientation sign (+1 or -1, never 0) of four points with symbolic perturbation ordered
@@ -216,26 +246,18 @@ FACTZ_HD bool tet_contains_origin(const SosPoint3 p[4]) {
 /// cubic's discriminant, a degree-6 polynomial in them (< 2^1684): 56 * 32 bits.
 using TypeInt = WideInt<56>;
 
-/// Type of the linear interpolant of (u, v, w) on a tetrahedron (values in path order,
-/// axes from tet_vertices), from the exact signs of its Jacobian's characteristic
-/// polynomial l^3 + a2 l^2 + a1 l + a0 (a2 = -tr J, a1 = the sum of the principal 2 x 2
-/// minors, a0 = -det J), its Hurwitz determinant a2 a1 - a0 and its discriminant.
-FACTZ_HD_COLD CpType3 tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
-  TypeInt J[3][3];  // J[component][axis]
-  const float* f[3] = {u, v, w};
-  for (int c = 0; c < 3; ++c)
-    for (int k = 0; k < 3; ++k) J[c][axes[k]] = TypeInt::scaled(f[c][k + 1]) - TypeInt::scaled(f[c][k]);
-  const TypeInt tr = J[0][0] + J[1][1] + J[2][2];
-  const TypeInt minors = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) + (J[0][0] * J[2][2] - J[0][2] * J[2][0]) +
-                         (J[1][1] * J[2][2] - J[1][2] * J[2][1]);
-  const TypeInt det = det3(J[0], J[1], J[2]);
-  if (det.sign() == 0) return CpType3::degenerate;
-  const TypeInt a2 = -tr, a1 = minors, a0 = -det;
-  const TypeInt hurwitz = a2 * a1 - a0;
-  const TypeInt a2a2 = a2 * a2, a1a1 = a1 * a1;
-  const TypeInt disc = 18 * (a2 * a1 * a0) - 4 * (a2a2 * a2 * a0) + a2a2 * a1a1 - 4 * (a1a1 * a1) - 27 * (a0 * a0);
-  const bool complex_pair = disc.sign() < 0;
-  const int s2 = a2.sign(), s1 = a1.sign(), s0 = a0.sign(), sh = hurwitz.sign();
+/// det[[a],[b],[c]] of three rows of integers.
+template <int N>
+FACTZ_HD WideInt<N> det3(const WideInt<N> a[3], const WideInt<N> b[3], const WideInt<N> c[3]) {
+  return a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+}
+
+/// The type from the exact signs of det J, a2 = -tr J, a1, the Hurwitz determinant
+/// a2 a1 - a0 (a0 = -det J) and the cubic's discriminant (tet_type).
+FACTZ_HD CpType3 type_from_signs(int sdet, int s2, int s1, int sh, int sdisc) {
+  if (sdet == 0) return CpType3::degenerate;
+  const bool complex_pair = sdisc < 0;
+  const int s0 = -sdet;
   int unstable;  // eigenvalues with a positive real part
   if (sh == 0) {
     // a0 = a2 a1: the polynomial is (l + a2)(l^2 + a1), a1 != 0 since a0 != 0.
@@ -255,6 +277,94 @@ FACTZ_HD_COLD CpType3 tet_type(const float u[4], const float v[4], const float w
     case 1: return complex_pair ? CpType3::spiral_saddle_2_stable : CpType3::saddle_2_stable;
     default: return complex_pair ? CpType3::spiral_saddle_2_unstable : CpType3::saddle_2_unstable;
   }
+}
+
+/// tet_type's exact stage: the five polynomials in wide integers (out of line).
+FACTZ_HD_COLD CpType3 tet_type_wide(const float u[4], const float v[4], const float w[4], const int axes[3]) {
+  TypeInt J[3][3];  // J[component][axis]
+  const float* f[3] = {u, v, w};
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k) J[c][axes[k]] = TypeInt::scaled(f[c][k + 1]) - TypeInt::scaled(f[c][k]);
+  const TypeInt tr = J[0][0] + J[1][1] + J[2][2];
+  const TypeInt minors = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) + (J[0][0] * J[2][2] - J[0][2] * J[2][0]) +
+                         (J[1][1] * J[2][2] - J[1][2] * J[2][1]);
+  const TypeInt det = det3(J[0], J[1], J[2]);
+  if (det.sign() == 0) return CpType3::degenerate;
+  const TypeInt a2 = -tr, a1 = minors, a0 = -det;
+  const TypeInt hurwitz = a2 * a1 - a0;
+  const TypeInt a2a2 = a2 * a2, a1a1 = a1 * a1;
+  const TypeInt disc = 18 * (a2 * a1 * a0) - 4 * (a2a2 * a2 * a0) + a2a2 * a1a1 - 4 * (a1a1 * a1) - 27 * (a0 * a0);
+  return type_from_signs(det.sign(), a2.sign(), a1.sign(), hurwitz.sign(), disc.sign());
+}
+
+/// The sign of a value computed in double whose error is below 2^-47 times
+/// `perm` (its expression evaluated on absolute values): false when the bound leaves it open.
+/// perm == 0 means every monomial is exactly zero, so the value is exactly zero.
+FACTZ_HD bool filtered_sign(double value, double perm, int& sign) {
+  const double bound = perm * 0x1p-47;  // exact: a power of two, perm >= 2^-894 or 0
+  if (perm == 0.0) sign = 0;
+  else if (value > bound) sign = 1;
+  else if (value < -bound) sign = -1;
+  else return false;
+  return true;
+}
+
+/// Type of the linear interpolant of (u, v, w) on a tetrahedron (values in path order,
+/// axes from tet_vertices), from the exact signs of its Jacobian's characteristic
+/// polynomial l^3 + a2 l^2 + a1 l + a0 (a2 = -tr J, a1 = the sum of the principal 2 x 2
+/// minors, a0 = -det J), its Hurwitz determinant a2 a1 - a0 and its discriminant.
+///
+/// A filter in double decides the five signs first; tet_type_wide computes them in 1792-bit
+/// integers when it cannot. Why the filter is exact where it answers: each Jacobian entry is
+/// the difference of two floats, an exact multiple of 2^-149 below 2^129, and its double j is
+/// that value times (1 + d), |d| <= u = 2^-53 (rounding a multiple of 2^-149 keeps it one).
+/// Every quantity below is a polynomial of degree at most 6 in the j with integer constants,
+/// so each computed intermediate of degree k is a multiple of 2^(-149 k) >= 2^-894: zero or a
+/// normal double (no underflow), and all stay below 2^790 (no overflow). The standard model
+/// fl(a op b) = (a op b)(1 + d) therefore holds for every operation (times 4 is exact), and
+/// by Higham (Accuracy and Stability, Lemma 3.1 and section 3.1) a computed value equals the
+/// sum of its expanded monomials m_i, each times at most K factors (1 + d), K the largest
+/// count of roundings along a path of the expression (a sum adds one to the larger count of
+/// its operands, a product adds one to the sum of both; the entries count one): K = 3 for
+/// tr, 6 for a1, 8 for det, 11 for the Hurwitz determinant and 24 for the discriminant as
+/// written below. So |computed - exact| <= gamma_24 sum |m_i| <= gamma_24 P, P the same
+/// expression on the exact |J| with every subtraction turned into an addition. Its computed
+/// value P' (the same evaluation on |j|) is at least P (1 - u)^6 (1 - gamma_24), so the error
+/// is below 25 u P' < 2^-47 P' (filtered_sign), the bound being itself exact. When P' is 0,
+/// every monomial is zero and so is the exact value.
+FACTZ_HD_COLD CpType3 tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
+  double J[3][3], A[3][3];  // [component][axis], and absolute values
+  const float* f[3] = {u, v, w};
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k) {
+      J[c][axes[k]] = double(f[c][k + 1]) - double(f[c][k]);
+      A[c][axes[k]] = J[c][axes[k]] < 0 ? -J[c][axes[k]] : J[c][axes[k]];
+    }
+  const double c0 = J[1][1] * J[2][2] - J[1][2] * J[2][1], c1 = J[1][0] * J[2][2] - J[1][2] * J[2][0],
+               c2 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+  const double p0 = A[1][1] * A[2][2] + A[1][2] * A[2][1], p1 = A[1][0] * A[2][2] + A[1][2] * A[2][0],
+               p2 = A[1][0] * A[2][1] + A[1][1] * A[2][0];
+  const double det = J[0][0] * c0 - J[0][1] * c1 + J[0][2] * c2;
+  const double pdet = A[0][0] * p0 + A[0][1] * p1 + A[0][2] * p2;
+  int sdet, s2, s1, sh, sdisc;
+  if (!filtered_sign(det, pdet, sdet)) return tet_type_wide(u, v, w, axes);
+  if (sdet == 0) return CpType3::degenerate;
+  const double a2 = -((J[0][0] + J[1][1]) + J[2][2]), P2 = (A[0][0] + A[1][1]) + A[2][2];
+  const double a1 = ((J[0][0] * J[1][1] - J[0][1] * J[1][0]) + (J[0][0] * J[2][2] - J[0][2] * J[2][0])) +
+                    (J[1][1] * J[2][2] - J[1][2] * J[2][1]);
+  const double P1 = ((A[0][0] * A[1][1] + A[0][1] * A[1][0]) + (A[0][0] * A[2][2] + A[0][2] * A[2][0])) +
+                    (A[1][1] * A[2][2] + A[1][2] * A[2][1]);
+  const double a0 = -det, P0 = pdet;
+  const double hurwitz = a2 * a1 - a0, Ph = P2 * P1 + P0;
+  const double a2a2 = a2 * a2, a1a1 = a1 * a1, P2P2 = P2 * P2, P1P1 = P1 * P1;
+  const double disc =
+      (((18.0 * ((a2 * a1) * a0) - 4.0 * ((a2a2 * a2) * a0)) + a2a2 * a1a1) - 4.0 * (a1a1 * a1)) - 27.0 * (a0 * a0);
+  const double Pdisc =
+      (((18.0 * ((P2 * P1) * P0) + 4.0 * ((P2P2 * P2) * P0)) + P2P2 * P1P1) + 4.0 * (P1P1 * P1)) + 27.0 * (P0 * P0);
+  if (!filtered_sign(a2, P2, s2) || !filtered_sign(a1, P1, s1) || !filtered_sign(hurwitz, Ph, sh) ||
+      !filtered_sign(disc, Pdisc, sdisc))
+    return tet_type_wide(u, v, w, axes);
+  return type_from_signs(sdet, s2, s1, sh, sdisc);
 }
 
 /// A tetrahedron's signature: 0 without a critical point, 1 + its CpType3 otherwise.
