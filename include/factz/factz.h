@@ -67,6 +67,9 @@
  *        factz_compress3d_masked / factz_decompress3d_masked take and return a mask; such
  *        streams are format version 12: FACTZ_FORMAT_VERSION 12 (3D fields still refuse
  *        the fill values of factz_options, which name u and v).
+ * 1.7.0: the analysis of 3D fields with a mask, as in 2D: factz_count_critical_points3d_masked
+ *        and factz_compare3d_masked (a macro over factz_compare3d_masked_sized, which takes a
+ *        mask per field). No stream changes: FACTZ_FORMAT_VERSION stays 12.
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -79,7 +82,7 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10600
+#define FACTZ_C_API_VERSION 10700
 /** Newest stream format version this interface writes (docs/format.md): 12 for every 3D
  *  vector field with missing vertices (a NaN component), 10 for the other 3D vector fields of
  *  mode speculative (factz_compress3d, since 1.5.0; its codes are segmented), 8 for the
@@ -397,12 +400,13 @@ factz_status factz_count_critical_points_masked_f64(const double* u, const doubl
  * which of them 3D fields take and answers the others with FACTZ_INVALID_ARGUMENT or
  * FACTZ_BACKEND_UNAVAILABLE and a message (at 1.5.0: mode speculative only, on the CPU;
  * docs/architecture.md, "3D speculative mode", "Not yet"). 3D fields are float32 only. A
- * vertex with a NaN component is missing, as in 2D: a tetrahedron touching one holds no
- * critical point (in the compressor and the analysis functions alike), the bound applies to
- * the valid vertices, and factz_decompress3d gives the missing vertex back bit for bit. The
- * fill values of options (has_fill_u, has_fill_u64, ...) name the 2D components and are
- * FACTZ_INVALID_ARGUMENT for a 3D field; an infinite value at a valid vertex is
- * FACTZ_INVALID_ARGUMENT.
+ * vertex with a NaN component is missing, as in 2D, and so is one whose byte is nonzero in
+ * the mask of a function ending in 3d_masked (nx * ny * nz bytes, indexed as the planes): a
+ * tetrahedron touching one holds no critical point (in the compressor and the analysis
+ * functions alike), the bound applies to the valid vertices, and factz_decompress3d gives the
+ * missing vertex back bit for bit. The fill values of options (has_fill_u, has_fill_u64,
+ * ...) name the 2D components and are FACTZ_INVALID_ARGUMENT for a 3D field; an infinite
+ * value at a valid vertex is FACTZ_INVALID_ARGUMENT.
  *
  * The 3D and 2D functions never mix: a 2D stream given to factz_decompress3d or
  * factz_stream_dims3d, and a 3D stream given to factz_decompress*, factz_stream_dims or
@@ -453,6 +457,18 @@ factz_status factz_count_critical_points3d(const float* u, const float* v, const
                                            int64_t ny, int64_t nz, const factz_options* options,
                                            int64_t* count);
 
+/** factz_count_critical_points3d of the field with missing vertices declared as in
+ *  factz_compress3d_masked: mask is NULL (none) or nx * ny * nz bytes, nonzero = missing,
+ *  besides the vertices with a NaN component; a tetrahedron touching a missing vertex holds
+ *  no critical point. The count is the one of the C++ API (factz::critical_points with the
+ *  field's mask) and of `factz cp -3`. options may be NULL; only its threads are read, and its
+ *  fill values are FACTZ_INVALID_ARGUMENT (as for every 3D function). A null count or plane,
+ *  a dimension below 1 or a grid above 2^40 vertices is FACTZ_INVALID_ARGUMENT; the mask,
+ *  like the planes, must hold nx * ny * nz bytes (C cannot check its length). Since 1.7.0. */
+factz_status factz_count_critical_points3d_masked(const float* u, const float* v, const float* w,
+                                                  const uint8_t* mask, int64_t nx, int64_t ny, int64_t nz,
+                                                  const factz_options* options, int64_t* count);
+
 /** The comparison of an original 3D field with a reconstruction, as `factz verify -3`
  *  prints it: critical points per tetrahedron (P1 lost, P2 spurious, P3 type changed) and
  *  pointwise errors over the vertices valid in both. Versioned by size like
@@ -463,7 +479,7 @@ typedef struct factz_comparison3d {
   int64_t lost;            /**< P1: a critical point of the original missing in its tetrahedron */
   int64_t spurious;        /**< P2: a critical point where the original has none */
   int64_t type_changed;    /**< P3: same tetrahedron, another type */
-  int64_t masked_vertices; /**< vertices missing (NaN) in the original */
+  int64_t masked_vertices; /**< vertices missing in the original (NaN, or its mask since 1.7.0) */
   int64_t mask_mismatch;   /**< vertices missing in one field only: a violation */
   double max_abs_error_u;
   double max_abs_error_v;
@@ -485,6 +501,22 @@ factz_status factz_compare3d_sized(const float* u, const float* v, const float* 
 #define factz_compare3d(u, v, w, u2, v2, w2, nx, ny, nz, options, result)                             \
   factz_compare3d_sized((u), (v), (w), (u2), (v2), (w2), (nx), (ny), (nz), (options), (result), \
                         sizeof(factz_comparison3d))
+
+/** factz_compare3d with missing data declared: mask belongs to (u, v, w) and mask2 to
+ *  (u2, v2, w2), each NULL (none) or nx * ny * nz bytes, nonzero = missing, besides the
+ *  vertices with a NaN component. Pass the mask factz_decompress3d_masked returned as mask2:
+ *  a vertex missing in one field only counts in mask_mismatch (a violation), and
+ *  masked_vertices counts the original's missing vertices. Statuses as
+ *  factz_count_critical_points3d_masked's (a null result, or result_size below the 1.5.0
+ *  struct, is FACTZ_INVALID_ARGUMENT too). Since 1.7.0; call it through
+ *  factz_compare3d_masked. */
+factz_status factz_compare3d_masked_sized(const float* u, const float* v, const float* w, const uint8_t* mask,
+                                          const float* u2, const float* v2, const float* w2, const uint8_t* mask2,
+                                          int64_t nx, int64_t ny, int64_t nz, const factz_options* options,
+                                          factz_comparison3d* result, size_t result_size);
+#define factz_compare3d_masked(u, v, w, mask, u2, v2, w2, mask2, nx, ny, nz, options, result)                 \
+  factz_compare3d_masked_sized((u), (v), (w), (mask), (u2), (v2), (w2), (mask2), (nx), (ny), (nz), (options), \
+                               (result), sizeof(factz_comparison3d))
 
 #ifdef __cplusplus
 }  /* extern "C" */

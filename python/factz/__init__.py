@@ -24,8 +24,10 @@ Missing vertices are stored bit for bit, outside the error bound and the mesh;
 ``decompress3d``, ``stream_shape3d``, ``critical_points3d`` (critical points of the
 Freudenthal tetrahedra) and ``verify3d``, with the options of the 2D functions; which modes
 and policies 3D fields take is the library's decision (its refusals are ValueError /
-BackendUnavailableError with its message). A NaN marks a missing vertex, as in 2D (its bits
-come back exactly); ``fill_value=``, ``mask=`` and masked arrays are 2D features for now.
+BackendUnavailableError with its message). Missing vertices as in 2D: NaN, masked arrays,
+``mask=`` (shape ``(nz, ny, nx)``) and ``fill_value`` (one number, or a triple for u, v and
+w); their bits come back exactly, and ``decompress3d(buf, masked=True)`` returns masked
+arrays.
 
 Beyond vector fields: scalar fields and contour trees (``compress_scalar``,
 ``decompress_scalar``, ``contour_tree``, ``verify_scalar``), multi-block files and windows of
@@ -45,7 +47,8 @@ from ._factz import (BackendUnavailableError, CP3_TYPE_NAMES, CP_TYPE_NAMES, DEF
                      FORMAT_VERSION, HDF5_FILTER_ID)
 from ._h5 import (h5filter, hdf5_compression_opts, hdf5_dcpl, hdf5_filter_status, hdf5_plugin_path,
                   register_hdf5_filter)
-from ._missing import SuspectedFillValueWarning, field_args as _field_args, warn_suspected as _warn_suspected
+from ._missing import (SuspectedFillValueWarning, field3d_args as _field3d_args, field_args as _field_args,
+                       warn_suspected as _warn_suspected)
 from .codec import FactzCodec
 from .multiblock import compress_multiblock, decompress_multiblock, decompress_region
 from .scalar import (CT_NODE_DTYPE, CT_NODE_TYPE_NAMES, CT_PAIR_DTYPE, compress_scalar, contour_tree,
@@ -213,48 +216,56 @@ def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
     return _factz.verify(u, v, u2, v2, int(threads), m, m2, fu, fv)
 
 
-def _planes3d(arrays, names):
-    """The planes of a 3D function as they are (the extension checks dtype, rank, order and
-    shape); a masked array is refused: 3D fields take their missing vertices as NaN only."""
-    for a, name in zip(arrays, names):
-        if isinstance(a, _np.ma.MaskedArray):
-            raise ValueError(f"{name} is a numpy.ma.MaskedArray: 3D vector fields take no missing data from masks "
-                             "yet (mark the missing vertices with NaN, whose bits come back)")
-    return arrays
-
-
 def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0, zstd=True,
-               anchor_stride=4096, policy=None, device=0, stats=False, progress=None):
+               anchor_stride=4096, policy=None, device=0, fill_value=None, mask=None, stats=False, progress=None):
     """Compresses the 3D vector field (u, v, w) and returns the stream as ``bytes`` (format
     version 10; 8 in modes none and block; 12 with missing vertices): every value within the
     bound, and every tetrahedron of the Freudenthal mesh keeps its critical point or its
     absence, and its type.
 
     u, v, w: float32 arrays of one shape ``(nz, ny, nx)``, C-contiguous (x fastest). A float64
-    array is a ValueError (3D fields are float32 only; nothing is rounded silently), and so is
-    a masked array (``fill_value=`` and ``mask=`` are 2D features for now). A vertex with a NaN
-    component is missing: tetrahedra touching it are off the mesh, and it decodes to the bits
-    it held. The options are those of
-    ``compress``; eb with ``bound="rel"`` is a fraction of max - min over the three
-    components. The library decides which modes and policies 3D fields take and refuses the
-    others with its message (a ValueError, or ``BackendUnavailableError`` for policy "cuda"
-    where there is no 3D GPU path). The bytes are those of the C++ API and of ``factz compress
-    -3`` for the same options, and never depend on ``threads``.
+    array is a ValueError (3D fields are float32 only; nothing is rounded silently). The
+    options are those of ``compress``; eb with ``bound="rel"`` is a fraction of max - min over
+    the three components' valid vertices. The library decides which modes and policies 3D
+    fields take and refuses the others with its message (a ValueError, or
+    ``BackendUnavailableError`` for policy "cuda" where there is no 3D GPU path). The bytes are
+    those of the C++ API and of ``factz compress -3`` for the same options, and never depend on
+    ``threads``.
 
-    stats: True returns ``(bytes, dict)`` (``eb_abs``, ``exact_vertices``, ...). progress: as
-    for ``compress``."""
-    u, v, w = _planes3d((u, v, w), ("u", "v", "w"))
+    Missing vertices, as for ``compress``: those with a NaN component, those masked in ``u``,
+    ``v`` or ``w`` when they are ``numpy.ma.MaskedArray``s (the data under the mask is stored as
+    it is, bit for bit), those where ``mask`` (a boolean array of shape (nz, ny, nx)) is True,
+    and those holding ``fill_value`` in any component: a float for the three components (as
+    ``factz compress -3 --fill``) or a triple ``(fill_u, fill_v, fill_w)`` (any may be None),
+    compared as float32. Tetrahedra touching a missing vertex are off the mesh, and the vertex
+    decodes to the bits it held. Without ``fill_value``, valid values that look like one
+    (magnitude 1e15 or more, or a common fill value) raise a ``SuspectedFillValueWarning``.
+
+    stats: True returns ``(bytes, dict)`` (``eb_abs``, ``exact_vertices``, ...,
+    ``masked_vertices``). progress: as for ``compress``."""
+    u, v, w, m, (fu, fv, fw) = _field3d_args(u, v, w, mask, fill_value)
     buf, info = _factz.compress3d(u, v, w, mode, float(eb), bound, coder or "", int(threads), bool(zstd),
-                                  int(anchor_stride), policy or "", int(device), progress)
+                                  int(anchor_stride), policy or "", int(device), progress, m, fu, fv, fw)
+    _warn_suspected(info.pop("suspected_fill"), "fill_value", stacklevel=2)
     return (buf, info) if stats else buf
 
 
-def decompress3d(buf, threads=0, policy=None, device=0):
+def decompress3d(buf, threads=0, policy=None, device=0, masked=False):
     """Decompresses a 3D vector stream (any contiguous bytes-like object) into ``(u, v, w)``,
     three new float32 arrays of shape ``(nz, ny, nx)``. A 2D vector stream is a ValueError
     naming ``factz.decompress`` (and ``factz.decompress`` names this function for a 3D
-    stream); damaged bytes are a ValueError (``corrupt_stream: ...``)."""
-    return _factz.decompress3d(buf, int(threads), policy or "", int(device))
+    stream); damaged bytes are a ValueError (``corrupt_stream: ...``).
+
+    Missing vertices hold the bits they held when compressed (the NaN with its payload, the
+    fill value, whatever a mask covered). masked=True returns three ``numpy.ma.MaskedArray``s
+    whose mask (the same in all three) is True at the missing vertices (all False for a stream
+    without any). A stream does not record whether ``compress3d`` was given masked arrays: ask
+    for them with masked=True."""
+    if not masked:
+        return _factz.decompress3d(buf, int(threads), policy or "", int(device))
+    u, v, w, m = _factz.decompress3d(buf, int(threads), policy or "", int(device), True)
+    m = m.view(_np.bool_)
+    return _np.ma.MaskedArray(u, mask=m), _np.ma.MaskedArray(v, mask=m.copy()), _np.ma.MaskedArray(w, mask=m.copy())
 
 
 def stream_shape3d(buf):
@@ -262,13 +273,13 @@ def stream_shape3d(buf):
     return _factz.stream_shape3d(buf)
 
 
-def critical_points3d(u, v, w, threads=0):
+def critical_points3d(u, v, w, threads=0, fill_value=None, mask=None):
     """All critical points of the 3D field (u, v, w) (exact, Simulation of Simplicity on the
     Freudenthal tetrahedra) as a structured array of dtype ``CP3_DTYPE``, ordered by
-    tetrahedron id. A vertex with a NaN component is missing: a tetrahedron touching one holds
-    no critical point."""
-    u, v, w = _planes3d((u, v, w), ("u", "v", "w"))
-    tet, x, y, z, t, mu, code = _factz.critical_points3d(u, v, w, int(threads))
+    tetrahedron id. Missing vertices (NaN, masked arrays, ``mask``, ``fill_value``, as for
+    ``compress3d``) are off the mesh: a tetrahedron touching one holds no critical point."""
+    u, v, w, m, (fu, fv, fw) = _field3d_args(u, v, w, mask, fill_value)
+    tet, x, y, z, t, mu, code = _factz.critical_points3d(u, v, w, int(threads), m, fu, fv, fw)
     out = _np.empty(tet.shape[0], dtype=CP3_DTYPE)
     out["tetrahedron"] = tet
     out["x"] = x
@@ -280,14 +291,20 @@ def critical_points3d(u, v, w, threads=0):
     return out
 
 
-def verify3d(u, v, w, u2, v2, w2, threads=0):
+def verify3d(u, v, w, u2, v2, w2, threads=0, fill_value=None, mask=None, mask2=None):
     """Compares an original 3D field (u, v, w) with a reconstruction (u2, v2, w2) and returns
     the dict of ``verify`` with ``max_abs_error`` per component (u, v, w): critical points
-    per tetrahedron (``lost``, ``spurious``, ``type_changed``, ``mask_mismatch`` for NaN in
-    one field only; ``violations`` their sum) and pointwise errors, as ``factz verify -3``
-    prints them."""
-    u, v, w, u2, v2, w2 = _planes3d((u, v, w, u2, v2, w2), ("u", "v", "w", "u2", "v2", "w2"))
-    return _factz.verify3d(u, v, w, u2, v2, w2, int(threads))
+    per tetrahedron (``lost``, ``spurious``, ``type_changed``, ``mask_mismatch`` for a vertex
+    missing in one field only; ``violations`` their sum), ``masked_vertices`` (missing in the
+    original) and pointwise errors over the vertices valid in both, as ``factz verify -3``
+    prints them.
+
+    Missing vertices as for ``compress3d``: masked arrays and ``mask`` mark the original's,
+    masked arrays and ``mask2`` the reconstruction's; ``fill_value`` applies to both. Compare
+    with what ``decompress3d(buf, masked=True)`` returns, or declare the fill value."""
+    u, v, w, m, (fu, fv, fw) = _field3d_args(u, v, w, mask, fill_value)
+    u2, v2, w2, m2, _ = _field3d_args(u2, v2, w2, mask2, fill_value, names=("u2", "v2", "w2", "mask2"))
+    return _factz.verify3d(u, v, w, u2, v2, w2, int(threads), m, m2, fu, fv, fw)
 
 
 def info(stream):

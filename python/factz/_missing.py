@@ -1,6 +1,7 @@
 """Missing data in the Python API: ``numpy.ma`` inputs, ``mask=`` and ``fill_value`` turned
-into what the extension takes (the planes' data, one boolean mask or None, the fill values of
-u and v), and the warning for a fill value nobody declared (docs/usage.md, "Missing data")."""
+into what the extension takes (the planes' data, one boolean mask or None, the fill value of
+each component: u and v, or u, v and w for a 3D field), and the warning for a fill value
+nobody declared (docs/usage.md, "Missing data")."""
 
 import warnings as _warnings
 
@@ -13,25 +14,34 @@ class SuspectedFillValueWarning(UserWarning):
     with ``fill_value=`` if it marks missing data."""
 
 
-def _fill_number(x, what):
+#: What a sequence of fill values must be, by component count.
+_SEQUENCE = {2: "a pair (fill_u, fill_v)", 3: "a triple (fill_u, fill_v, fill_w)"}
+
+
+def _fill_number(x, what, components):
     if isinstance(x, (bool, _np.bool_)) or not isinstance(x, (int, float, _np.integer, _np.floating)):
-        raise ValueError(f"{what} must be a number, None, or a pair (fill_u, fill_v), got {x!r}")
+        raise ValueError(f"{what} must be a number, None, or {_SEQUENCE[components]}, got {x!r}")
     return float(x)
+
+
+def fill_values(fill_value, components=2):
+    """The fill value of each of the ``components`` (2: u, v; 3: u, v, w) as a float or None:
+    from None, one number for every component, or one per component (any may be None)."""
+    if fill_value is None:
+        return (None,) * components
+    if isinstance(fill_value, (tuple, list)) or (isinstance(fill_value, _np.ndarray) and fill_value.ndim == 1):
+        if len(fill_value) != components:
+            raise ValueError(f"fill_value as a sequence must be {_SEQUENCE[components]}, got {len(fill_value)} values")
+        return tuple(None if x is None else _fill_number(x, "fill_value", components) for x in fill_value)
+    if isinstance(fill_value, _np.ndarray) and fill_value.ndim == 0:
+        fill_value = fill_value[()]
+    return (_fill_number(fill_value, "fill_value", components),) * components
 
 
 def fill_pair(fill_value):
     """(fill_u, fill_v) as floats or None: from None, one number for both components, or a
     pair (either may be None)."""
-    if fill_value is None:
-        return None, None
-    if isinstance(fill_value, (tuple, list)) or (isinstance(fill_value, _np.ndarray) and fill_value.ndim == 1):
-        if len(fill_value) != 2:
-            raise ValueError(f"fill_value as a sequence must be a pair (fill_u, fill_v), got {len(fill_value)} values")
-        return tuple(None if x is None else _fill_number(x, "fill_value") for x in fill_value)
-    if isinstance(fill_value, _np.ndarray) and fill_value.ndim == 0:
-        fill_value = fill_value[()]
-    f = _fill_number(fill_value, "fill_value")
-    return f, f
+    return fill_values(fill_value, 2)
 
 
 def as_mask(mask, name):
@@ -45,33 +55,51 @@ def as_mask(mask, name):
     raise ValueError(f"{name} must be a boolean array (True where a vertex is missing), got dtype {m.dtype}")
 
 
-def field_args(u, v, mask, fill_value, names=("u", "v", "mask")):
-    """(u data, v data, mask or None, fill_u, fill_v) for the extension: the masks of
-    MaskedArray planes and ``mask`` folded into one C-contiguous boolean array (None when no
-    vertex is masked); the data under a mask is passed on as it is (float32 or float64, the
-    extension checks). The fill values are Python floats (doubles): the extension compares
-    them as float32 with a float32 field and as they are with a float64 one."""
-    fill_u, fill_v = fill_pair(fill_value)
+def planes_args(planes, mask, names):
+    """(the planes' data, mask or None): the masks of MaskedArray planes and ``mask`` folded
+    into one C-contiguous boolean array (None when no vertex is masked); the data under a mask
+    is passed on as it is (the extension checks dtype, rank and order). names: the planes'
+    then the mask's, for messages."""
     masks = []
-    if isinstance(u, _np.ma.MaskedArray):
-        masks.append((names[0], _np.ma.getmaskarray(u)))
-        u = _np.ma.getdata(u)
-    if isinstance(v, _np.ma.MaskedArray):
-        masks.append((names[1], _np.ma.getmaskarray(v)))
-        v = _np.ma.getdata(v)
+    data = []
+    for p in planes:
+        if isinstance(p, _np.ma.MaskedArray):
+            masks.append(_np.ma.getmaskarray(p))
+            p = _np.ma.getdata(p)
+        data.append(p)
     if mask is not None:
-        masks.append((names[2], as_mask(mask, names[2])))
+        masks.append(as_mask(mask, names[-1]))
     if not masks:
-        return u, v, None, fill_u, fill_v
-    if isinstance(u, _np.ndarray) and isinstance(v, _np.ndarray):  # else the extension says what is wrong
-        if u.shape != v.shape:
-            raise ValueError(f"{names[0]} and {names[1]} must have the same shape, got {u.shape} and {v.shape}")
-        if mask is not None and masks[-1][1].shape != u.shape:
-            raise ValueError(f"{names[2]} must have the field's shape {u.shape}, got shape {masks[-1][1].shape}")
-    m = masks[0][1] if len(masks) == 1 else _np.logical_or.reduce([m for _, m in masks])
+        return data, None
+    if all(isinstance(p, _np.ndarray) for p in data):  # else the extension says what is wrong
+        for p, name in zip(data[1:], names[1:]):
+            if p.shape != data[0].shape:
+                raise ValueError(f"{names[0]} and {name} must have the same shape, got {data[0].shape} and {p.shape}")
+        if mask is not None and masks[-1].shape != data[0].shape:
+            raise ValueError(f"{names[-1]} must have the field's shape {data[0].shape}, got shape {masks[-1].shape}")
+    m = masks[0] if len(masks) == 1 else _np.logical_or.reduce(masks)
     if not m.any():
-        return u, v, None, fill_u, fill_v
-    return u, v, _np.ascontiguousarray(m), fill_u, fill_v
+        return data, None
+    return data, _np.ascontiguousarray(m)
+
+
+def field_args(u, v, mask, fill_value, names=("u", "v", "mask")):
+    """(u data, v data, mask or None, fill_u, fill_v) for the extension (planes_args): the
+    fill values are Python floats (doubles): the extension compares them as float32 with a
+    float32 field and as they are with a float64 one."""
+    fill_u, fill_v = fill_pair(fill_value)
+    (u, v), m = planes_args((u, v), mask, names)
+    return u, v, m, fill_u, fill_v
+
+
+def field3d_args(u, v, w, mask, fill_value, names=("u", "v", "w", "mask")):
+    """(u, v, w data, mask or None, (fill_u, fill_v, fill_w)) for the 3D functions of the
+    extension, as field_args: masked arrays and ``mask`` (shape (nz, ny, nx)) folded into one
+    mask, ``fill_value`` one number for the three components or a triple (compared as float32,
+    the 3D planes' type)."""
+    fills = fill_values(fill_value, 3)
+    (u, v, w), m = planes_args((u, v, w), mask, names)
+    return u, v, w, m, fills
 
 
 def warn_suspected(suspect, how, stacklevel):

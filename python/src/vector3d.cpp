@@ -4,8 +4,13 @@
 // so that every bad input is a ValueError naming the argument and the fix; a float64 array is
 // refused, never rounded (3D fields are float32 only). The options are those of the 2D
 // `compress` (bindings.cpp: vector_options), passed through: which modes and policies 3D
-// fields take is the library's decision, and its refusals keep their messages. The GIL is
-// released while the library works. The Python-facing API is python/factz/__init__.py.
+// fields take is the library's decision, and its refusals keep their messages. Missing data
+// arrives as in 2D (module.cpp): a mask array (bool or uint8, (nz, ny, nx); the Python layer
+// folds numpy.ma masks into it) and a fill value per component, marked in the field's mask
+// (factz::mark_missing, FillValues3D). The GIL is released while the library works. The
+// Python-facing API is python/factz/__init__.py.
+#include <pybind11/stl.h>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -34,10 +39,12 @@ std::string shape3_text(const py::array& a) {
          ")";
 }
 
-/// The field (u, v, w) as the library's planes (a copy, made without the GIL). un, vn, wn:
-/// the arguments' names in messages.
+/// The field (u, v, w) as the library's planes (a copy, made without the GIL), with the
+/// missing vertices of `mask_obj` (None, or an (nz, ny, nx) bool/uint8 array) and the fill
+/// values in its mask. un, vn, wn, mn: the arguments' names in messages.
 factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
-                                const char* un, const char* vn, const char* wn) {
+                                const char* un, const char* vn, const char* wn, const py::handle& mask_obj = py::none(),
+                                const char* mn = "mask", const factz::FillValues3D& fill = {}) {
   const py::array u = checked_plane3d(u_obj, un), v = checked_plane3d(v_obj, vn), w = checked_plane3d(w_obj, wn);
   for (const auto& [other, name] : {std::pair{&v, vn}, std::pair{&w, wn}}) {
     bool same = true;
@@ -46,6 +53,8 @@ factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj
       throw py::value_error(std::string(un) + " and " + name + " must have the same shape, got " + shape3_text(u) +
                             " and " + shape3_text(*other));
   }
+  const std::optional<py::array> mask =
+      checked_mask(mask_obj, mn, std::vector<py::ssize_t>{u.shape(0), u.shape(1), u.shape(2)});
   factz::VectorField3D f;
   f.nz = u.shape(0);
   f.ny = u.shape(1);
@@ -53,11 +62,22 @@ factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj
   const auto* pu = static_cast<const float*>(u.data());
   const auto* pv = static_cast<const float*>(v.data());
   const auto* pw = static_cast<const float*>(w.data());
+  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
   py::gil_scoped_release nogil;
   f.u.assign(pu, pu + f.size());
   f.v.assign(pv, pv + f.size());
   f.w.assign(pw, pw + f.size());
+  if (pm) f.mask.assign(pm, pm + f.size());
+  if (fill.any()) factz::mark_missing(f, fill);
   return f;
+}
+
+/// The declared fill values of a 3D field as the float32 values its planes hold (NaN adds
+/// nothing; a finite value beyond the float32 range is a ValueError).
+factz::FillValues3D fill_values3d(std::optional<double> fill_u, std::optional<double> fill_v,
+                                  std::optional<double> fill_w) {
+  return factz::FillValues3D{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
+                             fill_of(fill_w, "fill_value for w")};
 }
 
 /// The bytes of a 2D vector stream handed to a 3D function (or the reverse) name the
@@ -72,10 +92,15 @@ factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj
   raise(st);
 }
 
-/// The stream and the compressor's counts (the keys of `factz compress --json`).
+/// The stream and the compressor's counts (the keys of `factz compress --json`), plus
+/// "suspected_fill": (value, count, "float32") of a value that looks like an undeclared fill
+/// value (factz::suspected_fill_value; checked only when no fill value is declared), else
+/// None, as compress (module.cpp) reports it.
 py::tuple compress3d(const py::handle& u, const py::handle& v, const py::handle& w, const std::string& mode,
                      double eb, const std::string& bound, const std::string& coder, int threads, bool zstd,
-                     int64_t anchor_stride, const std::string& policy, int device, const py::object& progress) {
+                     int64_t anchor_stride, const std::string& policy, int device, const py::object& progress,
+                     const py::handle& mask, std::optional<double> fill_u, std::optional<double> fill_v,
+                     std::optional<double> fill_w) {
   factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
   // The caller's progress(stage, fraction), with the GIL; its first exception is raised
   // once the library returns (the hook must not throw through the library).
@@ -90,16 +115,22 @@ py::tuple compress3d(const py::handle& u, const py::handle& v, const py::handle&
         progress_error.emplace(std::move(e));
       }
     };
-  const factz::VectorField3D f = field3d_of(u, v, w, "u", "v", "w");
+  const factz::FillValues3D fill = fill_values3d(fill_u, fill_v, fill_w);
+  const factz::VectorField3D f = field3d_of(u, v, w, "u", "v", "w", mask, "mask", fill);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
   factz::CompressStats st;
+  std::optional<factz::SuspectedFill> suspect;
   {
     py::gil_scoped_release nogil;
     stream = factz::compress(f, o, &st);
+    if (stream.ok() && !fill.any()) suspect = factz::suspected_fill_value(f);
   }
   if (progress_error) throw std::move(*progress_error);
   if (!stream.ok()) raise(stream.status());
-  return py::make_tuple(bytes_of(*stream), stats_dict(st));
+  py::dict stats = stats_dict(st);
+  stats["suspected_fill"] = suspect ? py::object(py::make_tuple(double(suspect->value), suspect->count, "float32"))
+                                    : py::object(py::none());
+  return py::make_tuple(bytes_of(*stream), stats);
 }
 
 std::array<int64_t, 3> dims3d_of(std::span<const uint8_t> stream, const char* function) {
@@ -118,8 +149,9 @@ py::tuple stream_shape3d(const py::handle& buf) {
   return py::make_tuple(d[2], d[1], d[0]);
 }
 
-/// (u, v, w): three new (nz, ny, nx) float32 arrays.
-py::tuple decompress3d(const py::handle& buf, int threads, const std::string& policy, int device) {
+/// (u, v, w): three new (nz, ny, nx) float32 arrays; with_mask: and the (nz, ny, nx) uint8
+/// mask (1: missing; all 0 for a stream without missing vertices).
+py::tuple decompress3d(const py::handle& buf, int threads, const std::string& policy, int device, bool with_mask) {
   ByteView view(buf);
   const factz::DecompressOptions d = decompress_options(threads, policy, device);
   dims3d_of(view.span(), "decompress3d");  // a 2D stream is named before anything is decoded
@@ -130,12 +162,21 @@ py::tuple decompress3d(const py::handle& buf, int threads, const std::string& po
   }
   if (!f.ok()) raise(f.status());
   const std::vector<py::ssize_t> shape{f->nz, f->ny, f->nx};
-  return py::make_tuple(array_of(f->u, shape), array_of(f->v, shape), array_of(f->w, shape));
+  py::array_t<float> u = array_of(f->u, shape), v = array_of(f->v, shape), w = array_of(f->w, shape);
+  if (!with_mask) return py::make_tuple(u, v, w);
+  py::array_t<uint8_t> mask(shape);
+  uint8_t* pm = mask.mutable_data();
+  if (f->mask.empty()) std::fill(pm, pm + f->size(), uint8_t(0));
+  else for (int64_t k = 0; k < f->size(); ++k) pm[k] = f->mask[size_t(k)] ? 1 : 0;
+  return py::make_tuple(u, v, w, mask);
 }
 
 /// Columns of the critical points: tetrahedron, x, y, z, t, mu (n, 4), type code.
-py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::handle& w, int threads) {
-  const factz::VectorField3D f = field3d_of(u, v, w, "u", "v", "w");
+py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::handle& w, int threads,
+                            const py::handle& mask, std::optional<double> fill_u, std::optional<double> fill_v,
+                            std::optional<double> fill_w) {
+  const factz::VectorField3D f =
+      field3d_of(u, v, w, "u", "v", "w", mask, "mask", fill_values3d(fill_u, fill_v, fill_w));
   factz::Result<std::vector<factz::CriticalPoint3D>> cps = factz::Status();
   const factz::Exec exec{threads_of(threads)};
   {
@@ -160,11 +201,16 @@ py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::
   return py::make_tuple(tet, x, y, z, t, mu, type);
 }
 
-/// The comparison of (u, v, w) with (u2, v2, w2) as verify3d's dict.
+/// The comparison of (u, v, w) with (u2, v2, w2) as verify3d's dict, with `mask` and the fill
+/// values marking the original's missing vertices and `mask2` and the same fill values the
+/// reconstruction's.
 py::dict verify3d(const py::handle& u, const py::handle& v, const py::handle& w, const py::handle& u2,
-                  const py::handle& v2, const py::handle& w2, int threads) {
-  const factz::VectorField3D a = field3d_of(u, v, w, "u", "v", "w");
-  const factz::VectorField3D b = field3d_of(u2, v2, w2, "u2", "v2", "w2");
+                  const py::handle& v2, const py::handle& w2, int threads, const py::handle& mask,
+                  const py::handle& mask2, std::optional<double> fill_u, std::optional<double> fill_v,
+                  std::optional<double> fill_w) {
+  const factz::FillValues3D fill = fill_values3d(fill_u, fill_v, fill_w);
+  const factz::VectorField3D a = field3d_of(u, v, w, "u", "v", "w", mask, "mask", fill);
+  const factz::VectorField3D b = field3d_of(u2, v2, w2, "u2", "v2", "w2", mask2, "mask2", fill);
   if (a.nx != b.nx || a.ny != b.ny || a.nz != b.nz)
     throw py::value_error("the reconstruction's shape (" + std::to_string(b.nz) + ", " + std::to_string(b.ny) + ", " +
                           std::to_string(b.nx) + ") differs from the original's (" + std::to_string(a.nz) + ", " +
@@ -202,13 +248,17 @@ void bind_vector3d(py::module_& m) {
   m.def("compress3d", &compress3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("mode") = "speculative",
         py::arg("eb") = 1e-2, py::arg("bound") = "rel", py::arg("coder") = "", py::arg("threads") = 0,
         py::arg("zstd") = true, py::arg("anchor_stride") = 4096, py::arg("policy") = "", py::arg("device") = 0,
-        py::arg("progress") = py::none());
+        py::arg("progress") = py::none(), py::arg("mask") = py::none(), py::arg("fill_u") = py::none(),
+        py::arg("fill_v") = py::none(), py::arg("fill_w") = py::none());
   m.def("decompress3d", &decompress3d, py::arg("buf"), py::arg("threads") = 0, py::arg("policy") = "",
-        py::arg("device") = 0);
+        py::arg("device") = 0, py::arg("with_mask") = false);
   m.def("stream_shape3d", &stream_shape3d, py::arg("buf"));
-  m.def("critical_points3d", &critical_points3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("threads") = 0);
+  m.def("critical_points3d", &critical_points3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("threads") = 0,
+        py::arg("mask") = py::none(), py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none(),
+        py::arg("fill_w") = py::none());
   m.def("verify3d", &verify3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("u2"), py::arg("v2"), py::arg("w2"),
-        py::arg("threads") = 0);
+        py::arg("threads") = 0, py::arg("mask") = py::none(), py::arg("mask2") = py::none(),
+        py::arg("fill_u") = py::none(), py::arg("fill_v") = py::none(), py::arg("fill_w") = py::none());
 }
 
 }  // namespace factz_py

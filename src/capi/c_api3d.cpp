@@ -49,23 +49,27 @@ std::string grid_text(int64_t nx, int64_t ny, int64_t nz) {
 
 /// factz_options declares fill values for u and v only: for a 3D field a declared fill value
 /// (float32 or float64) is refused rather than applied to two components of three. A NaN
-/// marks a missing vertex (the library's rule).
+/// marks a missing vertex (the library's rule), and so does a nonzero byte of a caller's mask.
 factz_status refuse_fill_values(const factz_options* in) {
   if (!declares_float32_fill(in) && !declares_float64_fill(in)) return FACTZ_OK;
   return fail(FACTZ_INVALID_ARGUMENT,
               "3D vector fields take no fill values through the C API (has_fill_u / has_fill_v / has_fill_u64 / "
-              "has_fill_v64 name 2D components): mark missing vertices with NaN");
+              "has_fill_v64 name 2D components): mark missing vertices with NaN or the mask of the 3d_masked "
+              "functions");
 }
 
 /// The planes (u, v, w) of nx * ny * nz floats as a VectorField3D (copied), with the
-/// caller's mask (null: none; else nx * ny * nz bytes, nonzero = missing).
+/// caller's mask (null: none; else nx * ny * nz bytes, nonzero = missing: C cannot tell a
+/// shorter buffer, so its length is the caller's promise, as for the planes). planes: their
+/// names in the message for a null one.
 factz_status field3d_of(const float* u, const float* v, const float* w, int64_t nx, int64_t ny, int64_t nz,
-                        factz::VectorField3D& f, const uint8_t* mask = nullptr) {
+                        factz::VectorField3D& f, const uint8_t* mask = nullptr, const char* planes = "u, v and w") {
   int64_t n = 0;
   if (!grid_size3d(nx, ny, nz, n))
     return fail(FACTZ_INVALID_ARGUMENT,
                 "grid " + grid_text(nx, ny, nz) + " is empty, negative or larger than 2^40 vertices");
-  if (!u || !v || !w) return fail(FACTZ_INVALID_ARGUMENT, "null field plane (u, v and w are required)");
+  if (!u || !v || !w)
+    return fail(FACTZ_INVALID_ARGUMENT, std::string("null field plane (") + planes + " are required)");
   f.nx = nx;
   f.ny = ny;
   f.nz = nz;
@@ -217,13 +221,19 @@ factz_status factz_decompress3d_masked(const void* src, size_t src_size, float* 
 
 factz_status factz_count_critical_points3d(const float* u, const float* v, const float* w, int64_t nx, int64_t ny,
                                            int64_t nz, const factz_options* options, int64_t* count) {
+  return factz_count_critical_points3d_masked(u, v, w, nullptr, nx, ny, nz, options, count);
+}
+
+factz_status factz_count_critical_points3d_masked(const float* u, const float* v, const float* w,
+                                                  const uint8_t* mask, int64_t nx, int64_t ny, int64_t nz,
+                                                  const factz_options* options, int64_t* count) {
   return guarded([&]() -> factz_status {
     if (!count) return fail(FACTZ_INVALID_ARGUMENT, "count is null");
     int threads = 0;
     if (factz_status s = analysis_threads(options, threads); s != FACTZ_OK) return s;
     if (factz_status s = refuse_fill_values(options); s != FACTZ_OK) return s;
     factz::VectorField3D f;
-    if (factz_status s = field3d_of(u, v, w, nx, ny, nz, f); s != FACTZ_OK) return s;
+    if (factz_status s = field3d_of(u, v, w, nx, ny, nz, f, mask); s != FACTZ_OK) return s;
     auto cps = factz::critical_points(f, factz::Exec{threads});
     if (!cps.ok()) return from_status(cps.status());
     *count = int64_t(cps->size());
@@ -235,17 +245,25 @@ factz_status factz_count_critical_points3d(const float* u, const float* v, const
 factz_status factz_compare3d_sized(const float* u, const float* v, const float* w, const float* u2,
                                    const float* v2, const float* w2, int64_t nx, int64_t ny, int64_t nz,
                                    const factz_options* options, factz_comparison3d* result, size_t result_size) {
+  return factz_compare3d_masked_sized(u, v, w, nullptr, u2, v2, w2, nullptr, nx, ny, nz, options, result,
+                                      result_size);
+}
+
+factz_status factz_compare3d_masked_sized(const float* u, const float* v, const float* w, const uint8_t* mask,
+                                          const float* u2, const float* v2, const float* w2, const uint8_t* mask2,
+                                          int64_t nx, int64_t ny, int64_t nz, const factz_options* options,
+                                          factz_comparison3d* result, size_t result_size) {
   return guarded([&]() -> factz_status {
     if (!result) return fail(FACTZ_INVALID_ARGUMENT, "result is null");
     if (result_size < kComparison3dSize150)
       return fail(FACTZ_INVALID_ARGUMENT, "the factz_comparison3d size is " + std::to_string(result_size) +
-                                              "; call factz_compare3d");
+                                              "; call factz_compare3d or factz_compare3d_masked");
     int threads = 0;
     if (factz_status s = analysis_threads(options, threads); s != FACTZ_OK) return s;
     if (factz_status s = refuse_fill_values(options); s != FACTZ_OK) return s;
     factz::VectorField3D a, b;
-    if (factz_status s = field3d_of(u, v, w, nx, ny, nz, a); s != FACTZ_OK) return s;
-    if (factz_status s = field3d_of(u2, v2, w2, nx, ny, nz, b); s != FACTZ_OK) return s;
+    if (factz_status s = field3d_of(u, v, w, nx, ny, nz, a, mask); s != FACTZ_OK) return s;
+    if (factz_status s = field3d_of(u2, v2, w2, nx, ny, nz, b, mask2, "u2, v2 and w2"); s != FACTZ_OK) return s;
     auto c = factz::compare(a, b, factz::Exec{threads});
     if (!c.ok()) return from_status(c.status());
     write_comparison3d(*c, result, result_size);
