@@ -398,8 +398,9 @@ factz_status factz_count_critical_points_masked_f64(const double* u, const doubl
  * The options are factz_options, read as by factz_compress: mode, coder, bound_mode,
  * bound, zstd, threads, anchor_stride, policy, device and progress. The library decides
  * which of them 3D fields take and answers the others with FACTZ_INVALID_ARGUMENT or
- * FACTZ_BACKEND_UNAVAILABLE and a message (at 1.5.0: mode speculative only, on the CPU;
- * docs/architecture.md, "3D speculative mode", "Not yet"). 3D fields are float32 only. A
+ * FACTZ_BACKEND_UNAVAILABLE and a message (today: modes none, block and speculative, on
+ * the CPU; docs/architecture.md, "3D speculative mode", "3D block mode"). 3D fields are
+ * float32 only here. A
  * vertex with a NaN component is missing, as in 2D, and so is one whose byte is nonzero in
  * the mask of a function ending in 3d_masked (nx * ny * nz bytes, indexed as the planes): a
  * tetrahedron touching one holds no critical point (in the compressor and the analysis
