@@ -189,7 +189,7 @@ TEST(Cli3D, BadInputsFailWithOneClearLine) {
       {" cp -3 1048576 1048576 2" + in, 1, "exceeds 2^40"},
       {" cp -3 4 3 3" + in, 1, "needs 144 (float32)"},
       {" cp -3 4 3 2" + in + " --fill-u 1", 2, "give --fill V"},
-      {" cp -3 4 3 2" + in + " --dtype f64", 1, "float32 only"},
+      {" cp -3 4 3 2" + in + " --dtype f64", 1, "needs 192 (float64)"},  // raw float32 read as float64
       {" cp -3 4 3 2" + in + " -x cuda", 2, "-x cuda"},
       {" cp -3 4 3 2 -i t_u.f32 -i t_v.f32 -i missing.f32", 1, "missing.f32"},
       {" verify -3 4 3 2" + in + " -d t_u.f32 -d t_v.f32 -d t_w.f32 -d t_w.f32", 2, "give -d three times"},
@@ -332,7 +332,7 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
   const Case cases[] = {
       {" compress" + dims(f) + in + " -z o.fz --mode block --anchor-stride 4", 2, "--mode speculative only"},
       {" compress" + dims(f) + nan_in + " -z o.fz --fill-u 0.5", 2, "give --fill V for a 3D vector field"},
-      {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5 --dtype f64", 1, "float32 only"},
+      {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5 --dtype f64", 1, "(float64)"},
       {" compress" + dims(f) + in + " -z o.fz -x cuda", 2, "cuda"},
       {" compress" + dims(f) + in, 2, "missing -z"},
       {" compress" + dims(f) + in + " -z t_u.f32", 2, "refusing to overwrite an input"},
@@ -349,6 +349,76 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
     EXPECT_NE(o.err.find(c.says), std::string::npos) << c.args << "\n" << o.describe();
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\n" << o.err;
   }
+}
+
+std::string double_bytes(const std::vector<double>& v) {
+  std::string s(v.size() * 8, '\0');
+  if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());  // little-endian host
+  return s;
+}
+
+std::vector<double> read_doubles(const std::string& path, size_t skip = 0) {
+  const std::string bytes = testing::read_text_file(path);
+  std::vector<double> out((bytes.size() - skip) / 8);
+  if (!out.empty()) std::memcpy(out.data(), bytes.data() + skip, out.size() * 8);
+  return out;
+}
+
+TEST(Cli3D, Float64FieldsRoundTripThroughEveryCommand) {
+  TempDir dir;
+  const VectorField3D base = testing::random_modes(13, 11, 9, 6);
+  VectorField3D64 f;
+  f.nx = base.nx, f.ny = base.ny, f.nz = base.nz;
+  for (size_t k = 0; k < base.u.size(); ++k) {
+    f.u.push_back((1e12 + double(base.u[k]) * 1e-4) - 1e12 + double(base.u[k]) * 1e-17);  // not floats
+    f.v.push_back(double(base.v[k]) * 1e-200);
+    f.w.push_back(double(base.w[k]));
+  }
+  write_file(dir / "f_u.f64", double_bytes(f.u));
+  write_file(dir / "f_v.f64", double_bytes(f.v));
+  write_file(dir / "f_w.f64", double_bytes(f.w));
+  const std::string d3 = " -3 13 11 9", in = " -i f_u.f64 -i f_v.f64 -i f_w.f64 --dtype f64";
+  const auto cps = critical_points(f);
+  ASSERT_TRUE(cps.ok());
+  ASSERT_GT(cps->size(), 0u);
+  const Outcome cp = run_in(dir, kCli + " cp" + d3 + in + " --json");
+  ASSERT_EQ(cp.exit_code, 0) << cp.describe();
+  EXPECT_NE(cp.out.find("\"critical_points\": " + std::to_string(cps->size())), std::string::npos) << cp.out;
+  EXPECT_NE(cp.out.find("\"dtype\": \"float64\""), std::string::npos) << cp.out;
+  for (const char* mode : {"speculative", "block", "none"}) {
+    const Outcome c = run_in(dir, kCli + " compress" + d3 + in + " -z f.fz -M REL 1e-4 --mode " + mode);
+    ASSERT_EQ(c.exit_code, 0) << c.describe();
+    EXPECT_EQ(key_values(c.err + c.out)["raw_bytes"], std::to_string(f.size() * 24)) << c.describe();
+    Options o;
+    o.bound = 1e-4;
+    o.mode = std::string(mode) == "block" ? Mode::block : std::string(mode) == "none" ? Mode::none : Mode::speculative;
+    auto lib = compress(f, o);
+    ASSERT_TRUE(lib.ok());
+    EXPECT_EQ(testing::read_text_file(dir / "f.fz"), std::string(lib->begin(), lib->end())) << mode;
+    const Outcome d = run_in(dir, kCli + " decompress -z f.fz -o d_u.f64 -o d_v.npy -o d_w.f64");
+    ASSERT_EQ(d.exit_code, 0) << d.describe();
+    auto back = decompress3d64(lib.value());
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(read_doubles(dir / "d_u.f64"), back->u);
+    EXPECT_EQ(read_doubles(dir / "d_w.f64"), back->w);
+    const std::string npy = testing::read_text_file(dir / "d_v.npy");
+    EXPECT_NE(npy.find("'descr': '<f8'"), std::string::npos) << npy.substr(0, 128);
+    EXPECT_EQ(read_doubles(dir / "d_v.npy", npy.size() - f.v.size() * 8), back->v);
+    const Outcome v = run_in(dir, kCli + " verify" + d3 + in + " -d d_u.f64 -d d_v.npy -d d_w.f64");
+    if (std::string(mode) == "none") continue;  // the bound alone
+    ASSERT_EQ(v.exit_code, 0) << v.describe();
+    auto kv = key_values(v.out);
+    EXPECT_EQ(kv["violations"], "0") << v.describe();
+    EXPECT_EQ(kv["cp_original"], std::to_string(cps->size())) << v.describe();
+  }
+  const Outcome info = run_in(dir, kCli + " info -z f.fz");
+  ASSERT_EQ(info.exit_code, 0) << info.describe();
+  for (const char* want : {"format version 13", "float64", "codes_w"})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+  // A float32 reconstruction against a float64 original: one clear line.
+  const Outcome mixed =
+      run_in(dir, kCli + " verify" + d3 + " -i f_u.f64 -i f_v.f64 -i f_w.f64 -d d_u.f64 -d d_v.npy -d d_w.f64");
+  EXPECT_NE(mixed.exit_code, 0) << mixed.describe();
 }
 
 }  // namespace

@@ -548,9 +548,9 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  // 1 to 12 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
-  // codes, 11: the scalar lattice, 12: masked 3D vectors)
-  for (uint16_t v : {0, 13, 0xFFFF}) {
+  // 1 to 13 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
+  // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors)
+  for (uint16_t v : {0, 14, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -608,6 +608,38 @@ TEST(Container, Version8IsThe3DVectorVersion) {
   EXPECT_EQ(stream_version(ids3d), kFormatVersionMasked3D);
   const uint32_t ids3d_plain[] = {kSectionMeta, kSectionCodesU, kSectionCodesW};
   EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);
+}
+
+// Version 13 is the float64 3D vector version: every float64 3D vector stream, in any mode,
+// masked or not, and nothing else; a float64 3D header in versions 8, 10 or 12 is corrupt.
+TEST(Container, Version13IsTheFloat643DVectorVersion) {
+  Bytes s = sample_stream();
+  put(s, 4, 13, 2);
+  reseal_header(s);
+  expect_rejected(s, "2 component(s) in a version 13 stream");
+  put(s, 7, 3, 1);   // components 3
+  put(s, 8, 3, 1);   // ndims 3
+  put(s, 28, 2, 8);  // nz 2
+  reseal_header(s);
+  expect_rejected(s, "data type 1 in a version 13 3D vector stream");
+  put(s, 6, kDtypeFloat64, 1);
+  for (uint8_t mode : {kModeNone, kModeBlock, kModeSpeculative}) {
+    put(s, 9, mode, 1);
+    reseal_header(s);
+    EXPECT_TRUE(parse_container(s).ok()) << "a float64 3D stream of mode " << int(mode) << " is version 13";
+  }
+  for (uint16_t v : {8, 10, 12}) {
+    put(s, 4, v, 2);
+    put(s, 9, kModeSpeculative, 1);
+    reseal_header(s);
+    expect_rejected(s, "data type 2 in a version " + std::to_string(v) + " 3D vector stream");
+  }
+  const uint32_t ids3d[] = {kSectionMeta, kSectionCodesU, kSectionCodesW, kSectionMaskAndValues};
+  EXPECT_EQ(stream_version(ids3d, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
+  const uint32_t ids3d_plain[] = {kSectionMeta, kSectionCodesU, kSectionCodesW};
+  EXPECT_EQ(stream_version(ids3d_plain, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
+  EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);  // float32: unchanged
+  EXPECT_EQ(kFormatVersion, kFormatVersionFloat64Vector3D);
 }
 
 // Version 11 is the scalar lattice version: a vector stream, or a scalar one in mode none,

@@ -2,7 +2,8 @@
 // vector field that keeps every critical point of its Freudenthal tetrahedra
 // (factz/topology3d.hpp) exactly, on the CPU: the 3D speculative mode (docs/architecture.md,
 // "3D speculative mode") and the 3D block mode ("3D block mode"), plus mode none (the bound
-// alone); format versions 8, 10 and 12 (missing vertices), docs/format.md.
+// alone); format versions 8, 10 and 12 (missing vertices), docs/format.md; float64 fields
+// (VectorField3D64) in format version 13.
 #pragma once
 
 #include <array>
@@ -36,8 +37,23 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
 /// the decoder to use), never a crash. Policy serial or omp.
 Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
-/// Grid size {nx, ny, nz} of a 3D vector stream, checked as decompress3d checks it before it
-/// allocates (container, header, the id count against the grid), without decoding.
+/// Grid size {nx, ny, nz} of a 3D vector stream (float32 or float64), checked as decompress3d
+/// checks it before it allocates (container, header, the id count against the grid), without
+/// decoding.
 Result<std::array<int64_t, 3>> stream_dims3d(std::span<const uint8_t> stream);
+
+/// The value type of a 3D vector stream (which decoder takes it: decompress3d or
+/// decompress3d64), checked as stream_dims3d checks the stream.
+Result<DType> stream_dtype3d(std::span<const uint8_t> stream);
+
+/// Compresses a float64 3D vector field: the rules, modes, options and guarantees of the
+/// float32 overload, every decision made exactly on the doubles (G0 on the exact difference,
+/// G1 by src/kernels/tet64.hpp); REL takes the range of the doubles. Format version 13.
+Result<std::vector<uint8_t>> compress(const VectorField3D64& field, const Options& options,
+                                      CompressStats* stats = nullptr);
+
+/// Decompresses a float64 3D vector stream (format version 13); a float32 3D stream is refused
+/// with invalid_argument (decompress3d takes it), as decompress3d refuses a float64 one.
+Result<VectorField3D64> decompress3d64(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
 }  // namespace factz

@@ -70,6 +70,9 @@
  * 1.7.0: the analysis of 3D fields with a mask, as in 2D: factz_count_critical_points3d_masked
  *        and factz_compare3d_masked (a macro over factz_compare3d_masked_sized, which takes a
  *        mask per field). No stream changes: FACTZ_FORMAT_VERSION stays 12.
+ * 1.7.x: the C++ library writes float64 3D vector fields as format version 13:
+ *        FACTZ_FORMAT_VERSION 13 (no interface change: this interface does not take such
+ *        fields yet, and its 3D decoders refuse their streams as FACTZ_INVALID_ARGUMENT).
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -83,14 +86,15 @@ extern "C" {
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
 #define FACTZ_C_API_VERSION 10700
-/** Newest stream format version this interface writes (docs/format.md): 12 for every 3D
+/** Newest stream format version (docs/format.md): 13 for every float64 3D vector field
+ *  (the C++ library's; this interface does not write them yet), 12 for every 3D
  *  vector field with missing vertices (a NaN component), 10 for the other 3D vector fields of
  *  mode speculative (factz_compress3d, since 1.5.0; its codes are segmented), 8 for the
  *  other 3D modes; 9 for every 2D stream of mode speculative (its meta
  *  section names the cubic predictor, its codes are segmented), float32 or float64; otherwise 6 for every float64 field (the _f64 functions). A float32 2D field in
  *  modes none and block is written as version 5 when it has missing vertices, and as
  *  version 2 without any, byte for byte as before. */
-#define FACTZ_FORMAT_VERSION 12
+#define FACTZ_FORMAT_VERSION 13
 /** HDF5 filter id of the plugin libh5zfactz.so (hdf5/), from the range 32768-65535 that
  *  The HDF Group leaves unregistered for testing; to be registered before 1.0. */
 #define FACTZ_HDF5_FILTER_ID 40410

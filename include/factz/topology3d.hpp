@@ -92,4 +92,26 @@ struct Comparison3D {
 Result<Comparison3D> compare(const VectorField3D& original, const VectorField3D& reconstructed,
                              Exec exec = {});
 
+// ---- float64 3D vector fields -------------------------------------------------------------
+// The same contract, rules and results as for VectorField3D, every sign decided exactly on
+// the doubles (src/kernels/tet64.hpp). For a field whose doubles are all floats the
+// signatures equal those of the float32 field.
+
+Status validate_field(const VectorField3D64& f);
+std::vector<uint8_t> missing_mask(const VectorField3D64& f);
+
+/// Fill values of a float64 3D field, compared with the doubles as they are.
+struct FillValues3D64 {
+  std::optional<double> u, v, w;
+  bool any() const { return u.has_value() || v.has_value() || w.has_value(); }
+};
+int64_t mark_missing(VectorField3D64& f, const FillValues3D64& fill);
+std::optional<SuspectedFill64> suspected_fill_value(const VectorField3D64& f);
+
+Result<std::vector<uint8_t>> signatures(const VectorField3D64& f, Exec exec = {});
+Result<std::vector<CriticalPoint3D>> critical_points(const VectorField3D64& f, Exec exec = {});
+/// Pointwise statistics in double (the differences rounded: statistics, not decisions).
+Result<Comparison3D> compare(const VectorField3D64& original, const VectorField3D64& reconstructed,
+                             Exec exec = {});
+
 }  // namespace factz

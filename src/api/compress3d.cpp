@@ -28,10 +28,12 @@ Status cpu_policy3d(Policy p) {
 
 /// max - min over the three components (0 when empty): of the filled working copy when
 /// vertices are missing, whose values are those of the valid vertices.
-double value_range3d(const VectorField3D& f) {
-  float lo = 0, hi = 0;
+template <class Field>
+double value_range3d(const Field& f) {
+  using T = typename decltype(f.u)::value_type;
+  T lo = 0, hi = 0;
   bool any = false;
-  for (const std::vector<float>* p : {&f.u, &f.v, &f.w}) {
+  for (const std::vector<T>* p : {&f.u, &f.v, &f.w}) {
     if (p->empty()) continue;
     const auto [mn, mx] = std::minmax_element(p->begin(), p->end());
     lo = any ? std::min(lo, *mn) : *mn;
@@ -41,22 +43,41 @@ double value_range3d(const VectorField3D& f) {
   return double(hi) - double(lo);
 }
 
-}  // namespace
+/// The plan's bound: float_bound of the requested one (float32), or double_bound with the
+/// header's float_bound of it (float64, format version 13).
+void set_bound(detail::Stream3DPlan& p, const Options& o, double range, const VectorField3D&) {
+  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+}
+void set_bound(detail::Stream3DPlan& p, const Options& o, double range, const VectorField3D64&) {
+  p.dtype = detail::kDtypeFloat64;
+  p.eb64 = detail::double_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  p.eb = detail::float_bound(p.eb64);
+}
+float bound_of(const detail::Stream3DPlan& p, const VectorField3D&) { return p.eb; }
+double bound_of(const detail::Stream3DPlan& p, const VectorField3D64&) { return p.eb64; }
 
-Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options& o, CompressStats* stats) try {
+template <class T>
+struct Modes3D {
+  using Tiled = detail::Tiled3DResultOf<T>;
+  using Speculative = detail::Speculative3DResultOf<T>;
+};
+
+template <class Field>
+Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o, CompressStats* stats) try {
+  using T = typename decltype(field.u)::value_type;
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
   FACTZ_RETURN_IF_ERROR(validate_field(field));
   FACTZ_RETURN_IF_ERROR(detail::check_vector3d_options(field.nx, field.ny, field.nz, o));
   // Missing vertices (the mask, NaN): the modes work on the filled copy and never check a
   // tetrahedron touching one; the mask section carries the original bits (format version 12).
   const std::vector<uint8_t> mask = missing_mask(field);
-  VectorField3D filled;
+  Field filled;
   std::vector<detail::Section> mask_section;
   if (!mask.empty()) {
     filled = detail::fill_missing(field, mask);
     detail::append_mask_section3d(mask, field.nx, field.ny * field.nz, field.u, field.v, field.w, mask_section);
   }
-  const VectorField3D& work = mask.empty() ? field : filled;
+  const Field& work = mask.empty() ? field : filled;
   const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   const int64_t masked = std::count(mask.begin(), mask.end(), uint8_t(1));
   detail::Stream3DPlan p;
@@ -65,13 +86,14 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
   p.nz = field.nz;
   p.options = o;
   p.threads = detail::threads_of(o.policy, o.threads);
-  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(work));
+  set_bound(p, o, value_range3d(work), field);
+  const T eb = bound_of(p, field);
   std::vector<std::pair<std::string, double>> stages;
   detail::StageLaps laps(stages, o.progress);
   if (o.mode != Mode::speculative) {
-    detail::Tiled3DResult r;
-    if (o.mode == Mode::block) detail::run_block3d(work, p.eb, p.threads, r, {}, missing);
-    else detail::run_none3d(work, p.eb, p.threads, r, missing);
+    typename Modes3D<T>::Tiled r;
+    if (o.mode == Mode::block) detail::run_block3d(work, eb, p.threads, r, {}, missing);
+    else detail::run_none3d(work, eb, p.threads, r, missing);
     laps.lap("frontend", 0.8);
     detail::Tiled3DPayload payload;
     detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload, missing);
@@ -81,7 +103,7 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
     laps.lap("container", 1.0);
     if (stats) {
       *stats = CompressStats{};
-      stats->eb_abs = p.eb;
+      stats->eb_abs = double(eb);
       stats->exact_vertices = r.exact_vertices;
       stats->repair_rounds = r.repair_rounds;
       stats->repaired_vertices = r.repaired_vertices;
@@ -91,8 +113,8 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
     }
     return stream;
   }
-  detail::Speculative3DResult r;
-  detail::run_speculative3d(work, p.eb, o.anchor_stride, p.threads, true, r, missing);
+  typename Modes3D<T>::Speculative r;
+  detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing);
   laps.lap("frontend", 0.8);
   detail::Speculative3DPayload payload;
   detail::speculative3d_payload(work, o.anchor_stride, r, payload);
@@ -102,7 +124,7 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
   laps.lap("container", 1.0);
   if (stats) {
     *stats = CompressStats{};
-    stats->eb_abs = p.eb;
+    stats->eb_abs = double(eb);
     stats->exact_vertices = r.exact_vertices;
     stats->masked_vertices = masked;
     stats->stage_seconds = std::move(stages);
@@ -113,28 +135,27 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
                                     std::to_string(field.ny) + "x" + std::to_string(field.nz) + " field");
 }
 
-Result<std::array<int64_t, 3>> stream_dims3d(std::span<const uint8_t> stream) {
-  auto parsed = detail::parse_vector3d_stream(stream);
-  if (!parsed.ok()) return parsed.status();
-  const auto& h = parsed->header;
-  return std::array<int64_t, 3>{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
-}
-
-Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+template <class Field>
+Result<Field> decompress3d_any(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+  using T = typename decltype(Field::u)::value_type;
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
   auto parsed = detail::parse_vector3d_stream(stream);
   if (!parsed.ok()) return parsed.status();
   const int threads = detail::threads_of(o.policy, o.threads);
   const auto& h = parsed->header;
+  if ((h.dtype == detail::kDtypeFloat64) != (sizeof(T) == 8))
+    return invalid_argument(h.dtype == detail::kDtypeFloat64
+                                ? "the stream holds a float64 3D vector field: decode it with factz::decompress3d64"
+                                : "the stream holds a float32 3D vector field: decode it with factz::decompress3d");
   std::vector<uint8_t> mask;  // read first: the modes' sections leave the missing vertices out
   FACTZ_RETURN_IF_ERROR(detail::read_mask3d(stream, parsed.value(), mask));
   const uint8_t* missing = mask.empty() ? nullptr : mask.data();
-  detail::Speculative3DInput in;
-  detail::Tiled3DInput tiled;
+  detail::Speculative3DInputOf<T> in;
+  detail::Tiled3DInputOf<T> tiled;
   const bool speculative = h.mode == detail::kModeSpeculative;
   if (speculative) FACTZ_RETURN_IF_ERROR(detail::parse_speculative3d(stream, parsed.value(), threads, in, missing));
   else FACTZ_RETURN_IF_ERROR(detail::parse_tiled3d(stream, parsed.value(), threads, tiled, missing));
-  VectorField3D f;
+  Field f;
   f.nx = int64_t(h.nx);
   f.ny = int64_t(h.ny);
   f.nz = int64_t(h.nz);
@@ -151,6 +172,35 @@ Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const Decomp
   return f;
 } catch (const std::bad_alloc&) {
   return Status(Code::internal, "out of memory decompressing");
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options& o, CompressStats* stats) {
+  return compress3d_any(field, o, stats);
+}
+Result<std::vector<uint8_t>> compress(const VectorField3D64& field, const Options& o, CompressStats* stats) {
+  return compress3d_any(field, o, stats);
+}
+
+Result<std::array<int64_t, 3>> stream_dims3d(std::span<const uint8_t> stream) {
+  auto parsed = detail::parse_vector3d_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  const auto& h = parsed->header;
+  return std::array<int64_t, 3>{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
+}
+
+Result<DType> stream_dtype3d(std::span<const uint8_t> stream) {
+  auto parsed = detail::parse_vector3d_stream(stream);
+  if (!parsed.ok()) return parsed.status();
+  return parsed->header.dtype == detail::kDtypeFloat64 ? DType::float64 : DType::float32;
+}
+
+Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& o) {
+  return decompress3d_any<VectorField3D>(stream, o);
+}
+Result<VectorField3D64> decompress3d64(std::span<const uint8_t> stream, const DecompressOptions& o) {
+  return decompress3d_any<VectorField3D64>(stream, o);
 }
 
 }  // namespace factz

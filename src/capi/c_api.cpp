@@ -54,7 +54,7 @@ static_assert(sizeof(void*) != 8 || kOptionsSize120 == 72, "the 1.2.0 layout of 
 constexpr size_t kOptionsSize130 = offsetof(factz_options, has_fill_u64);
 static_assert(sizeof(void*) != 8 || kOptionsSize130 == 88, "the 1.3.0 layout of factz_options must not change");
 static_assert(sizeof(void*) != 8 || sizeof(factz_options) == 112, "1.4.0 appends four members (24 bytes)");
-static_assert(FACTZ_FORMAT_VERSION == 12, "FACTZ_FORMAT_VERSION is the newest format version (docs/format.md)");
+static_assert(FACTZ_FORMAT_VERSION == 13, "FACTZ_FORMAT_VERSION is the newest format version (docs/format.md)");
 static_assert(FACTZ_DTYPE_FLOAT32 == int(factz::DType::float32) && FACTZ_DTYPE_FLOAT64 == int(factz::DType::float64),
               "factz_dtype values equal factz::DType");
 

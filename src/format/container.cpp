@@ -214,13 +214,20 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
                           " stream (float64 streams are version 6, or 7 or 9 with a predictor byte, or 11 on the "
                           "lattice; version 6 streams are float64)");
-  // Versions 8, 10 and 12 are the 3D vector versions: 3D vector streams are version 8, 10
-  // or 12 (masked), and those versions hold 3D vector fields; version 10 only in mode
-  // speculative.
+  // Versions 8, 10, 12 and 13 are the 3D vector versions: 3D vector streams are version 8,
+  // 10 or 12 (masked), 13 when float64, and those versions hold 3D vector fields; version 10
+  // only in mode speculative.
   if ((h.components == 3) != is_vector3d_version(h.version))
     return corrupt_stream("header: " + std::to_string(h.components) + " component(s) in a version " +
-                          std::to_string(h.version) + " stream (3D vector streams are versions 8, 10 and 12, and " +
-                          "those versions hold 3D vector fields)");
+                          std::to_string(h.version) + " stream (3D vector streams are versions 8, 10, 12 and 13, " +
+                          "and those versions hold 3D vector fields)");
+  // Version 13 is the float64 3D vector version: a float64 3D vector stream is version 13,
+  // and a version 13 stream is one.
+  if ((h.version == kFormatVersionFloat64Vector3D) != (h.components == 3 && h.dtype == kDtypeFloat64))
+    return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " +
+                          std::to_string(h.version) +
+                          " 3D vector stream (float64 3D vector streams are version 13, and version 13 streams are "
+                          "float64 3D vector fields)");
   if (h.version == kFormatVersionSegmented3D && h.mode != kModeSpeculative)
     return corrupt_stream("header: mode " + std::to_string(h.mode) +
                           " in a version 10 stream (only 3D speculative streams are version 10)");
@@ -322,8 +329,11 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
                         bool predictor_byte) {
   const bool one_mask_section =
       std::find(section_ids.begin(), section_ids.end(), kSectionMaskAndValues) != section_ids.end();
-  for (uint32_t id : section_ids)
-    if (id >= kFirstVersion8Section) return one_mask_section ? kFormatVersionMasked3D : kFormatVersionVector3D;
+  for (uint32_t id : section_ids) {
+    if (id < kFirstVersion8Section) continue;
+    if (dtype == kDtypeFloat64) return kFormatVersionFloat64Vector3D;
+    return one_mask_section ? kFormatVersionMasked3D : kFormatVersionVector3D;
+  }
   if (predictor_byte || one_mask_section) return kFormatVersionSegmentedCodes;
   if (dtype == kDtypeFloat64) return kFormatVersionFloat64;
   uint16_t version = kFormatVersionWithoutMask;
@@ -342,7 +352,7 @@ bool may_carry_predictor(uint8_t components, uint8_t mode) {
 
 bool is_vector3d_version(uint16_t version) {
   return version == kFormatVersionVector3D || version == kFormatVersionSegmented3D ||
-         version == kFormatVersionMasked3D;
+         version == kFormatVersionMasked3D || version == kFormatVersionFloat64Vector3D;
 }
 
 bool has_predictor_byte(uint16_t version) {

@@ -1,4 +1,4 @@
-// The FaCTz container, format versions 2 to 12 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 13 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -53,7 +53,12 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// mode: the `mask_and_values` section (its masked values are triples), codes that leave the
 /// missing vertices out in modes none and block (as version 5), and the segmented codes of
 /// version 10 in mode speculative; an unmasked 3D stream stays version 8 or 10, byte for byte.
-inline constexpr uint16_t kFormatVersion = 12;
+/// Version 13 is every float64 3D vector stream (data type 2, components 3; issue 22 with
+/// issue 18's values), in any mode, masked or not: the layout of versions 10 (speculative:
+/// segmented codes) and 8 (none, block), the f64 bound in the meta section, exact values as
+/// f64 and the masked values of `mask_and_values` (when present: then the codes leave the
+/// missing vertices out, as in version 12) as u64 triples. Float32 3D streams keep 8, 10, 12.
+inline constexpr uint16_t kFormatVersion = 13;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -65,6 +70,7 @@ inline constexpr uint16_t kFormatVersionSegmentedCodes = 9;
 inline constexpr uint16_t kFormatVersionSegmented3D = 10;
 inline constexpr uint16_t kFormatVersionScalarLattice = 11;  ///< scalar codes on the step's lattice
 inline constexpr uint16_t kFormatVersionMasked3D = 12;
+inline constexpr uint16_t kFormatVersionFloat64Vector3D = 13;  ///< every float64 3D vector stream
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -80,7 +86,9 @@ inline constexpr uint64_t kRawSizeSlack = uint64_t{1} << 24;
 
 // ---- Header field values -------------------------------------------------------------
 inline constexpr uint8_t kDtypeFloat32 = 1;
-inline constexpr uint8_t kDtypeFloat64 = 2;  ///< 2D vector and 2D/3D scalar streams, format version 6 (7 with a predictor byte)
+/// float64: 2D vector and 2D/3D scalar streams, format version 6 (7 with a predictor byte);
+/// 3D vector streams, version 13.
+inline constexpr uint8_t kDtypeFloat64 = 2;
 inline constexpr uint8_t kModeNone = 0;         ///< plain error-bounded baseline
 inline constexpr uint8_t kModeBlock = 1;        ///< FaCTz-B
 inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
@@ -134,7 +142,8 @@ inline constexpr uint32_t kFirstVersion8Section = kSectionCodesW;
 /// codes are segmented), float32 or float64, and for every stream with a `mask_and_values`
 /// section (7 is never written since version 9; it is still read); 8 for every
 /// stream with a `codes_w` section (a 3D vector field), 12 when it also holds
-/// `mask_and_values` (a 3D vector field with missing vertices).
+/// `mask_and_values` (a 3D vector field with missing vertices); 13 for every float64 stream
+/// with a `codes_w` section (a float64 3D vector field, masked or not).
 /// write_container requires exactly this version, so every stream has one version for its
 /// contents.
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes = false,
@@ -147,7 +156,7 @@ uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled
 bool may_carry_predictor(uint8_t components, uint8_t mode);
 
 /// Whether a stream of this version holds a 3D vector field (and only such a stream may):
-/// versions 8, 10 and 12.
+/// versions 8, 10, 12 and 13.
 bool is_vector3d_version(uint16_t version);
 
 /// Whether a version's stream names its predictor in the meta section (versions 7 and 9).

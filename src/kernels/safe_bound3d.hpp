@@ -110,7 +110,8 @@ struct DeterminantSums {
 /// Rule 1: the budget of each vertex, d[i] = n.p_i / |n|_1 (before kSafetyFactor), or false
 /// when the mean direction does not separate the four vectors from the origin (a zero
 /// vector included) by at least kMinMargin of their spreads.
-FACTZ_HD bool half_space_budgets(const float u[4], const float v[4], const float w[4], double d[4]) {
+template <class T>
+FACTZ_HD bool half_space_budgets(const T u[4], const T v[4], const T w[4], double d[4]) {
   double n[3] = {0.0, 0.0, 0.0};
   for (int i = 0; i < 4; ++i) {
     const double a = u[i], b = v[i], c = w[i];
@@ -133,11 +134,12 @@ FACTZ_HD bool half_space_budgets(const float u[4], const float v[4], const float
 
 /// Rule 2: the relative margin xi and the absolute margin d of a tetrahedron (before
 /// kSafetyFactor), both 0 when it holds a critical point or every failing condition is a tie.
-FACTZ_HD void determinant_margins(const float u[4], const float v[4], const float w[4], double& xi, double& d) {
+template <class T>
+FACTZ_HD void determinant_margins(const T u[4], const T v[4], const T w[4], double& xi, double& d) {
   xi = d = 0.0;
   // Signs, exactly: D and each D_k (orient3_plain, the 4 x 4 determinant, with row k the
   // origin for D_k; indices play no part in a plain determinant).
-  SosPoint3 p[4];
+  SosPoint3Of<T> p[4];
   for (int i = 0; i < 4; ++i) p[i] = {u[i], v[i], w[i], i};
   const int sd = orient3_plain(p);
   if (sd == 0) return;
@@ -161,8 +163,8 @@ FACTZ_HD void determinant_margins(const float u[4], const float v[4], const floa
   }
   double d_rel = -1.0, d_abs = -1.0;  // D's margins, computed on first use
   for (int k = 0; k < 4; ++k) {
-    SosPoint3 q[4] = {p[0], p[1], p[2], p[3]};
-    q[k] = {0.0f, 0.0f, 0.0f, k};
+    SosPoint3Of<T> q[4] = {p[0], p[1], p[2], p[3]};
+    q[k] = {T(0), T(0), T(0), k};
     const int sk = orient3_plain(q);
     if (sk == 0 || sk == sd) continue;  // a tie (no margin), or the condition holds
     if (d_rel < 0.0) {
@@ -179,26 +181,31 @@ FACTZ_HD void determinant_margins(const float u[4], const float v[4], const floa
 /// The cost of a tetrahedron's bounds b[i][c] (at most eb) for the choice between rules: the
 /// sum over its nonzero entries x[i][c] of the binary exponent of b / eb (0 at eb; -1000 for a
 /// bound of 0).
-FACTZ_HD int bound_cost(const float* const x[3], const float b[4][3], float eb) {
-  const int e = ilogbf(eb);
+template <class T>
+FACTZ_HD int bound_cost(const T* const x[3], const T b[4][3], T eb) {
+  const int e = ilogb(double(eb));  // a float's exponent is its double's
   int cost = 0;
   for (int i = 0; i < 4; ++i)
     for (int c = 0; c < 3; ++c) {
-      if (x[c][i] == 0.0f) continue;
-      cost += b[i][c] > 0.0f ? (b[i][c] < eb ? ilogbf(b[i][c]) - e : 0) : -1000;
+      if (x[c][i] == T(0)) continue;
+      cost += b[i][c] > T(0) ? (b[i][c] < eb ? ilogb(double(b[i][c])) - e : 0) : -1000;
     }
   return cost;
 }
 
 /// The one-sign component of rule 0 among the values x[c][0..n) (c = u, v, w): the component
 /// with one strict sign at all n whose smallest magnitude is largest; -1 when none.
-FACTZ_HD int one_sign_component(const float* const x[3], int n) {
+template <class T>
+FACTZ_HD int one_sign_component(const T* const x[3], int n) {
   int best = -1;
-  float best_min = -1.0f;
+  T best_min = T(-1);
   for (int c = 0; c < 3; ++c) {
     if (!strictly_one_sided(x[c], n)) continue;
-    float m = fabsf(x[c][0]);
-    for (int i = 1; i < n; ++i) m = fabsf(x[c][i]) < m ? fabsf(x[c][i]) : m;
+    T m = x[c][0] < T(0) ? -x[c][0] : x[c][0];
+    for (int i = 1; i < n; ++i) {
+      const T a = x[c][i] < T(0) ? -x[c][i] : x[c][i];
+      m = a < m ? a : m;
+    }
     if (m > best_min) {
       best_min = m;
       best = c;
@@ -213,11 +220,23 @@ FACTZ_HD float safe_fraction(double m, float eb) {
   return b >= double(eb) ? eb : round_down(b);
 }
 
+/// safe_fraction of a float64 field: the double itself (an estimate: the float64 block mode
+/// trusts only its exact check, backend/cpu/block3d_mode.cpp); 0 for a NaN margin (an
+/// overflow in the magnitudes).
+FACTZ_HD double safe_fraction(double m, double eb) {
+  const double b = kSafetyFactor * m;
+  if (b != b) return 0.0;
+  return b >= eb ? eb : b;
+}
+
 /// The absolute bounds b[i][c] (<= eb) a tetrahedron hands its vertices (values u, v, w in
 /// path order), by the rules of the file comment. Returns whether the tetrahedron is proven
 /// critical-point free (else every bound is 0: it holds a critical point, or only ties decide).
-FACTZ_HD bool tet_safe_bounds(const float u[4], const float v[4], const float w[4], float eb, float b[4][3]) {
-  const float* const x[3] = {u, v, w};
+/// T: float, or double for float64 fields, whose bounds are estimates (the magnitudes may
+/// overflow or underflow in double); the exact check after quantization is what guarantees.
+template <class T>
+FACTZ_HD bool tet_safe_bounds(const T u[4], const T v[4], const T w[4], T eb, T b[4][3]) {
+  const T* const x[3] = {u, v, w};
   const int one = one_sign_component(x, 4);
   if (one >= 0) {  // rule 0
     for (int i = 0; i < 4; ++i)
@@ -229,7 +248,7 @@ FACTZ_HD bool tet_safe_bounds(const float u[4], const float v[4], const float w[
   const bool half_space = half_space_budgets(u, v, w, hs);
   bool all_eb = half_space;
   for (int i = 0; i < 4; ++i) {
-    const float d = half_space ? safe_fraction(hs[i], eb) : 0.0f;
+    const T d = half_space ? safe_fraction(hs[i], eb) : T(0);
     all_eb = all_eb && d == eb;
     b[i][0] = b[i][1] = b[i][2] = d;
   }
@@ -239,14 +258,14 @@ FACTZ_HD bool tet_safe_bounds(const float u[4], const float v[4], const float w[
   determinant_margins(u, v, w, xi, d);
   if (!half_space && !(xi > 0.0)) return false;  // then d is 0 too
   int best = half_space ? bound_cost(x, b, eb) : -1000000;
-  float r[4][3], a[4][3];
+  T r[4][3], a[4][3];
   for (int i = 0; i < 4; ++i)
     for (int c = 0; c < 3; ++c) {
       r[i][c] = safe_fraction(xi * fabs(double(x[c][i])), eb);
       a[i][c] = safe_fraction(d, eb);
     }
   const int cost_r = bound_cost(x, r, eb), cost_a = bound_cost(x, a, eb);
-  const float(*pick)[3] = nullptr;
+  const T(*pick)[3] = nullptr;
   if (cost_r > best) best = cost_r, pick = r;
   if (cost_a > best) pick = a;
   if (pick)
@@ -265,17 +284,18 @@ FACTZ_HD bool tet_safe_bounds(const float u[4], const float v[4], const float w[
 /// cube's tetrahedra that touch a missing vertex (cube_masked_tets), which are not part of
 /// the mesh: they constrain nothing (eb) and are reported free (the exact check skips them);
 /// the values of a missing vertex (the filled working copy's) are never what a bound protects.
-FACTZ_HD uint8_t cube_safe_bounds(const float* u, const float* v, const float* w, int64_t base, int64_t nx, int64_t ny,
-                                  float eb, float out[8][3], uint8_t off_mesh = 0) {
+template <class T>
+FACTZ_HD uint8_t cube_safe_bounds(const T* u, const T* v, const T* w, int64_t base, int64_t nx, int64_t ny, T eb,
+                                  T out[8][3], uint8_t off_mesh = 0) {
   const int64_t step[3] = {1, nx, nx * ny};
-  float cu[8], cv[8], cw[8];
+  T cu[8], cv[8], cw[8];
   for (int j = 0; j < 8; ++j) {
     const int64_t at = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
     cu[j] = u[at];
     cv[j] = v[at];
     cw[j] = w[at];
   }
-  const float* const cube[3] = {cu, cv, cw};
+  const T* const cube[3] = {cu, cv, cw};
   const int one = off_mesh ? -1 : one_sign_component(cube, 8);
   if (one >= 0) {
     for (int j = 0; j < 8; ++j)
@@ -291,13 +311,13 @@ FACTZ_HD uint8_t cube_safe_bounds(const float* u, const float* v, const float* w
     }
     const int a0 = tet_axis(t, 0), a1 = tet_axis(t, 1);
     const int corner[4] = {0, 1 << a0, (1 << a0) | (1 << a1), 7};
-    float tu[4], tv[4], tw[4];
+    T tu[4], tv[4], tw[4];
     for (int k = 0; k < 4; ++k) {
       tu[k] = cu[corner[k]];
       tv[k] = cv[corner[k]];
       tw[k] = cw[corner[k]];
     }
-    float b[4][3];
+    T b[4][3];
     if (tet_safe_bounds(tu, tv, tw, eb, b)) free_bits |= uint8_t(1 << t);
     for (int k = 0; k < 4; ++k)
       for (int c = 0; c < 3; ++c) out[corner[k]][c] = b[k][c] < out[corner[k]][c] ? b[k][c] : out[corner[k]][c];

@@ -55,19 +55,21 @@ FACTZ_HD int incident_tets(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_
 
 /// Whether one component has one strict sign over the 3 x 3 x 3 neighbourhood of vertex k =
 /// (x, y, z) (clipped to the grid) when the vertex takes `cand`: then no cube around the
-/// vertex holds a critical point (strictly_one_sided, for every cube at once).
+/// vertex holds a critical point (strictly_one_sided, for every cube at once). T (here and
+/// below): float, or double for float64 fields (kernels/tet64.hpp decides on the doubles).
+template <class T>
 FACTZ_HD bool neighbourhood_one_sided(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
-                                      const float cand[3], const float* const cur[3]) {
+                                      const T cand[3], const T* const cur[3]) {
   const int64_t k = (z * ny + y) * nx + x, sy = nx, sz = nx * ny;
   for (int comp = 0; comp < 3; ++comp) {
-    bool pos = cand[comp] > 0.0f, neg = cand[comp] < 0.0f;
+    bool pos = cand[comp] > T(0), neg = cand[comp] < T(0);
     for (int64_t dz = z > 0 ? -1 : 0; dz <= (z + 1 < nz ? 1 : 0) && (pos || neg); ++dz)
       for (int64_t dy = y > 0 ? -1 : 0; dy <= (y + 1 < ny ? 1 : 0) && (pos || neg); ++dy)
         for (int64_t dx = x > 0 ? -1 : 0; dx <= (x + 1 < nx ? 1 : 0); ++dx) {
           if (dx == 0 && dy == 0 && dz == 0) continue;
-          const float q = cur[comp][k + dz * sz + dy * sy + dx];
-          pos = pos && q > 0.0f;
-          neg = neg && q < 0.0f;
+          const T q = cur[comp][k + dz * sz + dy * sy + dx];
+          pos = pos && q > T(0);
+          neg = neg && q < T(0);
         }
     if (pos || neg) return true;
   }
@@ -94,20 +96,20 @@ FACTZ_HD bool quiet_cube_holds(const int d[3], const uint8_t* want) {
 /// inside test (tet_inside_verdict), and the exact types of the critical points that stay
 /// inside are compared last (tet_type_is). The same answer as comparing tet_signature on each tetrahedron alone
 /// (Speculative3D.TheCubeScreenDecidesAsEachTetrahedronAlone), with no index division.
-FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, float cu,
-                                float cv, float cw, const float* cur_u, const float* cur_v, const float* cur_w,
-                                const uint8_t* original) {
+template <class T>
+FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, T cu, T cv,
+                                T cw, const T* cur_u, const T* cur_v, const T* cur_w, const uint8_t* original) {
   const int64_t k = (z * ny + y) * nx + x;
   const int64_t step[3] = {1, nx, nx * ny};
-  const float cand[3] = {cu, cv, cw};
-  const float* const cur[3] = {cur_u, cur_v, cur_w};
+  const T cand[3] = {cu, cv, cw};
+  const T* const cur[3] = {cur_u, cur_v, cur_w};
   const bool all_quiet = neighbourhood_one_sided(nx, ny, nz, x, y, z, cand, cur);
   // Tetrahedra whose critical point stays inside: their types are compared last, once no
   // cheaper test has failed (the exact type is the costly part of a failing candidate).
   struct Typed {
     uint8_t want;
     int axes[3];
-    float u[4], v[4], w[4];
+    T u[4], v[4], w[4];
   } typed[24];
   int n_typed = 0;
   for (int c = 0; c < 8; ++c) {
@@ -123,7 +125,7 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
     // The cube's vertices and values: corner j is base plus the steps of the bits of j (k is
     // corner c).
     int64_t at[8];
-    float u[8], v[8], w[8];
+    T u[8], v[8], w[8];
     for (int j = 0; j < 8; ++j) {
       at[j] = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
       u[j] = j == c ? cu : cur_u[at[j]];
@@ -139,7 +141,7 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
       const int axes[3] = {tet_axis(t, 0), tet_axis(t, 1), tet_axis(t, 2)};
       const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
       int64_t idx[4];
-      float tu[4], tv[4], tw[4];
+      T tu[4], tv[4], tw[4];
       for (int j = 0; j < 4; ++j) {
         const int q = corner[j];
         idx[j] = at[q];
@@ -166,34 +168,37 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
   return true;
 }
 
-struct Speculation3D {
+template <class T>
+struct Speculation3DOf {
   uint8_t id = 0;  ///< 0 exact, 1..kMaxBoundId bound id, kZeroVectorId
   int32_t code[3] = {0, 0, 0};
-  float recon[3] = {0, 0, 0};  ///< the committed values (the original when exact)
+  T recon[3] = {0, 0, 0};  ///< the committed values (the original when exact)
 };
+using Speculation3D = Speculation3DOf<float>;
 
 /// Deferred-commit speculation for target (x, y, z) of the phase with axis bits `axes` at
 /// level `step` (the file comment gives the rule). `f` the original planes (u, v, w), `cur`
 /// the current state, `original` the original signature per tetrahedron, `bound` holds
 /// bound_of_id for every id, `radius` limits the codes; `check` false skips the signature
 /// test (tests only: it shows that the check is what keeps the critical points).
-FACTZ_HD Speculation3D speculate_vertex3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
-                                          int64_t step, uint8_t axes, const float* const f[3], float* const cur[3],
-                                          const uint8_t* original, const float* bound, int32_t radius, bool check) {
+template <class T>
+FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
+                                              int64_t step, uint8_t axes, const T* const f[3], T* const cur[3],
+                                              const uint8_t* original, const T* bound, int32_t radius, bool check) {
   const int64_t k = (z * ny + y) * nx + x;
-  Speculation3D s;
+  Speculation3DOf<T> s;
   for (int c = 0; c < 3; ++c) s.recon[c] = f[c][k];
-  if (s.recon[0] == 0.0f && s.recon[1] == 0.0f && s.recon[2] == 0.0f) {
+  if (s.recon[0] == T(0) && s.recon[1] == T(0) && s.recon[2] == T(0)) {
     s.id = uint8_t(kZeroVectorId);
-    s.recon[0] = s.recon[1] = s.recon[2] = 0.0f;  // +0 even for a -0 input: the same value
+    s.recon[0] = s.recon[1] = s.recon[2] = T(0);  // +0 even for a -0 input: the same value
     return s;
   }
-  if (!(bound[kMaxBoundId] > 0.0f)) return s;
-  float pred[3];
+  if (!(bound[kMaxBoundId] > T(0))) return s;
+  T pred[3];
   for (int c = 0; c < 3; ++c) pred[c] = predict3d(cur[c], nx, ny, nz, x, y, z, step, axes);
   for (int id = kMaxBoundId; id >= 1; --id) {
     int32_t code[3];
-    float r[3];
+    T r[3];
     bool fits = true, within = true;
     // A code out of range only grows as the bound shrinks: stop there.
     for (int c = 0; c < 3 && fits; ++c) fits = quantize_residual(f[c][k], pred[c], bound[id], radius, code[c], r[c]);
@@ -215,13 +220,13 @@ FACTZ_HD Speculation3D speculate_vertex3d(int64_t nx, int64_t ny, int64_t nz, in
 /// points at the target's (u, v, w) when id is 0; sym[c] = code + radius when 1 <= id <=
 /// kMaxBoundId. Returns false when a coded value is not finite, which the writer never
 /// produces (a damaged stream). The writer's commit computes the same expression.
-FACTZ_HD bool decode_speculative_target3d(float* const out[3], int64_t nx, int64_t ny, int64_t nz, int64_t x,
-                                          int64_t y, int64_t z, int64_t step, uint8_t axes, uint16_t id,
-                                          const float* exact, const uint16_t sym[3], const float* bound,
-                                          int32_t radius) {
+template <class T>
+FACTZ_HD bool decode_speculative_target3d(T* const out[3], int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y,
+                                          int64_t z, int64_t step, uint8_t axes, uint16_t id, const T* exact,
+                                          const uint16_t sym[3], const T* bound, int32_t radius) {
   const int64_t k = (z * ny + y) * nx + x;
   if (id == kZeroVectorId) {
-    out[0][k] = out[1][k] = out[2][k] = 0.0f;
+    out[0][k] = out[1][k] = out[2][k] = T(0);
     return true;
   }
   if (id == 0) {
@@ -230,10 +235,10 @@ FACTZ_HD bool decode_speculative_target3d(float* const out[3], int64_t nx, int64
   }
   bool finite = true;
   for (int c = 0; c < 3; ++c) {
-    const float p = predict3d(out[c], nx, ny, nz, x, y, z, step, axes);
-    const float r = dequantize_residual(p, bound[id], int32_t(sym[c]) - radius);
+    const T p = predict3d(out[c], nx, ny, nz, x, y, z, step, axes);
+    const T r = dequantize_residual(p, bound[id], int32_t(sym[c]) - radius);
     out[c][k] = r;
-    finite = finite && r - r == 0.0f;
+    finite = finite && finite_value(r);
   }
   return finite;
 }

@@ -78,13 +78,18 @@ FACTZ_HD void tet_vertices(int64_t nx, int64_t ny, int64_t tet, int64_t idx[4], 
 
 // ---- Orientation ------------------------------------------------------------------------
 
-/// A point of the (u, v, w) space tagged with its global vertex index (-1: the origin).
-struct SosPoint3 {
-  float x;
-  float y;
-  float z;
+/// A point of the (u, v, w) space tagged with its global vertex index (-1: the origin). T is
+/// the field's value type: float here, double in kernels/tet64.hpp, whose orient3_plain and
+/// sos_minor_sign overloads the templates below (orient3_sos, tet_contains_origin, ...) pick
+/// by argument type.
+template <class T>
+struct SosPoint3Of {
+  T x;
+  T y;
+  T z;
   int64_t index;
 };
+using SosPoint3 = SosPoint3Of<float>;
 
 /// Coordinate k (0 = x, 1 = y, 2 = z) of a point.
 FACTZ_HD float coord3(const SosPoint3& p, int k) { return k == 0 ? p.x : (k == 1 ? p.y : p.z); }
@@ -195,12 +200,13 @@ FACTZ_HD int sos_minor_sign(const SosPoint3 p[4], int count, const int rows[3], 
 /// by index (docs/architecture.md): sort by index, then the first nonzero of the plain
 /// determinant and the coefficients of the perturbation monomials in increasing order.
 /// Indices must be pairwise distinct.
-FACTZ_HD int orient3_sos(SosPoint3 a, SosPoint3 b, SosPoint3 c, SosPoint3 d) {
-  SosPoint3 p[4] = {a, b, c, d};
+template <class T>
+FACTZ_HD int orient3_sos(SosPoint3Of<T> a, SosPoint3Of<T> b, SosPoint3Of<T> c, SosPoint3Of<T> d) {
+  SosPoint3Of<T> p[4] = {a, b, c, d};
   int parity = 0;
   for (int i = 1; i < 4; ++i)  // insertion sort by index, counting transpositions
     for (int j = i; j > 0 && p[j - 1].index > p[j].index; --j) {
-      const SosPoint3 t = p[j];
+      const SosPoint3Of<T> t = p[j];
       p[j] = p[j - 1];
       p[j - 1] = t;
       parity ^= 1;
@@ -233,9 +239,10 @@ FACTZ_HD int orient3_sos(SosPoint3 a, SosPoint3 b, SosPoint3 c, SosPoint3 d) {
 /// Whether the origin lies in the tetrahedron spanned by four vectors (path order, each
 /// with its vertex index): s = orient(p0..p3), s_k with p_k replaced by the origin; inside
 /// iff all four s_k equal s.
-FACTZ_HD bool tet_contains_origin(const SosPoint3 p[4]) {
+template <class T>
+FACTZ_HD bool tet_contains_origin(const SosPoint3Of<T> p[4]) {
   const int s = orient3_sos(p[0], p[1], p[2], p[3]);
-  const SosPoint3 o{0.0f, 0.0f, 0.0f, -1};
+  const SosPoint3Of<T> o{T(0), T(0), T(0), -1};
   return orient3_sos(o, p[1], p[2], p[3]) == s && orient3_sos(p[0], o, p[2], p[3]) == s &&
          orient3_sos(p[0], p[1], o, p[3]) == s && orient3_sos(p[0], p[1], p[2], o) == s;
 }
@@ -279,22 +286,30 @@ FACTZ_HD CpType3 type_from_signs(int sdet, int s2, int s1, int sh, int sdisc) {
   }
 }
 
+/// The type from the exact Jacobian J[component][axis], held in integers of a width the
+/// caller proves sufficient for the discriminant (shared by the float and double kernels).
+template <int N>
+FACTZ_HD CpType3 tet_type_of_jacobian(const WideInt<N> J[3][3]) {
+  using Int = WideInt<N>;
+  const Int tr = J[0][0] + J[1][1] + J[2][2];
+  const Int minors = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) + (J[0][0] * J[2][2] - J[0][2] * J[2][0]) +
+                     (J[1][1] * J[2][2] - J[1][2] * J[2][1]);
+  const Int det = det3(J[0], J[1], J[2]);
+  if (det.sign() == 0) return CpType3::degenerate;
+  const Int a2 = -tr, a1 = minors, a0 = -det;
+  const Int hurwitz = a2 * a1 - a0;
+  const Int a2a2 = a2 * a2, a1a1 = a1 * a1;
+  const Int disc = 18 * (a2 * a1 * a0) - 4 * (a2a2 * a2 * a0) + a2a2 * a1a1 - 4 * (a1a1 * a1) - 27 * (a0 * a0);
+  return type_from_signs(det.sign(), a2.sign(), a1.sign(), hurwitz.sign(), disc.sign());
+}
+
 /// tet_type's exact stage: the five polynomials in wide integers (out of line).
 FACTZ_HD_COLD CpType3 tet_type_wide(const float u[4], const float v[4], const float w[4], const int axes[3]) {
   TypeInt J[3][3];  // J[component][axis]
   const float* f[3] = {u, v, w};
   for (int c = 0; c < 3; ++c)
     for (int k = 0; k < 3; ++k) J[c][axes[k]] = TypeInt::scaled(f[c][k + 1]) - TypeInt::scaled(f[c][k]);
-  const TypeInt tr = J[0][0] + J[1][1] + J[2][2];
-  const TypeInt minors = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) + (J[0][0] * J[2][2] - J[0][2] * J[2][0]) +
-                         (J[1][1] * J[2][2] - J[1][2] * J[2][1]);
-  const TypeInt det = det3(J[0], J[1], J[2]);
-  if (det.sign() == 0) return CpType3::degenerate;
-  const TypeInt a2 = -tr, a1 = minors, a0 = -det;
-  const TypeInt hurwitz = a2 * a1 - a0;
-  const TypeInt a2a2 = a2 * a2, a1a1 = a1 * a1;
-  const TypeInt disc = 18 * (a2 * a1 * a0) - 4 * (a2a2 * a2 * a0) + a2a2 * a1a1 - 4 * (a1a1 * a1) - 27 * (a0 * a0);
-  return type_from_signs(det.sign(), a2.sign(), a1.sign(), hurwitz.sign(), disc.sign());
+  return tet_type_of_jacobian(J);
 }
 
 /// The sign of a value computed in double whose error is below 2^-47 times
@@ -367,13 +382,25 @@ FACTZ_HD_COLD CpType3 tet_type(const float u[4], const float v[4], const float w
   return type_from_signs(sdet, s2, s1, sh, sdisc);
 }
 
+/// tet_type for a value type, as the templates below call it: double arguments bring no
+/// namespace for argument-dependent lookup, so kernels/tet64.hpp adds its float64 tet_type
+/// as TetType<double>.
+template <class T>
+struct TetType;
+template <>
+struct TetType<float> {
+  FACTZ_HD static CpType3 of(const float u[4], const float v[4], const float w[4], const int axes[3]) {
+    return tet_type(u, v, w, axes);
+  }
+};
+
 /// A tetrahedron's signature: 0 without a critical point, 1 + its CpType3 otherwise.
-FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const float u[4], const float v[4],
-                               const float w[4]) {
-  SosPoint3 p[4];
+template <class T>
+FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const T u[4], const T v[4], const T w[4]) {
+  SosPoint3Of<T> p[4];
   for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
   if (!tet_contains_origin(p)) return 0;
-  return uint8_t(1 + int(tet_type(u, v, w, axes)));
+  return uint8_t(1 + int(TetType<T>::of(u, v, w, axes)));
 }
 
 // ---- Quick exclusions ------------------------------------------------------------------
@@ -387,11 +414,12 @@ FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const fl
 /// critical point, perturbation included: Simulation of Simplicity decides as for the
 /// points moved by an infinitesimal eps (the origin too), and such moves keep a strict
 /// separation, so tet_contains_origin is false. +-0 count as neither sign.
-FACTZ_HD bool strictly_one_sided(const float* x, int n) {
+template <class T>
+FACTZ_HD bool strictly_one_sided(const T* x, int n) {
   bool pos = true, neg = true;
   for (int k = 0; k < n; ++k) {
-    pos = pos && x[k] > 0.0f;
-    neg = neg && x[k] < 0.0f;
+    pos = pos && x[k] > T(0);
+    neg = neg && x[k] < T(0);
   }
   return pos || neg;
 }
@@ -403,7 +431,8 @@ FACTZ_HD bool strictly_one_sided(const float* x, int n) {
 /// never reported). Worth it because orient3_plain is one double filter, while the
 /// symbolic perturbation of a flat image (zero regions, constant regions, ties) walks up
 /// to 84 wide-integer minors in each of the five orientations.
-FACTZ_HD bool flat_image(const SosPoint3 p[4]) { return orient3_plain(p) == 0; }
+template <class T>
+FACTZ_HD bool flat_image(const SosPoint3Of<T> p[4]) { return orient3_plain(p) == 0; }
 
 /// What the inside test says about a tetrahedron whose original signature is `want`
 /// (tet_inside_verdict).
@@ -413,20 +442,22 @@ enum class InsideVerdict : uint8_t { differs = 0, same = 1, needs_type = 2 };
 /// inside test go: `differs` (a critical point where `want` says none, or none where it says
 /// one), `same` (none, as `want` says), or `needs_type` (a critical point, as `want` says:
 /// its type decides, tet_type_is).
-FACTZ_HD InsideVerdict tet_inside_verdict(uint8_t want, const int64_t idx[4], const float u[4], const float v[4],
-                                          const float w[4]) {
+template <class T>
+FACTZ_HD InsideVerdict tet_inside_verdict(uint8_t want, const int64_t idx[4], const T u[4], const T v[4],
+                                          const T w[4]) {
   const bool none = want == 0;
   if (strictly_one_sided(u, 4) || strictly_one_sided(v, 4) || strictly_one_sided(w, 4))
     return none ? InsideVerdict::same : InsideVerdict::differs;
-  SosPoint3 p[4];
+  SosPoint3Of<T> p[4];
   for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
   if (flat_image(p) || !tet_contains_origin(p)) return none ? InsideVerdict::same : InsideVerdict::differs;
   return none ? InsideVerdict::differs : InsideVerdict::needs_type;
 }
 
 /// Whether a tetrahedron holding a critical point has signature `want` (1 + its type).
-FACTZ_HD bool tet_type_is(uint8_t want, const int axes[3], const float u[4], const float v[4], const float w[4]) {
-  return uint8_t(1 + int(tet_type(u, v, w, axes))) == want;
+template <class T>
+FACTZ_HD bool tet_type_is(uint8_t want, const int axes[3], const T u[4], const T v[4], const T w[4]) {
+  return uint8_t(1 + int(TetType<T>::of(u, v, w, axes))) == want;
 }
 
 }  // namespace factz::detail

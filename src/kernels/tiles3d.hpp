@@ -70,9 +70,11 @@ FACTZ_HD T tile_lorenzo3d(const T* q, int64_t i, int64_t j, int64_t l) {
 /// Lorenzo residual of the original values inside the tile. 0 when eb is 0 or no vertex
 /// is free. The guarantee does not depend on the choice (every vertex is checked against its
 /// own bound when quantized, and stored exactly on a miss).
-FACTZ_HD uint8_t choose_tile_id3d(const float* x, const uint8_t* ids, int64_t nx, int64_t ny, const int64_t lo[3],
-                                  const int64_t hi[3], float eb) {
-  if (!(eb > 0.0f)) return 0;
+/// V: float, or double for float64 fields (residuals binned as choose_tile_id bins them).
+template <class V>
+FACTZ_HD uint8_t choose_tile_id3d(const V* x, const uint8_t* ids, int64_t nx, int64_t ny, const int64_t lo[3],
+                                  const int64_t hi[3], V eb) {
+  if (!(eb > V(0))) return 0;
   const int eb_exponent = exponent_bits(eb);
   const int64_t sy = nx, sz = nx * ny;
   int32_t hist[kMaxBoundId + 1][kTileCostBins];
@@ -94,7 +96,7 @@ FACTZ_HD uint8_t choose_tile_id3d(const float* x, const uint8_t* ids, int64_t nx
           const double ab = hx && hy ? x[k - 1 - sy] : 0.0, ac = hx && hz ? x[k - 1 - sz] : 0.0;
           const double bc = hy && hz ? x[k - sy - sz] : 0.0, abc = hx && hy && hz ? x[k - 1 - sy - sz] : 0.0;
           const double pred = ((((((a + b) + c) - ab) - ac) - bc) + abc);
-          const int e = residual_bin(float(fabs(double(x[k]) - pred)), eb_exponent);
+          const int e = residual_bin(residual_magnitude(double(x[k]) - pred, V(0)), eb_exponent);
           ++hist[id][e];
           e_lo = e < e_lo ? e : e_lo;
           e_hi = e > e_hi ? e : e_hi;

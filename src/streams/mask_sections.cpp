@@ -118,6 +118,12 @@ void append_mask_section3d(std::span<const uint8_t> mask, int64_t nx, int64_t ro
   append_mask_sections_any<float>(mask, nx, rows, planes, true, sections);
 }
 
+void append_mask_section3d(std::span<const uint8_t> mask, int64_t nx, int64_t rows, std::span<const double> u,
+                           std::span<const double> v, std::span<const double> w, std::vector<Section>& sections) {
+  const std::span<const double> planes[3] = {u, v, w};
+  append_mask_sections_any<double>(mask, nx, rows, planes, true, sections);
+}
+
 Result<bool> stream_has_mask(const ParsedContainer& pc) {
   const bool m = has_section(pc, kSectionMask), v = has_section(pc, kSectionMaskedValues);
   if (has_section(pc, kSectionMaskAndValues)) {
@@ -257,6 +263,12 @@ Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContain
                             std::span<float> u, std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask) {
   const std::span<float> planes[3] = {u, v, w};
   return apply_mask_sections_any<float>(stream, pc, nx, rows, planes, mask);
+}
+
+Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t rows,
+                            std::span<double> u, std::span<double> v, std::span<double> w, std::vector<uint8_t>& mask) {
+  const std::span<double> planes[3] = {u, v, w};
+  return apply_mask_sections_any<double>(stream, pc, nx, rows, planes, mask);
 }
 
 }  // namespace factz::detail

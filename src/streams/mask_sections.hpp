@@ -32,6 +32,9 @@ void append_mask_sections(std::span<const uint8_t> mask, int64_t nx, int64_t ny,
 /// a triple (u, v, w) where a 2D stream holds a pair.
 void append_mask_section3d(std::span<const uint8_t> mask, int64_t nx, int64_t rows, std::span<const float> u,
                            std::span<const float> v, std::span<const float> w, std::vector<Section>& sections);
+/// The same for a float64 field (format version 13): triples of u64 bits.
+void append_mask_section3d(std::span<const uint8_t> mask, int64_t nx, int64_t rows, std::span<const double> u,
+                           std::span<const double> v, std::span<const double> w, std::vector<Section>& sections);
 
 /// Whether a parsed stream holds the mask sections (both, or mask_and_values alone; anything
 /// else is corrupt).
@@ -50,6 +53,8 @@ Status apply_mask_sections(std::span<const uint8_t> stream, const ParsedContaine
 /// ny * nz rows, triples.
 Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t rows,
                             std::span<float> u, std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask);
+Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t rows,
+                            std::span<double> u, std::span<double> v, std::span<double> w, std::vector<uint8_t>& mask);
 
 /// The mask section alone (the speculative decoder needs the mask before the values).
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,

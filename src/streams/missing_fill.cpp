@@ -69,17 +69,30 @@ VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& m
 VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask) {
   return fill_missing_any(f, mask);
 }
-VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& mask) {
-  VectorField3D w;
+namespace {
+
+template <class Field>
+Field fill_missing3d_any(const Field& f, const std::vector<uint8_t>& mask) {
+  using T = typename decltype(Field::u)::value_type;
+  Field w;
   w.nx = f.nx;
   w.ny = f.ny;
   w.nz = f.nz;
   w.u = f.u;
   w.v = f.v;
   w.w = f.w;
-  float* const planes[3] = {w.u.data(), w.v.data(), w.w.data()};
-  fill_planes<float>(planes, mask, f.nx, f.ny * f.nz);
+  T* const planes[3] = {w.u.data(), w.v.data(), w.w.data()};
+  fill_planes<T>(planes, mask, f.nx, f.ny * f.nz);
   return w;
+}
+
+}  // namespace
+
+VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& mask) {
+  return fill_missing3d_any(f, mask);
+}
+VectorField3D64 fill_missing(const VectorField3D64& f, const std::vector<uint8_t>& mask) {
+  return fill_missing3d_any(f, mask);
 }
 
 }  // namespace factz::detail

@@ -26,5 +26,6 @@ VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t
 /// slice after the other (ny * nz rows), so a row without a valid vertex copies the nearest
 /// filled row before it, across slices too (mask: nx * ny * nz bytes).
 VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& mask);
+VectorField3D64 fill_missing(const VectorField3D64& f, const std::vector<uint8_t>& mask);
 
 }  // namespace factz::detail

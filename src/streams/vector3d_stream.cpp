@@ -20,13 +20,25 @@ namespace {
 
 constexpr uint32_t kCodeSections[3] = {kSectionCodesU, kSectionCodesV, kSectionCodesW};
 
-/// The meta section: the bound-id range, the radius and the predictor (6 bytes).
-std::vector<uint8_t> meta_section3d() {
+/// The meta section: the bound-id range, the radius, the f64 bound in a float64 stream
+/// (version 13), and the predictor (6 bytes, 14 in a float64 stream).
+std::vector<uint8_t> meta_section3d(const Stream3DPlan& p) {
   ByteWriter w;
   w.u8(uint8_t(kMaxBoundId));
   w.u32(uint32_t(kRadius));
+  if (p.dtype == kDtypeFloat64) w.f64(p.eb64);
   w.u8(kPredictor3DCubic);
   return std::move(w.bytes());
+}
+
+/// The meta section of a float64 3D speculative stream: parse_meta_section's 13 bytes (the
+/// f64 bound, checked against the header's), then the predictor.
+Status check_meta_section3d64(std::span<const uint8_t> meta, const Header& h, double& eb) {
+  if (meta.size() != 14) return corrupt_stream("meta section of a float64 3D vector stream holds 14 bytes");
+  FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.first(13), h, eb));
+  if (meta[13] != kPredictor3DCubic)
+    return corrupt_stream("meta section: unknown 3D predictor " + std::to_string(int(meta[13])));
+  return Status::Ok();
 }
 
 Status check_meta_section3d(std::span<const uint8_t> meta) {
@@ -71,7 +83,7 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
                                                     std::vector<Section> mask) {
   const auto coder = EntropyCoder(p.options.coder);
   std::vector<Section> sections;
-  sections.push_back({kSectionMeta, meta_section3d()});
+  sections.push_back({kSectionMeta, meta_section3d(p)});
   for (int c = 0; c < 3; ++c) {  // segmented by phase (format version 10)
     std::vector<uint8_t> coded;
     FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes[c], pl.phase_codes, p.threads, coded));
@@ -86,8 +98,10 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   const Options& o = p.options;
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
-  // 8 (codes_w) with segmented codes; 11 with the mask (segmented as well)
-  h.version = masked ? kFormatVersionMasked3D : kFormatVersionSegmented3D;
+  // 8 (codes_w) with segmented codes; 12 with the mask (segmented as well); 13 when float64
+  h.dtype = p.dtype;
+  h.version = p.dtype == kDtypeFloat64 ? kFormatVersionFloat64Vector3D
+                                       : (masked ? kFormatVersionMasked3D : kFormatVersionSegmented3D);
   h.components = 3;
   h.ndims = 3;
   h.mode = uint8_t(Mode::speculative);
@@ -106,14 +120,16 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
                                                 : "a 2D vector field (factz::decompress)";
     return Status(Code::unsupported_version, "stream is not a 3D vector field: it holds " + what);
   }
-  if (h.dtype != kDtypeFloat32) return Status(Code::unsupported_version, "3D vector streams are float32 only");
   if (h.mode != kModeNone && h.mode != kModeBlock && h.mode != kModeSpeculative)
     return Status(Code::unsupported_version,
                   "3D vector stream of mode " + std::to_string(h.mode) + ": this build decodes modes none, block and "
                   "speculative");
   if (!(h.eb >= 0.0f) || !(h.eb <= kMaxEb)) return corrupt_stream("absolute bound out of range");
   const bool tiled = h.mode != kModeSpeculative;
-  const bool masked = h.version == kFormatVersionMasked3D;  // and only version 12 holds the mask
+  // Version 12 holds the mask; version 13 (float64) when it has the section.
+  const bool masked =
+      h.version == kFormatVersionMasked3D ||
+      (h.version == kFormatVersionFloat64Vector3D && has_section(parsed.value(), kSectionMaskAndValues));
   std::vector<uint32_t> sections = {kSectionMeta, kSectionCodesU, kSectionCodesV, kSectionCodesW, kSectionExactValues};
   if (masked) sections.push_back(kSectionMaskAndValues);
   if (tiled) {
@@ -153,30 +169,53 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
   return parsed;
 }
 
-Status read_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::vector<uint8_t>& mask) {
-  mask.clear();
-  if (pc.header.version != kFormatVersionMasked3D) return Status::Ok();
-  const auto& h = pc.header;
-  return read_mask(stream, pc, int64_t(h.nx), int64_t(h.ny * h.nz), mask);
+namespace {
+
+/// Whether a stream accepted by parse_vector3d_stream holds missing vertices.
+bool masked3d(const ParsedContainer& pc) {
+  return pc.header.version == kFormatVersionMasked3D ||
+         (pc.header.version == kFormatVersionFloat64Vector3D && has_section(pc, kSectionMaskAndValues));
 }
 
-Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u,
-                    std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask) {
-  if (pc.header.version != kFormatVersionMasked3D) return Status::Ok();
+/// The value type of a decoder's planes must be the stream's (invalid_argument otherwise: a
+/// float decoder would round a float64 stream's values, a double one is the wrong API).
+template <class T>
+Status require_value_type3d(const Header& h) {
+  const bool f64 = h.dtype == kDtypeFloat64;
+  if (f64 == (sizeof(T) == 8)) return Status::Ok();
+  return invalid_argument(f64 ? "the stream holds a float64 3D vector field: decode it with factz::decompress3d64"
+                              : "the stream holds a float32 3D vector field: decode it with factz::decompress3d");
+}
+
+/// Reads one exact value (f32, or f64 in a float64 stream).
+bool get_exact(ByteReader& r, float& x) { return r.f32(x); }
+bool get_exact(ByteReader& r, double& x) { return r.f64(x); }
+
+template <class T>
+Status apply_mask3d_any(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<T> u, std::span<T> v,
+                        std::span<T> w, std::vector<uint8_t>& mask) {
+  if (!masked3d(pc)) return Status::Ok();
+  FACTZ_RETURN_IF_ERROR(require_value_type3d<T>(pc.header));
   const auto& h = pc.header;
   return apply_mask_section3d(stream, pc, int64_t(h.nx), int64_t(h.ny * h.nz), u, v, w, mask);
 }
 
-Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                           Speculative3DInput& out, const uint8_t* missing) {
+template <class T>
+Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                               Speculative3DInputOf<T>& out, const uint8_t* missing) {
   const auto& h = pc.header;
+  FACTZ_RETURN_IF_ERROR(require_value_type3d<T>(h));
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   {
     auto meta = section(kSectionMeta);
     if (!meta.ok()) return meta.status();
-    FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value()));
+    if constexpr (sizeof(T) == 8) {
+      FACTZ_RETURN_IF_ERROR(check_meta_section3d64(meta.value(), h, out.eb));
+    } else {
+      FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value()));
+      out.eb = h.eb;
+    }
   }
-  out.eb = h.eb;
   const auto coder = EntropyCoder(h.coder);
   const uint64_t s0 = h.anchor_stride;
   int64_t anchors = int64_t(((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1) * ((h.nz - 1) / s0 + 1));
@@ -211,7 +250,7 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
   for (int c = 0; c < 3; ++c) {
     auto coded = section(kCodeSections[c]);
     if (!coded.ok()) return coded.status();
-    if (h.version >= kFormatVersionSegmented3D) {  // 10 and 11; parse_segmented checks the counts first
+    if (h.version >= kFormatVersionSegmented3D) {  // 10, 12, 13; parse_segmented checks the counts first
       out.codes[c].resize(size_t(n_codes));
       FACTZ_RETURN_IF_ERROR(decode_segmented(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
       continue;
@@ -226,16 +265,43 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
   }
   auto ex = section(kSectionExactValues);
   if (!ex.ok()) return ex.status();
-  if (uint64_t(ex->size()) != uint64_t(n_exact) * 12)
+  if (uint64_t(ex->size()) != uint64_t(n_exact) * 3 * sizeof(T))
     return corrupt_stream("exact value count does not match the bound ids (" + std::to_string(ex->size()) +
                           " bytes for " + std::to_string(n_exact) + " vertices)");
   out.exact.resize(size_t(3 * n_exact));
   ByteReader r(ex.value());
-  for (float& x : out.exact) {
-    if (!r.f32(x)) return corrupt_stream("exact values truncated");
+  for (T& x : out.exact) {
+    if (!get_exact(r, x)) return corrupt_stream("exact values truncated");
     if (!std::isfinite(x)) return corrupt_stream("exact value is not finite");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status read_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::vector<uint8_t>& mask) {
+  mask.clear();
+  if (!masked3d(pc)) return Status::Ok();
+  const auto& h = pc.header;
+  return read_mask(stream, pc, int64_t(h.nx), int64_t(h.ny * h.nz), mask);
+}
+
+Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u,
+                    std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask) {
+  return apply_mask3d_any(stream, pc, u, v, w, mask);
+}
+Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<double> u,
+                    std::span<double> v, std::span<double> w, std::vector<uint8_t>& mask) {
+  return apply_mask3d_any(stream, pc, u, v, w, mask);
+}
+
+Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                           Speculative3DInput& out, const uint8_t* missing) {
+  return parse_speculative3d_any(stream, pc, threads, out, missing);
+}
+Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                           Speculative3DInput64& out, const uint8_t* missing) {
+  return parse_speculative3d_any(stream, pc, threads, out, missing);
 }
 
 // ---- The 3D tiled modes (none and block) --------------------------------------------------
@@ -263,9 +329,10 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
   const auto coder = EntropyCoder(o.coder);
   std::vector<Section> sections;
   {
-    ByteWriter w;  // the 2D tiled meta section: bound-id range and radius (5 bytes)
+    ByteWriter w;  // the 2D tiled meta section: bound-id range and radius (5 bytes), the f64 bound when float64
     w.u8(uint8_t(kMaxBoundId));
     w.u32(uint32_t(kRadius));
+    if (p.dtype == kDtypeFloat64) w.f64(p.eb64);
     sections.push_back({kSectionMeta, std::move(w.bytes())});
   }
   if (o.mode == Mode::block) sections.push_back({kSectionTileBounds, std::move(pl.tile_ids)});
@@ -282,7 +349,8 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
   std::vector<uint32_t> section_ids;
   for (const auto& s : sections) section_ids.push_back(s.id);
-  h.version = stream_version(section_ids);  // 8: codes_w; 11 with mask_and_values
+  h.dtype = p.dtype;
+  h.version = stream_version(section_ids, false, p.dtype);  // 8: codes_w; 12 with mask_and_values; 13 when float64
   h.components = 3;
   h.ndims = 3;
   h.mode = uint8_t(o.mode);
@@ -292,21 +360,29 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
   return write_stream(h, std::move(sections));
 }
 
-Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out,
-                     const uint8_t* missing) {
+namespace {
+
+template <class T>
+Status parse_tiled3d_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                         Tiled3DInputOf<T>& out, const uint8_t* missing) {
   const auto& h = pc.header;
+  FACTZ_RETURN_IF_ERROR(require_value_type3d<T>(h));
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   {
     auto meta = section(kSectionMeta);
     if (!meta.ok()) return meta.status();
-    FACTZ_RETURN_IF_ERROR(check_meta_section(meta.value()));
+    if constexpr (sizeof(T) == 8) {
+      FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.value(), h, out.eb));  // 13 bytes: the f64 bound
+    } else {
+      FACTZ_RETURN_IF_ERROR(check_meta_section(meta.value()));
+      out.eb = h.eb;
+    }
   }
-  out.eb = h.eb;
   const uint64_t n = h.nx * h.ny * h.nz;
   const TileLayout3D L(int64_t(h.nx), int64_t(h.ny), int64_t(h.nz));
   const size_t ntiles = size_t(L.tile_count());
   FACTZ_RETURN_IF_ERROR(
-      read_tile_ids(stream, pc, &zstd_stage_decompressor(), h.mode, 3, ntiles, out.eb > 0.0f, out.tile_ids));
+      read_tile_ids(stream, pc, &zstd_stage_decompressor(), h.mode, 3, ntiles, out.eb > T(0), out.tile_ids));
   auto ex_idx = section(kSectionExactIndex);
   if (!ex_idx.ok()) return ex_idx.status();
   auto ex_val = section(kSectionExactValues);
@@ -343,6 +419,17 @@ Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc,
     if (!st.ok()) return corrupt_stream(std::string(kPlaneNames[c]) + " plane: " + st.message());
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out,
+                     const uint8_t* missing) {
+  return parse_tiled3d_any(stream, pc, threads, out, missing);
+}
+Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput64& out,
+                     const uint8_t* missing) {
+  return parse_tiled3d_any(stream, pc, threads, out, missing);
 }
 
 }  // namespace factz::detail

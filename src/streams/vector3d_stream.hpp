@@ -31,13 +31,17 @@ struct Stream3DPlan {
   Options options;
   float eb = 0;     ///< the absolute bound used (float_bound of the requested one)
   int threads = 1;  ///< host threads for entropy coding (the bytes never depend on it)
+  /// kDtypeFloat64: a float64 field (format version 13): exact and masked values are f64,
+  /// and the meta section carries eb64 (the header's eb is its float_bound).
+  uint8_t dtype = kDtypeFloat32;
+  double eb64 = 0;  ///< float64 fields: the absolute bound used (double_bound)
 };
 
 /// What a backend produced for the 3D speculative mode, in stream order.
 struct Speculative3DPayload {
   std::vector<uint16_t> ids;       ///< one per target (anchors excluded), schedule order
   std::vector<uint16_t> codes[3];  ///< code + kRadius of each coded target, per component
-  std::vector<uint8_t> exact;      ///< anchors then exact targets, (u, v, w) as f32 each
+  std::vector<uint8_t> exact;      ///< anchors then exact targets, (u, v, w) as f32 each (f64 in a float64 stream)
   std::vector<int64_t> phase_codes;  ///< coded targets per phase, schedule order
 };
 
@@ -55,13 +59,16 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
 Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream);
 
 /// What a decoder reads for the 3D speculative mode: ids checked, codes and exact values
-/// counted against them.
-struct Speculative3DInput {
-  float eb = 0;
+/// counted against them. T: float, or double for a float64 stream (version 13).
+template <class T>
+struct Speculative3DInputOf {
+  T eb = 0;
   std::vector<uint16_t> ids;
   std::vector<uint16_t> codes[3];
-  std::vector<float> exact;  ///< 3 per exactly stored vertex (anchors first)
+  std::vector<T> exact;  ///< 3 per exactly stored vertex (anchors first)
 };
+using Speculative3DInput = Speculative3DInputOf<float>;
+using Speculative3DInput64 = Speculative3DInputOf<double>;
 
 /// The mask of a stream accepted by parse_vector3d_stream (1 = missing, nx * ny * nz bytes):
 /// read from a version 12 stream's mask_and_values section; left empty for any other.
@@ -71,11 +78,15 @@ Status read_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, s
 /// (the decoder's last step); `mask` from read_mask3d. Nothing for another version.
 Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u,
                     std::span<float> v, std::span<float> w, std::vector<uint8_t>& mask);
+Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<double> u,
+                    std::span<double> v, std::span<double> w, std::vector<uint8_t>& mask);
 
 /// The decode input of a stream accepted by parse_vector3d_stream; `missing` its mask
 /// (read_mask3d; null for none): the ids and exact values leave the missing vertices out.
 Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
                            Speculative3DInput& out, const uint8_t* missing = nullptr);
+Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                           Speculative3DInput64& out, const uint8_t* missing = nullptr);
 
 /// What a backend produced for the 3D tiled modes (none and block), per component u, v, w.
 struct Tiled3DPayload {
@@ -92,18 +103,23 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
                                               std::vector<Section> mask = {});
 
 /// What a decoder reads for the 3D tiled modes; lists validated and sorted per component.
-struct Tiled3DInput {
-  float eb = 0;
+template <class T>
+struct Tiled3DInputOf {
+  T eb = 0;
   std::vector<uint8_t> tile_ids;  ///< 3 * tile count (mode none: every id 30, or 0 when eb is 0)
   std::vector<uint16_t> symbols[3];
   std::vector<int64_t> outlier_index[3], outlier_code[3], exact_index[3];
-  std::vector<float> exact_value[3];
+  std::vector<T> exact_value[3];
 };
+using Tiled3DInput = Tiled3DInputOf<float>;
+using Tiled3DInput64 = Tiled3DInputOf<double>;
 
 /// The decode input of a 3D tiled stream accepted by parse_vector3d_stream; `missing` its
 /// mask (read_mask3d; null for none): the codes hold the valid vertices' symbols only, each
 /// missing vertex takes its implied one (streams/tiled_lists.hpp spread_valid_symbols).
 Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput& out,
+                     const uint8_t* missing = nullptr);
+Status parse_tiled3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads, Tiled3DInput64& out,
                      const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail

@@ -15,13 +15,13 @@ namespace factz {
 
 namespace {
 
-std::string dims_text(const VectorField3D& f) {
+template <class Field>
+std::string dims_text(const Field& f) {
   return std::to_string(f.nx) + "x" + std::to_string(f.ny) + "x" + std::to_string(f.nz);
 }
 
-}  // namespace
-
-Result<Comparison3D> compare(const VectorField3D& a, const VectorField3D& b, Exec exec) {
+template <class Field>
+Result<Comparison3D> compare_any(const Field& a, const Field& b, Exec exec) {
   if (a.nx != b.nx || a.ny != b.ny || a.nz != b.nz)
     return invalid_argument("fields differ in dimensions: " + dims_text(a) + " vs " + dims_text(b));
   FACTZ_RETURN_IF_ERROR(validate_field(a));
@@ -81,6 +81,15 @@ Result<Comparison3D> compare(const VectorField3D& a, const VectorField3D& b, Exe
   c.nrmse = c.value_range > 0 ? c.rmse / c.value_range : 0.0;
   c.psnr = c.rmse > 0 ? 20.0 * std::log10(c.value_range / c.rmse) : std::numeric_limits<double>::infinity();
   return c;
+}
+
+}  // namespace
+
+Result<Comparison3D> compare(const VectorField3D& a, const VectorField3D& b, Exec exec) {
+  return compare_any(a, b, exec);
+}
+Result<Comparison3D> compare(const VectorField3D64& a, const VectorField3D64& b, Exec exec) {
+  return compare_any(a, b, exec);
 }
 
 }  // namespace factz

@@ -10,6 +10,7 @@
 
 #include "factz/topology3d.hpp"
 #include "kernels/tet.hpp"
+#include "kernels/tet64.hpp"
 #include "topology/exec.hpp"
 #include "topology/signatures3d.hpp"
 
@@ -35,21 +36,24 @@ namespace {
 
 constexpr int64_t kMaxVertices = int64_t(1) << 40;
 
-std::string dims_text(const VectorField3D& f) {
+template <class Field>
+std::string dims_text(const Field& f) {
   return std::to_string(f.nx) + "x" + std::to_string(f.ny) + "x" + std::to_string(f.nz);
 }
 
 /// One cube of the grid: corner k is corner 0 plus one step along each axis a whose bit a
-/// is set in k; its values are loaded once for the six tetrahedra.
+/// is set in k; its values (of type T: float or double) are loaded once for the six tetrahedra.
+template <class T>
 struct Cube {
   int64_t base = 0;  ///< vertex index of corner 0
   int64_t off[8]{};  ///< index offset of each corner
-  float u[8], v[8], w[8];
+  T u[8], v[8], w[8];
 };
 
 /// The signatures of the cube at c.base (its six tetrahedra, t = 0..5) into out[0..5]; `m`
 /// the missing vertices or null. Vertex order, indices and axes are those of tet_vertices.
-void cube_signatures(const float* u, const float* v, const float* w, const uint8_t* m, Cube& c, uint8_t* out) {
+template <class T>
+void cube_signatures(const T* u, const T* v, const T* w, const uint8_t* m, Cube<T>& c, uint8_t* out) {
   bool any_missing = false;
   for (int k = 0; k < 8; ++k) {
     const int64_t i = c.base + c.off[k];
@@ -72,7 +76,7 @@ void cube_signatures(const float* u, const float* v, const float* w, const uint8
     corner[1] = 1 << axes[0];
     corner[2] = corner[1] | (1 << axes[1]);
     int64_t idx[4];
-    float tu[4], tv[4], tw[4];
+    T tu[4], tv[4], tw[4];
     bool off_mesh = false;
     for (int k = 0; k < 4; ++k) {
       idx[k] = c.base + c.off[corner[k]];
@@ -86,7 +90,7 @@ void cube_signatures(const float* u, const float* v, const float* w, const uint8
       out[t] = 0;
       continue;
     }
-    detail::SosPoint3 p[4];
+    detail::SosPoint3Of<T> p[4];
     for (int k = 0; k < 4; ++k) p[k] = {tu[k], tv[k], tw[k], idx[k]};
     out[t] = detail::flat_image(p) ? uint8_t(0) : detail::tet_signature(idx, axes, tu, tv, tw);
   }
@@ -95,7 +99,7 @@ void cube_signatures(const float* u, const float* v, const float* w, const uint8
 // The barycentric coordinates of the zero, for display: mu_k = D_k / D with D the
 // orientation determinant of the four vectors and D_k the same with vector k replaced by
 // the origin, in double (products of three float differences neither overflow nor
-// underflow there).
+// underflow there; for float64 values they may, and a non-finite mu shows as 0.25).
 std::array<double, 4> barycentric(const double p[4][3]) {
   auto det = [](const double a[3], const double b[3], const double c[3], const double d[3]) {
     double r[3][3];
@@ -108,11 +112,15 @@ std::array<double, 4> barycentric(const double p[4][3]) {
   std::array<double, 4> mu{};
   const double d[4] = {det(o, p[1], p[2], p[3]), det(p[0], o, p[2], p[3]), det(p[0], p[1], o, p[3]),
                        det(p[0], p[1], p[2], o)};
-  for (int k = 0; k < 4; ++k) mu[size_t(k)] = total != 0.0 ? d[k] / total : 0.25;
+  for (int k = 0; k < 4; ++k) {
+    const double m = total != 0.0 ? d[k] / total : 0.25;
+    mu[size_t(k)] = std::isfinite(m) ? m : 0.25;
+  }
   return mu;
 }
 
-CriticalPoint3D describe(const VectorField3D& f, int64_t tet, uint8_t sig) {
+template <class Field>
+CriticalPoint3D describe(const Field& f, int64_t tet, uint8_t sig) {
   CriticalPoint3D cp;
   cp.tetrahedron = tet;
   cp.t = int(tet % 6);
@@ -134,9 +142,8 @@ CriticalPoint3D describe(const VectorField3D& f, int64_t tet, uint8_t sig) {
   return cp;
 }
 
-}  // namespace
-
-Status validate_field(const VectorField3D& f) {
+template <class Field>
+Status validate_any(const Field& f) {
   if (f.nx <= 0 || f.ny <= 0 || f.nz <= 0)
     return invalid_argument("3D field dimensions must be positive, got " + dims_text(f));
   if (f.nx > kMaxVertices / f.ny || f.nx * f.ny > kMaxVertices / f.nz)
@@ -152,7 +159,7 @@ Status validate_field(const VectorField3D& f) {
   int64_t bad = 0, first = -1;
   for (size_t k = 0; k < n; ++k) {
     if (!f.mask.empty() && f.mask[k]) continue;
-    const float a = f.u[k], b = f.v[k], c = f.w[k];
+    const auto a = f.u[k], b = f.v[k], c = f.w[k];
     if (std::isnan(a) || std::isnan(b) || std::isnan(c)) continue;  // missing
     if (std::isinf(a) || std::isinf(b) || std::isinf(c)) {
       if (first < 0) first = int64_t(k);
@@ -167,7 +174,8 @@ Status validate_field(const VectorField3D& f) {
   return Status::Ok();
 }
 
-std::vector<uint8_t> missing_mask(const VectorField3D& f) {
+template <class Field>
+std::vector<uint8_t> missing_mask_any(const Field& f) {
   const size_t n = static_cast<size_t>(f.size());
   std::vector<uint8_t> m;
   if (f.u.size() < n || f.v.size() < n || f.w.size() < n) return m;
@@ -181,14 +189,15 @@ std::vector<uint8_t> missing_mask(const VectorField3D& f) {
   return m;
 }
 
-std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D& f, const std::vector<uint8_t>& missing,
-                                                Exec exec) {
+template <class Field>
+std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<uint8_t>& missing, Exec exec) {
+  using T = typename decltype(f.u)::value_type;
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   std::vector<uint8_t> sig(static_cast<size_t>(detail::tet_count(nx, ny, nz)));
   if (sig.empty()) return sig;
-  const float* u = f.u.data();
-  const float* v = f.v.data();
-  const float* w = f.w.data();
+  const T* u = f.u.data();
+  const T* v = f.v.data();
+  const T* w = f.w.data();
   const uint8_t* m = missing.empty() ? nullptr : missing.data();
   const int64_t cx = nx - 1, cy = ny - 1, rows = cy * (nz - 1);
   // One row of cubes (fixed y, z) per iteration: rows write disjoint ranges of `sig`, so
@@ -197,7 +206,7 @@ std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D& f, const st
 #pragma omp parallel for schedule(dynamic, 8) num_threads(detail::thread_count(exec))
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t y = r % cy, z = r / cy;
-    Cube c;
+    Cube<T> c;
     for (int k = 0; k < 8; ++k) c.off[k] = (k & 1) + ((k >> 1) & 1) * nx + ((k >> 2) & 1) * nx * ny;
     for (int64_t x = 0; x < cx; ++x) {
       c.base = (z * ny + y) * nx + x;
@@ -207,19 +216,46 @@ std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D& f, const st
   return sig;
 }
 
-Result<std::vector<uint8_t>> signatures(const VectorField3D& f, Exec exec) {
-  FACTZ_RETURN_IF_ERROR(validate_field(f));
-  return detail::signatures_on_mesh(f, missing_mask(f), exec);
+template <class Field>
+Result<std::vector<uint8_t>> signatures_any(const Field& f, Exec exec) {
+  FACTZ_RETURN_IF_ERROR(validate_any(f));
+  return signatures_on_mesh_any(f, missing_mask_any(f), exec);
 }
 
-Result<std::vector<CriticalPoint3D>> critical_points(const VectorField3D& f, Exec exec) {
-  auto sig = signatures(f, exec);
+template <class Field>
+Result<std::vector<CriticalPoint3D>> critical_points_any(const Field& f, Exec exec) {
+  auto sig = signatures_any(f, exec);
   if (!sig.ok()) return sig.status();
   std::vector<CriticalPoint3D> out;
   const auto& s = sig.value();
   for (size_t t = 0; t < s.size(); ++t)
     if (s[t] != 0) out.push_back(describe(f, int64_t(t), s[t]));
   return out;
+}
+
+}  // namespace
+
+Status validate_field(const VectorField3D& f) { return validate_any(f); }
+Status validate_field(const VectorField3D64& f) { return validate_any(f); }
+std::vector<uint8_t> missing_mask(const VectorField3D& f) { return missing_mask_any(f); }
+std::vector<uint8_t> missing_mask(const VectorField3D64& f) { return missing_mask_any(f); }
+
+std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D& f, const std::vector<uint8_t>& missing,
+                                                Exec exec) {
+  return signatures_on_mesh_any(f, missing, exec);
+}
+std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D64& f, const std::vector<uint8_t>& missing,
+                                                Exec exec) {
+  return signatures_on_mesh_any(f, missing, exec);
+}
+
+Result<std::vector<uint8_t>> signatures(const VectorField3D& f, Exec exec) { return signatures_any(f, exec); }
+Result<std::vector<uint8_t>> signatures(const VectorField3D64& f, Exec exec) { return signatures_any(f, exec); }
+Result<std::vector<CriticalPoint3D>> critical_points(const VectorField3D& f, Exec exec) {
+  return critical_points_any(f, exec);
+}
+Result<std::vector<CriticalPoint3D>> critical_points(const VectorField3D64& f, Exec exec) {
+  return critical_points_any(f, exec);
 }
 
 }  // namespace factz

@@ -109,6 +109,7 @@ std::vector<uint8_t> missing_mask(const VectorField2D64& f) { return missing_mas
 int64_t mark_missing(VectorField2D& f, const FillValues& fill) { return mark_missing_any(f, fill); }
 int64_t mark_missing(VectorField2D64& f, const FillValues64& fill) { return mark_missing_any(f, fill); }
 int64_t mark_missing(VectorField3D& f, const FillValues3D& fill) { return mark_missing_any(f, fill); }
+int64_t mark_missing(VectorField3D64& f, const FillValues3D64& fill) { return mark_missing_any(f, fill); }
 
 namespace {
 
@@ -168,6 +169,9 @@ std::optional<SuspectedFill64> suspected_fill_value(const VectorField2D64& f) {
 }
 std::optional<SuspectedFill> suspected_fill_value(const VectorField3D& f) {
   return suspected_fill_any<VectorField3D, SuspectedFill>(f);
+}
+std::optional<SuspectedFill64> suspected_fill_value(const VectorField3D64& f) {
+  return suspected_fill_any<VectorField3D64, SuspectedFill64>(f);
 }
 
 }  // namespace factz

@@ -19,5 +19,6 @@ namespace factz::detail {
 /// missing_mask(f), empty for none), in tetrahedron order, for callers that already hold
 /// the mask.
 std::vector<uint8_t> signatures_on_mesh(const VectorField3D& f, const std::vector<uint8_t>& missing, Exec exec);
+std::vector<uint8_t> signatures_on_mesh(const VectorField3D64& f, const std::vector<uint8_t>& missing, Exec exec);
 
 }  // namespace factz::detail

@@ -86,7 +86,7 @@ static factz_status round_trip_compare(const field3d* f, const unsigned char* bu
 
 static void test_versions_and_bound(void) {
   CHECK(FACTZ_C_API_VERSION >= 10600 && factz_c_api_version() == FACTZ_C_API_VERSION);
-  CHECK(FACTZ_FORMAT_VERSION == 12);
+  CHECK(FACTZ_FORMAT_VERSION == 13);
   CHECK(factz_compress_bound3d(0, 4, 4) == 0);
   CHECK(factz_compress_bound3d(4, -1, 4) == 0);
   CHECK(factz_compress_bound3d(4, 4, 0) == 0);

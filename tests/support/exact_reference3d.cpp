@@ -16,6 +16,23 @@ namespace {
 // eps-polynomial is a sum of 24 products of at most three of them (< 2^836); the type's
 // discriminant is a degree-6 polynomial of differences (< 2^1690).
 using Int = BigInt<60>;
+// Doubles in units of 2^-1074 are below 2^2098: products of three below 2^6294 (24 of them
+// below 2^6299), the discriminant below 2^(6 * 2099 + 14): 400 limbs hold both.
+using Int64 = BigInt<400>;
+
+template <class C> struct IntOf;
+template <> struct IntOf<float> { using type = Int; };
+template <> struct IntOf<double> { using type = Int64; };
+
+Int64 exact(double f) {
+  if (!std::isfinite(f)) throw std::invalid_argument("reference: not finite");
+  const auto bits = std::bit_cast<uint64_t>(f);
+  const int e = int((bits >> 52) & 0x7ffu);
+  const uint64_t frac = bits & 0xfffffffffffffull;
+  // f = frac * 2^-1074 (e = 0) or (frac + 2^52) * 2^(e - 1075).
+  return e == 0 ? Int64::from_shifted(frac, 0, bits >> 63)
+                : Int64::from_shifted(frac | (uint64_t(1) << 52), e - 1, bits >> 63);
+}
 
 Int exact(float f) {
   if (!std::isfinite(f)) throw std::invalid_argument("reference: not finite");
@@ -27,9 +44,13 @@ Int exact(float f) {
 }
 
 // A polynomial in eps: exponent -> coefficient.
-using Poly = std::map<uint64_t, Int>;
+template <class C>
+using PolyOf = std::map<uint64_t, typename IntOf<C>::type>;
 
-Poly det_poly(const std::vector<RefPointN>& pts) {
+template <class C>
+PolyOf<C> det_poly(const std::vector<RefPointOf<C>>& pts) {
+  using Poly = PolyOf<C>;
+  using Int = typename IntOf<C>::type;
   const int d = int(pts.size()) - 1;
   // Perturbation exponents from the rank of each point's index (lowest index: rank 0).
   std::vector<int> rank(pts.size());
@@ -73,33 +94,36 @@ Poly det_poly(const std::vector<RefPointN>& pts) {
   return out;
 }
 
-}  // namespace
-
-int ref_orient_plain_nd(const std::vector<RefPointN>& points) {
-  const Poly p = det_poly(points);
+template <class C>
+int orient_plain_nd(const std::vector<RefPointOf<C>>& points) {
+  const auto p = det_poly(points);
   const auto it = p.find(0);
   return it == p.end() ? 0 : it->second.sign();
 }
 
-int ref_orient_sos_nd(const std::vector<RefPointN>& points) {
+template <class C>
+int orient_sos_nd(const std::vector<RefPointOf<C>>& points) {
   for (const auto& [e, c] : det_poly(points))  // ascending exponents: the largest term first
     if (c.sign() != 0) return c.sign();
   throw std::logic_error("reference: the perturbed determinant vanished");
 }
 
-bool ref_tet_contains_origin(const std::array<RefPointN, 4>& p) {
-  std::vector<RefPointN> pts(p.begin(), p.end());
-  const int s = ref_orient_sos_nd(pts);
+template <class C>
+bool tet_contains_origin(const std::array<RefPointOf<C>, 4>& p) {
+  std::vector<RefPointOf<C>> pts(p.begin(), p.end());
+  const int s = orient_sos_nd(pts);
   for (int k = 0; k < 4; ++k) {
-    std::vector<RefPointN> q = pts;
-    q[size_t(k)] = RefPointN{{0.0f, 0.0f, 0.0f}, -1};
-    if (ref_orient_sos_nd(q) != s) return false;
+    std::vector<RefPointOf<C>> q = pts;
+    q[size_t(k)] = RefPointOf<C>{{C(0), C(0), C(0)}, -1};
+    if (orient_sos_nd(q) != s) return false;
   }
   return true;
 }
 
-CpType3 ref_tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
-  const float* f[3] = {u, v, w};
+template <class C>
+CpType3 tet_type(const C u[4], const C v[4], const C w[4], const int axes[3]) {
+  using Int = typename IntOf<C>::type;
+  const C* f[3] = {u, v, w};
   Int J[3][3];
   for (int c = 0; c < 3; ++c)
     for (int k = 0; k < 3; ++k) J[c][axes[k]] = exact(f[c][k + 1]) - exact(f[c][k]);
@@ -146,6 +170,33 @@ CpType3 ref_tet_type(const float u[4], const float v[4], const float w[4], const
   }
 }
 
+template <class C>
+uint8_t tet_signature(const int64_t idx[4], const int axes[3], const C u[4], const C v[4], const C w[4]) {
+  std::array<RefPointOf<C>, 4> p;
+  for (int k = 0; k < 4; ++k) p[size_t(k)] = RefPointOf<C>{{u[k], v[k], w[k]}, idx[k]};
+  if (!tet_contains_origin(p)) return 0;
+  return uint8_t(1 + int(tet_type(u, v, w, axes)));
+}
+
+}  // namespace
+
+int ref_orient_plain_nd(const std::vector<RefPointN>& points) { return orient_plain_nd(points); }
+int ref_orient_sos_nd(const std::vector<RefPointN>& points) { return orient_sos_nd(points); }
+bool ref_tet_contains_origin(const std::array<RefPointN, 4>& p) { return tet_contains_origin(p); }
+CpType3 ref_tet_type(const float u[4], const float v[4], const float w[4], const int axes[3]) {
+  return tet_type(u, v, w, axes);
+}
+int ref64_orient_plain_nd(const std::vector<RefPointN64>& points) { return orient_plain_nd(points); }
+int ref64_orient_sos_nd(const std::vector<RefPointN64>& points) { return orient_sos_nd(points); }
+bool ref64_tet_contains_origin(const std::array<RefPointN64, 4>& p) { return tet_contains_origin(p); }
+CpType3 ref64_tet_type(const double u[4], const double v[4], const double w[4], const int axes[3]) {
+  return tet_type(u, v, w, axes);
+}
+uint8_t ref64_tet_signature(const int64_t idx[4], const int axes[3], const double u[4], const double v[4],
+                            const double w[4]) {
+  return tet_signature(idx, axes, u, v, w);
+}
+
 void ref_tet_vertices(int64_t nx, int64_t ny, int64_t nz, int64_t tet, int64_t idx[4], int axes[3]) {
   (void)nz;
   // The six paths from a cube's corner to the opposite one, axes in lexicographic order.
@@ -167,10 +218,7 @@ void ref_tet_vertices(int64_t nx, int64_t ny, int64_t nz, int64_t tet, int64_t i
 
 uint8_t ref_tet_signature(const int64_t idx[4], const int axes[3], const float u[4], const float v[4],
                           const float w[4]) {
-  std::array<RefPointN, 4> p;
-  for (int k = 0; k < 4; ++k) p[size_t(k)] = RefPointN{{u[k], v[k], w[k]}, idx[k]};
-  if (!ref_tet_contains_origin(p)) return 0;
-  return uint8_t(1 + int(ref_tet_type(u, v, w, axes)));
+  return tet_signature(idx, axes, u, v, w);
 }
 
 }  // namespace factz::testref

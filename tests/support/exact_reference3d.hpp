@@ -20,11 +20,15 @@
 
 namespace factz::testref {
 
-/// A point with d coordinates (d = 2 or 3) and its global vertex index (-1: the origin).
-struct RefPointN {
-  std::vector<float> x;
+/// A point with d coordinates (d = 2 or 3) and its global vertex index (-1: the origin); C is
+/// float, or double for the float64 reference (every double in units of 2^-1074).
+template <class C>
+struct RefPointOf {
+  std::vector<C> x;
   int64_t index = 0;
 };
+using RefPointN = RefPointOf<float>;
+using RefPointN64 = RefPointOf<double>;
 
 /// Orientation with Simulation of Simplicity of d + 1 points in d dimensions (d = 2, 3):
 /// the sign of det[[x_i, 1]] under the perturbation, +1 or -1. Indices must be distinct.
@@ -45,5 +49,14 @@ void ref_tet_vertices(int64_t nx, int64_t ny, int64_t nz, int64_t tet, int64_t i
 /// Signature byte: 0 = none, 1 + CpType3.
 uint8_t ref_tet_signature(const int64_t idx[4], const int axes[3], const float u[4], const float v[4],
                           const float w[4]);
+
+// ---- float64 (the same brute force on exact integers in units of 2^-1074) ----------------
+
+int ref64_orient_sos_nd(const std::vector<RefPointN64>& points);
+int ref64_orient_plain_nd(const std::vector<RefPointN64>& points);
+bool ref64_tet_contains_origin(const std::array<RefPointN64, 4>& p);
+CpType3 ref64_tet_type(const double u[4], const double v[4], const double w[4], const int axes[3]);
+uint8_t ref64_tet_signature(const int64_t idx[4], const int axes[3], const double u[4], const double v[4],
+                            const double w[4]);
 
 }  // namespace factz::testref

@@ -6,8 +6,10 @@
 // main.cpp hands these over when -3 comes with three -i, or decompress with three -o (a
 // single -i with -3 stays a scalar field). Inputs: raw little-endian float32 files of
 // nx * ny * nz values (x fastest), or '<f4' .npy files of shape (nz, ny, nx) or (n,); '-'
-// reads stdin. NaN, and the value of --fill in any component, mark a vertex missing (compress
-// keeps them: format version 12; decompress writes back the bits they held).
+// reads stdin. Float64 fields as for 2D (common.hpp float64_inputs): '<f8' .npy files, or raw
+// float64 files with --dtype f64; their streams are format version 13, and decompress writes
+// them back as float64. NaN, and the value of --fill in any component, mark a vertex missing
+// (compress keeps them: format version 12, 13 for float64; decompress writes back their bits).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common.hpp"
@@ -51,9 +54,20 @@ std::vector<std::string> three_files(const Args& a, const char* flag) {
   return {v[0][0], v[1][0], v[2][0]};
 }
 
-/// One component of n values: raw float32 (exactly 4 n bytes) or a '<f4' C-order .npy of
-/// shape (nz, ny, nx) or (n,).
-std::vector<float> read_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+/// The value type's names: the .npy descr and the dtype reported.
+template <class T>
+constexpr const char* npy_descr_of() {
+  return sizeof(T) == 8 ? "<f8" : "<f4";
+}
+template <class T>
+constexpr const char* dtype_text() {
+  return sizeof(T) == 8 ? "float64" : "float32";
+}
+
+/// One component of n values of type T: raw (exactly sizeof(T) n bytes) or a C-order .npy
+/// ('<f4' or '<f8') of shape (nz, ny, nx) or (n,).
+template <class T>
+std::vector<T> read_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
   const int64_t n = nx * ny * nz;
   const std::vector<uint8_t> bytes = take(factz::read_bytes(path));
   size_t offset = 0;
@@ -64,17 +78,18 @@ std::vector<float> read_component(const std::string& path, int64_t nx, int64_t n
     const auto& s = h->shape;
     const bool grid = s.size() == 3 && s[0] == nz && s[1] == ny && s[2] == nx;
     const bool flat = s.size() == 1 && s[0] == n;
-    if (h->descr != "<f4" || h->fortran_order || !(grid || flat))
-      fail("invalid_argument: " + path + ": a 3D component must be a C-order '<f4' array of shape (" +
-           std::to_string(nz) + ", " + std::to_string(ny) + ", " + std::to_string(nx) + ") (-3 NX NY NZ)");
+    if (h->descr != npy_descr_of<T>() || h->fortran_order || !(grid || flat))
+      fail("invalid_argument: " + path + ": a 3D component must be a C-order '" + npy_descr_of<T>() +
+           "' array of shape (" + std::to_string(nz) + ", " + std::to_string(ny) + ", " + std::to_string(nx) +
+           ") (-3 NX NY NZ)");
     offset = size_t(h->data_offset);
   }
-  const uint64_t want = uint64_t(n) * 4;
+  const uint64_t want = uint64_t(n) * sizeof(T);
   if (bytes.size() < offset || bytes.size() - offset != want)
     fail("invalid_argument: " + path + " holds " + std::to_string(bytes.size() - std::min(bytes.size(), offset)) +
          " bytes of values; -3 " + std::to_string(nx) + " " + std::to_string(ny) + " " + std::to_string(nz) +
-         " needs " + std::to_string(want) + " (float32)");
-  std::vector<float> out(static_cast<size_t>(n));
+         " needs " + std::to_string(want) + " (" + dtype_text<T>() + ")");
+  std::vector<T> out(static_cast<size_t>(n));
   if (n > 0) std::memcpy(out.data(), bytes.data() + offset, size_t(want));  // little-endian host (docs/usage.md)
   return out;
 }
@@ -83,44 +98,48 @@ std::vector<float> read_component(const std::string& path, int64_t nx, int64_t n
 /// any component. Returns the count of missing vertices in `masked`. Without --fill, a value
 /// that looks like an undeclared fill value gets a warning (as for 2D fields), except for a
 /// reconstruction (`reconstruction`: verify's -d, which the original's --fill also marks).
-factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
-                                  bool reconstruction = false) {
+template <class Field>
+Field read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
+                   bool reconstruction = false) {
+  using T = typename decltype(Field::u)::value_type;
   if (a.has("--fill-u") || a.has("--fill-v"))
     fail("--fill-u and --fill-v name 2D components; give --fill V for a 3D vector field", 2);
-  if (a.has("--dtype") && a.get("--dtype") != "f32")
-    fail("invalid_argument: 3D vector fields are read as float32 only (no float64 3D analysis yet)");
-  factz::VectorField3D f;
+  Field f;
   dims3(a, f.nx, f.ny, f.nz);
   const auto files = three_files(a, flag);
-  f.u = read_component(files[0], f.nx, f.ny, f.nz);
-  f.v = read_component(files[1], f.nx, f.ny, f.nz);
-  f.w = read_component(files[2], f.nx, f.ny, f.nz);
-  factz::FillValues3D fill;
-  if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of(a).u;
+  f.u = read_component<T>(files[0], f.nx, f.ny, f.nz);
+  f.v = read_component<T>(files[1], f.nx, f.ny, f.nz);
+  f.w = read_component<T>(files[2], f.nx, f.ny, f.nz);
+  std::conditional_t<sizeof(T) == 8, factz::FillValues3D64, factz::FillValues3D> fill;
+  if constexpr (sizeof(T) == 8) {
+    if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of64(a).u;
+  } else {
+    if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of(a).u;
+  }
   masked = factz::mark_missing(f, fill);  // the fill value in any component, and NaN
   check(factz::validate_field(f));  // after marking: a declared infinite fill value is missing data
   if (!fill.any() && !reconstruction) warn_suspected_fill(f, command);
   return f;
 }
 
-/// Writes one component: a '<f4' .npy of shape (nz, ny, nx) when the name ends in .npy,
-/// raw little-endian float32 otherwise ('-': stdout).
-void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz) {
+/// Writes one component: a '<f4' ('<f8') .npy of shape (nz, ny, nx) when the name ends in
+/// .npy, raw little-endian float32 (float64) otherwise ('-': stdout).
+template <class T>
+void write_component(const std::string& path, const std::vector<T>& values, int64_t nx, int64_t ny, int64_t nz) {
   std::vector<uint8_t> bytes;
   if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
     const int64_t shape[3] = {nz, ny, nx};
-    const std::string head = factz::npy_header("<f4", shape);
+    const std::string head = factz::npy_header(npy_descr_of<T>(), shape);
     bytes.assign(head.begin(), head.end());
   }
   const size_t at = bytes.size();
-  bytes.resize(at + values.size() * 4);
-  if (!values.empty()) std::memcpy(bytes.data() + at, values.data(), values.size() * 4);  // little-endian host
+  bytes.resize(at + values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(bytes.data() + at, values.data(), values.size() * sizeof(T));  // little-endian host
   check(factz::write_bytes(path, bytes));
 }
 
-}  // namespace
-
-int run_compress3d(const Args& a) {
+template <class Field>
+int compress3d_of(const Args& a) {
   three_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   if (a.has("--blocks") || a.has("--per-rank")) fail("--blocks and --per-rank take 2D fields only", 2);
@@ -130,17 +149,19 @@ int run_compress3d(const Args& a) {
   factz::Options o = vector_compress_options(a, false);
   o.progress = compress_progress(a);
   int64_t masked = 0;
-  const factz::VectorField3D f = read_field3d(a, "-i", masked, "compress");
+  const Field f = read_field3d<Field>(a, "-i", masked, "compress");
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress(f, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  print_vector_compression(a, o, st, f.nx, f.ny, f.nz, 12, false, stream.size(), secs);
+  constexpr bool f64 = std::is_same_v<Field, factz::VectorField3D64>;
+  print_vector_compression(a, o, st, f.nx, f.ny, f.nz, f64 ? 24 : 12, f64, stream.size(), secs);
   return 0;
 }
 
-int run_decompress3d(const Args& a, const std::vector<uint8_t>& stream) {
+template <class Field>
+int decompress3d_of(const Args& a, const std::vector<uint8_t>& stream) {
   const auto outputs = three_files(a, "-o");
   if (any_variable_output(outputs))
     fail("3D vector components are written as raw float32 or .npy files (no netCDF / HDF5 output yet)", 2);
@@ -150,20 +171,23 @@ int run_decompress3d(const Args& a, const std::vector<uint8_t>& stream) {
   factz::DecompressOptions o;
   o.threads = exec_of(a, &o.policy).threads;
   const auto t0 = std::chrono::steady_clock::now();
-  const factz::VectorField3D f = take(factz::decompress3d(stream, o));
+  constexpr bool f64 = std::is_same_v<Field, factz::VectorField3D64>;
+  Field f;
+  if constexpr (f64) f = take(factz::decompress3d64(stream, o));
+  else f = take(factz::decompress3d(stream, o));
   const double secs = seconds_since(t0);
   write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
   write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
   write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
-  print_decompression(a, f.nx, f.ny, f.nz, false, double(f.size()) * 12.0, stream.size(), secs);
+  print_decompression(a, f.nx, f.ny, f.nz, f64, double(f.size()) * (f64 ? 24.0 : 12.0), stream.size(), secs);
   return 0;
 }
 
-int run_cp3d(const Args& a) {
-  three_files(a, "-i");
+template <class Field>
+int cp3d_of(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"--csv"});
   int64_t masked = 0;
-  const factz::VectorField3D f = read_field3d(a, "-i", masked, "cp");
+  const Field f = read_field3d<Field>(a, "-i", masked, "cp");
   const auto t0 = std::chrono::steady_clock::now();
   const auto cps = take(factz::critical_points(f, exec_of(a)));
   const double secs = seconds_since(t0);
@@ -184,7 +208,7 @@ int run_cp3d(const Args& a) {
   for (int t = 0; t < factz::kCpType3Count; ++t) types.count(factz::cp_type3_name(factz::CpType3(t)), counts[t]);
   s.count("nx", f.nx, In::json).count("ny", f.ny, In::json).count("nz", f.nz, In::json);
   s.count("critical_points", cps.size()).count("masked_vertices", masked);
-  s.text("dtype", "float32", In::json).json("types", types.object());
+  s.text("dtype", dtype_text<typename decltype(Field::u)::value_type>(), In::json).json("types", types.object());
   for (int t = 0; t < factz::kCpType3Count; ++t)
     s.count(factz::cp_type3_name(factz::CpType3(t)), counts[t], In::text);
   s.num("cp_seconds", secs, In::json);
@@ -192,12 +216,11 @@ int run_cp3d(const Args& a) {
   return 0;
 }
 
-int run_verify3d(const Args& a) {
-  three_files(a, "-i");
-  three_files(a, "-d");
+template <class Field>
+int verify3d_of(const Args& a) {
   int64_t masked_i = 0, masked_d = 0;
-  const factz::VectorField3D orig = read_field3d(a, "-i", masked_i, "verify");
-  const factz::VectorField3D dec = read_field3d(a, "-d", masked_d, "verify", true);  // --fill applies to both
+  const Field orig = read_field3d<Field>(a, "-i", masked_i, "verify");
+  const Field dec = read_field3d<Field>(a, "-d", masked_d, "verify", true);  // --fill applies to both
   const auto c = take(factz::compare(orig, dec, exec_of(a)));
   StatsWriter s;
   s.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);
@@ -212,9 +235,44 @@ int run_verify3d(const Args& a) {
   s.num("max_abs_error_u", c.max_abs_error[0], In::text).num("max_abs_error_v", c.max_abs_error[1], In::text);
   s.num("max_abs_error_w", c.max_abs_error[2], In::text);
   s.num("rmse", c.rmse).num("nrmse", c.nrmse).num("psnr", c.psnr);
-  s.num("value_range", c.value_range, In::json).text("dtype", "float32", In::json);
+  s.num("value_range", c.value_range, In::json)
+      .text("dtype", dtype_text<typename decltype(Field::u)::value_type>(), In::json);
   s.print(a.has("--json"), true);
   return 0;
+}
+
+}  // namespace
+
+// Float64 when the inputs say so (common.hpp float64_inputs: '<f8' .npy files, or raw files
+// with --dtype f64), or when the stream holds float64 values.
+
+int run_compress3d(const Args& a) {
+  three_files(a, "-i");
+  if (float64_inputs(a, "-i")) return compress3d_of<factz::VectorField3D64>(a);
+  return compress3d_of<factz::VectorField3D>(a);
+}
+
+int run_decompress3d(const Args& a, const std::vector<uint8_t>& stream) {
+  if (take(factz::stream_dtype3d(stream)) == factz::DType::float64)
+    return decompress3d_of<factz::VectorField3D64>(a, stream);
+  return decompress3d_of<factz::VectorField3D>(a, stream);
+}
+
+int run_cp3d(const Args& a) {
+  three_files(a, "-i");
+  if (float64_inputs(a, "-i")) return cp3d_of<factz::VectorField3D64>(a);
+  return cp3d_of<factz::VectorField3D>(a);
+}
+
+int run_verify3d(const Args& a) {
+  three_files(a, "-i");
+  three_files(a, "-d");
+  const bool i64 = float64_inputs(a, "-i"), d64 = float64_inputs(a, "-d");
+  if (i64 != d64)
+    fail("invalid_argument: verify compares fields of one value type: -i is " +
+         std::string(i64 ? "float64" : "float32") + ", -d " + (d64 ? "float64" : "float32"));
+  if (i64) return verify3d_of<factz::VectorField3D64>(a);
+  return verify3d_of<factz::VectorField3D>(a);
 }
 
 }  // namespace factz::cli

@@ -310,7 +310,8 @@ void warn_suspected_fill_any(const Field& f, const std::string& command) {
   if (!suspect) return;
   const std::string value = shortest_text(suspect->value);
   // A 3D field takes one fill value for its three components (--fill only).
-  const char* per_component = std::is_same_v<Field, factz::VectorField3D> ? "" : " (or --fill-u/--fill-v)";
+  constexpr bool three = std::is_same_v<Field, factz::VectorField3D> || std::is_same_v<Field, factz::VectorField3D64>;
+  const char* per_component = three ? "" : " (or --fill-u/--fill-v)";
   std::fprintf(stderr,
                "factz %s: warning: %lld value(s) equal %s, which looks like a fill value for missing data; "
                "if it is one, declare it with --fill %s%s, else it is compressed as data\n",
@@ -326,6 +327,9 @@ void warn_suspected_fill(const factz::VectorField2D64& f, const std::string& com
   warn_suspected_fill_any(f, command);
 }
 void warn_suspected_fill(const factz::VectorField3D& f, const std::string& command) {
+  warn_suspected_fill_any(f, command);
+}
+void warn_suspected_fill(const factz::VectorField3D64& f, const std::string& command) {
   warn_suspected_fill_any(f, command);
 }
 

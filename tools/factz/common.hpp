@@ -96,6 +96,7 @@ factz::FillValues fill_of(const Args& a);
 void warn_suspected_fill(const factz::VectorField2D& f, const std::string& command);
 void warn_suspected_fill(const factz::VectorField2D64& f, const std::string& command);
 void warn_suspected_fill(const factz::VectorField3D& f, const std::string& command);
+void warn_suspected_fill(const factz::VectorField3D64& f, const std::string& command);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 /// The stages of a vector compression (and the blocks of a multi-block one) on stderr:
 /// every one with --progress, else on a terminal once the run has taken a second; empty

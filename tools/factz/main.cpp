@@ -81,7 +81,7 @@ const factz::cli::OptionSpec kPersistence{
     "scalar fields: contour tree simplification threshold, a fraction of the value range (default 1e-2)"};
 
 const Command kCompress{
-    "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
+    "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 or float64 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
     "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
     "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x serial|omp[=T]] [--json]   (3D vector)\n"
     "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",

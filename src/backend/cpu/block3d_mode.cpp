@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound3d.hpp"
 #include "kernels/speculation3d.hpp"  // incident_tets
 #include "kernels/tet.hpp"
+#include "kernels/tet64.hpp"
 #include "kernels/tile_decode.hpp"
 #include "kernels/tiles3d.hpp"
 #include "util/byte_io.hpp"
@@ -33,8 +35,9 @@ void cube_offsets(int64_t nx, int64_t ny, int64_t off[8]) {
 /// (topology/extract3d.cpp), each screen exact: a cube with one component of one strict sign
 /// at its eight corners holds no critical point; a tetrahedron with one at its four, or with
 /// a flat image (kernels/tet.hpp), neither; the others take tet_signature.
-void cube_signatures3d(const float* const p[3], int64_t base, const int64_t off[8], uint8_t which, uint8_t out[6]) {
-  float c[3][8];
+template <class T>
+void cube_signatures3d(const T* const p[3], int64_t base, const int64_t off[8], uint8_t which, uint8_t out[6]) {
+  T c[3][8];
   for (int j = 0; j < 8; ++j)
     for (int comp = 0; comp < 3; ++comp) c[comp][j] = p[comp][base + off[j]];
   if (strictly_one_sided(c[0], 8) || strictly_one_sided(c[1], 8) || strictly_one_sided(c[2], 8)) {
@@ -47,7 +50,7 @@ void cube_signatures3d(const float* const p[3], int64_t base, const int64_t off[
     for (int k = 0; k < 3; ++k) axes[k] = tet_axis(t, k);
     const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
     int64_t idx[4];
-    float tu[4], tv[4], tw[4];
+    T tu[4], tv[4], tw[4];
     for (int k = 0; k < 4; ++k) {
       idx[k] = base + off[corner[k]];
       tu[k] = c[0][corner[k]];
@@ -58,7 +61,7 @@ void cube_signatures3d(const float* const p[3], int64_t base, const int64_t off[
       out[t] = 0;
       continue;
     }
-    SosPoint3 pts[4];
+    SosPoint3Of<T> pts[4];
     for (int k = 0; k < 4; ++k) pts[k] = {tu[k], tv[k], tw[k], idx[k]};
     out[t] = flat_image(pts) ? uint8_t(0) : tet_signature(idx, axes, tu, tv, tw);
   }
@@ -66,11 +69,13 @@ void cube_signatures3d(const float* const p[3], int64_t base, const int64_t off[
 
 /// The cube's tetrahedra (bit t) with a corner whose bits differ between the two sets of
 /// planes: the others have the same values and indices in both, hence the same signature.
-uint8_t changed_tets(const float* const a[3], const float* const b[3], int64_t base, const int64_t off[8]) {
+template <class T>
+uint8_t changed_tets(const T* const a[3], const T* const b[3], int64_t base, const int64_t off[8]) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
   unsigned corners = 0;
   for (int j = 0; j < 8; ++j)
     for (int comp = 0; comp < 3; ++comp)
-      if (std::bit_cast<uint32_t>(a[comp][base + off[j]]) != std::bit_cast<uint32_t>(b[comp][base + off[j]]))
+      if (std::bit_cast<Bits>(a[comp][base + off[j]]) != std::bit_cast<Bits>(b[comp][base + off[j]]))
         corners |= 1u << j;
   return tets_touching(corners);
 }
@@ -85,17 +90,18 @@ uint8_t changed_tets(const float* const a[3], const float* const b[3], int64_t b
 /// takes its Lorenzo prediction as its integer (missing_vertex_quant: code 0, nearly free), the
 /// decoder's value of that integer, and is never stored exactly (the mask section holds its
 /// bits); its symbol is implied (tiled_symbol: an escape where its code is not 0).
-void quantize_plane3d(const float* x, const TileLayout3D& L, float eb, const uint8_t* vertex_ids, int threads,
-                      Tiled3DResult& out, int c, const uint8_t* missing) {
+template <class T>
+void quantize_plane3d(const T* x, const TileLayout3D& L, T eb, const uint8_t* vertex_ids, int threads,
+                      Tiled3DResultOf<T>& out, int c, const uint8_t* missing) {
   const int64_t n = L.nx * L.ny * L.nz, nx = L.nx, sz = L.nx * L.ny;
   out.recon[c].resize(size_t(n));
   out.exact[c].resize(size_t(n));
   out.symbols[c].resize(size_t(n));
-  float* const recon = out.recon[c].data();
+  T* const recon = out.recon[c].data();
   uint8_t* const exact = out.exact[c].data();
   uint16_t* const symbols = out.symbols[c].data();
   const uint8_t* const tile_ids = out.tile_ids[c].data();
-  float bound[kMaxBoundId + 1];
+  T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes(size_t(L.tile_count()));
 #pragma omp parallel num_threads(threads) if (n >= kMinParallel)
@@ -106,7 +112,7 @@ void quantize_plane3d(const float* x, const TileLayout3D& L, float eb, const uin
       int64_t lo[3], hi[3];
       L.box(t, lo, hi);
       const int id = tile_ids[t];
-      const float step = 2.0f * bound[id];
+      const T step = T(2) * bound[id];
       for (int64_t z = lo[2]; z < hi[2]; ++z)
         for (int64_t y = lo[1]; y < hi[1]; ++y)
           for (int64_t xi = lo[0]; xi < hi[0]; ++xi) {
@@ -119,7 +125,7 @@ void quantize_plane3d(const float* x, const TileLayout3D& L, float eb, const uin
               recon[k] = reconstruct(int32_t(here), step);
               exact[k] = 0;
             } else {
-              const TiledVertex tv = quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id]);
+              const TiledValue<T> tv = quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id]);
               recon[k] = tv.recon;
               exact[k] = tv.exact ? 1 : 0;
               here = tv.q;
@@ -136,7 +142,8 @@ void quantize_plane3d(const float* x, const TileLayout3D& L, float eb, const uin
   std::sort(out.escapes[c].begin(), out.escapes[c].end());
 }
 
-void count_exact(const VectorField3D& f, int threads, Tiled3DResult& out) {
+template <class Field, class T>
+void count_exact(const Field& f, int threads, Tiled3DResultOf<T>& out) {
   const int64_t n = f.size();
   int64_t count = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : count) if (n >= kMinParallel)
@@ -153,7 +160,8 @@ void count_exact(const VectorField3D& f, int threads, Tiled3DResult& out) {
 /// result does not depend on the split. cp_free[cube]: bit t set when tetrahedron t is
 /// proven critical-point free. A tetrahedron touching a missing vertex (`missing`, null for
 /// none) is not part of the mesh: it constrains nothing.
-void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<float>& xv, BigVector<uint8_t>& cp_free,
+template <class Field, class T>
+void safe_bounds3d(const Field& f, T eb, int threads, BigVector<T>& xv, BigVector<uint8_t>& cp_free,
                    const uint8_t* missing) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
   xv.resize(size_t(3 * n));
@@ -167,11 +175,11 @@ void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<floa
   auto cube_row = [&](int64_t y, int64_t z) {
     for (int64_t x = 0; x < cx; ++x) {
       const int64_t base = (z * ny + y) * nx + x;
-      float b[8][3];
+      T b[8][3];
       cp_free[size_t((z * cy + y) * cx + x)] =
           cube_safe_bounds(f.u.data(), f.v.data(), f.w.data(), base, nx, ny, eb, b, cube_masked_tets(missing, base, nx, ny));
       for (int j = 0; j < 8; ++j) {
-        float* m = &xv[size_t(3 * (base + off[j]))];
+        T* m = &xv[size_t(3 * (base + off[j]))];
         for (int c = 0; c < 3; ++c) m[c] = std::min(m[c], b[j][c]);
       }
     }
@@ -203,7 +211,8 @@ void safe_bounds3d(const VectorField3D& f, float eb, int threads, BigVector<floa
 /// vertex exactly changes no other vertex's value (a value depends on its own integer only).
 /// Tetrahedra touching a missing vertex (`missing`, null for none) are never checked, so a
 /// missing vertex is never stored exactly.
-void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int threads, Tiled3DResult& out,
+template <class Field, class T>
+void repair_signatures3d(const Field& f, const uint8_t* cp_free, int threads, Tiled3DResultOf<T>& out,
                          const uint8_t* missing) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   if (tet_count(nx, ny, nz) == 0) {
@@ -211,8 +220,8 @@ void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int thr
     return;
   }
   const int64_t cx = nx - 1, cy = ny - 1, rows = cy * (nz - 1);
-  const float* const orig[3] = {f.u.data(), f.v.data(), f.w.data()};
-  const float* const rec[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
+  const T* const orig[3] = {f.u.data(), f.v.data(), f.w.data()};
+  const T* const rec[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
   int64_t off[8];
   cube_offsets(nx, ny, off);
   std::vector<int64_t> bad;
@@ -241,7 +250,7 @@ void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int thr
   }
   std::sort(bad.begin(), bad.end());  // the order of the threads' lists is not fixed
   out.repair_rounds = 1;
-  float* const recw[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
+  T* const recw[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
   while (!bad.empty()) {
     std::vector<int64_t> changed;
     for (int64_t t : bad) {
@@ -274,7 +283,7 @@ void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int thr
       int axes[3];
       tet_vertices(nx, ny, t, idx, axes);
       if (missing && (missing[idx[0]] || missing[idx[1]] || missing[idx[2]] || missing[idx[3]])) continue;
-      float a[3][4], b[3][4];
+      T a[3][4], b[3][4];
       for (int j = 0; j < 4; ++j)
         for (int c = 0; c < 3; ++c) {
           a[c][j] = rec[c][idx[j]];
@@ -288,7 +297,8 @@ void repair_signatures3d(const VectorField3D& f, const uint8_t* cp_free, int thr
 
 /// One component's exact list: the count and index gaps (varints), and the values (f32), in
 /// index order.
-void put_exact_list(const BigVector<uint8_t>& exact, const BigVector<float>& recon, int threads,
+template <class T>
+void put_exact_list(const BigVector<uint8_t>& exact, const BigVector<T>& recon, int threads,
                     std::vector<uint8_t>& index, std::vector<uint8_t>& values) {
   const int64_t n = int64_t(exact.size());
   // Chunks of the index range in parallel, joined in order: the bytes do not depend on the
@@ -308,27 +318,28 @@ void put_exact_list(const BigVector<uint8_t>& exact, const BigVector<float>& rec
   for (const auto& a : at)
     for (int64_t k : a) {
       idx.varint(uint64_t(k - last - 1));
-      vals.f32(recon[size_t(k)]);  // the original's bits
+      if constexpr (sizeof(T) == 8) vals.f64(recon[size_t(k)]);  // the original's bits
+      else vals.f32(recon[size_t(k)]);
       last = k;
     }
   index = std::move(idx.bytes());
   values = std::move(vals.bytes());
 }
 
-}  // namespace
-
-void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing) {
+template <class Field, class T>
+void run_none3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out, const uint8_t* missing) {
   const TileLayout3D L(f.nx, f.ny, f.nz);
-  const float* x[3] = {f.u.data(), f.v.data(), f.w.data()};
+  const T* x[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
-    out.tile_ids[c].assign(size_t(L.tile_count()), uint8_t(eb > 0.0f ? kMaxBoundId : 0));
+    out.tile_ids[c].assign(size_t(L.tile_count()), uint8_t(eb > T(0) ? kMaxBoundId : 0));
     quantize_plane3d(x[c], L, eb, nullptr, threads, out, c, missing);
   }
   count_exact(f, threads, out);
 }
 
-void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages,
-                 const uint8_t* missing) {
+template <class Field, class T>
+void run_block3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out, Block3DStages stages,
+                     const uint8_t* missing) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -337,9 +348,9 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
   };
   const int64_t n = f.size();
   const TileLayout3D L(f.nx, f.ny, f.nz);
-  const float* x[3] = {f.u.data(), f.v.data(), f.w.data()};
+  const T* x[3] = {f.u.data(), f.v.data(), f.w.data()};
   // 1-2. Safe bounds per tetrahedron, minimum per vertex.
-  BigVector<float> xv;
+  BigVector<T> xv;
   BigVector<uint8_t> cp_free;
   if (stages.safe_bounds) safe_bounds3d(f, eb, threads, xv, cp_free, missing);
   lap("safe_bounds");
@@ -348,7 +359,7 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
   // nor does the test hook without safe bounds (mode none's bounds).
   BigVector<uint8_t> ids[3];
   for (int c = 0; c < 3; ++c) ids[c].resize(size_t(n));
-  const float* r = stages.safe_bounds ? xv.data() : nullptr;
+  const T* r = stages.safe_bounds ? xv.data() : nullptr;
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallel)
   for (int64_t k = 0; k < n; ++k)
     for (int c = 0; c < 3; ++c) ids[c][size_t(k)] = uint8_t(id_for_bound(eb, r ? double(r[3 * k + c]) : double(eb)));
@@ -373,13 +384,18 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
     ids[c].shrink_to_fit();
   }
   lap("quantize");
-  // 5. The exact check of every tetrahedron on the decoder's values, and repair.
-  if (stages.check) repair_signatures3d(f, cp_free.empty() ? nullptr : cp_free.data(), threads, out, missing);
+  // 5. The exact check of every tetrahedron on the decoder's values, and repair. The float64
+  // safe bounds are estimates (their magnitudes may overflow or underflow in double), so
+  // their critical-point-free proofs are not trusted there: every changed tetrahedron's
+  // original signature is derived exactly.
+  const bool trust_free = sizeof(T) == 4 && !cp_free.empty();
+  if (stages.check) repair_signatures3d(f, trust_free ? cp_free.data() : nullptr, threads, out, missing);
   lap("repair");
   count_exact(f, threads, out);
 }
 
-void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
+template <class T>
+void tiled3d_payload_any(Tiled3DResultOf<T>& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
   if (block) {
     out.tile_ids.clear();
     for (int c = 0; c < 3; ++c) out.tile_ids.insert(out.tile_ids.end(), r.tile_ids[c].begin(), r.tile_ids[c].end());
@@ -405,14 +421,15 @@ void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& 
   }
 }
 
-Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std::span<float> u, std::span<float> v,
-                      std::span<float> w) {
+template <class T>
+Status decode_tiled3d_any(const Header& h, const Tiled3DInputOf<T>& in, int threads, std::span<T> u, std::span<T> v,
+                          std::span<T> w) {
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz), n = nx * ny * nz, sz = nx * ny;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n || int64_t(w.size()) != n)
     return invalid_argument("output planes have the wrong size");
   const TileLayout3D L(nx, ny, nz);
   if (int64_t(in.tile_ids.size()) != 3 * L.tile_count()) return corrupt_stream("tile bound table has the wrong size");
-  float* const out[3] = {u.data(), v.data(), w.data()};
+  T* const out[3] = {u.data(), v.data(), w.data()};
   for (int c = 0; c < 3; ++c) {
     const std::vector<uint16_t>& sym = in.symbols[c];
     const std::vector<int64_t>& oi = in.outlier_index[c];
@@ -435,7 +452,7 @@ Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std:
           bad = 1;
           continue;
         }
-        const float step = 2.0f * bound_of_id(in.eb, id);
+        const T step = T(2) * bound_of_id(in.eb, id);
         for (int64_t z = lo[2]; z < hi[2]; ++z)
           for (int64_t y = lo[1]; y < hi[1]; ++y)
             for (int64_t x = lo[0]; x < hi[0]; ++x) {
@@ -452,7 +469,7 @@ Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std:
               }
               uint64_t& here = q[size_t((l * kTile3D + j) * kTile3D + i)];
               here = uint64_t(code) + tile_lorenzo3d(q.data(), i, j, l);
-              float r;
+              T r;
               if (!tiled_reconstruction(int64_t(here), step, r)) bad = 1;
               nonfinite += !finite_value(r);
               out[c][k] = r;
@@ -461,7 +478,7 @@ Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std:
     }
     if (bad) return corrupt_stream("decoded value out of range");
     const std::vector<int64_t>& ei = in.exact_index[c];
-    const std::vector<float>& ev = in.exact_value[c];
+    const std::vector<T>& ev = in.exact_value[c];
     if (ei.size() != ev.size()) return corrupt_stream("exact list has the wrong size");
     for (size_t e = 0; e < ei.size(); ++e) {
       if (ei[e] < 0 || ei[e] >= n) return corrupt_stream("exact index out of range");
@@ -474,6 +491,37 @@ Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std:
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing) {
+  run_none3d_any(f, eb, threads, out, missing);
+}
+void run_none3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, const uint8_t* missing) {
+  run_none3d_any(f, eb, threads, out, missing);
+}
+void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages,
+                 const uint8_t* missing) {
+  run_block3d_any(f, eb, threads, out, stages, missing);
+}
+void run_block3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, Block3DStages stages,
+                 const uint8_t* missing) {
+  run_block3d_any(f, eb, threads, out, stages, missing);
+}
+void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
+  tiled3d_payload_any(r, block, threads, out, missing);
+}
+void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
+  tiled3d_payload_any(r, block, threads, out, missing);
+}
+Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std::span<float> u, std::span<float> v,
+                      std::span<float> w) {
+  return decode_tiled3d_any(h, in, threads, u, v, w);
+}
+Status decode_tiled3d(const Header& h, const Tiled3DInput64& in, int threads, std::span<double> u,
+                      std::span<double> v, std::span<double> w) {
+  return decode_tiled3d_any(h, in, threads, u, v, w);
 }
 
 }  // namespace factz::detail

@@ -21,10 +21,13 @@
 
 namespace factz::detail {
 
-/// What the 3D tiled frontend decided, per component c (u, v, w).
-struct Tiled3DResult {
+/// What the 3D tiled frontend decided, per component c (u, v, w). T: float, or double for a
+/// float64 field (every function below has the same overload for VectorField3D64; the
+/// float64 safe bounds are estimates, the exact check and repair guarantee).
+template <class T>
+struct Tiled3DResultOf {
   std::vector<uint8_t> tile_ids[3];  ///< one per tile (TileLayout3D order)
-  BigVector<float> recon[3];         ///< the decoder's values
+  BigVector<T> recon[3];             ///< the decoder's values
   BigVector<uint8_t> exact[3];       ///< 1: the component is stored exactly
   std::vector<uint16_t> symbols[3];  ///< the code symbols (kernels/tiles3d.hpp), index order
   std::vector<std::pair<int64_t, int64_t>> escapes[3];  ///< (index, code) of symbol 0, by index
@@ -33,6 +36,8 @@ struct Tiled3DResult {
   int64_t repaired_vertices = 0;     ///< vertices the repair stored exactly
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
+using Tiled3DResult = Tiled3DResultOf<float>;
+using Tiled3DResult64 = Tiled3DResultOf<double>;
 
 /// Test hooks of run_block3d; the library always runs both stages.
 struct Block3DStages {
@@ -45,20 +50,29 @@ struct Block3DStages {
 /// copy (streams/missing_fill.hpp); a missing vertex is never stored exactly and its code is
 /// its Lorenzo prediction's (docs/architecture.md, "Masks").
 void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing = nullptr);
+void run_none3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out,
+                const uint8_t* missing = nullptr);
 
 /// FaCTz-B in 3D on a validated field, absolute bound eb; `missing` as for run_none3d: the
 /// tetrahedra touching a missing vertex constrain no bound and are never checked.
 void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages = {},
+                 const uint8_t* missing = nullptr);
+void run_block3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, Block3DStages stages = {},
                  const uint8_t* missing = nullptr);
 
 /// The stream payload of a result (its symbols move out): symbols (of the valid vertices
 /// only when `missing` is given), outliers and exact lists per component; the tile ids when
 /// `block`.
 void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing = nullptr);
+/// The float64 payload: exact values as f64.
+void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload& out,
+                     const uint8_t* missing = nullptr);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a 3D tiled stream from its parsed
 /// input, tiles in parallel; corrupt_stream when a value is out of range or not finite.
 Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std::span<float> u, std::span<float> v,
                       std::span<float> w);
+Status decode_tiled3d(const Header& h, const Tiled3DInput64& in, int threads, std::span<double> u,
+                      std::span<double> v, std::span<double> w);
 
 }  // namespace factz::detail

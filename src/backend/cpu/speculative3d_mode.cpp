@@ -5,6 +5,7 @@
 #include "kernels/interpolation3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
+#include "kernels/tet64.hpp"
 #include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "kernels/tiles.hpp"
 #include "topology/signatures3d.hpp"
@@ -48,12 +49,15 @@ void mark_masked_tets(int64_t nx, int64_t ny, int64_t nz, const uint8_t* missing
   }
 }
 
-}  // namespace
+/// Appends one exact value to a stream's exact section: f32, or f64 in a float64 stream.
+void put_exact(ByteWriter& w, float x) { w.f32(x); }
+void put_exact(ByteWriter& w, double x) { w.f64(x); }
 
-void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out, const uint8_t* missing) {
+template <class Field, class T>
+void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool check, Speculative3DResultOf<T>& out,
+                           const uint8_t* missing) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
-  const float* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
+  const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
     out.recon[c].resize(size_t(n));
     out.sym[c].resize(size_t(n));
@@ -65,7 +69,7 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
     for (int c = 0; c < 3; ++c) {
       // The current state starts as the original; a missing vertex holds its stand-in for
       // the whole run (the decoder's too: decode_speculative3d).
-      out.recon[c][size_t(k)] = miss ? kMissingStandIn3D : orig[c][k];
+      out.recon[c][size_t(k)] = miss ? T(kMissingStandIn3D) : orig[c][k];
       out.sym[c][size_t(k)] = 0;
     }
     out.id[size_t(k)] = miss ? kMissingVertex : 0;
@@ -74,9 +78,9 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
   std::vector<uint8_t> sig = signatures_on_mesh(f, missing ? std::vector<uint8_t>(missing, missing + n)
                                                            : std::vector<uint8_t>{}, Exec{threads});
   if (missing) mark_masked_tets(nx, ny, nz, missing, threads, sig);
-  float bound[kMaxBoundId + 1];
+  T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
-  float* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
+  T* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
   uint8_t* ids = out.id.data();
   uint16_t* const sym[3] = {out.sym[0].data(), out.sym[1].data(), out.sym[2].data()};
   for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
@@ -88,7 +92,7 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
       lattice_coords(L, t, x, y, z);
       const int64_t k = (z * ny + y) * nx + x;
       if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
-      const Speculation3D sp =
+      const Speculation3DOf<T> sp =
           speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(), bound, kRadius, check);
       // The commit is the only write: targets of a phase share no tetrahedron.
       for (int c = 0; c < 3; ++c) {
@@ -104,16 +108,17 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
   out.exact_vertices = exact;
 }
 
-void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out) {
+template <class Field, class T>
+void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,
+                               Speculative3DPayload& out) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
-  const float* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
+  const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   ByteWriter exact;
   const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex3d(A, nx, ny, a);
     if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
-    for (int c = 0; c < 3; ++c) exact.f32(orig[c][k]);
+    for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
   }
   out.ids.reserve(size_t(f.size() - A.count()));
   for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
@@ -128,26 +133,27 @@ void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative
         ++out.phase_codes.back();
         for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
       } else if (id == 0) {
-        for (int c = 0; c < 3; ++c) exact.f32(orig[c][k]);
+        for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
       }
     }
   });
   out.exact = std::move(exact.bytes());
 }
 
-Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
-                            std::span<float> v, std::span<float> w, const uint8_t* missing) {
+template <class T>
+Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& in, int threads, std::span<T> u,
+                                std::span<T> v, std::span<T> w, const uint8_t* missing) {
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz), n = nx * ny * nz;
   const int64_t s0 = h.anchor_stride;
   if (int64_t(u.size()) != n || int64_t(v.size()) != n || int64_t(w.size()) != n)
     return invalid_argument("output planes have the wrong size");
-  float* const out[3] = {u.data(), v.data(), w.data()};
+  T* const out[3] = {u.data(), v.data(), w.data()};
   const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
   // parse_speculative3d counted the exact values against the ids: the anchors come first.
   if (missing) {  // the stand-ins, as the writer's current state holds them
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallelTargets)
     for (int64_t k = 0; k < n; ++k)
-      if (missing[k]) out[0][k] = out[1][k] = out[2][k] = kMissingStandIn3D;
+      if (missing[k]) out[0][k] = out[1][k] = out[2][k] = T(kMissingStandIn3D);
   }
   int64_t anchors = 0;  // the valid ones, stored first
   for (int64_t a = 0; a < A.count(); ++a) {
@@ -157,7 +163,7 @@ Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int t
     for (int c = 0; c < 3; ++c) out[c][k] = in.exact[size_t(3 * anchors + c)];
     ++anchors;
   }
-  float bound[kMaxBoundId + 1];
+  T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(in.eb, id);
   const std::vector<uint16_t>& ids = in.ids;
   int64_t id_pos = 0, code_pos = 0, exact_pos = anchors;
@@ -226,6 +232,35 @@ Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int t
   if (short_lists) return corrupt_stream("the bound ids, codes or exact values run short of the grid");
   if (bad) return corrupt_stream("a decoded value is not finite, or a bound id is out of range");
   return Status::Ok();
+}
+
+}  // namespace
+
+void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
+                       Speculative3DResult& out, const uint8_t* missing) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing);
+}
+void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
+                       Speculative3DResult64& out, const uint8_t* missing) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing);
+}
+
+void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
+                           Speculative3DPayload& out) {
+  speculative3d_payload_any(f, s0, r, out);
+}
+void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
+                           Speculative3DPayload& out) {
+  speculative3d_payload_any(f, s0, r, out);
+}
+
+Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
+                            std::span<float> v, std::span<float> w, const uint8_t* missing) {
+  return decode_speculative3d_any(h, in, threads, u, v, w, missing);
+}
+Status decode_speculative3d(const Header& h, const Speculative3DInput64& in, int threads, std::span<double> u,
+                            std::span<double> v, std::span<double> w, const uint8_t* missing) {
+  return decode_speculative3d_any(h, in, threads, u, v, w, missing);
 }
 
 }  // namespace factz::detail

@@ -15,13 +15,17 @@
 
 namespace factz::detail {
 
-/// What the 3D speculative frontend decided, per vertex.
-struct Speculative3DResult {
-  BigVector<float> recon[3];  ///< the decoder's values (u, v, w)
+/// What the 3D speculative frontend decided, per vertex. T: float, or double for a float64
+/// field (every function below has the same overload for VectorField3D64, format version 13).
+template <class T>
+struct Speculative3DResultOf {
+  BigVector<T> recon[3];      ///< the decoder's values (u, v, w)
   BigVector<uint8_t> id;      ///< 0 exact (anchors too), 1..30 bound id, kZeroVectorId
   BigVector<uint16_t> sym[3]; ///< code + kRadius where 1 <= id <= 30
   int64_t exact_vertices = 0; ///< anchors, exact targets and zero vectors
 };
+using Speculative3DResult = Speculative3DResultOf<float>;
+using Speculative3DResult64 = Speculative3DResultOf<double>;
 
 /// Runs the schedule on a validated field, with absolute bound `eb` and anchor stride s0.
 /// `check` false skips the signature verification (tests only). `missing` (null for none):
@@ -30,10 +34,15 @@ struct Speculative3DResult {
 /// decoder's), and the tetrahedra touching one are never compared (kMaskedTet).
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
                        Speculative3DResult& out, const uint8_t* missing = nullptr);
+void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
+                       Speculative3DResult64& out, const uint8_t* missing = nullptr);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
 /// exact values (anchors, then exact targets); missing vertices (kMissingVertex) left out.
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
+                           Speculative3DPayload& out);
+/// The float64 payload: exact values as f64 triples.
+void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
                            Speculative3DPayload& out);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a stream from its parsed input,
@@ -42,5 +51,7 @@ void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative
 /// from the mask section afterwards).
 Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,
                             std::span<float> v, std::span<float> w, const uint8_t* missing = nullptr);
+Status decode_speculative3d(const Header& h, const Speculative3DInput64& in, int threads, std::span<double> u,
+                            std::span<double> v, std::span<double> w, const uint8_t* missing = nullptr);
 
 }  // namespace factz::detail
