@@ -326,7 +326,7 @@ TEST(Speculative3D, RefusesWhatItDoesNotSupportWithAClearMessage) {
   cuda.policy = Policy::cuda;
   says(compress(f, cuda), Code::backend_unavailable, "CPU only");
   Options edges = rel(1e-2);
-  edges.exact_edges = 1;
+  edges.exact_edges = 64;  // faces are bits 1..32 (tests/test_multiblock3d.cpp)
   says(compress(f, edges), Code::invalid_argument, "exact_edges");
   Options stride = rel(1e-2);
   stride.anchor_stride = 3;

@@ -22,7 +22,9 @@ namespace factz {
 /// keeps its exact signature: no critical point lost, spurious or of changed type) hold by
 /// construction in modes speculative (the default) and block; mode none keeps G0 only.
 /// Options: mode, either coder, zstd, anchor_stride (mode speculative); policy serial or omp (cuda:
-/// backend_unavailable); exact_edges and source are 2D features (invalid_argument). Missing
+/// backend_unavailable); exact_edges names outer faces whose vertices keep their original bits
+/// (bits 1 x = 0, 2 x = nx - 1, 4 y = 0, 8 y = ny - 1, 16 z = 0, 32 z = nz - 1: the shared
+/// faces of a 3D block, factz/multiblock3d.hpp); source is a 2D feature (invalid_argument). Missing
 /// vertices (field.mask, NaN, and the fill values mark_missing declares) are handled as in
 /// 2D: every tetrahedron touching one is removed from the mesh, G0 and REL apply to the
 /// valid vertices, and the stream (format version 12) keeps each missing vertex's bits.

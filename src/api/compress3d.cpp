@@ -92,8 +92,8 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
   detail::StageLaps laps(stages, o.progress);
   if (o.mode != Mode::speculative) {
     typename Modes3D<T>::Tiled r;
-    if (o.mode == Mode::block) detail::run_block3d(work, eb, p.threads, r, {}, missing);
-    else detail::run_none3d(work, eb, p.threads, r, missing);
+    if (o.mode == Mode::block) detail::run_block3d(work, eb, p.threads, r, {}, missing, o.exact_edges);
+    else detail::run_none3d(work, eb, p.threads, r, missing, o.exact_edges);
     laps.lap("frontend", 0.8);
     detail::Tiled3DPayload payload;
     detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload, missing);
@@ -114,7 +114,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     return stream;
   }
   typename Modes3D<T>::Speculative r;
-  detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing);
+  detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing, o.exact_edges);
   laps.lap("frontend", 0.8);
   detail::Speculative3DPayload payload;
   detail::speculative3d_payload(work, o.anchor_stride, r, payload);

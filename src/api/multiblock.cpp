@@ -14,6 +14,7 @@
 
 #include <omp.h>
 
+#include "factz/multiblock3d.hpp"  // multiblock3d_header_size
 #include "format/crc32.hpp"
 #include "util/byte_io.hpp"
 
@@ -26,6 +27,8 @@ constexpr uint8_t kMagic[4] = {'F', 'Z', 'M', 'B'};
 /// answers unsupported_version instead of failing inside a block.
 constexpr uint16_t kVersion = 1;
 constexpr uint16_t kVersionFloat64 = 2;
+/// Version 3: a 3D field's blocks (src/api/multiblock3d.cpp), refused here by name.
+constexpr uint16_t kVersion3D = 3;
 constexpr uint64_t kFixedHeader = kMultiBlockPrefixBytes;  ///< magic .. header CRC
 constexpr uint64_t kEntryBytes = 48;   ///< x0, y0, nx, ny, offset, length
 /// At most this many blocks (a forged count must not size an allocation).
@@ -232,6 +235,8 @@ Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> b) 
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
   const uint64_t count = get_le(b, 40, 4);
   if (count < 1 || count > uint64_t(kMaxBlocks)) return corrupt_stream("multi-block header: block counts are inconsistent");
+  // A 3D file (version 3) keeps this prefix's layout and has its own entry size.
+  if (get_le(b, 4, 2) == kVersion3D) return multiblock3d_header_size(int(count));
   return multiblock_header_size(int(count));
 }
 
@@ -243,6 +248,9 @@ Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint6
   if (!is_multiblock(b)) return corrupt_stream("not a multi-block file (magic)");
   if (b.size() < kFixedHeader) return corrupt_stream("multi-block header truncated");
   const uint64_t version = get_le(b, 4, 2);
+  if (version == kVersion3D)  // unsupported here, as in a build without 3D files, naming the reader to use
+    return Status(Code::unsupported_version, "multi-block file version 3 holds a 3D vector field: decode it with "
+                                             "factz::decompress_multiblock3d (its index: parse_multiblock3d_index)");
   if (version != kVersion && version != kVersionFloat64)
     return Status(Code::unsupported_version,
                   "multi-block file version " + std::to_string(version) + " (this build reads 1 and 2)");

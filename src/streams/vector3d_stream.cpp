@@ -71,7 +71,9 @@ Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options&
     return invalid_argument("unknown mode");
   if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
-  if (o.exact_edges != 0) return invalid_argument("exact_edges is not supported for 3D vector fields");
+  if (o.exact_edges > 63)
+    return invalid_argument("exact_edges of a 3D field takes the face bits 1, 2, 4, 8, 16 and 32, got " +
+                            std::to_string(o.exact_edges));
   if (!o.source.empty()) return invalid_argument("a source record is not supported for 3D vector fields");
   if (o.mode == Mode::speculative && !valid_anchor_stride(o.anchor_stride))
     return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +

@@ -21,8 +21,8 @@ namespace factz::detail {
 inline constexpr uint8_t kPredictor3DCubic = 1;
 
 /// Everything about (nx, ny, nz, options) that does not need the values: dimensions,
-/// bound, mode (none, block, speculative), coder, bound mode, anchor stride (speculative);
-/// exact_edges and a source record are 2D features (invalid_argument).
+/// bound, mode (none, block, speculative), coder, bound mode, anchor stride (speculative),
+/// exact_edges (face bits, at most 63); a source record is a 2D feature (invalid_argument).
 Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options& o);
 
 /// The checked settings of one 3D compression.

@@ -33,6 +33,7 @@
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
+#include "factz/multiblock3d.hpp"
 #include "field_files.hpp"
 
 namespace factz::cli {
@@ -78,60 +79,6 @@ void add_dtype(StatsWriter& r) {
 template <class Field>
 void write_planes(const std::string& uo, const std::string& vo, const Field& f) {
   write_field_outputs({uo, vo}, {&f.u, &f.v}, {uint64_t(f.ny), uint64_t(f.nx)}, std::nullopt, f.mask, "decompress");
-}
-
-/// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
-/// the failure, as one write (so that mpirun's own messages cannot split the line); every
-/// rank exits with the same code.
-template <class F>
-int guarded(const char* command, F&& driver) {
-  auto started = World::start();
-  if (!started.ok()) fail(started.status().to_string());
-  World& w = *started.value();
-  try {
-    return driver(w);
-  } catch (const Failure& f) {
-    if (!w.distributed()) throw;
-    if (w.rank() == 0) {
-      const std::string line = std::string("factz ") + command + ": " + f.message + "\n";
-      std::fwrite(line.data(), 1, line.size(), stderr);
-      std::fflush(stderr);
-    }
-    return f.code;
-  }
-}
-
-/// A collective write of a file that ranks write in parts (MPI-IO, or one process's
-/// positioned writes): when it fails on any rank after the file was created or changed,
-/// rank 0 removes it (a file created and sized but not filled must not remain looking
-/// valid), then every rank fails. A file the write never touched (it could not be opened)
-/// is left as it was; so are devices and FIFOs.
-template <class F>
-void written_or_removed(World& w, const std::string& file, F&& write) {
-  struct stat before {};
-  const bool existed = ::stat(file.c_str(), &before) == 0;
-  try {
-    phase(w, write);
-  } catch (const Failure&) {
-    struct stat after {};
-    if (w.rank() == 0 && ::stat(file.c_str(), &after) == 0 && S_ISREG(after.st_mode)) {
-      const bool changed = !existed || after.st_ino != before.st_ino || after.st_size != before.st_size ||
-                           after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
-                           after.st_mtim.tv_nsec != before.st_mtim.tv_nsec;
-      if (changed) ::unlink(file.c_str());
-    }
-    throw;
-  }
-}
-
-/// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
-/// cannot be (io error); a path that cannot be read says why.
-void require_seekable(const std::string& path, const std::string& what) {
-  check(factz::check_input_path(path));
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    fail("io: cannot read " + path + " for " + what + ": it is read at offsets and is not a regular file (a pipe or "
-         "FIFO); decompress it whole or save it to a file first");
 }
 
 /// The per-rank file names of `flags` (each with %r) for blocks 0 .. count-1.
@@ -616,6 +563,7 @@ int verify_blocks(World& w, const Args& a) {
 }  // namespace
 
 int run_blocks_compress(const Args& a) {
+  if (a.has("-3")) return run_blocks3d_compress(a);
   return guarded("compress", [&a](World& w) {
     if (!w.distributed() && !a.has("--per-rank")) {
       // One process: still every failure leaves through here (rank 0 is the only rank).
@@ -628,6 +576,7 @@ int run_blocks_compress(const Args& a) {
 }
 
 int run_blocks_decompress(const Args& a) {
+  if (a.has("-z") && is_multiblock3d_file(a.get("-z"))) return run_blocks3d_decompress(a);
   return guarded("decompress", [&a](World& w) {
     if (!w.distributed() && !a.has("--per-rank")) {
       if (!a.has("-z")) fail("missing -z IN", 2);
@@ -639,6 +588,7 @@ int run_blocks_decompress(const Args& a) {
 }
 
 int run_blocks_decompress_bytes(const Args& a, const std::vector<uint8_t>& file) {
+  if (factz::is_multiblock3d(file)) return run_blocks3d_decompress_bytes(a, file);
   return guarded("decompress", [&](World& w) {
     if (w.distributed() || a.has("--per-rank") || a.has("--region"))
       fail("a multi-block file read from a pipe or stdin decodes in one process, without --per-rank or --region", 2);
@@ -647,6 +597,7 @@ int run_blocks_decompress_bytes(const Args& a, const std::vector<uint8_t>& file)
 }
 
 int run_blocks_verify(const Args& a) {
+  if (a.has("-3")) return run_blocks3d_verify(a);
   return guarded("verify", [&a](World& w) { return verify_blocks(w, a); });
 }
 

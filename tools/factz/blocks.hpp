@@ -7,7 +7,11 @@
 // raw with --dtype f64) or, for a multi-block file, from its header (MultiBlockIndex::dtype).
 #pragma once
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -43,6 +47,54 @@ void phase(World& w, F&& f) {
   });
   if (!s.ok()) throw status_failure(s);
 }
+
+/// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
+/// the failure, as one write (so that mpirun's own messages cannot split the line); every
+/// rank exits with the same code.
+template <class F>
+int guarded(const char* command, F&& driver) {
+  auto started = World::start();
+  if (!started.ok()) fail(started.status().to_string());
+  World& w = *started.value();
+  try {
+    return driver(w);
+  } catch (const Failure& f) {
+    if (!w.distributed()) throw;
+    if (w.rank() == 0) {
+      const std::string line = std::string("factz ") + command + ": " + f.message + "\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fflush(stderr);
+    }
+    return f.code;
+  }
+}
+
+/// A collective write of a file that ranks write in parts (MPI-IO, or one process's
+/// positioned writes): when it fails on any rank after the file was created or changed,
+/// rank 0 removes it (a file created and sized but not filled must not remain looking
+/// valid), then every rank fails. A file the write never touched (it could not be opened)
+/// is left as it was; so are devices and FIFOs.
+template <class F>
+void written_or_removed(World& w, const std::string& file, F&& write) {
+  struct stat before {};
+  const bool existed = ::stat(file.c_str(), &before) == 0;
+  try {
+    phase(w, write);
+  } catch (const Failure&) {
+    struct stat after {};
+    if (w.rank() == 0 && ::stat(file.c_str(), &after) == 0 && S_ISREG(after.st_mode)) {
+      const bool changed = !existed || after.st_ino != before.st_ino || after.st_size != before.st_size ||
+                           after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+                           after.st_mtim.tv_nsec != before.st_mtim.tv_nsec;
+      if (changed) ::unlink(file.c_str());
+    }
+    throw;
+  }
+}
+
+/// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
+/// cannot be (io error); a path that cannot be read says why.
+void require_seekable(const std::string& path, const std::string& what);
 
 // ---- options (every check fails with a usage error) ---------------------------------------
 
@@ -86,5 +138,18 @@ void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all);
 std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size);
 /// `--region X0 Y0 X1 Y1`.
 factz::Region region_of(const Args& a);
+
+// ---- 3D vector fields (blocks3d.cpp) --------------------------------------------------------
+
+/// `--blocks PX PY PZ` of a 3D vector field (-3 with three -i).
+void blocks3d_of_args(const Args& a, int& px, int& py, int& pz);
+/// compress, decompress and verify of a 3D field with --blocks PX PY PZ, or of a version 3
+/// multi-block file (the 2D entry points hand over).
+int run_blocks3d_compress(const Args& a);
+int run_blocks3d_decompress(const Args& a);
+int run_blocks3d_decompress_bytes(const Args& a, const std::vector<uint8_t>& file);
+int run_blocks3d_verify(const Args& a);
+/// Whether the regular file at `path` is a 3D multi-block file (magic and version 3).
+bool is_multiblock3d_file(const std::string& path);
 
 }  // namespace factz::cli::blocks

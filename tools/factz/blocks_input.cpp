@@ -11,6 +11,7 @@
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
+#include "factz/multiblock3d.hpp"
 #include "field_files.hpp"
 #include "mpi/posix_file.hpp"
 
@@ -131,11 +132,25 @@ std::array<uint64_t, 4> hashes_of(const Field& f) {
 void blocks_of_args(const Args& a, int& px, int& py) {
   if (!a.has("--blocks")) fail("--per-rank needs --blocks PX PY", 2);
   const auto& b = a.all("--blocks").back();
+  if (b.size() != 2)
+    fail("--blocks PX PY PZ takes a 3D vector field (-3 NX NY NZ with three -i); a 2D field takes PX PY", 2);
   long long x = 0, y = 0;
   if (!to_int64(b[0], x) || !to_int64(b[1], y) || x < 1 || y < 1 || x > (1 << 20) || y > (1 << 20))
     fail("--blocks needs two integers >= 1, got '" + b[0] + " " + b[1] + "'", 2);
   px = int(x);
   py = int(y);
+}
+
+void blocks3d_of_args(const Args& a, int& px, int& py, int& pz) {
+  const auto& b = a.all("--blocks").back();
+  long long v[3] = {0, 0, 0};
+  if (b.size() != 3) fail("a 3D vector field takes --blocks PX PY PZ", 2);
+  for (int k = 0; k < 3; ++k)
+    if (!to_int64(b[size_t(k)], v[k]) || v[k] < 1 || v[k] > (1 << 20))
+      fail("--blocks needs three integers >= 1, got '" + b[0] + " " + b[1] + " " + b[2] + "'", 2);
+  px = int(v[0]);
+  py = int(v[1]);
+  pz = int(v[2]);
 }
 
 /// The vector-field compression options, as `factz compress` reads them.
@@ -234,6 +249,17 @@ void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) 
 
 // ---- the multi-block file ---------------------------------------------------------------
 
+/// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
+/// cannot be (io error); a path that cannot be read says why.
+void require_seekable(const std::string& path, const std::string& what) {
+  check(factz::check_input_path(path));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    fail("io: cannot read " + path + " for " + what + ": it is read at offsets and is not a regular file (a pipe or "
+         "FIFO); decompress it whole or save it to a file first");
+}
+
+
 /// The header and index bytes of the multi-block file at `path` (only those are read),
 /// validated; `size` gets the file size.
 std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) {
@@ -248,7 +274,8 @@ std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) 
   const uint64_t hsize = take(factz::multiblock_header_size_from_prefix(head));
   if (hsize > size) fail("corrupt_stream: multi-block index truncated");
   head = take(factz::mpi::detail::posix_read_at(path, 0, hsize));
-  check(factz::parse_multiblock_index(head, size).status());
+  if (factz::is_multiblock3d(head)) check(factz::parse_multiblock3d_index(head, size).status());
+  else check(factz::parse_multiblock_index(head, size).status());
   return head;
 }
 

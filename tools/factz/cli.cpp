@@ -57,6 +57,12 @@ bool parse(const Command& cmd, const std::vector<std::string>& argv, Args& out, 
         }
         vals.push_back(argv[++k]);
       }
+      for (int a = 0; a < spec->optional_nargs && k + 1 < argv.size(); ++a) {
+        bool is_flag = false;
+        for (const auto& o : cmd.options) is_flag = is_flag || o.name == argv[k + 1];
+        if (is_flag) break;
+        vals.push_back(argv[++k]);
+      }
     }
     if (out.has(tok) && !spec->repeatable) {
       error = "option " + tok + " given more than once";

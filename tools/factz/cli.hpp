@@ -14,6 +14,9 @@ struct OptionSpec {
   std::string metavar;     ///< e.g. "NX NY"
   std::string help;
   bool repeatable = false;
+  /// Values that may follow the nargs required ones, taken while the next token is not an
+  /// option (`--blocks PX PY [PZ]`).
+  int optional_nargs = 0;
 };
 
 struct Command {

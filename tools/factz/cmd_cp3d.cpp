@@ -22,6 +22,7 @@
 
 #include "common.hpp"
 #include "factz/compress3d.hpp"
+#include "field3d_files.hpp"
 #include "field_files.hpp"  // any_variable_output
 #include "factz/io.hpp"
 #include "factz/topology3d.hpp"
@@ -31,6 +32,8 @@ namespace factz::cli {
 namespace {
 
 using In = StatsWriter::In;
+
+}  // namespace
 
 /// `-3 NX NY NZ`: three positive integers whose product stays within the library's 2^40.
 void dims3(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz) {
@@ -138,11 +141,31 @@ void write_component(const std::string& path, const std::vector<T>& values, int6
   check(factz::write_bytes(path, bytes));
 }
 
+factz::FillValues3D fill3d_of(const Args& a) {
+  factz::FillValues3D fill;
+  if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of(a).u;
+  return fill;
+}
+
+// The float32 entry points of field3d_files.hpp (the multi-block driver's, blocks3d.cpp).
+std::vector<float> read_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+  return read_component<float>(path, nx, ny, nz);
+}
+factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
+                                  bool reconstruction) {
+  return read_field3d<factz::VectorField3D>(a, flag, masked, command, reconstruction);
+}
+void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz) {
+  write_component<float>(path, values, nx, ny, nz);
+}
+
+namespace {
+
 template <class Field>
 int compress3d_of(const Args& a) {
   three_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
-  if (a.has("--blocks") || a.has("--per-rank")) fail("--blocks and --per-rank take 2D fields only", 2);
+  if (a.has("--per-rank")) fail("--per-rank takes 2D fields only (a 3D field takes --blocks PX PY PZ)", 2);
   if (a.has("--persistence") || a.has("--scalar"))
     fail("--persistence and --scalar apply to a scalar field (give -i once)", 2);
   refuse_clobbering(a, {"-i"}, {"-z"});

@@ -2,7 +2,7 @@
 // (FCTZ: a vector or scalar field; header, sections, source record), a multi-block file
 // (FZMB: layout, bound, every block's stream), a flow field stream (FZFS) and a flow basis
 // (FZFB). Everything is read through the parsers of the library (format/container.hpp,
-// factz/multiblock.hpp, factz/flow.hpp), so info accepts exactly what the decoders accept.
+// factz/multiblock.hpp, factz/multiblock3d.hpp, factz/flow.hpp), so info accepts exactly what the decoders accept.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "factz/flow.hpp"
 #include "factz/io.hpp"
 #include "factz/multiblock.hpp"
+#include "factz/multiblock3d.hpp"
 #include "format/container.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"
@@ -235,6 +236,85 @@ int info_multiblock(const Bytes& bytes, bool json) {
   return 0;
 }
 
+// ---- FZMB version 3: a multi-block file of a 3D vector field ------------------------------
+
+int info_multiblock3d(const Bytes& bytes, bool json) {
+  const auto index = take(factz::parse_multiblock3d_index(bytes, bytes.size()));
+  const auto& L = index.layout;
+  std::vector<factz::detail::Header> headers;
+  std::string modes, coders;
+  double eb = 0;
+  for (int b = 0; b < L.count(); ++b) {
+    const auto& e = index.entries[size_t(b)];
+    const std::span<const uint8_t> stream(bytes.data() + e.offset, e.length);
+    auto parsed = factz::detail::parse_container(stream);
+    if (!parsed.ok()) fail(parsed.status().to_string() + " (block " + std::to_string(b) + " of the multi-block file)");
+    const auto& h = parsed->header;
+    if (h.components != 3) fail("corrupt_stream: block " + std::to_string(b) + " is not a 3D vector stream");
+    headers.push_back(h);
+    if (modes.find(mode_name(h.mode)) == std::string::npos)
+      modes += std::string(modes.empty() ? "" : ", ") + mode_name(h.mode);
+    if (coders.find(coder_name(h.coder)) == std::string::npos)
+      coders += std::string(coders.empty() ? "" : ", ") + coder_name(h.coder);
+    eb = std::max(eb, double(h.eb));
+  }
+  const double raw = double(L.nx) * double(L.ny) * double(L.nz) * 12.0;  // u, v and w
+  if (json) {
+    std::ostringstream list;
+    list << "[";
+    for (int b = 0; b < L.count(); ++b) {
+      const auto& x = L.blocks[size_t(b)];
+      const auto& h = headers[size_t(b)];
+      StatsWriter one;
+      one.count("block", b).count("x0", x.x0).count("y0", x.y0).count("z0", x.z0);
+      one.count("nx", x.nx).count("ny", x.ny).count("nz", x.nz);
+      one.count("offset", index.entries[size_t(b)].offset).count("bytes", index.entries[size_t(b)].length);
+      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", double(h.eb));
+      one.count("format_version", h.version);
+      list << (b ? ", " : "") << one.object();
+    }
+    list << "]";
+    StatsWriter s;
+    s.text("kind", "multiblock").text("field", "vector3d").text("dtype", "float32");
+    s.count("file_bytes", bytes.size()).count("header_bytes", index.header_bytes);
+    s.count("nx", L.nx).count("ny", L.ny).count("nz", L.nz).count("px", L.px).count("py", L.py).count("pz", L.pz);
+    s.count("blocks", L.count()).text("bound_mode", bound_name(index.bound_mode)).num("bound", index.bound_value);
+    s.num("eb_abs", eb).text("mode", modes).text("coder", coders).num("raw_bytes", raw);
+    s.num("ratio", raw / double(bytes.size())).json("block_list", list.str());
+    std::cout << s.object() << "\n";
+    return 0;
+  }
+  Lines l;
+  l.add("file bytes", std::to_string(bytes.size()));
+  l.add("field", "3D vector field (u, v, w), nx=" + std::to_string(L.nx) + " ny=" + std::to_string(L.ny) +
+                     " nz=" + std::to_string(L.nz) + ", float32");
+  l.add("blocks", std::to_string(L.px) + " x " + std::to_string(L.py) + " x " + std::to_string(L.pz) + " = " +
+                      std::to_string(L.count()) + " (shared boundary planes stored exactly)");
+  l.add("bound", std::string(bound_name(index.bound_mode)) + " " + shortest(index.bound_value) + " (eb " +
+                     shortest(eb) + " absolute, the same in every block)");
+  l.add("mode", modes).add("coder", coders);
+  l.add("raw bytes", ratio_text(raw, double(bytes.size())));
+  l.add("index bytes", std::to_string(index.header_bytes));
+  std::string out = "FaCTz multi-block file (magic FZMB, version 3: 3D)\n" + l.text;
+  char line[256];
+  std::snprintf(line, sizeof line, "    %5s %7s %7s %7s %7s %7s %7s %12s %10s  %-11s %-7s %s\n", "block", "x0", "y0",
+                "z0", "nx", "ny", "nz", "offset", "bytes", "mode", "coder", "eb");
+  out += line;
+  for (int b = 0; b < L.count(); ++b) {
+    const auto& x = L.blocks[size_t(b)];
+    const auto& h = headers[size_t(b)];
+    std::snprintf(line, sizeof line, "    %5d %7lld %7lld %7lld %7lld %7lld %7lld %12llu %10llu  %-11s %-7s %s\n", b,
+                  static_cast<long long>(x.x0), static_cast<long long>(x.y0), static_cast<long long>(x.z0),
+                  static_cast<long long>(x.nx), static_cast<long long>(x.ny), static_cast<long long>(x.nz),
+                  static_cast<unsigned long long>(index.entries[size_t(b)].offset),
+                  static_cast<unsigned long long>(index.entries[size_t(b)].length), mode_name(h.mode),
+                  coder_name(h.coder), shortest(double(h.eb)).c_str());
+    out += line;
+  }
+  std::cout << out;
+  return 0;
+}
+
 // ---- FZFS and FZFB: flow files ------------------------------------------------------------
 
 factz::flow::Basis read_basis(const std::string& path) {
@@ -355,6 +435,7 @@ int run(const Args& a) {
   if (a.has("--basis") && !flow_stream)
     fail("--basis applies to flow field streams (magic FZFS); " + name + " is not one", 2);
   if (magic("FCTZ")) return info_stream(bytes, json);
+  if (factz::is_multiblock3d(bytes)) return info_multiblock3d(bytes, json);
   if (factz::is_multiblock(bytes)) return info_multiblock(bytes, json);
   if (flow_stream) return info_flow_stream(a, bytes, json);
   if (magic("FZFB")) return info_flow_basis(bytes, json);

@@ -69,9 +69,11 @@ const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
 const factz::cli::OptionSpec kDims3{
     "-3", 3, "NX NY NZ", "3D grid, NX fastest (x), then NY, then NZ: a scalar field, or with three -i (compress, cp, verify) a vector field"};
 const factz::cli::OptionSpec kBlocks{
-    "--blocks", 2, "PX PY",
-    "domain decomposition (docs/multiblock.md): PX x PY blocks sharing their boundary rows/columns, stored exactly; "
-    "writes a multi-block file. Under mpirun the blocks are spread over the ranks"};
+    "--blocks", 2, "PX PY [PZ]",
+    "domain decomposition (docs/multiblock.md): PX x PY blocks sharing their boundary rows/columns (PX x PY x PZ "
+    "blocks sharing their boundary planes for a 3D vector field, -3 with three -i), stored exactly; writes a "
+    "multi-block file. Under mpirun the blocks are spread over the ranks",
+    false, 1};
 const factz::cli::OptionSpec kPerRank{
     "--per-rank", 0, "",
     "with --blocks under mpirun: one block per rank (PX*PY ranks), each rank reading (compress, verify) or writing "
@@ -83,7 +85,7 @@ const factz::cli::OptionSpec kPersistence{
 const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 or float64 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
     "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
-    "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x serial|omp[=T]] [--json]   (3D vector)\n"
+    "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x serial|omp[=T]] [--json]   (3D vector; with --blocks PX PY PZ a multi-block file)\n"
     "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
     {kDims, kDims3,
      {"-i", 1, "FILE",
@@ -148,9 +150,10 @@ const Command kVerify{
      {"-i", 1, "FILE", "original component (u then v; once for a scalar field): raw, .npy, FILE.nc:VAR[...], FILE.h5:/path", true},
      {"-d", 1, "FILE", "decompressed component (u then v; once for a scalar field); the original's fill values apply", true},
      kPersistence,
-     {"--blocks", 2, "PX PY",
-      "check block by block (the layout of compress --blocks); under mpirun each rank checks its blocks and the "
-      "counts are summed"},
+     {"--blocks", 2, "PX PY [PZ]",
+      "check block by block (the layout of compress --blocks; PX PY PZ for a 3D vector field); under mpirun each "
+      "rank checks its blocks and the counts are summed",
+      false, 1},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
      kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
@@ -352,8 +355,9 @@ int run_compress64(const Args& a, factz::Options o) {
 int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   // --blocks and --per-rank take float32 and float64 inputs (blocks.cpp decides from the files).
+  if (a.has("--blocks")) return factz::cli::run_blocks_compress(a);  // 2D, or 3D with -3 (blocks3d.cpp)
   if (a.has("-3") && a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);
-  if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
+  if (a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
@@ -439,7 +443,8 @@ int run_decompress(const Args& a) {
       fail("give -o twice (u then v) for a vector stream, once for a scalar stream (cannot read the stream: " +
                bytes.status().to_string() + ")", 2);
     if (factz::is_multiblock(bytes.value()))
-      fail("the stream is a multi-block file of a 2D vector field: give -o twice (u then v)", 2);
+      fail("the stream is a multi-block file of a vector field: give -o twice (u then v), or three times (u, v, w) "
+           "for a 3D field", 2);
     if (is_vector3d_stream(bytes.value()))
       fail("the stream holds a 3D vector field: give -o three times (u, v, w)", 2);
     if (!is_scalar_stream(bytes.value()) && factz::detail::parse_container(bytes.value()).ok())
@@ -448,6 +453,8 @@ int run_decompress(const Args& a) {
   }
   if (a.has("-o") && a.all("-o").size() == 3) {
     const auto stream = take(factz::read_bytes(a.get("-z")));
+    // A multi-block file through a pipe or stdin (a regular file went to the driver above).
+    if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
     if (!is_vector3d_stream(stream) && factz::detail::parse_container(stream).ok())
       fail(std::string("the stream holds a ") + (is_scalar_stream(stream) ? "scalar field: give -o once" :
                                                  "2D vector field: give -o twice (u then v)"), 2);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/block_bounds.hpp"
+#include "kernels/exact_faces3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound3d.hpp"
 #include "kernels/speculation3d.hpp"  // incident_tets
@@ -140,6 +141,36 @@ void quantize_plane3d(const T* x, const TileLayout3D& L, T eb, const uint8_t* ve
   out.escapes[c].clear();
   for (const auto& e : escapes) out.escapes[c].insert(out.escapes[c].end(), e.begin(), e.end());
   std::sort(out.escapes[c].begin(), out.escapes[c].end());
+}
+
+/// Stores every component of the vertices on the faces named by `faces` exactly, unless its
+/// reconstruction already has the original's bits (a -0 is not a +0): then the decoder
+/// reproduces it whatever the tile's bound. A face vertex then decodes to the original's bits
+/// in every block holding it (docs/multiblock.md, Lemma 3 in 3D). Exact components keep their
+/// integer for prediction, so no other vertex's value changes. Missing vertices are left
+/// alone: the mask section restores their bits.
+template <class Field, class T>
+void force_exact_faces3d(const Field& f, uint8_t faces, const uint8_t* missing, Tiled3DResultOf<T>& out) {
+  if (!faces) return;
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  const T* const x[3] = {f.u.data(), f.v.data(), f.w.data()};
+  for (int64_t z = 0; z < f.nz; ++z)
+    for (int64_t y = 0; y < f.ny; ++y) {
+      // A row off the y and z faces holds at most its two x ends: step over its inside.
+      const bool row_on_face = ((faces & 4) && y == 0) || ((faces & 8) && y == f.ny - 1) || ((faces & 16) && z == 0) ||
+                               ((faces & 32) && z == f.nz - 1);
+      const int64_t step = row_on_face || f.nx < 2 ? 1 : f.nx - 1;
+      for (int64_t xi = 0; xi < f.nx; xi += step) {
+        if (!on_exact_face(xi, y, z, f.nx, f.ny, f.nz, faces)) continue;
+        const int64_t k = (z * f.ny + y) * f.nx + xi;
+        if (missing && missing[k]) continue;
+        for (int c = 0; c < 3; ++c) {
+          if (std::bit_cast<Bits>(out.recon[c][size_t(k)]) == std::bit_cast<Bits>(x[c][k])) continue;
+          out.exact[c][size_t(k)] = 1;
+          out.recon[c][size_t(k)] = x[c][k];
+        }
+      }
+    }
 }
 
 template <class Field, class T>
@@ -327,19 +358,21 @@ void put_exact_list(const BigVector<uint8_t>& exact, const BigVector<T>& recon, 
 }
 
 template <class Field, class T>
-void run_none3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out, const uint8_t* missing) {
+void run_none3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out, const uint8_t* missing,
+                    uint8_t exact_faces) {
   const TileLayout3D L(f.nx, f.ny, f.nz);
   const T* x[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
     out.tile_ids[c].assign(size_t(L.tile_count()), uint8_t(eb > T(0) ? kMaxBoundId : 0));
     quantize_plane3d(x[c], L, eb, nullptr, threads, out, c, missing);
   }
+  force_exact_faces3d(f, exact_faces, missing, out);
   count_exact(f, threads, out);
 }
 
 template <class Field, class T>
 void run_block3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out, Block3DStages stages,
-                     const uint8_t* missing) {
+                     const uint8_t* missing, uint8_t exact_faces) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -383,6 +416,7 @@ void run_block3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out,
     ids[c].clear();
     ids[c].shrink_to_fit();
   }
+  force_exact_faces3d(f, exact_faces, missing, out);
   lap("quantize");
   // 5. The exact check of every tetrahedron on the decoder's values, and repair. The float64
   // safe bounds are estimates (their magnitudes may overflow or underflow in double), so
@@ -495,19 +529,21 @@ Status decode_tiled3d_any(const Header& h, const Tiled3DInputOf<T>& in, int thre
 
 }  // namespace
 
-void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing) {
-  run_none3d_any(f, eb, threads, out, missing);
+void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing,
+                uint8_t exact_faces) {
+  run_none3d_any(f, eb, threads, out, missing, exact_faces);
 }
-void run_none3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, const uint8_t* missing) {
-  run_none3d_any(f, eb, threads, out, missing);
+void run_none3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, const uint8_t* missing,
+                uint8_t exact_faces) {
+  run_none3d_any(f, eb, threads, out, missing, exact_faces);
 }
 void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages,
-                 const uint8_t* missing) {
-  run_block3d_any(f, eb, threads, out, stages, missing);
+                 const uint8_t* missing, uint8_t exact_faces) {
+  run_block3d_any(f, eb, threads, out, stages, missing, exact_faces);
 }
 void run_block3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, Block3DStages stages,
-                 const uint8_t* missing) {
-  run_block3d_any(f, eb, threads, out, stages, missing);
+                 const uint8_t* missing, uint8_t exact_faces) {
+  run_block3d_any(f, eb, threads, out, stages, missing, exact_faces);
 }
 void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
   tiled3d_payload_any(r, block, threads, out, missing);

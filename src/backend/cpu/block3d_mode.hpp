@@ -48,17 +48,20 @@ struct Block3DStages {
 /// Mode none in 3D: every tile id 30 (0 when eb is 0), every vertex checked against eb.
 /// `missing` (null for none): the field's missing vertices, f then being the filled working
 /// copy (streams/missing_fill.hpp); a missing vertex is never stored exactly and its code is
-/// its Lorenzo prediction's (docs/architecture.md, "Masks").
-void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing = nullptr);
+/// its Lorenzo prediction's (docs/architecture.md, "Masks"). `exact_faces`: the face bits of
+/// Options::exact_edges (kernels/exact_faces3d.hpp), whose vertices keep their original bits.
+void run_none3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, const uint8_t* missing = nullptr,
+                uint8_t exact_faces = 0);
 void run_none3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out,
-                const uint8_t* missing = nullptr);
+                const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 
-/// FaCTz-B in 3D on a validated field, absolute bound eb; `missing` as for run_none3d: the
-/// tetrahedra touching a missing vertex constrain no bound and are never checked.
+/// FaCTz-B in 3D on a validated field, absolute bound eb; `missing` and `exact_faces` as for
+/// run_none3d: the tetrahedra touching a missing vertex constrain no bound and are never
+/// checked; the face vertices are exact before the check.
 void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& out, Block3DStages stages = {},
-                 const uint8_t* missing = nullptr);
+                 const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 void run_block3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, Block3DStages stages = {},
-                 const uint8_t* missing = nullptr);
+                 const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 
 /// The stream payload of a result (its symbols move out): symbols (of the valid vertices
 /// only when `missing` is given), outliers and exact lists per component; the tile ids when

@@ -1,7 +1,9 @@
 #include "backend/cpu/speculative3d_mode.hpp"
 
+#include <bit>
 #include <vector>
 
+#include "kernels/exact_faces3d.hpp"
 #include "kernels/interpolation3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
@@ -18,6 +20,10 @@ namespace {
 /// more than it saves there (and much more on a busy machine), and a phase's result does not
 /// depend on how many threads decide it.
 constexpr int64_t kMinParallelTargets = 8192;
+
+/// Bits of +0 (a -0 is not: an exact face keeps its sign).
+bool positive_zero(float x) { return std::bit_cast<uint32_t>(x) == 0; }
+bool positive_zero(double x) { return std::bit_cast<uint64_t>(x) == 0; }
 
 /// Calls fn(phase) for every phase of the schedule, in stream order.
 template <class F>
@@ -55,7 +61,7 @@ void put_exact(ByteWriter& w, double x) { w.f64(x); }
 
 template <class Field, class T>
 void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool check, Speculative3DResultOf<T>& out,
-                           const uint8_t* missing) {
+                           const uint8_t* missing, uint8_t exact_faces) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
@@ -92,6 +98,13 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
       lattice_coords(L, t, x, y, z);
       const int64_t k = (z * ny + y) * nx + x;
       if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
+      if (exact_faces && on_exact_face(x, y, z, nx, ny, nz, exact_faces)) {
+        // Kept as is (the current state already holds the original); +0, +0, +0 takes the
+        // zero-vector id, which reproduces exactly those bits (a -0 goes exact).
+        const bool zero = positive_zero(cur[0][k]) && positive_zero(cur[1][k]) && positive_zero(cur[2][k]);
+        ids[k] = uint8_t(zero ? kZeroVectorId : 0);
+        continue;
+      }
       const Speculation3DOf<T> sp =
           speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(), bound, kRadius, check);
       // The commit is the only write: targets of a phase share no tetrahedron.
@@ -237,12 +250,12 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
 }  // namespace
 
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out, const uint8_t* missing) {
-  run_speculative3d_any(f, eb, s0, threads, check, out, missing);
+                       Speculative3DResult& out, const uint8_t* missing, uint8_t exact_faces) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces);
 }
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult64& out, const uint8_t* missing) {
-  run_speculative3d_any(f, eb, s0, threads, check, out, missing);
+                       Speculative3DResult64& out, const uint8_t* missing, uint8_t exact_faces) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces);
 }
 
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,

@@ -31,11 +31,13 @@ using Speculative3DResult64 = Speculative3DResultOf<double>;
 /// `check` false skips the signature verification (tests only). `missing` (null for none):
 /// the field's missing vertices, f then being the filled working copy; a missing vertex takes
 /// id kMissingVertex and the stand-in zero in every component for the whole run (the
-/// decoder's), and the tetrahedra touching one are never compared (kMaskedTet).
+/// decoder's), and the tetrahedra touching one are never compared (kMaskedTet). A valid vertex
+/// on a face named by `exact_faces` (Options::exact_edges, kernels/exact_faces3d.hpp) is not
+/// speculated: it keeps its original bits (id 0, or kZeroVectorId for +0, +0, +0).
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out, const uint8_t* missing = nullptr);
+                       Speculative3DResult& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult64& out, const uint8_t* missing = nullptr);
+                       Speculative3DResult64& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
 /// exact values (anchors, then exact targets); missing vertices (kMissingVertex) left out.

@@ -1,0 +1,34 @@
+// 3D vector fields on the command line: the grid (-3 NX NY NZ), the three component files
+// of a flag, reading a whole field with its missing vertices marked, and writing one
+// component (cmd_cp3d.cpp; the multi-block driver blocks3d.cpp reads and writes the same
+// way).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "factz/topology3d.hpp"
+
+namespace factz::cli {
+
+/// `-3 NX NY NZ`: three positive integers whose product stays within the library's 2^40.
+void dims3(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz);
+/// The three files of `flag` (u, v, w), or a usage error.
+std::vector<std::string> three_files(const Args& a, const char* flag);
+/// One component of nx * ny * nz values: raw float32 (exactly 4 n bytes) or a '<f4' C-order
+/// .npy of shape (nz, ny, nx) or (n,).
+std::vector<float> read_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz);
+/// The fill value of --fill V, declared for all three components (none without --fill).
+factz::FillValues3D fill3d_of(const Args& a);
+/// The field of `flag` (u, v, w) with its missing vertices marked: NaN, and --fill V in any
+/// component; `masked` gets their count. Without --fill, a value that looks like an
+/// undeclared fill value gets a warning, except for a reconstruction (verify's -d).
+factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
+                                  bool reconstruction = false);
+/// Writes one component: a '<f4' .npy of shape (nz, ny, nx) when the name ends in .npy, raw
+/// little-endian float32 otherwise ('-': stdout).
+void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz);
+
+}  // namespace factz::cli
