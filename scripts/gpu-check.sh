@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU (target: one H200, under 8 minutes):
 # configure a CUDA build for sm_90, build the CUDA targets, run the `cuda` tests (float32 and
-# float64 streams, device ANS blobs, device CRC-32C, decode both ways, G0/G1) and the CPU
-# model of the kernels, then the GPU benchmark (10000^2 and 20000^2 turbulence, with the
-# device CRC).
+# float64 streams, 3D fields in modes none, block and speculative, device ANS blobs, device
+# CRC-32C, decode both ways, G0/G1) and the CPU model of the kernels (2D and 3D), then the GPU
+# benchmark (10000^2 and 20000^2 turbulence, with the device CRC; then a 256^3 ABC flow in 3D
+# modes block and speculative, median of the repeats).
 # Logs and the benchmark table go to $OUT when it is set (else to the build directory).
 #
 #   scripts/gpu-check.sh                 # configure + build (-j16) + tests + bench
@@ -18,7 +19,8 @@
 # (the device tool: carry ["build-gpu-pack"]). Without FACTZ_GPU_PREBUILT, a failed
 # configure falls back to build-gpu-pack/ when it holds the binaries.
 # Environment: FACTZ_BUILD_DIR (default build-gpu), CUDA_ARCH (default 90), JOBS (16; --pack: nproc),
-# BENCH_SIZES (10000,20000), BENCH_REPS (3), FACTZ_GPU_PACK (default build-gpu-pack).
+# BENCH_SIZES (10000,20000), BENCH_SIZES3D (256; 0: no 3D lines), BENCH_REPS (3), FACTZ_GPU_PACK
+# (default build-gpu-pack).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FACTZ_BUILD_DIR:-$root/build-gpu}
@@ -56,7 +58,8 @@ if [[ "${1:-}" == "--pack" ]]; then
   # The real fields the cuda tests use: the bundled ones (tests/data) and, when it is there,
   # more of ../shared/data (which does not travel with the tree).
   for name in foam_shearlayer_t0.75_u_512x512 foam_shearlayer_t0.75_v_512x512 cmems_glob1deg_cur_u_360x171 \
-      cmems_glob1deg_cur_v_360x171 eraint_uv200_u_480x241 eraint_uv200_v_480x241; do
+      cmems_glob1deg_cur_v_360x171 eraint_uv200_u_480x241 eraint_uv200_v_480x241 cavity3d_crop_u_24x24x24 \
+      cavity3d_crop_v_24x24x24 cavity3d_crop_w_24x24x24; do
     for data in "$root/tests/data" "$root/../shared/data"; do
       if [[ -f "$data/$name.f32" ]]; then mkdir -p "$pack/data" && cp "$data/$name.f32" "$pack/data/"; break; fi
     done
@@ -93,7 +96,7 @@ done
 [[ -d "$build/lib" ]] && export LD_LIBRARY_PATH="$(cd "$build/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ -d "$build/data" ]] && export FACTZ_SHARED_DATA_DIR="$(cd "$build/data" && pwd)"
 
-stamp "ctest -L '^cuda\$' (GPU vs CPU streams float32 and float64, ANS blobs, CRC-32C, decode both ways, G0/G1, >2 GiB output)"
+stamp "ctest -L '^cuda\$' (GPU vs CPU streams float32, float64 and 3D, ANS blobs, CRC-32C, decode both ways, G0/G1, >2 GiB output)"
 if [[ -f "$build/CTestTestfile.cmake" ]]; then
   run_cuda_tests() { (cd "$build" && ctest -L '^cuda$' --output-on-failure --timeout 420); }
 else  # binaries carried without their build tree
@@ -112,6 +115,7 @@ else status=1; stamp "model: FAIL"; tail -20 "$logs/gpu-model.log"; fi
 
 stamp "GPU benchmark"
 if timeout 330 "$build/bench/gpu/factz_gpu_bench" --sizes "${BENCH_SIZES:-10000,20000}" --reps "${BENCH_REPS:-3}" \
+    --sizes3d "${BENCH_SIZES3D:-256}" \
     > "$logs/bench.md" 2> "$logs/bench.err"; then
   cat "$logs/bench.md"
 else

@@ -333,7 +333,6 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
       {" compress" + dims(f) + in + " -z o.fz --mode block --anchor-stride 4", 2, "--mode speculative only"},
       {" compress" + dims(f) + nan_in + " -z o.fz --fill-u 0.5", 2, "give --fill V for a 3D vector field"},
       {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5 --dtype f64", 1, "(float64)"},
-      {" compress" + dims(f) + in + " -z o.fz -x cuda", 2, "cuda"},
       {" compress" + dims(f) + in, 2, "missing -z"},
       {" compress" + dims(f) + in + " -z t_u.f32", 2, "refusing to overwrite an input"},
       {" decompress -z t.fz -o a -o b", 2, "give -o three times"},
@@ -348,6 +347,19 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
     EXPECT_FALSE(o.signaled) << c.args;
     EXPECT_NE(o.err.find(c.says), std::string::npos) << c.args << "\n" << o.describe();
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\n" << o.err;
+  }
+  // -x cuda reaches Policy::cuda: on a GPU the CPU's stream, elsewhere one line naming cuda
+  // (no CUDA backend in the build, or no device).
+  for (const std::string x : {" -x cuda", " -x cuda:0"}) {
+    const Outcome o = run_in(dir, kCli + " compress" + dims(f) + in + " -z g.fz" + x);
+    EXPECT_FALSE(o.signaled) << x;
+    if (o.exit_code == 0) {
+      ASSERT_EQ(run_in(dir, kCli + " decompress -z g.fz -o a -o b -o c" + x).exit_code, 0) << x;
+      continue;
+    }
+    EXPECT_EQ(o.exit_code, 1) << x << "\n" << o.describe();
+    EXPECT_NE(o.err.find("cuda"), std::string::npos) << x << "\n" << o.describe();
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << x << "\n" << o.err;
   }
 }
 

@@ -6,10 +6,14 @@
 // coded payloads back in host memory: both entropy coders run on the device; without the
 // host stages: code lengths and ANS plans, zstd, container and CRC), the device CRC-32C
 // over the input planes (the container's section checksums), and cudaMemcpy
-// device-to-device bandwidth of the same GPU for scale. Prints a markdown table.
+// device-to-device bandwidth of the same GPU for scale. Then 3D fields (issue 22): an ABC
+// flow of n^3 vertices per --sizes3d entry, modes block and speculative (ANS), through
+// factz::compress / decompress3d with Policy::cuda (host memory in and out: the 3D path has
+// no device-pointer entry yet), input bytes (12 per vertex) over the median wall time.
+// Prints a markdown table.
 //
 //   factz_gpu_bench [--sizes 10000,20000] [--reps 3] [--bound 1e-2] [--modes none,block,speculative]
-//                   [--coders huffman,ans]
+//                   [--coders huffman,ans] [--sizes3d 256 (0: none)]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -21,9 +25,11 @@
 #include <vector>
 
 #include "backend/cuda/cuda_internal.hpp"
+#include "factz/compress3d.hpp"
 #include "factz/cuda.hpp"
 #include "factz/factz.hpp"
 #include "synth.hpp"
+#include "synth3d.hpp"
 
 namespace {
 
@@ -61,7 +67,7 @@ int fail(const std::string& what, const factz::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int64_t> sizes = {10000, 20000};
+  std::vector<int64_t> sizes = {10000, 20000}, sizes3d = {256};
   int reps = 3;
   double bound = 1e-2;
   std::vector<std::string> modes = {"none", "block", "speculative"}, coders = {"huffman", "ans"};
@@ -76,10 +82,15 @@ int main(int argc, char** argv) {
       bound = std::atof(v.c_str());
     } else if (k == "--modes") {
       modes = split(v);
+    } else if (k == "--sizes3d") {
+      sizes3d.clear();
+      for (const auto& x : split(v))
+        if (std::atoll(x.c_str()) > 0) sizes3d.push_back(std::atoll(x.c_str()));
     } else if (k == "--coders") {
       coders = split(v);
     } else {
-      std::fprintf(stderr, "usage: factz_gpu_bench [--sizes A,B] [--reps N] [--bound REL] [--modes ...] [--coders ...]\n");
+      std::fprintf(stderr, "usage: factz_gpu_bench [--sizes A,B] [--reps N] [--bound REL] [--modes ...] [--coders ...] "
+                           "[--sizes3d N,...]\n");
       return 2;
     }
   }
@@ -158,7 +169,38 @@ int main(int argc, char** argv) {
                 (long long)n1, double(bytes) / 1e9 / tcrc);
     for (float* p : {u, v, ou, ov}) cudaFree(p);
   }
-  std::printf("\nreps %d (median after one warm-up), bound REL %g, zstd off; GB = 1e9 bytes of input (8 per vertex).\n",
+  for (int64_t n3 : sizes3d) {
+    const auto f = factz::testing::abc_flow(n3, n3, n3);
+    const double in_gb = 12.0 * double(f.size()) / 1e9;
+    for (const factz::Mode mode : {factz::Mode::block, factz::Mode::speculative}) {
+      factz::Options o;
+      o.mode = mode;
+      o.coder = factz::Coder::ans;
+      o.bound = bound;
+      o.zstd = false;
+      o.policy = factz::Policy::cuda;
+      std::vector<uint8_t> stream;
+      factz::Status st;
+      const double tc = median_seconds(reps, [&] {
+        auto r = factz::compress(f, o);
+        if (r.ok()) stream = std::move(r.value());
+        else st = r.status();
+      });
+      if (!st.ok()) return fail("compress 3D", st);
+      factz::DecompressOptions d;
+      d.policy = factz::Policy::cuda;
+      const double td = median_seconds(reps, [&] {
+        auto r = factz::decompress3d(stream, d);
+        if (!r.ok()) st = r.status();
+      });
+      if (!st.ok()) return fail("decompress 3D", st);
+      std::printf("| %lld^3 (3D, ABC flow) | %s | ans | %.2f | %.2f | %.2f | (host memory in and out) |\n",
+                  (long long)n3, factz::mode_name(mode), in_gb * 1e9 / double(stream.size()), in_gb / tc, in_gb / td);
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nreps %d (median after one warm-up), bound REL %g, zstd off; GB = 1e9 bytes of input (8 per vertex, "
+              "12 in 3D).\n",
               reps, bound);
   return 0;
 }

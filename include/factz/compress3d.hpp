@@ -1,7 +1,7 @@
 // FaCTz for 3D vector fields (issue 22): error-bounded lossy compression of a float32 3D
 // vector field that keeps every critical point of its Freudenthal tetrahedra
-// (factz/topology3d.hpp) exactly, on the CPU: the 3D speculative mode (docs/architecture.md,
-// "3D speculative mode") and the 3D block mode ("3D block mode"), plus mode none (the bound
+// (factz/topology3d.hpp) exactly, on the CPU or the GPU: the 3D speculative mode
+// (docs/architecture.md, "3D speculative mode") and the 3D block mode ("3D block mode"), plus mode none (the bound
 // alone); format versions 8, 10 and 12 (missing vertices), docs/format.md; float64 fields
 // (VectorField3D64) in format version 13.
 #pragma once
@@ -21,10 +21,12 @@ namespace factz {
 /// REL: eb = bound * (max - min) over the three components) and G1 (every tetrahedron
 /// keeps its exact signature: no critical point lost, spurious or of changed type) hold by
 /// construction in modes speculative (the default) and block; mode none keeps G0 only.
-/// Options: mode, either coder, zstd, anchor_stride (mode speculative); policy serial or omp (cuda:
-/// backend_unavailable); exact_edges names outer faces whose vertices keep their original bits
-/// (bits 1 x = 0, 2 x = nx - 1, 4 y = 0, 8 y = ny - 1, 16 z = 0, 32 z = nz - 1: the shared
-/// faces of a 3D block, factz/multiblock3d.hpp); source is a 2D feature (invalid_argument). Missing
+/// Options: mode, either coder, zstd, anchor_stride (mode speculative); policy serial, omp or
+/// cuda (the CUDA backend's 3D pipeline for float32 fields, the same bytes; backend_unavailable
+/// in a build without it, without a device, or with exact_edges); exact_edges names outer faces
+/// whose vertices keep their original bits (bits 1 x = 0, 2 x = nx - 1, 4 y = 0, 8 y = ny - 1,
+/// 16 z = 0, 32 z = nz - 1: the shared faces of a 3D block, factz/multiblock3d.hpp); source is a
+/// 2D feature (invalid_argument). Missing
 /// vertices (field.mask, NaN, and the fill values mark_missing declares) are handled as in
 /// 2D: every tetrahedron touching one is removed from the mesh, G0 and REL apply to the
 /// valid vertices, and the stream (format version 12) keeps each missing vertex's bits.
@@ -36,7 +38,7 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
 /// stream gives every missing vertex the bits it held (fill values, NaN payloads) and its
 /// mask in the field's `mask` (1 = missing; empty for a stream without missing vertices).
 /// Untrusted bytes give corrupt_stream / unsupported_version (a 2D or scalar stream names
-/// the decoder to use), never a crash. Policy serial or omp.
+/// the decoder to use), never a crash. Policy serial, omp or cuda (the same values).
 Result<VectorField3D> decompress3d(std::span<const uint8_t> stream, const DecompressOptions& options = {});
 
 /// Grid size {nx, ny, nz} of a 3D vector stream (float32 or float64), checked as decompress3d

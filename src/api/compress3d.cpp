@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
+#include "api/device_backend.hpp"
 #include "backend/cpu/block3d_mode.hpp"
 #include "backend/cpu/speculative3d_mode.hpp"
 #include "factz/topology3d.hpp"
@@ -65,6 +67,8 @@ struct Modes3D {
 template <class Field>
 Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o, CompressStats* stats) try {
   using T = typename decltype(field.u)::value_type;
+  if constexpr (std::is_same_v<Field, VectorField3D>)
+    if (o.policy == Policy::cuda) return detail::compress3d_on_device(field, o, stats);  // api/device_dispatch.cpp
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
   FACTZ_RETURN_IF_ERROR(validate_field(field));
   FACTZ_RETURN_IF_ERROR(detail::check_vector3d_options(field.nx, field.ny, field.nz, o));
@@ -138,6 +142,8 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
 template <class Field>
 Result<Field> decompress3d_any(std::span<const uint8_t> stream, const DecompressOptions& o) try {
   using T = typename decltype(Field::u)::value_type;
+  if constexpr (std::is_same_v<Field, VectorField3D>)
+    if (o.policy == Policy::cuda) return detail::decompress3d_on_device(stream, o);
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
   auto parsed = detail::parse_vector3d_stream(stream);
   if (!parsed.ok()) return parsed.status();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "factz/factz.hpp"
+#include "factz/field3d.hpp"
 
 namespace factz::detail {
 
@@ -36,6 +37,14 @@ struct DeviceBackend {
                                              int device) = nullptr;
   Status (*decompress_into64)(std::span<const uint8_t> stream, std::span<double> u, std::span<double> v, int device,
                               std::vector<uint8_t>* mask) = nullptr;
+  /// 3D vector fields (optional: a backend without them leaves 3D fields on the CPU, and
+  /// Policy::cuda answers backend_unavailable for them): factz::compress of a VectorField3D
+  /// on `device`, and the decode of a 3D stream into u, v, w of exactly nx * ny * nz floats,
+  /// with the stream's mask into *mask when mask is not null (left empty for a stream
+  /// without missing vertices).
+  Result<std::vector<uint8_t>> (*compress3d)(const VectorField3D& field, const Options& options, int device) = nullptr;
+  Status (*decompress3d_into)(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                              std::span<float> w, int device, std::vector<uint8_t>* mask) = nullptr;
 };
 
 /// The backend Policy::cuda runs on: the CUDA backend in builds with it, else null.
@@ -71,5 +80,12 @@ Status decompress_into_on_device(std::span<const uint8_t> stream, std::span<doub
                                  const DecompressOptions& options, std::vector<uint8_t>* mask_out = nullptr);
 Result<VectorField2D> decompress_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
 Result<VectorField2D64> decompress64_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
+
+/// The Policy::cuda paths of 3D vector fields (compress3d.cpp calls them first): as
+/// compress_on_device and decompress_on_device. Without a backend, or with one that takes no
+/// 3D fields, backend_unavailable saying that 3D fields are compressed on the CPU only.
+Result<std::vector<uint8_t>> compress3d_on_device(const VectorField3D& field, const Options& options,
+                                                  CompressStats* stats);
+Result<VectorField3D> decompress3d_on_device(std::span<const uint8_t> stream, const DecompressOptions& options);
 
 }  // namespace factz::detail

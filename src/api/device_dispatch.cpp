@@ -10,7 +10,9 @@
 #include <type_traits>
 
 #include "api/device_backend.hpp"
+#include "factz/compress3d.hpp"
 #include "factz/topology.hpp"
+#include "factz/topology3d.hpp"
 #include "format/container.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
@@ -216,7 +218,58 @@ Result<Field> decompress_on_device_any(std::span<const uint8_t> stream, const De
   return Status(Code::internal, "out of memory decompressing on the GPU");
 }
 
+/// pick for a 3D field or stream: the backend must take 3D fields.
+Result<std::pair<const DeviceBackend*, int>> pick3d(int requested) {
+  if (requested < kDeviceAuto) return pick(requested);  // the caller's error on every build
+  const DeviceBackend* b = device_backend();
+  if (!b || !b->compress3d || !b->decompress3d_into)
+    return Status(Code::backend_unavailable,
+                  "policy cuda: 3D vector fields are compressed on the CPU only (policy serial or omp): this build "
+                  "has no CUDA backend for them");
+  return pick(requested);
+}
+
 }  // namespace
+
+Result<std::vector<uint8_t>> compress3d_on_device(const VectorField3D& field, const Options& o,
+                                                  CompressStats* stats) try {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto picked = pick3d(o.device);
+  if (!picked.ok()) return picked.status();
+  auto stream = picked->first->compress3d(field, o, picked->second);
+  if (!stream.ok() || !stats) return stream;
+  // As compress_on_device: the bound used (the header's), the missing vertices and the
+  // time; no other counts.
+  CompressStats st;
+  auto parsed = parse_container(stream.value());
+  if (parsed.ok()) st.eb_abs = parsed->header.eb;
+  const std::vector<uint8_t> mask = missing_mask(field);
+  st.masked_vertices = std::count(mask.begin(), mask.end(), uint8_t(1));
+  st.stage_seconds.emplace_back("device",
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  *stats = std::move(st);
+  return stream;
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of memory compressing a 3D field on the GPU");
+}
+
+Result<VectorField3D> decompress3d_on_device(std::span<const uint8_t> stream, const DecompressOptions& o) try {
+  auto picked = pick3d(o.device);
+  if (!picked.ok()) return picked.status();
+  auto dims = stream_dims3d(stream);
+  if (!dims.ok()) return dims.status();
+  VectorField3D f;
+  f.nx = (*dims)[0];
+  f.ny = (*dims)[1];
+  f.nz = (*dims)[2];
+  f.u.resize(size_t(f.size()));
+  f.v.resize(size_t(f.size()));
+  f.w.resize(size_t(f.size()));
+  FACTZ_RETURN_IF_ERROR(picked->first->decompress3d_into(stream, f.u, f.v, f.w, picked->second, &f.mask));
+  return f;
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of memory decompressing a 3D stream on the GPU");
+}
 
 Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& o, CompressStats* stats) {
   return compress_on_device_any(field, o, stats);

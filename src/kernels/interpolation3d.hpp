@@ -28,7 +28,7 @@
 namespace factz::detail {
 
 /// The phases of a level in stream order, as axis bits (1 = x, 2 = y, 4 = z).
-inline constexpr uint8_t kPhaseAxes3D[7] = {1, 2, 4, 3, 5, 6, 7};
+inline constexpr uint8_t kPhaseAxes3D[7] = {1, 2, 4, 3, 5, 6, 7};  // PhaseSchedule3D::next spells them out
 
 /// The lattice of one 3D phase: coordinates x0 + i * d (i < count_x), and so on.
 struct PhaseLattice3D {
@@ -75,7 +75,16 @@ class PhaseSchedule3D {
   FACTZ_HD bool next(ScheduledPhase3D& out) {
     if (step_ < 1) return false;
     out.step = step_;
-    out.axes = kPhaseAxes3D[phase_];
+    // kPhaseAxes3D's entries, as a switch: device code cannot index a host constant array.
+    switch (phase_) {
+      case 0: out.axes = 1; break;
+      case 1: out.axes = 2; break;
+      case 2: out.axes = 4; break;
+      case 3: out.axes = 3; break;
+      case 4: out.axes = 5; break;
+      case 5: out.axes = 6; break;
+      default: out.axes = 7; break;
+    }
     out.lattice = phase_lattice3d(nx_, ny_, nz_, step_, out.axes);
     out.offset = offset_;
     offset_ += out.lattice.count();

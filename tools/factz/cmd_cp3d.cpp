@@ -169,7 +169,7 @@ int compress3d_of(const Args& a) {
   if (a.has("--persistence") || a.has("--scalar"))
     fail("--persistence and --scalar apply to a scalar field (give -i once)", 2);
   refuse_clobbering(a, {"-i"}, {"-z"});
-  factz::Options o = vector_compress_options(a, false);
+  factz::Options o = vector_compress_options(a, true);  // -x cuda: Policy::cuda (the CUDA backend's 3D modes)
   o.progress = compress_progress(a);
   int64_t masked = 0;
   const Field f = read_field3d<Field>(a, "-i", masked, "compress");
@@ -191,8 +191,7 @@ int decompress3d_of(const Args& a, const std::vector<uint8_t>& stream) {
   int to_stdout = 0;
   for (const auto& o : outputs) to_stdout += o == "-";
   if (to_stdout > 1) fail("only one component can go to stdout", 2);
-  factz::DecompressOptions o;
-  o.threads = exec_of(a, &o.policy).threads;
+  const factz::DecompressOptions o = vector_decompress_options(a);  // -x cuda too
   const auto t0 = std::chrono::steady_clock::now();
   constexpr bool f64 = std::is_same_v<Field, factz::VectorField3D64>;
   Field f;

@@ -177,7 +177,7 @@ factz::Exec exec_of(const Args& a, factz::Policy* policy, bool allow_cuda) {
     return e;
   }
   if (x == "cuda" || x.rfind("cuda:", 0) == 0) {
-    if (!allow_cuda) fail("-x cuda applies to 2D vector fields (compress, decompress) only", 2);
+    if (!allow_cuda) fail("-x cuda applies to vector fields (compress, decompress) only", 2);
     device_of(a);  // a bad ordinal is a usage error
     if (policy) *policy = factz::Policy::cuda;
     // One host thread drives the device (the library ignores threads for the GPU), so the

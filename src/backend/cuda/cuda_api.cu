@@ -5,6 +5,7 @@
 
 #include "api/device_backend.hpp"
 #include "backend/cuda/cuda_internal.hpp"
+#include "backend/cuda/cuda_internal3d.hpp"
 #include "backend/cuda/device_util.cuh"
 
 namespace factz::cuda {
@@ -314,6 +315,100 @@ Status decompress_into_on(std::span<const uint8_t> stream, std::span<float> u, s
   return decompress_into_masked_on(stream, u, v, device, nullptr);
 }
 
+/// The three planes of a host 3D field in the workspace's input slots.
+Status upload_field3d(Workspace::Impl& ws, const VectorField3D& f, const float* d[3]) {
+  const size_t bytes = size_t(f.size()) * sizeof(float);
+  const std::vector<float>* planes[3] = {&f.u, &f.v, &f.w};
+  constexpr int kSlot[3] = {cuda_detail::kIn0, cuda_detail::kIn1, cuda_detail::kIn2};
+  for (int c = 0; c < 3; ++c) {
+    float* p = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kSlot[c], bytes, p));
+    FACTZ_CUDA_TRY(cudaMemcpy(p, planes[c]->data(), bytes, cudaMemcpyHostToDevice));
+    d[c] = p;
+  }
+  return Status::Ok();
+}
+
+/// A host mask of n bytes in the workspace (out: null when `mask` is null).
+Status upload_mask3d(Workspace::Impl& ws, const uint8_t* mask, int64_t n, uint8_t*& out) {
+  out = nullptr;
+  if (!mask) return Status::Ok();
+  FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kMask, size_t(n), out));
+  FACTZ_CUDA_TRY(cudaMemcpy(out, mask, size_t(n), cudaMemcpyHostToDevice));
+  return Status::Ok();
+}
+
+/// factz::compress of a 3D field on `device` (the table's compress3d): the device frontends
+/// around the host's stream code (host_stream3d.hpp).
+Result<std::vector<uint8_t>> compress3d_on(const VectorField3D& f, const Options& o, int device) try {
+  DeviceScope scope;
+  FACTZ_RETURN_IF_ERROR(device_status());
+  FACTZ_RETURN_IF_ERROR(scope.enter(device));
+  Workspace::Impl& ws = *default_workspace().impl();
+  cuda_detail::Frontends3D fe;
+  fe.tiled = [&](const VectorField3D& work, const detail::Stream3DPlan& p, const uint8_t* missing,
+                 detail::Tiled3DResult& r) -> Status {
+    const float* d[3];
+    FACTZ_RETURN_IF_ERROR(upload_field3d(ws, work, d));
+    uint8_t* d_missing = nullptr;
+    FACTZ_RETURN_IF_ERROR(upload_mask3d(ws, missing, work.size(), d_missing));
+    return cuda_detail::device_frontend_tiled3d(ws, d[0], d[1], d[2], d_missing, p, nullptr, r);
+  };
+  fe.speculative = [&](const VectorField3D& work, const detail::Stream3DPlan& p, const uint8_t* missing,
+                       detail::Speculative3DResult& r) -> Status {
+    const float* d[3];
+    FACTZ_RETURN_IF_ERROR(upload_field3d(ws, work, d));
+    uint8_t* d_missing = nullptr;
+    FACTZ_RETURN_IF_ERROR(upload_mask3d(ws, missing, work.size(), d_missing));
+    return cuda_detail::device_frontend_speculative3d(ws, d[0], d[1], d[2], d_missing, p, nullptr, r);
+  };
+  return cuda_detail::compress3d_with(f, o, fe);
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory compressing a 3D field on the GPU");
+}
+
+/// decompress3d's decode on `device` (the table's decompress3d_into).
+Status decompress3d_into_on(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,
+                            std::span<float> w, int device, std::vector<uint8_t>* mask) try {
+  DeviceScope scope;
+  FACTZ_RETURN_IF_ERROR(device_status());
+  FACTZ_RETURN_IF_ERROR(scope.enter(device));
+  Workspace::Impl& ws = *default_workspace().impl();
+  // Device planes in the input slots, decoded there, then copied into u, v, w.
+  auto run = [&](auto&& decode, std::span<float> hu, std::span<float> hv, std::span<float> hw) -> Status {
+    const size_t bytes = hu.size() * sizeof(float);
+    float *du = nullptr, *dv = nullptr, *dw = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn0, bytes, du));
+    FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn1, bytes, dv));
+    FACTZ_RETURN_IF_ERROR(ws.get(cuda_detail::kIn2, bytes, dw));
+    FACTZ_RETURN_IF_ERROR(decode(du, dv, dw));
+    FACTZ_CUDA_TRY(cudaMemcpy(hu.data(), du, bytes, cudaMemcpyDeviceToHost));
+    FACTZ_CUDA_TRY(cudaMemcpy(hv.data(), dv, bytes, cudaMemcpyDeviceToHost));
+    FACTZ_CUDA_TRY(cudaMemcpy(hw.data(), dw, bytes, cudaMemcpyDeviceToHost));
+    return Status::Ok();
+  };
+  cuda_detail::Decoders3D de;
+  de.tiled = [&](const detail::Header& h, const detail::Tiled3DInput& in, std::span<float> hu, std::span<float> hv,
+                 std::span<float> hw) {
+    return run(
+        [&](float* du, float* dv, float* dw) {
+          return cuda_detail::device_decode_tiled3d(ws, h, in, du, dv, dw, nullptr);
+        },
+        hu, hv, hw);
+  };
+  de.speculative = [&](const detail::Header& h, const detail::Speculative3DInput& in, std::span<float> hu,
+                       std::span<float> hv, std::span<float> hw) {
+    return run(
+        [&](float* du, float* dv, float* dw) {
+          return cuda_detail::device_decode_speculative3d(ws, h, in, du, dv, dw, nullptr);
+        },
+        hu, hv, hw);
+  };
+  return cuda_detail::decompress3d_with(stream, u, v, w, mask, de);
+} catch (const std::bad_alloc&) {
+  return Status(Code::internal, "out of host memory decompressing a 3D stream on the GPU");
+}
+
 Result<int> table_device_count() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
@@ -371,7 +466,9 @@ const detail::DeviceBackend& cuda_backend() {
                                            &cuda::decompress_into_on,
                                            &cuda::decompress_into_masked_on<float>,
                                            &cuda::compress_on<VectorField2D64>,
-                                           &cuda::decompress_into_masked_on<double>};
+                                           &cuda::decompress_into_masked_on<double>,
+                                           &cuda::compress3d_on,
+                                           &cuda::decompress3d_into_on};
   return table;
 }
 

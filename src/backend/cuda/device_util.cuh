@@ -41,6 +41,7 @@ enum Slot : int {
   kCrc0, kCrc1, kCrcLen0, kCrcLen1,  // device CRC-32C
   kMask, kWork0, kWork1, kMaskFirst, kMaskAnchors, kMaskAnchorFlags, kMaskAnchorOut,  // missing vertices
   kMaskStored, kMaskPos, kMaskIds, kMaskIndex, kMaskU, kMaskV,
+  kIn2, kRecon2, kExact2, kVid2, kTiles2, kSpecSymW, kCubeBounds, kSpecCodeAt, kSpecExactAt,  // 3D fields
   kTemp, kSlotCount
 };
 
