@@ -3,18 +3,19 @@
 //
 //  - mesh_cube_signatures3d: the extractor's table (topology/extract3d.cpp cube_signatures),
 //    which the 3D speculative mode compares against (signatures_on_mesh);
-//  - check_cube_signatures3d and changed_cube_tets3d: the 3D block mode's exact check
-//    (backend/cpu/block3d_mode.cpp cube_signatures3d and changed_tets), which derives only
-//    the tetrahedra a caller asks for.
+//  - check_cube_signatures3d and changed_cube_tets3d: the 3D block mode's exact check, which
+//    derives only the tetrahedra a caller asks for (backend/cpu/block3d_mode.cpp calls them
+//    for float and double fields).
 //
 // Each screen is exact (kernels/tet.hpp): a cube or tetrahedron with one component of one
 // strict sign holds no critical point, nor does one with a flat image; the rest take
-// tet_signature. The CPU files keep their own copies for now (they are being made templates
-// on the value type); the GPU model tests (tests/cuda/test_gpu_model3d.cpp) compare the bytes
-// these give with the CPU pipeline's, so a drift between the copies fails there.
+// tet_signature. The extractor keeps its own copy of the first (with its per-cube buffers);
+// the GPU model tests (tests/cuda/test_gpu_model3d.cpp) compare the bytes these give with the
+// CPU pipeline's, so a drift between the copies fails there.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/block_bounds.hpp"  // float_bits
 #include "kernels/hd.hpp"
@@ -76,10 +77,13 @@ FACTZ_HD void mesh_cube_signatures3d(const float* u, const float* v, const float
 }
 
 /// The block check's signatures of the cube at `base` on the planes p (u, v, w) of the
-/// tetrahedra whose bit is set in `which` (the others' out[t] is left alone).
-FACTZ_HD void check_cube_signatures3d(const float* const p[3], int64_t base, const int64_t off[8], uint8_t which,
+/// tetrahedra whose bit is set in `which` (the others' out[t] is left alone). T is float, or
+/// double on the CPU (kernels/tet64.hpp then supplies the float64 flat_image and
+/// tet_signature).
+template <class T>
+FACTZ_HD void check_cube_signatures3d(const T* const p[3], int64_t base, const int64_t off[8], uint8_t which,
                                       uint8_t out[6]) {
-  float c[3][8];
+  T c[3][8];
   for (int j = 0; j < 8; ++j)
     for (int comp = 0; comp < 3; ++comp) c[comp][j] = p[comp][base + off[j]];
   if (strictly_one_sided(c[0], 8) || strictly_one_sided(c[1], 8) || strictly_one_sided(c[2], 8)) {
@@ -92,7 +96,7 @@ FACTZ_HD void check_cube_signatures3d(const float* const p[3], int64_t base, con
     for (int k = 0; k < 3; ++k) axes[k] = tet_axis(t, k);
     const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
     int64_t idx[4];
-    float tu[4], tv[4], tw[4];
+    T tu[4], tv[4], tw[4];
     for (int k = 0; k < 4; ++k) {
       idx[k] = base + off[corner[k]];
       tu[k] = c[0][corner[k]];
@@ -103,20 +107,32 @@ FACTZ_HD void check_cube_signatures3d(const float* const p[3], int64_t base, con
       out[t] = 0;
       continue;
     }
-    SosPoint3 pts[4];
+    SosPoint3Of<T> pts[4];
     for (int k = 0; k < 4; ++k) pts[k] = {tu[k], tv[k], tw[k], idx[k]};
     out[t] = flat_image(pts) ? uint8_t(0) : tet_signature(idx, axes, tu, tv, tw);
   }
 }
 
+/// The bits of a value (float or double), for comparisons that tell -0 from +0.
+template <class T>
+FACTZ_HD auto value_bits3d(T x) {
+  if constexpr (sizeof(T) == 8) {
+    uint64_t b;
+    memcpy(&b, &x, 8);
+    return b;
+  } else {
+    return float_bits(x);
+  }
+}
+
 /// The cube's tetrahedra (bit t) with a corner whose bits differ between the planes a and b:
 /// the others have the same values and indices in both, hence the same signature.
-FACTZ_HD uint8_t changed_cube_tets3d(const float* const a[3], const float* const b[3], int64_t base,
-                                     const int64_t off[8]) {
+template <class T>
+FACTZ_HD uint8_t changed_cube_tets3d(const T* const a[3], const T* const b[3], int64_t base, const int64_t off[8]) {
   unsigned corners = 0;
   for (int j = 0; j < 8; ++j)
     for (int comp = 0; comp < 3; ++comp)
-      if (float_bits(a[comp][base + off[j]]) != float_bits(b[comp][base + off[j]])) corners |= 1u << j;
+      if (value_bits3d(a[comp][base + off[j]]) != value_bits3d(b[comp][base + off[j]])) corners |= 1u << j;
   return tets_touching(corners);
 }
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/block_bounds.hpp"
+#include "kernels/cube_signatures3d.hpp"
 #include "kernels/exact_faces3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound3d.hpp"
@@ -29,56 +30,6 @@ constexpr int64_t kMinParallel = 8192;
 /// bit is set in j (the corner numbering of kernels/safe_bound3d.hpp cube_safe_bounds).
 void cube_offsets(int64_t nx, int64_t ny, int64_t off[8]) {
   for (int j = 0; j < 8; ++j) off[j] = (j & 1) + ((j >> 1) & 1) * nx + ((j >> 2) & 1) * nx * ny;
-}
-
-/// The signatures of the cube at `base` on the planes p (u, v, w) of the tetrahedra whose bit
-/// is set in `which` (the others' out[t] is left alone): the extractor's decisions
-/// (topology/extract3d.cpp), each screen exact: a cube with one component of one strict sign
-/// at its eight corners holds no critical point; a tetrahedron with one at its four, or with
-/// a flat image (kernels/tet.hpp), neither; the others take tet_signature.
-template <class T>
-void cube_signatures3d(const T* const p[3], int64_t base, const int64_t off[8], uint8_t which, uint8_t out[6]) {
-  T c[3][8];
-  for (int j = 0; j < 8; ++j)
-    for (int comp = 0; comp < 3; ++comp) c[comp][j] = p[comp][base + off[j]];
-  if (strictly_one_sided(c[0], 8) || strictly_one_sided(c[1], 8) || strictly_one_sided(c[2], 8)) {
-    for (int t = 0; t < 6; ++t) out[t] = 0;
-    return;
-  }
-  for (int t = 0; t < 6; ++t) {
-    if (!((which >> t) & 1)) continue;
-    int axes[3];
-    for (int k = 0; k < 3; ++k) axes[k] = tet_axis(t, k);
-    const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
-    int64_t idx[4];
-    T tu[4], tv[4], tw[4];
-    for (int k = 0; k < 4; ++k) {
-      idx[k] = base + off[corner[k]];
-      tu[k] = c[0][corner[k]];
-      tv[k] = c[1][corner[k]];
-      tw[k] = c[2][corner[k]];
-    }
-    if (strictly_one_sided(tu, 4) || strictly_one_sided(tv, 4) || strictly_one_sided(tw, 4)) {
-      out[t] = 0;
-      continue;
-    }
-    SosPoint3Of<T> pts[4];
-    for (int k = 0; k < 4; ++k) pts[k] = {tu[k], tv[k], tw[k], idx[k]};
-    out[t] = flat_image(pts) ? uint8_t(0) : tet_signature(idx, axes, tu, tv, tw);
-  }
-}
-
-/// The cube's tetrahedra (bit t) with a corner whose bits differ between the two sets of
-/// planes: the others have the same values and indices in both, hence the same signature.
-template <class T>
-uint8_t changed_tets(const T* const a[3], const T* const b[3], int64_t base, const int64_t off[8]) {
-  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
-  unsigned corners = 0;
-  for (int j = 0; j < 8; ++j)
-    for (int comp = 0; comp < 3; ++comp)
-      if (std::bit_cast<Bits>(a[comp][base + off[j]]) != std::bit_cast<Bits>(b[comp][base + off[j]]))
-        corners |= 1u << j;
-  return tets_touching(corners);
 }
 
 /// Quantizes component c of the field with its tile ids and, per vertex, the bound of
@@ -265,13 +216,14 @@ void repair_signatures3d(const Field& f, const uint8_t* cp_free, int threads, Ti
       for (int64_t x = 0; x < cx; ++x) {
         const int64_t base = (z * ny + y) * nx + x, cube = (z * cy + y) * cx + x;
         // Tetrahedra touching a missing vertex are not part of the mesh: never checked.
-        const uint8_t which = changed_tets(orig, rec, base, off) & uint8_t(~cube_masked_tets(missing, base, nx, ny));
+        const uint8_t which =
+            changed_cube_tets3d(orig, rec, base, off) & uint8_t(~cube_masked_tets(missing, base, nx, ny));
         if (which == 0) continue;
         uint8_t s[6] = {0, 0, 0, 0, 0, 0}, o[6] = {0, 0, 0, 0, 0, 0};
-        cube_signatures3d(rec, base, off, which, s);
+        check_cube_signatures3d(rec, base, off, which, s);
         // The original's signature is 0 where a safe bound proved it, derived otherwise.
         const uint8_t unproven = cp_free ? uint8_t(which & ~cp_free[size_t(cube)]) : which;
-        if (unproven) cube_signatures3d(orig, base, off, unproven, o);
+        if (unproven) check_cube_signatures3d(orig, base, off, unproven, o);
         for (int t = 0; t < 6; ++t)
           if (((which >> t) & 1) && s[t] != o[t]) local.push_back(6 * cube + t);
       }
