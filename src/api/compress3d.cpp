@@ -28,23 +28,6 @@ Status cpu_policy3d(Policy p) {
   return Status::Ok();
 }
 
-/// max - min over the three components (0 when empty): of the filled working copy when
-/// vertices are missing, whose values are those of the valid vertices.
-template <class Field>
-double value_range3d(const Field& f) {
-  using T = typename decltype(f.u)::value_type;
-  T lo = 0, hi = 0;
-  bool any = false;
-  for (const std::vector<T>* p : {&f.u, &f.v, &f.w}) {
-    if (p->empty()) continue;
-    const auto [mn, mx] = std::minmax_element(p->begin(), p->end());
-    lo = any ? std::min(lo, *mn) : *mn;
-    hi = any ? std::max(hi, *mx) : *mx;
-    any = true;
-  }
-  return double(hi) - double(lo);
-}
-
 /// The plan's bound: float_bound of the requested one (float32), or double_bound with the
 /// header's float_bound of it (float64, format version 13).
 void set_bound(detail::Stream3DPlan& p, const Options& o, double range, const VectorField3D&) {
@@ -90,7 +73,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
   p.nz = field.nz;
   p.options = o;
   p.threads = detail::threads_of(o.policy, o.threads);
-  set_bound(p, o, value_range3d(work), field);
+  set_bound(p, o, detail::value_range3d(work), field);
   const T eb = bound_of(p, field);
   std::vector<std::pair<std::string, double>> stages;
   detail::StageLaps laps(stages, o.progress);

@@ -7,6 +7,7 @@
 // fields (vector_stream.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -15,6 +16,25 @@
 #include "format/container.hpp"
 
 namespace factz::detail {
+
+/// max - min over the three components of a 3D field (VectorField3D or VectorField3D64; 0
+/// when empty): the range a REL bound scales. Callers pass the filled working copy when
+/// vertices are missing, whose values are those of the valid vertices. Shared by the CPU
+/// entry points (api/compress3d.cpp) and the CUDA backend's 3D path (host_stream3d.cpp).
+template <class Field>
+double value_range3d(const Field& f) {
+  using T = typename decltype(f.u)::value_type;
+  T lo = 0, hi = 0;
+  bool any = false;
+  for (const std::vector<T>* p : {&f.u, &f.v, &f.w}) {
+    if (p->empty()) continue;
+    const auto [mn, mx] = std::minmax_element(p->begin(), p->end());
+    lo = any ? std::min(lo, *mn) : *mn;
+    hi = any ? std::max(hi, *mx) : *mx;
+    any = true;
+  }
+  return double(hi) - double(lo);
+}
 
 /// The meta section's predictor byte of a 3D speculative stream: the cubic interpolation
 /// of kernels/interpolation3d.hpp (the only one so far).

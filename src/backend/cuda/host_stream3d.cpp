@@ -15,21 +15,6 @@
 namespace factz::cuda_detail {
 namespace {
 
-/// max - min over the three components (0 when empty) of the field or its filled working
-/// copy: compress3d.cpp's value_range3d.
-double value_range3d(const VectorField3D& f) {
-  float lo = 0, hi = 0;
-  bool any = false;
-  for (const std::vector<float>* p : {&f.u, &f.v, &f.w}) {
-    if (p->empty()) continue;
-    const auto [mn, mx] = std::minmax_element(p->begin(), p->end());
-    lo = any ? std::min(lo, *mn) : *mn;
-    hi = any ? std::max(hi, *mx) : *mx;
-    any = true;
-  }
-  return double(hi) - double(lo);
-}
-
 /// A masked speculative stream's input spread to every position (Decoders3D): the stream
 /// holds no id for a missing target and no exact values for a missing anchor.
 Status spread_missing3d(const detail::Header& h, const uint8_t* missing, detail::Speculative3DInput& in) {
@@ -93,7 +78,7 @@ Result<std::vector<uint8_t>> compress3d_with(const VectorField3D& f, const Optio
   p.nz = f.nz;
   p.options = o;
   p.threads = host_threads();
-  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * value_range3d(work));
+  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * detail::value_range3d(work));
   if (o.mode != Mode::speculative) {
     detail::Tiled3DResult r;
     FACTZ_RETURN_IF_ERROR(fe.tiled(work, p, missing, r));
