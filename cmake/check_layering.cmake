@@ -11,10 +11,7 @@ set(rules
   "src/topology|topology/,kernels/,util/,factz/"
   "src/streams|streams/,codec/,format/,kernels/,util/,factz/"
   "src/backend/cpu|backend/cpu/,streams/,codec/,format/,kernels/,topology/,util/,factz/"
-  # The two backend/cpu headers: a temporary exception, docs/architecture.md ("Modules and
-  # layering"): the 3D device path assembles its stream with the CPU backend's 3D payload
-  # functions until they move to src/streams/.
-  "src/backend/cuda|backend/cuda/,streams/,codec/,format/,kernels/,util/,factz/,api/device_backend.hpp,backend/cpu/block3d_mode.hpp,backend/cpu/speculative3d_mode.hpp"
+  "src/backend/cuda|backend/cuda/,streams/,codec/,format/,kernels/,util/,factz/,api/device_backend.hpp"
   "include/factz|factz/")
 set(failures "")
 foreach(rule ${rules})

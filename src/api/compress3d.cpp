@@ -22,22 +22,18 @@
 namespace factz {
 namespace {
 
+/// The policy of a float64 3D field or stream (float32 ones take Policy::cuda to
+/// device_dispatch.cpp before they get here).
 Status cpu_policy3d(Policy p) {
-  if (p == Policy::cuda) return Status(Code::backend_unavailable, "3D vector fields are compressed on the CPU only (policy serial or omp)");
+  if (p == Policy::cuda)
+    return Status(Code::backend_unavailable,
+                  "float64 3D vector fields are compressed on the CPU only (policy serial or omp); float32 ones also "
+                  "with policy cuda");
   if (p != Policy::serial && p != Policy::omp) return invalid_argument("unknown execution policy");
   return Status::Ok();
 }
 
-/// The plan's bound: float_bound of the requested one (float32), or double_bound with the
-/// header's float_bound of it (float64, format version 13).
-void set_bound(detail::Stream3DPlan& p, const Options& o, double range, const VectorField3D&) {
-  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
-}
-void set_bound(detail::Stream3DPlan& p, const Options& o, double range, const VectorField3D64&) {
-  p.dtype = detail::kDtypeFloat64;
-  p.eb64 = detail::double_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
-  p.eb = detail::float_bound(p.eb64);
-}
+/// The frontend's bound: the plan's float32 one, or its float64 one for a float64 field.
 float bound_of(const detail::Stream3DPlan& p, const VectorField3D&) { return p.eb; }
 double bound_of(const detail::Stream3DPlan& p, const VectorField3D64&) { return p.eb64; }
 
@@ -53,27 +49,13 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
   if constexpr (std::is_same_v<Field, VectorField3D>)
     if (o.policy == Policy::cuda) return detail::compress3d_on_device(field, o, stats);  // api/device_dispatch.cpp
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
-  FACTZ_RETURN_IF_ERROR(validate_field(field));
-  FACTZ_RETURN_IF_ERROR(detail::check_vector3d_options(field.nx, field.ny, field.nz, o));
-  // Missing vertices (the mask, NaN): the modes work on the filled copy and never check a
-  // tetrahedron touching one; the mask section carries the original bits (format version 12).
-  const std::vector<uint8_t> mask = missing_mask(field);
-  Field filled;
-  std::vector<detail::Section> mask_section;
-  if (!mask.empty()) {
-    filled = detail::fill_missing(field, mask);
-    detail::append_mask_section3d(mask, field.nx, field.ny * field.nz, field.u, field.v, field.w, mask_section);
-  }
-  const Field& work = mask.empty() ? field : filled;
-  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
-  const int64_t masked = std::count(mask.begin(), mask.end(), uint8_t(1));
-  detail::Stream3DPlan p;
-  p.nx = field.nx;
-  p.ny = field.ny;
-  p.nz = field.nz;
-  p.options = o;
-  p.threads = detail::threads_of(o.policy, o.threads);
-  set_bound(p, o, detail::value_range3d(work), field);
+  // Checks, missing vertices (the modes work on the filled copy and never check a
+  // tetrahedron touching one; the mask section carries the original bits), the plan.
+  detail::Prepared3D<Field> prep;
+  FACTZ_RETURN_IF_ERROR(detail::prepare3d(field, o, detail::threads_of(o.policy, o.threads), prep));
+  const Field& work = prep.work();
+  const uint8_t* missing = prep.missing;
+  const detail::Stream3DPlan& p = prep.plan;
   const T eb = bound_of(p, field);
   std::vector<std::pair<std::string, double>> stages;
   detail::StageLaps laps(stages, o.progress);
@@ -85,7 +67,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     detail::Tiled3DPayload payload;
     detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload, missing);
     laps.lap("encode", 0.85);
-    auto stream = detail::assemble_tiled3d(p, payload, std::move(mask_section));
+    auto stream = detail::assemble_tiled3d(p, payload, std::move(prep.mask_section));
     if (!stream.ok()) return stream.status();
     laps.lap("container", 1.0);
     if (stats) {
@@ -94,7 +76,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
       stats->exact_vertices = r.exact_vertices;
       stats->repair_rounds = r.repair_rounds;
       stats->repaired_vertices = r.repaired_vertices;
-      stats->masked_vertices = masked;
+      stats->masked_vertices = prep.masked;
       stats->stage_seconds = std::move(r.stage_seconds);  // the block frontend's own stages first
       stats->stage_seconds.insert(stats->stage_seconds.end(), stages.begin(), stages.end());
     }
@@ -106,14 +88,14 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
   detail::Speculative3DPayload payload;
   detail::speculative3d_payload(work, o.anchor_stride, r, payload);
   laps.lap("encode", 0.85);
-  auto stream = detail::assemble_speculative3d(p, payload, std::move(mask_section));
+  auto stream = detail::assemble_speculative3d(p, payload, std::move(prep.mask_section));
   if (!stream.ok()) return stream.status();
   laps.lap("container", 1.0);
   if (stats) {
     *stats = CompressStats{};
     stats->eb_abs = double(eb);
     stats->exact_vertices = r.exact_vertices;
-    stats->masked_vertices = masked;
+    stats->masked_vertices = prep.masked;
     stats->stage_seconds = std::move(stages);
   }
   return stream;

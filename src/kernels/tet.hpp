@@ -236,15 +236,22 @@ FACTZ_HD int orient3_sos(SosPoint3Of<T> a, SosPoint3Of<T> b, SosPoint3Of<T> c, S
   return parity ? -s : s;
 }
 
+/// tet_contains_origin with s = orient3_sos(p[0], p[1], p[2], p[3]) already known (a caller
+/// that has the plain orientation, nonzero, has it: the perturbation is then never
+/// consulted and sorting by index flips the plain sign exactly as it flips the parity).
+template <class T>
+FACTZ_HD bool tet_contains_origin_oriented(const SosPoint3Of<T> p[4], int s) {
+  const SosPoint3Of<T> o{T(0), T(0), T(0), -1};
+  return orient3_sos(o, p[1], p[2], p[3]) == s && orient3_sos(p[0], o, p[2], p[3]) == s &&
+         orient3_sos(p[0], p[1], o, p[3]) == s && orient3_sos(p[0], p[1], p[2], o) == s;
+}
+
 /// Whether the origin lies in the tetrahedron spanned by four vectors (path order, each
 /// with its vertex index): s = orient(p0..p3), s_k with p_k replaced by the origin; inside
 /// iff all four s_k equal s.
 template <class T>
 FACTZ_HD bool tet_contains_origin(const SosPoint3Of<T> p[4]) {
-  const int s = orient3_sos(p[0], p[1], p[2], p[3]);
-  const SosPoint3Of<T> o{T(0), T(0), T(0), -1};
-  return orient3_sos(o, p[1], p[2], p[3]) == s && orient3_sos(p[0], o, p[2], p[3]) == s &&
-         orient3_sos(p[0], p[1], o, p[3]) == s && orient3_sos(p[0], p[1], p[2], o) == s;
+  return tet_contains_origin_oriented(p, orient3_sos(p[0], p[1], p[2], p[3]));
 }
 
 // ---- Type -------------------------------------------------------------------------------
@@ -450,7 +457,10 @@ FACTZ_HD InsideVerdict tet_inside_verdict(uint8_t want, const int64_t idx[4], co
     return none ? InsideVerdict::same : InsideVerdict::differs;
   SosPoint3Of<T> p[4];
   for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
-  if (flat_image(p) || !tet_contains_origin(p)) return none ? InsideVerdict::same : InsideVerdict::differs;
+  // flat_image's plain orientation, computed once: when nonzero it is the SoS orientation of
+  // the four vectors (tet_contains_origin_oriented).
+  const int s = orient3_plain(p);
+  if (s == 0 || !tet_contains_origin_oriented(p, s)) return none ? InsideVerdict::same : InsideVerdict::differs;
   return none ? InsideVerdict::differs : InsideVerdict::needs_type;
 }
 

@@ -278,37 +278,6 @@ void repair_signatures3d(const Field& f, const uint8_t* cp_free, int threads, Ti
   }
 }
 
-/// One component's exact list: the count and index gaps (varints), and the values (f32), in
-/// index order.
-template <class T>
-void put_exact_list(const BigVector<uint8_t>& exact, const BigVector<T>& recon, int threads,
-                    std::vector<uint8_t>& index, std::vector<uint8_t>& values) {
-  const int64_t n = int64_t(exact.size());
-  // Chunks of the index range in parallel, joined in order: the bytes do not depend on the
-  // thread count.
-  constexpr int64_t kChunk = int64_t(1) << 18;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<std::vector<int64_t>> at(static_cast<size_t>(chunks));
-#pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallel)
-  for (int64_t c = 0; c < chunks; ++c)
-    for (int64_t k = c * kChunk; k < std::min(n, (c + 1) * kChunk); ++k)
-      if (exact[size_t(k)]) at[size_t(c)].push_back(k);
-  ByteWriter idx, vals;
-  int64_t count = 0;
-  for (const auto& a : at) count += int64_t(a.size());
-  idx.varint(uint64_t(count));
-  int64_t last = -1;
-  for (const auto& a : at)
-    for (int64_t k : a) {
-      idx.varint(uint64_t(k - last - 1));
-      if constexpr (sizeof(T) == 8) vals.f64(recon[size_t(k)]);  // the original's bits
-      else vals.f32(recon[size_t(k)]);
-      last = k;
-    }
-  index = std::move(idx.bytes());
-  values = std::move(vals.bytes());
-}
-
 template <class Field, class T>
 void run_none3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out, const uint8_t* missing,
                     uint8_t exact_faces) {
@@ -378,33 +347,6 @@ void run_block3d_any(const Field& f, T eb, int threads, Tiled3DResultOf<T>& out,
   if (stages.check) repair_signatures3d(f, trust_free ? cp_free.data() : nullptr, threads, out, missing);
   lap("repair");
   count_exact(f, threads, out);
-}
-
-template <class T>
-void tiled3d_payload_any(Tiled3DResultOf<T>& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
-  if (block) {
-    out.tile_ids.clear();
-    for (int c = 0; c < 3; ++c) out.tile_ids.insert(out.tile_ids.end(), r.tile_ids[c].begin(), r.tile_ids[c].end());
-  }
-  for (int c = 0; c < 3; ++c) {
-    out.symbols[c] = std::move(r.symbols[c]);
-    if (missing) {  // a missing vertex's symbol is implied (tiled_symbol): keep the valid ones
-      size_t kept = 0;
-      for (size_t k = 0; k < out.symbols[c].size(); ++k)
-        if (!missing[k]) out.symbols[c][kept++] = out.symbols[c][k];
-      out.symbols[c].resize(kept);
-    }
-    ByteWriter outl;
-    outl.varint(uint64_t(r.escapes[c].size()));
-    int64_t last = -1;
-    for (const auto& [k, code] : r.escapes[c]) {
-      outl.varint(uint64_t(k - last - 1));
-      outl.zigzag(code);
-      last = k;
-    }
-    out.outliers[c] = std::move(outl.bytes());
-    put_exact_list(r.exact[c], r.recon[c], threads, out.exact_index[c], out.exact_values[c]);
-  }
 }
 
 template <class T>
@@ -496,12 +438,6 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
 void run_block3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, Block3DStages stages,
                  const uint8_t* missing, uint8_t exact_faces) {
   run_block3d_any(f, eb, threads, out, stages, missing, exact_faces);
-}
-void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
-  tiled3d_payload_any(r, block, threads, out, missing);
-}
-void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing) {
-  tiled3d_payload_any(r, block, threads, out, missing);
 }
 Status decode_tiled3d(const Header& h, const Tiled3DInput& in, int threads, std::span<float> u, std::span<float> v,
                       std::span<float> w) {

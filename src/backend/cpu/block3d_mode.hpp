@@ -2,7 +2,7 @@
 // on the Freudenthal mesh (per-tetrahedron safe bounds, kernels/safe_bound3d.hpp; per-vertex
 // bound ids; tile ids on 16^3 tiles, kernels/tiles3d.hpp; quantization; the exact check of
 // every tetrahedron's signature with repair) and mode none (the pointwise bound alone); the
-// payload for the stream layer (streams/vector3d_stream.hpp) and the decoder. OpenMP loops
+// decoder; the result type and its payload live in the stream layer (streams/vector3d_modes.hpp). OpenMP loops
 // write disjoint elements and lists are built in index order: the bytes and the decoded
 // values never depend on the thread count.
 #pragma once
@@ -16,28 +16,11 @@
 #include "factz/field3d.hpp"
 #include "factz/status.hpp"
 #include "format/container.hpp"
+#include "streams/vector3d_modes.hpp"  // Tiled3DResult, tiled3d_payload
 #include "streams/vector3d_stream.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::detail {
-
-/// What the 3D tiled frontend decided, per component c (u, v, w). T: float, or double for a
-/// float64 field (every function below has the same overload for VectorField3D64; the
-/// float64 safe bounds are estimates, the exact check and repair guarantee).
-template <class T>
-struct Tiled3DResultOf {
-  std::vector<uint8_t> tile_ids[3];  ///< one per tile (TileLayout3D order)
-  BigVector<T> recon[3];             ///< the decoder's values
-  BigVector<uint8_t> exact[3];       ///< 1: the component is stored exactly
-  std::vector<uint16_t> symbols[3];  ///< the code symbols (kernels/tiles3d.hpp), index order
-  std::vector<std::pair<int64_t, int64_t>> escapes[3];  ///< (index, code) of symbol 0, by index
-  int64_t exact_vertices = 0;        ///< vertices with at least one component stored exactly
-  int64_t repair_rounds = 0;         ///< rounds of the exact check (1: nothing to repair)
-  int64_t repaired_vertices = 0;     ///< vertices the repair stored exactly
-  std::vector<std::pair<std::string, double>> stage_seconds;
-};
-using Tiled3DResult = Tiled3DResultOf<float>;
-using Tiled3DResult64 = Tiled3DResultOf<double>;
 
 /// Test hooks of run_block3d; the library always runs both stages.
 struct Block3DStages {
@@ -62,14 +45,6 @@ void run_block3d(const VectorField3D& f, float eb, int threads, Tiled3DResult& o
                  const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 void run_block3d(const VectorField3D64& f, double eb, int threads, Tiled3DResult64& out, Block3DStages stages = {},
                  const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
-
-/// The stream payload of a result (its symbols move out): symbols (of the valid vertices
-/// only when `missing` is given), outliers and exact lists per component; the tile ids when
-/// `block`.
-void tiled3d_payload(Tiled3DResult& r, bool block, int threads, Tiled3DPayload& out, const uint8_t* missing = nullptr);
-/// The float64 payload: exact values as f64.
-void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload& out,
-                     const uint8_t* missing = nullptr);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a 3D tiled stream from its parsed
 /// input, tiles in parallel; corrupt_stream when a value is out of range or not finite.

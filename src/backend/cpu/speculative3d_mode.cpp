@@ -55,10 +55,6 @@ void mark_masked_tets(int64_t nx, int64_t ny, int64_t nz, const uint8_t* missing
   }
 }
 
-/// Appends one exact value to a stream's exact section: f32, or f64 in a float64 stream.
-void put_exact(ByteWriter& w, float x) { w.f32(x); }
-void put_exact(ByteWriter& w, double x) { w.f64(x); }
-
 template <class Field, class T>
 void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool check, Speculative3DResultOf<T>& out,
                            const uint8_t* missing, uint8_t exact_faces) {
@@ -119,38 +115,6 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact) if (n >= kMinParallelTargets)
   for (int64_t k = 0; k < n; ++k) exact += ids[k] == 0 || ids[k] == kZeroVectorId;
   out.exact_vertices = exact;
-}
-
-template <class Field, class T>
-void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,
-                               Speculative3DPayload& out) {
-  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
-  const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
-  ByteWriter exact;
-  const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
-  for (int64_t a = 0; a < A.count(); ++a) {
-    const int64_t k = lattice_vertex3d(A, nx, ny, a);
-    if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
-    for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
-  }
-  out.ids.reserve(size_t(f.size() - A.count()));
-  for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
-    const PhaseLattice3D& L = ph.lattice;
-    out.phase_codes.push_back(0);
-    for (int64_t t = 0; t < L.count(); ++t) {
-      const int64_t k = lattice_vertex3d(L, nx, ny, t);
-      const uint8_t id = r.id[size_t(k)];
-      if (id == kMissingVertex) continue;  // not in the stream
-      out.ids.push_back(id);
-      if (id >= 1 && id <= kMaxBoundId) {
-        ++out.phase_codes.back();
-        for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
-      } else if (id == 0) {
-        for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
-      }
-    }
-  });
-  out.exact = std::move(exact.bytes());
 }
 
 template <class T>
@@ -256,15 +220,6 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
                        Speculative3DResult64& out, const uint8_t* missing, uint8_t exact_faces) {
   run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces);
-}
-
-void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out) {
-  speculative3d_payload_any(f, s0, r, out);
-}
-void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out) {
-  speculative3d_payload_any(f, s0, r, out);
 }
 
 Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,

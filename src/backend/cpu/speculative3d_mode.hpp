@@ -1,7 +1,8 @@
 // The 3D FaCTz-S driver on the CPU (issue 22; docs/architecture.md, "3D speculative mode"):
 // the schedule of kernels/interpolation3d.hpp, one OpenMP loop per phase calling the
-// per-vertex decision of kernels/speculation3d.hpp; the payload for the stream layer
-// (streams/vector3d_stream.hpp); and the decoder, which replays the schedule.
+// per-vertex decision of kernels/speculation3d.hpp, and the decoder, which replays the
+// schedule. The result type and its payload live in the stream layer
+// (streams/vector3d_modes.hpp), which the CUDA backend shares.
 #pragma once
 
 #include <cstdint>
@@ -10,22 +11,11 @@
 #include "factz/field3d.hpp"
 #include "factz/status.hpp"
 #include "format/container.hpp"
+#include "streams/vector3d_modes.hpp"  // Speculative3DResult, speculative3d_payload
 #include "streams/vector3d_stream.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::detail {
-
-/// What the 3D speculative frontend decided, per vertex. T: float, or double for a float64
-/// field (every function below has the same overload for VectorField3D64, format version 13).
-template <class T>
-struct Speculative3DResultOf {
-  BigVector<T> recon[3];      ///< the decoder's values (u, v, w)
-  BigVector<uint8_t> id;      ///< 0 exact (anchors too), 1..30 bound id, kZeroVectorId
-  BigVector<uint16_t> sym[3]; ///< code + kRadius where 1 <= id <= 30
-  int64_t exact_vertices = 0; ///< anchors, exact targets and zero vectors
-};
-using Speculative3DResult = Speculative3DResultOf<float>;
-using Speculative3DResult64 = Speculative3DResultOf<double>;
 
 /// Runs the schedule on a validated field, with absolute bound `eb` and anchor stride s0.
 /// `check` false skips the signature verification (tests only). `missing` (null for none):
@@ -38,14 +28,6 @@ void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads
                        Speculative3DResult& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
                        Speculative3DResult64& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
-
-/// The stream payload of a result: ids in schedule order, the codes of coded targets, the
-/// exact values (anchors, then exact targets); missing vertices (kMissingVertex) left out.
-void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out);
-/// The float64 payload: exact values as f64 triples.
-void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a stream from its parsed input,
 /// one OpenMP loop per phase; corrupt_stream when a decoded value is not finite. `missing`

@@ -9,7 +9,6 @@
 #include "kernels/speculation3d.hpp"  // kMissingStandIn3D
 #include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "streams/mask_sections.hpp"
-#include "streams/missing_fill.hpp"
 #include "streams/stream_common.hpp"
 
 namespace factz::cuda_detail {
@@ -55,42 +54,29 @@ Status spread_missing3d(const detail::Header& h, const uint8_t* missing, detail:
 }  // namespace
 
 Result<std::vector<uint8_t>> compress3d_with(const VectorField3D& f, const Options& o, const Frontends3D& fe) {
-  FACTZ_RETURN_IF_ERROR(validate_field(f));
-  FACTZ_RETURN_IF_ERROR(detail::check_vector3d_options(f.nx, f.ny, f.nz, o));
+  // The stream layer's set-up, as compress3d.cpp's: checks, the mask section, the filled
+  // working copy the frontend sees, the plan and its bound.
+  detail::Prepared3D<VectorField3D> prep;
+  FACTZ_RETURN_IF_ERROR(detail::prepare3d(f, o, host_threads(), prep));
   if (o.exact_edges)
     return Status(Code::backend_unavailable,
                   "exact faces (Options::exact_edges, the shared faces of a 3D block) are not on the CUDA backend's 3D "
                   "path yet: use policy serial or omp");
-  // Missing vertices as compress3d.cpp: the frontend works on the filled copy, the mask
-  // section carries the original bits.
-  const std::vector<uint8_t> mask = missing_mask(f);
-  VectorField3D filled;
-  std::vector<detail::Section> mask_section;
-  if (!mask.empty()) {
-    filled = detail::fill_missing(f, mask);
-    detail::append_mask_section3d(mask, f.nx, f.ny * f.nz, f.u, f.v, f.w, mask_section);
-  }
-  const VectorField3D& work = mask.empty() ? f : filled;
-  const uint8_t* missing = mask.empty() ? nullptr : mask.data();
-  detail::Stream3DPlan p;
-  p.nx = f.nx;
-  p.ny = f.ny;
-  p.nz = f.nz;
-  p.options = o;
-  p.threads = host_threads();
-  p.eb = detail::float_bound(o.bound_mode == BoundMode::abs ? o.bound : o.bound * detail::value_range3d(work));
+  const VectorField3D& work = prep.work();
+  const uint8_t* missing = prep.missing;
+  const detail::Stream3DPlan& p = prep.plan;
   if (o.mode != Mode::speculative) {
     detail::Tiled3DResult r;
     FACTZ_RETURN_IF_ERROR(fe.tiled(work, p, missing, r));
     detail::Tiled3DPayload payload;
     detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload, missing);
-    return detail::assemble_tiled3d(p, payload, std::move(mask_section));
+    return detail::assemble_tiled3d(p, payload, std::move(prep.mask_section));
   }
   detail::Speculative3DResult r;
   FACTZ_RETURN_IF_ERROR(fe.speculative(work, p, missing, r));
   detail::Speculative3DPayload payload;
   detail::speculative3d_payload(work, o.anchor_stride, r, payload);
-  return detail::assemble_speculative3d(p, payload, std::move(mask_section));
+  return detail::assemble_speculative3d(p, payload, std::move(prep.mask_section));
 }
 
 Status decompress3d_with(std::span<const uint8_t> stream, std::span<float> u, std::span<float> v,

@@ -1,10 +1,11 @@
 // The CUDA backend's side of the 3D stream layer (streams/vector3d_stream.hpp; issue 22):
 // the checks, the plan and the stream of a 3D field around a frontend, and the parsing and
 // mask handling around a decoder. A frontend (the device's, cuda_compress3d.cu, or the CPU
-// model's, gpu_model3d.cpp) fills the CPU backend's result structures (Tiled3DResult,
-// Speculative3DResult) with its decisions; the stream is then built by the CPU backend's own
-// payload functions (tiled3d_payload, speculative3d_payload) and the stream layer's
-// assemble_*3d, so the device's bytes are the CPU's whenever its decisions are.
+// model's, gpu_model3d.cpp) fills the stream layer's result structures (Tiled3DResult,
+// Speculative3DResult, streams/vector3d_modes.hpp) with its decisions; the stream is then
+// built by the same payload functions (tiled3d_payload, speculative3d_payload) and
+// assemble_*3d as the CPU's, after the same set-up (prepare3d), so the device's bytes are
+// the CPU's whenever its decisions are.
 //
 // Supported on the device: float32 fields, modes none, block and speculative, either coder,
 // zstd, missing vertices (the host makes the mask, the filled working copy and the mask
@@ -17,9 +18,8 @@
 #include <span>
 #include <vector>
 
-#include "backend/cpu/block3d_mode.hpp"
-#include "backend/cpu/speculative3d_mode.hpp"
 #include "factz/compress3d.hpp"
+#include "streams/vector3d_modes.hpp"
 #include "streams/vector3d_stream.hpp"
 
 namespace factz::cuda_detail {

@@ -6,7 +6,7 @@
 // schedule, one thread per target, calling kernels/speculation3d.hpp's speculate_vertex3d
 // and committing to the per-vertex arrays (targets of a phase share no tetrahedron, so the
 // result does not depend on the order). The host then builds the stream from the per-vertex
-// ids and symbols with the CPU backend's own payload function (speculative3d_payload).
+// ids and symbols with the payload function the CPU path calls (streams/vector3d_modes.hpp).
 // Decoder: the anchors, then one kernel per phase; each target's code and exact-value
 // positions come from exclusive scans of the id stream (schedule order).
 // gpu_model3d.cpp replays the same bodies on the host in launch order.
