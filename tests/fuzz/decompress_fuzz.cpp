@@ -1,5 +1,6 @@
-// libFuzzer target: factz::decompress (and decompress_into / stream_dims) on arbitrary
-// bytes. docs/format.md, "Decoding untrusted input": whatever the bytes, the decoder
+// libFuzzer target: factz::decompress (and decompress_into / stream_dims), the 3D decoders
+// (decompress3d / decompress3d64 / stream_dims3d / stream_dtype3d) and, where built, the
+// scalar decoder on arbitrary bytes. docs/format.md, "Decoding untrusted input": whatever the bytes, the decoder
 // returns a value (corrupt_stream / unsupported_version) or a field of the declared size;
 // it never crashes, reads out of bounds, hangs, throws or allocates for a size field alone.
 //
@@ -15,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "factz/compress3d.hpp"
 #include "factz/factz.hpp"
 #include "format/crc32.hpp"
 #ifdef FACTZ_FUZZ_SCALAR
@@ -80,10 +82,51 @@ void check_scalar(std::span<const uint8_t> in) {
 }
 #endif
 
+bool untrusted_verdict(const factz::Status& s) {
+  return s.code() == factz::Code::corrupt_stream || s.code() == factz::Code::unsupported_version;
+}
+
+// The 3D decoders: stream_dims3d and stream_dtype3d agree; the decoder of the stream's type
+// gives a field of the declared size or an untrusted-bytes verdict; the other one refuses
+// the type (invalid_argument) whenever the stream parses. A stream stream_dims3d rejects
+// (a 2D stream, garbage) fails in both decoders.
+template <class Field>
+void check_field3d(const factz::Result<Field>& r, int64_t nx, int64_t ny, int64_t nz, uint64_t n) {
+  if (!r.ok()) return;
+  const auto& f = r.value();
+  if (f.nx != nx || f.ny != ny || f.nz != nz || f.u.size() != n || f.v.size() != n || f.w.size() != n)
+    __builtin_trap();
+}
+
+void check3d(std::span<const uint8_t> in) {
+  const factz::DecompressOptions serial{factz::Policy::serial, 1};
+  auto dims = factz::stream_dims3d(in);
+  auto dtype = factz::stream_dtype3d(in);
+  if (dims.ok() != dtype.ok()) __builtin_trap();
+  if (!dims.ok()) {
+    if (factz::decompress3d(in, serial).ok() || factz::decompress3d64(in, serial).ok()) __builtin_trap();
+    return;
+  }
+  const auto [nx, ny, nz] = dims.value();
+  if (nx <= 0 || ny <= 0 || nz <= 0) __builtin_trap();
+  const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
+  if (n > max_values()) return;
+  const bool f64 = dtype.value() == factz::DType::float64;
+  auto r32 = factz::decompress3d(in, serial);
+  auto r64 = factz::decompress3d64(in, serial);
+  check_field3d(r32, nx, ny, nz, n);
+  check_field3d(r64, nx, ny, nz, n);
+  const factz::Status& mine = f64 ? r64.status() : r32.status();
+  const factz::Status& other = f64 ? r32.status() : r64.status();
+  if (!mine.ok() && !untrusted_verdict(mine)) __builtin_trap();
+  if (other.code() != factz::Code::invalid_argument) __builtin_trap();
+}
+
 void check(std::span<const uint8_t> in) {
 #ifdef FACTZ_FUZZ_SCALAR
   check_scalar(in);
 #endif
+  check3d(in);
   const factz::DecompressOptions serial{factz::Policy::serial, 1};
   auto dims = factz::stream_dims(in);
   if (!dims.ok()) {
@@ -100,8 +143,7 @@ void check(std::span<const uint8_t> in) {
   if (r.ok()) {
     const auto& f = r.value();
     if (f.nx != nx || f.ny != ny || f.u.size() != n || f.v.size() != n) __builtin_trap();
-  } else if (r.status().code() != factz::Code::corrupt_stream &&
-             r.status().code() != factz::Code::unsupported_version) {
+  } else if (!untrusted_verdict(r.status())) {
     __builtin_trap();  // untrusted bytes must not look like a caller error
   }
   // decompress_into is the same decoder writing into caller planes: same verdict, same values.
