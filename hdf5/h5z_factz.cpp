@@ -10,13 +10,15 @@
 //   values with all 64 bits; docs/architecture.md, "float64 compression").
 // - 3D vector field (issue 22): rank >= 4, the fourth-to-last axis is the component axis
 //   (u, v, w) of length 3 and is chunked whole; every axis before it is chunked by 1. A chunk
-//   is then one (3, cz, cy, cx) float32 field, compressed by factz::compress as a
+//   is then one (3, cz, cy, cx) field, compressed by factz::compress: a float32 dataset as a
 //   VectorField3D (format version 10, or 8 in modes none and block, 12 with missing vertices;
-//   factz/compress3d.hpp), with the options of the user's cd_values passed through: which
-//   modes and policies 3D fields take is the library's decision, and a chunk it refuses fails
-//   with its message. float32 only (can_apply refuses float64), no exact edges (set_local
+//   factz/compress3d.hpp), a float64 one as a VectorField3D64 (format version 13: the bound
+//   checked in double, missing values with all 64 bits), with the options of the user's
+//   cd_values passed through: which modes and policies 3D fields take is the library's
+//   decision, and a chunk it refuses fails with its message. No exact edges (set_local
 //   refuses them); missing data as in the 2D layouts: a NaN, or a value equal to the
-//   dataset's or the declared fill value in any component, marks a missing vertex.
+//   dataset's or the declared fill value in any component, marks a missing vertex (float64:
+//   the dataset's fill value only, as for 2D float64 datasets).
 //   Such a dataset matched no layout before (its component axis, chunked by 3, sits where
 //   the 2D and scalar layouts require a chunk of 1), so no file changes meaning.
 // - scalar field (rank >= 2, any other shape): one (cy, cx) field per chunk, compressed by
@@ -59,17 +61,18 @@
 // optional ones behind it; which slots exist is told by the count alone, so that files
 // without the newer slots are what the plugin always wrote:
 //   [5] layout: 1 vector (float32), 2 scalar (float32), 3 vector float64, 4 3D vector
-//       (float32); 0 when can_apply refused the dataset but the filter is optional (HDF5
-//       still calls set_local): every chunk is then refused, and HDF5 stores it unfiltered
+//       (float32), 5 3D vector float64 (to layout 4 what layout 3 is to layout 1); 0 when
+//       can_apply refused the dataset but the filter is optional (HDF5 still calls
+//       set_local): every chunk is then refused, and HDF5 stores it unfiltered
 //   [6] chunk cy   [7] chunk cx                                            (8 values)
 //   [8] exact edges                  (9 values: written when non-zero or a fill follows)
-//       layout 4: the chunk's cz instead, always written (9 values at least): 3D chunks
-//       have no exact edges
+//       layouts 4 and 5: the chunk's cz instead, always written (9 values at least): 3D
+//       chunks have no exact edges
 // layouts 1, 2 and 4:
 //   [9] the dataset's fill value, float32 bits, when user-defined         (10 values)
 //  [10] the declared fill value (user's [6]); [9] is then the quiet NaN 0x7FC00000
 //       when the dataset has no user-defined fill value (NaN marks nothing more) (11 values)
-// layout 3 (float64; no declared fill value, so 10 values never occur):
+// layouts 3 and 5 (float64; no declared fill value, so 10 values never occur):
 //   [9], [10] the dataset's fill value, float64 bits, low and high 32-bit words, when
 //       user-defined                                                      (11 values)
 // The layout also tells the decoder which stream type a chunk must hold (a float32 stream
@@ -77,7 +80,8 @@
 // from before layout 3 refuses its chunks with the library's message (a float64 stream
 // given to the float decoder); one from before layout 4 refuses to write a layout-4
 // dataset ("layout must be 1, 2 or 3") and to read its chunks (a 3D stream given to the 2D
-// decoder).
+// decoder); one from before layout 5 refuses to write a layout-5 dataset ("layout must be
+// 1, 2, 3 or 4") and to read its chunks (a 3D stream in what it takes for a 2D dataset).
 // User counts are 0 to 7, set_local's 8 to 11: the two never overlap. set_local also
 // accepts its own values back (a property list copied from a dataset): it keeps the
 // declared fill value and reads [9] again from the new dataset's property list. Files
@@ -131,6 +135,7 @@ constexpr unsigned kLayoutVector = 1;
 constexpr unsigned kLayoutScalar = 2;
 constexpr unsigned kLayoutVector64 = 3;      ///< a vector field of float64 values
 constexpr unsigned kLayoutVector3D = 4;      ///< a 3D vector field of float32 values (u, v, w)
+constexpr unsigned kLayoutVector3D64 = 5;    ///< a 3D vector field of float64 values (u, v, w)
 constexpr uint32_t kNoFill = 0x7FC00000u;    ///< a quiet NaN: marks nothing NaN does not
 constexpr uint64_t kNoFill64 = 0x7FF8000000000000u;  ///< the float64 quiet NaN
 
@@ -146,10 +151,14 @@ struct Params {
   unsigned coder = unsigned(factz::Options{}.coder);
   unsigned exact_edges = 0;
   uint32_t dataset_fill = kNoFill;      ///< float32 bits; NaN: none
-  uint64_t dataset_fill64 = kNoFill64;  ///< float64 bits (layout 3); NaN: none
+  uint64_t dataset_fill64 = kNoFill64;  ///< float64 bits (layouts 3 and 5); NaN: none
   uint32_t declared_fill = kNoFill;     ///< float32 bits; NaN: none
   bool declared = false;                ///< a declared fill value was given (kept even if NaN)
 };
+
+/// Layouts whose chunks hold 3D vector fields (u, v, w), and float64 values.
+bool is_3d(unsigned layout) { return layout == kLayoutVector3D || layout == kLayoutVector3D64; }
+bool is_f64(unsigned layout) { return layout == kLayoutVector64 || layout == kLayoutVector3D64; }
 
 /// The slots after the first five among n cd_values; the count alone tells the layout
 /// (the comment at the top of this file), with the stored layout for the fill slots. Reads
@@ -163,13 +172,15 @@ bool optional_values(size_t n, const unsigned* cd, Params& p, std::string& why) 
   }
   const bool geometry = n >= kAllValues;
   p.exact_edges = geometry ? (n >= kEdgeValues ? cd[8] : 0) : (n > kUserValues ? cd[5] : 0);
-  if (geometry && cd[5] == kLayoutVector3D) {
+  if (geometry && is_3d(cd[5])) {
     p.exact_edges = 0;  // slot 8 holds the chunk's cz
-    if (n < kEdgeValues) why = "8 cd_values with the 3D layout (4), whose chunk cz takes slot 8";
+    if (n < kEdgeValues)
+      why = "8 cd_values with the 3D layout (" + std::to_string(cd[5]) + "), whose chunk cz takes slot 8";
   }
-  if (geometry && cd[5] == kLayoutVector64) {
+  if (geometry && is_f64(cd[5])) {
     if (n == kDatasetFillValues)
-      why = "10 cd_values with the float64 layout (3), whose fill value takes slots 9 and 10";
+      why = "10 cd_values with the float64 layout (" + std::to_string(cd[5]) +
+            "), whose fill value takes slots 9 and 10";
     if (n == kDeclaredFillValues) p.dataset_fill64 = uint64_t(cd[9]) | uint64_t(cd[10]) << 32;
   } else {
     if (n == kDatasetFillValues || n == kDeclaredFillValues) p.dataset_fill = cd[9];
@@ -196,7 +207,7 @@ std::vector<float> fill_values(const Params& p) {
   return out;
 }
 
-/// The float64 dataset fill value (layout 3), or none for its NaN.
+/// The float64 dataset fill value (layouts 3 and 5), or none for its NaN.
 std::optional<double> fill_value64(const Params& p) {
   const double f = std::bit_cast<double>(p.dataset_fill64);
   return std::isnan(f) ? std::nullopt : std::optional<double>(f);
@@ -250,7 +261,7 @@ bool execution_of_environment(Execution& e, std::string& why) {
 struct Geometry {
   unsigned layout = 0;
   hsize_t cy = 0, cx = 0;
-  hsize_t cz = 1;  ///< layout 4 only
+  hsize_t cz = 1;  ///< layouts 4 and 5 only
 };
 
 /// The layout of a chunked dataset, or a reason why the filter cannot apply.
@@ -296,8 +307,9 @@ bool float64_le(hid_t type) {
          H5Tequal(type, H5T_IEEE_F64LE) > 0;
 }
 
-/// The dataset's layout for the filter: geometry's, with float64 vector fields as layout 3;
-/// a reason when the type or the shape cannot be compressed.
+/// The dataset's layout for the filter: geometry's, with float64 vector fields as layout 3
+/// and float64 3D vector fields as layout 5; a reason when the type or the shape cannot be
+/// compressed.
 bool layout_of(hid_t dcpl, hid_t type, hid_t space, Geometry& g, std::string& why) {
   const bool f64 = float64_le(type);
   if (!f64 && !float32_le(type)) {
@@ -306,16 +318,12 @@ bool layout_of(hid_t dcpl, hid_t type, hid_t space, Geometry& g, std::string& wh
   }
   if (!geometry(dcpl, space, g, why)) return false;
   if (!f64) return true;
-  if (g.layout == kLayoutVector3D) {
-    why = "float64 3D vector datasets are not supported yet: 3D vector fields are float32 only";
-    return false;
-  }
   if (g.layout == kLayoutScalar) {
-    why = "float64 datasets must be vector fields (a component axis of length 2, third to last, chunked whole): "
-          "float64 scalar datasets are not supported yet";
+    why = "float64 datasets must be vector fields (a component axis of length 2, third to last, or 3, fourth to "
+          "last, chunked whole): float64 scalar datasets are not supported yet";
     return false;
   }
-  g.layout = kLayoutVector64;
+  g.layout = g.layout == kLayoutVector3D ? kLayoutVector3D64 : kLayoutVector64;
   return true;
 }
 
@@ -372,6 +380,12 @@ size_t local_values(const Params& p, const Geometry& g, unsigned (&out)[kDeclare
     out[8] = unsigned(g.cz);
     return p.declared ? kDeclaredFillValues : p.dataset_fill != kNoFill ? kDatasetFillValues : kEdgeValues;
   }
+  if (g.layout == kLayoutVector3D64) {
+    out[8] = unsigned(g.cz);
+    out[9] = unsigned(p.dataset_fill64 & 0xFFFFFFFFu);
+    out[10] = unsigned(p.dataset_fill64 >> 32);
+    return p.dataset_fill64 != kNoFill64 ? kDeclaredFillValues : kEdgeValues;
+  }
   if (g.layout == kLayoutVector64) {
     out[9] = unsigned(p.dataset_fill64 & 0xFFFFFFFFu);
     out[10] = unsigned(p.dataset_fill64 >> 32);
@@ -402,7 +416,7 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
     local_values(Params{p.mode, p.bound_mode, p.bound, p.coder}, Geometry{kLayoutRefused, 0, 0}, out);
     return H5Pmodify_filter(dcpl, kFilterId, flags, kAllValues, out);
   }
-  const bool f64 = g.layout == kLayoutVector64;
+  const bool f64 = is_f64(g.layout);
   if (f64 && p.declared) {
     report("factz set_local", H5E_SETLOCAL,
            "a declared fill value (cd_values[6]) holds float32 bits, which a float64 dataset's doubles rarely "
@@ -425,7 +439,7 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t space) {
       return -1;
     }
   }
-  if (g.layout == kLayoutVector3D && p.exact_edges != 0) {
+  if (is_3d(g.layout) && p.exact_edges != 0) {
     report("factz set_local", H5E_SETLOCAL,
            "exact edges (cd_values[5]) store a 2D chunk's outer rows and columns; 3D vector datasets (a component "
            "axis of length 3) do not take them: give 0, or no value");
@@ -497,19 +511,21 @@ Field vector_chunk(const void* buf, uint64_t cy, uint64_t cx) {
 }
 
 /// Bytes of one value of a layout's chunks.
-size_t value_bytes(unsigned layout) { return layout == kLayoutVector64 ? sizeof(double) : sizeof(float); }
+size_t value_bytes(unsigned layout) { return is_f64(layout) ? sizeof(double) : sizeof(float); }
 
 /// Values of a chunk of the layout that set_local recorded in cd (components times vertices).
 uint64_t chunk_values(const unsigned* cd) {
-  if (cd[5] == kLayoutVector3D) return 3 * uint64_t(cd[8]) * uint64_t(cd[6]) * uint64_t(cd[7]);
+  if (is_3d(cd[5])) return 3 * uint64_t(cd[8]) * uint64_t(cd[6]) * uint64_t(cd[7]);
   return (cd[5] == kLayoutScalar ? 1 : 2) * uint64_t(cd[6]) * uint64_t(cd[7]);
 }
 
-/// A (3, cz, cy, cx) float32 chunk as a 3D vector field.
-factz::VectorField3D vector3d_chunk(const void* buf, uint64_t cz, uint64_t cy, uint64_t cx) {
-  const auto* in = static_cast<const float*>(buf);
+/// A (3, cz, cy, cx) chunk of float32 (VectorField3D) or float64 (VectorField3D64) values as
+/// a 3D vector field.
+template <class Field>
+Field vector3d_chunk(const void* buf, uint64_t cz, uint64_t cy, uint64_t cx) {
+  const auto* in = static_cast<const typename decltype(Field::u)::value_type*>(buf);
   const uint64_t n = cz * cy * cx;
-  factz::VectorField3D f;
+  Field f;
   f.nx = int64_t(cx);
   f.ny = int64_t(cy);
   f.nz = int64_t(cz);
@@ -531,9 +547,9 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     report("factz filter", H5E_CALLBACK, "the filter does not take this dataset (can_apply refused its type or shape)");
     return 0;
   }
-  if (layout != kLayoutVector && layout != kLayoutScalar && layout != kLayoutVector64 && layout != kLayoutVector3D) {
+  if (layout != kLayoutVector && layout != kLayoutScalar && layout != kLayoutVector64 && !is_3d(layout)) {
     report("factz filter", H5E_CALLBACK,
-           "cd_values[5] (layout) must be 1, 2, 3 or 4, got " + std::to_string(layout) + " (a newer plugin's?)");
+           "cd_values[5] (layout) must be 1, 2, 3, 4 or 5, got " + std::to_string(layout) + " (a newer plugin's?)");
     return 0;
   }
   const uint64_t cy = cd[6], cx = cd[7], n = cy * cx;
@@ -561,9 +577,14 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
     if (const std::optional<double> fill = fill_value64(p)) factz::mark_missing(f, factz::FillValues64{fill, fill});
     stream = factz::compress(f, vector_options(p, ex));
   } else if (layout == kLayoutVector3D) {
-    auto f = vector3d_chunk(*buf, cd[8], cy, cx);
+    auto f = vector3d_chunk<factz::VectorField3D>(*buf, cd[8], cy, cx);
     // A vertex equal to a fill value in any component is missing, as NaN is.
     for (const float fill : fills) factz::mark_missing(f, factz::FillValues3D{fill, fill, fill});
+    stream = factz::compress(f, vector_options(p, ex));
+  } else if (layout == kLayoutVector3D64) {
+    auto f = vector3d_chunk<factz::VectorField3D64>(*buf, cd[8], cy, cx);
+    if (const std::optional<double> fill = fill_value64(p))
+      factz::mark_missing(f, factz::FillValues3D64{fill, fill, fill});
     stream = factz::compress(f, vector_options(p, ex));
   } else if (ex.policy == factz::Policy::cuda) {
     report("factz filter", H5E_CALLBACK, "backend_unavailable: FACTZ_POLICY=cuda: scalar datasets have no GPU path");
@@ -598,7 +619,7 @@ size_t encode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
 
 /// When set_local recorded the chunk geometry, a decoded chunk must have exactly its size.
 bool expected_size(size_t nelmts, const unsigned* cd, size_t got) {
-  if (nelmts < kAllValues || (cd[5] == kLayoutVector3D && nelmts < kEdgeValues)) return true;
+  if (nelmts < kAllValues || (is_3d(cd[5]) && nelmts < kEdgeValues)) return true;
   const uint64_t want = chunk_values(cd) * value_bytes(cd[5]);
   if (want == got) return true;
   report("factz filter", H5E_CALLBACK,
@@ -628,17 +649,28 @@ size_t decode_vector(std::span<const uint8_t> stream, size_t n, size_t nelmts, c
   return *buf_size;
 }
 
-/// Decodes a 3D vector stream into a new (3, cz, cy, cx) chunk buffer: u, then v, then w.
+/// A 3D vector stream decoded as float32 (decompress3d) or float64 (decompress3d64) fields.
+factz::Result<factz::VectorField3D> decode3d(std::span<const uint8_t> s, const factz::DecompressOptions& d, float*) {
+  return factz::decompress3d(s, d);
+}
+factz::Result<factz::VectorField3D64> decode3d(std::span<const uint8_t> s, const factz::DecompressOptions& d,
+                                               double*) {
+  return factz::decompress3d64(s, d);
+}
+
+/// Decodes a 3D vector stream of T values into a new (3, cz, cy, cx) chunk buffer: u, then
+/// v, then w.
+template <class T>
 size_t decode_vector3d(std::span<const uint8_t> stream, size_t nelmts, const unsigned* cd,
                        const factz::DecompressOptions& d, size_t* buf_size, void** buf) {
-  auto f = factz::decompress3d(stream, d);
+  auto f = decode3d(stream, d, static_cast<T*>(nullptr));
   if (!f.ok()) {
     report("factz filter", H5E_CALLBACK, f.status().to_string());
     return 0;
   }
-  const size_t n = size_t(f->size()), bytes = 3 * n * sizeof(float);
+  const size_t n = size_t(f->size()), bytes = 3 * n * sizeof(T);
   if (!expected_size(nelmts, cd, bytes)) return 0;
-  auto* out = static_cast<float*>(H5allocate_memory(bytes > 0 ? bytes : 1, false));
+  auto* out = static_cast<T*>(H5allocate_memory(bytes > 0 ? bytes : 1, false));
   if (!out) {
     report("factz filter", H5E_CALLBACK, "out of memory");
     return 0;
@@ -670,13 +702,28 @@ size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size
   factz::DecompressOptions d;
   d.policy = ex.policy;
   d.device = ex.device;
-  if (nelmts >= kAllValues && cd[5] != kLayoutScalar && vector3d != (cd[5] == kLayoutVector3D)) {
+  if (nelmts >= kAllValues && cd[5] != kLayoutScalar && vector3d != is_3d(cd[5])) {
     report("factz filter", H5E_CALLBACK,
            std::string("the chunk holds a ") + (vector3d ? "3D" : "2D") + " vector stream, the dataset is a " +
-               (cd[5] == kLayoutVector3D ? "3D" : "2D") + " vector field");
+               (is_3d(cd[5]) ? "3D" : "2D") + " vector field");
     return 0;
   }
-  if (vector3d) return decode_vector3d(stream, nelmts, cd, d, buf_size, buf);
+  if (vector3d) {
+    auto dtype = factz::stream_dtype3d(stream);
+    if (!dtype.ok()) {
+      report("factz filter", H5E_CALLBACK, dtype.status().to_string());
+      return 0;
+    }
+    const bool f64 = *dtype == factz::DType::float64;
+    if (nelmts >= kAllValues && f64 != (cd[5] == kLayoutVector3D64)) {
+      report("factz filter", H5E_CALLBACK,
+             std::string("the chunk holds a ") + factz::dtype_name(*dtype) + " 3D stream, the dataset is " +
+                 (cd[5] == kLayoutVector3D64 ? "float64" : "float32"));
+      return 0;
+    }
+    return f64 ? decode_vector3d<double>(stream, nelmts, cd, d, buf_size, buf)
+               : decode_vector3d<float>(stream, nelmts, cd, d, buf_size, buf);
+  }
   if (!scalar) {
     auto info = factz::stream_info(stream);
     if (!info.ok()) {

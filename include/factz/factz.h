@@ -14,7 +14,8 @@
  *   functions refuse a float64 stream and the _f64 functions a float32 one
  *   (FACTZ_INVALID_ARGUMENT naming the functions to use; factz_stream_info tells which), so
  *   values are never rounded or widened silently. 3D fields (since 1.5.0) are three planes
- *   u, v, w of nx * ny * nz floats: the functions ending in 3d (section "3D vector fields").
+ *   u, v, w of nx * ny * nz values: the functions ending in 3d (float32) and, since 1.8.0,
+ *   the same ending in 3d_f64 (float64; section "3D vector fields").
  * - Missing data (since 1.2.0 declarable; docs/usage.md, "Missing data"): a vertex is
  *   missing when u or v is NaN, when its byte of an optional mask (nx * ny bytes, same
  *   indexing) is nonzero, or when u equals the declared fill_u or v the declared fill_v of
@@ -73,6 +74,13 @@
  * 1.7.x: the C++ library writes float64 3D vector fields as format version 13:
  *        FACTZ_FORMAT_VERSION 13 (no interface change: this interface does not take such
  *        fields yet, and its 3D decoders refuse their streams as FACTZ_INVALID_ARGUMENT).
+ * 1.8.0: float64 3D fields: factz_compress3d_f64, factz_compress3d_masked_f64,
+ *        factz_decompress3d_f64, factz_decompress3d_masked_f64, factz_count_critical_points3d_f64
+ *        (+ _masked_f64), factz_compare3d_f64 and factz_compare3d_masked_f64 (macros over
+ *        factz_compare3d_sized_f64 / factz_compare3d_masked_sized_f64), factz_stream_info3d;
+ *        the fill values of 3D fields: factz_options.has_fill_w / fill_w / has_fill_w64 /
+ *        fill_w64, and the 3D functions read the fill values of u, v and w (until 1.7.0
+ *        they refused every fill value). No stream changes: FACTZ_FORMAT_VERSION stays 13.
  */
 #ifndef FACTZ_FACTZ_H
 #define FACTZ_FACTZ_H
@@ -85,9 +93,9 @@ extern "C" {
 #endif
 
 /** Version of this C interface (major * 10000 + minor * 100 + patch). */
-#define FACTZ_C_API_VERSION 10700
+#define FACTZ_C_API_VERSION 10800
 /** Newest stream format version (docs/format.md): 13 for every float64 3D vector field
- *  (the C++ library's; this interface does not write them yet), 12 for every 3D
+ *  (factz_compress3d_f64, since 1.8.0), 12 for every 3D
  *  vector field with missing vertices (a NaN component), 10 for the other 3D vector fields of
  *  mode speculative (factz_compress3d, since 1.5.0; its codes are segmented), 8 for the
  *  other 3D modes; 9 for every 2D stream of mode speculative (its meta
@@ -188,6 +196,15 @@ typedef struct factz_options {
   int has_fill_v64;       /**< nonzero: fill_v64 is declared; default 0 */
   double fill_u64;        /**< the float64 fill value of u; default 0 (unused unless has_fill_u64) */
   double fill_v64;        /**< the float64 fill value of v; default 0 (unused unless has_fill_v64) */
+  /* Since 1.8.0 (read only when struct_size covers them): the fill values of the third
+     component w of 3D fields, float32 (read by the functions ending in 3d) and float64
+     (those ending in 3d_f64), with the rules above: a vertex of a 3D field is missing when
+     its u, v or w equals the declared fill value of that component. 2D fields have no w: the
+     2D functions refuse these. The fill values of a program built before 1.8.0 name no w. */
+  int has_fill_w;         /**< nonzero: fill_w is declared; default 0 */
+  float fill_w;           /**< the float32 fill value of w; default 0 (unused unless has_fill_w) */
+  int has_fill_w64;       /**< nonzero: fill_w64 is declared; default 0 */
+  double fill_w64;        /**< the float64 fill value of w; default 0 (unused unless has_fill_w64) */
 } factz_options;
 
 /** Fills the first `size` bytes of *options with the defaults above and sets struct_size to
@@ -388,7 +405,8 @@ factz_status factz_count_critical_points_masked_f64(const double* u, const doubl
                                                     int64_t* count);
 
 /* 3D vector fields (since 1.5.0; docs/architecture.md, "3D vector fields").
- * A field is three planes u, v, w of nx * ny * nz float32 values each, x fastest
+ * A field is three planes u, v, w of nx * ny * nz float32 values each (float64 since 1.8.0:
+ * the functions ending in 3d_f64, at the end), x fastest
  * (index = (z * ny + y) * nx + x): a numpy array of shape (nz, ny, nx) in C order. The mesh
  * is the Freudenthal tetrahedralization of the grid (six tetrahedra per cube) and a
  * critical point is a tetrahedron whose four vectors span the origin, decided exactly
@@ -403,23 +421,28 @@ factz_status factz_count_critical_points_masked_f64(const double* u, const doubl
  * bound, zstd, threads, anchor_stride, policy, device and progress. The library decides
  * which of them 3D fields take and answers the others with FACTZ_INVALID_ARGUMENT or
  * FACTZ_BACKEND_UNAVAILABLE and a message (today: modes none, block and speculative, on
- * the CPU; docs/architecture.md, "3D speculative mode", "3D block mode"). 3D fields are
- * float32 only here. A
+ * the CPU; docs/architecture.md, "3D speculative mode", "3D block mode"). A
  * vertex with a NaN component is missing, as in 2D, and so is one whose byte is nonzero in
  * the mask of a function ending in 3d_masked (nx * ny * nz bytes, indexed as the planes): a
  * tetrahedron touching one holds no critical point (in the compressor and the analysis
  * functions alike), the bound applies to the valid vertices, and factz_decompress3d gives the
- * missing vertex back bit for bit. The fill values of options (has_fill_u, has_fill_u64,
- * ...) name the 2D components and are FACTZ_INVALID_ARGUMENT for a 3D field; an infinite
- * value at a valid vertex is FACTZ_INVALID_ARGUMENT.
+ * missing vertex back bit for bit. Since 1.8.0 every 3D function that takes options and a
+ * field reads its fill values (until then they were FACTZ_INVALID_ARGUMENT): a vertex is
+ * missing when its u equals fill_u (has_fill_u), its v fill_v or its w fill_w (has_fill_w,
+ * 1.8.0), as factz::mark_missing with factz::FillValues3D marks it; a NaN fill value adds
+ * nothing. The float32 functions read only these and refuse the float64 ones (has_fill_u64,
+ * has_fill_v64, has_fill_w64), which the 3d_f64 functions read, refusing the float32 ones.
+ * A program built before 1.8.0 declares no fill value of w. An infinite value at a valid
+ * vertex is FACTZ_INVALID_ARGUMENT.
  *
  * The 3D and 2D functions never mix: a 2D stream given to factz_decompress3d or
  * factz_stream_dims3d, and a 3D stream given to factz_decompress*, factz_stream_dims or
  * factz_stream_info, is FACTZ_INVALID_ARGUMENT naming the functions to use. */
 
-/** Upper bound on the size of any stream factz_compress3d writes for an nx x ny x nz field,
- *  for every mode, coder and bound (derivation in docs/python.md, "Size bound"). 0 when a
- *  dimension is < 1, the grid exceeds 2^40 vertices or the bound does not fit in size_t. */
+/** Upper bound on the size of any stream factz_compress3d or factz_compress3d_f64 writes for
+ *  an nx x ny x nz field, for every mode, coder and bound (derivation in docs/python.md,
+ *  "Size bound"). 0 when a dimension is < 1, the grid exceeds 2^40 vertices or the bound
+ *  does not fit in size_t. */
 size_t factz_compress_bound3d(int64_t nx, int64_t ny, int64_t nz);
 
 /** Compresses the 3D field (u, v, w), nx * ny * nz floats each, into dst[0, dst_capacity).
@@ -437,15 +460,23 @@ factz_status factz_compress3d_masked(const float* u, const float* v, const float
                                      int64_t nx, int64_t ny, int64_t nz, const factz_options* options, void* dst,
                                      size_t dst_capacity, size_t* out_size);
 
-/** Grid size of a 3D stream, checked as factz_decompress3d checks it before it allocates
- *  (container, header, the id count against the grid), without decoding; no pointer may be
- *  NULL. */
+/** Grid size of a 3D stream (float32 or float64), checked as factz_decompress3d checks it
+ *  before it allocates (container, header, the id count against the grid), without
+ *  decoding; no pointer may be NULL. */
 factz_status factz_stream_dims3d(const void* src, size_t src_size, int64_t* nx, int64_t* ny, int64_t* nz);
 
-/** Decompresses a 3D stream into caller planes u, v and w of exactly nx * ny * nz floats
- *  each, where the dimensions must equal the stream's (factz_stream_dims3d). options may be
- *  NULL (defaults); only its execution settings (policy, device, threads) are read.
- *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash. */
+/** factz_stream_dims3d with the stream's value type: *dtype is FACTZ_DTYPE_FLOAT32 (decode
+ *  with factz_decompress3d*) or FACTZ_DTYPE_FLOAT64 (factz_decompress3d*_f64, planes of
+ *  doubles). The same checks; no pointer may be NULL. Since 1.8.0 (factz_stream_info, whose
+ *  signature has no nz, answers a 3D stream with FACTZ_INVALID_ARGUMENT naming this one). */
+factz_status factz_stream_info3d(const void* src, size_t src_size, int64_t* nx, int64_t* ny, int64_t* nz,
+                                 factz_dtype* dtype);
+
+/** Decompresses a float32 3D stream into caller planes u, v and w of exactly nx * ny * nz
+ *  floats each, where the dimensions must equal the stream's (factz_stream_dims3d). options
+ *  may be NULL (defaults); only its execution settings (policy, device, threads) are read.
+ *  Untrusted bytes give FACTZ_CORRUPT_STREAM / FACTZ_UNSUPPORTED_VERSION, never a crash; a
+ *  float64 3D stream is FACTZ_INVALID_ARGUMENT naming factz_decompress3d_f64. */
 factz_status factz_decompress3d(const void* src, size_t src_size, float* u, float* v, float* w, int64_t nx,
                                 int64_t ny, int64_t nz, const factz_options* options);
 
@@ -456,8 +487,8 @@ factz_status factz_decompress3d_masked(const void* src, size_t src_size, float* 
                                        const factz_options* options);
 
 /** Number of critical points of a 3D field (exact; tetrahedra touching a vertex with a NaN
- *  component hold none), as `factz cp -3` counts them. options may be NULL; only its threads
- *  are read. */
+ *  component hold none), as `factz cp -3` counts them. options may be NULL; its threads and
+ *  (since 1.8.0) its fill values are read. */
 factz_status factz_count_critical_points3d(const float* u, const float* v, const float* w, int64_t nx,
                                            int64_t ny, int64_t nz, const factz_options* options,
                                            int64_t* count);
@@ -466,8 +497,8 @@ factz_status factz_count_critical_points3d(const float* u, const float* v, const
  *  factz_compress3d_masked: mask is NULL (none) or nx * ny * nz bytes, nonzero = missing,
  *  besides the vertices with a NaN component; a tetrahedron touching a missing vertex holds
  *  no critical point. The count is the one of the C++ API (factz::critical_points with the
- *  field's mask) and of `factz cp -3`. options may be NULL; only its threads are read, and its
- *  fill values are FACTZ_INVALID_ARGUMENT (as for every 3D function). A null count or plane,
+ *  field's mask) and of `factz cp -3`. options may be NULL; its threads and (since 1.8.0) its
+ *  fill values are read, as by factz_compress3d_masked. A null count or plane,
  *  a dimension below 1 or a grid above 2^40 vertices is FACTZ_INVALID_ARGUMENT; the mask,
  *  like the planes, must hold nx * ny * nz bytes (C cannot check its length). Since 1.7.0. */
 factz_status factz_count_critical_points3d_masked(const float* u, const float* v, const float* w,
@@ -497,7 +528,8 @@ typedef struct factz_comparison3d {
 
 /** Compares (u, v, w) with (u2, v2, w2), all six nx * ny * nz floats; a NaN component marks
  *  a vertex missing in its field. Violations are lost + spurious + type_changed +
- *  mask_mismatch. options may be NULL; only its threads are read. Writes the first
+ *  mask_mismatch. options may be NULL; its threads and (since 1.8.0) its fill values are
+ *  read, the fill values applying to both fields as in factz_compare_masked. Writes the first
  *  result_size bytes of *result, which must cover the 1.5.0 struct; call it through
  *  factz_compare3d. */
 factz_status factz_compare3d_sized(const float* u, const float* v, const float* w, const float* u2,
@@ -522,6 +554,62 @@ factz_status factz_compare3d_masked_sized(const float* u, const float* v, const 
 #define factz_compare3d_masked(u, v, w, mask, u2, v2, w2, mask2, nx, ny, nz, options, result)                 \
   factz_compare3d_masked_sized((u), (v), (w), (mask), (u2), (v2), (w2), (mask2), (nx), (ny), (nz), (options), \
                                (result), sizeof(factz_comparison3d))
+
+/* float64 3D fields (since 1.8.0). Each function is its float32 namesake on planes of
+ * doubles, with the same rules, except where said: the bound |x' - x| <= eb is checked
+ * exactly in double, the critical points are those of the float64 mesh (exact float64
+ * predicates), missing vertices keep all 64 bits, and the stream is format version 13, the
+ * C++ API's bytes (factz::compress(const VectorField3D64&, ...)) for the same options; its
+ * size stays within factz_compress_bound3d. Missing vertices: NaN, the mask, and the float64
+ * fill values of options (has_fill_u64 / fill_u64, has_fill_v64 / fill_v64, has_fill_w64 /
+ * fill_w64; the float32 ones are FACTZ_INVALID_ARGUMENT). The float32 decoders refuse a
+ * float64 3D stream and these a float32 one, with FACTZ_INVALID_ARGUMENT naming the function
+ * to use; factz_stream_info3d tells which. */
+
+factz_status factz_compress3d_f64(const double* u, const double* v, const double* w, int64_t nx, int64_t ny,
+                                  int64_t nz, const factz_options* options, void* dst, size_t dst_capacity,
+                                  size_t* out_size);
+
+factz_status factz_compress3d_masked_f64(const double* u, const double* v, const double* w, const uint8_t* mask,
+                                         int64_t nx, int64_t ny, int64_t nz, const factz_options* options,
+                                         void* dst, size_t dst_capacity, size_t* out_size);
+
+/** Decodes a float64 3D stream into planes of nx * ny * nz doubles; a float32 3D stream is
+ *  FACTZ_INVALID_ARGUMENT (decode it with factz_decompress3d). */
+factz_status factz_decompress3d_f64(const void* src, size_t src_size, double* u, double* v, double* w, int64_t nx,
+                                    int64_t ny, int64_t nz, const factz_options* options);
+
+factz_status factz_decompress3d_masked_f64(const void* src, size_t src_size, double* u, double* v, double* w,
+                                           uint8_t* mask_out, int64_t nx, int64_t ny, int64_t nz,
+                                           const factz_options* options);
+
+factz_status factz_count_critical_points3d_f64(const double* u, const double* v, const double* w, int64_t nx,
+                                               int64_t ny, int64_t nz, const factz_options* options,
+                                               int64_t* count);
+
+factz_status factz_count_critical_points3d_masked_f64(const double* u, const double* v, const double* w,
+                                                      const uint8_t* mask, int64_t nx, int64_t ny, int64_t nz,
+                                                      const factz_options* options, int64_t* count);
+
+/** factz_compare3d_sized on float64 fields (errors and statistics computed in double); call
+ *  it through factz_compare3d_f64. */
+factz_status factz_compare3d_sized_f64(const double* u, const double* v, const double* w, const double* u2,
+                                       const double* v2, const double* w2, int64_t nx, int64_t ny, int64_t nz,
+                                       const factz_options* options, factz_comparison3d* result,
+                                       size_t result_size);
+#define factz_compare3d_f64(u, v, w, u2, v2, w2, nx, ny, nz, options, result)                             \
+  factz_compare3d_sized_f64((u), (v), (w), (u2), (v2), (w2), (nx), (ny), (nz), (options), (result), \
+                            sizeof(factz_comparison3d))
+
+/** factz_compare3d_masked_sized on float64 fields; call it through factz_compare3d_masked_f64. */
+factz_status factz_compare3d_masked_sized_f64(const double* u, const double* v, const double* w,
+                                              const uint8_t* mask, const double* u2, const double* v2,
+                                              const double* w2, const uint8_t* mask2, int64_t nx, int64_t ny,
+                                              int64_t nz, const factz_options* options, factz_comparison3d* result,
+                                              size_t result_size);
+#define factz_compare3d_masked_f64(u, v, w, mask, u2, v2, w2, mask2, nx, ny, nz, options, result)                 \
+  factz_compare3d_masked_sized_f64((u), (v), (w), (mask), (u2), (v2), (w2), (mask2), (nx), (ny), (nz), (options), \
+                                   (result), sizeof(factz_comparison3d))
 
 #ifdef __cplusplus
 }  /* extern "C" */

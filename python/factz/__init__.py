@@ -20,14 +20,15 @@ Missing data (land, gaps): a vertex is missing when u or v is NaN, when it is ma
 Missing vertices are stored bit for bit, outside the error bound and the mesh;
 ``decompress(buf, masked=True)`` returns ``numpy.ma.MaskedArray`` planes with their mask.
 
-3D vector fields (float32, shape ``(nz, ny, nx)``, x fastest): ``compress3d``,
+3D vector fields (float32 or float64, shape ``(nz, ny, nx)``, x fastest): ``compress3d``,
 ``decompress3d``, ``stream_shape3d``, ``critical_points3d`` (critical points of the
 Freudenthal tetrahedra) and ``verify3d``, with the options of the 2D functions; which modes
 and policies 3D fields take is the library's decision (its refusals are ValueError /
 BackendUnavailableError with its message). Missing vertices as in 2D: NaN, masked arrays,
 ``mask=`` (shape ``(nz, ny, nx)``) and ``fill_value`` (one number, or a triple for u, v and
 w); their bits come back exactly, and ``decompress3d(buf, masked=True)`` returns masked
-arrays.
+arrays. As in 2D, float64 planes stay float64: a float64 stream (format version 13) that
+``decompress3d`` returns as float64 arrays.
 
 Beyond vector fields: scalar fields and contour trees (``compress_scalar``,
 ``decompress_scalar``, ``contour_tree``, ``verify_scalar``), multi-block files and windows of
@@ -219,12 +220,14 @@ def verify(u, v, u2, v2, threads=0, fill_value=None, mask=None, mask2=None):
 def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, threads=0, zstd=True,
                anchor_stride=4096, policy=None, device=0, fill_value=None, mask=None, stats=False, progress=None):
     """Compresses the 3D vector field (u, v, w) and returns the stream as ``bytes`` (format
-    version 10; 8 in modes none and block; 12 with missing vertices): every value within the
-    bound, and every tetrahedron of the Freudenthal mesh keeps its critical point or its
-    absence, and its type.
+    version 10; 8 in modes none and block; 12 with missing vertices; 13 for a float64 field):
+    every value within the bound, and every tetrahedron of the Freudenthal mesh keeps its
+    critical point or its absence, and its type.
 
-    u, v, w: float32 arrays of one shape ``(nz, ny, nx)``, C-contiguous (x fastest). A float64
-    array is a ValueError (3D fields are float32 only; nothing is rounded silently). The
+    u, v, w: arrays of one shape ``(nz, ny, nx)``, C-contiguous (x fastest), all float32 or all
+    float64 (a float64 field is compressed as doubles: the bound checked in double, the
+    critical points of the float64 mesh, missing values with all 64 bits). Planes of two
+    dtypes are a ValueError: nothing is rounded or widened silently. The
     options are those of ``compress``; eb with ``bound="rel"`` is a fraction of max - min over
     the three components' valid vertices. The library decides which modes and policies 3D
     fields take and refuses the others with its message (a ValueError, or
@@ -237,9 +240,10 @@ def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, th
     it is, bit for bit), those where ``mask`` (a boolean array of shape (nz, ny, nx)) is True,
     and those holding ``fill_value`` in any component: a float for the three components (as
     ``factz compress -3 --fill``) or a triple ``(fill_u, fill_v, fill_w)`` (any may be None),
-    compared as float32. Tetrahedra touching a missing vertex are off the mesh, and the vertex
-    decodes to the bits it held. Without ``fill_value``, valid values that look like one
-    (magnitude 1e15 or more, or a common fill value) raise a ``SuspectedFillValueWarning``.
+    compared as float32 with a float32 field and as a double with a float64 one. Tetrahedra
+    touching a missing vertex are off the mesh, and the vertex decodes to the bits it held.
+    Without ``fill_value``, valid values that look like one (magnitude 1e15 or more, or a
+    common fill value) raise a ``SuspectedFillValueWarning``.
 
     stats: True returns ``(bytes, dict)`` (``eb_abs``, ``exact_vertices``, ...,
     ``masked_vertices``). progress: as for ``compress``."""
@@ -252,7 +256,8 @@ def compress3d(u, v, w, mode="speculative", eb=1e-2, bound="rel", coder=None, th
 
 def decompress3d(buf, threads=0, policy=None, device=0, masked=False):
     """Decompresses a 3D vector stream (any contiguous bytes-like object) into ``(u, v, w)``,
-    three new float32 arrays of shape ``(nz, ny, nx)``. A 2D vector stream is a ValueError
+    three new arrays of shape ``(nz, ny, nx)``: float32 for a stream of a float32 field,
+    float64 for one of a float64 field (``info(buf)["dtype"]``). A 2D vector stream is a ValueError
     naming ``factz.decompress`` (and ``factz.decompress`` names this function for a 3D
     stream); damaged bytes are a ValueError (``corrupt_stream: ...``).
 
@@ -276,8 +281,9 @@ def stream_shape3d(buf):
 def critical_points3d(u, v, w, threads=0, fill_value=None, mask=None):
     """All critical points of the 3D field (u, v, w) (exact, Simulation of Simplicity on the
     Freudenthal tetrahedra) as a structured array of dtype ``CP3_DTYPE``, ordered by
-    tetrahedron id. Missing vertices (NaN, masked arrays, ``mask``, ``fill_value``, as for
-    ``compress3d``) are off the mesh: a tetrahedron touching one holds no critical point."""
+    tetrahedron id; a float64 field's are decided exactly on the doubles. Missing vertices
+    (NaN, masked arrays, ``mask``, ``fill_value``, as for ``compress3d``) are off the mesh: a
+    tetrahedron touching one holds no critical point."""
     u, v, w, m, (fu, fv, fw) = _field3d_args(u, v, w, mask, fill_value)
     tet, x, y, z, t, mu, code = _factz.critical_points3d(u, v, w, int(threads), m, fu, fv, fw)
     out = _np.empty(tet.shape[0], dtype=CP3_DTYPE)
@@ -297,7 +303,7 @@ def verify3d(u, v, w, u2, v2, w2, threads=0, fill_value=None, mask=None, mask2=N
     per tetrahedron (``lost``, ``spurious``, ``type_changed``, ``mask_mismatch`` for a vertex
     missing in one field only; ``violations`` their sum), ``masked_vertices`` (missing in the
     original) and pointwise errors over the vertices valid in both, as ``factz verify -3``
-    prints them.
+    prints them. Both fields are float32, or both float64 (errors computed in double).
 
     Missing vertices as for ``compress3d``: masked arrays and ``mask`` mark the original's,
     masked arrays and ``mask2`` the reconstruction's; ``fill_value`` applies to both. Compare

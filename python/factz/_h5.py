@@ -133,11 +133,11 @@ def h5filter(bound="rel", eb=1e-3, mode="speculative", coder=None, exact_edges=0
     A vector dataset has a component axis of length 2 third from last (``(..., 2, ny, nx)``),
     chunked ``(1, ..., 2, cy, cx)``; a 3D vector dataset one of length 3 fourth from last
     (``(..., 3, nz, ny, nx)``), chunked ``(1, ..., 3, cz, cy, cx)``, each chunk compressed as
-    ``compress3d`` does (float32 only, no ``exact_edges``; NaN and the fill value, in any
-    component, mark missing vertices); other float32 datasets are scalar (mode "none" only).
+    ``compress3d`` does (no ``exact_edges``; NaN and the fill value, in any component, mark
+    missing vertices); other float32 datasets are scalar (mode "none" only).
 
     Float32 and float64 (little-endian) datasets both take the filter, float64 ones
-    compressed as doubles (vector fields only). dtype: the dataset's, needed only with a
+    compressed as doubles (2D and 3D vector fields only). dtype: the dataset's, needed only with a
     ``fill_value`` for a float64 dataset (``"float64"`` / ``numpy.float64``): its fill value
     is then the dataset's own (``"fillvalue": fill_value`` among the arguments, compared with
     the doubles as they are), since the filter's declared fill value holds float32 bits."""

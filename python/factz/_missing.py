@@ -95,8 +95,9 @@ def field_args(u, v, mask, fill_value, names=("u", "v", "mask")):
 def field3d_args(u, v, w, mask, fill_value, names=("u", "v", "w", "mask")):
     """(u, v, w data, mask or None, (fill_u, fill_v, fill_w)) for the 3D functions of the
     extension, as field_args: masked arrays and ``mask`` (shape (nz, ny, nx)) folded into one
-    mask, ``fill_value`` one number for the three components or a triple (compared as float32,
-    the 3D planes' type)."""
+    mask, ``fill_value`` one number for the three components or a triple (Python floats: the
+    extension compares them as float32 with a float32 field and as they are with a float64
+    one)."""
     fills = fill_values(fill_value, 3)
     (u, v, w), m = planes_args((u, v, w), mask, names)
     return u, v, w, m, fills

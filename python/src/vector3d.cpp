@@ -1,19 +1,23 @@
-// The 3D vector-field part of the `factz._factz` extension (issue 22): three float32 numpy
-// arrays of shape (nz, ny, nx) in, bytes out, over the C++ 3D API (factz/compress3d.hpp,
-// factz/topology3d.hpp). Arrays are checked (float32, 3 dimensions, C-contiguous, one shape)
-// so that every bad input is a ValueError naming the argument and the fix; a float64 array is
-// refused, never rounded (3D fields are float32 only). The options are those of the 2D
+// The 3D vector-field part of the `factz._factz` extension (issue 22): three numpy arrays of
+// shape (nz, ny, nx) in, bytes out, over the C++ 3D API (factz/compress3d.hpp,
+// factz/topology3d.hpp). Arrays are checked (all float32 or all float64, 3 dimensions,
+// C-contiguous, one shape) so that every bad input is a ValueError naming the argument and the
+// fix; float64 planes go through the library's float64 3D path (VectorField3D64, format
+// version 13) and a float64 stream decodes to float64 planes: nothing is rounded or widened
+// silently. The options are those of the 2D
 // `compress` (bindings.cpp: vector_options), passed through: which modes and policies 3D
 // fields take is the library's decision, and its refusals keep their messages. Missing data
 // arrives as in 2D (module.cpp): a mask array (bool or uint8, (nz, ny, nx); the Python layer
 // folds numpy.ma masks into it) and a fill value per component, marked in the field's mask
-// (factz::mark_missing, FillValues3D). The GIL is released while the library works. The
-// Python-facing API is python/factz/__init__.py.
+// (factz::mark_missing, FillValues3D or FillValues3D64). The GIL is released while the library
+// works. The Python-facing API is python/factz/__init__.py.
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
+#include <type_traits>
 
 #include "bindings.hpp"
 #include "factz/compress3d.hpp"
@@ -25,13 +29,33 @@ namespace {
 
 constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
 
-/// One float32 plane of a 3D field; a float64 one gets its own message (no silent rounding).
+/// The field and fill value types of a 3D field of T (float or double).
+template <class T>
+struct Field3DOf {
+  using Field = factz::VectorField3D;
+  using Fill = factz::FillValues3D;
+};
+template <>
+struct Field3DOf<double> {
+  using Field = factz::VectorField3D64;
+  using Fill = factz::FillValues3D64;
+};
+
+/// One plane of a 3D field of T, checked (dtype, rank, order, non-empty).
+template <class T>
 py::array checked_plane3d(const py::handle& obj, const char* name) {
   static constexpr int kVolume[] = {3};
-  if (py::isinstance<py::array>(obj) && py::reinterpret_borrow<py::array>(obj).dtype().is(py::dtype::of<double>()))
-    throw py::value_error(std::string(name) + " has dtype float64: 3D vector fields are float32 only (not yet " +
-                          "float64); convert with .astype(numpy.float32) if its values allow");
-  return checked_float32(obj, name, kVolume, kShape3);
+  if constexpr (std::is_same_v<T, double>) return checked_float64(obj, name, kVolume, kShape3);
+  else return checked_float32(obj, name, kVolume, kShape3);
+}
+
+/// The value type of the three planes of a 3D function: all float32 or all float64 (the
+/// message of planes_dtype names the pair that differs); nothing is converted.
+factz::DType planes3d_dtype(const py::handle& u, const py::handle& v, const py::handle& w, const char* un,
+                            const char* vn, const char* wn) {
+  const factz::DType t = planes_dtype(u, v, un, vn);
+  planes_dtype(u, w, un, wn);
+  return t;
 }
 
 std::string shape3_text(const py::array& a) {
@@ -39,13 +63,16 @@ std::string shape3_text(const py::array& a) {
          ")";
 }
 
-/// The field (u, v, w) as the library's planes (a copy, made without the GIL), with the
+/// The field (u, v, w) of T as the library's planes (a copy, made without the GIL), with the
 /// missing vertices of `mask_obj` (None, or an (nz, ny, nx) bool/uint8 array) and the fill
 /// values in its mask. un, vn, wn, mn: the arguments' names in messages.
-factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
-                                const char* un, const char* vn, const char* wn, const py::handle& mask_obj = py::none(),
-                                const char* mn = "mask", const factz::FillValues3D& fill = {}) {
-  const py::array u = checked_plane3d(u_obj, un), v = checked_plane3d(v_obj, vn), w = checked_plane3d(w_obj, wn);
+template <class T>
+typename Field3DOf<T>::Field field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
+                                        const char* un, const char* vn, const char* wn,
+                                        const py::handle& mask_obj = py::none(), const char* mn = "mask",
+                                        const typename Field3DOf<T>::Fill& fill = {}) {
+  const py::array u = checked_plane3d<T>(u_obj, un), v = checked_plane3d<T>(v_obj, vn),
+                  w = checked_plane3d<T>(w_obj, wn);
   for (const auto& [other, name] : {std::pair{&v, vn}, std::pair{&w, wn}}) {
     bool same = true;
     for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
@@ -55,13 +82,13 @@ factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj
   }
   const std::optional<py::array> mask =
       checked_mask(mask_obj, mn, std::vector<py::ssize_t>{u.shape(0), u.shape(1), u.shape(2)});
-  factz::VectorField3D f;
+  typename Field3DOf<T>::Field f;
   f.nz = u.shape(0);
   f.ny = u.shape(1);
   f.nx = u.shape(2);
-  const auto* pu = static_cast<const float*>(u.data());
-  const auto* pv = static_cast<const float*>(v.data());
-  const auto* pw = static_cast<const float*>(w.data());
+  const auto* pu = static_cast<const T*>(u.data());
+  const auto* pv = static_cast<const T*>(v.data());
+  const auto* pw = static_cast<const T*>(w.data());
   const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
   py::gil_scoped_release nogil;
   f.u.assign(pu, pu + f.size());
@@ -72,12 +99,19 @@ factz::VectorField3D field3d_of(const py::handle& u_obj, const py::handle& v_obj
   return f;
 }
 
-/// The declared fill values of a 3D field as the float32 values its planes hold (NaN adds
-/// nothing; a finite value beyond the float32 range is a ValueError).
-factz::FillValues3D fill_values3d(std::optional<double> fill_u, std::optional<double> fill_v,
-                                  std::optional<double> fill_w) {
-  return factz::FillValues3D{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
-                             fill_of(fill_w, "fill_value for w")};
+/// The declared fill values of a float32 3D field as the float32 values its planes hold (NaN
+/// adds nothing; a finite value beyond the float32 range is a ValueError), and of a float64
+/// one as the doubles they are (a Python float is one; NaN adds nothing).
+template <class T>
+typename Field3DOf<T>::Fill fill_values3d(std::optional<double> fill_u, std::optional<double> fill_v,
+                                          std::optional<double> fill_w) {
+  if constexpr (std::is_same_v<T, double>) {
+    auto number = [](std::optional<double> f) { return f && !std::isnan(*f) ? f : std::nullopt; };
+    return factz::FillValues3D64{number(fill_u), number(fill_v), number(fill_w)};
+  } else {
+    return factz::FillValues3D{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
+                               fill_of(fill_w, "fill_value for w")};
+  }
 }
 
 /// The bytes of a 2D vector stream handed to a 3D function (or the reverse) name the
@@ -92,10 +126,36 @@ factz::FillValues3D fill_values3d(std::optional<double> fill_u, std::optional<do
   raise(st);
 }
 
+/// The stream of a 3D field of T and the compressor's counts, with "suspected_fill" as
+/// compress3d describes it.
+template <class T>
+py::tuple compress_field3d(const py::handle& u, const py::handle& v, const py::handle& w, const factz::Options& o,
+                           const py::handle& mask, std::optional<double> fill_u, std::optional<double> fill_v,
+                           std::optional<double> fill_w, std::optional<py::error_already_set>& progress_error) {
+  const auto fill = fill_values3d<T>(fill_u, fill_v, fill_w);
+  const auto f = field3d_of<T>(u, v, w, "u", "v", "w", mask, "mask", fill);
+  factz::Result<std::vector<uint8_t>> stream = factz::Status();
+  factz::CompressStats st;
+  decltype(factz::suspected_fill_value(f)) suspect;
+  {
+    py::gil_scoped_release nogil;
+    stream = factz::compress(f, o, &st);
+    if (stream.ok() && !fill.any()) suspect = factz::suspected_fill_value(f);
+  }
+  if (progress_error) throw std::move(*progress_error);
+  if (!stream.ok()) raise(stream.status());
+  py::dict stats = stats_dict(st);
+  const char* dtype = std::is_same_v<T, double> ? "float64" : "float32";
+  stats["suspected_fill"] = suspect ? py::object(py::make_tuple(double(suspect->value), suspect->count, dtype))
+                                    : py::object(py::none());
+  return py::make_tuple(bytes_of(*stream), stats);
+}
+
 /// The stream and the compressor's counts (the keys of `factz compress --json`), plus
-/// "suspected_fill": (value, count, "float32") of a value that looks like an undeclared fill
+/// "suspected_fill": (value, count, dtype name) of a value that looks like an undeclared fill
 /// value (factz::suspected_fill_value; checked only when no fill value is declared), else
-/// None, as compress (module.cpp) reports it.
+/// None, as compress (module.cpp) reports it. Float64 planes (all three) compress as a
+/// float64 field.
 py::tuple compress3d(const py::handle& u, const py::handle& v, const py::handle& w, const std::string& mode,
                      double eb, const std::string& bound, const std::string& coder, int threads, bool zstd,
                      int64_t anchor_stride, const std::string& policy, int device, const py::object& progress,
@@ -115,22 +175,9 @@ py::tuple compress3d(const py::handle& u, const py::handle& v, const py::handle&
         progress_error.emplace(std::move(e));
       }
     };
-  const factz::FillValues3D fill = fill_values3d(fill_u, fill_v, fill_w);
-  const factz::VectorField3D f = field3d_of(u, v, w, "u", "v", "w", mask, "mask", fill);
-  factz::Result<std::vector<uint8_t>> stream = factz::Status();
-  factz::CompressStats st;
-  std::optional<factz::SuspectedFill> suspect;
-  {
-    py::gil_scoped_release nogil;
-    stream = factz::compress(f, o, &st);
-    if (stream.ok() && !fill.any()) suspect = factz::suspected_fill_value(f);
-  }
-  if (progress_error) throw std::move(*progress_error);
-  if (!stream.ok()) raise(stream.status());
-  py::dict stats = stats_dict(st);
-  stats["suspected_fill"] = suspect ? py::object(py::make_tuple(double(suspect->value), suspect->count, "float32"))
-                                    : py::object(py::none());
-  return py::make_tuple(bytes_of(*stream), stats);
+  if (planes3d_dtype(u, v, w, "u", "v", "w") == factz::DType::float64)
+    return compress_field3d<double>(u, v, w, o, mask, fill_u, fill_v, fill_w, progress_error);
+  return compress_field3d<float>(u, v, w, o, mask, fill_u, fill_v, fill_w, progress_error);
 }
 
 std::array<int64_t, 3> dims3d_of(std::span<const uint8_t> stream, const char* function) {
@@ -149,20 +196,26 @@ py::tuple stream_shape3d(const py::handle& buf) {
   return py::make_tuple(d[2], d[1], d[0]);
 }
 
-/// (u, v, w): three new (nz, ny, nx) float32 arrays; with_mask: and the (nz, ny, nx) uint8
-/// mask (1: missing; all 0 for a stream without missing vertices).
-py::tuple decompress3d(const py::handle& buf, int threads, const std::string& policy, int device, bool with_mask) {
-  ByteView view(buf);
-  const factz::DecompressOptions d = decompress_options(threads, policy, device);
-  dims3d_of(view.span(), "decompress3d");  // a 2D stream is named before anything is decoded
-  factz::Result<factz::VectorField3D> f = factz::Status();
+factz::Result<factz::VectorField3D> decode3d(std::span<const uint8_t> s, const factz::DecompressOptions& d, float*) {
+  return factz::decompress3d(s, d);
+}
+factz::Result<factz::VectorField3D64> decode3d(std::span<const uint8_t> s, const factz::DecompressOptions& d,
+                                               double*) {
+  return factz::decompress3d64(s, d);
+}
+
+/// The stream decoded as a field of T into new (nz, ny, nx) arrays, and the mask when
+/// with_mask.
+template <class T>
+py::tuple decode_planes3d(std::span<const uint8_t> stream, const factz::DecompressOptions& d, bool with_mask) {
+  factz::Result<typename Field3DOf<T>::Field> f = factz::Status();
   {
     py::gil_scoped_release nogil;
-    f = factz::decompress3d(view.span(), d);
+    f = decode3d(stream, d, static_cast<T*>(nullptr));
   }
   if (!f.ok()) raise(f.status());
   const std::vector<py::ssize_t> shape{f->nz, f->ny, f->nx};
-  py::array_t<float> u = array_of(f->u, shape), v = array_of(f->v, shape), w = array_of(f->w, shape);
+  py::array_t<T> u = array_of(f->u, shape), v = array_of(f->v, shape), w = array_of(f->w, shape);
   if (!with_mask) return py::make_tuple(u, v, w);
   py::array_t<uint8_t> mask(shape);
   uint8_t* pm = mask.mutable_data();
@@ -171,12 +224,27 @@ py::tuple decompress3d(const py::handle& buf, int threads, const std::string& po
   return py::make_tuple(u, v, w, mask);
 }
 
-/// Columns of the critical points: tetrahedron, x, y, z, t, mu (n, 4), type code.
-py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::handle& w, int threads,
-                            const py::handle& mask, std::optional<double> fill_u, std::optional<double> fill_v,
-                            std::optional<double> fill_w) {
-  const factz::VectorField3D f =
-      field3d_of(u, v, w, "u", "v", "w", mask, "mask", fill_values3d(fill_u, fill_v, fill_w));
+/// (u, v, w): three new (nz, ny, nx) arrays of the stream's value type (float32, or float64
+/// for a stream of a float64 field); with_mask: and the (nz, ny, nx) uint8 mask (1: missing;
+/// all 0 for a stream without missing vertices).
+py::tuple decompress3d(const py::handle& buf, int threads, const std::string& policy, int device, bool with_mask) {
+  ByteView view(buf);
+  const factz::DecompressOptions d = decompress_options(threads, policy, device);
+  dims3d_of(view.span(), "decompress3d");  // a 2D stream is named before anything is decoded
+  factz::Result<factz::DType> dtype = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    dtype = factz::stream_dtype3d(view.span());
+  }
+  if (!dtype.ok()) raise(dtype.status());
+  if (*dtype == factz::DType::float64) return decode_planes3d<double>(view.span(), d, with_mask);
+  return decode_planes3d<float>(view.span(), d, with_mask);
+}
+
+/// Columns of the critical points of a float32 or float64 3D field: tetrahedron, x, y, z, t,
+/// mu (n, 4), type code.
+template <class Field>
+py::tuple critical_point_columns3d(const Field& f, int threads) {
   factz::Result<std::vector<factz::CriticalPoint3D>> cps = factz::Status();
   const factz::Exec exec{threads_of(threads)};
   {
@@ -201,16 +269,28 @@ py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::
   return py::make_tuple(tet, x, y, z, t, mu, type);
 }
 
-/// The comparison of (u, v, w) with (u2, v2, w2) as verify3d's dict, with `mask` and the fill
-/// values marking the original's missing vertices and `mask2` and the same fill values the
+py::tuple critical_points3d(const py::handle& u, const py::handle& v, const py::handle& w, int threads,
+                            const py::handle& mask, std::optional<double> fill_u, std::optional<double> fill_v,
+                            std::optional<double> fill_w) {
+  if (planes3d_dtype(u, v, w, "u", "v", "w") == factz::DType::float64)
+    return critical_point_columns3d(
+        field3d_of<double>(u, v, w, "u", "v", "w", mask, "mask", fill_values3d<double>(fill_u, fill_v, fill_w)),
+        threads);
+  return critical_point_columns3d(
+      field3d_of<float>(u, v, w, "u", "v", "w", mask, "mask", fill_values3d<float>(fill_u, fill_v, fill_w)), threads);
+}
+
+/// The comparison of two 3D fields of T as verify3d's dict, with `mask` and the fill values
+/// marking the original's missing vertices and `mask2` and the same fill values the
 /// reconstruction's.
-py::dict verify3d(const py::handle& u, const py::handle& v, const py::handle& w, const py::handle& u2,
-                  const py::handle& v2, const py::handle& w2, int threads, const py::handle& mask,
-                  const py::handle& mask2, std::optional<double> fill_u, std::optional<double> fill_v,
-                  std::optional<double> fill_w) {
-  const factz::FillValues3D fill = fill_values3d(fill_u, fill_v, fill_w);
-  const factz::VectorField3D a = field3d_of(u, v, w, "u", "v", "w", mask, "mask", fill);
-  const factz::VectorField3D b = field3d_of(u2, v2, w2, "u2", "v2", "w2", mask2, "mask2", fill);
+template <class T>
+py::dict compare_fields3d(const py::handle& u, const py::handle& v, const py::handle& w, const py::handle& u2,
+                          const py::handle& v2, const py::handle& w2, int threads, const py::handle& mask,
+                          const py::handle& mask2, std::optional<double> fill_u, std::optional<double> fill_v,
+                          std::optional<double> fill_w) {
+  const auto fill = fill_values3d<T>(fill_u, fill_v, fill_w);
+  const auto a = field3d_of<T>(u, v, w, "u", "v", "w", mask, "mask", fill);
+  const auto b = field3d_of<T>(u2, v2, w2, "u2", "v2", "w2", mask2, "mask2", fill);
   if (a.nx != b.nx || a.ny != b.ny || a.nz != b.nz)
     throw py::value_error("the reconstruction's shape (" + std::to_string(b.nz) + ", " + std::to_string(b.ny) + ", " +
                           std::to_string(b.nx) + ") differs from the original's (" + std::to_string(a.nz) + ", " +
@@ -237,6 +317,23 @@ py::dict verify3d(const py::handle& u, const py::handle& v, const py::handle& w,
   d["psnr"] = c->psnr;
   d["value_range"] = c->value_range;
   return d;
+}
+
+/// verify3d: both fields float32, or both float64 (compared in double, exact float64
+/// critical points); fields of two dtypes are a ValueError.
+py::dict verify3d(const py::handle& u, const py::handle& v, const py::handle& w, const py::handle& u2,
+                  const py::handle& v2, const py::handle& w2, int threads, const py::handle& mask,
+                  const py::handle& mask2, std::optional<double> fill_u, std::optional<double> fill_v,
+                  std::optional<double> fill_w) {
+  const factz::DType original = planes3d_dtype(u, v, w, "u", "v", "w");
+  const factz::DType reconstruction = planes3d_dtype(u2, v2, w2, "u2", "v2", "w2");
+  if (original != reconstruction)
+    throw py::value_error(std::string("the reconstruction (u2, v2, w2) is ") + factz::dtype_name(reconstruction) +
+                          ", the original (u, v, w) " + factz::dtype_name(original) +
+                          ": compare fields of one dtype (decompress3d returns the dtype a stream was written with)");
+  if (original == factz::DType::float64)
+    return compare_fields3d<double>(u, v, w, u2, v2, w2, threads, mask, mask2, fill_u, fill_v, fill_w);
+  return compare_fields3d<float>(u, v, w, u2, v2, w2, threads, mask, mask2, fill_u, fill_v, fill_w);
 }
 
 }  // namespace

@@ -53,7 +53,10 @@ static_assert(sizeof(void*) != 8 || kOptionsSize120 == 72, "the 1.2.0 layout of 
 /// sizeof(factz_options) of C API 1.3.0 (it ended with progress_user).
 constexpr size_t kOptionsSize130 = offsetof(factz_options, has_fill_u64);
 static_assert(sizeof(void*) != 8 || kOptionsSize130 == 88, "the 1.3.0 layout of factz_options must not change");
-static_assert(sizeof(void*) != 8 || sizeof(factz_options) == 112, "1.4.0 appends four members (24 bytes)");
+/// sizeof(factz_options) of C API 1.4.0 to 1.7.0 (it ended with fill_v64).
+constexpr size_t kOptionsSize140 = offsetof(factz_options, has_fill_w);
+static_assert(sizeof(void*) != 8 || kOptionsSize140 == 112, "the 1.4.0 layout of factz_options must not change");
+static_assert(sizeof(void*) != 8 || sizeof(factz_options) == 136, "1.8.0 appends four members (24 bytes)");
 static_assert(FACTZ_FORMAT_VERSION == 13, "FACTZ_FORMAT_VERSION is the newest format version (docs/format.md)");
 static_assert(FACTZ_DTYPE_FLOAT32 == int(factz::DType::float32) && FACTZ_DTYPE_FLOAT64 == int(factz::DType::float64),
               "factz_dtype values equal factz::DType");
@@ -89,6 +92,16 @@ bool declares_float32_fill(const factz_options* in) {
 bool declares_float64_fill(const factz_options* in) {
   return in && holds(in, offsetof(factz_options, fill_v64), sizeof in->fill_v64) &&
          (in->has_fill_u64 || in->has_fill_v64);
+}
+
+/// Whether options declare a float32 fill value of w (1.8.0 members, when the struct holds them).
+bool declares_float32_fill_w(const factz_options* in) {
+  return in && holds(in, offsetof(factz_options, fill_w), sizeof in->fill_w) && in->has_fill_w;
+}
+
+/// Whether options declare a float64 fill value of w (1.8.0 members, when the struct holds them).
+bool declares_float64_fill_w(const factz_options* in) {
+  return in && holds(in, offsetof(factz_options, fill_w64), sizeof in->fill_w64) && in->has_fill_w64;
 }
 
 /// The threads of the analysis calls (compare, critical points): options' (NULL: the OpenMP
@@ -164,10 +177,20 @@ struct Precision<double> {
       "factz_decompress_f64, factz_decompress_with_options_f64 or factz_decompress_masked_f64 (double planes)";
 };
 
+/// A 2D field has no w: a fill value declared for it (1.8.0) is refused rather than ignored,
+/// so that a caller never believes it marked vertices it did not.
+factz_status refuse_fill_w(const factz_options* in) {
+  if (!declares_float32_fill_w(in) && !declares_float64_fill_w(in)) return FACTZ_OK;
+  return fail(FACTZ_INVALID_ARGUMENT,
+              "has_fill_w / has_fill_w64 declare fill values of w, the third component of 3D fields; a 2D field "
+              "has only u and v");
+}
+
 /// The fill values of options for float32 fields (has_fill_u / fill_u ...; none for NULL
 /// options). Float64 fill values are refused: a double rounded to float rarely equals the
 /// data, and the C API never rounds silently.
 factz_status fill_of(const factz_options* in, factz::FillValues& fill) {
+  if (factz_status s = refuse_fill_w(in); s != FACTZ_OK) return s;
   if (declares_float64_fill(in))
     return fail(FACTZ_INVALID_ARGUMENT,
                 "has_fill_u64 / has_fill_v64 declare float64 fill values, read by the _f64 functions; declare a "
@@ -182,6 +205,7 @@ factz_status fill_of(const factz_options* in, factz::FillValues& fill) {
 /// compared with the doubles as they are; float32 fill values are refused (a float widened
 /// to double is not the double fill value it was rounded from: 1e20f is not 1e20).
 factz_status fill_of(const factz_options* in, factz::FillValues64& fill) {
+  if (factz_status s = refuse_fill_w(in); s != FACTZ_OK) return s;
   if (declares_float32_fill(in))
     return fail(FACTZ_INVALID_ARGUMENT,
                 "has_fill_u / has_fill_v declare float32 fill values; declare a float64 field's fill values with "
@@ -395,6 +419,10 @@ void factz_options_init_sized(factz_options* options, size_t size) {
   o.has_fill_v64 = 0;
   o.fill_u64 = 0.0;
   o.fill_v64 = 0.0;
+  o.has_fill_w = 0;  // nor one of w (1.8.0)
+  o.fill_w = 0.0f;
+  o.has_fill_w64 = 0;
+  o.fill_w64 = 0.0;
   std::memcpy(options, &o, size);  // only the bytes the caller's struct has
 }
 

@@ -58,6 +58,11 @@ bool declares_float32_fill(const factz_options* in);
 /// Whether options declare a float64 fill value (1.4.0 members, when the struct holds them).
 bool declares_float64_fill(const factz_options* in);
 
+/// Whether options declare a float32 (has_fill_w) or float64 (has_fill_w64) fill value of w,
+/// the third component of 3D fields (1.8.0 members, when the struct holds them).
+bool declares_float32_fill_w(const factz_options* in);
+bool declares_float64_fill_w(const factz_options* in);
+
 /// A 2D function's failure to read `stream` (stream_info, decompress_into): a valid 3D
 /// vector stream is FACTZ_INVALID_ARGUMENT naming the 3D functions (c_api3d.cpp); anything
 /// else keeps the library's status and message.

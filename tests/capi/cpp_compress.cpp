@@ -2,10 +2,11 @@
 // with factz::compress and writes the stream, so that the C and Python tests compare against
 // the C++ API itself. Usage:
 //   factz_cpp_compress NX NY U V OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [DTYPE]
-//   factz_cpp_compress 3d NX NY NZ U V W OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE
+//   factz_cpp_compress 3d NX NY NZ U V W OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [DTYPE]
 // MODE none|block|speculative, CODER huffman|ans, BOUND_MODE abs|rel, ZSTD 0|1, DTYPE f32
 // (default: U and V hold float32 values) or f64 (float64 values: a VectorField2D64). The
-// second form compresses a float32 3D field (a VectorField3D, factz/compress3d.hpp).
+// second form compresses a 3D field: a VectorField3D (f32, the default) or a VectorField3D64
+// (f64), factz/compress3d.hpp.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -60,9 +61,11 @@ int write_stream(const factz::Result<std::vector<uint8_t>>& stream, const char* 
   return out ? 0 : 1;
 }
 
-/// The second form: 3d NX NY NZ U V W OUT and the options.
+/// The second form: 3d NX NY NZ U V W OUT and the options; Field is VectorField3D or
+/// VectorField3D64.
+template <class Field>
 int compress3d(char** argv) {
-  factz::VectorField3D f;
+  Field f;
   f.nx = std::atoll(argv[2]);
   f.ny = std::atoll(argv[3]);
   f.nz = std::atoll(argv[4]);
@@ -76,11 +79,13 @@ int compress3d(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 15 && std::string(argv[1]) == "3d") return compress3d(argv);
+  if ((argc == 15 || argc == 16) && std::string(argv[1]) == "3d")
+    return argc == 16 && std::string(argv[15]) == "f64" ? compress3d<factz::VectorField3D64>(argv)
+                                                        : compress3d<factz::VectorField3D>(argv);
   if (argc != 12 && argc != 13) {
     std::fprintf(stderr,
                  "usage: %s NX NY U V OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [f32|f64]\n"
-                 "       %s 3d NX NY NZ U V W OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE\n",
+                 "       %s 3d NX NY NZ U V W OUT MODE CODER BOUND_MODE BOUND ZSTD ANCHOR_STRIDE [f32|f64]\n",
                  argv[0], argv[0]);
     return 2;
   }

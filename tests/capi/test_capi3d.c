@@ -260,15 +260,17 @@ static void test_bad_input(void) {
   factz_options_init(&o);
   o.struct_size = 8;
   CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, &o, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
+  /* fill values (read since 1.8.0, tests/capi/test_capi3d_f64.c): a float64 one is refused by
+     the float32 functions */
   factz_options_init(&o);
-  o.has_fill_u = 1;
-  o.fill_u = 1e20f;
+  o.has_fill_u64 = 1;
+  o.fill_u64 = 1e20;
   CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, &o, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
   CHECK(strstr(factz_last_error(), "fill values") != NULL);
   int64_t count = 0;
   CHECK(factz_count_critical_points3d(f.u, f.v, f.w, 9, 8, 7, &o, &count) == FACTZ_INVALID_ARGUMENT);
   factz_options_init(&o);
-  o.has_fill_u64 = 1;
+  o.has_fill_v64 = 1;
   CHECK(factz_compress3d(f.u, f.v, f.w, 9, 8, 7, &o, buf, cap, &size) == FACTZ_INVALID_ARGUMENT);
   /* NaN: a missing vertex (format version 12), whose bits come back; infinity: never valid */
   const float keep = f.v[100];

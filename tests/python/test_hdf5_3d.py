@@ -1,8 +1,9 @@
 """3D vector datasets through the HDF5 filter plugin (h5py and h5repack): a component axis of
 length 3, fourth to last and chunked whole, makes each (3, cz, cy, cx) chunk the stream
-factz.compress3d writes (layout 4 in the cd_values set_local stores); round trips keep every
-critical point inside each chunk; chunks the 3D compressor refuses fail with its message;
-the 2D layouts are unchanged."""
+factz.compress3d writes (layout 4 in the cd_values set_local stores; float64 datasets: layout
+5, the float64 stream compress3d writes for float64 arrays); round trips keep every critical
+point inside each chunk; chunks the 3D compressor refuses fail with its message; the 2D
+layouts are unchanged."""
 
 import itertools
 import subprocess
@@ -14,6 +15,7 @@ h5py = pytest.importorskip("h5py")
 
 import factz  # noqa: E402
 from test_vector3d import abc_flow  # noqa: E402
+from test_vector3d64 import abc_flow64  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -101,7 +103,9 @@ def test_h5repack_round_trip(tmp_path, plugin_dir):
 
 
 @pytest.mark.parametrize("dtype,shape,chunks,cd,message", [
-    ("f8", (3, 6, 8, 10), (3, 6, 8, 10), None, "float64 3D vector datasets are not supported yet"),
+    ("f8", (3, 6, 8, 10), (3, 6, 8, 10), factz.hdf5_compression_opts(exact_edges=15), "do not take them"),
+    ("f8", (3, 6, 8, 10), (3, 6, 8, 10), factz.hdf5_compression_opts(fill_value=1e20), "float32 bits"),
+    ("f8", (2, 3, 6, 8, 10), (2, 3, 6, 8, 10), None, "chunk every axis before"),
     ("f4", (3, 6, 8, 10), (3, 6, 8, 10), factz.hdf5_compression_opts(exact_edges=15), "do not take them"),
     ("f4", (2, 3, 6, 8, 10), (2, 3, 6, 8, 10), None, "chunk every axis before"),
     ("f4", (3, 6, 8, 10), (1, 6, 8, 10), None, "chunk every axis before"),
@@ -194,3 +198,116 @@ def test_2d_datasets_keep_their_cd_values(tmp_path):
     with h5py.File(tmp_path / "a.h5", "w") as f:
         f.create_dataset("wind", data=data, chunks=data.shape, dcpl=factz.hdf5_dcpl())
     assert filter_values(tmp_path / "a.h5")[5:] == (1, 20, 30)
+
+
+# float64 3D vector datasets: layout 5, to layout 4 what layout 3 is to layout 1.
+
+@pytest.mark.parametrize("opts", [dict(), dict(mode="block", eb=1e-9, bound="abs")])
+def test_a_float64_chunk_holds_the_float64_bytes_of_compress3d(tmp_path, opts):
+    u, v, w = abc_flow64()
+    data = np.stack([u, v, w])  # (3, nz, ny, nx) float64
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        f.create_dataset("wind", data=data, chunks=data.shape, **factz.h5filter(**dict(dict(eb=1e-3), **opts)))
+    nz, ny, nx = u.shape
+    cd = filter_values(tmp_path / "a.h5")
+    assert len(cd) == 9 and cd[5:9] == (5, ny, nx, nz)
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        d = f["wind"]
+        raw = d.id.read_direct_chunk((0, 0, 0, 0))[1]
+        r = d[...]
+        stored = d.id.get_storage_size()
+    assert raw == factz.compress3d(u, v, w, **dict(dict(eb=1e-3), **opts))
+    assert factz.info(raw)["version"] == 13 and factz.info(raw)["dtype"] == "float64"
+    assert r.dtype == np.float64 and r.shape == data.shape and stored < data.nbytes
+    assert all(np.array_equal(r[k], p) for k, p in enumerate(factz.decompress3d(raw)))
+    rep = factz.verify3d(u, v, w, r[0], r[1], r[2])
+    assert rep["cp_original"] >= 4 and rep["violations"] == 0
+    eb = opts.get("eb", 1e-3) * (rep["value_range"] if opts.get("bound", "rel") == "rel" else 1.0)
+    assert float(np.abs(r - data).max()) <= eb
+
+
+def test_a_float64_time_series_with_partial_chunks_keeps_the_bound_and_each_chunk_s_critical_points(tmp_path):
+    u, v, w = abc_flow64(26, 22, 18)
+    series = np.stack([np.stack([u, v, w]), np.stack([-v, w, u])])
+    eb = 1e-7  # below float32 precision at these magnitudes
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        f.create_dataset("wind", data=series, chunks=(1, 3, 8, 16, 16), dcpl=factz.hdf5_dcpl("speculative", eb, "abs"))
+    assert filter_values(tmp_path / "t.h5")[5:9] == (5, 16, 16, 8)
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        r = f["wind"][...]
+    assert r.dtype == np.float64 and float(np.abs(r - series).max()) <= eb
+    checked = 0
+    for t, z0, y0, x0 in itertools.product(range(2), range(0, 18, 8), range(0, 22, 16), range(0, 26, 16)):
+        s = (slice(z0, z0 + 8), slice(y0, y0 + 16), slice(x0, x0 + 16))
+        a = [np.ascontiguousarray(series[t, c][s]) for c in range(3)]
+        b = [np.ascontiguousarray(r[t, c][s]) for c in range(3)]
+        if min(a[0].shape) < 2:
+            continue
+        rep = factz.verify3d(*a, *b)
+        assert rep["violations"] == 0, (t, z0, y0, x0, rep)
+        checked += rep["cp_original"]
+    assert checked > 0
+
+
+def test_float64_3d_chunks_keep_nan_and_the_dataset_fill_value_with_all_64_bits(tmp_path):
+    """The dataset's fill value (h5filter(..., dtype="float64") sets it), compared as a double
+    in any component, and NaN with its payload mark missing vertices; they come back bit for
+    bit (format version 13), the other values within the bound."""
+    u, v, w = abc_flow64(12, 10, 8)
+    data = np.stack([u, v, w])
+    fill = 1e20  # no float32 equals it
+    data[1, 2, 3, 4] = fill
+    data[0, 5, 5, 5] = fill
+    data.reshape(-1).view(np.uint64)[data.size - 7] = np.uint64(0x7FF8000000000123)
+    data[2, 1, 1, 1] = float(np.float32(fill))  # data: not the fill value
+    kw = factz.h5filter(eb=1e-9, bound="abs", fill_value=fill, dtype="float64")
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        f.create_dataset("x", data=data, chunks=data.shape, **kw)
+    cd = filter_values(tmp_path / "m.h5", "x")
+    assert len(cd) == 11 and cd[5] == 5
+    assert (cd[9] | cd[10] << 32) == int(np.array([fill]).view(np.uint64)[0])
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        back = f["x"][...]
+        raw = f["x"].id.read_direct_chunk((0, 0, 0, 0))[1]
+    assert factz.info(raw)["version"] == 13
+    missing = np.broadcast_to((np.isnan(data) | (data == fill)).any(axis=0), data.shape)
+    assert missing.any(axis=0).sum() == 3
+    assert np.array_equal(back[missing].view(np.uint64), data[missing].view(np.uint64))
+    assert float(np.abs(back[~missing] - data[~missing]).max()) <= 1e-9
+    _, _, w2 = factz.decompress3d(raw, masked=True)
+    assert int(w2.mask.sum()) == 3 and not w2.mask[1, 1, 1]
+
+
+def test_a_3d_stream_of_the_other_value_type_is_refused(tmp_path):
+    """Layout 5 records float64: a float32 3D stream in a float64 3D dataset (or the reverse)
+    fails the read with a message, never reinterpreted bytes."""
+    u, v, w = abc_flow64(12, 10, 8)
+    d64 = np.stack([u, v, w])
+    d32 = d64.astype(np.float32)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f.create_dataset("d64", data=d64, chunks=d64.shape, dcpl=factz.hdf5_dcpl())
+        f.create_dataset("d32", data=d32, chunks=d32.shape, dcpl=factz.hdf5_dcpl())
+    assert filter_values(tmp_path / "f.h5", "d64")[5] == 5 and filter_values(tmp_path / "f.h5", "d32")[5] == 4
+    with h5py.File(tmp_path / "f.h5", "a") as f:
+        f["d64"].id.write_direct_chunk((0, 0, 0, 0), factz.compress3d(*d32))
+        f["d32"].id.write_direct_chunk((0, 0, 0, 0), factz.compress3d(*d64))
+    with h5py.File(tmp_path / "f.h5", "r") as f:
+        for name in ("d64", "d32"):
+            with pytest.raises(OSError):
+                f[name][...]
+
+
+def test_float64_3d_h5repack_round_trip(tmp_path, plugin_dir):
+    u, v, w = abc_flow64(14, 12, 10)
+    data = np.stack([u, v, w])
+    with h5py.File(tmp_path / "plain.h5", "w") as f:
+        f.create_dataset("wind", data=data, chunks=data.shape)
+    cd = factz.hdf5_compression_opts("speculative", 1e-3, "rel", "ans")
+    ud = "UD=%d,0,%d,%s" % (factz.HDF5_FILTER_ID, len(cd), ",".join(map(str, cd)))
+    env = {"HDF5_PLUGIN_PATH": plugin_dir, "PATH": "/usr/bin:/bin"}
+    subprocess.run(["h5repack", "-f", ud, str(tmp_path / "plain.h5"), str(tmp_path / "packed.h5")],
+                   check=True, env=env, capture_output=True)
+    with h5py.File(tmp_path / "packed.h5", "r") as f:
+        assert f["wind"].id.read_direct_chunk((0, 0, 0, 0))[1] == factz.compress3d(u, v, w, eb=1e-3, coder="ans")
+        r = f["wind"][...]
+    assert r.dtype == np.float64 and factz.verify3d(u, v, w, r[0], r[1], r[2])["violations"] == 0

@@ -162,7 +162,7 @@ def test_policy_cuda_runs_or_says_why(abc):
 def test_bad_input_is_a_value_error_that_says_what_to_change(abc):
     u, v, w = abc
     cases = [
-        ((u.astype(np.float64), v, w), "float32 only"),
+        ((u.astype(np.float64), v, w), "same dtype, got float64 and float32"),  # float64: test_vector3d64.py
         ((u, v, w.astype(np.float16)), "dtype float32"),
         ((u[0], v[0], w[0]), "3-dimensional"),
         ((u, v, w[:, :, :-1].copy()), "same shape"),
