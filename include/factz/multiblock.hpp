@@ -105,7 +105,7 @@ uint64_t multiblock_header_size(int blocks);
 inline constexpr uint64_t kMultiBlockPrefixBytes = 48;
 /// From the first kMultiBlockPrefixBytes bytes of a file: the size of its header and index
 /// (what to read before parse_multiblock_index, or parse_multiblock3d_index for a 3D file,
-/// version 3). corrupt_stream for a wrong magic, a bad header checksum or an impossible
+/// versions 3 and 4). corrupt_stream for a wrong magic, a bad header checksum or an impossible
 /// block count.
 Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> prefix);
 /// Header and index for blocks whose streams have the given lengths (in block order) and
@@ -120,7 +120,7 @@ Result<MultiBlockIndex> read_multiblock_index(const std::string& path);
 bool is_multiblock(std::span<const uint8_t> bytes);
 /// Parses and validates header + index (bytes may be just the first
 /// multiblock_header_size bytes, or the whole file). file_size, when known, must equal
-/// the end of the last block. A 3D file (version 3) is unsupported_version naming
+/// the end of the last block. A 3D file (version 3 or 4) is unsupported_version naming
 /// parse_multiblock3d_index (factz/multiblock3d.hpp).
 Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> bytes, uint64_t file_size);
 

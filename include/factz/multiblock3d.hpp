@@ -4,12 +4,14 @@
 // tetrahedron of the global Freudenthal mesh lies in exactly one block and sees the same
 // values there as in the global field: the per-block guarantees add up to the global one.
 // Each block is an ordinary 3D FaCTz stream (factz/compress3d.hpp); the multi-block file is
-// the 2D one's ("FZMB", docs/format.md "Multi-block files") in version 3, whose header adds
-// nz and pz and whose index entries add z0 and nz.
+// the 2D one's ("FZMB", docs/format.md "Multi-block files") in version 3 (float32 blocks) or
+// version 4 (float64 blocks), whose header adds nz and pz and whose index entries add z0 and nz.
 //
-// One implementation, templated on the field type in src/api/multiblock3d.cpp: float32
-// fields (VectorField3D) today; a float64 3D field type takes the same templates with its
-// own file version (reserved: 4) once its streams exist.
+// float32 fields (VectorField3D) and float64 fields (VectorField3D64) take the same calls: one
+// implementation, templated on the field type (src/api/multiblock3d.cpp), whose block loop,
+// file assembly and decoding loops are the 2D files' too (src/api/multiblock_common.hpp). A
+// float64 field's blocks are float64 streams (format version 13), its shared faces keep all 64
+// bits, and its file is decoded by the *3d64 calls; each decoder refuses the other's files.
 //
 // Nothing here needs MPI: the MPI driver only spreads this layout's blocks over ranks; the
 // bytes of every block, and of the file, do not depend on how many ranks wrote them.
@@ -62,21 +64,26 @@ Result<BlockLayout3D> make_block_layout3d(int64_t nx, int64_t ny, int64_t nz, in
 /// The value range over the three components of the valid vertices (as compress computes
 /// a REL bound), for merge and absolute_bound (factz/multiblock.hpp).
 ValueRange value_range_of(const VectorField3D& f);
+ValueRange value_range_of(const VectorField3D64& f);
 
 /// Copies block `e` out of a global field (its values and its mask).
 VectorField3D extract_block(const VectorField3D& global, const BlockExtent3D& e);
+VectorField3D64 extract_block(const VectorField3D64& global, const BlockExtent3D& e);
 
 /// Compresses block b of `layout` whose values are `block` (extent-sized): ABS bound eb_abs
-/// (the global one, absolute_bound) and the block's shared faces exact.
+/// (the global one, absolute_bound) and the block's shared faces exact. A float64 block gives
+/// a float64 stream.
 Result<std::vector<uint8_t>> compress_block(const VectorField3D& block, const BlockLayout3D& layout, int b,
                                             const Options& o, double eb_abs, CompressStats* stats = nullptr);
+Result<std::vector<uint8_t>> compress_block(const VectorField3D64& block, const BlockLayout3D& layout, int b,
+                                            const Options& o, double eb_abs, CompressStats* stats = nullptr);
 
-/// Header and index of a version 3 multi-block file (docs/format.md).
+/// Header and index of a version 3 or 4 multi-block file (docs/format.md).
 struct MultiBlockIndex3D {
   BlockLayout3D layout;
   uint8_t bound_mode = 0;  ///< the user's bound as given (the blocks carry the absolute one)
   double bound_value = 0;
-  DType dtype = DType::float32;  ///< the blocks' value type (version 3: float32)
+  DType dtype = DType::float32;  ///< the blocks' value type (version 3: float32, version 4: float64)
   std::vector<MultiBlockIndex::Entry> entries;  ///< one per block
   uint64_t header_bytes = 0;  ///< where the first block starts
   uint64_t file_bytes = 0;    ///< header_bytes + every length
@@ -84,10 +91,11 @@ struct MultiBlockIndex3D {
 
 /// Size of the header and index of a 3D file with `blocks` blocks.
 uint64_t multiblock3d_header_size(int blocks);
-/// Whether bytes (at least kMultiBlockPrefixBytes of them) start a 3D multi-block file: the
-/// magic and version 3. A reader tests this before the 2D parse, which refuses version 3.
+/// Whether bytes (at least 6 of them) start a 3D multi-block file: the magic and version 3 or
+/// 4. A reader tests this before the 2D parse, which refuses versions 3 and 4.
 bool is_multiblock3d(std::span<const uint8_t> bytes);
-/// Header and index for blocks whose streams have the given lengths (in block order).
+/// Header and index for blocks whose streams have the given lengths (in block order) and value
+/// type (float64: a version 4 file).
 std::vector<uint8_t> multiblock3d_header(const BlockLayout3D& layout, const Options& o,
                                          std::span<const uint64_t> lengths, DType dtype = DType::float32);
 /// Parses and validates header + index (bytes may be just the first multiblock3d_header_size
@@ -101,16 +109,22 @@ Result<MultiBlockIndex3D> read_multiblock3d_index(const std::string& path);
 
 /// One process, all blocks: the field split by layout (px, py, pz), each block compressed as
 /// compress_block with the bound resolved over the whole field. The bytes do not depend on
-/// the thread count.
+/// the thread count. A float64 field gives a float64 file (version 4, float64 blocks).
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField3D& field, const Options& o, int px, int py, int pz,
+                                                 CompressStats* stats = nullptr);
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField3D64& field, const Options& o, int px, int py, int pz,
                                                  CompressStats* stats = nullptr);
 /// Decodes a whole 3D multi-block file held in memory into the global field: every vertex
 /// from its owner (the block whose extent minus its shared last planes holds it); missing
 /// vertices come back with their bits and in the mask (empty when no block has any).
 /// Every block's own header is checked against the index before the grid is allocated.
+/// A float64 file (version 4) is invalid_argument naming decompress_multiblock3d64, and the
+/// reverse.
 Result<VectorField3D> decompress_multiblock3d(std::span<const uint8_t> file, const DecompressOptions& d = {});
+Result<VectorField3D64> decompress_multiblock3d64(std::span<const uint8_t> file, const DecompressOptions& d = {});
 /// Decodes block b alone (its whole extent, shared planes included) from a file in memory.
 Result<VectorField3D> decompress_block3d(std::span<const uint8_t> file, int b, const DecompressOptions& d = {});
+Result<VectorField3D64> decompress_block3d64(std::span<const uint8_t> file, int b, const DecompressOptions& d = {});
 
 /// Half-open window [x0, x1) x [y0, y1) x [z0, z1) of the global grid.
 struct Region3D {
@@ -120,5 +134,9 @@ struct Region3D {
 /// file at `path`, and returns the window with its mask (empty when none is missing).
 Result<VectorField3D> decompress_region3d(const std::string& path, const Region3D& r, const DecompressOptions& d = {},
                                           RegionStats* stats = nullptr);
+/// decompress_region3d of a float64 file (version 4; a float32 file is invalid_argument naming
+/// decompress_region3d).
+Result<VectorField3D64> decompress_region3d64(const std::string& path, const Region3D& r,
+                                              const DecompressOptions& d = {}, RegionStats* stats = nullptr);
 
 }  // namespace factz

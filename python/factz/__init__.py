@@ -52,6 +52,7 @@ from ._missing import (SuspectedFillValueWarning, field3d_args as _field3d_args,
                        warn_suspected as _warn_suspected)
 from .codec import FactzCodec
 from .multiblock import compress_multiblock, decompress_multiblock, decompress_region
+from .multiblock import compress_multiblock3d, decompress_multiblock3d, decompress_region3d
 from .scalar import (CT_NODE_DTYPE, CT_NODE_TYPE_NAMES, CT_PAIR_DTYPE, compress_scalar, contour_tree,
                      decompress_scalar, verify_scalar)
 from . import flow

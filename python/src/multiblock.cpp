@@ -2,7 +2,9 @@
 // docs/multiblock.md): one process compresses all px x py blocks of a field into an FZMB
 // file held in memory, decodes a whole file, or reads a window of a file on disk through
 // only the blocks that intersect it. float64 planes make a float64 file (its header and
-// every block say so) and a float64 file decodes to float64 planes, never rounded.
+// every block say so) and a float64 file decodes to float64 planes, never rounded. 3D fields
+// (include/factz/multiblock3d.hpp) likewise: three (nz, ny, nx) volumes, float32 (FZMB version
+// 3) or float64 (version 4), px x py x pz blocks sharing their boundary planes.
 #include <pybind11/stl.h>
 
 #include <cstring>
@@ -10,6 +12,8 @@
 
 #include "bindings.hpp"
 #include "factz/multiblock.hpp"
+#include "factz/multiblock3d.hpp"
+#include "factz/topology3d.hpp"
 
 namespace factz_py {
 
@@ -149,6 +153,163 @@ py::dict multiblock_index(const py::handle& buf) {
   return d;
 }
 
+
+// ---- 3D fields (factz/multiblock3d.hpp) -----------------------------------------------------
+
+constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
+
+std::string shape3_text(const py::array& a) {
+  return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ", " + std::to_string(a.shape(2)) +
+         ")";
+}
+
+/// The 3D field (u, v, w) of value type T as the library's planes (a copy, made without the
+/// GIL), with the missing vertices of `mask_obj` (None, or an (nz, ny, nx) bool/uint8 array)
+/// and the fill values in its mask. float64 planes stay float64: nothing is rounded.
+template <class Field, class Fill>
+Field field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj, const py::handle& mask_obj,
+                 const Fill& fill) {
+  using T = typename decltype(Field::u)::value_type;
+  static constexpr int kVolume[] = {3};
+  auto checked = [](const py::handle& obj, const char* name) {
+    if constexpr (sizeof(T) == 8) return checked_float64(obj, name, kVolume, kShape3);
+    else return checked_float32(obj, name, kVolume, kShape3);
+  };
+  const py::array u = checked(u_obj, "u"), v = checked(v_obj, "v"), w = checked(w_obj, "w");
+  for (const auto& [other, name] : {std::pair{&v, "v"}, std::pair{&w, "w"}}) {
+    bool same = true;
+    for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
+    if (!same)
+      throw py::value_error(std::string("u and ") + name + " must have the same shape, got " + shape3_text(u) +
+                            " and " + shape3_text(*other));
+  }
+  const std::optional<py::array> mask =
+      checked_mask(mask_obj, "mask", std::vector<py::ssize_t>{u.shape(0), u.shape(1), u.shape(2)});
+  Field f;
+  f.nz = u.shape(0);
+  f.ny = u.shape(1);
+  f.nx = u.shape(2);
+  const auto* pu = static_cast<const T*>(u.data());
+  const auto* pv = static_cast<const T*>(v.data());
+  const auto* pw = static_cast<const T*>(w.data());
+  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
+  py::gil_scoped_release nogil;
+  f.u.assign(pu, pu + f.size());
+  f.v.assign(pv, pv + f.size());
+  f.w.assign(pw, pw + f.size());
+  if (pm) f.mask.assign(pm, pm + f.size());
+  if (fill.any()) factz::mark_missing(f, fill);
+  return f;
+}
+
+/// (u, v, w) or (u, v, w, mask) of a decoded 3D field, each of shape (nz, ny, nx).
+template <class Field>
+py::tuple volumes_out(const Field& f, bool with_mask) {
+  const std::vector<py::ssize_t> shape{f.nz, f.ny, f.nx};
+  auto u = array_of(f.u, shape), v = array_of(f.v, shape), w = array_of(f.w, shape);
+  if (!with_mask) return py::make_tuple(u, v, w);
+  py::array_t<uint8_t> mask(shape);
+  if (f.mask.empty()) std::memset(mask.mutable_data(), 0, size_t(f.size()));
+  else for (int64_t k = 0; k < f.size(); ++k) mask.mutable_data()[k] = f.mask[size_t(k)] ? 1 : 0;
+  return py::make_tuple(u, v, w, mask);
+}
+
+template <class Field>
+py::tuple compress_field3d(const Field& f, const factz::Options& o, int px, int py_blocks, int pz) {
+  factz::CompressStats st;
+  factz::Result<std::vector<uint8_t>> r = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    r = factz::compress_multiblock(f, o, px, py_blocks, pz, &st);
+  }
+  return py::make_tuple(bytes_of(take(std::move(r))), stats_dict(st));
+}
+
+py::tuple compress_multiblock3d(const py::handle& u, const py::handle& v, const py::handle& w, int px, int py_blocks,
+                                int pz, const std::string& mode, double eb, const std::string& bound,
+                                const std::string& coder, int threads, bool zstd, int64_t anchor_stride,
+                                const std::string& policy, int device, const py::handle& mask,
+                                std::optional<double> fill_u, std::optional<double> fill_v,
+                                std::optional<double> fill_w) {
+  const factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
+  const factz::DType dtype = planes_dtype(u, v, "u", "v");
+  if (planes_dtype(u, w, "u", "w") != dtype) throw py::value_error("u, v and w must have the same dtype");
+  if (dtype == factz::DType::float64)
+    return compress_field3d(field3d_of<factz::VectorField3D64>(u, v, w, mask, factz::FillValues3D64{fill_u, fill_v,
+                                                                                                      fill_w}),
+                            o, px, py_blocks, pz);
+  const factz::FillValues3D fill{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
+                                 fill_of(fill_w, "fill_value for w")};
+  return compress_field3d(field3d_of<factz::VectorField3D>(u, v, w, mask, fill), o, px, py_blocks, pz);
+}
+
+py::tuple decompress_multiblock3d(const py::handle& buf, int threads, const std::string& policy, int device,
+                                  bool with_mask) {
+  ByteView view(buf);
+  if (!factz::is_multiblock3d(view.span())) {
+    if (factz::is_multiblock(view.span()))
+      throw py::value_error("decompress_multiblock3d: this is a 2D multi-block file; read it with "
+                            "factz.decompress_multiblock");
+    const std::string kind = stream_kind(view.span());
+    if (kind == "vector")
+      throw py::value_error("decompress_multiblock3d: this is a single vector stream; read it with "
+                            "factz.decompress3d");
+  }
+  const factz::DecompressOptions d = decompress_options(threads, policy, device);
+  // A file whose index does not parse goes to the float32 decoder, which says what is wrong.
+  const auto index = factz::parse_multiblock3d_index(view.span(), view.span().size());
+  const bool float64 = index.ok() && index->dtype == factz::DType::float64;
+  if (float64) {
+    factz::Result<factz::VectorField3D64> r = factz::Status();
+    {
+      py::gil_scoped_release nogil;
+      r = factz::decompress_multiblock3d64(view.span(), d);
+    }
+    return volumes_out(take(std::move(r)), with_mask);
+  }
+  factz::Result<factz::VectorField3D> r = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    r = factz::decompress_multiblock3d(view.span(), d);
+  }
+  return volumes_out(take(std::move(r)), with_mask);
+}
+
+template <class Field>
+py::tuple decode_window3d(const std::string& path, const factz::Region3D& region, const factz::DecompressOptions& d,
+                          bool with_mask) {
+  factz::RegionStats st;
+  factz::Result<Field> r = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    if constexpr (std::is_same_v<Field, factz::VectorField3D64>)
+      r = factz::decompress_region3d64(path, region, d, &st);
+    else r = factz::decompress_region3d(path, region, d, &st);
+  }
+  py::tuple volumes = volumes_out(take(std::move(r)), with_mask);
+  py::dict stats;
+  stats["blocks_decoded"] = st.blocks_decoded;
+  stats["bytes_read"] = st.bytes_read;
+  py::list out(volumes);
+  out.append(stats);
+  return py::tuple(out);
+}
+
+/// (u, v, w[, mask], stats): the window [x0, x1) x [y0, y1) x [z0, z1) of the 3D file at `path`.
+py::tuple decompress_region3d(const std::string& path, int64_t x0, int64_t y0, int64_t z0, int64_t x1, int64_t y1,
+                              int64_t z1, int threads, const std::string& policy, int device, bool with_mask) {
+  const factz::DecompressOptions d = decompress_options(threads, policy, device);
+  const factz::Region3D region{x0, y0, z0, x1, y1, z1};
+  factz::Result<factz::MultiBlockIndex3D> index = factz::Status();
+  {
+    py::gil_scoped_release nogil;
+    index = factz::read_multiblock3d_index(path);
+  }
+  if (index.ok() && index->dtype == factz::DType::float64)
+    return decode_window3d<factz::VectorField3D64>(path, region, d, with_mask);
+  return decode_window3d<factz::VectorField3D>(path, region, d, with_mask);
+}
+
 }  // namespace
 
 void bind_multiblock(py::module_& m) {
@@ -161,6 +322,15 @@ void bind_multiblock(py::module_& m) {
   m.def("decompress_region", &decompress_region, py::arg("path"), py::arg("x0"), py::arg("y0"), py::arg("x1"),
         py::arg("y1"), py::arg("threads"), py::arg("policy"), py::arg("device"), py::arg("with_mask"));
   m.def("multiblock_index", &multiblock_index, py::arg("buf"));
+  m.def("compress_multiblock3d", &compress_multiblock3d, py::arg("u"), py::arg("v"), py::arg("w"), py::arg("px"),
+        py::arg("py"), py::arg("pz"), py::arg("mode"), py::arg("eb"), py::arg("bound"), py::arg("coder"),
+        py::arg("threads"), py::arg("zstd"), py::arg("anchor_stride"), py::arg("policy"), py::arg("device"),
+        py::arg("mask"), py::arg("fill_u"), py::arg("fill_v"), py::arg("fill_w"));
+  m.def("decompress_multiblock3d", &decompress_multiblock3d, py::arg("buf"), py::arg("threads"), py::arg("policy"),
+        py::arg("device"), py::arg("with_mask"));
+  m.def("decompress_region3d", &decompress_region3d, py::arg("path"), py::arg("x0"), py::arg("y0"), py::arg("z0"),
+        py::arg("x1"), py::arg("y1"), py::arg("z1"), py::arg("threads"), py::arg("policy"), py::arg("device"),
+        py::arg("with_mask"));
 }
 
 }  // namespace factz_py

@@ -1,7 +1,9 @@
 // Domain decomposition with shared, exactly stored block boundaries, and the multi-block
 // file (docs/multiblock.md, docs/format.md "Multi-block files"). One implementation for
 // float32 and float64 fields: the functions below are templates on the field type (Field =
-// VectorField2D or VectorField2D64, T its value type) behind the public overloads.
+// VectorField2D or VectorField2D64, T its value type) behind the public overloads, and the
+// orchestration (block loop, the file's assembly, decoding every block or a window's) is
+// shared with the 3D files (src/api/multiblock_common.hpp).
 #include "factz/multiblock.hpp"
 
 #include <algorithm>
@@ -12,8 +14,7 @@
 #include <mutex>
 #include <new>
 
-#include <omp.h>
-
+#include "api/multiblock_common.hpp"
 #include "factz/multiblock3d.hpp"  // multiblock3d_header_size
 #include "format/crc32.hpp"
 #include "util/byte_io.hpp"
@@ -21,14 +22,20 @@
 namespace factz {
 namespace {
 
+using mb::get_le;
+using mb::kDTypeOf;
+using mb::ValueOf;
+
 constexpr uint8_t kMagic[4] = {'F', 'Z', 'M', 'B'};
 /// Version 1: float32 blocks (header byte 7 zero, as every earlier build wrote it). Version
 /// 2: float64 blocks (byte 7 the data type 2), so that a build that reads only version 1
 /// answers unsupported_version instead of failing inside a block.
 constexpr uint16_t kVersion = 1;
 constexpr uint16_t kVersionFloat64 = 2;
-/// Version 3: a 3D field's blocks (src/api/multiblock3d.cpp), refused here by name.
+/// Versions 3 and 4: a 3D field's blocks (float32, float64; src/api/multiblock3d.cpp), refused
+/// here by name.
 constexpr uint16_t kVersion3D = 3;
+constexpr uint16_t kVersion3D64 = 4;
 constexpr uint64_t kFixedHeader = kMultiBlockPrefixBytes;  ///< magic .. header CRC
 constexpr uint64_t kEntryBytes = 48;   ///< x0, y0, nx, ny, offset, length
 /// At most this many blocks (a forged count must not size an allocation).
@@ -40,22 +47,10 @@ constexpr uint64_t kMinStream = 64;
 
 void put_f64(std::vector<uint8_t>& out, double x) { detail::put_le(out, std::bit_cast<uint64_t>(x), 8); }
 
-uint64_t get_le(std::span<const uint8_t> b, size_t at, int bytes) {
-  uint64_t x = 0;
-  for (int k = 0; k < bytes; ++k) x |= uint64_t(b[at + size_t(k)]) << (8 * k);
-  return x;
-}
-
 /// Columns [lo, hi) of band i that block i owns: its own vertices except the shared last
 /// column, which the next band owns. Every vertex has exactly one owner.
 int64_t owned_end(const BlockExtent& e, bool last_x) { return e.x0 + e.nx - (last_x ? 0 : 1); }
 int64_t owned_end_y(const BlockExtent& e, bool last_y) { return e.y0 + e.ny - (last_y ? 0 : 1); }
-
-template <class Field>
-using ValueOf = typename decltype(Field::u)::value_type;
-/// The data type of a field type's streams.
-template <class Field>
-constexpr DType kDTypeOf = sizeof(ValueOf<Field>) == 8 ? DType::float64 : DType::float32;
 
 /// A file's blocks are decoded by the decoder of their type only (as decompress and
 /// decompress64 refuse each other's streams): invalid_argument naming the other call.
@@ -66,25 +61,6 @@ Status require_file_dtype(DType file, DType want) {
                             "(a window with decompress_region64); a float32 decoder would round them");
   return invalid_argument("the multi-block file holds float32 values: decode it with factz::decompress_multiblock "
                           "(a window with decompress_region)");
-}
-
-template <class Field>
-ValueRange range_of(const Field& f) {
-  // Over the valid vertices, as compress() computes it (missing ones hold NaN or fill values).
-  ValueRange r;
-  const int64_t n = f.size();
-  const std::vector<uint8_t> missing = missing_mask(f);
-  for (int64_t k = 0; k < n; ++k) {
-    if (!missing.empty() && missing[size_t(k)]) continue;
-    const double u = double(f.u[size_t(k)]), v = double(f.v[size_t(k)]);
-    if (r.empty) {
-      r.lo = r.hi = u;
-      r.empty = false;
-    }
-    r.lo = std::min({r.lo, u, v});
-    r.hi = std::max({r.hi, u, v});
-  }
-  return r;
 }
 
 template <class Field>
@@ -169,8 +145,8 @@ Result<BlockLayout> make_block_layout(int64_t nx, int64_t ny, int px, int py) {
   return L;
 }
 
-ValueRange value_range_of(const VectorField2D& f) { return range_of(f); }
-ValueRange value_range_of(const VectorField2D64& f) { return range_of(f); }
+ValueRange value_range_of(const VectorField2D& f) { return mb::range_of(f); }
+ValueRange value_range_of(const VectorField2D64& f) { return mb::range_of(f); }
 
 ValueRange merge(ValueRange a, ValueRange b) {
   if (a.empty) return b;
@@ -235,8 +211,9 @@ Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> b) 
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
   const uint64_t count = get_le(b, 40, 4);
   if (count < 1 || count > uint64_t(kMaxBlocks)) return corrupt_stream("multi-block header: block counts are inconsistent");
-  // A 3D file (version 3) keeps this prefix's layout and has its own entry size.
-  if (get_le(b, 4, 2) == kVersion3D) return multiblock3d_header_size(int(count));
+  // A 3D file (version 3 or 4) keeps this prefix's layout and has its own entry size.
+  const uint64_t version = get_le(b, 4, 2);
+  if (version == kVersion3D || version == kVersion3D64) return multiblock3d_header_size(int(count));
   return multiblock_header_size(int(count));
 }
 
@@ -251,6 +228,10 @@ Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint6
   if (version == kVersion3D)  // unsupported here, as in a build without 3D files, naming the reader to use
     return Status(Code::unsupported_version, "multi-block file version 3 holds a 3D vector field: decode it with "
                                              "factz::decompress_multiblock3d (its index: parse_multiblock3d_index)");
+  if (version == kVersion3D64)
+    return Status(Code::unsupported_version,
+                  "multi-block file version 4 holds a float64 3D vector field: decode it with "
+                  "factz::decompress_multiblock3d64 (its index: parse_multiblock3d_index)");
   if (version != kVersion && version != kVersionFloat64)
     return Status(Code::unsupported_version,
                   "multi-block file version " + std::to_string(version) + " (this build reads 1 and 2)");
@@ -307,64 +288,9 @@ Result<std::vector<uint8_t>> compress_all_blocks(const Field& f, const Options& 
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   auto layout = make_block_layout(f.nx, f.ny, px, py);
   if (!layout.ok()) return layout.status();
-  const BlockLayout& L = layout.value();
-  auto eb = absolute_bound(o, value_range_of(f));
-  if (!eb.ok()) return eb.status();
-  // Blocks compress in parallel, one thread each, when there are enough of them to share;
-  // otherwise one after the other with the threads inside. The bytes are the same.
-  const int count = L.count();
-  // Policy::cuda: blocks go to the device one after the other (never to CPU threads).
-  const int threads = o.policy != Policy::omp ? 1 : (o.threads > 0 ? o.threads : omp_get_max_threads());
-  const bool outer = threads > 1 && count >= threads;
-  Options inner = o;
-  inner.progress = {};  // the file reports per block (below), not each block's stages
-  if (outer) {
-    inner.policy = Policy::serial;
-    inner.threads = 1;
-  }
-  int done = 0;
-  std::vector<std::vector<uint8_t>> streams(static_cast<size_t>(count));
-  std::vector<uint64_t> lengths(static_cast<size_t>(count));
-  std::vector<CompressStats> block_stats(static_cast<size_t>(count));
-  std::vector<Status> status(static_cast<size_t>(count));
-  CompressStats total;
-  try {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(outer ? threads : 1)
-    for (int b = 0; b < count; ++b) {
-      try {  // no exception may leave an OpenMP region
-        auto s = compress_one_block(extract(f, L.blocks[size_t(b)]), L, b, inner, eb.value(), &block_stats[size_t(b)]);
-        if (s.ok()) {
-          lengths[size_t(b)] = s.value().size();
-          streams[size_t(b)] = std::move(s).value();
-          if (o.progress) {
-#pragma omp critical(factz_multiblock_progress)
-            o.progress(Progress{"block", 0.99 * double(++done) / double(count)});
-          }
-        } else {
-          status[size_t(b)] = Status(s.status().code(), "block " + std::to_string(b) + ": " + s.status().message());
-        }
-      } catch (const std::bad_alloc&) {
-        status[size_t(b)] = Status(Code::internal, "out of memory compressing block " + std::to_string(b));
-      }
-    }
-    for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
-    for (const CompressStats& st : block_stats) {
-      total.eb_abs = st.eb_abs;
-      total.exact_vertices += st.exact_vertices;
-      total.repair_rounds = std::max(total.repair_rounds, st.repair_rounds);
-      total.repaired_vertices += st.repaired_vertices;
-    }
-    std::vector<uint8_t> out = multiblock_header(L, o, lengths, kDTypeOf<Field>);
-    for (auto& s : streams) {
-      out.insert(out.end(), s.begin(), s.end());
-      std::vector<uint8_t>().swap(s);
-    }
-    if (stats) *stats = std::move(total);
-    if (o.progress) o.progress(Progress{"container", 1.0});
-    return out;
-  } catch (const std::bad_alloc&) {
-    return Status(Code::internal, "out of memory compressing a multi-block field");
-  }
+  return mb::compress_all_blocks(f, layout.value(), o, stats,
+                                 [](const BlockLayout& L, const Options& opt, std::span<const uint64_t> lengths,
+                                    DType dtype) { return multiblock_header(L, opt, lengths, dtype); });
 }
 
 /// Columns [x0, x1) and rows [y0, y1) of the window that block b decodes: the part of its
@@ -394,10 +320,20 @@ Status check_block_stream(const MultiBlockIndex& ix, int b, std::span<const uint
 /// part of the window into `out`, with its mask when the block has missing vertices (`out`'s
 /// mask is then allocated, all valid, the first time a block needs it; `mask_lock` guards
 /// that when blocks decode in parallel).
+/// A decoding thread's block planes, reused: fresh pages per block cost more than decoding
+/// small ones.
+template <class T>
+struct Planes {
+  std::vector<T> u, v;
+  std::vector<uint8_t> mask;
+};
+
 template <class Field, class T = ValueOf<Field>>
 Status decode_block_into(const MultiBlockIndex& ix, int b, std::span<const uint8_t> bytes, const Region& r,
-                         const DecompressOptions& d, std::vector<T>& bu, std::vector<T>& bv,
-                         std::vector<uint8_t>& bm, Field& out, std::mutex& mask_lock) {
+                         const DecompressOptions& d, Planes<T>& scratch, Field& out, std::mutex& mask_lock) {
+  std::vector<T>& bu = scratch.u;
+  std::vector<T>& bv = scratch.v;
+  std::vector<uint8_t>& bm = scratch.mask;
   const BlockExtent& e = ix.layout.blocks[size_t(b)];
   FACTZ_RETURN_IF_ERROR(check_block_stream(ix, b, bytes));
   bu.resize(size_t(e.nx * e.ny));
@@ -443,77 +379,30 @@ Result<Field> decompress_all_blocks(std::span<const uint8_t> file, const Decompr
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex& I = ix.value();
   FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
-  // Every block's own header must agree with the index before the whole grid is allocated.
-  for (int b = 0; b < I.layout.count(); ++b) {
-    const auto& en = I.entries[size_t(b)];
-    FACTZ_RETURN_IF_ERROR(check_block_stream(I, b, file.subspan(size_t(en.offset), size_t(en.length))));
-  }
-  // Blocks decode in parallel, one thread each, when there are enough of them to share;
-  // otherwise one after the other with the threads inside. The values are the same.
-  const int threads = d.policy != Policy::omp ? 1 : (d.threads > 0 ? d.threads : omp_get_max_threads());
-  const int count = I.layout.count();
-  const bool outer = threads > 1 && count >= threads;
-  const DecompressOptions inner = outer ? DecompressOptions{Policy::serial, 1} : d;
   const Region all{0, 0, I.layout.nx, I.layout.ny};
   Field out;
-  std::vector<Status> status(static_cast<size_t>(count));
   try {
     out.nx = all.x1;
     out.ny = all.y1;
     out.u.resize(size_t(out.nx * out.ny));
     out.v.resize(size_t(out.nx * out.ny));
-    std::mutex mask_lock;
-#pragma omp parallel num_threads(outer ? threads : 1)
-    {
-      std::vector<T> bu, bv;  // reused: fresh pages per block cost more than decoding small ones
-      std::vector<uint8_t> bm;
-#pragma omp for schedule(dynamic, 1)
-      for (int b = 0; b < count; ++b) {
-        const auto& en = I.entries[size_t(b)];
-        try {  // no exception may leave an OpenMP region
-          status[size_t(b)] = decode_block_into(I, b, file.subspan(size_t(en.offset), size_t(en.length)), all, inner,
-                                                bu, bv, bm, out, mask_lock);
-        } catch (const std::bad_alloc&) {
-          status[size_t(b)] = Status(Code::internal, "out of memory decoding block " + std::to_string(b));
-        }
-      }
-    }
+    FACTZ_RETURN_IF_ERROR(mb::decode_all_blocks<Planes<T>>(
+        file, I, d, [&](int b, std::span<const uint8_t> s) { return check_block_stream(I, b, s); },
+        [&](int b, std::span<const uint8_t> s, const DecompressOptions& inner, Planes<T>& scratch, std::mutex& lock) {
+          return decode_block_into(I, b, s, all, inner, scratch, out, lock);
+        }));
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decoding a multi-block field");
   }
-  for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
   return out;
-}
-
-/// Reads `n` bytes at `offset` of the open file `in` (`path` in messages).
-Status read_at(std::ifstream& in, const std::string& path, uint64_t offset, uint64_t n, std::vector<uint8_t>& out) {
-  out.resize(size_t(n));
-  in.seekg(std::streamoff(offset));
-  in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n));
-  if (!in || uint64_t(in.gcount()) != n) return io_error("cannot read " + std::to_string(n) + " bytes of '" + path + "'");
-  return Status::Ok();
 }
 
 /// The validated header and index of the open file `in` of `size` bytes: only those bytes
 /// are read.
 Result<MultiBlockIndex> read_index(std::ifstream& in, const std::string& path, uint64_t size) {
   std::vector<uint8_t> head;
-  if (size < kFixedHeader) return corrupt_stream("'" + path + "' is too short for a multi-block file");
-  FACTZ_RETURN_IF_ERROR(read_at(in, path, 0, kFixedHeader, head));
-  auto header_size = multiblock_header_size_from_prefix(head);
-  if (!header_size.ok()) return header_size.status();
-  if (header_size.value() > size) return corrupt_stream("multi-block index truncated");
-  FACTZ_RETURN_IF_ERROR(read_at(in, path, 0, header_size.value(), head));
+  FACTZ_RETURN_IF_ERROR(mb::read_header(in, path, size, head));
   return parse_multiblock_index(head, size);
-}
-
-/// The file at `path` opened for reading, and its size.
-Status open_file(const std::string& path, std::ifstream& in, uint64_t& size) {
-  in.open(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  in.seekg(0, std::ios::end);
-  size = uint64_t(in.tellg());
-  return Status::Ok();
 }
 
 template <class Field>
@@ -522,7 +411,7 @@ Result<Field> decompress_window(const std::string& path, const Region& r, const 
   using T = ValueOf<Field>;
   std::ifstream in;
   uint64_t size = 0;
-  FACTZ_RETURN_IF_ERROR(open_file(path, in, size));
+  FACTZ_RETURN_IF_ERROR(mb::open_file(path, in, size));
   auto ix = read_index(in, path, size);
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex& I = ix.value();
@@ -532,24 +421,17 @@ Result<Field> decompress_window(const std::string& path, const Region& r, const 
                             std::to_string(r.y0) + ", " + std::to_string(r.y1) + ") is empty or outside the " +
                             std::to_string(I.layout.nx) + " x " + std::to_string(I.layout.ny) + " grid");
   RegionStats st;
-  st.bytes_read = I.header_bytes;
   Field out;
-  std::vector<uint8_t> buf;
-  std::vector<T> bu, bv;
-  std::vector<uint8_t> bm;
-  std::mutex mask_lock;
   try {
     out.nx = r.x1 - r.x0;
     out.ny = r.y1 - r.y0;
     out.u.resize(size_t(out.nx * out.ny));
     out.v.resize(size_t(out.nx * out.ny));
-    for (int b : blocks_for(I.layout, r)) {
-      const auto& en = I.entries[size_t(b)];
-      FACTZ_RETURN_IF_ERROR(read_at(in, path, en.offset, en.length, buf));
-      FACTZ_RETURN_IF_ERROR(decode_block_into(I, b, buf, r, d, bu, bv, bm, out, mask_lock));
-      ++st.blocks_decoded;
-      st.bytes_read += en.length;
-    }
+    FACTZ_RETURN_IF_ERROR(mb::decode_window_blocks<Planes<T>>(
+        in, path, I, blocks_for(I.layout, r), st,
+        [&](int b, std::span<const uint8_t> s, Planes<T>& scratch, std::mutex& lock) {
+          return decode_block_into(I, b, s, r, d, scratch, out, lock);
+        }));
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decoding a region");
   }
@@ -578,7 +460,7 @@ Result<VectorField2D64> decompress_multiblock64(std::span<const uint8_t> file, c
 Result<MultiBlockIndex> read_multiblock_index(const std::string& path) {
   std::ifstream in;
   uint64_t size = 0;
-  FACTZ_RETURN_IF_ERROR(open_file(path, in, size));
+  FACTZ_RETURN_IF_ERROR(mb::open_file(path, in, size));
   return read_index(in, path, size);
 }
 

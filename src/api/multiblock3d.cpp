@@ -1,9 +1,11 @@
 // Domain decomposition of 3D vector fields with shared, exactly stored block faces, and the
-// version 3 multi-block file (docs/multiblock.md "3D blocks", docs/format.md "Multi-block
-// files"). One implementation for every 3D field type: the functions below are templates on
-// the field type (Field = VectorField3D today, T its value type) behind the public overloads,
-// as src/api/multiblock.cpp is for 2D fields; a float64 3D field adds an overload, its
-// decoder in decode_as and its file version in kVersionOf.
+// version 3 (float32) and version 4 (float64) multi-block files (docs/multiblock.md "3D
+// blocks", docs/format.md "Multi-block files"). One implementation for every 3D field type:
+// the functions below are templates on the field type (VectorField3D, VectorField3D64) behind
+// the public overloads, and the orchestration (block loop, the file's assembly, decoding
+// every block or a window's) is the 2D files' (src/api/multiblock_common.hpp); what is here is
+// what 3D adds: the layout rule along z, the 64-byte header and 64-byte index entries, and
+// copying a decoded box out.
 #include "factz/multiblock3d.hpp"
 
 #include <algorithm>
@@ -14,8 +16,7 @@
 #include <mutex>
 #include <new>
 
-#include <omp.h>
-
+#include "api/multiblock_common.hpp"
 #include "factz/topology3d.hpp"
 #include "format/crc32.hpp"
 #include "util/byte_io.hpp"
@@ -23,10 +24,17 @@
 namespace factz {
 namespace {
 
+using mb::block_name;
+using mb::get_le;
+using mb::kDTypeOf;
+using mb::ValueOf;
+
 constexpr uint8_t kMagic[4] = {'F', 'Z', 'M', 'B'};
-/// Version 3: float32 3D blocks (header byte 7 zero). Versions 1 and 2 are the 2D files; a
-/// build that reads only those answers unsupported_version for a 3D file.
+/// Version 3: float32 3D blocks (header byte 7 zero); version 4: float64 3D blocks (byte 7
+/// the data type 2), so that a build reading only version 3 answers unsupported_version.
+/// Versions 1 and 2 are the 2D files.
 constexpr uint16_t kVersion3D = 3;
+constexpr uint16_t kVersion3D64 = 4;
 /// magic .. nz, pz and the second header CRC: the first 48 bytes are laid out as a 2D
 /// header's (so the 2D prefix rules still find the block count), then nz, pz, CRC.
 constexpr uint64_t kFixedHeader3D = 64;
@@ -38,27 +46,25 @@ constexpr uint64_t kMaxVertices = uint64_t(1) << 40;
 /// The smallest FaCTz stream: its 64-byte header.
 constexpr uint64_t kMinStream = 64;
 
-uint64_t get_le(std::span<const uint8_t> b, size_t at, int bytes) {
-  uint64_t x = 0;
-  for (int k = 0; k < bytes; ++k) x |= uint64_t(b[at + size_t(k)]) << (8 * k);
-  return x;
-}
-
-template <class Field>
-using ValueOf = typename decltype(Field::u)::value_type;
-/// The data type of a field type's streams.
-template <class Field>
-constexpr DType kDTypeOf = sizeof(ValueOf<Field>) == 8 ? DType::float64 : DType::float32;
-
 /// The one decoder of a field type's block streams.
 template <class Field>
-Result<Field> decode_as(std::span<const uint8_t> stream, const DecompressOptions& d);
-template <>
-Result<VectorField3D> decode_as<VectorField3D>(std::span<const uint8_t> stream, const DecompressOptions& d) {
-  return decompress3d(stream, d);
+Result<Field> decode_as(std::span<const uint8_t> stream, const DecompressOptions& d) {
+  if constexpr (kDTypeOf<Field> == DType::float64) return decompress3d64(stream, d);
+  else return decompress3d(stream, d);
 }
 
-std::string block_name(int b) { return "block " + std::to_string(b); }
+/// A file's blocks are decoded by the decoder of their type only (as decompress3d and
+/// decompress3d64 refuse each other's streams): invalid_argument naming the other call.
+Status require_file_dtype(DType file, DType want) {
+  if (file == want) return Status::Ok();
+  if (file == DType::float64)
+    return invalid_argument("the 3D multi-block file (version 4) holds float64 values: decode it with "
+                            "factz::decompress_multiblock3d64 (a window with decompress_region3d64, one block with "
+                            "decompress_block3d64); a float32 decoder would round them");
+  return invalid_argument("the 3D multi-block file (version 3) holds float32 values: decode it with "
+                          "factz::decompress_multiblock3d (a window with decompress_region3d, one block with "
+                          "decompress_block3d)");
+}
 
 /// Band bx, by, bz of block b.
 void band_of(const BlockLayout3D& L, int b, int& bx, int& by, int& bz) {
@@ -81,25 +87,6 @@ Region3D owned_part(const BlockLayout3D& L, int b, const Region3D& r) {
 }
 
 bool is_empty(const Region3D& w) { return w.x0 >= w.x1 || w.y0 >= w.y1 || w.z0 >= w.z1; }
-
-template <class Field>
-ValueRange range_of(const Field& f) {
-  // Over the valid vertices, as compress() computes it (missing ones hold NaN or fill values).
-  ValueRange r;
-  const int64_t n = f.size();
-  const std::vector<uint8_t> missing = missing_mask(f);
-  for (int64_t k = 0; k < n; ++k) {
-    if (!missing.empty() && missing[size_t(k)]) continue;
-    const double u = double(f.u[size_t(k)]), v = double(f.v[size_t(k)]), w = double(f.w[size_t(k)]);
-    if (r.empty) {
-      r.lo = r.hi = u;
-      r.empty = false;
-    }
-    r.lo = std::min({r.lo, u, v, w});
-    r.hi = std::max({r.hi, u, v, w});
-  }
-  return r;
-}
 
 template <class Field>
 Field extract(const Field& g, const BlockExtent3D& e) {
@@ -207,31 +194,40 @@ Result<BlockLayout3D> make_block_layout3d(int64_t nx, int64_t ny, int64_t nz, in
   return L;
 }
 
-ValueRange value_range_of(const VectorField3D& f) { return range_of(f); }
+ValueRange value_range_of(const VectorField3D& f) { return mb::range_of(f); }
+ValueRange value_range_of(const VectorField3D64& f) { return mb::range_of(f); }
 
 VectorField3D extract_block(const VectorField3D& g, const BlockExtent3D& e) { return extract(g, e); }
+VectorField3D64 extract_block(const VectorField3D64& g, const BlockExtent3D& e) { return extract(g, e); }
 
 Result<std::vector<uint8_t>> compress_block(const VectorField3D& block, const BlockLayout3D& L, int b,
                                             const Options& o, double eb_abs, CompressStats* stats) {
   return compress_one_block(block, L, b, o, eb_abs, stats);
 }
+Result<std::vector<uint8_t>> compress_block(const VectorField3D64& block, const BlockLayout3D& L, int b,
+                                            const Options& o, double eb_abs, CompressStats* stats) {
+  return compress_one_block(block, L, b, o, eb_abs, stats);
+}
 
-// ---- the version 3 file --------------------------------------------------------------------
+// ---- the version 3 and 4 files -------------------------------------------------------------
 
 uint64_t multiblock3d_header_size(int blocks) { return kFixedHeader3D + kEntryBytes3D * uint64_t(blocks) + 4; }
 
 bool is_multiblock3d(std::span<const uint8_t> bytes) {
-  return is_multiblock(bytes) && bytes.size() >= 6 && get_le(bytes, 4, 2) == kVersion3D;
+  if (!is_multiblock(bytes) || bytes.size() < 6) return false;
+  const uint64_t version = get_le(bytes, 4, 2);
+  return version == kVersion3D || version == kVersion3D64;
 }
 
 std::vector<uint8_t> multiblock3d_header(const BlockLayout3D& L, const Options& o, std::span<const uint64_t> lengths,
-                                         DType /*dtype: float32 only so far (version 3)*/) {
+                                         DType dtype) {
+  const bool float64 = dtype == DType::float64;
   std::vector<uint8_t> h;
   h.reserve(size_t(multiblock3d_header_size(L.count())));
   for (uint8_t c : kMagic) h.push_back(c);
-  detail::put_le(h, kVersion3D, 2);
+  detail::put_le(h, float64 ? kVersion3D64 : kVersion3D, 2);
   h.push_back(uint8_t(o.bound_mode));
-  h.push_back(0);  // the data type byte: float32 (version 3)
+  h.push_back(float64 ? uint8_t(DType::float64) : uint8_t(0));  // the data type byte (version 3: zero)
   detail::put_le(h, uint64_t(L.nx), 8);
   detail::put_le(h, uint64_t(L.ny), 8);
   detail::put_le(h, uint32_t(L.px), 4);
@@ -262,15 +258,19 @@ Result<MultiBlockIndex3D> parse_multiblock3d_index(std::span<const uint8_t> b, u
   if (version == 1 || version == 2)
     return invalid_argument("the multi-block file holds a 2D field: decode it with factz::decompress_multiblock "
                             "(or decompress_multiblock64)");
-  if (version != kVersion3D)
+  if (version != kVersion3D && version != kVersion3D64)
     return Status(Code::unsupported_version,
-                  "multi-block file version " + std::to_string(version) + " (this build reads 1, 2 and 3)");
+                  "multi-block file version " + std::to_string(version) + " (this build reads 1, 2, 3 and 4)");
   if (b.size() < kFixedHeader3D) return corrupt_stream("multi-block header truncated");
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44)) || get_le(b, 60, 4) != detail::crc32c(b.subspan(0, 60)))
     return corrupt_stream("multi-block header checksum mismatch");
   MultiBlockIndex3D ix;
   ix.bound_mode = b[6];
-  if (ix.bound_mode > 1 || b[7] != 0) return corrupt_stream("multi-block header: bad bound mode or data type byte");
+  ix.dtype = version == kVersion3D64 ? DType::float64 : DType::float32;
+  // Byte 7: zero in version 3 (float32 blocks), the data type 2 in version 4 (float64).
+  const uint8_t dtype_byte = version == kVersion3D64 ? uint8_t(DType::float64) : uint8_t(0);
+  if (ix.bound_mode > 1 || b[7] != dtype_byte)
+    return corrupt_stream("multi-block header: bad bound mode or data type byte");
   const uint64_t nx = get_le(b, 8, 8), ny = get_le(b, 16, 8), nz = get_le(b, 48, 8);
   const uint64_t px = get_le(b, 24, 4), py = get_le(b, 28, 4), pz = get_le(b, 56, 4), count = get_le(b, 40, 4);
   ix.bound_value = std::bit_cast<double>(get_le(b, 32, 8));
@@ -316,34 +316,16 @@ Result<MultiBlockIndex3D> parse_multiblock3d_index(std::span<const uint8_t> b, u
 
 namespace {
 
-/// Reads `n` bytes at `offset` of the open file `in` (`path` in messages).
-Status read_at(std::ifstream& in, const std::string& path, uint64_t offset, uint64_t n, std::vector<uint8_t>& out) {
-  out.resize(size_t(n));
-  in.seekg(std::streamoff(offset));
-  in.read(reinterpret_cast<char*>(out.data()), std::streamsize(n));
-  if (!in || uint64_t(in.gcount()) != n)
-    return io_error("cannot read " + std::to_string(n) + " bytes of '" + path + "'");
-  return Status::Ok();
-}
-
 /// The file at `path` opened for reading, its size, and its validated header and index
 /// (only those bytes are read).
 Result<MultiBlockIndex3D> open_index(const std::string& path, std::ifstream& in, uint64_t& size) {
-  in.open(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  in.seekg(0, std::ios::end);
-  size = uint64_t(in.tellg());
+  FACTZ_RETURN_IF_ERROR(mb::open_file(path, in, size));
   std::vector<uint8_t> head;
-  if (size < kMultiBlockPrefixBytes) return corrupt_stream("'" + path + "' is too short for a multi-block file");
-  FACTZ_RETURN_IF_ERROR(read_at(in, path, 0, kMultiBlockPrefixBytes, head));
-  auto header_size = multiblock_header_size_from_prefix(head);
-  if (!header_size.ok()) return header_size.status();
-  if (header_size.value() > size) return corrupt_stream("multi-block index truncated");
-  FACTZ_RETURN_IF_ERROR(read_at(in, path, 0, header_size.value(), head));
+  FACTZ_RETURN_IF_ERROR(mb::read_header(in, path, size, head));
   return parse_multiblock3d_index(head, size);
 }
 
-/// Block b's stream holds the extent its index entry says.
+/// Block b's stream holds the extent its index entry says and the file's data type.
 Status check_block_stream(const MultiBlockIndex3D& ix, int b, std::span<const uint8_t> bytes) {
   const BlockExtent3D& e = ix.layout.blocks[size_t(b)];
   auto dims = stream_dims3d(bytes);
@@ -353,6 +335,11 @@ Status check_block_stream(const MultiBlockIndex3D& ix, int b, std::span<const ui
     return corrupt_stream(block_name(b) + " holds a " + std::to_string(d[0]) + " x " + std::to_string(d[1]) + " x " +
                           std::to_string(d[2]) + " field, its index says " + std::to_string(e.nx) + " x " +
                           std::to_string(e.ny) + " x " + std::to_string(e.nz));
+  auto dtype = stream_dtype3d(bytes);
+  if (!dtype.ok()) return Status(dtype.status().code(), block_name(b) + ": " + dtype.status().message());
+  if (dtype.value() != ix.dtype)
+    return corrupt_stream(block_name(b) + " holds " + dtype_name(dtype.value()) + " values, the file's header says " +
+                          dtype_name(ix.dtype));
   return Status::Ok();
 }
 
@@ -423,65 +410,9 @@ Result<std::vector<uint8_t>> compress_all_blocks(const Field& f, const Options& 
   FACTZ_RETURN_IF_ERROR(validate_field(f));
   auto layout = make_block_layout3d(f.nx, f.ny, f.nz, px, py, pz);
   if (!layout.ok()) return layout.status();
-  const BlockLayout3D& L = layout.value();
-  auto eb = absolute_bound(o, value_range_of(f));
-  if (!eb.ok()) return eb.status();
-  // Blocks compress in parallel, one thread each, when there are enough of them to share;
-  // otherwise one after the other with the threads inside. The bytes are the same.
-  const int count = L.count();
-  const int threads = o.policy != Policy::omp ? 1 : (o.threads > 0 ? o.threads : omp_get_max_threads());
-  const bool outer = threads > 1 && count >= threads;
-  Options inner = o;
-  inner.progress = {};  // the file reports per block (below), not each block's stages
-  if (outer) {
-    inner.policy = Policy::serial;
-    inner.threads = 1;
-  }
-  int done = 0;
-  std::vector<std::vector<uint8_t>> streams(static_cast<size_t>(count));
-  std::vector<uint64_t> lengths(static_cast<size_t>(count));
-  std::vector<CompressStats> block_stats(static_cast<size_t>(count));
-  std::vector<Status> status(static_cast<size_t>(count));
-  try {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(outer ? threads : 1)
-    for (int b = 0; b < count; ++b) {
-      try {  // no exception may leave an OpenMP region
-        auto s = compress_one_block(extract(f, L.blocks[size_t(b)]), L, b, inner, eb.value(), &block_stats[size_t(b)]);
-        if (s.ok()) {
-          lengths[size_t(b)] = s.value().size();
-          streams[size_t(b)] = std::move(s).value();
-          if (o.progress) {
-#pragma omp critical(factz_multiblock3d_progress)
-            o.progress(Progress{"block", 0.99 * double(++done) / double(count)});
-          }
-        } else {
-          status[size_t(b)] = Status(s.status().code(), block_name(b) + ": " + s.status().message());
-        }
-      } catch (const std::bad_alloc&) {
-        status[size_t(b)] = Status(Code::internal, "out of memory compressing " + block_name(b));
-      }
-    }
-    for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
-    CompressStats total;
-    for (const CompressStats& st : block_stats) {
-      total.eb_abs = st.eb_abs;
-      total.exact_vertices += st.exact_vertices;  // a shared vertex counts in each block
-      total.repair_rounds = std::max(total.repair_rounds, st.repair_rounds);
-      total.repaired_vertices += st.repaired_vertices;
-    }
-    const std::vector<uint8_t> missing = missing_mask(f);
-    total.masked_vertices = std::count(missing.begin(), missing.end(), uint8_t(1));
-    std::vector<uint8_t> out = multiblock3d_header(L, o, lengths, kDTypeOf<Field>);
-    for (auto& s : streams) {
-      out.insert(out.end(), s.begin(), s.end());
-      std::vector<uint8_t>().swap(s);
-    }
-    if (stats) *stats = std::move(total);
-    if (o.progress) o.progress(Progress{"container", 1.0});
-    return out;
-  } catch (const std::bad_alloc&) {
-    return Status(Code::internal, "out of memory compressing a multi-block field");
-  }
+  return mb::compress_all_blocks(f, layout.value(), o, stats,
+                                 [](const BlockLayout3D& L, const Options& opt, std::span<const uint64_t> lengths,
+                                    DType dtype) { return multiblock3d_header(L, opt, lengths, dtype); });
 }
 
 template <class Field>
@@ -489,36 +420,22 @@ Result<Field> decompress_all_blocks(std::span<const uint8_t> file, const Decompr
   auto ix = parse_multiblock3d_index(file, file.size());
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex3D& I = ix.value();
-  // Every block's own header must agree with the index before the whole grid is allocated.
-  for (int b = 0; b < I.layout.count(); ++b) {
-    const auto& en = I.entries[size_t(b)];
-    FACTZ_RETURN_IF_ERROR(check_block_stream(I, b, file.subspan(size_t(en.offset), size_t(en.length))));
-  }
-  const int threads = d.policy != Policy::omp ? 1 : (d.threads > 0 ? d.threads : omp_get_max_threads());
-  const int count = I.layout.count();
-  const bool outer = threads > 1 && count >= threads;
-  const DecompressOptions inner = outer ? DecompressOptions{Policy::serial, 1} : d;
+  FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
   const Region3D all{0, 0, 0, I.layout.nx, I.layout.ny, I.layout.nz};
-  std::vector<Status> status(static_cast<size_t>(count));
   Field out;
   try {
     out = window_field<Field>(all);
-    std::mutex mask_lock;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(outer ? threads : 1)
-    for (int b = 0; b < count; ++b) {
-      const auto& en = I.entries[size_t(b)];
-      try {  // no exception may leave an OpenMP region
-        auto blk = decode_block<Field>(I, b, file.subspan(size_t(en.offset), size_t(en.length)), inner);
-        if (blk.ok()) place_block(I.layout, b, blk.value(), all, out, mask_lock);
-        else status[size_t(b)] = blk.status();
-      } catch (const std::bad_alloc&) {
-        status[size_t(b)] = Status(Code::internal, "out of memory decoding " + block_name(b));
-      }
-    }
+    FACTZ_RETURN_IF_ERROR(mb::decode_all_blocks<mb::NoScratch>(
+        file, I, d, [&](int b, std::span<const uint8_t> s) { return check_block_stream(I, b, s); },
+        [&](int b, std::span<const uint8_t> s, const DecompressOptions& inner, mb::NoScratch&, std::mutex& lock) {
+          auto blk = decode_block<Field>(I, b, s, inner);
+          if (!blk.ok()) return blk.status();
+          place_block(I.layout, b, blk.value(), all, out, lock);
+          return Status::Ok();
+        }));
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decoding a multi-block field");
   }
-  for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
   return out;
 }
 
@@ -526,6 +443,7 @@ template <class Field>
 Result<Field> decompress_one_block(std::span<const uint8_t> file, int b, const DecompressOptions& d) {
   auto ix = parse_multiblock3d_index(file, file.size());
   if (!ix.ok()) return ix.status();
+  FACTZ_RETURN_IF_ERROR(require_file_dtype(ix->dtype, kDTypeOf<Field>));
   if (b < 0 || b >= ix->layout.count())
     return invalid_argument(block_name(b) + " is not in the file (it has " + std::to_string(ix->layout.count()) +
                             " blocks)");
@@ -545,28 +463,26 @@ Result<Field> decompress_window(const std::string& path, const Region3D& r, cons
   auto ix = open_index(path, in, size);
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex3D& I = ix.value();
+  FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
   const BlockLayout3D& L = I.layout;
   if (r.x0 < 0 || r.y0 < 0 || r.z0 < 0 || r.x1 > L.nx || r.y1 > L.ny || r.z1 > L.nz || is_empty(r))
     return invalid_argument("the region [" + std::to_string(r.x0) + ", " + std::to_string(r.x1) + ") x [" +
                             std::to_string(r.y0) + ", " + std::to_string(r.y1) + ") x [" + std::to_string(r.z0) +
                             ", " + std::to_string(r.z1) + ") is empty or outside the " + std::to_string(L.nx) +
                             " x " + std::to_string(L.ny) + " x " + std::to_string(L.nz) + " grid");
+  std::vector<int> needed;  // the blocks owning a vertex of the window, in block order
+  for (int b = 0; b < L.count(); ++b)
+    if (!is_empty(owned_part(L, b, r))) needed.push_back(b);
   RegionStats st;
-  st.bytes_read = I.header_bytes;
-  std::mutex mask_lock;
   try {
     Field out = window_field<Field>(r);
-    std::vector<uint8_t> buf;
-    for (int b = 0; b < L.count(); ++b) {
-      if (is_empty(owned_part(L, b, r))) continue;
-      const auto& en = I.entries[size_t(b)];
-      FACTZ_RETURN_IF_ERROR(read_at(in, path, en.offset, en.length, buf));
-      auto blk = decode_block<Field>(I, b, buf, d);
-      if (!blk.ok()) return blk.status();
-      place_block(L, b, blk.value(), r, out, mask_lock);
-      ++st.blocks_decoded;
-      st.bytes_read += en.length;
-    }
+    FACTZ_RETURN_IF_ERROR(mb::decode_window_blocks<mb::NoScratch>(
+        in, path, I, needed, st, [&](int b, std::span<const uint8_t> s, mb::NoScratch&, std::mutex& lock) {
+          auto blk = decode_block<Field>(I, b, s, d);
+          if (!blk.ok()) return blk.status();
+          place_block(L, b, blk.value(), r, out, lock);
+          return Status::Ok();
+        }));
     if (stats) *stats = st;
     return out;
   } catch (const std::bad_alloc&) {
@@ -586,18 +502,32 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField3D& f, const O
                                                  CompressStats* stats) {
   return compress_all_blocks(f, o, px, py, pz, stats);
 }
+Result<std::vector<uint8_t>> compress_multiblock(const VectorField3D64& f, const Options& o, int px, int py, int pz,
+                                                 CompressStats* stats) {
+  return compress_all_blocks(f, o, px, py, pz, stats);
+}
 
 Result<VectorField3D> decompress_multiblock3d(std::span<const uint8_t> file, const DecompressOptions& d) {
   return decompress_all_blocks<VectorField3D>(file, d);
+}
+Result<VectorField3D64> decompress_multiblock3d64(std::span<const uint8_t> file, const DecompressOptions& d) {
+  return decompress_all_blocks<VectorField3D64>(file, d);
 }
 
 Result<VectorField3D> decompress_block3d(std::span<const uint8_t> file, int b, const DecompressOptions& d) {
   return decompress_one_block<VectorField3D>(file, b, d);
 }
+Result<VectorField3D64> decompress_block3d64(std::span<const uint8_t> file, int b, const DecompressOptions& d) {
+  return decompress_one_block<VectorField3D64>(file, b, d);
+}
 
 Result<VectorField3D> decompress_region3d(const std::string& path, const Region3D& r, const DecompressOptions& d,
                                           RegionStats* stats) {
   return decompress_window<VectorField3D>(path, r, d, stats);
+}
+Result<VectorField3D64> decompress_region3d64(const std::string& path, const Region3D& r, const DecompressOptions& d,
+                                              RegionStats* stats) {
+  return decompress_window<VectorField3D64>(path, r, d, stats);
 }
 
 }  // namespace factz

@@ -511,6 +511,73 @@ def test_real_crop_3d_and_bad_inputs(tmp_path):
     one_error_line(p, 1, ["checksum"])
 
 
+def test_float64_and_per_rank_3d(tmp_path):
+    """float64 3D fields (--dtype f64, a version 4 file) and --per-rank with three components:
+    every rank count writes the one-process file byte for byte, decoding under mpirun writes
+    the one-process float64 planes, each rank's per-rank files hold its block, verify --blocks
+    --per-rank under mpirun sums to the global comparison, and per-rank files that disagree on
+    a shared plane are refused by every rank with one line."""
+    nx, ny, nz, px, py, pz = 15, 13, 12, 2, 1, 2
+    comps = [c.astype(np.float64) + 2.0 ** -34 * np.cos(np.arange(c.size)).reshape(c.shape)
+             for c in synthetic3d(nx, ny, nz, seed=5)]
+    orig = []
+    for name, c in zip("uvw", comps):
+        c.tofile(tmp_path / f"{name}.f64")
+        orig.append(tmp_path / f"{name}.f64")
+    grid = ["-3", nx, ny, nz, "--dtype", "f64", "--blocks", px, py, pz]
+    common = ["compress", *grid, "-i", orig[0], "-i", orig[1], "-i", orig[2], "--mode", "block", "-M", "REL", "1e-2"]
+    run(common + ["-z", tmp_path / "one.fzmb"])
+    ref = (tmp_path / "one.fzmb").read_bytes()
+    assert ref[:4] == b"FZMB" and ref[4] == 4 and ref[7] == 2
+    for n in (2, 4):
+        run(common + ["-z", tmp_path / f"n{n}.fzmb"], np_=n)
+        assert (tmp_path / f"n{n}.fzmb").read_bytes() == ref, f"{n} ranks wrote a different file"
+    dec = [tmp_path / f"d{c}.f64" for c in "uvw"]
+    run(["decompress", "-z", tmp_path / "one.fzmb", "-o", dec[0], "-o", dec[1], "-o", dec[2]])
+    mdec = [tmp_path / f"m{c}.f64" for c in "uvw"]
+    run(["decompress", "-z", tmp_path / "one.fzmb", "-o", mdec[0], "-o", mdec[1], "-o", mdec[2]], np_=3)
+    for a, b in zip(dec, mdec):
+        assert a.read_bytes() == b.read_bytes(), "mpirun decoded other values"
+    d = [np.fromfile(p, dtype="<f8").reshape(nz, ny, nx) for p in dec]
+    # Per-rank originals: each block's extent; compressed by 4 ranks into the same file.
+    blocks = layout3d(nx, ny, nz, px, py, pz)
+    for b, (x0, y0, z0, bnx, bny, bnz) in enumerate(blocks):
+        for name, c in zip("uvw", comps):
+            c[z0:z0 + bnz, y0:y0 + bny, x0:x0 + bnx].tofile(tmp_path / f"{name}_{b}.f64")
+    per = ["--per-rank", "-i", tmp_path / "u_%r.f64", "-i", tmp_path / "v_%r.f64", "-i", tmp_path / "w_%r.f64"]
+    run(["compress", *grid, *per, "--mode", "block", "-M", "REL", "1e-2", "-z", tmp_path / "pr.fzmb"], np_=4)
+    assert (tmp_path / "pr.fzmb").read_bytes() == ref
+    run(["decompress", "-z", tmp_path / "pr.fzmb", "--per-rank", "-o", tmp_path / "du_%r.f64", "-o",
+         tmp_path / "dv_%r.f64", "-o", tmp_path / "dw_%r.f64"], np_=4)
+    for b, (x0, y0, z0, bnx, bny, bnz) in enumerate(blocks):
+        for name, c in zip("uvw", d):
+            got = np.fromfile(tmp_path / f"d{name}_{b}.f64", dtype="<f8").reshape(bnz, bny, bnx)
+            assert np.array_equal(got.view(np.uint64), c[z0:z0 + bnz, y0:y0 + bny, x0:x0 + bnx].view(np.uint64))
+    out = run(["verify", *grid, *per, "-d", tmp_path / "du_%r.f64", "-d", tmp_path / "dv_%r.f64", "-d",
+               tmp_path / "dw_%r.f64"], np_=4).stdout
+    b = dict(kv.split("=", 1) for kv in out.split())
+    g = run(["verify", "-3", nx, ny, nz, "--dtype", "f64", "-i", orig[0], "-i", orig[1], "-i", orig[2], "-d", dec[0],
+             "-d", dec[1], "-d", dec[2]]).stdout
+    g = dict(kv.split("=", 1) for kv in g.split())
+    assert g["violations"] == "0" and int(g["cp_original"]) > 0, g
+    for k in ("cp_original", "cp_decompressed", "violations", "max_abs_error_u", "max_abs_error_w"):
+        assert b[k] == g[k], (k, b[k], g[k])
+    # Block 1's first x plane is block 0's last: a changed value there is refused.
+    bad = np.fromfile(tmp_path / "w_1.f64", dtype="<f8")
+    bad[0] += 1.0
+    bad.tofile(tmp_path / "x_1.f64")
+    for k in (0, 2, 3):
+        (tmp_path / f"x_{k}.f64").write_bytes((tmp_path / f"w_{k}.f64").read_bytes())
+    p = run(["compress", *grid, "--per-rank", "-i", tmp_path / "u_%r.f64", "-i", tmp_path / "v_%r.f64", "-i",
+             tmp_path / "x_%r.f64", "-z", tmp_path / "x.fzmb"], np_=4, expect=None)
+    one_error_line(p, 1, ["blocks 0 and 1", "shared plane x="])
+    # --per-rank needs one block per rank; --region decodes in one process.
+    p = run(["compress", *grid, *per, "-z", tmp_path / "x.fzmb"], np_=3, expect=None)
+    one_error_line(p, 2, ["PX * PY * PZ"])
+    p = run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "a", "-o", tmp_path / "b", "-o",
+             tmp_path / "c", "--region", 0, 0, 0, 2, 2, 2], np_=2, expect=None)
+    one_error_line(p, 2, ["--region"])
+
 H5MPI = os.environ.get("FACTZ_H5MPI")
 
 

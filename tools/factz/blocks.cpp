@@ -81,14 +81,6 @@ void write_planes(const std::string& uo, const std::string& vo, const Field& f) 
   write_field_outputs({uo, vo}, {&f.u, &f.v}, {uint64_t(f.ny), uint64_t(f.nx)}, std::nullopt, f.mask, "decompress");
 }
 
-/// The per-rank file names of `flags` (each with %r) for blocks 0 .. count-1.
-std::vector<PathArg> per_rank_paths(const Args& a, std::initializer_list<const char*> flags, int count) {
-  std::vector<PathArg> out;
-  for (const auto& p : path_args(a, flags))
-    for (int b = 0; b < count; ++b) out.push_back({p.flag, per_rank_name(p.path, b)});
-  return out;
-}
-
 // ---- compress ------------------------------------------------------------------------------
 
 /// One process, the global field in memory (read `t0` on): the library's compress_multiblock.
@@ -140,7 +132,7 @@ int compress_blocks(World& w, const Args& a) {
   std::string out;
   std::vector<Field> mine;
   int first = 0, last = 0;
-  double lo_neg_hi[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  factz::ValueRange range;  // of this rank's blocks
   const auto t0 = Clock::now();
   phase(w, [&] {
     input_dims(a, "-i", nx, ny);
@@ -160,11 +152,7 @@ int compress_blocks(World& w, const Args& a) {
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
     for (int b = first; b < last; ++b) {
       mine.push_back(block_of<Field>(a, "-i", L, b));
-      const auto r = factz::value_range_of(mine.back());
-      if (!r.empty) {
-        lo_neg_hi[0] = std::min(lo_neg_hi[0], r.lo);
-        lo_neg_hi[1] = std::min(lo_neg_hi[1], -r.hi);
-      }
+      range = factz::merge(range, factz::value_range_of(mine.back()));
     }
   });
   if (a.has("--per-rank")) {  // 32 bytes per block gathered
@@ -175,11 +163,9 @@ int compress_blocks(World& w, const Args& a) {
     phase(w, [&] { check_shared_lines(L, all_hashes); });
   }
   const double read_s = seconds_since(t0);
-  // The global value range (REL bounds): one reduction of two doubles, which hold float32
-  // and float64 values exactly.
-  check(w.allreduce_min(lo_neg_hi));
-  factz::ValueRange global;
-  if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {lo_neg_hi[0], -lo_neg_hi[1], false};
+  // The global value range (REL bounds), in doubles, which hold float32 and float64 values
+  // exactly.
+  const factz::ValueRange global = global_range(w, range);
   std::vector<uint64_t> lengths;
   std::vector<uint8_t> bytes;
   int64_t exact = 0;
@@ -200,20 +186,10 @@ int compress_blocks(World& w, const Args& a) {
     }
   });
   const double compress_s = seconds_since(t1);
-  // Every block's stream length, in block order (ranks hold ascending ranges).
-  const std::vector<uint64_t> all = take(w.allgather(lengths));
-  const std::vector<uint8_t> header = factz::multiblock_header(L, o, all, kDTypeOf<Field>);
-  uint64_t offset = header.size(), file_bytes = header.size();
-  for (int b = 0; b < L.count(); ++b) {
-    if (b < first) offset += all[size_t(b)];
-    file_bytes += all[size_t(b)];
-  }
-  if (w.rank() == 0) {  // the header, then rank 0's streams (blocks 0, 1, ... when it has any)
-    bytes.insert(bytes.begin(), header.begin(), header.end());
-    offset = 0;
-  }
   const auto t2 = Clock::now();
-  written_or_removed(w, out, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
+  const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, [&](const auto& all) {
+    return factz::multiblock_header(L, o, all, kDTypeOf<Field>);
+  });
   const double write_s = seconds_since(t2);
   // Statistics: sums and maxima over the ranks.
   int64_t sums[1] = {exact};
@@ -357,11 +333,9 @@ int decompress_blocks(World& w, const Args& a, const std::string& path, const st
                       const factz::MultiBlockIndex& ix, int first, int last) {
   using T = ValueOf<Field>;
   const BlockLayout& L = ix.layout;
-  const uint64_t from = first < last ? ix.entries[size_t(first)].offset : 0;
-  const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
   const auto t0 = Clock::now();
-  std::vector<uint8_t> streams;
-  phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
+  uint64_t from = 0;
+  const std::vector<uint8_t> streams = read_block_streams(w, path, ix, first, last, from);
   std::vector<Field> decoded;
   phase(w, [&] {
     const factz::DecompressOptions d = vector_decompress_options(a);
@@ -387,13 +361,11 @@ int decompress_blocks(World& w, const Args& a, const std::string& path, const st
       std::vector<factz::mpi::Segment> segs;
       for (int b = first; b < last; ++b) owned_segments(L, b, c == 0 ? decoded[size_t(b - first)].u
                                                                       : decoded[size_t(b - first)].v, segs);
-      std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
-      const std::string& name = c == 0 ? uo : vo;
-      written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
+      write_plane_segments(w, c == 0 ? uo : vo, plane_bytes, std::move(segs));
     }
   }
   const double write_s = seconds_since(t1);
-  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(to - from)};
+  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(streams.size())};
   check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
   const double raw = raw_bytes_of<Field>(L.nx, L.ny);
@@ -427,19 +399,13 @@ int decompress_distributed(World& w, const Args& a) {
     else if (ends_with(uo, ".npy") || ends_with(vo, ".npy"))
       fail("under mpirun the outputs are raw planes (little-endian float32, or float64 for a float64 file), not .npy",
            2);
-    if (w.rank() == 0) {  // one rank reads the index, every rank gets it
-      uint64_t size = 0;
-      head = read_header_bytes(path, size);
-      for (int k = 0; k < 8; ++k) head.push_back(uint8_t(size >> (8 * k)));
-    }
+    if (w.rank() == 0) head = header_and_size(path);  // one rank reads the index, every rank gets it
   });
   check(w.broadcast(head, 0));
   factz::MultiBlockIndex ix;
   int first = 0, last = 0;
   phase(w, [&] {
-    uint64_t size = 0;
-    for (int k = 0; k < 8; ++k) size |= uint64_t(head[head.size() - 8 + size_t(k)]) << (8 * k);
-    head.resize(head.size() - 8);
+    const uint64_t size = take_size(head);
     ix = take(factz::parse_multiblock_index(head, size));
     if (a.has("--per-rank")) {
       require_one_block_per_rank(w, ix.layout);

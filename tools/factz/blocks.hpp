@@ -5,11 +5,15 @@
 // float32 and float64 fields take the same driver: blocks.cpp is templated on the field type
 // (VectorField2D or VectorField2D64), chosen from the inputs (float64_field: '<f8' .npy, or
 // raw with --dtype f64) or, for a multi-block file, from its header (MultiBlockIndex::dtype).
+// blocks3d.cpp is the same driver for 3D fields; the steps that do not depend on the
+// dimension (the range reduction, writing the file together, broadcasting the index, reading a
+// rank's streams, writing a global plane) are written once, below.
 #pragma once
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdint>
@@ -138,6 +142,66 @@ void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all);
 std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size);
 /// `--region X0 Y0 X1 Y1`.
 factz::Region region_of(const Args& a);
+
+// ---- steps of the 2D and 3D drivers ---------------------------------------------------------
+
+/// The per-rank file names of `flags` (each with %r) for blocks 0 .. count-1.
+std::vector<PathArg> per_rank_paths(const Args& a, std::initializer_list<const char*> flags, int count);
+
+/// The global value range (REL bounds) from every rank's `mine` (its blocks' ranges merged):
+/// one reduction of two doubles (min lo, min -hi).
+factz::ValueRange global_range(World& w, factz::ValueRange mine);
+
+/// Writes the multi-block file `out` together. `bytes` holds this rank's streams of blocks
+/// [first, first + lengths.size()) back to back, `lengths` theirs: every block's length is
+/// gathered (one MPI_Allgather), header(all lengths) gives the header and index, which rank 0
+/// puts in front of its streams (in `bytes`), and every rank writes its part at its offset (the
+/// file is removed when any rank fails). Returns the file's size.
+template <class Header>
+uint64_t write_multiblock_file(World& w, const std::string& out, int first, const std::vector<uint64_t>& lengths,
+                               std::vector<uint8_t>& bytes, Header&& header) {
+  // Every block's stream length, in block order (ranks hold ascending ranges).
+  const std::vector<uint64_t> all = take(w.allgather(lengths));
+  const std::vector<uint8_t> head = header(all);
+  uint64_t offset = head.size(), file_bytes = head.size();
+  for (size_t b = 0; b < all.size(); ++b) {
+    if (int64_t(b) < first) offset += all[b];
+    file_bytes += all[b];
+  }
+  if (w.rank() == 0) {  // the header, then rank 0's streams (blocks 0, 1, ... when it has any)
+    bytes.insert(bytes.begin(), head.begin(), head.end());
+    offset = 0;
+  }
+  written_or_removed(w, out, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
+  return file_bytes;
+}
+
+/// Rank 0's part of sharing a file's index: the validated header and index bytes of the
+/// multi-block file at `path` (read_header_bytes), then the file size in 8 bytes.
+std::vector<uint8_t> header_and_size(const std::string& path);
+/// After the broadcast, on every rank: the file size from header_and_size's bytes (which keep
+/// the header and index only).
+uint64_t take_size(std::vector<uint8_t>& head);
+
+/// This rank's blocks [first, last) of the file at `path`, read collectively: their streams
+/// back to back, from byte `from` of the file (0 when the rank has none).
+template <class Index>
+std::vector<uint8_t> read_block_streams(World& w, const std::string& path, const Index& ix, int first, int last,
+                                        uint64_t& from) {
+  from = first < last ? ix.entries[size_t(first)].offset : 0;
+  const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
+  std::vector<uint8_t> streams;
+  phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
+  return streams;
+}
+
+/// Writes one global raw plane of `plane_bytes` from this rank's segments (sorted here by
+/// offset), collectively; the file is removed when any rank fails.
+inline void write_plane_segments(World& w, const std::string& name, uint64_t plane_bytes,
+                                 std::vector<factz::mpi::Segment> segs) {
+  std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
+  written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
+}
 
 // ---- 3D vector fields (blocks3d.cpp) --------------------------------------------------------
 

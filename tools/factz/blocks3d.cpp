@@ -1,19 +1,23 @@
 // Multi-block compress, decompress and verify of 3D vector fields for the CLI
 // (docs/multiblock.md, "3D blocks"): `factz compress -3 NX NY NZ -i U -i V -i W -z OUT
-// --blocks PX PY PZ`, `decompress` and `verify` of the version 3 file it writes. blocks.cpp
-// hands over here (for -3 with --blocks, or a version 3 file).
+// --blocks PX PY PZ`, `decompress` (whole, a window with --region X0 Y0 Z0 X1 Y1 Z1, or one
+// file per block with --per-rank) and `verify` of the version 3 (float32) or version 4
+// (float64) file it writes. blocks.cpp hands over here (for -3 with --blocks, or a 3D file).
 //
-// One process: the library's compress_multiblock and decompress_multiblock3d do the work.
-// Under mpirun the blocks are spread over the ranks as for 2D fields (contiguous ranges of
-// block ids); each rank reads only its blocks' rows of the global raw inputs, compresses them
-// with the bound resolved by one MPI_Allreduce over the ranks' ranges, and the ranks write
-// one file together: byte for byte the one-process file. Every fallible step runs inside
-// `phase` (blocks.hpp), so a failing rank never leaves the others in a collective.
+// One process: the library's compress_multiblock, decompress_multiblock3d(64) and
+// decompress_region3d(64) do the work. Under mpirun (or with --per-rank) the blocks are spread
+// over the ranks as for 2D fields (contiguous ranges of block ids); each rank reads only its
+// blocks' rows of the global raw inputs (or its own per-rank files), compresses them with the
+// bound resolved by one MPI_Allreduce over the ranks' ranges, and the ranks write one file
+// together: byte for byte the one-process file. Every fallible step runs inside `phase`
+// (blocks.hpp), so a failing rank never leaves the others in a collective.
 //
-// The drivers are templates on the 3D field type (VectorField3D today) where they touch
-// values, as blocks.cpp is for 2D fields.
+// float32 and float64 fields take the same driver: everything that touches values is a
+// template on the field type (VectorField3D, VectorField3D64), chosen from the inputs
+// (float64_field: '<f8' .npy files, or raw with --dtype f64) or from the file's header.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -22,6 +26,7 @@
 #include <limits>
 #include <span>
 #include <tuple>
+#include <type_traits>
 
 #include "blocks.hpp"
 #include "factz/io.hpp"
@@ -37,6 +42,10 @@ using Clock = std::chrono::steady_clock;
 
 template <class Field>
 using ValueOf = typename decltype(Field::u)::value_type;
+template <class Field>
+constexpr bool kFloat64 = std::is_same_v<Field, VectorField3D64>;
+template <class Field>
+constexpr factz::DType kDTypeOf = kFloat64<Field> ? factz::DType::float64 : factz::DType::float32;
 
 /// Bytes of the raw field (u, v and w).
 template <class Field>
@@ -44,69 +53,161 @@ double raw_bytes_of(int64_t n) {
   return double(n) * 3.0 * double(sizeof(ValueOf<Field>));
 }
 
-/// 3D components are float32 raw or '<f4' .npy files (read_field3d's rule).
-void require_float32(const Args& a) {
-  if (a.has("--dtype") && a.get("--dtype") != "f32")
-    fail("invalid_argument: 3D vector fields are read as float32 only (no float64 3D analysis yet)");
+/// A float64 run says so in --json (as the one-stream float64 commands do).
+template <class Field>
+void add_dtype(StatsWriter& r) {
+  if constexpr (kFloat64<Field>) r.text("dtype", "float64", StatsWriter::In::json);
+}
+
+/// Options that name 2D components.
+void require_3d_options(const Args& a) {
   if (a.has("--fill-u") || a.has("--fill-v"))
     fail("--fill-u and --fill-v name 2D components; give --fill V for a 3D vector field", 2);
-  if (a.has("--per-rank")) fail("--per-rank takes 2D fields only (a 3D field takes --blocks PX PY PZ)", 2);
-  if (a.has("--region")) fail("--region takes 2D multi-block files (a 3D file decodes whole)", 2);
+}
+
+/// With --per-rank under mpirun every rank has exactly one block.
+void require_one_block_per_rank3d(const World& w, const BlockLayout3D& L) {
+  if (w.distributed() && L.count() != w.size())
+    fail("--per-rank needs PX * PY * PZ = number of ranks, got " + std::to_string(L.px) + " x " +
+             std::to_string(L.py) + " x " + std::to_string(L.pz) + " blocks for " + std::to_string(w.size()) +
+             " ranks",
+         2);
+}
+
+/// A whole component of T (raw or .npy), read by the 3D reader.
+template <class T>
+std::vector<T> component_of(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+  if constexpr (sizeof(T) == 8) return read_component64(path, nx, ny, nz);
+  else return read_component(path, nx, ny, nz);
 }
 
 /// Block `e` of the global nx x ny x nz component in `path`: for a raw regular file only the
 /// block's row segments are read (one read per row, or per slice when rows are whole); a .npy
-/// file is read whole (read_component checks its header) and cut.
-std::vector<float> read_block_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz,
-                                        const BlockExtent3D& e) {
-  std::vector<float> out(size_t(e.nx * e.ny * e.nz));
+/// file is read whole (the 3D reader checks its header) and cut.
+template <class T>
+std::vector<T> read_block_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz,
+                                    const BlockExtent3D& e) {
+  std::vector<T> out(size_t(e.nx * e.ny * e.nz));
   check(factz::check_input_path(path));
   std::error_code ec;
   if (ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, ec)) {
-    const std::vector<float> whole = read_component(path, nx, ny, nz);
+    const std::vector<T> whole = component_of<T>(path, nx, ny, nz);
     for (int64_t z = 0; z < e.nz; ++z)
       for (int64_t y = 0; y < e.ny; ++y)
         std::memcpy(out.data() + (z * e.ny + y) * e.nx, whole.data() + ((e.z0 + z) * ny + e.y0 + y) * nx + e.x0,
-                    size_t(e.nx) * sizeof(float));
+                    size_t(e.nx) * sizeof(T));
     return out;
   }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) fail("io: cannot open " + path + ": " + ec.message());
-  const uint64_t need = uint64_t(nx * ny * nz) * 4;
+  const uint64_t need = uint64_t(nx * ny * nz) * sizeof(T);
   if (uint64_t(size) != need)
     fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes; -3 " + std::to_string(nx) + " " +
-         std::to_string(ny) + " " + std::to_string(nz) + " needs " + std::to_string(need) + " (float32)");
+         std::to_string(ny) + " " + std::to_string(nz) + " needs " + std::to_string(need) +
+         (sizeof(T) == 8 ? " (float64)" : " (float32)"));
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("io: cannot open " + path);
   const bool whole_rows = e.x0 == 0 && e.nx == nx;
   for (int64_t z = 0; z < e.nz; ++z)
     for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
       const int64_t rows = whole_rows ? e.ny : 1;
-      in.seekg(std::streamoff(uint64_t(((e.z0 + z) * ny + e.y0 + y) * nx + e.x0) * 4));
-      in.read(reinterpret_cast<char*>(out.data() + (z * e.ny + y) * e.nx), std::streamsize(uint64_t(rows * e.nx) * 4));
+      in.seekg(std::streamoff(uint64_t(((e.z0 + z) * ny + e.y0 + y) * nx + e.x0) * sizeof(T)));
+      in.read(reinterpret_cast<char*>(out.data() + (z * e.ny + y) * e.nx),
+              std::streamsize(uint64_t(rows * e.nx) * sizeof(T)));
       if (!in) fail("io: cannot read " + path);
     }
   return out;
 }
 
-/// Block b of the global field of `flag` (-i or -d): its rows of the three files, NaN and
-/// --fill V marked missing, validated.
-VectorField3D read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int b) {
+/// Block b of the global field of `flag` (-i or -d): its rows of the three global files, or
+/// with --per-rank its own three files (each of the block's size); NaN and --fill V marked
+/// missing, validated.
+template <class Field>
+Field read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int b) {
+  using T = ValueOf<Field>;
   const auto files = three_files(a, flag);
   const BlockExtent3D& e = L.blocks[size_t(b)];
-  VectorField3D f;
+  const bool per_rank = a.has("--per-rank");
+  auto component = [&](const std::string& path) {
+    return per_rank ? component_of<T>(per_rank_name(path, b), e.nx, e.ny, e.nz)
+                    : read_block_component<T>(path, L.nx, L.ny, L.nz, e);
+  };
+  Field f;
   f.nx = e.nx;
   f.ny = e.ny;
   f.nz = e.nz;
-  f.u = read_block_component(files[0], L.nx, L.ny, L.nz, e);
-  f.v = read_block_component(files[1], L.nx, L.ny, L.nz, e);
-  f.w = read_block_component(files[2], L.nx, L.ny, L.nz, e);
-  factz::mark_missing(f, fill3d_of(a));
+  f.u = component(files[0]);
+  f.v = component(files[1]);
+  f.w = component(files[2]);
+  if constexpr (kFloat64<Field>) factz::mark_missing(f, fill3d_of64(a));
+  else factz::mark_missing(f, fill3d_of(a));
   const Status s = factz::validate_field(f);
   if (!s.ok())
     fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
          ", z=" + std::to_string(e.z0) + "): " + s.to_string());
   return f;
+}
+
+/// The whole field of `flag` in memory, as Field.
+template <class Field>
+Field whole_field(const Args& a, const char* flag, const std::string& command, bool reconstruction = false) {
+  int64_t masked = 0;
+  if constexpr (kFloat64<Field>) return read_field3d64(a, flag, masked, command, reconstruction);
+  else return read_field3d(a, flag, masked, command, reconstruction);
+}
+
+/// FNV-1a hashes of block f's six outer faces (x min, x max, y min, y max, z min, z max), u, v
+/// then w, over the values' bytes: per-rank files of neighbouring blocks must agree on the
+/// face they share.
+template <class Field>
+std::array<uint64_t, 6> face_hashes(const Field& f) {
+  using T = ValueOf<Field>;
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  std::array<uint64_t, 6> h;
+  h.fill(1469598103934665603ull);
+  auto add = [&h, &f](int face, int64_t x, int64_t y, int64_t z) {
+    const size_t k = size_t((z * f.ny + y) * f.nx + x);
+    for (const auto* plane : {&f.u, &f.v, &f.w}) {
+      const Bits bits = std::bit_cast<Bits>((*plane)[k]);
+      for (size_t i = 0; i < sizeof(T); ++i)
+        h[size_t(face)] = (h[size_t(face)] ^ ((bits >> (8 * i)) & 0xFF)) * 1099511628211ull;
+    }
+  };
+  for (int64_t z = 0; z < f.nz; ++z)
+    for (int64_t y = 0; y < f.ny; ++y) {
+      add(0, 0, y, z);
+      add(1, f.nx - 1, y, z);
+    }
+  for (int64_t z = 0; z < f.nz; ++z)
+    for (int64_t x = 0; x < f.nx; ++x) {
+      add(2, x, 0, z);
+      add(3, x, f.ny - 1, z);
+    }
+  for (int64_t y = 0; y < f.ny; ++y)
+    for (int64_t x = 0; x < f.nx; ++x) {
+      add(4, x, y, 0);
+      add(5, x, y, f.nz - 1);
+    }
+  return h;
+}
+
+/// With --per-rank, neighbouring blocks come from different files: they must hold the same
+/// values on their shared face, or the decomposition is not of one global field. `all` holds
+/// every block's face_hashes, in block order.
+void check_shared_faces(const BlockLayout3D& L, const std::vector<uint64_t>& all) {
+  const int plane = L.px * L.py;
+  for (int b = 0; b < L.count(); ++b) {
+    const int bx = b % L.px, by = (b / L.px) % L.py, bz = b / plane;
+    const BlockExtent3D& e = L.blocks[size_t(b)];
+    auto differ = [&](int next, int face, int other_face, const char* axis, int64_t at) {
+      if (all[size_t(6 * b + face)] != all[size_t(6 * next + other_face)])
+        fail("invalid_argument: --per-rank files of blocks " + std::to_string(b) + " and " + std::to_string(next) +
+             " differ on their shared plane " + axis + "=" + std::to_string(at));
+    };
+    if (bx + 1 < L.px) differ(b + 1, 1, 0, "x", e.x0 + e.nx - 1);
+    if (by + 1 < L.py) differ(b + L.px, 3, 2, "y", e.y0 + e.ny - 1);
+    if (bz + 1 < L.pz) differ(b + plane, 5, 4, "z", e.z0 + e.nz - 1);
+  }
 }
 
 /// The layout of `-3 NX NY NZ --blocks PX PY PZ`.
@@ -123,29 +224,37 @@ void add_grid(StatsWriter& r, const BlockLayout3D& L) {
   r.count("px", L.px).count("py", L.py).count("pz", L.pz).count("blocks", L.count());
 }
 
+/// Vertices block b owns along each axis (its extent minus the shared last planes).
+std::array<int64_t, 3> owned_sizes(const BlockLayout3D& L, int b) {
+  const BlockExtent3D& e = L.blocks[size_t(b)];
+  return {e.nx - (e.x0 + e.nx < L.nx ? 1 : 0), e.ny - (e.y0 + e.ny < L.ny ? 1 : 0),
+          e.nz - (e.z0 + e.nz < L.nz ? 1 : 0)};
+}
+
 // ---- compress ------------------------------------------------------------------------------
 
 /// Options and paths of compress, checked the same way by both drivers.
 factz::Options compress3d_options(const Args& a, std::string& out) {
-  require_float32(a);
+  require_3d_options(a);
   const auto files = three_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   out = a.get("-z");
   require_plain_paths({files[0], files[1], files[2], out});
+  if (a.has("--per-rank")) require_per_rank_names({files[0], files[1], files[2]});
   if (a.has("--scalar") || a.has("--persistence") || a.get("--mode") == "contour-tree")
     fail("--blocks takes vector fields", 2);
   return vector_compress_options(a, false);
 }
 
 /// One process, the global field in memory: the library's compress_multiblock.
+template <class Field>
 int compress_single3d(const Args& a) {
   std::string out;
   factz::Options o = compress3d_options(a, out);
   o.progress = compress_progress(a);
   const BlockLayout3D L = layout_of(a);
   const auto t0 = Clock::now();
-  int64_t masked = 0;
-  const VectorField3D f = read_field3d(a, "-i", masked, "compress");
+  const Field f = whole_field<Field>(a, "-i", "compress");
   const double read_s = seconds_since(t0);
   factz::CompressStats st;
   const auto t1 = Clock::now();
@@ -154,12 +263,13 @@ int compress_single3d(const Args& a) {
   const auto t2 = Clock::now();
   check(factz::write_bytes(out, file));
   const double write_s = seconds_since(t2);
-  const double raw = raw_bytes_of<VectorField3D>(f.size()), ratio = raw / double(file.size());
+  const double raw = raw_bytes_of<Field>(f.size()), ratio = raw / double(file.size());
   StatsWriter r;
   r.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder));
+  add_dtype<Field>(r);
   add_grid(r, L);
   r.count("ranks", 1).count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file.size()));
-  r.num("ratio", ratio).num("bit_rate", 96.0 / ratio).num("eb_abs", st.eb_abs);
+  r.num("ratio", ratio).num("bit_rate", 24.0 * double(sizeof(ValueOf<Field>)) / ratio).num("eb_abs", st.eb_abs);
   r.count("exact_vertices", st.exact_vertices).count("masked_vertices", st.masked_vertices);
   r.num("read_seconds", read_s).num("compress_seconds", compress_s).num("write_seconds", write_s);
   r.num("total_seconds", seconds_since(t0)).num("throughput_mbs", raw / std::max(compress_s, 1e-9) / 1e6);
@@ -168,7 +278,7 @@ int compress_single3d(const Args& a) {
   return 0;
 }
 
-/// Every rank its blocks; one file written together.
+/// Every rank its blocks (with --per-rank, from their own files); one file written together.
 template <class Field>
 int compress_blocks3d(World& w, const Args& a) {
   BlockLayout3D L;
@@ -176,26 +286,30 @@ int compress_blocks3d(World& w, const Args& a) {
   std::string out;
   std::vector<Field> mine;
   int first = 0, last = 0;
-  double lo_neg_hi[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  factz::ValueRange range;  // of this rank's blocks
   const auto t0 = Clock::now();
   phase(w, [&] {
     o = compress3d_options(a, out);
     L = layout_of(a);
+    if (a.has("--per-rank")) {
+      require_one_block_per_rank3d(w, L);
+      refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
+    }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
     for (int b = first; b < last; ++b) {
-      mine.push_back(read_block3d(a, "-i", L, b));
-      const auto r = factz::value_range_of(mine.back());
-      if (!r.empty) {
-        lo_neg_hi[0] = std::min(lo_neg_hi[0], r.lo);
-        lo_neg_hi[1] = std::min(lo_neg_hi[1], -r.hi);
-      }
+      mine.push_back(read_block3d<Field>(a, "-i", L, b));
+      range = factz::merge(range, factz::value_range_of(mine.back()));
     }
   });
+  if (a.has("--per-rank")) {  // 48 bytes per block gathered
+    std::vector<uint64_t> mine_hashes;
+    for (const auto& f : mine)
+      for (uint64_t h : face_hashes(f)) mine_hashes.push_back(h);
+    const auto all_hashes = take(w.allgather(mine_hashes));
+    phase(w, [&] { check_shared_faces(L, all_hashes); });
+  }
   const double read_s = seconds_since(t0);
-  // The global value range (REL bounds): one reduction of two doubles.
-  check(w.allreduce_min(lo_neg_hi));
-  factz::ValueRange global;
-  if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {lo_neg_hi[0], -lo_neg_hi[1], false};
+  const factz::ValueRange global = global_range(w, range);  // REL bounds
   std::vector<uint64_t> lengths;
   std::vector<uint8_t> bytes;
   int64_t exact = 0, masked = 0;
@@ -210,12 +324,12 @@ int compress_blocks3d(World& w, const Args& a) {
       if (!s.ok()) fail("block " + std::to_string(b) + ": " + s.status().to_string());
       // Missing vertices counted once: those the block owns (the planes it shares with a
       // later band belong to that band).
-      const factz::BlockExtent3D& e = L.blocks[size_t(b)];
+      const BlockExtent3D& e = L.blocks[size_t(b)];
+      const auto own = owned_sizes(L, b);
       if (!f.mask.empty())
-        for (int64_t z = 0; z < e.nz - (e.z0 + e.nz < L.nz ? 1 : 0); ++z)
-          for (int64_t y = 0; y < e.ny - (e.y0 + e.ny < L.ny ? 1 : 0); ++y)
-            for (int64_t x = 0; x < e.nx - (e.x0 + e.nx < L.nx ? 1 : 0); ++x)
-              masked += f.mask[size_t((z * e.ny + y) * e.nx + x)] != 0;
+        for (int64_t z = 0; z < own[2]; ++z)
+          for (int64_t y = 0; y < own[1]; ++y)
+            for (int64_t x = 0; x < own[0]; ++x) masked += f.mask[size_t((z * e.ny + y) * e.nx + x)] != 0;
       decltype(f.u)().swap(f.u);
       decltype(f.v)().swap(f.v);
       decltype(f.w)().swap(f.w);
@@ -225,20 +339,10 @@ int compress_blocks3d(World& w, const Args& a) {
     }
   });
   const double compress_s = seconds_since(t1);
-  // Every block's stream length, in block order (ranks hold ascending ranges).
-  const std::vector<uint64_t> all = take(w.allgather(lengths));
-  const std::vector<uint8_t> header = factz::multiblock3d_header(L, o, all);
-  uint64_t offset = header.size(), file_bytes = header.size();
-  for (int b = 0; b < L.count(); ++b) {
-    if (b < first) offset += all[size_t(b)];
-    file_bytes += all[size_t(b)];
-  }
-  if (w.rank() == 0) {  // the header, then rank 0's streams
-    bytes.insert(bytes.begin(), header.begin(), header.end());
-    offset = 0;
-  }
   const auto t2 = Clock::now();
-  written_or_removed(w, out, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
+  const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, [&](const auto& all) {
+    return factz::multiblock3d_header(L, o, all, kDTypeOf<Field>);
+  });
   const double write_s = seconds_since(t2);
   int64_t sums[2] = {exact, masked};
   double maxima[6] = {read_s, compress_s, write_s, seconds_since(t0), double(bytes.size()), double(w.comm_bytes())};
@@ -248,9 +352,10 @@ int compress_blocks3d(World& w, const Args& a) {
   const double raw = raw_bytes_of<Field>(L.nx * L.ny * L.nz), ratio = raw / double(file_bytes);
   StatsWriter r;
   r.text("mode", factz::mode_name(o.mode)).text("coder", factz::coder_name(o.coder));
+  add_dtype<Field>(r);
   add_grid(r, L);
   r.count("ranks", w.size()).count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(file_bytes));
-  r.num("ratio", ratio).num("bit_rate", 8.0 * 3.0 * double(sizeof(ValueOf<Field>)) / ratio).num("eb_abs", eb_abs);
+  r.num("ratio", ratio).num("bit_rate", 24.0 * double(sizeof(ValueOf<Field>)) / ratio).num("eb_abs", eb_abs);
   r.count("exact_vertices", sums[0]).count("masked_vertices", sums[1]);
   r.num("read_seconds", maxima[0]).num("compress_seconds", maxima[1]).num("write_seconds", maxima[2]);
   r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / std::max(maxima[1], 1e-9) / 1e6);
@@ -261,40 +366,94 @@ int compress_blocks3d(World& w, const Args& a) {
 
 // ---- decompress ----------------------------------------------------------------------------
 
-/// Writes the three components through the 3D writer (raw float32 or '<f4' .npy).
-void write_field(const std::vector<std::string>& outputs, const VectorField3D& f) {
+/// Writes the three components through the 3D writer (raw or .npy, float32 or float64).
+template <class Field>
+void write_field(const std::vector<std::string>& outputs, const Field& f) {
   write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
   write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
   write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
 }
 
 std::vector<std::string> decode_outputs(const Args& a) {
-  require_float32(a);
+  require_3d_options(a);
   const auto outputs = three_files(a, "-o");
   if (any_variable_output(outputs))
-    fail("3D vector components are written as raw float32 or .npy files (no netCDF / HDF5 output yet)", 2);
+    fail("3D vector components are written as raw or .npy files (no netCDF / HDF5 output yet)", 2);
   int to_stdout = 0;
   for (const auto& o : outputs) to_stdout += o == "-";
   if (to_stdout > 1) fail("only one component can go to stdout", 2);
   return outputs;
 }
 
-/// One process, the whole file in memory: the library's decompress_multiblock3d.
-int decompress_whole3d(const Args& a, const std::vector<uint8_t>& file) {
+/// One process, the whole file in memory: the library's decompress_multiblock3d (or
+/// decompress_multiblock3d64 for a version 4 file).
+template <class Field>
+int decompress_whole3d(const Args& a, const std::vector<uint8_t>& file, const factz::MultiBlockIndex3D& ix) {
   const auto outputs = decode_outputs(a);
   const factz::DecompressOptions d = vector_decompress_options(a);
   const auto t0 = Clock::now();
-  const VectorField3D f = take(factz::decompress_multiblock3d(file, d));
+  Field f;
+  if constexpr (kFloat64<Field>) f = take(factz::decompress_multiblock3d64(file, d));
+  else f = take(factz::decompress_multiblock3d(file, d));
   const double secs = seconds_since(t0);
   write_field(outputs, f);
-  const auto ix = take(factz::parse_multiblock3d_index(file, file.size()));
   StatsWriter r;
   add_grid(r, ix.layout);
-  r.count("ranks", 1).count("raw_bytes", int64_t(raw_bytes_of<VectorField3D>(f.size())));
+  add_dtype<Field>(r);
+  r.count("ranks", 1).count("raw_bytes", int64_t(raw_bytes_of<Field>(f.size())));
   r.count("compressed_bytes", int64_t(file.size())).num("decompress_seconds", secs);
-  r.num("throughput_mbs", raw_bytes_of<VectorField3D>(f.size()) / std::max(secs, 1e-9) / 1e6);
+  r.num("throughput_mbs", raw_bytes_of<Field>(f.size()) / std::max(secs, 1e-9) / 1e6);
   r.print(a.has("--json"), false);
   return 0;
+}
+
+int decompress_whole3d(const Args& a, const std::vector<uint8_t>& file) {
+  const auto ix = take(factz::parse_multiblock3d_index(file, file.size()));
+  return ix.dtype == factz::DType::float64 ? decompress_whole3d<VectorField3D64>(a, file, ix)
+                                           : decompress_whole3d<VectorField3D>(a, file, ix);
+}
+
+/// `--region X0 Y0 Z0 X1 Y1 Z1` (a 3D file's window; half-open, as the 2D X0 Y0 X1 Y1).
+factz::Region3D region3d_of(const Args& a) {
+  const auto& r = a.all("--region").back();
+  if (r.size() != 6) fail("a 3D multi-block file takes --region X0 Y0 Z0 X1 Y1 Z1 (six integers)", 2);
+  long long v[6];
+  for (int k = 0; k < 6; ++k)
+    if (!to_int64(r[size_t(k)], v[k]) || v[k] < 0)
+      fail("--region needs six integers >= 0 (X0 Y0 Z0 X1 Y1 Z1), got '" + r[size_t(k)] + "'", 2);
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+/// --region: one process reads the index and the blocks owning a vertex of the window.
+template <class Field>
+int decompress_region3d_as(const Args& a, const std::vector<std::string>& outputs) {
+  const factz::DecompressOptions d = vector_decompress_options(a);
+  const factz::Region3D r = region3d_of(a);
+  const auto t0 = Clock::now();
+  factz::RegionStats st;
+  Field f;
+  if constexpr (kFloat64<Field>) f = take(factz::decompress_region3d64(a.get("-z"), r, d, &st));
+  else f = take(factz::decompress_region3d(a.get("-z"), r, d, &st));
+  const double secs = seconds_since(t0);
+  write_field(outputs, f);
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
+  StatsWriter s;
+  s.count("nx", f.nx).count("ny", f.ny).count("nz", f.nz);
+  add_dtype<Field>(s);
+  s.count("blocks_decoded", st.blocks_decoded);
+  s.count("bytes_read", int64_t(st.bytes_read)).count("file_bytes", ec ? -1 : int64_t(file_bytes));
+  s.num("decompress_seconds", secs);
+  s.print(a.has("--json"), false);
+  return 0;
+}
+
+int decompress_region3d_cli(const Args& a) {
+  const auto outputs = decode_outputs(a);
+  require_seekable(a.get("-z"), "--region");
+  const auto ix = take(factz::read_multiblock3d_index(a.get("-z")));
+  return ix.dtype == factz::DType::float64 ? decompress_region3d_as<VectorField3D64>(a, outputs)
+                                           : decompress_region3d_as<VectorField3D>(a, outputs);
 }
 
 /// The (z, y) rows of decoded block b that b owns, as segments of the global raw plane.
@@ -302,50 +461,24 @@ template <class T>
 void owned_segments(const BlockLayout3D& L, int b, const std::vector<T>& plane,
                     std::vector<factz::mpi::Segment>& segs) {
   const BlockExtent3D& e = L.blocks[size_t(b)];
-  const int64_t wx = e.nx - (e.x0 + e.nx < L.nx ? 1 : 0), wy = e.ny - (e.y0 + e.ny < L.ny ? 1 : 0),
-                wz = e.nz - (e.z0 + e.nz < L.nz ? 1 : 0);
-  for (int64_t z = 0; z < wz; ++z)
-    for (int64_t y = 0; y < wy; ++y)
+  const auto own = owned_sizes(L, b);
+  for (int64_t z = 0; z < own[2]; ++z)
+    for (int64_t y = 0; y < own[1]; ++y)
       segs.push_back({uint64_t(((e.z0 + z) * L.ny + e.y0 + y) * L.nx + e.x0) * sizeof(T),
-                      plane.data() + (z * e.ny + y) * e.nx, wx, int(sizeof(T))});
+                      plane.data() + (z * e.ny + y) * e.nx, own[0], int(sizeof(T))});
 }
 
-/// Every rank decodes its blocks of the file at `path` and writes its part of the global raw
-/// planes.
-int decompress_distributed3d(World& w, const Args& a) {
-  std::string path;
-  std::vector<std::string> outputs;
-  std::vector<uint8_t> head;
-  phase(w, [&] {
-    outputs = decode_outputs(a);
-    path = a.get("-z");
-    require_plain_paths({path, outputs[0], outputs[1], outputs[2]});
-    require_seekable(path, "decompressing under mpirun");
-    for (const auto& o : outputs)
-      if (ends_with(o, ".npy")) fail("under mpirun the outputs are raw float32 planes, not .npy", 2);
-    if (w.rank() == 0) {  // one rank reads the index, every rank gets it
-      uint64_t size = 0;
-      head = read_header_bytes(path, size);
-      for (int k = 0; k < 8; ++k) head.push_back(uint8_t(size >> (8 * k)));
-    }
-  });
-  check(w.broadcast(head, 0));
-  factz::MultiBlockIndex3D ix;
-  int first = 0, last = 0;
-  phase(w, [&] {
-    uint64_t size = 0;
-    for (int k = 0; k < 8; ++k) size |= uint64_t(head[head.size() - 8 + size_t(k)]) << (8 * k);
-    head.resize(head.size() - 8);
-    ix = take(factz::parse_multiblock3d_index(head, size));
-    std::tie(first, last) = blocks_of(w.rank(), w.size(), ix.layout.count());
-  });
+/// Every rank decodes its blocks [first, last) of the file at `path` and writes its part of
+/// the global raw planes (or, with --per-rank, each block's own three files).
+template <class Field>
+int decompress_blocks3d(World& w, const Args& a, const std::string& path, const std::vector<std::string>& outputs,
+                        const factz::MultiBlockIndex3D& ix, int first, int last) {
+  using T = ValueOf<Field>;
   const BlockLayout3D& L = ix.layout;
-  const uint64_t from = first < last ? ix.entries[size_t(first)].offset : 0;
-  const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
   const auto t0 = Clock::now();
-  std::vector<uint8_t> streams;
-  phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
-  std::vector<VectorField3D> decoded;
+  uint64_t from = 0;
+  const std::vector<uint8_t> streams = read_block_streams(w, path, ix, first, last, from);
+  std::vector<Field> decoded;
   phase(w, [&] {
     const factz::DecompressOptions d = vector_decompress_options(a);
     for (int b = first; b < last; ++b) {
@@ -356,36 +489,89 @@ int decompress_distributed3d(World& w, const Args& a) {
       if (!dims.ok()) fail("block " + std::to_string(b) + ": " + dims.status().to_string());
       if (dims.value() != std::array<int64_t, 3>{e.nx, e.ny, e.nz})
         fail("corrupt_stream: block " + std::to_string(b) + " does not hold the field its index says");
-      auto f = factz::decompress3d(s, d);
+      const auto dtype = take(factz::stream_dtype3d(s));
+      if (dtype != kDTypeOf<Field>)
+        fail("corrupt_stream: block " + std::to_string(b) + " holds " + factz::dtype_name(dtype) +
+             " values, the file's header says " + factz::dtype_name(kDTypeOf<Field>));
+      factz::Result<Field> f = factz::Status();
+      if constexpr (kFloat64<Field>) f = factz::decompress3d64(s, d);
+      else f = factz::decompress3d(s, d);
       if (!f.ok()) fail("block " + std::to_string(b) + ": " + f.status().to_string());
       decoded.push_back(std::move(f).value());
     }
   });
   const double decode_s = seconds_since(t0);
   const auto t1 = Clock::now();
-  const uint64_t plane_bytes = uint64_t(L.nx * L.ny * L.nz) * sizeof(float);
-  for (int c = 0; c < 3; ++c) {
-    std::vector<factz::mpi::Segment> segs;
-    for (int b = first; b < last; ++b) {
-      const VectorField3D& f = decoded[size_t(b - first)];
-      owned_segments(L, b, c == 0 ? f.u : c == 1 ? f.v : f.w, segs);
+  if (a.has("--per-rank")) {
+    phase(w, [&] {
+      for (int b = first; b < last; ++b) {
+        const Field& f = decoded[size_t(b - first)];
+        write_field({per_rank_name(outputs[0], b), per_rank_name(outputs[1], b), per_rank_name(outputs[2], b)}, f);
+      }
+    });
+  } else {
+    const uint64_t plane_bytes = uint64_t(L.nx * L.ny * L.nz) * sizeof(T);
+    for (int c = 0; c < 3; ++c) {
+      std::vector<factz::mpi::Segment> segs;
+      for (int b = first; b < last; ++b) {
+        const Field& f = decoded[size_t(b - first)];
+        owned_segments(L, b, c == 0 ? f.u : c == 1 ? f.v : f.w, segs);
+      }
+      write_plane_segments(w, outputs[size_t(c)], plane_bytes, std::move(segs));
     }
-    std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
-    const std::string& name = outputs[size_t(c)];
-    written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
   }
   const double write_s = seconds_since(t1);
-  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(to - from)};
+  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(streams.size())};
   check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
-  const double raw = raw_bytes_of<VectorField3D>(L.nx * L.ny * L.nz);
+  const double raw = raw_bytes_of<Field>(L.nx * L.ny * L.nz);
   StatsWriter r;
   add_grid(r, L);
+  add_dtype<Field>(r);
   r.count("ranks", w.size()).count("raw_bytes", int64_t(raw)).count("compressed_bytes", int64_t(ix.file_bytes));
   r.num("decompress_seconds", maxima[0]).num("write_seconds", maxima[1]).num("total_seconds", maxima[2]);
   r.num("throughput_mbs", raw / std::max(maxima[0], 1e-9) / 1e6).count("rank_bytes_read_max", int64_t(maxima[3]));
   r.print(a.has("--json"), false);
   return 0;
+}
+
+/// Every rank decodes its blocks of the file and writes its part of the global raw planes (or
+/// its blocks' per-rank files): float32 planes, or float64 ones for a version 4 file.
+int decompress_distributed3d(World& w, const Args& a) {
+  std::string path;
+  std::vector<std::string> outputs;
+  std::vector<uint8_t> head;
+  phase(w, [&] {
+    if (a.has("--region")) fail("--region decodes in one process: run it without mpirun or --per-rank", 2);
+    outputs = decode_outputs(a);
+    path = a.get("-z");
+    require_plain_paths({path, outputs[0], outputs[1], outputs[2]});
+    require_seekable(path, "decompressing under mpirun or with --per-rank");
+    if (a.has("--per-rank")) require_per_rank_names(outputs);
+    else
+      for (const auto& o : outputs)
+        if (ends_with(o, ".npy"))
+          fail("under mpirun the outputs are raw planes (little-endian float32, or float64 for a float64 file), "
+               "not .npy",
+               2);
+    if (w.rank() == 0) head = header_and_size(path);  // one rank reads the index, every rank gets it
+  });
+  check(w.broadcast(head, 0));
+  factz::MultiBlockIndex3D ix;
+  int first = 0, last = 0;
+  phase(w, [&] {
+    const uint64_t size = take_size(head);
+    ix = take(factz::parse_multiblock3d_index(head, size));
+    if (a.has("--per-rank")) {
+      require_one_block_per_rank3d(w, ix.layout);
+      refuse_clobbering(path_args(a, {"-z"}), per_rank_paths(a, {"-o"}, ix.layout.count()));
+    }
+    std::tie(first, last) = blocks_of(w.rank(), w.size(), ix.layout.count());
+  });
+  // Every rank parsed the same header: the data type is the same on all.
+  return ix.dtype == factz::DType::float64
+             ? decompress_blocks3d<VectorField3D64>(w, a, path, outputs, ix, first, last)
+             : decompress_blocks3d<VectorField3D>(w, a, path, outputs, ix, first, last);
 }
 
 // ---- verify --------------------------------------------------------------------------------
@@ -403,8 +589,8 @@ struct Tally3D {
 /// global mesh lies in exactly one block and its signature depends on its four vertices
 /// only, so the per-block counts sum to the global comparison's); masks and errors over the
 /// vertices the block owns (each vertex counted once).
-void tally_block(const BlockLayout3D& L, int b, const VectorField3D& o, const VectorField3D& d, factz::Exec ex,
-                 Tally3D& t) {
+template <class Field>
+void tally_block(const BlockLayout3D& L, int b, const Field& o, const Field& d, factz::Exec ex, Tally3D& t) {
   const auto c = take(factz::compare(o, d, ex));
   t.counts[0] += c.cp_original;
   t.counts[1] += c.cp_decompressed;
@@ -413,11 +599,10 @@ void tally_block(const BlockLayout3D& L, int b, const VectorField3D& o, const Ve
   t.counts[4] += c.type_changed;
   const std::vector<uint8_t> mo = factz::missing_mask(o), md = factz::missing_mask(d);
   const BlockExtent3D& e = L.blocks[size_t(b)];
-  const int64_t wx = e.nx - (e.x0 + e.nx < L.nx ? 1 : 0), wy = e.ny - (e.y0 + e.ny < L.ny ? 1 : 0),
-                wz = e.nz - (e.z0 + e.nz < L.nz ? 1 : 0);
-  for (int64_t z = 0; z < wz; ++z)
-    for (int64_t y = 0; y < wy; ++y)
-      for (int64_t x = 0; x < wx; ++x) {
+  const auto own = owned_sizes(L, b);
+  for (int64_t z = 0; z < own[2]; ++z)
+    for (int64_t y = 0; y < own[1]; ++y)
+      for (int64_t x = 0; x < own[0]; ++x) {
         const size_t k = size_t((z * e.ny + y) * e.nx + x);
         const bool miss_o = !mo.empty() && mo[k], miss_d = !md.empty() && md[k];
         t.counts[5] += miss_o != miss_d;
@@ -437,27 +622,38 @@ void tally_block(const BlockLayout3D& L, int b, const VectorField3D& o, const Ve
       }
 }
 
+template <class Field>
+void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
+  const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
+  const factz::Exec ex = exec_of(a);
+  if (!w.distributed() && !a.has("--per-rank")) {  // each field read once
+    const Field orig = whole_field<Field>(a, "-i", "verify");
+    const Field dec = whole_field<Field>(a, "-d", "verify", true);
+    for (int b = 0; b < L.count(); ++b)
+      tally_block(L, b, factz::extract_block(orig, L.blocks[size_t(b)]), factz::extract_block(dec, L.blocks[size_t(b)]),
+                  ex, t);
+    return;
+  }
+  for (int b = first; b < last; ++b)
+    tally_block(L, b, read_block3d<Field>(a, "-i", L, b), read_block3d<Field>(a, "-d", L, b), ex, t);
+}
+
 int verify_blocks3d(World& w, const Args& a) {
+  const bool float64 = float64_field(w, a, "-i");
+  if (float64_field(w, a, "-d") != float64)
+    fail("invalid_argument: verify compares fields of one value type: -i is " +
+         std::string(float64 ? "float64" : "float32") + ", -d " + (float64 ? "float32" : "float64"));
   BlockLayout3D L;
   Tally3D t;
   phase(w, [&] {
-    require_float32(a);
+    require_3d_options(a);
     const auto i = three_files(a, "-i"), d = three_files(a, "-d");
     require_plain_paths({i[0], i[1], i[2], d[0], d[1], d[2]});
+    if (a.has("--per-rank")) require_per_rank_names({i[0], i[1], i[2], d[0], d[1], d[2]});
     L = layout_of(a);
-    const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
-    const factz::Exec ex = exec_of(a);
-    if (!w.distributed()) {  // each field read once
-      int64_t masked = 0;
-      const VectorField3D orig = read_field3d(a, "-i", masked, "verify");
-      const VectorField3D dec = read_field3d(a, "-d", masked, "verify", true);
-      for (int b = 0; b < L.count(); ++b)
-        tally_block(L, b, factz::extract_block(orig, L.blocks[size_t(b)]),
-                    factz::extract_block(dec, L.blocks[size_t(b)]), ex, t);
-      return;
-    }
-    for (int b = first; b < last; ++b)
-      tally_block(L, b, read_block3d(a, "-i", L, b), read_block3d(a, "-d", L, b), ex, t);
+    if (a.has("--per-rank")) require_one_block_per_rank3d(w, L);
+    if (float64) tally_blocks<VectorField3D64>(w, a, L, t);
+    else tally_blocks<VectorField3D>(w, a, L, t);
   });
   check(w.allreduce_sum(t.counts));
   check(w.allreduce_sum(t.sq));
@@ -482,7 +678,8 @@ int verify_blocks3d(World& w, const Args& a) {
   s.num("max_abs_error_w", t.maxima[2], StatsWriter::In::text);
   s.num("rmse", rmse).num("nrmse", range > 0 ? rmse / range : 0.0);
   s.num("psnr", rmse > 0 ? 20.0 * std::log10(range / rmse) : std::numeric_limits<double>::infinity());
-  s.num("value_range", range, StatsWriter::In::json).text("dtype", "float32", StatsWriter::In::json);
+  s.num("value_range", range, StatsWriter::In::json)
+      .text("dtype", float64 ? "float64" : "float32", StatsWriter::In::json);
   s.count("blocks", L.count()).count("ranks", w.size());
   s.print(a.has("--json"), true);
   return 0;
@@ -503,20 +700,25 @@ bool is_multiblock3d_file(const std::string& path) {
 
 int run_blocks3d_compress(const Args& a) {
   return guarded("compress", [&a](World& w) {
-    if (!w.distributed()) {
+    const bool float64 = float64_field(w, a, "-i");
+    if (!w.distributed() && !a.has("--per-rank")) {
       int rc = 0;
-      phase(w, [&] { rc = compress_single3d(a); });
+      phase(w, [&] { rc = float64 ? compress_single3d<VectorField3D64>(a) : compress_single3d<VectorField3D>(a); });
       return rc;
     }
-    return compress_blocks3d<VectorField3D>(w, a);
+    return float64 ? compress_blocks3d<VectorField3D64>(w, a) : compress_blocks3d<VectorField3D>(w, a);
   });
 }
 
 int run_blocks3d_decompress(const Args& a) {
   return guarded("decompress", [&a](World& w) {
-    if (!w.distributed()) {
+    if (!w.distributed() && !a.has("--per-rank")) {
       int rc = 0;
       phase(w, [&] {
+        if (a.has("--region")) {
+          rc = decompress_region3d_cli(a);
+          return;
+        }
         decode_outputs(a);
         rc = decompress_whole3d(a, take(factz::read_bytes(a.get("-z"))));
       });
@@ -528,7 +730,8 @@ int run_blocks3d_decompress(const Args& a) {
 
 int run_blocks3d_decompress_bytes(const Args& a, const std::vector<uint8_t>& file) {
   return guarded("decompress", [&](World& w) {
-    if (w.distributed()) fail("a multi-block file read from a pipe or stdin decodes in one process", 2);
+    if (w.distributed() || a.has("--per-rank") || a.has("--region"))
+      fail("a multi-block file read from a pipe or stdin decodes in one process, without --per-rank or --region", 2);
     return decompress_whole3d(a, file);
   });
 }

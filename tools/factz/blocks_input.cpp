@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <type_traits>
 
 #include "blocks.hpp"
@@ -94,11 +95,12 @@ VectorFieldOf<T> read_block_of(const Args& a, const std::string& flag, const Blo
   return f;
 }
 
-/// `a` with the two files of `flag` replaced by block b's per-rank files.
+/// `a` with the files of `flag` (two, or three for a 3D field) replaced by block b's per-rank
+/// files.
 Args per_rank_args(const Args& a, const std::string& flag, int b) {
   Args own = a;
-  const auto& files = a.all(flag);
-  own.values_[flag] = {{per_rank_name(files[0][0], b)}, {per_rank_name(files[1][0], b)}};
+  auto& files = own.values_[flag];
+  for (auto& f : files) f = {per_rank_name(f[0], b)};
   return own;
 }
 
@@ -214,7 +216,7 @@ VectorField2D64 read_block64(const Args& a, const std::string& flag, const Block
 bool float64_field(World& w, const Args& a, const char* flag) {
   double kind[2] = {0, 0};  // {float64, -float64}, reduced by min: {all ranks, -any rank}
   phase(w, [&] {
-    const bool per_rank = a.has("--per-rank") && a.has(flag) && a.all(flag).size() == 2;
+    const bool per_rank = a.has("--per-rank") && a.has(flag) && a.all(flag).size() >= 2;
     const bool f64 = per_rank ? float64_inputs(per_rank_args(a, flag, w.distributed() ? w.rank() : 0), flag)
                               : float64_inputs(a, flag);
     kind[0] = f64 ? 1 : 0;
@@ -279,8 +281,44 @@ std::vector<uint8_t> read_header_bytes(const std::string& path, uint64_t& size) 
   return head;
 }
 
+std::vector<PathArg> per_rank_paths(const Args& a, std::initializer_list<const char*> flags, int count) {
+  std::vector<PathArg> out;
+  for (const auto& p : path_args(a, flags))
+    for (int b = 0; b < count; ++b) out.push_back({p.flag, per_rank_name(p.path, b)});
+  return out;
+}
+
+factz::ValueRange global_range(World& w, factz::ValueRange mine) {
+  double lo_neg_hi[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  if (!mine.empty) {
+    lo_neg_hi[0] = mine.lo;
+    lo_neg_hi[1] = -mine.hi;
+  }
+  check(w.allreduce_min(lo_neg_hi));
+  factz::ValueRange global;
+  if (lo_neg_hi[0] <= -lo_neg_hi[1]) global = {lo_neg_hi[0], -lo_neg_hi[1], false};
+  return global;
+}
+
+std::vector<uint8_t> header_and_size(const std::string& path) {
+  uint64_t size = 0;
+  std::vector<uint8_t> head = read_header_bytes(path, size);
+  for (int k = 0; k < 8; ++k) head.push_back(uint8_t(size >> (8 * k)));
+  return head;
+}
+
+uint64_t take_size(std::vector<uint8_t>& head) {
+  if (head.size() < 8) fail("internal: the broadcast multi-block index is truncated");
+  uint64_t size = 0;
+  for (int k = 0; k < 8; ++k) size |= uint64_t(head[head.size() - 8 + size_t(k)]) << (8 * k);
+  head.resize(head.size() - 8);
+  return size;
+}
+
 factz::Region region_of(const Args& a) {
   const auto& r = a.all("--region").back();
+  if (r.size() != 4)
+    fail("--region X0 Y0 Z0 X1 Y1 Z1 takes a 3D multi-block file; a 2D file takes --region X0 Y0 X1 Y1", 2);
   long long v[4];
   for (int k = 0; k < 4; ++k)
     if (!to_int64(r[size_t(k)], v[k]) || v[k] < 0)

@@ -158,6 +158,22 @@ factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& mask
 void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz) {
   write_component<float>(path, values, nx, ny, nz);
 }
+// ... and the float64 ones (blocks3d.cpp, float64 3D multi-block files).
+std::vector<double> read_component64(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
+  return read_component<double>(path, nx, ny, nz);
+}
+factz::FillValues3D64 fill3d_of64(const Args& a) {
+  factz::FillValues3D64 fill;
+  if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of64(a).u;
+  return fill;
+}
+factz::VectorField3D64 read_field3d64(const Args& a, const char* flag, int64_t& masked, const std::string& command,
+                                      bool reconstruction) {
+  return read_field3d<factz::VectorField3D64>(a, flag, masked, command, reconstruction);
+}
+void write_component(const std::string& path, const std::vector<double>& values, int64_t nx, int64_t ny, int64_t nz) {
+  write_component<double>(path, values, nx, ny, nz);
+}
 
 namespace {
 

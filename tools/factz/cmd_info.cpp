@@ -242,6 +242,7 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
   const auto index = take(factz::parse_multiblock3d_index(bytes, bytes.size()));
   const auto& L = index.layout;
   std::vector<factz::detail::Header> headers;
+  std::vector<double> block_eb;
   std::string modes, coders;
   double eb = 0;
   for (int b = 0; b < L.count(); ++b) {
@@ -252,13 +253,15 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
     const auto& h = parsed->header;
     if (h.components != 3) fail("corrupt_stream: block " + std::to_string(b) + " is not a 3D vector stream");
     headers.push_back(h);
+    block_eb.push_back(vector_bound(stream, parsed.value()));  // a float64 block's f64 bound
     if (modes.find(mode_name(h.mode)) == std::string::npos)
       modes += std::string(modes.empty() ? "" : ", ") + mode_name(h.mode);
     if (coders.find(coder_name(h.coder)) == std::string::npos)
       coders += std::string(coders.empty() ? "" : ", ") + coder_name(h.coder);
-    eb = std::max(eb, double(h.eb));
+    eb = std::max(eb, block_eb.back());
   }
-  const double raw = double(L.nx) * double(L.ny) * double(L.nz) * 12.0;  // u, v and w
+  const bool f64 = index.dtype == factz::DType::float64;
+  const double raw = double(L.nx) * double(L.ny) * double(L.nz) * (f64 ? 24.0 : 12.0);  // u, v and w
   if (json) {
     std::ostringstream list;
     list << "[";
@@ -269,13 +272,13 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
       one.count("block", b).count("x0", x.x0).count("y0", x.y0).count("z0", x.z0);
       one.count("nx", x.nx).count("ny", x.ny).count("nz", x.nz);
       one.count("offset", index.entries[size_t(b)].offset).count("bytes", index.entries[size_t(b)].length);
-      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", double(h.eb));
+      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", block_eb[size_t(b)]);
       one.count("format_version", h.version);
       list << (b ? ", " : "") << one.object();
     }
     list << "]";
     StatsWriter s;
-    s.text("kind", "multiblock").text("field", "vector3d").text("dtype", "float32");
+    s.text("kind", "multiblock").text("field", "vector3d").text("dtype", f64 ? "float64" : "float32");
     s.count("file_bytes", bytes.size()).count("header_bytes", index.header_bytes);
     s.count("nx", L.nx).count("ny", L.ny).count("nz", L.nz).count("px", L.px).count("py", L.py).count("pz", L.pz);
     s.count("blocks", L.count()).text("bound_mode", bound_name(index.bound_mode)).num("bound", index.bound_value);
@@ -287,7 +290,7 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
   Lines l;
   l.add("file bytes", std::to_string(bytes.size()));
   l.add("field", "3D vector field (u, v, w), nx=" + std::to_string(L.nx) + " ny=" + std::to_string(L.ny) +
-                     " nz=" + std::to_string(L.nz) + ", float32");
+                     " nz=" + std::to_string(L.nz) + ", " + (f64 ? "float64" : "float32"));
   l.add("blocks", std::to_string(L.px) + " x " + std::to_string(L.py) + " x " + std::to_string(L.pz) + " = " +
                       std::to_string(L.count()) + " (shared boundary planes stored exactly)");
   l.add("bound", std::string(bound_name(index.bound_mode)) + " " + shortest(index.bound_value) + " (eb " +
@@ -295,7 +298,8 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
   l.add("mode", modes).add("coder", coders);
   l.add("raw bytes", ratio_text(raw, double(bytes.size())));
   l.add("index bytes", std::to_string(index.header_bytes));
-  std::string out = "FaCTz multi-block file (magic FZMB, version 3: 3D)\n" + l.text;
+  std::string out = std::string("FaCTz multi-block file (magic FZMB, version ") + (f64 ? "4: 3D float64" : "3: 3D") +
+                    ")\n" + l.text;
   char line[256];
   std::snprintf(line, sizeof line, "    %5s %7s %7s %7s %7s %7s %7s %12s %10s  %-11s %-7s %s\n", "block", "x0", "y0",
                 "z0", "nx", "ny", "nz", "offset", "bytes", "mode", "coder", "eb");
@@ -308,7 +312,7 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
                   static_cast<long long>(x.nx), static_cast<long long>(x.ny), static_cast<long long>(x.nz),
                   static_cast<unsigned long long>(index.entries[size_t(b)].offset),
                   static_cast<unsigned long long>(index.entries[size_t(b)].length), mode_name(h.mode),
-                  coder_name(h.coder), shortest(double(h.eb)).c_str());
+                  coder_name(h.coder), shortest(block_eb[size_t(b)]).c_str());
     out += line;
   }
   std::cout << out;

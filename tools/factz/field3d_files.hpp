@@ -1,7 +1,7 @@
 // 3D vector fields on the command line: the grid (-3 NX NY NZ), the three component files
 // of a flag, reading a whole field with its missing vertices marked, and writing one
-// component (cmd_cp3d.cpp; the multi-block driver blocks3d.cpp reads and writes the same
-// way).
+// component, in float32 and float64 (cmd_cp3d.cpp; the multi-block driver blocks3d.cpp reads
+// and writes the same way).
 #pragma once
 
 #include <cstdint>
@@ -30,5 +30,13 @@ factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& mask
 /// Writes one component: a '<f4' .npy of shape (nz, ny, nx) when the name ends in .npy, raw
 /// little-endian float32 otherwise ('-': stdout).
 void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz);
+
+/// The float64 versions of the three above: raw little-endian float64 (exactly 8 n bytes) or
+/// '<f8' .npy files; --fill V compared as a double.
+std::vector<double> read_component64(const std::string& path, int64_t nx, int64_t ny, int64_t nz);
+factz::FillValues3D64 fill3d_of64(const Args& a);
+factz::VectorField3D64 read_field3d64(const Args& a, const char* flag, int64_t& masked, const std::string& command,
+                                      bool reconstruction = false);
+void write_component(const std::string& path, const std::vector<double>& values, int64_t nx, int64_t ny, int64_t nz);
 
 }  // namespace factz::cli

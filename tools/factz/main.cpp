@@ -76,7 +76,8 @@ const factz::cli::OptionSpec kBlocks{
     false, 1};
 const factz::cli::OptionSpec kPerRank{
     "--per-rank", 0, "",
-    "with --blocks under mpirun: one block per rank (PX*PY ranks), each rank reading (compress, verify) or writing "
+    "with --blocks under mpirun: one block per rank (PX*PY ranks; PX*PY*PZ for a 3D field), each rank reading "
+    "(compress, verify) or writing "
     "(decompress) only its own block; every field file name must contain %r, replaced by the rank"};
 const factz::cli::OptionSpec kPersistence{
     "--persistence", 1, "P",
@@ -136,8 +137,10 @@ const Command kDecompress{
       "(netCDF-4; both variables may go to one file; the original's dimensions, attributes and coordinates when "
       "the stream recorded them); '-' writes stdout",
       true},
-     {"--region", 4, "X0 Y0 X1 Y1",
-      "multi-block file: decode only the window [X0, X1) x [Y0, Y1), reading only the blocks it touches"},
+     {"--region", 4, "X0 Y0 X1 Y1 | X0 Y0 Z0 X1 Y1 Z1",
+      "multi-block file: decode only the window [X0, X1) x [Y0, Y1) (x [Z0, Z1) for a 3D file), reading only the "
+      "blocks it touches",
+      false, 2},
      kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kVerify{

@@ -1,0 +1,92 @@
+// The bytes of multi-block files (FZMB versions 1, 2 and 3, docs/format.md "Multi-block files")
+// pinned by their CRC-32C and size, written before the 2D and 3D drivers were folded into one
+// templated implementation (src/api/multiblock_common.hpp): the refactor must not move a byte.
+// The fields are synthetic and deterministic (noise is exact; random_modes sums cosines in
+// double and rounds once), with missing vertices on shared and inner planes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "factz/multiblock.hpp"
+#include "factz/multiblock3d.hpp"
+#include "format/crc32.hpp"
+#include "synth.hpp"
+#include "synth3d.hpp"
+
+namespace factz {
+namespace {
+
+Options opts(Mode mode, BoundMode bm, double bound) {
+  Options o;
+  o.mode = mode;
+  o.bound_mode = bm;
+  o.bound = bound;
+  return o;
+}
+
+struct Pin {
+  uint32_t crc;
+  size_t size;
+};
+
+void expect_pinned(const Result<std::vector<uint8_t>>& file, Pin want, const char* what) {
+  ASSERT_TRUE(file.ok()) << what << ": " << file.status().to_string();
+  const uint32_t crc = detail::crc32c(file.value());
+  EXPECT_EQ(crc, want.crc) << what << ": crc 0x" << std::hex << crc << std::dec << " size " << file->size();
+  EXPECT_EQ(file->size(), want.size) << what;
+}
+
+VectorField2D masked2d() {
+  VectorField2D f = synth::noise(23, 19, 5);
+  f.u[size_t(9 * 23 + 11)] = std::nanf("");  // on the shared column of a 2 x 2 layout
+  f.v[size_t(3 * 23 + 4)] = std::nanf("");
+  return f;
+}
+
+VectorField2D64 double_of(const VectorField2D& f) {
+  VectorField2D64 g{f.nx, f.ny, {}, {}, f.mask};
+  for (size_t k = 0; k < f.u.size(); ++k) {
+    // Detail below float32 precision, so that a float32 shortcut would change the bytes.
+    g.u.push_back(double(f.u[k]) + 0x1p-40 * double(k % 7));
+    g.v.push_back(double(f.v[k]) - 0x1p-41 * double(k % 5));
+  }
+  return g;
+}
+
+VectorField3D masked3d() {
+  VectorField3D f = testing::random_modes(13, 11, 12, 4);
+  f.u[size_t((6 * 11 + 5) * 13 + 6)] = std::nanf("");  // on shared planes of a 2 x 2 x 2 layout
+  f.w[size_t((2 * 11 + 3) * 13 + 9)] = std::nanf("");
+  return f;
+}
+
+TEST(MultiBlockPinned, Version1FilesKeepTheirBytes) {
+  const VectorField2D f = masked2d();
+  expect_pinned(compress_multiblock(f, opts(Mode::speculative, BoundMode::rel, 1e-2), 2, 2),
+                {0x8c438a0cu, 3892}, "v1 spec 2x2");
+  expect_pinned(compress_multiblock(f, opts(Mode::block, BoundMode::abs, 0.05), 3, 1),
+                {0x2f3b966cu, 6228}, "v1 block 3x1");
+}
+
+TEST(MultiBlockPinned, Version2FilesKeepTheirBytes) {
+  const VectorField2D64 f = double_of(masked2d());
+  expect_pinned(compress_multiblock(f, opts(Mode::speculative, BoundMode::rel, 1e-2), 2, 2),
+                {0x10b6fd0eu, 4534}, "v2 spec 2x2");
+  expect_pinned(compress_multiblock(f, opts(Mode::none, BoundMode::abs, 1e-3), 1, 3),
+                {0x37eca03au, 4978}, "v2 none 1x3");
+}
+
+TEST(MultiBlockPinned, Version3FilesKeepTheirBytes) {
+  const VectorField3D f = masked3d();
+  expect_pinned(compress_multiblock(f, opts(Mode::speculative, BoundMode::rel, 1e-2), 2, 2, 2), {0x14aedacau, 18420},
+                "v3 spec 2x2x2");
+  expect_pinned(compress_multiblock(f, opts(Mode::block, BoundMode::abs, 0.05), 3, 1, 2),
+                {0x2012ec57u, 33801}, "v3 block 3x1x2");
+  expect_pinned(compress_multiblock(f, opts(Mode::none, BoundMode::rel, 1e-3), 1, 1, 1),
+                {0xbd0dd7e3u, 6686}, "v3 none 1x1x1");
+}
+
+}  // namespace
+}  // namespace factz
