@@ -16,6 +16,39 @@ namespace factz::detail {
 /// Bound id of a vertex stored as the zero vector (no value stored).
 inline constexpr int kZeroVectorId = kMaxBoundId + 1;
 
+/// An exact shortcut of signatures_hold for the common case: every incident triangle held
+/// no critical point (or is outside the mesh), and after the change u, or v, has one strict
+/// sign on the vertex and all its grid neighbours (a superset of its star). Then no
+/// triangle of the star holds the origin in its hull (even under the symbolic perturbation,
+/// which moves nothing by a finite amount), so each keeps the signature kNoCriticalPoint:
+/// true means signatures_hold is true; false means nothing (the full test decides).
+template <class T>
+FACTZ_HD bool star_keeps_no_critical_point(const Grid2D& g, int64_t x, int64_t y, T cu, T cv, const T* cur_u,
+                                           const T* cur_v, const uint8_t* original, const int64_t* tris, int m) {
+  for (int t = 0; t < m; ++t)
+    if (original[tris[t]] != kNoCriticalPoint && original[tris[t]] != kMaskedTriangle) return false;
+  T lo_u = cu, hi_u = cu, lo_v = cv, hi_v = cv;
+  const int64_t k = y * g.nx + x;
+  auto take = [&](int64_t j) {
+    lo_u = cur_u[j] < lo_u ? cur_u[j] : lo_u;
+    hi_u = cur_u[j] > hi_u ? cur_u[j] : hi_u;
+    lo_v = cur_v[j] < lo_v ? cur_v[j] : lo_v;
+    hi_v = cur_v[j] > hi_v ? cur_v[j] : hi_v;
+  };
+  const bool left = x > 0, right = x + 1 < g.nx, down = y > 0, up = y + 1 < g.ny;
+  if (left) take(k - 1);
+  if (right) take(k + 1);
+  if (down) {
+    take(k - g.nx);
+    if (left) take(k - g.nx - 1);
+  }
+  if (up) {
+    take(k + g.nx);
+    if (right) take(k + g.nx + 1);
+  }
+  return lo_u > T(0) || hi_u < T(0) || lo_v > T(0) || hi_v < T(0);
+}
+
 /// Do all triangles around vertex (x, y) keep their original signature (`original`, one
 /// byte per triangle; kMaskedTriangle for a triangle outside the mesh, which is skipped)
 /// when the vertex takes (cu, cv) and every other vertex its current value? T: float, or
@@ -26,6 +59,7 @@ FACTZ_HD bool signatures_hold(const Grid2D& g, int64_t x, int64_t y, T cu, T cv,
   int64_t tris[6];
   const int m = incident_triangles(g, y, x, tris);
   const int64_t k = y * g.nx + x;
+  if (star_keeps_no_critical_point(g, x, y, cu, cv, cur_u, cur_v, original, tris, m)) return true;
   for (int t = 0; t < m; ++t) {
     if (original[tris[t]] == kMaskedTriangle) continue;  // outside the mesh: never compared
     int64_t idx[3];
