@@ -29,6 +29,7 @@
 
 #include "factz/io.hpp"
 #include "factz/topology.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz {
 namespace {
@@ -104,6 +105,10 @@ Status read_fd(int fd, const std::string& path, uint64_t limit, uint64_t hint, s
   got = 0;
   try {
     uint64_t cap = std::min<uint64_t>(limit, std::max<uint64_t>(hint, 1 << 16));
+    // Huge pages before the first touch (resize's zero fill): a fault per 4 KiB is most of
+    // the cost of reading a large field into fresh memory on a virtual machine.
+    buf.reserve(size_t((cap + sizeof(T) - 1) / sizeof(T)));
+    detail::hint_huge_pages(buf.data(), buf.capacity() * sizeof(T));
     buf.resize(size_t((cap + sizeof(T) - 1) / sizeof(T)));
     for (;;) {
       if (got == cap) {
