@@ -61,21 +61,21 @@ void report(const VectorField2D& f, double rel) {
   std::vector<uint16_t> all_u, all_v;
   PhaseSchedule sched(nx, ny, s0);
   std::printf("  anchors %lld (%lld bytes raw)\n", (long long)A.count(), (long long)(8 * A.count()));
+  size_t at = 0;  // r's entries are in schedule order, one per target
   for (ScheduledPhase ph; sched.next(ph);) {
     std::vector<uint16_t> cu, cv, pid;
     int64_t ex = 0;
-    for (int64_t t = 0; t < ph.lattice.count(); ++t) {
-      const int64_t k = lattice_vertex(ph.lattice, nx, t);
-      const int id = r.id[size_t(k)];
+    for (int64_t t = 0; t < ph.lattice.count(); ++t, ++at) {
+      const int id = r.ids[at];
       ++ids[id];
       pid.push_back(uint16_t(id));
       if (id == 0) ++ex;
       if (id == kZeroVectorId) ++zero;
       if (id_has_code(uint16_t(id))) {
-        cu.push_back(r.sym_u[size_t(k)]);
-        cv.push_back(r.sym_v[size_t(k)]);
-        all_u.push_back(r.sym_u[size_t(k)]);
-        all_v.push_back(r.sym_v[size_t(k)]);
+        cu.push_back(r.sym_u[at]);
+        cv.push_back(r.sym_v[at]);
+        all_u.push_back(r.sym_u[at]);
+        all_v.push_back(r.sym_v[at]);
       }
     }
     exact_targets += ex;

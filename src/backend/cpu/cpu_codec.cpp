@@ -167,10 +167,11 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
     lap("frontend");
     SpeculativePayload pl;
     speculative_payload(work, o.anchor_stride, sr, pl);
+    st.exact_vertices = sr.exact_vertices;
+    sr = {};  // the per-vertex state is not needed by the coders: lower peak memory
     FACTZ_RETURN_IF_ERROR(speculative_sections(p, pl, sections));
     predictor_byte = pl.predictor != Predictor::linear;
     lap("entropy");
-    st.exact_vertices = sr.exact_vertices;
   } else {
     FACTZ_RETURN_IF_ERROR(tiled_stream_sections(work, missing, p, lap, stages, sections, st));
   }

@@ -40,11 +40,16 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
   const Grid2D g{f.nx, f.ny};
   out.predictor = pred;
   const int64_t n = f.size(), cw = g.nx - 1;
+  const PhaseLattice A = anchor_lattice(g.nx, g.ny, s0);
+  const size_t targets = size_t(n - A.count());
   out.recon_u.resize(size_t(n));
   out.recon_v.resize(size_t(n));
-  out.id.resize(size_t(n));
-  out.sym_u.resize(size_t(n));
-  out.sym_v.resize(size_t(n));
+  for (std::vector<uint16_t>* a : {&out.ids, &out.sym_u, &out.sym_v}) {
+    a->clear();
+    a->reserve(targets);
+    hint_huge_pages(a->data(), targets * sizeof(uint16_t));  // before the first touch
+    a->resize(targets);
+  }
   BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
 #pragma omp parallel num_threads(threads)
   {
@@ -52,8 +57,6 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
     for (int64_t k = 0; k < n; ++k) {
       out.recon_u[size_t(k)] = f.u[size_t(k)];  // the current state starts as the original
       out.recon_v[size_t(k)] = f.v[size_t(k)];
-      out.id[size_t(k)] = 0;
-      out.sym_u[size_t(k)] = out.sym_v[size_t(k)] = 0;
     }
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < g.ny - 1; ++i)
@@ -64,27 +67,37 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   T* cur_u = out.recon_u.data();
   T* cur_v = out.recon_v.data();
+  int64_t exact = A.count();
+  out.anchor_missing.clear();
   if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
-    const PhaseLattice A = anchor_lattice(g.nx, g.ny, s0);
     fill_missing_anchors(A, g.nx, missing, cur_u, cur_v, pred);
-    for (int64_t a = 0; a < A.count(); ++a)
-      if (missing[lattice_vertex(A, g.nx, a)]) out.id[size_t(lattice_vertex(A, g.nx, a))] = kMissingVertex;
+    out.anchor_missing.resize(size_t(A.count()));
+    for (int64_t a = 0; a < A.count(); ++a) {
+      out.anchor_missing[size_t(a)] = missing[lattice_vertex(A, g.nx, a)] ? 1 : 0;
+      exact -= out.anchor_missing[size_t(a)];
+    }
   }
+  uint16_t* ids = out.ids.data();
+  uint16_t* sym_u = out.sym_u.data();
+  uint16_t* sym_v = out.sym_v.data();
+  int64_t base = 0;  // the phase's first position in schedule order
   for_each_phase(g.nx, g.ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+ : exact)
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * g.nx + x;
+      const size_t at = size_t(base + t);
       if (missing && missing[k]) {  // not in the stream: the prediction stands in
         predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase, pred);
-        out.id[size_t(k)] = kMissingVertex;
+        ids[at] = kMissingVertex;
         continue;
       }
       if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
         // Kept as is (the current state already holds the original); a +0, +0 vector takes
         // the zero-vector id, which reproduces exactly those bits.
         const bool zero = positive_zero(cur_u[k]) && positive_zero(cur_v[k]);
-        out.id[size_t(k)] = uint8_t(zero ? kZeroVectorId : 0);
+        ids[at] = uint16_t(zero ? kZeroVectorId : 0);
+        ++exact;
         continue;
       }
       const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
@@ -92,46 +105,56 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
       // The commit is the first write-back: targets of a phase share no triangle.
       cur_u[k] = sp.recon_u;
       cur_v[k] = sp.recon_v;
-      out.id[size_t(k)] = sp.id;
-      out.sym_u[size_t(k)] = uint16_t(sp.code_u + kRadius);
-      out.sym_v[size_t(k)] = uint16_t(sp.code_v + kRadius);
+      ids[at] = sp.id;
+      sym_u[at] = uint16_t(sp.code_u + kRadius);
+      sym_v[at] = uint16_t(sp.code_v + kRadius);
+      exact += sp.id == 0 || sp.id == kZeroVectorId;
     }
+    base += L.count();
   });
-  int64_t exact = 0;
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
-  for (int64_t k = 0; k < n; ++k) exact += out.id[size_t(k)] == 0 || out.id[size_t(k)] == kZeroVectorId;
   out.exact_vertices = exact;
 }
 
 template <class Field, class T>
-void speculative_payload_any(const Field& f, int64_t s0, const SpeculativeResultOf<T>& r, SpeculativePayload& out) {
+void speculative_payload_any(const Field& f, int64_t s0, SpeculativeResultOf<T>& r, SpeculativePayload& out) {
   const int64_t nx = f.nx, ny = f.ny;
   ByteWriter exact;
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
+    if (!r.anchor_missing.empty() && r.anchor_missing[size_t(a)]) continue;  // not stored
     const int64_t k = lattice_vertex(A, nx, a);
-    if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
     put_exact(exact, f.u[size_t(k)]);
     put_exact(exact, f.v[size_t(k)]);
   }
-  out.ids.reserve(size_t(f.size() - A.count()));
+  // Compaction in place, in schedule order: a missing target leaves no id, a target
+  // without a code no codes (the write position never passes the read position).
+  out.ids = std::move(r.ids);
+  out.codes_u = std::move(r.sym_u);
+  out.codes_v = std::move(r.sym_v);
+  size_t read = 0, wid = 0, wcode = 0;
   for_each_phase(nx, ny, s0, [&](int64_t, Phase, const PhaseLattice& L) {
-    out.phase_codes.push_back(0);
-    for (int64_t t = 0; t < L.count(); ++t) {
-      const int64_t k = lattice_vertex(L, nx, t);
-      const uint8_t id = r.id[size_t(k)];
+    int64_t codes = 0;
+    for (int64_t t = 0; t < L.count(); ++t, ++read) {
+      const uint16_t id = out.ids[read];
       if (id == kMissingVertex) continue;  // not in the stream
-      out.ids.push_back(id);
+      out.ids[wid++] = id;
       if (id_has_code(id)) {
-        ++out.phase_codes.back();
-        out.codes_u.push_back(r.sym_u[size_t(k)]);
-        out.codes_v.push_back(r.sym_v[size_t(k)]);
+        ++codes;
+        out.codes_u[wcode] = out.codes_u[read];
+        out.codes_v[wcode] = out.codes_v[read];
+        ++wcode;
       } else if (id_is_exact(id)) {
+        const int64_t k = lattice_vertex(L, nx, t);
         put_exact(exact, f.u[size_t(k)]);
         put_exact(exact, f.v[size_t(k)]);
       }
     }
+    out.phase_codes.push_back(codes);
   });
+  out.ids.resize(wid);
+  out.codes_u.resize(wcode);
+  out.codes_v.resize(wcode);
+  (void)ny;
   out.exact = std::move(exact.bytes());
   out.predictor = r.predictor;
 }
@@ -219,10 +242,10 @@ void run_speculative(const VectorField2D64& f, double eb, int64_t s0, int thread
   run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred);
 }
 
-void speculative_payload(const VectorField2D& f, int64_t s0, const SpeculativeResult& r, SpeculativePayload& out) {
+void speculative_payload(const VectorField2D& f, int64_t s0, SpeculativeResult& r, SpeculativePayload& out) {
   speculative_payload_any(f, s0, r, out);
 }
-void speculative_payload(const VectorField2D64& f, int64_t s0, const SpeculativeResult64& r,
+void speculative_payload(const VectorField2D64& f, int64_t s0, SpeculativeResult64& r,
                          SpeculativePayload& out) {
   speculative_payload_any(f, s0, r, out);
 }

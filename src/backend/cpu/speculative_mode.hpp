@@ -23,10 +23,15 @@ namespace factz::detail {
 /// What the speculative frontend decided, per vertex. T: float, or double for a float64 field.
 template <class T>
 struct SpeculativeResultOf {
-  BigVector<T> recon_u, recon_v;      ///< the decoder's values
-  BigVector<uint8_t> id;              ///< 0 exact, 1..30 bound id, kZeroVectorId, kMissingVertex; anchors 0
-  BigVector<uint16_t> sym_u, sym_v;   ///< code + radius where 1 <= id <= 30
-  int64_t exact_vertices = 0;         ///< anchors, exact targets and zero vectors
+  BigVector<T> recon_u, recon_v;  ///< the decoder's values
+  /// One entry per target in schedule order (the stream's order: phase after phase, each
+  /// phase's lattice row by row; anchors are not targets): 0 exact, 1..30 bound id,
+  /// kZeroVectorId, kMissingVertex. sym_u, sym_v at the same positions: code + radius where
+  /// 1 <= id <= 30 (else unspecified). In this order the payload is a compaction in place,
+  /// and no per-vertex array beyond the values is needed.
+  std::vector<uint16_t> ids, sym_u, sym_v;
+  std::vector<uint8_t> anchor_missing;  ///< per anchor (row-major), when the field has missing vertices
+  int64_t exact_vertices = 0;           ///< anchors, exact targets and zero vectors
   Predictor predictor = Predictor::linear;  ///< the predictor the schedule used
 };
 using SpeculativeResult = SpeculativeResultOf<float>;
@@ -49,11 +54,12 @@ void run_speculative(const VectorField2D64& f, double eb, int64_t anchor_stride,
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
 /// exact values (anchors, then exact targets), and the result's predictor. The stream layer
-/// codes and assembles it.
-void speculative_payload(const VectorField2D& f, int64_t anchor_stride, const SpeculativeResult& r,
+/// codes and assembles it. Takes r's ids and symbols (compacted in place into `out`); r's
+/// values are left as they are.
+void speculative_payload(const VectorField2D& f, int64_t anchor_stride, SpeculativeResult& r,
                          SpeculativePayload& out);
 /// The same for a float64 field: the exact values are f64 pairs.
-void speculative_payload(const VectorField2D64& f, int64_t anchor_stride, const SpeculativeResult64& r,
+void speculative_payload(const VectorField2D64& f, int64_t anchor_stride, SpeculativeResult64& r,
                          SpeculativePayload& out);
 
 /// Reconstructs the planes (nx * ny floats each) of a speculative stream from its parsed
