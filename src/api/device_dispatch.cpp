@@ -17,6 +17,7 @@
 #include "streams/mask_sections.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"
+#include "util/big_vector.hpp"
 
 #if FACTZ_CUDA_BACKEND
 namespace factz::cuda_detail {
@@ -208,8 +209,8 @@ Result<Field> decompress_on_device_any(std::span<const uint8_t> stream, const De
   Field f;
   f.nx = dims->first;
   f.ny = dims->second;
-  f.u.resize(size_t(f.size()));
-  f.v.resize(size_t(f.size()));
+  resize_fresh(f.u, size_t(f.size()));
+  resize_fresh(f.v, size_t(f.size()));
   // The mask too, as factz::decompress returns it.
   FACTZ_RETURN_IF_ERROR(
       backend_decode(*picked->first, stream, std::span<T>(f.u), std::span<T>(f.v), picked->second, &f.mask));
@@ -262,9 +263,9 @@ Result<VectorField3D> decompress3d_on_device(std::span<const uint8_t> stream, co
   f.nx = (*dims)[0];
   f.ny = (*dims)[1];
   f.nz = (*dims)[2];
-  f.u.resize(size_t(f.size()));
-  f.v.resize(size_t(f.size()));
-  f.w.resize(size_t(f.size()));
+  resize_fresh(f.u, size_t(f.size()));
+  resize_fresh(f.v, size_t(f.size()));
+  resize_fresh(f.w, size_t(f.size()));
   FACTZ_RETURN_IF_ERROR(picked->first->decompress3d_into(stream, f.u, f.v, f.w, picked->second, &f.mask));
   return f;
 } catch (const std::bad_alloc&) {

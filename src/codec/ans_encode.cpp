@@ -12,6 +12,7 @@
 #include "codec/ans_internal.hpp"
 #include "kernels/rans.hpp"
 #include "util/byte_io.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::detail {
 namespace {
@@ -550,7 +551,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   thread_local std::vector<PairHistogram> pairs(2);
   for (auto& h : pairs) h.assign(256 * 256, 0);
   try {
-    planes_bytes.resize(2 * n);
+    resize_fresh(planes_bytes, 2 * n);
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "ans: out of memory");
   }

@@ -107,9 +107,7 @@ Status read_fd(int fd, const std::string& path, uint64_t limit, uint64_t hint, s
     uint64_t cap = std::min<uint64_t>(limit, std::max<uint64_t>(hint, 1 << 16));
     // Huge pages before the first touch (resize's zero fill): a fault per 4 KiB is most of
     // the cost of reading a large field into fresh memory on a virtual machine.
-    buf.reserve(size_t((cap + sizeof(T) - 1) / sizeof(T)));
-    detail::hint_huge_pages(buf.data(), buf.capacity() * sizeof(T));
-    buf.resize(size_t((cap + sizeof(T) - 1) / sizeof(T)));
+    detail::resize_fresh(buf, size_t((cap + sizeof(T) - 1) / sizeof(T)));
     for (;;) {
       if (got == cap) {
         if (cap >= limit) break;

@@ -14,6 +14,7 @@
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::detail {
 namespace {
@@ -240,7 +241,7 @@ Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedCont
     if (count.value() != ids)
       return corrupt_stream("bound_ids_u holds " + std::to_string(count.value()) + " ids, the valid targets are " +
                             std::to_string(ids));
-    out.ids.resize(size_t(ids));
+    resize_fresh(out.ids, size_t(ids));
     FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
   }
   int64_t n_codes = 0, n_exact = anchors;
@@ -253,7 +254,7 @@ Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedCont
     auto coded = section(kCodeSections[c]);
     if (!coded.ok()) return coded.status();
     if (h.version >= kFormatVersionSegmented3D) {  // 10, 12, 13; parse_segmented checks the counts first
-      out.codes[c].resize(size_t(n_codes));
+      resize_fresh(out.codes[c], size_t(n_codes));
       FACTZ_RETURN_IF_ERROR(decode_segmented(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
       continue;
     }
@@ -262,7 +263,7 @@ Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedCont
     if (count.value() != uint64_t(n_codes))
       return corrupt_stream(section_name(kCodeSections[c]) + " holds " + std::to_string(count.value()) +
                             " codes, the bound ids need " + std::to_string(n_codes));
-    out.codes[c].resize(size_t(n_codes));
+    resize_fresh(out.codes[c], size_t(n_codes));
     FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
   }
   auto ex = section(kSectionExactValues);
@@ -403,7 +404,7 @@ Status parse_tiled3d_any(std::span<const uint8_t> stream, const ParsedContainer&
     if (!count.ok()) return count.status();
     if (missing) {  // the valid vertices' symbols; a missing vertex's is implied (kernels/tiles.hpp tiled_symbol)
       if (count.value() > n) return corrupt_stream(section_name(kCodeSections[c]) + " holds more codes than vertices");
-      out.symbols[c].resize(size_t(n));
+      resize_fresh(out.symbols[c], size_t(n));
       FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter,
                                            std::span<uint16_t>(out.symbols[c]).first(size_t(count.value())), threads));
       FACTZ_RETURN_IF_ERROR(parse_outliers(ol[c], n, {}, out.outlier_index[c], out.outlier_code[c]));
@@ -413,7 +414,7 @@ Status parse_tiled3d_any(std::span<const uint8_t> stream, const ParsedContainer&
       if (count.value() != n)
         return corrupt_stream(section_name(kCodeSections[c]) + " holds " + std::to_string(count.value()) +
                               " codes for " + std::to_string(n) + " vertices");
-      out.symbols[c].resize(size_t(n));
+      resize_fresh(out.symbols[c], size_t(n));
       FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.symbols[c], threads));
       FACTZ_RETURN_IF_ERROR(parse_outliers(ol[c], n, out.symbols[c], out.outlier_index[c], out.outlier_code[c]));
     }

@@ -16,6 +16,7 @@
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::detail {
 namespace {
@@ -263,7 +264,7 @@ Status parse_tiled(std::span<const uint8_t> stream, const ParsedContainer& pc, i
       out.device_coded = true;
       out.coded[c] = std::move(codes.value());
     } else {
-      out.symbols[c].resize(size_t(n));
+      resize_fresh(out.symbols[c], size_t(n));
       FACTZ_RETURN_IF_ERROR(decode_tiled_symbols(h, codes.value(), missing, out.outlier_index[c], threads, out.symbols[c]));
     }
     FACTZ_RETURN_IF_ERROR(parse_exact(ts.idx[c], ts.val[c], uint64_t(n), out.exact_index[c], out.exact_value[c]));
@@ -334,7 +335,7 @@ Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContai
     for (int64_t a = 0; a < A.count(); ++a) missing_anchors += missing[size_t(lattice_vertex(A, nx, a))] != 0;
     for (int64_t k = 0; k < n; ++k) missing_all += missing[size_t(k)] != 0;
   }
-  out.ids.resize(size_t(n - A.count() - (missing_all - missing_anchors)));
+  resize_fresh(out.ids, size_t(n - A.count() - (missing_all - missing_anchors)));
   FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
   int64_t n_codes = 0, n_exact = A.count() - missing_anchors;
   for (uint16_t id : out.ids) {
@@ -342,8 +343,8 @@ Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContai
     n_codes += id_has_code(id);
     n_exact += id_is_exact(id);
   }
-  out.codes_u.resize(size_t(n_codes));
-  out.codes_v.resize(size_t(n_codes));
+  resize_fresh(out.codes_u, size_t(n_codes));
+  resize_fresh(out.codes_v, size_t(n_codes));
   if (segmented) {
     FACTZ_RETURN_IF_ERROR(decode_segmented(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
     FACTZ_RETURN_IF_ERROR(decode_segmented(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));

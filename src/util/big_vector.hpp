@@ -57,6 +57,17 @@ inline void hint_huge_pages(void* p, size_t bytes) {
   if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 }
 
+/// v.resize(n) for a std::vector of a large array: when the storage must grow, huge pages
+/// are asked for before resize's zero fill first touches it (see hint_huge_pages).
+template <class V>
+void resize_fresh(V& v, size_t n) {
+  if (n > v.capacity()) {
+    v.reserve(n);
+    hint_huge_pages(v.data(), v.capacity() * sizeof(typename V::value_type));
+  }
+  v.resize(n);
+}
+
 /// A std::vector whose resize(n) leaves trivial elements uninitialized.
 template <class T>
 using BigVector = std::vector<T, BigAllocator<T>>;

@@ -46,9 +46,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
   out.recon_v.resize(size_t(n));
   for (std::vector<uint16_t>* a : {&out.ids, &out.sym_u, &out.sym_v}) {
     a->clear();
-    a->reserve(targets);
-    hint_huge_pages(a->data(), targets * sizeof(uint16_t));  // before the first touch
-    a->resize(targets);
+    resize_fresh(*a, targets);
   }
   BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
 #pragma omp parallel num_threads(threads)
