@@ -324,9 +324,10 @@ def info(stream):
     ``eb_abs`` (used), ``tile``, ``anchor_stride``, ``masked``, ``sections`` (``id``,
     ``name``, ``stored_bytes``, ``raw_bytes``, ``zstd``) and ``source`` (None, or the
     netCDF/HDF5 variable it came from: ``format``, ``file``, ``variables``,
-    ``description``). Multi-block files: ``shape``, ``blocks`` (px, py), ``bound``, ``eb``,
-    ``header_bytes`` and ``block_streams`` (each block stream's dict plus ``x0``, ``y0``,
-    ``offset``). Flow streams: ``tolerance``; flow bases: ``dim``, ``n``, ``method``,
+    ``description``). Multi-block files (2D, or 3D from ``compress_multiblock3d``): ``ndims``
+    (2 or 3), ``dtype``, ``nx``, ``ny`` (3D: ``nz``), ``shape``, ``blocks`` (px, py; 3D px,
+    py, pz), ``bound``, ``eb``, ``header_bytes`` and ``block_streams`` (each block stream's
+    dict, its ``bytes`` the block's size, plus ``x0``, ``y0`` (3D: ``z0``), ``offset``). Flow streams: ``tolerance``; flow bases: ``dim``, ``n``, ``method``,
     ``coefficients``, ``blocks``, ``periods``, ``fingerprint``. Damaged bytes are a
     ValueError (``corrupt_stream: ...``)."""
     if isinstance(stream, (str, _os.PathLike)):

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "factz/factz.h"
 
@@ -161,6 +163,91 @@ factz::FillValues64 fill_values64(std::optional<double> fill_u, std::optional<do
   auto number = [](std::optional<double> f) { return f && !std::isnan(*f) ? f : std::nullopt; };
   return factz::FillValues64{number(fill_u), number(fill_v)};
 }
+
+// ---- 3D vector fields (vector3d.cpp, multiblock.cpp) ------------------------------------------
+
+namespace {
+
+constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
+
+/// One plane of a 3D field of T, checked (dtype, rank, order, non-empty).
+template <class T>
+py::array checked_plane3d(const py::handle& obj, const char* name) {
+  static constexpr int kVolume[] = {3};
+  if constexpr (std::is_same_v<T, double>) return checked_float64(obj, name, kVolume, kShape3);
+  else return checked_float32(obj, name, kVolume, kShape3);
+}
+
+std::string shape3_text(const py::array& a) {
+  return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ", " + std::to_string(a.shape(2)) +
+         ")";
+}
+
+}  // namespace
+
+factz::DType planes3d_dtype(const py::handle& u, const py::handle& v, const py::handle& w, const char* un,
+                            const char* vn, const char* wn) {
+  const factz::DType t = planes_dtype(u, v, un, vn);
+  planes_dtype(u, w, un, wn);
+  return t;
+}
+
+template <class T>
+typename Field3DOf<T>::Field field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
+                                        const char* un, const char* vn, const char* wn,
+                                        const py::handle& mask_obj, const char* mn,
+                                        const typename Field3DOf<T>::Fill& fill) {
+  const py::array u = checked_plane3d<T>(u_obj, un), v = checked_plane3d<T>(v_obj, vn),
+                  w = checked_plane3d<T>(w_obj, wn);
+  for (const auto& [other, name] : {std::pair{&v, vn}, std::pair{&w, wn}}) {
+    bool same = true;
+    for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
+    if (!same)
+      throw py::value_error(std::string(un) + " and " + name + " must have the same shape, got " + shape3_text(u) +
+                            " and " + shape3_text(*other));
+  }
+  const std::optional<py::array> mask =
+      checked_mask(mask_obj, mn, std::vector<py::ssize_t>{u.shape(0), u.shape(1), u.shape(2)});
+  typename Field3DOf<T>::Field f;
+  f.nz = u.shape(0);
+  f.ny = u.shape(1);
+  f.nx = u.shape(2);
+  const auto* pu = static_cast<const T*>(u.data());
+  const auto* pv = static_cast<const T*>(v.data());
+  const auto* pw = static_cast<const T*>(w.data());
+  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
+  py::gil_scoped_release nogil;
+  f.u.assign(pu, pu + f.size());
+  f.v.assign(pv, pv + f.size());
+  f.w.assign(pw, pw + f.size());
+  if (pm) f.mask.assign(pm, pm + f.size());
+  if (fill.any()) factz::mark_missing(f, fill);
+  return f;
+}
+
+template <class T>
+typename Field3DOf<T>::Fill fill_values3d(std::optional<double> fill_u, std::optional<double> fill_v,
+                                          std::optional<double> fill_w) {
+  if constexpr (std::is_same_v<T, double>) {
+    auto number = [](std::optional<double> f) { return f && !std::isnan(*f) ? f : std::nullopt; };
+    return factz::FillValues3D64{number(fill_u), number(fill_v), number(fill_w)};
+  } else {
+    return factz::FillValues3D{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
+                               fill_of(fill_w, "fill_value for w")};
+  }
+}
+
+// The two value types the templates of bindings.hpp take.
+template Field3DOf<float>::Field field3d_of<float>(const py::handle&, const py::handle&, const py::handle&,
+                                                   const char*, const char*, const char*, const py::handle&,
+                                                   const char*, const Field3DOf<float>::Fill&);
+template Field3DOf<double>::Field field3d_of<double>(const py::handle&, const py::handle&, const py::handle&,
+                                                     const char*, const char*, const char*, const py::handle&,
+                                                     const char*, const Field3DOf<double>::Fill&);
+template Field3DOf<float>::Fill fill_values3d<float>(std::optional<double>, std::optional<double>,
+                                                     std::optional<double>);
+template Field3DOf<double>::Fill fill_values3d<double>(std::optional<double>, std::optional<double>,
+                                                       std::optional<double>);
 
 
 factz::Options vector_options(const std::string& mode, double eb, const std::string& bound, const std::string& coder,

@@ -1,9 +1,9 @@
 // What the files of the `factz._factz` extension share: the mapping of the library's
-// Status to Python exceptions, checked numpy arrays (every bad input is a ValueError that
-// names the argument and the fix), byte views of streams, and the option names. Each
-// feature's bindings live in their own file (module.cpp: vector fields; vector3d.cpp: 3D
-// vector fields; scalar.cpp; multiblock.cpp; flow.cpp; info.cpp) and register through a
-// bind_* function.
+// Status to Python exceptions, checked numpy arrays and the 2D and 3D fields read from them
+// (every bad input is a ValueError that names the argument and the fix), byte views of
+// streams, and the option names. Each feature's bindings live in their own file (module.cpp:
+// vector fields; vector3d.cpp: 3D vector fields; scalar.cpp; multiblock.cpp; flow.cpp;
+// info.cpp) and register through a bind_* function.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -19,6 +19,7 @@
 #include "factz/factz.hpp"
 #include "factz/status.hpp"
 #include "factz/topology.hpp"
+#include "factz/topology3d.hpp"
 
 namespace factz_py {
 
@@ -111,6 +112,40 @@ factz::VectorField2D64 field64_of(const py::handle& u_obj, const py::handle& v_o
 /// The declared fill values of a float64 field, compared with the doubles as they are (a
 /// Python float is one); NaN adds nothing.
 factz::FillValues64 fill_values64(std::optional<double> fill_u, std::optional<double> fill_v);
+
+/// The field and fill value types of a 3D vector field of T (float or double).
+template <class T>
+struct Field3DOf {
+  using Field = factz::VectorField3D;
+  using Fill = factz::FillValues3D;
+};
+template <>
+struct Field3DOf<double> {
+  using Field = factz::VectorField3D64;
+  using Fill = factz::FillValues3D64;
+};
+
+/// The value type of the three planes of a 3D function: all float32 or all float64 (the
+/// message of planes_dtype names the pair that differs); nothing is converted.
+factz::DType planes3d_dtype(const py::handle& u, const py::handle& v, const py::handle& w, const char* un,
+                            const char* vn, const char* wn);
+/// The declared fill values of a float32 3D field as the float32 values its planes hold (NaN
+/// adds nothing; a finite value beyond the float32 range is a ValueError), and of a float64
+/// one as the doubles they are (a Python float is one; NaN adds nothing). T: float or double.
+template <class T>
+typename Field3DOf<T>::Fill fill_values3d(std::optional<double> fill_u, std::optional<double> fill_v,
+                                          std::optional<double> fill_w);
+/// The 3D vector field (u, v, w) of T (float or double: (nz, ny, nx) arrays of that dtype,
+/// checked as checked_float32 / checked_float64 do, of one shape) as the library's planes (a
+/// copy, made without the GIL), with the missing vertices of `mask_obj` (None, or an
+/// (nz, ny, nx) bool/uint8 array) and the fill values in its mask. un, vn, wn, mn: the
+/// arguments' names in messages. The one reader of 3D fields for every binding (vector3d.cpp,
+/// multiblock.cpp).
+template <class T>
+typename Field3DOf<T>::Field field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
+                                        const char* un, const char* vn, const char* wn,
+                                        const py::handle& mask_obj = py::none(), const char* mn = "mask",
+                                        const typename Field3DOf<T>::Fill& fill = {});
 
 /// The options of `factz.compress` (names as there) as the library's, checked.
 factz::Options vector_options(const std::string& mode, double eb, const std::string& bound, const std::string& coder,

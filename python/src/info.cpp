@@ -1,13 +1,16 @@
 // `factz.info`: a dict describing any stream or file factz writes, the Python side of
 // `factz info`. A FaCTz container (vector or scalar stream) is read with the container
 // parser the CLI uses (src/format/container.hpp, as tools/factz does for `info`), so every
-// checksum is checked; multi-block files, flow streams and flow bases with their own public
-// parsers (multiblock.hpp, flow.hpp).
+// checksum is checked; multi-block files (2D, and 3D versions 3 and 4), flow streams and flow
+// bases with their own public parsers (multiblock.hpp, multiblock3d.hpp, flow.hpp).
 #include <pybind11/stl.h>
+
+#include <array>
 
 #include "bindings.hpp"
 #include "factz/io.hpp"
 #include "factz/multiblock.hpp"
+#include "factz/multiblock3d.hpp"
 #include "format/container.hpp"
 #ifdef FACTZ_PY_FLOW
 #include "factz/flow.hpp"
@@ -40,9 +43,8 @@ py::object source_of(std::span<const uint8_t> bytes) {
   return d;
 }
 
-py::dict container_info(std::span<const uint8_t> bytes) {
+py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::ParsedContainer& parsed) {
   namespace fd = factz::detail;
-  const fd::ParsedContainer parsed = take(fd::parse_container(bytes));
   const fd::Header& h = parsed.header;
   py::dict d;
   d["kind"] = h.components == 1 ? "scalar" : "vector";
@@ -79,26 +81,85 @@ py::dict container_info(std::span<const uint8_t> bytes) {
   return d;
 }
 
-py::dict multiblock_info(std::span<const uint8_t> bytes) {
-  const factz::MultiBlockIndex idx = take(factz::parse_multiblock_index(bytes, bytes.size()));
+py::dict container_info(std::span<const uint8_t> bytes) {
+  return container_info(bytes, take(factz::detail::parse_container(bytes)));
+}
+
+/// The dict of block b's stream (container_info plus its place in the file), after checking
+/// it is what the file's index says: a vector stream of the index's extent (nz 1 for a 2D
+/// file), dimension and data type, as the multi-block decoders require. Any problem is a
+/// ValueError naming the block.
+py::dict block_info(std::span<const uint8_t> file, const factz::MultiBlockIndex::Entry& entry, int b,
+                    std::array<int64_t, 3> extent, int ndims, factz::DType dtype) {
+  namespace fd = factz::detail;
+  const std::span<const uint8_t> stream = file.subspan(entry.offset, entry.length);
+  const std::string where = "block " + std::to_string(b) + " of the multi-block file: ";
+  const factz::Result<fd::ParsedContainer> parsed = fd::parse_container(stream);
+  if (!parsed.ok()) raise(factz::Status(parsed.status().code(), where + parsed.status().message()));
+  const fd::Header& h = parsed->header;
+  const bool f64 = h.dtype == fd::kDtypeFloat64;
+  const int64_t nz = h.ndims == 3 ? int64_t(h.nz) : 1;
+  if (h.components != ndims || h.ndims != ndims)
+    raise(factz::corrupt_stream(where + "not a " + std::to_string(ndims) + "D vector stream"));
+  if (int64_t(h.nx) != extent[0] || int64_t(h.ny) != extent[1] || nz != extent[2])
+    raise(factz::corrupt_stream(where + "it does not hold the extent its index says"));
+  if (f64 != (dtype == factz::DType::float64))
+    raise(factz::corrupt_stream(where + "it holds " + (f64 ? "float64" : "float32") +
+                                " values, the file's header says " + factz::dtype_name(dtype)));
+  py::dict d = container_info(stream, parsed.value());
+  d["offset"] = entry.offset;
+  return d;
+}
+
+/// What 2D (versions 1, 2) and 3D (versions 3, 4) multi-block files report alike.
+template <class Index>
+py::dict multiblock_common(std::span<const uint8_t> bytes, const Index& idx, int ndims) {
   py::dict d;
   d["kind"] = "multiblock";
   d["bytes"] = bytes.size();
+  d["ndims"] = ndims;
+  d["dtype"] = factz::dtype_name(idx.dtype);
   d["nx"] = idx.layout.nx;
   d["ny"] = idx.layout.ny;
-  d["shape"] = py::make_tuple(idx.layout.ny, idx.layout.nx);
-  d["blocks"] = py::make_tuple(idx.layout.px, idx.layout.py);
+  if constexpr (requires { idx.layout.nz; }) d["nz"] = idx.layout.nz;
   d["bound"] = idx.bound_mode == 0 ? "abs" : "rel";
   d["eb"] = idx.bound_value;
   d["header_bytes"] = idx.header_bytes;
+  return d;
+}
+
+/// A multi-block file, parsed by the library's own index parsers (parse_multiblock_index for
+/// 2D files, parse_multiblock3d_index for 3D ones), which check every checksum, the layout
+/// and that the byte ranges end where the file does; then every block's stream.
+py::dict multiblock_info(std::span<const uint8_t> bytes) {
   py::list blocks;
-  for (int b = 0; b < idx.layout.count(); ++b) {
-    const factz::BlockExtent& e = idx.layout.blocks[size_t(b)];
-    const auto& entry = idx.entries[size_t(b)];
-    py::dict block = container_info(bytes.subspan(entry.offset, entry.length));
+  if (factz::is_multiblock3d(bytes)) {
+    const factz::MultiBlockIndex3D idx = take(factz::parse_multiblock3d_index(bytes, bytes.size()));
+    const factz::BlockLayout3D& L = idx.layout;
+    py::dict d = multiblock_common(bytes, idx, 3);
+    d["shape"] = py::make_tuple(L.nz, L.ny, L.nx);
+    d["blocks"] = py::make_tuple(L.px, L.py, L.pz);
+    for (int b = 0; b < L.count(); ++b) {
+      const factz::BlockExtent3D& e = L.blocks[size_t(b)];
+      py::dict block = block_info(bytes, idx.entries[size_t(b)], b, {e.nx, e.ny, e.nz}, 3, idx.dtype);
+      block["x0"] = e.x0;
+      block["y0"] = e.y0;
+      block["z0"] = e.z0;
+      blocks.append(block);
+    }
+    d["block_streams"] = blocks;
+    return d;
+  }
+  const factz::MultiBlockIndex idx = take(factz::parse_multiblock_index(bytes, bytes.size()));
+  const factz::BlockLayout& L = idx.layout;
+  py::dict d = multiblock_common(bytes, idx, 2);
+  d["shape"] = py::make_tuple(L.ny, L.nx);
+  d["blocks"] = py::make_tuple(L.px, L.py);
+  for (int b = 0; b < L.count(); ++b) {
+    const factz::BlockExtent& e = L.blocks[size_t(b)];
+    py::dict block = block_info(bytes, idx.entries[size_t(b)], b, {e.nx, e.ny, 1}, 2, idx.dtype);
     block["x0"] = e.x0;
     block["y0"] = e.y0;
-    block["offset"] = entry.offset;
     blocks.append(block);
   }
   d["block_streams"] = blocks;

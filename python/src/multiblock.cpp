@@ -156,52 +156,6 @@ py::dict multiblock_index(const py::handle& buf) {
 
 // ---- 3D fields (factz/multiblock3d.hpp) -----------------------------------------------------
 
-constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
-
-std::string shape3_text(const py::array& a) {
-  return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ", " + std::to_string(a.shape(2)) +
-         ")";
-}
-
-/// The 3D field (u, v, w) of value type T as the library's planes (a copy, made without the
-/// GIL), with the missing vertices of `mask_obj` (None, or an (nz, ny, nx) bool/uint8 array)
-/// and the fill values in its mask. float64 planes stay float64: nothing is rounded.
-template <class Field, class Fill>
-Field field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj, const py::handle& mask_obj,
-                 const Fill& fill) {
-  using T = typename decltype(Field::u)::value_type;
-  static constexpr int kVolume[] = {3};
-  auto checked = [](const py::handle& obj, const char* name) {
-    if constexpr (sizeof(T) == 8) return checked_float64(obj, name, kVolume, kShape3);
-    else return checked_float32(obj, name, kVolume, kShape3);
-  };
-  const py::array u = checked(u_obj, "u"), v = checked(v_obj, "v"), w = checked(w_obj, "w");
-  for (const auto& [other, name] : {std::pair{&v, "v"}, std::pair{&w, "w"}}) {
-    bool same = true;
-    for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
-    if (!same)
-      throw py::value_error(std::string("u and ") + name + " must have the same shape, got " + shape3_text(u) +
-                            " and " + shape3_text(*other));
-  }
-  const std::optional<py::array> mask =
-      checked_mask(mask_obj, "mask", std::vector<py::ssize_t>{u.shape(0), u.shape(1), u.shape(2)});
-  Field f;
-  f.nz = u.shape(0);
-  f.ny = u.shape(1);
-  f.nx = u.shape(2);
-  const auto* pu = static_cast<const T*>(u.data());
-  const auto* pv = static_cast<const T*>(v.data());
-  const auto* pw = static_cast<const T*>(w.data());
-  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
-  py::gil_scoped_release nogil;
-  f.u.assign(pu, pu + f.size());
-  f.v.assign(pv, pv + f.size());
-  f.w.assign(pw, pw + f.size());
-  if (pm) f.mask.assign(pm, pm + f.size());
-  if (fill.any()) factz::mark_missing(f, fill);
-  return f;
-}
-
 /// (u, v, w) or (u, v, w, mask) of a decoded 3D field, each of shape (nz, ny, nx).
 template <class Field>
 py::tuple volumes_out(const Field& f, bool with_mask) {
@@ -232,15 +186,13 @@ py::tuple compress_multiblock3d(const py::handle& u, const py::handle& v, const 
                                 std::optional<double> fill_u, std::optional<double> fill_v,
                                 std::optional<double> fill_w) {
   const factz::Options o = vector_options(mode, eb, bound, coder, threads, zstd, anchor_stride, policy, device);
-  const factz::DType dtype = planes_dtype(u, v, "u", "v");
-  if (planes_dtype(u, w, "u", "w") != dtype) throw py::value_error("u, v and w must have the same dtype");
-  if (dtype == factz::DType::float64)
-    return compress_field3d(field3d_of<factz::VectorField3D64>(u, v, w, mask, factz::FillValues3D64{fill_u, fill_v,
-                                                                                                      fill_w}),
-                            o, px, py_blocks, pz);
-  const factz::FillValues3D fill{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
-                                 fill_of(fill_w, "fill_value for w")};
-  return compress_field3d(field3d_of<factz::VectorField3D>(u, v, w, mask, fill), o, px, py_blocks, pz);
+  if (planes3d_dtype(u, v, w, "u", "v", "w") == factz::DType::float64)
+    return compress_field3d(
+        field3d_of<double>(u, v, w, "u", "v", "w", mask, "mask", fill_values3d<double>(fill_u, fill_v, fill_w)), o,
+        px, py_blocks, pz);
+  return compress_field3d(
+      field3d_of<float>(u, v, w, "u", "v", "w", mask, "mask", fill_values3d<float>(fill_u, fill_v, fill_w)), o, px,
+      py_blocks, pz);
 }
 
 py::tuple decompress_multiblock3d(const py::handle& buf, int threads, const std::string& policy, int device,

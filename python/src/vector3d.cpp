@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <optional>
 #include <type_traits>
 
@@ -26,93 +25,6 @@
 namespace factz_py {
 
 namespace {
-
-constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
-
-/// The field and fill value types of a 3D field of T (float or double).
-template <class T>
-struct Field3DOf {
-  using Field = factz::VectorField3D;
-  using Fill = factz::FillValues3D;
-};
-template <>
-struct Field3DOf<double> {
-  using Field = factz::VectorField3D64;
-  using Fill = factz::FillValues3D64;
-};
-
-/// One plane of a 3D field of T, checked (dtype, rank, order, non-empty).
-template <class T>
-py::array checked_plane3d(const py::handle& obj, const char* name) {
-  static constexpr int kVolume[] = {3};
-  if constexpr (std::is_same_v<T, double>) return checked_float64(obj, name, kVolume, kShape3);
-  else return checked_float32(obj, name, kVolume, kShape3);
-}
-
-/// The value type of the three planes of a 3D function: all float32 or all float64 (the
-/// message of planes_dtype names the pair that differs); nothing is converted.
-factz::DType planes3d_dtype(const py::handle& u, const py::handle& v, const py::handle& w, const char* un,
-                            const char* vn, const char* wn) {
-  const factz::DType t = planes_dtype(u, v, un, vn);
-  planes_dtype(u, w, un, wn);
-  return t;
-}
-
-std::string shape3_text(const py::array& a) {
-  return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ", " + std::to_string(a.shape(2)) +
-         ")";
-}
-
-/// The field (u, v, w) of T as the library's planes (a copy, made without the GIL), with the
-/// missing vertices of `mask_obj` (None, or an (nz, ny, nx) bool/uint8 array) and the fill
-/// values in its mask. un, vn, wn, mn: the arguments' names in messages.
-template <class T>
-typename Field3DOf<T>::Field field3d_of(const py::handle& u_obj, const py::handle& v_obj, const py::handle& w_obj,
-                                        const char* un, const char* vn, const char* wn,
-                                        const py::handle& mask_obj = py::none(), const char* mn = "mask",
-                                        const typename Field3DOf<T>::Fill& fill = {}) {
-  const py::array u = checked_plane3d<T>(u_obj, un), v = checked_plane3d<T>(v_obj, vn),
-                  w = checked_plane3d<T>(w_obj, wn);
-  for (const auto& [other, name] : {std::pair{&v, vn}, std::pair{&w, wn}}) {
-    bool same = true;
-    for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
-    if (!same)
-      throw py::value_error(std::string(un) + " and " + name + " must have the same shape, got " + shape3_text(u) +
-                            " and " + shape3_text(*other));
-  }
-  const std::optional<py::array> mask =
-      checked_mask(mask_obj, mn, std::vector<py::ssize_t>{u.shape(0), u.shape(1), u.shape(2)});
-  typename Field3DOf<T>::Field f;
-  f.nz = u.shape(0);
-  f.ny = u.shape(1);
-  f.nx = u.shape(2);
-  const auto* pu = static_cast<const T*>(u.data());
-  const auto* pv = static_cast<const T*>(v.data());
-  const auto* pw = static_cast<const T*>(w.data());
-  const auto* pm = mask ? static_cast<const uint8_t*>(mask->data()) : nullptr;
-  py::gil_scoped_release nogil;
-  f.u.assign(pu, pu + f.size());
-  f.v.assign(pv, pv + f.size());
-  f.w.assign(pw, pw + f.size());
-  if (pm) f.mask.assign(pm, pm + f.size());
-  if (fill.any()) factz::mark_missing(f, fill);
-  return f;
-}
-
-/// The declared fill values of a float32 3D field as the float32 values its planes hold (NaN
-/// adds nothing; a finite value beyond the float32 range is a ValueError), and of a float64
-/// one as the doubles they are (a Python float is one; NaN adds nothing).
-template <class T>
-typename Field3DOf<T>::Fill fill_values3d(std::optional<double> fill_u, std::optional<double> fill_v,
-                                          std::optional<double> fill_w) {
-  if constexpr (std::is_same_v<T, double>) {
-    auto number = [](std::optional<double> f) { return f && !std::isnan(*f) ? f : std::nullopt; };
-    return factz::FillValues3D64{number(fill_u), number(fill_v), number(fill_w)};
-  } else {
-    return factz::FillValues3D{fill_of(fill_u, "fill_value for u"), fill_of(fill_v, "fill_value for v"),
-                               fill_of(fill_w, "fill_value for w")};
-  }
-}
 
 /// The bytes of a 2D vector stream handed to a 3D function (or the reverse) name the
 /// function that reads them. Only for streams the other parser accepts: damaged bytes keep

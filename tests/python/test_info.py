@@ -42,3 +42,89 @@ def test_info_refuses_what_factz_does_not_write():
     buf[70] ^= 1
     with pytest.raises(ValueError, match="corrupt_stream"):
         factz.info(bytes(buf))
+
+
+def _volume(nx=11, ny=10, nz=9, dtype=np.float32):
+    z, y, x = np.mgrid[0:nz, 0:ny, 0:nx].astype(np.float64)
+    u, v, w = np.sin(0.3 * x + 0.1 * y), np.cos(0.2 * y - 0.3 * z), np.sin(0.4 * z) * np.cos(0.2 * x)
+    return tuple(np.ascontiguousarray(c, dtype=dtype) for c in (u, v, w))
+
+
+def _check_block_ranges(info, buf):
+    """The block streams tile the file after the index, in block order, each whole."""
+    at = info["header_bytes"]
+    for b in info["block_streams"]:
+        assert b["offset"] == at and b["bytes"] >= 64
+        assert factz.info(buf[at:at + b["bytes"]])["nx"] == b["nx"]
+        at += b["bytes"]
+    assert at == len(buf) == info["bytes"]
+
+
+def test_info_of_a_2d_multiblock_file():
+    from factz.multiblock import compress_multiblock
+    u, v = analytic(41, 33)
+    buf = compress_multiblock(u, v, blocks=(3, 2), eb=0.02, bound="abs")
+    info = factz.info(buf)
+    assert (info["kind"], info["ndims"], info["dtype"], info["shape"]) == ("multiblock", 2, "float32", (33, 41))
+    assert (info["nx"], info["ny"], info["blocks"], info["bound"], info["eb"]) == (41, 33, (3, 2), "abs", 0.02)
+    assert "nz" not in info and len(info["block_streams"]) == 6
+    first, last = info["block_streams"][0], info["block_streams"][-1]
+    assert (first["x0"], first["y0"], last["x0"] + last["nx"], last["y0"] + last["ny"]) == (0, 0, 41, 33)
+    assert all(b["kind"] == "vector" and b["ndims"] == 2 and b["dtype"] == "float32" for b in info["block_streams"])
+    _check_block_ranges(info, buf)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_info_of_a_3d_multiblock_file(dtype):
+    from factz.multiblock import compress_multiblock3d
+    buf = compress_multiblock3d(*_volume(dtype=dtype), blocks=(2, 1, 3), mode="block", eb=0.01, bound="rel")
+    info = factz.info(buf)
+    name = np.dtype(dtype).name
+    assert (info["kind"], info["ndims"], info["dtype"], info["bytes"]) == ("multiblock", 3, name, len(buf))
+    assert (info["nx"], info["ny"], info["nz"], info["shape"]) == (11, 10, 9, (9, 10, 11))
+    assert (info["blocks"], info["bound"], info["eb"]) == ((2, 1, 3), "rel", 0.01)
+    blocks = info["block_streams"]
+    assert len(blocks) == 6
+    for b in blocks:
+        assert (b["kind"], b["ndims"], b["components"], b["dtype"], b["mode"]) == ("vector", 3, 3, name, "block")
+        assert (b["version"] == 13) == (dtype == np.float64)  # version 13: every float64 3D stream
+    # block b = (bz * py + by) * px + bx; neighbours share one vertex plane
+    assert [(b["x0"], b["y0"], b["z0"]) for b in blocks] == [(0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 3), (0, 0, 6),
+                                                             (5, 0, 6)]
+    assert [(b["nx"], b["ny"], b["nz"]) for b in blocks[:3]] == [(6, 10, 4), (6, 10, 4), (6, 10, 4)]
+    assert (blocks[-1]["x0"] + blocks[-1]["nx"], blocks[-1]["z0"] + blocks[-1]["nz"]) == (11, 9)
+    _check_block_ranges(info, buf)
+
+
+def test_info_of_a_3d_multiblock_file_agrees_with_the_cli(cli, tmp_path):
+    import json
+    import subprocess
+    from factz.multiblock import compress_multiblock3d
+    (tmp_path / "m.fzmb").write_bytes(compress_multiblock3d(*_volume(), blocks=(1, 2, 2)))
+    out = json.loads(subprocess.run([cli, "info", "-z", tmp_path / "m.fzmb", "--json"], check=True,
+                                    capture_output=True, text=True).stdout)
+    info = factz.info(tmp_path / "m.fzmb")
+    assert (info["nx"], info["ny"], info["nz"], info["blocks"]) == (out["nx"], out["ny"], out["nz"],
+                                                                     (out["px"], out["py"], out["pz"]))
+    assert (info["bytes"], info["header_bytes"], info["dtype"]) == (out["file_bytes"], out["header_bytes"],
+                                                                    out["dtype"])
+    assert [(b["x0"], b["y0"], b["z0"], b["offset"], b["bytes"]) for b in info["block_streams"]] == [
+        (b["x0"], b["y0"], b["z0"], b["offset"], b["bytes"]) for b in out["block_list"]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_info_refuses_a_damaged_3d_multiblock_file(dtype):
+    from factz.multiblock import compress_multiblock3d
+    buf = compress_multiblock3d(*_volume(dtype=dtype), blocks=(2, 2, 1))
+    head = factz.info(buf)["header_bytes"]
+    for cut in (len(buf) - 1, head + 10, head - 1, 63, 30, 5):  # a block, the index, the header cut short
+        with pytest.raises(ValueError, match="corrupt_stream"):
+            factz.info(buf[:cut])
+    damaged = bytearray(buf)
+    damaged[head + 100] ^= 1  # inside block 0's stream
+    with pytest.raises(ValueError, match="corrupt_stream: block 0 of the multi-block file"):
+        factz.info(bytes(damaged))
+    damaged = bytearray(buf)
+    damaged[70] ^= 1  # the index (its checksum)
+    with pytest.raises(ValueError, match="corrupt_stream: multi-block index checksum"):
+        factz.info(bytes(damaged))

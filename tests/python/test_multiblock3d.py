@@ -126,3 +126,24 @@ def test_bad_input_is_refused():
     u64, v64, w64 = flow3d(dtype=np.float64)
     with pytest.raises(ValueError, match="decompress_multiblock3d64"):
         factz.decompress_multiblock(compress_multiblock3d(u64, v64, w64, blocks=(1, 1, 2)))
+
+
+def test_volumes_are_read_as_compress3d_reads_them():
+    """compress_multiblock3d and compress3d share one reader of (u, v, w) (bindings.hpp:
+    field3d_of): the same input is refused with the same message by both."""
+    u, v, w = flow3d()
+    bad = [((u, v, w[:, :, :-1]), {}),                       # shapes differ
+           ((u, v.astype(np.float64), w), {}),               # dtypes differ
+           ((u, v, np.asfortranarray(w)), {}),               # not C-contiguous
+           ((u, v, w), {"mask": np.zeros((2, 2, 2), bool)}),  # mask of another shape
+           ((u, v, w), {"fill_value": 1e300})]               # beyond the float32 range
+    for planes, kw in bad:
+        with pytest.raises(ValueError) as one:
+            factz.compress3d(*planes, **kw)
+        with pytest.raises(ValueError) as blocks:
+            compress_multiblock3d(*planes, blocks=(2, 1, 1), **kw)
+        assert str(blocks.value) == str(one.value)
+    # A float64 volume with NaN declared as its fill value: NaN is always missing, nothing more.
+    u64, v64, w64 = flow3d(dtype=np.float64)
+    assert compress_multiblock3d(u64, v64, w64, blocks=(1, 2, 1), fill_value=np.nan) == \
+        compress_multiblock3d(u64, v64, w64, blocks=(1, 2, 1))

@@ -26,11 +26,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 #include <span>
-#include <type_traits>
 
+#include "block_steps.hpp"
 #include "blocks.hpp"
 #include "factz/io.hpp"
 #include "factz/multiblock3d.hpp"
@@ -41,14 +40,6 @@ namespace {
 
 using namespace factz::cli::blocks;
 using Clock = std::chrono::steady_clock;
-
-template <class Field>
-using ValueOf = typename decltype(Field::u)::value_type;
-template <class Field>
-constexpr bool kFloat64 = std::is_same_v<Field, VectorField2D64>;
-/// A field type's data type, as multi-block headers record it.
-template <class Field>
-constexpr factz::DType kDTypeOf = kFloat64<Field> ? factz::DType::float64 : factz::DType::float32;
 
 /// Block b of the field of `flag`, read as Field.
 template <class Field>
@@ -65,12 +56,6 @@ double raw_bytes_of(int64_t nx, int64_t ny) {
 template <class Field>
 double bit_rate_of(double ratio) {
   return 16.0 * double(sizeof(ValueOf<Field>)) / ratio;
-}
-
-/// A float64 run says so in --json (as the one-stream float64 commands do).
-template <class Field>
-void add_dtype(StatsWriter& r) {
-  if constexpr (kFloat64<Field>) r.text("dtype", "float64", StatsWriter::In::json);
 }
 
 /// Writes decoded planes to the -o names through the one writer of every command (raw,
@@ -155,36 +140,20 @@ int compress_blocks(World& w, const Args& a) {
       range = factz::merge(range, factz::value_range_of(mine.back()));
     }
   });
-  if (a.has("--per-rank")) {  // 32 bytes per block gathered
-    std::vector<uint64_t> mine_hashes;
-    for (const auto& f : mine)
-      for (uint64_t h : edge_hashes(f)) mine_hashes.push_back(h);
-    const auto all_hashes = take(w.allgather(mine_hashes));
-    phase(w, [&] { check_shared_lines(L, all_hashes); });
-  }
+  if (a.has("--per-rank"))  // 32 bytes per block gathered
+    check_per_rank_files(
+        w, mine, [](const Field& f) { return edge_hashes(f); },
+        [&L](const std::vector<uint64_t>& all) { check_shared_lines(L, all); });
   const double read_s = seconds_since(t0);
   // The global value range (REL bounds), in doubles, which hold float32 and float64 values
   // exactly.
   const factz::ValueRange global = global_range(w, range);
   std::vector<uint64_t> lengths;
   std::vector<uint8_t> bytes;
-  int64_t exact = 0;
   double eb_abs = 0;
   const auto t1 = Clock::now();
-  phase(w, [&] {
-    eb_abs = take(factz::absolute_bound(o, global));
-    for (int b = first; b < last; ++b) {
-      factz::CompressStats st;
-      Field& f = mine[size_t(b - first)];
-      auto s = factz::compress_block(f, L, b, o, eb_abs, &st);
-      if (!s.ok()) fail("block " + std::to_string(b) + ": " + s.status().to_string());
-      decltype(f.u)().swap(f.u);
-      decltype(f.v)().swap(f.v);
-      lengths.push_back(s.value().size());
-      bytes.insert(bytes.end(), s.value().begin(), s.value().end());
-      exact += st.exact_vertices;
-    }
-  });
+  const int64_t exact =
+      compress_rank_blocks(w, mine, L, first, o, global, eb_abs, lengths, bytes, [](int, const Field&) {});
   const double compress_s = seconds_since(t1);
   const auto t2 = Clock::now();
   const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, [&](const auto& all) {
@@ -236,14 +205,10 @@ int decompress_region_as(const Args& a, const std::string& uo, const std::string
   else field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
   const double secs = seconds_since(t0);
   write_planes(uo, vo, field);
-  std::error_code ec;
-  const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
   StatsWriter r;
   r.count("nx", field.nx).count("ny", field.ny);
   add_dtype<Field>(r);
-  r.count("blocks_decoded", st.blocks_decoded);
-  r.count("bytes_read", int64_t(st.bytes_read)).count("file_bytes", ec ? -1 : int64_t(file_bytes));
-  r.num("decompress_seconds", secs);
+  add_region_stats(r, st, a.get("-z"), secs);
   r.print(a.has("--json"), false);
   return 0;
 }
@@ -331,20 +296,14 @@ void write_block_file(const std::string& name, const std::vector<double>& plane,
 template <class Field>
 int decompress_blocks(World& w, const Args& a, const std::string& path, const std::string& uo, const std::string& vo,
                       const factz::MultiBlockIndex& ix, int first, int last) {
-  using T = ValueOf<Field>;
   const BlockLayout& L = ix.layout;
   const auto t0 = Clock::now();
-  uint64_t from = 0;
-  const std::vector<uint8_t> streams = read_block_streams(w, path, ix, first, last, from);
-  std::vector<Field> decoded;
-  phase(w, [&] {
-    const factz::DecompressOptions d = vector_decompress_options(a);
-    for (int b = first; b < last; ++b) {
-      const auto& en = ix.entries[size_t(b)];
-      const auto s = std::span<const uint8_t>(streams).subspan(size_t(en.offset - from), size_t(en.length));
-      decoded.push_back(decode_block<Field>(s, L.blocks[size_t(b)], b, d));
-    }
-  });
+  uint64_t read_bytes = 0;
+  const std::vector<Field> decoded = decode_rank_blocks<Field>(
+      w, a, path, ix, first, last, read_bytes,
+      [&L](std::span<const uint8_t> s, int b, const factz::DecompressOptions& d) {
+        return decode_block<Field>(s, L.blocks[size_t(b)], b, d);
+      });
   const double decode_s = seconds_since(t0);
   const auto t1 = Clock::now();
   if (a.has("--per-rank")) {
@@ -356,16 +315,12 @@ int decompress_blocks(World& w, const Args& a, const std::string& path, const st
       }
     });
   } else {
-    const uint64_t plane_bytes = uint64_t(L.nx * L.ny) * sizeof(T);
-    for (int c = 0; c < 2; ++c) {
-      std::vector<factz::mpi::Segment> segs;
-      for (int b = first; b < last; ++b) owned_segments(L, b, c == 0 ? decoded[size_t(b - first)].u
-                                                                      : decoded[size_t(b - first)].v, segs);
-      write_plane_segments(w, c == 0 ? uo : vo, plane_bytes, std::move(segs));
-    }
+    write_owned_planes(w, decoded, first, {uo, vo}, L.nx * L.ny, [&L](int b, const auto& plane, auto& segs) {
+      owned_segments(L, b, plane, segs);
+    });
   }
   const double write_s = seconds_since(t1);
-  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(streams.size())};
+  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(read_bytes)};
   check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
   const double raw = raw_bytes_of<Field>(L.nx, L.ny);

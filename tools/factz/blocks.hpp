@@ -7,7 +7,8 @@
 // raw with --dtype f64) or, for a multi-block file, from its header (MultiBlockIndex::dtype).
 // blocks3d.cpp is the same driver for 3D fields; the steps that do not depend on the
 // dimension (the range reduction, writing the file together, broadcasting the index, reading a
-// rank's streams, writing a global plane) are written once, below.
+// rank's streams, writing a global plane) are written once, below, and the per-block loops
+// over the field types in block_steps.hpp.
 #pragma once
 
 #include <sys/stat.h>

@@ -28,6 +28,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "block_steps.hpp"
 #include "blocks.hpp"
 #include "factz/io.hpp"
 #include "factz/multiblock3d.hpp"
@@ -40,23 +41,10 @@ namespace {
 using namespace factz::cli::blocks;
 using Clock = std::chrono::steady_clock;
 
-template <class Field>
-using ValueOf = typename decltype(Field::u)::value_type;
-template <class Field>
-constexpr bool kFloat64 = std::is_same_v<Field, VectorField3D64>;
-template <class Field>
-constexpr factz::DType kDTypeOf = kFloat64<Field> ? factz::DType::float64 : factz::DType::float32;
-
 /// Bytes of the raw field (u, v and w).
 template <class Field>
 double raw_bytes_of(int64_t n) {
   return double(n) * 3.0 * double(sizeof(ValueOf<Field>));
-}
-
-/// A float64 run says so in --json (as the one-stream float64 commands do).
-template <class Field>
-void add_dtype(StatsWriter& r) {
-  if constexpr (kFloat64<Field>) r.text("dtype", "float64", StatsWriter::In::json);
 }
 
 /// Options that name 2D components.
@@ -301,43 +289,28 @@ int compress_blocks3d(World& w, const Args& a) {
       range = factz::merge(range, factz::value_range_of(mine.back()));
     }
   });
-  if (a.has("--per-rank")) {  // 48 bytes per block gathered
-    std::vector<uint64_t> mine_hashes;
-    for (const auto& f : mine)
-      for (uint64_t h : face_hashes(f)) mine_hashes.push_back(h);
-    const auto all_hashes = take(w.allgather(mine_hashes));
-    phase(w, [&] { check_shared_faces(L, all_hashes); });
-  }
+  if (a.has("--per-rank"))  // 48 bytes per block gathered
+    check_per_rank_files(
+        w, mine, [](const Field& f) { return face_hashes(f); },
+        [&L](const std::vector<uint64_t>& all) { check_shared_faces(L, all); });
   const double read_s = seconds_since(t0);
   const factz::ValueRange global = global_range(w, range);  // REL bounds
   std::vector<uint64_t> lengths;
   std::vector<uint8_t> bytes;
-  int64_t exact = 0, masked = 0;
+  int64_t masked = 0;
   double eb_abs = 0;
   const auto t1 = Clock::now();
-  phase(w, [&] {
-    eb_abs = take(factz::absolute_bound(o, global));
-    for (int b = first; b < last; ++b) {
-      factz::CompressStats st;
-      Field& f = mine[size_t(b - first)];
-      auto s = factz::compress_block(f, L, b, o, eb_abs, &st);
-      if (!s.ok()) fail("block " + std::to_string(b) + ": " + s.status().to_string());
-      // Missing vertices counted once: those the block owns (the planes it shares with a
-      // later band belong to that band).
-      const BlockExtent3D& e = L.blocks[size_t(b)];
-      const auto own = owned_sizes(L, b);
-      if (!f.mask.empty())
-        for (int64_t z = 0; z < own[2]; ++z)
-          for (int64_t y = 0; y < own[1]; ++y)
-            for (int64_t x = 0; x < own[0]; ++x) masked += f.mask[size_t((z * e.ny + y) * e.nx + x)] != 0;
-      decltype(f.u)().swap(f.u);
-      decltype(f.v)().swap(f.v);
-      decltype(f.w)().swap(f.w);
-      lengths.push_back(s.value().size());
-      bytes.insert(bytes.end(), s.value().begin(), s.value().end());
-      exact += st.exact_vertices;
-    }
-  });
+  // Missing vertices counted once: those a block owns (the planes it shares with a later band
+  // belong to that band).
+  auto count_masked = [&](int b, const Field& f) {
+    const BlockExtent3D& e = L.blocks[size_t(b)];
+    const auto own = owned_sizes(L, b);
+    if (!f.mask.empty())
+      for (int64_t z = 0; z < own[2]; ++z)
+        for (int64_t y = 0; y < own[1]; ++y)
+          for (int64_t x = 0; x < own[0]; ++x) masked += f.mask[size_t((z * e.ny + y) * e.nx + x)] != 0;
+  };
+  const int64_t exact = compress_rank_blocks(w, mine, L, first, o, global, eb_abs, lengths, bytes, count_masked);
   const double compress_s = seconds_since(t1);
   const auto t2 = Clock::now();
   const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, [&](const auto& all) {
@@ -436,14 +409,10 @@ int decompress_region3d_as(const Args& a, const std::vector<std::string>& output
   else f = take(factz::decompress_region3d(a.get("-z"), r, d, &st));
   const double secs = seconds_since(t0);
   write_field(outputs, f);
-  std::error_code ec;
-  const auto file_bytes = std::filesystem::file_size(a.get("-z"), ec);
   StatsWriter s;
   s.count("nx", f.nx).count("ny", f.ny).count("nz", f.nz);
   add_dtype<Field>(s);
-  s.count("blocks_decoded", st.blocks_decoded);
-  s.count("bytes_read", int64_t(st.bytes_read)).count("file_bytes", ec ? -1 : int64_t(file_bytes));
-  s.num("decompress_seconds", secs);
+  add_region_stats(s, st, a.get("-z"), secs);
   s.print(a.has("--json"), false);
   return 0;
 }
@@ -468,38 +437,38 @@ void owned_segments(const BlockLayout3D& L, int b, const std::vector<T>& plane,
                       plane.data() + (z * e.ny + y) * e.nx, own[0], int(sizeof(T))});
 }
 
+/// Block b's stream decoded as Field, after checking that it holds the extent `e` its index
+/// entry says and the file's data type.
+template <class Field>
+Field decode_block3d(std::span<const uint8_t> s, const BlockExtent3D& e, int b, const factz::DecompressOptions& d) {
+  const auto dims = factz::stream_dims3d(s);
+  if (!dims.ok()) fail("block " + std::to_string(b) + ": " + dims.status().to_string());
+  if (dims.value() != std::array<int64_t, 3>{e.nx, e.ny, e.nz})
+    fail("corrupt_stream: block " + std::to_string(b) + " does not hold the field its index says");
+  const auto dtype = take(factz::stream_dtype3d(s));
+  if (dtype != kDTypeOf<Field>)
+    fail("corrupt_stream: block " + std::to_string(b) + " holds " + factz::dtype_name(dtype) +
+         " values, the file's header says " + factz::dtype_name(kDTypeOf<Field>));
+  factz::Result<Field> f = factz::Status();
+  if constexpr (kFloat64<Field>) f = factz::decompress3d64(s, d);
+  else f = factz::decompress3d(s, d);
+  if (!f.ok()) fail("block " + std::to_string(b) + ": " + f.status().to_string());
+  return std::move(f).value();
+}
+
 /// Every rank decodes its blocks [first, last) of the file at `path` and writes its part of
 /// the global raw planes (or, with --per-rank, each block's own three files).
 template <class Field>
 int decompress_blocks3d(World& w, const Args& a, const std::string& path, const std::vector<std::string>& outputs,
                         const factz::MultiBlockIndex3D& ix, int first, int last) {
-  using T = ValueOf<Field>;
   const BlockLayout3D& L = ix.layout;
   const auto t0 = Clock::now();
-  uint64_t from = 0;
-  const std::vector<uint8_t> streams = read_block_streams(w, path, ix, first, last, from);
-  std::vector<Field> decoded;
-  phase(w, [&] {
-    const factz::DecompressOptions d = vector_decompress_options(a);
-    for (int b = first; b < last; ++b) {
-      const auto& en = ix.entries[size_t(b)];
-      const auto s = std::span<const uint8_t>(streams).subspan(size_t(en.offset - from), size_t(en.length));
-      const BlockExtent3D& e = L.blocks[size_t(b)];
-      const auto dims = factz::stream_dims3d(s);
-      if (!dims.ok()) fail("block " + std::to_string(b) + ": " + dims.status().to_string());
-      if (dims.value() != std::array<int64_t, 3>{e.nx, e.ny, e.nz})
-        fail("corrupt_stream: block " + std::to_string(b) + " does not hold the field its index says");
-      const auto dtype = take(factz::stream_dtype3d(s));
-      if (dtype != kDTypeOf<Field>)
-        fail("corrupt_stream: block " + std::to_string(b) + " holds " + factz::dtype_name(dtype) +
-             " values, the file's header says " + factz::dtype_name(kDTypeOf<Field>));
-      factz::Result<Field> f = factz::Status();
-      if constexpr (kFloat64<Field>) f = factz::decompress3d64(s, d);
-      else f = factz::decompress3d(s, d);
-      if (!f.ok()) fail("block " + std::to_string(b) + ": " + f.status().to_string());
-      decoded.push_back(std::move(f).value());
-    }
-  });
+  uint64_t read_bytes = 0;
+  const std::vector<Field> decoded = decode_rank_blocks<Field>(
+      w, a, path, ix, first, last, read_bytes,
+      [&L](std::span<const uint8_t> s, int b, const factz::DecompressOptions& d) {
+        return decode_block3d<Field>(s, L.blocks[size_t(b)], b, d);
+      });
   const double decode_s = seconds_since(t0);
   const auto t1 = Clock::now();
   if (a.has("--per-rank")) {
@@ -510,18 +479,12 @@ int decompress_blocks3d(World& w, const Args& a, const std::string& path, const 
       }
     });
   } else {
-    const uint64_t plane_bytes = uint64_t(L.nx * L.ny * L.nz) * sizeof(T);
-    for (int c = 0; c < 3; ++c) {
-      std::vector<factz::mpi::Segment> segs;
-      for (int b = first; b < last; ++b) {
-        const Field& f = decoded[size_t(b - first)];
-        owned_segments(L, b, c == 0 ? f.u : c == 1 ? f.v : f.w, segs);
-      }
-      write_plane_segments(w, outputs[size_t(c)], plane_bytes, std::move(segs));
-    }
+    write_owned_planes(w, decoded, first, outputs, L.nx * L.ny * L.nz, [&L](int b, const auto& plane, auto& segs) {
+      owned_segments(L, b, plane, segs);
+    });
   }
   const double write_s = seconds_since(t1);
-  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(streams.size())};
+  double maxima[4] = {decode_s, write_s, seconds_since(t0), double(read_bytes)};
   check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
   const double raw = raw_bytes_of<Field>(L.nx * L.ny * L.nz);

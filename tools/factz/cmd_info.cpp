@@ -158,28 +158,44 @@ int info_stream(const Bytes& bytes, bool json) {
 
 // ---- FZMB: a multi-block file -------------------------------------------------------------
 
-int info_multiblock(const Bytes& bytes, bool json) {
-  const auto index = take(factz::parse_multiblock_index(bytes, bytes.size()));
-  const auto& L = index.layout;
-  struct BlockInfo {
-    factz::detail::Header header;
-    double eb = 0;  ///< the block's absolute bound (a float64 block's f64 one)
-  };
-  std::vector<BlockInfo> blocks;
-  std::string modes, coders;
-  double eb = 0;
-  for (int b = 0; b < L.count(); ++b) {
+/// Every block stream of a multi-block file (2D or 3D index), parsed in block order.
+struct BlockScan {
+  std::vector<factz::detail::Header> headers;
+  std::vector<double> eb;  ///< each block's absolute bound (a float64 block's f64 one)
+  std::string modes, coders;  ///< of all blocks, each once, in order of first use
+  double eb_max = 0;
+};
+/// Parses every block stream of `index`; with `vector3d` (a 3D file) each must be a 3D vector
+/// stream.
+template <class Index>
+BlockScan scan_blocks(const Bytes& bytes, const Index& index, bool vector3d) {
+  BlockScan scan;
+  for (int b = 0; b < index.layout.count(); ++b) {
     const auto& e = index.entries[size_t(b)];
     const std::span<const uint8_t> stream(bytes.data() + e.offset, e.length);
     auto parsed = factz::detail::parse_container(stream);
     if (!parsed.ok()) fail(parsed.status().to_string() + " (block " + std::to_string(b) + " of the multi-block file)");
     const auto& h = parsed->header;
-    blocks.push_back({h, vector_bound(stream, parsed.value())});
-    if (modes.find(mode_name(h.mode)) == std::string::npos) modes += std::string(modes.empty() ? "" : ", ") + mode_name(h.mode);
-    if (coders.find(coder_name(h.coder)) == std::string::npos)
-      coders += std::string(coders.empty() ? "" : ", ") + coder_name(h.coder);
-    eb = std::max(eb, blocks.back().eb);
+    if (vector3d && h.components != 3)
+      fail("corrupt_stream: block " + std::to_string(b) + " is not a 3D vector stream");
+    scan.headers.push_back(h);
+    scan.eb.push_back(vector_bound(stream, parsed.value()));
+    if (scan.modes.find(mode_name(h.mode)) == std::string::npos)
+      scan.modes += std::string(scan.modes.empty() ? "" : ", ") + mode_name(h.mode);
+    if (scan.coders.find(coder_name(h.coder)) == std::string::npos)
+      scan.coders += std::string(scan.coders.empty() ? "" : ", ") + coder_name(h.coder);
+    scan.eb_max = std::max(scan.eb_max, scan.eb.back());
   }
+  return scan;
+}
+
+int info_multiblock(const Bytes& bytes, bool json) {
+  const auto index = take(factz::parse_multiblock_index(bytes, bytes.size()));
+  const auto& L = index.layout;
+  const BlockScan scan = scan_blocks(bytes, index, false);
+  const std::string& modes = scan.modes;
+  const std::string& coders = scan.coders;
+  const double eb = scan.eb_max;
   const bool f64 = index.dtype == factz::DType::float64;
   const double raw = double(L.nx) * double(L.ny) * (f64 ? 16.0 : 8.0);  // u and v
   if (json) {
@@ -187,11 +203,11 @@ int info_multiblock(const Bytes& bytes, bool json) {
     list << "[";
     for (int b = 0; b < L.count(); ++b) {
       const auto& x = L.blocks[size_t(b)];
-      const auto& h = blocks[size_t(b)].header;
+      const auto& h = scan.headers[size_t(b)];
       StatsWriter one;
       one.count("block", b).count("x0", x.x0).count("y0", x.y0).count("nx", x.nx).count("ny", x.ny);
       one.count("offset", index.entries[size_t(b)].offset).count("bytes", index.entries[size_t(b)].length);
-      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", blocks[size_t(b)].eb);
+      one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", scan.eb[size_t(b)]);
       one.count("format_version", h.version);
       list << (b ? ", " : "") << one.object();
     }
@@ -224,12 +240,12 @@ int info_multiblock(const Bytes& bytes, bool json) {
   out += line;
   for (int b = 0; b < L.count(); ++b) {
     const auto& x = L.blocks[size_t(b)];
-    const auto& h = blocks[size_t(b)].header;
+    const auto& h = scan.headers[size_t(b)];
     std::snprintf(line, sizeof line, "    %5d %8lld %8lld %8lld %8lld %14llu %12llu  %-11s %-7s %s\n", b,
                   static_cast<long long>(x.x0), static_cast<long long>(x.y0), static_cast<long long>(x.nx),
                   static_cast<long long>(x.ny), static_cast<unsigned long long>(index.entries[size_t(b)].offset),
                   static_cast<unsigned long long>(index.entries[size_t(b)].length), mode_name(h.mode),
-                  coder_name(h.coder), shortest(blocks[size_t(b)].eb).c_str());
+                  coder_name(h.coder), shortest(scan.eb[size_t(b)]).c_str());
     out += line;
   }
   std::cout << out;
@@ -241,25 +257,12 @@ int info_multiblock(const Bytes& bytes, bool json) {
 int info_multiblock3d(const Bytes& bytes, bool json) {
   const auto index = take(factz::parse_multiblock3d_index(bytes, bytes.size()));
   const auto& L = index.layout;
-  std::vector<factz::detail::Header> headers;
-  std::vector<double> block_eb;
-  std::string modes, coders;
-  double eb = 0;
-  for (int b = 0; b < L.count(); ++b) {
-    const auto& e = index.entries[size_t(b)];
-    const std::span<const uint8_t> stream(bytes.data() + e.offset, e.length);
-    auto parsed = factz::detail::parse_container(stream);
-    if (!parsed.ok()) fail(parsed.status().to_string() + " (block " + std::to_string(b) + " of the multi-block file)");
-    const auto& h = parsed->header;
-    if (h.components != 3) fail("corrupt_stream: block " + std::to_string(b) + " is not a 3D vector stream");
-    headers.push_back(h);
-    block_eb.push_back(vector_bound(stream, parsed.value()));  // a float64 block's f64 bound
-    if (modes.find(mode_name(h.mode)) == std::string::npos)
-      modes += std::string(modes.empty() ? "" : ", ") + mode_name(h.mode);
-    if (coders.find(coder_name(h.coder)) == std::string::npos)
-      coders += std::string(coders.empty() ? "" : ", ") + coder_name(h.coder);
-    eb = std::max(eb, block_eb.back());
-  }
+  const BlockScan scan = scan_blocks(bytes, index, true);
+  const std::vector<factz::detail::Header>& headers = scan.headers;
+  const std::vector<double>& block_eb = scan.eb;
+  const std::string& modes = scan.modes;
+  const std::string& coders = scan.coders;
+  const double eb = scan.eb_max;
   const bool f64 = index.dtype == factz::DType::float64;
   const double raw = double(L.nx) * double(L.ny) * double(L.nz) * (f64 ? 24.0 : 12.0);  // u, v and w
   if (json) {
