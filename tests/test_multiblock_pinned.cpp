@@ -1,6 +1,8 @@
 // The bytes of multi-block files (FZMB versions 1, 2 and 3, docs/format.md "Multi-block files")
 // pinned by their CRC-32C and size, written before the 2D and 3D drivers were folded into one
 // templated implementation (src/api/multiblock_common.hpp): the refactor must not move a byte.
+// Changed on purpose since: the speculative 2x2 pins, when the encoder started choosing the
+// level-wise bound per block (streams/speculative_trial.hpp; +7 bytes each on this noise).
 // The fields are synthetic and deterministic (noise is exact; random_modes sums cosines in
 // double and rounds once), with missing vertices on shared and inner planes.
 #include <gtest/gtest.h>
@@ -65,7 +67,7 @@ VectorField3D masked3d() {
 TEST(MultiBlockPinned, Version1FilesKeepTheirBytes) {
   const VectorField2D f = masked2d();
   expect_pinned(compress_multiblock(f, opts(Mode::speculative, BoundMode::rel, 1e-2), 2, 2),
-                {0x8c438a0cu, 3892}, "v1 spec 2x2");
+                {0x326be0f1u, 3899}, "v1 spec 2x2");
   expect_pinned(compress_multiblock(f, opts(Mode::block, BoundMode::abs, 0.05), 3, 1),
                 {0x2f3b966cu, 6228}, "v1 block 3x1");
 }
@@ -73,7 +75,7 @@ TEST(MultiBlockPinned, Version1FilesKeepTheirBytes) {
 TEST(MultiBlockPinned, Version2FilesKeepTheirBytes) {
   const VectorField2D64 f = double_of(masked2d());
   expect_pinned(compress_multiblock(f, opts(Mode::speculative, BoundMode::rel, 1e-2), 2, 2),
-                {0x10b6fd0eu, 4534}, "v2 spec 2x2");
+                {0x98325fd0u, 4541}, "v2 spec 2x2");
   expect_pinned(compress_multiblock(f, opts(Mode::none, BoundMode::abs, 1e-3), 1, 3),
                 {0x37eca03au, 4978}, "v2 none 1x3");
 }

@@ -4,16 +4,19 @@
 // section, and linear streams written and decoded exactly as before.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "factz/factz.hpp"
+#include "factz/io.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "kernels/interpolation.hpp"
 #include "kernels/quantizer.hpp"
+#include "streams/speculative_trial.hpp"
 #include "backend/cpu/speculative_mode.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"
@@ -535,6 +538,82 @@ TEST(SpeculativeCubic, ADeviceDecoderWithoutTheCubicPredictorRefusesTheStream) {
     EXPECT_TRUE(detail::parse_speculative(s, pc.value(), 1, in2, true, nullptr, Predictor::cubic).ok());
     EXPECT_EQ(in2.predictor, pred);
   }
+}
+
+// ---- The level-wise bound's trial (streams/speculative_trial.hpp) -------------------------
+
+/// The central side x side crop of the bundled OpenFOAM shear layer (512 x 512).
+VectorField2D shear_layer_crop(int64_t side) {
+  const std::string base = std::string(FACTZ_TEST_DATA_DIR) + "/foam_shearlayer_t0.75_";
+  auto f = read_vector_field(base + "u_512x512.f32", base + "v_512x512.f32", 512, 512);
+  EXPECT_TRUE(f.ok()) << f.status().to_string();
+  VectorField2D c{side, side, {}, {}};
+  const int64_t o = (512 - side) / 2;
+  for (int64_t y = 0; y < side; ++y)
+    for (int64_t x = 0; x < side; ++x) {
+      c.u.push_back(f->u[size_t((o + y) * 512 + o + x)]);
+      c.v.push_back(f->v[size_t((o + y) * 512 + o + x)]);
+    }
+  return c;
+}
+
+/// The absolute bound of REL `rel` (the range over both components), as compress has it.
+float abs_bound(const VectorField2D& f, double rel) {
+  double lo = f.u[0], hi = f.u[0];
+  for (const auto* c : {&f.u, &f.v})
+    for (float x : *c) {
+      lo = std::min(lo, double(x));
+      hi = std::max(hi, double(x));
+    }
+  return detail::make_plan(f.nx, f.ny, options(Mode::speculative, BoundMode::rel, rel), hi - lo, 1).eb;
+}
+
+TEST(SpeculativeTrial, ChoosesTheTightLevelsWhereTheyPayAndNeverForTheLinearPredictor) {
+  const VectorField2D smooth = shear_layer_crop(128);
+  const float eb = abs_bound(smooth, 3e-2);
+  auto choose = [&](const VectorField2D& f, float b, detail::Predictor p, int threads) {
+    return detail::choose_tight_step(f.nx, f.ny, f.u.data(), f.v.data(), nullptr, b, 4096, p, threads);
+  };
+  // The whole 128 x 128 crop is the trial here: 511 bytes against 533 with the full bound.
+  EXPECT_EQ(choose(smooth, eb, detail::kDefaultPredictor, 1), detail::kTrialTightStep);
+  EXPECT_EQ(choose(smooth, eb, detail::kDefaultPredictor, 2), detail::kTrialTightStep);
+  EXPECT_EQ(choose(smooth, eb, detail::Predictor::linear, 1), detail::kNoTightLevel);
+  EXPECT_EQ(choose(smooth, 0.0f, detail::kDefaultPredictor, 1), detail::kNoTightLevel);
+  const VectorField2D noise = synth::noise(128, 128, 5);
+  EXPECT_EQ(choose(noise, abs_bound(noise, 1e-2), detail::kDefaultPredictor, 1), detail::kNoTightLevel);
+  EXPECT_EQ(detail::trial_crop_side(300), 300);
+  EXPECT_EQ(detail::trial_crop_side(1500), 750);
+  EXPECT_EQ(detail::trial_crop_side(4096), 1024);
+}
+
+TEST(SpeculativeTrial, TheCoarseLevelsStartAtHalfTheBoundAndTheStreamsKeepTheGuarantees) {
+  const VectorField2D f = shear_layer_crop(128);
+  const float eb = abs_bound(f, 3e-2);
+  detail::SpeculativeResult r;
+  detail::run_speculative(f, eb, 4096, 2, true, r);
+  detail::PhaseSchedule schedule(f.nx, f.ny, 4096);
+  size_t at = 0;
+  int64_t coarse = 0, fine_full = 0;
+  for (detail::ScheduledPhase ph; schedule.next(ph);)
+    for (int64_t t = 0; t < ph.lattice.count(); ++t, ++at) {
+      const uint16_t id = r.ids[at];
+      if (ph.step >= detail::kTrialTightStep) {
+        ++coarse;
+        EXPECT_LE(id, detail::kMaxBoundId - 1) << "step " << ph.step;
+      } else {
+        fine_full += id == detail::kMaxBoundId;
+      }
+    }
+  EXPECT_GT(coarse, 0);
+  EXPECT_GT(fine_full, 0) << "the finer levels start at the full bound";
+  Options o = options(Mode::speculative, BoundMode::rel, 3e-2);
+  check_round_trip(f, o, "shear layer crop, tight levels");
+  testing::expect_thread_independent(f, o);
+  VectorField2D holes = f;  // the trial on a field with missing vertices
+  holes.mask.assign(holes.u.size(), 0);
+  for (int64_t k = 300; k < int64_t(holes.u.size()); k += 977) holes.mask[size_t(k)] = 1;
+  check_round_trip(holes, o, "shear layer crop with holes");
+  testing::expect_thread_independent(holes, o);
 }
 
 }  // namespace

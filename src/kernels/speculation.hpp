@@ -4,6 +4,7 @@
 // per target.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "kernels/interpolation.hpp"
@@ -86,6 +87,15 @@ FACTZ_HD void original_signatures(const Grid2D& g, int64_t i, int64_t j, const T
   if (off_mesh & 2) out[1] = kMaskedTriangle;
 }
 
+/// Level-wise bound: with a tight step `tight`, the targets of the coarse levels (step >=
+/// tight) start at half the bound (id kMaxBoundId - 1), since their errors propagate into
+/// every finer level's predictions; the finer levels start at the full bound. kNoTightLevel
+/// starts every level at the full bound (the linear predictor's streams, format versions up
+/// to 6, always). The encoder chooses per field (streams/speculative_trial.hpp); the decoder
+/// needs no rule: every target's id is in the stream.
+inline constexpr int64_t kNoTightLevel = INT64_MAX;
+FACTZ_HD int first_bound_id(int64_t step, int64_t tight) { return step >= tight ? kMaxBoundId - 1 : kMaxBoundId; }
+
 template <class T>
 struct SpeculationOf {
   uint8_t id = 0;              ///< 0 exact, 1..kMaxBoundId bound id, kZeroVectorId
@@ -102,12 +112,13 @@ using Speculation64 = SpeculationOf<double>;
 /// without an accepted candidate keeps its original value (exact), which changes nothing.
 /// `bound` holds bound_of_id for every id; `radius` limits the codes. T: float, or double
 /// for a float64 field (prediction, quantization, bound check and signatures all on doubles).
-/// `pred`: the stream's predictor (interpolation.hpp).
+/// `pred`: the stream's predictor (interpolation.hpp). `tight`: the level-wise bound's
+/// tight step (first_bound_id).
 template <class T>
 FACTZ_HD SpeculationOf<T> speculate_vertex(const Grid2D& g, int64_t x, int64_t y, int64_t step, Phase phase,
                                            const T* u, const T* v, const T* cur_u, const T* cur_v,
                                            const uint8_t* original, const T* bound, int32_t radius, bool check,
-                                           Predictor pred = Predictor::linear) {
+                                           Predictor pred = Predictor::linear, int64_t tight = kNoTightLevel) {
   const int64_t k = y * g.nx + x;
   SpeculationOf<T> s;
   s.recon_u = u[k];
@@ -120,7 +131,7 @@ FACTZ_HD SpeculationOf<T> speculate_vertex(const Grid2D& g, int64_t x, int64_t y
   if (!(bound[kMaxBoundId] > T(0))) return s;
   const T pu = predict(cur_u, g.nx, g.ny, x, y, step, phase, pred);
   const T pv = predict(cur_v, g.nx, g.ny, x, y, step, phase, pred);
-  for (int id = kMaxBoundId; id >= 1; --id) {
+  for (int id = first_bound_id(step, tight); id >= 1; --id) {
     int32_t cu, cv;
     T ru, rv;
     // A code out of range only grows as the bound shrinks: stop there.

@@ -6,6 +6,7 @@
 
 #include "kernels/speculative_decode.hpp"
 #include "kernels/speculation.hpp"
+#include "streams/speculative_trial.hpp"
 #include "util/byte_io.hpp"
 #include "backend/cpu/frontend.hpp"
 #include "backend/cpu/tiled_quantizer.hpp"
@@ -65,6 +66,8 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   T* cur_u = out.recon_u.data();
   T* cur_v = out.recon_v.data();
+  // The level-wise bound, chosen on a trial of the schedule (streams/speculative_trial.hpp).
+  const int64_t tight = choose_tight_step(g.nx, g.ny, f.u.data(), f.v.data(), missing, eb, s0, pred, threads);
   int64_t exact = A.count();
   out.anchor_missing.clear();
   if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
@@ -99,7 +102,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
         continue;
       }
       const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
-                                                   sig.data(), bound, kRadius, check, pred);
+                                                   sig.data(), bound, kRadius, check, pred, tight);
       // The commit is the first write-back: targets of a phase share no triangle.
       cur_u[k] = sp.recon_u;
       cur_v[k] = sp.recon_v;

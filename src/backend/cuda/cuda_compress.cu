@@ -20,6 +20,7 @@
 #include "streams/code_segments.hpp"
 #include "codec/ans.hpp"
 #include "util/byte_io.hpp"
+#include "streams/speculative_trial.hpp"
 
 namespace factz::cuda_detail {
 namespace {
@@ -412,12 +413,28 @@ Status device_compress_speculative(Workspace::Impl& ws, const Plan& p, const T* 
       for_each(cells, s, [=] __device__(int64_t c) { speculative_signatures(g, c, u, v, missing, sig); }));
   if (missing)
     FACTZ_RETURN_IF_ERROR(device_fill_missing_anchors(ws, A, nx, missing, cu, cv, detail::kDefaultPredictor, s));
+  // The level-wise bound's trial (streams/speculative_trial.hpp) on the host, on the crop
+  // copied from the device: the CPU encoder's choice from the same values.
+  const detail::TrialCrop crop = detail::trial_crop(nx, ny);
+  std::vector<T> crop_u(size_t(crop.w * crop.h)), crop_v(size_t(crop.w * crop.h));
+  std::vector<uint8_t> crop_m(missing ? size_t(crop.w * crop.h) : 0);
+  const size_t row = size_t(crop.w) * sizeof(T), first = size_t(crop.y0 * nx + crop.x0);
+  FACTZ_CUDA_TRY(cudaMemcpy2DAsync(crop_u.data(), row, u + first, size_t(nx) * sizeof(T), row, size_t(crop.h),
+                                   cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaMemcpy2DAsync(crop_v.data(), row, v + first, size_t(nx) * sizeof(T), row, size_t(crop.h),
+                                   cudaMemcpyDeviceToHost, s));
+  if (missing)
+    FACTZ_CUDA_TRY(cudaMemcpy2DAsync(crop_m.data(), size_t(crop.w), missing + first, size_t(nx), size_t(crop.w),
+                                     size_t(crop.h), cudaMemcpyDeviceToHost, s));
+  FACTZ_CUDA_TRY(cudaStreamSynchronize(s));
+  const int64_t tight = detail::choose_tight_step_on_crop(crop, n, crop_u, crop_v, crop_m, plan_bound<T>(p), s0,
+                                                          detail::kDefaultPredictor, 2);
   int64_t* vertex_of = nullptr;
   FACTZ_RETURN_IF_ERROR(ws.get(kCodes, size_t(targets) * 8, vertex_of));
   FACTZ_RETURN_IF_ERROR(for_each_phase(nx, ny, s0, [&](const detail::ScheduledPhase& ph) {
     return for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
       speculate_target(g, ph.lattice, ph.step, ph.phase, t, u, v, missing, cu, cv, sig, B.b, ph.offset, ids, su, sv,
-                       detail::kDefaultPredictor);
+                       detail::kDefaultPredictor, tight);
       vertex_of[ph.offset + t] = lattice_vertex(ph.lattice, nx, t);
     });
   }));

@@ -17,6 +17,7 @@
 #include "backend/cuda/huffman_host.hpp"
 #include "backend/cuda/section_crc.hpp"
 #include "backend/cuda/speculative_bodies.hpp"
+#include "streams/speculative_trial.hpp"
 #include "streams/code_segments.hpp"
 #include "streams/tiled_lists.hpp"
 
@@ -276,11 +277,15 @@ void speculative_payload(const Field& f, const Plan& p, const uint8_t* missing, 
   for (int64_t k = 0; k < n; ++k) speculative_init(k, f.u.data(), f.v.data(), cur_u.data(), cur_v.data(), vid.data());
   for (int64_t c = 0; c < g.cell_count(); ++c) speculative_signatures(g, c, f.u.data(), f.v.data(), missing, sig.data());
   if (missing) fill_anchor_stand_ins(A, f.nx, missing, cur_u.data(), cur_v.data(), detail::kDefaultPredictor);
+  // The level-wise bound's trial on the crop, as the device driver runs it on the crop it
+  // copies to the host (cuda_compress.cu).
+  const int64_t tight = detail::choose_tight_step(f.nx, f.ny, f.u.data(), f.v.data(), missing, plan_bound<T>(p), s0,
+                                                  detail::kDefaultPredictor, 1);
   std::vector<uint16_t> ids(static_cast<size_t>(targets)), su(static_cast<size_t>(targets)), sv(static_cast<size_t>(targets));
   for_each_phase(f.nx, f.ny, s0, [&](int64_t step, Phase ph, const PhaseLattice& L, int64_t offset) {
     for (int64_t t = 0; t < L.count(); ++t)
       speculate_target(g, L, step, ph, t, f.u.data(), f.v.data(), missing, cur_u.data(), cur_v.data(), sig.data(),
-                       bound, offset, ids.data(), su.data(), sv.data(), detail::kDefaultPredictor);
+                       bound, offset, ids.data(), su.data(), sv.data(), detail::kDefaultPredictor, tight);
   });
   // Stream positions -> vertices (for the exact values), then stable compactions.
   std::vector<int64_t> vertex_of(static_cast<size_t>(targets));

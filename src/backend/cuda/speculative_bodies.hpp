@@ -51,12 +51,13 @@ FACTZ_HD void speculative_signatures(const Grid2D& g, int64_t c, const T* u, con
 /// Kernel body, one thread per target t of a phase: the decision and the commit; the
 /// target's id and symbols go to stream position `offset + t`. A target marked in
 /// `missing` (null = none) takes its prediction as its stand-in and the id kMissingVertex.
-/// `pred`: the stream's predictor (kernels/interpolation.hpp), as the CPU encoder's.
+/// `pred`: the stream's predictor (kernels/interpolation.hpp), `tight` the level-wise
+/// bound's tight step (streams/speculative_trial.hpp), both as the CPU encoder's.
 template <class T>
 FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t step, Phase phase, int64_t t,
                                const T* u, const T* v, const uint8_t* missing, T* cur_u, T* cur_v,
                                const uint8_t* original, const T* bound, int64_t offset, uint16_t* ids,
-                               uint16_t* sym_u, uint16_t* sym_v, detail::Predictor pred) {
+                               uint16_t* sym_u, uint16_t* sym_v, detail::Predictor pred, int64_t tight) {
   const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
   const int64_t k = y * g.nx + x;
   if (missing && missing[k]) {
@@ -66,7 +67,7 @@ FACTZ_HD void speculate_target(const Grid2D& g, const PhaseLattice& L, int64_t s
     return;
   }
   const detail::SpeculationOf<T> sp =
-      detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true, pred);
+      detail::speculate_vertex(g, x, y, step, phase, u, v, cur_u, cur_v, original, bound, kRadius, true, pred, tight);
   cur_u[k] = sp.recon_u;
   cur_v[k] = sp.recon_v;
   ids[offset + t] = sp.id;
