@@ -1,0 +1,170 @@
+// The level-wise bound's trial (speculative_trial.hpp): the schedule on a crop, scored.
+#include "streams/speculative_trial.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/speculative_decode.hpp"
+#include "kernels/tiles.hpp"
+#include "streams/code_segments.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// Segments as the stream writer cuts the codes (code_segments.hpp: phases merged in order
+/// until a segment holds kMinSegmentCodes codes; from kAlwaysSegmentCodes codes of the whole
+/// field on, no single-blob alternative).
+inline constexpr int64_t kTrialSegmentCodes = kMinSegmentCodes;
+inline constexpr int64_t kTrialAlwaysSegment = kAlwaysSegmentCodes;
+
+/// Estimated payload bits of the speculative schedule on a (filled) field with tight step
+/// `tight`: the zeroth-order entropy of the ids (one blob) and of each component's codes,
+/// cut into segments as the writer cuts them (or one blob where the writer may keep one and
+/// it is smaller: fields under kTrialAlwaysSegment vertices, `full_n`), a table cost of 16
+/// bits per distinct value per blob, and the raw bits of the exact values. `missing`: null
+/// or one byte per vertex.
+template <class T>
+double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
+                          const uint8_t* missing, T eb, int64_t s0, Predictor pred, int64_t tight, int64_t full_n) {
+  // Codes lie in (-kRadius, kRadius), ids in [0, 255]: flat counts, offset by kRadius.
+  using Histogram = std::vector<int64_t>;
+  const auto fresh = [] { return Histogram(size_t(2 * kRadius), 0); };
+  const Grid2D g{nx, ny};
+  std::vector<T> cu(u), cv(v);
+  const int64_t cw = nx - 1;
+  std::vector<uint8_t> sig(size_t(std::max<int64_t>(g.triangle_count(), 1)));
+  for (int64_t i = 0; i + 1 < ny; ++i)
+    for (int64_t j = 0; j < cw; ++j) original_signatures(g, i, j, u.data(), v.data(), missing, &sig[size_t(2 * (i * cw + j))]);
+  T bound[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  const PhaseLattice A = anchor_lattice(nx, ny, s0);
+  if (missing) fill_missing_anchors(A, nx, missing, cu.data(), cv.data(), pred);
+  auto blob_bits = [](const Histogram& h) {  // entropy plus 16 bits of table per value
+    int64_t total = 0;
+    for (const int64_t count : h) total += count;
+    double bits = 0;
+    for (const int64_t count : h)
+      if (count > 0) bits += 16.0 - double(count) * std::log2(double(count) / double(total));
+    return bits;
+  };
+  auto merge = [](Histogram& into, const Histogram& from) {
+    for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
+  };
+  int64_t exact = A.count();
+  Histogram all_u = fresh(), all_v = fresh(), seg_u = fresh(), seg_v = fresh();
+  double id_bits = 0;  // per phase: the coder's contexts follow a phase's run of equal ids
+  int64_t seg_codes = 0;
+  double seg_bits = 0, last_seg = 0;
+  Histogram last_u = fresh(), last_v = fresh();  // the last closed segment (a short tail joins it)
+  PhaseSchedule schedule(nx, ny, s0);
+  for (ScheduledPhase ph; schedule.next(ph);) {
+    const PhaseLattice& L = ph.lattice;
+    Histogram ids(256, 0);
+    for (int64_t t = 0; t < L.count(); ++t) {
+      const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
+      const int64_t k = y * nx + x;
+      if (missing && missing[k]) {
+        predict_missing_target(cu.data(), cv.data(), nx, ny, x, y, ph.step, ph.phase, pred);
+        continue;
+      }
+      const SpeculationOf<T> sp = speculate_vertex(g, x, y, ph.step, ph.phase, u.data(), v.data(), cu.data(),
+                                                   cv.data(), sig.data(), bound, kRadius, true, pred, tight);
+      cu[size_t(k)] = sp.recon_u;
+      cv[size_t(k)] = sp.recon_v;
+      ++ids[sp.id];
+      if (id_has_code(sp.id)) {
+        ++seg_u[size_t(sp.code_u + kRadius)];
+        ++seg_v[size_t(sp.code_v + kRadius)];
+        ++seg_codes;
+      }
+      exact += sp.id == 0;
+    }
+    int64_t present = 0;
+    for (const int64_t count : ids) present += count > 0;
+    id_bits += blob_bits(ids) - 16.0 * double(present);  // one table for all phases
+    if (seg_codes >= kTrialSegmentCodes) {  // the segment closes at this phase boundary
+      merge(all_u, seg_u);
+      merge(all_v, seg_v);
+      last_seg = blob_bits(seg_u) + blob_bits(seg_v);
+      seg_bits += last_seg;
+      last_u.swap(seg_u);
+      last_v.swap(seg_v);
+      std::fill(seg_u.begin(), seg_u.end(), 0);
+      std::fill(seg_v.begin(), seg_v.end(), 0);
+      seg_codes = 0;
+    }
+  }
+  if (seg_codes > 0) {  // a short tail joins the last segment (or is the only one)
+    merge(all_u, seg_u);
+    merge(all_v, seg_v);
+    merge(last_u, seg_u);
+    merge(last_v, seg_v);
+    seg_bits += blob_bits(last_u) + blob_bits(last_v) - last_seg;
+  }
+  const double one_bits = blob_bits(all_u) + blob_bits(all_v);
+  const double codes = full_n >= kTrialAlwaysSegment ? seg_bits : std::min(seg_bits, one_bits);
+  return id_bits + codes + double(exact) * 16.0 * sizeof(T);
+}
+
+template <class T>
+int64_t choose_on_crop(const TrialCrop& crop, int64_t full_n, const std::vector<T>& u, const std::vector<T>& v,
+                       const std::vector<uint8_t>& missing, T eb, int64_t s0, Predictor pred, int threads) {
+  if (pred == Predictor::linear || !(eb > T(0)) || crop.w < 2 || crop.h < 2) return kNoTightLevel;
+  const uint8_t* m = missing.empty() ? nullptr : missing.data();
+  const int64_t tights[2] = {kNoTightLevel, kTrialTightStep};
+  double bits[2] = {0, 0};
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads > 1 ? 2 : 1) schedule(static, 1)
+#endif
+  for (int i = 0; i < 2; ++i) bits[i] = trial_payload_bits(crop.w, crop.h, u, v, m, eb, s0, pred, tights[i], full_n);
+  (void)threads;
+  return bits[1] < bits[0] * 0.99 ? kTrialTightStep : kNoTightLevel;
+}
+
+template <class T>
+int64_t choose_host(int64_t nx, int64_t ny, const T* u, const T* v, const uint8_t* missing, T eb, int64_t s0,
+                    Predictor pred, int threads) {
+  const TrialCrop c = trial_crop(nx, ny);
+  std::vector<T> cu(size_t(c.w * c.h)), cv(size_t(c.w * c.h));
+  std::vector<uint8_t> cm(missing ? size_t(c.w * c.h) : 0);
+  for (int64_t y = 0; y < c.h; ++y)
+    for (int64_t x = 0; x < c.w; ++x) {
+      const size_t from = size_t((c.y0 + y) * nx + c.x0 + x), to = size_t(y * c.w + x);
+      cu[to] = u[from];
+      cv[to] = v[from];
+      if (missing) cm[to] = missing[from];
+    }
+  return choose_on_crop(c, nx * ny, cu, cv, cm, eb, s0, pred, threads);
+}
+
+}  // namespace
+
+int64_t trial_crop_side(int64_t n) {
+  return n <= kTrialCropMin ? n : std::max(kTrialCropMin, std::min(kTrialCropMax, n / 2));
+}
+
+TrialCrop trial_crop(int64_t nx, int64_t ny) {
+  const int64_t w = trial_crop_side(nx), h = trial_crop_side(ny);
+  return {(nx - w) / 2, (ny - h) / 2, w, h};
+}
+
+int64_t choose_tight_step_on_crop(const TrialCrop& crop, int64_t full_n, const std::vector<float>& u,
+                                  const std::vector<float>& v, const std::vector<uint8_t>& missing, float eb, int64_t s0,
+                                  Predictor pred, int threads) {
+  return choose_on_crop(crop, full_n, u, v, missing, eb, s0, pred, threads);
+}
+int64_t choose_tight_step_on_crop(const TrialCrop& crop, int64_t full_n, const std::vector<double>& u,
+                                  const std::vector<double>& v, const std::vector<uint8_t>& missing, double eb,
+                                  int64_t s0, Predictor pred, int threads) {
+  return choose_on_crop(crop, full_n, u, v, missing, eb, s0, pred, threads);
+}
+int64_t choose_tight_step(int64_t nx, int64_t ny, const float* u, const float* v, const uint8_t* missing, float eb,
+                          int64_t s0, Predictor pred, int threads) {
+  return choose_host(nx, ny, u, v, missing, eb, s0, pred, threads);
+}
+int64_t choose_tight_step(int64_t nx, int64_t ny, const double* u, const double* v, const uint8_t* missing,
+                          double eb, int64_t s0, Predictor pred, int threads) {
+  return choose_host(nx, ny, u, v, missing, eb, s0, pred, threads);
+}
+
+}  // namespace factz::detail
