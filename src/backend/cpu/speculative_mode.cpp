@@ -155,7 +155,6 @@ void speculative_payload_any(const Field& f, int64_t s0, SpeculativeResultOf<T>&
   out.ids.resize(wid);
   out.codes_u.resize(wcode);
   out.codes_v.resize(wcode);
-  (void)ny;
   out.exact = std::move(exact.bytes());
   out.predictor = r.predictor;
 }
