@@ -166,6 +166,17 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   lap("repair");
 }
 
+/// Whether u, or v, has one strict sign on the four corners of cell (i, j).
+template <class T>
+bool cell_one_sided(const Grid2D& g, int64_t i, int64_t j, const T* u, const T* v) {
+  const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
+  const T lo_u = std::min(std::min(u[a], u[b]), std::min(u[c], u[d]));
+  const T hi_u = std::max(std::max(u[a], u[b]), std::max(u[c], u[d]));
+  const T lo_v = std::min(std::min(v[a], v[b]), std::min(v[c], v[d]));
+  const T hi_v = std::max(std::max(v[a], v[b]), std::max(v[c], v[d]));
+  return lo_u > T(0) || hi_u < T(0) || lo_v > T(0) || hi_v < T(0);
+}
+
 template <class Field, class T>
 void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
                            const uint8_t* missing) {
@@ -181,10 +192,15 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < g.ny - 1; ++i) {
       for (int64_t j = 0; j < cw; ++j) {
+        const bool proven_free = cp_free && cp_free[size_t(i * cw + j)] == 3;
+        // Both triangles free of critical points before and after: the original by its safe
+        // bounds, the reconstruction when u or v has one strict sign on the cell's corners
+        // (no triangle can then hold the origin, even under the symbolic perturbation).
+        if (proven_free && cell_one_sided(g, i, j, ru, rv)) continue;
         Signature s[2], o[2] = {kNoCriticalPoint, kNoCriticalPoint};
         cell_signatures(g, i, j, ru, rv, s);
         // The original's signature is 0 where a safe bound proved it; derived otherwise.
-        if (!cp_free || cp_free[size_t(i * cw + j)] != 3) cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
+        if (!proven_free) cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
         const int64_t t0 = 2 * (i * cw + j);
         const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);  // never checked
         if (s[0] != o[0] && !(off_mesh & 1)) local.push_back(t0);
