@@ -88,4 +88,19 @@ FACTZ_HD int exact_sign_of_long_sum(const double* t, int n) {
   return m == 0 ? 0 : (h[m - 1] > 0.0 ? 1 : -1);
 }
 
+/// Whether the origin is strictly separated from the points by a coordinate plane: all
+/// n values of one component > 0, or all < 0. Then no simplex on these points (triangle
+/// or tetrahedron) holds a critical point, perturbation included: Simulation of
+/// Simplicity decides as for the points moved by an infinitesimal eps (the origin too),
+/// and such moves keep a strict separation. +-0 count as neither sign.
+template <class T>
+FACTZ_HD bool strictly_one_sided(const T* x, int n) {
+  bool pos = true, neg = true;
+  for (int k = 0; k < n; ++k) {
+    pos = pos && x[k] > T(0);
+    neg = neg && x[k] < T(0);
+  }
+  return pos || neg;
+}
+
 }  // namespace factz::detail

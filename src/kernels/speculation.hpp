@@ -28,13 +28,13 @@ FACTZ_HD bool star_keeps_no_critical_point(const Grid2D& g, int64_t x, int64_t y
                                            const T* cur_v, const uint8_t* original, const int64_t* tris, int m) {
   for (int t = 0; t < m; ++t)
     if (original[tris[t]] != kNoCriticalPoint && original[tris[t]] != kMaskedTriangle) return false;
-  T lo_u = cu, hi_u = cu, lo_v = cv, hi_v = cv;
+  T su[7] = {cu}, sv[7] = {cv};  // the vertex, then its grid neighbours
+  int n = 1;
   const int64_t k = y * g.nx + x;
   auto take = [&](int64_t j) {
-    lo_u = cur_u[j] < lo_u ? cur_u[j] : lo_u;
-    hi_u = cur_u[j] > hi_u ? cur_u[j] : hi_u;
-    lo_v = cur_v[j] < lo_v ? cur_v[j] : lo_v;
-    hi_v = cur_v[j] > hi_v ? cur_v[j] : hi_v;
+    su[n] = cur_u[j];
+    sv[n] = cur_v[j];
+    ++n;
   };
   const bool left = x > 0, right = x + 1 < g.nx, down = y > 0, up = y + 1 < g.ny;
   if (left) take(k - 1);
@@ -47,7 +47,7 @@ FACTZ_HD bool star_keeps_no_critical_point(const Grid2D& g, int64_t x, int64_t y
     take(k + g.nx);
     if (right) take(k + g.nx + 1);
   }
-  return lo_u > T(0) || hi_u < T(0) || lo_v > T(0) || hi_v < T(0);
+  return strictly_one_sided(su, n) || strictly_one_sided(sv, n);
 }
 
 /// Do all triangles around vertex (x, y) keep their original signature (`original`, one

@@ -416,20 +416,8 @@ FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const T 
 // anything tet_signature would decide otherwise (test_topology3d checks the extractor
 // against tet_signature alone and against the independent reference on tie-heavy fields).
 
-/// Whether the origin is strictly separated from the points by a coordinate plane: all
-/// n values of one component > 0, or all < 0. Then no tetrahedron on these points holds a
-/// critical point, perturbation included: Simulation of Simplicity decides as for the
-/// points moved by an infinitesimal eps (the origin too), and such moves keep a strict
-/// separation, so tet_contains_origin is false. +-0 count as neither sign.
-template <class T>
-FACTZ_HD bool strictly_one_sided(const T* x, int n) {
-  bool pos = true, neg = true;
-  for (int k = 0; k < n; ++k) {
-    pos = pos && x[k] > T(0);
-    neg = neg && x[k] < T(0);
-  }
-  return pos || neg;
-}
+// strictly_one_sided (kernels/exact.hpp): all n values of one component > 0, or all < 0,
+// so that no tetrahedron on these points holds a critical point.
 
 /// Whether the four vectors (path order) span no volume: their plain orientation is exactly
 /// zero (det J = 0). Then the tetrahedron holds no critical point: under the contract's

@@ -166,15 +166,13 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   lap("repair");
 }
 
-/// Whether u, or v, has one strict sign on the four corners of cell (i, j).
+/// Whether u, or v, has one strict sign on the four corners of cell (i, j)
+/// (kernels/exact.hpp strictly_one_sided).
 template <class T>
 bool cell_one_sided(const Grid2D& g, int64_t i, int64_t j, const T* u, const T* v) {
-  const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-  const T lo_u = std::min(std::min(u[a], u[b]), std::min(u[c], u[d]));
-  const T hi_u = std::max(std::max(u[a], u[b]), std::max(u[c], u[d]));
-  const T lo_v = std::min(std::min(v[a], v[b]), std::min(v[c], v[d]));
-  const T hi_v = std::max(std::max(v[a], v[b]), std::max(v[c], v[d]));
-  return lo_u > T(0) || hi_u < T(0) || lo_v > T(0) || hi_v < T(0);
+  const int64_t a = i * g.nx + j, c = a + g.nx;
+  const T cu[4] = {u[a], u[a + 1], u[c], u[c + 1]}, cv[4] = {v[a], v[a + 1], v[c], v[c + 1]};
+  return strictly_one_sided(cu, 4) || strictly_one_sided(cv, 4);
 }
 
 template <class Field, class T>
