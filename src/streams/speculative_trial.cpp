@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "kernels/speculative_decode.hpp"
 #include "kernels/tiles.hpp"
@@ -11,24 +12,26 @@
 namespace factz::detail {
 namespace {
 
-/// Segments as the stream writer cuts the codes (code_segments.hpp: phases merged in order
-/// until a segment holds kMinSegmentCodes codes; from kAlwaysSegmentCodes codes of the whole
-/// field on, no single-blob alternative).
-inline constexpr int64_t kTrialSegmentCodes = kMinSegmentCodes;
-inline constexpr int64_t kTrialAlwaysSegment = kAlwaysSegmentCodes;
+/// Bits of one blob of symbols: its zeroth-order entropy plus 16 bits of table per value.
+/// `count`: 2^16 zeros, left as zeros (a scratch table reused across blobs).
+double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count) {
+  for (const uint16_t x : symbols) ++count[x];
+  double bits = 0;
+  for (const int64_t c : count)
+    if (c > 0) bits += 16.0 - double(c) * std::log2(double(c) / double(symbols.size()));
+  for (const uint16_t x : symbols) count[x] = 0;
+  return bits;
+}
 
 /// Estimated payload bits of the speculative schedule on a (filled) field with tight step
-/// `tight`: the zeroth-order entropy of the ids (one blob) and of each component's codes,
-/// cut into segments as the writer cuts them (or one blob where the writer may keep one and
-/// it is smaller: fields under kTrialAlwaysSegment vertices, `full_n`), a table cost of 16
-/// bits per distinct value per blob, and the raw bits of the exact values. `missing`: null
-/// or one byte per vertex.
+/// `tight`: the ids' zeroth-order entropy per phase (the coder's contexts follow a phase's
+/// run of equal ids; one table), each component's codes in the segments the writer cuts
+/// (phase_segments; or one blob where the writer may keep one and it is smaller: fields of
+/// fewer than kAlwaysSegmentCodes vertices, `full_n`), and the raw bits of the exact values.
+/// `missing`: null or one byte per vertex.
 template <class T>
 double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
                           const uint8_t* missing, T eb, int64_t s0, Predictor pred, int64_t tight, int64_t full_n) {
-  // Codes lie in (-kRadius, kRadius), ids in [0, 255]: flat counts, offset by kRadius.
-  using Histogram = std::vector<int64_t>;
-  const auto fresh = [] { return Histogram(size_t(2 * kRadius), 0); };
   const Grid2D g{nx, ny};
   std::vector<T> cu(u), cv(v);
   const int64_t cw = nx - 1;
@@ -39,27 +42,16 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
   if (missing) fill_missing_anchors(A, nx, missing, cu.data(), cv.data(), pred);
-  auto blob_bits = [](const Histogram& h) {  // entropy plus 16 bits of table per value
-    int64_t total = 0;
-    for (const int64_t count : h) total += count;
-    double bits = 0;
-    for (const int64_t count : h)
-      if (count > 0) bits += 16.0 - double(count) * std::log2(double(count) / double(total));
-    return bits;
-  };
-  auto merge = [](Histogram& into, const Histogram& from) {
-    for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
-  };
   int64_t exact = A.count();
-  Histogram all_u = fresh(), all_v = fresh(), seg_u = fresh(), seg_v = fresh();
-  double id_bits = 0;  // per phase: the coder's contexts follow a phase's run of equal ids
-  int64_t seg_codes = 0;
-  double seg_bits = 0, last_seg = 0;
-  Histogram last_u = fresh(), last_v = fresh();  // the last closed segment (a short tail joins it)
+  std::vector<int64_t> count(size_t(1) << 16, 0);
+  double id_bits = 0;
+  std::vector<uint16_t> ids, codes_u, codes_v;  // the phase's ids; every code, in stream order
+  std::vector<int64_t> phase_codes;
   PhaseSchedule schedule(nx, ny, s0);
   for (ScheduledPhase ph; schedule.next(ph);) {
     const PhaseLattice& L = ph.lattice;
-    Histogram ids(256, 0);
+    ids.clear();
+    phase_codes.push_back(0);
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * nx + x;
@@ -71,38 +63,28 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
                                                    cv.data(), sig.data(), bound, kRadius, true, pred, tight);
       cu[size_t(k)] = sp.recon_u;
       cv[size_t(k)] = sp.recon_v;
-      ++ids[sp.id];
+      ids.push_back(sp.id);
       if (id_has_code(sp.id)) {
-        ++seg_u[size_t(sp.code_u + kRadius)];
-        ++seg_v[size_t(sp.code_v + kRadius)];
-        ++seg_codes;
+        codes_u.push_back(uint16_t(sp.code_u + kRadius));
+        codes_v.push_back(uint16_t(sp.code_v + kRadius));
+        ++phase_codes.back();
       }
       exact += sp.id == 0;
     }
-    int64_t present = 0;
-    for (const int64_t count : ids) present += count > 0;
-    id_bits += blob_bits(ids) - 16.0 * double(present);  // one table for all phases
-    if (seg_codes >= kTrialSegmentCodes) {  // the segment closes at this phase boundary
-      merge(all_u, seg_u);
-      merge(all_v, seg_v);
-      last_seg = blob_bits(seg_u) + blob_bits(seg_v);
-      seg_bits += last_seg;
-      last_u.swap(seg_u);
-      last_v.swap(seg_v);
-      std::fill(seg_u.begin(), seg_u.end(), 0);
-      std::fill(seg_v.begin(), seg_v.end(), 0);
-      seg_codes = 0;
-    }
+    std::vector<uint16_t> present(ids);
+    std::sort(present.begin(), present.end());
+    present.erase(std::unique(present.begin(), present.end()), present.end());
+    id_bits += blob_bits(ids, count) - 16.0 * double(present.size());  // one table for all phases
   }
-  if (seg_codes > 0) {  // a short tail joins the last segment (or is the only one)
-    merge(all_u, seg_u);
-    merge(all_v, seg_v);
-    merge(last_u, seg_u);
-    merge(last_v, seg_v);
-    seg_bits += blob_bits(last_u) + blob_bits(last_v) - last_seg;
+  double seg_bits = 0;
+  int64_t first = 0;
+  for (const int64_t size : phase_segments(phase_codes)) {
+    seg_bits += blob_bits(std::span(codes_u).subspan(size_t(first), size_t(size)), count) +
+                blob_bits(std::span(codes_v).subspan(size_t(first), size_t(size)), count);
+    first += size;
   }
-  const double one_bits = blob_bits(all_u) + blob_bits(all_v);
-  const double codes = full_n >= kTrialAlwaysSegment ? seg_bits : std::min(seg_bits, one_bits);
+  const double one_bits = blob_bits(codes_u, count) + blob_bits(codes_v, count);
+  const double codes = full_n >= kAlwaysSegmentCodes ? seg_bits : std::min(seg_bits, one_bits);
   return id_bits + codes + double(exact) * 16.0 * sizeof(T);
 }
 
