@@ -11,7 +11,7 @@
 #include <iterator>
 
 #include "factz/factz.hpp"
-#include "factz/io.hpp"
+#include "factz/multiblock.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "kernels/interpolation.hpp"
@@ -22,6 +22,7 @@
 #include "streams/vector_stream.hpp"
 #include "support/fields.hpp"
 #include "support/roundtrip.hpp"
+#include "support/shear_layer.hpp"
 #include "synth.hpp"
 
 namespace factz {
@@ -542,30 +543,12 @@ TEST(SpeculativeCubic, ADeviceDecoderWithoutTheCubicPredictorRefusesTheStream) {
 
 // ---- The level-wise bound's trial (streams/speculative_trial.hpp) -------------------------
 
-/// The central side x side crop of the bundled OpenFOAM shear layer (512 x 512).
-VectorField2D shear_layer_crop(int64_t side) {
-  const std::string base = std::string(FACTZ_TEST_DATA_DIR) + "/foam_shearlayer_t0.75_";
-  auto f = read_vector_field(base + "u_512x512.f32", base + "v_512x512.f32", 512, 512);
-  EXPECT_TRUE(f.ok()) << f.status().to_string();
-  VectorField2D c{side, side, {}, {}};
-  const int64_t o = (512 - side) / 2;
-  for (int64_t y = 0; y < side; ++y)
-    for (int64_t x = 0; x < side; ++x) {
-      c.u.push_back(f->u[size_t((o + y) * 512 + o + x)]);
-      c.v.push_back(f->v[size_t((o + y) * 512 + o + x)]);
-    }
-  return c;
-}
+using testing::shear_layer_crop;
 
 /// The absolute bound of REL `rel` (the range over both components), as compress has it.
 float abs_bound(const VectorField2D& f, double rel) {
-  double lo = f.u[0], hi = f.u[0];
-  for (const auto* c : {&f.u, &f.v})
-    for (float x : *c) {
-      lo = std::min(lo, double(x));
-      hi = std::max(hi, double(x));
-    }
-  return detail::make_plan(f.nx, f.ny, options(Mode::speculative, BoundMode::rel, rel), hi - lo, 1).eb;
+  const ValueRange r = value_range_of(f);
+  return detail::make_plan(f.nx, f.ny, options(Mode::speculative, BoundMode::rel, rel), r.hi - r.lo, 1).eb;
 }
 
 TEST(SpeculativeTrial, ChoosesTheTightLevelsWhereTheyPayAndNeverForTheLinearPredictor) {

@@ -27,6 +27,8 @@
 #include "format/crc32.hpp"
 #include "backend/cpu/frontend.hpp"
 #include "streams/vector_stream.hpp"
+#include "support/shear_layer.hpp"
+#include "factz/multiblock.hpp"
 
 namespace {
 
@@ -152,34 +154,21 @@ TEST(GpuModel, StreamsAreByteIdenticalToTheCpuAndDecodeIdentically) {
 // crop the device driver copies to the host. On a field where the trial picks the tight
 // levels, with and without missing vertices, the model's streams are the CPU's.
 TEST(GpuModel, TheLevelWiseBoundTrialGivesTheCpuBytes) {
-  const std::string base = std::string(FACTZ_TEST_DATA_DIR) + "/foam_shearlayer_t0.75_";
-  auto full = factz::read_vector_field(base + "u_512x512.f32", base + "v_512x512.f32", 512, 512);
-  ASSERT_TRUE(full.ok()) << full.status().to_string();
-  VectorField2D f{128, 128, {}, {}};  // the central 128 x 128: the trial picks the tight levels
-  for (int64_t y = 0; y < 128; ++y)
-    for (int64_t x = 0; x < 128; ++x) {
-      f.u.push_back(full->u[size_t((192 + y) * 512 + 192 + x)]);
-      f.v.push_back(full->v[size_t((192 + y) * 512 + 192 + x)]);
-    }
-  float lo = f.u[0], hi = f.u[0];
-  for (const auto* c : {&f.u, &f.v})
-    for (float x : *c) {
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
-    }
+  const VectorField2D f = factz::testing::shear_layer_crop(128);  // the trial picks the tight levels
+  const factz::ValueRange range = factz::value_range_of(f);
   factz::Options o;
   o.mode = factz::Mode::speculative;
   o.bound_mode = factz::BoundMode::rel;
   o.bound = 3e-2;
   o.threads = 2;
-  const float eb = factz::detail::make_plan(f.nx, f.ny, o, double(hi) - double(lo), 1).eb;
+  const float eb = factz::detail::make_plan(f.nx, f.ny, o, range.hi - range.lo, 1).eb;
   ASSERT_EQ(factz::detail::choose_tight_step(f.nx, f.ny, f.u.data(), f.v.data(), nullptr, eb, o.anchor_stride,
                                              factz::detail::kDefaultPredictor, 1),
             factz::detail::kTrialTightStep);
   VectorField2D holes = f;
   holes.mask.assign(holes.u.size(), 0);
   for (int64_t k = 300; k < int64_t(holes.u.size()); k += 977) holes.mask[size_t(k)] = 1;
-  for (const VectorField2D* field : {&f, &holes})
+  for (const VectorField2D* field : std::initializer_list<const VectorField2D*>{&f, &holes})
     for (factz::Coder c : {factz::Coder::huffman, factz::Coder::ans}) {
       SCOPED_TRACE(std::string(field == &f ? "whole" : "holes") + " " + factz::coder_name(c));
       o.coder = c;
