@@ -169,14 +169,7 @@ factz::FillValues64 fill_values64(std::optional<double> fill_u, std::optional<do
 namespace {
 
 constexpr const char* kShape3 = "3-dimensional (nz, ny, nx)";
-
-/// One plane of a 3D field of T, checked (dtype, rank, order, non-empty).
-template <class T>
-py::array checked_plane3d(const py::handle& obj, const char* name) {
-  static constexpr int kVolume[] = {3};
-  if constexpr (std::is_same_v<T, double>) return checked_float64(obj, name, kVolume, kShape3);
-  else return checked_float32(obj, name, kVolume, kShape3);
-}
+constexpr int kVolume[] = {3};
 
 std::string shape3_text(const py::array& a) {
   return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ", " + std::to_string(a.shape(2)) +
@@ -197,8 +190,9 @@ typename Field3DOf<T>::Field field3d_of(const py::handle& u_obj, const py::handl
                                         const char* un, const char* vn, const char* wn,
                                         const py::handle& mask_obj, const char* mn,
                                         const typename Field3DOf<T>::Fill& fill) {
-  const py::array u = checked_plane3d<T>(u_obj, un), v = checked_plane3d<T>(v_obj, vn),
-                  w = checked_plane3d<T>(w_obj, wn);
+  const py::array u = checked_floats<T>(u_obj, un, kVolume, kShape3);
+  const py::array v = checked_floats<T>(v_obj, vn, kVolume, kShape3);
+  const py::array w = checked_floats<T>(w_obj, wn, kVolume, kShape3);
   for (const auto& [other, name] : {std::pair{&v, vn}, std::pair{&w, wn}}) {
     bool same = true;
     for (py::ssize_t k = 0; k < 3; ++k) same = same && other->shape(k) == u.shape(k);
