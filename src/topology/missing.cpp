@@ -93,7 +93,7 @@ int64_t mark_missing_any(Field& f, const Fill& fill) {
     m[k] = miss ? 1 : 0;
     count += miss;
   }
-  if (count == 0) m.clear();
+  if (count == 0) std::vector<uint8_t>().swap(m);  // no mask: and no n bytes kept for one
   f.mask = std::move(m);
   return count;
 }

@@ -25,22 +25,6 @@ std::vector<uint8_t> uniform_tile_ids(const TileLayout& L, T eb) {
   return std::vector<uint8_t>(size_t(L.tile_count()), uint8_t(eb > T(0) ? kMaxBoundId : 0));
 }
 
-/// Per-tile bound id per component (kernels/block_bounds.hpp: choose_tile_id, one tile
-/// per iteration; the CUDA frontend runs the same function one tile per thread).
-template <class T>
-std::vector<uint8_t> choose_tile_ids(const TileLayout& L, std::span<const T> x, const BigVector<uint8_t>& ids, T eb,
-                                     int threads) {
-  std::vector<uint8_t> out(static_cast<size_t>(L.tile_count()), 0);
-  if (!(eb > T(0))) return out;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t t = 0; t < L.tile_count(); ++t) {
-    const int64_t x0 = (t % L.tiles_x) * kTile, y0 = (t / L.tiles_x) * kTile;
-    const int64_t x1 = std::min(L.nx, x0 + kTile), y1 = std::min(L.ny, y0 + kTile);
-    out[size_t(t)] = choose_tile_id(x.data(), ids.data(), L.nx, x0, y0, x1, y1, eb);
-  }
-  return out;
-}
-
 template <class Field, class T>
 void run_none_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
                   const uint8_t* missing) {
@@ -105,60 +89,80 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   };
   const Grid2D g{f.nx, f.ny};
   const TileLayout L(f.nx, f.ny);
-  const int64_t nt = g.triangle_count(), n = f.size();
-  // 1-2. Per triangle: the safe relative bound, folded straight into the per-vertex
-  // minimum xv. Both bounds are 0 for a triangle holding a critical point (no failing
-  // condition, no open half-plane), so its vertices get id 0 without a signature here. Cell rows of one parity touch disjoint
-  // vertex rows, so each parity runs in parallel without races; min is order-free.
-  BigVector<T> xv(static_cast<size_t>(n));
+  const int64_t nt = g.triangle_count();
   const T* u = f.u.data();
   const T* v = f.v.data();
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = T(1);  // every safe bound is <= 1
   const int64_t cw = g.nx - 1;
   // A positive safe bound proves a triangle critical-point free: remembered per cell
   // (bit t for triangle t) so the exact check can skip re-deriving those signatures.
   BigVector<uint8_t> cp_free(static_cast<size_t>(g.cell_count()));
-  for (int parity = 0; parity < 2; ++parity) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t i = parity; i < g.ny - 1; i += 2) {
-      for (int64_t j = 0; j < cw; ++j) {
-        const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-        T x0, x1;  // 1 for a triangle outside the mesh (it touches a missing vertex)
-        cell_safe_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1);
-        cp_free[size_t(i * cw + j)] = uint8_t((x0 > T(0) ? 1 : 0) | (x1 > T(0) ? 2 : 0));
-        xv[a] = std::min(xv[a], std::min(x0, x1));
-        xv[d] = std::min(xv[d], std::min(x0, x1));
-        xv[c] = std::min(xv[c], x0);
-        xv[b] = std::min(xv[b], x1);
+  start_quantized_plane(L, out.u);
+  start_quantized_plane(L, out.v);
+  // A grid without triangles (1 x N) constrains nothing: every vertex takes eb.
+  const bool free_grid = nt == 0;
+  // Steps 1-4 band by band, one tile row of vertices at a time, so that the per-vertex
+  // bounds and ids live in a band-sized buffer (cache-resident) rather than in arrays of the
+  // whole grid. The results do not depend on the banding: a vertex's bound is the minimum
+  // over its incident triangles, whichever band computes them.
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<T> xv(size_t(kTile * g.nx));
+    std::vector<uint8_t> id_u(xv.size()), id_v(xv.size());
+#pragma omp for schedule(static)
+    for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
+      const int64_t y0 = ty * kTile, y1 = std::min(g.ny, y0 + kTile), band = (y1 - y0) * g.nx;
+      // 1-2. Per triangle: the safe relative bound, folded into the per-vertex minimum xv
+      // (every safe bound is <= 1). Both bounds are 0 for a triangle holding a critical point
+      // (no failing condition, no open half-plane), so its vertices get id 0 without a
+      // signature here. Cell row i touches vertex rows i and i + 1: the band's vertices see
+      // cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to the band above, which records its
+      // cp_free bits.
+      std::fill(xv.begin(), xv.begin() + band, T(1));
+      for (int64_t i = std::max<int64_t>(0, y0 - 1); i < std::min(y1, g.ny - 1); ++i) {
+        for (int64_t j = 0; j < cw; ++j) {
+          T x0, x1;  // 1 for a triangle outside the mesh (it touches a missing vertex)
+          cell_safe_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1);
+          const T both = std::min(x0, x1);
+          if (i >= y0) {
+            cp_free[size_t(i * cw + j)] = uint8_t((x0 > T(0) ? 1 : 0) | (x1 > T(0) ? 2 : 0));
+            const int64_t a = (i - y0) * g.nx + j;  // corners a = (i, j), b = (i, j + 1)
+            xv[a] = std::min(xv[a], both);
+            xv[a + 1] = std::min(xv[a + 1], x1);
+          }
+          if (i + 1 < y1) {
+            const int64_t c = (i + 1 - y0) * g.nx + j;  // corners c = (i + 1, j), d = (i + 1, j + 1)
+            xv[c] = std::min(xv[c], x0);
+            xv[c + 1] = std::min(xv[c + 1], both);
+          }
+        }
       }
+      // 3. Per vertex: absolute bounds and bound ids.
+      const T* bu = u + y0 * g.nx;
+      const T* bv = v + y0 * g.nx;
+      for (int64_t k = 0; k < band; ++k) {
+        id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], bu[k], free_grid));
+        id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], bv[k], free_grid));
+      }
+      // 4. Per tile: one bound id per component (kernels/block_bounds.hpp choose_tile_id,
+      // the CUDA frontend runs it one tile per thread), then quantization of the band.
+      if (eb > T(0)) {
+        for (int64_t tx = 0; tx < L.tiles_x; ++tx) {
+          const int64_t x0 = tx * kTile, x1 = std::min(g.nx, x0 + kTile), t = ty * L.tiles_x + tx;
+          out.u.tile_ids[size_t(t)] = choose_tile_id(bu, id_u.data(), g.nx, x0, int64_t(0), x1, y1 - y0, eb);
+          out.v.tile_ids[size_t(t)] = choose_tile_id(bv, id_v.data(), g.nx, x0, int64_t(0), x1, y1 - y0, eb);
+        }
+      }
+      quantize_rows(std::span<const T>(f.u), L, eb, y0, y1, id_u.data(), out.u, missing);
+      quantize_rows(std::span<const T>(f.v), L, eb, y0, y1, id_v.data(), out.v, missing);
     }
   }
-  lap("safe_bounds");
-  // 3. Per vertex: absolute bounds and bound ids. A grid without triangles (1 x N)
-  // constrains nothing: every vertex takes eb.
-  BigVector<uint8_t> id_u(static_cast<size_t>(n)), id_v(static_cast<size_t>(n));
-  const bool free_grid = nt == 0;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t k = 0; k < n; ++k) {
-    id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], u[k], free_grid));
-    id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], v[k], free_grid));
-  }
-  xv.clear();
-  xv.shrink_to_fit();
-  lap("bound_ids");
-  // 4. Per tile: one bound id per component (choose_tile_ids), then quantization.
-  auto tiles_u = choose_tile_ids(L, std::span<const T>(f.u), id_u, eb, threads);
-  auto tiles_v = choose_tile_ids(L, std::span<const T>(f.v), id_v, eb, threads);
-  lap("tile_ids");
-  quantize_plane(f.u, L, eb, std::move(tiles_u), id_u.data(), threads, out.u, missing);
-  quantize_plane(f.v, L, eb, std::move(tiles_v), id_v.data(), threads, out.v, missing);
+  lap("bounds_and_quantize");
   if constexpr (std::is_same_v<T, double>) {
     round_exact_values(std::span<const double>(f.u), eb, threads, out.u);
     round_exact_values(std::span<const double>(f.v), eb, threads, out.v);
   }
   force_exact_edges(f, exact_edges, out);
-  lap("quantize");
+  lap("exact_values");
   // 5. The exact check on what the decoder will see, with repair. For floats a positive
   // safe bound proves a triangle critical-point free (its sign tests are exact); the
   // float64 margins round, so every original signature is derived exactly instead.

@@ -76,6 +76,16 @@ Status tiled_stream_sections(const Field& field, const uint8_t* missing, const S
   else run_block(field, eb, threads, fr, p.options.exact_edges, missing);
   lap("frontend");
   for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
+  int64_t exact = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
+  for (int64_t k = 0; k < field.size(); ++k)  // with all their bits (not kStoredRounded)
+    exact += fr.u.exact[size_t(k)] == kStoredExact || fr.v.exact[size_t(k)] == kStoredExact;
+  if constexpr (std::is_same_v<T, float>) {
+    // encode_plane takes a float plane's exact values from the field (they are the
+    // originals): the reconstructions go before the codes are allocated (peak memory).
+    BigVector<T>().swap(fr.u.recon);
+    BigVector<T>().swap(fr.v.recon);
+  }
   const TileLayout L(field.nx, field.ny);
   PlanePayload planes[2] = {encode_plane(field.u, L, eb, fr.u, threads, missing),
                             encode_plane(field.v, L, eb, fr.v, threads, missing)};
@@ -93,10 +103,6 @@ Status tiled_stream_sections(const Field& field, const uint8_t* missing, const S
   lap("encode");
   FACTZ_RETURN_IF_ERROR(tiled_sections(p, pl, sections));
   lap("entropy");
-  int64_t exact = 0;
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact)
-  for (int64_t k = 0; k < field.size(); ++k)  // with all their bits (not kStoredRounded)
-    exact += fr.u.exact[size_t(k)] == kStoredExact || fr.v.exact[size_t(k)] == kStoredExact;
   st.exact_vertices = exact;
   st.repair_rounds = fr.repair_rounds;
   st.repaired_vertices = fr.repaired_vertices;

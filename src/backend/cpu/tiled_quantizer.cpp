@@ -21,34 +21,45 @@ namespace {
 void put_exact(ByteWriter& w, float x) { w.f32(x); }
 void put_exact(ByteWriter& w, double x) { w.f64(x); }
 
+/// Rows [y0, y1) of the plane: each tile row segment with its tile's id (out.tile_ids), each
+/// vertex checked against its own bound (row_ids, row y0 first, or the tile's).
 template <class T>
-void quantize_plane_any(std::span<const T> x, const TileLayout& L, T eb, std::vector<uint8_t> tile_ids,
-                        const uint8_t* vertex_ids, int threads, QuantizedPlaneOf<T>& out, const uint8_t* missing) {
-  const int64_t n = L.nx * L.ny;
-  out.tile_ids = std::move(tile_ids);
-  out.recon.resize(size_t(n));  // every element is written below
-  out.exact.resize(size_t(n));
+void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t y0, int64_t y1,
+                       const uint8_t* row_ids, QuantizedPlaneOf<T>& out, const uint8_t* missing) {
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t y = 0; y < L.ny; ++y) {
+  for (int64_t y = y0; y < y1; ++y) {
     for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
       const int id = out.tile_ids[size_t(L.tile_of(x0, y))];
       const T step = T(2) * bound[id];
       const int64_t x1 = std::min(L.nx, x0 + kTile);
       const int64_t k0 = y * L.nx + x0;
+      const uint8_t* ids = row_ids ? row_ids + (k0 - y0 * L.nx) : nullptr;
       if constexpr (std::is_same_v<T, float>) {  // the same rule, vectorized
-        quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, vertex_ids ? vertex_ids + k0 : nullptr,
-                           bound[id], missing ? missing + k0 : nullptr, out.recon.data() + k0, out.exact.data() + k0);
+        quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, bound[id], missing ? missing + k0 : nullptr,
+                           out.recon.data() + k0, out.exact.data() + k0);
         continue;
       }
-      for (int64_t k = k0; k < y * L.nx + x1; ++k) {
+      for (int64_t i = 0; i < x1 - x0; ++i) {
+        const int64_t k = k0 + i;
         const TiledValue<T> tv =
-            quantize_tiled_vertex(x[k], id, step, bound[vertex_ids ? vertex_ids[k] : id], missing && missing[k]);
+            quantize_tiled_vertex(x[k], id, step, bound[ids ? ids[i] : id], missing && missing[k]);
         out.recon[k] = tv.recon;
         out.exact[k] = tv.exact ? 1 : 0;
       }
     }
+  }
+}
+
+template <class T>
+void quantize_plane_any(std::span<const T> x, const TileLayout& L, T eb, std::vector<uint8_t> tile_ids,
+                        const uint8_t* vertex_ids, int threads, QuantizedPlaneOf<T>& out, const uint8_t* missing) {
+  start_quantized_plane(L, out);
+  out.tile_ids = std::move(tile_ids);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
+    const int64_t y0 = ty * kTile, y1 = std::min(L.ny, y0 + kTile);
+    quantize_rows_any(x, L, eb, y0, y1, vertex_ids ? vertex_ids + y0 * L.nx : nullptr, out, missing);
   }
 }
 
@@ -117,7 +128,10 @@ PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, c
   for (const auto& band : exact) {
     for (int64_t k : band) {
       idx.varint(uint64_t(k - last_e - 1));
-      put_exact(vals, p.recon[size_t(k)]);  // the original's bits, or (float64 block) its rounding
+      // The original's bits, or (float64 block, kStoredRounded) its rounding. A float plane's
+      // exact vertex always holds the original, so its recon may already be released.
+      if constexpr (std::is_same_v<T, float>) put_exact(vals, x[size_t(k)]);
+      else put_exact(vals, p.recon[size_t(k)]);
       last_e = k;
     }
   }
@@ -188,6 +202,24 @@ Status decode_plane_any(const TileLayout& L, T eb, std::span<const uint8_t> tile
 }
 
 }  // namespace
+
+template <class T>
+void start_quantized_plane(const TileLayout& L, QuantizedPlaneOf<T>& out) {
+  out.tile_ids.assign(size_t(L.tile_count()), 0);
+  out.recon.resize(size_t(L.nx * L.ny));  // every element is written by quantize_rows
+  out.exact.resize(size_t(L.nx * L.ny));
+}
+template void start_quantized_plane(const TileLayout&, QuantizedPlane&);
+template void start_quantized_plane(const TileLayout&, QuantizedPlane64&);
+
+void quantize_rows(std::span<const float> x, const TileLayout& L, float eb, int64_t y0, int64_t y1,
+                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing) {
+  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing);
+}
+void quantize_rows(std::span<const double> x, const TileLayout& L, double eb, int64_t y0, int64_t y1,
+                   const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing) {
+  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing);
+}
 
 void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
                     const uint8_t* vertex_ids, int threads, QuantizedPlane& out, const uint8_t* missing) {

@@ -46,6 +46,18 @@ void quantize_plane(std::span<const double> x, const TileLayout& layout, double 
                     std::vector<uint8_t> tile_ids, const uint8_t* vertex_ids, int threads,
                     QuantizedPlane64& out, const uint8_t* missing = nullptr);
 
+/// quantize_plane in pieces, for a frontend that decides the tile ids band by band:
+/// start_quantized_plane sizes `out` (tile ids all 0, per-vertex arrays uninitialized), then
+/// quantize_rows quantizes rows [y0, y1) (whole tile rows) with the tile ids out.tile_ids
+/// holds for them; `row_ids` (or null) is the vertex ids of those rows, row y0 first. Bands
+/// may run in parallel (they write disjoint rows).
+template <class T>
+void start_quantized_plane(const TileLayout& layout, QuantizedPlaneOf<T>& out);
+void quantize_rows(std::span<const float> x, const TileLayout& layout, float eb, int64_t y0, int64_t y1,
+                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing = nullptr);
+void quantize_rows(std::span<const double> x, const TileLayout& layout, double eb, int64_t y0, int64_t y1,
+                   const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing = nullptr);
+
 /// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
 struct PlanePayload {
   BigVector<uint16_t> symbols;    ///< one per vertex, entropy-coded by the caller
