@@ -8,15 +8,18 @@
 // vertices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "backend/cpu/tiled_quantizer.hpp"
+#include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/tiles.hpp"
 
@@ -88,6 +91,47 @@ TEST(TiledRun, TheVectorizedQuantizerGivesThePerVertexRule) {
         expect_plane_matches_rule(plane, nx, eb, rng, variant & 1, variant & 2);
     }
   }
+}
+
+/// choose_tile_id_rows (the CPU block frontend's form) against choose_tile_id (the CUDA
+/// frontend's) on tiles of every shape at the grid's edges, with exact vertices, ties of
+/// ids, residuals of every size (zeros, NaN-free extremes, denormals) and all-exact tiles.
+TEST(TiledRun, TheRowFormOfTheTileChoiceGivesTheSameId) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(-60, 60), any_id(0, kMaxBoundId);
+  const int64_t nx = 77, ny = 70;  // partial tiles on the right and at the bottom
+  int64_t tiles = 0, nonzero = 0, distinct = 0;
+  for (int round = 0; round < 60; ++round) {
+    std::vector<float> x(size_t(nx * ny));
+    std::vector<uint8_t> ids(x.size());
+    const int style = round % 4;
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (style == 0) x[k] = std::ldexp(unit(rng), expo(rng));                       // any scale
+      else if (style == 1) x[k] = float(k % 5) * 0.25f;                                // ties, zeros
+      else if (style == 2) x[k] = std::sin(0.05f * float(k % nx)) + 1e-3f * unit(rng);  // smooth
+      else if (rng() % 3 == 0) x[k] = std::numeric_limits<float>::denorm_min() * float(rng() % 4);
+      else x[k] = (rng() % 2 ? 1e30f : FLT_MAX) * unit(rng);  // residuals up to float overflow
+      ids[k] = uint8_t(rng() % 7 == 0 ? 0 : (round % 5 == 4 ? 0 : any_id(rng)));
+    }
+    const float eb = std::ldexp(1.0f, expo(rng) / 3);
+    std::set<int> seen;
+    for (int64_t y0 = 0; y0 < ny; y0 += kTile)
+      for (int64_t x0 = 0; x0 < nx; x0 += kTile) {
+        const int64_t x1 = std::min(nx, x0 + kTile), y1 = std::min(ny, y0 + kTile);
+        const uint8_t want = choose_tile_id(x.data(), ids.data(), nx, x0, y0, x1, y1, eb);
+        ASSERT_EQ(choose_tile_id_rows(x.data(), ids.data(), nx, x0, y0, x1, y1, eb), want)
+            << "round " << round << " tile at " << x0 << "," << y0;
+        ++tiles;
+        nonzero += want != 0;
+        seen.insert(want);
+      }
+    distinct += int64_t(seen.size());
+    EXPECT_EQ(choose_tile_id_rows(x.data(), ids.data(), nx, 0, 0, 32, 32, 0.0f), 0);  // no bound: exact
+  }
+  EXPECT_EQ(tiles, 60 * 9);
+  EXPECT_GT(nonzero, tiles / 2);      // the comparison covers real choices, not only exact tiles
+  EXPECT_GT(distinct, int64_t(60));  // and more than one id per field
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature.hpp"
+#include "kernels/tiles.hpp"
 
 namespace factz::detail {
 
@@ -208,6 +209,63 @@ FACTZ_HD uint8_t choose_tile_id(const V* x, const uint8_t* ids, int64_t nx, int6
     }
   }
   if (free_count == 0) return 0;
+  return cheapest_tile_id(hist, id_lo, e_lo, e_hi, free_count);
+}
+
+/// choose_tile_id of a float plane (x1 - x0 <= kTile) in the CPU's form: the residual bins of
+/// each tile row are computed in a loop without branches (the compiler vectorizes it; the
+/// first row and column of the tile, whose neighbours count as 0, are their own cases) and
+/// counted after. The same operations on the same values, so the same id
+/// (tests/test_tiled_run.cpp); the CUDA frontend runs choose_tile_id.
+inline uint8_t choose_tile_id_rows(const float* x, const uint8_t* ids, int64_t nx, int64_t x0, int64_t y0, int64_t x1,
+                                   int64_t y1, float eb) {
+  if (!(eb > 0.0f)) return 0;
+  const int64_t w = x1 - x0;
+  int id_lo = 255;  // ids are at most kMaxBoundId; an exact vertex (id 0) counts as none
+  for (int64_t y = y0; y < y1; ++y)
+    for (int64_t i = 0; i < w; ++i) {
+      const int id = ids[y * nx + x0 + i];
+      const int v = id == 0 ? 255 : id;
+      id_lo = v < id_lo ? v : id_lo;
+    }
+  if (id_lo > kMaxBoundId) return 0;
+  int32_t hist[kMaxBoundId + 1][kTileCostBins];
+  for (int id = id_lo; id <= kMaxBoundId; ++id)
+    for (int e = 0; e < kTileCostBins; ++e) hist[id][e] = 0;
+  const int bias = kMaxBoundId + 2 - exponent_bits(eb);
+  int e_lo = kTileCostBins, e_hi = -1;
+  int32_t free_count = 0;
+  double d[kTile];
+  int32_t bins[kTile];
+  for (int64_t y = y0; y < y1; ++y) {
+    const float* row = x + y * nx + x0;
+    if (y == y0) {  // no row above: up = ul = 0
+      d[0] = double(row[0]) - (0.0 + 0.0 - 0.0);
+      for (int64_t i = 1; i < w; ++i) d[i] = double(row[i]) - (double(row[i - 1]) + 0.0 - 0.0);
+    } else {
+      const float* up = row - nx;
+      d[0] = double(row[0]) - (0.0 + double(up[0]) - 0.0);
+      for (int64_t i = 1; i < w; ++i)
+        d[i] = double(row[i]) - (double(row[i - 1]) + double(up[i]) - double(up[i - 1]));
+    }
+    for (int64_t i = 0; i < w; ++i) {  // residual_bin(residual_magnitude(d)) with integer selects
+      const uint32_t bits = float_bits(float(fabs(d[i])));
+      const bool positive = bits - 1u < 0x7f800000u;  // (0, inf]: r > 0 (not 0, not NaN)
+      int e = positive ? int(bits >> 23) + bias : 0;
+      e = e < 0 ? 0 : (e > kTileCostBins - 1 ? kTileCostBins - 1 : e);
+      bins[i] = e;
+    }
+    const uint8_t* row_ids = ids + y * nx + x0;
+    for (int64_t i = 0; i < w; ++i) {
+      const int id = row_ids[i];
+      if (id == 0) continue;
+      const int e = bins[i];
+      ++hist[id][e];
+      e_lo = e < e_lo ? e : e_lo;
+      e_hi = e > e_hi ? e : e_hi;
+      ++free_count;
+    }
+  }
   return cheapest_tile_id(hist, id_lo, e_lo, e_hi, free_count);
 }
 

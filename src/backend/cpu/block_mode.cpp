@@ -144,12 +144,18 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
         id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], bv[k], free_grid));
       }
       // 4. Per tile: one bound id per component (kernels/block_bounds.hpp choose_tile_id,
-      // the CUDA frontend runs it one tile per thread), then quantization of the band.
+      // the CUDA frontend runs it one tile per thread; float planes take its row form),
+      // then quantization of the band.
       if (eb > T(0)) {
         for (int64_t tx = 0; tx < L.tiles_x; ++tx) {
           const int64_t x0 = tx * kTile, x1 = std::min(g.nx, x0 + kTile), t = ty * L.tiles_x + tx;
-          out.u.tile_ids[size_t(t)] = choose_tile_id(bu, id_u.data(), g.nx, x0, int64_t(0), x1, y1 - y0, eb);
-          out.v.tile_ids[size_t(t)] = choose_tile_id(bv, id_v.data(), g.nx, x0, int64_t(0), x1, y1 - y0, eb);
+          if constexpr (std::is_same_v<T, float>) {  // the same choice, vectorized
+            out.u.tile_ids[size_t(t)] = choose_tile_id_rows(bu, id_u.data(), g.nx, x0, 0, x1, y1 - y0, eb);
+            out.v.tile_ids[size_t(t)] = choose_tile_id_rows(bv, id_v.data(), g.nx, x0, 0, x1, y1 - y0, eb);
+          } else {
+            out.u.tile_ids[size_t(t)] = choose_tile_id(bu, id_u.data(), g.nx, x0, int64_t(0), x1, y1 - y0, eb);
+            out.v.tile_ids[size_t(t)] = choose_tile_id(bv, id_v.data(), g.nx, x0, int64_t(0), x1, y1 - y0, eb);
+          }
         }
       }
       quantize_rows(std::span<const T>(f.u), L, eb, y0, y1, id_u.data(), out.u, missing);
