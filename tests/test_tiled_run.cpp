@@ -90,6 +90,8 @@ TEST(TiledRun, TheVectorizedQuantizerGivesThePerVertexRule) {
       for (int variant = 0; variant < 4; ++variant)
         expect_plane_matches_rule(plane, nx, eb, rng, variant & 1, variant & 2);
     }
+    for (int id = 1; id <= kMaxBoundId; id += 7)  // encode_plane's q, as the decoder's rule gives it
+      for (float xv : x) ASSERT_EQ(prequantize_select(xv, 2 * bound_of_id(eb, id)), prequantize(xv, 2 * bound_of_id(eb, id))) << xv;
   }
 }
 

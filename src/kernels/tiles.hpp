@@ -122,6 +122,23 @@ FACTZ_HD TiledValue<T> quantize_tiled_vertex(T x, int tile_id, T step, T need, b
   return out;
 }
 
+/// prequantize(x, step) written as selects, so that the CPU's compiler vectorizes the loops
+/// calling it (see quantize_tiled_run): prequantize's steps in order, the rounding
+/// (round_even), the clamp (NaN to 0), then the conversion, which truncates the halves left
+/// in [2^22, 2^23). The same q, value for value (tests/test_tiled_run.cpp).
+FACTZ_HD int32_t prequantize_select(float x, float step) {
+  constexpr float kMagic = 12582912.0f, kRound = 4194304.0f, kClamp = float(kMaxQuant);
+  const float a = x / step;
+  const float t = (a + kMagic) - kMagic;
+  // Every comparison and conversion is evaluated unconditionally: the compiler may not
+  // if-convert a floating-point operation that runs on one side of a branch only.
+  const bool small = (a < kRound) & (a > -kRound);
+  const float r = small ? t : a;
+  const bool nan = r != r, below_hi = r <= kClamp, above_lo = r >= -kClamp;
+  const float rc = !below_hi ? (nan ? 0.0f : kClamp) : (!above_lo ? -kClamp : r);
+  return int32_t(rc);  // |rc| <= kMaxQuant: in range
+}
+
 /// quantize_tiled_vertex(x[i], tile_id, step, need, missing[i]) for a run of float vertices
 /// of one tile row (count <= kTile), with need = bounds[ids[i]] (or `tile_bound` when ids is
 /// null; missing may be null): the same IEEE operations written as selects, so that the
@@ -129,13 +146,11 @@ FACTZ_HD TiledValue<T> quantize_tiled_vertex(T x, int tile_id, T step, T need, b
 /// GCC keeps on one side of a branch, which -ftrapping-math forbids: the file compiling this
 /// sets -fno-trapping-math (traps and flags only; no value changes). The CUDA kernels
 /// quantize one vertex per thread with the function above. q itself is not returned:
-/// quantize_plane keeps recon and exact only. prequantize's steps in order: the rounding
-/// (round_even), the clamp (NaN to 0), then the conversion, which truncates the halves left
-/// in [2^22, 2^23); float(q) is exact. Same results vertex for vertex: tests/test_tiled_run.cpp.
+/// quantize_plane keeps recon and exact only; float(q) is exact. Same results vertex for
+/// vertex: tests/test_tiled_run.cpp.
 inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float step, const float* bounds,
                                const uint8_t* ids, float tile_bound, const uint8_t* missing, float* recon,
                                uint8_t* exact) {
-  constexpr float kMagic = 12582912.0f, kRound = 4194304.0f, kClamp = float(kMaxQuant);
   static constexpr uint8_t kNoneMissing[kTile] = {};
   float need[kTile];
   for (int64_t i = 0; i < count; ++i) need[i] = ids ? bounds[ids[i]] : tile_bound;
@@ -143,13 +158,7 @@ inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float
   const bool tile_exact = tile_id <= 0;
   for (int64_t i = 0; i < count; ++i) {
     const float xv = x[i];
-    const float a = xv / step;
-    const float t = (a + kMagic) - kMagic;
-    const bool small = (a < kRound) & (a > -kRound);
-    const float r = small ? t : a;
-    const bool nan = r != r, below_hi = r <= kClamp, above_lo = r >= -kClamp;
-    const float rc = !below_hi ? (nan ? 0.0f : kClamp) : (!above_lo ? -kClamp : r);
-    const float qf = float(int32_t(rc));  // |rc| <= kMaxQuant: in range
+    const float qf = float(prequantize_select(xv, step));
     const float rq = (tile_exact ? 0.0f : qf) * step;  // an exact tile's q is 0
     // within_bound: TwoSum of the reconstruction and -x; a difference that is not exact misses.
     const double d_r = double(rq), d_x = -double(xv);

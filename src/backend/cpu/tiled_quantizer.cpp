@@ -86,8 +86,14 @@ PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, c
         for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
           const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
           const int64_t x1 = std::min(L.nx, x0 + kTile);
-          for (int64_t xi = x0; xi < x1; ++xi)
-            here[size_t(xi)] = id > 0 ? prequantize(x[y * L.nx + xi], step_of[id]) : 0;
+          const T* row = x.data() + y * L.nx;
+          if (id == 0) {
+            for (int64_t xi = x0; xi < x1; ++xi) here[size_t(xi)] = 0;
+          } else if constexpr (std::is_same_v<T, float>) {  // prequantize, vectorized
+            for (int64_t xi = x0; xi < x1; ++xi) here[size_t(xi)] = prequantize_select(row[xi], step_of[id]);
+          } else {
+            for (int64_t xi = x0; xi < x1; ++xi) here[size_t(xi)] = prequantize(row[xi], step_of[id]);
+          }
         }
         for (int64_t xi = 0; xi < L.nx; ++xi) {
           if (missing && missing[y * L.nx + xi])
