@@ -7,6 +7,9 @@
 #                                              and factz::factz_static
 #   LIBDIR/pkgconfig/factz.pc                  pkg-config (--static for the archive)
 #   FACTZ_INSTALL_HDF5_PLUGIN_DIR              the HDF5 filter plugin (libh5zfactz.so)
+#   LIBDIR/factz/libfactz-io.so, libfactz-mpi.so  the CLI's loadable modules (netCDF/HDF5, MPI;
+#                                              docs/architecture.md, "Loadable modules"), where
+#                                              bin/factz looks for them
 # The build keeps its per-layer static libraries; the installed ones are made from them
 # without compiling anything twice: the shared library links them whole, the archive is
 # their members merged into one. The package files are relocatable (paths relative to
@@ -79,6 +82,11 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/packaging/factz-config-ve
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 
 install(TARGETS factz_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(t factz_io_module factz_mpi_module)
+  if(TARGET ${t})
+    install(TARGETS ${t} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/factz)
+  endif()
+endforeach()
 install(TARGETS factz_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_BINARY_DIR}/packaging/libfactz.a DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/factz DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,6 +1,7 @@
 """Builds factz._factz, the HDF5 plugin libh5zfactz.so and the command line tool factz with
 the project's CMake, and puts them in the `factz` package (factz/_factz*.so,
-factz/libh5zfactz.so, factz/bin/factz; the `factz` console script runs the last).
+factz/libh5zfactz.so, factz/bin/factz and its loadable modules factz/bin/libfactz-*.so; the
+`factz` console script runs factz/bin/factz).
 
 Settings (environment): FACTZ_CMAKE (default "cmake"), FACTZ_BUILD_JOBS (default 2),
 FACTZ_CMAKE_ARGS (extra configure arguments), FACTZ_PREBUILT_DIR (a CMake build directory of
@@ -60,6 +61,10 @@ class CMakeBuild(build_ext):
             raise RuntimeError(f"no command line tool {cli}: is the target factz_cli built?")
         (package / "bin").mkdir(exist_ok=True)
         self.copy_file(str(cli), str(package / "bin" / "factz"))  # keeps the executable bit
+        # Its loadable modules (netCDF/HDF5, MPI: built with factz_cli when their libraries
+        # are found) go beside it, where it looks for them.
+        for module in sorted(build.glob("libfactz-*.so")):
+            self.copy_file(str(module), str(package / "bin" / module.name))
         plugin = build / "hdf5" / "plugin" / "libh5zfactz.so"
         if plugin.exists():
             self.copy_file(str(plugin), str(package / "libh5zfactz.so"))

@@ -32,6 +32,7 @@
 #include "factz/factz.hpp"
 #include "factz/multiblock.hpp"
 #include "mpi/comm.hpp"
+#include "mpi/mpi_module.hpp"
 
 namespace {
 
@@ -320,7 +321,9 @@ int read_cmd(World& w, const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto started = World::start();
+  // This program links MPI (parallel HDF5 needs it), so it hands World its own MPI table
+  // instead of loading the module libfactz-mpi.so.
+  auto started = World::start(factz::mpi::linked_mpi());
   if (!started.ok()) {
     std::fprintf(stderr, "factz_h5mpi: %s\n", started.status().to_string().c_str());
     return 1;

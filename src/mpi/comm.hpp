@@ -1,8 +1,9 @@
 // The few collective operations the multi-block driver (tools/factz/blocks.cpp,
-// docs/multiblock.md) needs, behind one small interface with two implementations:
-// comm_mpi.cpp (built when CMake finds MPI, FACTZ_MPI) and comm_serial.cpp (one process).
-// Callers never include mpi.h and contain no #ifdef: with one process every collective is
-// the identity and every "collective" file write is an ordinary one.
+// docs/multiblock.md) needs, behind one small interface (comm.cpp): one process, or MPI
+// through the table of mpi_module.hpp, which the module libfactz-mpi.so (comm_mpi.cpp, built
+// when CMake finds MPI, FACTZ_MPI) fills and factz loads only under mpirun. Callers never
+// include mpi.h and contain no #ifdef: with one process every collective is the identity
+// and every "collective" file write is an ordinary one.
 //
 // Rules every caller follows (so that a failing rank never leaves the others waiting in a
 // collective): local work that can fail runs between two calls of `agree` (agreed_phase);
@@ -36,6 +37,8 @@ struct Segment {
   uint64_t bytes() const { return uint64_t(count) * uint64_t(value_bytes); }
 };
 
+struct MpiModule;  // mpi/mpi_module.hpp
+
 /// The world communicator: MPI_COMM_WORLD when built with MPI and launched by mpirun (MPI is
 /// initialized by start() and finalized by the destructor), otherwise one rank of one.
 ///
@@ -47,8 +50,13 @@ struct Segment {
 class World {
  public:
   /// Initializes MPI when built with MPI and launched by mpirun (MPI_THREAD_FUNNELED: the
-  /// calling thread makes every MPI call). Errors: internal when MPI cannot be initialized.
+  /// calling thread makes every MPI call), through the module libfactz-mpi.so, loaded then
+  /// (dynload/module_loader.hpp says where it is looked for); otherwise loads nothing.
+  /// Errors: backend_unavailable when the module cannot be loaded (naming it and where it
+  /// was looked for), internal when MPI cannot be initialized.
   static Result<std::unique_ptr<World>> start();
+  /// The same on MPI operations the program links itself (factz_h5mpi: linked_mpi()).
+  static Result<std::unique_ptr<World>> start(const MpiModule& mpi);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -56,7 +64,7 @@ class World {
   int rank() const { return rank_; }
   int size() const { return size_; }
   /// Whether the ranks are MPI processes (false: one process without MPI).
-  bool distributed() const { return distributed_; }
+  bool distributed() const { return mpi_ != nullptr; }
 
   /// Every rank passes its local outcome; every rank gets the first (lowest-rank) failure,
   /// with the code and message that rank passed, or ok when all succeeded.
@@ -88,7 +96,7 @@ class World {
  private:
   World() = default;
   int rank_ = 0, size_ = 1;
-  bool distributed_ = false;
+  const MpiModule* mpi_ = nullptr;  ///< set once MPI is initialized: the destructor finalizes it
   uint64_t comm_bytes_ = 0;
 };
 

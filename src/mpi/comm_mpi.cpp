@@ -1,13 +1,14 @@
-// World on MPI (built when CMake finds MPI). Without mpirun (launched_by_mpirun() false)
-// MPI is never initialized and World behaves as comm_serial.cpp does.
+// World's operations on MPI_COMM_WORLD (mpi_module.hpp; built when CMake finds MPI): in the
+// module libfactz-mpi.so (module_entry.cpp), which factz loads under mpirun, and linked into
+// factz_h5mpi.
+// Called only once MPI is initialized (World::start); World keeps rank, size and the
+// communication volume.
 #include <mpi.h>
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
 
-#include "mpi/comm.hpp"
-#include "mpi/posix_file.hpp"
+#include "mpi/mpi_module.hpp"
 
 namespace factz::mpi {
 namespace {
@@ -47,88 +48,32 @@ Result<int64_t> max_over_ranks(int64_t n) {
   return int64_t(v);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<World>> World::start() {
-  std::unique_ptr<World> w(new World);
-  if (!launched_by_mpirun()) return w;
+Status init(int& rank, int& size) {
   int provided = 0;
   const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   if (rc != MPI_SUCCESS) return mpi_failure("MPI_Init_thread", rc);
-  w->distributed_ = true;  // from here on the destructor finalizes MPI
-  MPI_Comm_rank(MPI_COMM_WORLD, &w->rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &w->size_);
-  return w;
-}
-
-World::~World() {
-  if (distributed_) MPI_Finalize();
-}
-
-Status World::agree(const Status& local) {
-  if (!distributed_) return local;
-  int first = local.ok() ? size_ : rank_;
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allreduce", rc);
-  comm_bytes_ += 2 * sizeof(int);
-  if (first == size_) return Status::Ok();
-  // The failing rank's code (4 bytes, native order: every rank runs this build) and message.
-  std::vector<uint8_t> text;
-  if (rank_ == first) {
-    const int32_t code = int32_t(local.code());
-    text.resize(4 + local.message().size());
-    std::memcpy(text.data(), &code, 4);
-    std::copy(local.message().begin(), local.message().end(), text.begin() + 4);
-  }
-  FACTZ_RETURN_IF_ERROR(broadcast(text, first));
-  int32_t code = int32_t(Code::internal);
-  if (text.size() >= 4) std::memcpy(&code, text.data(), 4);
-  const std::string message(text.begin() + std::min<size_t>(4, text.size()), text.end());
-  return Status(code == int32_t(Code::ok) ? Code::internal : Code(code), message);
-}
-
-namespace {
-
-/// One in-place MPI_Allreduce of `count` values, counted in `comm_bytes`.
-Status allreduce(void* data, size_t count, size_t bytes, MPI_Datatype type, MPI_Op op, uint64_t& comm_bytes) {
-  if (count == 0) return Status::Ok();
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, data, int(count), type, op, MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allreduce", rc);
-  comm_bytes += 2 * bytes;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   return Status::Ok();
 }
 
-}  // namespace
+void finalize() { MPI_Finalize(); }
 
-Status World::allreduce_min(std::span<double> v) {
-  if (!distributed_) return Status::Ok();
-  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_DOUBLE, MPI_MIN, comm_bytes_);
+Status allreduce(void* values, size_t count, ReduceType type, ReduceOp op) {
+  static_assert(sizeof(int) == sizeof(int32_t) && sizeof(long long) == sizeof(int64_t));
+  const MPI_Datatype t = type == ReduceType::int32 ? MPI_INT : type == ReduceType::int64 ? MPI_LONG_LONG : MPI_DOUBLE;
+  const MPI_Op o = op == ReduceOp::min ? MPI_MIN : op == ReduceOp::max ? MPI_MAX : MPI_SUM;
+  const int rc = MPI_Allreduce(MPI_IN_PLACE, values, int(count), t, o, MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? Status::Ok() : mpi_failure("MPI_Allreduce", rc);
 }
 
-Status World::allreduce_max(std::span<double> v) {
-  if (!distributed_) return Status::Ok();
-  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_DOUBLE, MPI_MAX, comm_bytes_);
-}
-
-Status World::allreduce_sum(std::span<int64_t> v) {
-  if (!distributed_) return Status::Ok();
-  static_assert(sizeof(long long) == sizeof(int64_t));
-  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_LONG_LONG, MPI_SUM, comm_bytes_);
-}
-
-Status World::allreduce_sum(std::span<double> v) {
-  if (!distributed_) return Status::Ok();
-  return allreduce(v.data(), v.size(), v.size_bytes(), MPI_DOUBLE, MPI_SUM, comm_bytes_);
-}
-
-Result<std::vector<uint64_t>> World::allgather(std::span<const uint64_t> mine) {
-  if (!distributed_) return std::vector<uint64_t>(mine.begin(), mine.end());
+Result<std::vector<uint64_t>> allgather(std::span<const uint64_t> mine, int size) {
   const int n = int(mine.size());
-  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
   int rc = MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allgather", rc);
   int total = 0;
-  for (int r = 0; r < size_; ++r) {
+  for (int r = 0; r < size; ++r) {
     displs[size_t(r)] = total;
     total += counts[size_t(r)];
   }
@@ -137,12 +82,10 @@ Result<std::vector<uint64_t>> World::allgather(std::span<const uint64_t> mine) {
   rc = MPI_Allgatherv(mine.data(), n, MPI_UNSIGNED_LONG_LONG, all.data(), counts.data(), displs.data(),
                       MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return mpi_failure("MPI_Allgatherv", rc);
-  comm_bytes_ += sizeof(int) * (1 + size_t(size_)) + 8 * (mine.size() + all.size());
   return all;
 }
 
-Status World::broadcast(std::vector<uint8_t>& bytes, int root) {
-  if (!distributed_) return Status::Ok();
+Status broadcast(std::vector<uint8_t>& bytes, int root) {
   unsigned long long n = bytes.size();
   int rc = MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return mpi_failure("MPI_Bcast", rc);
@@ -153,13 +96,10 @@ Status World::broadcast(std::vector<uint8_t>& bytes, int root) {
     if (rc != MPI_SUCCESS) return mpi_failure("MPI_Bcast", rc);
     done += uint64_t(c);
   }
-  comm_bytes_ += 8 + n;
   return Status::Ok();
 }
 
-Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_t offset,
-                           std::span<const uint8_t> bytes) {
-  if (!distributed_) return detail::posix_write_at(path, file_bytes, offset, bytes);
+Status write_at_all(const std::string& path, uint64_t file_bytes, uint64_t offset, std::span<const uint8_t> bytes) {
   auto fh = open_for_write(path, file_bytes);
   if (!fh.ok()) return fh.status();
   // Every rank takes part in every round (count 0 once its bytes are out).
@@ -181,8 +121,7 @@ Status World::write_at_all(const std::string& path, uint64_t file_bytes, uint64_
   return err.empty() ? Status::Ok() : io_error(err);
 }
 
-Status World::write_segments_all(const std::string& path, uint64_t file_bytes, std::span<const Segment> segments) {
-  if (!distributed_) return detail::posix_write_segments(path, file_bytes, segments);
+Status write_segments_all(const std::string& path, uint64_t file_bytes, std::span<const Segment> segments) {
   // Rounds of at most kRoundBytes bytes; a longer segment is split. The file view and the
   // memory type count bytes, so float32 and float64 planes (Segment::value_bytes) go alike.
   struct Piece {
@@ -249,8 +188,7 @@ Status World::write_segments_all(const std::string& path, uint64_t file_bytes, s
   return err.empty() ? Status::Ok() : io_error(err);
 }
 
-Result<std::vector<uint8_t>> World::read_at_all(const std::string& path, uint64_t offset, uint64_t length) {
-  if (!distributed_) return detail::posix_read_at(path, offset, length);
+Result<std::vector<uint8_t>> read_at_all(const std::string& path, uint64_t offset, uint64_t length) {
   MPI_File fh;
   int rc = MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
   if (rc != MPI_SUCCESS) return io_error("cannot open " + path + ": " + mpi_error(rc));
@@ -280,6 +218,24 @@ Result<std::vector<uint8_t>> World::read_at_all(const std::string& path, uint64_
   MPI_File_close(&fh);
   if (!err.empty()) return io_error(err);
   return out;
+}
+
+}  // namespace
+
+const MpiModule& linked_mpi() {
+  static const MpiModule m = [] {
+    MpiModule t;
+    t.init = init;
+    t.finalize = finalize;
+    t.allreduce = allreduce;
+    t.allgather = allgather;
+    t.broadcast = broadcast;
+    t.write_at_all = write_at_all;
+    t.write_segments_all = write_segments_all;
+    t.read_at_all = read_at_all;
+    return t;
+  }();
+  return m;
 }
 
 }  // namespace factz::mpi

@@ -1,5 +1,5 @@
-// One-process file access behind World's file operations (comm_serial.cpp, and
-// comm_mpi.cpp when not launched by mpirun).
+// One-process file access behind World's file operations when there is one process
+// (comm.cpp: not launched by mpirun, or built without MPI).
 #pragma once
 
 #include <cstdint>

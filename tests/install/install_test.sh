@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the build into a temporary prefix and builds programs of a user against it:
-# with find_package(factz CONFIG) (C++ on the shared and the static library, C on the shared
-# one) and with pkg-config (C and C++). Each program compresses, decompresses and checks.
+# Installs the build into a temporary prefix, checks that the installed factz finds its
+# loadable modules, and builds programs of a user against it: with find_package(factz
+# CONFIG) (C++ on the shared and the static library, C on the shared one) and with
+# pkg-config (C and C++). Each program compresses, decompresses and checks.
 #   install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -20,6 +21,23 @@ done
 ls "$libdir"/libfactz.so.* >/dev/null || { echo "missing after install: libfactz.so.*"; exit 1; }
 [[ -e $libdir/cmake/factz/factz-config.cmake ]] || { echo "missing after install: factz-config.cmake"; exit 1; }
 "$prefix/bin/factz" --version
+
+# The CLI's loadable modules (the build's, installed in LIBDIR/factz), where the installed
+# factz finds and loads them: a netCDF read answers with netCDF-C's own error, not with the
+# module's absence.
+for m in "$build"/libfactz-*.so; do
+  [[ -e $m ]] || continue
+  [[ -e $libdir/factz/${m##*/} ]] || { echo "missing after install: $libdir/factz/${m##*/}"; exit 1; }
+done
+if [[ -e $build/libfactz-io.so ]]; then
+  "$prefix/bin/factz" --version | grep -qF "in $libdir/factz/libfactz-io.so" ||
+    { echo "the installed factz does not find libfactz-io.so"; exit 1; }
+  printf 'CDF\001' > "$tmp/bad.nc"
+  if (cd "$tmp" && env -u FACTZ_MODULE_DIR "$prefix/bin/factz" compress -i bad.nc:U -i bad.nc:V -z bad.fz 2> "$tmp/err.txt"); then
+    echo "a bad netCDF file was read"; exit 1
+  fi
+  if grep -q "libfactz-io.so" "$tmp/err.txt"; then cat "$tmp/err.txt"; exit 1; fi
+fi
 
 # find_package, shared and static, C++ and C.
 cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" \

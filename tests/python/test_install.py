@@ -104,6 +104,8 @@ def check_installed(python, script, cwd):
     env = clean_env()
     out = run([script, "--version"], cwd=cwd, env=env)
     assert out.stdout.startswith("factz 0.1.0"), out.stdout
+    if "netCDF-C" in out.stdout or "HDF5" in out.stdout:  # its netCDF/HDF5 module, found beside it
+        assert os.path.join("factz", "bin", "libfactz-io.so") in out.stdout, out.stdout
     out = run([python, "-m", "factz", "--version"], cwd=cwd, env=env)
     assert out.stdout.startswith("factz 0.1.0"), out.stdout
     out = run([python, "-c", "import factz"], cwd=cwd, env=env)

@@ -1,21 +1,16 @@
 // HDF5 datasets through the HDF5 library (variable_io.hpp): one dataset's slice with its
 // dimension names and 1D coordinates (from attached dimension scales, as netCDF-4 and
 // h5netcdf write them), attributes and fill values (_FillValue, the dataset's user-defined
-// fill value, missing_value). Without the HDF5 development files (FACTZ_HAVE_HDF5 unset)
-// reading answers backend_unavailable.
+// fill value, missing_value). Part of libfactz-io.so when the serial HDF5 is found.
 #include <algorithm>
 #include <cstring>
 
 #include "io/variable/variable_internal.hpp"
 
-#if FACTZ_HAVE_HDF5
 #include <hdf5.h>
 #include <hdf5_hl.h>
-#endif
 
 namespace factz::variable_io {
-
-#if FACTZ_HAVE_HDF5
 namespace {
 
 using detail::Dim;
@@ -377,24 +372,5 @@ std::string hdf5_variables_hint(const std::string& path) {
   for (size_t k = 0; k < names.size() && k < 40; ++k) s += (k ? ", " : "") + names[k];
   return s + (names.size() > 40 ? ", ..." : "");
 }
-
-std::string hdf5_version() {
-  unsigned major = 0, minor = 0, release = 0;
-  H5get_libversion(&major, &minor, &release);
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
-}
-
-#else  // no HDF5
-
-Result<VariableData> read_hdf5(const VariableSpec& spec, int, bool) {
-  return Status(Code::backend_unavailable, "cannot read " + spec.text() + ": this factz was built without the HDF5 "
-                                           "library (install libhdf5-dev and rebuild)");
-}
-std::string hdf5_variables_hint(const std::string&) { return "(this factz was built without HDF5)"; }
-std::string hdf5_version() { return ""; }
-
-#endif
-
-bool hdf5_available() { return !hdf5_version().empty(); }
 
 }  // namespace factz::variable_io

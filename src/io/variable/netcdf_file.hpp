@@ -1,12 +1,11 @@
 // The netCDF-C pieces the reader (netcdf_variable.cpp) and the writer (netcdf_writer.cpp)
-// share. Empty without netCDF-C (FACTZ_HAVE_NETCDF unset).
+// share.
 #pragma once
 
 #include <string>
 
 #include "io/variable/variable_internal.hpp"
 
-#if FACTZ_HAVE_NETCDF
 #include <netcdf.h>
 
 namespace factz::variable_io::detail {
@@ -36,5 +35,3 @@ class NcFile {
 inline std::string nc_text(int status) { return nc_strerror(status); }
 
 }  // namespace factz::variable_io::detail
-
-#endif

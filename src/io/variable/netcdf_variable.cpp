@@ -1,6 +1,6 @@
 // netCDF variables through netCDF-C (variable_io.hpp): reading one variable's slice with its
 // dimensions, attributes, fill values and 1D coordinate variables (netcdf_writer.cpp writes
-// them). Without netCDF-C (FACTZ_HAVE_NETCDF unset) every call answers backend_unavailable.
+// them). Part of libfactz-io.so when netCDF-C is found.
 #include <algorithm>
 #include <bit>
 #include <filesystem>
@@ -8,8 +8,6 @@
 #include "io/variable/netcdf_file.hpp"
 
 namespace factz::variable_io {
-
-#if FACTZ_HAVE_NETCDF
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
@@ -126,7 +124,7 @@ Status locate(int ncid, const VariableSpec& spec, int& grp, int& varid) {
   grp = ncid;
   auto missing = [&] {
     return invalid_argument(spec.file + " has no variable " + spec.variable + "; " +
-                            variables_hint(spec.file, FileKind::netcdf));
+                            netcdf_variables_hint(spec.file));
   };
   for (size_t k = 0; k + 1 < parts.size(); ++k) {
     int child = 0;
@@ -327,23 +325,5 @@ std::string netcdf_variables_hint(const std::string& path) {
   for (size_t k = 0; k < names.size() && k < 40; ++k) s += (k ? ", " : "") + names[k];
   return s + (names.size() > 40 ? ", ..." : "");
 }
-
-std::string netcdf_version() {
-  std::string v = nc_inq_libvers();
-  return v.substr(0, v.find(' '));
-}
-
-#else  // no netCDF-C
-
-Result<VariableData> read_netcdf(const VariableSpec& spec, int, bool) {
-  return Status(Code::backend_unavailable, "cannot read " + spec.text() + ": this factz was built without netCDF-C "
-                                           "(install libnetcdf-dev and rebuild)");
-}
-std::string netcdf_variables_hint(const std::string&) { return "(this factz was built without netCDF-C)"; }
-std::string netcdf_version() { return ""; }
-
-#endif
-
-bool netcdf_available() { return !netcdf_version().empty(); }
 
 }  // namespace factz::variable_io

@@ -1,8 +1,8 @@
 // Writing variables into a new netCDF-4 file through netCDF-C (variable_io.hpp,
 // write_variables): dimensions and 1D coordinate variables shared by name in the root group,
 // each variable in its group with the attributes of its source record. float32 values make
-// NC_FLOAT variables, float64 values NC_DOUBLE ones, through the same code. Without netCDF-C
-// (FACTZ_HAVE_NETCDF unset) it answers backend_unavailable.
+// NC_FLOAT variables, float64 values NC_DOUBLE ones, through the same code. Part of
+// libfactz-io.so when netCDF-C is found.
 #include <unistd.h>
 
 #include <atomic>
@@ -18,8 +18,6 @@
 #include "io/variable/netcdf_file.hpp"
 
 namespace factz::variable_io {
-
-#if FACTZ_HAVE_NETCDF
 namespace {
 
 using detail::Dim;
@@ -207,8 +205,8 @@ class Writer {
 
 }  // namespace
 
-Status write_variables(const std::string& file, std::span<const OutputVariable> variables,
-                       std::vector<std::string>* notes) {
+Status write_netcdf(const std::string& file, std::span<const OutputVariable> variables,
+                    std::vector<std::string>* notes) {
   namespace fs = std::filesystem;
   static std::atomic<unsigned> counter{0};
   const fs::path target(file);
@@ -248,14 +246,5 @@ Status write_variables(const std::string& file, std::span<const OutputVariable> 
   }
   return Status::Ok();
 }
-
-#else  // no netCDF-C
-
-Status write_variables(const std::string& file, std::span<const OutputVariable>, std::vector<std::string>*) {
-  return Status(Code::backend_unavailable,
-                "cannot write " + file + ": this factz was built without netCDF-C (install libnetcdf-dev and rebuild)");
-}
-
-#endif
 
 }  // namespace factz::variable_io

@@ -41,14 +41,15 @@ bool internal_attribute(const std::string& name);
 
 namespace factz::variable_io {
 
-// The readers behind read_variable and variables_hint, one per library; each answers
-// backend_unavailable (or says so) when its library is not built in.
+// The readers and the writer of libfactz-io.so (variable_module.hpp), one file per library,
+// each compiled in only when its library is found; variable_io.hpp says what they do.
+// netcdf_variable.cpp, netcdf_writer.cpp (write_variables of the module):
 Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values);
-Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values);
 std::string netcdf_variables_hint(const std::string& path);
+Status write_netcdf(const std::string& file, std::span<const OutputVariable> variables,
+                    std::vector<std::string>* notes);
+// hdf5_variable.cpp:
+Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values);
 std::string hdf5_variables_hint(const std::string& path);
-/// The libraries' versions ("4.9.0"), empty when not built in.
-std::string netcdf_version();
-std::string hdf5_version();
 
 }  // namespace factz::variable_io

@@ -4,10 +4,15 @@
 // are read with netCDF-C, HDF5 files with the HDF5 library; both are written with netCDF-C
 // (netCDF-4, which is HDF5). No format is parsed by hand.
 //
-// The library `factz_variable_io` is built whatever is installed; without netCDF-C (or the
-// HDF5 development files) its readers and writer answer backend_unavailable, and
-// built_in() says what is there. It is kept out of the core library, so that the Python
-// module and the HDF5 filter plugin (which may load another HDF5) never link netCDF.
+// The library `factz_variable_io` (variable_io.cpp, variable_spec.cpp) is built whatever is
+// installed and links neither library: the readers and the writer live in the module
+// libfactz-io.so (variable_module.hpp), built when netCDF-C or the serial HDF5 is found and
+// loaded the first time a run reads or writes a variable, so that other runs start without
+// them. Without a library, the calls that need it answer backend_unavailable; without the
+// module (not where factz looks for it, dynload/module_loader.hpp), backend_unavailable
+// naming it and the folders looked in. built_in() says what is there. It is kept out of the
+// core library, so that the Python module and the HDF5 filter plugin (which may load another
+// HDF5) never link netCDF.
 //
 // A reader returns a typed buffer and its type (float32 or float64, read as the file stores
 // it, never converted), the whole dimensions' shape, the declared fill values (as doubles,
@@ -122,9 +127,13 @@ struct OutputVariable {
 Status write_variables(const std::string& file, std::span<const OutputVariable> variables,
                        std::vector<std::string>* notes = nullptr);
 
-/// What this build reads and writes: "netCDF-C 4.9.0 (netCDF-3, netCDF-4), HDF5 1.10.8",
-/// or "no netCDF or HDF5 support".
+/// What this build reads and writes, with the versions it was built against and where its
+/// module is (found without loading it): "netCDF-C 4.9.0 (...), HDF5 1.10.8 (...) in
+/// /usr/lib/factz/libfactz-io.so", or "... which is missing (not in ...)", or "no netCDF or
+/// HDF5 support".
 std::string built_in();
+/// Whether this build reads and writes netCDF, and reads HDF5 datasets (the module may still
+/// be missing at run time).
 bool netcdf_available();
 bool hdf5_available();
 

@@ -1,5 +1,6 @@
 // Command-line names of variables (FILE:VAR[selection]) and the selection rule shared by the
-// netCDF and HDF5 readers (variable_io.hpp).
+// netCDF and HDF5 readers (variable_io.hpp): no library needed, so both the CLI and the
+// module libfactz-io.so link it (factz_variable_spec).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -155,23 +156,6 @@ Result<std::optional<VariableSpec>> parse_variable_spec(const std::string& name,
     return std::optional<VariableSpec>(spec);
   }
   return None();
-}
-
-Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values) {
-  return spec.kind == FileKind::hdf5 ? read_hdf5(spec, whole, values) : read_netcdf(spec, whole, values);
-}
-
-std::string variables_hint(const std::string& path, FileKind kind) {
-  return kind == FileKind::hdf5 ? hdf5_variables_hint(path) : netcdf_variables_hint(path);
-}
-
-std::string built_in() {
-  const std::string nc = netcdf_version(), h5 = hdf5_version();
-  if (nc.empty() && h5.empty()) return "no netCDF or HDF5 support";
-  std::string s;
-  if (!nc.empty()) s += "netCDF-C " + nc + " (reads netCDF-3 and netCDF-4, writes netCDF-4)";
-  if (!h5.empty()) s += (s.empty() ? "" : ", ") + std::string("HDF5 ") + h5 + " (reads HDF5 datasets)";
-  return s;
 }
 
 namespace detail {
