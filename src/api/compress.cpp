@@ -3,6 +3,7 @@
 // backend). The stream itself is the stream layer's (streams/vector_stream.hpp).
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "api/device_backend.hpp"
 #include "backend/cpu/cpu_codec.hpp"
@@ -70,6 +71,39 @@ Result<std::vector<uint8_t>> compress(const VectorField2D64& field, const Option
     return Status(Code::internal, "out of memory compressing a " + std::to_string(field.nx) + "x" +
                                       std::to_string(field.ny) + " float64 field");
   }
+}
+
+namespace {
+
+/// compress of a field the caller gives up (both value types): the CPU's speculative mode
+/// works in its planes; the field is left empty whatever ran.
+template <class Field>
+Result<std::vector<uint8_t>> compress_given(Field& field, const Options& o, CompressStats* stats) {
+  Result<std::vector<uint8_t>> out = Status(Code::internal, "not run");
+  if (o.policy == Policy::cuda || !cpu_policy(o.policy).ok()) {
+    out = compress(std::as_const(field), o, stats);  // the device copies the planes anyway
+  } else {
+    try {
+      const Status valid = validate_field(field);
+      const Status checked = valid.ok() ? detail::check_vector_options(field.nx, field.ny, o) : valid;
+      out = checked.ok() ? detail::cpu_compress(std::move(field), o, stats) : Result<std::vector<uint8_t>>(checked);
+    } catch (const std::bad_alloc&) {
+      out = Status(Code::internal, "out of memory compressing a " + std::to_string(field.nx) + "x" +
+                                       std::to_string(field.ny) + " field");
+    }
+  }
+  field = Field{};
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> compress(VectorField2D&& field, const Options& o, CompressStats* stats) {
+  return compress_given(field, o, stats);
+}
+
+Result<std::vector<uint8_t>> compress(VectorField2D64&& field, const Options& o, CompressStats* stats) {
+  return compress_given(field, o, stats);
 }
 
 Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream) {

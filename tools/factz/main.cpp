@@ -346,14 +346,14 @@ int run_compress_scalar(const Args& a) {
 /// cuda on the GPU (the same bytes).
 int run_compress64(const Args& a, factz::Options o) {
   auto in = factz::cli::read_vector_input64(a, "-i", "compress");
-  const factz::VectorField2D64& field = in.field;
+  const int64_t nx = in.field.nx, ny = in.field.ny;
   o.source = std::move(in.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto stream = take(factz::compress(field, o, &st));
+  const auto stream = take(factz::compress(std::move(in.field), o, &st));  // the planes are not needed after
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  factz::cli::print_vector_compression(a, o, st, field.nx, field.ny, 0, 16, true, stream.size(), secs);
+  factz::cli::print_vector_compression(a, o, st, nx, ny, 0, 16, true, stream.size(), secs);
   return 0;
 }
 
@@ -370,12 +370,13 @@ int run_compress(const Args& a) {
   o.progress = factz::cli::compress_progress(a);
   if (factz::cli::float64_inputs(a, "-i")) return run_compress64(a, std::move(o));
   auto in = factz::cli::read_vector_input(a, "-i", "compress");
-  const factz::VectorField2D& field = in.field;
-  const int64_t nx = field.nx, ny = field.ny;
+  const int64_t nx = in.field.nx, ny = in.field.ny;
   o.source = std::move(in.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto stream = take(factz::compress(field, o, &st));  // -x cuda: o.policy runs it on the GPU
+  // The planes are not needed after: given up, they are the speculative mode's working state.
+  // -x cuda: o.policy runs it on the GPU.
+  const auto stream = take(factz::compress(std::move(in.field), o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
   factz::cli::print_vector_compression(a, o, st, nx, ny, 0, 8, false, stream.size(), secs);

@@ -144,7 +144,8 @@ Status decode_planes(std::span<const uint8_t> stream, const ParsedContainer& pc,
 }
 
 template <class Field>
-Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options& o, CompressStats* stats) {
+Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options& o, CompressStats* stats,
+                                              Field* given = nullptr) {
   using T = ValueOf<Field>;
   constexpr bool kFloat64 = std::is_same_v<T, double>;
   const int threads = threads_of(o.policy, o.threads);
@@ -161,6 +162,9 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
     lap("mask");
   }
   const Field& work = mask.empty() ? field : filled;
+  // Planes the speculative driver may take as its working state (run_speculative's `state`):
+  // the filled copy, which is ours, or the caller's field when it was given up.
+  Field* state = mask.empty() ? given : &filled;
   const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   const double range = o.bound_mode == BoundMode::rel ? value_range(work, threads) : 0.0;
   const StreamPlan p = kFloat64 ? make_plan64(field.nx, field.ny, o, range, threads)
@@ -169,7 +173,8 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
   bool predictor_byte = false;  // the meta section names a predictor (format version 7)
   if (o.mode == Mode::speculative) {
     SpeculativeResultOf<T> sr;
-    run_speculative(work, plan_bound(p, T(0)), o.anchor_stride, threads, true, sr, o.exact_edges, missing);
+    run_speculative(work, plan_bound(p, T(0)), o.anchor_stride, threads, true, sr, o.exact_edges, missing,
+                    kDefaultPredictor, state);
     lap("frontend");
     SpeculativePayload pl;
     speculative_payload(work, o.anchor_stride, sr, pl);
@@ -222,6 +227,12 @@ Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Opti
 }
 Result<std::vector<uint8_t>> cpu_compress(const VectorField2D64& field, const Options& o, CompressStats* stats) {
   return cpu_compress_any(field, o, stats);
+}
+Result<std::vector<uint8_t>> cpu_compress(VectorField2D&& field, const Options& o, CompressStats* stats) {
+  return cpu_compress_any(field, o, stats, &field);
+}
+Result<std::vector<uint8_t>> cpu_compress(VectorField2D64&& field, const Options& o, CompressStats* stats) {
+  return cpu_compress_any(field, o, stats, &field);
 }
 
 Status cpu_decode(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<float> u_out,

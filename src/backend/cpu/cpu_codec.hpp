@@ -17,6 +17,11 @@ namespace factz::detail {
 Result<std::vector<uint8_t>> cpu_compress(const VectorField2D& field, const Options& o, CompressStats* stats);
 /// The same for a float64 field: a float64 stream (format version 6), every value decision in double.
 Result<std::vector<uint8_t>> cpu_compress(const VectorField2D64& field, const Options& o, CompressStats* stats);
+/// The same with a field the caller gives up: the speculative mode takes its planes as its
+/// working state instead of copying them (run_speculative's `state`). The same bytes; the
+/// field's planes are unspecified afterwards.
+Result<std::vector<uint8_t>> cpu_compress(VectorField2D&& field, const Options& o, CompressStats* stats);
+Result<std::vector<uint8_t>> cpu_compress(VectorField2D64&& field, const Options& o, CompressStats* stats);
 
 /// Decodes a stream checked by parse_vector_stream into caller planes of nx * ny floats;
 /// missing vertices get their stored bits, and *mask_out (when given) the mask of a masked

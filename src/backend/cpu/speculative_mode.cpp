@@ -37,37 +37,46 @@ double decoder_bound(const Header&, const SpeculativeDecodeInput64& in) { return
 
 template <class Field, class T>
 void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool check, SpeculativeResultOf<T>& out,
-                         uint8_t exact_edges, const uint8_t* missing, Predictor pred) {
+                         uint8_t exact_edges, const uint8_t* missing, Predictor pred, Field* state) {
   const Grid2D g{f.nx, f.ny};
   out.predictor = pred;
   const int64_t n = f.size(), cw = g.nx - 1;
   const PhaseLattice A = anchor_lattice(g.nx, g.ny, s0);
   const size_t targets = size_t(n - A.count());
-  out.recon_u.resize(size_t(n));
-  out.recon_v.resize(size_t(n));
+  // The originals: f's planes, or, when they are given up, the state itself (moving a vector
+  // keeps its buffer, so these pointers stay valid). A vertex's original is read only before
+  // its own commit (signatures and the trial before any; speculate_vertex at its target).
+  const T* orig_u = f.u.data();
+  const T* orig_v = f.v.data();
+  if (state) {
+    out.recon_u = std::move(state->u);
+    out.recon_v = std::move(state->v);
+  } else {
+    for (std::vector<T>* a : {&out.recon_u, &out.recon_v}) {
+      a->clear();
+      a->reserve(size_t(n));
+      hint_huge_pages(a->data(), size_t(n) * sizeof(T));
+    }
+  }
   for (std::vector<uint16_t>* a : {&out.ids, &out.sym_u, &out.sym_v}) {
     a->clear();
     resize_fresh(*a, targets);
   }
-  BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
-#pragma omp parallel num_threads(threads)
-  {
-#pragma omp for schedule(static) nowait
-    for (int64_t k = 0; k < n; ++k) {
-      out.recon_u[size_t(k)] = f.u[size_t(k)];  // the current state starts as the original
-      out.recon_v[size_t(k)] = f.v[size_t(k)];
-    }
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < g.ny - 1; ++i)
-      for (int64_t j = 0; j < cw; ++j)  // kMaskedTriangle off the mesh: never compared
-        original_signatures(g, i, j, f.u.data(), f.v.data(), missing, &sig[size_t(2 * (i * cw + j))]);
+  if (!state) {  // the current state starts as the original
+    out.recon_u.insert(out.recon_u.end(), f.u.begin(), f.u.end());
+    out.recon_v.insert(out.recon_v.end(), f.v.begin(), f.v.end());
   }
+  BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < g.ny - 1; ++i)
+    for (int64_t j = 0; j < cw; ++j)  // kMaskedTriangle off the mesh: never compared
+      original_signatures(g, i, j, orig_u, orig_v, missing, &sig[size_t(2 * (i * cw + j))]);
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   T* cur_u = out.recon_u.data();
   T* cur_v = out.recon_v.data();
   // The level-wise bound, chosen on a trial of the schedule (streams/speculative_trial.hpp).
-  const int64_t tight = choose_tight_step(g.nx, g.ny, f.u.data(), f.v.data(), missing, eb, s0, pred, threads);
+  const int64_t tight = choose_tight_step(g.nx, g.ny, orig_u, orig_v, missing, eb, s0, pred, threads);
   int64_t exact = A.count();
   out.anchor_missing.clear();
   if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
@@ -101,7 +110,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
         ++exact;
         continue;
       }
-      const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, f.u.data(), f.v.data(), cur_u, cur_v,
+      const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, orig_u, orig_v, cur_u, cur_v,
                                                    sig.data(), bound, kRadius, check, pred, tight);
       // The commit is the first write-back: targets of a phase share no triangle.
       cur_u[k] = sp.recon_u;
@@ -124,8 +133,8 @@ void speculative_payload_any(const Field& f, int64_t s0, SpeculativeResultOf<T>&
   for (int64_t a = 0; a < A.count(); ++a) {
     if (!r.anchor_missing.empty() && r.anchor_missing[size_t(a)]) continue;  // not stored
     const int64_t k = lattice_vertex(A, nx, a);
-    put_exact(exact, f.u[size_t(k)]);
-    put_exact(exact, f.v[size_t(k)]);
+    put_exact(exact, r.recon_u[size_t(k)]);  // anchors are never written: the originals
+    put_exact(exact, r.recon_v[size_t(k)]);
   }
   // Compaction in place, in schedule order: a missing target leaves no id, a target
   // without a code no codes (the write position never passes the read position).
@@ -146,8 +155,8 @@ void speculative_payload_any(const Field& f, int64_t s0, SpeculativeResultOf<T>&
         ++wcode;
       } else if (id_is_exact(id)) {
         const int64_t k = lattice_vertex(L, nx, t);
-        put_exact(exact, f.u[size_t(k)]);
-        put_exact(exact, f.v[size_t(k)]);
+        put_exact(exact, r.recon_u[size_t(k)]);  // an exact target commits its original
+        put_exact(exact, r.recon_v[size_t(k)]);
       }
     }
     out.phase_codes.push_back(codes);
@@ -234,12 +243,13 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
 }  // namespace
 
 void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
-                     uint8_t exact_edges, const uint8_t* missing, Predictor pred) {
-  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred);
+                     uint8_t exact_edges, const uint8_t* missing, Predictor pred, VectorField2D* state) {
+  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred, state);
 }
 void run_speculative(const VectorField2D64& f, double eb, int64_t s0, int threads, bool check,
-                     SpeculativeResult64& out, uint8_t exact_edges, const uint8_t* missing, Predictor pred) {
-  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred);
+                     SpeculativeResult64& out, uint8_t exact_edges, const uint8_t* missing, Predictor pred,
+                     VectorField2D64* state) {
+  run_speculative_any(f, eb, s0, threads, check, out, exact_edges, missing, pred, state);
 }
 
 void speculative_payload(const VectorField2D& f, int64_t s0, SpeculativeResult& r, SpeculativePayload& out) {

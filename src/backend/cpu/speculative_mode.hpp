@@ -23,7 +23,9 @@ namespace factz::detail {
 /// What the speculative frontend decided, per vertex. T: float, or double for a float64 field.
 template <class T>
 struct SpeculativeResultOf {
-  BigVector<T> recon_u, recon_v;  ///< the decoder's values
+  /// The decoder's values. std::vector, the type of a field's planes, so that a plane given
+  /// up by the caller (run_speculative's `state`) becomes this array without a copy.
+  std::vector<T> recon_u, recon_v;
   /// One entry per target in schedule order (the stream's order: phase after phase, each
   /// phase's lattice row by row; anchors are not targets): 0 exact, 1..30 bound id,
   /// kZeroVectorId, kMissingVertex. sym_u, sym_v at the same positions: code + radius where
@@ -44,18 +46,23 @@ using SpeculativeResult64 = SpeculativeResultOf<double>;
 /// per vertex): the field is the filled working copy; triangles touching a missing vertex
 /// are outside the mesh and never checked (kMaskedTriangle). `predictor`: the interpolation
 /// (kernels/interpolation.hpp), recorded in the result and from there in the stream.
+/// `state` (optional): f itself, whose planes the caller gives up: they are moved into
+/// out.recon_u / recon_v and serve as the current state in place of a copy (one plane pair
+/// less of memory). The driver reads a vertex's original only before its own commit, when
+/// the state still holds it, so the result is the same; f's planes are empty afterwards.
 void run_speculative(const VectorField2D& f, float eb, int64_t anchor_stride, int threads, bool check,
                      SpeculativeResult& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr,
-                     Predictor predictor = kDefaultPredictor);
+                     Predictor predictor = kDefaultPredictor, VectorField2D* state = nullptr);
 /// The same for a float64 field: predictions, codes, bound checks and signatures on doubles.
 void run_speculative(const VectorField2D64& f, double eb, int64_t anchor_stride, int threads, bool check,
                      SpeculativeResult64& out, uint8_t exact_edges = 0, const uint8_t* missing = nullptr,
-                     Predictor predictor = kDefaultPredictor);
+                     Predictor predictor = kDefaultPredictor, VectorField2D64* state = nullptr);
 
 /// The stream payload of a result: ids in schedule order, the codes of coded targets, the
-/// exact values (anchors, then exact targets), and the result's predictor. The stream layer
-/// codes and assembles it. Takes r's ids and symbols (compacted in place into `out`); r's
-/// values are left as they are.
+/// exact values (anchors, then exact targets: read from r's values, which hold the originals
+/// there), and the result's predictor. The stream layer codes and assembles it. Takes r's
+/// ids and symbols (compacted in place into `out`); r's values are left as they are. f gives
+/// the dimensions only (its planes may have been given up to run_speculative).
 void speculative_payload(const VectorField2D& f, int64_t anchor_stride, SpeculativeResult& r,
                          SpeculativePayload& out);
 /// The same for a float64 field: the exact values are f64 pairs.

@@ -1,0 +1,74 @@
+// compress(std::move(field)): the field given up is the speculative mode's working state
+// (run_speculative's `state`). The stream must be the one compress(field) writes, for every
+// mode, with and without missing vertices, float32 and float64, one and two threads, and
+// the field must be left empty, also when compress fails.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "factz/factz.hpp"
+#include "synth.hpp"
+
+namespace factz {
+namespace {
+
+Options options_for(Mode mode, int threads) {
+  Options o;
+  o.mode = mode;
+  o.bound_mode = BoundMode::rel;
+  o.bound = 1e-2;
+  o.policy = threads > 1 ? Policy::omp : Policy::serial;
+  o.threads = threads;
+  return o;
+}
+
+template <class Field>
+void expect_same_stream(const Field& f, const Options& o, const std::string& what) {
+  auto kept = compress(f, o);
+  ASSERT_TRUE(kept.ok()) << what << ": " << kept.status().message();
+  Field given = f;
+  CompressStats st;
+  auto taken = compress(std::move(given), o, &st);
+  ASSERT_TRUE(taken.ok()) << what << ": " << taken.status().message();
+  EXPECT_EQ(*taken, *kept) << what << ": giving the field up changed the stream";
+  EXPECT_TRUE(given.u.empty() && given.v.empty() && given.mask.empty() && given.nx == 0) << what;
+  EXPECT_GT(kept->size(), size_t(0));
+}
+
+TEST(CompressGiven, TheStreamIsTheOneOfTheKeptFieldInEveryMode) {
+  VectorField2D f = synth::turbulence(97, 61, 3);
+  VectorField2D masked = f;
+  masked.mask.assign(f.u.size(), 0);
+  for (size_t k = 0; k < f.u.size(); k += 7) masked.mask[k] = 1;  // anchors and targets among them
+  masked.u[5] = NAN;                                               // a NaN component is missing too
+  const VectorField2D64 f64 = synth::turbulence64(53, 40, 5);
+  for (Mode mode : {Mode::speculative, Mode::block, Mode::none})
+    for (int threads : {1, 2}) {
+      const std::string what = "mode " + std::to_string(int(mode)) + " threads " + std::to_string(threads);
+      expect_same_stream(f, options_for(mode, threads), what);
+      expect_same_stream(masked, options_for(mode, threads), what + " masked");
+      expect_same_stream(f64, options_for(mode, threads), what + " float64");
+    }
+  Options edges = options_for(Mode::speculative, 2);
+  edges.exact_edges = 0xF;  // every outer row and column kept as it is
+  expect_same_stream(f, edges, "exact edges");
+}
+
+TEST(CompressGiven, AFailureStillLeavesTheFieldEmpty) {
+  VectorField2D f = synth::turbulence(16, 16, 1);
+  f.u[3] = INFINITY;  // an infinite value at a valid vertex: invalid_argument
+  auto r = compress(std::move(f), options_for(Mode::speculative, 1));
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_TRUE(f.u.empty() && f.v.empty() && f.nx == 0);  // NOLINT: the moved-from field's state is specified
+  VectorField2D g = synth::turbulence(16, 16, 1);
+  Options bad = options_for(Mode::speculative, 1);
+  bad.policy = Policy(99);
+  EXPECT_FALSE(compress(std::move(g), bad).ok());
+  EXPECT_TRUE(g.u.empty() && g.nx == 0);  // NOLINT
+}
+
+}  // namespace
+}  // namespace factz
