@@ -1,5 +1,5 @@
 // Whole-field decompression with Huffman against ANS, in CPU time of one thread (robust on a
-// shared machine), with the code sections' share: for each of modes block and speculative,
+// shared machine): for each of modes block and speculative,
 // compress with both coders, then decode REPEATS times alternating the coders and report the
 // medians.
 //   decode_bench NX NY [U V]     (without files: synthetic turbulence, seed 7)
@@ -11,10 +11,7 @@
 #include <vector>
 
 #include "bench_field.hpp"
-#include "codec/coder.hpp"
-#include "codec/zstd_stage.hpp"
 #include "factz/factz.hpp"
-#include "format/container.hpp"
 
 namespace {
 
@@ -27,22 +24,6 @@ double cpu_seconds() {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-// CPU seconds to read and entropy-decode the two code sections (zstd stage included).
-double decode_codes(const std::vector<uint8_t>& stream, factz::Coder coder) {
-  using namespace factz::detail;
-  const auto parsed = parse_container(stream).value();
-  const Decompressor unzstd = [](std::span<const uint8_t> in, uint64_t raw, std::vector<uint8_t>& out) {
-    return zstd_decompress(in, raw, out);
-  };
-  const double t0 = cpu_seconds();
-  for (const uint32_t id : {kSectionCodesU, kSectionCodesV}) {
-    const auto section = read_section(stream, parsed, id, &unzstd).value();
-    std::vector<uint16_t> symbols(coded_symbol_count(EntropyCoder(coder), section).value());
-    if (!entropy_decode(EntropyCoder(coder), section, kAnsCodeCenter, symbols, 1).ok()) std::exit(1);
-  }
-  return cpu_seconds() - t0;
 }
 
 }  // namespace
@@ -67,7 +48,7 @@ int main(int argc, char** argv) {
       streams[c] = factz::compress(*field, o).value();
     }
     std::vector<float> u(size_t(field->size())), v(size_t(field->size()));
-    std::vector<double> whole[2], codes[2];
+    std::vector<double> whole[2];
     for (int r = 0; r < repeats; ++r) {
       for (int c = 0; c < 2; ++c) {
         factz::DecompressOptions d;
@@ -75,12 +56,11 @@ int main(int argc, char** argv) {
         const double t0 = cpu_seconds();
         if (!factz::decompress_into(streams[c], u, v, d).ok()) return 1;
         whole[c].push_back(cpu_seconds() - t0);
-        codes[c].push_back(decode_codes(streams[c], coders[c]));
       }
     }
     for (int c = 0; c < 2; ++c) {
-      std::printf("mode=%s coder=%s bytes=%zu whole_cpu_ms=%.3f codes_cpu_ms=%.3f\n", factz::mode_name(mode),
-                  factz::coder_name(coders[c]), streams[c].size(), 1e3 * median(whole[c]), 1e3 * median(codes[c]));
+      std::printf("mode=%s coder=%s bytes=%zu whole_cpu_ms=%.3f\n", factz::mode_name(mode),
+                  factz::coder_name(coders[c]), streams[c].size(), 1e3 * median(whole[c]));
     }
     std::printf("mode=%s ans/huffman: bytes %.3f whole-field decode time %.3f\n", factz::mode_name(mode),
                 double(streams[1].size()) / double(streams[0].size()), median(whole[1]) / median(whole[0]));

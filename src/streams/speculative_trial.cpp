@@ -13,13 +13,21 @@ namespace factz::detail {
 namespace {
 
 /// Bits of one blob of symbols: its zeroth-order entropy plus 16 bits of table per value.
-/// `count`: 2^16 zeros, left as zeros (a scratch table reused across blobs).
+/// `count`: 2^16 zeros, left as zeros (a scratch table reused across blobs). The sum runs
+/// over the values present in increasing order (the order of a scan of the whole table, so
+/// the same double), without visiting the 2^16 entries: a trial scores about a hundred
+/// blobs, most of them small.
 double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count) {
-  for (const uint16_t x : symbols) ++count[x];
+  std::vector<uint16_t> present;
+  for (const uint16_t x : symbols)
+    if (count[x]++ == 0) present.push_back(x);
+  std::sort(present.begin(), present.end());
   double bits = 0;
-  for (const int64_t c : count)
-    if (c > 0) bits += 16.0 - double(c) * std::log2(double(c) / double(symbols.size()));
-  for (const uint16_t x : symbols) count[x] = 0;
+  for (const uint16_t x : present) {
+    const int64_t c = count[x];
+    bits += 16.0 - double(c) * std::log2(double(c) / double(symbols.size()));
+  }
+  for (const uint16_t x : present) count[x] = 0;
   return bits;
 }
 
