@@ -5,6 +5,7 @@
 // returns its table of functions; the table starts with a version the caller checks.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,21 @@ struct LoadedModule {
 /// the module, what it is `for_what`, and where it was looked for, with dlerror()'s reason.
 Result<LoadedModule> load_module_entry(const std::string& file, const char* entry, const std::string& for_what,
                                        bool global);
+
+/// A module's function table: load_module_entry, then the entry point called and the
+/// table's `version` member checked against `version`; a table of another build is refused
+/// with one line (backend_unavailable). Table: the module's struct of function pointers.
+template <class Table>
+Result<const Table*> load_module_table(const std::string& file, const char* entry, const std::string& for_what,
+                                       bool global, uint32_t version) {
+  auto m = load_module_entry(file, entry, for_what, global);
+  if (!m.ok()) return m.status();
+  const Table* table = reinterpret_cast<const Table* (*)()>(m->entry)();
+  if (!table || table->version != version)
+    return Status(Code::backend_unavailable, m->path + " is from another build of factz (module version " +
+                                                 std::to_string(table ? table->version : 0) + ", this factz needs " +
+                                                 std::to_string(version) + "): reinstall factz");
+  return table;
+}
 
 }  // namespace factz::dynload

@@ -16,19 +16,10 @@ constexpr bool kMpiModule = FACTZ_MPI_MODULE;
 
 /// The module, loaded on the first call; the outcome (a table, or why there is none) is kept.
 Result<const MpiModule*> mpi_module() {
-  static const Result<const MpiModule*> loaded = []() -> Result<const MpiModule*> {
-    // RTLD_GLOBAL: OpenMPI dlopens its own components, which need libmpi's and
-    // libopen-pal's symbols in the global scope.
-    auto m = dynload::load_module_entry(kModuleFile, kModuleEntry, "factz under mpirun", true);
-    if (!m.ok()) return m.status();
-    const MpiModule* table = reinterpret_cast<const MpiModule* (*)()>(m->entry)();
-    if (!table || table->version != kModuleVersion)
-      return Status(Code::backend_unavailable,
-                    m->path + " is from another build of factz (module version " +
-                        std::to_string(table ? table->version : 0) + ", this factz needs " +
-                        std::to_string(kModuleVersion) + "): reinstall factz");
-    return table;
-  }();
+  // RTLD_GLOBAL: OpenMPI dlopens its own components, which need libmpi's and libopen-pal's
+  // symbols in the global scope.
+  static const Result<const MpiModule*> loaded =
+      dynload::load_module_table<MpiModule>(kModuleFile, kModuleEntry, "factz under mpirun", true, kModuleVersion);
   return loaded;
 }
 

@@ -10,18 +10,8 @@ namespace {
 
 /// The module, loaded on the first call; the outcome (a table, or why there is none) is kept.
 Result<const Module*> module() {
-  static const Result<const Module*> loaded = []() -> Result<const Module*> {
-    auto m = dynload::load_module_entry(kModuleFile, kModuleEntry, "reading and writing netCDF and HDF5 files",
-                                        false);
-    if (!m.ok()) return m.status();
-    const Module* table = reinterpret_cast<const Module* (*)()>(m->entry)();
-    if (!table || table->version != kModuleVersion)
-      return Status(Code::backend_unavailable,
-                    m->path + " is from another build of factz (module version " +
-                        std::to_string(table ? table->version : 0) + ", this factz needs " +
-                        std::to_string(kModuleVersion) + "): reinstall factz");
-    return table;
-  }();
+  static const Result<const Module*> loaded = dynload::load_module_table<Module>(
+      kModuleFile, kModuleEntry, "reading and writing netCDF and HDF5 files", false, kModuleVersion);
   return loaded;
 }
 
