@@ -56,8 +56,7 @@ FACTZ_HD float capped_safe_bound(const float u[3], const float v[3], float eb) {
   }
   const double cap = double(eb) / double(smallest);  // 0 when all values are 0
   if (h * kSafetyFactor >= cap) return round_down(h * kSafetyFactor);
-  const double e = eq3_margin(u, v);  // triangle_safe_bound, with the h it would recompute
-  return round_down((e > h ? e : h) * kSafetyFactor);
+  return round_down(triangle_safe_bound(u, v, h));
 }
 
 /// capped_safe_bound of a float64 triangle, in double (no bound is rounded to float). The
@@ -86,8 +85,7 @@ FACTZ_HD double capped_safe_bound(const double u[3], const double v[3], double e
   if (h >= 1.0) return kSafetyFactor;
   const double cap = eb / smallest;
   if (h * kSafetyFactor >= cap) return h * kSafetyFactor;
-  const double e = eq3_margin(su, sv);  // triangle_safe_bound, with the h it would recompute
-  return (e > h ? e : h) * kSafetyFactor;
+  return triangle_safe_bound(su, sv, h);
 }
 
 /// The capped safe bounds of cell (i, j)'s triangles T0 = (a, c, d) and T1 = (a, b, d)

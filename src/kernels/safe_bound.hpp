@@ -152,10 +152,16 @@ FACTZ_HD double eq3_margin(const T u[3], const T v[3]) {
 /// larger of the paper's Eq. 3 bound and the half-plane bound, each sufficient on its
 /// own, times kSafetyFactor. u, v are the vertex values in contract order.
 template <class T>
-FACTZ_HD double triangle_safe_bound(const T u[3], const T v[3]) {
+FACTZ_HD double triangle_safe_bound(const T u[3], const T v[3], double h) {
   const double e = eq3_margin(u, v);
-  const double h = half_plane_margin(u, v);  // 0 when the origin is in the closed hull
   return (e > h ? e : h) * kSafetyFactor;
+}
+
+/// triangle_safe_bound with the half-plane margin computed here (0 when the origin is in the
+/// closed hull); callers that have it already pass it (capped_safe_bound).
+template <class T>
+FACTZ_HD double triangle_safe_bound(const T u[3], const T v[3]) {
+  return triangle_safe_bound(u, v, half_plane_margin(u, v));
 }
 
 }  // namespace factz::detail
