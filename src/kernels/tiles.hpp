@@ -140,8 +140,8 @@ FACTZ_HD int32_t prequantize_select(float x, float step) {
 }
 
 /// quantize_tiled_vertex(x[i], tile_id, step, need, missing[i]) for a run of float vertices
-/// of one tile row (count <= kTile), with need = bounds[ids[i]] (or `tile_bound` when ids is
-/// null; missing may be null): the same IEEE operations written as selects, so that the
+/// of one tile row (count <= kTile), with need = bounds[ids[i]] (or the tile's own,
+/// bounds[tile_id], when ids is null; missing may be null): the same IEEE operations written as selects, so that the
 /// CPU's compiler vectorizes the loop. Vectorizing needs the if-conversion of operations that
 /// GCC keeps on one side of a branch, which -ftrapping-math forbids: the file compiling this
 /// sets -fno-trapping-math (traps and flags only; no value changes). The CUDA kernels
@@ -149,11 +149,10 @@ FACTZ_HD int32_t prequantize_select(float x, float step) {
 /// quantize_plane keeps recon and exact only; float(q) is exact. Same results vertex for
 /// vertex: tests/test_tiled_run.cpp.
 inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float step, const float* bounds,
-                               const uint8_t* ids, float tile_bound, const uint8_t* missing, float* recon,
-                               uint8_t* exact) {
+                               const uint8_t* ids, const uint8_t* missing, float* recon, uint8_t* exact) {
   static constexpr uint8_t kNoneMissing[kTile] = {};
   float need[kTile];
-  for (int64_t i = 0; i < count; ++i) need[i] = ids ? bounds[ids[i]] : tile_bound;
+  for (int64_t i = 0; i < count; ++i) need[i] = bounds[ids ? ids[i] : tile_id];
   const uint8_t* m = missing ? missing : kNoneMissing;  // one loop body (the vectorized one)
   const bool tile_exact = tile_id <= 0;
   for (int64_t i = 0; i < count; ++i) {
@@ -161,9 +160,8 @@ inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float
     const float qf = float(prequantize_select(xv, step));
     const float rq = (tile_exact ? 0.0f : qf) * step;  // an exact tile's q is 0
     // within_bound: TwoSum of the reconstruction and -x; a difference that is not exact misses.
-    const double d_r = double(rq), d_x = -double(xv);
-    const double s = d_r + d_x, bv = s - d_r, av = s - bv;
-    const double e = (d_r - av) + (d_x - bv);
+    double s, e;
+    two_sum(double(rq), -double(xv), s, e);
     const double abs_s = s < 0.0 ? -s : s;
     const bool exact_diff = e == 0.0, within = abs_s <= double(need[i]);
     const bool stored = !(exact_diff & within) & (m[i] == 0);

@@ -36,7 +36,7 @@ void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t 
       const int64_t k0 = y * L.nx + x0;
       const uint8_t* ids = row_ids ? row_ids + (k0 - y0 * L.nx) : nullptr;
       if constexpr (std::is_same_v<T, float>) {  // the same rule, vectorized
-        quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, bound[id], missing ? missing + k0 : nullptr,
+        quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, missing ? missing + k0 : nullptr,
                            out.recon.data() + k0, out.exact.data() + k0);
         continue;
       }
