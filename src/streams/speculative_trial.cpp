@@ -16,8 +16,8 @@ namespace {
 /// `count`: 2^16 zeros, left as zeros (a scratch table reused across blobs). The sum runs
 /// over the values present in increasing order (the order of a scan of the whole table, so
 /// the same double), without visiting the 2^16 entries: a trial scores about a hundred
-/// blobs, most of them small.
-double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count) {
+/// blobs, most of them small. `distinct` (optional): how many values are present.
+double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count, size_t* distinct = nullptr) {
   std::vector<uint16_t> present;
   for (const uint16_t x : symbols)
     if (count[x]++ == 0) present.push_back(x);
@@ -28,6 +28,7 @@ double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count)
     bits += 16.0 - double(c) * std::log2(double(c) / double(symbols.size()));
   }
   for (const uint16_t x : present) count[x] = 0;
+  if (distinct) *distinct = present.size();
   return bits;
 }
 
@@ -79,10 +80,9 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
       }
       exact += sp.id == 0;
     }
-    std::vector<uint16_t> present(ids);
-    std::sort(present.begin(), present.end());
-    present.erase(std::unique(present.begin(), present.end()), present.end());
-    id_bits += blob_bits(ids, count) - 16.0 * double(present.size());  // one table for all phases
+    size_t present = 0;
+    const double bits = blob_bits(ids, count, &present);
+    id_bits += bits - 16.0 * double(present);  // one table for all phases
   }
   double seg_bits = 0;
   int64_t first = 0;
