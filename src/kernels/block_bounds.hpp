@@ -12,6 +12,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
 #include "kernels/signature.hpp"
+#include "kernels/signature64.hpp"
 #include "kernels/tiles.hpp"
 
 namespace factz::detail {
@@ -37,6 +38,127 @@ FACTZ_HD float round_down(double b) {
   float f = float(b);
   if (double(f) > b) f = nextafterf(f, 0.0f);
   return f;
+}
+
+/// A bound rounded down to T (float: round_down; double: itself).
+FACTZ_HD float round_bound(double b, float) { return b == INFINITY ? INFINITY : round_down(b); }
+FACTZ_HD double round_bound(double b, double) { return b; }
+
+/// The largest d >= 0 with s d + c d^2 < m for s >= 0, c > 0 (0 when m <= 0), in the form
+/// 2m / (s + sqrt(s^2 + 4cm)), which loses no digits when s^2 is much larger than cm.
+FACTZ_HD double quadratic_margin(double s, double c, double m) {
+  if (!(m > 0.0)) return 0.0;
+  const double d = 2.0 * m / (s + sqrt(s * s + 4.0 * c * m));
+  return d > 0.0 ? d : 0.0;
+}
+
+/// An absolute bound keeping the type of the critical point of triangle kind t (0: T0,
+/// 1: T1; values in contract order): when every value moves by at most d, each entry of the
+/// Jacobian [[p, q], [r, s]] (differences of two values, triangle_type) moves by at most 2d,
+/// so det = ps - qr by at most 2d(|p| + |q| + |r| + |s|) + 8d^2, the trace by 4d, and
+/// disc = (p - s)^2 + 4qr by 8d(|p - s| + |q| + |r|) + 32d^2; the type keeps while those stay
+/// below |det|, and for nodes and foci also |tr| and |disc|. 0 for a center or a degenerate
+/// point (a zero there has no margin). Computed in double (an estimate for float64 fields;
+/// the exact check that follows decides).
+template <class T>
+FACTZ_HD double type_margin(int t, const T u[3], const T v[3]) {
+  // triangle_type: T0: d/dx = f2 - f1, d/dy = f1 - f0; T1: d/dx = f1 - f0, d/dy = f2 - f1.
+  const int x1 = t == 0 ? 2 : 1, x0 = t == 0 ? 1 : 0, y1 = t == 0 ? 1 : 2, y0 = t == 0 ? 0 : 1;
+  const double p = double(u[x1]) - double(u[x0]), q = double(u[y1]) - double(u[y0]);
+  const double r = double(v[x1]) - double(v[x0]), s = double(v[y1]) - double(v[y0]);
+  const double det = p * s - q * r;
+  const double d_det = quadratic_margin(2.0 * (fabs(p) + fabs(q) + fabs(r) + fabs(s)), 8.0, fabs(det));
+  if (det < 0.0) return d_det;  // a saddle: the sign of det alone
+  const double tr = p + s, w = p - s, disc = w * w + 4.0 * q * r;
+  const double d_tr = fabs(tr) / 4.0;
+  const double d_disc = quadratic_margin(8.0 * (fabs(w) + fabs(q) + fabs(r)), 32.0, fabs(disc));
+  const double d = d_det < d_tr ? d_det : d_tr;
+  return d < d_disc ? d : d_disc;
+}
+
+/// Bounds of a triangle that neither Eq. 3 nor the half-plane proves critical-point free (a
+/// critical point, a zero vector, a tie), so that the exact decision and type stay as they
+/// are: a relative bound `xi` (every value within xi |x|) and an absolute one `cap` (within
+/// cap), both to hold (0 / 0 when none is known: the vertices are then stored exactly).
+/// - No zero vector: the inside test is decided by the strict signs of the three
+///   m_k = u_a v_b - u_b v_a (contains_origin's fast path); each keeps its sign while xi is
+///   below its determinant_margin (Eq. 3's argument). A zero m_k (a tie among nonzero
+///   vectors) has none.
+/// - One zero vector (a land vertex): it stays exactly zero (zero quantizes to zero), the
+///   m_k through it stay zero, and the SoS evaluation then reads only the coordinates of
+///   the two other vectors and their determinant: xi < 1 keeps every coordinate's strict sign
+///   (a zero coordinate stays zero), xi below the determinant's margin keeps it.
+/// - Two or three zero vectors: only the coordinates of the third are read: xi < 1.
+/// If the triangle holds a critical point, `cap` = type_margin keeps its type; otherwise cap
+/// is +inf. Both are times kSafetyFactor. idx: the vertices' global indices (for SoS).
+template <class T>
+FACTZ_HD void uncertified_bounds(int t, const int64_t idx[3], const T u[3], const T v[3], double& xi, double& cap) {
+  xi = 0.0;
+  cap = 0.0;
+  int zeros = 0, nonzero_a = -1, nonzero_b = -1;
+  for (int k = 0; k < 3; ++k) {
+    if (u[k] == T(0) && v[k] == T(0)) {
+      ++zeros;
+    } else if (nonzero_a < 0) {
+      nonzero_a = k;
+    } else {
+      nonzero_b = k;
+    }
+  }
+  double r = 1.0;
+  if (zeros <= 1) {
+    // m_k with (a, b) = (k + 1, k + 2) mod 3: all three without a zero vector, else the one
+    // of the two nonzero vectors.
+    for (int k = 0; k < 3; ++k) {
+      const int a = (k + 1) % 3, b = (k + 2) % 3;
+      if (zeros == 1 && !((a == nonzero_a && b == nonzero_b) || (a == nonzero_b && b == nonzero_a))) continue;
+      const double pos = double(u[a]) * double(v[b]), neg = double(u[b]) * double(v[a]);
+      if (eq3_condition_sign(u, v, k, pos, neg) == 0) return;  // a tie: no margin
+      double mp = 0.0, mm = 0.0;
+      add_term(pos, mp, mm);
+      add_term(-neg, mp, mm);
+      const double m = determinant_margin(mp, mm);
+      r = m < r ? m : r;
+    }
+  }
+  if (!(r > 0.0)) return;
+  double c = INFINITY;
+  if (triangle_signature(t, idx, u, v) != kNoCriticalPoint) {
+    c = type_margin(t, u, v);
+    if (!(c > 0.0)) return;
+  }
+  xi = r * kSafetyFactor;
+  cap = c * kSafetyFactor;
+}
+
+/// uncertified_bounds of a float triangle (its products are exact in double).
+FACTZ_HD void scaled_uncertified_bounds(int t, const int64_t idx[3], const float u[3], const float v[3], double& xi,
+                                        double& cap) {
+  uncertified_bounds(t, idx, u, v, xi, cap);
+}
+
+/// uncertified_bounds of a float64 triangle, scale-free as capped_safe_bound is: the values
+/// are scaled by one power of two to put the largest magnitude in [1, 2) (no product
+/// overflows), xi is a ratio and the cap is scaled back.
+FACTZ_HD void scaled_uncertified_bounds(int t, const int64_t idx[3], const double u[3], const double v[3],
+                                        double& xi, double& cap) {
+  double largest = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    largest = fabs(u[k]) > largest ? fabs(u[k]) : largest;
+    largest = fabs(v[k]) > largest ? fabs(v[k]) : largest;
+  }
+  if (!(largest > 0.0)) {  // the zero triangle: stays zero, nothing to keep
+    uncertified_bounds(t, idx, u, v, xi, cap);
+    return;
+  }
+  const int shift = -ilogb(largest);
+  double su[3], sv[3];
+  for (int k = 0; k < 3; ++k) {
+    su[k] = ldexp(u[k], shift);
+    sv[k] = ldexp(v[k], shift);
+  }
+  uncertified_bounds(t, idx, su, sv, xi, cap);
+  if (cap < INFINITY) cap = ldexp(cap, -shift);
 }
 
 /// The triangle's safe bound, except that values which cannot matter are not refined:
@@ -88,28 +210,60 @@ FACTZ_HD double capped_safe_bound(const double u[3], const double v[3], double e
   return triangle_safe_bound(su, sv, h);
 }
 
-/// The capped safe bounds of cell (i, j)'s triangles T0 = (a, c, d) and T1 = (a, b, d)
-/// (corners a = (i, j), b = (i, j+1), c = (i+1, j), d = (i+1, j+1), as in signature.hpp) on a
-/// grid of width nx. T: float, or double (bounds in double).
+/// The bounds of one triangle for the block frontend: `xi` relative (every value within
+/// xi |x|), `cap` absolute (within cap), both to hold, and whether a positive safe bound
+/// proved the triangle critical-point free (`proven_free`: then cap is +inf). Without that
+/// proof uncertified_bounds gives bounds that keep its decision (and a critical point's
+/// type). xi is rounded down to T, cap too. t: the triangle kind; idx: global indices.
 template <class T>
-FACTZ_HD void cell_safe_bounds(const T* u, const T* v, int64_t nx, int64_t i, int64_t j, T eb, T& x0, T& x1) {
-  const int64_t a = i * nx + j, b = a + 1, c = a + nx, d = c + 1;
-  const T u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
-  const T u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
-  x0 = capped_safe_bound(u0, v0, eb);
-  x1 = capped_safe_bound(u1, v1, eb);
+FACTZ_HD void triangle_bounds(int t, const int64_t idx[3], const T u[3], const T v[3], T eb, T& xi, T& cap,
+                              bool& proven_free) {
+  xi = capped_safe_bound(u, v, eb);
+  cap = T(INFINITY);
+  proven_free = xi > T(0);
+  if (proven_free) return;
+  double x, c;
+  scaled_uncertified_bounds(t, idx, u, v, x, c);
+  xi = round_bound(x, T(0));
+  cap = round_bound(c, T(0));
+  if (!(xi > T(0)) || !(cap > T(0))) xi = cap = T(0);
 }
 
-/// cell_safe_bounds on the mesh of a field with missing vertices (`missing`: one byte per
-/// vertex, nonzero = missing; null = none; u, v the filled working copy): a triangle outside
-/// the mesh (it touches a missing vertex) constrains nothing, its bound is 1.
+/// The block bounds of cell (i, j)'s triangles T0 = (a, c, d) and T1 = (a, b, d) (corners
+/// a = (i, j), b = (i, j+1), c = (i+1, j), d = (i+1, j+1), as in signature.hpp) on a grid of
+/// width nx, with triangle_bounds: relative bounds x0, x1, absolute caps c0, c1, and bit t of
+/// `free_bits` for triangle t proven critical-point free. T: float, or double.
 template <class T>
-FACTZ_HD void cell_safe_bounds_on_mesh(const T* u, const T* v, const uint8_t* missing, int64_t nx, int64_t i,
-                                       int64_t j, T eb, T& x0, T& x1) {
-  cell_safe_bounds(u, v, nx, i, j, eb, x0, x1);
+FACTZ_HD void cell_block_bounds(const T* u, const T* v, int64_t nx, int64_t i, int64_t j, T eb, T& x0, T& x1, T& c0,
+                                T& c1, uint8_t& free_bits) {
+  const int64_t a = i * nx + j, b = a + 1, c = a + nx, d = c + 1;
+  const int64_t i0[3] = {a, c, d}, i1[3] = {a, b, d};
+  const T u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
+  const T u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
+  bool f0, f1;
+  triangle_bounds(0, i0, u0, v0, eb, x0, c0, f0);
+  triangle_bounds(1, i1, u1, v1, eb, x1, c1, f1);
+  free_bits = uint8_t((f0 ? 1 : 0) | (f1 ? 2 : 0));
+}
+
+/// cell_block_bounds on the mesh of a field with missing vertices (`missing`: one byte per
+/// vertex, nonzero = missing; null = none; u, v the filled working copy): a triangle outside
+/// the mesh (it touches a missing vertex) constrains nothing: xi 1, cap +inf, and counts as
+/// free (the exact check never compares it).
+template <class T>
+FACTZ_HD void cell_block_bounds_on_mesh(const T* u, const T* v, const uint8_t* missing, int64_t nx, int64_t i,
+                                        int64_t j, T eb, T& x0, T& x1, T& c0, T& c1, uint8_t& free_bits) {
+  cell_block_bounds(u, v, nx, i, j, eb, x0, x1, c0, c1, free_bits);
   const uint8_t off_mesh = cell_masked_triangles(missing, nx, i, j);
-  if (off_mesh & 1) x0 = T(1);
-  if (off_mesh & 2) x1 = T(1);
+  if (off_mesh & 1) {
+    x0 = T(1);
+    c0 = T(INFINITY);
+  }
+  if (off_mesh & 2) {
+    x1 = T(1);
+    c1 = T(INFINITY);
+  }
+  free_bits = uint8_t(free_bits | off_mesh);  // never compared: nothing to check there
 }
 
 /// Estimated bits to store a vertex stored exactly (value, index and its code). The same
@@ -269,14 +423,16 @@ inline uint8_t choose_tile_id_rows(const float* x, const uint8_t* ids, int64_t n
   return cheapest_tile_id(hist, id_lo, e_lo, e_hi, free_count);
 }
 
-/// FaCTz-B step 3, one vertex and one component: the bound id of min(eb, r |x|), r the
-/// smallest safe relative bound of the vertex's incident triangles. A grid without
-/// triangles (1 x N) constrains nothing: eb. T: float (r |x| exact in double), or double
-/// (r |x| rounds by 2^-53 relative, far inside kSafetyFactor).
+/// FaCTz-B step 3, one vertex and one component: the bound id of min(eb, r |x|, cap), r the
+/// smallest relative bound and cap the smallest absolute one of the vertex's incident
+/// triangles. A grid without triangles (1 x N) constrains nothing: eb. T: float (r |x| exact
+/// in double), or double (r |x| rounds by 2^-53 relative, far inside kSafetyFactor).
 template <class T>
-FACTZ_HD int vertex_bound_id(T eb, T r, T x, bool free_grid) {
+FACTZ_HD int vertex_bound_id(T eb, T r, T cap, T x, bool free_grid) {
+  if (free_grid) return id_for_bound(eb, double(eb));
   const double limit = double(r) * fabs(double(x));
-  const double e = free_grid ? double(eb) : (limit < double(eb) ? limit : double(eb));
+  double e = limit < double(eb) ? limit : double(eb);
+  e = double(cap) < e ? double(cap) : e;
   return id_for_bound(eb, e);
 }
 

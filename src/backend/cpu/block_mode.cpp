@@ -106,33 +106,39 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   // over its incident triangles, whichever band computes them.
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> xv(size_t(kTile * g.nx));
+    std::vector<T> xv(size_t(kTile * g.nx)), xc(xv.size());
     std::vector<uint8_t> id_u(xv.size()), id_v(xv.size());
 #pragma omp for schedule(static)
     for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
       const int64_t y0 = ty * kTile, y1 = std::min(g.ny, y0 + kTile), band = (y1 - y0) * g.nx;
-      // 1-2. Per triangle: the safe relative bound, folded into the per-vertex minimum xv
-      // (every safe bound is <= 1). Both bounds are 0 for a triangle holding a critical point
-      // (no failing condition, no open half-plane), so its vertices get id 0 without a
-      // signature here. Cell row i touches vertex rows i and i + 1: the band's vertices see
-      // cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to the band above, which records its
-      // cp_free bits.
+      // 1-2. Per triangle: the relative and absolute bounds (kernels/block_bounds.hpp
+      // triangle_bounds: a proven critical-point-free triangle's safe bound, else bounds that
+      // keep its exact decision and a critical point's type), folded into the per-vertex
+      // minima xv and xc (every relative bound is <= 1). Cell row i touches vertex rows i
+      // and i + 1: the band's vertices see cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to
+      // the band above, which records its cp_free bits.
       std::fill(xv.begin(), xv.begin() + band, T(1));
+      std::fill(xc.begin(), xc.begin() + band, T(INFINITY));
       for (int64_t i = std::max<int64_t>(0, y0 - 1); i < std::min(y1, g.ny - 1); ++i) {
         for (int64_t j = 0; j < cw; ++j) {
-          T x0, x1;  // 1 for a triangle outside the mesh (it touches a missing vertex)
-          cell_safe_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1);
-          const T both = std::min(x0, x1);
+          T x0, x1, c0, c1;  // 1 and +inf for a triangle outside the mesh (it touches a missing vertex)
+          uint8_t free_bits;
+          cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1, c0, c1, free_bits);
+          const T both = std::min(x0, x1), both_c = std::min(c0, c1);
           if (i >= y0) {
-            cp_free[size_t(i * cw + j)] = uint8_t((x0 > T(0) ? 1 : 0) | (x1 > T(0) ? 2 : 0));
+            cp_free[size_t(i * cw + j)] = free_bits;
             const int64_t a = (i - y0) * g.nx + j;  // corners a = (i, j), b = (i, j + 1)
             xv[a] = std::min(xv[a], both);
             xv[a + 1] = std::min(xv[a + 1], x1);
+            xc[a] = std::min(xc[a], both_c);
+            xc[a + 1] = std::min(xc[a + 1], c1);
           }
           if (i + 1 < y1) {
             const int64_t c = (i + 1 - y0) * g.nx + j;  // corners c = (i + 1, j), d = (i + 1, j + 1)
             xv[c] = std::min(xv[c], x0);
             xv[c + 1] = std::min(xv[c + 1], both);
+            xc[c] = std::min(xc[c], c0);
+            xc[c + 1] = std::min(xc[c + 1], both_c);
           }
         }
       }
@@ -140,8 +146,8 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
       const T* bu = u + y0 * g.nx;
       const T* bv = v + y0 * g.nx;
       for (int64_t k = 0; k < band; ++k) {
-        id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], bu[k], free_grid));
-        id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], bv[k], free_grid));
+        id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], xc[size_t(k)], bu[k], free_grid));
+        id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], xc[size_t(k)], bv[k], free_grid));
       }
       // 4. Per tile: one bound id per component (kernels/block_bounds.hpp choose_tile_id,
       // the CUDA frontend runs it one tile per thread; float planes take its row form),

@@ -1,0 +1,224 @@
+// FaCTz-B's per-triangle bounds (kernels/block_bounds.hpp triangle_bounds), checked on their
+// own against the exact signature: every value of a triangle moved anywhere within its
+// bounds (min(xi |x|, cap), the corners of that box first) keeps the triangle's exact
+// signature (critical point or not, and its type), for triangles proven critical-point free,
+// triangles holding a critical point, triangles with zero vectors (land) under Simulation of
+// Simplicity, and tie-heavy integer triangles; ties among nonzero vectors get no bound; and
+// block mode now quantizes the vertices of critical-point triangles (the exact check repairs
+// nothing on fields full of critical points, and every critical point stays).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "factz/factz.hpp"
+#include "factz/topology.hpp"
+#include "kernels/block_bounds.hpp"
+#include "kernels/signature.hpp"
+#include "support/roundtrip.hpp"
+#include "synth.hpp"
+
+namespace factz {
+namespace {
+
+using detail::Signature;
+
+/// x moved by at most e (never more: the float nearest x + s e, stepped back toward x if it
+/// rounded past the bound).
+float moved(float x, double e, double s) {
+  float y = float(double(x) + s * e);
+  while (std::fabs(double(y) - double(x)) > e) y = std::nextafterf(y, x);
+  return y;
+}
+
+struct Triangle {
+  int t;
+  int64_t idx[3];
+  float u[3], v[3];
+};
+
+/// Checks that every perturbation of `tri` within its bounds keeps its signature: the 64
+/// corners of the box (each of the six values at +-its bound) and `random_draws` random
+/// points inside. Returns the number of triangles that had a positive bound (0 or 1).
+int check_triangle(const Triangle& tri, float eb, std::mt19937_64& rng, int random_draws, const std::string& what) {
+  float xi, cap;
+  bool proven_free;
+  detail::triangle_bounds(tri.t, tri.idx, tri.u, tri.v, eb, xi, cap, proven_free);
+  EXPECT_GE(xi, 0.0f) << what;
+  EXPECT_LE(xi, 1.0f) << what;
+  EXPECT_GE(cap, 0.0f) << what;
+  if (!(xi > 0.0f)) return 0;
+  const Signature s0 = detail::triangle_signature(tri.t, tri.idx, tri.u, tri.v);
+  if (proven_free) {
+    EXPECT_EQ(s0, detail::kNoCriticalPoint) << what << ": a proven-free triangle holds a point";
+  }
+  if (s0 == detail::kNoCriticalPoint) {
+    EXPECT_EQ(cap, INFINITY) << what << ": a triangle without a point has no cap";
+  }
+  double eu[3], ev[3];
+  for (int k = 0; k < 3; ++k) {
+    eu[k] = std::min(double(xi) * std::fabs(double(tri.u[k])), double(cap));
+    ev[k] = std::min(double(xi) * std::fabs(double(tri.v[k])), double(cap));
+  }
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (int draw = 0; draw < 64 + random_draws; ++draw) {
+    float pu[3], pv[3];
+    for (int k = 0; k < 3; ++k) {
+      const double su = draw < 64 ? ((draw >> (2 * k)) & 1 ? 1.0 : -1.0) : unit(rng);
+      const double sv = draw < 64 ? ((draw >> (2 * k + 1)) & 1 ? 1.0 : -1.0) : unit(rng);
+      pu[k] = moved(tri.u[k], eu[k], su);
+      pv[k] = moved(tri.v[k], ev[k], sv);
+    }
+    const Signature s1 = detail::triangle_signature(tri.t, tri.idx, pu, pv);
+    if (s1 != s0) {
+      ADD_FAILURE() << what << ": signature " << int(s0) << " -> " << int(s1) << " (xi " << xi << ", cap " << cap
+                    << ", draw " << draw << ")";
+      return 1;
+    }
+  }
+  return 1;
+}
+
+Triangle random_triangle(std::mt19937_64& rng, int mode) {
+  Triangle tri;
+  tri.t = int(rng() & 1);
+  const int64_t base = int64_t(rng() % 1000) * 7;
+  // Contract order of T0 = (a, c, d) and T1 = (a, b, d) on a grid of width 7: increasing.
+  tri.idx[0] = base;
+  tri.idx[1] = tri.t == 0 ? base + 7 : base + 1;
+  tri.idx[2] = base + 8;
+  std::uniform_real_distribution<float> wide(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(-2, 2);
+  for (int k = 0; k < 3; ++k) {
+    if (mode == 0) {  // continuous values
+      tri.u[k] = wide(rng);
+      tri.v[k] = wide(rng);
+    } else {  // small integers: zero vectors, zero coordinates, parallel vectors, ties
+      tri.u[k] = float(small(rng));
+      tri.v[k] = float(small(rng));
+    }
+  }
+  if (mode == 2) {  // one zero vector (a land vertex) in a random position
+    const int z = int(rng() % 3);
+    tri.u[z] = tri.v[z] = 0.0f;
+    for (int k = 0; k < 3; ++k)
+      if (k != z) {
+        tri.u[k] = wide(rng);
+        tri.v[k] = wide(rng);
+      }
+  }
+  return tri;
+}
+
+TEST(BlockBounds, EveryPerturbationWithinTheBoundsKeepsTheSignature) {
+  std::mt19937_64 rng(20261203);
+  int bounded[3] = {0, 0, 0}, critical[3] = {0, 0, 0};
+  for (int mode = 0; mode < 3; ++mode)
+    for (int trial = 0; trial < 20000; ++trial) {
+      const Triangle tri = random_triangle(rng, mode);
+      const bool cp = detail::triangle_signature(tri.t, tri.idx, tri.u, tri.v) != detail::kNoCriticalPoint;
+      const int b = check_triangle(tri, 1e30f, rng, 16, "mode " + std::to_string(mode) + " trial " + std::to_string(trial));
+      bounded[mode] += b;
+      critical[mode] += cp && b;
+      if (HasFailure()) return;
+    }
+  // The bounds are not vacuous: most triangles get one, critical-point triangles included.
+  EXPECT_GT(bounded[0], 19000);
+  EXPECT_GT(critical[0], 1000);
+  EXPECT_GT(bounded[1], 5000);
+  EXPECT_GT(critical[1], 500);
+  EXPECT_GT(bounded[2], 15000);
+  EXPECT_GT(critical[2], 500);
+}
+
+TEST(BlockBounds, CriticalPointsOfEveryTypeKeepTheirType) {
+  // Linear fields (u, v) = J (x - x0, y - y0) sampled on one triangle around the point.
+  const float jacobians[][4] = {{1, 0, 0, -1},  {-1, 0, 0, -2}, {1, 0, 0, 2},   {-1, -2, 2, -1},
+                                {1, -2, 2, 1},  {0.5f, 3, -2, 0.25f}, {-3, 1, 0.5f, -1}};
+  std::mt19937_64 rng(7);
+  for (int t = 0; t < 2; ++t)
+    for (const auto& J : jacobians) {
+      Triangle tri{t, {0, t == 0 ? 7 : 1, 8}, {}, {}};
+      const float px[3] = {0, 0, 1}, py[3] = {0, 1, 1};  // (x, y) of a, c, d
+      const float qx[3] = {0, 1, 1}, qy[3] = {0, 0, 1};  // (x, y) of a, b, d
+      for (int k = 0; k < 3; ++k) {
+        // The point: (0.3, 0.6) lies in T0 (y > x), (0.6, 0.3) in T1.
+        const float x = (t == 0 ? px[k] - 0.3f : qx[k] - 0.6f), y = (t == 0 ? py[k] - 0.6f : qy[k] - 0.3f);
+        tri.u[k] = J[0] * x + J[1] * y;
+        tri.v[k] = J[2] * x + J[3] * y;
+      }
+      ASSERT_NE(detail::triangle_signature(t, tri.idx, tri.u, tri.v), detail::kNoCriticalPoint);
+      EXPECT_EQ(check_triangle(tri, 1e30f, rng, 2000, "linear field"), 1) << "no bound for a plain critical point";
+    }
+}
+
+TEST(BlockBounds, ParallelNonzeroVectorsAndCentersGetNoBound) {
+  float xi, cap;
+  bool proven_free;
+  // Parallel nonzero vectors through the origin (zero m_k: Simulation of Simplicity reads
+  // differences of coordinates there, which no relative bound keeps): no bound.
+  const int64_t idx[3] = {0, 7, 8};
+  const float u0[3] = {1, 2, -1}, v0[3] = {1, 2, -1};
+  detail::triangle_bounds(0, idx, u0, v0, 1.0f, xi, cap, proven_free);
+  EXPECT_EQ(xi, 0.0f);
+  EXPECT_FALSE(proven_free);
+  // A center (zero trace): its type has no margin.
+  const float uc[3] = {-0.6f, 0.4f, 0.4f}, vc[3] = {0.3f, 0.3f, -0.7f};  // J = [[0, 1], [-1, 0]]
+  ASSERT_EQ(detail::triangle_signature(0, idx, uc, vc), Signature(1 + int(CpType::center)));
+  detail::triangle_bounds(0, idx, uc, vc, 1.0f, xi, cap, proven_free);
+  EXPECT_EQ(xi, 0.0f);
+  EXPECT_EQ(cap, 0.0f);
+  EXPECT_FALSE(proven_free);
+}
+
+TEST(BlockBounds, QuadraticMarginIsTheLargestSafeStep) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> pos(1e-6, 10.0);
+  for (int trial = 0; trial < 10000; ++trial) {
+    const double s = trial % 7 == 0 ? 0.0 : pos(rng), c = pos(rng), m = pos(rng);
+    const double d = detail::quadratic_margin(s, c, m);
+    ASSERT_GT(d, 0.0);
+    EXPECT_LE(s * d + c * d * d, m * (1 + 1e-12));
+    const double d2 = d * (1 + 1e-6);
+    EXPECT_GT(s * d2 + c * d2 * d2, m);
+  }
+  EXPECT_EQ(detail::quadratic_margin(1.0, 1.0, 0.0), 0.0);
+  EXPECT_EQ(detail::quadratic_margin(1.0, 1.0, -1.0), 0.0);
+}
+
+TEST(BlockBounds, BlockModeQuantizesCriticalPointTriangles) {
+  // Smooth vortices and pure noise (critical points in many triangles): many vertices of
+  // critical-point triangles are no longer stored exactly (their decoded values differ from
+  // the originals), nothing needs repair, and the exact extractor finds the same points
+  // with the same types (check_round_trip).
+  for (const auto& [name, f] : {std::pair{std::string("noise"), synth::noise(96, 80, 11)},
+                                std::pair{std::string("vortices"), synth::vortices(128, 96, 12, 40)}}) {
+    auto cps = critical_points(f);
+    ASSERT_TRUE(cps.ok()) << name;
+    ASSERT_GT(cps.value().size(), size_t(20)) << name;
+    for (double rel : {1e-2, 1e-4}) {
+      auto rt = testing::check_round_trip(f, testing::options(Mode::block, BoundMode::rel, rel),
+                                          name + " REL " + std::to_string(rel));
+      EXPECT_EQ(rt.stats.repaired_vertices, 0) << name << " " << rel;
+      int64_t vertices = 0, quantized = 0;
+      for (const auto& cp : cps.value()) {
+        const int64_t a = cp.row * f.nx + cp.column;
+        const int64_t corners[3] = {a, (cp.triangle & 1) ? a + 1 : a + f.nx, a + f.nx + 1};
+        for (int64_t k : corners) {
+          ++vertices;
+          const bool same = rt.decoded.u[size_t(k)] == f.u[size_t(k)] && rt.decoded.v[size_t(k)] == f.v[size_t(k)];
+          quantized += same ? 0 : 1;
+        }
+      }
+      // Storing them all exactly (the paper's rule, and this code before) quantizes none; a
+      // vertex whose own bound is far below its tile's stays exact (vortex centres at 1e-2).
+      EXPECT_GT(quantized * 5, vertices * 2) << name << " REL " << rel << ": " << quantized << " of " << vertices
+                                         << " critical-point vertices quantized";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace factz
