@@ -96,9 +96,9 @@ struct GoldenCase {
 
 const GoldenCase kCases[] = {
     {"v2_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
-     0x25cdf403u, 0x02ee4a3au, 0x039ee8fdu},
+     0x25cdf403u, 0xef5d1c93u, 0xe9d614fdu},
     {"v2_block_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
-     options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xe1c0631fu, 0xae4221ffu},
+     options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0x0660ebc4u, 0xa4415d77u},
     {"v2_none_rel1e-2_zstd_48x40.fz", vortices_48x40, options(Mode::none, BoundMode::rel, 1e-2, true),
      0x4ced4afbu, 0x9daf2610u, 0x4ce458e9u},
     {"v2_block_zero_40x30.fz", zeros_40x30, options(Mode::block, BoundMode::rel, 1e-2, true), 0x8e6406b6u,
@@ -114,9 +114,9 @@ const GoldenCase kCases[] = {
     {"v9_ans_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40,
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0xc530c9e8u, 0x948a3a4eu},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
-     with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0x1d29b3c1u, 0xe2088b42u},
+     with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0x0ffc3f2bu, 0xe80bf7cau},
     {"v5_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
-     0xe97cad10u, 0xe63f1438u, 0x8333da46u},
+     0xe97cad10u, 0x2f8c3a0cu, 0xf6b24e88u},
     {"v5_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::none, BoundMode::abs, 0.05, false)), 0xe97cad10u, 0x0352b618u, 0x6f504087u},
     {"v9_speculative_rel1e-2_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,

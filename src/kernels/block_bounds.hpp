@@ -210,60 +210,85 @@ FACTZ_HD double capped_safe_bound(const double u[3], const double v[3], double e
   return triangle_safe_bound(su, sv, h);
 }
 
-/// The bounds of one triangle for the block frontend: `xi` relative (every value within
-/// xi |x|), `cap` absolute (within cap), both to hold, and whether a positive safe bound
-/// proved the triangle critical-point free (`proven_free`: then cap is +inf). Without that
-/// proof uncertified_bounds gives bounds that keep its decision (and a critical point's
-/// type). xi is rounded down to T, cap too. t: the triangle kind; idx: global indices.
+/// A relative bound that constrains nothing: a component the triangle's proof does not read
+/// (r |x| reaches eb for any |x| >= eb 2^-64; a zero value stays zero whatever its bound).
+inline constexpr double kFreeRelativeBound = 0x1p64;
+
+/// The bounds of one triangle for the block frontend: relative bounds per component (every
+/// u within xi_u |u|, every v within xi_v |v|) and an absolute cap (every value within cap),
+/// all to hold.
 template <class T>
-FACTZ_HD void triangle_bounds(int t, const int64_t idx[3], const T u[3], const T v[3], T eb, T& xi, T& cap,
-                              bool& proven_free) {
-  xi = capped_safe_bound(u, v, eb);
-  cap = T(INFINITY);
+struct TriangleBounds {
+  T xi_u, xi_v, cap;
+};
+
+/// Whether the three values have one strict sign (all > 0 or all < 0), and the smallest
+/// magnitude among them.
+template <class T>
+FACTZ_HD bool one_strict_sign(const T x[3], T& smallest) {
+  const bool pos = (x[0] > T(0)) & (x[1] > T(0)) & (x[2] > T(0));
+  const bool neg = (x[0] < T(0)) & (x[1] < T(0)) & (x[2] < T(0));
+  const T a0 = fabs(x[0]), a1 = fabs(x[1]), a2 = fabs(x[2]);
+  smallest = a0 < a1 ? (a0 < a2 ? a0 : a2) : (a1 < a2 ? a1 : a2);
+  return pos | neg;
+}
+
+/// triangle_bounds' result for a triangle and whether a safe bound proved it critical-point
+/// free (`proven_free`; its cap is then +inf). A component with one strict sign on the three
+/// vertices proves it alone: a relative change below 1 keeps that sign, whatever the other
+/// component does, so only that component is bounded (the one of the larger smallest
+/// magnitude when both have one sign: its bound min(eb, xi |x|) is tighter less often).
+/// Otherwise capped_safe_bound (Eq. 3 and the half-plane) bounds both components alike, and
+/// without its proof uncertified_bounds gives bounds that keep the triangle's decision (and a
+/// critical point's type). Rounded down to T. t: the triangle kind; idx: global indices.
+template <class T>
+FACTZ_HD TriangleBounds<T> triangle_bounds(int t, const int64_t idx[3], const T u[3], const T v[3], T eb,
+                                           bool& proven_free) {
+  const T free_bound = T(kFreeRelativeBound), one_sign = T(round_bound(kSafetyFactor, T(0)));
+  T su, sv;
+  const bool u_one = one_strict_sign(u, su), v_one = one_strict_sign(v, sv);
+  proven_free = true;
+  if (u_one && (!v_one || su >= sv)) return {one_sign, free_bound, T(INFINITY)};
+  if (v_one) return {free_bound, one_sign, T(INFINITY)};
+  const T xi = capped_safe_bound(u, v, eb);
   proven_free = xi > T(0);
-  if (proven_free) return;
+  if (proven_free) return {xi, xi, T(INFINITY)};
   double x, c;
   scaled_uncertified_bounds(t, idx, u, v, x, c);
-  xi = round_bound(x, T(0));
-  cap = round_bound(c, T(0));
-  if (!(xi > T(0)) || !(cap > T(0))) xi = cap = T(0);
+  const T rx = round_bound(x, T(0)), rc = round_bound(c, T(0));
+  if (!(rx > T(0)) || !(rc > T(0))) return {T(0), T(0), T(0)};
+  return {rx, rx, rc};
 }
 
 /// The block bounds of cell (i, j)'s triangles T0 = (a, c, d) and T1 = (a, b, d) (corners
 /// a = (i, j), b = (i, j+1), c = (i+1, j), d = (i+1, j+1), as in signature.hpp) on a grid of
-/// width nx, with triangle_bounds: relative bounds x0, x1, absolute caps c0, c1, and bit t of
-/// `free_bits` for triangle t proven critical-point free. T: float, or double.
+/// width nx, with triangle_bounds: out[t] for triangle t, and bit t of `free_bits` for
+/// triangle t proven critical-point free. T: float, or double.
 template <class T>
-FACTZ_HD void cell_block_bounds(const T* u, const T* v, int64_t nx, int64_t i, int64_t j, T eb, T& x0, T& x1, T& c0,
-                                T& c1, uint8_t& free_bits) {
+FACTZ_HD void cell_block_bounds(const T* u, const T* v, int64_t nx, int64_t i, int64_t j, T eb, TriangleBounds<T> out[2],
+                                uint8_t& free_bits) {
   const int64_t a = i * nx + j, b = a + 1, c = a + nx, d = c + 1;
   const int64_t i0[3] = {a, c, d}, i1[3] = {a, b, d};
   const T u0[3] = {u[a], u[c], u[d]}, v0[3] = {v[a], v[c], v[d]};
   const T u1[3] = {u[a], u[b], u[d]}, v1[3] = {v[a], v[b], v[d]};
   bool f0, f1;
-  triangle_bounds(0, i0, u0, v0, eb, x0, c0, f0);
-  triangle_bounds(1, i1, u1, v1, eb, x1, c1, f1);
+  out[0] = triangle_bounds(0, i0, u0, v0, eb, f0);
+  out[1] = triangle_bounds(1, i1, u1, v1, eb, f1);
   free_bits = uint8_t((f0 ? 1 : 0) | (f1 ? 2 : 0));
 }
 
 /// cell_block_bounds on the mesh of a field with missing vertices (`missing`: one byte per
 /// vertex, nonzero = missing; null = none; u, v the filled working copy): a triangle outside
-/// the mesh (it touches a missing vertex) constrains nothing: xi 1, cap +inf, and counts as
-/// free (the exact check never compares it).
+/// the mesh (it touches a missing vertex) constrains nothing (relative bounds 1, cap +inf) and
+/// counts as free (the exact check never compares it).
 template <class T>
 FACTZ_HD void cell_block_bounds_on_mesh(const T* u, const T* v, const uint8_t* missing, int64_t nx, int64_t i,
-                                        int64_t j, T eb, T& x0, T& x1, T& c0, T& c1, uint8_t& free_bits) {
-  cell_block_bounds(u, v, nx, i, j, eb, x0, x1, c0, c1, free_bits);
+                                        int64_t j, T eb, TriangleBounds<T> out[2], uint8_t& free_bits) {
+  cell_block_bounds(u, v, nx, i, j, eb, out, free_bits);
   const uint8_t off_mesh = cell_masked_triangles(missing, nx, i, j);
-  if (off_mesh & 1) {
-    x0 = T(1);
-    c0 = T(INFINITY);
-  }
-  if (off_mesh & 2) {
-    x1 = T(1);
-    c1 = T(INFINITY);
-  }
-  free_bits = uint8_t(free_bits | off_mesh);  // never compared: nothing to check there
+  for (int t = 0; t < 2; ++t)
+    if (off_mesh & (1 << t)) out[t] = {T(1), T(1), T(INFINITY)};
+  free_bits = uint8_t(free_bits | off_mesh);
 }
 
 /// Estimated bits to store a vertex stored exactly (value, index and its code). The same
@@ -424,8 +449,8 @@ inline uint8_t choose_tile_id_rows(const float* x, const uint8_t* ids, int64_t n
 }
 
 /// FaCTz-B step 3, one vertex and one component: the bound id of min(eb, r |x|, cap), r the
-/// smallest relative bound and cap the smallest absolute one of the vertex's incident
-/// triangles. A grid without triangles (1 x N) constrains nothing: eb. T: float (r |x| exact
+/// smallest relative bound of this component and cap the smallest absolute bound of the
+/// vertex's incident triangles (r may be kFreeRelativeBound: r |x| stays finite). A grid without triangles (1 x N) constrains nothing: eb. T: float (r |x| exact
 /// in double), or double (r |x| rounds by 2^-53 relative, far inside kSafetyFactor).
 template <class T>
 FACTZ_HD int vertex_bound_id(T eb, T r, T cap, T x, bool free_grid) {

@@ -100,9 +100,10 @@ __global__ void missing_vertices_compile(const float* u, const float* v, const u
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= g.cell_count()) return;
   const int64_t i = c / (nx - 1), j = c % (nx - 1);
-  float x0, x1, c0, c1;
+  factz::detail::TriangleBounds<float> tb[2];
   uint8_t free_bits;
-  factz::detail::cell_block_bounds_on_mesh(u, v, missing, nx, i, j, 0.5f, x0, x1, c0, c1, free_bits);
+  factz::detail::cell_block_bounds_on_mesh(u, v, missing, nx, i, j, 0.5f, tb, free_bits);
+  const float x0 = tb[0].xi_u, x1 = tb[1].xi_v;
   factz::detail::original_signatures(g, i, j, u, v, missing, sig + 2 * c);
   const factz::detail::TiledVertex tv = factz::detail::quantize_tiled_vertex(u[c], 30, 2.0f * bound[30], x0,
                                                                               missing[c] != 0);

@@ -106,39 +106,44 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   // over its incident triangles, whichever band computes them.
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> xv(size_t(kTile * g.nx)), xc(xv.size());
-    std::vector<uint8_t> id_u(xv.size()), id_v(xv.size());
+    // Per band vertex: the smallest relative bound of u (ru) and of v (rv) and the smallest
+    // cap (rc) over the incident triangles.
+    std::vector<T> ru(size_t(kTile * g.nx)), rv(ru.size()), rc(ru.size());
+    std::vector<uint8_t> id_u(ru.size()), id_v(ru.size());
 #pragma omp for schedule(static)
     for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
       const int64_t y0 = ty * kTile, y1 = std::min(g.ny, y0 + kTile), band = (y1 - y0) * g.nx;
-      // 1-2. Per triangle: the relative and absolute bounds (kernels/block_bounds.hpp
-      // triangle_bounds: a proven critical-point-free triangle's safe bound, else bounds that
-      // keep its exact decision and a critical point's type), folded into the per-vertex
-      // minima xv and xc (every relative bound is <= 1). Cell row i touches vertex rows i
-      // and i + 1: the band's vertices see cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to
-      // the band above, which records its cp_free bits.
-      std::fill(xv.begin(), xv.begin() + band, T(1));
-      std::fill(xc.begin(), xc.begin() + band, T(INFINITY));
+      // 1-2. Per triangle: the relative bounds of u and v and the absolute cap
+      // (kernels/block_bounds.hpp triangle_bounds: a proven critical-point-free triangle's
+      // safe bounds, else bounds that keep its exact decision and a critical point's type),
+      // folded into the per-vertex minima. Cell row i touches vertex rows i and i + 1: the
+      // band's vertices see cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to the band above,
+      // which records its cp_free bits.
+      std::fill(ru.begin(), ru.begin() + band, T(kFreeRelativeBound));
+      std::fill(rv.begin(), rv.begin() + band, T(kFreeRelativeBound));
+      std::fill(rc.begin(), rc.begin() + band, T(INFINITY));
+      auto fold = [&](int64_t k, const TriangleBounds<T>& b) {
+        ru[size_t(k)] = std::min(ru[size_t(k)], b.xi_u);
+        rv[size_t(k)] = std::min(rv[size_t(k)], b.xi_v);
+        rc[size_t(k)] = std::min(rc[size_t(k)], b.cap);
+      };
       for (int64_t i = std::max<int64_t>(0, y0 - 1); i < std::min(y1, g.ny - 1); ++i) {
         for (int64_t j = 0; j < cw; ++j) {
-          T x0, x1, c0, c1;  // 1 and +inf for a triangle outside the mesh (it touches a missing vertex)
+          TriangleBounds<T> tb[2];  // T0 = (a, c, d), T1 = (a, b, d)
           uint8_t free_bits;
-          cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1, c0, c1, free_bits);
-          const T both = std::min(x0, x1), both_c = std::min(c0, c1);
+          cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, tb, free_bits);
           if (i >= y0) {
             cp_free[size_t(i * cw + j)] = free_bits;
             const int64_t a = (i - y0) * g.nx + j;  // corners a = (i, j), b = (i, j + 1)
-            xv[a] = std::min(xv[a], both);
-            xv[a + 1] = std::min(xv[a + 1], x1);
-            xc[a] = std::min(xc[a], both_c);
-            xc[a + 1] = std::min(xc[a + 1], c1);
+            fold(a, tb[0]);
+            fold(a, tb[1]);
+            fold(a + 1, tb[1]);
           }
           if (i + 1 < y1) {
             const int64_t c = (i + 1 - y0) * g.nx + j;  // corners c = (i + 1, j), d = (i + 1, j + 1)
-            xv[c] = std::min(xv[c], x0);
-            xv[c + 1] = std::min(xv[c + 1], both);
-            xc[c] = std::min(xc[c], c0);
-            xc[c + 1] = std::min(xc[c + 1], both_c);
+            fold(c, tb[0]);
+            fold(c + 1, tb[0]);
+            fold(c + 1, tb[1]);
           }
         }
       }
@@ -146,8 +151,8 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
       const T* bu = u + y0 * g.nx;
       const T* bv = v + y0 * g.nx;
       for (int64_t k = 0; k < band; ++k) {
-        id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], xc[size_t(k)], bu[k], free_grid));
-        id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, xv[size_t(k)], xc[size_t(k)], bv[k], free_grid));
+        id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, ru[size_t(k)], rc[size_t(k)], bu[k], free_grid));
+        id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, rv[size_t(k)], rc[size_t(k)], bv[k], free_grid));
       }
       // 4. Per tile: one bound id per component (kernels/block_bounds.hpp choose_tile_id,
       // the CUDA frontend runs it one tile per thread; float planes take its row form),

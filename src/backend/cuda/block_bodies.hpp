@@ -33,24 +33,19 @@ using detail::kTile;
 
 using detail::float_bits;
 
-/// Kernel body, one thread per cell (i, j): the relative bounds of T0 and T1 into
-/// xi[2 * cell + t] and their absolute caps into cap[2 * cell + t] (kernels/block_bounds.hpp
-/// cell_block_bounds_on_mesh: 1 and +inf for a triangle outside the mesh, which touches a
-/// vertex marked in `missing`, null = none), and the cp_free bits (bit t: triangle t proven
-/// critical-point free; read for floats only: a float64 safe bound is an estimate, so the
-/// float64 exact check derives every signature).
+/// Kernel body, one thread per cell (i, j): the bounds of T0 and T1 into
+/// tb[2 * cell + t] (kernels/block_bounds.hpp cell_block_bounds_on_mesh: relative bounds 1 and
+/// cap +inf for a triangle outside the mesh, which touches a vertex marked in `missing`, null =
+/// none), and the cp_free bits (bit t: triangle t proven critical-point free; read for floats
+/// only: a float64 safe bound is an estimate, so the float64 exact check derives every
+/// signature).
 template <class T>
 FACTZ_HD void cell_safe_bounds(const Grid2D& g, int64_t cell, const T* u, const T* v, const uint8_t* missing, T eb,
-                               T* xi, T* cap, uint8_t* cp_free) {
+                               detail::TriangleBounds<T>* tb, uint8_t* cp_free) {
   const int64_t cw = g.nx - 1;
   const int64_t i = cell / cw, j = cell - i * cw;
-  T x0, x1, c0, c1;
   uint8_t free_bits;
-  detail::cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, x0, x1, c0, c1, free_bits);
-  xi[2 * cell] = x0;
-  xi[2 * cell + 1] = x1;
-  cap[2 * cell] = c0;
-  cap[2 * cell + 1] = c1;
+  detail::cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, tb + 2 * cell, free_bits);
   cp_free[cell] = free_bits;
 }
 
@@ -61,24 +56,26 @@ FACTZ_HD T min_of(T a, T b) {
 }
 
 /// Kernel body, one thread per vertex k: the bound ids of u and v (block_mode.cpp steps 2-3:
-/// the minimum relative bound and the minimum cap of the incident triangles, gathered, then
-/// vertex_bound_id).
+/// the minimum relative bound of each component and the minimum cap of the incident
+/// triangles, gathered, then vertex_bound_id).
 template <class T>
-FACTZ_HD void vertex_bound_ids(const Grid2D& g, int64_t k, const T* u, const T* v, const T* xi, const T* cap, T eb,
-                               uint8_t* id_u, uint8_t* id_v) {
+FACTZ_HD void vertex_bound_ids(const Grid2D& g, int64_t k, const T* u, const T* v, const detail::TriangleBounds<T>* tb,
+                               T eb, uint8_t* id_u, uint8_t* id_v) {
   const int64_t i = k / g.nx, j = k - i * g.nx;
   const bool free_grid = g.triangle_count() == 0;
-  T r = T(1), c = T(INFINITY);
+  T ru = T(detail::kFreeRelativeBound), rv = ru, rc = T(INFINITY);
   if (!free_grid) {
     int64_t tris[6];
     const int m = detail::incident_triangles(g, i, j, tris);
     for (int t = 0; t < m; ++t) {
-      r = min_of(r, xi[tris[t]]);
-      c = min_of(c, cap[tris[t]]);
+      const detail::TriangleBounds<T> b = tb[tris[t]];
+      ru = min_of(ru, b.xi_u);
+      rv = min_of(rv, b.xi_v);
+      rc = min_of(rc, b.cap);
     }
   }
-  id_u[k] = uint8_t(detail::vertex_bound_id(eb, r, c, u[k], free_grid));
-  id_v[k] = uint8_t(detail::vertex_bound_id(eb, r, c, v[k], free_grid));
+  id_u[k] = uint8_t(detail::vertex_bound_id(eb, ru, rc, u[k], free_grid));
+  id_v[k] = uint8_t(detail::vertex_bound_id(eb, rv, rc, v[k], free_grid));
 }
 
 /// Kernel body, one thread per tile t: its bound id (kernels/block_bounds.hpp

@@ -295,16 +295,15 @@ Status device_compress_tiled(Workspace::Impl& ws, const Plan& p, const T* u, con
   FACTZ_RETURN_IF_ERROR(ws.get(kTiles0, size_t(tiles), tid[0]));
   FACTZ_RETURN_IF_ERROR(ws.get(kTiles1, size_t(tiles), tid[1]));
   if (block) {
-    T *xi = nullptr, *cap = nullptr;
-    FACTZ_RETURN_IF_ERROR(ws.get(kCellXi, size_t(2 * cells) * sizeof(T), xi));
-    FACTZ_RETURN_IF_ERROR(ws.get(kCellCap, size_t(2 * cells) * sizeof(T), cap));
+    detail::TriangleBounds<T>* tb = nullptr;
+    FACTZ_RETURN_IF_ERROR(ws.get(kCellXi, size_t(2 * cells) * sizeof(detail::TriangleBounds<T>), tb));
     FACTZ_RETURN_IF_ERROR(ws.get(kCellFree, size_t(cells), cp_free));
     FACTZ_RETURN_IF_ERROR(ws.get(kVid0, size_t(n), vid0));
     FACTZ_RETURN_IF_ERROR(ws.get(kVid1, size_t(n), vid1));
     FACTZ_RETURN_IF_ERROR(
-        for_each(cells, s, [=] __device__(int64_t c) { cell_safe_bounds(g, c, u, v, missing, eb, xi, cap, cp_free); }));
+        for_each(cells, s, [=] __device__(int64_t c) { cell_safe_bounds(g, c, u, v, missing, eb, tb, cp_free); }));
     FACTZ_RETURN_IF_ERROR(
-        for_each(n, s, [=] __device__(int64_t k) { vertex_bound_ids(g, k, u, v, xi, cap, eb, vid0, vid1); }));
+        for_each(n, s, [=] __device__(int64_t k) { vertex_bound_ids(g, k, u, v, tb, eb, vid0, vid1); }));
     const uint8_t* vids[2] = {vid0, vid1};
     for (int c = 0; c < 2; ++c) {
       uint8_t* t_out = tid[c];

@@ -32,7 +32,7 @@ inline Status cuda_status(cudaError_t e, const char* what) {
 enum Slot : int {
   kIn0, kIn1,                 // host wrappers: the input / output planes
   kRecon0, kRecon1, kExact0, kExact1, kQ0, kQ1, kVid0, kVid1, kTiles0, kTiles1,
-  kCellXi, kCellCap, kCellFree, kBad, kChanged, kSymbols, kCodes, kFlags, kIndex, kIndex2, kGather, kOffsets, kBytes,
+  kCellXi, kCellFree, kBad, kChanged, kSymbols, kCodes, kFlags, kIndex, kIndex2, kGather, kOffsets, kBytes,
   kSpecIds, kSpecSymU, kSpecSymV, kScalars,
   kHist, kCodeTable, kThreadBits, kChunkBytes, kChunkPos, kPayload,  // device Huffman
   kPlaneLo, kPlaneHi, kAnsEntries, kAnsValues, kAnsSparsePos, kAnsSparseBytes,  // device ANS

@@ -172,13 +172,12 @@ void tiled_payload(const Field& f, const Plan& p, const uint8_t* missing, TiledI
   std::vector<uint8_t> vid[2], tile_ids[2], cp_free;
   const bool block = p.options.mode == Mode::block;
   if (block) {
-    std::vector<T> xi(static_cast<size_t>(2 * cells)), cap(xi.size());
+    std::vector<detail::TriangleBounds<T>> tb(static_cast<size_t>(2 * cells));
     cp_free.resize(static_cast<size_t>(cells));
-    for (int64_t c = 0; c < cells; ++c)
-      cell_safe_bounds(g, c, x[0], x[1], missing, eb, xi.data(), cap.data(), cp_free.data());
+    for (int64_t c = 0; c < cells; ++c) cell_safe_bounds(g, c, x[0], x[1], missing, eb, tb.data(), cp_free.data());
     vid[0].resize(static_cast<size_t>(n));
     vid[1].resize(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) vertex_bound_ids(g, k, x[0], x[1], xi.data(), cap.data(), eb, vid[0].data(), vid[1].data());
+    for (int64_t k = 0; k < n; ++k) vertex_bound_ids(g, k, x[0], x[1], tb.data(), eb, vid[0].data(), vid[1].data());
     for (int c = 0; c < 2; ++c) {
       tile_ids[c].resize(static_cast<size_t>(tiles));
       for (int64_t t = 0; t < tiles; ++t) tile_ids[c][size_t(t)] = choose_tile_id(f.nx, f.ny, t, x[c], vid[c].data(), eb);
