@@ -109,7 +109,7 @@ FACTZ_HD uint8_t choose_tile_id3d(const V* x, const uint8_t* ids, int64_t nx, in
     }
   }
   if (free_count == 0) return 0;
-  return cheapest_tile_id(hist, id_lo, e_lo, e_hi, free_count);
+  return cheapest_tile_id(hist, id_lo, e_lo, e_hi, free_count, kExactCostBits3D);
 }
 
 }  // namespace factz::detail
