@@ -10,11 +10,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 #include <random>
 #include <string>
 
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
+#include "backend/cpu/tiled_quantizer.hpp"
 #include "kernels/block_bounds.hpp"
 #include "kernels/signature.hpp"
 #include "support/roundtrip.hpp"
@@ -211,6 +214,87 @@ TEST(BlockBounds, AComponentOfOneSignLeavesTheOtherFree) {
   int64_t zeroed = 0;
   for (size_t k = 0; k < f.u.size(); ++k) zeroed += f.u[k] != 0.0f && rt.decoded.u[k] == 0.0f;
   EXPECT_GT(zeroed, 0) << "u near its zero line still bounded relative to |u|";
+}
+
+/// The per-vertex minima and cp_free bits of block_mode.cpp's per-cell fold (the float64
+/// path, and the rule the CUDA bodies gather), for vertex rows [y0, y1).
+void reference_band(const VectorField2D& f, const uint8_t* missing, int64_t y0, int64_t y1, float eb,
+                    std::vector<float>& ru, std::vector<float>& rv, std::vector<float>& rc, std::vector<uint8_t>& cp_free) {
+  const int64_t nx = f.nx, cw = nx - 1, band = (y1 - y0) * nx;
+  ru.assign(size_t(band), float(detail::kFreeRelativeBound));
+  rv.assign(size_t(band), float(detail::kFreeRelativeBound));
+  rc.assign(size_t(band), INFINITY);
+  auto fold = [&](int64_t k, const detail::TriangleBounds<float>& b) {
+    ru[size_t(k)] = std::min(ru[size_t(k)], b.xi_u);
+    rv[size_t(k)] = std::min(rv[size_t(k)], b.xi_v);
+    rc[size_t(k)] = std::min(rc[size_t(k)], b.cap);
+  };
+  for (int64_t i = std::max<int64_t>(0, y0 - 1); i < std::min(y1, f.ny - 1); ++i)
+    for (int64_t j = 0; j < cw; ++j) {
+      detail::TriangleBounds<float> tb[2];
+      uint8_t bits;
+      detail::cell_block_bounds_on_mesh(f.u.data(), f.v.data(), missing, nx, i, j, eb, tb, bits);
+      if (i >= y0) {
+        cp_free[size_t(i * cw + j)] = bits;
+        const int64_t a = (i - y0) * nx + j;
+        fold(a, tb[0]);
+        fold(a, tb[1]);
+        fold(a + 1, tb[1]);
+      }
+      if (i + 1 < y1) {
+        const int64_t c = (i + 1 - y0) * nx + j;
+        fold(c, tb[0]);
+        fold(c + 1, tb[0]);
+        fold(c + 1, tb[1]);
+      }
+    }
+}
+
+TEST(BlockBounds, TheVectorizedBandEqualsThePerCellFold) {
+  // Smooth flows, noise, small integers (ties, zero vectors, zero coordinates), land, signed
+  // zeros, masks, and grids from 2 x 2 up; every band split of block mode (32 rows) and odd
+  // ones; every value bit for bit.
+  std::mt19937_64 rng(99);
+  std::vector<std::pair<std::string, VectorField2D>> fields;
+  fields.emplace_back("turbulence", synth::turbulence(77, 70, 3));
+  fields.emplace_back("noise", synth::noise(40, 37, 4));
+  fields.emplace_back("vortices", synth::vortices(64, 33, 5, 9));
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{2, 2}, {3, 2}, {2, 5}, {33, 34}, {65, 40}}) {
+    VectorField2D f;
+    f.nx = nx;
+    f.ny = ny;
+    std::uniform_int_distribution<int> small(-2, 2);
+    for (int64_t k = 0; k < nx * ny; ++k) {
+      f.u.push_back(float(small(rng)));
+      f.v.push_back(small(rng) == 0 ? -0.0f : float(small(rng)));
+    }
+    fields.emplace_back("ties " + std::to_string(nx) + "x" + std::to_string(ny), f);
+  }
+  auto land = synth::turbulence(70, 66, 6);
+  synth::add_zero_region(land, 7, 0.3);
+  fields.emplace_back("land", land);
+  for (auto& [name, f] : fields) {
+    std::vector<uint8_t> mask(size_t(f.size()), 0);
+    for (size_t k = 0; k < mask.size(); ++k) mask[k] = (rng() % 13) == 0;
+    for (const uint8_t* missing : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(mask.data())})
+      for (int64_t rows : {int64_t(32), int64_t(1), int64_t(5)})
+        for (int64_t y0 = 0; y0 < f.ny; y0 += rows) {
+          const int64_t y1 = std::min(f.ny, y0 + rows);
+          const float eb = 0.05f;
+          std::vector<float> ru, rv, rc;
+          std::vector<uint8_t> free_ref(size_t((f.nx - 1) * (f.ny - 1)), 0xee), free_band(free_ref);
+          reference_band(f, missing, y0, y1, eb, ru, rv, rc, free_ref);
+          std::vector<float> bu(ru.size()), bv(ru.size()), bc(ru.size());
+          detail::band_vertex_bounds(f.u.data(), f.v.data(), missing, f.nx, f.ny, y0, y1, eb, bu.data(), bv.data(),
+                                     bc.data(), free_band.data());
+          const std::string what = name + (missing ? " masked" : "") + " rows " + std::to_string(y0) + ".." +
+                                   std::to_string(y1);
+          ASSERT_EQ(0, std::memcmp(ru.data(), bu.data(), ru.size() * 4)) << what << ": relative bounds of u";
+          ASSERT_EQ(0, std::memcmp(rv.data(), bv.data(), rv.size() * 4)) << what << ": relative bounds of v";
+          ASSERT_EQ(0, std::memcmp(rc.data(), bc.data(), rc.size() * 4)) << what << ": caps";
+          ASSERT_EQ(free_ref, free_band) << what << ": cp_free bits";
+        }
+  }
 }
 
 TEST(BlockBounds, QuadraticMarginIsTheLargestSafeStep) {

@@ -119,31 +119,35 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
       // folded into the per-vertex minima. Cell row i touches vertex rows i and i + 1: the
       // band's vertices see cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to the band above,
       // which records its cp_free bits.
-      std::fill(ru.begin(), ru.begin() + band, T(kFreeRelativeBound));
-      std::fill(rv.begin(), rv.begin() + band, T(kFreeRelativeBound));
-      std::fill(rc.begin(), rc.begin() + band, T(INFINITY));
-      auto fold = [&](int64_t k, const TriangleBounds<T>& b) {
-        ru[size_t(k)] = std::min(ru[size_t(k)], b.xi_u);
-        rv[size_t(k)] = std::min(rv[size_t(k)], b.xi_v);
-        rc[size_t(k)] = std::min(rc[size_t(k)], b.cap);
-      };
-      for (int64_t i = std::max<int64_t>(0, y0 - 1); i < std::min(y1, g.ny - 1); ++i) {
-        for (int64_t j = 0; j < cw; ++j) {
-          TriangleBounds<T> tb[2];  // T0 = (a, c, d), T1 = (a, b, d)
-          uint8_t free_bits;
-          cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, tb, free_bits);
-          if (i >= y0) {
-            cp_free[size_t(i * cw + j)] = free_bits;
-            const int64_t a = (i - y0) * g.nx + j;  // corners a = (i, j), b = (i, j + 1)
-            fold(a, tb[0]);
-            fold(a, tb[1]);
-            fold(a + 1, tb[1]);
-          }
-          if (i + 1 < y1) {
-            const int64_t c = (i + 1 - y0) * g.nx + j;  // corners c = (i + 1, j), d = (i + 1, j + 1)
-            fold(c, tb[0]);
-            fold(c + 1, tb[0]);
-            fold(c + 1, tb[1]);
+      if constexpr (std::is_same_v<T, float>) {  // the same values, vectorized (tiled_quantizer.cpp)
+        band_vertex_bounds(u, v, missing, g.nx, g.ny, y0, y1, eb, ru.data(), rv.data(), rc.data(), cp_free.data());
+      } else {
+        std::fill(ru.begin(), ru.begin() + band, T(kFreeRelativeBound));
+        std::fill(rv.begin(), rv.begin() + band, T(kFreeRelativeBound));
+        std::fill(rc.begin(), rc.begin() + band, T(INFINITY));
+        auto fold = [&](int64_t k, const TriangleBounds<T>& b) {
+          ru[size_t(k)] = std::min(ru[size_t(k)], b.xi_u);
+          rv[size_t(k)] = std::min(rv[size_t(k)], b.xi_v);
+          rc[size_t(k)] = std::min(rc[size_t(k)], b.cap);
+        };
+        for (int64_t i = std::max<int64_t>(0, y0 - 1); i < std::min(y1, g.ny - 1); ++i) {
+          for (int64_t j = 0; j < cw; ++j) {
+            TriangleBounds<T> tb[2];  // T0 = (a, c, d), T1 = (a, b, d)
+            uint8_t free_bits;
+            cell_block_bounds_on_mesh(u, v, missing, g.nx, i, j, eb, tb, free_bits);
+            if (i >= y0) {
+              cp_free[size_t(i * cw + j)] = free_bits;
+              const int64_t a = (i - y0) * g.nx + j;  // corners a = (i, j), b = (i, j + 1)
+              fold(a, tb[0]);
+              fold(a, tb[1]);
+              fold(a + 1, tb[1]);
+            }
+            if (i + 1 < y1) {
+              const int64_t c = (i + 1 - y0) * g.nx + j;  // corners c = (i + 1, j), d = (i + 1, j + 1)
+              fold(c, tb[0]);
+              fold(c + 1, tb[0]);
+              fold(c + 1, tb[1]);
+            }
           }
         }
       }

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 #include <type_traits>
 
 #include "factz/factz.hpp"
 #include "util/byte_io.hpp"
+#include "kernels/block_bounds.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/tile_decode.hpp"
 #include "kernels/tiles.hpp"
@@ -258,6 +260,114 @@ Status decode_plane(const TileLayout& L, double eb, std::span<const uint8_t> til
                     std::span<const uint8_t> exact_values, int threads, std::span<double> out) {
   return decode_plane_any(L, eb, tile_ids, symbols, outlier_index, outlier_code, exact_index, exact_values, threads,
                           out);
+}
+
+namespace {
+
+/// The bounds of the triangles of cell row i (cells j in [0, nx - 1)): t0[j], t1[j] and the
+/// cell's free bits in bits[j]. See band_vertex_bounds.
+void cell_row_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t i, float eb,
+                     TriangleBounds<float>* t0, TriangleBounds<float>* t1, uint8_t* bits) {
+  const int64_t cw = nx - 1;
+  const float* ua = u + i * nx;  // row i: corners a (j) and b (j + 1)
+  const float* uc = ua + nx;     // row i + 1: corners c (j) and d (j + 1)
+  const float* va = v + i * nx;
+  const float* vc = va + nx;
+  const float one_sign = round_down(kSafetyFactor), free_bound = float(kFreeRelativeBound);
+  // bits[j]: bit 0 / 1 = triangle T0 / T1 proven free, bit 2 = the cell needs the full rule.
+  for (int64_t j = 0; j < cw; ++j) {
+    const float a_u = ua[j], b_u = ua[j + 1], c_u = uc[j], d_u = uc[j + 1];
+    const float a_v = va[j], b_v = va[j + 1], c_v = vc[j], d_v = vc[j + 1];
+    // T0 = (a, c, d), T1 = (a, b, d): one strict sign per component, smallest magnitudes.
+    const bool u0 = ((a_u > 0.0f) & (c_u > 0.0f) & (d_u > 0.0f)) | ((a_u < 0.0f) & (c_u < 0.0f) & (d_u < 0.0f));
+    const bool u1 = ((a_u > 0.0f) & (b_u > 0.0f) & (d_u > 0.0f)) | ((a_u < 0.0f) & (b_u < 0.0f) & (d_u < 0.0f));
+    const bool v0 = ((a_v > 0.0f) & (c_v > 0.0f) & (d_v > 0.0f)) | ((a_v < 0.0f) & (c_v < 0.0f) & (d_v < 0.0f));
+    const bool v1 = ((a_v > 0.0f) & (b_v > 0.0f) & (d_v > 0.0f)) | ((a_v < 0.0f) & (b_v < 0.0f) & (d_v < 0.0f));
+    const float aau = std::fabs(a_u), abu = std::fabs(b_u), acu = std::fabs(c_u), adu = std::fabs(d_u);
+    const float aav = std::fabs(a_v), abv = std::fabs(b_v), acv = std::fabs(c_v), adv = std::fabs(d_v);
+    const float ad_u = adu < aau ? adu : aau, ad_v = adv < aav ? adv : aav;
+    const float su0 = acu < ad_u ? acu : ad_u, su1 = abu < ad_u ? abu : ad_u;
+    const float sv0 = acv < ad_v ? acv : ad_v, sv1 = abv < ad_v ? abv : ad_v;
+    const bool pick_u0 = u0 & (!v0 | (su0 >= sv0)), pick_u1 = u1 & (!v1 | (su1 >= sv1));
+    t0[j].xi_u = pick_u0 ? one_sign : free_bound;
+    t0[j].xi_v = pick_u0 ? free_bound : one_sign;
+    t0[j].cap = INFINITY;
+    t1[j].xi_u = pick_u1 ? one_sign : free_bound;
+    t1[j].xi_v = pick_u1 ? free_bound : one_sign;
+    t1[j].cap = INFINITY;
+    const bool full = !(u0 | v0) | !(u1 | v1);
+    bits[j] = uint8_t(full ? 4 : 3);
+  }
+  if (missing) {
+    const uint8_t* ma = missing + i * nx;
+    for (int64_t j = 0; j < cw; ++j)
+      bits[j] = uint8_t(bits[j] | ((ma[j] | ma[j + 1] | ma[j + nx] | ma[j + nx + 1]) ? 4 : 0));
+  }
+  for (int64_t j = 0; j < cw; ++j) {
+    if (!(bits[j] & 4)) continue;
+    TriangleBounds<float> tb[2];
+    uint8_t free_bits;
+    cell_block_bounds_on_mesh(u, v, missing, nx, i, j, eb, tb, free_bits);
+    t0[j] = tb[0];
+    t1[j] = tb[1];
+    bits[j] = free_bits;
+  }
+}
+
+/// r = min(r, t) for each relative bound and the cap (std::min's choice: t when smaller).
+inline void fold_min(float& ru, float& rv, float& rc, const TriangleBounds<float>& t) {
+  ru = t.xi_u < ru ? t.xi_u : ru;
+  rv = t.xi_v < rv ? t.xi_v : rv;
+  rc = t.cap < rc ? t.cap : rc;
+}
+
+}  // namespace
+
+void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t ny, int64_t y0,
+                        int64_t y1, float eb, float* ru, float* rv, float* rc, uint8_t* cp_free) {
+  const int64_t cw = nx - 1;
+  // Two cell rows of triangle bounds: the row above the vertex row (prev) and its own (cur).
+  const size_t row = static_cast<size_t>(cw);
+  std::vector<TriangleBounds<float>> p0(row), p1(row), c0(row), c1(row);
+  std::vector<uint8_t> pbits(row), cbits(row);
+  if (y0 > 0) cell_row_bounds(u, v, missing, nx, y0 - 1, eb, p0.data(), p1.data(), pbits.data());
+  const float free_bound = float(kFreeRelativeBound);
+  for (int64_t y = y0; y < y1; ++y) {
+    const bool below = y < ny - 1, above = y > 0;  // cell rows y and y - 1 exist
+    if (below) {
+      cell_row_bounds(u, v, missing, nx, y, eb, c0.data(), c1.data(), cbits.data());
+      std::memcpy(cp_free + y * cw, cbits.data(), size_t(cw));
+    }
+    float* bu = ru + (y - y0) * nx;
+    float* bv = rv + (y - y0) * nx;
+    float* bc = rc + (y - y0) * nx;
+    for (int64_t x = 0; x < nx; ++x) {
+      bu[x] = free_bound;
+      bv[x] = free_bound;
+      bc[x] = INFINITY;
+    }
+    // Vertex (y, x) is corner a of cell (y, x) (T0, T1), b of cell (y, x - 1) (T1), c of
+    // cell (y - 1, x) (T0) and d of cell (y - 1, x - 1) (T0, T1): the order of block_mode's
+    // fold does not matter (min of values without NaN).
+    if (below) {
+      for (int64_t x = 0; x < cw; ++x) {
+        fold_min(bu[x], bv[x], bc[x], c0[size_t(x)]);
+        fold_min(bu[x], bv[x], bc[x], c1[size_t(x)]);
+      }
+      for (int64_t x = 1; x < nx; ++x) fold_min(bu[x], bv[x], bc[x], c1[size_t(x - 1)]);
+    }
+    if (above) {
+      for (int64_t x = 0; x < cw; ++x) fold_min(bu[x], bv[x], bc[x], p0[size_t(x)]);
+      for (int64_t x = 1; x < nx; ++x) {
+        fold_min(bu[x], bv[x], bc[x], p0[size_t(x - 1)]);
+        fold_min(bu[x], bv[x], bc[x], p1[size_t(x - 1)]);
+      }
+    }
+    if (below) {
+      std::swap(p0, c0);
+      std::swap(p1, c1);
+    }
+  }
 }
 
 }  // namespace factz::detail
