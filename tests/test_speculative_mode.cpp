@@ -601,3 +601,60 @@ TEST(SpeculativeTrial, TheCoarseLevelsStartAtHalfTheBoundAndTheStreamsKeepTheGua
 
 }  // namespace
 }  // namespace factz
+
+namespace factz {
+namespace {
+
+// Fields whose trial crop is the whole field: the driver runs the schedule both ways and
+// chooses by the trial's estimate on its own runs (speculative_mode.cpp). The choice must be
+// the trial's (choose_tight_step), whichever it is, on smooth fields (tight levels) and
+// rough ones (full bound), with missing vertices, float64, one and two threads; above 512
+// per axis the trial itself runs and is recorded the same way.
+TEST(SpeculativeTrial, TheDriversOwnRunsChooseWhatTheTrialChooses) {
+  std::vector<std::pair<std::string, VectorField2D>> fields;
+  fields.emplace_back("shear 128", testing::shear_layer_crop(128));
+  fields.emplace_back("turbulence", synth::turbulence(90, 61, 41));
+  fields.emplace_back("noise", synth::noise(40, 44, 42));
+  fields.emplace_back("vortices", synth::vortices(96, 64, 43, 8));
+  fields.emplace_back("wide", synth::turbulence(520, 12, 44));  // the trial proper (520 > 512)
+  int chose[2] = {0, 0};
+  for (auto& [name, f] : fields) {
+    const ValueRange range = value_range_of(f);
+    for (double rel : {3e-2, 1e-3}) {
+      const float eb = float(rel * (range.hi - range.lo));
+      std::vector<uint8_t> holes(f.u.size(), 0);
+      for (size_t k = 37; k < holes.size(); k += 211) holes[k] = 1;
+      for (const uint8_t* missing : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(holes.data())}) {
+        VectorField2D filled = f;
+        if (missing)  // the driver's input is the filled working copy: zeros stand in
+          for (size_t k = 0; k < holes.size(); ++k)
+            if (holes[k]) filled.u[k] = filled.v[k] = 0.0f;
+        const int64_t want = detail::choose_tight_step(f.nx, f.ny, filled.u.data(), filled.v.data(), missing, eb,
+                                                       int64_t(4096), detail::kDefaultPredictor, 1);
+        for (int threads : {1, 2}) {
+          detail::SpeculativeResult r;
+          detail::run_speculative(filled, eb, 4096, threads, true, r, 0, missing);
+          EXPECT_EQ(r.tight_step, want) << name << " REL " << rel << (missing ? " masked" : "") << " threads "
+                                        << threads;
+        }
+        ++chose[want == detail::kTrialTightStep ? 1 : 0];
+        // float64: the same choice rule on doubles.
+        VectorField2D64 d{f.nx, f.ny, {}, {}, {}};
+        for (size_t k = 0; k < f.u.size(); ++k) {
+          d.u.push_back(double(filled.u[k]) + 0x1p-30 * double(k % 3));
+          d.v.push_back(double(filled.v[k]));
+        }
+        const int64_t want64 = detail::choose_tight_step(d.nx, d.ny, d.u.data(), d.v.data(), missing, double(eb),
+                                                         int64_t(4096), detail::kDefaultPredictor, 1);
+        detail::SpeculativeResult64 r64;
+        detail::run_speculative(d, double(eb), 4096, 2, true, r64, 0, missing);
+        EXPECT_EQ(r64.tight_step, want64) << name << " float64 REL " << rel << (missing ? " masked" : "");
+      }
+    }
+  }
+  EXPECT_GT(chose[0], 0) << "no field where the full bound wins";
+  EXPECT_GT(chose[1], 0) << "no field where the tight levels win";
+}
+
+}  // namespace
+}  // namespace factz

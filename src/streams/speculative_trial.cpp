@@ -32,6 +32,22 @@ double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count,
   return bits;
 }
 
+/// The codes' part of the estimate: each component's codes in the segments the writer cuts
+/// (phase_segments of the phases' code counts), or one blob where the writer may keep one
+/// and it is smaller (fields of fewer than kAlwaysSegmentCodes vertices, `full_n`).
+double code_bits(const std::vector<uint16_t>& codes_u, const std::vector<uint16_t>& codes_v,
+                 const std::vector<int64_t>& phase_codes, int64_t full_n, std::vector<int64_t>& count) {
+  double seg_bits = 0;
+  int64_t first = 0;
+  for (const int64_t size : phase_segments(phase_codes)) {
+    seg_bits += blob_bits(std::span(codes_u).subspan(size_t(first), size_t(size)), count) +
+                blob_bits(std::span(codes_v).subspan(size_t(first), size_t(size)), count);
+    first += size;
+  }
+  const double one_bits = blob_bits(codes_u, count) + blob_bits(codes_v, count);
+  return full_n >= kAlwaysSegmentCodes ? seg_bits : std::min(seg_bits, one_bits);
+}
+
 /// Estimated payload bits of the speculative schedule on a (filled) field with tight step
 /// `tight`: the ids' zeroth-order entropy per phase (the coder's contexts follow a phase's
 /// run of equal ids; one table), each component's codes in the segments the writer cuts
@@ -84,16 +100,7 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
     const double bits = blob_bits(ids, count, &present);
     id_bits += bits - 16.0 * double(present);  // one table for all phases
   }
-  double seg_bits = 0;
-  int64_t first = 0;
-  for (const int64_t size : phase_segments(phase_codes)) {
-    seg_bits += blob_bits(std::span(codes_u).subspan(size_t(first), size_t(size)), count) +
-                blob_bits(std::span(codes_v).subspan(size_t(first), size_t(size)), count);
-    first += size;
-  }
-  const double one_bits = blob_bits(codes_u, count) + blob_bits(codes_v, count);
-  const double codes = full_n >= kAlwaysSegmentCodes ? seg_bits : std::min(seg_bits, one_bits);
-  return id_bits + codes + double(exact) * 16.0 * sizeof(T);
+  return id_bits + code_bits(codes_u, codes_v, phase_codes, full_n, count) + double(exact) * 16.0 * sizeof(T);
 }
 
 template <class T>
@@ -128,6 +135,48 @@ int64_t choose_host(int64_t nx, int64_t ny, const T* u, const T* v, const uint8_
 }
 
 }  // namespace
+
+bool trial_is_whole_field(int64_t nx, int64_t ny, bool positive_bound, Predictor pred, uint8_t exact_edges) {
+  return pred != Predictor::linear && positive_bound && nx >= 2 && ny >= 2 && exact_edges == 0 &&
+         trial_crop_side(nx) == nx && trial_crop_side(ny) == ny;
+}
+
+int64_t trial_choice_on_runs(int64_t nx, int64_t ny, int64_t s0, const std::vector<uint16_t>* const ids[2],
+                             const std::vector<uint16_t>* const sym_u[2], const std::vector<uint16_t>* const sym_v[2],
+                             int value_bytes) {
+  // trial_payload_bits' estimate, read off the runs: the same ids per phase (missing targets
+  // left out), the same codes in the same order, and its exact count (every anchor, missing
+  // ones too, and the targets of id 0).
+  std::vector<int64_t> count(size_t(1) << 16, 0);
+  double bits[2];
+  for (int r = 0; r < 2; ++r) {
+    double id_bits = 0;
+    int64_t exact = anchor_lattice(nx, ny, s0).count(), at = 0;
+    std::vector<uint16_t> phase_ids, codes_u, codes_v;
+    std::vector<int64_t> phase_codes;
+    PhaseSchedule schedule(nx, ny, s0);
+    for (ScheduledPhase ph; schedule.next(ph);) {
+      phase_ids.clear();
+      phase_codes.push_back(0);
+      for (int64_t t = 0; t < ph.lattice.count(); ++t, ++at) {
+        const uint16_t id = (*ids[r])[size_t(at)];
+        if (id == kMissingVertex) continue;
+        phase_ids.push_back(id);
+        if (id_has_code(id)) {
+          codes_u.push_back((*sym_u[r])[size_t(at)]);
+          codes_v.push_back((*sym_v[r])[size_t(at)]);
+          ++phase_codes.back();
+        }
+        exact += id == 0;
+      }
+      size_t present = 0;
+      const double b = blob_bits(phase_ids, count, &present);
+      id_bits += b - 16.0 * double(present);
+    }
+    bits[r] = id_bits + code_bits(codes_u, codes_v, phase_codes, nx * ny, count) + double(exact) * 16.0 * value_bytes;
+  }
+  return bits[1] < bits[0] * 0.99 ? kTrialTightStep : kNoTightLevel;
+}
 
 int64_t trial_crop_side(int64_t n) {
   return n <= kTrialCropMin ? n : std::max(kTrialCropMin, std::min(kTrialCropMax, n / 2));

@@ -54,6 +54,21 @@ int64_t choose_tight_step_on_crop(const TrialCrop& crop, int64_t full_n, const s
                                   const std::vector<double>& v, const std::vector<uint8_t>& missing, double eb,
                                   int64_t s0, Predictor pred, int threads);
 
+/// Whether the trial's crop is the whole nx x ny field and the trial's choice can be made on
+/// the encoder's own runs instead (trial_choice_on_runs): the cubic predictor, eb > 0, at
+/// least 2 x 2, each axis within trial_crop_side, and no exact edges (which the trial does
+/// not keep, so its runs differ from the encoder's there).
+bool trial_is_whole_field(int64_t nx, int64_t ny, bool positive_bound, Predictor pred, uint8_t exact_edges);
+
+/// The trial's choice from the encoder's own runs of the schedule on the whole field, one
+/// with kNoTightLevel and one with kTrialTightStep (trial_is_whole_field): ids, sym_u, sym_v
+/// in stream order as the CPU driver writes them (kMissingVertex for a missing target; codes
+/// + kRadius where the id has codes). The same estimate on the same values as
+/// choose_tight_step, so the same choice: one run of the schedule fewer. value_bytes: 4 or 8.
+int64_t trial_choice_on_runs(int64_t nx, int64_t ny, int64_t s0, const std::vector<uint16_t>* const ids[2],
+                             const std::vector<uint16_t>* const sym_u[2], const std::vector<uint16_t>* const sym_v[2],
+                             int value_bytes);
+
 /// choose_tight_step_on_crop for a host field (u, v of nx * ny values; missing null or one
 /// byte per vertex).
 int64_t choose_tight_step(int64_t nx, int64_t ny, const float* u, const float* v, const uint8_t* missing, float eb,

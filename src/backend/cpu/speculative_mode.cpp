@@ -73,55 +73,87 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
       original_signatures(g, i, j, orig_u, orig_v, missing, &sig[size_t(2 * (i * cw + j))]);
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
-  T* cur_u = out.recon_u.data();
-  T* cur_v = out.recon_v.data();
-  // The level-wise bound, chosen on a trial of the schedule (streams/speculative_trial.hpp).
-  const int64_t tight = choose_tight_step(g.nx, g.ny, orig_u, orig_v, missing, eb, s0, pred, threads);
-  int64_t exact = A.count();
-  out.anchor_missing.clear();
-  if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
-    fill_missing_anchors(A, g.nx, missing, cur_u, cur_v, pred);
-    out.anchor_missing.resize(size_t(A.count()));
-    for (int64_t a = 0; a < A.count(); ++a) {
-      out.anchor_missing[size_t(a)] = missing[lattice_vertex(A, g.nx, a)] ? 1 : 0;
-      exact -= out.anchor_missing[size_t(a)];
+  // The schedule with tight step `tight` on result `o`, whose recon planes hold the state
+  // (the originals at first); returns the exact count. ou, ov: the originals (o's own planes
+  // when they were given up: read only before their vertex's commit).
+  auto run = [&](int64_t tight, SpeculativeResultOf<T>& o, const T* ou, const T* ov) {
+    T* cur_u = o.recon_u.data();
+    T* cur_v = o.recon_v.data();
+    int64_t exact = A.count();
+    o.anchor_missing.clear();
+    if (missing) {  // missing anchors take the decoder's stand-ins (kernels/speculative_decode.hpp)
+      fill_missing_anchors(A, g.nx, missing, cur_u, cur_v, pred);
+      o.anchor_missing.resize(size_t(A.count()));
+      for (int64_t a = 0; a < A.count(); ++a) {
+        o.anchor_missing[size_t(a)] = missing[lattice_vertex(A, g.nx, a)] ? 1 : 0;
+        exact -= o.anchor_missing[size_t(a)];
+      }
     }
-  }
-  uint16_t* ids = out.ids.data();
-  uint16_t* sym_u = out.sym_u.data();
-  uint16_t* sym_v = out.sym_v.data();
-  int64_t base = 0;  // the phase's first position in schedule order
-  for_each_phase(g.nx, g.ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
+    uint16_t* ids = o.ids.data();
+    uint16_t* sym_u = o.sym_u.data();
+    uint16_t* sym_v = o.sym_v.data();
+    int64_t base = 0;  // the phase's first position in schedule order
+    for_each_phase(g.nx, g.ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+ : exact)
-    for (int64_t t = 0; t < L.count(); ++t) {
-      const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
-      const int64_t k = y * g.nx + x;
-      const size_t at = size_t(base + t);
-      if (missing && missing[k]) {  // not in the stream: the prediction stands in
-        predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase, pred);
-        ids[at] = kMissingVertex;
-        continue;
+      for (int64_t t = 0; t < L.count(); ++t) {
+        const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
+        const int64_t k = y * g.nx + x;
+        const size_t at = size_t(base + t);
+        if (missing && missing[k]) {  // not in the stream: the prediction stands in
+          predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase, pred);
+          ids[at] = kMissingVertex;
+          continue;
+        }
+        if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
+          // Kept as is (the current state already holds the original); a +0, +0 vector takes
+          // the zero-vector id, which reproduces exactly those bits.
+          const bool zero = positive_zero(cur_u[k]) && positive_zero(cur_v[k]);
+          ids[at] = uint16_t(zero ? kZeroVectorId : 0);
+          ++exact;
+          continue;
+        }
+        const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, ou, ov, cur_u, cur_v, sig.data(), bound,
+                                                     kRadius, check, pred, tight);
+        // The commit is the first write-back: targets of a phase share no triangle.
+        cur_u[k] = sp.recon_u;
+        cur_v[k] = sp.recon_v;
+        ids[at] = sp.id;
+        sym_u[at] = uint16_t(sp.code_u + kRadius);
+        sym_v[at] = uint16_t(sp.code_v + kRadius);
+        exact += sp.id == 0 || sp.id == kZeroVectorId;
       }
-      if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
-        // Kept as is (the current state already holds the original); a +0, +0 vector takes
-        // the zero-vector id, which reproduces exactly those bits.
-        const bool zero = positive_zero(cur_u[k]) && positive_zero(cur_v[k]);
-        ids[at] = uint16_t(zero ? kZeroVectorId : 0);
-        ++exact;
-        continue;
-      }
-      const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, orig_u, orig_v, cur_u, cur_v,
-                                                   sig.data(), bound, kRadius, check, pred, tight);
-      // The commit is the first write-back: targets of a phase share no triangle.
-      cur_u[k] = sp.recon_u;
-      cur_v[k] = sp.recon_v;
-      ids[at] = sp.id;
-      sym_u[at] = uint16_t(sp.code_u + kRadius);
-      sym_v[at] = uint16_t(sp.code_v + kRadius);
-      exact += sp.id == 0 || sp.id == kZeroVectorId;
+      base += L.count();
+    });
+    return exact;
+  };
+  // The level-wise bound, chosen on a trial of the schedule (streams/speculative_trial.hpp).
+  // When the trial's crop is the whole field, its two runs would be this driver's own: run
+  // the schedule both ways here and keep the one the trial's estimate prefers (the same
+  // estimate on the same ids and codes, so the same choice and bytes, one run fewer).
+  int64_t exact;
+  if (check && trial_is_whole_field(g.nx, g.ny, eb > T(0), pred, exact_edges)) {
+    SpeculativeResultOf<T> other;
+    other.recon_u.assign(out.recon_u.begin(), out.recon_u.end());  // the originals, given up or copied
+    other.recon_v.assign(out.recon_v.begin(), out.recon_v.end());
+    for (std::vector<uint16_t>* a : {&other.ids, &other.sym_u, &other.sym_v}) a->resize(targets);
+    other.predictor = pred;
+    const int64_t exact_tight = run(kTrialTightStep, out, state ? out.recon_u.data() : orig_u,
+                                    state ? out.recon_v.data() : orig_v);
+    const int64_t exact_none = run(kNoTightLevel, other, other.recon_u.data(), other.recon_v.data());
+    const std::vector<uint16_t>* const ids[2] = {&other.ids, &out.ids};  // kNoTightLevel first
+    const std::vector<uint16_t>* const su[2] = {&other.sym_u, &out.sym_u};
+    const std::vector<uint16_t>* const sv[2] = {&other.sym_v, &out.sym_v};
+    exact = exact_tight;
+    out.tight_step = kTrialTightStep;
+    if (trial_choice_on_runs(g.nx, g.ny, s0, ids, su, sv, int(sizeof(T))) == kNoTightLevel) {
+      std::swap(out, other);
+      exact = exact_none;
+      out.tight_step = kNoTightLevel;
     }
-    base += L.count();
-  });
+  } else {
+    out.tight_step = choose_tight_step(g.nx, g.ny, orig_u, orig_v, missing, eb, s0, pred, threads);
+    exact = run(out.tight_step, out, orig_u, orig_v);
+  }
   out.exact_vertices = exact;
 }
 

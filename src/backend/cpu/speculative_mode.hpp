@@ -35,6 +35,10 @@ struct SpeculativeResultOf {
   std::vector<uint8_t> anchor_missing;  ///< per anchor (row-major), when the field has missing vertices
   int64_t exact_vertices = 0;           ///< anchors, exact targets and zero vectors
   Predictor predictor = Predictor::linear;  ///< the predictor the schedule used
+  /// The level-wise bound's tight step the schedule used (streams/speculative_trial.hpp:
+  /// kNoTightLevel or kTrialTightStep), chosen by the trial or, when the trial's crop is the
+  /// whole field, by the same estimate on the driver's own two runs.
+  int64_t tight_step = 0;
 };
 using SpeculativeResult = SpeculativeResultOf<float>;
 using SpeculativeResult64 = SpeculativeResultOf<double>;
