@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <new>
 
 #include "codec/ans.hpp"
@@ -21,7 +22,8 @@ using namespace ans_format;
 
 // Normalization compares count * (2 * freq + 1) in 64 bits: counts stay below 2^48.
 constexpr uint64_t kMaxSymbols = uint64_t{1} << 48;
-// Below this many symbols the histograms are counted by one thread.
+// Below this many symbols the histograms are counted by one thread, which flags the byte
+// values present as it goes; larger inputs find them by scanning their pair counts.
 constexpr uint64_t kParallelHistogramMin = uint64_t{1} << 20;
 // The encoder keeps the lane states of a chunk below 1/16 of its estimated coded size.
 constexpr uint64_t kStateShare = 128;
@@ -40,6 +42,48 @@ uint64_t part_begin(uint64_t n, uint64_t parts, uint64_t p) {
 using Histogram = std::array<uint64_t, 256>;
 // Counts of (previous byte, byte) pairs of one plane, index prev * 256 + byte.
 using PairHistogram = std::vector<uint64_t>;
+
+// Calls f(v) for every byte value v of the set, in increasing order.
+template <class F>
+void for_each_byte(const AnsByteSet& set, F&& f) {
+  for (int w = 0; w < 4; ++w) {
+    for (uint64_t bits = set[w]; bits != 0; bits &= bits - 1) f(w * 64 + std::countr_zero(bits));
+  }
+}
+
+void add_byte(AnsByteSet& set, uint8_t v) { set[v >> 6] |= uint64_t{1} << (v & 63); }
+
+// The pair counts of a plane and the rows (previous bytes) that may hold nonzero counts: the
+// byte values present and 0, the previous byte at chunk and lane starts. Every loop runs
+// over these rows alone, and the per-thread histograms are cleared row by row: a small
+// plane then costs what it holds, not 65536 counts (512 KiB) per pass.
+struct PairCounts {
+  PairHistogram counts;  // 256 * 256, zero outside `rows`
+  AnsByteSet rows{};
+
+  const uint64_t* row(int prev) const { return counts.data() + static_cast<size_t>(prev) * 256; }
+  uint64_t* row(int prev) { return counts.data() + static_cast<size_t>(prev) * 256; }
+  // All counts zero and no rows, clearing only the rows written since the last reset.
+  void reset() {
+    if (counts.size() != 256 * 256) {
+      counts.assign(256 * 256, 0);
+    } else {
+      for_each_byte(rows, [&](int prev) { std::fill_n(row(prev), 256, 0); });
+    }
+    rows = {};
+  }
+};
+
+// Row 0 and the rows of 256 * 256 pair counts that hold a nonzero count.
+AnsByteSet nonzero_rows(const uint64_t* counts) {
+  AnsByteSet rows{};
+  add_byte(rows, 0);
+  for (int prev = 0; prev < 256; ++prev) {
+    const uint64_t* row = counts + static_cast<size_t>(prev) * 256;
+    if (std::any_of(row, row + 256, [](uint64_t c) { return c != 0; })) add_byte(rows, uint8_t(prev));
+  }
+  return rows;
+}
 
 // ---------------------------------------------------------------- context model
 
@@ -155,28 +199,31 @@ uint32_t choose_lanes(uint64_t chunk_bytes, uint64_t chunk_symbols, uint32_t max
 }
 
 // Histograms of the contexts of a map, from the pair counts.
-std::vector<Histogram> context_histograms(const PairHistogram& pairs, const ContextMap& cm) {
+std::vector<Histogram> context_histograms(const PairCounts& pairs, const ContextMap& cm) {
   std::vector<Histogram> h(static_cast<size_t>(cm.count), Histogram{});
-  for (int prev = 0; prev < 256; ++prev) {
+  for_each_byte(pairs.rows, [&](int prev) {
     Histogram& dst = h[cm.context_of[prev]];
-    for (int v = 0; v < 256; ++v) dst[v] += pairs[static_cast<size_t>(prev) * 256 + v];
-  }
+    const uint64_t* row = pairs.row(prev);
+    for (int v = 0; v < 256; ++v) dst[v] += row[v];
+  });
   return h;
 }
 
 // Chooses the lanes, the context map and the tables of a non-constant plane from its pair
 // counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
 // fewer contexts and smaller byte values. lanes: the lanes to use (0: chosen here).
-PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes, uint32_t lanes = 0) {
+// lanes_only: return once the mode, the value and the lanes are known (no context search).
+PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes, uint32_t lanes = 0,
+                     bool lanes_only = false) {
   PlanePlan plan;
   Histogram order0{}, as_prev{};
-  for (int prev = 0; prev < 256; ++prev) {
+  for_each_byte(pairs.rows, [&](int prev) {
+    const uint64_t* row = pairs.row(prev);
     for (int v = 0; v < 256; ++v) {
-      const uint64_t c = pairs[static_cast<size_t>(prev) * 256 + v];
-      order0[v] += c;
-      as_prev[prev] += c;
+      order0[v] += row[v];
+      as_prev[prev] += row[v];
     }
-  }
+  });
   int present = 0;
   for (int v = 0; v < 256; ++v) {
     if (order0[v] == 0) continue;
@@ -190,13 +237,16 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uin
   const uint64_t cost0 = table_cost(order0, t0);
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
   plan.lanes = lanes != 0 ? lanes : choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk), max_lanes);
+  if (lanes_only) return plan;
 
-  // Candidate maps: the most frequent previous bytes first.
+  // Candidate maps: the most frequent previous bytes first (ties to smaller values). Only
+  // those that occur are sorted: the absent ones would all follow them.
   std::array<int, 256> order{};
-  for (int v = 0; v < 256; ++v) order[v] = v;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return as_prev[a] > as_prev[b]; });
   int usable = 0;
-  while (usable < 256 && as_prev[order[usable]] > 0) ++usable;
+  for_each_byte(pairs.rows, [&](int prev) {
+    if (as_prev[prev] > 0) order[usable++] = prev;
+  });
+  std::stable_sort(order.begin(), order.begin() + usable, [&](int a, int b) { return as_prev[a] > as_prev[b]; });
 
   // K contexts: the rows of the K - 1 most frequent previous bytes, then the rest pooled.
   // A row's table is the same for every K that maps it, so it is planned once.
@@ -210,10 +260,10 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uin
   Histogram rest = order0;       // pooled counts of the previous bytes not mapped yet
   for (int k = 1; k <= max_contexts; ++k) {
     if (k > 1) {
-      const size_t row = static_cast<size_t>(order[k - 2]) * 256;
+      const uint64_t* row = pairs.row(order[k - 2]);
       Histogram h{};
       for (int v = 0; v < 256; ++v) {
-        h[v] = pairs[row + v];
+        h[v] = row[v];
         rest[v] -= h[v];
       }
       rows.push_back(plan_table(h));
@@ -241,11 +291,21 @@ PlanePlan plan_plane(const PairHistogram& pairs, uint64_t n, uint64_t chunk, uin
 // ---------------------------------------------------------------- histograms
 
 // Adds the pair counts of the chunk's plane bytes b[0..m), with the previous byte taken as
-// 0 at the chunk's start (lane starts are corrected once the lanes are known).
-void count_pairs(const uint8_t* b, uint64_t m, uint64_t* counts) {
+// 0 at the chunk's start (lane starts are corrected once the lanes are known). With `seen`
+// it also flags the byte values seen (the rows the counts may use, with 0): on small
+// inputs that is cheaper than scanning the 65536 counts afterwards, on large ones dearer.
+void count_pairs(const uint8_t* b, uint64_t m, uint64_t* counts, uint8_t* seen) {
   uint32_t prev = 0;
+  if (seen == nullptr) {
+    for (uint64_t i = 0; i < m; ++i) {
+      ++counts[prev * 256 + b[i]];
+      prev = b[i];
+    }
+    return;
+  }
   for (uint64_t i = 0; i < m; ++i) {
     ++counts[prev * 256 + b[i]];
+    seen[b[i]] = 1;
     prev = b[i];
   }
 }
@@ -261,7 +321,7 @@ void split_planes(const uint16_t* s, uint64_t m, uint16_t center, uint8_t* lo, u
 
 // ---------------------------------------------------------------- encoding
 
-uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uint64_t n, uint64_t chunk);
+uint64_t rans_plane_bytes(const PlanePlan& plan, const PairCounts& pairs, uint64_t n, uint64_t chunk);
 
 // Appends one plane: its head, then (rANS) the chunk table and the chunks, then its tail.
 void append_plane(const PlanePlan& p, const std::vector<std::vector<uint8_t>>& chunks, std::vector<uint8_t>& out) {
@@ -288,14 +348,14 @@ uint64_t varint_bytes(uint64_t v) {
 // * M < n: ideal frequency below one slot) all coded as e = min R, the tables planned on
 // the remapped counts (rows and columns of R merged into e's). Its estimated size goes to
 // `bytes`; an empty plan (mode constant) when R has fewer than two values.
-PlanePlan escape_plan(const PairHistogram& pairs, const Histogram& order0, uint64_t n, uint64_t chunk,
+PlanePlan escape_plan(const PairCounts& pairs, const Histogram& order0, uint64_t n, uint64_t chunk,
                       uint32_t max_lanes, uint32_t lanes, uint64_t& bytes) {
   AnsByteSet rare{};
   int count = 0, e = -1;
   uint64_t escaped = 0;
   for (int v = 0; v < 256; ++v) {
     if (order0[v] == 0 || order0[v] * kScale >= n) continue;
-    rare[v >> 6] |= uint64_t{1} << (v & 63);
+    add_byte(rare, uint8_t(v));
     if (e < 0) e = v;
     ++count;
     escaped += order0[v];
@@ -303,9 +363,14 @@ PlanePlan escape_plan(const PairHistogram& pairs, const Histogram& order0, uint6
   if (count < 2) return PlanePlan{};
   std::array<uint8_t, 256> to{};
   for (int v = 0; v < 256; ++v) to[v] = ans_byte_in(rare, uint8_t(v)) ? uint8_t(e) : uint8_t(v);
-  thread_local PairHistogram remapped;
-  remapped.assign(256 * 256, 0);
-  for (size_t i = 0; i < pairs.size(); ++i) remapped[size_t(to[i >> 8]) * 256 + to[i & 0xFF]] += pairs[i];
+  thread_local PairCounts remapped;
+  remapped.reset();
+  for_each_byte(pairs.rows, [&](int prev) {
+    add_byte(remapped.rows, to[prev]);
+    const uint64_t* src = pairs.row(prev);
+    uint64_t* dst = remapped.row(to[prev]);
+    for (int v = 0; v < 256; ++v) dst[to[v]] += src[v];
+  });
   PlanePlan plan = plan_plane(remapped, n, chunk, max_lanes, lanes);
   plan.mode = kPlaneEscapes;
   plan.value = uint8_t(e);
@@ -347,7 +412,7 @@ Status sparse_plane(uint64_t n, const Histogram& order0, uint64_t limit, const A
 }
 
 // Bytes a rANS plane will take, estimated from its plan (exact but for the words).
-uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uint64_t n, uint64_t chunk) {
+uint64_t rans_plane_bytes(const PlanePlan& plan, const PairCounts& pairs, uint64_t n, uint64_t chunk) {
   uint64_t cost = static_cast<uint64_t>(1 + plan.contexts.count) * (8u << 8);
   const auto hists = context_histograms(pairs, plan.contexts);
   for (size_t c = 0; c < hists.size(); ++c) cost += table_cost(hists[c], plan.tables[c]);
@@ -356,20 +421,13 @@ uint64_t rans_plane_bytes(const PlanePlan& plan, const PairHistogram& pairs, uin
   return bytes;
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------- encoder stages
-
-Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
-                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan, const AnsPlaneEscapes* escapes) {
+// ans_plan_plane on pair counts it may change (the lane start corrections).
+Status plan_plane_counts(PairCounts& pairs, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
+                         const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan, const AnsPlaneEscapes* escapes) {
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
-  // A per-thread copy, reused: on small inputs, fresh pages for 512 KiB of counts cost far
-  // more than the planning itself (page faults are slow on virtual machines).
-  thread_local PairHistogram pairs;
-  pairs.assign(pairs_in.begin(), pairs_in.end());
   // Lane starts: the lanes follow from the order-0 estimate, which lane starts do not
   // change; then their previous byte becomes 0 in the pair counts.
-  plan = plan_plane(pairs, n, chunk, max_lanes);
+  plan = plan_plane(pairs, n, chunk, max_lanes, 0, /*lanes_only=*/true);
   if (plan.mode == kPlaneConstant) return Status::Ok();
   std::vector<uint64_t> around;  // (i - 1, i) for every lane start i but the chunks' first
   for (uint64_t base = 0; base < n; base += chunk) {
@@ -385,12 +443,16 @@ Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t m
   FACTZ_RETURN_IF_ERROR(gather(around, bytes));
   if (bytes.size() != around.size()) return Status(Code::internal, "ans: gather returned the wrong count");
   for (size_t e = 0; e < bytes.size(); e += 2) {
-    --pairs[static_cast<size_t>(bytes[e]) * 256 + bytes[e + 1]];
-    ++pairs[bytes[e + 1]];
+    add_byte(pairs.rows, bytes[e]);  // present already, unless `gather` is wrong: keep it cleared
+    --pairs.row(bytes[e])[bytes[e + 1]];
+    ++pairs.row(0)[bytes[e + 1]];
   }
   plan = plan_plane(pairs, n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
   Histogram order0{};
-  for (size_t i = 0; i < pairs.size(); ++i) order0[i & 0xFF] += pairs[i];
+  for_each_byte(pairs.rows, [&](int prev) {
+    const uint64_t* row = pairs.row(prev);
+    for (int v = 0; v < 256; ++v) order0[v] += row[v];
+  });
   uint64_t plane_bytes = rans_plane_bytes(plan, pairs, n, chunk);
   // Rare values escaped, when that is strictly smaller. The lanes stay those of the plan
   // above: the lane start corrections of the pair counts were made for them.
@@ -428,6 +490,24 @@ Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t m
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- encoder stages
+
+Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t max_lanes, const AnsPlaneGather& gather,
+                      const AnsPlaneExceptions& exceptions, AnsPlanePlan& plan, const AnsPlaneEscapes* escapes) {
+  // A per-thread copy of the rows that hold counts, reused: on small inputs, fresh pages for
+  // 512 KiB of counts cost far more than the planning itself (page faults are slow on
+  // virtual machines), and so does copying or clearing all of them.
+  thread_local PairCounts pairs;
+  pairs.reset();
+  pairs.rows = nonzero_rows(pairs_in.data());  // with 0: lane starts
+  for_each_byte(pairs.rows, [&](int prev) {
+    std::copy_n(pairs_in.data() + static_cast<size_t>(prev) * 256, 256, pairs.row(prev));
+  });
+  return plan_plane_counts(pairs, n, max_lanes, gather, exceptions, plan, escapes);
 }
 
 uint8_t ans_blob_version(const AnsPlanePlan& lo, const AnsPlanePlan& hi) {
@@ -501,8 +581,15 @@ void ans_append_plane_tail(const AnsPlanePlan& p, std::vector<uint8_t>& out) {
 // ---------------------------------------------------------------- normalization
 
 void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::span<uint32_t, 256> freqs) {
+  // The present values in increasing order: the repair steps below scan these alone (the
+  // others keep frequency 0), as a context of a small plane often holds few of the 256.
+  std::array<uint8_t, 256> present;
+  int count = 0;
   uint64_t total = 0;
-  for (const uint64_t c : histogram) total += c;
+  for (int v = 0; v < 256; ++v) {
+    total += histogram[v];
+    if (histogram[v] != 0) present[count++] = static_cast<uint8_t>(v);
+  }
   // Proportional share, rounded down, at least 1 for every present value.
   int64_t sum = 0;
   for (int v = 0; v < 256; ++v) {
@@ -514,22 +601,32 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
   // more slot saves about c / (f + 1/2) units and one fewer costs about c / (f - 1/2).
   // Both are compared as exact integer cross products, so the choice is platform-free;
   // ties go to the smaller byte value (the strict comparisons keep the first one found).
+  // The best value's count and odd factor stay in registers through a scan.
   for (; sum < kScale; ++sum) {
     int best = -1;
-    for (int v = 0; v < 256; ++v) {
-      if (histogram[v] == 0) continue;
-      if (best < 0 || histogram[v] * (2 * uint64_t{freqs[best]} + 1) > histogram[best] * (2 * uint64_t{freqs[v]} + 1)) {
+    uint64_t best_count = 0, best_odd = 0;
+    for (int i = 0; i < count; ++i) {
+      const int v = present[i];
+      const uint64_t c = histogram[v], odd = 2 * uint64_t{freqs[v]} + 1;
+      if (best < 0 || c * best_odd > best_count * odd) {
         best = v;
+        best_count = c;
+        best_odd = odd;
       }
     }
     ++freqs[best];
   }
   for (; sum > kScale; --sum) {
     int best = -1;
-    for (int v = 0; v < 256; ++v) {
+    uint64_t best_count = 0, best_odd = 0;
+    for (int i = 0; i < count; ++i) {
+      const int v = present[i];
       if (freqs[v] <= 1) continue;
-      if (best < 0 || histogram[v] * (2 * uint64_t{freqs[best]} - 1) < histogram[best] * (2 * uint64_t{freqs[v]} - 1)) {
+      const uint64_t c = histogram[v], odd = 2 * uint64_t{freqs[v]} - 1;
+      if (best < 0 || c * best_odd < best_count * odd) {
         best = v;
+        best_count = c;
+        best_odd = odd;
       }
     }
     --freqs[best];
@@ -547,9 +644,10 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
 
   // The two planes, then their pair counts (summed over parts: exact for any schedule).
   std::vector<uint8_t> planes_bytes;
-  // Per-thread pair counts, reused across calls (see ans_plan_plane).
-  thread_local std::vector<PairHistogram> pairs(2);
-  for (auto& h : pairs) h.assign(256 * 256, 0);
+  // Per-thread pair counts, reused across calls (see ans_plan_plane); planning changes them
+  // in place (lane starts), so they are cleared on the next call.
+  thread_local PairCounts pairs[2];
+  for (auto& h : pairs) h.reset();
   try {
     resize_fresh(planes_bytes, 2 * n);
   } catch (const std::bad_alloc&) {
@@ -559,25 +657,38 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   {
     // With one part the counts go straight into the plane histograms: on small inputs
     // fresh pages for partial copies cost more than the counting itself.
-    const int parts = n < kParallelHistogramMin ? 1 : static_cast<int>(std::min<int64_t>(threads, n_chunks));
+    const bool small = n < kParallelHistogramMin;
+    const int parts = small ? 1 : static_cast<int>(std::min<int64_t>(threads, n_chunks));
     std::vector<uint64_t> partial(parts > 1 ? static_cast<size_t>(parts) * 2 * 65536 : 0, 0);
+    std::array<uint8_t, 256> seen[2] = {};  // small inputs: the byte values of each plane
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int p = 0; p < parts; ++p) {
-      uint64_t* counts_lo = parts > 1 ? partial.data() + static_cast<size_t>(p) * 2 * 65536 : pairs[0].data();
-      uint64_t* counts_hi = parts > 1 ? counts_lo + 65536 : pairs[1].data();
+      uint64_t* counts_lo = parts > 1 ? partial.data() + static_cast<size_t>(p) * 2 * 65536 : pairs[0].counts.data();
+      uint64_t* counts_hi = parts > 1 ? counts_lo + 65536 : pairs[1].counts.data();
       const int64_t k0 = static_cast<int64_t>(part_begin(n_chunks, parts, p));
       const int64_t k1 = static_cast<int64_t>(part_begin(n_chunks, parts, p + 1));
       for (int64_t k = k0; k < k1; ++k) {
         const uint64_t first = k * chunk, m = std::min(n - first, chunk);
         split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
-        count_pairs(plane_data[0] + first, m, counts_lo);
-        count_pairs(plane_data[1] + first, m, counts_hi);
+        count_pairs(plane_data[0] + first, m, counts_lo, small ? seen[0].data() : nullptr);
+        count_pairs(plane_data[1] + first, m, counts_hi, small ? seen[1].data() : nullptr);
       }
     }
     for (int p = 0; p < (parts > 1 ? parts : 0); ++p) {
       const uint64_t* counts = partial.data() + static_cast<size_t>(p) * 2 * 65536;
       for (int q = 0; q < 2; ++q) {
-        for (size_t i = 0; i < 65536; ++i) pairs[q][i] += counts[static_cast<size_t>(q) * 65536 + i];
+        for (size_t i = 0; i < 65536; ++i) pairs[q].counts[i] += counts[static_cast<size_t>(q) * 65536 + i];
+      }
+    }
+    // The rows that hold counts: 0 (chunk starts) and the byte values present.
+    for (int q = 0; q < 2; ++q) {
+      if (small) {
+        add_byte(pairs[q].rows, 0);
+        for (int v = 0; v < 256; ++v) {
+          if (seen[q][v]) add_byte(pairs[q].rows, uint8_t(v));
+        }
+      } else {
+        pairs[q].rows = nonzero_rows(pairs[q].counts.data());
       }
     }
   }
@@ -606,7 +717,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
     };
     try {
       FACTZ_RETURN_IF_ERROR(
-          ans_plan_plane(pairs[p], n, max_lanes, gather, exceptions, plans[p], allow_escapes ? &escapes : nullptr));
+          plan_plane_counts(pairs[p], n, max_lanes, gather, exceptions, plans[p], allow_escapes ? &escapes : nullptr));
     } catch (const std::bad_alloc&) {
       return Status(Code::internal, "ans: out of memory");
     }
