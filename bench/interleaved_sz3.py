@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Whole-process compression time of SZ3, FaCTz-B and FaCTz-S on one thread, interleaved.
+
+bench/sz3_compare.sh times REPEAT consecutive runs of each command; on a virtual machine
+the first touches of fresh memory are slow, and a command run right after itself finds its
+pages warmer than one run after another program. Here every round runs SZ3 (u then v, ABS
+eb each, as a user of SZ3 would), then FaCTz-B, then FaCTz-S (factz compress -x omp=1), so
+each sees what the others left; the medians over the rounds and the same-run speed ratios
+are printed. eb = REL x (max over u and v - min over u and v), factz's REL; factz gets it as
+ABS eb. Files should be in the page cache (the first round warms them).
+
+  python3 bench/interleaved_sz3.py --sz3 SZ3 [--build DIR] [--rounds N] [--rel R ...]
+      [--field NAME:NX:NY:U:V ...]
+
+Default field: the 4096^2 turbulence /tmp/factz_fields/dt4096_{u,v}_4096x4096.f32
+(bench/evaluate's dt_synth 4096 4096 7 makes it). SZ3 is built from its public source
+outside the repository (docs/benchmarks.md says how).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sz3", required=True, help="sz3 binary")
+    ap.add_argument("--build", default="build", help="factz build directory (default build)")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
+    ap.add_argument("--rel", type=float, nargs="+", default=[1e-2, 1e-3, 1e-4])
+    ap.add_argument("--field", action="append", default=[], help="NAME:NX:NY:U:V (repeatable)")
+    a = ap.parse_args()
+    factz = os.path.join(a.build, "factz")
+    fields = a.field or [
+        "dt4096:4096:4096:/tmp/factz_fields/dt4096_u_4096x4096.f32:/tmp/factz_fields/dt4096_v_4096x4096.f32"
+    ]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive")
+    print("| field | REL | SZ3 s | FaCTz-B s | FaCTz-S s | SZ3 MB/s | B MB/s | S MB/s | B / SZ3 speed | S / SZ3 speed |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for spec in fields:
+        name, nx, ny, u, v = spec.split(":")
+        cu, cv = np.fromfile(u, "<f4"), np.fromfile(v, "<f4")
+        if cu.size != int(nx) * int(ny) or cv.size != cu.size:
+            sys.exit(f"{name}: the files do not hold {nx} x {ny} floats")
+        lo, hi = min(cu.min(), cv.min()), max(cu.max(), cv.max())
+        raw = cu.nbytes + cv.nbytes
+        tmp = f"/tmp/interleaved_sz3_{os.getpid()}"
+        for rel in a.rel:
+            eb = repr(float(rel * (float(hi) - float(lo))))
+            grid = ["-2", nx, ny]
+            cmds = {
+                "sz3": [[a.sz3, "-f", "-i", u, "-z", tmp + "_u.sz", *grid, "-M", "ABS", eb],
+                        [a.sz3, "-f", "-i", v, "-z", tmp + "_v.sz", *grid, "-M", "ABS", eb]],
+                "B": [[factz, "compress", *grid, "-i", u, "-i", v, "-z", tmp + "_b.fz", "-M", "ABS", eb,
+                       "--mode", "block", "-x", "omp=1"]],
+                "S": [[factz, "compress", *grid, "-i", u, "-i", v, "-z", tmp + "_s.fz", "-M", "ABS", eb,
+                       "--mode", "speculative", "-x", "omp=1"]],
+            }
+            times = {k: [] for k in cmds}
+            for _ in range(a.rounds):
+                for k, cs in cmds.items():
+                    t0 = time.perf_counter()
+                    for c in cs:
+                        subprocess.run(c, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    times[k].append(time.perf_counter() - t0)
+            m = {k: statistics.median(t) for k, t in times.items()}
+            print(f"| {name} | {rel:g} | {m['sz3']:.3f} | {m['B']:.3f} | {m['S']:.3f} | {raw / 1e6 / m['sz3']:.1f} "
+                  f"| {raw / 1e6 / m['B']:.1f} | {raw / 1e6 / m['S']:.1f} | {m['sz3'] / m['B']:.2f} "
+                  f"| {m['sz3'] / m['S']:.2f} |", flush=True)
+            for suffix in ("_u.sz", "_v.sz", "_b.fz", "_s.fz"):
+                if os.path.exists(tmp + suffix):
+                    os.remove(tmp + suffix)
+
+
+if __name__ == "__main__":
+    main()
