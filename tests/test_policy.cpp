@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <omp.h>
 #include <optional>
 #include <string>
 
 #include "api/device_backend.hpp"
 #include "factz/factz.hpp"
 #include "factz/multiblock.hpp"
+#include "streams/vector_stream.hpp"
 #include "synth.hpp"
 
 namespace {
@@ -290,3 +292,31 @@ TEST(Policy, MultiBlockFilesSendEveryBlockToTheDeviceEvenWithThreads) {
 }
 
 }  // namespace
+
+namespace factz {
+namespace {
+
+TEST(Policy, TheDefaultThreadCountFollowsTheFieldSizeAndAnAskedCountIsKept) {
+  const int all = omp_get_max_threads();
+  const int64_t per = detail::kValuesPerDefaultThread;
+  EXPECT_EQ(detail::threads_of(Policy::serial, 0, int64_t(1) << 30), 1);
+  EXPECT_EQ(detail::threads_of(Policy::serial, 4, int64_t(1) << 30), 1);
+  EXPECT_EQ(detail::threads_of(Policy::omp, 3, 10), 3) << "a count asked for is kept, however small the field";
+  EXPECT_EQ(detail::threads_of(Policy::omp, 0, 0), 1);
+  EXPECT_EQ(detail::threads_of(Policy::omp, 0, 360 * 181), 1) << "a 0.5 MB field runs on one thread by default";
+  EXPECT_EQ(detail::threads_of(Policy::omp, 0, 2 * per), std::min(all, 2));
+  EXPECT_EQ(detail::threads_of(Policy::omp, 0, 2 * per - 1), 1);
+  EXPECT_EQ(detail::threads_of(Policy::omp, 0, int64_t(4096) * 4096), std::min(all, 128));
+  // And the bytes never depend on it: the default and explicit counts give the same stream.
+  const VectorField2D f = synth::turbulence(96, 80, 9);
+  Options o;
+  o.mode = Mode::speculative;
+  auto a = compress(f, o);
+  o.threads = 2;
+  auto b = compress(f, o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a.value() == b.value());
+}
+
+}  // namespace
+}  // namespace factz

@@ -130,8 +130,8 @@ Status decode_into(std::span<const uint8_t> stream, std::span<float> u_out, std:
   try {
     auto parsed = detail::parse_vector_stream(stream);
     if (!parsed.ok()) return parsed.status();
-    return detail::cpu_decode(stream, parsed.value(), u_out, v_out, detail::threads_of(o.policy, o.threads),
-                              mask_out);
+    return detail::cpu_decode(stream, parsed.value(), u_out, v_out,
+                              detail::threads_of(o.policy, o.threads, int64_t(u_out.size())), mask_out);
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decompressing");
   }
@@ -145,8 +145,8 @@ Status decode_into(std::span<const uint8_t> stream, std::span<double> u_out, std
   try {
     auto parsed = detail::parse_vector_stream(stream);
     if (!parsed.ok()) return parsed.status();
-    return detail::cpu_decode(stream, parsed.value(), u_out, v_out, detail::threads_of(o.policy, o.threads),
-                              mask_out);
+    return detail::cpu_decode(stream, parsed.value(), u_out, v_out,
+                              detail::threads_of(o.policy, o.threads, int64_t(u_out.size())), mask_out);
   } catch (const std::bad_alloc&) {
     return Status(Code::internal, "out of memory decompressing");
   }
@@ -188,7 +188,7 @@ Result<Field> decompress_on_cpu(std::span<const uint8_t> stream, const Decompres
     p->resize(n);
   }
   FACTZ_RETURN_IF_ERROR(detail::cpu_decode(stream, parsed.value(), std::span<T>(f.u), std::span<T>(f.v),
-                                           detail::threads_of(o.policy, o.threads), &f.mask));
+                                           detail::threads_of(o.policy, o.threads, f.nx * f.ny), &f.mask));
   return f;
 }
 

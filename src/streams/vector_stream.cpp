@@ -42,6 +42,13 @@ int threads_of(Policy p, int threads) {
   return threads > 0 ? threads : omp_get_max_threads();
 }
 
+int threads_of(Policy p, int threads, int64_t values) {
+  if (p == Policy::serial) return 1;
+  if (threads > 0) return threads;
+  const int64_t useful = std::max<int64_t>(1, values / kValuesPerDefaultThread);
+  return int(std::min<int64_t>(omp_get_max_threads(), useful));
+}
+
 Status check_vector_options(int64_t nx, int64_t ny, const Options& o) {
   if (nx <= 0 || ny <= 0) return invalid_argument("field dimensions must be positive");
   if (uint64_t(nx) * uint64_t(ny) > kMaxElements) return invalid_argument("field has too many values");

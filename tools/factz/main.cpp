@@ -64,7 +64,8 @@ const factz::cli::OptionSpec kDims{
 const factz::cli::OptionSpec kJson{"--json", 0, "", "print one JSON object on stdout"};
 const factz::cli::OptionSpec kExec{
     "-x", 1, "POLICY",
-    "serial | omp | omp=T (T threads) | cuda | cuda:N (vector compress/decompress on CUDA device N; plain cuda: "
+    "serial | omp (OpenMP's threads; 2D vector compress/decompress: one per 131072 vertices at most) | omp=T (T "
+    "threads) | cuda | cuda:N (vector compress/decompress on CUDA device N; plain cuda: "
     "the node-local MPI rank modulo the device count); output bytes never depend on it"};
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};

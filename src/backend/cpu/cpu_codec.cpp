@@ -148,7 +148,7 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
                                               Field* given = nullptr) {
   using T = ValueOf<Field>;
   constexpr bool kFloat64 = std::is_same_v<T, double>;
-  const int threads = threads_of(o.policy, o.threads);
+  const int threads = threads_of(o.policy, o.threads, field.size());
   Stages stages;
   Laps lap(stages, o.progress, o.mode == Mode::speculative);
   CompressStats st;
