@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/exact.hpp"
 #include "kernels/exact64.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/safe_bound.hpp"
@@ -137,28 +138,36 @@ FACTZ_HD void scaled_uncertified_bounds(int t, const int64_t idx[3], const float
   uncertified_bounds(t, idx, u, v, xi, cap);
 }
 
-/// uncertified_bounds of a float64 triangle, scale-free as capped_safe_bound is: the values
-/// are scaled by one power of two to put the largest magnitude in [1, 2) (no product
-/// overflows), xi is a ratio and the cap is scaled back.
+/// A float64 triangle scaled by one power of two, 2^shift, that puts its largest magnitude
+/// in [1, 2): ratios of products (every margin here) do not change, and no product
+/// overflows (a value 2^1000 below the largest may underflow, which only lowers a margin).
+/// `largest` is the unscaled largest magnitude; the zero triangle keeps shift 0.
+struct UnitTriangle {
+  double u[3], v[3];
+  int shift = 0;
+  double largest = 0.0;
+};
+FACTZ_HD UnitTriangle unit_scaled(const double u[3], const double v[3]) {
+  UnitTriangle s;
+  for (int k = 0; k < 3; ++k) {
+    s.largest = fabs(u[k]) > s.largest ? fabs(u[k]) : s.largest;
+    s.largest = fabs(v[k]) > s.largest ? fabs(v[k]) : s.largest;
+  }
+  s.shift = s.largest > 0.0 ? -ilogb(s.largest) : 0;
+  for (int k = 0; k < 3; ++k) {
+    s.u[k] = ldexp(u[k], s.shift);
+    s.v[k] = ldexp(v[k], s.shift);
+  }
+  return s;
+}
+
+/// uncertified_bounds of a float64 triangle, scale-free as capped_safe_bound is: computed
+/// on unit_scaled values (xi is a ratio), the cap scaled back.
 FACTZ_HD void scaled_uncertified_bounds(int t, const int64_t idx[3], const double u[3], const double v[3],
                                         double& xi, double& cap) {
-  double largest = 0.0;
-  for (int k = 0; k < 3; ++k) {
-    largest = fabs(u[k]) > largest ? fabs(u[k]) : largest;
-    largest = fabs(v[k]) > largest ? fabs(v[k]) : largest;
-  }
-  if (!(largest > 0.0)) {  // the zero triangle: stays zero, nothing to keep
-    uncertified_bounds(t, idx, u, v, xi, cap);
-    return;
-  }
-  const int shift = -ilogb(largest);
-  double su[3], sv[3];
-  for (int k = 0; k < 3; ++k) {
-    su[k] = ldexp(u[k], shift);
-    sv[k] = ldexp(v[k], shift);
-  }
-  uncertified_bounds(t, idx, su, sv, xi, cap);
-  if (cap < INFINITY) cap = ldexp(cap, -shift);
+  const UnitTriangle s = unit_scaled(u, v);
+  uncertified_bounds(t, idx, s.u, s.v, xi, cap);
+  if (cap < INFINITY) cap = ldexp(cap, -s.shift);
 }
 
 /// The triangle's safe bound, except that values which cannot matter are not refined:
@@ -188,26 +197,19 @@ FACTZ_HD float capped_safe_bound(const float u[3], const float v[3], float eb) {
 /// compares with the unscaled values. The block frontend checks every float64 triangle's
 /// signature exactly afterwards (no triangle is taken as critical-point free from this).
 FACTZ_HD double capped_safe_bound(const double u[3], const double v[3], double eb) {
-  double largest = 0.0, smallest = INFINITY;
+  const UnitTriangle s = unit_scaled(u, v);
+  if (!(s.largest > 0.0)) return 0.0;  // the zero triangle: no margin (as for floats)
+  double smallest = INFINITY;
   for (int k = 0; k < 3; ++k) {
     const double au = fabs(u[k]), av = fabs(v[k]);
-    largest = au > largest ? au : largest;
-    largest = av > largest ? av : largest;
     if (au > 0.0 && au < smallest) smallest = au;
     if (av > 0.0 && av < smallest) smallest = av;
   }
-  if (!(largest > 0.0)) return 0.0;  // the zero triangle: no margin (as for floats)
-  const int shift = -ilogb(largest);
-  double su[3], sv[3];
-  for (int k = 0; k < 3; ++k) {
-    su[k] = ldexp(u[k], shift);
-    sv[k] = ldexp(v[k], shift);
-  }
-  const double h = half_plane_margin(su, sv);
+  const double h = half_plane_margin(s.u, s.v);
   if (h >= 1.0) return kSafetyFactor;
   const double cap = eb / smallest;
   if (h * kSafetyFactor >= cap) return h * kSafetyFactor;
-  return triangle_safe_bound(su, sv, h);
+  return triangle_safe_bound(s.u, s.v, h);
 }
 
 /// A relative bound that constrains nothing: a component the triangle's proof does not read
@@ -222,15 +224,11 @@ struct TriangleBounds {
   T xi_u, xi_v, cap;
 };
 
-/// Whether the three values have one strict sign (all > 0 or all < 0), and the smallest
-/// magnitude among them.
+/// The smallest of three magnitudes.
 template <class T>
-FACTZ_HD bool one_strict_sign(const T x[3], T& smallest) {
-  const bool pos = (x[0] > T(0)) & (x[1] > T(0)) & (x[2] > T(0));
-  const bool neg = (x[0] < T(0)) & (x[1] < T(0)) & (x[2] < T(0));
+FACTZ_HD T smallest_magnitude(const T x[3]) {
   const T a0 = fabs(x[0]), a1 = fabs(x[1]), a2 = fabs(x[2]);
-  smallest = a0 < a1 ? (a0 < a2 ? a0 : a2) : (a1 < a2 ? a1 : a2);
-  return pos | neg;
+  return a0 < a1 ? (a0 < a2 ? a0 : a2) : (a1 < a2 ? a1 : a2);
 }
 
 /// triangle_bounds' result for a triangle and whether a safe bound proved it critical-point
@@ -245,10 +243,10 @@ template <class T>
 FACTZ_HD TriangleBounds<T> triangle_bounds(int t, const int64_t idx[3], const T u[3], const T v[3], T eb,
                                            bool& proven_free) {
   const T free_bound = T(kFreeRelativeBound), one_sign = T(round_bound(kSafetyFactor, T(0)));
-  T su, sv;
-  const bool u_one = one_strict_sign(u, su), v_one = one_strict_sign(v, sv);
+  const bool u_one = strictly_one_sided(u, 3), v_one = strictly_one_sided(v, 3);
   proven_free = true;
-  if (u_one && (!v_one || su >= sv)) return {one_sign, free_bound, T(INFINITY)};
+  if (u_one && (!v_one || smallest_magnitude(u) >= smallest_magnitude(v)))
+    return {one_sign, free_bound, T(INFINITY)};
   if (v_one) return {free_bound, one_sign, T(INFINITY)};
   const T xi = capped_safe_bound(u, v, eb);
   proven_free = xi > T(0);
@@ -457,8 +455,9 @@ inline uint8_t choose_tile_id_rows(const float* x, const uint8_t* ids, int64_t n
 
 /// FaCTz-B step 3, one vertex and one component: the bound id of min(eb, r |x|, cap), r the
 /// smallest relative bound of this component and cap the smallest absolute bound of the
-/// vertex's incident triangles (r may be kFreeRelativeBound: r |x| stays finite). A grid without triangles (1 x N) constrains nothing: eb. T: float (r |x| exact
-/// in double), or double (r |x| rounds by 2^-53 relative, far inside kSafetyFactor).
+/// vertex's incident triangles (r may be kFreeRelativeBound: r |x| stays finite). A grid
+/// without triangles (1 x N) constrains nothing: eb. T: float (r |x| exact in double), or
+/// double (r |x| rounds by 2^-53 relative, far inside kSafetyFactor).
 template <class T>
 FACTZ_HD int vertex_bound_id(T eb, T r, T cap, T x, bool free_grid) {
   if (free_grid) return id_for_bound(eb, double(eb));
