@@ -32,28 +32,58 @@ double blob_bits(std::span<const uint16_t> symbols, std::vector<int64_t>& count,
   return bits;
 }
 
-/// The codes' part of the estimate: each component's codes in the segments the writer cuts
-/// (phase_segments of the phases' code counts), or one blob where the writer may keep one
-/// and it is smaller (fields of fewer than kAlwaysSegmentCodes vertices, `full_n`).
-double code_bits(const std::vector<uint16_t>& codes_u, const std::vector<uint16_t>& codes_v,
-                 const std::vector<int64_t>& phase_codes, int64_t full_n, std::vector<int64_t>& count) {
-  double seg_bits = 0;
-  int64_t first = 0;
-  for (const int64_t size : phase_segments(phase_codes)) {
-    seg_bits += blob_bits(std::span(codes_u).subspan(size_t(first), size_t(size)), count) +
-                blob_bits(std::span(codes_v).subspan(size_t(first), size_t(size)), count);
-    first += size;
+/// The trial's payload estimate of one run of the schedule, fed its targets in stream order
+/// (target(), phase after phase between begin_phase() and end_phase()): the ids'
+/// zeroth-order entropy per phase (the coder's contexts follow a phase's run of equal ids;
+/// one table), each component's codes in the segments the writer cuts (phase_segments; or
+/// one blob where the writer may keep one and it is smaller: fields of fewer than
+/// kAlwaysSegmentCodes vertices, `full_n`), and the raw bits of the exact values (every
+/// anchor and the targets of id 0). The trial's own runs and the encoder's (on fields the
+/// trial sees whole) are scored by this one piece, so they choose alike.
+class PayloadEstimate {
+ public:
+  PayloadEstimate(int64_t anchors, std::vector<int64_t>& count) : exact_(anchors), count_(count) {}
+  void begin_phase() {
+    ids_.clear();
+    phase_codes_.push_back(0);
   }
-  const double one_bits = blob_bits(codes_u, count) + blob_bits(codes_v, count);
-  return full_n >= kAlwaysSegmentCodes ? seg_bits : std::min(seg_bits, one_bits);
-}
+  void target(uint16_t id, uint16_t sym_u, uint16_t sym_v) {
+    ids_.push_back(id);
+    if (id_has_code(id)) {
+      codes_u_.push_back(sym_u);
+      codes_v_.push_back(sym_v);
+      ++phase_codes_.back();
+    }
+    exact_ += id == 0;
+  }
+  void end_phase() {
+    size_t present = 0;
+    const double bits = blob_bits(ids_, count_, &present);
+    id_bits_ += bits - 16.0 * double(present);  // one table for all phases
+  }
+  double bits(int64_t full_n, size_t value_bytes) {
+    double seg_bits = 0;
+    int64_t first = 0;
+    for (const int64_t size : phase_segments(phase_codes_)) {
+      seg_bits += blob_bits(std::span(codes_u_).subspan(size_t(first), size_t(size)), count_) +
+                  blob_bits(std::span(codes_v_).subspan(size_t(first), size_t(size)), count_);
+      first += size;
+    }
+    const double one_bits = blob_bits(codes_u_, count_) + blob_bits(codes_v_, count_);
+    const double codes = full_n >= kAlwaysSegmentCodes ? seg_bits : std::min(seg_bits, one_bits);
+    return id_bits_ + codes + double(exact_) * 16.0 * value_bytes;
+  }
 
-/// Estimated payload bits of the speculative schedule on a (filled) field with tight step
-/// `tight`: the ids' zeroth-order entropy per phase (the coder's contexts follow a phase's
-/// run of equal ids; one table), each component's codes in the segments the writer cuts
-/// (phase_segments; or one blob where the writer may keep one and it is smaller: fields of
-/// fewer than kAlwaysSegmentCodes vertices, `full_n`), and the raw bits of the exact values.
-/// `missing`: null or one byte per vertex.
+ private:
+  int64_t exact_;
+  std::vector<int64_t>& count_;  // blob_bits' scratch table
+  double id_bits_ = 0;
+  std::vector<uint16_t> ids_, codes_u_, codes_v_;  // the phase's ids; every code, in stream order
+  std::vector<int64_t> phase_codes_;
+};
+
+/// Estimated payload bits (PayloadEstimate) of the speculative schedule on a (filled) field
+/// with tight step `tight`. `missing`: null or one byte per vertex.
 template <class T>
 double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
                           const uint8_t* missing, T eb, int64_t s0, Predictor pred, int64_t tight, int64_t full_n) {
@@ -67,16 +97,12 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
   if (missing) fill_missing_anchors(A, nx, missing, cu.data(), cv.data(), pred);
-  int64_t exact = A.count();
   std::vector<int64_t> count(size_t(1) << 16, 0);
-  double id_bits = 0;
-  std::vector<uint16_t> ids, codes_u, codes_v;  // the phase's ids; every code, in stream order
-  std::vector<int64_t> phase_codes;
+  PayloadEstimate estimate(A.count(), count);
   PhaseSchedule schedule(nx, ny, s0);
   for (ScheduledPhase ph; schedule.next(ph);) {
     const PhaseLattice& L = ph.lattice;
-    ids.clear();
-    phase_codes.push_back(0);
+    estimate.begin_phase();
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
       const int64_t k = y * nx + x;
@@ -88,19 +114,11 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
                                                    cv.data(), sig.data(), bound, kRadius, true, pred, tight);
       cu[size_t(k)] = sp.recon_u;
       cv[size_t(k)] = sp.recon_v;
-      ids.push_back(sp.id);
-      if (id_has_code(sp.id)) {
-        codes_u.push_back(uint16_t(sp.code_u + kRadius));
-        codes_v.push_back(uint16_t(sp.code_v + kRadius));
-        ++phase_codes.back();
-      }
-      exact += sp.id == 0;
+      estimate.target(sp.id, uint16_t(sp.code_u + kRadius), uint16_t(sp.code_v + kRadius));
     }
-    size_t present = 0;
-    const double bits = blob_bits(ids, count, &present);
-    id_bits += bits - 16.0 * double(present);  // one table for all phases
+    estimate.end_phase();
   }
-  return id_bits + code_bits(codes_u, codes_v, phase_codes, full_n, count) + double(exact) * 16.0 * sizeof(T);
+  return estimate.bits(full_n, sizeof(T));
 }
 
 template <class T>
@@ -144,36 +162,23 @@ bool trial_is_whole_field(int64_t nx, int64_t ny, bool positive_bound, Predictor
 int64_t trial_choice_on_runs(int64_t nx, int64_t ny, int64_t s0, const std::vector<uint16_t>* const ids[2],
                              const std::vector<uint16_t>* const sym_u[2], const std::vector<uint16_t>* const sym_v[2],
                              int value_bytes) {
-  // trial_payload_bits' estimate, read off the runs: the same ids per phase (missing targets
-  // left out), the same codes in the same order, and its exact count (every anchor, missing
-  // ones too, and the targets of id 0).
+  // trial_payload_bits' estimate, read off the runs: the same targets in the same order
+  // (missing ones left out, as the trial leaves them out).
   std::vector<int64_t> count(size_t(1) << 16, 0);
   double bits[2];
   for (int r = 0; r < 2; ++r) {
-    double id_bits = 0;
-    int64_t exact = anchor_lattice(nx, ny, s0).count(), at = 0;
-    std::vector<uint16_t> phase_ids, codes_u, codes_v;
-    std::vector<int64_t> phase_codes;
+    PayloadEstimate estimate(anchor_lattice(nx, ny, s0).count(), count);
+    int64_t at = 0;
     PhaseSchedule schedule(nx, ny, s0);
     for (ScheduledPhase ph; schedule.next(ph);) {
-      phase_ids.clear();
-      phase_codes.push_back(0);
+      estimate.begin_phase();
       for (int64_t t = 0; t < ph.lattice.count(); ++t, ++at) {
         const uint16_t id = (*ids[r])[size_t(at)];
-        if (id == kMissingVertex) continue;
-        phase_ids.push_back(id);
-        if (id_has_code(id)) {
-          codes_u.push_back((*sym_u[r])[size_t(at)]);
-          codes_v.push_back((*sym_v[r])[size_t(at)]);
-          ++phase_codes.back();
-        }
-        exact += id == 0;
+        if (id != kMissingVertex) estimate.target(id, (*sym_u[r])[size_t(at)], (*sym_v[r])[size_t(at)]);
       }
-      size_t present = 0;
-      const double b = blob_bits(phase_ids, count, &present);
-      id_bits += b - 16.0 * double(present);
+      estimate.end_phase();
     }
-    bits[r] = id_bits + code_bits(codes_u, codes_v, phase_codes, nx * ny, count) + double(exact) * 16.0 * value_bytes;
+    bits[r] = estimate.bits(nx * ny, size_t(value_bytes));
   }
   return bits[1] < bits[0] * 0.99 ? kTrialTightStep : kNoTightLevel;
 }
