@@ -643,7 +643,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   const int64_t n_chunks = static_cast<int64_t>((n + chunk - 1) / chunk);
 
   // The two planes, then their pair counts (summed over parts: exact for any schedule).
-  std::vector<uint8_t> planes_bytes;
+  BigVector<uint8_t> planes_bytes;  // every byte is written by split_planes
   // Per-thread pair counts, reused across calls (see ans_plan_plane); planning changes them
   // in place (lane starts), so they are cleared on the next call.
   thread_local PairCounts pairs[2];

@@ -103,11 +103,14 @@ FACTZ_HD Signature triangle_signature(int t, const int64_t idx[3], const float u
 /// T1 = (a, b, d). The five 2x2 determinants m_k of the two triangles (the diagonal's is
 /// shared) decide almost every triangle at once: nonzero with differing signs means no
 /// critical point (see contains_origin). Anything else takes the full evaluation.
-FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u, const float* v,
-                              Signature out[2]) {
+///
+/// Row form: u0, v0 hold row i of the planes and u1, v1 row i + 1 (indexed by column), so a
+/// caller may pass rows it derived rather than whole planes.
+FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u0, const float* u1, const float* v0,
+                              const float* v1, Signature out[2]) {
   const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-  const float ua = u[a], ub = u[b], uc = u[c], ud = u[d];
-  const float va = v[a], vb = v[b], vc = v[c], vd = v[d];
+  const float ua = u0[j], ub = u0[j + 1], uc = u1[j], ud = u1[j + 1];
+  const float va = v0[j], vb = v0[j + 1], vc = v1[j], vd = v1[j + 1];
   const int s_da = cross_exact(ud, vd, ua, va);
   const int s_cd = cross_exact(uc, vc, ud, vd), s_ac = cross_exact(ua, va, uc, vc);
   const int s_bd = cross_exact(ub, vb, ud, vd), s_ab = cross_exact(ua, va, ub, vb);
@@ -131,6 +134,12 @@ FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float
     const float uu[3] = {ua, ub, ud}, vv[3] = {va, vb, vd};
     out[1] = triangle_signature(1, idx, uu, vv);
   }
+}
+
+/// cell_signatures on whole planes u and v.
+FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const float* u, const float* v, Signature out[2]) {
+  const int64_t r0 = i * g.nx, r1 = r0 + g.nx;
+  cell_signatures(g, i, j, u + r0, u + r1, v + r0, v + r1, out);
 }
 
 /// Signature of triangle `tri` of grid `g` over component planes u and v.

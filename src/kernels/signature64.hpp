@@ -84,11 +84,14 @@ FACTZ_HD Signature triangle_signature(int t, const int64_t idx[3], const double 
 /// Signatures of both triangles of cell (i, j): out[0] for T0 = (a, c, d), out[1] for
 /// T1 = (a, b, d), with the five 2x2 determinants deciding almost every triangle at once
 /// (see the float cell_signatures).
-FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const double* u, const double* v,
-                              Signature out[2]) {
+///
+/// Row form: u0, v0 hold row i of the planes and u1, v1 row i + 1 (indexed by column), so a
+/// caller may pass rows it derived rather than whole planes.
+FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const double* u0, const double* u1, const double* v0,
+                              const double* v1, Signature out[2]) {
   const int64_t a = i * g.nx + j, b = a + 1, c = a + g.nx, d = c + 1;
-  const double ua = u[a], ub = u[b], uc = u[c], ud = u[d];
-  const double va = v[a], vb = v[b], vc = v[c], vd = v[d];
+  const double ua = u0[j], ub = u0[j + 1], uc = u1[j], ud = u1[j + 1];
+  const double va = v0[j], vb = v0[j + 1], vc = v1[j], vd = v1[j + 1];
   const int s_da = cross_exact64(ud, vd, ua, va);
   const int s_cd = cross_exact64(uc, vc, ud, vd), s_ac = cross_exact64(ua, va, uc, vc);
   const int s_bd = cross_exact64(ub, vb, ud, vd), s_ab = cross_exact64(ua, va, ub, vb);
@@ -109,6 +112,12 @@ FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const doubl
     const double uu[3] = {ua, ub, ud}, vv[3] = {va, vb, vd};
     out[1] = triangle_signature(1, idx, uu, vv);
   }
+}
+
+/// cell_signatures on whole planes u and v.
+FACTZ_HD void cell_signatures(const Grid2D& g, int64_t i, int64_t j, const double* u, const double* v, Signature out[2]) {
+  const int64_t r0 = i * g.nx, r1 = r0 + g.nx;
+  cell_signatures(g, i, j, u + r0, u + r1, v + r0, v + r1, out);
 }
 
 /// Signature of triangle `tri` of grid `g` over float64 component planes u and v.

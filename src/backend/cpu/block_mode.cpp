@@ -29,6 +29,7 @@ template <class Field, class T>
 void run_none_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
                   const uint8_t* missing) {
   const TileLayout L(f.nx, f.ny);
+  out.eb = eb;
   quantize_plane(f.u, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.u, missing);
   quantize_plane(f.v, L, eb, uniform_tile_ids(L, eb), nullptr, threads, out.v, missing);
   force_exact_edges(f, exact_edges, out);
@@ -41,10 +42,14 @@ bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::b
 template <class Field, class T>
 void force_exact_edges_any(const Field& f, uint8_t edges, FrontendResultOf<T>& out) {
   if (!edges) return;
+  const TileLayout L(f.nx, f.ny);
+  const std::span<const T> xu(f.u), xv(f.v);
   auto force = [&](int64_t k) {
-    const bool same = same_bits(out.u.recon[k], f.u[size_t(k)]) && same_bits(out.v.recon[k], f.v[size_t(k)]);
+    const bool same = same_bits(reconstruction_at(xu, L, out.eb, out.u, k), f.u[size_t(k)]) &&
+                      same_bits(reconstruction_at(xv, L, out.eb, out.v, k), f.v[size_t(k)]);
     if (same) return;
     out.u.exact[k] = out.v.exact[k] = kStoredExact;
+    if (out.u.recon.empty()) return;
     out.u.recon[k] = f.u[size_t(k)];
     out.v.recon[k] = f.v[size_t(k)];
   };
@@ -80,7 +85,7 @@ void round_exact_values(std::span<const double> x, double eb, int threads, Quant
 
 template <class Field, class T>
 void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
-                   const uint8_t* missing) {
+                   const uint8_t* missing, FrontendKeeps keeps) {
   double t_last = omp_get_wtime();
   auto lap = [&](const char* name) {
     const double t = omp_get_wtime();
@@ -95,9 +100,19 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   const int64_t cw = g.nx - 1;
   // A positive safe bound proves a triangle critical-point free: remembered per cell
   // (bit t for triangle t) so the exact check can skip re-deriving those signatures.
-  BigVector<uint8_t> cp_free(static_cast<size_t>(g.cell_count()));
-  start_quantized_plane(L, out.u);
-  start_quantized_plane(L, out.v);
+  BigVector<uint8_t> cp_free;
+  resize_fresh(cp_free, static_cast<size_t>(g.cell_count()));
+  // FrontendKeeps::codes: each band's symbols are coded while it is in cache, and a float
+  // plane keeps no reconstruction (the exact check derives it row by row).
+  const bool codes = keeps == FrontendKeeps::codes;
+  const bool keep_recon = !codes || std::is_same_v<T, double>;
+  out.eb = eb;
+  for (QuantizedPlaneOf<T>* p : {&out.u, &out.v}) {
+    start_quantized_plane(L, *p, keep_recon);
+    if (!codes) continue;
+    resize_fresh(p->symbols, static_cast<size_t>(g.nx * g.ny));
+    p->escapes.assign(size_t(L.tiles_y), {});
+  }
   // A grid without triangles (1 x N) constrains nothing: every vertex takes eb.
   const bool free_grid = nt == 0;
   // Steps 1-4 band by band, one tile row of vertices at a time, so that the per-vertex
@@ -110,6 +125,7 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
     // cap (rc) over the incident triangles.
     std::vector<T> ru(size_t(kTile * g.nx)), rv(ru.size()), rc(ru.size());
     std::vector<uint8_t> id_u(ru.size()), id_v(ru.size());
+    std::vector<T> band_recon(keep_recon ? 0 : ru.size());  // quantize_rows's values, not kept
 #pragma omp for schedule(static)
     for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
       const int64_t y0 = ty * kTile, y1 = std::min(g.ny, y0 + kTile), band = (y1 - y0) * g.nx;
@@ -173,8 +189,15 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
           }
         }
       }
-      quantize_rows(std::span<const T>(f.u), L, eb, y0, y1, id_u.data(), out.u, missing);
-      quantize_rows(std::span<const T>(f.v), L, eb, y0, y1, id_v.data(), out.v, missing);
+      T* const recon_rows = keep_recon ? nullptr : band_recon.data();
+      quantize_rows(std::span<const T>(f.u), L, eb, y0, y1, id_u.data(), out.u, missing, recon_rows);
+      quantize_rows(std::span<const T>(f.v), L, eb, y0, y1, id_v.data(), out.v, missing, recon_rows);
+      if (codes) {
+        code_tile_row(std::span<const T>(f.u), L, eb, std::span<const uint8_t>(out.u.tile_ids), ty, missing,
+                      out.u.symbols.data(), out.u.escapes[size_t(ty)]);
+        code_tile_row(std::span<const T>(f.v), L, eb, std::span<const uint8_t>(out.v.tile_ids), ty, missing,
+                      out.v.symbols.data(), out.v.escapes[size_t(ty)]);
+      }
     }
   }
   lap("bounds_and_quantize");
@@ -191,12 +214,11 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   lap("repair");
 }
 
-/// Whether u, or v, has one strict sign on the four corners of cell (i, j)
-/// (kernels/exact.hpp strictly_one_sided).
+/// Whether u, or v, has one strict sign on the four corners of cell (i, j), given rows i
+/// (u0, v0) and i + 1 (u1, v1) (kernels/exact.hpp strictly_one_sided).
 template <class T>
-bool cell_one_sided(const Grid2D& g, int64_t i, int64_t j, const T* u, const T* v) {
-  const int64_t a = i * g.nx + j, c = a + g.nx;
-  const T cu[4] = {u[a], u[a + 1], u[c], u[c + 1]}, cv[4] = {v[a], v[a + 1], v[c], v[c + 1]};
+bool cell_one_sided(int64_t j, const T* u0, const T* u1, const T* v0, const T* v1) {
+  const T cu[4] = {u0[j], u0[j + 1], u1[j], u1[j + 1]}, cv[4] = {v0[j], v0[j + 1], v1[j], v1[j + 1]};
   return strictly_one_sided(cu, 4) || strictly_one_sided(cv, 4);
 }
 
@@ -204,24 +226,47 @@ template <class Field, class T>
 void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
                            const uint8_t* missing) {
   const Grid2D g{f.nx, f.ny};
-  const T* ru = out.u.recon.data();
-  const T* rv = out.v.recon.data();
+  const TileLayout L(f.nx, f.ny);
+  const std::span<const T> xu(f.u), xv(f.v);
+  // The reconstruction: the planes' recon, or derived (reconstruction_row/_at) where they
+  // keep none; rows of a kept plane are read in place.
+  const bool kept = !out.u.recon.empty();
   // Round 1 checks every triangle; later rounds only those around repaired vertices.
   std::vector<int64_t> bad;
-  const int64_t cw = g.nx - 1;
+  const int64_t nx = g.nx, cw = g.nx - 1;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<int64_t> local;
+    // Derived rows: slot r & 1 holds row r (u, then v); `held` is the last row derived, so
+    // row i is already there when this thread derived it as the previous cell row's i + 1.
+    std::vector<T> rows(kept ? 0 : size_t(4 * nx));
+    int64_t held = -1;
+    auto derive = [&](int64_t r) {
+      T* slot = rows.data() + (r & 1) * 2 * nx;
+      reconstruction_row(xu, L, out.eb, out.u, r, slot);
+      reconstruction_row(xv, L, out.eb, out.v, r, slot + nx);
+      held = r;
+      return slot;
+    };
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < g.ny - 1; ++i) {
+      const T *u0, *u1, *v0, *v1;
+      if (kept) {
+        u0 = out.u.recon.data() + i * nx, u1 = u0 + nx;
+        v0 = out.v.recon.data() + i * nx, v1 = v0 + nx;
+      } else {
+        const T* r0 = held == i ? rows.data() + (i & 1) * 2 * nx : derive(i);
+        const T* r1 = derive(i + 1);
+        u0 = r0, v0 = r0 + nx, u1 = r1, v1 = r1 + nx;
+      }
       for (int64_t j = 0; j < cw; ++j) {
         const bool proven_free = cp_free && cp_free[size_t(i * cw + j)] == 3;
         // Both triangles free of critical points before and after: the original by its safe
         // bounds, the reconstruction when u or v has one strict sign on the cell's corners
         // (no triangle can then hold the origin, even under the symbolic perturbation).
-        if (proven_free && cell_one_sided(g, i, j, ru, rv)) continue;
+        if (proven_free && cell_one_sided(j, u0, u1, v0, v1)) continue;
         Signature s[2], o[2] = {kNoCriticalPoint, kNoCriticalPoint};
-        cell_signatures(g, i, j, ru, rv, s);
+        cell_signatures(g, i, j, u0, u1, v0, v1, s);
         // The original's signature is 0 where a safe bound proved it; derived otherwise.
         if (!proven_free) cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
         const int64_t t0 = 2 * (i * cw + j);
@@ -237,6 +282,17 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
     }
   }
   out.repair_rounds = 1;
+  // A triangle's signature on the reconstruction, vertex by vertex.
+  auto recon_signature = [&](int64_t t) {
+    int64_t idx[3];
+    triangle_vertices(g, t, idx);
+    T uu[3], vv[3];
+    for (int c = 0; c < 3; ++c) {
+      uu[c] = reconstruction_at(xu, L, out.eb, out.u, idx[c]);
+      vv[c] = reconstruction_at(xv, L, out.eb, out.v, idx[c]);
+    }
+    return triangle_signature(int(t & 1), idx, uu, vv);
+  };
   while (!bad.empty()) {
     std::vector<int64_t> changed;
     for (int64_t t : bad) {
@@ -245,8 +301,10 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
       for (int64_t k : idx) {
         if (out.u.exact[k] == kStoredExact && out.v.exact[k] == kStoredExact) continue;
         out.u.exact[k] = out.v.exact[k] = kStoredExact;
-        out.u.recon[k] = f.u[k];
-        out.v.recon[k] = f.v[k];
+        if (kept) {
+          out.u.recon[k] = f.u[k];
+          out.v.recon[k] = f.v[k];
+        }
         changed.push_back(k);
       }
     }
@@ -263,7 +321,7 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
     for (int64_t t : recheck) {
       const int64_t cell = t >> 1;
       if ((cell_masked_triangles(missing, g.nx, cell / cw, cell % cw) >> (t & 1)) & 1) continue;
-      if (signature_at(g, t, ru, rv) != signature_at(g, t, f.u.data(), f.v.data())) bad.push_back(t);
+      if (recon_signature(t) != signature_at(g, t, f.u.data(), f.v.data())) bad.push_back(t);
     }
     ++out.repair_rounds;
   }
@@ -288,12 +346,12 @@ void force_exact_edges(const VectorField2D64& f, uint8_t edges, FrontendResult64
 }
 
 void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges,
-               const uint8_t* missing) {
-  run_block_any(f, eb, threads, out, exact_edges, missing);
+               const uint8_t* missing, FrontendKeeps keeps) {
+  run_block_any(f, eb, threads, out, exact_edges, missing, keeps);
 }
 void run_block(const VectorField2D64& f, double eb, int threads, FrontendResult64& out, uint8_t exact_edges,
-               const uint8_t* missing) {
-  run_block_any(f, eb, threads, out, exact_edges, missing);
+               const uint8_t* missing, FrontendKeeps keeps) {
+  run_block_any(f, eb, threads, out, exact_edges, missing, keeps);
 }
 
 void repair_signatures(const VectorField2D& f, const uint8_t* cp_free, int threads, FrontendResult& out,

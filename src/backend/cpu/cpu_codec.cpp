@@ -73,7 +73,7 @@ Status tiled_stream_sections(const Field& field, const uint8_t* missing, const S
   const T eb = plan_bound(p, T(0));
   FrontendResultOf<T> fr;
   if (p.options.mode == Mode::none) run_none(field, eb, threads, fr, p.options.exact_edges, missing);
-  else run_block(field, eb, threads, fr, p.options.exact_edges, missing);
+  else run_block(field, eb, threads, fr, p.options.exact_edges, missing, FrontendKeeps::codes);
   lap("frontend");
   for (auto& sub : fr.stage_seconds) stages.emplace_back("  " + sub.first, sub.second);
   int64_t exact = 0;
@@ -82,13 +82,18 @@ Status tiled_stream_sections(const Field& field, const uint8_t* missing, const S
     exact += fr.u.exact[size_t(k)] == kStoredExact || fr.v.exact[size_t(k)] == kStoredExact;
   if constexpr (std::is_same_v<T, float>) {
     // encode_plane takes a float plane's exact values from the field (they are the
-    // originals): the reconstructions go before the codes are allocated (peak memory).
+    // originals): mode none's reconstructions go before the codes are allocated (peak
+    // memory); block mode kept none (FrontendKeeps::codes).
     BigVector<T>().swap(fr.u.recon);
     BigVector<T>().swap(fr.v.recon);
   }
   const TileLayout L(field.nx, field.ny);
   PlanePayload planes[2] = {encode_plane(field.u, L, eb, fr.u, threads, missing),
                             encode_plane(field.v, L, eb, fr.v, threads, missing)};
+  for (auto* plane : {&fr.u, &fr.v}) {  // in the exact lists now: the coders reuse the memory
+    BigVector<uint8_t>().swap(plane->exact);
+    BigVector<T>().swap(plane->recon);
+  }
   TiledPayload pl;
   if (p.options.mode == Mode::block) {
     pl.tile_ids = fr.u.tile_ids;

@@ -18,10 +18,18 @@
 
 namespace factz::detail {
 
+/// What block mode leaves in its planes besides tile ids and exact flags:
+/// the reconstructions (`reconstructions`: what the GPU model and the tests compare), or the
+/// symbols and escapes of every band, coded while the band is in cache (`codes`: what the
+/// codec takes; a float plane then keeps no recon, which saves a pass and a plane-sized
+/// array; a float64 plane keeps it for its rounded exact values). The streams are the same.
+enum class FrontendKeeps { reconstructions, codes };
+
 /// T: float, or double for a float64 field.
 template <class T>
 struct FrontendResultOf {
   QuantizedPlaneOf<T> u, v;
+  T eb = T(0);                    ///< the bound the planes were quantized with (their tile ids' steps)
   int64_t repair_rounds = 0;      ///< exact check passes (block mode)
   int64_t repaired_vertices = 0;  ///< vertices sent to exact storage by the check
   std::vector<std::pair<std::string, double>> stage_seconds;  ///< wall time per step
@@ -39,12 +47,12 @@ void run_none(const VectorField2D64& f, double eb, int threads, FrontendResult64
 /// Mode block (FaCTz-B): safe bounds per triangle, per vertex, per tile; then the exact
 /// signature check with repair until every triangle keeps its signature.
 void run_block(const VectorField2D& f, float eb, int threads, FrontendResult& out, uint8_t exact_edges = 0,
-               const uint8_t* missing = nullptr);
+               const uint8_t* missing = nullptr, FrontendKeeps keeps = FrontendKeeps::reconstructions);
 /// The float64 FaCTz-B: safe bounds, ids and quantization in double; its exact check
 /// derives every original triangle's signature (it takes no triangle as proven
 /// critical-point free by a safe bound, which rounds for doubles).
 void run_block(const VectorField2D64& f, double eb, int threads, FrontendResult64& out, uint8_t exact_edges = 0,
-               const uint8_t* missing = nullptr);
+               const uint8_t* missing = nullptr, FrontendKeeps keeps = FrontendKeeps::reconstructions);
 
 /// Whether vertex (x, y) lies on one of the outer rows/columns named by `edges` (EdgeBits:
 /// 1 x = 0, 2 x = nx - 1, 4 y = 0, 8 y = ny - 1).
@@ -61,7 +69,8 @@ void force_exact_edges(const VectorField2D& f, uint8_t edges, FrontendResult& ou
 void force_exact_edges(const VectorField2D64& f, uint8_t edges, FrontendResult64& out);
 
 /// The exact check with repair shared by frontends: vertices of every triangle whose
-/// signature on (u.recon, v.recon) differs from its signature on the original field
+/// signature on the reconstruction (u.recon and v.recon, or reconstruction_row/_at where the
+/// planes keep none) differs from its signature on the original field
 /// become exact in both planes, and the triangles around them are checked again, until
 /// none differs. cp_free (optional, one byte per cell, bit t for triangle t) marks
 /// triangles already proven critical-point free in the original, whose original signature

@@ -24,10 +24,12 @@ void put_exact(ByteWriter& w, float x) { w.f32(x); }
 void put_exact(ByteWriter& w, double x) { w.f64(x); }
 
 /// Rows [y0, y1) of the plane: each tile row segment with its tile's id (out.tile_ids), each
-/// vertex checked against its own bound (row_ids, row y0 first, or the tile's).
+/// vertex checked against its own bound (row_ids, row y0 first, or the tile's). The exact
+/// flags go to out.exact; the reconstructions to recon_rows (row y0 first: out.recon's rows,
+/// or a band buffer of a frontend that does not keep them).
 template <class T>
 void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t y0, int64_t y1,
-                       const uint8_t* row_ids, QuantizedPlaneOf<T>& out, const uint8_t* missing) {
+                       const uint8_t* row_ids, QuantizedPlaneOf<T>& out, const uint8_t* missing, T* recon_rows) {
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   for (int64_t y = y0; y < y1; ++y) {
@@ -35,18 +37,18 @@ void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t 
       const int id = out.tile_ids[size_t(L.tile_of(x0, y))];
       const T step = T(2) * bound[id];
       const int64_t x1 = std::min(L.nx, x0 + kTile);
-      const int64_t k0 = y * L.nx + x0;
-      const uint8_t* ids = row_ids ? row_ids + (k0 - y0 * L.nx) : nullptr;
+      const int64_t k0 = y * L.nx + x0, r0 = k0 - y0 * L.nx;
+      const uint8_t* ids = row_ids ? row_ids + r0 : nullptr;
       if constexpr (std::is_same_v<T, float>) {  // the same rule, vectorized
         quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, missing ? missing + k0 : nullptr,
-                           out.recon.data() + k0, out.exact.data() + k0);
+                           recon_rows + r0, out.exact.data() + k0);
         continue;
       }
       for (int64_t i = 0; i < x1 - x0; ++i) {
         const int64_t k = k0 + i;
         const TiledValue<T> tv =
             quantize_tiled_vertex(x[k], id, step, bound[ids ? ids[i] : id], missing && missing[k]);
-        out.recon[k] = tv.recon;
+        recon_rows[r0 + i] = tv.recon;
         out.exact[k] = tv.exact ? 1 : 0;
       }
     }
@@ -61,56 +63,121 @@ void quantize_plane_any(std::span<const T> x, const TileLayout& L, T eb, std::ve
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
     const int64_t y0 = ty * kTile, y1 = std::min(L.ny, y0 + kTile);
-    quantize_rows_any(x, L, eb, y0, y1, vertex_ids ? vertex_ids + y0 * L.nx : nullptr, out, missing);
+    quantize_rows_any(x, L, eb, y0, y1, vertex_ids ? vertex_ids + y0 * L.nx : nullptr, out, missing,
+                      out.recon.data() + y0 * L.nx);
   }
 }
 
+/// The integers q of row y of the plane (its tiles' steps; an exact tile's q is 0).
 template <class T>
-PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, const QuantizedPlaneOf<T>& p,
-                              int threads, const uint8_t* missing) {
-  const int64_t n = L.nx * L.ny;
-  PlanePayload out;
-  out.symbols.resize(size_t(n));
-  T step_of[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
-  // q is a pure function of (x, tile id), recomputed here rather than stored. Tile rows
-  // are independent (Lorenzo stops at tile edges), so each is one parallel task; escaped
-  // codes are collected per tile row and joined in order.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes(size_t(L.tiles_y));
-  std::vector<std::vector<int64_t>> exact(size_t(L.tiles_y));
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<int32_t> above(size_t(L.nx)), here(size_t(L.nx));
-#pragma omp for schedule(static)
-    for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
-      const int64_t y1 = std::min(L.ny, (ty + 1) * kTile);
-      for (int64_t y = ty * kTile; y < y1; ++y) {
-        for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
-          const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
-          const int64_t x1 = std::min(L.nx, x0 + kTile);
-          const T* row = x.data() + y * L.nx;
-          if (id == 0) {
-            for (int64_t xi = x0; xi < x1; ++xi) here[size_t(xi)] = 0;
-          } else if constexpr (std::is_same_v<T, float>) {  // prequantize, vectorized
-            for (int64_t xi = x0; xi < x1; ++xi) here[size_t(xi)] = prequantize_select(row[xi], step_of[id]);
-          } else {
-            for (int64_t xi = x0; xi < x1; ++xi) here[size_t(xi)] = prequantize(row[xi], step_of[id]);
-          }
-        }
-        for (int64_t xi = 0; xi < L.nx; ++xi) {
-          if (missing && missing[y * L.nx + xi])
-            here[size_t(xi)] = missing_vertex_quant(here.data(), above.data(), xi, y,
-                                                    step_of[p.tile_ids[size_t(L.tile_of(xi, y))]]);
-          const int64_t code = tile_lorenzo_code(here.data(), above.data(), xi, y);
-          const uint16_t symbol = tiled_symbol(code, missing && missing[y * L.nx + xi]);
-          out.symbols[size_t(y * L.nx + xi)] = symbol;
-          if (symbol == 0) escapes[size_t(ty)].emplace_back(y * L.nx + xi, code);
-          if (p.exact[size_t(y * L.nx + xi)]) exact[size_t(ty)].push_back(y * L.nx + xi);
-        }
-        std::swap(above, here);
+void prequantize_row(const T* row, const TileLayout& L, const T* step_of, const uint8_t* tile_ids, int64_t y,
+                     int32_t* q) {
+  for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
+    const int id = tile_ids[size_t(L.tile_of(x0, y))];
+    const int64_t x1 = std::min(L.nx, x0 + kTile);
+    if (id == 0) {
+      for (int64_t xi = x0; xi < x1; ++xi) q[xi] = 0;
+    } else if constexpr (std::is_same_v<T, float>) {  // prequantize, vectorized
+      for (int64_t xi = x0; xi < x1; ++xi) q[xi] = prequantize_select(row[xi], step_of[id]);
+    } else {
+      for (int64_t xi = x0; xi < x1; ++xi) q[xi] = prequantize(row[xi], step_of[id]);
+    }
+  }
+}
+
+/// The symbols of row y (first row of its tile row when `first`) from its integers `here`
+/// and the previous row's `above`, without missing vertices: tile_lorenzo_code and
+/// code_symbol in a form the compiler vectorizes (a tile's first column has no left
+/// neighbour; the first row of a tile row no upper one). Escapes (symbol 0) are appended.
+void symbol_row(const int32_t* here, const int32_t* above, int64_t nx, int64_t y, bool first, uint16_t* sym,
+                std::vector<std::pair<int64_t, int64_t>>& escapes) {
+  for (int64_t x0 = 0; x0 < nx; x0 += kTile) {
+    const int64_t x1 = std::min(nx, x0 + kTile);
+    const int64_t c0 = first ? int64_t(here[x0]) : int64_t(here[x0]) - int64_t(above[x0]);
+    sym[x0] = code_symbol(c0);
+    if (first) {
+      for (int64_t xi = x0 + 1; xi < x1; ++xi) {
+        const int64_t c = int64_t(here[xi]) - int64_t(here[xi - 1]);
+        sym[xi] = c > -kRadius && c < kRadius ? uint16_t(c + kRadius) : uint16_t(0);
+      }
+    } else {
+      for (int64_t xi = x0 + 1; xi < x1; ++xi) {
+        const int64_t c = int64_t(here[xi]) - int64_t(here[xi - 1]) - int64_t(above[xi]) + int64_t(above[xi - 1]);
+        sym[xi] = c > -kRadius && c < kRadius ? uint16_t(c + kRadius) : uint16_t(0);
       }
     }
   }
+  for (int64_t xi = 0; xi < nx; ++xi)
+    if (sym[xi] == 0) escapes.emplace_back(y * nx + xi, tile_lorenzo_code(here, above, xi, y));
+}
+
+/// The symbols of tile row ty (every vertex, missing ones included: encode_plane drops
+/// theirs) and its escapes in index order. Tile rows are independent (Lorenzo stops at tile
+/// edges). q is a pure function of (x, tile id), recomputed here rather than stored.
+template <class T>
+void code_tile_row_any(std::span<const T> x, const TileLayout& L, T eb, std::span<const uint8_t> tile_ids,
+                       int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                       std::vector<std::pair<int64_t, int64_t>>& escapes) {
+  T step_of[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
+  std::vector<int32_t> above(size_t(L.nx)), here(size_t(L.nx));
+  const int64_t y0 = ty * kTile, y1 = std::min(L.ny, y0 + kTile);
+  for (int64_t y = y0; y < y1; ++y) {
+    prequantize_row(x.data() + y * L.nx, L, step_of, tile_ids.data(), y, here.data());
+    uint16_t* sym = symbols + y * L.nx;
+    const uint8_t* m = missing ? missing + y * L.nx : nullptr;
+    if (m && std::find(m, m + L.nx, uint8_t(1)) != m + L.nx) {
+      // A row with missing vertices: their integers are predictions, so vertex by vertex.
+      for (int64_t xi = 0; xi < L.nx; ++xi) {
+        if (m[xi])
+          here[size_t(xi)] =
+              missing_vertex_quant(here.data(), above.data(), xi, y, step_of[tile_ids[size_t(L.tile_of(xi, y))]]);
+        const int64_t code = tile_lorenzo_code(here.data(), above.data(), xi, y);
+        sym[xi] = tiled_symbol(code, m[xi] != 0);
+        if (sym[xi] == 0) escapes.emplace_back(y * L.nx + xi, code);
+      }
+    } else {
+      symbol_row(here.data(), above.data(), L.nx, y, y == y0, sym, escapes);
+    }
+    std::swap(above, here);
+  }
+}
+
+/// The exact list's vertices of tile row ty in index order (flags with all bits or rounded).
+void exact_vertices_of_tile_row(const TileLayout& L, const uint8_t* exact, int64_t ty, std::vector<int64_t>& out) {
+  const int64_t k0 = ty * kTile * L.nx, k1 = std::min(L.ny, (ty + 1) * kTile) * L.nx;
+  int64_t k = k0;
+  for (; k + 8 <= k1; k += 8) {  // mostly zero: eight flags at a time
+    uint64_t word;
+    std::memcpy(&word, exact + k, 8);
+    if (word == 0) continue;
+    for (int64_t i = k; i < k + 8; ++i)
+      if (exact[i]) out.push_back(i);
+  }
+  for (; k < k1; ++k)
+    if (exact[k]) out.push_back(k);
+}
+
+template <class T>
+PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, QuantizedPlaneOf<T>& p, int threads,
+                              const uint8_t* missing) {
+  const int64_t n = L.nx * L.ny;
+  PlanePayload out;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes;
+  if (p.symbols.size() == size_t(n) && p.escapes.size() == size_t(L.tiles_y)) {  // coded by the frontend
+    out.symbols = std::move(p.symbols);
+    escapes = std::move(p.escapes);
+  } else {
+    out.symbols.resize(size_t(n));
+    escapes.resize(size_t(L.tiles_y));
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t ty = 0; ty < L.tiles_y; ++ty)
+      code_tile_row_any(x, L, eb, std::span<const uint8_t>(p.tile_ids), ty, missing, out.symbols.data(),
+                        escapes[size_t(ty)]);
+  }
+  std::vector<std::vector<int64_t>> exact(size_t(L.tiles_y));
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t ty = 0; ty < L.tiles_y; ++ty) exact_vertices_of_tile_row(L, p.exact.data(), ty, exact[size_t(ty)]);
   if (missing) {  // a missing vertex's symbol is implied (tiled_symbol): keep the valid ones
     size_t kept = 0;
     for (int64_t k = 0; k < n; ++k)
@@ -212,21 +279,89 @@ Status decode_plane_any(const TileLayout& L, T eb, std::span<const uint8_t> tile
 }  // namespace
 
 template <class T>
-void start_quantized_plane(const TileLayout& L, QuantizedPlaneOf<T>& out) {
+void start_quantized_plane(const TileLayout& L, QuantizedPlaneOf<T>& out, bool keep_recon) {
   out.tile_ids.assign(size_t(L.tile_count()), 0);
-  out.recon.resize(size_t(L.nx * L.ny));  // every element is written by quantize_rows
-  out.exact.resize(size_t(L.nx * L.ny));
+  // Every element is written by quantize_rows; huge pages before the first touch.
+  if (keep_recon) resize_fresh(out.recon, size_t(L.nx * L.ny));
+  else BigVector<T>().swap(out.recon);
+  resize_fresh(out.exact, size_t(L.nx * L.ny));
 }
-template void start_quantized_plane(const TileLayout&, QuantizedPlane&);
-template void start_quantized_plane(const TileLayout&, QuantizedPlane64&);
+template void start_quantized_plane(const TileLayout&, QuantizedPlane&, bool);
+template void start_quantized_plane(const TileLayout&, QuantizedPlane64&, bool);
 
 void quantize_rows(std::span<const float> x, const TileLayout& L, float eb, int64_t y0, int64_t y1,
-                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing) {
-  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing);
+                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing, float* recon_rows) {
+  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing, recon_rows ? recon_rows : out.recon.data() + y0 * L.nx);
 }
 void quantize_rows(std::span<const double> x, const TileLayout& L, double eb, int64_t y0, int64_t y1,
-                   const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing) {
-  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing);
+                   const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing, double* recon_rows) {
+  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing, recon_rows ? recon_rows : out.recon.data() + y0 * L.nx);
+}
+
+void code_tile_row(std::span<const float> x, const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
+                   int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                   std::vector<std::pair<int64_t, int64_t>>& escapes) {
+  code_tile_row_any(x, L, eb, tile_ids, ty, missing, symbols, escapes);
+}
+void code_tile_row(std::span<const double> x, const TileLayout& L, double eb, std::span<const uint8_t> tile_ids,
+                   int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                   std::vector<std::pair<int64_t, int64_t>>& escapes) {
+  code_tile_row_any(x, L, eb, tile_ids, ty, missing, symbols, escapes);
+}
+
+namespace {
+
+template <class T>
+T reconstruction_at_any(std::span<const T> x, const TileLayout& L, T eb, const QuantizedPlaneOf<T>& p, int64_t k) {
+  if (!p.recon.empty()) return p.recon[size_t(k)];
+  if (p.exact[size_t(k)]) return x[size_t(k)];  // kStoredExact (kStoredRounded keeps recon)
+  const int id = p.tile_ids[size_t(L.tile_of(k % L.nx, k / L.nx))];
+  const T step = T(2) * bound_of_id(eb, id);
+  return reconstruct(id > 0 ? prequantize(x[size_t(k)], step) : 0, step);
+}
+
+template <class T>
+void reconstruction_row_any(std::span<const T> x, const TileLayout& L, T eb, const QuantizedPlaneOf<T>& p, int64_t y,
+                            T* out) {
+  const int64_t k0 = y * L.nx;
+  if (!p.recon.empty()) {
+    std::copy(p.recon.data() + k0, p.recon.data() + k0 + L.nx, out);
+    return;
+  }
+  T step_of[kMaxBoundId + 1];
+  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
+  const T* row = x.data() + k0;
+  const uint8_t* ex = p.exact.data() + k0;
+  for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
+    const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
+    const T step = step_of[id];
+    const int64_t x1 = std::min(L.nx, x0 + kTile);
+    for (int64_t xi = x0; xi < x1; ++xi) {
+      T q;  // quantize_tiled_run's reconstruction, value for value
+      if constexpr (std::is_same_v<T, float>) q = id > 0 ? float(prequantize_select(row[xi], step)) : 0.0f;
+      else q = id > 0 ? double(prequantize(row[xi], step)) : 0.0;
+      const T r = q * step;
+      out[xi] = ex[xi] ? row[xi] : r;
+    }
+  }
+}
+
+}  // namespace
+
+float reconstruction_at(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p, int64_t k) {
+  return reconstruction_at_any(x, L, eb, p, k);
+}
+double reconstruction_at(std::span<const double> x, const TileLayout& L, double eb, const QuantizedPlane64& p,
+                         int64_t k) {
+  return reconstruction_at_any(x, L, eb, p, k);
+}
+void reconstruction_row(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p, int64_t y,
+                        float* out) {
+  reconstruction_row_any(x, L, eb, p, y, out);
+}
+void reconstruction_row(std::span<const double> x, const TileLayout& L, double eb, const QuantizedPlane64& p,
+                        int64_t y, double* out) {
+  reconstruction_row_any(x, L, eb, p, y, out);
 }
 
 void quantize_plane(std::span<const float> x, const TileLayout& L, float eb, std::vector<uint8_t> tile_ids,
@@ -238,12 +373,12 @@ void quantize_plane(std::span<const double> x, const TileLayout& L, double eb, s
   quantize_plane_any(x, L, eb, std::move(tile_ids), vertex_ids, threads, out, missing);
 }
 
-PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float eb, const QuantizedPlane& p,
-                          int threads, const uint8_t* missing) {
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& L, float eb, QuantizedPlane& p, int threads,
+                          const uint8_t* missing) {
   return encode_plane_any(x, L, eb, p, threads, missing);
 }
-PlanePayload encode_plane(std::span<const double> x, const TileLayout& L, double eb, const QuantizedPlane64& p,
-                          int threads, const uint8_t* missing) {
+PlanePayload encode_plane(std::span<const double> x, const TileLayout& L, double eb, QuantizedPlane64& p, int threads,
+                          const uint8_t* missing) {
   return encode_plane_any(x, L, eb, p, threads, missing);
 }
 

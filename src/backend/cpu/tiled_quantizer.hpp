@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "factz/status.hpp"
@@ -23,12 +24,20 @@ namespace factz::detail {
 template <class T>
 struct QuantizedPlaneOf {
   std::vector<uint8_t> tile_ids;  ///< bound id per tile (0: the tile is stored exactly)
-  BigVector<T> recon;             ///< the decoder's value, per vertex
+  /// The decoder's value, per vertex; empty where the frontend did not keep it (block mode
+  /// coding its bands, FrontendKeeps::codes, float planes): reconstruction_at and
+  /// reconstruction_row derive it from the value, the tile id and the exact flag then.
+  BigVector<T> recon;
   /// Per vertex: 0 coded; kStoredExact: stored in the exact list with all its bits;
-  /// kStoredRounded (float64 block mode only): stored in the exact list rounded to 24
-  /// significant bits, which meets eb (block_mode.cpp round_exact_values). The exact list
-  /// holds recon either way.
+  /// kStoredRounded (float64 block mode only, which keeps recon): stored in the exact list
+  /// rounded to 24 significant bits, which meets eb (block_mode.cpp round_exact_values). The
+  /// exact list holds recon either way.
   BigVector<uint8_t> exact;
+  /// Filled by a frontend that codes the plane band by band (block mode, FrontendKeeps::codes),
+  /// else empty: code_tile_row's symbols of every vertex and its escapes per tile row, which
+  /// encode_plane takes instead of computing them. Symbols do not depend on the exact flags.
+  BigVector<uint16_t> symbols;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> escapes;
 };
 inline constexpr uint8_t kStoredExact = kExactListFull;  // kernels/exact_rounding.hpp
 inline constexpr uint8_t kStoredRounded = kExactListRounded;
@@ -50,13 +59,41 @@ void quantize_plane(std::span<const double> x, const TileLayout& layout, double 
 /// start_quantized_plane sizes `out` (tile ids all 0, per-vertex arrays uninitialized), then
 /// quantize_rows quantizes rows [y0, y1) (whole tile rows) with the tile ids out.tile_ids
 /// holds for them; `row_ids` (or null) is the vertex ids of those rows, row y0 first. Bands
-/// may run in parallel (they write disjoint rows).
+/// may run in parallel (they write disjoint rows). The reconstructions go to out.recon, or
+/// to `recon_rows` (row y0 first) when given: a frontend that keeps no recon passes a band
+/// buffer (start_quantized_plane with keep_recon false).
 template <class T>
-void start_quantized_plane(const TileLayout& layout, QuantizedPlaneOf<T>& out);
+void start_quantized_plane(const TileLayout& layout, QuantizedPlaneOf<T>& out, bool keep_recon = true);
 void quantize_rows(std::span<const float> x, const TileLayout& layout, float eb, int64_t y0, int64_t y1,
-                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing = nullptr);
+                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing = nullptr,
+                   float* recon_rows = nullptr);
 void quantize_rows(std::span<const double> x, const TileLayout& layout, double eb, int64_t y0, int64_t y1,
-                   const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing = nullptr);
+                   const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing = nullptr,
+                   double* recon_rows = nullptr);
+
+/// The symbols of tile row ty of plane x with the given tile ids (kernels/tiles.hpp
+/// tile_lorenzo_code and tiled_symbol; a missing vertex's integer is missing_vertex_quant's):
+/// symbols[k] for every vertex k of the tile row (the plane's array), and the escaped codes
+/// (vertex, code) appended in index order. Tile rows are independent.
+void code_tile_row(std::span<const float> x, const TileLayout& layout, float eb, std::span<const uint8_t> tile_ids,
+                   int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                   std::vector<std::pair<int64_t, int64_t>>& escapes);
+void code_tile_row(std::span<const double> x, const TileLayout& layout, double eb, std::span<const uint8_t> tile_ids,
+                   int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                   std::vector<std::pair<int64_t, int64_t>>& escapes);
+
+/// The decoder's value of vertex k (reconstruction_at) or of the nx vertices of row y
+/// (reconstruction_row) of a quantized plane of x: p.recon's, or, where p keeps none, the
+/// original for an exact vertex and float(q) * step of its tile otherwise (quantize_rows's
+/// values bit for bit).
+float reconstruction_at(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
+                        int64_t k);
+double reconstruction_at(std::span<const double> x, const TileLayout& layout, double eb, const QuantizedPlane64& p,
+                         int64_t k);
+void reconstruction_row(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
+                        int64_t y, float* out);
+void reconstruction_row(std::span<const double> x, const TileLayout& layout, double eb, const QuantizedPlane64& p,
+                        int64_t y, double* out);
 
 /// Block mode steps 1-2 of one band of a float field (vertex rows [y0, y1) of an nx x ny
 /// grid with nx, ny >= 2): the per-vertex minima of the incident triangles' relative bounds
@@ -82,10 +119,11 @@ struct PlanePayload {
 /// `missing` (optional): a missing vertex is not quantized: its integer is its Lorenzo
 /// prediction (kernels/tiles.hpp missing_vertex_quant), so its code is 0, and it has no
 /// symbol (`symbols` holds the valid vertices' only; a code that is not 0 escapes).
-/// Exact values are f32, or f64 (all 64 bits) for a float64 plane.
-PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, const QuantizedPlane& p,
+/// Exact values are f32, or f64 (all 64 bits) for a float64 plane. The symbols and escapes
+/// are p's when the frontend coded the plane (they are moved out), else computed here.
+PlanePayload encode_plane(std::span<const float> x, const TileLayout& layout, float eb, QuantizedPlane& p,
                           int threads, const uint8_t* missing = nullptr);
-PlanePayload encode_plane(std::span<const double> x, const TileLayout& layout, double eb, const QuantizedPlane64& p,
+PlanePayload encode_plane(std::span<const double> x, const TileLayout& layout, double eb, QuantizedPlane64& p,
                           int threads, const uint8_t* missing = nullptr);
 
 /// Inverse of encode_plane: reconstructs the plane (out holds nx * ny floats; every one
