@@ -387,7 +387,9 @@ FACTZ_HD uint8_t choose_tile_id(const V* x, const uint8_t* ids, int64_t nx, int6
         ++free_count;
       }
     if (pass == 0) {
-      if (id_lo > kMaxBoundId) break;
+      // No free vertex: 0. Every free vertex takes eb itself: only T = kMaxBoundId is swept,
+      // so it wins whatever the residuals (most tiles of a smooth field).
+      if (id_lo >= kMaxBoundId) return id_lo == kMaxBoundId ? uint8_t(kMaxBoundId) : uint8_t(0);
       for (int id = id_lo; id <= kMaxBoundId; ++id)
         for (int e = 0; e < kTileCostBins; ++e) hist[id][e] = 0;
     }
@@ -412,7 +414,7 @@ inline uint8_t choose_tile_id_rows(const float* x, const uint8_t* ids, int64_t n
       const int v = id == 0 ? 255 : id;
       id_lo = v < id_lo ? v : id_lo;
     }
-  if (id_lo > kMaxBoundId) return 0;
+  if (id_lo >= kMaxBoundId) return id_lo == kMaxBoundId ? uint8_t(kMaxBoundId) : uint8_t(0);  // as choose_tile_id
   int32_t hist[kMaxBoundId + 1][kTileCostBins];
   for (int id = id_lo; id <= kMaxBoundId; ++id)
     for (int e = 0; e < kTileCostBins; ++e) hist[id][e] = 0;
