@@ -20,6 +20,7 @@
 
 #include "backend/cpu/tiled_quantizer.hpp"
 #include "kernels/block_bounds.hpp"
+#include "kernels/exact_rounding.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/tiles.hpp"
 
@@ -48,7 +49,7 @@ std::vector<float> edge_values(float eb, std::mt19937& rng) {
 }
 
 void expect_plane_matches_rule(const std::vector<float>& x, int64_t nx, float eb, std::mt19937& rng, bool with_ids,
-                               bool with_missing) {
+                               bool with_missing, int64_t& listed) {
   const int64_t ny = int64_t(x.size()) / nx;
   const TileLayout L(nx, ny);
   std::uniform_int_distribution<int> any_id(0, kMaxBoundId);
@@ -65,12 +66,21 @@ void expect_plane_matches_rule(const std::vector<float>& x, int64_t nx, float eb
     for (int64_t xi = 0; xi < nx; ++xi) {
       const int64_t k = y * nx + xi;
       const int id = tiles[size_t(L.tile_of(xi, y))];
-      const float need = bound_of_id(eb, with_ids ? ids[size_t(k)] : id);
+      const int own = with_ids ? ids[size_t(k)] : id;
+      const float need = bound_of_id(eb, own);
       const TiledValue<float> tv =
           quantize_tiled_vertex(x[size_t(k)], id, 2.0f * bound_of_id(eb, id), need, with_missing && missing[size_t(k)]);
-      ASSERT_EQ(std::bit_cast<uint32_t>(out.recon[size_t(k)]), std::bit_cast<uint32_t>(tv.recon))
+      // The CUDA body's rule: a stored vertex listed at its own bound where that is shorter.
+      float want = tv.recon;
+      const uint8_t flag = tv.exact ? list_exact(x[size_t(k)], own, need, want) : 0;
+      ASSERT_EQ(std::bit_cast<uint32_t>(out.recon[size_t(k)]), std::bit_cast<uint32_t>(want))
           << "vertex " << k << " x=" << x[size_t(k)] << " tile id " << id << " eb " << eb;
-      ASSERT_EQ(out.exact[size_t(k)], tv.exact ? 1 : 0) << "vertex " << k << " x=" << x[size_t(k)];
+      ASSERT_EQ(out.exact[size_t(k)], flag) << "vertex " << k << " x=" << x[size_t(k)];
+      if (flag >= kExactListOwnBound) {  // within its own bound, and what every writer derives
+        ASSERT_TRUE(within_bound(want, x[size_t(k)], need)) << "vertex " << k;
+        ASSERT_EQ(std::bit_cast<uint32_t>(listed_value(x[size_t(k)], flag, eb)), std::bit_cast<uint32_t>(want));
+        ++listed;
+      }
       ++checked;
       stored += tv.exact;
     }
@@ -81,6 +91,7 @@ void expect_plane_matches_rule(const std::vector<float>& x, int64_t nx, float eb
 
 TEST(TiledRun, TheVectorizedQuantizerGivesThePerVertexRule) {
   std::mt19937 rng(20261203);
+  int64_t listed = 0;  // vertices listed at their own bound
   for (float eb : {1.0f, 0.0355878f, 1e-6f, 3e-30f, 1e30f}) {
     std::vector<float> x = edge_values(eb, rng);
     std::shuffle(x.begin(), x.end(), rng);
@@ -88,11 +99,57 @@ TEST(TiledRun, TheVectorizedQuantizerGivesThePerVertexRule) {
       const size_t n = x.size() / size_t(nx) * size_t(nx);
       const std::vector<float> plane(x.begin(), x.begin() + int64_t(n));
       for (int variant = 0; variant < 4; ++variant)
-        expect_plane_matches_rule(plane, nx, eb, rng, variant & 1, variant & 2);
+        expect_plane_matches_rule(plane, nx, eb, rng, variant & 1, variant & 2, listed);
     }
     for (int id = 1; id <= kMaxBoundId; id += 7)  // encode_plane's q, as the decoder's rule gives it
       for (float xv : x) ASSERT_EQ(prequantize_select(xv, 2 * bound_of_id(eb, id)), prequantize(xv, 2 * bound_of_id(eb, id))) << xv;
   }
+  EXPECT_GT(listed, 100) << "no stored vertex was listed at its own bound";
+}
+
+/// own_bound_value: within the bound wherever it is finite (the listing checks it anyway),
+/// on the power-of-two grid just above the bound (no bit below it), x itself where the
+/// bound is not a positive normal number; list_exact keeps x where the value is not shorter.
+template <class T>
+void expect_own_bound_values(std::mt19937& rng) {
+  std::uniform_real_distribution<T> unit(-1, 1);
+  std::uniform_int_distribution<int> expo(-60, 60);
+  int64_t within = 0, total = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const T x = std::ldexp(unit(rng), expo(rng));
+    const T need = std::ldexp(std::abs(unit(rng)), expo(rng));
+    const T r = own_bound_value(x, need);
+    ++total;
+    if (!(need > 0) || !std::isnormal(need)) {
+      ASSERT_EQ(r, x);
+      continue;
+    }
+    int e;
+    std::frexp(need, &e);  // need in [2^(e-1), 2^e): the grid is 2^e
+    const T g = std::ldexp(T(1), e);
+    if (std::isfinite(r)) {
+      ASSERT_LE(std::abs(double(r) - double(x)), double(need)) << x << " " << need;
+      // No bit below the grid, unless x comes back as it is (|x / g| >= 2^22: already that short
+      // or for round_even to leave).
+      if (!(r == x)) ASSERT_EQ(std::fmod(r, g), T(0)) << x << " " << need;
+      ++within;
+    }
+    T listed_as;
+    const uint8_t flag = list_exact(x, 5, need, listed_as);
+    if (flag == kExactListFull) ASSERT_EQ(listed_as, x);
+    else ASSERT_TRUE(within_bound(listed_as, x, need));
+  }
+  EXPECT_GT(within, total / 2);
+}
+
+TEST(TiledRun, OwnBoundValuesStayWithinTheBound) {
+  std::mt19937 rng(11);
+  expect_own_bound_values<float>(rng);
+  expect_own_bound_values<double>(rng);
+  EXPECT_EQ(own_bound_value(1.3f, 0.0f), 1.3f);
+  EXPECT_EQ(own_bound_value(1.3f, -1.0f), 1.3f);
+  EXPECT_EQ(own_bound_value(0.75f, 0.3f), 1.0f);  // grid 0.5 (0.3 in [0.25, 0.5)): 1.5 -> 2 (even)
+  EXPECT_EQ(own_bound_value(0.7f, 0.3f), 0.5f);   // 1.4 -> 1
 }
 
 /// choose_tile_id_rows (the CPU block frontend's form) against choose_tile_id (the CUDA

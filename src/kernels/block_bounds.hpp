@@ -18,17 +18,6 @@
 
 namespace factz::detail {
 
-/// The bits of a float (std::bit_cast, usable in device code).
-FACTZ_HD uint32_t float_bits(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  return b;
-#endif
-}
-
 /// Biased binary exponent of a float (0 for zero and subnormals).
 FACTZ_HD int exponent_bits(float x) { return int((float_bits(x) >> 23) & 0xff); }
 /// Biased binary exponent of a double (0 for zero and subnormals).
@@ -297,8 +286,11 @@ FACTZ_HD void cell_block_bounds_on_mesh(const T* u, const T* v, const uint8_t* m
 /// 16 -> 7.10; up to +17 % at 1e-2, the 4096^2 turbulence +3 %). The same for float64
 /// fields: a larger estimate (64-bit values) lowered the tile ids and grew the codes by
 /// about what it saved on the turbulence, and cost up to 10 % on real fields cast to double,
-/// whose exact values zstd shrinks.
-inline constexpr int kExactCostBits = 24;
+/// whose exact values zstd shrinks. Since stored vertices are listed on the grid of their own
+/// bound (kernels/exact_rounding.hpp list_exact, 2026-12-03) they cost less: geometric mean
+/// over the same rows with listing 24 -> 7.40, 16 -> 7.46, 12 -> 7.47, 8 -> 7.47 (8 loses on
+/// the ocean currents); the 4096^2 turbulence at REL 1e-2 27.73 (24) -> 28.65 (12).
+inline constexpr int kExactCostBits = 12;
 inline constexpr int kExactCostBits3D = 48;
 
 /// The magnitude of a Lorenzo residual whose exponent choose_tile_id bins: rounded to float

@@ -25,6 +25,60 @@ namespace factz::detail {
 inline constexpr uint8_t kExactListFull = 1;
 inline constexpr uint8_t kExactListRounded = 2;
 
+/// The 2D tiled backbone (block mode and mode none): a vertex that misses its tile's bound is
+/// listed as its value on the power-of-two grid of its own bound where that is shorter, flag
+/// kExactListOwnBound + id (id in [1, kMaxBoundId], the vertex's own bound id): every writer
+/// derives the listed value from (x, eb, flag) with own_bound_value, so no per-vertex value is
+/// kept. Such a value is within the vertex's own bound, as a quantized one would be, and costs
+/// a few mantissa bits instead of 32 (or 64).
+inline constexpr uint8_t kExactListOwnBound = 64;
+
+/// x on the grid of g = 2^(e + 1), the power of two above `need` (need in [2^e, 2^(e+1))):
+/// round_even(x / g) * g, at most g / 2 <= need from x when nothing overflows; exact IEEE
+/// operations (a division and a product by a power of two, the magic-number rounding), so
+/// the same bits on every machine. x itself where need is not a positive normal number or
+/// g would not be finite. T: float, or double.
+FACTZ_HD float own_bound_value(float x, float need) {
+  const int e = int((float_bits(need) >> 23) & 0xff);
+  if (!(need > 0.0f) || e == 0 || e >= 254) return x;
+  return round_even(x / ldexpf(1.0f, e - 126)) * ldexpf(1.0f, e - 126);
+}
+FACTZ_HD double own_bound_value(double x, double need) {
+  const int e = int((double_bits(need) >> 52) & 0x7ff);
+  if (!(need > 0.0) || e == 0 || e >= 2046) return x;
+  return round_even(x / ldexp(1.0, e - 1022)) * ldexp(1.0, e - 1022);
+}
+
+/// Whether an own-bound value is worth listing: any shorter float; for a double, one of at
+/// most 24 significant bits (else the 24-bit rounding of round_exact_values, checked after,
+/// is the shorter candidate).
+FACTZ_HD bool worth_listing(float) { return true; }
+FACTZ_HD bool worth_listing(double r) { return (double_bits(r) & ((uint64_t(1) << 29) - 1)) == 0; }
+
+/// The exact-list flag and listed value of a vertex the quantizer stores (own bound id
+/// `own_id`, bound `need` = bound_of_id(eb, own_id)): its own-bound value with flag
+/// kExactListOwnBound + own_id where that differs from x, is worth listing and passes
+/// within_bound (exactly), else x with kExactListFull.
+template <class T>
+FACTZ_HD uint8_t list_exact(T x, int own_id, T need, T& value) {
+  if (own_id > 0) {
+    const T r = own_bound_value(x, need);
+    if (!(r == x) && worth_listing(r) && within_bound(r, x, need)) {
+      value = r;
+      return uint8_t(kExactListOwnBound + own_id);
+    }
+  }
+  value = x;
+  return kExactListFull;
+}
+
+/// The listed value of a vertex with exact flag `flag` (kExactListFull or
+/// kExactListOwnBound + id) of a plane quantized with bound eb.
+template <class T>
+FACTZ_HD T listed_value(T x, uint8_t flag, T eb) {
+  return flag >= kExactListOwnBound ? own_bound_value(x, bound_of_id(eb, flag - kExactListOwnBound)) : x;
+}
+
 /// x rounded to nearest (ties to even) at 24 significant bits, float32's precision, on the
 /// double's bits with its exponent kept: scale-free (no float conversion, so no float
 /// range; subnormals round at the same bit), and a value already that short comes back bit

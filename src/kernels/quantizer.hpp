@@ -15,12 +15,24 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 
 #include "kernels/exact.hpp"
 #include "kernels/exact64.hpp"
 
 namespace factz::detail {
+
+/// The bits of a float (std::bit_cast, usable in device code).
+FACTZ_HD uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+#endif
+}
 
 inline constexpr int kMaxBoundId = 30;
 inline constexpr int32_t kMaxQuant = 1 << 23;

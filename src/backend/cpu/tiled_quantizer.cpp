@@ -42,14 +42,19 @@ void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t 
       if constexpr (std::is_same_v<T, float>) {  // the same rule, vectorized
         quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, missing ? missing + k0 : nullptr,
                            recon_rows + r0, out.exact.data() + k0);
+        for (int64_t i = 0; i < x1 - x0; ++i) {  // stored vertices: listed at their own bound where shorter
+          if (!out.exact[k0 + i]) continue;
+          const int own = ids ? ids[i] : id;
+          out.exact[k0 + i] = list_exact(x[k0 + i], own, bound[own], recon_rows[r0 + i]);
+        }
         continue;
       }
       for (int64_t i = 0; i < x1 - x0; ++i) {
         const int64_t k = k0 + i;
-        const TiledValue<T> tv =
-            quantize_tiled_vertex(x[k], id, step, bound[ids ? ids[i] : id], missing && missing[k]);
+        const int own = ids ? ids[i] : id;
+        const TiledValue<T> tv = quantize_tiled_vertex(x[k], id, step, bound[own], missing && missing[k]);
         recon_rows[r0 + i] = tv.recon;
-        out.exact[k] = tv.exact ? 1 : 0;
+        out.exact[k] = tv.exact ? list_exact(x[k], own, bound[own], recon_rows[r0 + i]) : 0;
       }
     }
   }
@@ -203,9 +208,9 @@ PlanePayload encode_plane_any(std::span<const T> x, const TileLayout& L, T eb, Q
   for (const auto& band : exact) {
     for (int64_t k : band) {
       idx.varint(uint64_t(k - last_e - 1));
-      // The original's bits, or (float64 block, kStoredRounded) its rounding. A float plane's
-      // exact vertex always holds the original, so its recon may already be released.
-      if constexpr (std::is_same_v<T, float>) put_exact(vals, x[size_t(k)]);
+      // The original's bits, or its rounding: a float plane's own-bound value (derived from
+      // the flag, so its recon may already be released) or a float64 plane's 24-bit one.
+      if constexpr (std::is_same_v<T, float>) put_exact(vals, listed_value(x[size_t(k)], p.exact[size_t(k)], eb));
       else put_exact(vals, p.recon[size_t(k)]);
       last_e = k;
     }
@@ -314,7 +319,10 @@ namespace {
 template <class T>
 T reconstruction_at_any(std::span<const T> x, const TileLayout& L, T eb, const QuantizedPlaneOf<T>& p, int64_t k) {
   if (!p.recon.empty()) return p.recon[size_t(k)];
-  if (p.exact[size_t(k)]) return x[size_t(k)];  // kStoredExact (kStoredRounded keeps recon)
+  if (p.exact[size_t(k)]) {  // the listed value (a float64 plane's kStoredRounded keeps recon)
+    if constexpr (std::is_same_v<T, float>) return listed_value(x[size_t(k)], p.exact[size_t(k)], eb);
+    else return x[size_t(k)];
+  }
   const int id = p.tile_ids[size_t(L.tile_of(k % L.nx, k / L.nx))];
   const T step = T(2) * bound_of_id(eb, id);
   return reconstruct(id > 0 ? prequantize(x[size_t(k)], step) : 0, step);
@@ -332,6 +340,7 @@ void reconstruction_row_any(std::span<const T> x, const TileLayout& L, T eb, con
   for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
   const T* row = x.data() + k0;
   const uint8_t* ex = p.exact.data() + k0;
+  bool own_bound = false;  // a float vertex listed at its own bound (derived after the loop)
   for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
     const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
     const T step = step_of[id];
@@ -342,7 +351,13 @@ void reconstruction_row_any(std::span<const T> x, const TileLayout& L, T eb, con
       else q = id > 0 ? double(prequantize(row[xi], step)) : 0.0;
       const T r = q * step;
       out[xi] = ex[xi] ? row[xi] : r;
+      own_bound |= ex[xi] >= kExactListOwnBound;
     }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (!own_bound) return;
+    for (int64_t xi = 0; xi < L.nx; ++xi)
+      if (ex[xi] >= kExactListOwnBound) out[xi] = listed_value(row[xi], ex[xi], eb);
   }
 }
 

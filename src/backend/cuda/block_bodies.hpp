@@ -102,7 +102,9 @@ FACTZ_HD void quantize_vertex(int64_t nx, int64_t k, const T* x, const uint8_t* 
                                                                  bound[vertex_ids ? vertex_ids[k] : id],
                                                                  missing != nullptr && missing[k] != 0);
   recon[k] = tv.recon;
-  exact[k] = tv.exact ? kExactListFull : 0;
+  // A stored vertex is listed at its own bound where that is shorter (kernels/exact_rounding.hpp).
+  const int own = vertex_ids ? vertex_ids[k] : id;
+  exact[k] = tv.exact ? detail::list_exact(x[k], own, bound[own], recon[k]) : 0;
   q[k] = tv.q;
 }
 
