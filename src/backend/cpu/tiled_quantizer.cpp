@@ -102,13 +102,11 @@ void symbol_row(const int32_t* here, const int32_t* above, int64_t nx, int64_t y
     sym[x0] = code_symbol(c0);
     if (first) {
       for (int64_t xi = x0 + 1; xi < x1; ++xi) {
-        const int64_t c = int64_t(here[xi]) - int64_t(here[xi - 1]);
-        sym[xi] = c > -kRadius && c < kRadius ? uint16_t(c + kRadius) : uint16_t(0);
+        sym[xi] = code_symbol(int64_t(here[xi]) - int64_t(here[xi - 1]));
       }
     } else {
       for (int64_t xi = x0 + 1; xi < x1; ++xi) {
-        const int64_t c = int64_t(here[xi]) - int64_t(here[xi - 1]) - int64_t(above[xi]) + int64_t(above[xi - 1]);
-        sym[xi] = c > -kRadius && c < kRadius ? uint16_t(c + kRadius) : uint16_t(0);
+        sym[xi] = code_symbol(int64_t(here[xi]) - int64_t(here[xi - 1]) - int64_t(above[xi]) + int64_t(above[xi - 1]));
       }
     }
   }
