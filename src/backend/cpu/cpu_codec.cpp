@@ -81,8 +81,8 @@ Status tiled_stream_sections(const Field& field, const uint8_t* missing, const S
   for (int64_t k = 0; k < field.size(); ++k)  // with all their bits (not kStoredRounded)
     exact += fr.u.exact[size_t(k)] == kStoredExact || fr.v.exact[size_t(k)] == kStoredExact;
   if constexpr (std::is_same_v<T, float>) {
-    // encode_plane takes a float plane's exact values from the field (they are the
-    // originals): mode none's reconstructions go before the codes are allocated (peak
+    // encode_plane derives a float plane's listed values from the field and the flags
+    // (listed_value): mode none's reconstructions go before the codes are allocated (peak
     // memory); block mode kept none (FrontendKeeps::codes).
     BigVector<T>().swap(fr.u.recon);
     BigVector<T>().swap(fr.v.recon);
