@@ -86,7 +86,11 @@ struct Options {
 
 struct CompressStats {
   double eb_abs = 0;            ///< absolute bound used
-  int64_t exact_vertices = 0;   ///< vertices stored exactly (both components)
+  /// Vertices stored with all their bits (in either component). Modes none and block list
+  /// other vertices that miss their tile's bound as shorter values within their own bound
+  /// (docs/architecture.md, "FaCTz-B as built"), and float64 block mode some rounded to 24
+  /// bits; those are not counted.
+  int64_t exact_vertices = 0;
   int64_t repair_rounds = 0;    ///< block mode: rounds of exact check + repair
   int64_t repaired_vertices = 0;///< block mode: vertices sent to exact storage by repair
   int64_t masked_vertices = 0;  ///< missing vertices (the field's mask and NaN), stored losslessly
