@@ -131,7 +131,9 @@ void expect_own_bound_values(std::mt19937& rng) {
       ASSERT_LE(std::abs(double(r) - double(x)), double(need)) << x << " " << need;
       // No bit below the grid, unless x comes back as it is (|x / g| >= 2^22: already that short
       // or for round_even to leave).
-      if (!(r == x)) ASSERT_EQ(std::fmod(r, g), T(0)) << x << " " << need;
+      if (!(r == x)) {
+        ASSERT_EQ(std::fmod(r, g), T(0)) << x << " " << need;
+      }
       ++within;
     }
     T listed_as;
