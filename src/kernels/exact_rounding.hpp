@@ -1,13 +1,17 @@
-// float64 block mode's shorter exact values (docs/architecture.md, "Block mode rounds before
-// it stores"): a vertex the float64 block frontend cannot quantize is listed in the exact
-// list as its rounding to 24 significant bits where that meets the bound, and with all 64
-// bits where the rounding is the value itself or misses the bound (and, after the exact
-// check, wherever a triangle's float64 signature on the reconstruction differs from the
-// original's). The decoder takes the listed value as it is, so only writers read this.
+// Shorter exact-list values of the 2D tiled backbone (modes none and block). The decoder takes
+// a listed value as it is, so only writers read this; one per-vertex rule for every writer.
 //
-// One per-vertex rule for every float64 block writer: the CUDA frontend
-// (backend/cuda/block_bodies.hpp round_exact_vertex) and its CPU model call it; the CPU
-// frontend (backend/cpu/block_mode.cpp round_exact_values) computes the same.
+// - Every plane (float32 and float64): a vertex that misses its tile's bound is listed on the
+//   power-of-two grid of its own bound where that is shorter and within the bound
+//   (list_exact; docs/architecture.md, "FaCTz-B as built", step 4). The CPU quantizer
+//   (backend/cpu/tiled_quantizer.cpp) and the CUDA body (backend/cuda/block_bodies.hpp
+//   quantize_vertex) call it.
+// - float64 block mode (docs/architecture.md, "Block mode rounds before it stores"): a vertex
+//   still listed with all 64 bits is listed as its rounding to 24 significant bits where that
+//   meets the bound (and, after the exact check, with all 64 bits wherever a triangle's float64
+//   signature on the reconstruction differs from the original's). The CUDA frontend
+//   (round_exact_vertex) and its CPU model call rounded_exact_value; the CPU frontend
+//   (backend/cpu/block_mode.cpp round_exact_values) computes the same.
 #pragma once
 
 #include <cstdint>
