@@ -121,6 +121,10 @@ double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const
   return estimate.bits(full_n, sizeof(T));
 }
 
+/// The trial's rule on the estimates of the schedule without (bits[0]) and with (bits[1])
+/// the tight levels: tight only when at least 1 % smaller.
+int64_t tight_if_smaller(const double bits[2]) { return bits[1] < bits[0] * 0.99 ? kTrialTightStep : kNoTightLevel; }
+
 template <class T>
 int64_t choose_on_crop(const TrialCrop& crop, int64_t full_n, const std::vector<T>& u, const std::vector<T>& v,
                        const std::vector<uint8_t>& missing, T eb, int64_t s0, Predictor pred, int threads) {
@@ -133,7 +137,7 @@ int64_t choose_on_crop(const TrialCrop& crop, int64_t full_n, const std::vector<
 #endif
   for (int i = 0; i < 2; ++i) bits[i] = trial_payload_bits(crop.w, crop.h, u, v, m, eb, s0, pred, tights[i], full_n);
   (void)threads;
-  return bits[1] < bits[0] * 0.99 ? kTrialTightStep : kNoTightLevel;
+  return tight_if_smaller(bits);
 }
 
 template <class T>
@@ -180,7 +184,7 @@ int64_t trial_choice_on_runs(int64_t nx, int64_t ny, int64_t s0, const std::vect
     }
     bits[r] = estimate.bits(nx * ny, size_t(value_bytes));
   }
-  return bits[1] < bits[0] * 0.99 ? kTrialTightStep : kNoTightLevel;
+  return tight_if_smaller(bits);
 }
 
 int64_t trial_crop_side(int64_t n) {
