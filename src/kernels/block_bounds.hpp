@@ -18,11 +18,6 @@
 
 namespace factz::detail {
 
-/// Biased binary exponent of a float (0 for zero and subnormals).
-FACTZ_HD int exponent_bits(float x) { return int((float_bits(x) >> 23) & 0xff); }
-/// Biased binary exponent of a double (0 for zero and subnormals).
-FACTZ_HD int exponent_bits(double x) { return int((double_bits(x) >> 52) & 0x7ff); }
-
 /// The largest float not above b (a bound must never be rounded up).
 FACTZ_HD float round_down(double b) {
   float f = float(b);

@@ -71,6 +71,9 @@ FACTZ_HD uint64_t double_bits(double x) {
 #endif
 }
 
+/// Biased binary exponent of a double (0 for zero and subnormals; the sign is ignored).
+FACTZ_HD int exponent_bits(double x) { return int((double_bits(x) >> 52) & 0x7ff); }
+
 FACTZ_HD double double_from_bits(uint64_t b) {
 #if defined(__CUDA_ARCH__)
   return __longlong_as_double((long long)b);

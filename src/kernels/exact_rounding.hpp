@@ -23,11 +23,36 @@
 namespace factz::detail {
 
 /// How a vertex of a tiled plane is stored (a frontend's per-vertex `exact` flag): coded
-/// (0), in the exact list with all its bits, or (float64 block mode only) in the exact list
-/// rounded to 24 significant bits. Both listed kinds are entries of the exact list, which
-/// holds the reconstruction.
+/// (0), in the exact list with all its bits, (float64 block mode only) in the exact list
+/// rounded to 24 significant bits, or on the grid of its own bound (kExactListOwnBound + id,
+/// below). Every listed kind is an entry of the exact list, which holds the reconstruction.
 inline constexpr uint8_t kExactListFull = 1;
 inline constexpr uint8_t kExactListRounded = 2;
+
+/// x rounded to nearest (ties to even) at 24 significant bits, float32's precision, on the
+/// double's bits with its exponent kept: scale-free (no float conversion, so no float
+/// range; subnormals round at the same bit), and a value already that short comes back bit
+/// for bit. A carry may reach infinity, which no bound test accepts; inf and NaN come back
+/// as they are.
+FACTZ_HD double round_to_24_bits(double x) {
+  constexpr uint64_t kDrop = 29;  // 52 - 23 mantissa bits
+  constexpr uint64_t kLow = (uint64_t(1) << kDrop) - 1, kHalf = uint64_t(1) << (kDrop - 1);
+  uint64_t b = double_bits(x);
+  if (exponent_bits(x) == 0x7ff) return x;
+  const uint64_t low = b & kLow;
+  b &= ~kLow;
+  if (low > kHalf || (low == kHalf && ((b >> kDrop) & 1))) b += uint64_t(1) << kDrop;
+  return double_from_bits(b);
+}
+
+/// The value a float64 block writer lists for a vertex it stores exactly (`x`, the
+/// original): its 24-bit rounding into `r` and true when that differs from x and meets eb
+/// (decided exactly, within_bound); false (keep all 64 bits) otherwise.
+FACTZ_HD bool rounded_exact_value(double x, double eb, double& r) {
+  r = round_to_24_bits(x);
+  if (double_bits(r) == double_bits(x)) return false;
+  return within_bound(r, x, eb);
+}
 
 /// The 2D tiled backbone (block mode and mode none): a vertex that misses its tile's bound is
 /// listed as its value on the power-of-two grid of its own bound where that is shorter, flag
@@ -43,21 +68,23 @@ inline constexpr uint8_t kExactListOwnBound = 64;
 /// the same bits on every machine. x itself where need is not a positive normal number or
 /// g would not be finite. T: float, or double.
 FACTZ_HD float own_bound_value(float x, float need) {
-  const int e = int((float_bits(need) >> 23) & 0xff);
+  const int e = exponent_bits(need);
   if (!(need > 0.0f) || e == 0 || e >= 254) return x;
-  return round_even(x / ldexpf(1.0f, e - 126)) * ldexpf(1.0f, e - 126);
+  const float g = ldexpf(1.0f, e - 126);
+  return round_even(x / g) * g;
 }
 FACTZ_HD double own_bound_value(double x, double need) {
-  const int e = int((double_bits(need) >> 52) & 0x7ff);
+  const int e = exponent_bits(need);
   if (!(need > 0.0) || e == 0 || e >= 2046) return x;
-  return round_even(x / ldexp(1.0, e - 1022)) * ldexp(1.0, e - 1022);
+  const double g = ldexp(1.0, e - 1022);
+  return round_even(x / g) * g;
 }
 
 /// Whether an own-bound value is worth listing: any shorter float; for a double, one of at
-/// most 24 significant bits (else the 24-bit rounding of round_exact_values, checked after,
-/// is the shorter candidate).
+/// most 24 significant bits, its own 24-bit rounding (else the 24-bit rounding of
+/// round_exact_values, checked after, is the shorter candidate).
 FACTZ_HD bool worth_listing(float) { return true; }
-FACTZ_HD bool worth_listing(double r) { return (double_bits(r) & ((uint64_t(1) << 29) - 1)) == 0; }
+FACTZ_HD bool worth_listing(double r) { return double_bits(round_to_24_bits(r)) == double_bits(r); }
 
 /// The exact-list flag and listed value of a vertex the quantizer stores (own bound id
 /// `own_id`, bound `need` = bound_of_id(eb, own_id)): its own-bound value with flag
@@ -81,31 +108,6 @@ FACTZ_HD uint8_t list_exact(T x, int own_id, T need, T& value) {
 template <class T>
 FACTZ_HD T listed_value(T x, uint8_t flag, T eb) {
   return flag >= kExactListOwnBound ? own_bound_value(x, bound_of_id(eb, flag - kExactListOwnBound)) : x;
-}
-
-/// x rounded to nearest (ties to even) at 24 significant bits, float32's precision, on the
-/// double's bits with its exponent kept: scale-free (no float conversion, so no float
-/// range; subnormals round at the same bit), and a value already that short comes back bit
-/// for bit. A carry may reach infinity, which no bound test accepts; inf and NaN come back
-/// as they are.
-FACTZ_HD double round_to_24_bits(double x) {
-  constexpr uint64_t kDrop = 29;  // 52 - 23 mantissa bits
-  constexpr uint64_t kLow = (uint64_t(1) << kDrop) - 1, kHalf = uint64_t(1) << (kDrop - 1);
-  uint64_t b = double_bits(x);
-  if (((b >> 52) & 0x7ff) == 0x7ff) return x;
-  const uint64_t low = b & kLow;
-  b &= ~kLow;
-  if (low > kHalf || (low == kHalf && ((b >> kDrop) & 1))) b += uint64_t(1) << kDrop;
-  return double_from_bits(b);
-}
-
-/// The value a float64 block writer lists for a vertex it stores exactly (`x`, the
-/// original): its 24-bit rounding into `r` and true when that differs from x and meets eb
-/// (decided exactly, within_bound); false (keep all 64 bits) otherwise.
-FACTZ_HD bool rounded_exact_value(double x, double eb, double& r) {
-  r = round_to_24_bits(x);
-  if (double_bits(r) == double_bits(x)) return false;
-  return within_bound(r, x, eb);
 }
 
 }  // namespace factz::detail

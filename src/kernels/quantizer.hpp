@@ -34,6 +34,9 @@ FACTZ_HD uint32_t float_bits(float x) {
 #endif
 }
 
+/// Biased binary exponent of a float (0 for zero and subnormals; the sign is ignored).
+FACTZ_HD int exponent_bits(float x) { return int((float_bits(x) >> 23) & 0xff); }
+
 inline constexpr int kMaxBoundId = 30;
 inline constexpr int32_t kMaxQuant = 1 << 23;
 /// The clamp of q for float64 values: int32 arithmetic stays exact for the Lorenzo sums, and
