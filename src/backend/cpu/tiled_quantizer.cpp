@@ -317,10 +317,8 @@ namespace {
 template <class T>
 T reconstruction_at_any(std::span<const T> x, const TileLayout& L, T eb, const QuantizedPlaneOf<T>& p, int64_t k) {
   if (!p.recon.empty()) return p.recon[size_t(k)];
-  if (p.exact[size_t(k)]) {  // the listed value (a float64 plane's kStoredRounded keeps recon)
-    if constexpr (std::is_same_v<T, float>) return listed_value(x[size_t(k)], p.exact[size_t(k)], eb);
-    else return x[size_t(k)];
-  }
+  // Listed: its listed value (a float64 plane's kStoredRounded keeps recon, so is not here).
+  if (p.exact[size_t(k)]) return listed_value(x[size_t(k)], p.exact[size_t(k)], eb);
   const int id = p.tile_ids[size_t(L.tile_of(k % L.nx, k / L.nx))];
   const T step = T(2) * bound_of_id(eb, id);
   return reconstruct(id > 0 ? prequantize(x[size_t(k)], step) : 0, step);
@@ -338,25 +336,22 @@ void reconstruction_row_any(std::span<const T> x, const TileLayout& L, T eb, con
   for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
   const T* row = x.data() + k0;
   const uint8_t* ex = p.exact.data() + k0;
-  bool own_bound = false;  // a float vertex listed at its own bound (derived after the loop)
+  // The row's integers as the codes take them (prequantize_row), then float(q) * step.
+  thread_local std::vector<int32_t> q;
+  q.resize(size_t(L.nx));
+  prequantize_row(row, L, step_of, p.tile_ids.data(), y, q.data());
+  bool listed = false;  // a vertex listed at its own bound (derived after the loop)
   for (int64_t x0 = 0; x0 < L.nx; x0 += kTile) {
-    const int id = p.tile_ids[size_t(L.tile_of(x0, y))];
-    const T step = step_of[id];
+    const T step = step_of[p.tile_ids[size_t(L.tile_of(x0, y))]];
     const int64_t x1 = std::min(L.nx, x0 + kTile);
     for (int64_t xi = x0; xi < x1; ++xi) {
-      T q;  // quantize_tiled_run's reconstruction, value for value
-      if constexpr (std::is_same_v<T, float>) q = id > 0 ? float(prequantize_select(row[xi], step)) : 0.0f;
-      else q = id > 0 ? double(prequantize(row[xi], step)) : 0.0;
-      const T r = q * step;
-      out[xi] = ex[xi] ? row[xi] : r;
-      own_bound |= ex[xi] >= kExactListOwnBound;
+      out[xi] = ex[xi] ? row[xi] : reconstruct(q[size_t(xi)], step);
+      listed |= ex[xi] >= kExactListOwnBound;
     }
   }
-  if constexpr (std::is_same_v<T, float>) {
-    if (!own_bound) return;
-    for (int64_t xi = 0; xi < L.nx; ++xi)
-      if (ex[xi] >= kExactListOwnBound) out[xi] = listed_value(row[xi], ex[xi], eb);
-  }
+  if (!listed) return;
+  for (int64_t xi = 0; xi < L.nx; ++xi)
+    if (ex[xi] >= kExactListOwnBound) out[xi] = listed_value(row[xi], ex[xi], eb);
 }
 
 }  // namespace
