@@ -135,6 +135,65 @@ TEST(Ans, NormalizedFrequenciesBreakTiesByValue) {
   for (int v = 1; v < 256; ++v) EXPECT_EQ(freqs[v], 1u);
 }
 
+// The normalization's greedy rule written as the plain scan it is (every step scans every
+// value): the encoder's heap must make the same choices, ties included.
+std::array<uint32_t, 256> scan_normalized(const std::array<uint64_t, 256>& hist) {
+  std::array<uint32_t, 256> f{};
+  uint64_t total = 0;
+  for (const uint64_t c : hist) total += c;
+  int64_t sum = 0;
+  for (int v = 0; v < 256; ++v) {
+    f[v] = hist[v] == 0 ? 0 : static_cast<uint32_t>(std::max<uint64_t>(1, hist[v] * kRansScale / total));
+    sum += f[v];
+  }
+  for (; sum < kRansScale; ++sum) {
+    int best = -1;
+    for (int v = 0; v < 256; ++v) {
+      if (hist[v] == 0) continue;
+      if (best < 0 || hist[v] * (2 * uint64_t{f[best]} + 1) > hist[best] * (2 * uint64_t{f[v]} + 1)) best = v;
+    }
+    ++f[best];
+  }
+  for (; sum > kRansScale; --sum) {
+    int best = -1;
+    for (int v = 0; v < 256; ++v) {
+      if (hist[v] == 0 || f[v] <= 1) continue;
+      if (best < 0 || hist[v] * (2 * uint64_t{f[best]} - 1) < hist[best] * (2 * uint64_t{f[v]} - 1)) best = v;
+    }
+    --f[best];
+  }
+  return f;
+}
+
+TEST(Ans, NormalizedFrequenciesFollowTheGreedyScan) {
+  std::mt19937_64 rng(7);
+  int grew = 0, shrank = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::array<uint64_t, 256> hist{};
+    const int present = 2 + static_cast<int>(rng() % 255);
+    const int shape = trial % 4;
+    for (int k = 0; k < present; ++k) {
+      const int v = static_cast<int>(rng() % 256);
+      if (shape == 0) hist[v] = 1 + rng() % 3;  // many ties
+      else if (shape == 1) hist[v] = 1 + rng() % 100000;
+      else if (shape == 2) hist[v] = uint64_t{1} << (rng() % 30);  // powers of two: exact ties
+      else hist[v] = k == 0 ? uint64_t{1} << 40 : 1 + rng() % 4;  // one dominant value
+    }
+    if (std::count_if(hist.begin(), hist.end(), [](uint64_t c) { return c != 0; }) < 2) hist[0] = hist[1] = 1;
+    uint64_t total = 0;
+    int64_t floor_sum = 0;
+    for (const uint64_t c : hist) total += c;
+    for (const uint64_t c : hist) floor_sum += c == 0 ? 0 : std::max<uint64_t>(1, c * kRansScale / total);
+    grew += floor_sum < kRansScale;
+    shrank += floor_sum > kRansScale;
+    std::array<uint32_t, 256> freqs{};
+    ans_normalize_frequencies(hist, freqs);
+    ASSERT_EQ(freqs, scan_normalized(hist)) << "trial " << trial;
+  }
+  EXPECT_GT(grew, 100);  // both repair directions are exercised
+  EXPECT_GT(shrank, 100);
+}
+
 // ---------------------------------------------------------------- round trips
 
 TEST(Ans, RoundTripsEmptyInput) {
