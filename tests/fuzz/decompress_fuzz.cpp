@@ -1,4 +1,5 @@
-// libFuzzer target: factz::decompress (and decompress_into / stream_dims), the 3D decoders
+// libFuzzer target: factz::decompress / decompress64 (and decompress_into / stream_info /
+// stream_dims), the 3D decoders
 // (decompress3d / decompress3d64 / stream_dims3d / stream_dtype3d) and, where built, the
 // scalar decoder on arbitrary bytes. docs/format.md, "Decoding untrusted input": whatever the bytes, the decoder
 // returns a value (corrupt_stream / unsupported_version) or a field of the declared size;
@@ -122,24 +123,13 @@ void check3d(std::span<const uint8_t> in) {
   if (other.code() != factz::Code::invalid_argument) __builtin_trap();
 }
 
-void check(std::span<const uint8_t> in) {
-#ifdef FACTZ_FUZZ_SCALAR
-  check_scalar(in);
-#endif
-  check3d(in);
+// One 2D decoder (float32 or float64) on a stream whose grid stream_info gave: a field of
+// that size or an untrusted-bytes verdict, and decompress_into (with and without the mask)
+// the same verdict and the same bits.
+template <class T, class Decode>
+void check_field2d(std::span<const uint8_t> in, int64_t nx, int64_t ny, uint64_t n, Decode decode) {
   const factz::DecompressOptions serial{factz::Policy::serial, 1};
-  auto dims = factz::stream_dims(in);
-  if (!dims.ok()) {
-    // The container rejects it, so decompress must too.
-    if (factz::decompress(in, serial).ok()) __builtin_trap();
-    return;
-  }
-  const auto [nx, ny] = dims.value();
-  if (nx <= 0 || ny <= 0) __builtin_trap();
-  const uint64_t n = uint64_t(nx) * uint64_t(ny);
-  if (n > max_values()) return;
-
-  auto r = factz::decompress(in, serial);
+  auto r = decode(in, serial);
   if (r.ok()) {
     const auto& f = r.value();
     if (f.nx != nx || f.ny != ny || f.u.size() != n || f.v.size() != n) __builtin_trap();
@@ -147,14 +137,49 @@ void check(std::span<const uint8_t> in) {
     __builtin_trap();  // untrusted bytes must not look like a caller error
   }
   // decompress_into is the same decoder writing into caller planes: same verdict, same values.
-  std::vector<float> u(n), v(n);
-  const factz::Status s = factz::decompress_into(in, u, v, serial);
+  std::vector<T> u(n), v(n);
+  std::vector<uint8_t> mask(n);
+  const factz::Status s = factz::decompress_into(in, std::span<T>(u), std::span<T>(v), serial);
   if (s.ok() != r.ok()) __builtin_trap();
-  if (s.ok() && (u != r.value().u || v != r.value().v)) {
-    // Equal bit patterns are required; compare as bytes so NaN payloads count too.
-    for (uint64_t k = 0; k < n; ++k)
-      if (__builtin_memcmp(&u[k], &r.value().u[k], 4) != 0 || __builtin_memcmp(&v[k], &r.value().v[k], 4) != 0)
-        __builtin_trap();
+  const factz::Status sm = factz::decompress_into(in, std::span<T>(u), std::span<T>(v), std::span<uint8_t>(mask), serial);
+  if (sm.ok() != r.ok()) __builtin_trap();
+  if (!s.ok()) return;
+  // Equal bit patterns are required; compare as bytes so NaN payloads count too.
+  if (__builtin_memcmp(u.data(), r.value().u.data(), n * sizeof(T)) != 0 ||
+      __builtin_memcmp(v.data(), r.value().v.data(), n * sizeof(T)) != 0)
+    __builtin_trap();
+}
+
+// The 2D decoders: the one of the stream's type (stream_info) gives a field of the declared
+// size or an untrusted-bytes verdict, the other refuses the type (invalid_argument); a
+// stream stream_info rejects fails in both.
+void check(std::span<const uint8_t> in) {
+#ifdef FACTZ_FUZZ_SCALAR
+  check_scalar(in);
+#endif
+  check3d(in);
+  const factz::DecompressOptions serial{factz::Policy::serial, 1};
+  auto info = factz::stream_info(in);
+  auto dims = factz::stream_dims(in);
+  if (info.ok() != dims.ok()) __builtin_trap();
+  if (!info.ok()) {
+    // The container rejects it, so both decoders must too.
+    if (factz::decompress(in, serial).ok() || factz::decompress64(in, serial).ok()) __builtin_trap();
+    return;
+  }
+  const int64_t nx = info.value().nx, ny = info.value().ny;
+  if (nx <= 0 || ny <= 0 || dims.value().first != nx || dims.value().second != ny) __builtin_trap();
+  const uint64_t n = uint64_t(nx) * uint64_t(ny);
+  if (n > max_values()) return;
+  const bool f64 = info.value().dtype == factz::DType::float64;
+  const auto d32 = [](std::span<const uint8_t> s, const factz::DecompressOptions& o) { return factz::decompress(s, o); };
+  const auto d64 = [](std::span<const uint8_t> s, const factz::DecompressOptions& o) { return factz::decompress64(s, o); };
+  if (f64) {
+    check_field2d<double>(in, nx, ny, n, d64);
+    if (factz::decompress(in, serial).status().code() != factz::Code::invalid_argument) __builtin_trap();
+  } else {
+    check_field2d<float>(in, nx, ny, n, d32);
+    if (factz::decompress64(in, serial).status().code() != factz::Code::invalid_argument) __builtin_trap();
   }
 }
 
