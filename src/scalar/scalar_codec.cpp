@@ -118,14 +118,8 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   return detail::write_stream(h, std::move(sections));
 }
 
-// One racer of mode contour-tree: a quantization step and the quantizer (version 11 streams
-// with `lattice`).
 template <class T>
-struct StepChoice {
-  T step = 0;
-  bool lattice = false;
-  bool operator==(const StepChoice&) const = default;
-};
+using StepChoice = detail::StepChoiceOf<T>;
 
 // The steps race (docs/toposz.md, "Steps"): a round of repair mostly adds constraints and
 // exact values, so a step's stream so far stands for a lower bound on its final one.
@@ -232,31 +226,8 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   const ContourTree tf = detail::compute_contour_tree(f, g, missing, p_abs, {}, threads, &work);
   st.tree_nodes = int64_t(tf.nodes.size());
   lap("contour_tree");
-  // Quantization steps tried, the smallest stream kept: min(eb, p) and min(eb, p / 4). A
-  // step of eb (TopoSZ) lets two candidates lie within eb; when the bound is at or above
-  // the threshold, quantization noise of amplitude ~step creates features above it, and a
-  // step below p gives fewer rounds and exact values for a few more bits per code.
-  // The steps raced (docs/toposz.md, "Steps"): a ladder below the largest step whose
-  // noise (step / 2) creates no pair of persistence above the threshold by stability,
-  // t = min(2 eb, p), each step with both quantizers. A coarse step costs fewer bits per
-  // code but moves values more, so more of them cross the protected nodes' values and
-  // more rounds store more values exactly; where the balance lies depends on the field.
-  // Every candidate costs a quantization of the field and its state (about 12 bytes per
-  // vertex) during the race, so a large field races the first max(2, 2^25 / n) candidates
-  // of the ladder only: at most max(2 n, 2^25) vertices' states.
-  std::vector<StepChoice<T>> steps;
-  const double top = p_abs > 0 ? std::min(2.0 * double(eb), p_abs) : double(eb);
-  constexpr std::pair<double, bool> kLadder[] = {{1.0, false}, {0.25, false}, {1.0, true},    {0.25, true},
-                                                 {0.5, false}, {0.5, true},   {0.75, false}, {0.75, true},
-                                                 {0.375, false}, {0.375, true}};
-  const size_t most = std::max<size_t>(2, std::min<size_t>(std::size(kLadder), (size_t(1) << 25) / f.size()));
-  for (auto [fraction, lattice] : kLadder) {
-    const StepChoice<T> c{bound_in<T>(top * fraction), lattice};
-    if (steps.size() < most && (c.step > 0 || (eb == 0 && !lattice)) &&
-        std::find(steps.begin(), steps.end(), c) == steps.end())
-      steps.push_back(c);
-  }
-  if (steps.empty()) steps.push_back({eb, false});
+  // The steps raced, the smallest stream kept (toposz_steps, docs/toposz.md "Steps").
+  const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size());
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress};
   auto write = [&](T step, bool lattice, const QuantizedOf<T>& q) {
     return scalar_stream(field, missing, o, eb, step, p_abs, q, threads, lattice);

@@ -17,6 +17,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+
+#include "streams/stream_common.hpp"  // float_bound
+#include "streams/vector_stream.hpp"  // double_bound
 
 namespace factz::detail {
 namespace {
@@ -26,6 +32,56 @@ constexpr int64_t kProtectRounds = 12;  // from then on offending boxes are stor
 constexpr int64_t kMaxRadius = 16;
 
 }  // namespace
+
+namespace {
+
+template <class T>
+T step_in(double step) {
+  if constexpr (std::is_same_v<T, double>) return double_bound(step);
+  else return float_bound(step);
+}
+
+// t = min(2 eb, p) is the largest step whose noise (step / 2) creates no pair of
+// persistence above the threshold by stability; a step of eb (TopoSZ) lets two candidates
+// lie within eb. A coarse step costs fewer bits per code but moves values more, so more of
+// them cross the protected nodes' values and more rounds store more values exactly; the
+// fine ones win where the original has many nodes close in value, so the steps race.
+// Every candidate costs a quantization of the field and its state (about 12 bytes per
+// vertex) during the race, so a large field races the first max(2, 2^25 / n) candidates
+// only: at most max(2 n, 2^25) vertices' states.
+//
+// A pair whose two ends decode one step apart (neighbouring lattice values, or codes one
+// apart on equal predictions) has a persistence of one step, give or take the rounding of
+// the products, and a pair at or above the threshold stays: a step of exactly p turned
+// pairs of nearby values, down to ties, into nodes of the decoded tree (at REL / P 1e-2,
+// before the first repair, on the lattice: 434 false nodes on the 320 x 384 ocean
+// temperature, 54 at 0.99 p; on the predictions' values 184 and 146; the 480 x 241
+// geopotential 43 and 9, 39 and 15). So every step stays a little below p, by far more than
+// that rounding.
+template <class T>
+std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n) {
+  constexpr std::pair<double, bool> kLadder[] = {{1.0, false}, {0.25, false}, {1.0, true},    {0.25, true},
+                                                 {0.5, false}, {0.5, true},   {0.75, false}, {0.75, true},
+                                                 {0.375, false}, {0.375, true}};
+  const double top = p_abs > 0 ? std::min(2.0 * double(eb), p_abs) : double(eb);
+  const size_t most = std::max<size_t>(2, std::min<size_t>(std::size(kLadder), (size_t(1) << 25) / std::max<size_t>(n, 1)));
+  std::vector<StepChoiceOf<T>> steps;
+  for (auto [fraction, lattice] : kLadder) {
+    double step = top * fraction;
+    if (p_abs > 0) step = std::min(step, p_abs * kStepBelowThreshold);
+    const StepChoiceOf<T> c{step_in<T>(step), lattice};
+    if (steps.size() < most && (c.step > 0 || (eb == 0 && !lattice)) &&
+        std::find(steps.begin(), steps.end(), c) == steps.end())
+      steps.push_back(c);
+  }
+  if (steps.empty()) steps.push_back({eb, false});
+  return steps;
+}
+
+}  // namespace
+
+std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
+std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
 
 template <class T>
 TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice)

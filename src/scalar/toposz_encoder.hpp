@@ -32,6 +32,24 @@ struct TopoInputOf {
 };
 using TopoInput = TopoInputOf<float>;
 
+/// One racer of mode contour-tree (docs/toposz.md, "Steps"): a quantization step and the
+/// quantizer (the lattice: version 11 streams).
+template <class T>
+struct StepChoiceOf {
+  T step = 0;
+  bool lattice = false;
+  bool operator==(const StepChoiceOf&) const = default;
+};
+
+/// The steps raced for absolute bound eb and threshold p_abs (0: none) on a field of n
+/// vertices, in race order: fractions 1, 1/4, 1/2, 3/4, 3/8 of t = min(2 eb, p_abs) (eb
+/// without a threshold), each on the predictions' values and on the lattice, every step
+/// strictly below p_abs (by kStepBelowThreshold); the first max(2, 2^25 / n) of them, no
+/// step twice. A step of the field's type (float bounds as float_bound gives them).
+inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
+std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n);
+std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n);
+
 /// What TopoStep::advance did.
 enum class TopoRound {
   done,       ///< the decoded field has the original's tree: the quantization is final

@@ -1,11 +1,15 @@
 // The TopoSZ encoder's steps (src/scalar/toposz_encoder.hpp): a repair that its search
 // budget suspends, resumed later, protects exactly what a repair done at once protects,
 // so the race of steps (scalar_codec.cpp) never changes a step's quantization by putting
-// it aside; for both quantizers (values and lattice).
+// it aside; for both quantizers (values and lattice). The steps raced stay below the
+// persistence threshold, and why: a pair one step apart would have the threshold's
+// persistence and stay in the decoded tree.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "scalar/contour_tree_core.hpp"
 #include "scalar/toposz_encoder.hpp"
@@ -64,6 +68,71 @@ TEST(TopoSZSteps, ASuspendedRepairResumesToTheSameQuantization) {
     }
   EXPECT_GT(rounds, 4);        // repairs happened
   EXPECT_GT(suspensions, 10);  // and were suspended, some more than once
+}
+
+TEST(TopoSZSteps, TheStepsRacedStayBelowTheThreshold) {
+  // (eb, p): p below eb, p = eb (REL = P), eb < p < 2 eb, p above 2 eb, no threshold.
+  const std::pair<float, double> cases[] = {{1.0f, 0.1}, {1.0f, 1.0}, {1.0f, 1.5}, {1.0f, 10.0}, {1.0f, 0.0}};
+  for (auto [eb, p] : cases) {
+    SCOPED_TRACE("eb " + std::to_string(eb) + " p " + std::to_string(p));
+    const auto steps = detail::toposz_steps(eb, p, 1000);
+    ASSERT_EQ(steps.size(), 10u);  // five fractions, two quantizers, none the same
+    const double t = p > 0 ? std::min(2.0 * eb, p) : double(eb);
+    double largest = 0;
+    for (const auto& c : steps) {
+      EXPECT_GT(c.step, 0.0f);
+      EXPECT_LE(double(c.step), t);
+      if (p > 0) {
+        EXPECT_LT(double(c.step), p);
+      }
+      largest = std::max(largest, double(c.step));
+    }
+    // The top rung is t itself where t is below p (2 eb), else just below p.
+    const double top = p > 0 && t >= p * detail::kStepBelowThreshold ? p * detail::kStepBelowThreshold : t;
+    EXPECT_NEAR(largest, top, 1e-6 * top);
+    EXPECT_FALSE(steps[0].lattice);  // the values' top step first, then the fine one
+    EXPECT_TRUE(steps[2].lattice);
+  }
+  // A large field races the first two only, and so do doubles by the same rule.
+  EXPECT_EQ(detail::toposz_steps(1.0f, 1.0, size_t(1) << 24).size(), 2u);
+  const auto d = detail::toposz_steps(1.0, 1.0, 100);
+  for (const auto& c : d) EXPECT_LT(c.step, 1.0);
+}
+
+// A ramp (no critical point but its ends) with one dent: a minimum and its saddle 2 d apart
+// in value, astride the middle of a lattice cell of step p. A step of p rounds them to
+// neighbouring lattice values, a persistence of exactly p, which a tree simplified at p
+// keeps: the decoded tree has a pair the original does not. The largest lattice step raced
+// rounds both to one lattice value (persistence 0) and the first quantization is right.
+TEST(TopoSZSteps, AStepOfThePersistenceThresholdWouldKeepATinyPair) {
+  const int64_t nx = 8, ny = 8;
+  const float p = 1.0f, eb = 1.0f, d = 1e-3f;
+  std::vector<float> f(size_t(nx * ny));
+  for (int64_t y = 0; y < ny; ++y)
+    for (int64_t x = 0; x < nx; ++x) f[size_t(y * nx + x)] = 10.0f * float(x + 8 * y) + 0.5f;  // 10 p per x
+  // (3, 3) at 270.5 p + d is the lowest neighbour of (4, 4); the dent below it at 270.5 p - d.
+  f[size_t(3 * nx + 3)] = 270.5f + d;
+  f[size_t(4 * nx + 4)] = 270.5f - d;
+  const detail::ScalarGrid g{nx, ny, 1};
+  const ContourTree full = detail::compute_contour_tree(f, g, {}, 0.0, {}, 1);
+  const ContourTree tree = detail::compute_contour_tree(f, g, {}, double(p), {}, 1);
+  ASSERT_GT(full.nodes.size(), tree.nodes.size());  // the dent is a pair, pruned at p
+  const detail::TopoInput in{f, g, {}, {}, eb, double(p), &tree, 1, nullptr};
+  detail::CtWorkspace work;
+
+  detail::TopoStep at_p(in, p, 0, /*lattice=*/true);
+  EXPECT_EQ(at_p.quantized().recon[size_t(4 * nx + 4)], 270.0f);
+  EXPECT_EQ(at_p.quantized().recon[size_t(3 * nx + 3)], 271.0f);
+  EXPECT_EQ(at_p.advance(work), detail::TopoRound::repaired);
+
+  float top = 0;
+  for (const auto& c : detail::toposz_steps(eb, double(p), f.size()))
+    if (c.lattice) top = std::max(top, c.step);
+  ASSERT_LT(top, p);
+  detail::TopoStep below(in, top, 0, /*lattice=*/true);
+  EXPECT_EQ(below.quantized().recon[size_t(4 * nx + 4)], below.quantized().recon[size_t(3 * nx + 3)]);
+  EXPECT_EQ(below.advance(work), detail::TopoRound::done);
+  EXPECT_EQ(below.rounds(), 0);
 }
 
 }  // namespace
