@@ -145,7 +145,8 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
   std::vector<Status> failed(steps.size(), Status::Ok());
 #pragma omp parallel for num_threads(std::min<int>(in.threads, int(steps.size()))) schedule(dynamic, 1)
   for (size_t k = 0; k < steps.size(); ++k) {  // round 0 of every step
-    race[k].step = std::make_unique<detail::TopoStepOf<T>>(in, steps[k].step, int64_t(k), steps[k].lattice);
+    race[k].step = std::make_unique<detail::TopoStepOf<T>>(in, steps[k].step, int64_t(k), steps[k].lattice,
+                                                           steps[k].late_levels);
     auto stream = write(steps[k].step, steps[k].lattice, race[k].step->quantized());
     if (stream.ok()) race[k].stream = std::move(stream.value());
     else failed[k] = stream.status();

@@ -8,6 +8,7 @@
 #include <limits>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "factz/contour_tree.hpp"
@@ -38,15 +39,20 @@ template <class T>
 struct StepChoiceOf {
   T step = 0;
   bool lattice = false;
+  bool late_levels = false;  ///< TopoStepOf's repair policy
   bool operator==(const StepChoiceOf&) const = default;
 };
 
 /// The steps raced for absolute bound eb and threshold p_abs (0: none) on a field of n
 /// vertices, in race order: fractions 1, 1/4, 1/2, 3/4, 3/8 of t = min(2 eb, p_abs) (eb
 /// without a threshold), each on the predictions' values and on the lattice, every step
-/// strictly below p_abs (by kStepBelowThreshold); the first max(2, 2^25 / n) of them, no
-/// step twice. A step of the field's type (float bounds as float_bound gives them).
+/// strictly below p_abs (by kStepBelowThreshold), then the same ten with late_levels; the
+/// first max(2, 2^25 / n) of them, no candidate twice. A step of the field's type (float
+/// bounds as float_bound gives them).
 inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
+/// With late_levels, a vertex that is no extremum of the original tree has its level
+/// component protected from this offense on (its box grows from the first).
+inline constexpr int kLateLevelOffense = 6;
 std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n);
 std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n);
 
@@ -69,8 +75,10 @@ class TopoStepOf {
 
   /// Protects the original tree's nodes and quantizes with `step` (> 0 with `lattice`),
   /// with quantize_lattice when `lattice`, else quantize: round 0. `index` is the step's
-  /// number in the progress reports.
-  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false);
+  /// number in the progress reports. The repairs protect a vertex's level component from
+  /// its second offense on if it is an extremum of the original tree, else from its second
+  /// or, with `late_levels`, its kLateLevelOffense-th.
+  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false, bool late_levels = false);
 
   /// One round: compares the decoded field's tree with the original's (reported through
   /// in.progress); where they differ, protects the vertices involved and quantizes again.
@@ -115,7 +123,9 @@ class TopoStepOf {
   bool lattice_;
   T band_;  // the nearest code's error: how far an unconstrained vertex moves
   ConstraintsOf<T> cons_;
+  bool late_levels_;
   std::unordered_map<uint32_t, uint8_t> radius_;  // box radius of each protected vertex
+  std::unordered_set<uint32_t> extrema_;          // the original tree's minima and maxima
   std::vector<uint8_t> seen_;                     // reached by the current level search
   std::vector<uint32_t> component_, stack_;
   std::vector<LevelGroup> levels_;  // the pending level components, by value

@@ -34,7 +34,7 @@ std::vector<float> terraces(int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
 }
 
 TEST(TopoSZSteps, ASuspendedRepairResumesToTheSameQuantization) {
-  int64_t suspensions = 0, rounds = 0;
+  int64_t suspensions = 0, rounds = 0, policies_differ = 0;
   for (auto [nx, ny, nz] : {std::tuple{70, 60, 1}, {24, 20, 12}})
     for (double p_rel : {1e-2, 3e-2}) {
       const std::vector<float> f = terraces(nx, ny, nz, 5);
@@ -45,29 +45,36 @@ TEST(TopoSZSteps, ASuspendedRepairResumesToTheSameQuantization) {
       const detail::TopoInput in{f, g, {}, {}, float(0.1 * range), p_abs, &tree, 1, nullptr};
       for (float step : {float(p_abs), float(p_abs / 4)})
         for (bool lattice : {false, true}) {
-          SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " p " +
-                       std::to_string(p_rel) + " step " + std::to_string(step) + (lattice ? " lattice" : ""));
-          detail::TopoStep at_once(in, step, 0, lattice), in_parts(in, step, 0, lattice);
-          detail::CtWorkspace work_a, work_b;
-          for (int r = 0; r < 45; ++r) {
-            const detail::TopoRound a = at_once.advance(work_a);
-            detail::TopoRound b = detail::TopoRound::suspended;
-            for (int64_t budget = 1; b == detail::TopoRound::suspended; budget *= 3) {
-              b = in_parts.advance(work_b, budget);
-              suspensions += b == detail::TopoRound::suspended;
+          std::vector<uint16_t> standard;  // the final symbols of the standard repair policy
+          for (bool late : {false, true}) {
+            SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " p " +
+                         std::to_string(p_rel) + " step " + std::to_string(step) + (lattice ? " lattice" : "") +
+                         (late ? " late levels" : ""));
+            detail::TopoStep at_once(in, step, 0, lattice, late), in_parts(in, step, 0, lattice, late);
+            detail::CtWorkspace work_a, work_b;
+            for (int r = 0; r < 45; ++r) {
+              const detail::TopoRound a = at_once.advance(work_a);
+              detail::TopoRound b = detail::TopoRound::suspended;
+              for (int64_t budget = 1; b == detail::TopoRound::suspended; budget *= 3) {
+                b = in_parts.advance(work_b, budget);
+                suspensions += b == detail::TopoRound::suspended;
+              }
+              ASSERT_EQ(a, b);
+              ASSERT_EQ(at_once.rounds(), in_parts.rounds());
+              ASSERT_EQ(at_once.quantized().symbols, in_parts.quantized().symbols);
+              ASSERT_EQ(at_once.quantized().exact, in_parts.quantized().exact);
+              if (a == detail::TopoRound::done) break;
+              ++rounds;
             }
-            ASSERT_EQ(a, b);
-            ASSERT_EQ(at_once.rounds(), in_parts.rounds());
-            ASSERT_EQ(at_once.quantized().symbols, in_parts.quantized().symbols);
-            ASSERT_EQ(at_once.quantized().exact, in_parts.quantized().exact);
-            if (a == detail::TopoRound::done) break;
-            ++rounds;
+            EXPECT_TRUE(at_once.done());
+            if (!late) standard = at_once.quantized().symbols;
+            else policies_differ += at_once.quantized().symbols != standard;
           }
-          EXPECT_TRUE(at_once.done());
         }
     }
   EXPECT_GT(rounds, 4);        // repairs happened
   EXPECT_GT(suspensions, 10);  // and were suspended, some more than once
+  EXPECT_GT(policies_differ, 0);  // late level components are a candidate of their own
 }
 
 TEST(TopoSZSteps, TheStepsRacedStayBelowTheThreshold) {
@@ -76,7 +83,13 @@ TEST(TopoSZSteps, TheStepsRacedStayBelowTheThreshold) {
   for (auto [eb, p] : cases) {
     SCOPED_TRACE("eb " + std::to_string(eb) + " p " + std::to_string(p));
     const auto steps = detail::toposz_steps(eb, p, 1000);
-    ASSERT_EQ(steps.size(), 10u);  // five fractions, two quantizers, none the same
+    ASSERT_EQ(steps.size(), 20u);  // five fractions, two quantizers, two repair policies
+    for (size_t k = 0; k < 10; ++k) {  // the same ten steps again with late level components
+      EXPECT_FALSE(steps[k].late_levels);
+      EXPECT_TRUE(steps[k + 10].late_levels);
+      EXPECT_EQ(steps[k].step, steps[k + 10].step);
+      EXPECT_EQ(steps[k].lattice, steps[k + 10].lattice);
+    }
     const double t = p > 0 ? std::min(2.0 * eb, p) : double(eb);
     double largest = 0;
     for (const auto& c : steps) {
@@ -93,8 +106,10 @@ TEST(TopoSZSteps, TheStepsRacedStayBelowTheThreshold) {
     EXPECT_FALSE(steps[0].lattice);  // the values' top step first, then the fine one
     EXPECT_TRUE(steps[2].lattice);
   }
-  // A large field races the first two only, and so do doubles by the same rule.
+  // A large field races the first two only (at most 2^25 vertex states in all); doubles
+  // follow the same rule.
   EXPECT_EQ(detail::toposz_steps(1.0f, 1.0, size_t(1) << 24).size(), 2u);
+  EXPECT_EQ(detail::toposz_steps(1.0f, 1.0, size_t(1) << 21).size(), 16u);
   const auto d = detail::toposz_steps(1.0, 1.0, 100);
   for (const auto& c : d) EXPECT_LT(c.step, 1.0);
 }
