@@ -19,6 +19,8 @@
 
 #include "factz/compress3d.hpp"
 #include "factz/factz.hpp"
+#include "factz/multiblock.hpp"
+#include "factz/multiblock3d.hpp"
 #include "format/crc32.hpp"
 #ifdef FACTZ_FUZZ_SCALAR
 #include "factz/scalar.hpp"
@@ -123,6 +125,49 @@ void check3d(std::span<const uint8_t> in) {
   if (other.code() != factz::Code::invalid_argument) __builtin_trap();
 }
 
+// Multi-block files (docs/multiblock.md): the index parser and the whole-file decoders of
+// both types and both dimensions. A verdict, never a crash: corrupt / unsupported for bad
+// bytes, invalid_argument for a file of the other type or dimension; a decoded field has
+// the index's grid. Files whose index declares more than max_values() values are only parsed.
+template <class Field>
+void check_multiblock_field(const factz::Result<Field>& r, int64_t nx, int64_t ny, int64_t nz) {
+  if (r.ok()) {
+    const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
+    const auto& f = r.value();
+    if (f.nx != nx || f.ny != ny || f.u.size() != n || f.v.size() != n) __builtin_trap();
+  } else if (!untrusted_verdict(r.status()) && r.status().code() != factz::Code::invalid_argument) {
+    __builtin_trap();
+  }
+}
+
+void check_multiblock(std::span<const uint8_t> in) {
+  if (in.size() < 4 || __builtin_memcmp(in.data(), "FZMB", 4) != 0) return;
+  const factz::DecompressOptions serial{factz::Policy::serial, 1};
+  if (factz::is_multiblock3d(in)) {
+    auto idx = factz::parse_multiblock3d_index(in, in.size());
+    if (!idx.ok()) {
+      if (factz::decompress_multiblock3d(in, serial).ok() || factz::decompress_multiblock3d64(in, serial).ok())
+        __builtin_trap();
+      return;
+    }
+    const auto& L = idx.value().layout;
+    if (uint64_t(L.nx) * uint64_t(L.ny) * uint64_t(L.nz) > max_values()) return;
+    check_multiblock_field(factz::decompress_multiblock3d(in, serial), L.nx, L.ny, L.nz);
+    check_multiblock_field(factz::decompress_multiblock3d64(in, serial), L.nx, L.ny, L.nz);
+    return;
+  }
+  auto idx = factz::parse_multiblock_index(in, in.size());
+  if (!idx.ok()) {
+    if (factz::decompress_multiblock(in, serial).ok() || factz::decompress_multiblock64(in, serial).ok())
+      __builtin_trap();
+    return;
+  }
+  const auto& L = idx.value().layout;
+  if (uint64_t(L.nx) * uint64_t(L.ny) > max_values()) return;
+  check_multiblock_field(factz::decompress_multiblock(in, serial), L.nx, L.ny, 1);
+  check_multiblock_field(factz::decompress_multiblock64(in, serial), L.nx, L.ny, 1);
+}
+
 // One 2D decoder (float32 or float64) on a stream whose grid stream_info gave: a field of
 // that size or an untrusted-bytes verdict, and decompress_into (with and without the mask)
 // the same verdict and the same bits.
@@ -158,6 +203,7 @@ void check(std::span<const uint8_t> in) {
   check_scalar(in);
 #endif
   check3d(in);
+  check_multiblock(in);
   const factz::DecompressOptions serial{factz::Policy::serial, 1};
   auto info = factz::stream_info(in);
   auto dims = factz::stream_dims(in);
