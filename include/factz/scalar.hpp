@@ -54,10 +54,10 @@ enum class ScalarMode : uint8_t {
 
 /// Where a contour_tree compression stands, after each round of repair.
 struct ScalarProgress {
-  int64_t step = 0;            ///< which of the quantization steps tried (0, 1)
+  int64_t step = 0;            ///< which of the candidates raced (0 .. 19, docs/toposz.md "Steps")
   int64_t round = 0;           ///< 0: the first reconstruction, then one per repair
   int64_t nodes_to_fix = 0;    ///< vertices where the decoded tree still differs (0: done)
-  int64_t exact_vertices = 0;  ///< values stored exactly in this round
+  int64_t exact_vertices = 0;  ///< values in the exact-value section in this round
   double seconds = 0;          ///< since this step began
 };
 /// Called by compress_scalar on the calling thread; the library itself never prints. The
@@ -79,7 +79,7 @@ struct ScalarOptions {
 
 struct ScalarCompressStats {
   double eb_abs = 0;             ///< absolute pointwise bound used (float32 fields: a float)
-  int64_t exact_vertices = 0;    ///< values stored exactly
+  int64_t exact_vertices = 0;    ///< values in the exact-value section (own values, or a constrained vertex's shortest)
   int64_t iterations = 0;        ///< contour_tree: rounds of recompute + tighten
   double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
   int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree

@@ -2,6 +2,8 @@
 #include "scalar/scalar_quantizer.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <cmath>
 #include <type_traits>
 
@@ -31,6 +33,41 @@ bool acceptable(T val, T fv, T eb, const IntervalOf<T>* iv, std::span<const T> f
          std::find(fills.begin(), fills.end(), val) == fills.end();
 }
 
+// The value of [a, b] (a <= b, finite) with the fewest significant bits: 0 when the
+// interval holds it, else the leading bits that a and b share, the first bit where they
+// differ set (b's) and every bit after it clear. Positive floats order as their bits.
+template <class T>
+T shortest_in(T a, T b) {
+  if (a <= T(0) && b >= T(0)) return T(0);
+  if (b < T(0)) return -shortest_in(-b, -a);
+  using U = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
+  const U ua = std::bit_cast<U>(a), ub = std::bit_cast<U>(b);
+  if (ua == ub) return a;
+  const int k = std::bit_width(U(ua ^ ub)) - 1;
+  return std::bit_cast<T>(U(ub & ~((U(1) << k) - 1)));
+}
+
+// The value stored for a constrained vertex that no code fits: any value within the bound,
+// inside its interval and on no fill value keeps what the constraint asks, so it takes the
+// shortest such value (shortest_in) rather than its own. Vertices of one interval then
+// mostly share a value, and the exact-value section, which zstd codes, shrinks (the heated
+// cylinder's 800 inflow vertices between a minimum and a maximum 6e-5 apart). Its own value
+// when the shortest is refused (a bound rounded outward, a fill value).
+template <class T>
+T stored_value(T fv, T eb, const IntervalOf<T>& iv, std::span<const T> fills) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  T lo = T(double(fv) - double(eb)), hi = T(double(fv) + double(eb));
+  if (!within_scalar_bound(lo, fv, eb)) lo = std::nextafter(lo, kInf);
+  if (!within_scalar_bound(hi, fv, eb)) hi = std::nextafter(hi, -kInf);
+  const T ilo = (iv.incl & 1) ? iv.lo : std::nextafter(iv.lo, kInf);
+  const T ihi = (iv.incl & 2) ? iv.hi : std::nextafter(iv.hi, -kInf);
+  lo = std::max(lo, ilo);
+  hi = std::min(hi, ihi);
+  if (!(lo <= hi) || !std::isfinite(lo) || !std::isfinite(hi)) return fv;
+  const T x = shortest_in(lo, hi);
+  return acceptable(x, fv, eb, &iv, fills) ? x : fv;
+}
+
 // The symbol of vertex v (0: none accepted) and its value in `val`. Only the two codes that
 // bracket f(v) are tried: a third one lies more than a step away, so it would never be
 // within the bound in mode none (step 2 eb) and would only add error in mode contour-tree.
@@ -54,7 +91,8 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
 // The walk both quantizers share: vertices in index order; a missing vertex gets its
 // stand-in (coder.missing); a vertex that is neither missing nor stored exactly by `c` gets
 // coder.code's symbol (0: none accepted) for its value and interval; a vertex without a
-// symbol is stored exactly (coder.exact after its value is recorded). out.recon holds the
+// symbol is stored in the exact-value section (coder.exact after its value is recorded):
+// its own value, or stored_value's when an interval left it no code. out.recon holds the
 // grid's values, zero, on entry (the coder writes through it).
 template <class T, class Coder>
 void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, T step,
@@ -73,16 +111,18 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         }
         const T fv = f[size_t(v)];
         uint16_t symbol = 0;
+        const IntervalOf<T>* iv = nullptr;
         if (step > 0 && (!c || (!c->all_exact && !c->exact[size_t(v)]))) {
           const uint32_t slot = c ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
-          const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
+          iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
           symbol = coder.code(fv, iv, x, y, z, v);
         }
         out.symbols.push_back(symbol);
         if (symbol == 0) {
-          out.exact.push_back(fv);
-          r[v] = fv;
-          coder.exact(fv, v);
+          const T val = iv ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
+          out.exact.push_back(val);
+          r[v] = val;
+          coder.exact(val, v);
         }
       }
 }

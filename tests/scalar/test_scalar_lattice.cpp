@@ -97,6 +97,52 @@ TEST(ScalarLattice, ExactValuesKeepTheirLatticeIndexForThePredictions) {
   }
 }
 
+// A constrained vertex that no code fits is stored with the shortest value its interval and
+// the bound allow (the exact-value section need not hold its own value), on both
+// quantizers and both types; its own value where the shortest is a fill value.
+template <class T>
+void shortest_stored_value() {
+  const detail::ScalarGrid g{3, 1, 1};
+  const std::vector<T> f = {T(0), T(1.23456), T(0)};
+  detail::ConstraintsOf<T> c;
+  c.exact.assign(3, 0);
+  c.slot.assign(3, detail::ConstraintsOf<T>::kFree);
+  c.slot[1] = 0;
+  c.intervals.push_back({T(1.2), T(1.3), 0});  // open: the codes at 1 and 2 lie outside
+  for (bool lattice : {false, true}) {
+    SCOPED_TRACE(lattice ? "lattice" : "values");
+    detail::QuantizedOf<T> q;
+    if (lattice) detail::quantize_lattice(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
+    else detail::quantize(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
+    ASSERT_EQ(q.symbols[1], 0);
+    EXPECT_EQ(q.recon[1], T(1.25));  // binary 1.01: the fewest bits in (1.2, 1.3)
+    ASSERT_EQ(q.exact.size(), 1u);
+    EXPECT_EQ(q.exact[0], T(1.25));
+    // A fill value is never taken (1.5, binary 1.1, is the shortest of (1.1, 1.9)); an
+    // interval around zero stores zero.
+    c.intervals[0] = {T(1.1), T(1.9), 0};
+    const std::vector<T> g1 = {T(0), T(1.4), T(0)};
+    const std::vector<T> fills = {T(1.5)};
+    if (lattice) detail::quantize_lattice(std::span<const T>(g1), g, {}, fills, T(0.5), T(4), &c, q);
+    else detail::quantize(std::span<const T>(g1), g, {}, fills, T(0.5), T(4), &c, q);
+    ASSERT_EQ(q.symbols[1], 0);
+    EXPECT_EQ(q.recon[1], T(1.4));  // 1.5 would be shortest, but it is a fill value
+    if (!lattice) {  // on the lattice 0 is a code's value
+      c.intervals[0] = {T(-0.3), T(0.2), 0};
+      const std::vector<T> g2 = {T(0.8), T(0.1), T(0)};  // the prediction 0.8 puts the codes outside
+      detail::quantize(std::span<const T>(g2), g, {}, {}, T(0.5), T(4), &c, q);
+      ASSERT_EQ(q.symbols[1], 0);
+      EXPECT_EQ(q.recon[1], T(0));
+    }
+    c.intervals[0] = {T(1.2), T(1.3), 0};
+  }
+}
+
+TEST(ScalarLattice, AVertexWithoutACodeTakesTheShortestValueOfItsInterval) {
+  shortest_stored_value<float>();
+  shortest_stored_value<double>();
+}
+
 // Compresses in mode contour-tree and checks the round trip: same tree, the bound, the
 // missing vertices' bits. Returns the stream's version (0 on failure).
 template <class Field>
