@@ -31,10 +31,6 @@ constexpr int64_t kMaxRounds = 40;      // then every vertex is stored exactly
 constexpr int64_t kProtectRounds = 12;  // from then on offending boxes are stored exactly too
 constexpr int64_t kMaxRadius = 16;
 
-}  // namespace
-
-namespace {
-
 template <class T>
 T step_in(double step) {
   if constexpr (std::is_same_v<T, double>) return double_bound(step);
@@ -64,8 +60,8 @@ T step_in(double step) {
 // what stores most values exactly: a saddle's is a strip along its contour, and two nodes
 // close in value leave the vertices between them no code. Offending vertices that are no
 // extrema of the original tree (saddles, false nodes) often settle with their boxes alone,
-// so each step also races with their level components held back to their
-// kLateLevelOffense-th offense (late_levels): at REL / P 1e-2 on the 19 real scalar fields
+// so each step also races with their level components held back until their box radius
+// reaches kLateLevelOffense (late_levels): at REL / P 1e-2 on the 19 real scalar fields
 // either policy wins on some (ocean temperature 17.6 -> 21.0 late, heated cylinder 24.0 ->
 // 22.9), and racing both keeps the better.
 template <class T>
@@ -152,8 +148,8 @@ TopoRound TopoStepOf<T>::advance(CtWorkspace& work, int64_t budget) {
     for (int64_t v : c.offending) {
       uint8_t& r = radius_[uint32_t(v)];
       r = uint8_t(std::min<int64_t>(r + 1, kMaxRadius));
-      // A vertex that offends again: its level component too (late_levels: from the
-      // kLateLevelOffense-th offense unless it is an extremum of the original tree).
+      // A vertex that offends again: its level component too (late_levels: once its box
+      // radius reaches kLateLevelOffense, unless it is an extremum of the original tree).
       const bool late = late_levels_ && extrema_.count(uint32_t(v)) == 0;
       protect(v, r, r >= (late ? kLateLevelOffense : 2));
       if (round_ >= kProtectRounds) pin_box(v, 1 + (round_ - kProtectRounds) / 2);

@@ -51,7 +51,8 @@ struct StepChoiceOf {
 /// bounds as float_bound gives them).
 inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
 /// With late_levels, a vertex that is no extremum of the original tree has its level
-/// component protected from this offense on (its box grows from the first).
+/// component protected once its box radius reaches this (the radius grows by one per
+/// offense from 0, from 1 for a node: the sixth offense, a saddle node's fifth).
 inline constexpr int kLateLevelOffense = 6;
 std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n);
 std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n);
@@ -75,9 +76,10 @@ class TopoStepOf {
 
   /// Protects the original tree's nodes and quantizes with `step` (> 0 with `lattice`),
   /// with quantize_lattice when `lattice`, else quantize: round 0. `index` is the step's
-  /// number in the progress reports. The repairs protect a vertex's level component from
-  /// its second offense on if it is an extremum of the original tree, else from its second
-  /// or, with `late_levels`, its kLateLevelOffense-th.
+  /// number in the progress reports. The repairs protect a vertex's level component once
+  /// its box radius is 2 (an extremum of the original tree: its first offense; another
+  /// vertex: its second), or with `late_levels`, for a vertex that is no extremum, once the
+  /// radius is kLateLevelOffense.
   TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false, bool late_levels = false);
 
   /// One round: compares the decoded field's tree with the original's (reported through
