@@ -47,12 +47,15 @@ T shortest_in(T a, T b) {
   return std::bit_cast<T>(U(ub & ~((U(1) << k) - 1)));
 }
 
-// The value stored for a constrained vertex that no code fits: any value within the bound,
-// inside its interval and on no fill value keeps what the constraint asks, so it takes the
-// shortest such value (shortest_in) rather than its own. Vertices of one interval then
-// mostly share a value, and the exact-value section, which zstd codes, shrinks (the heated
-// cylinder's 800 inflow vertices between a minimum and a maximum 6e-5 apart). Its own value
-// when the shortest is refused (a bound rounded outward, a fill value).
+// The value a lattice stream stores for a constrained vertex that no code fits: any value
+// within the bound, inside its interval and on no fill value keeps what the constraint
+// asks, so it takes the shortest such value (shortest_in) rather than its own. Vertices of
+// one interval then mostly share a value, and the exact-value section, which zstd codes,
+// shrinks (the heated cylinder's 800 inflow vertices between a minimum and a maximum 6e-5
+// apart). Its own value when the shortest is refused (a bound rounded outward, a fill
+// value). The predictions' values keep their own: there a stored value also feeds the
+// predictions after it, and shorter values moved the repairs (the 256^3 smooth field: 7
+// rounds instead of 4, 20 % longer, for the same ratio).
 template <class T>
 T stored_value(T fv, T eb, const IntervalOf<T>& iv, std::span<const T> fills) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
@@ -92,8 +95,8 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
 // stand-in (coder.missing); a vertex that is neither missing nor stored exactly by `c` gets
 // coder.code's symbol (0: none accepted) for its value and interval; a vertex without a
 // symbol is stored in the exact-value section (coder.exact after its value is recorded):
-// its own value, or stored_value's when an interval left it no code. out.recon holds the
-// grid's values, zero, on entry (the coder writes through it).
+// its own value, or on the lattice stored_value's when an interval left it no code.
+// out.recon holds the grid's values, zero, on entry (the coder writes through it).
 template <class T, class Coder>
 void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, T step,
                    const ConstraintsOf<T>* c, QuantizedOf<T>& out, Coder& coder) {
@@ -119,7 +122,7 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         }
         out.symbols.push_back(symbol);
         if (symbol == 0) {
-          const T val = iv ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
+          const T val = iv && Coder::shortest_stored() ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
           out.exact.push_back(val);
           r[v] = val;
           coder.exact(val, v);
@@ -131,6 +134,7 @@ template <class T>
 void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                  std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
   struct Values {  // codes on the predictions' values
+    static constexpr bool shortest_stored() { return false; }
     const ScalarGrid& g;
     std::span<const T> fills;
     T eb, step;
@@ -152,6 +156,7 @@ template <class T>
 void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                          std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
   struct Lattice {
+    static constexpr bool shortest_stored() { return true; }
     const ScalarGrid& g;
     std::span<const T> fills;
     T eb, step;

@@ -97,9 +97,10 @@ TEST(ScalarLattice, ExactValuesKeepTheirLatticeIndexForThePredictions) {
   }
 }
 
-// A constrained vertex that no code fits is stored with the shortest value its interval and
-// the bound allow (the exact-value section need not hold its own value), on both
-// quantizers and both types; its own value where the shortest is a fill value.
+// On the lattice a constrained vertex that no code fits is stored with the shortest value
+// its interval and the bound allow (the exact-value section need not hold its own value),
+// for both types; its own value where the shortest is a fill value. On the predictions'
+// values it keeps its own value (a stored value feeds the predictions after it).
 template <class T>
 void shortest_stored_value() {
   const detail::ScalarGrid g{3, 1, 1};
@@ -115,11 +116,11 @@ void shortest_stored_value() {
     if (lattice) detail::quantize_lattice(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
     else detail::quantize(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
     ASSERT_EQ(q.symbols[1], 0);
-    EXPECT_EQ(q.recon[1], T(1.25));  // binary 1.01: the fewest bits in (1.2, 1.3)
+    const T stored = lattice ? T(1.25) : f[1];  // binary 1.01: the fewest bits in (1.2, 1.3)
+    EXPECT_EQ(q.recon[1], stored);
     ASSERT_EQ(q.exact.size(), 1u);
-    EXPECT_EQ(q.exact[0], T(1.25));
-    // A fill value is never taken (1.5, binary 1.1, is the shortest of (1.1, 1.9)); an
-    // interval around zero stores zero.
+    EXPECT_EQ(q.exact[0], stored);
+    // A fill value is never taken (1.5, binary 1.1, is the shortest of (1.1, 1.9)).
     c.intervals[0] = {T(1.1), T(1.9), 0};
     const std::vector<T> g1 = {T(0), T(1.4), T(0)};
     const std::vector<T> fills = {T(1.5)};
@@ -127,12 +128,12 @@ void shortest_stored_value() {
     else detail::quantize(std::span<const T>(g1), g, {}, fills, T(0.5), T(4), &c, q);
     ASSERT_EQ(q.symbols[1], 0);
     EXPECT_EQ(q.recon[1], T(1.4));  // 1.5 would be shortest, but it is a fill value
-    if (!lattice) {  // on the lattice 0 is a code's value
-      c.intervals[0] = {T(-0.3), T(0.2), 0};
-      const std::vector<T> g2 = {T(0.8), T(0.1), T(0)};  // the prediction 0.8 puts the codes outside
-      detail::quantize(std::span<const T>(g2), g, {}, {}, T(0.5), T(4), &c, q);
+    if (lattice) {  // far from zero: the lattice values 9996 and 10003 lie outside the interval
+      c.intervals[0] = {T(1e4) - T(0.3), T(1e4) + T(0.2), 0};
+      const std::vector<T> g3 = {T(0), T(1e4) + T(0.1), T(0)};
+      detail::quantize_lattice(std::span<const T>(g3), g, {}, {}, T(0.5), T(7), &c, q);
       ASSERT_EQ(q.symbols[1], 0);
-      EXPECT_EQ(q.recon[1], T(0));
+      EXPECT_EQ(q.recon[1], T(10000));  // binary 10011100010000: the fewest bits in there
     }
     c.intervals[0] = {T(1.2), T(1.3), 0};
   }
