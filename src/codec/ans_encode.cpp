@@ -12,6 +12,7 @@
 #include "codec/ans.hpp"
 #include "codec/ans_internal.hpp"
 #include "kernels/rans.hpp"
+#include "kernels/varint.hpp"
 #include "util/byte_io.hpp"
 #include "util/big_vector.hpp"
 
@@ -147,12 +148,6 @@ void write_frequencies(const std::array<uint32_t, 256>& freqs, std::vector<uint8
   frequency_varints(freqs, [&](uint64_t x) { put_varint(out, x); });
 }
 
-uint64_t varint_bytes(uint64_t v) {
-  uint64_t b = 1;
-  for (; v >= 128; v >>= 7) ++b;
-  return b;
-}
-
 using ContextTable = AnsContextTable;
 
 ContextTable plan_table(const Histogram& hist) {
@@ -187,7 +182,7 @@ void write_table(const ContextTable& t, std::vector<uint8_t>& out) {
 // Estimated cost of coding `hist` with table `t`, in 1/256 bit, table bytes included.
 uint64_t table_cost(const Histogram& hist, const ContextTable& t) {
   uint64_t bytes = t.single ? 2 : 1;  // write_table's bytes, counted
-  if (!t.single) frequency_varints(t.freqs, [&](uint64_t x) { bytes += varint_bytes(x); });
+  if (!t.single) frequency_varints(t.freqs, [&](uint64_t x) { bytes += uint64_t(varint_length(x)); });
   uint64_t cost = bytes * (8u << 8);
   if (t.single) return cost;
   const auto& c = cost_table();
@@ -383,7 +378,7 @@ PlanePlan escape_plan(const PairCounts& pairs, const Histogram& order0, uint64_t
   plan.mode = kPlaneEscapes;
   plan.value = uint8_t(e);
   plan.rare = rare;
-  bytes = rans_plane_bytes(plan, remapped, n, chunk) + 1 + varint_bytes(escaped) + escaped;
+  bytes = rans_plane_bytes(plan, remapped, n, chunk) + 1 + uint64_t(varint_length(escaped)) + escaped;
   return plan;
 }
 
