@@ -50,14 +50,6 @@ using detail::ScalarGrid;
 template <class T>
 constexpr bool kIsDouble = std::is_same_v<T, double>;
 
-// The bound a requested absolute bound becomes, in the field's type: the float bound of
-// every stream kind, or the float64 streams' double bound (never rounded to a float).
-template <class T>
-T bound_in(double eb) {
-  if constexpr (kIsDouble<T>) return detail::double_bound(eb);
-  else return detail::float_bound(eb);
-}
-
 Status check_options(const ScalarOptions& o) {
   if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
   if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
@@ -197,7 +189,7 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   const ScalarGrid g{field.nx, field.ny, field.nz};
   const std::span<const T> f = field.values;
   const double range = detail::scalar_range(f, missing);
-  const T eb = bound_in<T>(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
+  const T eb = detail::bound_in<T>(o.bound_mode == BoundMode::abs ? o.bound : o.bound * range);
   const bool ct = o.mode == ScalarMode::contour_tree;
   const double p_abs = ct ? o.persistence * range : 0.0;
 

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <type_traits>
 #include <utility>
 
 #include "streams/stream_common.hpp"  // float_bound
@@ -30,12 +29,6 @@ namespace {
 constexpr int64_t kMaxRounds = 40;      // then every vertex is stored exactly
 constexpr int64_t kProtectRounds = 12;  // from then on offending boxes are stored exactly too
 constexpr int64_t kMaxRadius = 16;
-
-template <class T>
-T step_in(double step) {
-  if constexpr (std::is_same_v<T, double>) return double_bound(step);
-  else return float_bound(step);
-}
 
 // t = min(2 eb, p) is the largest step whose noise (step / 2) creates no pair of
 // persistence above the threshold by stability; a step of eb (TopoSZ) lets two candidates
@@ -77,7 +70,7 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n) {
     for (auto [fraction, lattice] : kLadder) {
       double step = top * fraction;
       if (p_abs > 0) step = std::min(step, p_abs * kStepBelowThreshold);
-      const StepChoiceOf<T> c{step_in<T>(step), lattice, late};
+      const StepChoiceOf<T> c{bound_in<T>(step), lattice, late};
       if (steps.size() < most && (c.step > 0 || (eb == 0 && !lattice)) &&
           std::find(steps.begin(), steps.end(), c) == steps.end())
         steps.push_back(c);
@@ -87,6 +80,15 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n) {
 }
 
 }  // namespace
+
+template <>
+float bound_in<float>(double value) {
+  return float_bound(value);
+}
+template <>
+double bound_in<double>(double value) {
+  return double_bound(value);
+}
 
 std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
 std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }

@@ -33,6 +33,12 @@ struct TopoInputOf {
 };
 using TopoInput = TopoInputOf<float>;
 
+/// The bound (or step) a requested absolute value becomes in the field's type: float_bound
+/// for a float field, double_bound for a float64 one (never rounded to a float). Defined for
+/// float and double.
+template <class T>
+T bound_in(double value);
+
 /// One racer of mode contour-tree (docs/toposz.md, "Steps"): a quantization step and the
 /// quantizer (the lattice: version 11 streams).
 template <class T>
