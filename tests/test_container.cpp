@@ -548,9 +548,10 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  // 1 to 13 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
-  // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors)
-  for (uint16_t v : {0, 14, 0xFFFF}) {
+  // 1 to 14 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
+  // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors, 14: the
+  // scalar lattice with coded exact values)
+  for (uint16_t v : {0, 15, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -639,22 +640,26 @@ TEST(Container, Version13IsTheFloat643DVectorVersion) {
   const uint32_t ids3d_plain[] = {kSectionMeta, kSectionCodesU, kSectionCodesW};
   EXPECT_EQ(stream_version(ids3d_plain, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
   EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);  // float32: unchanged
-  EXPECT_EQ(kFormatVersion, kFormatVersionFloat64Vector3D);
+  EXPECT_EQ(kFormatVersion, kFormatVersionScalarLatticeCoded);
 }
 
-// Version 11 is the scalar lattice version: a vector stream, or a scalar one in mode none,
-// of version 11 is corrupt; a contour-tree scalar header parses.
-TEST(Container, Version11IsTheScalarLatticeVersion) {
-  Bytes s = sample_stream();
-  put(s, 4, 11, 2);
-  reseal_header(s);
-  expect_rejected(s, "2 component(s) in a version 11 stream (only contour-tree scalar streams are version 11)");
-  put(s, 7, 1, 1);  // components 1
-  reseal_header(s);
-  expect_rejected(s, "1 component(s) in a version 11 stream");
-  put(s, 9, kModeContourTree, 1);
-  reseal_header(s);
-  EXPECT_TRUE(parse_container(s).ok()) << "a contour-tree scalar stream may be version 11";
+// Versions 11 and 14 are the scalar lattice versions: a vector stream, or a scalar one in
+// mode none, of either version is corrupt; a contour-tree scalar header parses.
+TEST(Container, Versions11And14AreTheScalarLatticeVersions) {
+  for (uint16_t v : {11, 14}) {
+    const std::string vs = std::to_string(v);
+    Bytes s = sample_stream();
+    put(s, 4, v, 2);
+    reseal_header(s);
+    expect_rejected(s, "2 component(s) in a version " + vs +
+                           " stream (only contour-tree scalar streams are versions 11 and 14)");
+    put(s, 7, 1, 1);  // components 1
+    reseal_header(s);
+    expect_rejected(s, "1 component(s) in a version " + vs + " stream");
+    put(s, 9, kModeContourTree, 1);
+    reseal_header(s);
+    EXPECT_TRUE(parse_container(s).ok()) << "a contour-tree scalar stream may be version " << vs;
+  }
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {

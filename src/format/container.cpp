@@ -212,7 +212,7 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
   if ((h.dtype == kDtypeFloat64 && h.version < kFormatVersionFloat64) ||
       (h.version == kFormatVersionFloat64 && h.dtype != kDtypeFloat64))
     return corrupt_stream("header: data type " + std::to_string(h.dtype) + " in a version " + std::to_string(h.version) +
-                          " stream (float64 streams are version 6, or 7 or 9 with a predictor byte, or 11 on the "
+                          " stream (float64 streams are version 6, or 7 or 9 with a predictor byte, or 11 or 14 on the "
                           "lattice; version 6 streams are float64)");
   // Versions 8, 10, 12 and 13 are the 3D vector versions: 3D vector streams are version 8,
   // 10 or 12 (masked), 13 when float64, and those versions hold 3D vector fields; version 10
@@ -236,10 +236,12 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
                           " component(s) in a version " + std::to_string(h.version) +
                           " stream (only speculative 2D vector streams are versions 7 and 9)");
-  // Version 11 is the scalar lattice version: only a contour-tree scalar stream.
-  if (h.version == kFormatVersionScalarLattice && (h.components != 1 || h.mode != kModeContourTree))
+  // Versions 11 and 14 are the scalar lattice versions: only a contour-tree scalar stream.
+  if ((h.version == kFormatVersionScalarLattice || h.version == kFormatVersionScalarLatticeCoded) &&
+      (h.components != 1 || h.mode != kModeContourTree))
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
-                          " component(s) in a version 11 stream (only contour-tree scalar streams are version 11)");
+                          " component(s) in a version " + std::to_string(h.version) +
+                          " stream (only contour-tree scalar streams are versions 11 and 14)");
   return h;
 }
 
@@ -393,13 +395,14 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   const bool segmented3d = header.components == 3 && header.mode == kModeSpeculative &&
                            version == kFormatVersionVector3D && header.version == kFormatVersionSegmented3D;
   // A scalar stream on the lattice (version 11) holds the sections of version 2, 3 or 6.
-  const bool lattice = header.components == 1 && header.version == kFormatVersionScalarLattice;
+  const bool lattice = header.components == 1 && (header.version == kFormatVersionScalarLattice ||
+                                                   header.version == kFormatVersionScalarLatticeCoded);
   if (header.version != version && !with_predictor && !segmented3d && !lattice)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
                             "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field, 10 for a 3D "
-                            "speculative one with segmented codes, 11 for a scalar stream on the lattice, 12 for a 3D "
+                            "speculative one with segmented codes, 11 or 14 for a scalar stream on the lattice, 12 for a 3D "
                             "vector field with missing vertices)");
   Header h = header;
   h.flags = 0;  // derived below

@@ -1,4 +1,4 @@
-// The FaCTz container, format versions 2 to 13 (the layout of version 1): a 64-byte header, a table of 40-byte section
+// The FaCTz container, format versions 2 to 14 (the layout of version 1): a 64-byte header, a table of 40-byte section
 // entries, then the sections back to back. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
@@ -58,7 +58,10 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// segmented codes) and 8 (none, block), the f64 bound in the meta section, exact values as
 /// f64 and the masked values of `mask_and_values` (when present: then the codes leave the
 /// missing vertices out, as in version 12) as u64 triples. Float32 3D streams keep 8, 10, 12.
-inline constexpr uint16_t kFormatVersion = 13;
+/// Version 14 is version 11 (a contour-tree scalar stream on the lattice) whose exact values
+/// are coded against the decoder's predictions (scalar/exact_residuals.hpp); the writer
+/// keeps version 11 where the raw values are as small.
+inline constexpr uint16_t kFormatVersion = 14;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -71,6 +74,7 @@ inline constexpr uint16_t kFormatVersionSegmented3D = 10;
 inline constexpr uint16_t kFormatVersionScalarLattice = 11;  ///< scalar codes on the step's lattice
 inline constexpr uint16_t kFormatVersionMasked3D = 12;
 inline constexpr uint16_t kFormatVersionFloat64Vector3D = 13;  ///< every float64 3D vector stream
+inline constexpr uint16_t kFormatVersionScalarLatticeCoded = 14;  ///< version 11 with coded exact values
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -168,7 +172,7 @@ bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
 /// The header fields, as written (offsets in docs/format.md, "Header").
 struct Header {
-  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte), 8 (3D vector), 11 (scalar lattice), 12 (masked 3D vector)
+  uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte), 8 (3D vector), 11 (scalar lattice), 12 (masked 3D vector), 13 (float64 3D vector), 14 (scalar lattice, coded exact values)
   uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6 or 7)
   uint8_t components = 2;  ///< 1 (scalar), 2 (u, v), or 3 (u, v, w: 3D only, version 8)
   uint8_t ndims = 2;       ///< 2, or 3 for scalar fields (components 1) and 3D vector fields (components 3)

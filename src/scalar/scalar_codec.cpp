@@ -17,14 +17,17 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <iterator>
 #include <type_traits>
 #include <utility>
 
 #include "codec/coder.hpp"
+#include "codec/zstd_stage.hpp"
 #include "factz/contour_tree.hpp"
 #include "format/container.hpp"
 #include "scalar/contour_tree_core.hpp"
+#include "scalar/exact_residuals.hpp"
 #include "scalar/scalar_checks.hpp"
 #include "scalar/scalar_quantizer.hpp"
 #include "scalar/toposz_encoder.hpp"
@@ -60,6 +63,25 @@ Status check_options(const ScalarOptions& o) {
   return Status::Ok();
 }
 
+// The decoder's Lorenzo predictions at the exact vertices of `q`, in index order: what a
+// version 14 stream codes its exact values against (exact_residuals.hpp).
+template <class T>
+std::vector<T> exact_references(const QuantizedOf<T>& q, const ScalarFieldOf<T>& field,
+                                std::span<const uint8_t> missing) {
+  const ScalarGrid g{field.nx, field.ny, field.nz};
+  std::vector<T> refs;
+  refs.reserve(q.exact.size());
+  size_t next = 0;
+  int64_t v = 0;
+  for (int64_t z = 0; z < g.nz; ++z)
+    for (int64_t y = 0; y < g.ny; ++y)
+      for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        if (!missing.empty() && missing[size_t(v)]) continue;
+        if (q.symbols[next++] == 0) refs.push_back(detail::lorenzo(q.recon.data(), g, x, y, z, v));
+      }
+  return refs;
+}
+
 // The stream of quantized values `q` (docs/format.md, "Scalar streams").
 template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
@@ -82,13 +104,31 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
     FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(o.coder), q.symbols, kCenter, coded, threads));
     sections.push_back({detail::kSectionCodesU, std::move(coded)});
   }
+  bool coded_exact = false;
   {
     detail::ByteWriter w;
     for (T x : q.exact) {
       if constexpr (kIsDouble<T>) w.f64(x);
       else w.f32(x);
     }
-    sections.push_back({detail::kSectionExactValues, std::move(w.bytes())});
+    std::vector<uint8_t> raw = std::move(w.bytes());
+    // On the lattice the exact values may be coded against the decoder's predictions
+    // (version 14): kept where that is smaller than the raw values after the zstd stage.
+    if (lattice && !q.exact.empty()) {
+      std::vector<uint8_t> coded =
+          detail::encode_exact_residuals<T>(q.exact, exact_references(q, field, missing));
+      size_t raw_stored = raw.size();
+      if (o.zstd) {
+        std::vector<uint8_t> packed;
+        FACTZ_RETURN_IF_ERROR(detail::zstd_compress(raw, detail::kZstdLevel, packed));
+        raw_stored = std::min(raw_stored, packed.size());
+      }
+      if (coded.size() < raw_stored) {
+        raw = std::move(coded);
+        coded_exact = true;
+      }
+    }
+    sections.push_back({detail::kSectionExactValues, std::move(raw)});
   }
   // Missing vertices: the mask over the grid's nx x (ny * nz) rows and the bits they held,
   // each written as both halves of the sections' (u, v) pair (docs/format.md).
@@ -105,7 +145,9 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   h.dtype = kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32;
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
-  h.version = lattice ? detail::kFormatVersionScalarLattice : detail::stream_version(ids, false, h.dtype);
+  h.version = coded_exact ? detail::kFormatVersionScalarLatticeCoded
+              : lattice   ? detail::kFormatVersionScalarLattice
+                          : detail::stream_version(ids, false, h.dtype);
   detail::offer_zstd(sections, o.zstd);
   return detail::write_stream(h, std::move(sections));
 }
@@ -324,9 +366,18 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   if (!exact.ok()) return exact.status();
   uint64_t escapes = 0;
   for (uint16_t s : symbols) escapes += s == 0;
-  if (exact->size() != sizeof(T) * escapes)
+  // Version 14: the exact values coded against the predictions (exact_residuals.hpp).
+  const bool coded_exact = h.version == detail::kFormatVersionScalarLatticeCoded;
+  if (!coded_exact && exact->size() != sizeof(T) * escapes)
     return corrupt_stream("exact_values holds " + std::to_string(exact->size()) + " bytes, the codes need " +
                           std::to_string(sizeof(T) * escapes));
+  if (coded_exact && escapes == 0) return corrupt_stream("a version 14 stream without exact values");
+  std::optional<detail::ExactResidualReader<T>> coded;
+  if (coded_exact) {
+    auto opened = detail::ExactResidualReader<T>::open(exact.value());
+    if (!opened.ok()) return opened.status();
+    coded.emplace(std::move(opened.value()));
+  }
   if (step == 0 && escapes != symbol_count) return corrupt_stream("quantization step 0 with quantized vertices");
 
   ScalarFieldOf<T> out;
@@ -336,7 +387,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   out.values.resize(n);
   T* r = out.values.data();
   // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
-  const bool lattice = h.version == detail::kFormatVersionScalarLattice;
+  const bool lattice = h.version == detail::kFormatVersionScalarLattice || coded_exact;
   if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
   std::vector<int64_t> lattice_of(lattice ? size_t(n) : 0);
   int64_t* k = lattice_of.data();
@@ -354,10 +405,16 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
         const uint16_t s = symbols[next++];
         if (s == 0) {
           T val = 0;
-          bool read = false;
-          if constexpr (kIsDouble<T>) read = er.f64(val);
-          else read = er.f32(val);
-          if (!read) return corrupt_stream("exact_values truncated");
+          if (coded) {
+            auto got = coded->next(detail::lorenzo(r, g, x, y, z, v));
+            if (!got.ok()) return got.status();
+            val = got.value();
+          } else {
+            bool read = false;
+            if constexpr (kIsDouble<T>) read = er.f64(val);
+            else read = er.f32(val);
+            if (!read) return corrupt_stream("exact_values truncated");
+          }
           if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
           r[v] = val;
           if (lattice) k[v] = detail::lattice_index(val, step);
@@ -377,6 +434,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
           r[v] = val;
         }
       }
+  if (coded) FACTZ_RETURN_IF_ERROR(coded->finish());
   if (masked.value()) {  // the missing vertices' own bits, stored twice (both halves of a pair)
     using Bits = std::conditional_t<kIsDouble<T>, uint64_t, uint32_t>;
     std::vector<T> twin(static_cast<size_t>(n));

@@ -3,8 +3,8 @@
 // alone and keep the order of values up to ties; the decoder rebuilds the encoder's values
 // from the lattice indices; the contour-tree race writes version 11 streams where they are
 // the smallest, which keep the tree and the bound, with and without missing vertices and in
-// float64; a version 11 golden stream still decodes to the same bits and is still written
-// byte for byte; damaged version 11 streams are refused.
+// float64; version 11 and 14 (exact values coded) golden streams still decode to the same
+// bits and are still written byte for byte; damaged ones are refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -182,7 +182,7 @@ int round_trip_version(const Field& f, double rel, double p) {
 }
 
 TEST(ScalarLattice, TheRaceWritesBothKindsAndEachKeepsTheTree) {
-  int lattice = 0, values = 0;
+  int lattice = 0, coded = 0, values = 0;
   for (uint32_t seed : {1u, 2u, 3u})
     for (float noise : {0.0f, 0.05f, 0.3f})
       for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}}) {
@@ -190,14 +190,16 @@ TEST(ScalarLattice, TheRaceWritesBothKindsAndEachKeepsTheTree) {
                      std::to_string(rel) + " P " + std::to_string(p));
         const int v = round_trip_version(field_of(48, 40, 1, smooth_values(48, 40, 1, noise, seed)), rel, p);
         lattice += v == 11;
+        coded += v == 14;
         values += v == 2;
       }
-  EXPECT_GT(lattice, 0) << "no field gave a lattice stream";
+  EXPECT_GT(lattice, 0) << "no field gave a lattice stream with raw exact values";
+  EXPECT_GT(coded, 0) << "no field gave a lattice stream with coded exact values";
   EXPECT_GT(values, 0) << "no field gave a stream on the predictions' values";
 }
 
 TEST(ScalarLattice, MaskedAndFloat64FieldsOnTheLattice) {
-  int lattice = 0, lattice64 = 0;
+  int lattice = 0, lattice64 = 0, coded = 0, coded64 = 0;
   for (uint32_t seed : {5u, 6u, 7u, 8u})
     for (auto [rel, p] : {std::pair{1e-3, 1e-2}, {1e-2, 3e-2}}) {
       ScalarField f = field_of(36, 28, 3, smooth_values(36, 28, 3, 0.05f, seed));
@@ -207,16 +209,22 @@ TEST(ScalarLattice, MaskedAndFloat64FieldsOnTheLattice) {
           f.mask[k] = 1;
           f.values[k] = -9999.0f;
         }
-      lattice += round_trip_version(f, rel, p) == 11;
+      const int v = round_trip_version(f, rel, p);
+      lattice += v == 11 || v == 14;
+      coded += v == 14;
       ScalarField64 d;
       d.nx = 36;
       d.ny = 28;
       d.nz = 3;
       for (float x : smooth_values(36, 28, 3, 0.05f, seed)) d.values.push_back(double(x) + 1e-9 * double(x * x));
-      lattice64 += round_trip_version(d, rel, p) == 11;
+      const int v64 = round_trip_version(d, rel, p);
+      lattice64 += v64 == 11 || v64 == 14;
+      coded64 += v64 == 14;
     }
   EXPECT_GT(lattice, 0);
   EXPECT_GT(lattice64, 0);
+  EXPECT_GT(coded, 0) << "no masked field gave coded exact values";
+  EXPECT_GT(coded64, 0) << "no float64 field gave coded exact values";
 }
 
 std::vector<uint8_t> slurp(const std::string& name) {
@@ -225,21 +233,25 @@ std::vector<uint8_t> slurp(const std::string& name) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-TEST(ScalarLattice, Version11GoldenStreamDecodesAndIsWrittenAgainByteForByte) {
-  const auto stream = slurp("v11_contour_tree_rel1e-2_p3e-2_12x9.stream");
-  ASSERT_EQ(stream_version(stream), 11);
+// A golden stream decodes to the bits it decoded to when it was written, the same input and
+// options are still written byte for byte, and every damaged copy is refused.
+void expect_golden(const std::string& stream_name, const std::string& input_name, int64_t nx, int64_t ny,
+                   int64_t nz, double rel, double p, uint16_t version) {
+  SCOPED_TRACE(stream_name);
+  const auto stream = slurp(stream_name);
+  ASSERT_EQ(stream_version(stream), version);
   auto back = decompress_scalar(stream);
   ASSERT_TRUE(back.ok()) << back.status().to_string();
-  const auto want = slurp("v11_contour_tree_rel1e-2_p3e-2_12x9.out.f32");
+  const auto want = slurp(stream_name.substr(0, stream_name.size() - 7) + ".out.f32");
   ASSERT_EQ(back->values.size() * 4, want.size());
   EXPECT_EQ(std::memcmp(back->values.data(), want.data(), want.size()), 0);
-  const auto raw = slurp("field_12x9.f32");
+  const auto raw = slurp(input_name);
   std::vector<float> values(raw.size() / 4);
   std::memcpy(values.data(), raw.data(), raw.size());
   ScalarOptions o;
-  o.bound = 1e-2;
-  o.persistence = 3e-2;
-  auto again = compress_scalar(field_of(12, 9, 1, values), o);
+  o.bound = rel;
+  o.persistence = p;
+  auto again = compress_scalar(field_of(nx, ny, nz, values), o);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again.value(), stream);
   // Every truncation and every flipped byte is refused (the container's checksums).
@@ -255,6 +267,15 @@ TEST(ScalarLattice, Version11GoldenStreamDecodesAndIsWrittenAgainByteForByte) {
   auto as64 = decompress_scalar64(stream);
   ASSERT_FALSE(as64.ok());
   EXPECT_NE(as64.status().message().find("decompress_scalar"), std::string::npos);
+}
+
+TEST(ScalarLattice, Version11GoldenStreamDecodesAndIsWrittenAgainByteForByte) {
+  expect_golden("v11_contour_tree_rel1e-2_p3e-2_12x9.stream", "field_12x9.f32", 12, 9, 1, 1e-2, 3e-2, 11);
+}
+
+// Version 14: the exact values coded against the decoder's predictions (exact_residuals.hpp).
+TEST(ScalarLattice, Version14GoldenStreamDecodesAndIsWrittenAgainByteForByte) {
+  expect_golden("v14_contour_tree_rel1e-2_p1e-1_6x5x4.stream", "field_6x5x4.f32", 6, 5, 4, 1e-2, 1e-1, 14);
 }
 
 }  // namespace

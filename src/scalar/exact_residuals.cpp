@@ -1,0 +1,207 @@
+// Exact values coded against the decoder's prediction (exact_residuals.hpp).
+#include "scalar/exact_residuals.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace factz::detail {
+namespace {
+
+constexpr uint32_t kUnaryLimit = 24;  // q >= this: 24 ones, then z in W bits
+constexpr uint32_t kHalveAt = 32;     // the running sum and count halve when the count gets here
+constexpr size_t kTrialValues = 256;  // the writer picks k0 on this many first values
+
+template <class T>
+using Bits = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
+
+template <class T>
+constexpr int kWidth = int(sizeof(T)) * 8;
+
+// Unsigned image of a finite or infinite value that increases with the value (-0 just
+// below +0); a bijection on the bit patterns.
+template <class T>
+Bits<T> ord(T x) {
+  using U = Bits<T>;
+  const U b = std::bit_cast<U>(x);
+  constexpr U kSign = U(1) << (kWidth<T> - 1);
+  return (b & kSign) ? U(~b) : U(b | kSign);
+}
+
+template <class T>
+T unord(Bits<T> o) {
+  using U = Bits<T>;
+  constexpr U kSign = U(1) << (kWidth<T> - 1);
+  return std::bit_cast<T>((o & kSign) ? U(o & ~kSign) : U(~o));
+}
+
+// The Rice parameter for a running sum and count: the smallest k with count * 2^k >= sum
+// (at most W - 1), written without shifting the count past 64 bits.
+int rice_parameter(uint64_t sum, uint32_t count, int width) {
+  int k = 0;
+  while (k < width - 1 && ((sum - 1) >> k) >= count) ++k;
+  return k;
+}
+
+void update(uint64_t& sum, uint32_t& count, uint64_t z) {
+  sum = z > std::numeric_limits<uint64_t>::max() - sum ? std::numeric_limits<uint64_t>::max() : sum + z;
+  if (++count == kHalveAt) {
+    sum = std::max<uint64_t>(sum >> 1, 1);
+    count >>= 1;
+  }
+}
+
+template <class T>
+uint64_t residual(T value, T ref) {
+  using U = Bits<T>;
+  const U d = U(ord(value) - ord(ref));  // wrap-around
+  // zigzag of d read as a signed W-bit integer
+  const U sign = U(0) - U(d >> (kWidth<T> - 1));
+  return uint64_t(U(U(d << 1) ^ sign));
+}
+
+// Bits of one code.
+uint64_t code_bits(uint64_t z, int k, int width) {
+  const uint64_t q = z >> k;
+  return q < kUnaryLimit ? q + 1 + uint64_t(k) : kUnaryLimit + uint64_t(width);
+}
+
+// Total bits of the first `count` values with first parameter k0.
+template <class T>
+uint64_t coded_bits(std::span<const uint64_t> z, int k0, size_t count) {
+  uint64_t sum = uint64_t(1) << k0, bits = 0;
+  uint32_t n = 1;
+  for (size_t i = 0; i < count; ++i) {
+    bits += code_bits(z[i], rice_parameter(sum, n, kWidth<T>), kWidth<T>);
+    update(sum, n, z[i]);
+  }
+  return bits;
+}
+
+// BitWriter::put takes at most 32 bits at a time.
+void put_wide(BitWriter& w, uint64_t v, int len) {
+  if (len > 32) {
+    w.put(uint32_t(v >> 32) & (len == 64 ? 0xFFFFFFFFu : ((1u << (len - 32)) - 1)), len - 32);
+    len = 32;
+    v &= 0xFFFFFFFFull;
+  }
+  if (len > 0) w.put(uint32_t(v) & (len == 32 ? 0xFFFFFFFFu : ((1u << len) - 1)), len);
+}
+
+// Reads `len` (0..64) bits.
+uint64_t get_wide(BitReader& r, int len) {
+  uint64_t v = 0;
+  while (len > 0) {
+    const int take = std::min(len, 32);
+    r.refill();
+    v = (take == 64 ? 0 : v << take) | r.peek(take);
+    r.skip(take);
+    len -= take;
+  }
+  return v;
+}
+
+}  // namespace
+
+template <class T>
+T exact_reference(T pred) {
+  return std::isfinite(pred) ? pred : T(0);
+}
+
+template <class T>
+std::vector<uint8_t> encode_exact_residuals(std::span<const T> values, std::span<const T> refs) {
+  std::vector<uint64_t> z(values.size());
+  for (size_t i = 0; i < values.size(); ++i) z[i] = residual(values[i], exact_reference(refs[i]));
+  const size_t trial = std::min(z.size(), kTrialValues);
+  int k0 = 0;
+  uint64_t best = std::numeric_limits<uint64_t>::max();
+  for (int k = 0; k < kWidth<T>; ++k) {
+    const uint64_t b = coded_bits<T>(z, k, trial);
+    if (b < best) best = b, k0 = k;
+  }
+  const uint64_t total = coded_bits<T>(z, k0, z.size());
+  std::vector<uint8_t> out(1 + size_t((total + 7) / 8));
+  out[0] = uint8_t(k0);
+  BitWriter w(out.data() + 1);
+  uint64_t sum = uint64_t(1) << k0;
+  uint32_t n = 1;
+  for (uint64_t zi : z) {
+    const int k = rice_parameter(sum, n, kWidth<T>);
+    const uint64_t q = zi >> k;
+    if (q < kUnaryLimit) {
+      w.put(uint32_t(((uint64_t(1) << q) - 1) << 1), int(q) + 1);  // q ones and a zero
+      put_wide(w, zi, k);
+    } else {
+      w.put((1u << kUnaryLimit) - 1, int(kUnaryLimit));
+      put_wide(w, zi, kWidth<T>);
+    }
+    update(sum, n, zi);
+  }
+  w.finish();
+  return out;
+}
+
+template <class T>
+ExactResidualReader<T>::ExactResidualReader(std::span<const uint8_t> section, int k0)
+    : section_(section), bits_(section.data(), section.size(), 1), sum_(uint64_t(1) << k0) {}
+
+template <class T>
+Result<ExactResidualReader<T>> ExactResidualReader<T>::open(std::span<const uint8_t> section) {
+  if (section.empty()) return corrupt_stream("exact_values: empty (a version 14 stream codes at least one value)");
+  if (section[0] >= kWidth<T>)
+    return corrupt_stream("exact_values: first Rice parameter " + std::to_string(section[0]) + " (at most " +
+                          std::to_string(kWidth<T> - 1) + ")");
+  return ExactResidualReader(section, section[0]);
+}
+
+template <class T>
+Result<T> ExactResidualReader<T>::next(T ref) {
+  using U = Bits<T>;
+  const int k = rice_parameter(sum_, count_, kWidth<T>);
+  bits_.refill();
+  const uint32_t head = uint32_t(bits_.peek(int(kUnaryLimit)));  // 24 bits
+  const uint32_t q = uint32_t(std::countl_one(uint32_t(head << (32 - kUnaryLimit))));
+  uint64_t z = 0;
+  if (q < kUnaryLimit) {
+    bits_.skip(int(q) + 1);
+    if (k > 0 && uint64_t(q) > (uint64_t(std::numeric_limits<U>::max()) >> k))
+      return corrupt_stream("exact_values: residual out of range");
+    z = (uint64_t(q) << k) | get_wide(bits_, k);
+  } else {
+    bits_.skip(int(kUnaryLimit));
+    z = get_wide(bits_, kWidth<T>);
+  }
+  if (bits_.consumed_bits() > 8 * (uint64_t(section_.size()) - 1)) return corrupt_stream("exact_values truncated");
+  update(sum_, count_, z);
+  const U zu = U(z);
+  const U d = U(U(zu >> 1) ^ U(U(0) - U(zu & 1)));
+  const T value = unord<T>(U(ord(exact_reference(ref)) + d));
+  if (!std::isfinite(value)) return corrupt_stream("exact value is not finite");
+  return value;
+}
+
+template <class T>
+Status ExactResidualReader<T>::finish() {
+  const uint64_t used = bits_.consumed_bits();
+  const uint64_t bytes = uint64_t(section_.size()) - 1;
+  if ((used + 7) / 8 != bytes)
+    return corrupt_stream("exact_values holds " + std::to_string(bytes + 1) + " bytes, its codes use " +
+                          std::to_string(1 + (used + 7) / 8));
+  const int pad = int(8 * bytes - used);
+  if (pad > 0) {
+    bits_.refill();
+    if (bits_.peek(pad) != 0) return corrupt_stream("exact_values: padding bits are not zero");
+  }
+  return Status::Ok();
+}
+
+template float exact_reference(float);
+template double exact_reference(double);
+template std::vector<uint8_t> encode_exact_residuals(std::span<const float>, std::span<const float>);
+template std::vector<uint8_t> encode_exact_residuals(std::span<const double>, std::span<const double>);
+template class ExactResidualReader<float>;
+template class ExactResidualReader<double>;
+
+}  // namespace factz::detail
