@@ -28,7 +28,7 @@
 #include "factz/multiblock.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
-#include "format/container.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::cli {  // defined in cmd_ct.cpp
 double persistence_of(const Args& a);
@@ -516,9 +516,12 @@ int main(int argc, char** argv) {
   // input, the frontend's state, the payload, the coders' planes). Served by mmap, each
   // would take fresh pages that the kernel clears on first touch (a fifth of a large
   // compression on a virtual machine); from the heap, freed blocks are reused. Peak memory
-  // is unchanged: nothing here is freed earlier or later than before.
+  // is unchanged: nothing here is freed earlier or later than before. The first 64 MiB of
+  // the heap take transparent huge pages: a first touch there costs one fault per 2 MiB
+  // instead of per 4 KiB (a 1024^2 field compressed 22-36 % faster, docs/benchmarks.md).
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  factz::detail::reserve_huge_heap(size_t(64) << 20);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << top_help();
