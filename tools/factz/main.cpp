@@ -28,6 +28,7 @@
 #include "factz/multiblock.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
+#include "streams/vector_stream.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz::cli {  // defined in cmd_ct.cpp
@@ -65,7 +66,8 @@ const factz::cli::OptionSpec kJson{"--json", 0, "", "print one JSON object on st
 const factz::cli::OptionSpec kExec{
     "-x", 1, "POLICY",
     "serial | omp (OpenMP's threads; 2D vector compress/decompress: one per 131072 vertices at most) | omp=T (T "
-    "threads) | cuda | cuda:N (vector compress/decompress on CUDA device N; plain cuda: "
+    "threads; 2D vector compress/decompress: at most T, one per 131072 vertices) | cuda | cuda:N (vector "
+    "compress/decompress on CUDA device N; plain cuda: "
     "the node-local MPI rank modulo the device count); output bytes never depend on it"};
 const factz::cli::OptionSpec kHelp{"--help", 0, "", "show this help"};
 const factz::cli::OptionSpec kHelpShort{"-h", 0, "", "show this help"};
@@ -342,12 +344,24 @@ int run_compress_scalar(const Args& a) {
   return 0;
 }
 
+/// Threads for a 2D vector field of `vertices` vertices: -x omp=T asks for at most T. A
+/// field under 2 x kValuesPerDefaultThread vertices runs on fewer (the default's rule): on
+/// fields that small the other threads' start-up and synchronisation cost more than their
+/// share of the work (a 360 x 181 field decompressed in 17.8 ms on two threads against
+/// 13.8 ms on one; docs/benchmarks.md). The bytes and values never depend on it.
+int useful_threads(int requested, int64_t vertices) {
+  if (requested <= 1) return requested;
+  const int64_t useful = std::max<int64_t>(1, vertices / factz::detail::kValuesPerDefaultThread);
+  return int(std::min<int64_t>(requested, useful));
+}
+
 /// compress of a float64 field (a '<f8' .npy, raw float64 with --dtype f64, or float64
 /// netCDF / HDF5 variables): a float64 stream (format version 6), on the CPU or with -x
 /// cuda on the GPU (the same bytes).
 int run_compress64(const Args& a, factz::Options o) {
   auto in = factz::cli::read_vector_input64(a, "-i", "compress");
   const int64_t nx = in.field.nx, ny = in.field.ny;
+  o.threads = useful_threads(o.threads, nx * ny);
   o.source = std::move(in.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
@@ -372,6 +386,7 @@ int run_compress(const Args& a) {
   if (factz::cli::float64_inputs(a, "-i")) return run_compress64(a, std::move(o));
   auto in = factz::cli::read_vector_input(a, "-i", "compress");
   const int64_t nx = in.field.nx, ny = in.field.ny;
+  o.threads = useful_threads(o.threads, nx * ny);
   o.source = std::move(in.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
@@ -469,13 +484,15 @@ int run_decompress(const Args& a) {
   }
   auto [uo, vo] = two_files(a, "-o");
   if (uo == "-" && vo == "-") fail("only one component can go to stdout", 2);
-  const factz::DecompressOptions o = factz::cli::vector_decompress_options(a);  // -x cuda: on the GPU
+  factz::DecompressOptions o = factz::cli::vector_decompress_options(a);  // -x cuda: on the GPU
   const auto stream = take(factz::read_bytes(a.get("-z")));
   // A multi-block file through a pipe or stdin (a regular file went to the driver above).
   if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   if (is_vector3d_stream(stream)) fail("the stream holds a 3D vector field: give -o three times (u, v, w)", 2);
-  if (take(factz::stream_info(stream)).dtype == factz::DType::float64) return run_decompress64(a, stream, o);
+  const factz::StreamInfo info = take(factz::stream_info(stream));
+  o.threads = useful_threads(o.threads, int64_t(info.nx) * int64_t(info.ny));
+  if (info.dtype == factz::DType::float64) return run_decompress64(a, stream, o);
   const auto t0 = std::chrono::steady_clock::now();
   const auto field = take(factz::decompress(stream, o));
   const double secs = seconds_since(t0);
