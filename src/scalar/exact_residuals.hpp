@@ -13,9 +13,13 @@
 // (a sum and a count, the sum halved with the count every 32 values), q = z >> k in unary
 // (q ones and a zero) followed by the low k bits of z; q >= 24 is written as 24 ones and z in
 // W bits. The section is one byte k0 (the running sum starts at 2^k0, so the first
-// parameter is k0; the writer picks the k0 that codes its first values shortest) and the
-// bits, most significant first, zero-padded to a whole byte. Integer arithmetic only, so
-// writer and reader agree bit for bit on every machine.
+// parameter is k0; the writer picks the k0 that codes its first values shortest), one byte
+// t and, when t > 0, one byte k1, then the bits, most significant first, zero-padded to a
+// whole byte. With t > 0 every value starts with a tag bit: 1 when ord(x) - ord(ref) is a
+// multiple of 2^t (a value the quantizer put on that grid: an extremum of the tree stored a
+// fraction of a step outward, scalar_quantizer.cpp), coded as the zigzag of the quotient
+// with a Rice state of its own (starting at 2^k1); 0 for the others, coded as above.
+// Integer arithmetic only, so writer and reader agree bit for bit on every machine.
 #pragma once
 
 #include <cstdint>
@@ -31,10 +35,21 @@ namespace factz::detail {
 template <class T>
 T exact_reference(T pred);
 
-/// Section 6 of a version 14 stream for `values` with references `refs` (same length, at
-/// least one; values finite).
+/// Whether `value` lies on the grid of shift `t` (> 0) around `ref`: ord(value) - ord(ref)
+/// a multiple of 2^t (the values the quantizer's grid_value picks).
 template <class T>
-std::vector<uint8_t> encode_exact_residuals(std::span<const T> values, std::span<const T> refs);
+bool on_exact_grid(T value, T ref, int t);
+
+/// Section 6 of a version 14 stream for `values` with references `refs` (same length, at
+/// least one; values finite); `t` (0 <= t < W) the grid shift, 0 for none.
+template <class T>
+std::vector<uint8_t> encode_exact_residuals(std::span<const T> values, std::span<const T> refs, int t = 0);
+
+/// The value on the grid of shift `t` (> 0) around exact_reference(pred) next to `f`:
+/// the smallest at or above it with `up`, the largest at or below it otherwise; `f` itself
+/// when that is not finite or the grid point does not exist (the grid wraps past the ends).
+template <class T>
+T grid_value(T f, T pred, int t, bool up);
 
 /// Reads the values back one at a time, in the order they were written.
 template <class T>
@@ -49,11 +64,12 @@ class ExactResidualReader {
   Status finish();
 
  private:
-  ExactResidualReader(std::span<const uint8_t> section, int k0);
+  ExactResidualReader(std::span<const uint8_t> section, int k0, int t, int k1);
   std::span<const uint8_t> section_;
   BitReader bits_;
-  uint64_t sum_;
-  uint32_t count_ = 1;
+  int t_ = 0;            // grid shift; 0: no grid values, no tag bits
+  uint64_t sum_[2];      // Rice state of the full residuals [0] and of the grid ones [1]
+  uint32_t count_[2] = {1, 1};
 };
 
 }  // namespace factz::detail

@@ -116,7 +116,7 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
     // (version 14): kept where that is smaller than the raw values after the zstd stage.
     if (lattice && !q.exact.empty()) {
       std::vector<uint8_t> coded =
-          detail::encode_exact_residuals<T>(q.exact, exact_references(q, field, missing));
+          detail::encode_exact_residuals<T>(q.exact, exact_references(q, field, missing), q.grid_shift);
       size_t raw_stored = raw.size();
       if (o.zstd) {
         std::vector<uint8_t> packed;

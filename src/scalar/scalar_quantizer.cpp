@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/quantizer.hpp"
+#include "scalar/exact_residuals.hpp"
 
 namespace factz::detail {
 
@@ -103,6 +104,7 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
   out.symbols.clear();
   out.symbols.reserve(size_t(g.size()));
   out.exact.clear();
+  out.grid_shift = Coder::shortest_stored() && c && !c->all_exact ? c->grid_shift : 0;
   T* r = out.recon.data();
   int64_t v = 0;
   for (int64_t z = 0; z < g.nz; ++z)
@@ -115,14 +117,21 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         const T fv = f[size_t(v)];
         uint16_t symbol = 0;
         const IntervalOf<T>* iv = nullptr;
-        if (step > 0 && (!c || (!c->all_exact && !c->exact[size_t(v)]))) {
+        const uint8_t kind = c && !c->all_exact ? c->exact[size_t(v)] : uint8_t(0);
+        if (step > 0 && (!c || (!c->all_exact && !kind))) {
           const uint32_t slot = c ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
           iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
           symbol = coder.code(fv, iv, x, y, z, v);
         }
         out.symbols.push_back(symbol);
         if (symbol == 0) {
-          const T val = iv && Coder::shortest_stored() ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
+          T val = iv && Coder::shortest_stored() ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
+          if (Coder::shortest_stored() && out.grid_shift > 0 && kind >= ConstraintsOf<T>::kGridUp) {
+            const uint32_t slot = c->slot[size_t(v)];
+            const IntervalOf<T>* own = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
+            const T gv = grid_value(fv, lorenzo(r, g, x, y, z, v), out.grid_shift, kind == ConstraintsOf<T>::kGridUp);
+            if (acceptable(gv, fv, coder.eb, own, coder.fills)) val = gv;
+          }
           out.exact.push_back(val);
           r[v] = val;
           coder.exact(val, v);

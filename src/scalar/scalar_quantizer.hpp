@@ -95,7 +95,14 @@ using Interval = IntervalOf<float>;
 template <class T>
 struct ConstraintsOf {
   static constexpr uint32_t kFree = 0xFFFFFFFFu;
-  std::vector<uint8_t> exact;  ///< per vertex, nonzero: stored exactly
+  /// Per vertex: 0 quantized; kOwnValue stored exactly; kGridUp / kGridDown stored in the
+  /// exact-value section on the grid of `grid_shift` (exact_residuals.hpp), the grid value
+  /// next to its own upward / downward (a maximum / minimum of the tree: its neighbours keep
+  /// their side of its own value, so one a fraction of a step outward keeps them there too),
+  /// on the lattice only and where that value is acceptable; else its own value.
+  std::vector<uint8_t> exact;
+  static constexpr uint8_t kOwnValue = 1, kGridUp = 2, kGridDown = 3;
+  int grid_shift = 0;  ///< 0: no grid values
   std::vector<uint32_t> slot;  ///< per vertex
   std::vector<IntervalOf<T>> intervals;
   bool all_exact = false;  ///< every vertex stored exactly (the encoder's last resort)
@@ -109,6 +116,7 @@ struct QuantizedOf {
   std::vector<uint16_t> symbols;
   std::vector<T> exact;
   std::vector<T> recon;
+  int grid_shift = 0;  ///< the grid of the exact values (ConstraintsOf::grid_shift; lattice only)
 };
 using Quantized = QuantizedOf<float>;
 

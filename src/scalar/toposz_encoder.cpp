@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include "streams/stream_common.hpp"  // float_bound
@@ -93,6 +94,24 @@ double bound_in<double>(double value) {
 std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
 std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
 
+// The grid of the extrema's stored values (exact_residuals.hpp): 2^t units in the last
+// place of the largest magnitude of the field at most step / kGridFraction apart, so that
+// an extremum moves outward by less than that (0: no grid).
+constexpr double kGridFraction = 1;
+
+template <class T>
+int grid_shift_for(const TopoInputOf<T>& in, T step) {
+  double m = 0;
+  for (size_t k = 0; k < in.f.size(); ++k)
+    if ((in.missing.empty() || !in.missing[k]) && std::isfinite(in.f[k])) m = std::max(m, std::fabs(double(in.f[k])));
+  const double spacing = double(step) / kGridFraction;
+  if (!(m > 0) || !(spacing > 0) || !std::isfinite(spacing)) return 0;
+  constexpr int kMantissa = std::numeric_limits<T>::digits - 1;
+  const int t = std::ilogb(spacing) - (std::ilogb(m) - kMantissa);
+  constexpr int kWidth = int(sizeof(T)) * 8;
+  return t < 2 ? 0 : std::min(t, kWidth - 2);
+}
+
 template <class T>
 TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice, bool late_levels)
     : in_(in),
@@ -114,7 +133,13 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool 
     const bool extremum = node.type == CtNodeType::minimum || node.type == CtNodeType::maximum;
     if (extremum) extrema_.insert(uint32_t(node.vertex));
     protect(node.vertex, 1, extremum);
+    // An extremum may be stored a fraction of a step outward (ConstraintsOf::kGridUp /
+    // kGridDown) until it offends: protect() then stores its own value.
+    if (extremum)
+      cons_.exact[size_t(node.vertex)] =
+          node.type == CtNodeType::maximum ? ConstraintsOf<T>::kGridUp : ConstraintsOf<T>::kGridDown;
   }
+  if (lattice_) cons_.grid_shift = grid_shift_for(in_, step_);
   int64_t unlimited = kNoBudget;
   protect_level_components(unlimited);
   quantize_all();

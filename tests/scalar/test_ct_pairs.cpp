@@ -208,17 +208,24 @@ TEST(ElderRule, VerifySeesTheElderExtremumMove) {
     }
 }
 
-TEST(ElderRule, TopoSZStoresTheElderMinimumExactly) {
+// The elder minimum (vertex 6) is the decoded field's minimum, stored at its own value or,
+// on the lattice, at most a step below it (an extremum of the tree may be stored outward on
+// the grid of the exact values, docs/toposz.md step 3), within the bound; the younger one
+// (vertex 8) does not take its place.
+TEST(ElderRule, TopoSZKeepsTheElderMinimum) {
   const ScalarField f = make(5, 3, 1, kTwoEqualMinima);
   for (double rel : {0.3, 0.05}) {
     ScalarOptions o;
     o.bound = rel;
     o.persistence = 0.6;
-    auto s = compress_scalar(f, o);
+    ScalarCompressStats st;
+    auto s = compress_scalar(f, o, &st);
     ASSERT_TRUE(s.ok());
     auto back = decompress_scalar(s.value());
     ASSERT_TRUE(back.ok());
-    EXPECT_EQ(back->values[6], 0.0f);
+    EXPECT_LE(back->values[6], 0.0f);
+    EXPECT_GE(double(back->values[6]), -st.eb_abs);
+    EXPECT_LE(back->values[6], back->values[8]);
     const ContourTree t = tree_of(back.value(), 6.0);
     using T = CtNodeType;
     EXPECT_EQ(typed_nodes(t), (std::vector<std::pair<int64_t, CtNodeType>>{{6, T::minimum}, {7, T::maximum}}));

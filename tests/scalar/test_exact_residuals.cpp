@@ -1,8 +1,10 @@
 // The exact values of a version 14 stream, coded against the decoder's predictions
 // (scalar/exact_residuals.hpp): every bit comes back for every finite value and any
 // reference (signed zeros, subnormals, the largest values, references that are not finite,
-// residuals that need the escape), for float and double; the code is shorter than the raw
-// values when the values lie near their references; damaged sections are refused.
+// residuals that need the escape), for float and double, with and without grid values; the
+// code is shorter than the raw values when the values lie near their references, and
+// shorter still for values on the grid; grid_value gives the next grid point outward;
+// damaged sections are refused.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -105,7 +107,7 @@ TEST(ExactResiduals, ValuesNearTheirReferencesTakeFewBits) {
   EXPECT_LT(section.size(), values.size() * 4 * 6 / 10) << "coded " << section.size() << " bytes";
   // Values equal to their references: about one bit each.
   const auto same = detail::encode_exact_residuals<float>(refs, refs);
-  EXPECT_LE(same.size(), 1 + refs.size() / 8 + 1);
+  EXPECT_LE(same.size(), 2 + refs.size() / 8 + 1);
 }
 
 TEST(ExactResiduals, DamagedSectionsAreRefused) {
@@ -149,6 +151,74 @@ TEST(ExactResiduals, DamagedSectionsAreRefused) {
   back = decode_all(to_inf, std::vector<float>{std::nextafter(0.0f, 1.0f)}, &st);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not finite"), std::string::npos) << st.message();
+}
+
+// grid_value: the next point of the grid outward (up: the smallest at or above f, down:
+// the largest at or below), on the grid, less than one grid step from f; f itself when
+// that point does not exist.
+template <class T>
+void grid_values() {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  constexpr int kW = int(sizeof(T)) * 8;
+  for (int t : {1, 3, 10, 20}) {
+    std::vector<T> values, refs;
+    std::vector<T> own_values, own_refs;
+    for (int i = 0; i < 400; ++i) {
+      const T ref = T(1000.0 * normal(rng));
+      const T f = T(double(ref) + 10.0 * normal(rng));
+      for (bool up : {true, false}) {
+        const T x = detail::grid_value(f, ref, t, up);
+        ASSERT_TRUE(detail::on_exact_grid(x, ref, t)) << f << " " << ref << " t " << t;
+        if (up) ASSERT_GE(x, f);
+        else ASSERT_LE(x, f);
+        // Less than one grid step away: the ords differ by less than 2^t.
+        const double gap = std::fabs(double(x) - double(f));
+        const T next = up ? std::nextafter(f, std::numeric_limits<T>::infinity())
+                          : std::nextafter(f, -std::numeric_limits<T>::infinity());
+        ASSERT_LE(gap, std::fabs(double(next) - double(f)) * std::ldexp(1.0, t) * 2) << f << " t " << t;
+        values.push_back(x);
+        refs.push_back(ref);
+      }
+      own_values.push_back(f);  // mostly off the grid
+      own_refs.push_back(ref);
+    }
+    // Grid values and own values interleaved come back bit for bit.
+    std::vector<T> mixed = values, mixed_refs = refs;
+    mixed.insert(mixed.end(), own_values.begin(), own_values.end());
+    mixed_refs.insert(mixed_refs.end(), own_refs.begin(), own_refs.end());
+    const auto section = detail::encode_exact_residuals<T>(mixed, mixed_refs, t);
+    Status st;
+    const std::vector<T> back = decode_all(section, mixed_refs, &st);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    for (size_t i = 0; i < mixed.size(); ++i)
+      ASSERT_EQ(std::bit_cast<Bits<T>>(back[i]), std::bit_cast<Bits<T>>(mixed[i])) << i << " t " << t;
+    // On the grid they cost fewer bits than coded without it (about t - 1 fewer each).
+    if (t >= 10) {
+      const auto plain = detail::encode_exact_residuals<T>(values, refs, 0);
+      const auto gridded = detail::encode_exact_residuals<T>(values, refs, t);
+      EXPECT_LT(gridded.size() * 8 + values.size() * size_t(t - 3), plain.size() * 8)
+          << gridded.size() << " against " << plain.size() << " bytes, t " << t;
+    }
+  }
+  // Where the next grid point would not be finite, or past the ends of the ords, f itself.
+  const T big = std::numeric_limits<T>::max();
+  EXPECT_EQ(detail::grid_value(big, T(0), kW - 2, true), big);
+  EXPECT_EQ(detail::grid_value(-big, T(0), kW - 2, false), -big);
+  EXPECT_EQ(detail::grid_value(T(1.5), T(0), 0, true), T(1.5));  // no grid
+}
+
+TEST(ExactResiduals, GridValuesFloat) { grid_values<float>(); }
+TEST(ExactResiduals, GridValuesDouble) { grid_values<double>(); }
+
+TEST(ExactResiduals, AGridShiftOutOfRangeIsRefused) {
+  const auto section = detail::encode_exact_residuals<float>(std::vector<float>{1.0f}, std::vector<float>{0.5f}, 0);
+  std::vector<uint8_t> bad = section;
+  bad[1] = 32;
+  Status st;
+  decode_all<float>(bad, {0.5f}, &st);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("grid shift"), std::string::npos) << st.message();
 }
 
 TEST(ExactResiduals, AnEmptySectionIsRefused) {

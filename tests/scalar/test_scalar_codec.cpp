@@ -216,7 +216,9 @@ TEST(TopoSZ, StoresOnlyAFewValuesExactlyAndReportsEveryRound) {
   EXPECT_TRUE(c->same());
   EXPECT_LT(double(st.exact_vertices), 0.01 * double(f.values.size()));
   ASSERT_FALSE(seen.empty());
-  EXPECT_EQ(seen.front().step, 0);
+  // The race's first round is a round 0, of whichever step quantized smallest.
+  EXPECT_GE(seen.front().step, 0);
+  EXPECT_LT(seen.front().step, 20);
   EXPECT_EQ(seen.front().round, 0);
   EXPECT_EQ(seen.back().nodes_to_fix, 0);
 }
