@@ -425,6 +425,14 @@ double range_of(std::span<const T> values, std::span<const uint8_t> missing) {
   return double(hi) - double(lo);
 }
 
+template <class T>
+double max_magnitude_of(std::span<const T> values, std::span<const uint8_t> missing) {
+  double m = 0;
+  for (size_t i = 0; i < values.size(); ++i)
+    if ((missing.empty() || !missing[i]) && std::isfinite(values[i])) m = std::max(m, std::fabs(double(values[i])));
+  return m;
+}
+
 }  // namespace
 
 double scalar_range(std::span<const float> values, std::span<const uint8_t> missing) {
@@ -432,6 +440,12 @@ double scalar_range(std::span<const float> values, std::span<const uint8_t> miss
 }
 double scalar_range(std::span<const double> values, std::span<const uint8_t> missing) {
   return range_of(values, missing);
+}
+double scalar_max_magnitude(std::span<const float> values, std::span<const uint8_t> missing) {
+  return max_magnitude_of(values, missing);
+}
+double scalar_max_magnitude(std::span<const double> values, std::span<const uint8_t> missing) {
+  return max_magnitude_of(values, missing);
 }
 
 namespace {

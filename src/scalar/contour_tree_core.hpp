@@ -84,5 +84,8 @@ ContourTree compute_contour_tree(std::span<const double> values, const ScalarGri
 /// Value range max - min over the valid vertices (0 when there are none).
 double scalar_range(std::span<const float> values, std::span<const uint8_t> missing = {});
 double scalar_range(std::span<const double> values, std::span<const uint8_t> missing = {});
+/// The largest |value| of the valid vertices (0 for none).
+double scalar_max_magnitude(std::span<const float> values, std::span<const uint8_t> missing = {});
+double scalar_max_magnitude(std::span<const double> values, std::span<const uint8_t> missing = {});
 
 }  // namespace factz::detail

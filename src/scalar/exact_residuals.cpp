@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/varint.hpp"
+
 namespace factz::detail {
 namespace {
 
@@ -21,7 +23,8 @@ template <class T>
 constexpr int kWidth = int(sizeof(T)) * 8;
 
 // Unsigned image of a finite or infinite value that increases with the value (-0 just
-// below +0); a bijection on the bit patterns.
+// below +0); a bijection on the bit patterns, unlike grid.hpp's orderable_bits, which maps
+// -0 and +0 alike so that they tie in the contour tree's order: every bit must come back here.
 template <class T>
 Bits<T> ord(T x) {
   using U = Bits<T>;
@@ -59,20 +62,19 @@ Bits<T> difference(T value, T ref) {
   return Bits<T>(ord(value) - ord(ref));
 }
 
-// zigzag of d read as a signed W-bit integer
+// zigzag of d read as a signed W-bit integer (below 2^W), and back.
 template <class T>
 uint64_t zigzag(Bits<T> d) {
-  using U = Bits<T>;
-  const U sign = U(0) - U(d >> (kWidth<T> - 1));
-  return uint64_t(U(U(d << 1) ^ sign));
+  return zigzag_encode(int64_t(std::make_signed_t<Bits<T>>(d)));
 }
 
 template <class T>
 Bits<T> unzigzag(uint64_t z) {
-  using U = Bits<T>;
-  const U zu = U(z);
-  return U(U(zu >> 1) ^ U(U(0) - U(zu & 1)));
+  return Bits<T>(zigzag_decode(z));
 }
+
+// Bytes before the bit stream: k0, t, and k1 when t > 0.
+uint64_t header_bytes(int t) { return t > 0 ? 3 : 2; }
 
 // d / 2^t for a multiple d of 2^t, as a signed W-bit integer (arithmetic shift).
 template <class T>
@@ -202,7 +204,7 @@ std::vector<uint8_t> encode_exact_residuals(std::span<const T> values, std::span
       update(sum[g], n[g], zi);
     }
   }
-  const size_t head = t > 0 ? 3 : 2;
+  const size_t head = size_t(header_bytes(t));
   std::vector<uint8_t> out(head + size_t((total + 7) / 8));
   out[0] = uint8_t(k0);
   out[1] = uint8_t(t);
@@ -223,7 +225,7 @@ std::vector<uint8_t> encode_exact_residuals(std::span<const T> values, std::span
 template <class T>
 ExactResidualReader<T>::ExactResidualReader(std::span<const uint8_t> section, int k0, int t, int k1)
     : section_(section),
-      bits_(section.data(), section.size(), t > 0 ? 3 : 2),
+      bits_(section.data(), section.size(), header_bytes(t)),
       t_(t),
       sum_{uint64_t(1) << k0, uint64_t(1) << k1} {}
 
@@ -267,8 +269,7 @@ Result<T> ExactResidualReader<T>::next(T ref) {
     bits_.skip(int(kUnaryLimit));
     z = get_wide(bits_, kWidth<T>);
   }
-  const uint64_t head_bytes = t_ > 0 ? 3 : 2;
-  if (bits_.consumed_bits() > 8 * (uint64_t(section_.size()) - head_bytes))
+  if (bits_.consumed_bits() > 8 * (uint64_t(section_.size()) - header_bytes(t_)))
     return corrupt_stream("exact_values truncated");
   update(sum_[g], count_[g], z);
   U d = unzigzag<T>(z);
@@ -281,7 +282,7 @@ Result<T> ExactResidualReader<T>::next(T ref) {
 template <class T>
 Status ExactResidualReader<T>::finish() {
   const uint64_t used = bits_.consumed_bits();
-  const uint64_t head = t_ > 0 ? 3 : 2;
+  const uint64_t head = header_bytes(t_);
   const uint64_t bytes = uint64_t(section_.size()) - head;
   if ((used + 7) / 8 != bytes)
     return corrupt_stream("exact_values holds " + std::to_string(bytes + head) + " bytes, its codes use " +

@@ -63,25 +63,6 @@ Status check_options(const ScalarOptions& o) {
   return Status::Ok();
 }
 
-// The decoder's Lorenzo predictions at the exact vertices of `q`, in index order: what a
-// version 14 stream codes its exact values against (exact_residuals.hpp).
-template <class T>
-std::vector<T> exact_references(const QuantizedOf<T>& q, const ScalarFieldOf<T>& field,
-                                std::span<const uint8_t> missing) {
-  const ScalarGrid g{field.nx, field.ny, field.nz};
-  std::vector<T> refs;
-  refs.reserve(q.exact.size());
-  size_t next = 0;
-  int64_t v = 0;
-  for (int64_t z = 0; z < g.nz; ++z)
-    for (int64_t y = 0; y < g.ny; ++y)
-      for (int64_t x = 0; x < g.nx; ++x, ++v) {
-        if (!missing.empty() && missing[size_t(v)]) continue;
-        if (q.symbols[next++] == 0) refs.push_back(detail::lorenzo(q.recon.data(), g, x, y, z, v));
-      }
-  return refs;
-}
-
 // The stream of quantized values `q` (docs/format.md, "Scalar streams").
 template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
@@ -116,7 +97,7 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
     // (version 14): kept where that is smaller than the raw values after the zstd stage.
     if (lattice && !q.exact.empty()) {
       std::vector<uint8_t> coded =
-          detail::encode_exact_residuals<T>(q.exact, exact_references(q, field, missing), q.grid_shift);
+          detail::encode_exact_residuals<T>(q.exact, q.exact_refs, q.grid_shift);
       size_t raw_stored = raw.size();
       if (o.zstd) {
         std::vector<uint8_t> packed;
@@ -263,7 +244,8 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   lap("contour_tree");
   // The steps raced, the smallest stream kept (toposz_steps, docs/toposz.md "Steps").
   const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size());
-  detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress};
+  detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
+                            detail::scalar_max_magnitude(f, missing)};
   auto write = [&](T step, bool lattice, const QuantizedOf<T>& q) {
     return scalar_stream(field, missing, o, eb, step, p_abs, q, threads, lattice);
   };

@@ -104,6 +104,7 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
   out.symbols.clear();
   out.symbols.reserve(size_t(g.size()));
   out.exact.clear();
+  out.exact_refs.clear();
   out.grid_shift = Coder::shortest_stored() && c && !c->all_exact ? c->grid_shift : 0;
   T* r = out.recon.data();
   int64_t v = 0;
@@ -116,21 +117,22 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         }
         const T fv = f[size_t(v)];
         uint16_t symbol = 0;
-        const IntervalOf<T>* iv = nullptr;
-        const uint8_t kind = c && !c->all_exact ? c->exact[size_t(v)] : uint8_t(0);
-        if (step > 0 && (!c || (!c->all_exact && !kind))) {
-          const uint32_t slot = c ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
-          iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
-          symbol = coder.code(fv, iv, x, y, z, v);
-        }
+        const bool constrained = c && !c->all_exact;
+        const uint8_t kind = constrained ? c->exact[size_t(v)] : uint8_t(0);
+        const uint32_t slot = constrained ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
+        const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
+        const bool quantized = step > 0 && !(c && c->all_exact) && !kind;
+        if (quantized) symbol = coder.code(fv, iv, x, y, z, v);
         out.symbols.push_back(symbol);
         if (symbol == 0) {
-          T val = iv && Coder::shortest_stored() ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
-          if (Coder::shortest_stored() && out.grid_shift > 0 && kind >= ConstraintsOf<T>::kGridUp) {
-            const uint32_t slot = c->slot[size_t(v)];
-            const IntervalOf<T>* own = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
-            const T gv = grid_value(fv, lorenzo(r, g, x, y, z, v), out.grid_shift, kind == ConstraintsOf<T>::kGridUp);
-            if (acceptable(gv, fv, coder.eb, own, coder.fills)) val = gv;
+          T val = quantized && iv && Coder::shortest_stored() ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
+          if constexpr (Coder::shortest_stored()) {
+            const T pred = lorenzo(r, g, x, y, z, v);
+            out.exact_refs.push_back(pred);
+            if (out.grid_shift > 0 && kind >= ConstraintsOf<T>::kGridUp) {
+              const T gv = grid_value(fv, pred, out.grid_shift, kind == ConstraintsOf<T>::kGridUp);
+              if (acceptable(gv, fv, coder.eb, iv, coder.fills)) val = gv;
+            }
           }
           out.exact.push_back(val);
           r[v] = val;

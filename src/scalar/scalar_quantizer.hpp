@@ -116,6 +116,9 @@ struct QuantizedOf {
   std::vector<uint16_t> symbols;
   std::vector<T> exact;
   std::vector<T> recon;
+  /// On the lattice: per exact value, the decoder's Lorenzo prediction from `recon` at its
+  /// vertex, which a version 14 stream codes it against (exact_residuals.hpp). Empty otherwise.
+  std::vector<T> exact_refs;
   int grid_shift = 0;  ///< the grid of the exact values (ConstraintsOf::grid_shift; lattice only)
 };
 using Quantized = QuantizedOf<float>;

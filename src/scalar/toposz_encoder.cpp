@@ -101,9 +101,7 @@ constexpr double kGridFraction = 1;
 
 template <class T>
 int grid_shift_for(const TopoInputOf<T>& in, T step) {
-  double m = 0;
-  for (size_t k = 0; k < in.f.size(); ++k)
-    if ((in.missing.empty() || !in.missing[k]) && std::isfinite(in.f[k])) m = std::max(m, std::fabs(double(in.f[k])));
+  const double m = in.max_magnitude;
   const double spacing = double(step) / kGridFraction;
   if (!(m > 0) || !(spacing > 0) || !std::isfinite(spacing)) return 0;
   constexpr int kMantissa = std::numeric_limits<T>::digits - 1;

@@ -30,6 +30,7 @@ struct TopoInputOf {
   const ContourTree* tree = nullptr;  ///< of f simplified at p_abs
   int threads = 1;
   const ScalarProgressHook* progress = nullptr;  ///< may be null or empty
+  double max_magnitude = 0;  ///< scalar_max_magnitude(f, missing): the exact values' grid (0: none)
 };
 using TopoInput = TopoInputOf<float>;
 

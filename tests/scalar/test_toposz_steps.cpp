@@ -42,7 +42,7 @@ TEST(TopoSZSteps, ASuspendedRepairResumesToTheSameQuantization) {
       const double range = detail::scalar_range(f);
       const double p_abs = p_rel * range;
       const ContourTree tree = detail::compute_contour_tree(f, g, {}, p_abs, {}, 1);
-      const detail::TopoInput in{f, g, {}, {}, float(0.1 * range), p_abs, &tree, 1, nullptr};
+      const detail::TopoInput in{f, g, {}, {}, float(0.1 * range), p_abs, &tree, 1, nullptr, detail::scalar_max_magnitude(f)};
       for (float step : {float(p_abs), float(p_abs / 4)})
         for (bool lattice : {false, true}) {
           std::vector<uint16_t> standard;  // the final symbols of the standard repair policy
@@ -132,7 +132,7 @@ TEST(TopoSZSteps, AStepOfThePersistenceThresholdWouldKeepATinyPair) {
   const ContourTree full = detail::compute_contour_tree(f, g, {}, 0.0, {}, 1);
   const ContourTree tree = detail::compute_contour_tree(f, g, {}, double(p), {}, 1);
   ASSERT_GT(full.nodes.size(), tree.nodes.size());  // the dent is a pair, pruned at p
-  const detail::TopoInput in{f, g, {}, {}, eb, double(p), &tree, 1, nullptr};
+  const detail::TopoInput in{f, g, {}, {}, eb, double(p), &tree, 1, nullptr, detail::scalar_max_magnitude(f)};
   detail::CtWorkspace work;
 
   detail::TopoStep at_p(in, p, 0, /*lattice=*/true);
