@@ -45,8 +45,7 @@ int threads_of(Policy p, int threads) {
 int threads_of(Policy p, int threads, int64_t values) {
   if (p == Policy::serial) return 1;
   if (threads > 0) return threads;
-  const int64_t useful = std::max<int64_t>(1, values / kValuesPerDefaultThread);
-  return int(std::min<int64_t>(omp_get_max_threads(), useful));
+  return threads_capped(omp_get_max_threads(), values);
 }
 
 Status check_vector_options(int64_t nx, int64_t ny, const Options& o) {

@@ -51,9 +51,15 @@ int threads_of(Policy p, int threads);
 /// 360 x 181 wind decompressed in 14.9 ms on one thread, 18-25 ms on two).
 inline constexpr int64_t kValuesPerDefaultThread = int64_t{1} << 17;
 
+/// At most `threads` (>= 1), and at most one per kValuesPerDefaultThread values (at least 1).
+inline int threads_capped(int threads, int64_t values) {
+  const int64_t useful = values / kValuesPerDefaultThread;
+  return int(useful < 1 ? 1 : useful < threads ? useful : threads);
+}
+
 /// threads_of for a field of `values` values (nx * ny, or nx * ny * nz): a count the caller
-/// asked for is kept; the default is OpenMP's, but at most one thread per
-/// kValuesPerDefaultThread values (at least 1). Bytes never depend on it.
+/// asked for is kept; the default is OpenMP's, but threads_capped by the field's values.
+/// Bytes never depend on it.
 int threads_of(Policy p, int threads, int64_t values);
 
 /// What a backend produced for modes none and block.

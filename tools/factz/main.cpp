@@ -350,9 +350,7 @@ int run_compress_scalar(const Args& a) {
 /// share of the work (a 360 x 181 field decompressed in 17.8 ms on two threads against
 /// 13.8 ms on one; docs/benchmarks.md). The bytes and values never depend on it.
 int useful_threads(int requested, int64_t vertices) {
-  if (requested <= 1) return requested;
-  const int64_t useful = std::max<int64_t>(1, vertices / factz::detail::kValuesPerDefaultThread);
-  return int(std::min<int64_t>(requested, useful));
+  return requested <= 1 ? requested : factz::detail::threads_capped(requested, vertices);
 }
 
 /// compress of a float64 field (a '<f8' .npy, raw float64 with --dtype f64, or float64
