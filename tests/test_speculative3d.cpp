@@ -260,6 +260,8 @@ TEST(Speculative3D, TheCubeScreenDecidesAsEachTetrahedronAlone) {
   for (const VectorField3D& f : {testing::tie_field(7, 6, 5, 4), testing::random_modes(9, 8, 7, 5)}) {
     const auto sig = signatures(f);
     ASSERT_TRUE(sig.ok());
+    std::vector<uint8_t> near(size_t(f.size()), 0);
+    detail::mark_near_critical3d(f.nx, f.ny, sig->data(), 0, int64_t(sig->size() / 6), near.data());
     uint64_t x = 12345;
     auto next = [&] {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -293,11 +295,43 @@ TEST(Speculative3D, TheCubeScreenDecidesAsEachTetrahedronAlone) {
         const bool screened = detail::signatures_hold3d(f.nx, f.ny, f.nz, vx, vy, vz, cand[0], cand[1], cand[2],
                                                         f.u.data(), f.v.data(), f.w.data(), sig->data());
         ASSERT_EQ(screened, alone) << "vertex " << k << " trial " << trial;
+        const bool with_near = detail::signatures_hold3d(f.nx, f.ny, f.nz, vx, vy, vz, cand[0], cand[1], cand[2],
+                                                         f.u.data(), f.v.data(), f.w.data(), sig->data(), near.data());
+        ASSERT_EQ(with_near, alone) << "vertex " << k << " trial " << trial << " (near_cp)";
         (alone ? agree_true : agree_false) += 1;
       }
     }
     EXPECT_GT(agree_true, 0);
     EXPECT_GT(agree_false, 0);
+  }
+}
+
+// mark_near_critical3d marks exactly the vertices with an incident tetrahedron (incident_tets)
+// whose signature is a critical point, and skips tetrahedra off the mesh.
+TEST(Speculative3D, NearCriticalMarksTheVerticesOfCriticalTetrahedra) {
+  for (const VectorField3D& f : {testing::random_modes(9, 8, 7, 5), testing::tie_field(7, 6, 5, 4)}) {
+    auto sig = signatures(f);
+    ASSERT_TRUE(sig.ok());
+    std::vector<uint8_t> s = sig.value();
+    for (uint8_t& b : s)  // the first critical tetrahedron taken off the mesh: not marked for it
+      if (b != 0) {
+        b = detail::kMaskedTet;
+        break;
+      }
+    std::vector<uint8_t> near(size_t(f.size()), 0);
+    detail::mark_near_critical3d(f.nx, f.ny, s.data(), 0, int64_t(s.size() / 6), near.data());
+    int64_t marked = 0;
+    for (int64_t k = 0; k < f.size(); ++k) {
+      const int64_t vx = k % f.nx, vy = (k / f.nx) % f.ny, vz = k / (f.nx * f.ny);
+      int64_t tets[24];
+      const int m = detail::incident_tets(f.nx, f.ny, f.nz, vx, vy, vz, tets);
+      bool want = false;
+      for (int i = 0; i < m; ++i) want = want || (s[size_t(tets[i])] != 0 && s[size_t(tets[i])] != detail::kMaskedTet);
+      ASSERT_EQ(near[size_t(k)] != 0, want) << "vertex " << k;
+      marked += want;
+    }
+    EXPECT_GT(marked, 0);
+    EXPECT_LT(marked, f.size());
   }
 }
 

@@ -32,14 +32,6 @@ void for_each_phase3d(int64_t nx, int64_t ny, int64_t nz, int64_t s0, F&& fn) {
   for (ScheduledPhase3D ph; schedule.next(ph);) fn(ph);
 }
 
-/// Coordinates of target t of lattice L.
-void lattice_coords(const PhaseLattice3D& L, int64_t t, int64_t& x, int64_t& y, int64_t& z) {
-  const int64_t r = t / L.count_x;
-  x = L.x0 + (t % L.count_x) * L.d;
-  y = L.y0 + (r % L.count_y) * L.d;
-  z = L.z0 + (r / L.count_y) * L.d;
-}
-
 /// Marks kMaskedTet every tetrahedron of `sig` (tetrahedron order) that touches a missing
 /// vertex: off the mesh, never compared (signatures_hold3d).
 void mark_masked_tets(int64_t nx, int64_t ny, int64_t nz, const uint8_t* missing, int threads,
@@ -80,6 +72,9 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
   std::vector<uint8_t> sig = signatures_on_mesh(f, missing ? std::vector<uint8_t>(missing, missing + n)
                                                            : std::vector<uint8_t>{}, Exec{threads});
   if (missing) mark_masked_tets(nx, ny, nz, missing, threads, sig);
+  // The vertices next to a critical tetrahedron (few: a serial pass over the bytes).
+  std::vector<uint8_t> near(size_t(n), 0);
+  if (!sig.empty()) mark_near_critical3d(nx, ny, sig.data(), 0, int64_t(sig.size() / 6), near.data());
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   T* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
@@ -87,28 +82,31 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
   uint16_t* const sym[3] = {out.sym[0].data(), out.sym[1].data(), out.sym[2].data()};
   for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
     const PhaseLattice3D& L = ph.lattice;
-    // Dynamic: vertices near critical points try many bounds, the rest one.
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (L.count() >= kMinParallelTargets)
-    for (int64_t t = 0; t < L.count(); ++t) {
-      int64_t x, y, z;
-      lattice_coords(L, t, x, y, z);
-      const int64_t k = (z * ny + y) * nx + x;
-      if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
-      if (exact_faces && on_exact_face(x, y, z, nx, ny, nz, exact_faces)) {
-        // Kept as is (the current state already holds the original); +0, +0, +0 takes the
-        // zero-vector id, which reproduces exactly those bits (a -0 goes exact).
-        const bool zero = positive_zero(cur[0][k]) && positive_zero(cur[1][k]) && positive_zero(cur[2][k]);
-        ids[k] = uint8_t(zero ? kZeroVectorId : 0);
-        continue;
+    const int64_t rows = L.count_y * L.count_z;
+    // Row by row (fixed y and z: no index division per target). Dynamic: vertices near
+    // critical points try many bounds, the rest one.
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (L.count() >= kMinParallelTargets)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
+      for (int64_t i = 0; i < L.count_x; ++i) {
+        const int64_t x = L.x0 + i * L.d, k = (z * ny + y) * nx + x;
+        if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
+        if (exact_faces && on_exact_face(x, y, z, nx, ny, nz, exact_faces)) {
+          // Kept as is (the current state already holds the original); +0, +0, +0 takes the
+          // zero-vector id, which reproduces exactly those bits (a -0 goes exact).
+          const bool zero = positive_zero(cur[0][k]) && positive_zero(cur[1][k]) && positive_zero(cur[2][k]);
+          ids[k] = uint8_t(zero ? kZeroVectorId : 0);
+          continue;
+        }
+        const Speculation3DOf<T> sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(),
+                                                         bound, kRadius, check, near.data());
+        // The commit is the only write: targets of a phase share no tetrahedron.
+        for (int c = 0; c < 3; ++c) {
+          cur[c][k] = sp.recon[c];
+          sym[c][k] = uint16_t(sp.code[c] + kRadius);
+        }
+        ids[k] = sp.id;
       }
-      const Speculation3DOf<T> sp =
-          speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(), bound, kRadius, check);
-      // The commit is the only write: targets of a phase share no tetrahedron.
-      for (int c = 0; c < 3; ++c) {
-        cur[c][k] = sp.recon[c];
-        sym[c][k] = uint16_t(sp.code[c] + kRadius);
-      }
-      ids[k] = sp.id;
     }
   });
   int64_t exact = 0;
