@@ -145,8 +145,9 @@ for r in rows:
     print("| " + " | ".join(r) + " |")
 print()
 print("| field | REL | best violation-free cpSZ (setting) | its compress MB/s | factz-S ratio "
-      "| factz-S / best | factz-S compress MB/s (1 thread) | speed factor | factz-B ratio |")
-print("|" + "---|" * 9)
+      "| factz-S / best | factz-S compress MB/s (1 thread) | speed factor | factz-S MB/s (2 threads) "
+      "| speed factor (2 threads) | factz-B ratio |")
+print("|" + "---|" * 11)
 keys = []
 for r in rows:
     if (r[0], r[1]) not in keys:
@@ -155,15 +156,18 @@ for name, rel in keys:
     sel = [r for r in rows if r[0] == name and r[1] == rel]
     cp = [r for r in sel if r[3].startswith("cpSZ") and r[10] == "0" and float(r[9]) <= 1.0]
     fs = [r for r in sel if r[3] == "factz-s" and r[4] == "1"]
+    fs2 = [r for r in sel if r[3] == "factz-s" and r[4] == "2"]
     fb = [r for r in sel if r[3] == "factz-b" and r[4] == "1"]
     if not fs:
         continue
     s = fs[0]
+    s2 = fs2[0][7] if fs2 else "-"
     b = fb[0][6] if fb else "-"
     if cp:
         best = max(cp, key=lambda r: float(r[6]))
+        f2 = f"{float(s2) / float(best[7]):.1f}" if fs2 else "-"
         print(f"| {name} | {rel} | {best[6]} ({best[3]}) | {best[7]} | {s[6]} | "
-              f"{float(s[6]) / float(best[6]):.2f} | {s[7]} | {float(s[7]) / float(best[7]):.1f} | {b} |")
+              f"{float(s[6]) / float(best[6]):.2f} | {s[7]} | {float(s[7]) / float(best[7]):.1f} | {s2} | {f2} | {b} |")
     else:
-        print(f"| {name} | {rel} | none | - | {s[6]} | - | {s[7]} | - | {b} |")
+        print(f"| {name} | {rel} | none | - | {s[6]} | - | {s[7]} | - | {s2} | - | {b} |")
 PY

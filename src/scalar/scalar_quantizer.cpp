@@ -98,6 +98,60 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
 // symbol is stored in the exact-value section (coder.exact after its value is recorded):
 // its own value, or on the lattice stored_value's when an interval left it no code.
 // out.recon holds the grid's values, zero, on entry (the coder writes through it).
+// A saddle's value on the grid (ConstraintsOf::kGridSaddle) at vertex v = (x, y, z), the
+// nearer of its two grid neighbours first, or its own value `fv` when neither may be taken:
+// `gv` must be acceptable, every earlier valid vertex of the box on its side of (gv, v) by
+// its decoded value r[w], every later one by its own value f[w] (its interval, narrowed to
+// that side by the caller, then keeps it there whatever it decodes to).
+template <class T>
+T saddle_grid_value(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, const T* r,
+                    int64_t x, int64_t y, int64_t z, int64_t v, T pred, int t, T eb, const IntervalOf<T>* iv,
+                    std::span<const T> fills) {
+  const T fv = f[size_t(v)];
+  T cand[2] = {grid_value(fv, pred, t, true), grid_value(fv, pred, t, false)};
+  if (std::fabs(double(cand[1]) - double(fv)) < std::fabs(double(cand[0]) - double(fv))) std::swap(cand[0], cand[1]);
+  const int64_t rz = g.nz > 1 ? 1 : 0;
+  for (const T gv : cand) {
+    if (gv == fv || !acceptable(gv, fv, eb, iv, fills)) continue;
+    bool ok = true;
+    for (int64_t zz = std::max<int64_t>(0, z - rz); ok && zz <= std::min(g.nz - 1, z + rz); ++zz)
+      for (int64_t yy = std::max<int64_t>(0, y - 1); ok && yy <= std::min(g.ny - 1, y + 1); ++yy)
+        for (int64_t xx = std::max<int64_t>(0, x - 1); ok && xx <= std::min(g.nx - 1, x + 1); ++xx) {
+          const int64_t w = (zz * g.ny + yy) * g.nx + xx;
+          if (w == v || (!missing.empty() && missing[size_t(w)])) continue;
+          const bool below = sos_less(f[size_t(w)], w, fv, v);
+          const T val = w < v ? r[w] : f[size_t(w)];
+          ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
+        }
+    if (ok) return gv;
+  }
+  return fv;
+}
+
+// Narrows the interval of every later valid vertex w of the box of v (a saddle placed at
+// gv) to its side of (gv, v): a copy of its own interval in `placed` the first time.
+template <class T>
+void narrow_later_box(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                      const ConstraintsOf<T>* c, int64_t x, int64_t y, int64_t z, int64_t v, T gv,
+                      std::vector<uint32_t>& placed_slot, std::vector<IntervalOf<T>>& placed) {
+  const int64_t rz = g.nz > 1 ? 1 : 0;
+  for (int64_t zz = z; zz <= std::min(g.nz - 1, z + rz); ++zz)
+    for (int64_t yy = std::max<int64_t>(0, y - 1); yy <= std::min(g.ny - 1, y + 1); ++yy)
+      for (int64_t xx = std::max<int64_t>(0, x - 1); xx <= std::min(g.nx - 1, x + 1); ++xx) {
+        const int64_t w = (zz * g.ny + yy) * g.nx + xx;
+        if (w <= v || (!missing.empty() && missing[size_t(w)])) continue;
+        uint32_t& s = placed_slot[size_t(w)];
+        if (s == ConstraintsOf<T>::kFree) {
+          s = uint32_t(placed.size());
+          const uint32_t own = c->slot[size_t(w)];
+          placed.push_back(own == ConstraintsOf<T>::kFree ? IntervalOf<T>{} : c->intervals[own]);
+        }
+        // (g(w), w) stays on the side of (gv, v) where (f(w), w) is of (f(v), v); w > v.
+        if (sos_less(f[size_t(w)], w, f[size_t(v)], v)) placed[s].keep_below(gv, false);
+        else placed[s].keep_above(gv, true);
+      }
+}
+
 template <class T, class Coder>
 void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, T step,
                    const ConstraintsOf<T>* c, QuantizedOf<T>& out, Coder& coder) {
@@ -107,6 +161,11 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
   out.exact_refs.clear();
   out.grid_shift = Coder::shortest_stored() && c && !c->all_exact ? c->grid_shift : 0;
   T* r = out.recon.data();
+  // The later box vertices of a saddle placed on the grid: their intervals narrowed to
+  // their side of it (slot per vertex in `placed`, only where there is a grid).
+  std::vector<uint32_t> placed_slot;
+  std::vector<IntervalOf<T>> placed;
+  if (out.grid_shift > 0) placed_slot.assign(size_t(g.size()), ConstraintsOf<T>::kFree);
   int64_t v = 0;
   for (int64_t z = 0; z < g.nz; ++z)
     for (int64_t y = 0; y < g.ny; ++y)
@@ -121,6 +180,8 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         const uint8_t kind = constrained ? c->exact[size_t(v)] : uint8_t(0);
         const uint32_t slot = constrained ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
         const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
+        if (!placed_slot.empty() && placed_slot[size_t(v)] != ConstraintsOf<T>::kFree)
+          iv = &placed[placed_slot[size_t(v)]];  // already holds the vertex's own interval
         const bool quantized = step > 0 && !(c && c->all_exact) && !kind;
         if (quantized) symbol = coder.code(fv, iv, x, y, z, v);
         out.symbols.push_back(symbol);
@@ -129,7 +190,10 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
           if constexpr (Coder::shortest_stored()) {
             const T pred = lorenzo(r, g, x, y, z, v);
             out.exact_refs.push_back(pred);
-            if (out.grid_shift > 0 && kind >= ConstraintsOf<T>::kGridUp) {
+            if (out.grid_shift > 0 && kind == ConstraintsOf<T>::kGridSaddle) {
+              val = saddle_grid_value(f, g, missing, r, x, y, z, v, pred, out.grid_shift, coder.eb, iv, coder.fills);
+              if (val != fv) narrow_later_box(f, g, missing, c, x, y, z, v, val, placed_slot, placed);
+            } else if (out.grid_shift > 0 && kind >= ConstraintsOf<T>::kGridUp) {
               const T gv = grid_value(fv, pred, out.grid_shift, kind == ConstraintsOf<T>::kGridUp);
               if (acceptable(gv, fv, coder.eb, iv, coder.fills)) val = gv;
             }

@@ -86,6 +86,21 @@ struct IntervalOf {
   bool inside(T val) const {
     return (val > lo || ((incl & 1) && val == lo)) && (val < hi || ((incl & 2) && val == hi));
   }
+  /// Narrows to values below `ref` (`equal_ok`: or equal); the tightest bound wins, equality
+  /// allowed at a shared bound only if every constraint there allows it.
+  void keep_below(T ref, bool equal_ok) {
+    const uint8_t eq = equal_ok ? 2 : 0;
+    if (ref < hi) incl = uint8_t((incl & 1) | eq);
+    else if (ref == hi) incl = uint8_t(incl & (1 | eq));
+    hi = hi < ref ? hi : ref;
+  }
+  /// Narrows to values above `ref` (`equal_ok`: or equal), as keep_below.
+  void keep_above(T ref, bool equal_ok) {
+    const uint8_t eq = equal_ok ? 1 : 0;
+    if (ref > lo) incl = uint8_t((incl & 2) | eq);
+    else if (ref == lo) incl = uint8_t(incl & (2 | eq));
+    lo = lo > ref ? lo : ref;
+  }
 };
 using Interval = IntervalOf<float>;
 
@@ -100,8 +115,15 @@ struct ConstraintsOf {
   /// next to its own upward / downward (a maximum / minimum of the tree: its neighbours keep
   /// their side of its own value, so one a fraction of a step outward keeps them there too),
   /// on the lattice only and where that value is acceptable; else its own value.
+  ///
+  /// kGridSaddle (a saddle of the tree): the grid value next to its own on either side (the
+  /// nearer first) where that is acceptable and leaves every valid vertex of its 3 x 3 (x 3)
+  /// box on the side of it where the vertex's own value lies in the order of (value, index):
+  /// the box's earlier vertices by their decoded values, the later ones by their own values
+  /// and, once the saddle is placed, by their intervals, which the walk narrows to that
+  /// side. Else its own value.
   std::vector<uint8_t> exact;
-  static constexpr uint8_t kOwnValue = 1, kGridUp = 2, kGridDown = 3;
+  static constexpr uint8_t kOwnValue = 1, kGridUp = 2, kGridDown = 3, kGridSaddle = 4;
   int grid_shift = 0;  ///< 0: no grid values
   std::vector<uint32_t> slot;  ///< per vertex
   std::vector<IntervalOf<T>> intervals;

@@ -132,10 +132,11 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool 
     if (extremum) extrema_.insert(uint32_t(node.vertex));
     protect(node.vertex, 1, extremum);
     // An extremum may be stored a fraction of a step outward (ConstraintsOf::kGridUp /
-    // kGridDown) until it offends: protect() then stores its own value.
-    if (extremum)
-      cons_.exact[size_t(node.vertex)] =
-          node.type == CtNodeType::maximum ? ConstraintsOf<T>::kGridUp : ConstraintsOf<T>::kGridDown;
+    // kGridDown), a saddle on the grid next to its own value where its box keeps its sides
+    // (kGridSaddle), until it offends: protect() then stores its own value.
+    cons_.exact[size_t(node.vertex)] = !extremum                         ? ConstraintsOf<T>::kGridSaddle
+                                       : node.type == CtNodeType::maximum ? ConstraintsOf<T>::kGridUp
+                                                                          : ConstraintsOf<T>::kGridDown;
   }
   if (lattice_) cons_.grid_shift = grid_shift_for(in_, step_);
   int64_t unlimited = kNoBudget;
@@ -240,17 +241,8 @@ void TopoStepOf<T>::keep_side(int64_t w, int64_t c) {
   }
   IntervalOf<T>& iv = cons_.intervals[slot];
   const T fc = in_.f[size_t(c)];
-  if (sos_less(in_.f[size_t(w)], w, fc, c)) {
-    const uint8_t equal_ok = w < c ? 2 : 0;
-    if (fc < iv.hi) iv.incl = uint8_t((iv.incl & 1) | equal_ok);
-    else if (fc == iv.hi) iv.incl = uint8_t(iv.incl & (1 | equal_ok));
-    iv.hi = std::min(iv.hi, fc);
-  } else {
-    const uint8_t equal_ok = w > c ? 1 : 0;
-    if (fc > iv.lo) iv.incl = uint8_t((iv.incl & 2) | equal_ok);
-    else if (fc == iv.lo) iv.incl = uint8_t(iv.incl & (2 | equal_ok));
-    iv.lo = std::max(iv.lo, fc);
-  }
+  if (sos_less(in_.f[size_t(w)], w, fc, c)) iv.keep_below(fc, w < c);
+  else iv.keep_above(fc, w > c);
 }
 
 // The pending level components, group by group; false when the budget (vertices visited)
