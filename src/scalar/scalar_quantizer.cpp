@@ -6,6 +6,7 @@
 #include <limits>
 #include <cmath>
 #include <type_traits>
+#include <unordered_map>
 
 #include "kernels/quantizer.hpp"
 #include "scalar/exact_residuals.hpp"
@@ -92,12 +93,6 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
   return 0;
 }
 
-// The walk both quantizers share: vertices in index order; a missing vertex gets its
-// stand-in (coder.missing); a vertex that is neither missing nor stored exactly by `c` gets
-// coder.code's symbol (0: none accepted) for its value and interval; a vertex without a
-// symbol is stored in the exact-value section (coder.exact after its value is recorded):
-// its own value, or on the lattice stored_value's when an interval left it no code.
-// out.recon holds the grid's values, zero, on entry (the coder writes through it).
 // A saddle's value on the grid (ConstraintsOf::kGridSaddle) at vertex v = (x, y, z), the
 // nearer of its two grid neighbours first, or its own value `fv` when neither may be taken:
 // `gv` must be acceptable, every earlier valid vertex of the box on its side of (gv, v) by
@@ -128,30 +123,50 @@ T saddle_grid_value(std::span<const T> f, const ScalarGrid& g, std::span<const u
   return fv;
 }
 
+// The intervals of the later box vertices of the saddles placed on the grid so far, each
+// narrowed to its side of them (narrow_later_box); `flag` (one byte per vertex, allocated at
+// the first placement) says which vertices have one, so that the others cost no lookup.
+template <class T>
+struct PlacedIntervals {
+  std::vector<uint8_t> flag;
+  std::unordered_map<int64_t, IntervalOf<T>> at;
+  const IntervalOf<T>* find(int64_t v) const {
+    if (flag.empty() || !flag[size_t(v)]) return nullptr;
+    return &at.find(v)->second;
+  }
+};
+
 // Narrows the interval of every later valid vertex w of the box of v (a saddle placed at
-// gv) to its side of (gv, v): a copy of its own interval in `placed` the first time.
+// gv) to its side of (gv, v), starting from a copy of its own interval the first time.
 template <class T>
 void narrow_later_box(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                       const ConstraintsOf<T>* c, int64_t x, int64_t y, int64_t z, int64_t v, T gv,
-                      std::vector<uint32_t>& placed_slot, std::vector<IntervalOf<T>>& placed) {
+                      PlacedIntervals<T>& placed) {
+  if (placed.flag.empty()) placed.flag.assign(size_t(g.size()), 0);
   const int64_t rz = g.nz > 1 ? 1 : 0;
   for (int64_t zz = z; zz <= std::min(g.nz - 1, z + rz); ++zz)
     for (int64_t yy = std::max<int64_t>(0, y - 1); yy <= std::min(g.ny - 1, y + 1); ++yy)
       for (int64_t xx = std::max<int64_t>(0, x - 1); xx <= std::min(g.nx - 1, x + 1); ++xx) {
         const int64_t w = (zz * g.ny + yy) * g.nx + xx;
         if (w <= v || (!missing.empty() && missing[size_t(w)])) continue;
-        uint32_t& s = placed_slot[size_t(w)];
-        if (s == ConstraintsOf<T>::kFree) {
-          s = uint32_t(placed.size());
+        if (!placed.flag[size_t(w)]) {
+          placed.flag[size_t(w)] = 1;
           const uint32_t own = c->slot[size_t(w)];
-          placed.push_back(own == ConstraintsOf<T>::kFree ? IntervalOf<T>{} : c->intervals[own]);
+          placed.at[w] = own == ConstraintsOf<T>::kFree ? IntervalOf<T>{} : c->intervals[own];
         }
+        IntervalOf<T>& iv = placed.at[w];
         // (g(w), w) stays on the side of (gv, v) where (f(w), w) is of (f(v), v); w > v.
-        if (sos_less(f[size_t(w)], w, f[size_t(v)], v)) placed[s].keep_below(gv, false);
-        else placed[s].keep_above(gv, true);
+        if (sos_less(f[size_t(w)], w, f[size_t(v)], v)) iv.keep_below(gv, false);
+        else iv.keep_above(gv, true);
       }
 }
 
+// The walk both quantizers share: vertices in index order; a missing vertex gets its
+// stand-in (coder.missing); a vertex that is neither missing nor stored exactly by `c` gets
+// coder.code's symbol (0: none accepted) for its value and interval; a vertex without a
+// symbol is stored in the exact-value section (coder.exact after its value is recorded):
+// its own value, or on the lattice stored_value's when an interval left it no code.
+// out.recon holds the grid's values, zero, on entry (the coder writes through it).
 template <class T, class Coder>
 void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, T step,
                    const ConstraintsOf<T>* c, QuantizedOf<T>& out, Coder& coder) {
@@ -161,11 +176,7 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
   out.exact_refs.clear();
   out.grid_shift = Coder::shortest_stored() && c && !c->all_exact ? c->grid_shift : 0;
   T* r = out.recon.data();
-  // The later box vertices of a saddle placed on the grid: their intervals narrowed to
-  // their side of it (slot per vertex in `placed`, only where there is a grid).
-  std::vector<uint32_t> placed_slot;
-  std::vector<IntervalOf<T>> placed;
-  if (out.grid_shift > 0) placed_slot.assign(size_t(g.size()), ConstraintsOf<T>::kFree);
+  PlacedIntervals<T> placed;  // the later box vertices of the saddles placed on the grid
   int64_t v = 0;
   for (int64_t z = 0; z < g.nz; ++z)
     for (int64_t y = 0; y < g.ny; ++y)
@@ -180,8 +191,7 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         const uint8_t kind = constrained ? c->exact[size_t(v)] : uint8_t(0);
         const uint32_t slot = constrained ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
         const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
-        if (!placed_slot.empty() && placed_slot[size_t(v)] != ConstraintsOf<T>::kFree)
-          iv = &placed[placed_slot[size_t(v)]];  // already holds the vertex's own interval
+        if (const IntervalOf<T>* narrowed = placed.find(v)) iv = narrowed;  // holds its own interval too
         const bool quantized = step > 0 && !(c && c->all_exact) && !kind;
         if (quantized) symbol = coder.code(fv, iv, x, y, z, v);
         out.symbols.push_back(symbol);
@@ -192,7 +202,7 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
             out.exact_refs.push_back(pred);
             if (out.grid_shift > 0 && kind == ConstraintsOf<T>::kGridSaddle) {
               val = saddle_grid_value(f, g, missing, r, x, y, z, v, pred, out.grid_shift, coder.eb, iv, coder.fills);
-              if (val != fv) narrow_later_box(f, g, missing, c, x, y, z, v, val, placed_slot, placed);
+              if (val != fv) narrow_later_box(f, g, missing, c, x, y, z, v, val, placed);
             } else if (out.grid_shift > 0 && kind >= ConstraintsOf<T>::kGridUp) {
               const T gv = grid_value(fv, pred, out.grid_shift, kind == ConstraintsOf<T>::kGridUp);
               if (acceptable(gv, fv, coder.eb, iv, coder.fills)) val = gv;
