@@ -63,7 +63,8 @@ FACTZ_HD bool neighbourhood_one_sided(int64_t nx, int64_t ny, int64_t nz, int64_
   const int64_t k = (z * ny + y) * nx + x, sy = nx, sz = nx * ny;
   if (x > 0 && y > 0 && z > 0 && x + 1 < nx && y + 1 < ny && z + 1 < nz) {
     // Inside the grid: the least and the greatest of the 26 neighbours and the candidate,
-    // without branches (all > 0 iff the least is, all < 0 iff the greatest is).
+    // without branches (all > 0 iff the least is, all < 0 iff the greatest is; the values
+    // are finite: a missing vertex holds its stand-in, and NaN components make it missing).
     for (int comp = 0; comp < 3; ++comp) {
       T lo = cand[comp], hi = cand[comp];
       for (int64_t dz = -1; dz <= 1; ++dz)
@@ -140,7 +141,7 @@ FACTZ_HD void mark_near_critical3d(int64_t nx, int64_t ny, const uint8_t* origin
 /// inside test (tet_inside_verdict), and the exact types of the critical points that stay
 /// inside are compared last (tet_type_is). The same answer as comparing tet_signature on each tetrahedron alone
 /// (Speculative3D.TheCubeScreenDecidesAsEachTetrahedronAlone), with no index division.
-/// `near_cp` (optional, near_critical_vertices3d): one byte per vertex, nonzero iff some
+/// `near_cp` (optional, mark_near_critical3d): one byte per vertex, nonzero iff some
 /// tetrahedron around it holds a critical point in the original; it answers a quiet
 /// neighbourhood in one load instead of walking its 24 tetrahedra.
 template <class T>
