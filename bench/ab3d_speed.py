@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""A / B of factz binaries on the 3D fields of scripts/real_vector3d_fields.sh (issue 22):
+in-process compression MB/s (`factz compress -3 ... --json`'s throughput), the binaries run
+interleaved, REPEAT times each, one thread (-x omp=1); prints the median per binary, the
+ratio last / first, and the stream sizes each binary wrote (equal when the change keeps the
+bytes).
+
+    python3 bench/ab3d_speed.py FIELDS_DIR BIN_A,BIN_B[,...] [REPEAT=7] [RELS=1e-1,1e-2,1e-3,1e-4]
+"""
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+
+if len(sys.argv) < 3:
+    sys.exit(__doc__)
+fields, bins = sys.argv[1], sys.argv[2].split(",")
+reps = int(sys.argv[3]) if len(sys.argv) > 3 else 7
+rels = sys.argv[4].split(",") if len(sys.argv) > 4 else ["1e-1", "1e-2", "1e-3", "1e-4"]
+out = tempfile.mktemp(suffix=".fz")
+for name, n in [("cavity3d", 48), ("bandlim3d", 64), ("abc3d", 64)]:
+    for rel in rels:
+        speed = {b: [] for b in bins}
+        sizes = {b: set() for b in bins}
+        for _ in range(reps):
+            for b in bins:
+                cmd = [b, "compress", "-3", str(n), str(n), str(n)]
+                for c in "uvw":
+                    cmd += ["-i", f"{fields}/{name}_{c}_{n}x{n}x{n}.f32"]
+                cmd += ["-z", out, "-M", "REL", rel, "-x", "omp=1", "--json"]
+                r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+                speed[b].append(r["throughput_mbs"])
+                sizes[b].add(r["compressed_bytes"])
+        med = [statistics.median(speed[b]) for b in bins]
+        print(name, rel, " ".join(f"{m:7.2f}" for m in med), f" last/first {med[-1] / med[0]:.3f}",
+              " sizes", [sorted(sizes[b]) for b in bins], flush=True)
