@@ -261,7 +261,7 @@ TEST(Speculative3D, TheCubeScreenDecidesAsEachTetrahedronAlone) {
     const auto sig = signatures(f);
     ASSERT_TRUE(sig.ok());
     std::vector<uint8_t> near(size_t(f.size()), 0);
-    detail::mark_near_critical3d(f.nx, f.ny, sig->data(), 0, int64_t(sig->size() / 6), near.data());
+    detail::mark_near_critical3d(f.nx, f.ny, f.nz, sig->data(), near.data());
     uint64_t x = 12345;
     auto next = [&] {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -319,7 +319,7 @@ TEST(Speculative3D, NearCriticalMarksTheVerticesOfCriticalTetrahedra) {
         break;
       }
     std::vector<uint8_t> near(size_t(f.size()), 0);
-    detail::mark_near_critical3d(f.nx, f.ny, s.data(), 0, int64_t(s.size() / 6), near.data());
+    detail::mark_near_critical3d(f.nx, f.ny, f.nz, s.data(), near.data());
     int64_t marked = 0;
     for (int64_t k = 0; k < f.size(); ++k) {
       const int64_t vx = k % f.nx, vy = (k / f.nx) % f.ny, vz = k / (f.nx * f.ny);

@@ -109,24 +109,18 @@ FACTZ_HD bool quiet_cube_holds(const int d[3], const uint8_t* want) {
   return true;
 }
 
-/// Marks near[v] = 1 for the four vertices of every tetrahedron whose `original` signature
-/// is a critical point (not 0, not kMaskedTet), for the cubes [cube_begin, cube_end) (cube
-/// (cx, cy, cz) has index (cz (ny - 1) + cy) (nx - 1) + cx); near holds nx ny nz bytes, zero
-/// before the first call. signatures_hold3d's near_cp.
-FACTZ_HD void mark_near_critical3d(int64_t nx, int64_t ny, const uint8_t* original, int64_t cube_begin,
-                                   int64_t cube_end, uint8_t* near) {
-  const int64_t cx = nx - 1, cy = ny - 1;
-  for (int64_t cube = cube_begin; cube < cube_end; ++cube) {
-    const uint8_t* want = original + 6 * cube;
-    for (int t = 0; t < 6; ++t) {
-      if (want[t] == 0 || want[t] == kMaskedTet) continue;
-      const int64_t x = cube % cx, y = (cube / cx) % cy, z = cube / (cx * cy);
-      const int64_t base = (z * ny + y) * nx + x;
-      const int a0 = tet_axis(t, 0), a1 = tet_axis(t, 1);
-      const int corner[4] = {0, 1 << a0, (1 << a0) | (1 << a1), 7};
-      for (int j = 0; j < 4; ++j)
-        near[base + (corner[j] & 1) + ((corner[j] >> 1) & 1) * nx + ((corner[j] >> 2) & 1) * nx * ny] = 1;
-    }
+/// Marks near[v] = 1 for the four vertices (tet_vertices) of every tetrahedron whose
+/// `original` signature is a critical point (not 0, not kMaskedTet); `original` holds one
+/// byte per tetrahedron of the nx x ny x nz grid, near nx ny nz bytes, zero on entry.
+/// signatures_hold3d's near_cp.
+FACTZ_HD void mark_near_critical3d(int64_t nx, int64_t ny, int64_t nz, const uint8_t* original, uint8_t* near) {
+  const int64_t tets = 6 * (nx - 1) * (ny - 1) * (nz - 1);
+  for (int64_t tet = 0; tet < tets; ++tet) {
+    if (original[tet] == 0 || original[tet] == kMaskedTet) continue;
+    int64_t idx[4];
+    int axes[3];
+    tet_vertices(nx, ny, tet, idx, axes);
+    for (int j = 0; j < 4; ++j) near[idx[j]] = 1;
   }
 }
 

@@ -15,6 +15,17 @@ struct ScalarGrid {
   int64_t size() const { return nx * ny * nz; }
 };
 
+/// Calls visit(w) for every vertex w of the box of radius r around (x, y, z), clipped to the
+/// grid, the centre included, in index order (in 2D the box is flat: z stays 0).
+template <class F>
+void for_each_in_box(const ScalarGrid& g, int64_t x, int64_t y, int64_t z, int64_t r, F&& visit) {
+  const int64_t rz = g.nz > 1 ? r : 0;
+  for (int64_t zz = z - rz < 0 ? 0 : z - rz; zz <= (z + rz < g.nz ? z + rz : g.nz - 1); ++zz)
+    for (int64_t yy = y - r < 0 ? 0 : y - r; yy <= (y + r < g.ny ? y + r : g.ny - 1); ++yy)
+      for (int64_t xx = x - r < 0 ? 0 : x - r; xx <= (x + r < g.nx ? x + r : g.nx - 1); ++xx)
+        visit((zz * g.ny + yy) * g.nx + xx);
+}
+
 /// The link offsets of a vertex: 6 in 2D ((dy, dx) = +-(1,0), +-(0,1), +-(1,1)), 14 in 3D
 /// (+-(1,0,0), +-(0,1,0), +-(0,0,1), +-(1,1,0), +-(1,0,1), +-(0,1,1), +-(1,1,1) in (z,y,x)).
 struct Neighbourhood {

@@ -105,19 +105,15 @@ T saddle_grid_value(std::span<const T> f, const ScalarGrid& g, std::span<const u
   const T fv = f[size_t(v)];
   T cand[2] = {grid_value(fv, pred, t, true), grid_value(fv, pred, t, false)};
   if (std::fabs(double(cand[1]) - double(fv)) < std::fabs(double(cand[0]) - double(fv))) std::swap(cand[0], cand[1]);
-  const int64_t rz = g.nz > 1 ? 1 : 0;
   for (const T gv : cand) {
     if (gv == fv || !acceptable(gv, fv, eb, iv, fills)) continue;
     bool ok = true;
-    for (int64_t zz = std::max<int64_t>(0, z - rz); ok && zz <= std::min(g.nz - 1, z + rz); ++zz)
-      for (int64_t yy = std::max<int64_t>(0, y - 1); ok && yy <= std::min(g.ny - 1, y + 1); ++yy)
-        for (int64_t xx = std::max<int64_t>(0, x - 1); ok && xx <= std::min(g.nx - 1, x + 1); ++xx) {
-          const int64_t w = (zz * g.ny + yy) * g.nx + xx;
-          if (w == v || (!missing.empty() && missing[size_t(w)])) continue;
-          const bool below = sos_less(f[size_t(w)], w, fv, v);
-          const T val = w < v ? r[w] : f[size_t(w)];
-          ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
-        }
+    for_each_in_box(g, x, y, z, 1, [&](int64_t w) {
+      if (!ok || w == v || (!missing.empty() && missing[size_t(w)])) return;
+      const bool below = sos_less(f[size_t(w)], w, fv, v);
+      const T val = w < v ? r[w] : f[size_t(w)];
+      ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
+    });
     if (ok) return gv;
   }
   return fv;
@@ -143,22 +139,18 @@ void narrow_later_box(std::span<const T> f, const ScalarGrid& g, std::span<const
                       const ConstraintsOf<T>* c, int64_t x, int64_t y, int64_t z, int64_t v, T gv,
                       PlacedIntervals<T>& placed) {
   if (placed.flag.empty()) placed.flag.assign(size_t(g.size()), 0);
-  const int64_t rz = g.nz > 1 ? 1 : 0;
-  for (int64_t zz = z; zz <= std::min(g.nz - 1, z + rz); ++zz)
-    for (int64_t yy = std::max<int64_t>(0, y - 1); yy <= std::min(g.ny - 1, y + 1); ++yy)
-      for (int64_t xx = std::max<int64_t>(0, x - 1); xx <= std::min(g.nx - 1, x + 1); ++xx) {
-        const int64_t w = (zz * g.ny + yy) * g.nx + xx;
-        if (w <= v || (!missing.empty() && missing[size_t(w)])) continue;
-        if (!placed.flag[size_t(w)]) {
-          placed.flag[size_t(w)] = 1;
-          const uint32_t own = c->slot[size_t(w)];
-          placed.at[w] = own == ConstraintsOf<T>::kFree ? IntervalOf<T>{} : c->intervals[own];
-        }
-        IntervalOf<T>& iv = placed.at[w];
-        // (g(w), w) stays on the side of (gv, v) where (f(w), w) is of (f(v), v); w > v.
-        if (sos_less(f[size_t(w)], w, f[size_t(v)], v)) iv.keep_below(gv, false);
-        else iv.keep_above(gv, true);
-      }
+  for_each_in_box(g, x, y, z, 1, [&](int64_t w) {
+    if (w <= v || (!missing.empty() && missing[size_t(w)])) return;
+    const auto [at, added] = placed.at.try_emplace(w);
+    if (added) {
+      placed.flag[size_t(w)] = 1;
+      const uint32_t own = c->slot[size_t(w)];
+      if (own != ConstraintsOf<T>::kFree) at->second = c->intervals[own];
+    }
+    // (g(w), w) stays on the side of (gv, v) where (f(w), w) is of (f(v), v); w > v.
+    if (sos_less(f[size_t(w)], w, f[size_t(v)], v)) at->second.keep_below(gv, false);
+    else at->second.keep_above(gv, true);
+  });
 }
 
 // The walk both quantizers share: vertices in index order; a missing vertex gets its

@@ -316,13 +316,9 @@ template <class F>
 void TopoStepOf<T>::for_box(int64_t c, int64_t r, F&& visit) const {
   const ScalarGrid& g = in_.grid;
   const int64_t x = c % g.nx, t = c / g.nx, y = t % g.ny, z = t / g.ny;
-  const int64_t rz = g.nz > 1 ? r : 0;
-  for (int64_t zz = std::max<int64_t>(0, z - rz); zz <= std::min(g.nz - 1, z + rz); ++zz)
-    for (int64_t yy = std::max<int64_t>(0, y - r); yy <= std::min(g.ny - 1, y + r); ++yy)
-      for (int64_t xx = std::max<int64_t>(0, x - r); xx <= std::min(g.nx - 1, x + r); ++xx) {
-        const int64_t w = (zz * g.ny + yy) * g.nx + xx;
-        if (valid(w)) visit(w);
-      }
+  for_each_in_box(g, x, y, z, r, [&](int64_t w) {
+    if (valid(w)) visit(w);
+  });
 }
 
 template class TopoStepOf<float>;

@@ -74,7 +74,7 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
   if (missing) mark_masked_tets(nx, ny, nz, missing, threads, sig);
   // The vertices next to a critical tetrahedron (few: a serial pass over the bytes).
   std::vector<uint8_t> near(size_t(n), 0);
-  if (!sig.empty()) mark_near_critical3d(nx, ny, sig.data(), 0, int64_t(sig.size() / 6), near.data());
+  mark_near_critical3d(nx, ny, nz, sig.data(), near.data());
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   T* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
