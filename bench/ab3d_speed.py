@@ -21,17 +21,17 @@ rels = sys.argv[4].split(",") if len(sys.argv) > 4 else ["1e-1", "1e-2", "1e-3",
 out = tempfile.mktemp(suffix=".fz")
 for name, n in [("cavity3d", 48), ("bandlim3d", 64), ("abc3d", 64)]:
     for rel in rels:
-        speed = {b: [] for b in bins}
-        sizes = {b: set() for b in bins}
+        speed = [[] for _ in bins]  # by position: the same binary may be given twice
+        sizes = [set() for _ in bins]
         for _ in range(reps):
-            for b in bins:
+            for i, b in enumerate(bins):
                 cmd = [b, "compress", "-3", str(n), str(n), str(n)]
                 for c in "uvw":
                     cmd += ["-i", f"{fields}/{name}_{c}_{n}x{n}x{n}.f32"]
                 cmd += ["-z", out, "-M", "REL", rel, "-x", "omp=1", "--json"]
                 r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
-                speed[b].append(r["throughput_mbs"])
-                sizes[b].add(r["compressed_bytes"])
-        med = [statistics.median(speed[b]) for b in bins]
+                speed[i].append(r["throughput_mbs"])
+                sizes[i].add(r["compressed_bytes"])
+        med = [statistics.median(v) for v in speed]
         print(name, rel, " ".join(f"{m:7.2f}" for m in med), f" last/first {med[-1] / med[0]:.3f}",
-              " sizes", [sorted(sizes[b]) for b in bins], flush=True)
+              " sizes", [sorted(v) for v in sizes], flush=True)
