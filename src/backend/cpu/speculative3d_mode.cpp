@@ -1,5 +1,7 @@
 #include "backend/cpu/speculative3d_mode.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <vector>
 
@@ -12,25 +14,29 @@
 #include "kernels/tiles.hpp"
 #include "topology/signatures3d.hpp"
 #include "util/byte_io.hpp"
+#include "util/phase_team.hpp"
 
 namespace factz::detail {
 namespace {
 
-/// Phases with fewer targets than this run on the calling thread: a parallel region costs
-/// more than it saves there (and much more on a busy machine), and a phase's result does not
-/// depend on how many threads decide it.
+/// Phases with fewer targets than this run on one thread: a barrier costs more than it saves
+/// there (and much more on a busy machine), and a phase's result does not depend on how many
+/// threads decide it.
 constexpr int64_t kMinParallelTargets = 8192;
+
+/// The writer hands a phase's rows to its threads this many at a time: vertices near critical
+/// points try many bounds, the rest one (the reader's rows cost alike: one share per thread).
+constexpr int64_t kRowsPerChunk = 8;
 
 /// Bits of +0 (a -0 is not: an exact face keeps its sign).
 bool positive_zero(float x) { return std::bit_cast<uint32_t>(x) == 0; }
 bool positive_zero(double x) { return std::bit_cast<uint64_t>(x) == 0; }
 
-/// Calls fn(phase) for every phase of the schedule, in stream order.
-template <class F>
-void for_each_phase3d(int64_t nx, int64_t ny, int64_t nz, int64_t s0, F&& fn) {
-  PhaseSchedule3D schedule(nx, ny, nz, s0);
-  for (ScheduledPhase3D ph; schedule.next(ph);) fn(ph);
-}
+/// Lattice rows (fixed y and z) of a phase: the unit a thread's share is cut in.
+int64_t lattice_rows(const ScheduledPhase3D& ph) { return ph.lattice.count_y * ph.lattice.count_z; }
+
+/// Whether the team shares a phase (util/phase_team.hpp), or one thread decides it alone.
+bool shared_phase(const ScheduledPhase3D& ph) { return ph.lattice.count() >= kMinParallelTargets; }
 
 /// Marks kMaskedTet every tetrahedron of `sig` (tetrahedron order) that touches a missing
 /// vertex: off the mesh, never compared (signatures_hold3d).
@@ -80,35 +86,39 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
   T* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
   uint8_t* ids = out.id.data();
   uint16_t* const sym[3] = {out.sym[0].data(), out.sym[1].data(), out.sym[2].data()};
-  for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
-    const PhaseLattice3D& L = ph.lattice;
-    const int64_t rows = L.count_y * L.count_z;
-    // Row by row (fixed y and z: no index division per target). Dynamic: vertices near
-    // critical points try many bounds, the rest one.
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (L.count() >= kMinParallelTargets)
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
-      for (int64_t i = 0; i < L.count_x; ++i) {
-        const int64_t x = L.x0 + i * L.d, k = (z * ny + y) * nx + x;
-        if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
-        if (exact_faces && on_exact_face(x, y, z, nx, ny, nz, exact_faces)) {
-          // Kept as is (the current state already holds the original); +0, +0, +0 takes the
-          // zero-vector id, which reproduces exactly those bits (a -0 goes exact).
-          const bool zero = positive_zero(cur[0][k]) && positive_zero(cur[1][k]) && positive_zero(cur[2][k]);
-          ids[k] = uint8_t(zero ? kZeroVectorId : 0);
-          continue;
+  // One team for the whole schedule (util/phase_team.hpp), in chunks of lattice rows (fixed y
+  // and z: no index division per target).
+  const std::vector<ScheduledPhase3D> phases = phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0));
+  for_each_phase_on_team(
+      n >= kMinParallelTargets ? threads : 1, TeamRows{kRowsPerChunk}, int64_t(phases.size()),
+      [&](int64_t p) { return shared_phase(phases[size_t(p)]); },
+      [&](int64_t p) { return lattice_rows(phases[size_t(p)]); },
+      [&](int64_t p, int64_t first, int64_t end) {
+        const ScheduledPhase3D& ph = phases[size_t(p)];
+        const PhaseLattice3D& L = ph.lattice;
+        for (int64_t r = first; r < end; ++r) {
+          const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
+          for (int64_t i = 0; i < L.count_x; ++i) {
+            const int64_t x = L.x0 + i * L.d, k = (z * ny + y) * nx + x;
+            if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
+            if (exact_faces && on_exact_face(x, y, z, nx, ny, nz, exact_faces)) {
+              // Kept as is (the current state already holds the original); +0, +0, +0 takes
+              // the zero-vector id, which reproduces exactly those bits (a -0 goes exact).
+              const bool zero = positive_zero(cur[0][k]) && positive_zero(cur[1][k]) && positive_zero(cur[2][k]);
+              ids[k] = uint8_t(zero ? kZeroVectorId : 0);
+              continue;
+            }
+            const Speculation3DOf<T> sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur,
+                                                             sig.data(), bound, kRadius, check, near.data());
+            // The commit is the only write: targets of a phase share no tetrahedron.
+            for (int c = 0; c < 3; ++c) {
+              cur[c][k] = sp.recon[c];
+              sym[c][k] = uint16_t(sp.code[c] + kRadius);
+            }
+            ids[k] = sp.id;
+          }
         }
-        const Speculation3DOf<T> sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur, sig.data(),
-                                                         bound, kRadius, check, near.data());
-        // The commit is the only write: targets of a phase share no tetrahedron.
-        for (int c = 0; c < 3; ++c) {
-          cur[c][k] = sp.recon[c];
-          sym[c][k] = uint16_t(sp.code[c] + kRadius);
-        }
-        ids[k] = sp.id;
-      }
-    }
-  });
+      });
   int64_t exact = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : exact) if (n >= kMinParallelTargets)
   for (int64_t k = 0; k < n; ++k) exact += ids[k] == 0 || ids[k] == kZeroVectorId;
@@ -142,28 +152,28 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(in.eb, id);
   const std::vector<uint16_t>& ids = in.ids;
   int64_t id_pos = 0, code_pos = 0, exact_pos = anchors;
-  int bad = 0, short_lists = 0;
-  std::vector<int64_t> id_off, code_off, exact_off;
-  for_each_phase3d(nx, ny, nz, s0, [&](const ScheduledPhase3D& ph) {
-    if (short_lists) return;
-    const PhaseLattice3D& L = ph.lattice;
-    // Offsets of each lattice row (fixed y and z) into the code and exact streams: a serial
-    // scan of the ids, then rows decode in parallel.
-    const int64_t rows = L.count_y * L.count_z, cx = L.count_x;
-    code_off.assign(size_t(rows) + 1, 0);
-    exact_off.assign(size_t(rows) + 1, 0);
+  bool short_lists = false;
+  std::atomic<bool> bad{false};
+  // Offsets of each lattice row of the phase at hand into the ids, codes and exact values:
+  // a serial scan of the ids (the team's prepare step), then the rows decode on the team.
+  const std::vector<ScheduledPhase3D> phases = phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0));
+  int64_t most_rows = 0;
+  for (const ScheduledPhase3D& ph : phases) most_rows = std::max(most_rows, lattice_rows(ph));
+  std::vector<int64_t> id_off(size_t(most_rows) + 1), code_off(size_t(most_rows) + 1), exact_off(size_t(most_rows) + 1);
+  auto scan = [&](int64_t p) {
+    const PhaseLattice3D& L = phases[size_t(p)].lattice;
+    const int64_t rows = lattice_rows(phases[size_t(p)]);
+    id_off[0] = id_pos;
     code_off[0] = code_pos;
     exact_off[0] = exact_pos;
-    id_off.assign(size_t(rows) + 1, 0);
-    id_off[0] = id_pos;
     for (int64_t r = 0; r < rows; ++r) {
       int64_t d = id_off[size_t(r)], c = 0, e = 0;
       const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
-      for (int64_t i = 0; i < cx; ++i) {
+      for (int64_t i = 0; i < L.count_x; ++i) {
         if (missing && missing[(z * ny + y) * nx + L.x0 + i * L.d]) continue;  // no id
         if (d >= int64_t(ids.size())) {
-          short_lists = 1;
-          return;
+          short_lists = true;
+          return false;
         }
         const uint16_t id = ids[size_t(d++)];
         c += id >= 1 && id <= kMaxBoundId;
@@ -173,37 +183,45 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
       code_off[size_t(r) + 1] = code_off[size_t(r)] + c;
       exact_off[size_t(r) + 1] = exact_off[size_t(r)] + e;
     }
-    if (code_off.back() > int64_t(in.codes[0].size()) || 3 * exact_off.back() > int64_t(in.exact.size())) {
-      short_lists = 1;  // parse_speculative3d counted them: only a caller's error gets here
-      return;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad) if (L.count() >= kMinParallelTargets)
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t d = id_off[size_t(r)], c = code_off[size_t(r)], e = exact_off[size_t(r)];
-      const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
-      for (int64_t i = 0; i < cx; ++i) {
-        const int64_t x = L.x0 + i * L.d;
-        if (missing && missing[(z * ny + y) * nx + x]) continue;  // its stand-in stays
-        const uint16_t id = ids[size_t(d++)];
-        const bool coded = id >= 1 && id <= kMaxBoundId, exact = id == 0;
-        if (!coded && !exact && id != kZeroVectorId) {  // parse_speculative3d refuses these
-          bad = 1;
-          continue;
+    id_pos = id_off[size_t(rows)];
+    code_pos = code_off[size_t(rows)];
+    exact_pos = exact_off[size_t(rows)];
+    // parse_speculative3d counted them: only a caller's error gets here
+    short_lists = code_pos > int64_t(in.codes[0].size()) || 3 * exact_pos > int64_t(in.exact.size());
+    return !short_lists;
+  };
+  for_each_phase_on_team(
+      n >= kMinParallelTargets ? threads : 1, TeamRows{0}, int64_t(phases.size()),
+      [&](int64_t p) { return shared_phase(phases[size_t(p)]); }, scan,
+      [&](int64_t p) { return lattice_rows(phases[size_t(p)]); },
+      [&](int64_t p, int64_t first, int64_t end) {
+        const ScheduledPhase3D& ph = phases[size_t(p)];
+        const PhaseLattice3D& L = ph.lattice;
+        bool failed = false;
+        for (int64_t r = first; r < end; ++r) {
+          int64_t d = id_off[size_t(r)], c = code_off[size_t(r)], e = exact_off[size_t(r)];
+          const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
+          for (int64_t i = 0; i < L.count_x; ++i) {
+            const int64_t x = L.x0 + i * L.d;
+            if (missing && missing[(z * ny + y) * nx + x]) continue;  // its stand-in stays
+            const uint16_t id = ids[size_t(d++)];
+            const bool coded = id >= 1 && id <= kMaxBoundId, exact = id == 0;
+            if (!coded && !exact && id != kZeroVectorId) {  // parse_speculative3d refuses these
+              failed = true;
+              continue;
+            }
+            uint16_t sym[3] = {0, 0, 0};
+            if (coded)
+              for (int k = 0; k < 3; ++k) sym[k] = in.codes[k][size_t(c)];
+            if (!decode_speculative_target3d(out, nx, ny, nz, x, y, z, ph.step, ph.axes, id,
+                                             exact ? &in.exact[size_t(3 * e)] : nullptr, sym, bound, kRadius))
+              failed = true;
+            c += coded;
+            e += exact;
+          }
         }
-        uint16_t s[3] = {0, 0, 0};
-        if (coded)
-          for (int k = 0; k < 3; ++k) s[k] = in.codes[k][size_t(c)];
-        if (!decode_speculative_target3d(out, nx, ny, nz, x, y, z, ph.step, ph.axes, id,
-                                         exact ? &in.exact[size_t(3 * e)] : nullptr, s, bound, kRadius))
-          bad = 1;
-        c += coded;
-        e += exact;
-      }
-    }
-    id_pos = id_off.back();
-    code_pos = code_off.back();
-    exact_pos = exact_off.back();
-  });
+        if (failed) bad.store(true, std::memory_order_relaxed);
+      });
   if (short_lists) return corrupt_stream("the bound ids, codes or exact values run short of the grid");
   if (bad) return corrupt_stream("a decoded value is not finite, or a bound id is out of range");
   return Status::Ok();

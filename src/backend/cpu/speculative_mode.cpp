@@ -1,13 +1,16 @@
 #include "backend/cpu/speculative_mode.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <vector>
 
 #include "kernels/speculative_decode.hpp"
 #include "kernels/speculation.hpp"
 #include "streams/speculative_trial.hpp"
 #include "util/byte_io.hpp"
+#include "util/phase_team.hpp"
 #include "backend/cpu/frontend.hpp"
 #include "backend/cpu/tiled_quantizer.hpp"
 
@@ -20,6 +23,14 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t anchor_stride, F&& f) {
   PhaseSchedule schedule(nx, ny, anchor_stride);
   for (ScheduledPhase ph; schedule.next(ph);) f(ph.step, ph.phase, ph.lattice);
 }
+
+/// Phases with fewer targets than this run on one thread of the team (util/phase_team.hpp):
+/// a barrier costs more than it saves there; a phase's result does not depend on it.
+constexpr int64_t kMinSharedTargets = 8192;
+
+/// The writer hands a shared phase's targets to its threads this many at a time: vertices
+/// near critical points try many bounds, the rest one.
+constexpr int64_t kTargetsPerChunk = 256;
 
 // One body for float32 and float64 fields (T = float, double); the kernels pick their
 // float or double overloads by T, so no value of a float64 field passes through float.
@@ -73,6 +84,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
       original_signatures(g, i, j, orig_u, orig_v, missing, &sig[size_t(2 * (i * cw + j))]);
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  const std::vector<ScheduledPhase> phases = phases_of<ScheduledPhase>(PhaseSchedule(g.nx, g.ny, s0));
   // The schedule with tight step `tight` on result `o`, whose recon planes hold the state
   // (the originals at first); returns the exact count. ou, ov: the originals (o's own planes
   // when they were given up: read only before their vertex's commit).
@@ -92,38 +104,46 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
     uint16_t* ids = o.ids.data();
     uint16_t* sym_u = o.sym_u.data();
     uint16_t* sym_v = o.sym_v.data();
-    int64_t base = 0;  // the phase's first position in schedule order
-    for_each_phase(g.nx, g.ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+ : exact)
-      for (int64_t t = 0; t < L.count(); ++t) {
-        const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
-        const int64_t k = y * g.nx + x;
-        const size_t at = size_t(base + t);
-        if (missing && missing[k]) {  // not in the stream: the prediction stands in
-          predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, step, phase, pred);
-          ids[at] = kMissingVertex;
-          continue;
-        }
-        if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
-          // Kept as is (the current state already holds the original); a +0, +0 vector takes
-          // the zero-vector id, which reproduces exactly those bits.
-          const bool zero = positive_zero(cur_u[k]) && positive_zero(cur_v[k]);
-          ids[at] = uint16_t(zero ? kZeroVectorId : 0);
-          ++exact;
-          continue;
-        }
-        const SpeculationOf<T> sp = speculate_vertex(g, x, y, step, phase, ou, ov, cur_u, cur_v, sig.data(), bound,
-                                                     kRadius, check, pred, tight);
-        // The commit is the first write-back: targets of a phase share no triangle.
-        cur_u[k] = sp.recon_u;
-        cur_v[k] = sp.recon_v;
-        ids[at] = sp.id;
-        sym_u[at] = uint16_t(sp.code_u + kRadius);
-        sym_v[at] = uint16_t(sp.code_v + kRadius);
-        exact += sp.id == 0 || sp.id == kZeroVectorId;
-      }
-      base += L.count();
-    });
+    // One team for the whole schedule (util/phase_team.hpp); a work unit is a target.
+    std::atomic<int64_t> decided_exact{0};
+    for_each_phase_on_team(
+        threads, TeamRows{kTargetsPerChunk}, int64_t(phases.size()),
+        [&](int64_t p) { return phases[size_t(p)].lattice.count() >= kMinSharedTargets; },
+        [&](int64_t p) { return phases[size_t(p)].lattice.count(); },
+        [&](int64_t p, int64_t first, int64_t end) {
+          const ScheduledPhase& ph = phases[size_t(p)];
+          const PhaseLattice& L = ph.lattice;
+          int64_t kept = 0;
+          for (int64_t t = first; t < end; ++t) {
+            const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
+            const int64_t k = y * g.nx + x;
+            const size_t at = size_t(ph.offset + t);  // the target's position in schedule order
+            if (missing && missing[k]) {  // not in the stream: the prediction stands in
+              predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, ph.step, ph.phase, pred);
+              ids[at] = kMissingVertex;
+              continue;
+            }
+            if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
+              // Kept as is (the current state already holds the original); a +0, +0 vector
+              // takes the zero-vector id, which reproduces exactly those bits.
+              const bool zero = positive_zero(cur_u[k]) && positive_zero(cur_v[k]);
+              ids[at] = uint16_t(zero ? kZeroVectorId : 0);
+              ++kept;
+              continue;
+            }
+            const SpeculationOf<T> sp = speculate_vertex(g, x, y, ph.step, ph.phase, ou, ov, cur_u, cur_v, sig.data(),
+                                                         bound, kRadius, check, pred, tight);
+            // The commit is the first write-back: targets of a phase share no triangle.
+            cur_u[k] = sp.recon_u;
+            cur_v[k] = sp.recon_v;
+            ids[at] = sp.id;
+            sym_u[at] = uint16_t(sp.code_u + kRadius);
+            sym_v[at] = uint16_t(sp.code_v + kRadius);
+            kept += sp.id == 0 || sp.id == kZeroVectorId;
+          }
+          decided_exact.fetch_add(kept, std::memory_order_relaxed);
+        });
+    exact += decided_exact.load();
     return exact;
   };
   // The level-wise bound, chosen on a trial of the schedule (streams/speculative_trial.hpp).
@@ -221,12 +241,16 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   const std::vector<uint16_t>& ids = in.ids;
   int64_t id_pos = 0, code_pos = 0;
-  int bad = 0;
-  for_each_phase(nx, ny, s0, [&](int64_t step, Phase phase, const PhaseLattice& L) {
-    // Offsets of each lattice row into the id, code and exact streams (a serial scan; a
-    // missing target has no entry in any of them).
-    const size_t rows = size_t(L.count_y) + 1;
-    std::vector<int64_t> id_off(rows), code_off(rows), exact_off(rows);
+  std::atomic<bool> bad{false};
+  // Offsets of each lattice row of the phase at hand into the id, code and exact streams (a
+  // missing target has no entry in any of them): one thread's scan (the team's prepare
+  // step), then the rows decode on the team (util/phase_team.hpp).
+  const std::vector<ScheduledPhase> phases = phases_of<ScheduledPhase>(PhaseSchedule(nx, ny, s0));
+  int64_t most_rows = 0;
+  for (const ScheduledPhase& ph : phases) most_rows = std::max(most_rows, ph.lattice.count_y);
+  std::vector<int64_t> id_off(size_t(most_rows) + 1), code_off(size_t(most_rows) + 1), exact_off(size_t(most_rows) + 1);
+  auto scan = [&](int64_t p) {
+    const PhaseLattice& L = phases[size_t(p)].lattice;
     id_off[0] = id_pos;
     code_off[0] = code_pos;
     exact_off[0] = exact_pos;
@@ -244,30 +268,41 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
       code_off[size_t(j) + 1] = code_off[size_t(j)] + c;
       exact_off[size_t(j) + 1] = exact_off[size_t(j)] + e;
     }
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : bad)
-    for (int64_t j = 0; j < L.count_y; ++j) {
-      int64_t d = id_off[size_t(j)], c = code_off[size_t(j)], e = exact_off[size_t(j)];
-      const int64_t y = L.y0 + j * L.dy;
-      for (int64_t i = 0; i < L.count_x; ++i) {
-        const int64_t x = L.x0 + i * L.dx;
-        if (missing && missing[size_t(y * nx + x)]) {
-          predict_missing_target(u.data(), v.data(), nx, ny, x, y, step, phase, in.predictor);
-          continue;
+    id_pos = id_off[size_t(L.count_y)];
+    code_pos = code_off[size_t(L.count_y)];
+    exact_pos = exact_off[size_t(L.count_y)];
+    return true;
+  };
+  for_each_phase_on_team(
+      threads, TeamRows{0}, int64_t(phases.size()),
+      [&](int64_t p) { return phases[size_t(p)].lattice.count() >= kMinSharedTargets; }, scan,
+      [&](int64_t p) { return phases[size_t(p)].lattice.count_y; },
+      [&](int64_t p, int64_t first, int64_t end) {
+        const ScheduledPhase& ph = phases[size_t(p)];
+        const PhaseLattice& L = ph.lattice;
+        bool failed = false;
+        for (int64_t j = first; j < end; ++j) {
+          int64_t d = id_off[size_t(j)], c = code_off[size_t(j)], e = exact_off[size_t(j)];
+          const int64_t y = L.y0 + j * L.dy;
+          for (int64_t i = 0; i < L.count_x; ++i) {
+            const int64_t x = L.x0 + i * L.dx;
+            if (missing && missing[size_t(y * nx + x)]) {
+              predict_missing_target(u.data(), v.data(), nx, ny, x, y, ph.step, ph.phase, in.predictor);
+              continue;
+            }
+            const uint16_t id = ids[size_t(d++)];
+            const bool coded = id_has_code(id), exact = id_is_exact(id);
+            if (!decode_speculative_target(u.data(), v.data(), nx, ny, x, y, ph.step, ph.phase, id,
+                                           exact ? &in.exact[size_t(2 * e)] : nullptr,
+                                           coded ? in.codes_u[size_t(c)] : 0, coded ? in.codes_v[size_t(c)] : 0, bound,
+                                           in.predictor))
+              failed = true;
+            c += coded;
+            e += exact;
+          }
         }
-        const uint16_t id = ids[size_t(d++)];
-        const bool coded = id_has_code(id), exact = id_is_exact(id);
-        if (!decode_speculative_target(u.data(), v.data(), nx, ny, x, y, step, phase, id,
-                                       exact ? &in.exact[size_t(2 * e)] : nullptr, coded ? in.codes_u[size_t(c)] : 0,
-                                       coded ? in.codes_v[size_t(c)] : 0, bound, in.predictor))
-          bad = 1;
-        c += coded;
-        e += exact;
-      }
-    }
-    id_pos = id_off.back();
-    code_pos = code_off.back();
-    exact_pos = exact_off.back();
-  });
+        if (failed) bad.store(true, std::memory_order_relaxed);
+      });
   if (bad) return corrupt_stream("decoded value is not finite");
   return Status::Ok();
 }
