@@ -3,11 +3,28 @@
 #include <cmath>
 
 #include <algorithm>
+#include <new>
 
 #include "codec/coder.hpp"
 #include "codec/zstd_stage.hpp"
 
 namespace factz::detail {
+
+Status run_side_by_side(int threads, std::span<const CodingJob> jobs) {
+  const int n = int(jobs.size());
+  const int outer = std::clamp(threads, 1, std::max(n, 1)), inner = std::max(threads / std::max(outer, 1), 1);
+  std::vector<Status> status(jobs.size(), Status::Ok());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(outer) if (outer > 1)
+  for (int j = 0; j < n; ++j) {
+    try {  // no exception may leave an OpenMP region
+      status[size_t(j)] = jobs[size_t(j)](inner);
+    } catch (const std::bad_alloc&) {
+      status[size_t(j)] = Status(Code::internal, "out of memory coding a section");
+    }
+  }
+  for (const Status& s : status) FACTZ_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
 
 float float_bound(double eb) {
   if (!(eb > 0.0)) return 0.0f;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -38,6 +39,17 @@ class StageLaps {
   const ProgressHook& hook_;
   std::chrono::steady_clock::time_point last_;
 };
+
+/// A coding job of a stream writer: fills its own output and reports how it went; given the
+/// threads it may use.
+using CodingJob = std::function<Status(int threads)>;
+
+/// Runs every job, up to `threads` of them side by side (each then with threads / jobs of its
+/// own, at least one), and returns the first failing job's status in job order (OK if none
+/// fails). The coders' bytes never depend on their threads, so neither do the jobs' outputs:
+/// on small fields the sections of a stream are coded in parallel instead of one after the
+/// other, each too small for its chunks to go in parallel.
+Status run_side_by_side(int threads, std::span<const CodingJob> jobs);
 
 /// zstd level of the optional lossless stage (every stream kind).
 inline constexpr int kZstdLevel = 3;

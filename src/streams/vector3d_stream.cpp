@@ -87,14 +87,16 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   const auto coder = EntropyCoder(p.options.coder);
   std::vector<Section> sections;
   sections.push_back({kSectionMeta, meta_section3d(p)});
-  for (int c = 0; c < 3; ++c) {  // segmented by phase (format version 10)
-    std::vector<uint8_t> coded;
-    FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes[c], pl.phase_codes, p.threads, coded));
-    sections.push_back({kCodeSections[c], std::move(coded)});
-  }
+  // The three codes sections (segmented by phase, format version 10) and the ids, side by side.
+  std::vector<uint8_t> coded[3], ids;
+  const CodingJob jobs[4] = {
+      [&](int t) { return encode_segmented(coder, pl.codes[0], pl.phase_codes, t, coded[0]); },
+      [&](int t) { return encode_segmented(coder, pl.codes[1], pl.phase_codes, t, coded[1]); },
+      [&](int t) { return encode_segmented(coder, pl.codes[2], pl.phase_codes, t, coded[2]); },
+      [&](int t) { return entropy_encode(coder, pl.ids, 0, ids, t, /*escapes=*/true); }};
+  FACTZ_RETURN_IF_ERROR(run_side_by_side(p.threads, jobs));
+  for (int c = 0; c < 3; ++c) sections.push_back({kCodeSections[c], std::move(coded[c])});
   sections.push_back({kSectionExactValues, std::move(pl.exact)});
-  std::vector<uint8_t> ids;
-  FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, ids, p.threads, /*escapes=*/true));
   sections.push_back({kSectionBoundIdsU, std::move(ids)});
   const bool masked = !mask.empty();
   for (Section& m : mask) sections.push_back(std::move(m));
@@ -339,11 +341,13 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
     sections.push_back({kSectionMeta, std::move(w.bytes())});
   }
   if (o.mode == Mode::block) sections.push_back({kSectionTileBounds, std::move(pl.tile_ids)});
-  for (int c = 0; c < 3; ++c) {
-    std::vector<uint8_t> coded;
-    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.symbols[c], kAnsCodeCenter, coded, p.threads));
-    sections.push_back({kCodeSections[c], std::move(coded)});
-  }
+  std::vector<uint8_t> coded[3];  // side by side
+  const CodingJob jobs[3] = {
+      [&](int t) { return entropy_encode(coder, pl.symbols[0], kAnsCodeCenter, coded[0], t); },
+      [&](int t) { return entropy_encode(coder, pl.symbols[1], kAnsCodeCenter, coded[1], t); },
+      [&](int t) { return entropy_encode(coder, pl.symbols[2], kAnsCodeCenter, coded[2], t); }};
+  FACTZ_RETURN_IF_ERROR(run_side_by_side(p.threads, jobs));
+  for (int c = 0; c < 3; ++c) sections.push_back({kCodeSections[c], std::move(coded[c])});
   sections.push_back({kSectionExactIndex, concat_lists3(pl.exact_index)});
   sections.push_back({kSectionExactValues, concat_lists3(pl.exact_values)});
   sections.push_back({kSectionOutliers, concat_lists3(pl.outliers)});

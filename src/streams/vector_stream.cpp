@@ -101,9 +101,13 @@ Status tiled_sections(const StreamPlan& p, TiledPayload& pl, std::vector<Section
   sections.push_back({kSectionMeta, meta_section(p)});
   if (p.options.mode == Mode::block) sections.push_back({kSectionTileBounds, std::move(pl.tile_ids)});
   std::vector<uint8_t> coded[2];
-  for (int c = 0; c < 2; ++c) {
-    if (pl.precoded) coded[c] = std::move(pl.coded[c]);
-    else FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.symbols[c], kAnsCodeCenter, coded[c], p.threads));
+  if (pl.precoded) {
+    for (int c = 0; c < 2; ++c) coded[c] = std::move(pl.coded[c]);
+  } else {  // side by side
+    const CodingJob jobs[2] = {
+        [&](int t) { return entropy_encode(coder, pl.symbols[0], kAnsCodeCenter, coded[0], t); },
+        [&](int t) { return entropy_encode(coder, pl.symbols[1], kAnsCodeCenter, coded[1], t); }};
+    FACTZ_RETURN_IF_ERROR(run_side_by_side(p.threads, jobs));
   }
   sections.push_back({kSectionCodesU, std::move(coded[0])});
   set_raw_crc(sections.back(), pl.coded_crc[0]);
@@ -125,15 +129,16 @@ Status speculative_sections(const StreamPlan& p, SpeculativePayload& pl, std::ve
   } else {
     // Segmented codes (format version 9) come with ANS blobs of version 3 (escapes) for the
     // codes and the bound ids; older layouts keep version 2 blobs, byte for byte.
-    const bool escapes = pl.predictor != Predictor::linear;
-    FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.ids, 0, hid, p.threads, escapes));
-    if (pl.predictor == Predictor::linear) {
-      FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_u, kAnsCodeCenter, hu, p.threads));
-      FACTZ_RETURN_IF_ERROR(entropy_encode(coder, pl.codes_v, kAnsCodeCenter, hv, p.threads));
-    } else {  // format version 9: segmented codes
-      FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes_u, pl.phase_codes, p.threads, hu));
-      FACTZ_RETURN_IF_ERROR(encode_segmented(coder, pl.codes_v, pl.phase_codes, p.threads, hv));
-    }
+    // (Format version 9: segmented codes.) The three sections side by side.
+    const bool segmented = pl.predictor != Predictor::linear, escapes = segmented;
+    auto codes = [&](std::span<const uint16_t> c, int t, std::vector<uint8_t>& out) {
+      return segmented ? encode_segmented(coder, c, pl.phase_codes, t, out)
+                       : entropy_encode(coder, c, kAnsCodeCenter, out, t);
+    };
+    const CodingJob jobs[3] = {[&](int t) { return entropy_encode(coder, pl.ids, 0, hid, t, escapes); },
+                               [&](int t) { return codes(pl.codes_u, t, hu); },
+                               [&](int t) { return codes(pl.codes_v, t, hv); }};
+    FACTZ_RETURN_IF_ERROR(run_side_by_side(p.threads, jobs));
   }
   std::vector<uint8_t> meta = meta_section(p);
   if (pl.predictor != Predictor::linear) meta.push_back(uint8_t(pl.predictor));  // absent: linear
