@@ -7,7 +7,8 @@
 // of the median runs, which a busy machine does not inflate as it inflates wall time.
 //   spec3d_bench [--mode speculative|block|none] FLOW N [REPEATS [THREADS [REL...]]]
 //     FLOW: modes (random band-limited, seed 1), rough (48 random modes up to wavenumber 24,
-//     seed 1: many critical points), abc, tg (Taylor-Green, w = 0.5 cos x cos y sin z);
+//     seed 1: many critical points), abc, tg (Taylor-Green, w = 0.5 cos x cos y sin z),
+//     file:PREFIX (the float32 planes PREFIX_u_NxNxN.f32, PREFIX_v_..., PREFIX_w_...);
 //     THREADS 0: the OpenMP default; REL: bounds (default 1e-2 1e-3 1e-4).
 #include <algorithm>
 #include <chrono>
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
     argc -= 2;
   }
   if (argc < 3) {
-    std::fprintf(stderr, "usage: spec3d_bench [--mode speculative|block|none] modes|rough|abc|tg N [REPEATS [THREADS [REL...]]]\n");
+    std::fprintf(stderr, "usage: spec3d_bench [--mode speculative|block|none] modes|rough|abc|tg|file:PREFIX N [REPEATS [THREADS [REL...]]]\n");
     return 2;
   }
   const std::string flow = argv[1];
@@ -67,8 +68,23 @@ int main(int argc, char** argv) {
   else if (flow == "rough") f = factz::testing::random_modes(n, n, n, 1, 48, 24);
   else if (flow == "abc") f = factz::testing::abc_flow(n, n, n);
   else if (flow == "tg") f = factz::testing::taylor_green(n, n, n, 0.5);
-  else {
-    std::fprintf(stderr, "spec3d_bench: unknown flow '%s' (modes, rough, abc, tg)\n", flow.c_str());
+  else if (flow.rfind("file:", 0) == 0) {  // file:PREFIX reads PREFIX_{u,v,w}_NxNxN.f32
+    f.nx = f.ny = f.nz = n;
+    const std::string dims = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+    std::vector<float>* planes[3] = {&f.u, &f.v, &f.w};
+    for (int c = 0; c < 3; ++c) {
+      const std::string path = flow.substr(5) + "_" + "uvw"[c] + "_" + dims + ".f32";
+      planes[c]->resize(size_t(n * n * n));
+      std::FILE* in = std::fopen(path.c_str(), "rb");
+      const size_t got = in ? std::fread(planes[c]->data(), sizeof(float), planes[c]->size(), in) : 0;
+      if (in) std::fclose(in);
+      if (got != planes[c]->size()) {
+        std::fprintf(stderr, "spec3d_bench: cannot read %zu floats from %s\n", planes[c]->size(), path.c_str());
+        return 2;
+      }
+    }
+  } else {
+    std::fprintf(stderr, "spec3d_bench: unknown flow '%s' (modes, rough, abc, tg, file:PREFIX)\n", flow.c_str());
     return 2;
   }
   const double raw = double(f.size()) * 12.0;
