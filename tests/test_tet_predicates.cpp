@@ -118,6 +118,57 @@ TEST(TetPredicates, InsideTestMatchesTheReference) {
   EXPECT_GT(inside, 200);
 }
 
+TEST(TetPredicates, TheDeterminantScreenAndWhatUsesItMatchTheReference) {
+  // tet_origin_screen decides from four 3 x 3 determinants of the vectors; tet_signature and
+  // tet_inside_verdict ask it first. Whatever it decides must be the reference's answer, and
+  // the two callers must agree with the reference whether it decides or not.
+  Values val(21);
+  int decided = 0, inside = 0, undecided_ties = 0;
+  const int trials = 12000;
+  for (int trial = 0; trial < trials; ++trial) {
+    const int kind = trial % 4 == 3 ? -1 : trial % 4;  // integers, halves, wide; mixed kinds
+    float u[4], v[4], w[4];
+    int64_t idx[4];
+    for (int k = 0; k < 4; ++k) {
+      u[k] = kind < 0 ? val.any() : val.next(kind);
+      v[k] = kind < 0 ? val.any() : val.next(kind);
+      w[k] = kind < 0 ? val.any() : val.next(kind);
+      idx[k] = k * 3 + int64_t(val.bits() % 3);
+    }
+    if (trial % 5 == 4) {  // vector 3 nearly in the plane of the origin and vectors 1, 2
+      const float a = float(int(val.bits() % 7) - 3), b = float(int(val.bits() % 7) - 3);
+      u[3] = a * u[1] + b * u[2];
+      v[3] = a * v[1] + b * v[2];
+      w[3] = std::nextafter(a * w[1] + b * w[2], (val.bits() & 1) ? 1e30f : -1e30f);
+    }
+    std::array<RefPointN, 4> q;
+    for (int k = 0; k < 4; ++k) q[size_t(k)] = ref_of(SosPoint3{u[k], v[k], w[k], idx[k]});
+    const bool want = testref::ref_tet_contains_origin(q);
+    inside += want;
+    const int screen = detail::tet_origin_screen(u, v, w);
+    if (screen >= 0) {
+      ++decided;
+      ASSERT_EQ(screen == 1, want) << "trial " << trial;
+    } else if (kind == 0) {
+      ++undecided_ties;
+    }
+    const int axes[3] = {0, 1, 2};
+    ASSERT_EQ(detail::tet_signature(idx, axes, u, v, w) != 0, want) << "trial " << trial;
+    // The verdict against a "no critical point" and a "critical point" signature.
+    const auto none = detail::tet_inside_verdict(uint8_t(0), idx, u, v, w);
+    const auto some = detail::tet_inside_verdict(uint8_t(1), idx, u, v, w);
+    // tet_inside_verdict treats a flat image as no critical point, as the contract does.
+    SosPoint3 p[4];
+    for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
+    const bool counted = want && !detail::flat_image(p);
+    ASSERT_EQ(none == detail::InsideVerdict::same, !counted) << "trial " << trial;
+    ASSERT_EQ(some == detail::InsideVerdict::needs_type, counted) << "trial " << trial;
+  }
+  EXPECT_GT(inside, 300);
+  EXPECT_GT(decided, trials / 2);     // the screen decides most tetrahedra
+  EXPECT_GT(undecided_ties, 100);     // and leaves the ties to the full test
+}
+
 TEST(TetPredicates, TypeMatchesTheReferenceOnRandomJacobians) {
   Values val(21);
   std::array<int, kCpType3Count> seen{};

@@ -236,6 +236,40 @@ FACTZ_HD int orient3_sos(SosPoint3Of<T> a, SosPoint3Of<T> b, SosPoint3Of<T> c, S
   return parity ? -s : s;
 }
 
+/// A screen of the inside test for float vectors, from four 3 x 3 determinants of the
+/// vectors themselves (no differences, no sorting): s_k, the orientation with vector k
+/// replaced by the origin, is (-1)^(k + 1) sign det3(the other three, in order) whenever that
+/// determinant is nonzero (the origin's row moved first flips the sign k times; expanding
+/// along it leaves -det3). The four signed volumes with the origin sum to the tetrahedron's
+/// own (det M = sum_k det M_k for any point), so when all four s_k agree the plain
+/// orientation s has their sign too (nonzero: no flat image, no perturbation) and the origin
+/// is inside; when two decided s_k disagree, one of them differs from s whatever s is, and
+/// the origin is outside. Returns 1 inside, 0 outside, -1 when a determinant is zero or too
+/// close to it for the double filter (the caller then runs the full test). Each product of
+/// two floats is exact in double; the three minors, their products with the third vector and
+/// the sum carry at most 4 roundings: |computed - exact| <= 8 u P bounds it with margin, P
+/// the sum of the six terms' magnitudes (products of three floats lie in [2^-447, 2^385]: no
+/// underflow, no overflow).
+FACTZ_HD int tet_origin_screen(const float u[4], const float v[4], const float w[4]) {
+  int agreed = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int a = k == 0 ? 1 : 0, b = k <= 1 ? 2 : 1, c = k <= 2 ? 3 : 2;
+    const double m0 = double(v[b]) * double(w[c]) - double(w[b]) * double(v[c]);
+    const double m1 = double(u[b]) * double(w[c]) - double(w[b]) * double(u[c]);
+    const double m2 = double(u[b]) * double(v[c]) - double(v[b]) * double(u[c]);
+    const double det = double(u[a]) * m0 - double(v[a]) * m1 + double(w[a]) * m2;
+    const double perm = fabs(double(u[a])) * (fabs(double(v[b]) * double(w[c])) + fabs(double(w[b]) * double(v[c]))) +
+                        fabs(double(v[a])) * (fabs(double(u[b]) * double(w[c])) + fabs(double(w[b]) * double(u[c]))) +
+                        fabs(double(w[a])) * (fabs(double(u[b]) * double(v[c])) + fabs(double(v[b]) * double(u[c])));
+    const double bound = perm * (8.0 * 1.1102230246251565e-16);
+    if (!(det > bound || det < -bound)) return -1;
+    const int s = ((k & 1) ? 1 : -1) * (det > 0 ? 1 : -1);
+    if (agreed == 0) agreed = s;
+    else if (s != agreed) return 0;
+  }
+  return 1;
+}
+
 /// tet_contains_origin with s = orient3_sos(p[0], p[1], p[2], p[3]) already known (a caller
 /// that has the plain orientation, nonzero, has it: the perturbation is then never
 /// consulted and sorting by index flips the plain sign exactly as it flips the parity).
@@ -404,6 +438,11 @@ struct TetType<float> {
 /// A tetrahedron's signature: 0 without a critical point, 1 + its CpType3 otherwise.
 template <class T>
 FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const T u[4], const T v[4], const T w[4]) {
+  if constexpr (sizeof(T) == sizeof(float)) {  // float fields: the determinant screen first
+    const int screen = tet_origin_screen(u, v, w);
+    if (screen == 0) return 0;
+    if (screen == 1) return uint8_t(1 + int(TetType<T>::of(u, v, w, axes)));
+  }
   SosPoint3Of<T> p[4];
   for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
   if (!tet_contains_origin(p)) return 0;
@@ -443,6 +482,11 @@ FACTZ_HD InsideVerdict tet_inside_verdict(uint8_t want, const int64_t idx[4], co
   const bool none = want == 0;
   if (strictly_one_sided(u, 4) || strictly_one_sided(v, 4) || strictly_one_sided(w, 4))
     return none ? InsideVerdict::same : InsideVerdict::differs;
+  if constexpr (sizeof(T) == sizeof(float)) {  // float fields: the determinant screen first
+    const int screen = tet_origin_screen(u, v, w);
+    if (screen == 0) return none ? InsideVerdict::same : InsideVerdict::differs;
+    if (screen == 1) return none ? InsideVerdict::differs : InsideVerdict::needs_type;
+  }
   SosPoint3Of<T> p[4];
   for (int k = 0; k < 4; ++k) p[k] = {u[k], v[k], w[k], idx[k]};
   // flat_image's plain orientation, computed once: when nonzero it is the SoS orientation of
