@@ -89,11 +89,11 @@ struct TeamRows {
 /// For each phase p = 0 .. phases - 1 in order: prepare(p) (false stops the schedule there,
 /// on every thread), then work(p, first, end) over the rows [0, rows(p)). A phase for which
 /// shared(p) holds is prepared by one thread and its rows go to the team as `split` says, a
-/// barrier before and after; the others
-/// (small phases, where a barrier would cost more than the rows) are prepared and worked by
-/// the first thread alone, the team waiting at the next shared phase. On one thread
-/// (threads <= 1, or no OpenMP) a plain loop. The callables must not throw (they run inside
-/// an OpenMP region); rows(p) is read after prepare(p). kPrepare false: no prepare step.
+/// barrier before and after; the others (small phases, where a barrier would cost more than
+/// the rows) are prepared and worked by the first thread alone, the team waiting at the next
+/// shared phase. On one thread (threads <= 1, or no OpenMP) a plain loop. The callables must
+/// not throw (they run inside an OpenMP region); rows(p) is read after prepare(p). kPrepare
+/// false: no prepare step.
 template <bool kPrepare, class Shared, class Prepare, class Rows, class Work>
 void run_phases_on_team(int threads, TeamRows split, int64_t phases, const Shared& shared, const Prepare& prepare,
                         const Rows& rows, const Work& work) {
