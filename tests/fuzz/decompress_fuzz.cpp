@@ -101,6 +101,10 @@ void check_field3d(const factz::Result<Field>& r, int64_t nx, int64_t ny, int64_
     __builtin_trap();
 }
 
+/// Fields of at least this many values are decoded on two threads too: their last levels'
+/// phases have enough targets for the readers' team to share them.
+constexpr uint64_t kSharedDecodeValues = uint64_t{1} << 16;
+
 void check3d(std::span<const uint8_t> in) {
   const factz::DecompressOptions serial{factz::Policy::serial, 1};
   auto dims = factz::stream_dims3d(in);
@@ -119,6 +123,14 @@ void check3d(std::span<const uint8_t> in) {
   auto r64 = factz::decompress3d64(in, serial);
   check_field3d(r32, nx, ny, nz, n);
   check_field3d(r64, nx, ny, nz, n);
+  if (n >= kSharedDecodeValues && !f64) {  // two threads: the same verdict and bits
+    auto two = factz::decompress3d(in, factz::DecompressOptions{factz::Policy::omp, 2});
+    if (two.ok() != r32.ok()) __builtin_trap();
+    if (two.ok() && (__builtin_memcmp(two->u.data(), r32->u.data(), n * sizeof(float)) != 0 ||
+                     __builtin_memcmp(two->v.data(), r32->v.data(), n * sizeof(float)) != 0 ||
+                     __builtin_memcmp(two->w.data(), r32->w.data(), n * sizeof(float)) != 0))
+      __builtin_trap();
+  }
   const factz::Status& mine = f64 ? r64.status() : r32.status();
   const factz::Status& other = f64 ? r32.status() : r64.status();
   if (!mine.ok() && !untrusted_verdict(mine)) __builtin_trap();
@@ -193,6 +205,14 @@ void check_field2d(std::span<const uint8_t> in, int64_t nx, int64_t ny, uint64_t
   if (__builtin_memcmp(u.data(), r.value().u.data(), n * sizeof(T)) != 0 ||
       __builtin_memcmp(v.data(), r.value().v.data(), n * sizeof(T)) != 0)
     __builtin_trap();
+  // On fields large enough for the readers' team to share phases (util/phase_team.hpp):
+  // two threads give the same verdict and the same bits.
+  if (n >= kSharedDecodeValues) {
+    auto r2 = decode(in, factz::DecompressOptions{factz::Policy::omp, 2});
+    if (!r2.ok() || __builtin_memcmp(r2.value().u.data(), u.data(), n * sizeof(T)) != 0 ||
+        __builtin_memcmp(r2.value().v.data(), v.data(), n * sizeof(T)) != 0)
+      __builtin_trap();
+  }
 }
 
 // The 2D decoders: the one of the stream's type (stream_info) gives a field of the declared
