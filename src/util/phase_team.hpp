@@ -6,11 +6,12 @@
 // Why not one `omp parallel for` per phase: on a virtual machine a thread asleep in the
 // OpenMP runtime (OMP_WAIT_POLICY=passive, or the default policy once its spin count is
 // spent) takes 0.5 to 1 ms to wake, as long as a whole phase of a 48^3 field (or of a
-// 1024^2 one's last level) on one thread, so a second thread arrived too late to help (measured on the 2-core CI machine:
-// docs/benchmarks.md, "3D: one team for the whole schedule"). Here a thread that reaches the
-// end of a phase first spins for a bounded time (kSpinSeconds) before it sleeps, whatever the
-// OpenMP wait policy; the team has at most as many threads as the machine has processors.
-// Results never depend on the split: the rows of a phase are independent.
+// 1024^2 one's last level) on one thread, so a second thread arrived too late to help
+// (measured on the 2-core CI machine: docs/benchmarks.md, "3D: one OpenMP team for the whole
+// schedule"). Here a thread that reaches the end of a phase first spins for a bounded time
+// (kSpinSeconds) before it sleeps, whatever the OpenMP wait policy; the team has at most as
+// many threads as the machine has processors. Results never depend on the split: the rows of
+// a phase are independent.
 #pragma once
 
 #include <atomic>
