@@ -12,7 +12,7 @@ namespace factz::detail {
 
 Status run_side_by_side(int threads, std::span<const CodingJob> jobs) {
   const int n = int(jobs.size());
-  const int outer = std::clamp(threads, 1, std::max(n, 1)), inner = std::max(threads / std::max(outer, 1), 1);
+  const int outer = std::clamp(threads, 1, std::max(n, 1)), inner = std::max(threads / outer, 1);
   std::vector<Status> status(jobs.size(), Status::Ok());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(outer) if (outer > 1)
   for (int j = 0; j < n; ++j) {

@@ -79,6 +79,10 @@ std::vector<Phase> phases_of(Schedule schedule) {
   return phases;
 }
 
+/// Phases with fewer targets than this are not shared (the callers' `shared`): a barrier
+/// costs more than their targets save there, much more on a busy machine.
+inline constexpr int64_t kMinSharedTargets = 8192;
+
 /// How a shared phase's rows go to the team: `chunk` rows at a time to whichever thread asks
 /// next (balances rows of uneven cost: around critical points a vertex tries many bounds), or
 /// with chunk 0 one contiguous share per thread (rows of even cost: a thread reads more of

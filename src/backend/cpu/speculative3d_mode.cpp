@@ -19,9 +19,9 @@
 namespace factz::detail {
 namespace {
 
-/// Phases with fewer targets than this run on one thread: a barrier costs more than it saves
-/// there (and much more on a busy machine), and a phase's result does not depend on how many
-/// threads decide it.
+/// Loops over fewer elements than this run on the calling thread, and so does the whole
+/// schedule of a field this small: a parallel region costs more than it saves there (and
+/// much more on a busy machine). Results never depend on the thread count.
 constexpr int64_t kMinParallelTargets = 8192;
 
 /// The writer hands a phase's rows to its threads this many at a time: vertices near critical
@@ -36,7 +36,7 @@ bool positive_zero(double x) { return std::bit_cast<uint64_t>(x) == 0; }
 int64_t lattice_rows(const ScheduledPhase3D& ph) { return ph.lattice.count_y * ph.lattice.count_z; }
 
 /// Whether the team shares a phase (util/phase_team.hpp), or one thread decides it alone.
-bool shared_phase(const ScheduledPhase3D& ph) { return ph.lattice.count() >= kMinParallelTargets; }
+bool shared_phase(const ScheduledPhase3D& ph) { return ph.lattice.count() >= kMinSharedTargets; }
 
 /// Marks kMaskedTet every tetrahedron of `sig` (tetrahedron order) that touches a missing
 /// vertex: off the mesh, never compared (signatures_hold3d).

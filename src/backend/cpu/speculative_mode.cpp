@@ -24,10 +24,6 @@ void for_each_phase(int64_t nx, int64_t ny, int64_t anchor_stride, F&& f) {
   for (ScheduledPhase ph; schedule.next(ph);) f(ph.step, ph.phase, ph.lattice);
 }
 
-/// Phases with fewer targets than this run on one thread of the team (util/phase_team.hpp):
-/// a barrier costs more than it saves there; a phase's result does not depend on it.
-constexpr int64_t kMinSharedTargets = 8192;
-
 /// The writer hands a shared phase's targets to its threads this many at a time: vertices
 /// near critical points try many bounds, the rest one.
 constexpr int64_t kTargetsPerChunk = 256;
