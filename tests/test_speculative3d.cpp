@@ -6,6 +6,7 @@
 // values bit for bit; damaged streams fail cleanly; what is not supported says so.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "kernels/interpolation3d.hpp"
 #include "kernels/speculation3d.hpp"
 #include "streams/code_segments.hpp"
+#include "streams/phase_choices3d.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector3d_stream.hpp"
 #include "util/byte_io.hpp"
@@ -158,10 +160,14 @@ TEST(Speculative3D, BytesDoNotDependOnTheThreadCount) {
 }
 
 TEST(Speculative3D, TheDecoderRebuildsTheWritersValuesBitForBit) {
+  // The ABC flow's components are constant along an axis each: the writer predicts along
+  // them (choose_axes3d), and the stream must carry those choices to the decoder.
   const VectorField3D f = testing::abc_flow(30, 26, 22);
   const float eb = 1e-3f;
+  const std::vector<uint8_t> along = detail::choose_axes3d(f, 16, double(eb), nullptr);
+  EXPECT_TRUE(std::any_of(along.begin(), along.end(), [](uint8_t a) { return a != 0; }));
   detail::Speculative3DResult r;
-  detail::run_speculative3d(f, eb, 16, 2, true, r);
+  detail::run_speculative3d(f, eb, 16, 2, true, r, nullptr, 0, along.data());
   Options o = rel(0);
   o.bound_mode = BoundMode::abs;
   o.bound = double(eb);
@@ -578,8 +584,27 @@ std::vector<testing::Golden3DCase> golden3d_cases() {
   Options huffman = rel(1e-2, Coder::huffman, false);
   Options ans = rel(1e-3, Coder::ans, true);
   ans.anchor_stride = 4;
-  return {{"v10_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", huffman, 0xfd8d5d92u},
-          {"v10_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", ans, 0x4db8b21au}};
+  return {{"v10p2_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", huffman, 0xe0365b47u},
+          {"v10p2_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", ans, 0xc80fcdc0u}};
+}
+
+// The same cases written with predictor 1 (the mean of the phase's axes everywhere, before
+// the writer chose axes and code transforms: polynomial3d's components are linear along one
+// axis each, which it now predicts along): they still decode to their values.
+TEST(Speculative3D, GoldenPredictor1StreamsStillDecodeToTheirValues) {
+  for (const auto& [file, crc] : {std::pair{"v10_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", 0xfd8d5d92u},
+                                  std::pair{"v10_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", 0x4db8b21au}}) {
+    std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
+    ASSERT_TRUE(in.good()) << file;
+    const Bytes stream((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (Policy policy : {Policy::serial, Policy::omp}) {
+      DecompressOptions o;
+      o.policy = policy;
+      auto d = decompress3d(stream, o);
+      ASSERT_TRUE(d.ok()) << file << ": " << d.status().to_string();
+      EXPECT_EQ(testing::planes_crc(d.value()), crc) << file;
+    }
+  }
 }
 
 // The version 8 files of the same cases (codes in one blob per component, before version 10
@@ -606,7 +631,9 @@ TEST(Speculative3D, GoldenVersion8StreamsStillDecodeToTheirValues) {
 // case is added) and prints the CRCs to paste above.
 TEST(Speculative3D, GoldenVersion10StreamsDecodeToThePinnedValuesAndAreReproduced) {
   const VectorField3D f = polynomial_13x11x9();
-  testing::check_golden3d(f, golden3d_cases(), [&](const testing::Golden3DCase& g, const Bytes&, const VectorField3D& d) {
+  testing::check_golden3d(f, golden3d_cases(), [&](const testing::Golden3DCase& g, const Bytes& file,
+                                                   const VectorField3D& d) {
+    EXPECT_EQ(testing::predictor3d_of(file), 2) << g.file << ": the case pins the choice table";
     auto c = compare(f, d);
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->violations(), 0) << g.file;

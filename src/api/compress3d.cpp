@@ -83,7 +83,8 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     return stream;
   }
   typename Modes3D<T>::Speculative r;
-  detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing, o.exact_edges);
+  detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing, o.exact_edges,
+                            p.along.empty() ? nullptr : p.along.data());
   laps.lap("frontend", 0.8);
   detail::Speculative3DPayload payload;
   detail::speculative3d_payload(work, o.anchor_stride, r, payload);

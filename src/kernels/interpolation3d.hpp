@@ -18,6 +18,14 @@
 // earlier (fewer axes), or on the known lattice. The prediction is the mean of the
 // two-sided interpolations (in x, y, z order: one, (a + b) / 2, or (a + b + c) / 3); with
 // none two-sided (the grid's far faces), the one-sided value along the first axis of A.
+//
+// Chosen axes (predictor 2 of a 3D stream's meta section): a phase with two or three axes
+// may name, per component, one axis a of A
+// (ScheduledPhase3D::along = a + 1): its targets then take cubic_along on a alone, its
+// one-sided value (the known neighbour) on the grid's far face included. A field constant
+// along an axis (each component of the ABC flow is) is predicted exactly along it, on every
+// target, which the mean of two or three directions is not. The writer chooses on the original values
+// (streams/vector3d_modes.hpp choose_axes3d); 0 everywhere is predictor 1's rule.
 #pragma once
 
 #include <cstdint>
@@ -62,7 +70,18 @@ struct ScheduledPhase3D {
   uint8_t axes = 1;
   PhaseLattice3D lattice;
   int64_t offset = 0;
+  uint8_t along[3] = {0, 0, 0};  ///< per component: 0 the mean of the axes, a + 1 the cubic along axis a
 };
+
+/// Whether a phase has more than one axis (and so a choice of `along`).
+FACTZ_HD bool several_axes(uint8_t axes) { return (axes & (axes - 1)) != 0; }
+
+/// Whether `along` is a valid choice for a phase with axis bits `axes`: 0, or one of its
+/// axes + 1 when it has more than one.
+FACTZ_HD bool valid_along(uint8_t along, uint8_t axes) {
+  if (along == 0) return true;
+  return several_axes(axes) && along <= 3 && ((axes >> (along - 1)) & 1);
+}
 
 /// The schedule in stream order: levels s0/2, ..., 1, each with the seven phases of
 /// kPhaseAxes3D. Every backend walks it the same way:
@@ -70,7 +89,10 @@ struct ScheduledPhase3D {
 ///   for (ScheduledPhase3D ph; sched.next(ph);) { ... }
 class PhaseSchedule3D {
  public:
-  FACTZ_HD PhaseSchedule3D(int64_t nx, int64_t ny, int64_t nz, int64_t s0) : nx_(nx), ny_(ny), nz_(nz), step_(s0 / 2) {}
+  /// `along` (host memory, or null: 0 everywhere): 3 entries per phase in schedule order,
+  /// copied into each phase's ScheduledPhase3D::along.
+  FACTZ_HD PhaseSchedule3D(int64_t nx, int64_t ny, int64_t nz, int64_t s0, const uint8_t* along = nullptr)
+      : nx_(nx), ny_(ny), nz_(nz), step_(s0 / 2), along_(along) {}
   /// The next phase into `out`; false when the schedule is done.
   FACTZ_HD bool next(ScheduledPhase3D& out) {
     if (step_ < 1) return false;
@@ -88,6 +110,8 @@ class PhaseSchedule3D {
     out.lattice = phase_lattice3d(nx_, ny_, nz_, step_, out.axes);
     out.offset = offset_;
     offset_ += out.lattice.count();
+    for (int c = 0; c < 3; ++c) out.along[c] = along_ ? along_[3 * index_ + c] : uint8_t(0);
+    ++index_;
     if (++phase_ == 7) {
       phase_ = 0;
       step_ /= 2;
@@ -99,14 +123,23 @@ class PhaseSchedule3D {
   int64_t nx_, ny_, nz_, step_;
   int phase_ = 0;
   int64_t offset_ = 0;
+  const uint8_t* along_;
+  int64_t index_ = 0;
 };
 
-/// The cubic prediction of target (x, y, z) of the phase with axis bits `axes` at level
-/// `step` from the current values `f` (the file comment gives the rule). Plain T arithmetic
-/// in one fixed order: the writer and every decoder compute the same bits.
+/// Phases of the schedule (empty ones included): 7 per level, levels s0 / 2, ..., 1.
+FACTZ_HD int64_t phase_count3d(int64_t s0) {
+  int64_t levels = 0;
+  for (int64_t s = s0 / 2; s >= 1; s /= 2) ++levels;
+  return 7 * levels;
+}
+
+/// The cubic along each axis a of `axes` at target (x, y, z) of level `step` (into p[a], with
+/// two[a] whether it is two-sided; untouched for the other axes), and the mean of the file
+/// comment as the result: predict3d's rule for along 0.
 template <class T>
-FACTZ_HD T predict3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, int64_t step,
-                     uint8_t axes) {
+FACTZ_HD T cubics3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, int64_t step,
+                    uint8_t axes, T p[3], bool two[3]) {
   const int64_t k = (z * ny + y) * nx + x;
   const int64_t pos[3] = {x, y, z}, len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
   T sum = T(0), one_sided = T(0);
@@ -114,13 +147,12 @@ FACTZ_HD T predict3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, 
   bool have_one_sided = false;
   for (int a = 0; a < 3; ++a) {
     if (!((axes >> a) & 1)) continue;
-    bool two;
-    const T p = cubic_along(f, k, pos[a], len[a], step, stride[a], two);
-    if (two) {
-      sum = two_sided == 0 ? p : sum + p;
+    p[a] = cubic_along(f, k, pos[a], len[a], step, stride[a], two[a]);
+    if (two[a]) {
+      sum = two_sided == 0 ? p[a] : sum + p[a];
       ++two_sided;
     } else if (!have_one_sided) {
-      one_sided = p;
+      one_sided = p[a];
       have_one_sided = true;
     }
   }
@@ -128,6 +160,24 @@ FACTZ_HD T predict3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, 
   if (two_sided == 1) return sum;
   if (two_sided == 2) return sum * T(0.5);
   return sum / T(3);
+}
+
+/// The cubic prediction of target (x, y, z) of the phase with axis bits `axes` at level
+/// `step` from the current values `f`, with `along` the component's choice (the file comment
+/// gives the rule; valid_along holds). Plain T arithmetic in one fixed order: the writer and
+/// every decoder compute the same bits.
+template <class T>
+FACTZ_HD T predict3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, int64_t step,
+                     uint8_t axes, uint8_t along) {
+  if (along != 0) {
+    const int a = along - 1;
+    const int64_t pos[3] = {x, y, z}, len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
+    bool two;
+    return cubic_along(f, (z * ny + y) * nx + x, pos[a], len[a], step, stride[a], two);
+  }
+  T p[3];
+  bool two[3];
+  return cubics3d(f, nx, ny, nz, x, y, z, step, axes, p, two);
 }
 
 }  // namespace factz::detail

@@ -223,13 +223,15 @@ struct Speculation3DOf {
 using Speculation3D = Speculation3DOf<float>;
 
 /// Deferred-commit speculation for target (x, y, z) of the phase with axis bits `axes` at
-/// level `step` (the file comment gives the rule). `f` the original planes (u, v, w), `cur`
+/// level `step`, `along` its per-component predictor choices (ScheduledPhase3D::along; the
+/// file comment gives the rule). `f` the original planes (u, v, w), `cur`
 /// the current state, `original` the original signature per tetrahedron, `bound` holds
 /// bound_of_id for every id, `radius` limits the codes; `check` false skips the signature
 /// test (tests only: it shows that the check is what keeps the critical points).
 template <class T>
 FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
-                                              int64_t step, uint8_t axes, const T* const f[3], T* const cur[3],
+                                              int64_t step, uint8_t axes, const uint8_t along[3],
+                                              const T* const f[3], T* const cur[3],
                                               const uint8_t* original, const T* bound, int32_t radius, bool check,
                                               const uint8_t* near_cp = nullptr) {
   const int64_t k = (z * ny + y) * nx + x;
@@ -242,7 +244,7 @@ FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t n
   }
   if (!(bound[kMaxBoundId] > T(0))) return s;
   T pred[3];
-  for (int c = 0; c < 3; ++c) pred[c] = predict3d(cur[c], nx, ny, nz, x, y, z, step, axes);
+  for (int c = 0; c < 3; ++c) pred[c] = predict3d(cur[c], nx, ny, nz, x, y, z, step, axes, along[c]);
   for (int id = kMaxBoundId; id >= 1; --id) {
     int32_t code[3];
     T r[3];
@@ -264,13 +266,15 @@ FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t n
   return s;
 }
 
-/// Reconstructs target (x, y, z) into out[c][k] from the planes decoded so far. `exact`
+/// Reconstructs target (x, y, z) into out[c][k] from the planes decoded so far (`along` as
+/// for speculate_vertex3d). `exact`
 /// points at the target's (u, v, w) when id is 0; sym[c] = code + radius when 1 <= id <=
 /// kMaxBoundId. Returns false when a coded value is not finite, which the writer never
 /// produces (a damaged stream). The writer's commit computes the same expression.
 template <class T>
 FACTZ_HD bool decode_speculative_target3d(T* const out[3], int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y,
-                                          int64_t z, int64_t step, uint8_t axes, uint16_t id, const T* exact,
+                                          int64_t z, int64_t step, uint8_t axes, const uint8_t along[3],
+                                          uint16_t id, const T* exact,
                                           const uint16_t sym[3], const T* bound, int32_t radius) {
   const int64_t k = (z * ny + y) * nx + x;
   if (id == kZeroVectorId) {
@@ -283,7 +287,7 @@ FACTZ_HD bool decode_speculative_target3d(T* const out[3], int64_t nx, int64_t n
   }
   bool finite = true;
   for (int c = 0; c < 3; ++c) {
-    const T p = predict3d(out[c], nx, ny, nz, x, y, z, step, axes);
+    const T p = predict3d(out[c], nx, ny, nz, x, y, z, step, axes, along[c]);
     const T r = dequantize_residual(p, bound[id], int32_t(sym[c]) - radius);
     out[c][k] = r;
     finite = finite && finite_value(r);

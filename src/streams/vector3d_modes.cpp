@@ -9,6 +9,7 @@
 #include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "streams/mask_sections.hpp"
 #include "streams/missing_fill.hpp"
+#include "streams/phase_choices3d.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"  // double_bound
 #include "util/byte_io.hpp"
@@ -82,7 +83,7 @@ void tiled3d_payload_any(Tiled3DResultOf<T>& r, bool block, int threads, Tiled3D
 
 template <class Field, class T>
 void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,
-                               Speculative3DPayload& out) {
+                               Speculative3DPayload& out, bool transform) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   ByteWriter exact;
@@ -93,10 +94,17 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
     for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
   }
   out.ids.reserve(size_t(f.size() - A.count()));
+  out.transforms.assign(size_t(3 * phase_count3d(s0)), 0);
   PhaseSchedule3D schedule(nx, ny, nz, s0);
-  for (ScheduledPhase3D ph; schedule.next(ph);) {
+  std::vector<int64_t> at;  // lattice positions of the phase's coded targets
+  std::vector<int32_t> scratch;
+  int64_t index = 0;
+  for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
     const PhaseLattice3D& L = ph.lattice;
+    const bool choices = transform && has_transform_choice(L);
+    const size_t first = out.codes[0].size();
     out.phase_codes.push_back(0);
+    at.clear();
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex3d(L, nx, ny, t);
       const uint8_t id = r.id[size_t(k)];
@@ -104,11 +112,17 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
       out.ids.push_back(id);
       if (id >= 1 && id <= kMaxBoundId) {
         ++out.phase_codes.back();
+        if (choices) at.push_back(t);
         for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
       } else if (id == 0) {
         for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
       }
     }
+    if (!choices) continue;
+    const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
+    for (int c = 0; c < 3; ++c)
+      out.transforms[size_t(3 * index + c)] =
+          uint8_t(transform_phase_codes(cells, at, std::span<uint16_t>(out.codes[c]).subspan(first), scratch));
   }
   out.exact = std::move(exact.bytes());
 }
@@ -142,6 +156,10 @@ Status prepare3d_any(const Field& field, const Options& o, int threads, Prepared
   } else {
     p.eb = float_bound(requested);
   }
+  if (o.mode == Mode::speculative) {
+    const double eb = p.dtype == kDtypeFloat64 ? p.eb64 : double(p.eb);
+    p.along = choose_axes3d(out.work(), o.anchor_stride, eb, out.missing);
+  }
   return Status::Ok();
 }
 
@@ -154,12 +172,12 @@ void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload
   tiled3d_payload_any(r, block, threads, out, missing);
 }
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out) {
-  speculative3d_payload_any(f, s0, r, out);
+                           Speculative3DPayload& out, bool transform) {
+  speculative3d_payload_any(f, s0, r, out, transform);
 }
 void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out) {
-  speculative3d_payload_any(f, s0, r, out);
+                           Speculative3DPayload& out, bool transform) {
+  speculative3d_payload_any(f, s0, r, out, transform);
 }
 Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out) {
   return prepare3d_any(field, o, threads, out);

@@ -59,11 +59,14 @@ void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload
 
 /// The stream payload of a speculative result on field f (the working copy the frontend
 /// saw) with anchor stride s0: ids in schedule order, the codes of coded targets, the exact
-/// values (anchors, then exact targets); missing vertices (kMissingVertex) left out.
+/// values (anchors, then exact targets); missing vertices (kMissingVertex) left out. With
+/// `transform` each phase's codes take the code transform transform_phase_codes chooses
+/// (streams/phase_choices3d.hpp; out.transforms records it); without, they stay as they are
+/// (tests compare the two).
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out);
+                           Speculative3DPayload& out, bool transform = true);
 void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out);
+                           Speculative3DPayload& out, bool transform = true);
 
 /// A 3D field made ready for a frontend: work() is the field, or its filled working copy
 /// when vertices are missing (streams/missing_fill.hpp); `missing` the mask or null; the

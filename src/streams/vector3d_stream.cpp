@@ -11,6 +11,7 @@
 #include "kernels/tiles3d.hpp"
 #include "streams/code_segments.hpp"
 #include "streams/mask_sections.hpp"
+#include "streams/phase_choices3d.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
@@ -22,36 +23,92 @@ namespace {
 constexpr uint32_t kCodeSections[3] = {kSectionCodesU, kSectionCodesV, kSectionCodesW};
 
 /// The meta section: the bound-id range, the radius, the f64 bound in a float64 stream
-/// (version 13), and the predictor (6 bytes, 14 in a float64 stream).
-std::vector<uint8_t> meta_section3d(const Stream3DPlan& p) {
+/// (version 13), and the predictor (6 bytes, 14 in a float64 stream); with predictor 2 the
+/// choice table follows (streams/phase_choices3d.hpp).
+std::vector<uint8_t> meta_section3d(const Stream3DPlan& p, const Speculative3DPayload& pl) {
   ByteWriter w;
   w.u8(uint8_t(kMaxBoundId));
   w.u32(uint32_t(kRadius));
   if (p.dtype == kDtypeFloat64) w.f64(p.eb64);
-  w.u8(kPredictor3DCubic);
+  if (!any_choice(p.along, pl.transforms)) {
+    w.u8(kPredictor3DCubic);
+  } else {
+    w.u8(kPredictor3DChosen);
+    append_choice_table(w, p.nx, p.ny, p.nz, p.options.anchor_stride, p.along, pl.transforms);
+  }
   return std::move(w.bytes());
+}
+
+/// The predictor byte and what follows it: predictor 1 alone (no choices), or predictor 2
+/// and its choice table.
+Status parse_predictor3d(std::span<const uint8_t> rest, const Header& h, std::vector<uint8_t>& along,
+                         std::vector<uint8_t>& transforms) {
+  along.clear();
+  transforms.clear();
+  if (rest.empty()) return corrupt_stream("meta section of a 3D vector stream has no predictor byte");
+  if (rest[0] == kPredictor3DCubic) {
+    if (rest.size() != 1) return corrupt_stream("meta section of a 3D vector stream (predictor 1) is too long");
+    return Status::Ok();
+  }
+  if (rest[0] != kPredictor3DChosen)
+    return corrupt_stream("meta section: unknown 3D predictor " + std::to_string(int(rest[0])));
+  return parse_choice_table(rest.subspan(1), int64_t(h.nx), int64_t(h.ny), int64_t(h.nz), int64_t(h.anchor_stride),
+                            along, transforms);
 }
 
 /// The meta section of a float64 3D speculative stream: parse_meta_section's 13 bytes (the
 /// f64 bound, checked against the header's), then the predictor.
-Status check_meta_section3d64(std::span<const uint8_t> meta, const Header& h, double& eb) {
-  if (meta.size() != 14) return corrupt_stream("meta section of a float64 3D vector stream holds 14 bytes");
+Status check_meta_section3d64(std::span<const uint8_t> meta, const Header& h, double& eb, std::vector<uint8_t>& along,
+                              std::vector<uint8_t>& transforms) {
+  if (meta.size() < 14) return corrupt_stream("meta section of a float64 3D vector stream holds at least 14 bytes");
   FACTZ_RETURN_IF_ERROR(parse_meta_section(meta.first(13), h, eb));
-  if (meta[13] != kPredictor3DCubic)
-    return corrupt_stream("meta section: unknown 3D predictor " + std::to_string(int(meta[13])));
-  return Status::Ok();
+  return parse_predictor3d(meta.subspan(13), h, along, transforms);
 }
 
-Status check_meta_section3d(std::span<const uint8_t> meta) {
+Status check_meta_section3d(std::span<const uint8_t> meta, const Header& h, std::vector<uint8_t>& along,
+                            std::vector<uint8_t>& transforms) {
   ByteReader r(meta);
-  uint8_t max_id = 0, predictor = 0;
+  uint8_t max_id = 0;
   uint32_t radius = 0;
-  if (!r.u8(max_id) || !r.u32(radius) || !r.u8(predictor) || !r.at_end())
-    return corrupt_stream("meta section of a 3D vector stream is malformed (it holds 6 bytes)");
+  if (meta.size() < 6 || !r.u8(max_id) || !r.u32(radius))
+    return corrupt_stream("meta section of a 3D vector stream is malformed (it holds at least 6 bytes)");
   if (max_id != kMaxBoundId || radius != uint32_t(kRadius))
     return corrupt_stream("meta section: bound-id range or radius is not that of format version 8");
-  if (predictor != kPredictor3DCubic)
-    return corrupt_stream("meta section: unknown 3D predictor " + std::to_string(int(predictor)));
+  return parse_predictor3d(meta.subspan(5), h, along, transforms);
+}
+
+/// Undoes the code transforms of a stream (parse_speculative3d's last step): walks the
+/// schedule with the ids (missing targets have none) to find each phase's coded targets.
+Status untransform_codes3d(const Header& h, const uint8_t* missing, std::span<const uint16_t> ids,
+                           std::span<const uint8_t> transforms, std::vector<uint16_t> (&codes)[3]) {
+  if (!any_choice({}, transforms)) return Status::Ok();
+  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz);
+  PhaseSchedule3D schedule(nx, ny, nz, int64_t(h.anchor_stride));
+  size_t d = 0, c = 0;
+  int64_t index = 0;
+  std::vector<int64_t> at;
+  std::vector<int32_t> scratch;
+  for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
+    const PhaseLattice3D& L = ph.lattice;
+    const uint8_t* tr = &transforms[size_t(3 * index)];
+    const bool any = tr[0] || tr[1] || tr[2];
+    at.clear();
+    const size_t first = c;
+    for (int64_t t = 0; t < L.count(); ++t) {
+      if (missing && missing[lattice_vertex3d(L, nx, ny, t)]) continue;
+      if (d >= ids.size()) return corrupt_stream("the bound ids run short of the grid");
+      const uint16_t id = ids[d++];
+      if (id >= 1 && id <= kMaxBoundId) {
+        if (any) at.push_back(t);
+        ++c;
+      }
+    }
+    if (c > codes[0].size()) return corrupt_stream("the codes run short of the bound ids");
+    if (!any) continue;
+    const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
+    for (int k = 0; k < 3; ++k)
+      untransform_phase_codes(tr[k], cells, at, std::span<uint16_t>(codes[k]).subspan(first, c - first), scratch);
+  }
   return Status::Ok();
 }
 
@@ -86,7 +143,7 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
                                                     std::vector<Section> mask) {
   const auto coder = EntropyCoder(p.options.coder);
   std::vector<Section> sections;
-  sections.push_back({kSectionMeta, meta_section3d(p)});
+  sections.push_back({kSectionMeta, meta_section3d(p, pl)});
   // The three codes sections (segmented by phase, format version 10) and the ids, side by side.
   std::vector<uint8_t> coded[3], ids;
   const CodingJob jobs[4] = {
@@ -211,13 +268,14 @@ Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedCont
   const auto& h = pc.header;
   FACTZ_RETURN_IF_ERROR(require_value_type3d<T>(h));
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
+  std::vector<uint8_t> transforms;
   {
     auto meta = section(kSectionMeta);
     if (!meta.ok()) return meta.status();
     if constexpr (sizeof(T) == 8) {
-      FACTZ_RETURN_IF_ERROR(check_meta_section3d64(meta.value(), h, out.eb));
+      FACTZ_RETURN_IF_ERROR(check_meta_section3d64(meta.value(), h, out.eb, out.along, transforms));
     } else {
-      FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value()));
+      FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value(), h, out.along, transforms));
       out.eb = h.eb;
     }
   }
@@ -268,6 +326,7 @@ Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedCont
     resize_fresh(out.codes[c], size_t(n_codes));
     FACTZ_RETURN_IF_ERROR(entropy_decode(coder, coded.value(), kAnsCodeCenter, out.codes[c], threads));
   }
+  FACTZ_RETURN_IF_ERROR(untransform_codes3d(h, missing, out.ids, transforms, out.codes));
   auto ex = section(kSectionExactValues);
   if (!ex.ok()) return ex.status();
   if (uint64_t(ex->size()) != uint64_t(n_exact) * 3 * sizeof(T))

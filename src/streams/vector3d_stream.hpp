@@ -37,8 +37,11 @@ double value_range3d(const Field& f) {
 }
 
 /// The meta section's predictor byte of a 3D speculative stream: the cubic interpolation
-/// of kernels/interpolation3d.hpp (the only one so far).
+/// of kernels/interpolation3d.hpp with the mean of the phase's axes everywhere and the codes
+/// as they are (1), or with per-phase choices (2: the choice table of
+/// streams/phase_choices3d.hpp follows the byte). The writer writes 1 when it chose nothing.
 inline constexpr uint8_t kPredictor3DCubic = 1;
+inline constexpr uint8_t kPredictor3DChosen = 2;
 
 /// Everything about (nx, ny, nz, options) that does not need the values: dimensions,
 /// bound, mode (none, block, speculative), coder, bound mode, anchor stride (speculative),
@@ -55,6 +58,9 @@ struct Stream3DPlan {
   /// and the meta section carries eb64 (the header's eb is its float_bound).
   uint8_t dtype = kDtypeFloat32;
   double eb64 = 0;  ///< float64 fields: the absolute bound used (double_bound)
+  /// Speculative mode: the predictor's axis per phase and component (choose_axes3d, 3 per
+  /// phase of the schedule; empty: the mean everywhere), which the frontend predicts with.
+  std::vector<uint8_t> along;
 };
 
 /// What a backend produced for the 3D speculative mode, in stream order.
@@ -63,6 +69,7 @@ struct Speculative3DPayload {
   std::vector<uint16_t> codes[3];  ///< code + kRadius of each coded target, per component
   std::vector<uint8_t> exact;      ///< anchors then exact targets, (u, v, w) as f32 each (f64 in a float64 stream)
   std::vector<int64_t> phase_codes;  ///< coded targets per phase, schedule order
+  std::vector<uint8_t> transforms;   ///< code transform per phase and component (3 per phase; empty: none)
 };
 
 /// The sections of a payload (meta, codes_u, codes_v, codes_w, exact_values, bound_ids_u),
@@ -84,8 +91,9 @@ template <class T>
 struct Speculative3DInputOf {
   T eb = 0;
   std::vector<uint16_t> ids;
-  std::vector<uint16_t> codes[3];
+  std::vector<uint16_t> codes[3];  ///< code + kRadius (the code transforms undone)
   std::vector<T> exact;  ///< 3 per exactly stored vertex (anchors first)
+  std::vector<uint8_t> along;  ///< the predictor's axis per phase and component (empty: the mean everywhere)
 };
 using Speculative3DInput = Speculative3DInputOf<float>;
 using Speculative3DInput64 = Speculative3DInputOf<double>;

@@ -22,9 +22,14 @@ __global__ void tet_signatures(const float* u, const float* v, const float* w, u
 // target of a phase, deciding and committing, and the decoder's side.
 #include "kernels/speculation3d.hpp"
 
+/// A phase's per-component predictor choices, by value.
+struct d3_along {
+  uint8_t a[3];
+};
+
 __global__ void speculate_phase3d(const float* u, const float* v, const float* w, float* cu, float* cv, float* cw,
                                   const uint8_t* sig, const float* bound, uint8_t* ids, int64_t nx, int64_t ny,
-                                  int64_t nz, int64_t step, uint8_t axes) {
+                                  int64_t nz, int64_t step, uint8_t axes, d3_along along) {
   namespace d = factz::detail;
   const d::PhaseLattice3D L = d::phase_lattice3d(nx, ny, nz, step, axes);
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -33,14 +38,14 @@ __global__ void speculate_phase3d(const float* u, const float* v, const float* w
   const int64_t x = k % nx, y = (k / nx) % ny, z = k / (nx * ny);
   const float* const f[3] = {u, v, w};
   float* const cur[3] = {cu, cv, cw};
-  const d::Speculation3D s = d::speculate_vertex3d(nx, ny, nz, x, y, z, step, axes, f, cur, sig, bound, 32768, true);
+  const d::Speculation3D s = d::speculate_vertex3d(nx, ny, nz, x, y, z, step, axes, along.a, f, cur, sig, bound, 32768, true);
   for (int c = 0; c < 3; ++c) cur[c][k] = s.recon[c];
   ids[k] = s.id;
 }
 
 __global__ void decode_phase3d(float* u, float* v, float* w, const uint16_t* ids, const float* exact,
                                const uint16_t* sym, const float* bound, int64_t nx, int64_t ny, int64_t nz,
-                               int64_t step, uint8_t axes, int* bad) {
+                               int64_t step, uint8_t axes, d3_along along, int* bad) {
   namespace d = factz::detail;
   const d::PhaseLattice3D L = d::phase_lattice3d(nx, ny, nz, step, axes);
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -48,7 +53,7 @@ __global__ void decode_phase3d(float* u, float* v, float* w, const uint16_t* ids
   const int64_t k = d::lattice_vertex3d(L, nx, ny, t);
   const int64_t x = k % nx, y = (k / nx) % ny, z = k / (nx * ny);
   float* const out[3] = {u, v, w};
-  if (!d::decode_speculative_target3d(out, nx, ny, nz, x, y, z, step, axes, ids[t], exact + 3 * t, sym + 3 * t, bound,
+  if (!d::decode_speculative_target3d(out, nx, ny, nz, x, y, z, step, axes, along.a, ids[t], exact + 3 * t, sym + 3 * t, bound,
                                       32768))
     *bad = 1;
 }

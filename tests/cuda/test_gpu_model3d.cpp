@@ -22,6 +22,7 @@
 #include "factz/topology3d.hpp"
 #include "kernels/quantizer.hpp"
 #include "kernels/tiles.hpp"
+#include "streams/phase_choices3d.hpp"
 #include "streams/stream_common.hpp"
 #include "synth3d.hpp"
 
@@ -197,15 +198,21 @@ TEST(GpuModel3D, BlockDecisionsAreTheCpuBackendsDecisions) {
 }
 
 TEST(GpuModel3D, SpeculativeDecisionsAreTheCpuBackendsDecisions) {
-  // Per vertex: the model's ids and symbols are run_speculative3d's.
-  for (const Field3& nf : all_fields()) {
-    SCOPED_TRACE(nf.name);
+  // Per vertex: the model's ids and symbols are run_speculative3d's, with the plan's chosen
+  // axes (the ABC flow and the Taylor-Green vortex have some) and without.
+  int with_choices = 0;
+  for (const Field3& nf : all_fields())
+    for (bool choose : {false, true}) {
+    SCOPED_TRACE(nf.name + (choose ? " chosen axes" : ""));
     factz::detail::Stream3DPlan p;
     p.nx = nf.f.nx, p.ny = nf.f.ny, p.nz = nf.f.nz;
     p.options = options(Mode::speculative, Coder::ans, true, 1e-3, 1);
     p.eb = 1e-3f;
+    if (choose) p.along = factz::detail::choose_axes3d(nf.f, p.options.anchor_stride, double(p.eb), nullptr);
+    with_choices += std::any_of(p.along.begin(), p.along.end(), [](uint8_t a) { return a != 0; });
     factz::detail::Speculative3DResult cpu, model;
-    factz::detail::run_speculative3d(nf.f, p.eb, p.options.anchor_stride, 2, true, cpu);
+    factz::detail::run_speculative3d(nf.f, p.eb, p.options.anchor_stride, 2, true, cpu, nullptr, 0,
+                                     p.along.empty() ? nullptr : p.along.data());
     ASSERT_TRUE(factz::cuda_detail::model_speculative3d(nf.f, p, nullptr, model).ok());
     EXPECT_TRUE(std::equal(model.id.begin(), model.id.end(), cpu.id.begin(), cpu.id.end()));
     for (int c = 0; c < 3; ++c) {
@@ -213,6 +220,7 @@ TEST(GpuModel3D, SpeculativeDecisionsAreTheCpuBackendsDecisions) {
       EXPECT_EQ(std::memcmp(model.recon[c].data(), cpu.recon[c].data(), cpu.recon[c].size() * sizeof(float)), 0);
     }
   }
+  EXPECT_GE(with_choices, 2) << "fields with chosen axes were compared";
 }
 
 TEST(GpuModel3D, TheComparisonSeesAChangedDecision) {

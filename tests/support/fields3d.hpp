@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "factz/compress3d.hpp"
+#include "format/container.hpp"
 #include "factz/topology3d.hpp"
 #include "format/crc32.hpp"
 #include "synth3d.hpp"
@@ -96,6 +97,17 @@ inline std::vector<uint8_t> round_trip3d(const VectorField3D& f, const Options& 
     }
   }
   return s.value();
+}
+
+/// The predictor byte of a 3D speculative stream's meta section (1: the mean of the phase's
+/// axes everywhere, 2: with a choice table; -1 when the stream or its meta is unreadable).
+inline int predictor3d_of(const std::vector<uint8_t>& stream) {
+  auto pc = detail::parse_container(stream);
+  if (!pc.ok()) return -1;
+  auto meta = detail::read_section(stream, pc.value(), detail::kSectionMeta, nullptr);
+  const size_t at = pc->header.dtype == detail::kDtypeFloat64 ? 13 : 5;
+  if (!meta.ok() || meta->size() <= at) return -1;
+  return meta.value()[at];
 }
 
 /// A golden 3D stream: the file under tests/data/golden, the options it was written with,

@@ -55,7 +55,7 @@ void mark_masked_tets(int64_t nx, int64_t ny, int64_t nz, const uint8_t* missing
 
 template <class Field, class T>
 void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool check, Speculative3DResultOf<T>& out,
-                           const uint8_t* missing, uint8_t exact_faces) {
+                           const uint8_t* missing, uint8_t exact_faces, const uint8_t* along) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   for (int c = 0; c < 3; ++c) {
@@ -88,7 +88,7 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
   uint16_t* const sym[3] = {out.sym[0].data(), out.sym[1].data(), out.sym[2].data()};
   // One team for the whole schedule (util/phase_team.hpp), in chunks of lattice rows (fixed y
   // and z: no index division per target).
-  const std::vector<ScheduledPhase3D> phases = phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0));
+  const std::vector<ScheduledPhase3D> phases = phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0, along));
   for_each_phase_on_team(
       n >= kMinParallelTargets ? threads : 1, TeamRows{kRowsPerChunk}, int64_t(phases.size()),
       [&](int64_t p) { return shared_phase(phases[size_t(p)]); },
@@ -108,7 +108,7 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
               ids[k] = uint8_t(zero ? kZeroVectorId : 0);
               continue;
             }
-            const Speculation3DOf<T> sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, orig, cur,
+            const Speculation3DOf<T> sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along, orig, cur,
                                                              sig.data(), bound, kRadius, check, near.data());
             // The commit is the only write: targets of a phase share no tetrahedron.
             for (int c = 0; c < 3; ++c) {
@@ -156,7 +156,8 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
   std::atomic<bool> bad{false};
   // Offsets of each lattice row of the phase at hand into the ids, codes and exact values:
   // a serial scan of the ids (the team's prepare step), then the rows decode on the team.
-  const std::vector<ScheduledPhase3D> phases = phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0));
+  const std::vector<ScheduledPhase3D> phases =
+      phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0, in.along.empty() ? nullptr : in.along.data()));
   int64_t most_rows = 0;
   for (const ScheduledPhase3D& ph : phases) most_rows = std::max(most_rows, lattice_rows(ph));
   std::vector<int64_t> id_off(size_t(most_rows) + 1), code_off(size_t(most_rows) + 1), exact_off(size_t(most_rows) + 1);
@@ -213,7 +214,7 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
             uint16_t sym[3] = {0, 0, 0};
             if (coded)
               for (int k = 0; k < 3; ++k) sym[k] = in.codes[k][size_t(c)];
-            if (!decode_speculative_target3d(out, nx, ny, nz, x, y, z, ph.step, ph.axes, id,
+            if (!decode_speculative_target3d(out, nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along, id,
                                              exact ? &in.exact[size_t(3 * e)] : nullptr, sym, bound, kRadius))
               failed = true;
             c += coded;
@@ -230,12 +231,12 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
 }  // namespace
 
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out, const uint8_t* missing, uint8_t exact_faces) {
-  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces);
+                       Speculative3DResult& out, const uint8_t* missing, uint8_t exact_faces, const uint8_t* along) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces, along);
 }
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult64& out, const uint8_t* missing, uint8_t exact_faces) {
-  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces);
+                       Speculative3DResult64& out, const uint8_t* missing, uint8_t exact_faces, const uint8_t* along) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces, along);
 }
 
 Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,

@@ -23,11 +23,15 @@ namespace factz::detail {
 /// id kMissingVertex and the stand-in zero in every component for the whole run (the
 /// decoder's), and the tetrahedra touching one are never compared (kMaskedTet). A valid vertex
 /// on a face named by `exact_faces` (Options::exact_edges, kernels/exact_faces3d.hpp) is not
-/// speculated: it keeps its original bits (id 0, or kZeroVectorId for +0, +0, +0).
+/// speculated: it keeps its original bits (id 0, or kZeroVectorId for +0, +0, +0). `along`
+/// (Stream3DPlan::along, 3 per phase; null: the mean everywhere) the predictor's choices,
+/// which the stream must then carry (assemble_speculative3d writes the plan's).
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
+                       Speculative3DResult& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0,
+                       const uint8_t* along = nullptr);
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult64& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0);
+                       Speculative3DResult64& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0,
+                       const uint8_t* along = nullptr);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a stream from its parsed input,
 /// one OpenMP loop per phase; corrupt_stream when a decoded value is not finite. `missing`

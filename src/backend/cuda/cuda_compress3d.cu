@@ -180,7 +180,7 @@ Status device_frontend_speculative3d(Workspace::Impl& ws, const float* u, const 
   FACTZ_RETURN_IF_ERROR(
       for_each(cubes, s, [=] __device__(int64_t cube) { mesh_signatures3d_body(g, cube, x, missing, sig); }));
   const Bounds B = bounds_of(p.eb);
-  detail::PhaseSchedule3D schedule(p.nx, p.ny, p.nz, p.options.anchor_stride);
+  detail::PhaseSchedule3D schedule(p.nx, p.ny, p.nz, p.options.anchor_stride, p.along.empty() ? nullptr : p.along.data());
   for (detail::ScheduledPhase3D ph; schedule.next(ph);)
     FACTZ_RETURN_IF_ERROR(for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
       speculate_target3d_body(g, ph, t, x, missing, cur, sig, B.b, ids, s0, s1, s2);

@@ -108,7 +108,7 @@ Status device_decode_speculative3d(Workspace::Impl& ws, const detail::Header& h,
   FACTZ_RETURN_IF_ERROR(ws.get(kScalars, 64, bad));
   FACTZ_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), s));
   const Bounds B = bounds_of(in.eb);
-  detail::PhaseSchedule3D schedule(g.nx, g.ny, g.nz, h.anchor_stride);
+  detail::PhaseSchedule3D schedule(g.nx, g.ny, g.nz, h.anchor_stride, in.along.empty() ? nullptr : in.along.data());
   for (detail::ScheduledPhase3D ph; schedule.next(ph);)
     FACTZ_RETURN_IF_ERROR(for_each(ph.lattice.count(), s, [=] __device__(int64_t t) {
       decode_target3d_body(g, ph, t, ids, code_at, exact_at, c0, c1, c2, exact, B.b, out, bad);

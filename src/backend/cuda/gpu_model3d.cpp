@@ -96,7 +96,7 @@ Status model_speculative3d(const VectorField3D& f, const detail::Stream3DPlan& p
   for (int64_t cube = 0; cube < cubes; ++cube) mesh_signatures3d_body(g, cube, x, missing, sig.data());
   float bound[detail::kMaxBoundId + 1];
   bound_table(p.eb, bound);
-  detail::PhaseSchedule3D schedule(f.nx, f.ny, f.nz, p.options.anchor_stride);
+  detail::PhaseSchedule3D schedule(f.nx, f.ny, f.nz, p.options.anchor_stride, p.along.empty() ? nullptr : p.along.data());
   for (detail::ScheduledPhase3D ph; schedule.next(ph);)
     for (int64_t t = 0; t < ph.lattice.count(); ++t)
       speculate_target3d_body(g, ph, t, x, missing, cur, sig.data(), bound, r.id.data(), s0, s1, s2);
@@ -148,7 +148,7 @@ Status model_decode_speculative3d(const detail::Header& h, const detail::Specula
   float bound[detail::kMaxBoundId + 1];
   bound_table(in.eb, bound);
   int bad = 0;
-  detail::PhaseSchedule3D schedule(g.nx, g.ny, g.nz, h.anchor_stride);
+  detail::PhaseSchedule3D schedule(g.nx, g.ny, g.nz, h.anchor_stride, in.along.empty() ? nullptr : in.along.data());
   for (detail::ScheduledPhase3D ph; schedule.next(ph);)
     for (int64_t t = 0; t < ph.lattice.count(); ++t)
       decode_target3d_body(g, ph, t, in.ids.data(), code_at.data(), exact_at.data(), in.codes[0].data(),

@@ -65,7 +65,7 @@ FACTZ_HD void speculate_target3d_body(const Grid3D& g, const detail::ScheduledPh
   lattice_coords3d(ph.lattice, t, x, y, z);
   const int64_t k = (z * g.ny + y) * g.nx + x;
   if (missing && missing[k]) return;
-  const detail::Speculation3D sp = detail::speculate_vertex3d(g.nx, g.ny, g.nz, x, y, z, ph.step, ph.axes, f.c, cur.c,
+  const detail::Speculation3D sp = detail::speculate_vertex3d(g.nx, g.ny, g.nz, x, y, z, ph.step, ph.axes, ph.along, f.c, cur.c,
                                                               sig, bound, detail::kRadius, true);
   uint16_t* const sym[3] = {s0, s1, s2};
   for (int c = 0; c < 3; ++c) {
@@ -119,7 +119,7 @@ FACTZ_HD void decode_target3d_body(const Grid3D& g, const detail::ScheduledPhase
     s[1] = c1[code_at[i]];
     s[2] = c2[code_at[i]];
   }
-  if (!detail::decode_speculative_target3d(out.c, g.nx, g.ny, g.nz, x, y, z, ph.step, ph.axes, id,
+  if (!detail::decode_speculative_target3d(out.c, g.nx, g.ny, g.nz, x, y, z, ph.step, ph.axes, ph.along, id,
                                            is_exact ? exact + 3 * exact_at[i] : nullptr, s, bound, detail::kRadius))
     *bad = 1;
 }

@@ -1,0 +1,274 @@
+#include "streams/phase_choices3d.hpp"
+
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "kernels/interpolation3d.hpp"
+
+namespace factz::detail {
+namespace {
+
+/// From this many coded targets on, the transforms are costed on every kSampleStride-th one,
+/// which decides them as well at a quarter of the cost: a choice is a property of the phase.
+constexpr size_t kSampleFrom = 8192;
+constexpr size_t kSampleStride = 4;
+
+/// Whether p is x up to a few roundings of the value type (relative 2^-20).
+inline bool negligible(double x, double p) { return std::fabs(x - p) <= 0x1p-20 * (std::fabs(x) + std::fabs(p)); }
+
+template <class Field>
+std::vector<uint8_t> choose_axes3d_any(const Field& f, int64_t s0, double eb, const uint8_t* missing) {
+  using T = typename decltype(f.u)::value_type;
+  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
+  std::vector<uint8_t> along(size_t(3 * phase_count3d(s0)), 0);
+  if (!(eb > 0.0)) return along;
+  const T* const comp[3] = {f.u.data(), f.v.data(), f.w.data()};
+  const int64_t len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
+  PhaseSchedule3D schedule(nx, ny, nz, s0);
+  int64_t index = 0;
+  for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
+    const PhaseLattice3D& L = ph.lattice;
+    if (!has_axis_choice(L, ph.axes)) continue;
+    // exact[c][a]: component c is predicted exactly along axis a on every target so far. On
+    // most fields every pair fails within a few targets, and the walk stops there.
+    bool exact[3][3];
+    int open = 0;
+    for (int c = 0; c < 3; ++c)
+      for (int a = 0; a < 3; ++a) open += exact[c][a] = ((ph.axes >> a) & 1) != 0;
+    for (int64_t t = 0; t < L.count() && open > 0; ++t) {
+      const int64_t k = lattice_vertex3d(L, nx, ny, t);
+      if (missing && missing[k]) continue;
+      const int64_t pos[3] = {k % nx, (k / nx) % ny, k / (nx * ny)};
+      for (int c = 0; c < 3; ++c)
+        for (int a = 0; a < 3; ++a) {
+          if (!exact[c][a]) continue;
+          bool two;
+          const T p = cubic_along(comp[c], k, pos[a], len[a], ph.step, stride[a], two);
+          if (!negligible(double(comp[c][k]), double(p))) {
+            exact[c][a] = false;
+            --open;
+          }
+        }
+    }
+    for (int c = 0; c < 3; ++c)
+      for (int a = 2; a >= 0; --a)
+        if (exact[c][a]) along[size_t(3 * index + c)] = uint8_t(a + 1);
+  }
+  return along;
+}
+
+/// A phase's codes on its lattice padded with one plane of zeros below each axis (so every
+/// neighbour a transform reads exists), 0 where a target has no code.
+struct PaddedLattice {
+  int64_t cx, cy, cz, px, pxy;
+  std::vector<int32_t>& q;
+  PaddedLattice(const int64_t cells[3], std::vector<int32_t>& scratch)
+      : cx(cells[0]), cy(cells[1]), cz(cells[2]), px(cx + 1), pxy((cx + 1) * (cy + 1)), q(scratch) {
+    q.assign(size_t(pxy * (cz + 1)), 0);
+  }
+  /// Padded index of lattice position t (x fastest).
+  int64_t at(int64_t t) const {
+    const int64_t i = t % cx, r = t / cx;
+    return ((r / cy + 1) * (cy + 1) + (r % cy + 1)) * px + i + 1;
+  }
+  /// What transform tr (1..6) subtracts at padded index p.
+  int32_t prediction(int tr, int64_t p) const {
+    const int32_t* v = q.data();
+    switch (tr) {
+      case 1: return v[p - 1];
+      case 2: return v[p - px];
+      case 3: return v[p - pxy];
+      case 4: return v[p - 1] + v[p - px] - v[p - 1 - px];
+      case 5: return v[p - 1] + v[p - pxy] - v[p - 1 - pxy];
+      default: return v[p - px] + v[p - pxy] - v[p - px - pxy];
+    }
+  }
+};
+
+/// The int16 value of d modulo 2^16 (a code, or a transformed one).
+inline int32_t wrap16(int32_t d) { return int32_t(int16_t(uint16_t(uint32_t(d)))); }
+
+/// Bit width of |d| for an int16 value d.
+inline int64_t magnitude_bits(int32_t d) { return std::bit_width(uint32_t(d < 0 ? -d : d)); }
+
+}  // namespace
+
+std::vector<uint8_t> choose_axes3d(const VectorField3D& f, int64_t s0, double eb, const uint8_t* missing) {
+  return choose_axes3d_any(f, s0, eb, missing);
+}
+std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double eb, const uint8_t* missing) {
+  return choose_axes3d_any(f, s0, eb, missing);
+}
+
+namespace {
+
+/// The codes of `sym` laid on L at the padded positions of `at` (into `padded`).
+void lay_codes(const PaddedLattice& L, std::span<const int64_t> at, std::span<const uint16_t> sym,
+               std::vector<int64_t>& padded) {
+  padded.resize(at.size());
+  for (size_t j = 0; j < at.size(); ++j) {
+    padded[j] = L.at(at[j]);
+    L.q[size_t(padded[j])] = int32_t(sym[j]) - 32768;
+  }
+}
+
+/// Rewrites `sym` with transform tr (1..6) of the codes laid on L.
+void rewrite_codes(int tr, const PaddedLattice& L, std::span<const int64_t> padded, std::span<uint16_t> sym) {
+  for (size_t j = 0; j < padded.size(); ++j) {
+    const int32_t d = L.q[size_t(padded[j])] - L.prediction(tr, padded[j]);
+    sym[j] = uint16_t(uint32_t(d + 32768));
+  }
+}
+
+}  // namespace
+
+void apply_code_transform(int transform, const int64_t cells[3], std::span<const int64_t> at,
+                          std::span<uint16_t> sym, std::vector<int32_t>& scratch) {
+  if (transform == 0 || at.empty()) return;
+  const PaddedLattice L(cells, scratch);
+  std::vector<int64_t> padded;
+  lay_codes(L, at, sym, padded);
+  rewrite_codes(transform, L, padded, sym);
+}
+
+int transform_phase_codes(const int64_t cells[3], std::span<const int64_t> at, std::span<uint16_t> sym,
+                          std::vector<int32_t>& scratch) {
+  if (at.empty()) return 0;
+  const PaddedLattice L(cells, scratch);
+  std::vector<int64_t> padded;
+  lay_codes(L, at, sym, padded);
+  int64_t cost[kCodeTransforms] = {0};
+  const int32_t* v = L.q.data();
+  const int64_t px = L.px, pxy = L.pxy;
+  const size_t step = at.size() >= kSampleFrom ? kSampleStride : 1;
+  for (size_t j = 0; j < at.size(); j += step) {
+    const int64_t p = padded[j];
+    const int32_t q = v[p], qx = v[p - 1], qy = v[p - px], qz = v[p - pxy];
+    cost[0] += magnitude_bits(q);
+    cost[1] += magnitude_bits(wrap16(q - qx));
+    cost[2] += magnitude_bits(wrap16(q - qy));
+    cost[3] += magnitude_bits(wrap16(q - qz));
+    cost[4] += magnitude_bits(wrap16(q - qx - qy + v[p - 1 - px]));
+    cost[5] += magnitude_bits(wrap16(q - qx - qz + v[p - 1 - pxy]));
+    cost[6] += magnitude_bits(wrap16(q - qy - qz + v[p - px - pxy]));
+  }
+  int best = 0;
+  for (int tr = 1; tr < kCodeTransforms; ++tr)
+    if (cost[tr] < cost[best]) best = tr;
+  if (best == 0 || !(cost[best] * 16 < cost[0] * 15)) return 0;
+  rewrite_codes(best, L, padded, sym);
+  return best;
+}
+
+void untransform_phase_codes(int transform, const int64_t cells[3], std::span<const int64_t> at,
+                             std::span<uint16_t> sym, std::vector<int32_t>& scratch) {
+  if (transform == 0 || at.empty()) return;
+  const PaddedLattice L(cells, scratch);
+  for (size_t j = 0; j < at.size(); ++j) {  // increasing positions: every neighbour is final
+    const int64_t p = L.at(at[j]);
+    const int32_t v = wrap16(int32_t(sym[j]) - 32768 + L.prediction(transform, p));
+    L.q[size_t(p)] = v;
+    sym[j] = uint16_t(uint32_t(v + 32768));
+  }
+}
+
+bool any_choice(std::span<const uint8_t> along, std::span<const uint8_t> transforms) {
+  for (uint8_t a : along)
+    if (a) return true;
+  for (uint8_t t : transforms)
+    if (t) return true;
+  return false;
+}
+
+namespace {
+
+/// Packs entries of `bits` bits, 8 / bits to a byte from the low bits.
+class BitPacker {
+ public:
+  explicit BitPacker(int bits) : bits_(bits) {}
+  void put(uint8_t v) {
+    if (used_ == 0) out_.push_back(0);
+    out_.back() = uint8_t(out_.back() | (v << used_));
+    used_ = (used_ + bits_) % 8;
+  }
+  const std::vector<uint8_t>& bytes() const { return out_; }
+
+ private:
+  int bits_, used_ = 0;
+  std::vector<uint8_t> out_;
+};
+
+/// Reads what BitPacker wrote from `in`, starting at byte `pos` (advanced past what it reads).
+class BitUnpacker {
+ public:
+  BitUnpacker(std::span<const uint8_t> in, size_t& pos, int bits) : in_(in), pos_(pos), bits_(bits) {}
+  bool get(uint8_t& v) {
+    if (used_ == 0) {
+      if (pos_ >= in_.size()) return false;
+      byte_ = in_[pos_++];
+    }
+    v = uint8_t((byte_ >> used_) & ((1 << bits_) - 1));
+    used_ = (used_ + bits_) % 8;
+    return true;
+  }
+  /// Whether the unused bits of the last byte read are 0.
+  bool clean_tail() const { return used_ == 0 || (byte_ >> used_) == 0; }
+
+ private:
+  std::span<const uint8_t> in_;
+  size_t& pos_;
+  int bits_, used_ = 0;
+  uint8_t byte_ = 0;
+};
+
+}  // namespace
+
+bool has_axis_choice(const PhaseLattice3D& L, uint8_t axes) { return several_axes(axes) && L.count() > 0; }
+bool has_transform_choice(const PhaseLattice3D& L) { return L.count() >= kMinTransformTargets; }
+
+void append_choice_table(ByteWriter& w, int64_t nx, int64_t ny, int64_t nz, int64_t s0,
+                         std::span<const uint8_t> along, std::span<const uint8_t> transforms) {
+  BitPacker a(2), t(4);
+  PhaseSchedule3D schedule(nx, ny, nz, s0);
+  int64_t index = 0;
+  for (ScheduledPhase3D ph; schedule.next(ph); ++index)
+    for (int c = 0; c < 3; ++c) {
+      const size_t i = size_t(3 * index + c);
+      if (has_axis_choice(ph.lattice, ph.axes)) a.put(along.empty() ? 0 : along[i]);
+      if (has_transform_choice(ph.lattice)) t.put(transforms.empty() ? 0 : transforms[i]);
+    }
+  for (uint8_t b : a.bytes()) w.u8(b);
+  for (uint8_t b : t.bytes()) w.u8(b);
+}
+
+Status parse_choice_table(std::span<const uint8_t> table, int64_t nx, int64_t ny, int64_t nz, int64_t s0,
+                          std::vector<uint8_t>& along, std::vector<uint8_t>& transforms) {
+  const size_t entries = size_t(3 * phase_count3d(s0));
+  along.assign(entries, 0);
+  transforms.assign(entries, 0);
+  size_t pos = 0;
+  for (int pass = 0; pass < 2; ++pass) {  // the along entries, then the transform entries
+    BitUnpacker in(table, pos, pass == 0 ? 2 : 4);
+    PhaseSchedule3D schedule(nx, ny, nz, s0);
+    int64_t index = 0;
+    for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
+      if (pass == 0 ? !has_axis_choice(ph.lattice, ph.axes) : !has_transform_choice(ph.lattice)) continue;
+      for (int c = 0; c < 3; ++c) {
+        uint8_t v = 0;
+        if (!in.get(v)) return corrupt_stream("meta section: the choice table runs short of the phases");
+        if (pass == 0 && !valid_along(v, ph.axes))
+          return corrupt_stream("meta section: choice " + std::to_string(int(v)) + " of phase " +
+                                std::to_string(index) + " is not one of its axes");
+        if (pass == 1 && v >= kCodeTransforms)
+          return corrupt_stream("meta section: unknown code transform " + std::to_string(int(v)));
+        (pass == 0 ? along : transforms)[size_t(3 * index + c)] = v;
+      }
+    }
+    if (!in.clean_tail()) return corrupt_stream("meta section: unused bits of the choice table are set");
+  }
+  if (pos != table.size()) return corrupt_stream("meta section: the choice table is longer than the phases");
+  return Status::Ok();
+}
+
+}  // namespace factz::detail
