@@ -50,7 +50,7 @@ PhaseCodes phase_codes(int64_t cx, int64_t cy, int64_t cz, uint32_t seed, Draw d
 }
 
 TEST(PhaseChoices3D, EveryTransformIsUndoneExactlyEvenWhereTheDifferencesWrap) {
-  std::vector<int32_t> scratch;
+  detail::CodeLattice lattice;
   int checked = 0;
   for (auto [cx, cy, cz] : {std::array<int64_t, 3>{7, 5, 4}, {1, 9, 3}, {16, 1, 1}, {3, 3, 1}, {1, 1, 1}}) {
     // Small codes, and codes at the ends of the int16 range whose differences wrap.
@@ -63,9 +63,11 @@ TEST(PhaseChoices3D, EveryTransformIsUndoneExactlyEvenWhereTheDifferencesWrap) {
                                        });
       for (int tr = 0; tr < detail::kCodeTransforms; ++tr) {
         std::vector<uint16_t> sym = p.sym;
-        detail::apply_code_transform(tr, p.cells, p.at, sym, scratch);
+        lattice.reset(p.cells, p.at);
+        lattice.apply(tr, sym);
         if (tr != 0 && cx > 1 && cy > 1 && cz > 1) EXPECT_NE(sym, p.sym) << "transform " << tr << " changed nothing";
-        detail::untransform_phase_codes(tr, p.cells, p.at, sym, scratch);
+        lattice.reset(p.cells, p.at);  // the reader's lattice starts afresh
+        lattice.undo(tr, sym);
         EXPECT_EQ(sym, p.sym) << "transform " << tr << " on " << cx << "x" << cy << "x" << cz << " kind " << kind;
         ++checked;
       }
@@ -75,7 +77,7 @@ TEST(PhaseChoices3D, EveryTransformIsUndoneExactlyEvenWhereTheDifferencesWrap) {
 }
 
 TEST(PhaseChoices3D, TheWriterPicksTheTransformThatMakesCodesSmall) {
-  std::vector<int32_t> scratch;
+  detail::CodeLattice lattice;
   const int64_t cx = 12, cy = 10, cz = 9;
   auto rnd = [](uint32_t s) { return int(std::mt19937(s)() % 41) - 20; };
   // Codes that repeat along x, y, z; that are a sum of a function of x and one of y (the
@@ -102,9 +104,11 @@ TEST(PhaseChoices3D, TheWriterPicksTheTransformThatMakesCodesSmall) {
     }
     const std::vector<uint16_t> before = sym;
     const int64_t cells[3] = {cx, cy, cz};
-    const int tr = detail::transform_phase_codes(cells, at, sym, scratch);
+    lattice.reset(cells, at);
+    const int tr = lattice.choose_and_apply(sym);
     EXPECT_EQ(tr, c.want) << c.what;
-    detail::untransform_phase_codes(tr, cells, at, sym, scratch);
+    lattice.reset(cells, at);
+    lattice.undo(tr, sym);
     EXPECT_EQ(sym, before) << c.what;
   }
 }

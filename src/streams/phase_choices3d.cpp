@@ -36,55 +36,29 @@ std::vector<uint8_t> choose_axes3d_any(const Field& f, int64_t s0, double eb, co
     int open = 0;
     for (int c = 0; c < 3; ++c)
       for (int a = 0; a < 3; ++a) open += exact[c][a] = ((ph.axes >> a) & 1) != 0;
-    for (int64_t t = 0; t < L.count() && open > 0; ++t) {
-      const int64_t k = lattice_vertex3d(L, nx, ny, t);
-      if (missing && missing[k]) continue;
-      const int64_t pos[3] = {k % nx, (k / nx) % ny, k / (nx * ny)};
-      for (int c = 0; c < 3; ++c)
-        for (int a = 0; a < 3; ++a) {
-          if (!exact[c][a]) continue;
-          bool two;
-          const T p = cubic_along(comp[c], k, pos[a], len[a], ph.step, stride[a], two);
-          if (!negligible(double(comp[c][k]), double(p))) {
-            exact[c][a] = false;
-            --open;
-          }
+    for (int64_t z = L.z0, l = 0; l < L.count_z && open > 0; ++l, z += L.d)
+      for (int64_t y = L.y0, j = 0; j < L.count_y && open > 0; ++j, y += L.d)
+        for (int64_t x = L.x0, i = 0; i < L.count_x && open > 0; ++i, x += L.d) {
+          const int64_t k = (z * ny + y) * nx + x;
+          if (missing && missing[k]) continue;
+          const int64_t pos[3] = {x, y, z};
+          for (int c = 0; c < 3; ++c)
+            for (int a = 0; a < 3; ++a) {
+              if (!exact[c][a]) continue;
+              bool two;
+              const T p = cubic_along(comp[c], k, pos[a], len[a], ph.step, stride[a], two);
+              if (!negligible(double(comp[c][k]), double(p))) {
+                exact[c][a] = false;
+                --open;
+              }
+            }
         }
-    }
     for (int c = 0; c < 3; ++c)
       for (int a = 2; a >= 0; --a)
         if (exact[c][a]) along[size_t(3 * index + c)] = uint8_t(a + 1);
   }
   return along;
 }
-
-/// A phase's codes on its lattice padded with one plane of zeros below each axis (so every
-/// neighbour a transform reads exists), 0 where a target has no code.
-struct PaddedLattice {
-  int64_t cx, cy, cz, px, pxy;
-  std::vector<int32_t>& q;
-  PaddedLattice(const int64_t cells[3], std::vector<int32_t>& scratch)
-      : cx(cells[0]), cy(cells[1]), cz(cells[2]), px(cx + 1), pxy((cx + 1) * (cy + 1)), q(scratch) {
-    q.assign(size_t(pxy * (cz + 1)), 0);
-  }
-  /// Padded index of lattice position t (x fastest).
-  int64_t at(int64_t t) const {
-    const int64_t i = t % cx, r = t / cx;
-    return ((r / cy + 1) * (cy + 1) + (r % cy + 1)) * px + i + 1;
-  }
-  /// What transform tr (1..6) subtracts at padded index p.
-  int32_t prediction(int tr, int64_t p) const {
-    const int32_t* v = q.data();
-    switch (tr) {
-      case 1: return v[p - 1];
-      case 2: return v[p - px];
-      case 3: return v[p - pxy];
-      case 4: return v[p - 1] + v[p - px] - v[p - 1 - px];
-      case 5: return v[p - 1] + v[p - pxy] - v[p - 1 - pxy];
-      default: return v[p - px] + v[p - pxy] - v[p - px - pxy];
-    }
-  }
-};
 
 /// The int16 value of d modulo 2^16 (a code, or a transformed one).
 inline int32_t wrap16(int32_t d) { return int32_t(int16_t(uint16_t(uint32_t(d)))); }
@@ -101,49 +75,62 @@ std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double 
   return choose_axes3d_any(f, s0, eb, missing);
 }
 
-namespace {
+void CodeLattice::reset(const int64_t cells[3], std::span<const int64_t> at) {
+  const int64_t cx = cells[0], cy = cells[1], cz = cells[2];
+  px_ = cx + 1;
+  pxy_ = (cx + 1) * (cy + 1);
+  q_.assign(size_t(pxy_ * (cz + 1)), 0);
+  padded_.resize(at.size());
+  // Lattice position t = (i, j, l) is padded index (l + 1) pxy + (j + 1) px + i + 1: walk the
+  // lattice once with counters instead of dividing for each target.
+  size_t next = 0;
+  int64_t t = 0;
+  for (int64_t l = 0; l < cz && next < at.size(); ++l)
+    for (int64_t j = 0; j < cy && next < at.size(); ++j) {
+      const int64_t row = (l + 1) * pxy_ + (j + 1) * px_ + 1;
+      for (int64_t i = 0; i < cx && next < at.size(); ++i, ++t)
+        if (at[next] == t) padded_[next++] = row + i;
+    }
+}
 
-/// The codes of `sym` laid on L at the padded positions of `at` (into `padded`).
-void lay_codes(const PaddedLattice& L, std::span<const int64_t> at, std::span<const uint16_t> sym,
-               std::vector<int64_t>& padded) {
-  padded.resize(at.size());
-  for (size_t j = 0; j < at.size(); ++j) {
-    padded[j] = L.at(at[j]);
-    L.q[size_t(padded[j])] = int32_t(sym[j]) - 32768;
+void CodeLattice::lay(std::span<const uint16_t> sym) {
+  for (size_t j = 0; j < padded_.size(); ++j) q_[size_t(padded_[j])] = int32_t(sym[j]) - 32768;
+}
+
+int32_t CodeLattice::prediction(int tr, int64_t p) const {
+  const int32_t* v = q_.data();
+  switch (tr) {
+    case 1: return v[p - 1];
+    case 2: return v[p - px_];
+    case 3: return v[p - pxy_];
+    case 4: return v[p - 1] + v[p - px_] - v[p - 1 - px_];
+    case 5: return v[p - 1] + v[p - pxy_] - v[p - 1 - pxy_];
+    default: return v[p - px_] + v[p - pxy_] - v[p - px_ - pxy_];
   }
 }
 
-/// Rewrites `sym` with transform tr (1..6) of the codes laid on L.
-void rewrite_codes(int tr, const PaddedLattice& L, std::span<const int64_t> padded, std::span<uint16_t> sym) {
-  for (size_t j = 0; j < padded.size(); ++j) {
-    const int32_t d = L.q[size_t(padded[j])] - L.prediction(tr, padded[j]);
+void CodeLattice::rewrite(int tr, std::span<uint16_t> sym) const {
+  for (size_t j = 0; j < padded_.size(); ++j) {
+    const int32_t d = q_[size_t(padded_[j])] - prediction(tr, padded_[j]);
     sym[j] = uint16_t(uint32_t(d + 32768));
   }
 }
 
-}  // namespace
-
-void apply_code_transform(int transform, const int64_t cells[3], std::span<const int64_t> at,
-                          std::span<uint16_t> sym, std::vector<int32_t>& scratch) {
-  if (transform == 0 || at.empty()) return;
-  const PaddedLattice L(cells, scratch);
-  std::vector<int64_t> padded;
-  lay_codes(L, at, sym, padded);
-  rewrite_codes(transform, L, padded, sym);
+void CodeLattice::apply(int transform, std::span<uint16_t> sym) {
+  if (transform == 0 || padded_.empty()) return;
+  lay(sym);
+  rewrite(transform, sym);
 }
 
-int transform_phase_codes(const int64_t cells[3], std::span<const int64_t> at, std::span<uint16_t> sym,
-                          std::vector<int32_t>& scratch) {
-  if (at.empty()) return 0;
-  const PaddedLattice L(cells, scratch);
-  std::vector<int64_t> padded;
-  lay_codes(L, at, sym, padded);
+int CodeLattice::choose_and_apply(std::span<uint16_t> sym) {
+  if (padded_.empty()) return 0;
+  lay(sym);
   int64_t cost[kCodeTransforms] = {0};
-  const int32_t* v = L.q.data();
-  const int64_t px = L.px, pxy = L.pxy;
-  const size_t step = at.size() >= kSampleFrom ? kSampleStride : 1;
-  for (size_t j = 0; j < at.size(); j += step) {
-    const int64_t p = padded[j];
+  const int32_t* v = q_.data();
+  const int64_t px = px_, pxy = pxy_;
+  const size_t step = padded_.size() >= kSampleFrom ? kSampleStride : 1;
+  for (size_t j = 0; j < padded_.size(); j += step) {
+    const int64_t p = padded_[j];
     const int32_t q = v[p], qx = v[p - 1], qy = v[p - px], qz = v[p - pxy];
     cost[0] += magnitude_bits(q);
     cost[1] += magnitude_bits(wrap16(q - qx));
@@ -157,18 +144,16 @@ int transform_phase_codes(const int64_t cells[3], std::span<const int64_t> at, s
   for (int tr = 1; tr < kCodeTransforms; ++tr)
     if (cost[tr] < cost[best]) best = tr;
   if (best == 0 || !(cost[best] * 16 < cost[0] * 15)) return 0;
-  rewrite_codes(best, L, padded, sym);
+  rewrite(best, sym);
   return best;
 }
 
-void untransform_phase_codes(int transform, const int64_t cells[3], std::span<const int64_t> at,
-                             std::span<uint16_t> sym, std::vector<int32_t>& scratch) {
-  if (transform == 0 || at.empty()) return;
-  const PaddedLattice L(cells, scratch);
-  for (size_t j = 0; j < at.size(); ++j) {  // increasing positions: every neighbour is final
-    const int64_t p = L.at(at[j]);
-    const int32_t v = wrap16(int32_t(sym[j]) - 32768 + L.prediction(transform, p));
-    L.q[size_t(p)] = v;
+void CodeLattice::undo(int transform, std::span<uint16_t> sym) {
+  if (transform == 0 || padded_.empty()) return;
+  for (size_t j = 0; j < padded_.size(); ++j) {  // increasing positions: every neighbour is final
+    const int64_t p = padded_[j];
+    const int32_t v = wrap16(int32_t(sym[j]) - 32768 + prediction(transform, p));
+    q_[size_t(p)] = v;
     sym[j] = uint16_t(uint32_t(v + 32768));
   }
 }

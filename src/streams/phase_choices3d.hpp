@@ -56,25 +56,35 @@ bool has_transform_choice(const PhaseLattice3D& L);
 std::vector<uint8_t> choose_axes3d(const VectorField3D& f, int64_t s0, double eb, const uint8_t* missing);
 std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double eb, const uint8_t* missing);
 
-/// The writer's transform of one phase's codes of one component. `cells` the phase lattice's
-/// sizes (count_x, count_y, count_z), `at` the lattice positions of its coded targets
-/// (increasing), `sym` their symbols (code + 32768), rewritten in place. Chooses the transform
-/// with the fewest bits in all (sum of bit widths of |d|; from 8192 codes on, over every
-/// fourth code) when it beats none by more than 1/16 (ties to the lower number); returns it
-/// (0: the symbols are left as they are).
-/// `scratch`: a buffer the call reuses (its contents do not matter).
-int transform_phase_codes(const int64_t cells[3], std::span<const int64_t> at, std::span<uint16_t> sym,
-                          std::vector<int32_t>& scratch);
+/// One phase's coded targets laid on its lattice (count_x x count_y x count_z, x fastest)
+/// padded with a plane of zeros below each axis, where the code transforms of the file
+/// comment work; 0 at every position without a code. reset() once per phase (the buffers
+/// are reused), then the calls below once per component, each on that component's symbols
+/// of the phase (code + 32768, one per coded target, in lattice order).
+class CodeLattice {
+ public:
+  /// `cells` the lattice's sizes, `at` the lattice positions of the coded targets (increasing).
+  void reset(const int64_t cells[3], std::span<const int64_t> at);
 
-/// Transform `transform` (0..6) of one phase's symbols of one component, in place (what
-/// transform_phase_codes writes once it has chosen); `cells` and `at` as there.
-void apply_code_transform(int transform, const int64_t cells[3], std::span<const int64_t> at,
-                          std::span<uint16_t> sym, std::vector<int32_t>& scratch);
+  /// The writer's transform: the one with the fewest bits in all (sum of bit widths of |d|;
+  /// from 8192 codes on, over every fourth code) when it beats none by more than 1/16 (ties
+  /// to the lower number), applied to `sym` in place; returns it (0: `sym` is left as is).
+  int choose_and_apply(std::span<uint16_t> sym);
 
-/// The inverse of transform `transform` (1..6) on one phase's symbols of one component, in
-/// place; `cells` and `at` as for transform_phase_codes.
-void untransform_phase_codes(int transform, const int64_t cells[3], std::span<const int64_t> at,
-                             std::span<uint16_t> sym, std::vector<int32_t>& scratch);
+  /// Transform `transform` (0..6) applied to `sym` in place (what choose_and_apply writes
+  /// once it has chosen), and its inverse (the reader's).
+  void apply(int transform, std::span<uint16_t> sym);
+  void undo(int transform, std::span<uint16_t> sym);
+
+ private:
+  void lay(std::span<const uint16_t> sym);
+  int32_t prediction(int transform, int64_t padded) const;
+  void rewrite(int transform, std::span<uint16_t> sym) const;
+
+  int64_t px_ = 1, pxy_ = 1;      ///< padded strides of y and z
+  std::vector<int64_t> padded_;   ///< padded index of each coded target
+  std::vector<int32_t> q_;        ///< the codes on the padded lattice
+};
 
 /// Whether the choices ask for predictor 2 (some along or transform is not 0).
 bool any_choice(std::span<const uint8_t> along, std::span<const uint8_t> transforms);

@@ -97,7 +97,7 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
   out.transforms.assign(size_t(3 * phase_count3d(s0)), 0);
   PhaseSchedule3D schedule(nx, ny, nz, s0);
   std::vector<int64_t> at;  // lattice positions of the phase's coded targets
-  std::vector<int32_t> scratch;
+  CodeLattice lattice;
   int64_t index = 0;
   for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
     const PhaseLattice3D& L = ph.lattice;
@@ -120,9 +120,10 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
     }
     if (!choices) continue;
     const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
+    lattice.reset(cells, at);
     for (int c = 0; c < 3; ++c)
       out.transforms[size_t(3 * index + c)] =
-          uint8_t(transform_phase_codes(cells, at, std::span<uint16_t>(out.codes[c]).subspan(first), scratch));
+          uint8_t(lattice.choose_and_apply(std::span<uint16_t>(out.codes[c]).subspan(first)));
   }
   out.exact = std::move(exact.bytes());
 }

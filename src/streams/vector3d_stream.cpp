@@ -87,7 +87,7 @@ Status untransform_codes3d(const Header& h, const uint8_t* missing, std::span<co
   size_t d = 0, c = 0;
   int64_t index = 0;
   std::vector<int64_t> at;
-  std::vector<int32_t> scratch;
+  CodeLattice lattice;
   for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
     const PhaseLattice3D& L = ph.lattice;
     const uint8_t* tr = &transforms[size_t(3 * index)];
@@ -106,8 +106,8 @@ Status untransform_codes3d(const Header& h, const uint8_t* missing, std::span<co
     if (c > codes[0].size()) return corrupt_stream("the codes run short of the bound ids");
     if (!any) continue;
     const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
-    for (int k = 0; k < 3; ++k)
-      untransform_phase_codes(tr[k], cells, at, std::span<uint16_t>(codes[k]).subspan(first, c - first), scratch);
+    lattice.reset(cells, at);
+    for (int k = 0; k < 3; ++k) lattice.undo(tr[k], std::span<uint16_t>(codes[k]).subspan(first, c - first));
   }
   return Status::Ok();
 }
