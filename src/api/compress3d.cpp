@@ -87,7 +87,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
                             p.along.empty() ? nullptr : p.along.data());
   laps.lap("frontend", 0.8);
   detail::Speculative3DPayload payload;
-  detail::speculative3d_payload(work, o.anchor_stride, r, payload);
+  detail::speculative3d_payload(work, o.anchor_stride, r, payload, true, p.threads);
   laps.lap("encode", 0.85);
   auto stream = detail::assemble_speculative3d(p, payload, std::move(prep.mask_section));
   if (!stream.ok()) return stream.status();

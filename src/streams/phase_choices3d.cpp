@@ -3,8 +3,10 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "kernels/interpolation3d.hpp"
+#include "streams/stream_common.hpp"
 
 namespace factz::detail {
 namespace {
@@ -17,103 +19,138 @@ constexpr size_t kSampleStride = 4;
 /// Whether p is x up to a few roundings of the value type (relative 2^-20).
 inline bool negligible(double x, double p) { return std::fabs(x - p) <= 0x1p-20 * (std::fabs(x) + std::fabs(p)); }
 
-template <class Field>
-std::vector<uint8_t> choose_axes3d_any(const Field& f, int64_t s0, double eb, const uint8_t* missing) {
-  using T = typename decltype(f.u)::value_type;
-  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
-  std::vector<uint8_t> along(size_t(3 * phase_count3d(s0)), 0);
-  if (!(eb > 0.0)) return along;
-  const T* const comp[3] = {f.u.data(), f.v.data(), f.w.data()};
-  const int64_t len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
-  PhaseSchedule3D schedule(nx, ny, nz, s0);
-  int64_t index = 0;
-  for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
-    const PhaseLattice3D& L = ph.lattice;
-    if (!has_axis_choice(L, ph.axes)) continue;
-    // exact[c][a]: component c is predicted exactly along axis a on every target so far. On
-    // most fields every pair fails within a few targets, and the walk stops there.
-    bool exact[3][3];
-    int open = 0;
-    for (int c = 0; c < 3; ++c)
-      for (int a = 0; a < 3; ++a) open += exact[c][a] = ((ph.axes >> a) & 1) != 0;
-    for (int64_t z = L.z0, l = 0; l < L.count_z && open > 0; ++l, z += L.d)
-      for (int64_t y = L.y0, j = 0; j < L.count_y && open > 0; ++j, y += L.d)
-        for (int64_t x = L.x0, i = 0; i < L.count_x && open > 0; ++i, x += L.d) {
-          const int64_t k = (z * ny + y) * nx + x;
-          if (missing && missing[k]) continue;
-          const int64_t pos[3] = {x, y, z};
-          for (int c = 0; c < 3; ++c)
-            for (int a = 0; a < 3; ++a) {
-              if (!exact[c][a]) continue;
-              bool two;
-              const T p = cubic_along(comp[c], k, pos[a], len[a], ph.step, stride[a], two);
-              if (!negligible(double(comp[c][k]), double(p))) {
-                exact[c][a] = false;
-                --open;
-              }
-            }
-        }
-    for (int c = 0; c < 3; ++c)
-      for (int a = 2; a >= 0; --a)
-        if (exact[c][a]) along[size_t(3 * index + c)] = uint8_t(a + 1);
-  }
-  return along;
-}
-
 /// The int16 value of d modulo 2^16 (a code, or a transformed one).
 inline int32_t wrap16(int32_t d) { return int32_t(int16_t(uint16_t(uint32_t(d)))); }
 
 /// Bit width of |d| for an int16 value d.
 inline int64_t magnitude_bits(int32_t d) { return std::bit_width(uint32_t(d < 0 ? -d : d)); }
 
+template <class Field>
+std::vector<uint8_t> choose_axes3d_any(const Field& f, int64_t s0, double eb, const uint8_t* missing, int threads) {
+  using T = typename decltype(f.u)::value_type;
+  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
+  std::vector<uint8_t> along(size_t(3 * phase_count3d(s0)), 0);
+  if (!(eb > 0.0)) return along;
+  const int64_t len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
+  // One component per job: the walks are independent.
+  auto choose = [&](int c) {
+    const T* const comp = c == 0 ? f.u.data() : c == 1 ? f.v.data() : f.w.data();
+    PhaseSchedule3D schedule(nx, ny, nz, s0);
+    int64_t index = 0;
+    for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
+      const PhaseLattice3D& L = ph.lattice;
+      if (!has_axis_choice(L, ph.axes)) continue;
+      // exact[a]: the component is predicted exactly along axis a on every target so far. On
+      // most fields every axis fails within a few targets, and the walk stops there.
+      bool exact[3];
+      int open = 0;
+      for (int a = 0; a < 3; ++a) open += exact[a] = ((ph.axes >> a) & 1) != 0;
+      for (int64_t z = L.z0, l = 0; l < L.count_z && open > 0; ++l, z += L.d)
+        for (int64_t y = L.y0, j = 0; j < L.count_y && open > 0; ++j, y += L.d)
+          for (int64_t x = L.x0, i = 0; i < L.count_x && open > 0; ++i, x += L.d) {
+            const int64_t k = (z * ny + y) * nx + x;
+            if (missing && missing[k]) continue;
+            const int64_t pos[3] = {x, y, z};
+            for (int a = 0; a < 3; ++a) {
+              if (!exact[a]) continue;
+              bool two;
+              const T p = cubic_along(comp, k, pos[a], len[a], ph.step, stride[a], two);
+              if (!negligible(double(comp[k]), double(p))) {
+                exact[a] = false;
+                --open;
+              }
+            }
+          }
+      for (int a = 2; a >= 0; --a)
+        if (exact[a]) along[size_t(3 * index + c)] = uint8_t(a + 1);
+    }
+    return Status::Ok();
+  };
+  const CodingJob jobs[3] = {[&](int) { return choose(0); }, [&](int) { return choose(1); },
+                             [&](int) { return choose(2); }};
+  (void)run_side_by_side(threads, jobs);  // the jobs cannot fail
+  return along;
+}
+
 }  // namespace
 
-std::vector<uint8_t> choose_axes3d(const VectorField3D& f, int64_t s0, double eb, const uint8_t* missing) {
-  return choose_axes3d_any(f, s0, eb, missing);
+std::vector<uint8_t> choose_axes3d(const VectorField3D& f, int64_t s0, double eb, const uint8_t* missing,
+                                   int threads) {
+  return choose_axes3d_any(f, s0, eb, missing, threads);
 }
-std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double eb, const uint8_t* missing) {
-  return choose_axes3d_any(f, s0, eb, missing);
+std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double eb, const uint8_t* missing,
+                                   int threads) {
+  return choose_axes3d_any(f, s0, eb, missing, threads);
 }
 
-void CodeLattice::reset(const int64_t cells[3], std::span<const int64_t> at) {
-  const int64_t cx = cells[0], cy = cells[1], cz = cells[2];
-  px_ = cx + 1;
-  pxy_ = (cx + 1) * (cy + 1);
-  q_.assign(size_t(pxy_ * (cz + 1)), 0);
-  padded_.resize(at.size());
-  // Lattice position t = (i, j, l) is padded index (l + 1) pxy + (j + 1) px + i + 1: walk the
-  // lattice once with counters instead of dividing for each target.
+std::vector<int64_t> CodeLattice::padded_positions(const int64_t cells[3], std::span<const int64_t> at) {
+  const int64_t cx = cells[0], cy = cells[1], cz = cells[2], px = cx + 1, pxy = (cx + 1) * (cy + 1);
+  std::vector<int64_t> padded(at.size());
+  // Lattice position t = (i, j, l) is padded index (l + 1) pxy + (j + 1) px + i + 1.
   size_t next = 0;
   int64_t t = 0;
   for (int64_t l = 0; l < cz && next < at.size(); ++l)
     for (int64_t j = 0; j < cy && next < at.size(); ++j) {
-      const int64_t row = (l + 1) * pxy_ + (j + 1) * px_ + 1;
+      const int64_t row = (l + 1) * pxy + (j + 1) * px + 1;
       for (int64_t i = 0; i < cx && next < at.size(); ++i, ++t)
-        if (at[next] == t) padded_[next++] = row + i;
+        if (at[next] == t) padded[next++] = row + i;
     }
+  return padded;
+}
+
+void CodeLattice::reset_padded(const int64_t cells[3], std::span<const int64_t> padded) {
+  px_ = cells[0] + 1;
+  pxy_ = (cells[0] + 1) * (cells[1] + 1);
+  q_.assign(size_t(pxy_ * (cells[2] + 1)), 0);
+  padded_.assign(padded.begin(), padded.end());
+}
+
+void CodeLattice::reset(const int64_t cells[3], std::span<const int64_t> at) {
+  reset_padded(cells, padded_positions(cells, at));
 }
 
 void CodeLattice::lay(std::span<const uint16_t> sym) {
   for (size_t j = 0; j < padded_.size(); ++j) q_[size_t(padded_[j])] = int32_t(sym[j]) - 32768;
 }
 
-int32_t CodeLattice::prediction(int tr, int64_t p) const {
-  const int32_t* v = q_.data();
+namespace {
+
+/// What transform TR subtracts at padded index p of `v` (strides px, pxy).
+template <int TR>
+inline int32_t transform_prediction(const int32_t* v, int64_t p, int64_t px, int64_t pxy) {
+  if constexpr (TR == 1) return v[p - 1];
+  if constexpr (TR == 2) return v[p - px];
+  if constexpr (TR == 3) return v[p - pxy];
+  if constexpr (TR == 4) return v[p - 1] + v[p - px] - v[p - 1 - px];
+  if constexpr (TR == 5) return v[p - 1] + v[p - pxy] - v[p - 1 - pxy];
+  return v[p - px] + v[p - pxy] - v[p - px - pxy];
+}
+
+/// Calls f with transform tr (1..6) as a template argument: the loops below run without a
+/// switch per code.
+template <class F>
+void with_transform(int tr, F&& f) {
   switch (tr) {
-    case 1: return v[p - 1];
-    case 2: return v[p - px_];
-    case 3: return v[p - pxy_];
-    case 4: return v[p - 1] + v[p - px_] - v[p - 1 - px_];
-    case 5: return v[p - 1] + v[p - pxy_] - v[p - 1 - pxy_];
-    default: return v[p - px_] + v[p - pxy_] - v[p - px_ - pxy_];
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    default: f(std::integral_constant<int, 6>{}); break;
   }
 }
 
-void CodeLattice::rewrite(int tr, std::span<uint16_t> sym) const {
-  for (size_t j = 0; j < padded_.size(); ++j) {
-    const int32_t d = q_[size_t(padded_[j])] - prediction(tr, padded_[j]);
-    sym[j] = uint16_t(uint32_t(d + 32768));
-  }
+}  // namespace
+
+void CodeLattice::rewrite(int tr, std::span<uint16_t> sym) {
+  with_transform(tr, [&](auto t) {
+    const int32_t* v = q_.data();
+    for (size_t j = 0; j < padded_.size(); ++j) {
+      const int64_t p = padded_[j];
+      const int32_t d = v[p] - transform_prediction<decltype(t)::value>(v, p, px_, pxy_);
+      sym[j] = uint16_t(uint32_t(d + 32768));
+    }
+  });
 }
 
 void CodeLattice::apply(int transform, std::span<uint16_t> sym) {
@@ -150,12 +187,15 @@ int CodeLattice::choose_and_apply(std::span<uint16_t> sym) {
 
 void CodeLattice::undo(int transform, std::span<uint16_t> sym) {
   if (transform == 0 || padded_.empty()) return;
-  for (size_t j = 0; j < padded_.size(); ++j) {  // increasing positions: every neighbour is final
-    const int64_t p = padded_[j];
-    const int32_t v = wrap16(int32_t(sym[j]) - 32768 + prediction(transform, p));
-    q_[size_t(p)] = v;
-    sym[j] = uint16_t(uint32_t(v + 32768));
-  }
+  with_transform(transform, [&](auto t) {
+    int32_t* v = q_.data();
+    for (size_t j = 0; j < padded_.size(); ++j) {  // increasing positions: every neighbour is final
+      const int64_t p = padded_[j];
+      const int32_t q = wrap16(int32_t(sym[j]) - 32768 + transform_prediction<decltype(t)::value>(v, p, px_, pxy_));
+      v[p] = q;
+      sym[j] = uint16_t(uint32_t(q + 32768));
+    }
+  });
 }
 
 bool any_choice(std::span<const uint8_t> along, std::span<const uint8_t> transforms) {

@@ -52,9 +52,12 @@ bool has_transform_choice(const PhaseLattice3D& L);
 /// the ABC flow is along one): its codes are then 0 at every bound, and the reconstruction
 /// stays constant along the axis for the phases after; else 0 (the mean). Choosing by the
 /// codes' bits on the original values instead picked axes that lose on the reconstruction
-/// (docs/benchmarks.md). All zeros when eb is 0.
-std::vector<uint8_t> choose_axes3d(const VectorField3D& f, int64_t s0, double eb, const uint8_t* missing);
-std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double eb, const uint8_t* missing);
+/// (docs/benchmarks.md). All zeros when eb is 0. The components are walked side by side on
+/// `threads` (the result does not depend on it).
+std::vector<uint8_t> choose_axes3d(const VectorField3D& f, int64_t s0, double eb, const uint8_t* missing,
+                                   int threads = 1);
+std::vector<uint8_t> choose_axes3d(const VectorField3D64& f, int64_t s0, double eb, const uint8_t* missing,
+                                   int threads = 1);
 
 /// One phase's coded targets laid on its lattice (count_x x count_y x count_z, x fastest)
 /// padded with a plane of zeros below each axis, where the code transforms of the file
@@ -65,6 +68,11 @@ class CodeLattice {
  public:
   /// `cells` the lattice's sizes, `at` the lattice positions of the coded targets (increasing).
   void reset(const int64_t cells[3], std::span<const int64_t> at);
+  /// The same from the coded targets' padded positions (padded_positions of `at`).
+  void reset_padded(const int64_t cells[3], std::span<const int64_t> padded);
+  /// Padded positions of lattice positions `at` (increasing) on a lattice of `cells`, by one
+  /// walk of the lattice with counters (no division).
+  static std::vector<int64_t> padded_positions(const int64_t cells[3], std::span<const int64_t> at);
 
   /// The writer's transform: the one with the fewest bits in all (sum of bit widths of |d|;
   /// from 8192 codes on, over every fourth code) when it beats none by more than 1/16 (ties
@@ -78,8 +86,7 @@ class CodeLattice {
 
  private:
   void lay(std::span<const uint16_t> sym);
-  int32_t prediction(int transform, int64_t padded) const;
-  void rewrite(int transform, std::span<uint16_t> sym) const;
+  void rewrite(int transform, std::span<uint16_t> sym);
 
   int64_t px_ = 1, pxy_ = 1;      ///< padded strides of y and z
   std::vector<int64_t> padded_;   ///< padded index of each coded target

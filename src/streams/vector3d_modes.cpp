@@ -83,7 +83,7 @@ void tiled3d_payload_any(Tiled3DResultOf<T>& r, bool block, int threads, Tiled3D
 
 template <class Field, class T>
 void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,
-                               Speculative3DPayload& out, bool transform) {
+                               Speculative3DPayload& out, bool transform, int threads) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   ByteWriter exact;
@@ -95,16 +95,21 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
   }
   out.ids.reserve(size_t(f.size() - A.count()));
   out.transforms.assign(size_t(3 * phase_count3d(s0)), 0);
+  // The phases whose codes may take a transform: their coded targets' lattice positions.
+  struct Transformable {
+    int64_t index, cells[3];
+    size_t first;
+    std::vector<int64_t> at;  // lattice positions of its coded targets, then their padded positions
+  };
+  std::vector<Transformable> phases;
   PhaseSchedule3D schedule(nx, ny, nz, s0);
-  std::vector<int64_t> at;  // lattice positions of the phase's coded targets
-  CodeLattice lattice;
   int64_t index = 0;
   for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
     const PhaseLattice3D& L = ph.lattice;
     const bool choices = transform && has_transform_choice(L);
-    const size_t first = out.codes[0].size();
+    if (choices) phases.push_back({index, {L.count_x, L.count_y, L.count_z}, out.codes[0].size(), {}});
+    std::vector<int64_t>* at = choices ? &phases.back().at : nullptr;
     out.phase_codes.push_back(0);
-    at.clear();
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex3d(L, nx, ny, t);
       const uint8_t id = r.id[size_t(k)];
@@ -112,20 +117,28 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
       out.ids.push_back(id);
       if (id >= 1 && id <= kMaxBoundId) {
         ++out.phase_codes.back();
-        if (choices) at.push_back(t);
+        if (at) at->push_back(t);
         for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
       } else if (id == 0) {
         for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
       }
     }
-    if (!choices) continue;
-    const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
-    lattice.reset(cells, at);
-    for (int c = 0; c < 3; ++c)
-      out.transforms[size_t(3 * index + c)] =
-          uint8_t(lattice.choose_and_apply(std::span<uint16_t>(out.codes[c]).subspan(first)));
   }
   out.exact = std::move(exact.bytes());
+  // Each component's transforms, side by side (the choice depends on its codes only).
+  for (Transformable& p : phases) p.at = CodeLattice::padded_positions(p.cells, p.at);  // once for all components
+  auto choose = [&](int c) {
+    CodeLattice lattice;
+    for (const Transformable& p : phases) {
+      lattice.reset_padded(p.cells, p.at);
+      out.transforms[size_t(3 * p.index + c)] =
+          uint8_t(lattice.choose_and_apply(std::span<uint16_t>(out.codes[c]).subspan(p.first, p.at.size())));
+    }
+    return Status::Ok();
+  };
+  const CodingJob jobs[3] = {[&](int) { return choose(0); }, [&](int) { return choose(1); },
+                             [&](int) { return choose(2); }};
+  (void)run_side_by_side(threads, jobs);  // the jobs cannot fail
 }
 
 template <class Field>
@@ -159,7 +172,7 @@ Status prepare3d_any(const Field& field, const Options& o, int threads, Prepared
   }
   if (o.mode == Mode::speculative) {
     const double eb = p.dtype == kDtypeFloat64 ? p.eb64 : double(p.eb);
-    p.along = choose_axes3d(out.work(), o.anchor_stride, eb, out.missing);
+    p.along = choose_axes3d(out.work(), o.anchor_stride, eb, out.missing, threads);
   }
   return Status::Ok();
 }
@@ -173,12 +186,12 @@ void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload
   tiled3d_payload_any(r, block, threads, out, missing);
 }
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out, bool transform) {
-  speculative3d_payload_any(f, s0, r, out, transform);
+                           Speculative3DPayload& out, bool transform, int threads) {
+  speculative3d_payload_any(f, s0, r, out, transform, threads);
 }
 void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out, bool transform) {
-  speculative3d_payload_any(f, s0, r, out, transform);
+                           Speculative3DPayload& out, bool transform, int threads) {
+  speculative3d_payload_any(f, s0, r, out, transform, threads);
 }
 Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out) {
   return prepare3d_any(field, o, threads, out);

@@ -62,11 +62,12 @@ void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload
 /// values (anchors, then exact targets); missing vertices (kMissingVertex) left out. With
 /// `transform` each phase's codes take the code transform transform_phase_codes chooses
 /// (streams/phase_choices3d.hpp; out.transforms records it); without, they stay as they are
-/// (tests compare the two).
+/// (tests compare the two). `threads`: the three components' transforms run side by side
+/// (the payload does not depend on it).
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out, bool transform = true);
+                           Speculative3DPayload& out, bool transform = true, int threads = 1);
 void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out, bool transform = true);
+                           Speculative3DPayload& out, bool transform = true, int threads = 1);
 
 /// A 3D field made ready for a frontend: work() is the field, or its filled working copy
 /// when vertices are missing (streams/missing_fill.hpp); `missing` the mask or null; the

@@ -75,7 +75,7 @@ Result<std::vector<uint8_t>> compress3d_with(const VectorField3D& f, const Optio
   detail::Speculative3DResult r;
   FACTZ_RETURN_IF_ERROR(fe.speculative(work, p, missing, r));
   detail::Speculative3DPayload payload;
-  detail::speculative3d_payload(work, o.anchor_stride, r, payload);
+  detail::speculative3d_payload(work, o.anchor_stride, r, payload, true, p.threads);
   return detail::assemble_speculative3d(p, payload, std::move(prep.mask_section));
 }
 
