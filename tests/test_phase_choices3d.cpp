@@ -246,6 +246,34 @@ TEST(PhaseChoices3D, StreamsWithChoicesKeepEveryCriticalPointAndTheBoundOnAnyThr
       }
 }
 
+TEST(PhaseChoices3D, LargePhasesTransformedSideBySideGiveTheSameBytesAndValues) {
+  // 96 x 88 x 80: the last level's phases hold over 65536 codes each (kSideBySideCodes), so
+  // two threads transform and undo the three components side by side.
+  const VectorField3D f = testing::abc_flow(96, 88, 80);
+  Options o;
+  o.mode = Mode::speculative;
+  o.bound_mode = BoundMode::rel;
+  o.bound = 1e-4;
+  o.policy = Policy::omp;
+  o.threads = 1;
+  auto one = compress(f, o);
+  o.threads = 2;
+  auto two = compress(f, o);
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(two.value(), one.value());
+  EXPECT_EQ(testing::predictor3d_of(one.value()), 2);
+  DecompressOptions d1{Policy::omp, 1}, d2{Policy::omp, 2};
+  auto a = decompress3d(one.value(), d1);
+  auto b = decompress3d(one.value(), d2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->u, b->u);
+  EXPECT_EQ(a->v, b->v);
+  EXPECT_EQ(a->w, b->w);
+  auto c = compare(f, a.value());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->violations(), 0);
+}
+
 /// The stream of f written without choices (predictor 1: the mean everywhere, the codes as
 /// they are), through the same stream layer as compress.
 Bytes without_choices(const VectorField3D& f, const Options& o) {

@@ -109,6 +109,24 @@ void CodeLattice::reset(const int64_t cells[3], std::span<const int64_t> at) {
   reset_padded(cells, padded_positions(cells, at));
 }
 
+void for_each_component(const int64_t cells[3], std::span<const int64_t> padded, int threads,
+                        CodeLattice (&lattices)[3], const std::function<void(int, CodeLattice&)>& f) {
+  auto job = [&](int c) {
+    lattices[c].reset_padded(cells, padded);
+    f(c, lattices[c]);
+    return Status::Ok();
+  };
+  if (threads < 2 || padded.size() < kSideBySideCodes) {  // in turn, on one lattice
+    for (int c = 0; c < 3; ++c) {
+      lattices[0].reset_padded(cells, padded);
+      f(c, lattices[0]);
+    }
+    return;
+  }
+  const CodingJob jobs[3] = {[&](int) { return job(0); }, [&](int) { return job(1); }, [&](int) { return job(2); }};
+  (void)run_side_by_side(threads, jobs);  // the jobs cannot fail
+}
+
 void CodeLattice::lay(std::span<const uint16_t> sym) {
   for (size_t j = 0; j < padded_.size(); ++j) q_[size_t(padded_[j])] = int32_t(sym[j]) - 32768;
 }

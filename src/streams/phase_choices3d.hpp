@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -92,6 +93,15 @@ class CodeLattice {
   std::vector<int64_t> padded_;   ///< padded index of each coded target
   std::vector<int32_t> q_;        ///< the codes on the padded lattice
 };
+
+/// Runs f(c, lattice) for the components c = 0, 1, 2 of one phase whose coded targets have
+/// the padded positions `padded` (CodeLattice::padded_positions) on a lattice of `cells`,
+/// each with a lattice reset to the phase: side by side on `threads`, with `lattices[c]`, when
+/// the phase has at least kSideBySideCodes codes (a smaller one is not worth waking a
+/// thread), else in turn with `lattices[0]`.
+inline constexpr size_t kSideBySideCodes = 65536;
+void for_each_component(const int64_t cells[3], std::span<const int64_t> padded, int threads,
+                        CodeLattice (&lattices)[3], const std::function<void(int, CodeLattice&)>& f);
 
 /// Whether the choices ask for predictor 2 (some along or transform is not 0).
 bool any_choice(std::span<const uint8_t> along, std::span<const uint8_t> transforms);

@@ -95,20 +95,15 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
   }
   out.ids.reserve(size_t(f.size() - A.count()));
   out.transforms.assign(size_t(3 * phase_count3d(s0)), 0);
-  // The phases whose codes may take a transform: their coded targets' lattice positions.
-  struct Transformable {
-    int64_t index, cells[3];
-    size_t first;
-    std::vector<int64_t> at;  // lattice positions of its coded targets, then their padded positions
-  };
-  std::vector<Transformable> phases;
   PhaseSchedule3D schedule(nx, ny, nz, s0);
+  std::vector<int64_t> at;  // the phase's coded targets: lattice positions
+  CodeLattice lattices[3];
   int64_t index = 0;
   for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
     const PhaseLattice3D& L = ph.lattice;
     const bool choices = transform && has_transform_choice(L);
-    if (choices) phases.push_back({index, {L.count_x, L.count_y, L.count_z}, out.codes[0].size(), {}});
-    std::vector<int64_t>* at = choices ? &phases.back().at : nullptr;
+    const size_t first = out.codes[0].size();
+    at.clear();
     out.phase_codes.push_back(0);
     for (int64_t t = 0; t < L.count(); ++t) {
       const int64_t k = lattice_vertex3d(L, nx, ny, t);
@@ -117,28 +112,22 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
       out.ids.push_back(id);
       if (id >= 1 && id <= kMaxBoundId) {
         ++out.phase_codes.back();
-        if (at) at->push_back(t);
+        if (choices) at.push_back(t);
         for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
       } else if (id == 0) {
         for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
       }
     }
+    if (!choices || at.empty()) continue;
+    // Each component's transform (it depends on its codes only), side by side on large phases.
+    const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
+    for_each_component(cells, CodeLattice::padded_positions(cells, at), threads, lattices,
+                       [&](int c, CodeLattice& lattice) {
+                         out.transforms[size_t(3 * index + c)] = uint8_t(
+                             lattice.choose_and_apply(std::span<uint16_t>(out.codes[c]).subspan(first, at.size())));
+                       });
   }
   out.exact = std::move(exact.bytes());
-  // Each component's transforms, side by side (the choice depends on its codes only).
-  for (Transformable& p : phases) p.at = CodeLattice::padded_positions(p.cells, p.at);  // once for all components
-  auto choose = [&](int c) {
-    CodeLattice lattice;
-    for (const Transformable& p : phases) {
-      lattice.reset_padded(p.cells, p.at);
-      out.transforms[size_t(3 * p.index + c)] =
-          uint8_t(lattice.choose_and_apply(std::span<uint16_t>(out.codes[c]).subspan(p.first, p.at.size())));
-    }
-    return Status::Ok();
-  };
-  const CodingJob jobs[3] = {[&](int) { return choose(0); }, [&](int) { return choose(1); },
-                             [&](int) { return choose(2); }};
-  (void)run_side_by_side(threads, jobs);  // the jobs cannot fail
 }
 
 template <class Field>

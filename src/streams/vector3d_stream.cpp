@@ -77,28 +77,24 @@ Status check_meta_section3d(std::span<const uint8_t> meta, const Header& h, std:
   return parse_predictor3d(meta.subspan(5), h, along, transforms);
 }
 
-/// Undoes the code transforms of a stream (parse_speculative3d's last step): one walk of the
+/// Undoes the code transforms of a stream (parse_speculative3d's last step): a walk of the
 /// ids over the schedule (missing targets have none) finds each transformed phase's coded
-/// targets, then the three components are undone side by side.
+/// targets, whose three components are then undone (side by side on a large phase).
 Status untransform_codes3d(const Header& h, const uint8_t* missing, std::span<const uint16_t> ids,
                            std::span<const uint8_t> transforms, std::vector<uint16_t> (&codes)[3], int threads) {
   if (!any_choice({}, transforms)) return Status::Ok();
   const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), nz = int64_t(h.nz);
-  struct Transformed {
-    int64_t index, cells[3];
-    size_t first;
-    std::vector<int64_t> at;  // lattice positions of its coded targets, then their padded positions
-  };
-  std::vector<Transformed> phases;
   PhaseSchedule3D schedule(nx, ny, nz, int64_t(h.anchor_stride));
+  std::vector<int64_t> at;  // the phase's coded targets: lattice positions
+  CodeLattice lattices[3];
   size_t d = 0, c = 0;
   int64_t index = 0;
   for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
     const PhaseLattice3D& L = ph.lattice;
     const uint8_t* tr = &transforms[size_t(3 * index)];
     const bool any = tr[0] || tr[1] || tr[2];
-    if (any) phases.push_back({index, {L.count_x, L.count_y, L.count_z}, c, {}});
-    std::vector<int64_t>* at = any ? &phases.back().at : nullptr;
+    const size_t first = c;
+    at.clear();
     const int64_t count = L.count();
     if (!missing && d + size_t(count) > ids.size()) return corrupt_stream("the bound ids run short of the grid");
     for (int64_t t = 0; t < count; ++t) {
@@ -108,25 +104,19 @@ Status untransform_codes3d(const Header& h, const uint8_t* missing, std::span<co
       }
       const uint16_t id = ids[d++];
       if (id >= 1 && id <= kMaxBoundId) {
-        if (at) at->push_back(t);
+        if (any) at.push_back(t);
         ++c;
       }
     }
     if (c > codes[0].size()) return corrupt_stream("the codes run short of the bound ids");
+    if (!any || at.empty()) continue;
+    const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
+    for_each_component(cells, CodeLattice::padded_positions(cells, at), threads, lattices,
+                       [&](int k, CodeLattice& lattice) {
+                         lattice.undo(tr[k], std::span<uint16_t>(codes[k]).subspan(first, at.size()));
+                       });
   }
-  for (Transformed& p : phases) p.at = CodeLattice::padded_positions(p.cells, p.at);  // once for all components
-  auto undo = [&](int k) {
-    CodeLattice lattice;
-    for (const Transformed& p : phases) {
-      const uint8_t tr = transforms[size_t(3 * p.index + k)];
-      if (tr == 0 || p.at.empty()) continue;
-      lattice.reset_padded(p.cells, p.at);
-      lattice.undo(tr, std::span<uint16_t>(codes[k]).subspan(p.first, p.at.size()));
-    }
-    return Status::Ok();
-  };
-  const CodingJob jobs[3] = {[&](int) { return undo(0); }, [&](int) { return undo(1); }, [&](int) { return undo(2); }};
-  return run_side_by_side(threads, jobs);
+  return Status::Ok();
 }
 
 /// Targets of a grid (vertices minus anchors).
