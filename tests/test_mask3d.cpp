@@ -331,19 +331,11 @@ TEST(Mask3D, OlderVersionsAndOtherDecodersRefuseMaskedStreams) {
 // The speculative case written with predictor 1 (before the writer chose axes and code
 // transforms): it still decodes to its values, the missing vertices' bits included.
 TEST(Mask3D, GoldenPredictor1StreamStillDecodesToItsValues) {
-  const char* file = "v12_speculative3d_rel1e-2_ans_zstd_s4_12x10x9_masked.fz";
-  std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
-  ASSERT_TRUE(in.good()) << file;
-  const Bytes stream((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (Policy policy : {Policy::serial, Policy::omp}) {
-    DecompressOptions o;
-    o.policy = policy;
-    auto d = decompress3d(stream, o);
-    ASSERT_TRUE(d.ok()) << d.status().to_string();
-    EXPECT_EQ(testing::planes_crc(d.value()), 0x3c6e36d2u);
-    EXPECT_EQ(bits(d->u[5]), 0x7fc00123u);
-    EXPECT_EQ(d->v[7], -9999.0f);
-  }
+  testing::expect_golden3d_decodes("v12_speculative3d_rel1e-2_ans_zstd_s4_12x10x9_masked.fz", 0x3c6e36d2u,
+                                   [](const VectorField3D& d) {
+                                     EXPECT_EQ(bits(d.u[5]), 0x7fc00123u);
+                                     EXPECT_EQ(d.v[7], -9999.0f);
+                                   });
 }
 
 // FACTZ_REGENERATE_GOLDEN=1 rewrites the files (only when the format version is bumped or a

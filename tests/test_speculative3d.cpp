@@ -592,38 +592,17 @@ std::vector<testing::Golden3DCase> golden3d_cases() {
 // the writer chose axes and code transforms: polynomial3d's components are linear along one
 // axis each, which it now predicts along): they still decode to their values.
 TEST(Speculative3D, GoldenPredictor1StreamsStillDecodeToTheirValues) {
-  for (const auto& [file, crc] : {std::pair{"v10_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", 0xfd8d5d92u},
-                                  std::pair{"v10_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", 0x4db8b21au}}) {
-    std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
-    ASSERT_TRUE(in.good()) << file;
-    const Bytes stream((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (Policy policy : {Policy::serial, Policy::omp}) {
-      DecompressOptions o;
-      o.policy = policy;
-      auto d = decompress3d(stream, o);
-      ASSERT_TRUE(d.ok()) << file << ": " << d.status().to_string();
-      EXPECT_EQ(testing::planes_crc(d.value()), crc) << file;
-    }
-  }
+  testing::expect_golden3d_decodes("v10_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", 0xfd8d5d92u);
+  testing::expect_golden3d_decodes("v10_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", 0x4db8b21au);
 }
 
 // The version 8 files of the same cases (codes in one blob per component, before version 10
 // segmented them): they still decode to the same values.
 TEST(Speculative3D, GoldenVersion8StreamsStillDecodeToTheirValues) {
-  const VectorField3D f = polynomial_13x11x9();
   for (const auto& [file, crc] : {std::pair{"v8_speculative3d_rel1e-2_huffman_nozstd_13x11x9.fz", 0xfd8d5d92u},
                                   std::pair{"v8_speculative3d_rel1e-3_ans_zstd_s4_13x11x9.fz", 0x4db8b21au}}) {
-    std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
-    ASSERT_TRUE(in.good()) << file;
-    const Bytes stream((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ASSERT_EQ(stream.at(4), 8) << file;
-    for (Policy policy : {Policy::serial, Policy::omp}) {
-      DecompressOptions o;
-      o.policy = policy;
-      auto d = decompress3d(stream, o);
-      ASSERT_TRUE(d.ok()) << file << ": " << d.status().to_string();
-      EXPECT_EQ(testing::planes_crc(d.value()), crc) << file;
-    }
+    ASSERT_EQ(testing::golden_bytes(file).at(4), 8) << file;
+    testing::expect_golden3d_decodes(file, crc);
   }
 }
 

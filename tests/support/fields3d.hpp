@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "factz/compress3d.hpp"
-#include "format/container.hpp"
 #include "factz/topology3d.hpp"
+#include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "synth3d.hpp"
 
@@ -108,6 +108,28 @@ inline int predictor3d_of(const std::vector<uint8_t>& stream) {
   const size_t at = pc->header.dtype == detail::kDtypeFloat64 ? 13 : 5;
   if (!meta.ok() || meta->size() <= at) return -1;
   return meta.value()[at];
+}
+
+/// The bytes of tests/data/golden/`file` (empty when it cannot be read).
+inline std::vector<uint8_t> golden_bytes(const std::string& file) {
+  std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// A golden 3D stream that is only decoded (an older encoder wrote it): it decodes, serial
+/// and OpenMP, to planes with CRC `crc`; `more` checks each decoded field further.
+inline void expect_golden3d_decodes(const std::string& file, uint32_t crc,
+                                    const std::function<void(const VectorField3D&)>& more = {}) {
+  const std::vector<uint8_t> stream = golden_bytes(file);
+  ASSERT_FALSE(stream.empty()) << file;
+  for (Policy policy : {Policy::serial, Policy::omp}) {
+    DecompressOptions o;
+    o.policy = policy;
+    auto d = decompress3d(stream, o);
+    ASSERT_TRUE(d.ok()) << file << ": " << d.status().to_string();
+    EXPECT_EQ(planes_crc(d.value()), crc) << file;
+    if (more) more(d.value());
+  }
 }
 
 /// A golden 3D stream: the file under tests/data/golden, the options it was written with,
