@@ -1,7 +1,8 @@
 // compress(std::move(field)): the field given up is the speculative mode's working state
 // (run_speculative's `state`). The stream must be the one compress(field) writes, for every
 // mode, with and without missing vertices, float32 and float64, one and two threads, and
-// the field must be left empty, also when compress fails.
+// the field must be left empty, also when compress fails. The same for 3D fields
+// (run_speculative3d's `state`; the exact values then come from the state).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "factz/compress3d.hpp"
 #include "factz/factz.hpp"
 #include "synth.hpp"
+#include "synth3d.hpp"
 
 namespace factz {
 namespace {
@@ -68,6 +71,78 @@ TEST(CompressGiven, AFailureStillLeavesTheFieldEmpty) {
   bad.policy = Policy(99);
   EXPECT_FALSE(compress(std::move(g), bad).ok());
   EXPECT_TRUE(g.u.empty() && g.nx == 0);  // NOLINT
+}
+
+VectorField3D64 widen(const VectorField3D& f) {
+  VectorField3D64 g;
+  g.nx = f.nx, g.ny = f.ny, g.nz = f.nz;
+  g.u.assign(f.u.begin(), f.u.end());
+  g.v.assign(f.v.begin(), f.v.end());
+  g.w.assign(f.w.begin(), f.w.end());
+  g.mask = f.mask;
+  return g;
+}
+
+template <class Field>
+void expect_same_stream3d(const Field& f, const Options& o, const std::string& what) {
+  auto kept = compress(f, o);
+  ASSERT_TRUE(kept.ok()) << what << ": " << kept.status().message();
+  Field given = f;
+  CompressStats st;
+  auto taken = compress(std::move(given), o, &st);
+  ASSERT_TRUE(taken.ok()) << what << ": " << taken.status().message();
+  EXPECT_EQ(*taken, *kept) << what << ": giving the 3D field up changed the stream";
+  EXPECT_TRUE(given.u.empty() && given.v.empty() && given.w.empty() && given.mask.empty() && given.nx == 0 &&
+              given.nz == 0)
+      << what;
+  EXPECT_GT(kept->size(), size_t(0));
+}
+
+TEST(CompressGiven, ThreeDStreamsAreTheOnesOfTheKeptField) {
+  const VectorField3D abc = testing::abc_flow(19, 17, 15);
+  const VectorField3D modes = testing::random_modes(15, 13, 11, 5);
+  const VectorField3D ties = testing::tie_field(9, 8, 7, 3);
+  VectorField3D masked = modes;
+  masked.mask.assign(masked.u.size(), 0);
+  for (size_t k = 0; k < masked.u.size(); k += 7) masked.mask[k] = 1;  // anchors and targets among them
+  masked.w[10] = NAN;                                                   // a NaN component is missing too
+  const VectorField3D64 modes64 = widen(modes);
+  for (Mode mode : {Mode::speculative, Mode::block, Mode::none})
+    for (int threads : {1, 2})
+      for (double rel : {1e-1, 1e-3}) {
+        Options o = options_for(mode, threads);
+        o.bound = rel;
+        const std::string what =
+            "3D mode " + std::to_string(int(mode)) + " threads " + std::to_string(threads) + " REL " + std::to_string(rel);
+        expect_same_stream3d(abc, o, what + " abc");
+        expect_same_stream3d(modes, o, what + " modes");
+        expect_same_stream3d(ties, o, what + " ties");
+        expect_same_stream3d(masked, o, what + " masked");
+        expect_same_stream3d(modes64, o, what + " float64");
+      }
+  Options o = options_for(Mode::speculative, 2);
+  o.anchor_stride = 4;  // many anchors: their exact values come from the state
+  expect_same_stream3d(modes, o, "anchor stride 4");
+  Options exact = options_for(Mode::speculative, 2);
+  exact.bound = 0.0;  // every vertex exact
+  expect_same_stream3d(abc, exact, "bound 0");
+  Options faces = options_for(Mode::speculative, 2);
+  faces.exact_edges = 0x3F;  // every outer face kept as it is
+  expect_same_stream3d(abc, faces, "exact faces");
+  expect_same_stream3d(widen(abc), faces, "exact faces float64");
+}
+
+TEST(CompressGiven, AThreeDFailureStillLeavesTheFieldEmpty) {
+  VectorField3D f = testing::random_modes(8, 7, 6, 1);
+  f.v[3] = INFINITY;  // an infinite value at a valid vertex: invalid_argument
+  auto r = compress(std::move(f), options_for(Mode::speculative, 1));
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_TRUE(f.u.empty() && f.w.empty() && f.nx == 0);  // NOLINT: the moved-from field's state is specified
+  VectorField3D g = testing::random_modes(8, 7, 6, 1);
+  Options bad = options_for(Mode::speculative, 1);
+  bad.policy = Policy(99);
+  EXPECT_FALSE(compress(std::move(g), bad).ok());
+  EXPECT_TRUE(g.u.empty() && g.nz == 0);  // NOLINT
 }
 
 }  // namespace

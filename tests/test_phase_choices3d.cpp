@@ -65,7 +65,9 @@ TEST(PhaseChoices3D, EveryTransformIsUndoneExactlyEvenWhereTheDifferencesWrap) {
         std::vector<uint16_t> sym = p.sym;
         lattice.reset(p.cells, p.at);
         lattice.apply(tr, sym);
-        if (tr != 0 && cx > 1 && cy > 1 && cz > 1) EXPECT_NE(sym, p.sym) << "transform " << tr << " changed nothing";
+        if (tr != 0 && cx > 1 && cy > 1 && cz > 1) {
+          EXPECT_NE(sym, p.sym) << "transform " << tr << " changed nothing";
+        }
         lattice.reset(p.cells, p.at);  // the reader's lattice starts afresh
         lattice.undo(tr, sym);
         EXPECT_EQ(sym, p.sym) << "transform " << tr << " on " << cx << "x" << cy << "x" << cz << " kind " << kind;

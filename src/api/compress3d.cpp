@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "api/device_backend.hpp"
 #include "backend/cpu/block3d_mode.hpp"
@@ -43,22 +44,27 @@ struct Modes3D {
   using Speculative = detail::Speculative3DResultOf<T>;
 };
 
+/// `given` (null: none): the field itself, given up by the caller; the CPU's speculative mode
+/// then works in its planes (run_speculative3d's state), as it does in a masked field's
+/// filled copy, which is ours.
 template <class Field>
-Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o, CompressStats* stats) try {
+Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o, CompressStats* stats,
+                                            Field* given = nullptr) try {
   using T = typename decltype(field.u)::value_type;
   if constexpr (std::is_same_v<Field, VectorField3D>)
     if (o.policy == Policy::cuda) return detail::compress3d_on_device(field, o, stats);  // api/device_dispatch.cpp
   FACTZ_RETURN_IF_ERROR(cpu_policy3d(o.policy));
   // Checks, missing vertices (the modes work on the filled copy and never check a
   // tetrahedron touching one; the mask section carries the original bits), the plan.
+  std::vector<std::pair<std::string, double>> stages;
+  detail::StageLaps laps(stages, o.progress);
   detail::Prepared3D<Field> prep;
   FACTZ_RETURN_IF_ERROR(detail::prepare3d(field, o, detail::threads_of(o.policy, o.threads), prep));
+  laps.lap("prepare", 0.05);
   const Field& work = prep.work();
   const uint8_t* missing = prep.missing;
   const detail::Stream3DPlan& p = prep.plan;
   const T eb = bound_of(p, field);
-  std::vector<std::pair<std::string, double>> stages;
-  detail::StageLaps laps(stages, o.progress);
   if (o.mode != Mode::speculative) {
     typename Modes3D<T>::Tiled r;
     if (o.mode == Mode::block) detail::run_block3d(work, eb, p.threads, r, {}, missing, o.exact_edges);
@@ -67,6 +73,9 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     detail::Tiled3DPayload payload;
     detail::tiled3d_payload(r, o.mode == Mode::block, p.threads, payload, missing);
     laps.lap("encode", 0.85);
+    // The frontend's planes are done with: the coders' buffers reuse their memory (touching
+    // fresh pages costs more than coding them on a virtual machine, docs/benchmarks.md).
+    for (int c = 0; c < 3; ++c) r.recon[c] = {}, r.exact[c] = {}, r.symbols[c] = {}, r.escapes[c] = {};
     auto stream = detail::assemble_tiled3d(p, payload, std::move(prep.mask_section));
     if (!stream.ok()) return stream.status();
     laps.lap("container", 1.0);
@@ -83,12 +92,15 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     return stream;
   }
   typename Modes3D<T>::Speculative r;
+  Field* const state = missing ? &prep.filled : given;
   detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing, o.exact_edges,
-                            p.along.empty() ? nullptr : p.along.data());
+                            p.along.empty() ? nullptr : p.along.data(), state);
   laps.lap("frontend", 0.8);
   detail::Speculative3DPayload payload;
-  detail::speculative3d_payload(work, o.anchor_stride, r, payload, true, p.threads);
+  detail::speculative3d_payload(work, o.anchor_stride, r, payload, true, p.threads, state != nullptr);
   laps.lap("encode", 0.85);
+  for (int c = 0; c < 3; ++c) r.recon[c] = {}, r.sym[c] = {};  // as above: the coders reuse the memory
+  r.id = {};
   auto stream = detail::assemble_speculative3d(p, payload, std::move(prep.mask_section));
   if (!stream.ok()) return stream.status();
   laps.lap("container", 1.0);
@@ -153,6 +165,16 @@ Result<std::vector<uint8_t>> compress(const VectorField3D& field, const Options&
 }
 Result<std::vector<uint8_t>> compress(const VectorField3D64& field, const Options& o, CompressStats* stats) {
   return compress3d_any(field, o, stats);
+}
+Result<std::vector<uint8_t>> compress(VectorField3D&& field, const Options& o, CompressStats* stats) {
+  auto out = compress3d_any(std::as_const(field), o, stats, &field);
+  field = VectorField3D{};
+  return out;
+}
+Result<std::vector<uint8_t>> compress(VectorField3D64&& field, const Options& o, CompressStats* stats) {
+  auto out = compress3d_any(std::as_const(field), o, stats, &field);
+  field = VectorField3D64{};
+  return out;
 }
 
 Result<std::array<int64_t, 3>> stream_dims3d(std::span<const uint8_t> stream) {

@@ -177,13 +177,27 @@ void CodeLattice::apply(int transform, std::span<uint16_t> sym) {
   rewrite(transform, sym);
 }
 
+namespace {
+
+/// The costing's stride over `codes` coded targets (choose_and_apply).
+size_t cost_step(size_t codes) { return codes >= kSampleFrom ? kSampleStride : 1; }
+
+}  // namespace
+
+bool CodeLattice::may_transform(std::span<const uint16_t> sym) {
+  const size_t step = cost_step(sym.size());
+  for (size_t j = 0; j < sym.size(); j += step)
+    if (sym[j] != 32768) return true;
+  return false;
+}
+
 int CodeLattice::choose_and_apply(std::span<uint16_t> sym) {
-  if (padded_.empty()) return 0;
+  if (padded_.empty() || !may_transform(sym)) return 0;  // cost[0] would be 0: none wins
   lay(sym);
   int64_t cost[kCodeTransforms] = {0};
   const int32_t* v = q_.data();
   const int64_t px = px_, pxy = pxy_;
-  const size_t step = padded_.size() >= kSampleFrom ? kSampleStride : 1;
+  const size_t step = cost_step(padded_.size());
   for (size_t j = 0; j < padded_.size(); j += step) {
     const int64_t p = padded_[j];
     const int32_t q = v[p], qx = v[p - 1], qy = v[p - px], qz = v[p - pxy];

@@ -80,6 +80,12 @@ class CodeLattice {
   /// to the lower number), applied to `sym` in place; returns it (0: `sym` is left as is).
   int choose_and_apply(std::span<uint16_t> sym);
 
+  /// Whether choose_and_apply can pick a transform for `sym` (one component's codes of a
+  /// phase): false when every costed code is 0, since then "none" costs 0 bits and nothing
+  /// beats it. A phase where no component can is skipped without laying a lattice (most
+  /// phases of a smooth field at a loose bound): the same choices, no lattice work.
+  static bool may_transform(std::span<const uint16_t> sym);
+
   /// Transform `transform` (0..6) applied to `sym` in place (what choose_and_apply writes
   /// once it has chosen), and its inverse (the reader's).
   void apply(int transform, std::span<uint16_t> sym);

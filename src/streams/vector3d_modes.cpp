@@ -83,9 +83,11 @@ void tiled3d_payload_any(Tiled3DResultOf<T>& r, bool block, int threads, Tiled3D
 
 template <class Field, class T>
 void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,
-                               Speculative3DPayload& out, bool transform, int threads) {
+                               Speculative3DPayload& out, bool transform, int threads, bool originals_in_state) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
+  if (originals_in_state)
+    for (int c = 0; c < 3; ++c) orig[c] = r.recon[c].data();
   ByteWriter exact;
   const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
@@ -94,6 +96,7 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
     for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
   }
   out.ids.reserve(size_t(f.size() - A.count()));
+  for (int c = 0; c < 3; ++c) out.codes[c].reserve(size_t(f.size() - A.count()));  // address space only
   out.transforms.assign(size_t(3 * phase_count3d(s0)), 0);
   PhaseSchedule3D schedule(nx, ny, nz, s0);
   std::vector<int64_t> at;  // the phase's coded targets: lattice positions
@@ -119,6 +122,10 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
       }
     }
     if (!choices || at.empty()) continue;
+    bool may = false;  // a phase whose costed codes are all 0 keeps "none" (may_transform)
+    for (int c = 0; c < 3 && !may; ++c)
+      may = CodeLattice::may_transform(std::span<const uint16_t>(out.codes[c]).subspan(first, at.size()));
+    if (!may) continue;
     // Each component's transform (it depends on its codes only), side by side on large phases.
     const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
     for_each_component(cells, CodeLattice::padded_positions(cells, at), threads, lattices,
@@ -175,12 +182,12 @@ void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload
   tiled3d_payload_any(r, block, threads, out, missing);
 }
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out, bool transform, int threads) {
-  speculative3d_payload_any(f, s0, r, out, transform, threads);
+                           Speculative3DPayload& out, bool transform, int threads, bool originals_in_state) {
+  speculative3d_payload_any(f, s0, r, out, transform, threads, originals_in_state);
 }
 void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out, bool transform, int threads) {
-  speculative3d_payload_any(f, s0, r, out, transform, threads);
+                           Speculative3DPayload& out, bool transform, int threads, bool originals_in_state) {
+  speculative3d_payload_any(f, s0, r, out, transform, threads, originals_in_state);
 }
 Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out) {
   return prepare3d_any(field, o, threads, out);

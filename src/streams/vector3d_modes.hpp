@@ -42,7 +42,7 @@ using Tiled3DResult64 = Tiled3DResultOf<double>;
 /// What a 3D speculative frontend decided, per vertex (float64 fields: format version 13).
 template <class T>
 struct Speculative3DResultOf {
-  BigVector<T> recon[3];       ///< the decoder's values (u, v, w)
+  std::vector<T> recon[3];     ///< the decoder's values (u, v, w); a plain vector: it may be the caller's planes
   BigVector<uint8_t> id;       ///< 0 exact (anchors too), 1..30 bound id, kZeroVectorId, kMissingVertex
   BigVector<uint16_t> sym[3];  ///< code + kRadius where 1 <= id <= 30
   int64_t exact_vertices = 0;  ///< anchors, exact targets and zero vectors
@@ -63,11 +63,16 @@ void tiled3d_payload(Tiled3DResult64& r, bool block, int threads, Tiled3DPayload
 /// `transform` each phase's codes take the code transform transform_phase_codes chooses
 /// (streams/phase_choices3d.hpp; out.transforms records it); without, they stay as they are
 /// (tests compare the two). `threads`: the three components' transforms run side by side
-/// (the payload does not depend on it).
+/// (the payload does not depend on it). `originals_in_state`: f's planes were given up to
+/// the frontend (run_speculative3d's `state`; only f's dimensions are read), so the exact
+/// values come from r.recon, where every anchor and every exact target (id 0) kept its
+/// original bits.
 void speculative3d_payload(const VectorField3D& f, int64_t s0, const Speculative3DResult& r,
-                           Speculative3DPayload& out, bool transform = true, int threads = 1);
+                           Speculative3DPayload& out, bool transform = true, int threads = 1,
+                           bool originals_in_state = false);
 void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculative3DResult64& r,
-                           Speculative3DPayload& out, bool transform = true, int threads = 1);
+                           Speculative3DPayload& out, bool transform = true, int threads = 1,
+                           bool originals_in_state = false);
 
 /// A 3D field made ready for a frontend: work() is the field, or its filled working copy
 /// when vertices are missing (streams/missing_fill.hpp); `missing` the mask or null; the

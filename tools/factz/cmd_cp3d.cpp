@@ -188,14 +188,15 @@ int compress3d_of(const Args& a) {
   factz::Options o = vector_compress_options(a, true);  // -x cuda: Policy::cuda (the CUDA backend's 3D modes)
   o.progress = compress_progress(a);
   int64_t masked = 0;
-  const Field f = read_field3d<Field>(a, "-i", masked, "compress");
+  Field f = read_field3d<Field>(a, "-i", masked, "compress");
+  const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto stream = take(factz::compress(f, o, &st));
+  const auto stream = take(factz::compress(std::move(f), o, &st));  // given up: no copy of its planes
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
   constexpr bool f64 = std::is_same_v<Field, factz::VectorField3D64>;
-  print_vector_compression(a, o, st, f.nx, f.ny, f.nz, f64 ? 24 : 12, f64, stream.size(), secs);
+  print_vector_compression(a, o, st, nx, ny, nz, f64 ? 24 : 12, f64, stream.size(), secs);
   return 0;
 }
 

@@ -496,6 +496,8 @@ void print_vector_compression(const Args& a, const factz::Options& o, const fact
     s.count("repair_rounds", st.repair_rounds, In::json).count("repaired_vertices", st.repaired_vertices, In::json);
   s.count("masked_vertices", st.masked_vertices);
   s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
+  // Where the library's time went (its own laps: prepare, frontend, encode, ...), JSON only.
+  for (const auto& [stage, stage_secs] : st.stage_seconds) s.num("stage_" + stage + "_seconds", stage_secs, In::json);
   s.print(a.has("--json"), false);
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
 #include "kernels/tet64.hpp"
+#include "util/big_vector.hpp"  // hint_huge_pages
 #include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "kernels/tiles.hpp"
 #include "topology/signatures3d.hpp"
@@ -55,29 +56,42 @@ void mark_masked_tets(int64_t nx, int64_t ny, int64_t nz, const uint8_t* missing
 
 template <class Field, class T>
 void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool check, Speculative3DResultOf<T>& out,
-                           const uint8_t* missing, uint8_t exact_faces, const uint8_t* along) {
+                           const uint8_t* missing, uint8_t exact_faces, const uint8_t* along, Field* state) {
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz, n = f.size();
+  // The original signature of every tetrahedron, by the extractor; kMaskedTet off the mesh
+  // (before the planes may move below).
+  std::vector<uint8_t> sig = signatures_on_mesh(f, missing ? std::vector<uint8_t>(missing, missing + n)
+                                                           : std::vector<uint8_t>{}, Exec{threads});
+  if (missing) mark_masked_tets(nx, ny, nz, missing, threads, sig);
+  // The originals: f's planes, or the state itself when they are given up (a moved vector
+  // keeps its buffer). A target's original is read only before its own commit
+  // (speculate_vertex3d); the signatures above were taken first.
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
-  for (int c = 0; c < 3; ++c) {
-    out.recon[c].resize(size_t(n));
-    out.sym[c].resize(size_t(n));
+  if (state) {
+    out.recon[0] = std::move(state->u);
+    out.recon[1] = std::move(state->v);
+    out.recon[2] = std::move(state->w);
+  } else {  // the current state starts as the original
+    for (int c = 0; c < 3; ++c) {
+      out.recon[c].clear();
+      out.recon[c].reserve(size_t(n));
+      hint_huge_pages(out.recon[c].data(), size_t(n) * sizeof(T));
+      out.recon[c].insert(out.recon[c].end(), orig[c], orig[c] + n);
+    }
   }
+  for (int c = 0; c < 3; ++c) out.sym[c].resize(size_t(n));
   out.id.resize(size_t(n));
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallelTargets)
   for (int64_t k = 0; k < n; ++k) {
     const bool miss = missing && missing[k];
     for (int c = 0; c < 3; ++c) {
-      // The current state starts as the original; a missing vertex holds its stand-in for
-      // the whole run (the decoder's too: decode_speculative3d).
-      out.recon[c][size_t(k)] = miss ? T(kMissingStandIn3D) : orig[c][k];
+      // A missing vertex holds its stand-in for the whole run (the decoder's too:
+      // decode_speculative3d).
+      if (miss) out.recon[c][size_t(k)] = T(kMissingStandIn3D);
       out.sym[c][size_t(k)] = 0;
     }
     out.id[size_t(k)] = miss ? kMissingVertex : 0;
   }
-  // The original signature of every tetrahedron, by the extractor; kMaskedTet off the mesh.
-  std::vector<uint8_t> sig = signatures_on_mesh(f, missing ? std::vector<uint8_t>(missing, missing + n)
-                                                           : std::vector<uint8_t>{}, Exec{threads});
-  if (missing) mark_masked_tets(nx, ny, nz, missing, threads, sig);
   // The vertices next to a critical tetrahedron (few: a serial pass over the bytes).
   std::vector<uint8_t> near(size_t(n), 0);
   mark_near_critical3d(nx, ny, nz, sig.data(), near.data());
@@ -231,12 +245,14 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
 }  // namespace
 
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult& out, const uint8_t* missing, uint8_t exact_faces, const uint8_t* along) {
-  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces, along);
+                       Speculative3DResult& out, const uint8_t* missing, uint8_t exact_faces, const uint8_t* along,
+                       VectorField3D* state) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces, along, state);
 }
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
-                       Speculative3DResult64& out, const uint8_t* missing, uint8_t exact_faces, const uint8_t* along) {
-  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces, along);
+                       Speculative3DResult64& out, const uint8_t* missing, uint8_t exact_faces, const uint8_t* along,
+                       VectorField3D64* state) {
+  run_speculative3d_any(f, eb, s0, threads, check, out, missing, exact_faces, along, state);
 }
 
 Status decode_speculative3d(const Header& h, const Speculative3DInput& in, int threads, std::span<float> u,

@@ -25,13 +25,17 @@ namespace factz::detail {
 /// on a face named by `exact_faces` (Options::exact_edges, kernels/exact_faces3d.hpp) is not
 /// speculated: it keeps its original bits (id 0, or kZeroVectorId for +0, +0, +0). `along`
 /// (Stream3DPlan::along, 3 per phase; null: the mean everywhere) the predictor's choices,
-/// which the stream must then carry (assemble_speculative3d writes the plan's).
+/// which the stream must then carry (assemble_speculative3d writes the plan's). `state`
+/// (null: none) a field whose planes the frontend may take as its current state, moved into
+/// out.recon (f itself, or f's copy, given up by its owner): the frontend then allocates no
+/// plane of its own, and f's planes are empty afterwards (speculative3d_payload then reads
+/// the originals from out.recon: originals_in_state).
 void run_speculative3d(const VectorField3D& f, float eb, int64_t s0, int threads, bool check,
                        Speculative3DResult& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0,
-                       const uint8_t* along = nullptr);
+                       const uint8_t* along = nullptr, VectorField3D* state = nullptr);
 void run_speculative3d(const VectorField3D64& f, double eb, int64_t s0, int threads, bool check,
                        Speculative3DResult64& out, const uint8_t* missing = nullptr, uint8_t exact_faces = 0,
-                       const uint8_t* along = nullptr);
+                       const uint8_t* along = nullptr, VectorField3D64* state = nullptr);
 
 /// Reconstructs the planes (nx * ny * nz floats each) of a stream from its parsed input,
 /// one OpenMP loop per phase; corrupt_stream when a decoded value is not finite. `missing`
