@@ -17,6 +17,7 @@
 #include <array>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "bindings.hpp"
 #include "factz/compress3d.hpp"
@@ -45,14 +46,14 @@ py::tuple compress_field3d(const py::handle& u, const py::handle& v, const py::h
                            const py::handle& mask, std::optional<double> fill_u, std::optional<double> fill_v,
                            std::optional<double> fill_w, std::optional<py::error_already_set>& progress_error) {
   const auto fill = fill_values3d<T>(fill_u, fill_v, fill_w);
-  const auto f = field3d_of<T>(u, v, w, "u", "v", "w", mask, "mask", fill);
+  auto f = field3d_of<T>(u, v, w, "u", "v", "w", mask, "mask", fill);
   factz::Result<std::vector<uint8_t>> stream = factz::Status();
   factz::CompressStats st;
   decltype(factz::suspected_fill_value(f)) suspect;
   {
     py::gil_scoped_release nogil;
-    stream = factz::compress(f, o, &st);
-    if (stream.ok() && !fill.any()) suspect = factz::suspected_fill_value(f);
+    if (!fill.any()) suspect = factz::suspected_fill_value(f);  // before the planes are given up
+    stream = factz::compress(std::move(f), o, &st);             // our copy: no second one
   }
   if (progress_error) throw std::move(*progress_error);
   if (!stream.ok()) raise(stream.status());

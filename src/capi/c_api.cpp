@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <limits>
 #include <new>
 #include <string>
@@ -269,7 +270,7 @@ factz_status compress_masked(const T* u, const T* v, const uint8_t* mask, int64_
     if (factz_status s = fill_of(options, fill); s != FACTZ_OK) return s;
     typename Precision<T>::Field f;
     if (factz_status s = field_of(u, v, mask, nx, ny, fill, f); s != FACTZ_OK) return s;
-    auto stream = factz::compress(f, o);
+    auto stream = factz::compress(std::move(f), o);  // our copy, given up: no second copy of the planes
     if (!stream.ok()) return from_status(stream.status());
     *out_size = stream->size();
     if (stream->size() > dst_capacity)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <limits>
 #include <span>
 #include <string>
@@ -184,7 +185,7 @@ factz_status compress3d_masked(const T* u, const T* v, const T* w, const uint8_t
     if (factz_status s = fill3d_of(options, fill); s != FACTZ_OK) return s;
     typename Precision3<T>::Field f;
     if (factz_status s = field3d_of(u, v, w, nx, ny, nz, fill, f, mask); s != FACTZ_OK) return s;
-    auto stream = factz::compress(f, o);
+    auto stream = factz::compress(std::move(f), o);  // our copy, given up: no second copy of the planes
     if (!stream.ok()) return from_status(stream.status());
     *out_size = stream->size();
     if (stream->size() > dst_capacity)
