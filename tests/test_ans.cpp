@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "codec/ans.hpp"
@@ -289,6 +290,42 @@ TEST(Ans, SameBytesForAnyThreadCount) {
       }
     }
   }
+}
+
+// The encoder's per-thread pair counts are cleared lazily, row by row as inputs first use
+// them (PairCounts::clean_row): the bytes of an input must not depend on what the thread
+// encoded before. Each input is encoded by a fresh thread, then by one thread after a
+// history of inputs with other byte values, small (rows cleared one by one) and large (all
+// rows cleared), with and without escapes.
+TEST(Ans, BytesDoNotDependOnWhatTheThreadEncodedBefore) {
+  std::vector<std::vector<uint16_t>> inputs = {
+      geometric_codes(5000, 0.2, 3),        geometric_codes(70000, 0.002, 4), uniform_codes(9000, 5),
+      geometric_codes(kChunk + 17, 0.05, 6), geometric_codes(3, 0.2, 7),       uniform_codes(300, 8)};
+  std::vector<uint16_t> skewed(200000, kAnsCodeCenter);  // rare values: escapes
+  for (size_t i = 0; i < skewed.size(); i += 997) skewed[i] = uint16_t(kAnsCodeCenter + 1 + (i % 40) * 37);
+  inputs.push_back(skewed);
+  inputs.push_back(geometric_codes((uint64_t{1} << 20) + 5, 0.01, 9));  // the large path
+  for (const uint16_t center : kCenters)
+    for (const bool escapes : {false, true}) {
+      std::vector<std::vector<uint8_t>> fresh(inputs.size());
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        std::thread t([&] { ASSERT_TRUE(ans_encode(inputs[i], center, fresh[i], 1, kAnsEncoderMaxLanes, escapes).ok()); });
+        t.join();
+      }
+      std::thread t([&] {
+        for (int pass = 0; pass < 2; ++pass)
+          for (size_t j = 0; j < inputs.size(); ++j) {
+            const size_t i = pass == 0 ? j : inputs.size() - 1 - j;  // forwards, then backwards
+            std::vector<uint8_t> blob;
+            ASSERT_TRUE(ans_encode(inputs[i], center, blob, 1, kAnsEncoderMaxLanes, escapes).ok());
+            EXPECT_EQ(blob, fresh[i]) << "input " << i << " pass " << pass << " center " << center;
+            std::vector<uint16_t> decoded(inputs[i].size());
+            ASSERT_TRUE(ans_decode(blob, center, decoded, 1).ok());
+            EXPECT_EQ(decoded, inputs[i]);
+          }
+      });
+      t.join();
+    }
 }
 
 // ---------------------------------------------------------------- size

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <memory>
 #include <new>
 
 #include "codec/ans.hpp"
@@ -41,8 +42,6 @@ uint64_t part_begin(uint64_t n, uint64_t parts, uint64_t p) {
 }
 
 using Histogram = std::array<uint64_t, 256>;
-// Counts of (previous byte, byte) pairs of one plane, index prev * 256 + byte.
-using PairHistogram = std::vector<uint64_t>;
 
 // Calls f(v) for every byte value v of the set, in increasing order.
 template <class F>
@@ -57,17 +56,35 @@ void add_byte(AnsByteSet& set, uint8_t v) { set[v >> 6] |= uint64_t{1} << (v & 6
 // The pair counts of a plane and the rows (previous bytes) that may hold nonzero counts: the
 // byte values present and 0, the previous byte at chunk and lane starts. Every loop runs
 // over these rows alone, and the per-thread histograms are cleared row by row: a small
-// plane then costs what it holds, not 65536 counts (512 KiB) per pass.
+// plane then costs what it holds, not 65536 counts (512 KiB) per pass. Rows are cleared
+// lazily too: a row outside `valid` was never cleared (the storage starts uninitialized),
+// so a first call touches the rows it uses, not 512 KiB of fresh pages per histogram (a
+// millisecond on a virtual machine, where a small field's coding takes a few).
 struct PairCounts {
-  PairHistogram counts;  // 256 * 256, zero outside `rows`
+  std::unique_ptr<uint64_t[]> counts;  // 256 * 256: the counts in `rows`, zero in valid rows outside it
   AnsByteSet rows{};
+  AnsByteSet valid{};  // rows cleared at least once (every row in `rows` is)
 
-  const uint64_t* row(int prev) const { return counts.data() + static_cast<size_t>(prev) * 256; }
-  uint64_t* row(int prev) { return counts.data() + static_cast<size_t>(prev) * 256; }
+  const uint64_t* row(int prev) const { return counts.get() + static_cast<size_t>(prev) * 256; }
+  uint64_t* row(int prev) { return counts.get() + static_cast<size_t>(prev) * 256; }
+  // Row `prev`, cleared first if it never was (writers call this before writing a row that
+  // may be outside `rows`).
+  uint64_t* clean_row(int prev) {
+    if (!ans_byte_in(valid, uint8_t(prev))) {
+      std::fill_n(row(prev), 256, 0);
+      add_byte(valid, uint8_t(prev));
+    }
+    return row(prev);
+  }
+  // Every row cleared (before a pass that adds into all 65536 counts).
+  void clean_all() {
+    for (int prev = 0; prev < 256; ++prev) clean_row(prev);
+  }
   // All counts zero and no rows, clearing only the rows written since the last reset.
   void reset() {
-    if (counts.size() != 256 * 256) {
-      counts.assign(256 * 256, 0);
+    if (!counts) {
+      counts.reset(new uint64_t[256 * 256]);  // uninitialized: rows are cleared when first used
+      valid = {};
     } else {
       for_each_byte(rows, [&](int prev) { std::fill_n(row(prev), 256, 0); });
     }
@@ -300,21 +317,12 @@ PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32
 // ---------------------------------------------------------------- histograms
 
 // Adds the pair counts of the chunk's plane bytes b[0..m), with the previous byte taken as
-// 0 at the chunk's start (lane starts are corrected once the lanes are known). With `seen`
-// it also flags the byte values seen (the rows the counts may use, with 0): on small
-// inputs that is cheaper than scanning the 65536 counts afterwards, on large ones dearer.
-void count_pairs(const uint8_t* b, uint64_t m, uint64_t* counts, uint8_t* seen) {
+// 0 at the chunk's start (lane starts are corrected once the lanes are known). The rows it
+// adds to must be clean (PairCounts::clean_row).
+void count_pairs(const uint8_t* b, uint64_t m, uint64_t* counts) {
   uint32_t prev = 0;
-  if (seen == nullptr) {
-    for (uint64_t i = 0; i < m; ++i) {
-      ++counts[prev * 256 + b[i]];
-      prev = b[i];
-    }
-    return;
-  }
   for (uint64_t i = 0; i < m; ++i) {
     ++counts[prev * 256 + b[i]];
-    seen[b[i]] = 1;
     prev = b[i];
   }
 }
@@ -371,7 +379,7 @@ PlanePlan escape_plan(const PairCounts& pairs, const Histogram& order0, uint64_t
   for_each_byte(pairs.rows, [&](int prev) {
     add_byte(remapped.rows, to[prev]);
     const uint64_t* src = pairs.row(prev);
-    uint64_t* dst = remapped.row(to[prev]);
+    uint64_t* dst = remapped.clean_row(to[prev]);
     for (int v = 0; v < 256; ++v) dst[to[v]] += src[v];
   });
   PlanePlan plan = plan_plane(remapped, n, chunk, max_lanes, lanes);
@@ -447,8 +455,8 @@ Status plan_plane_counts(PairCounts& pairs, uint64_t n, uint32_t max_lanes, cons
   if (bytes.size() != around.size()) return Status(Code::internal, "ans: gather returned the wrong count");
   for (size_t e = 0; e < bytes.size(); e += 2) {
     add_byte(pairs.rows, bytes[e]);  // present already, unless `gather` is wrong: keep it cleared
-    --pairs.row(bytes[e])[bytes[e + 1]];
-    ++pairs.row(0)[bytes[e + 1]];
+    --pairs.clean_row(bytes[e])[bytes[e + 1]];
+    ++pairs.clean_row(0)[bytes[e + 1]];
   }
   plan = plan_plane(pairs, n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
   Histogram order0{};
@@ -509,6 +517,7 @@ Status ans_plan_plane(std::span<const uint64_t> pairs_in, uint64_t n, uint32_t m
   pairs.rows = nonzero_rows(pairs_in.data());  // with 0: lane starts
   for_each_byte(pairs.rows, [&](int prev) {
     std::copy_n(pairs_in.data() + static_cast<size_t>(prev) * 256, 256, pairs.row(prev));
+    add_byte(pairs.valid, uint8_t(prev));  // written whole
   });
   return plan_plane_counts(pairs, n, max_lanes, gather, exceptions, plan, escapes);
 }
@@ -674,17 +683,33 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
     const int parts = small ? 1 : static_cast<int>(std::min<int64_t>(threads, n_chunks));
     std::vector<uint64_t> partial(parts > 1 ? static_cast<size_t>(parts) * 2 * 65536 : 0, 0);
     std::array<uint8_t, 256> seen[2] = {};  // small inputs: the byte values of each plane
+    if (small) {
+      // The planes and their byte values first, so that only the rows the counts use are
+      // cleared (PairCounts::clean_row).
+      for (int64_t k = 0; k < n_chunks; ++k) {
+        const uint64_t first = k * chunk, m = std::min(n - first, chunk);
+        split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
+      }
+      for (int q = 0; q < 2; ++q) {
+        for (uint64_t i = 0; i < n; ++i) seen[q][plane_data[q][i]] = 1;
+        pairs[q].clean_row(0);
+        for (int v = 0; v < 256; ++v)
+          if (seen[q][v]) pairs[q].clean_row(v);
+      }
+    } else {
+      for (auto& h : pairs) h.clean_all();
+    }
 #pragma omp parallel for num_threads(parts) schedule(static)
     for (int p = 0; p < parts; ++p) {
-      uint64_t* counts_lo = parts > 1 ? partial.data() + static_cast<size_t>(p) * 2 * 65536 : pairs[0].counts.data();
-      uint64_t* counts_hi = parts > 1 ? counts_lo + 65536 : pairs[1].counts.data();
+      uint64_t* counts_lo = parts > 1 ? partial.data() + static_cast<size_t>(p) * 2 * 65536 : pairs[0].counts.get();
+      uint64_t* counts_hi = parts > 1 ? counts_lo + 65536 : pairs[1].counts.get();
       const int64_t k0 = static_cast<int64_t>(part_begin(n_chunks, parts, p));
       const int64_t k1 = static_cast<int64_t>(part_begin(n_chunks, parts, p + 1));
       for (int64_t k = k0; k < k1; ++k) {
         const uint64_t first = k * chunk, m = std::min(n - first, chunk);
-        split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
-        count_pairs(plane_data[0] + first, m, counts_lo, small ? seen[0].data() : nullptr);
-        count_pairs(plane_data[1] + first, m, counts_hi, small ? seen[1].data() : nullptr);
+        if (!small) split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
+        count_pairs(plane_data[0] + first, m, counts_lo);
+        count_pairs(plane_data[1] + first, m, counts_hi);
       }
     }
     for (int p = 0; p < (parts > 1 ? parts : 0); ++p) {
@@ -701,7 +726,7 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
           if (seen[q][v]) add_byte(pairs[q].rows, uint8_t(v));
         }
       } else {
-        pairs[q].rows = nonzero_rows(pairs[q].counts.data());
+        pairs[q].rows = nonzero_rows(pairs[q].counts.get());
       }
     }
   }
