@@ -370,6 +370,23 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
                            Speculative3DInput& out, const uint8_t* missing) {
   return parse_speculative3d_any(stream, pc, threads, out, missing);
 }
+
+Result<Speculative3DChoices> speculative3d_choices(std::span<const uint8_t> stream, const ParsedContainer& pc) {
+  const Header& h = pc.header;
+  if (h.components != 3 || h.ndims != 3 || h.mode != kModeSpeculative)
+    return invalid_argument("not a 3D speculative stream");
+  auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
+  if (!meta.ok()) return meta.status();
+  Speculative3DChoices c;
+  if (h.dtype == kDtypeFloat64) {
+    double eb = 0;
+    FACTZ_RETURN_IF_ERROR(check_meta_section3d64(meta.value(), h, eb, c.along, c.transforms));
+  } else {
+    FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value(), h, c.along, c.transforms));
+  }
+  c.predictor = meta.value()[h.dtype == kDtypeFloat64 ? 13 : 5];  // checked above: 1 or 2
+  return c;
+}
 Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
                            Speculative3DInput64& out, const uint8_t* missing) {
   return parse_speculative3d_any(stream, pc, threads, out, missing);

@@ -109,6 +109,15 @@ Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, 
 Status apply_mask3d(std::span<const uint8_t> stream, const ParsedContainer& pc, std::span<double> u,
                     std::span<double> v, std::span<double> w, std::vector<uint8_t>& mask);
 
+/// The predictor of a 3D speculative stream (kPredictor3DCubic or kPredictor3DChosen) and
+/// its choices (3 entries per phase; empty for predictor 1), read from the meta section and
+/// checked as the decoder checks them (`factz info`).
+struct Speculative3DChoices {
+  uint8_t predictor = kPredictor3DCubic;
+  std::vector<uint8_t> along, transforms;
+};
+Result<Speculative3DChoices> speculative3d_choices(std::span<const uint8_t> stream, const ParsedContainer& pc);
+
 /// The decode input of a stream accepted by parse_vector3d_stream; `missing` its mask
 /// (read_mask3d; null for none): the ids and exact values leave the missing vertices out.
 Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,

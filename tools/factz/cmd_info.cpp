@@ -7,8 +7,10 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "common.hpp"
 #include "factz/flow.hpp"
@@ -17,6 +19,7 @@
 #include "factz/multiblock3d.hpp"
 #include "format/container.hpp"
 #include "streams/stream_common.hpp"
+#include "streams/vector3d_stream.hpp"
 #include "streams/vector_stream.hpp"
 
 namespace {
@@ -109,6 +112,30 @@ double vector_bound(std::span<const uint8_t> stream, const factz::detail::Parsed
   return take(factz::detail::stream_bound(stream, pc, &factz::detail::zstd_stage_decompressor()));
 }
 
+/// The predictor and choices of a 3D speculative stream (nothing for other streams); a
+/// damaged meta section is the decoder's error.
+std::optional<factz::detail::Speculative3DChoices> choices3d(const Bytes& bytes,
+                                                             const factz::detail::ParsedContainer& pc) {
+  const auto& h = pc.header;
+  if (h.components != 3 || h.ndims != 3 || h.mode != factz::detail::kModeSpeculative) return std::nullopt;
+  return take(factz::detail::speculative3d_choices(bytes, pc));
+}
+
+/// Phase components predicted along one axis, and phase components whose codes are transformed.
+std::pair<int64_t, int64_t> choice_counts(const factz::detail::Speculative3DChoices& c) {
+  int64_t axes = 0, transforms = 0;
+  for (uint8_t a : c.along) axes += a != 0;
+  for (uint8_t t : c.transforms) transforms += t != 0;
+  return {axes, transforms};
+}
+
+std::string predictor_text(const factz::detail::Speculative3DChoices& c) {
+  if (c.predictor != factz::detail::kPredictor3DChosen) return "1 (cubic, the mean of each phase's axes)";
+  const auto [axes, transforms] = choice_counts(c);
+  return "2 (per-phase choices: " + std::to_string(axes) + " of " + std::to_string(c.along.size()) +
+         " phase components along one axis, " + std::to_string(transforms) + " with transformed codes)";
+}
+
 int info_stream(const Bytes& bytes, bool json) {
   const auto parsed = take(factz::detail::parse_container(bytes));
   const auto source = take(factz::stream_source(bytes));
@@ -120,6 +147,7 @@ int info_stream(const Bytes& bytes, bool json) {
     const size_t first = d.find('\n') + 1;  // after "FaCTz stream (magic FCTZ), format version N"
     Lines extra;
     extra.add("field", field_kind(h)).add("raw bytes", ratio_text(raw, double(bytes.size())));
+    if (const auto c = choices3d(bytes, parsed)) extra.add("predictor", predictor_text(*c));
     std::cout << d.substr(0, first) << extra.text << d.substr(first);
     if (source) std::cout << factz::describe_source_record(*source);
     return 0;
@@ -143,7 +171,12 @@ int info_stream(const Bytes& bytes, bool json) {
   const double eb = h.components == 2 ? vector_bound(bytes, parsed) : double(h.eb);
   s.num("bound", h.bound_value).num("eb_abs", eb).count("tile", h.tile).count("anchor_stride", h.anchor_stride);
   s.flag("zstd", (h.flags & factz::detail::kHeaderFlagZstd) != 0).num("raw_bytes", raw);
-  s.num("ratio", raw / double(bytes.size())).json("sections", list.str());
+  s.num("ratio", raw / double(bytes.size()));
+  if (const auto c = choices3d(bytes, parsed)) {
+    const auto [axes, transforms] = choice_counts(*c);
+    s.count("predictor", c->predictor).count("axis_choices", axes).count("code_transforms", transforms);
+  }
+  s.json("sections", list.str());
   if (source) {
     std::string vars = "[";
     for (size_t k = 0; k < source->components.size(); ++k) vars += (k ? ", " : "") + quoted(source->components[k].name);
