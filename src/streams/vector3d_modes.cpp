@@ -108,19 +108,25 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
     const size_t first = out.codes[0].size();
     at.clear();
     out.phase_codes.push_back(0);
-    for (int64_t t = 0; t < L.count(); ++t) {
-      const int64_t k = lattice_vertex3d(L, nx, ny, t);
-      const uint8_t id = r.id[size_t(k)];
-      if (id == kMissingVertex) continue;  // not in the stream
-      out.ids.push_back(id);
-      if (id >= 1 && id <= kMaxBoundId) {
-        ++out.phase_codes.back();
-        if (choices) at.push_back(t);
-        for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
-      } else if (id == 0) {
-        for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
+    // The lattice in target order t (x fastest): lattice_vertex3d's vertex, without a division.
+    int64_t t = 0;
+    for (int64_t l = 0; l < L.count_z; ++l)
+      for (int64_t j = 0; j < L.count_y; ++j) {
+        const int64_t row = ((L.z0 + l * L.d) * ny + L.y0 + j * L.d) * nx + L.x0;
+        for (int64_t i = 0; i < L.count_x; ++i, ++t) {
+          const int64_t k = row + i * L.d;
+          const uint8_t id = r.id[size_t(k)];
+          if (id == kMissingVertex) continue;  // not in the stream
+          out.ids.push_back(id);
+          if (id >= 1 && id <= kMaxBoundId) {
+            ++out.phase_codes.back();
+            if (choices) at.push_back(t);
+            for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
+          } else if (id == 0) {
+            for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
+          }
+        }
       }
-    }
     if (!choices || at.empty()) continue;
     bool may = false;  // a phase whose costed codes are all 0 keeps "none" (may_transform)
     for (int c = 0; c < 3 && !may; ++c)
