@@ -272,32 +272,32 @@ TEST(Cli3D, CompressDecompressVerifyRoundTrip) {
 
 TEST(Cli3D, InfoShowsTheSpeculativePredictorAndItsChoices) {
   TempDir dir;
+  // `factz info` (text, then --json) of field f compressed with `options`.
+  auto info_of = [&](const VectorField3D& f, const std::string& name, const std::string& options) {
+    const std::string in = write_field(dir, f, name);
+    const Outcome c = run_in(dir, kCli + " compress" + dims(f) + in + " -z " + name + ".fz " + options);
+    EXPECT_EQ(c.exit_code, 0) << c.describe();
+    const Outcome text = run_in(dir, kCli + " info -z " + name + ".fz");
+    const Outcome json = run_in(dir, kCli + " info -z " + name + ".fz --json");
+    EXPECT_EQ(text.exit_code, 0) << text.describe();
+    EXPECT_EQ(json.exit_code, 0) << json.describe();
+    return std::pair{text.out, json.out};
+  };
   // The ABC flow: each component constant along one axis, so predictor 2 with axis choices.
-  const VectorField3D abc = testing::abc_flow(20, 18, 16);
-  const std::string abc_in = write_field(dir, abc, "a");
-  ASSERT_EQ(run_in(dir, kCli + " compress" + dims(abc) + abc_in + " -z a.fz -M REL 1e-3").exit_code, 0);
-  const Outcome info = run_in(dir, kCli + " info -z a.fz");
-  ASSERT_EQ(info.exit_code, 0) << info.describe();
-  EXPECT_NE(info.out.find("predictor       2 (per-phase choices: "), std::string::npos) << info.out;
-  const Outcome json = run_in(dir, kCli + " info -z a.fz --json");
-  ASSERT_EQ(json.exit_code, 0) << json.describe();
-  EXPECT_NE(json.out.find("\"predictor\": 2"), std::string::npos) << json.out;
-  EXPECT_EQ(json.out.find("\"axis_choices\": 0,"), std::string::npos) << json.out;
+  const auto [abc, abc_json] = info_of(testing::abc_flow(20, 18, 16), "a", "-M REL 1e-3");
+  EXPECT_NE(abc.find("predictor       2 (per-phase choices: "), std::string::npos) << abc;
+  EXPECT_NE(abc_json.find("\"predictor\": 2"), std::string::npos) << abc_json;
+  EXPECT_EQ(abc_json.find("\"axis_choices\": 0,"), std::string::npos) << abc_json;
   // A small generic field: no axis is exact and no phase is large enough for a transform.
   const VectorField3D modes = testing::random_modes(10, 9, 8, 3);
-  const std::string modes_in = write_field(dir, modes, "m");
-  ASSERT_EQ(run_in(dir, kCli + " compress" + dims(modes) + modes_in + " -z m.fz -M REL 1e-2").exit_code, 0);
-  const Outcome one = run_in(dir, kCli + " info -z m.fz");
-  ASSERT_EQ(one.exit_code, 0) << one.describe();
-  EXPECT_NE(one.out.find("predictor       1 (cubic"), std::string::npos) << one.out;
-  const Outcome one_json = run_in(dir, kCli + " info -z m.fz --json");
-  EXPECT_NE(one_json.out.find("\"predictor\": 1, \"axis_choices\": 0, \"code_transforms\": 0"), std::string::npos)
-      << one_json.out;
-  // Block mode has no predictor line.
-  ASSERT_EQ(run_in(dir, kCli + " compress" + dims(modes) + modes_in + " -z b.fz --mode block -M REL 1e-2").exit_code, 0);
-  const Outcome block = run_in(dir, kCli + " info -z b.fz");
-  ASSERT_EQ(block.exit_code, 0) << block.describe();
-  EXPECT_EQ(block.out.find("predictor"), std::string::npos) << block.out;
+  const auto [one, one_json] = info_of(modes, "m", "-M REL 1e-2");
+  EXPECT_NE(one.find("predictor       1 (cubic"), std::string::npos) << one;
+  EXPECT_NE(one_json.find("\"predictor\": 1, \"axis_choices\": 0, \"code_transforms\": 0"), std::string::npos)
+      << one_json;
+  // Block mode has no predictor.
+  const auto [block, block_json] = info_of(modes, "b", "--mode block -M REL 1e-2");
+  EXPECT_EQ(block.find("predictor"), std::string::npos) << block;
+  EXPECT_EQ(block_json.find("predictor"), std::string::npos) << block_json;
 }
 
 TEST(Cli3D, CompressKeepsMissingVerticesAndDecompressRestoresTheirBits) {

@@ -32,15 +32,7 @@ namespace {
 
 using testing::flows3d;
 
-VectorField3D64 widen(const VectorField3D& f) {
-  VectorField3D64 g;
-  g.nx = f.nx, g.ny = f.ny, g.nz = f.nz;
-  g.u.assign(f.u.begin(), f.u.end());
-  g.v.assign(f.v.begin(), f.v.end());
-  g.w.assign(f.w.begin(), f.w.end());
-  g.mask = f.mask;
-  return g;
-}
+using testing::widen;
 
 /// x -> a(x) for every value of every component.
 template <class F>

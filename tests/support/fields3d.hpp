@@ -110,6 +110,17 @@ inline int predictor3d_of(const std::vector<uint8_t>& stream) {
   return meta.value()[at];
 }
 
+/// f's values as doubles (mask kept): a float64 field with the same values.
+inline VectorField3D64 widen(const VectorField3D& f) {
+  VectorField3D64 g;
+  g.nx = f.nx, g.ny = f.ny, g.nz = f.nz;
+  g.u.assign(f.u.begin(), f.u.end());
+  g.v.assign(f.v.begin(), f.v.end());
+  g.w.assign(f.w.begin(), f.w.end());
+  g.mask = f.mask;
+  return g;
+}
+
 /// The bytes of tests/data/golden/`file` (empty when it cannot be read).
 inline std::vector<uint8_t> golden_bytes(const std::string& file) {
   std::ifstream in(std::string(FACTZ_TEST_DATA_DIR) + "/golden/" + file, std::ios::binary);
