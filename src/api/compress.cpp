@@ -182,11 +182,7 @@ Result<Field> decompress_on_cpu(std::span<const uint8_t> stream, const Decompres
   f.nx = int64_t(parsed->header.nx);
   f.ny = int64_t(parsed->header.ny);
   const size_t n = static_cast<size_t>(f.nx * f.ny);
-  for (auto* p : {&f.u, &f.v}) {
-    p->reserve(n);
-    detail::hint_huge_pages(p->data(), n * sizeof(T));
-    p->resize(n);
-  }
+  for (auto* p : {&f.u, &f.v}) detail::resize_fresh(*p, n);
   FACTZ_RETURN_IF_ERROR(detail::cpu_decode(stream, parsed.value(), std::span<T>(f.u), std::span<T>(f.v),
                                            detail::threads_of(o.policy, o.threads, f.nx * f.ny), &f.mask));
   return f;

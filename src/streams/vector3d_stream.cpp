@@ -269,6 +269,21 @@ Status apply_mask3d_any(std::span<const uint8_t> stream, const ParsedContainer& 
   return apply_mask_section3d(stream, pc, int64_t(h.nx), int64_t(h.ny * h.nz), u, v, w, mask);
 }
 
+/// The meta section of a 3D speculative stream, checked: the bound the decoder uses (a
+/// float64 stream's f64 one, else the header's), the predictor byte and its choices.
+Status read_meta3d(std::span<const uint8_t> stream, const ParsedContainer& pc, double& eb, uint8_t& predictor,
+                   std::vector<uint8_t>& along, std::vector<uint8_t>& transforms) {
+  const Header& h = pc.header;
+  auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
+  if (!meta.ok()) return meta.status();
+  const bool f64 = h.dtype == kDtypeFloat64;
+  eb = h.eb;
+  FACTZ_RETURN_IF_ERROR(f64 ? check_meta_section3d64(meta.value(), h, eb, along, transforms)
+                            : check_meta_section3d(meta.value(), h, along, transforms));
+  predictor = meta.value()[f64 ? 13 : 5];  // checked above: 1 or 2
+  return Status::Ok();
+}
+
 template <class T>
 Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
                                Speculative3DInputOf<T>& out, const uint8_t* missing) {
@@ -277,14 +292,10 @@ Status parse_speculative3d_any(std::span<const uint8_t> stream, const ParsedCont
   auto section = [&](uint32_t id) { return read_section(stream, pc, id, &zstd_stage_decompressor()); };
   std::vector<uint8_t> transforms;
   {
-    auto meta = section(kSectionMeta);
-    if (!meta.ok()) return meta.status();
-    if constexpr (sizeof(T) == 8) {
-      FACTZ_RETURN_IF_ERROR(check_meta_section3d64(meta.value(), h, out.eb, out.along, transforms));
-    } else {
-      FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value(), h, out.along, transforms));
-      out.eb = h.eb;
-    }
+    double eb = 0;
+    uint8_t predictor = 0;
+    FACTZ_RETURN_IF_ERROR(read_meta3d(stream, pc, eb, predictor, out.along, transforms));
+    out.eb = T(eb);  // exact: the header's f32 bound, or the stream's f64 one
   }
   const auto coder = EntropyCoder(h.coder);
   const uint64_t s0 = h.anchor_stride;
@@ -370,26 +381,19 @@ Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContaine
                            Speculative3DInput& out, const uint8_t* missing) {
   return parse_speculative3d_any(stream, pc, threads, out, missing);
 }
+Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
+                           Speculative3DInput64& out, const uint8_t* missing) {
+  return parse_speculative3d_any(stream, pc, threads, out, missing);
+}
 
 Result<Speculative3DChoices> speculative3d_choices(std::span<const uint8_t> stream, const ParsedContainer& pc) {
   const Header& h = pc.header;
   if (h.components != 3 || h.ndims != 3 || h.mode != kModeSpeculative)
     return invalid_argument("not a 3D speculative stream");
-  auto meta = read_section(stream, pc, kSectionMeta, &zstd_stage_decompressor());
-  if (!meta.ok()) return meta.status();
   Speculative3DChoices c;
-  if (h.dtype == kDtypeFloat64) {
-    double eb = 0;
-    FACTZ_RETURN_IF_ERROR(check_meta_section3d64(meta.value(), h, eb, c.along, c.transforms));
-  } else {
-    FACTZ_RETURN_IF_ERROR(check_meta_section3d(meta.value(), h, c.along, c.transforms));
-  }
-  c.predictor = meta.value()[h.dtype == kDtypeFloat64 ? 13 : 5];  // checked above: 1 or 2
+  double eb = 0;
+  FACTZ_RETURN_IF_ERROR(read_meta3d(stream, pc, eb, c.predictor, c.along, c.transforms));
   return c;
-}
-Status parse_speculative3d(std::span<const uint8_t> stream, const ParsedContainer& pc, int threads,
-                           Speculative3DInput64& out, const uint8_t* missing) {
-  return parse_speculative3d_any(stream, pc, threads, out, missing);
 }
 
 // ---- The 3D tiled modes (none and block) --------------------------------------------------

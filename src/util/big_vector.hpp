@@ -80,6 +80,16 @@ void resize_fresh(V& v, size_t n) {
   v.resize(n);
 }
 
+/// v = the n values at `from`, in fresh storage with huge pages asked for before the copy
+/// first touches it (a frontend's current state starting as the original field).
+template <class T>
+void assign_fresh(std::vector<T>& v, const T* from, size_t n) {
+  v.clear();
+  v.reserve(n);
+  hint_huge_pages(v.data(), n * sizeof(T));
+  v.insert(v.end(), from, from + n);
+}
+
 /// A std::vector whose resize(n) leaves trivial elements uninitialized.
 template <class T>
 using BigVector = std::vector<T, BigAllocator<T>>;

@@ -10,7 +10,7 @@
 #include "kernels/quantizer.hpp"
 #include "kernels/speculation3d.hpp"
 #include "kernels/tet64.hpp"
-#include "util/big_vector.hpp"  // hint_huge_pages
+#include "util/big_vector.hpp"  // assign_fresh
 #include "kernels/speculative_decode.hpp"  // kMissingVertex
 #include "kernels/tiles.hpp"
 #include "topology/signatures3d.hpp"
@@ -72,12 +72,7 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
     out.recon[1] = std::move(state->v);
     out.recon[2] = std::move(state->w);
   } else {  // the current state starts as the original
-    for (int c = 0; c < 3; ++c) {
-      out.recon[c].clear();
-      out.recon[c].reserve(size_t(n));
-      hint_huge_pages(out.recon[c].data(), size_t(n) * sizeof(T));
-      out.recon[c].insert(out.recon[c].end(), orig[c], orig[c] + n);
-    }
+    for (int c = 0; c < 3; ++c) assign_fresh(out.recon[c], orig[c], size_t(n));
   }
   for (int c = 0; c < 3; ++c) out.sym[c].resize(size_t(n));
   out.id.resize(size_t(n));

@@ -58,20 +58,13 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
   if (state) {
     out.recon_u = std::move(state->u);
     out.recon_v = std::move(state->v);
-  } else {
-    for (std::vector<T>* a : {&out.recon_u, &out.recon_v}) {
-      a->clear();
-      a->reserve(size_t(n));
-      hint_huge_pages(a->data(), size_t(n) * sizeof(T));
-    }
+  } else {  // the current state starts as the original
+    assign_fresh(out.recon_u, orig_u, size_t(n));
+    assign_fresh(out.recon_v, orig_v, size_t(n));
   }
   for (std::vector<uint16_t>* a : {&out.ids, &out.sym_u, &out.sym_v}) {
     a->clear();
     resize_fresh(*a, targets);
-  }
-  if (!state) {  // the current state starts as the original
-    out.recon_u.insert(out.recon_u.end(), f.u.begin(), f.u.end());
-    out.recon_v.insert(out.recon_v.end(), f.v.begin(), f.v.end());
   }
   BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
 #pragma omp parallel for schedule(static) num_threads(threads)
