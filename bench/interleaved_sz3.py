@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Whole-process compression time of SZ3, FaCTz-B and FaCTz-S on one thread, interleaved.
+"""Whole-process times of SZ3, FaCTz-B and FaCTz-S, interleaved: compression on one thread,
+then decompression (SZ3 serial, FaCTz-S with -x omp=2, as issue 20's acceptance states).
 
 bench/sz3_compare.sh times REPEAT consecutive runs of each command; on a virtual machine
 the first touches of fresh memory are slow, and a command run right after itself finds its
 pages warmer than one run after another program. Here every round runs SZ3 (u then v, ABS
 eb each, as a user of SZ3 would), then FaCTz-B, then FaCTz-S (factz compress -x omp=1), so
-each sees what the others left; the medians over the rounds and the same-run speed ratios
-are printed. eb = REL x (max over u and v - min over u and v), factz's REL; factz gets it as
+each sees what the others left, then SZ3's two decompressions and FaCTz-S's one; the medians
+over the rounds and the same-run speed ratios are printed. Processes are timed directly (no
+shell around them: a shell, an `rm` or a `date` per command costs milliseconds here, which
+on the 0.5 MB fields is a large part of a run). eb = REL x (max over u and v - min over u and v), factz's REL; factz gets it as
 ABS eb. Files should be in the page cache (the first round warms them).
 
   python3 bench/interleaved_sz3.py --sz3 SZ3 [--build DIR] [--rounds N] [--rel R ...]
@@ -39,8 +42,9 @@ def main():
         "dt4096:4096:4096:/tmp/factz_fields/dt4096_u_4096x4096.f32:/tmp/factz_fields/dt4096_v_4096x4096.f32"
     ]
     env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive")
-    print("| field | REL | SZ3 s | FaCTz-B s | FaCTz-S s | SZ3 MB/s | B MB/s | S MB/s | B / SZ3 speed | S / SZ3 speed |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| field | REL | SZ3 s | FaCTz-B s | FaCTz-S s | SZ3 MB/s | B MB/s | S MB/s | B / SZ3 speed | S / SZ3 speed "
+          "| SZ3 decompress s | S decompress s (2 threads) | S / SZ3 decompress speed |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in fields:
         name, nx, ny, u, v = spec.split(":")
         cu, cv = np.fromfile(u, "<f4"), np.fromfile(v, "<f4")
@@ -59,6 +63,10 @@ def main():
                        "--mode", "block", "-x", "omp=1"]],
                 "S": [[factz, "compress", *grid, "-i", u, "-i", v, "-z", tmp + "_s.fz", "-M", "ABS", eb,
                        "--mode", "speculative", "-x", "omp=1"]],
+                "sz3-d": [[a.sz3, "-f", "-z", tmp + "_u.sz", "-o", tmp + "_u.out", *grid, "-M", "ABS", eb],
+                          [a.sz3, "-f", "-z", tmp + "_v.sz", "-o", tmp + "_v.out", *grid, "-M", "ABS", eb]],
+                "S-d": [[factz, "decompress", "-z", tmp + "_s.fz", "-o", tmp + "_su.out", "-o", tmp + "_sv.out",
+                         "-x", "omp=2"]],
             }
             times = {k: [] for k in cmds}
             for _ in range(a.rounds):
@@ -70,8 +78,9 @@ def main():
             m = {k: statistics.median(t) for k, t in times.items()}
             print(f"| {name} | {rel:g} | {m['sz3']:.3f} | {m['B']:.3f} | {m['S']:.3f} | {raw / 1e6 / m['sz3']:.1f} "
                   f"| {raw / 1e6 / m['B']:.1f} | {raw / 1e6 / m['S']:.1f} | {m['sz3'] / m['B']:.2f} "
-                  f"| {m['sz3'] / m['S']:.2f} |", flush=True)
-            for suffix in ("_u.sz", "_v.sz", "_b.fz", "_s.fz"):
+                  f"| {m['sz3'] / m['S']:.2f} | {m['sz3-d']:.4f} | {m['S-d']:.4f} | {m['sz3-d'] / m['S-d']:.2f} |",
+                  flush=True)
+            for suffix in ("_u.sz", "_v.sz", "_b.fz", "_s.fz", "_u.out", "_v.out", "_su.out", "_sv.out"):
                 if os.path.exists(tmp + suffix):
                     os.remove(tmp + suffix)
 

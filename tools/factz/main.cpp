@@ -3,12 +3,10 @@
 // decompress and verify also handle scalar fields (2D or 3D, docs/toposz.md).
 // Statistics go to stderr as one key=value line, or to stdout as one JSON object with
 // --json. Exit code 0 on success, 1 on error (one clear line on stderr), 2 on usage errors.
-#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -527,21 +525,7 @@ bool multiblock_command(const Command* cmd, const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // One job per process, whose large work arrays are allocated and freed in turn (the
-  // input, the frontend's state, the payload, the coders' planes). Served by mmap, each
-  // would take fresh pages that the kernel clears on first touch (a fifth of a large
-  // compression on a virtual machine); from the heap, freed blocks are reused. Peak memory
-  // is unchanged: nothing here is freed earlier or later than before. The first 64 MiB of
-  // the heap take transparent huge pages: a first touch there costs one fault per 2 MiB
-  // instead of per 4 KiB (a 1024^2 field compressed 22-36 % faster, docs/benchmarks.md).
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);
-  // Every thread allocates from that heap: a second arena would be mmap'ed memory in 4 KiB
-  // pages, first touched by the coders running side by side (3D speculative at 64^3: the
-  // coding stage took 8.4 ms instead of 4.6, docs/benchmarks.md). The large arrays are few,
-  // so one arena's lock costs nothing measurable.
-  mallopt(M_ARENA_MAX, 1);
-  factz::detail::reserve_huge_heap(size_t(64) << 20);
+  factz::detail::prepare_job_heap();  // one heap, no mmap per array, huge pages first (util/big_vector.hpp)
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << top_help();
