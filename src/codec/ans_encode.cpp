@@ -167,7 +167,9 @@ void write_frequencies(const std::array<uint32_t, 256>& freqs, std::vector<uint8
 
 using ContextTable = AnsContextTable;
 
-ContextTable plan_table(const Histogram& hist) {
+// A context's frequencies (single: at most one value present), without the encoder's
+// symbols: what the planner's costs need (add_symbols completes a chosen table).
+ContextTable table_frequencies(const Histogram& hist) {
   ContextTable t;
   int present = 0;
   for (int v = 0; v < 256; ++v) {
@@ -175,14 +177,17 @@ ContextTable plan_table(const Histogram& hist) {
     if (present++ == 0) t.value = static_cast<uint8_t>(v);
   }
   t.single = present <= 1;
-  if (t.single) return t;
-  ans_normalize_frequencies(hist, t.freqs);
+  if (!t.single) ans_normalize_frequencies(hist, t.freqs);
+  return t;
+}
+
+void add_symbols(ContextTable& t) {
+  if (t.single) return;
   uint32_t cum = 0;
   for (int v = 0; v < 256; ++v) {
     if (t.freqs[v] != 0) t.symbols[v] = rans_encode_symbol(cum, t.freqs[v]);
     cum += t.freqs[v];
   }
-  return t;
 }
 
 // Bytes of a table in the blob.
@@ -239,8 +244,17 @@ std::vector<Histogram> context_histograms(const PairCounts& pairs, const Context
 // counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
 // fewer contexts and smaller byte values. lanes: the lanes to use (0: chosen here).
 // lanes_only: return once the mode, the value and the lanes are known (no context search).
+// The order-0 table of a plane and its cost: the same for the lanes-only plan and the full
+// plan after the lane start corrections (they move counts between rows, not values), so
+// plan_plane_counts plans it once.
+struct Order0Table {
+  bool known = false;
+  ContextTable table;
+  uint64_t cost = 0;
+};
+
 PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes, uint32_t lanes = 0,
-                     bool lanes_only = false) {
+                     bool lanes_only = false, Order0Table* order0_table = nullptr) {
   PlanePlan plan;
   Histogram order0{}, as_prev{};
   for_each_byte(pairs.rows, [&](int prev) {
@@ -259,10 +273,15 @@ PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32
   plan.mode = kPlaneRans;
 
   // Lanes from the order-0 estimate of a full chunk's size.
-  const ContextTable t0 = plan_table(order0);
-  const uint64_t cost0 = table_cost(order0, t0);
+  Order0Table local;
+  Order0Table& o0 = order0_table != nullptr ? *order0_table : local;
+  if (!o0.known) {
+    o0.table = table_frequencies(order0);
+    o0.cost = table_cost(order0, o0.table);
+    o0.known = true;
+  }
   const uint64_t n_chunks = n / chunk + (n % chunk != 0);
-  plan.lanes = lanes != 0 ? lanes : choose_lanes(cost0 / ((8u << 8) * n_chunks), std::min(n, chunk), max_lanes);
+  plan.lanes = lanes != 0 ? lanes : choose_lanes(o0.cost / ((8u << 8) * n_chunks), std::min(n, chunk), max_lanes);
   if (lanes_only) return plan;
 
   // Candidate maps: the most frequent previous bytes first (ties to smaller values). Only
@@ -275,16 +294,19 @@ PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32
   std::stable_sort(order.begin(), order.begin() + usable, [&](int a, int b) { return as_prev[a] > as_prev[b]; });
 
   // K contexts: the rows of the K - 1 most frequent previous bytes, then the rest pooled.
-  // A row's table is the same for every K that maps it, so it is planned once.
+  // A row's table is the same for every K that maps it, so it is planned once; the pooled
+  // context of K = 1 is the order-0 table. Tables are planned without their encoder symbols;
+  // the chosen ones get them at the end.
   // A decoder builds M table entries per context: at most 16 per symbol.
   const int max_contexts = static_cast<int>(
       std::min<uint64_t>({n / 256 + 1, static_cast<uint64_t>(usable) + 1, kAnsMaxContexts}));
   std::vector<ContextTable> rows;
   std::vector<uint64_t> row_costs;
-  std::vector<Histogram> rests;  // rests[k - 1]: the pooled context of K = k
-  std::vector<uint64_t> costs;   // costs[k - 1]
-  Histogram rest = order0;       // pooled counts of the previous bytes not mapped yet
+  std::vector<ContextTable> rest_tables;  // rest_tables[k - 1]: the pooled context of K = k
+  std::vector<uint64_t> costs;            // costs[k - 1]
+  Histogram rest = order0;                // pooled counts of the previous bytes not mapped yet
   for (int k = 1; k <= max_contexts; ++k) {
+    uint64_t rest_cost = o0.cost;
     if (k > 1) {
       const uint64_t* row = pairs.row(order[k - 2]);
       Histogram h{};
@@ -292,12 +314,15 @@ PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32
         h[v] = row[v];
         rest[v] -= h[v];
       }
-      rows.push_back(plan_table(h));
+      rows.push_back(table_frequencies(h));
       row_costs.push_back(table_cost(h, rows.back()));
+      rest_tables.push_back(table_frequencies(rest));
+      rest_cost = table_cost(rest, rest_tables.back());
+    } else {
+      rest_tables.push_back(o0.table);
     }
-    uint64_t cost = static_cast<uint64_t>(1 + k) * (8u << 8) + table_cost(rest, plan_table(rest));  // K and the map
+    uint64_t cost = static_cast<uint64_t>(1 + k) * (8u << 8) + rest_cost;  // K and the map
     for (const uint64_t c : row_costs) cost += c;
-    rests.push_back(rest);
     costs.push_back(cost);
   }
   // The fewest contexts within 1/256 of the least cost: on data without order-1 structure
@@ -310,7 +335,8 @@ PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32
   for (int c = 0; c + 1 < k; ++c) plan.contexts.map[c] = static_cast<uint8_t>(order[c]);
   plan.contexts.finish();
   plan.tables.assign(rows.begin(), rows.begin() + (k - 1));
-  plan.tables.push_back(plan_table(rests[k - 1]));
+  plan.tables.push_back(rest_tables[k - 1]);
+  for (auto& t : plan.tables) add_symbols(t);
   return plan;
 }
 
@@ -438,7 +464,8 @@ Status plan_plane_counts(PairCounts& pairs, uint64_t n, uint32_t max_lanes, cons
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
   // Lane starts: the lanes follow from the order-0 estimate, which lane starts do not
   // change; then their previous byte becomes 0 in the pair counts.
-  plan = plan_plane(pairs, n, chunk, max_lanes, 0, /*lanes_only=*/true);
+  Order0Table order0_table;
+  plan = plan_plane(pairs, n, chunk, max_lanes, 0, /*lanes_only=*/true, &order0_table);
   if (plan.mode == kPlaneConstant) return Status::Ok();
   std::vector<uint64_t> around;  // (i - 1, i) for every lane start i but the chunks' first
   for (uint64_t base = 0; base < n; base += chunk) {
@@ -458,7 +485,8 @@ Status plan_plane_counts(PairCounts& pairs, uint64_t n, uint32_t max_lanes, cons
     --pairs.clean_row(bytes[e])[bytes[e + 1]];
     ++pairs.clean_row(0)[bytes[e + 1]];
   }
-  plan = plan_plane(pairs, n, chunk, max_lanes);  // same lanes: the order-0 counts are unchanged
+  // Same lanes and order-0 table: the order-0 counts are unchanged.
+  plan = plan_plane(pairs, n, chunk, max_lanes, 0, false, &order0_table);
   Histogram order0{};
   for_each_byte(pairs.rows, [&](int prev) {
     const uint64_t* row = pairs.row(prev);
@@ -593,8 +621,8 @@ void ans_append_plane_tail(const AnsPlanePlan& p, std::vector<uint8_t>& out) {
 // ---------------------------------------------------------------- normalization
 
 void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::span<uint32_t, 256> freqs) {
-  // The present values in increasing order: the repair steps below scan these alone (the
-  // others keep frequency 0), as a context of a small plane often holds few of the 256.
+  // The present values in increasing order: the steps below visit these alone (the others
+  // keep frequency 0), as a context of a small plane often holds few of the 256.
   std::array<uint8_t, 256> present;
   int count = 0;
   uint64_t total = 0;
@@ -603,54 +631,62 @@ void ans_normalize_frequencies(std::span<const uint64_t, 256> histogram, std::sp
     if (histogram[v] != 0) present[count++] = static_cast<uint8_t>(v);
   }
   // Proportional share, rounded down, at least 1 for every present value.
+  std::fill(freqs.begin(), freqs.end(), 0u);
   int64_t sum = 0;
-  for (int v = 0; v < 256; ++v) {
-    const uint64_t c = histogram[v];
-    freqs[v] = c == 0 ? 0 : static_cast<uint32_t>(std::max<uint64_t>(1, c * kScale / total));
-    sum += freqs[v];
+  for (int i = 0; i < count; ++i) {
+    const uint64_t c = histogram[present[i]];
+    freqs[present[i]] = static_cast<uint32_t>(std::max<uint64_t>(1, c * kScale / total));
+    sum += freqs[present[i]];
   }
   // Greedy repair to the exact sum. The cost of a value in bits is c * log2(M / f); one
   // more slot saves about c / (f + 1/2) units and one fewer costs about c / (f - 1/2).
   // Both are compared as exact integer cross products, so the choice is platform-free;
   // ties go to the smaller byte value. Each step takes the best value and changes only
   // its own key, for the worse, so the values sit in a binary heap ordered by that rule:
-  // the same choices as scanning every value per step, in log time per step (a context
-  // of 200 values needed up to 200 scans of 200 before).
+  // the same choices as scanning every value per step, in log time per step. A heap entry
+  // carries its count and 2f +- 1 beside the value, so that a comparison reads one place.
   if (sum == kScale) return;
   const bool grow = sum < kScale;
-  // a before b: a's slot gained (grow) or lost (shrink) is worth more (less), or a tie
-  // and a is the smaller value.
-  const auto before = [&](int a, int b) {
-    const uint64_t ca = histogram[a], cb = histogram[b];
-    const uint64_t oa = grow ? 2 * uint64_t{freqs[a]} + 1 : 2 * uint64_t{freqs[a]} - 1;
-    const uint64_t ob = grow ? 2 * uint64_t{freqs[b]} + 1 : 2 * uint64_t{freqs[b]} - 1;
-    const uint64_t lhs = ca * ob, rhs = cb * oa;
-    if (lhs != rhs) return grow ? lhs > rhs : lhs < rhs;
-    return a < b;
+  struct Entry {
+    uint64_t count;  // the value's count
+    uint64_t odd;    // 2f + 1 (grow) or 2f - 1 (shrink), f its frequency now
+    int value;
   };
-  std::array<uint8_t, 256> heap;
+  // a before b: a's slot gained (grow) or lost (shrink) is worth more (less), or a tie and
+  // a is the smaller value.
+  const auto before = [grow](const Entry& a, const Entry& b) {
+    const uint64_t lhs = a.count * b.odd, rhs = b.count * a.odd;
+    if (lhs != rhs) return grow ? lhs > rhs : lhs < rhs;
+    return a.value < b.value;
+  };
+  std::array<Entry, 256> heap;
   int size = 0;
   for (int i = 0; i < count; ++i) {
-    if (grow || freqs[present[i]] > 1) heap[size++] = present[i];
+    const int v = present[i];
+    if (grow) heap[size++] = {histogram[v], 2 * uint64_t{freqs[v]} + 1, v};
+    else if (freqs[v] > 1) heap[size++] = {histogram[v], 2 * uint64_t{freqs[v]} - 1, v};
   }
   const auto sift_down = [&](int i) {
+    const Entry e = heap[i];
     for (;;) {
       const int l = 2 * i + 1, r = l + 1;
-      int best = i;
-      if (l < size && before(heap[l], heap[best])) best = l;
-      if (r < size && before(heap[r], heap[best])) best = r;
-      if (best == i) return;
-      std::swap(heap[i], heap[best]);
-      i = best;
+      if (l >= size) break;
+      const int child = (r < size && before(heap[r], heap[l])) ? r : l;
+      if (!before(heap[child], e)) break;
+      heap[i] = heap[child];
+      i = child;
     }
+    heap[i] = e;
   };
   for (int i = size / 2 - 1; i >= 0; --i) sift_down(i);
   for (; sum < kScale; ++sum) {
-    ++freqs[heap[0]];
+    ++freqs[heap[0].value];
+    heap[0].odd += 2;
     sift_down(0);
   }
   for (; sum > kScale; --sum) {  // size > 0: at most 256 values keep one slot each
-    if (--freqs[heap[0]] == 1) heap[0] = heap[--size];
+    if (--freqs[heap[0].value] == 1) heap[0] = heap[--size];
+    else heap[0].odd -= 2;
     sift_down(0);
   }
 }
