@@ -5,10 +5,8 @@
 // reading it) and asks for transparent huge pages on large blocks.
 #pragma once
 
-#include <malloc.h>
 #include <sys/mman.h>
 
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -63,7 +61,7 @@ inline void* huge_heap_skipped = nullptr;  // see reserve_huge_heap; reachable f
 
 /// Grows the heap by `bytes` at once, asks for transparent huge pages on it and hands it
 /// back to malloc, which keeps it (for a process that set M_MMAP_MAX 0 and M_TRIM_THRESHOLD
-/// INT_MAX, as prepare_job_heap does): the allocations of a small field then fault in a few
+/// INT_MAX, as prepare_job_heap in util/job_heap.hpp does): the allocations of a small field then fault in a few
 /// 2 MiB pages instead of a thousand 4 KiB ones. Only address space is taken; pages are
 /// cleared when first touched, as before.
 ///
@@ -94,24 +92,6 @@ inline void* reserve_huge_heap(size_t bytes) {
   }
   huge_heap_skipped = kept;
   return static_cast<char*>(p) + skip;
-}
-
-/// The heap of a process that runs one job (the factz executable): its large work arrays
-/// are allocated and freed in turn (the input, the frontend's state, the payload, the
-/// coders' planes). Served by mmap, each would take fresh pages that the kernel clears on
-/// first touch (a fifth of a large compression on a virtual machine); from the heap, freed
-/// blocks are reused. Peak memory is unchanged: nothing is freed earlier or later. Every
-/// thread allocates from that heap: a second arena would be mmap'ed memory in 4 KiB pages,
-/// first touched by the coders running side by side (3D speculative at 64^3: the coding
-/// stage took 8.4 ms instead of 4.6, docs/benchmarks.md); the large arrays are few, so one
-/// arena's lock costs nothing measurable. The first 64 MiB take transparent huge pages
-/// (reserve_huge_heap; a 1024^2 field compressed 22-36 % faster). Returns
-/// reserve_huge_heap's answer. Call it first thing in main, before any thread starts.
-inline void* prepare_job_heap() {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);
-  mallopt(M_ARENA_MAX, 1);
-  return reserve_huge_heap(size_t(64) << 20);
 }
 
 /// v.resize(n) for a std::vector of a large array: when the storage must grow, huge pages

@@ -1,4 +1,4 @@
-// The factz executable's heap, set up as its main does (util/big_vector.hpp,
+// The factz executable's heap, set up as its main does (util/job_heap.hpp,
 // prepare_job_heap), in a process of its own: the arrays a small field allocates first must
 // start on the first huge page of the reservation, not in the partial 2 MiB block before it
 // (4 KiB pages, one fault each), and that page must carry the huge-page hint. Exit 0 when
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "util/big_vector.hpp"
+#include "util/job_heap.hpp"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
 #include "streams/vector_stream.hpp"
-#include "util/big_vector.hpp"
+#include "util/job_heap.hpp"
 
 namespace factz::cli {  // defined in cmd_ct.cpp
 double persistence_of(const Args& a);
@@ -525,7 +525,7 @@ bool multiblock_command(const Command* cmd, const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  factz::detail::prepare_job_heap();  // one heap, no mmap per array, huge pages first (util/big_vector.hpp)
+  factz::detail::prepare_job_heap();  // one heap, no mmap per array, huge pages first (util/job_heap.hpp)
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << top_help();
