@@ -240,10 +240,6 @@ std::vector<Histogram> context_histograms(const PairCounts& pairs, const Context
   return h;
 }
 
-// Chooses the lanes, the context map and the tables of a non-constant plane from its pair
-// counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
-// fewer contexts and smaller byte values. lanes: the lanes to use (0: chosen here).
-// lanes_only: return once the mode, the value and the lanes are known (no context search).
 // The order-0 table of a plane and its cost: the same for the lanes-only plan and the full
 // plan after the lane start corrections (they move counts between rows, not values), so
 // plan_plane_counts plans it once.
@@ -253,6 +249,11 @@ struct Order0Table {
   uint64_t cost = 0;
 };
 
+// Chooses the lanes, the context map and the tables of a non-constant plane from its pair
+// counts (lane starts counted with previous byte 0). Deterministic: integer costs, ties to
+// fewer contexts and smaller byte values. lanes: the lanes to use (0: chosen here).
+// lanes_only: return once the mode, the value and the lanes are known (no context search).
+// order0_table: the plane's order-0 table, planned here when not known yet.
 PlanePlan plan_plane(const PairCounts& pairs, uint64_t n, uint64_t chunk, uint32_t max_lanes, uint32_t lanes = 0,
                      bool lanes_only = false, Order0Table* order0_table = nullptr) {
   PlanePlan plan;

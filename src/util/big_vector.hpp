@@ -57,43 +57,6 @@ inline void hint_huge_pages(void* p, size_t bytes) {
   if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 }
 
-inline void* huge_heap_skipped = nullptr;  // see reserve_huge_heap; reachable for leak checkers
-
-/// Grows the heap by `bytes` at once, asks for transparent huge pages on it and hands it
-/// back to malloc, which keeps it (for a process that set M_MMAP_MAX 0 and M_TRIM_THRESHOLD
-/// INT_MAX, as prepare_job_heap in util/job_heap.hpp does): the allocations of a small field then fault in a few
-/// 2 MiB pages instead of a thousand 4 KiB ones. Only address space is taken; pages are
-/// cleared when first touched, as before.
-///
-/// The heap starts wherever address randomization put it, so the reservation's first 2 MiB
-/// block is partial and can only take 4 KiB pages; the arrays allocated next would land
-/// there and fault page by page (up to 512 faults, several ms on a virtual machine, and a
-/// different count in every run). That partial block is kept by one allocation that is
-/// never touched (address space only, no memory), made by shrinking the reservation in
-/// place (realloc splits the chunk; the rest goes back to the heap's top), so that what
-/// comes next starts on the first huge page. Returns that page's address (nullptr when the
-/// heap could not grow).
-inline void* reserve_huge_heap(size_t bytes) {
-  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-  void* p = std::malloc(bytes);
-  if (!p) return nullptr;
-  hint_huge_pages(p, bytes);
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
-  size_t skip = ((at + kHuge - 1) & ~(kHuge - 1)) - at;
-  if (skip == 0) {
-    std::free(p);
-    return p;
-  }
-  if (skip < 4 * sizeof(void*)) skip += kHuge;  // below malloc's smallest chunk: the next boundary
-  void* kept = std::realloc(p, skip);
-  if (kept != p) {  // not shrunk in place (another allocator): nothing is skipped
-    std::free(kept ? kept : p);
-    return nullptr;
-  }
-  huge_heap_skipped = kept;
-  return static_cast<char*>(p) + skip;
-}
-
 /// v.resize(n) for a std::vector of a large array: when the storage must grow, huge pages
 /// are asked for before resize's zero fill first touches it (see hint_huge_pages).
 template <class V>
