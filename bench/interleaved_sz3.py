@@ -13,7 +13,11 @@ on the 0.5 MB fields is a large part of a run). eb = REL x (max over u and v - m
 ABS eb. Files should be in the page cache (the first round warms them).
 
   python3 bench/interleaved_sz3.py --sz3 SZ3 [--build DIR] [--rounds N] [--rel R ...]
-      [--field NAME:NX:NY:U:V ...]
+      [--field NAME:NX:NY:U:V ...] [--also DIR]
+
+--also DIR: a second factz build decompresses the same FaCTz-S stream in every round, after
+an SZ3 decompression of its own, the two (SZ3, factz) pairs in alternating order from round
+to round; a second table gives both builds' decompression medians against the SZ3 runs'.
 
 Default field: the 4096^2 turbulence /tmp/factz_fields/dt4096_{u,v}_4096x4096.f32
 (bench/evaluate's dt_synth 4096 4096 7 makes it). SZ3 is built from its public source
@@ -36,7 +40,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     ap.add_argument("--rel", type=float, nargs="+", default=[1e-2, 1e-3, 1e-4])
     ap.add_argument("--field", action="append", default=[], help="NAME:NX:NY:U:V (repeatable)")
+    ap.add_argument("--also", help="a second factz build directory whose decompression is timed beside")
     a = ap.parse_args()
+    rows_also = []
     factz = os.path.join(a.build, "factz")
     fields = a.field or [
         "dt4096:4096:4096:/tmp/factz_fields/dt4096_u_4096x4096.f32:/tmp/factz_fields/dt4096_v_4096x4096.f32"
@@ -68,9 +74,17 @@ def main():
                 "S-d": [[factz, "decompress", "-z", tmp + "_s.fz", "-o", tmp + "_su.out", "-o", tmp + "_sv.out",
                          "-x", "omp=2"]],
             }
+            order = list(cmds)
+            if a.also:
+                cmds["sz3-d2"] = cmds["sz3-d"]
+                cmds["S2-d"] = [[os.path.join(a.also, "factz"), *cmds["S-d"][0][1:]]]
             times = {k: [] for k in cmds}
-            for _ in range(a.rounds):
-                for k, cs in cmds.items():
+            for r in range(a.rounds):
+                keys = order + (["sz3-d2", "S2-d"] if a.also else [])
+                if a.also and r % 2:  # the second build's pair first in odd rounds
+                    keys = order[:-2] + ["sz3-d2", "S2-d"] + order[-2:]
+                for k in keys:
+                    cs = cmds[k]
                     t0 = time.perf_counter()
                     for c in cs:
                         subprocess.run(c, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -80,9 +94,20 @@ def main():
                   f"| {raw / 1e6 / m['B']:.1f} | {raw / 1e6 / m['S']:.1f} | {m['sz3'] / m['B']:.2f} "
                   f"| {m['sz3'] / m['S']:.2f} | {m['sz3-d']:.4f} | {m['S-d']:.4f} | {m['sz3-d'] / m['S-d']:.2f} |",
                   flush=True)
+            if a.also:
+                d = statistics.median(times["sz3-d"] + times["sz3-d2"])
+                rows_also.append(f"| {name} | {rel:g} | {d:.4f} | {m['S-d']:.4f} | {m['S2-d']:.4f} "
+                                 f"| {d / m['S-d']:.2f} | {d / m['S2-d']:.2f} | {m['S-d'] / m['S2-d']:.3f} |")
             for suffix in ("_u.sz", "_v.sz", "_b.fz", "_s.fz", "_u.out", "_v.out", "_su.out", "_sv.out"):
                 if os.path.exists(tmp + suffix):
                     os.remove(tmp + suffix)
+
+    if rows_also:
+        print(f"\nDecompression, {a.build} (A) and {a.also} (B), two threads, medians; SZ3: both pairs' runs")
+        print("| field | REL | SZ3 s | A s | B s | SZ3 / A | SZ3 / B | A / B |")
+        print("|---|---|---|---|---|---|---|---|")
+        for row in rows_also:
+            print(row)
 
 
 if __name__ == "__main__":

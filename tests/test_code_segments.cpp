@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <span>
@@ -12,7 +13,10 @@
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
 #include "format/container.hpp"
+#include "backend/cpu/speculative_mode.hpp"
 #include "streams/code_segments.hpp"
+#include "streams/mask_sections.hpp"
+#include "streams/vector_stream.hpp"
 #include "streams/stream_common.hpp"
 #include "synth.hpp"
 #include "util/byte_io.hpp"
@@ -236,6 +240,153 @@ TEST(CodeSegments, SpeculativeStreamsAreVersion9AndSegmentARoughField) {
     auto s3 = compress(f, o);
     ASSERT_TRUE(s3.ok());
     EXPECT_EQ(s3.value(), s.value());
+  }
+}
+
+// Segments of the given counts (blobs left empty: code_windows reads the counts only).
+std::vector<CodeSegment> segments_of(std::initializer_list<int64_t> counts) {
+  std::vector<CodeSegment> out;
+  int64_t first = 0;
+  for (int64_t c : counts) {
+    out.push_back(CodeSegment{first, c, {}});
+    first += c;
+  }
+  return out;
+}
+
+TEST(CodeWindows, WholePhasesUntilTheMinimumAtSegmentEndsOfBothComponents) {
+  using detail::code_windows;
+  using detail::CodeWindow;
+  auto eq = [](const CodeWindow& w, int64_t pb, int64_t pe, int64_t first, int64_t count, size_t ub, size_t ue,
+               size_t vb, size_t ve) {
+    return w.phase_begin == pb && w.phase_end == pe && w.first == first && w.count == count && w.seg_u_begin == ub &&
+           w.seg_u_end == ue && w.seg_v_begin == vb && w.seg_v_end == ve;
+  };
+  const std::vector<int64_t> phases = {0, 3, 5, 0, 10, 7, 20};  // 45 codes
+  {  // segments at every phase with codes: a window closes once it holds 10 codes
+    const auto s = segments_of({3, 5, 10, 7, 20});
+    const auto w = code_windows(phases, s, s, 10);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_TRUE(eq(w[0], 0, 5, 0, 18, 0, 3, 0, 3));  // 3 + 5 + 0 + 10
+    EXPECT_TRUE(eq(w[1], 5, 7, 18, 27, 3, 5, 3, 5));  // 7 + 20: the last window takes the rest
+  }
+  {  // minimum 1: one window per phase that ends a segment (empty phases join the next)
+    const auto s = segments_of({3, 5, 10, 7, 20});
+    const auto w = code_windows(phases, s, s, 1);
+    ASSERT_EQ(w.size(), 5u);
+    EXPECT_TRUE(eq(w[0], 0, 2, 0, 3, 0, 1, 0, 1));
+    EXPECT_TRUE(eq(w[1], 2, 3, 3, 5, 1, 2, 1, 2));
+    EXPECT_TRUE(eq(w[2], 3, 5, 8, 10, 2, 3, 2, 3));
+    EXPECT_TRUE(eq(w[4], 6, 7, 25, 20, 4, 5, 4, 5));
+  }
+  {  // u cut elsewhere than v: windows end only where both end
+    const auto u = segments_of({8, 17, 20}), v = segments_of({3, 22, 20});
+    const auto w = code_windows(phases, u, v, 1);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_TRUE(eq(w[0], 0, 6, 0, 25, 0, 2, 0, 2));  // 25 = 8 + 17 = 3 + 22, where phase 5 ends
+    EXPECT_TRUE(eq(w[1], 6, 7, 25, 20, 2, 3, 2, 3));
+  }
+  {  // a segment across a phase boundary joins the phases it serves
+    const auto s = segments_of({8, 37});
+    const auto w = code_windows(phases, s, s, 1);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_TRUE(eq(w[0], 0, 3, 0, 8, 0, 1, 0, 1));
+    EXPECT_TRUE(eq(w[1], 3, 7, 8, 37, 1, 2, 1, 2));
+  }
+  {  // one segment: one window, whatever the minimum
+    const auto s = segments_of({45});
+    const auto w = code_windows(phases, s, s, 1);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_TRUE(eq(w[0], 0, 7, 0, 45, 0, 1, 0, 1));
+  }
+  {  // no codes: one window holding the empty segment
+    const std::vector<int64_t> none = {0, 0, 0};
+    const auto s = segments_of({0});
+    const auto w = code_windows(none, s, s, 1);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_TRUE(eq(w[0], 0, 3, 0, 0, 0, 1, 0, 1));
+  }
+}
+
+TEST(CodeWindows, DecodingAWindowAtATimeGivesTheSameValues) {
+  // A rough field (segmented codes), plain and with land: the speculative decoder with
+  // windows of one segment each, with a few windows and with one (the codes whole) gives the
+  // same bits, on 1 and 2 threads, and the same as decompress.
+  VectorField2D f = synth::turbulence(256, 192, 78, 2.0);
+  for (bool land : {false, true}) {
+    if (land) {
+      f.mask.assign(f.u.size(), 0);
+      for (int64_t y = 0; y < f.ny; ++y)
+        for (int64_t x = 0; x < f.nx; ++x)
+          if ((x - 90) * (x - 90) + (y - 70) * (y - 70) < 900 || (x * 7 + y * 3) % 101 == 0)
+            f.mask[size_t(y * f.nx + x)] = 1;
+    }
+    for (Coder coder : {Coder::ans, Coder::huffman}) {
+      Options o;
+      o.mode = Mode::speculative;
+      o.bound_mode = BoundMode::rel;
+      o.bound = 1e-3;
+      o.coder = coder;
+      auto s = compress(f, o);
+      ASSERT_TRUE(s.ok()) << s.status().to_string();
+      auto whole = decompress(s.value(), DecompressOptions{Policy::serial, 1});
+      ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+      auto pc = detail::parse_container(s.value());
+      ASSERT_TRUE(pc.ok());
+      const auto& h = pc->header;
+      std::vector<uint8_t> mask;
+      if (land) {
+        ASSERT_TRUE(detail::read_mask(s.value(), pc.value(), f.nx, f.ny, mask).ok());
+      }
+      const uint8_t* missing = land ? mask.data() : nullptr;
+      detail::SpeculativeDecodeInput in;
+      ASSERT_TRUE(detail::parse_speculative(s.value(), pc.value(), 1, in, false, missing).ok());
+      ASSERT_TRUE(in.codes_deferred);
+      std::vector<CodeSegment> su, sv;
+      int64_t n_codes = 0;
+      for (int64_t c : in.phase_codes) n_codes += c;
+      ASSERT_TRUE(detail::parse_segmented(in.coded_u, n_codes, su).ok());
+      ASSERT_TRUE(detail::parse_segmented(in.coded_v, n_codes, sv).ok());
+      ASSERT_GT(detail::code_windows(in.phase_codes, su, sv, 1).size(), 2u) << "the windows must be exercised";
+      std::vector<float> u0, v0;
+      for (int64_t min_window : {int64_t{1}, n_codes / 3, int64_t{1} << 40}) {
+        for (int threads : {1, 2}) {
+          std::vector<float> u(f.u.size(), -7.f), v(f.v.size(), -7.f);
+          const Status st = detail::decode_speculative(h, in, threads, u, v, missing, min_window);
+          ASSERT_TRUE(st.ok()) << st.to_string();
+          if (u0.empty()) {
+            u0 = u;
+            v0 = v;
+          }
+          EXPECT_EQ(std::memcmp(u.data(), u0.data(), u.size() * 4), 0) << min_window << " " << threads;
+          EXPECT_EQ(std::memcmp(v.data(), v0.data(), v.size() * 4), 0) << min_window << " " << threads;
+        }
+      }
+      if (coder == Coder::ans) {
+        // A damaged blob in the last segment of v (past the section's checksum): the windowed
+        // decoder reports it as the whole one does, on any thread count.
+        detail::SpeculativeDecodeInput bad = in;
+        const CodeSegment& last = sv.back();
+        const size_t at = size_t(last.blob.data() - in.coded_v.data()) + last.blob.size() / 2;
+        bad.coded_v[at] ^= 0x5A;
+        bad.coded_v[at + 1] ^= 0xC3;
+        std::string message;
+        for (int64_t min_window : {int64_t{1}, int64_t{1} << 40}) {
+          for (int threads : {1, 2}) {
+            std::vector<float> u(f.u.size()), v(f.v.size());
+            const Status st = detail::decode_speculative(h, bad, threads, u, v, missing, min_window);
+            EXPECT_EQ(st.code(), Code::corrupt_stream) << st.to_string();
+            if (message.empty()) message = st.to_string();
+            EXPECT_EQ(st.to_string(), message);
+          }
+        }
+      }
+      for (size_t k = 0; k < u0.size(); ++k) {
+        if (missing && missing[k]) continue;  // decompress puts the stored bits there
+        ASSERT_EQ(std::memcmp(&u0[k], &whole->u[k], 4), 0) << k;
+        ASSERT_EQ(std::memcmp(&v0[k], &whole->v[k], 4), 0) << k;
+      }
+    }
   }
 }
 

@@ -128,12 +128,12 @@ Status parse_segmented(std::span<const uint8_t> section, int64_t n, std::vector<
   return Status::Ok();
 }
 
-Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
-                        std::span<uint16_t> out, int threads) {
-  std::vector<CodeSegment> segs;
-  FACTZ_RETURN_IF_ERROR(parse_segmented(section, int64_t(out.size()), segs));
+Status decode_segments(EntropyCoder coder, std::span<const CodeSegment> segs, uint16_t center,
+                       std::span<uint16_t> out, int threads) {
+  if (segs.empty()) return Status::Ok();
+  const int64_t base = segs.front().first;
   auto decode = [&](const CodeSegment& s, int t) {
-    return entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first), size_t(s.count)), t);
+    return entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first - base), size_t(s.count)), t);
   };
   // A segment of at most one coder chunk decodes on one thread anyway: those go side by side,
   // one per thread, in one parallel region; the larger ones one after the other, each with
@@ -142,7 +142,9 @@ Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, ui
   std::vector<Status> status(segs.size(), Status::Ok());
   const int64_t chunk = int64_t{1} << kAnsChunkLog2;  // Huffman's chunks are as long
   static_assert(kAnsChunkLog2 == kHuffmanChunkLog2);
-#pragma omp parallel for schedule(dynamic) num_threads(std::max(threads, 1)) if (threads > 1 && segs.size() > 1)
+  int64_t small = 0;
+  for (const CodeSegment& s : segs) small += s.count <= chunk;
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(threads, 1)) if (threads > 1 && small > 1)
   for (size_t k = 0; k < segs.size(); ++k)
     if (segs[k].count <= chunk) status[k] = decode(segs[k], 1);
   for (size_t k = 0; k < segs.size(); ++k) {
@@ -150,6 +152,42 @@ Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, ui
   }
   for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
   return Status::Ok();
+}
+
+Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
+                        std::span<uint16_t> out, int threads) {
+  std::vector<CodeSegment> segs;
+  FACTZ_RETURN_IF_ERROR(parse_segmented(section, int64_t(out.size()), segs));
+  return decode_segments(coder, segs, center, out, threads);
+}
+
+std::vector<CodeWindow> code_windows(std::span<const int64_t> phase_codes, std::span<const CodeSegment> u,
+                                     std::span<const CodeSegment> v, int64_t min_codes) {
+  std::vector<CodeWindow> out;
+  size_t su = 0, sv = 0;        // the next segment of each component
+  int64_t end_u = 0, end_v = 0;  // where the segments taken so far end
+  CodeWindow w;
+  int64_t at = 0;  // codes of the phases taken so far
+  const int64_t phases = int64_t(phase_codes.size());
+  for (int64_t p = 0; p < phases; ++p) {
+    at += phase_codes[size_t(p)];
+    while (su < u.size() && end_u < at) end_u += u[su++].count;
+    while (sv < v.size() && end_v < at) end_v += v[sv++].count;
+    const bool last = p + 1 == phases;
+    if (last) {  // the rest: every segment left (an empty component's one empty segment too)
+      su = u.size();
+      sv = v.size();
+    }
+    if (last || (end_u == at && end_v == at && at - w.first >= min_codes)) {
+      w.phase_end = p + 1;
+      w.count = at - w.first;
+      w.seg_u_end = su;
+      w.seg_v_end = sv;
+      out.push_back(w);
+      w = CodeWindow{p + 1, p + 1, at, 0, su, su, sv, sv};
+    }
+  }
+  return out;
 }
 
 }  // namespace factz::detail

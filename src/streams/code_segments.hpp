@@ -71,4 +71,33 @@ Status parse_segmented(std::span<const uint8_t> section, int64_t n, std::vector<
 Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
                         std::span<uint16_t> out, int threads);
 
+/// Decodes the consecutive segments `segs` into `out`, which holds their symbols from
+/// segs[0].first on (out.size() = their total count). A failure names the first failing
+/// segment in stream order, whatever the threads.
+Status decode_segments(EntropyCoder coder, std::span<const CodeSegment> segs, uint16_t center,
+                       std::span<uint16_t> out, int threads);
+
+/// A decoder's code windows hold at least this many codes (a quarter of the codes on larger
+/// fields): below it a field's codes are decoded whole, as one window.
+inline constexpr int64_t kMinCodeWindow = int64_t{1} << 21;
+
+/// A window of a decoder that decodes a component's codes a part at a time, just before the
+/// phases that read them: phases [phase_begin, phase_end) read the codes [first, first +
+/// count), which are exactly those of segments [seg_u_begin, seg_u_end) of u and
+/// [seg_v_begin, seg_v_end) of v.
+struct CodeWindow {
+  int64_t phase_begin = 0, phase_end = 0;
+  int64_t first = 0, count = 0;
+  size_t seg_u_begin = 0, seg_u_end = 0, seg_v_begin = 0, seg_v_end = 0;
+};
+
+/// The windows of a stream whose phases hold `phase_codes` codes each (schedule order; they
+/// sum to the segments' symbols, which parse_segmented checked) and whose components are
+/// segmented as `u` and `v`: phases join a window in order until it holds at least
+/// `min_codes` codes and ends where a segment of each component ends. Windows never cut a
+/// segment, so one segment of either component (a small field's section, a writer that
+/// segments elsewhere) makes a single window: the whole component, as decode_segmented.
+std::vector<CodeWindow> code_windows(std::span<const int64_t> phase_codes, std::span<const CodeSegment> u,
+                                     std::span<const CodeSegment> v, int64_t min_codes);
+
 }  // namespace factz::detail

@@ -348,18 +348,47 @@ Status parse_speculative_any(std::span<const uint8_t> stream, const ParsedContai
   }
   resize_fresh(out.ids, size_t(n - A.count() - (missing_all - missing_anchors)));
   FACTZ_RETURN_IF_ERROR(entropy_decode(coder, hid.value(), 0, out.ids, threads));
+  // The ids checked and counted phase by phase (a missing target has no id): the codes of
+  // each phase tell a deferred decoder which part of the code sections each phase reads.
   int64_t n_codes = 0, n_exact = A.count() - missing_anchors;
-  for (uint16_t id : out.ids) {
-    if (!valid_target_id(id)) return corrupt_stream("bound id out of range");
-    n_codes += id_has_code(id);
-    n_exact += id_is_exact(id);
+  out.phase_codes.clear();
+  size_t at = 0;
+  PhaseSchedule schedule(nx, ny, s0);
+  for (ScheduledPhase ph; schedule.next(ph);) {
+    const PhaseLattice& L = ph.lattice;
+    size_t targets = size_t(L.count());
+    if (missing) {
+      targets = 0;
+      for (int64_t j = 0; j < L.count_y; ++j)
+        for (int64_t i = 0; i < L.count_x; ++i)
+          targets += missing[size_t((L.y0 + j * L.dy) * nx + L.x0 + i * L.dx)] == 0;
+    }
+    if (targets > out.ids.size() - at)
+      return Status(Code::internal, "speculative decoder: the phases hold more targets than the bound ids");
+    int64_t codes = 0;
+    for (const uint16_t* id = out.ids.data() + at; id != out.ids.data() + at + targets; ++id) {
+      if (!valid_target_id(*id)) return corrupt_stream("bound id out of range");
+      codes += id_has_code(*id);
+      n_exact += id_is_exact(*id);
+    }
+    at += targets;
+    n_codes += codes;
+    out.phase_codes.push_back(codes);
   }
-  resize_fresh(out.codes_u, size_t(n_codes));
-  resize_fresh(out.codes_v, size_t(n_codes));
+  if (at != out.ids.size())
+    return Status(Code::internal, "speculative decoder: the phases hold fewer targets than the bound ids");
   if (segmented) {
-    FACTZ_RETURN_IF_ERROR(decode_segmented(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
-    FACTZ_RETURN_IF_ERROR(decode_segmented(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
+    // Checked whole here (counts, sizes); decoded by the decoder a window at a time.
+    std::vector<CodeSegment> segs;
+    FACTZ_RETURN_IF_ERROR(parse_segmented(su.value(), n_codes, segs));
+    FACTZ_RETURN_IF_ERROR(parse_segmented(sv.value(), n_codes, segs));
+    out.codes_segmented = true;
+    out.codes_deferred = true;
+    out.coded_u = std::move(su.value());
+    out.coded_v = std::move(sv.value());
   } else {
+    resize_fresh(out.codes_u, size_t(n_codes));
+    resize_fresh(out.codes_v, size_t(n_codes));
     FACTZ_RETURN_IF_ERROR(entropy_decode(coder, su.value(), kAnsCodeCenter, out.codes_u, threads));
     FACTZ_RETURN_IF_ERROR(entropy_decode(coder, sv.value(), kAnsCodeCenter, out.codes_v, threads));
   }

@@ -151,6 +151,13 @@ struct SpeculativeInputOf {
   /// coded_u / coded_v are segmented sections (format version 9; parse_segmented), not
   /// single blobs.
   bool codes_segmented = false;
+  /// Set by a host parse of a segmented stream (codes_segmented): codes_u / codes_v are
+  /// empty and coded_u / coded_v hold the checked sections, which the decoder decodes a
+  /// window at a time (code_windows), just before the phases that read them, so a large
+  /// field's codes never sit in memory whole. phase_codes: the codes of each phase of the
+  /// schedule, in order (from the ids).
+  bool codes_deferred = false;
+  std::vector<int64_t> phase_codes;
 };
 using SpeculativeDecodeInput = SpeculativeInputOf<float>;
 using SpeculativeDecodeInput64 = SpeculativeInputOf<double>;

@@ -38,10 +38,6 @@ bool positive_zero(double x) { return std::bit_cast<uint64_t>(x) == 0; }
 void put_exact(ByteWriter& w, float x) { w.f32(x); }
 void put_exact(ByteWriter& w, double x) { w.f64(x); }
 
-/// The bound of the decoder: the header's f32 one, or a float64 stream's f64 one.
-float decoder_bound(const Header& h, const SpeculativeDecodeInput&) { return h.eb; }
-double decoder_bound(const Header&, const SpeculativeDecodeInput64& in) { return in.eb; }
-
 template <class Field, class T>
 void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool check, SpeculativeResultOf<T>& out,
                          uint8_t exact_edges, const uint8_t* missing, Predictor pred, Field* state) {
@@ -209,93 +205,6 @@ void speculative_payload_any(const Field& f, int64_t s0, SpeculativeResultOf<T>&
   out.predictor = r.predictor;
 }
 
-template <class T>
-Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, int threads, std::span<T> u,
-                              std::span<T> v, const uint8_t* missing) {
-  const int64_t nx = int64_t(h.nx), ny = int64_t(h.ny), n = nx * ny;
-  const int64_t s0 = h.anchor_stride;
-  if (int64_t(u.size()) != n || int64_t(v.size()) != n) return invalid_argument("output planes have the wrong size");
-  const PhaseLattice A = anchor_lattice(nx, ny, s0);
-  int64_t exact_pos = 0;  // valid anchors first, in row-major order
-  for (int64_t a = 0; a < A.count(); ++a) {
-    const int64_t k = lattice_vertex(A, nx, a);
-    if (missing && missing[k]) continue;
-    u[size_t(k)] = in.exact[size_t(2 * exact_pos)];
-    v[size_t(k)] = in.exact[size_t(2 * exact_pos + 1)];
-    ++exact_pos;
-  }
-  if (missing) fill_missing_anchors(A, nx, missing, u.data(), v.data(), in.predictor);
-  const auto eb = decoder_bound(h, in);
-  T bound[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
-  const std::vector<uint16_t>& ids = in.ids;
-  int64_t id_pos = 0, code_pos = 0;
-  std::atomic<bool> bad{false};
-  // Offsets of each lattice row of the phase at hand into the id, code and exact streams (a
-  // missing target has no entry in any of them): one thread's scan (the team's prepare
-  // step), then the rows decode on the team (util/phase_team.hpp).
-  const std::vector<ScheduledPhase> phases = phases_of<ScheduledPhase>(PhaseSchedule(nx, ny, s0));
-  int64_t most_rows = 0;
-  for (const ScheduledPhase& ph : phases) most_rows = std::max(most_rows, ph.lattice.count_y);
-  std::vector<int64_t> id_off(size_t(most_rows) + 1), code_off(size_t(most_rows) + 1), exact_off(size_t(most_rows) + 1);
-  auto scan = [&](int64_t p) {
-    const PhaseLattice& L = phases[size_t(p)].lattice;
-    id_off[0] = id_pos;
-    code_off[0] = code_pos;
-    exact_off[0] = exact_pos;
-    for (int64_t j = 0; j < L.count_y; ++j) {
-      int64_t i_ = 0, c = 0, e = 0;
-      const int64_t y = L.y0 + j * L.dy;
-      for (int64_t i = 0; i < L.count_x; ++i) {
-        if (missing && missing[size_t(y * nx + L.x0 + i * L.dx)]) continue;
-        const uint16_t id = ids[size_t(id_off[size_t(j)] + i_)];
-        ++i_;
-        c += id_has_code(id);
-        e += id_is_exact(id);
-      }
-      id_off[size_t(j) + 1] = id_off[size_t(j)] + i_;
-      code_off[size_t(j) + 1] = code_off[size_t(j)] + c;
-      exact_off[size_t(j) + 1] = exact_off[size_t(j)] + e;
-    }
-    id_pos = id_off[size_t(L.count_y)];
-    code_pos = code_off[size_t(L.count_y)];
-    exact_pos = exact_off[size_t(L.count_y)];
-    return true;
-  };
-  for_each_phase_on_team(
-      threads, TeamRows{0}, int64_t(phases.size()),
-      [&](int64_t p) { return phases[size_t(p)].lattice.count() >= kMinSharedTargets; }, scan,
-      [&](int64_t p) { return phases[size_t(p)].lattice.count_y; },
-      [&](int64_t p, int64_t first, int64_t end) {
-        const ScheduledPhase& ph = phases[size_t(p)];
-        const PhaseLattice& L = ph.lattice;
-        bool failed = false;
-        for (int64_t j = first; j < end; ++j) {
-          int64_t d = id_off[size_t(j)], c = code_off[size_t(j)], e = exact_off[size_t(j)];
-          const int64_t y = L.y0 + j * L.dy;
-          for (int64_t i = 0; i < L.count_x; ++i) {
-            const int64_t x = L.x0 + i * L.dx;
-            if (missing && missing[size_t(y * nx + x)]) {
-              predict_missing_target(u.data(), v.data(), nx, ny, x, y, ph.step, ph.phase, in.predictor);
-              continue;
-            }
-            const uint16_t id = ids[size_t(d++)];
-            const bool coded = id_has_code(id), exact = id_is_exact(id);
-            if (!decode_speculative_target(u.data(), v.data(), nx, ny, x, y, ph.step, ph.phase, id,
-                                           exact ? &in.exact[size_t(2 * e)] : nullptr,
-                                           coded ? in.codes_u[size_t(c)] : 0, coded ? in.codes_v[size_t(c)] : 0, bound,
-                                           in.predictor))
-              failed = true;
-            c += coded;
-            e += exact;
-          }
-        }
-        if (failed) bad.store(true, std::memory_order_relaxed);
-      });
-  if (bad) return corrupt_stream("decoded value is not finite");
-  return Status::Ok();
-}
-
 }  // namespace
 
 void run_speculative(const VectorField2D& f, float eb, int64_t s0, int threads, bool check, SpeculativeResult& out,
@@ -314,15 +223,6 @@ void speculative_payload(const VectorField2D& f, int64_t s0, SpeculativeResult& 
 void speculative_payload(const VectorField2D64& f, int64_t s0, SpeculativeResult64& r,
                          SpeculativePayload& out) {
   speculative_payload_any(f, s0, r, out);
-}
-
-Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
-                          std::span<float> v, const uint8_t* missing) {
-  return decode_speculative_any(h, in, threads, u, v, missing);
-}
-Status decode_speculative(const Header& h, const SpeculativeDecodeInput64& in, int threads, std::span<double> u,
-                          std::span<double> v, const uint8_t* missing) {
-  return decode_speculative_any(h, in, threads, u, v, missing);
 }
 
 }  // namespace factz::detail

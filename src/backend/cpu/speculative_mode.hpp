@@ -15,6 +15,7 @@
 #include "format/container.hpp"
 #include "kernels/speculation.hpp"
 #include "kernels/speculative_decode.hpp"  // kMissingVertex
+#include "streams/code_segments.hpp"
 #include "streams/vector_stream.hpp"
 #include "util/big_vector.hpp"
 
@@ -74,12 +75,16 @@ void speculative_payload(const VectorField2D64& f, int64_t anchor_stride, Specul
                          SpeculativePayload& out);
 
 /// Reconstructs the planes (nx * ny floats each) of a speculative stream from its parsed
-/// input (streams/vector_stream.hpp: parse_speculative), one OpenMP loop per phase. With
+/// input (streams/vector_stream.hpp: parse_speculative) on one team of threads for the
+/// schedule (one per code window of a deferred input: code_windows with at least
+/// `min_code_window` codes each, or a quarter of the codes, whichever is more). With
 /// `missing` (the stream's mask), missing vertices take their stand-ins.
 Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
-                          std::span<float> v, const uint8_t* missing = nullptr);
+                          std::span<float> v, const uint8_t* missing = nullptr,
+                          int64_t min_code_window = kMinCodeWindow);
 /// The same for a float64 stream (its bound: in.eb, the meta section's f64 one).
 Status decode_speculative(const Header& h, const SpeculativeDecodeInput64& in, int threads, std::span<double> u,
-                          std::span<double> v, const uint8_t* missing = nullptr);
+                          std::span<double> v, const uint8_t* missing = nullptr,
+                          int64_t min_code_window = kMinCodeWindow);
 
 }  // namespace factz::detail
