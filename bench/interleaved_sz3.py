@@ -15,6 +15,9 @@ ABS eb. Files should be in the page cache (the first round warms them).
   python3 bench/interleaved_sz3.py --sz3 SZ3 [--build DIR] [--rounds N] [--rel R ...]
       [--field NAME:NX:NY:U:V ...] [--also DIR]
 
+--decompress-only: the streams are written once, untimed (the compression columns read nan),
+and the rounds time the decompressions only.
+
 --also DIR: a second factz build decompresses the same FaCTz-S stream in every round, after
 an SZ3 decompression of its own, the two (SZ3, factz) pairs in alternating order from round
 to round; a second table gives both builds' decompression medians against the SZ3 runs'.
@@ -41,6 +44,8 @@ def main():
     ap.add_argument("--rel", type=float, nargs="+", default=[1e-2, 1e-3, 1e-4])
     ap.add_argument("--field", action="append", default=[], help="NAME:NX:NY:U:V (repeatable)")
     ap.add_argument("--also", help="a second factz build directory whose decompression is timed beside")
+    ap.add_argument("--decompress-only", action="store_true",
+                    help="compress once (untimed), then time only the decompressions round by round")
     a = ap.parse_args()
     rows_also = []
     factz = os.path.join(a.build, "factz")
@@ -79,10 +84,18 @@ def main():
                 cmds["sz3-d2"] = cmds["sz3-d"]
                 cmds["S2-d"] = [[os.path.join(a.also, "factz"), *cmds["S-d"][0][1:]]]
             times = {k: [] for k in cmds}
+            if a.decompress_only:
+                for k in ("sz3", "S"):
+                    for c in cmds[k]:
+                        subprocess.run(c, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    times[k].append(float("nan"))
+                times["B"].append(float("nan"))
             for r in range(a.rounds):
                 keys = order + (["sz3-d2", "S2-d"] if a.also else [])
                 if a.also and r % 2:  # the second build's pair first in odd rounds
                     keys = order[:-2] + ["sz3-d2", "S2-d"] + order[-2:]
+                if a.decompress_only:
+                    keys = [k for k in keys if k.endswith("-d") or k.endswith("-d2")]
                 for k in keys:
                     cs = cmds[k]
                     t0 = time.perf_counter()

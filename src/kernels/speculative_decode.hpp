@@ -1,5 +1,5 @@
 // FaCTz-S decoding of one target, shared by every backend (the CPU decoder in
-// backend/cpu/speculative_mode.cpp walks the phases with OpenMP; the CUDA decoder runs one
+// backend/cpu/speculative_reader.cpp walks the phases with OpenMP; the CUDA decoder runs one
 // thread per target of a phase). The id says where the value comes from: the zero vector
 // (kZeroVectorId), the exact section (id 0), or the prediction plus the dequantized code
 // (1..kMaxBoundId). The writer's commit (speculate_vertex) computes the same expression.

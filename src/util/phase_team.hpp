@@ -1,7 +1,8 @@
 // One OpenMP team for a whole schedule of phases (the speculative writers and readers,
-// backend/cpu/speculative_mode.cpp and speculative3d_mode.cpp): the team is started once, its threads share a large
-// phase's rows (in chunks handed out on demand, or one contiguous share each), a barrier of
-// its own around it; small phases run on one thread of the team without a barrier.
+// backend/cpu/speculative_mode.cpp, speculative_reader.cpp and speculative3d_mode.cpp): the
+// team is started once, its threads share a large phase's rows (in chunks handed out on
+// demand, or one contiguous share each), a barrier of its own around it; small phases run on
+// one thread of the team without a barrier.
 //
 // Why not one `omp parallel for` per phase: on a virtual machine a thread asleep in the
 // OpenMP runtime (OMP_WAIT_POLICY=passive, or the default policy once its spin count is
