@@ -207,16 +207,22 @@ Bytes codes_u_of(const Bytes& stream) {
   return sec.ok() ? sec.value() : Bytes{};
 }
 
+// FaCTz-S at REL 1e-3 with `coder`.
+Options speculative_options(Coder coder) {
+  Options o;
+  o.mode = Mode::speculative;
+  o.bound_mode = BoundMode::rel;
+  o.bound = 1e-3;
+  o.coder = coder;
+  return o;
+}
+
 TEST(CodeSegments, SpeculativeStreamsAreVersion9AndSegmentARoughField) {
   // A rough 256 x 256 field: its levels' residuals differ, so the codes are segmented; the
   // stream keeps the guarantees and decodes to the same values with 1 and 3 threads.
   const VectorField2D f = synth::turbulence(256, 256, 77, 2.0);
   for (Coder coder : {Coder::ans, Coder::huffman}) {
-    Options o;
-    o.mode = Mode::speculative;
-    o.bound_mode = BoundMode::rel;
-    o.bound = 1e-3;
-    o.coder = coder;
+    Options o = speculative_options(coder);
     auto s = compress(f, o);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     EXPECT_EQ(s.value()[4] | (s.value()[5] << 8), detail::kFormatVersionSegmentedCodes);
@@ -322,11 +328,7 @@ TEST(CodeWindows, DecodingAWindowAtATimeGivesTheSameValues) {
             f.mask[size_t(y * f.nx + x)] = 1;
     }
     for (Coder coder : {Coder::ans, Coder::huffman}) {
-      Options o;
-      o.mode = Mode::speculative;
-      o.bound_mode = BoundMode::rel;
-      o.bound = 1e-3;
-      o.coder = coder;
+      const Options o = speculative_options(coder);
       auto s = compress(f, o);
       ASSERT_TRUE(s.ok()) << s.status().to_string();
       auto whole = decompress(s.value(), DecompressOptions{Policy::serial, 1});
