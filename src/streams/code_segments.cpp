@@ -128,12 +128,12 @@ Status parse_segmented(std::span<const uint8_t> section, int64_t n, std::vector<
   return Status::Ok();
 }
 
-Status decode_segments(EntropyCoder coder, std::span<const CodeSegment> segs, uint16_t center,
-                       std::span<uint16_t> out, int threads) {
-  if (segs.empty()) return Status::Ok();
-  const int64_t base = segs.front().first;
+Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
+                        std::span<uint16_t> out, int threads) {
+  std::vector<CodeSegment> segs;
+  FACTZ_RETURN_IF_ERROR(parse_segmented(section, int64_t(out.size()), segs));
   auto decode = [&](const CodeSegment& s, int t) {
-    return entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first - base), size_t(s.count)), t);
+    return entropy_decode(coder, s.blob, center, out.subspan(size_t(s.first), size_t(s.count)), t);
   };
   // A segment of at most one coder chunk decodes on one thread anyway: those go side by side,
   // one per thread, in one parallel region; the larger ones one after the other, each with
@@ -142,9 +142,7 @@ Status decode_segments(EntropyCoder coder, std::span<const CodeSegment> segs, ui
   std::vector<Status> status(segs.size(), Status::Ok());
   const int64_t chunk = int64_t{1} << kAnsChunkLog2;  // Huffman's chunks are as long
   static_assert(kAnsChunkLog2 == kHuffmanChunkLog2);
-  int64_t small = 0;
-  for (const CodeSegment& s : segs) small += s.count <= chunk;
-#pragma omp parallel for schedule(dynamic) num_threads(std::max(threads, 1)) if (threads > 1 && small > 1)
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(threads, 1)) if (threads > 1 && segs.size() > 1)
   for (size_t k = 0; k < segs.size(); ++k)
     if (segs[k].count <= chunk) status[k] = decode(segs[k], 1);
   for (size_t k = 0; k < segs.size(); ++k) {
@@ -152,13 +150,6 @@ Status decode_segments(EntropyCoder coder, std::span<const CodeSegment> segs, ui
   }
   for (const Status& st : status) FACTZ_RETURN_IF_ERROR(st);
   return Status::Ok();
-}
-
-Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
-                        std::span<uint16_t> out, int threads) {
-  std::vector<CodeSegment> segs;
-  FACTZ_RETURN_IF_ERROR(parse_segmented(section, int64_t(out.size()), segs));
-  return decode_segments(coder, segs, center, out, threads);
 }
 
 std::vector<CodeWindow> code_windows(std::span<const int64_t> phase_codes, std::span<const CodeSegment> u,

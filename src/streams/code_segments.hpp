@@ -71,12 +71,6 @@ Status parse_segmented(std::span<const uint8_t> section, int64_t n, std::vector<
 Status decode_segmented(EntropyCoder coder, std::span<const uint8_t> section, uint16_t center,
                         std::span<uint16_t> out, int threads);
 
-/// Decodes the consecutive segments `segs` into `out`, which holds their symbols from
-/// segs[0].first on (out.size() = their total count). A failure names the first failing
-/// segment in stream order, whatever the threads.
-Status decode_segments(EntropyCoder coder, std::span<const CodeSegment> segs, uint16_t center,
-                       std::span<uint16_t> out, int threads);
-
 /// A decoder's code windows hold at least this many codes (a quarter of the codes on larger
 /// fields): below it a field's codes are decoded whole, as one window.
 inline constexpr int64_t kMinCodeWindow = int64_t{1} << 21;

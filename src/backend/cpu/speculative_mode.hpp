@@ -76,9 +76,10 @@ void speculative_payload(const VectorField2D64& f, int64_t anchor_stride, Specul
 
 /// Reconstructs the planes (nx * ny floats each) of a speculative stream from its parsed
 /// input (streams/vector_stream.hpp: parse_speculative) on one team of threads for the
-/// schedule (one per code window of a deferred input: code_windows with at least
-/// `min_code_window` codes each, or a quarter of the codes, whichever is more). With
-/// `missing` (the stream's mask), missing vertices take their stand-ins.
+/// schedule (backend/cpu/speculative_reader.cpp). A deferred input's codes are decoded a
+/// window at a time (code_windows, windows of at least `min_code_window` codes or a quarter
+/// of the codes, whichever is more). With `missing` (the stream's mask), missing vertices
+/// take their stand-ins.
 Status decode_speculative(const Header& h, const SpeculativeDecodeInput& in, int threads, std::span<float> u,
                           std::span<float> v, const uint8_t* missing = nullptr,
                           int64_t min_code_window = kMinCodeWindow);
