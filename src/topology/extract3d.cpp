@@ -1,7 +1,7 @@
-// Critical-point extraction of 3D vector fields (issue 22): the validation and missing
-// vertices of a VectorField3D, and one exact signature per Freudenthal tetrahedron
-// (kernels/tet.hpp), in parallel over rows of cubes; output in tetrahedron order whatever
-// the thread count.
+// Critical-point extraction of 3D vector fields (issue 22): one exact signature per
+// Freudenthal tetrahedron (kernels/tet.hpp), in parallel over rows of cubes; output in
+// tetrahedron order whatever the thread count. A 3D field's validation and missing vertices
+// are topology/missing.cpp's, as a 2D field's.
 #include <omp.h>
 
 #include <array>
@@ -33,13 +33,6 @@ const char* cp_type3_name(CpType3 t) {
 }
 
 namespace {
-
-constexpr int64_t kMaxVertices = int64_t(1) << 40;
-
-template <class Field>
-std::string dims_text(const Field& f) {
-  return std::to_string(f.nx) + "x" + std::to_string(f.ny) + "x" + std::to_string(f.nz);
-}
 
 /// One cube of the grid: corner k is corner 0 plus one step along each axis a whose bit a
 /// is set in k; its values (of type T: float or double) are loaded once for the six tetrahedra.
@@ -143,53 +136,6 @@ CriticalPoint3D describe(const Field& f, int64_t tet, uint8_t sig) {
 }
 
 template <class Field>
-Status validate_any(const Field& f) {
-  if (f.nx <= 0 || f.ny <= 0 || f.nz <= 0)
-    return invalid_argument("3D field dimensions must be positive, got " + dims_text(f));
-  if (f.nx > kMaxVertices / f.ny || f.nx * f.ny > kMaxVertices / f.nz)
-    return invalid_argument("3D field too large (nx*ny*nz > 2^40): " + dims_text(f));
-  const auto n = static_cast<size_t>(f.size());
-  if (f.u.size() != n || f.v.size() != n || f.w.size() != n)
-    return invalid_argument("component planes must hold nx*ny*nz = " + std::to_string(n) + " values (u " +
-                            std::to_string(f.u.size()) + ", v " + std::to_string(f.v.size()) + ", w " +
-                            std::to_string(f.w.size()) + ")");
-  if (!f.mask.empty() && f.mask.size() != n)
-    return invalid_argument("the mask must be empty or hold nx*ny*nz = " + std::to_string(n) + " bytes, not " +
-                            std::to_string(f.mask.size()));
-  int64_t bad = 0, first = -1;
-  for (size_t k = 0; k < n; ++k) {
-    if (!f.mask.empty() && f.mask[k]) continue;
-    const auto a = f.u[k], b = f.v[k], c = f.w[k];
-    if (std::isnan(a) || std::isnan(b) || std::isnan(c)) continue;  // missing
-    if (std::isinf(a) || std::isinf(b) || std::isinf(c)) {
-      if (first < 0) first = int64_t(k);
-      ++bad;
-    }
-  }
-  if (bad > 0)
-    return invalid_argument(std::to_string(bad) + " infinite value(s) at valid vertices; first at x=" +
-                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx % f.ny) +
-                            " z=" + std::to_string(first / f.nx / f.ny) +
-                            " (mask it or make it NaN if it marks missing data)");
-  return Status::Ok();
-}
-
-template <class Field>
-std::vector<uint8_t> missing_mask_any(const Field& f) {
-  const size_t n = static_cast<size_t>(f.size());
-  std::vector<uint8_t> m;
-  if (f.u.size() < n || f.v.size() < n || f.w.size() < n) return m;
-  for (size_t k = 0; k < n; ++k) {
-    const bool miss = (!f.mask.empty() && f.mask[k]) || std::isnan(f.u[k]) || std::isnan(f.v[k]) ||
-                      std::isnan(f.w[k]);
-    if (!miss) continue;
-    if (m.empty()) m.assign(n, 0);
-    m[k] = 1;
-  }
-  return m;
-}
-
-template <class Field>
 std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<uint8_t>& missing, Exec exec) {
   using T = typename decltype(f.u)::value_type;
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
@@ -203,14 +149,35 @@ std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<ui
   // One row of cubes (fixed y, z) per iteration: rows write disjoint ranges of `sig`, so
   // the bytes do not depend on the schedule. Dynamic: cubes near critical points (and ties
   // that reach the symbolic perturbation) cost far more than the rest.
-#pragma omp parallel for schedule(dynamic, 8) num_threads(detail::thread_count(exec))
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t y = r % cy, z = r / cy;
-    Cube<T> c;
-    for (int k = 0; k < 8; ++k) c.off[k] = (k & 1) + ((k >> 1) & 1) * nx + ((k >> 2) & 1) * nx * ny;
-    for (int64_t x = 0; x < cx; ++x) {
-      c.base = (z * ny + y) * nx + x;
-      cube_signatures(u, v, w, m, c, &sig[size_t(6 * (r * cx + x))]);
+#pragma omp parallel num_threads(detail::thread_count(exec))
+  {
+    std::vector<uint8_t> quiet(static_cast<size_t>(nx));
+#pragma omp for schedule(dynamic, 8)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t y = r % cy, z = r / cy;
+      // The row's quiet cubes first, by a pass the compiler vectorizes: per x, the sign
+      // classes shared by the four vertices (x, y or y + 1, z or z + 1), then per cube those
+      // of its two x's. A class bit set for the whole cube is a component of one strict sign
+      // at its eight corners: all six signatures are 0 (the zeros `sig` starts with), as
+      // cube_signatures decides too, missing corners or not (each tetrahedron is off the mesh
+      // or one-sided). The other cubes take cube_signatures.
+      const int64_t row = (z * ny + y) * nx, rows4[4] = {row, row + nx, row + nx * ny, row + nx * ny + nx};
+      for (int64_t x = 0; x < nx; ++x) {
+        uint8_t shared = 0x3F;
+        for (const int64_t at : rows4) {
+          const T a = u[at + x], b = v[at + x], e = w[at + x];
+          shared &= uint8_t((a > T(0)) | (a < T(0)) << 1 | (b > T(0)) << 2 | (b < T(0)) << 3 | (e > T(0)) << 4 |
+                            (e < T(0)) << 5);
+        }
+        quiet[size_t(x)] = shared;
+      }
+      Cube<T> c;
+      for (int k = 0; k < 8; ++k) c.off[k] = (k & 1) + ((k >> 1) & 1) * nx + ((k >> 2) & 1) * nx * ny;
+      for (int64_t x = 0; x < cx; ++x) {
+        if ((quiet[size_t(x)] & quiet[size_t(x) + 1]) != 0) continue;
+        c.base = row + x;
+        cube_signatures(u, v, w, m, c, &sig[size_t(6 * (r * cx + x))]);
+      }
     }
   }
   return sig;
@@ -218,8 +185,8 @@ std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<ui
 
 template <class Field>
 Result<std::vector<uint8_t>> signatures_any(const Field& f, Exec exec) {
-  FACTZ_RETURN_IF_ERROR(validate_any(f));
-  return signatures_on_mesh_any(f, missing_mask_any(f), exec);
+  FACTZ_RETURN_IF_ERROR(validate_field(f));
+  return signatures_on_mesh_any(f, missing_mask(f), exec);
 }
 
 template <class Field>
@@ -234,11 +201,6 @@ Result<std::vector<CriticalPoint3D>> critical_points_any(const Field& f, Exec ex
 }
 
 }  // namespace
-
-Status validate_field(const VectorField3D& f) { return validate_any(f); }
-Status validate_field(const VectorField3D64& f) { return validate_any(f); }
-std::vector<uint8_t> missing_mask(const VectorField3D& f) { return missing_mask_any(f); }
-std::vector<uint8_t> missing_mask(const VectorField3D64& f) { return missing_mask_any(f); }
 
 std::vector<uint8_t> detail::signatures_on_mesh(const VectorField3D& f, const std::vector<uint8_t>& missing,
                                                 Exec exec) {

@@ -46,59 +46,6 @@ bool none_equal(const T* x, size_t n, T v) {
   return equal == 0;
 }
 
-// One body for float32 and float64 fields (VectorField2D, VectorField2D64).
-template <class Field>
-Status validate_any(const Field& f) {
-  if (f.nx <= 0 || f.ny <= 0) return invalid_argument("field dimensions must be positive");
-  if (f.nx > (int64_t(1) << 40) / f.ny) return invalid_argument("field too large (nx*ny > 2^40)");
-  const auto n = static_cast<size_t>(f.size());
-  if (f.u.size() != n || f.v.size() != n)
-    return invalid_argument("component planes must hold nx*ny = " + std::to_string(n) + " values");
-  if (!f.mask.empty() && f.mask.size() != n)
-    return invalid_argument("the mask must be empty or hold nx*ny = " + std::to_string(n) + " bytes, not " +
-                            std::to_string(f.mask.size()));
-  int64_t bad = 0, first = -1;
-  for (size_t k0 = 0; k0 < n; k0 += kScanChunk) {
-    const size_t k1 = std::min(n, k0 + kScanChunk);
-    if (all_finite(f.u.data() + k0, k1 - k0) && all_finite(f.v.data() + k0, k1 - k0)) continue;
-    for (size_t k = k0; k < k1; ++k) {
-      if (!f.mask.empty() && f.mask[k]) continue;
-      const auto a = f.u[k], b = f.v[k];
-      if (std::isnan(a) || std::isnan(b)) continue;  // missing
-      if (std::isinf(a) || std::isinf(b)) {
-        if (first < 0) first = int64_t(k);
-        ++bad;
-      }
-    }
-  }
-  if (bad > 0)
-    return invalid_argument(std::to_string(bad) + " infinite value(s) at valid vertices; first at x=" +
-                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx) +
-                            " (declare it as a fill value if it marks missing data)");
-  return Status::Ok();
-}
-
-template <class Field>
-std::vector<uint8_t> missing_mask_any(const Field& f) {
-  const size_t n = static_cast<size_t>(f.size());
-  std::vector<uint8_t> m;
-  bool any = false;
-  const size_t end = std::min({n, f.u.size(), f.v.size()});
-  for (size_t k0 = 0; k0 < end; k0 += kScanChunk) {
-    const size_t k1 = std::min(end, k0 + kScanChunk);
-    if (f.mask.empty() && all_finite(f.u.data() + k0, k1 - k0) && all_finite(f.v.data() + k0, k1 - k0)) continue;
-    for (size_t k = k0; k < k1; ++k) {
-      const bool miss = (!f.mask.empty() && f.mask[k]) || std::isnan(f.u[k]) || std::isnan(f.v[k]);
-      if (miss && !any) {
-        m.assign(n, 0);
-        any = true;
-      }
-      if (miss) m[k] = 1;
-    }
-  }
-  return m;
-}
-
 /// The component planes of a field (u, v; u, v, w) and, in the same order, its declared
 /// fill values: one body for 2D and 3D fields.
 template <class Field>
@@ -110,6 +57,113 @@ template <class Fill>
 auto fills_of(const Fill& fill) {
   if constexpr (requires { fill.w; }) return std::array{fill.u, fill.v, fill.w};
   else return std::array{fill.u, fill.v};
+}
+
+/// Whether every plane's values in [k0, k1) are finite: a chunk the scans below skip.
+template <class Planes>
+bool chunk_finite(const Planes& planes, size_t k0, size_t k1) {
+  for (const auto* p : planes)
+    if (!all_finite(p->data() + k0, k1 - k0)) return false;
+  return true;
+}
+
+/// The valid vertices (not masked, no NaN component) with an infinite component: their count,
+/// and the first one's index in `first` (-1 when none). The planes hold the field's size.
+template <class Field>
+int64_t count_infinite(const Field& f, int64_t& first) {
+  const auto n = static_cast<size_t>(f.size());
+  const auto planes = planes_of(f);
+  int64_t bad = 0;
+  first = -1;
+  for (size_t k0 = 0; k0 < n; k0 += kScanChunk) {
+    const size_t k1 = std::min(n, k0 + kScanChunk);
+    if (chunk_finite(planes, k0, k1)) continue;
+    for (size_t k = k0; k < k1; ++k) {
+      if (!f.mask.empty() && f.mask[k]) continue;
+      bool nan = false, inf = false;
+      for (const auto* p : planes) {
+        nan = nan || std::isnan((*p)[k]);
+        inf = inf || std::isinf((*p)[k]);
+      }
+      if (nan || !inf) continue;  // missing, or valid
+      if (first < 0) first = int64_t(k);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+/// "NXxNYxNZ" of a 3D field.
+template <class Field>
+std::string dims_text(const Field& f) {
+  return std::to_string(f.nx) + "x" + std::to_string(f.ny) + "x" + std::to_string(f.nz);
+}
+
+// One body for float32 and float64 fields (VectorField2D, VectorField2D64).
+template <class Field>
+Status validate_any(const Field& f) {
+  if (f.nx <= 0 || f.ny <= 0) return invalid_argument("field dimensions must be positive");
+  if (f.nx > (int64_t(1) << 40) / f.ny) return invalid_argument("field too large (nx*ny > 2^40)");
+  const auto n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n)
+    return invalid_argument("component planes must hold nx*ny = " + std::to_string(n) + " values");
+  if (!f.mask.empty() && f.mask.size() != n)
+    return invalid_argument("the mask must be empty or hold nx*ny = " + std::to_string(n) + " bytes, not " +
+                            std::to_string(f.mask.size()));
+  int64_t first = -1;
+  if (const int64_t bad = count_infinite(f, first); bad > 0)
+    return invalid_argument(std::to_string(bad) + " infinite value(s) at valid vertices; first at x=" +
+                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx) +
+                            " (declare it as a fill value if it marks missing data)");
+  return Status::Ok();
+}
+
+// The same for 3D fields (VectorField3D, VectorField3D64).
+template <class Field>
+Status validate3d_any(const Field& f) {
+  constexpr int64_t kMaxVertices = int64_t(1) << 40;
+  if (f.nx <= 0 || f.ny <= 0 || f.nz <= 0)
+    return invalid_argument("3D field dimensions must be positive, got " + dims_text(f));
+  if (f.nx > kMaxVertices / f.ny || f.nx * f.ny > kMaxVertices / f.nz)
+    return invalid_argument("3D field too large (nx*ny*nz > 2^40): " + dims_text(f));
+  const auto n = static_cast<size_t>(f.size());
+  if (f.u.size() != n || f.v.size() != n || f.w.size() != n)
+    return invalid_argument("component planes must hold nx*ny*nz = " + std::to_string(n) + " values (u " +
+                            std::to_string(f.u.size()) + ", v " + std::to_string(f.v.size()) + ", w " +
+                            std::to_string(f.w.size()) + ")");
+  if (!f.mask.empty() && f.mask.size() != n)
+    return invalid_argument("the mask must be empty or hold nx*ny*nz = " + std::to_string(n) + " bytes, not " +
+                            std::to_string(f.mask.size()));
+  int64_t first = -1;
+  if (const int64_t bad = count_infinite(f, first); bad > 0)
+    return invalid_argument(std::to_string(bad) + " infinite value(s) at valid vertices; first at x=" +
+                            std::to_string(first % f.nx) + " y=" + std::to_string(first / f.nx % f.ny) +
+                            " z=" + std::to_string(first / f.nx / f.ny) +
+                            " (mask it or make it NaN if it marks missing data)");
+  return Status::Ok();
+}
+
+/// The missing vertices of a 2D or 3D field: its mask, or a NaN component. Empty when there
+/// is none (no n-byte array for a field without missing data).
+template <class Field>
+std::vector<uint8_t> missing_mask_any(const Field& f) {
+  const size_t n = static_cast<size_t>(f.size());
+  const auto planes = planes_of(f);
+  std::vector<uint8_t> m;
+  size_t end = n;
+  for (const auto* p : planes) end = std::min(end, p->size());
+  for (size_t k0 = 0; k0 < end; k0 += kScanChunk) {
+    const size_t k1 = std::min(end, k0 + kScanChunk);
+    if (f.mask.empty() && chunk_finite(planes, k0, k1)) continue;
+    for (size_t k = k0; k < k1; ++k) {
+      bool miss = !f.mask.empty() && f.mask[k];
+      for (const auto* p : planes) miss = miss || std::isnan((*p)[k]);
+      if (!miss) continue;
+      if (m.empty()) m.assign(n, 0);
+      m[k] = 1;
+    }
+  }
+  return m;
 }
 
 template <class Field, class Fill>
@@ -155,6 +209,11 @@ Status validate_field(const VectorField2D64& f) { return validate_any(f); }
 
 std::vector<uint8_t> missing_mask(const VectorField2D& f) { return missing_mask_any(f); }
 std::vector<uint8_t> missing_mask(const VectorField2D64& f) { return missing_mask_any(f); }
+
+Status validate_field(const VectorField3D& f) { return validate3d_any(f); }
+Status validate_field(const VectorField3D64& f) { return validate3d_any(f); }
+std::vector<uint8_t> missing_mask(const VectorField3D& f) { return missing_mask_any(f); }
+std::vector<uint8_t> missing_mask(const VectorField3D64& f) { return missing_mask_any(f); }
 
 int64_t mark_missing(VectorField2D& f, const FillValues& fill) { return mark_missing_any(f, fill); }
 int64_t mark_missing(VectorField2D64& f, const FillValues64& fill) { return mark_missing_any(f, fill); }
