@@ -14,6 +14,7 @@
 #include "backend/cpu/block3d_mode.hpp"
 #include "backend/cpu/speculative3d_mode.hpp"
 #include "factz/topology3d.hpp"
+#include "util/big_vector.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/missing_fill.hpp"
 #include "streams/stream_common.hpp"
@@ -75,7 +76,12 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     laps.lap("encode", 0.85);
     // The frontend's planes are done with: the coders' buffers reuse their memory (touching
     // fresh pages costs more than coding them on a virtual machine, docs/benchmarks.md).
-    for (int c = 0; c < 3; ++c) r.recon[c] = {}, r.exact[c] = {}, r.symbols[c] = {}, r.escapes[c] = {};
+    for (int c = 0; c < 3; ++c) {
+      detail::release(r.recon[c]);
+      detail::release(r.exact[c]);
+      detail::release(r.symbols[c]);
+      detail::release(r.escapes[c]);
+    }
     auto stream = detail::assemble_tiled3d(p, payload, std::move(prep.mask_section));
     if (!stream.ok()) return stream.status();
     laps.lap("container", 1.0);
@@ -99,8 +105,11 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
   detail::Speculative3DPayload payload;
   detail::speculative3d_payload(work, o.anchor_stride, r, payload, true, p.threads, state != nullptr);
   laps.lap("encode", 0.85);
-  for (int c = 0; c < 3; ++c) r.recon[c] = {}, r.sym[c] = {};  // as above: the coders reuse the memory
-  r.id = {};
+  for (int c = 0; c < 3; ++c) {  // as above: the coders reuse the memory
+    detail::release(r.recon[c]);
+    detail::release(r.sym[c]);
+  }
+  detail::release(r.id);
   auto stream = detail::assemble_speculative3d(p, payload, std::move(prep.mask_section));
   if (!stream.ok()) return stream.status();
   laps.lap("container", 1.0);

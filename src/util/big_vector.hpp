@@ -82,4 +82,11 @@ void assign_fresh(std::vector<T>& v, const T* from, size_t n) {
 template <class T>
 using BigVector = std::vector<T, BigAllocator<T>>;
 
+/// Frees a vector's storage now, for the allocations that follow to reuse. (`v = {}` does not:
+/// it assigns an empty initializer list and keeps the capacity.)
+template <class V>
+void release(V& v) {
+  V().swap(v);
+}
+
 }  // namespace factz::detail
