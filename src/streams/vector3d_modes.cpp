@@ -1,6 +1,8 @@
 #include "streams/vector3d_modes.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 #include <type_traits>
 
 #include "factz/topology3d.hpp"
@@ -13,6 +15,7 @@
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"  // double_bound
 #include "util/byte_io.hpp"
+#include "util/phase_team.hpp"  // phases_of
 
 namespace factz::detail {
 namespace {
@@ -81,6 +84,30 @@ void tiled3d_payload_any(Tiled3DResultOf<T>& r, bool block, int threads, Tiled3D
   }
 }
 
+/// Calls visit(t, k) for each target of lattice L in target order (x fastest): its position t
+/// and vertex k (lattice_vertex3d's, without a division).
+template <class Visit>
+void for_each_target(const PhaseLattice3D& L, int64_t nx, int64_t ny, Visit&& visit) {
+  int64_t t = 0;
+  for (int64_t l = 0; l < L.count_z; ++l)
+    for (int64_t j = 0; j < L.count_y; ++j) {
+      const int64_t row = ((L.z0 + l * L.d) * ny + L.y0 + j * L.d) * nx + L.x0;
+      for (int64_t i = 0; i < L.count_x; ++i, ++t) visit(t, row + i * L.d);
+    }
+}
+
+/// Writes x's bits little-endian at `at` (ByteWriter's f32 / f64 layout).
+void store_exact(uint8_t* at, float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  for (int k = 0; k < 4; ++k) at[k] = uint8_t(b >> (8 * k));
+}
+void store_exact(uint8_t* at, double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, 8);
+  for (int k = 0; k < 8; ++k) at[k] = uint8_t(b >> (8 * k));
+}
+
 template <class Field, class T>
 void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,
                                Speculative3DPayload& out, bool transform, int threads, bool originals_in_state) {
@@ -88,59 +115,96 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
   const T* orig[3] = {f.u.data(), f.v.data(), f.w.data()};
   if (originals_in_state)
     for (int c = 0; c < 3; ++c) orig[c] = r.recon[c].data();
+  const uint8_t* id = r.id.data();
   ByteWriter exact;
   const PhaseLattice3D A = anchor_lattice3d(nx, ny, nz, s0);
   for (int64_t a = 0; a < A.count(); ++a) {
     const int64_t k = lattice_vertex3d(A, nx, ny, a);
-    if (r.id[size_t(k)] == kMissingVertex) continue;  // not stored
+    if (id[k] == kMissingVertex) continue;  // not stored
     for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
   }
-  out.ids.reserve(size_t(f.size() - A.count()));
-  for (int c = 0; c < 3; ++c) out.codes[c].reserve(size_t(f.size() - A.count()));  // address space only
-  out.transforms.assign(size_t(3 * phase_count3d(s0)), 0);
-  PhaseSchedule3D schedule(nx, ny, nz, s0);
-  std::vector<int64_t> at;  // the phase's coded targets: lattice positions
-  CodeLattice lattices[3];
-  int64_t index = 0;
-  for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
-    const PhaseLattice3D& L = ph.lattice;
-    const bool choices = transform && has_transform_choice(L);
-    const size_t first = out.codes[0].size();
-    at.clear();
-    out.phase_codes.push_back(0);
-    // The lattice in target order t (x fastest): lattice_vertex3d's vertex, without a division.
-    int64_t t = 0;
-    for (int64_t l = 0; l < L.count_z; ++l)
-      for (int64_t j = 0; j < L.count_y; ++j) {
-        const int64_t row = ((L.z0 + l * L.d) * ny + L.y0 + j * L.d) * nx + L.x0;
-        for (int64_t i = 0; i < L.count_x; ++i, ++t) {
-          const int64_t k = row + i * L.d;
-          const uint8_t id = r.id[size_t(k)];
-          if (id == kMissingVertex) continue;  // not in the stream
-          out.ids.push_back(id);
-          if (id >= 1 && id <= kMaxBoundId) {
-            ++out.phase_codes.back();
-            if (choices) at.push_back(t);
-            for (int c = 0; c < 3; ++c) out.codes[c].push_back(r.sym[c][size_t(k)]);
-          } else if (id == 0) {
-            for (int c = 0; c < 3; ++c) put_exact(exact, orig[c][k]);
-          }
-        }
-      }
-    if (!choices || at.empty()) continue;
-    bool may = false;  // a phase whose costed codes are all 0 keeps "none" (may_transform)
-    for (int c = 0; c < 3 && !may; ++c)
-      may = CodeLattice::may_transform(std::span<const uint16_t>(out.codes[c]).subspan(first, at.size()));
-    if (!may) continue;
-    // Each component's transform (it depends on its codes only), side by side on large phases.
-    const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
-    for_each_component(cells, CodeLattice::padded_positions(cells, at), threads, lattices,
-                       [&](int c, CodeLattice& lattice) {
-                         out.transforms[size_t(3 * index + c)] = uint8_t(
-                             lattice.choose_and_apply(std::span<uint16_t>(out.codes[c]).subspan(first, at.size())));
-                       });
+  // Each phase's ids, codes and exact values go to ranges of their own, known once the phases
+  // are counted: the phases are then gathered (and their codes transformed) in parallel, and
+  // the bytes do not depend on the thread count.
+  const std::vector<ScheduledPhase3D> phases = phases_of<ScheduledPhase3D>(PhaseSchedule3D(nx, ny, nz, s0));
+  const int64_t np = int64_t(phases.size());
+  const int team = f.size() >= kMinParallel ? std::max(threads, 1) : 1;
+  std::vector<int64_t> n_ids(static_cast<size_t>(np)), n_exact(static_cast<size_t>(np));
+  out.phase_codes.assign(size_t(np), 0);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1)
+  for (int64_t p = 0; p < np; ++p) {
+    int64_t ids = 0, codes = 0, exacts = 0;
+    for_each_target(phases[size_t(p)].lattice, nx, ny, [&](int64_t, int64_t k) {
+      const uint8_t b = id[k];
+      ids += b != kMissingVertex;
+      codes += b >= 1 && b <= kMaxBoundId;
+      exacts += b == 0;
+    });
+    n_ids[size_t(p)] = ids;
+    out.phase_codes[size_t(p)] = codes;
+    n_exact[size_t(p)] = exacts;
   }
-  out.exact = std::move(exact.bytes());
+  std::vector<int64_t> id_at(size_t(np) + 1, 0), code_at(size_t(np) + 1, 0), exact_at(size_t(np) + 1, 0);
+  for (int64_t p = 0; p < np; ++p) {
+    id_at[size_t(p) + 1] = id_at[size_t(p)] + n_ids[size_t(p)];
+    code_at[size_t(p) + 1] = code_at[size_t(p)] + out.phase_codes[size_t(p)];
+    exact_at[size_t(p) + 1] = exact_at[size_t(p)] + n_exact[size_t(p)];
+  }
+  out.ids.resize(size_t(id_at[size_t(np)]));
+  for (int c = 0; c < 3; ++c) out.codes[c].resize(size_t(code_at[size_t(np)]));
+  out.transforms.assign(size_t(3 * np), 0);
+  std::vector<uint8_t> bytes = std::move(exact.bytes());
+  const size_t anchor_bytes = bytes.size(), per_exact = 3 * sizeof(T);
+  bytes.resize(anchor_bytes + size_t(exact_at[size_t(np)]) * per_exact);
+  bool out_of_memory = false;
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    std::vector<int64_t> at;  // the phase's coded targets: lattice positions
+    CodeLattice lattices[3];
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t q = 0; q < np; ++q) {
+      const int64_t p = np - 1 - q;  // the largest phases (the last level's) first
+      const ScheduledPhase3D& ph = phases[size_t(p)];
+      const PhaseLattice3D& L = ph.lattice;
+      const bool choices = transform && has_transform_choice(L);
+      uint16_t* ids = out.ids.data() + id_at[size_t(p)];
+      const size_t first = size_t(code_at[size_t(p)]);
+      uint16_t* codes[3] = {out.codes[0].data() + first, out.codes[1].data() + first, out.codes[2].data() + first};
+      uint8_t* ex = bytes.data() + anchor_bytes + size_t(exact_at[size_t(p)]) * per_exact;
+      try {  // no exception may leave an OpenMP region
+        at.clear();
+        for_each_target(L, nx, ny, [&](int64_t t, int64_t k) {
+          const uint8_t b = id[k];
+          if (b == kMissingVertex) return;  // not in the stream
+          *ids++ = b;
+          if (b >= 1 && b <= kMaxBoundId) {
+            if (choices) at.push_back(t);
+            for (int c = 0; c < 3; ++c) *codes[c]++ = r.sym[c][size_t(k)];
+          } else if (b == 0) {
+            for (int c = 0; c < 3; ++c, ex += sizeof(T)) store_exact(ex, orig[c][k]);
+          }
+        });
+        if (!choices || at.empty()) continue;
+        bool may = false;  // a phase whose costed codes are all 0 keeps "none" (may_transform)
+        for (int c = 0; c < 3 && !may; ++c)
+          may = CodeLattice::may_transform(std::span<const uint16_t>(out.codes[c]).subspan(first, at.size()));
+        if (!may) continue;
+        // Each component's transform (it depends on its codes only), in turn: the phases
+        // already share the threads.
+        const int64_t cells[3] = {L.count_x, L.count_y, L.count_z};
+        for_each_component(cells, CodeLattice::padded_positions(cells, at), 1, lattices,
+                           [&](int c, CodeLattice& lattice) {
+                             out.transforms[size_t(3 * p + c)] = uint8_t(lattice.choose_and_apply(
+                                 std::span<uint16_t>(out.codes[c]).subspan(first, at.size())));
+                           });
+      } catch (const std::bad_alloc&) {
+#pragma omp atomic write
+        out_of_memory = true;
+      }
+    }
+  }
+  if (out_of_memory) throw std::bad_alloc();  // the callers report it
+  out.exact = std::move(bytes);
 }
 
 template <class Field>
