@@ -14,10 +14,12 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "api/device_backend.hpp"
 #include "backend/cpu/speculative3d_mode.hpp"
+#include "backend/cpu/speculative3d_rows.hpp"
 #include "codec/coder.hpp"
 #include "factz/compress3d.hpp"
 #include "factz/topology3d.hpp"
@@ -272,6 +274,8 @@ TEST(Speculative3D, TheCubeScreenDecidesAsEachTetrahedronAlone) {
     ASSERT_TRUE(sig.ok());
     std::vector<uint8_t> near(size_t(f.size()), 0);
     detail::mark_near_critical3d(f.nx, f.ny, f.nz, sig->data(), near.data());
+    std::vector<uint8_t> classes(size_t(f.size()));
+    for (size_t k = 0; k < classes.size(); ++k) classes[k] = detail::sign_class3(f.u[k], f.v[k], f.w[k]);
     uint64_t x = 12345;
     auto next = [&] {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -308,12 +312,187 @@ TEST(Speculative3D, TheCubeScreenDecidesAsEachTetrahedronAlone) {
         const bool with_near = detail::signatures_hold3d(f.nx, f.ny, f.nz, vx, vy, vz, cand[0], cand[1], cand[2],
                                                          f.u.data(), f.v.data(), f.w.data(), sig->data(), near.data());
         ASSERT_EQ(with_near, alone) << "vertex " << k << " trial " << trial << " (near_cp)";
+        const bool with_classes =
+            detail::signatures_hold3d(f.nx, f.ny, f.nz, vx, vy, vz, cand[0], cand[1], cand[2], f.u.data(), f.v.data(),
+                                      f.w.data(), sig->data(), near.data(), classes.data());
+        ASSERT_EQ(with_classes, alone) << "vertex " << k << " trial " << trial << " (sign classes)";
         (alone ? agree_true : agree_false) += 1;
       }
     }
     EXPECT_GT(agree_true, 0);
     EXPECT_GT(agree_false, 0);
   }
+}
+
+// The sign-class screen of an inside vertex's neighbourhood answers as the value screen
+// (neighbourhood_one_sided) for every candidate: values of both signs, zeros of both signs,
+// one component of one sign over the whole neighbourhood, and the candidate alone breaking it.
+TEST(Speculative3D, SignClassesScreenANeighbourhoodAsItsValues) {
+  const int64_t nx = 6, ny = 5, nz = 5, n = nx * ny * nz;
+  uint64_t seed = 99;
+  auto next = [&] {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return seed;
+  };
+  auto value = [&](int kind) {  // kind 0: any sign; 1: positive; 2: negative
+    const int r = int(next() % 8);
+    const float mag = r == 0 ? 0.0f : float(next() % 1000 + 1) / 100.0f;
+    const float sign = kind == 1 ? 1.0f : kind == 2 ? -1.0f : (next() % 2 ? 1.0f : -1.0f);
+    return r == 0 ? (next() % 2 ? 0.0f : -0.0f) : sign * mag;
+  };
+  int64_t quiet = 0, loud = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<float> planes[3];
+    // Each component: random signs, or one strict sign everywhere (most of a smooth field).
+    int kinds[3];
+    for (int c = 0; c < 3; ++c) {
+      kinds[c] = int(next() % 3);
+      planes[c].resize(size_t(n));
+      for (float& q : planes[c]) q = value(kinds[c]);
+      for (float& q : planes[c])
+        if (kinds[c] != 0 && q == 0.0f) q = kinds[c] == 1 ? 1.0f : -1.0f;
+    }
+    const float* cur[3] = {planes[0].data(), planes[1].data(), planes[2].data()};
+    std::vector<uint8_t> classes(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+      classes[size_t(k)] = detail::sign_class3(planes[0][size_t(k)], planes[1][size_t(k)], planes[2][size_t(k)]);
+    for (int64_t z = 1; z + 1 < nz; ++z)
+      for (int64_t y = 1; y + 1 < ny; ++y)
+        for (int64_t x = 1; x + 1 < nx; ++x) {
+          const float cand[3] = {value(next() % 4 == 0 ? 0 : kinds[0]), value(next() % 4 == 0 ? 0 : kinds[1]),
+                                 value(next() % 4 == 0 ? 0 : kinds[2])};
+          const int64_t k = (z * ny + y) * nx + x;
+          const bool by_values = detail::neighbourhood_one_sided(nx, ny, nz, x, y, z, cand, cur);
+          const bool by_classes = detail::neighbourhood_one_sided_classes(
+              nx, ny, k, detail::sign_class3(cand[0], cand[1], cand[2]), classes.data());
+          ASSERT_EQ(by_classes, by_values) << "trial " << trial << " vertex " << k;
+          (by_values ? quiet : loud) += 1;
+        }
+  }
+  EXPECT_GT(quiet, 100);
+  EXPECT_GT(loud, 100);
+}
+
+// first_candidates_row gives, for every target of every row of every phase, predict3d's
+// prediction bit for bit, and accepts a first candidate (bound id kMaxBoundId) exactly when
+// quantize_residual and within_bound accept it (float; a float64 target whose difference is
+// not exact in double is left to speculate_vertex3d), with the same code and value. Rows on
+// and off the grid's faces, every level (target spacing 2 and more), the mean and each chosen
+// axis, bounds where codes overflow, float and float64.
+template <class Field>
+void check_first_candidates(const Field& orig, const Field& cur_field, double eb, uint64_t seed, int64_t& accepted,
+                            int64_t& refused) {
+  using T = typename decltype(orig.u)::value_type;
+  const int64_t nx = orig.nx, ny = orig.ny, nz = orig.nz;
+  const T* f[3] = {orig.u.data(), orig.v.data(), orig.w.data()};
+  const T* cur[3] = {cur_field.u.data(), cur_field.v.data(), cur_field.w.data()};
+  const T bound = detail::bound_of_id(T(eb), detail::kMaxBoundId);
+  const int32_t radius = 32768;
+  detail::RowCandidates<T> row;
+  int64_t index = 0;
+  detail::PhaseSchedule3D schedule(nx, ny, nz, 8);
+  for (detail::ScheduledPhase3D ph; schedule.next(ph); ++index) {
+    for (int c = 0; c < 3; ++c) {  // the mean, or one of the phase's axes
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      const int a = int((seed >> 33) % 4);
+      ph.along[c] = a > 0 && detail::valid_along(uint8_t(a), ph.axes) ? uint8_t(a) : 0;
+    }
+    const detail::PhaseLattice3D& L = ph.lattice;
+    for (int64_t l = 0; l < L.count_z; ++l)
+      for (int64_t j = 0; j < L.count_y; ++j) {
+        const int64_t y = L.y0 + j * L.d, z = L.z0 + l * L.d;
+        detail::first_candidates_row(f, cur, nx, ny, nz, y, z, ph, bound, radius, row);
+        for (int64_t i = 0; i < L.count_x; ++i) {
+          const int64_t x = L.x0 + i * L.d, k = (z * ny + y) * nx + x;
+          const std::string where = "phase " + std::to_string(index) + " vertex " + std::to_string(k);
+          bool fits = true, within = true, exact_diff = true;
+          int32_t code[3];
+          T rec[3];
+          for (int c = 0; c < 3; ++c) {
+            const T pred = detail::predict3d(cur[c], nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along[c]);
+            using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+            ASSERT_EQ(std::bit_cast<Bits>(row.pred[c][size_t(i)]), std::bit_cast<Bits>(pred))
+                << where << " component " << c;
+            ASSERT_EQ(row.x[c][size_t(i)], f[c][k]) << where;
+            fits = fits && detail::quantize_residual(f[c][k], pred, bound, radius, code[c], rec[c]);
+            if (!fits) break;
+            within = within && detail::within_bound(rec[c], f[c][k], bound);
+            double s, e;
+            detail::two_sum(double(rec[c]), -double(f[c][k]), s, e);
+            exact_diff = exact_diff && e == 0.0;
+          }
+          const bool scalar = fits && within;
+          if (row.ok[size_t(i)]) {
+            ASSERT_TRUE(scalar) << where;
+            for (int c = 0; c < 3; ++c) {
+              EXPECT_EQ(row.code[c][size_t(i)], code[c]) << where;
+              EXPECT_EQ(row.recon[c][size_t(i)], rec[c]) << where;
+            }
+            ++accepted;
+          } else {
+            ASSERT_FALSE(scalar && exact_diff) << where;
+            ++refused;
+          }
+        }
+      }
+  }
+}
+
+TEST(Speculative3D, RowCandidatesAreTheScalarFirstCandidates) {
+  VectorField3D f = testing::random_modes(19, 17, 15, 5);
+  // Tiny values among O(1) ones: a candidate's difference from them is not exact in double
+  // (within_bound refuses it for a float field, decides it exactly for a float64 one).
+  for (size_t k = 0; k < f.u.size(); k += 13) f.u[k] = (k % 2 ? 1e-30f : -3e-25f);
+  VectorField3D cur = f;  // a current state apart from the originals: predictions differ
+  for (std::vector<float>* p : {&cur.u, &cur.v, &cur.w})
+    for (size_t k = 0; k < p->size(); ++k) (*p)[k] = (*p)[k] * 0.75f + float(k % 7) * 0.01f;
+  const VectorField3D ties = testing::tie_field(17, 13, 11, 3);
+  int64_t accepted[3] = {0, 0, 0}, refused[3] = {0, 0, 0};  // both happen on each field
+  for (double eb : {1.0, 1e-2, 1e-5, 1e-9}) {
+    check_first_candidates(f, cur, eb, 1, accepted[0], refused[0]);
+    check_first_candidates(ties, ties, eb, 2, accepted[1], refused[1]);
+    check_first_candidates(testing::widen(f), testing::widen(cur), eb, 3, accepted[2], refused[2]);
+  }
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_GT(accepted[k], 1000) << "field " << k;
+    EXPECT_GT(refused[k], 1000) << "field " << k;
+  }
+}
+
+// value_range3d's lane pass gives std::minmax_element's range bit for bit, zero extremes and
+// their signs included, for every length around the lane count.
+TEST(Speculative3D, ValueRangeIsMinmaxElementsBitForBit) {
+  uint64_t seed = 7;
+  auto next = [&] {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return seed;
+  };
+  auto reference = [](const VectorField3D& f) {
+    float lo = 0, hi = 0;
+    bool any = false;
+    for (const std::vector<float>* p : {&f.u, &f.v, &f.w}) {
+      const auto [mn, mx] = std::minmax_element(p->begin(), p->end());
+      lo = any ? std::min(lo, *mn) : *mn;
+      hi = any ? std::max(hi, *mx) : *mx;
+      any = true;
+    }
+    return double(hi) - double(lo);
+  };
+  for (int64_t n = 1; n <= 37; ++n)
+    for (int style = 0; style < 5; ++style) {
+      VectorField3D f{n, 1, 1, {}, {}, {}};
+      for (std::vector<float>* p : {&f.u, &f.v, &f.w}) {
+        p->resize(size_t(n));
+        for (float& q : *p) {
+          const float r = float(int(next() % 2001) - 1000) / 64.0f;
+          q = style == 0 ? r : style == 1 ? std::fabs(r) + 1.0f : style == 2 ? -std::fabs(r) - 1.0f
+            : (next() % 2 ? 0.0f : -0.0f);  // 3 and 4: signed zeros only, or ...
+          if (style == 4 && next() % 3 == 0) q = float(next() % 5);  // ... zeros and positives
+        }
+      }
+      const double want = reference(f), got = detail::value_range3d(f);
+      EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(want)) << "n " << n << " style " << style;
+    }
 }
 
 // mark_near_critical3d marks exactly the vertices with an incident tetrahedron (incident_tets)

@@ -169,11 +169,12 @@ FACTZ_HD T cubics3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, i
 template <class T>
 FACTZ_HD T predict3d(const T* f, int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, int64_t step,
                      uint8_t axes, uint8_t along) {
-  if (along != 0) {
-    const int a = along - 1;
-    const int64_t pos[3] = {x, y, z}, len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
+  if (along != 0) {  // one axis, spelled out (no arrays indexed at run time)
+    const int64_t k = (z * ny + y) * nx + x;
     bool two;
-    return cubic_along(f, (z * ny + y) * nx + x, pos[a], len[a], step, stride[a], two);
+    if (along == 1) return cubic_along(f, k, x, nx, step, int64_t{1}, two);
+    if (along == 2) return cubic_along(f, k, y, ny, step, nx, two);
+    return cubic_along(f, k, z, nz, step, nx * ny, two);
   }
   T p[3];
   bool two[3];

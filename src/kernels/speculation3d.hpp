@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/interpolation3d.hpp"
 #include "kernels/quantizer.hpp"
@@ -100,6 +101,32 @@ FACTZ_HD bool neighbourhood_one_sided(int64_t nx, int64_t ny, int64_t nz, int64_
   return false;
 }
 
+/// The sign class of a vector: bit 2c set iff component c is > 0, bit 2c + 1 iff it is < 0
+/// (u, v, w: c = 0, 1, 2). A set of vectors has one component of one strict sign iff the AND
+/// of their classes is not 0.
+template <class T>
+FACTZ_HD uint8_t sign_class3(T u, T v, T w) {
+  return uint8_t((u > T(0)) | (u < T(0)) << 1 | (v > T(0)) << 2 | (v < T(0)) << 3 | (w > T(0)) << 4 |
+                 (w < T(0)) << 5);
+}
+
+/// neighbourhood_one_sided from the sign classes of the current state (`cls`, one byte per
+/// vertex: sign_class3 of its current value) and the candidate's class `cand`: the same answer
+/// (strict signs of finite values) in nine loads instead of up to 81, for a vertex inside the
+/// grid (x, y, z all in [1, n - 2]).
+FACTZ_HD bool neighbourhood_one_sided_classes(int64_t nx, int64_t ny, int64_t k, uint8_t cand, const uint8_t* cls) {
+  const int64_t sy = nx, sz = nx * ny;
+  uint32_t all = 0x00FFFFFFu;  // three bytes: the neighbours at x - 1, x, x + 1 of each row
+  for (int64_t dz = -1; dz <= 1; ++dz)
+    for (int64_t dy = -1; dy <= 1; ++dy) {
+      const uint8_t* row = cls + k + dz * sz + dy * sy - 1;
+      uint32_t three = uint32_t(row[0]) | uint32_t(row[1]) << 8 | uint32_t(row[2]) << 16;
+      if (dz == 0 && dy == 0) three = (three & 0x00FF00FFu) | uint32_t(cand) << 8;  // the vertex takes cand
+      all &= three;
+    }
+  return (all & (all >> 8) & (all >> 16) & 0xFFu) != 0;
+}
+
 /// A quiet cube's tetrahedra (one component of one strict sign at its eight corners) hold no
 /// critical point: those through corner d keep their signature iff their original `want`
 /// (the cube's six bytes) is 0.
@@ -116,6 +143,15 @@ FACTZ_HD bool quiet_cube_holds(const int d[3], const uint8_t* want) {
 FACTZ_HD void mark_near_critical3d(int64_t nx, int64_t ny, int64_t nz, const uint8_t* original, uint8_t* near) {
   const int64_t tets = 6 * (nx - 1) * (ny - 1) * (nz - 1);
   for (int64_t tet = 0; tet < tets; ++tet) {
+    // Eight tetrahedra without a critical point (almost all of a field) in one load.
+    if ((tet & 7) == 0 && tet + 8 <= tets) {
+      uint64_t eight;
+      memcpy(&eight, original + tet, 8);
+      if (eight == 0) {
+        tet += 7;
+        continue;
+      }
+    }
     if (original[tet] == 0 || original[tet] == kMaskedTet) continue;
     int64_t idx[4];
     int axes[3];
@@ -137,16 +173,20 @@ FACTZ_HD void mark_near_critical3d(int64_t nx, int64_t ny, int64_t nz, const uin
 /// (Speculative3D.TheCubeScreenDecidesAsEachTetrahedronAlone), with no index division.
 /// `near_cp` (optional, mark_near_critical3d): one byte per vertex, nonzero iff some
 /// tetrahedron around it holds a critical point in the original; it answers a quiet
-/// neighbourhood in one load instead of walking its 24 tetrahedra.
+/// neighbourhood in one load instead of walking its 24 tetrahedra. `cls` (optional; the CPU
+/// writer's): sign_class3 of every vertex's current value, which screens an inside
+/// vertex's neighbourhood (neighbourhood_one_sided_classes); the answer is the same without.
 template <class T>
 FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z, T cu, T cv,
                                 T cw, const T* cur_u, const T* cur_v, const T* cur_w, const uint8_t* original,
-                                const uint8_t* near_cp = nullptr) {
+                                const uint8_t* near_cp = nullptr, const uint8_t* cls = nullptr) {
   const int64_t k = (z * ny + y) * nx + x;
   const int64_t step[3] = {1, nx, nx * ny};
   const T cand[3] = {cu, cv, cw};
   const T* const cur[3] = {cur_u, cur_v, cur_w};
-  const bool all_quiet = neighbourhood_one_sided(nx, ny, nz, x, y, z, cand, cur);
+  const bool inside = x > 0 && y > 0 && z > 0 && x + 1 < nx && y + 1 < ny && z + 1 < nz;
+  const bool all_quiet = cls && inside ? neighbourhood_one_sided_classes(nx, ny, k, sign_class3(cu, cv, cw), cls)
+                                       : neighbourhood_one_sided(nx, ny, nz, x, y, z, cand, cur);
   // Every cube around the vertex is quiet: its tetrahedra keep their signatures iff none of
   // them holds a critical point in the original, which near_cp says at once.
   if (all_quiet && near_cp) return near_cp[k] == 0;
@@ -227,13 +267,15 @@ using Speculation3D = Speculation3DOf<float>;
 /// file comment gives the rule). `f` the original planes (u, v, w), `cur`
 /// the current state, `original` the original signature per tetrahedron, `bound` holds
 /// bound_of_id for every id, `radius` limits the codes; `check` false skips the signature
-/// test (tests only: it shows that the check is what keeps the critical points).
+/// test (tests only: it shows that the check is what keeps the critical points); `near_cp`
+/// and `cls` as for signatures_hold3d (a caller passing `cls` keeps it current: the class of
+/// each commit).
 template <class T>
 FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, int64_t y, int64_t z,
                                               int64_t step, uint8_t axes, const uint8_t along[3],
                                               const T* const f[3], T* const cur[3],
                                               const uint8_t* original, const T* bound, int32_t radius, bool check,
-                                              const uint8_t* near_cp = nullptr) {
+                                              const uint8_t* near_cp = nullptr, const uint8_t* cls = nullptr) {
   const int64_t k = (z * ny + y) * nx + x;
   Speculation3DOf<T> s;
   for (int c = 0; c < 3; ++c) s.recon[c] = f[c][k];
@@ -254,7 +296,8 @@ FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t n
     if (!fits) break;
     for (int c = 0; c < 3 && within; ++c) within = within_bound(r[c], f[c][k], bound[id]);
     if (!within) continue;
-    if (check && !signatures_hold3d(nx, ny, nz, x, y, z, r[0], r[1], r[2], cur[0], cur[1], cur[2], original, near_cp))
+    if (check &&
+        !signatures_hold3d(nx, ny, nz, x, y, z, r[0], r[1], r[2], cur[0], cur[1], cur[2], original, near_cp, cls))
       continue;
     s.id = uint8_t(id);
     for (int c = 0; c < 3; ++c) {

@@ -1,9 +1,11 @@
 #include "streams/phase_choices3d.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/interpolation3d.hpp"
 #include "streams/stream_common.hpp"
@@ -32,42 +34,43 @@ std::vector<uint8_t> choose_axes3d_any(const Field& f, int64_t s0, double eb, co
   std::vector<uint8_t> along(size_t(3 * phase_count3d(s0)), 0);
   if (!(eb > 0.0)) return along;
   const int64_t len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
-  // One component per job: the walks are independent.
-  auto choose = [&](int c) {
+  // One job per phase with a choice and component: the walks are independent, and with the
+  // phases of the last level as separate jobs two threads share three components evenly.
+  auto choose = [&](const ScheduledPhase3D& ph, int64_t index, int c) {
     const T* const comp = c == 0 ? f.u.data() : c == 1 ? f.v.data() : f.w.data();
-    PhaseSchedule3D schedule(nx, ny, nz, s0);
-    int64_t index = 0;
-    for (ScheduledPhase3D ph; schedule.next(ph); ++index) {
-      const PhaseLattice3D& L = ph.lattice;
-      if (!has_axis_choice(L, ph.axes)) continue;
-      // exact[a]: the component is predicted exactly along axis a on every target so far. On
-      // most fields every axis fails within a few targets, and the walk stops there.
-      bool exact[3];
-      int open = 0;
-      for (int a = 0; a < 3; ++a) open += exact[a] = ((ph.axes >> a) & 1) != 0;
-      for (int64_t z = L.z0, l = 0; l < L.count_z && open > 0; ++l, z += L.d)
-        for (int64_t y = L.y0, j = 0; j < L.count_y && open > 0; ++j, y += L.d)
-          for (int64_t x = L.x0, i = 0; i < L.count_x && open > 0; ++i, x += L.d) {
-            const int64_t k = (z * ny + y) * nx + x;
-            if (missing && missing[k]) continue;
-            const int64_t pos[3] = {x, y, z};
-            for (int a = 0; a < 3; ++a) {
-              if (!exact[a]) continue;
-              bool two;
-              const T p = cubic_along(comp, k, pos[a], len[a], ph.step, stride[a], two);
-              if (!negligible(double(comp[k]), double(p))) {
-                exact[a] = false;
-                --open;
-              }
+    const PhaseLattice3D& L = ph.lattice;
+    // exact[a]: the component is predicted exactly along axis a on every target so far. On
+    // most fields every axis fails within a few targets, and the walk stops there.
+    bool exact[3];
+    int open = 0;
+    for (int a = 0; a < 3; ++a) open += exact[a] = ((ph.axes >> a) & 1) != 0;
+    for (int64_t z = L.z0, l = 0; l < L.count_z && open > 0; ++l, z += L.d)
+      for (int64_t y = L.y0, j = 0; j < L.count_y && open > 0; ++j, y += L.d)
+        for (int64_t x = L.x0, i = 0; i < L.count_x && open > 0; ++i, x += L.d) {
+          const int64_t k = (z * ny + y) * nx + x;
+          if (missing && missing[k]) continue;
+          const int64_t pos[3] = {x, y, z};
+          for (int a = 0; a < 3; ++a) {
+            if (!exact[a]) continue;
+            bool two;
+            const T p = cubic_along(comp, k, pos[a], len[a], ph.step, stride[a], two);
+            if (!negligible(double(comp[k]), double(p))) {
+              exact[a] = false;
+              --open;
             }
           }
-      for (int a = 2; a >= 0; --a)
-        if (exact[a]) along[size_t(3 * index + c)] = uint8_t(a + 1);
-    }
+        }
+    for (int a = 2; a >= 0; --a)
+      if (exact[a]) along[size_t(3 * index + c)] = uint8_t(a + 1);
     return Status::Ok();
   };
-  const CodingJob jobs[3] = {[&](int) { return choose(0); }, [&](int) { return choose(1); },
-                             [&](int) { return choose(2); }};
+  std::vector<CodingJob> jobs;
+  PhaseSchedule3D schedule(nx, ny, nz, s0);
+  int64_t index = 0;
+  for (ScheduledPhase3D ph; schedule.next(ph); ++index)
+    if (has_axis_choice(ph.lattice, ph.axes))
+      for (int c = 0; c < 3; ++c) jobs.emplace_back([&choose, ph, index, c](int) { return choose(ph, index, c); });
+  std::reverse(jobs.begin(), jobs.end());  // the largest phases (the last level's) first
   (void)run_side_by_side(threads, jobs);  // the jobs cannot fail
   return along;
 }

@@ -17,6 +17,31 @@
 
 namespace factz::detail {
 
+/// The least and the greatest of x[0, n) (n > 0, no NaN) in eight explicit lanes, which the
+/// compiler vectorizes (a plain min / max reduction it may not reorder): the same values as
+/// std::minmax_element, except that a zero extreme may come out as either +0 or -0.
+template <class T>
+void lane_min_max(const T* x, size_t n, T& lo, T& hi) {
+  constexpr size_t kLanes = 8;
+  T l[kLanes], h[kLanes];
+  for (size_t j = 0; j < kLanes; ++j) l[j] = h[j] = x[0];
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (size_t j = 0; j < kLanes; ++j) {
+      l[j] = x[i + j] < l[j] ? x[i + j] : l[j];
+      h[j] = x[i + j] > h[j] ? x[i + j] : h[j];
+    }
+  for (; i < n; ++i) {
+    l[0] = x[i] < l[0] ? x[i] : l[0];
+    h[0] = x[i] > h[0] ? x[i] : h[0];
+  }
+  lo = l[0], hi = h[0];
+  for (size_t j = 1; j < kLanes; ++j) {
+    lo = l[j] < lo ? l[j] : lo;
+    hi = h[j] > hi ? h[j] : hi;
+  }
+}
+
 /// max - min over the three components of a 3D field (VectorField3D or VectorField3D64; 0
 /// when empty): the range a REL bound scales. Callers pass the filled working copy when
 /// vertices are missing, whose values are those of the valid vertices. Shared by the CPU
@@ -26,6 +51,18 @@ double value_range3d(const Field& f) {
   using T = typename decltype(f.u)::value_type;
   T lo = 0, hi = 0;
   bool any = false;
+  for (const std::vector<T>* p : {&f.u, &f.v, &f.w}) {
+    if (p->empty()) continue;
+    T mn, mx;
+    lane_min_max(p->data(), p->size(), mn, mx);
+    lo = any ? std::min(lo, mn) : mn;
+    hi = any ? std::max(hi, mx) : mx;
+    any = true;
+  }
+  if (lo != T(0) && hi != T(0)) return double(hi) - double(lo);
+  // A zero extreme: its sign can reach the bound (an all-zero field's range is +0 or -0),
+  // so it is taken as std::minmax_element takes it (the first least, the last greatest).
+  any = false;
   for (const std::vector<T>* p : {&f.u, &f.v, &f.w}) {
     if (p->empty()) continue;
     const auto [mn, mx] = std::minmax_element(p->begin(), p->end());

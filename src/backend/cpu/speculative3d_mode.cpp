@@ -1,4 +1,5 @@
 #include "backend/cpu/speculative3d_mode.hpp"
+#include "backend/cpu/speculative3d_rows.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -36,8 +37,16 @@ bool positive_zero(double x) { return std::bit_cast<uint64_t>(x) == 0; }
 /// Lattice rows (fixed y and z) of a phase: the unit a thread's share is cut in.
 int64_t lattice_rows(const ScheduledPhase3D& ph) { return ph.lattice.count_y * ph.lattice.count_z; }
 
-/// Whether the team shares a phase (util/phase_team.hpp), or one thread decides it alone.
-bool shared_phase(const ScheduledPhase3D& ph) { return ph.lattice.count() >= kMinSharedTargets; }
+/// Phases with at least this many targets are shared by the team (util/phase_team.hpp): half
+/// of 2D's kMinSharedTargets. A 3D target costs several times a 2D one (24 tetrahedra, three
+/// components), so a 4096-target phase (a 64^3 field's next-to-last level) outlasts the
+/// barrier's cost many times; shared, it also keeps the second thread spinning instead of
+/// asleep when the last level starts (abc3d 64^3 at REL 1e-1 on two threads: 26 -> 25 ms a
+/// compression, docs/benchmarks.md).
+constexpr int64_t kMinSharedTargets3D = 4096;
+
+/// Whether the team shares a phase, or one thread decides it alone.
+bool shared_phase(const ScheduledPhase3D& ph) { return ph.lattice.count() >= kMinSharedTargets3D; }
 
 /// Marks kMaskedTet every tetrahedron of `sig` (tetrahedron order) that touches a missing
 /// vertex: off the mesh, never compared (signatures_hold3d).
@@ -76,6 +85,10 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
   }
   for (int c = 0; c < 3; ++c) out.sym[c].resize(size_t(n));
   out.id.resize(size_t(n));
+  // The sign class of every vertex's current value (signatures_hold3d's `cls`), kept with
+  // each commit: a neighbourhood's screen in nine loads.
+  BigVector<uint8_t> cls;
+  cls.resize(size_t(n));
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= kMinParallelTargets)
   for (int64_t k = 0; k < n; ++k) {
     const bool miss = missing && missing[k];
@@ -86,12 +99,15 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
       out.sym[c][size_t(k)] = 0;
     }
     out.id[size_t(k)] = miss ? kMissingVertex : 0;
+    cls[size_t(k)] = sign_class3(out.recon[0][size_t(k)], out.recon[1][size_t(k)], out.recon[2][size_t(k)]);
   }
   // The vertices next to a critical tetrahedron (few: a serial pass over the bytes).
   std::vector<uint8_t> near(size_t(n), 0);
   mark_near_critical3d(nx, ny, nz, sig.data(), near.data());
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
+  // Without a positive bound every target is stored exactly (speculate_vertex3d).
+  const bool first_ids = bound[kMaxBoundId] > T(0);
   T* const cur[3] = {out.recon[0].data(), out.recon[1].data(), out.recon[2].data()};
   uint8_t* ids = out.id.data();
   uint16_t* const sym[3] = {out.sym[0].data(), out.sym[1].data(), out.sym[2].data()};
@@ -105,8 +121,13 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
       [&](int64_t p, int64_t first, int64_t end) {
         const ScheduledPhase3D& ph = phases[size_t(p)];
         const PhaseLattice3D& L = ph.lattice;
+        thread_local RowCandidates<T> row;
         for (int64_t r = first; r < end; ++r) {
           const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
+          // The row's first candidates at once (vectorized; the same values as
+          // speculate_vertex3d's first bound id): a target whose candidate surely fits and
+          // keeps its signatures commits it; the others take speculate_vertex3d.
+          if (first_ids) first_candidates_row(orig, cur, nx, ny, nz, y, z, ph, bound[kMaxBoundId], kRadius, row);
           for (int64_t i = 0; i < L.count_x; ++i) {
             const int64_t x = L.x0 + i * L.d, k = (z * ny + y) * nx + x;
             if (missing && missing[k]) continue;  // not in the stream: its stand-in stays
@@ -117,14 +138,29 @@ void run_speculative3d_any(const Field& f, T eb, int64_t s0, int threads, bool c
               ids[k] = uint8_t(zero ? kZeroVectorId : 0);
               continue;
             }
-            const Speculation3DOf<T> sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along, orig, cur,
-                                                             sig.data(), bound, kRadius, check, near.data());
+            Speculation3DOf<T> sp;
+            const bool zero_vector =
+                first_ids && row.x[0][size_t(i)] == T(0) && row.x[1][size_t(i)] == T(0) && row.x[2][size_t(i)] == T(0);
+            if (first_ids && row.ok[size_t(i)] && !zero_vector &&
+                (!check || signatures_hold3d(nx, ny, nz, x, y, z, row.recon[0][size_t(i)], row.recon[1][size_t(i)],
+                                             row.recon[2][size_t(i)], cur[0], cur[1], cur[2], sig.data(), near.data(),
+                                             cls.data()))) {
+              sp.id = uint8_t(kMaxBoundId);
+              for (int c = 0; c < 3; ++c) {
+                sp.code[c] = row.code[c][size_t(i)];
+                sp.recon[c] = row.recon[c][size_t(i)];
+              }
+            } else {
+              sp = speculate_vertex3d(nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along, orig, cur, sig.data(), bound,
+                                      kRadius, check, near.data(), cls.data());
+            }
             // The commit is the only write: targets of a phase share no tetrahedron.
             for (int c = 0; c < 3; ++c) {
               cur[c][k] = sp.recon[c];
               sym[c][k] = uint16_t(sp.code[c] + kRadius);
             }
             ids[k] = sp.id;
+            cls[size_t(k)] = sign_class3(sp.recon[0], sp.recon[1], sp.recon[2]);
           }
         }
       });
