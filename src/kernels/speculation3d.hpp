@@ -185,7 +185,8 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
   const T cand[3] = {cu, cv, cw};
   const T* const cur[3] = {cur_u, cur_v, cur_w};
   const bool inside = x > 0 && y > 0 && z > 0 && x + 1 < nx && y + 1 < ny && z + 1 < nz;
-  const bool all_quiet = cls && inside ? neighbourhood_one_sided_classes(nx, ny, k, sign_class3(cu, cv, cw), cls)
+  const uint8_t cand_class = sign_class3(cu, cv, cw);
+  const bool all_quiet = cls && inside ? neighbourhood_one_sided_classes(nx, ny, k, cand_class, cls)
                                        : neighbourhood_one_sided(nx, ny, nz, x, y, z, cand, cur);
   // Every cube around the vertex is quiet: its tetrahedra keep their signatures iff none of
   // them holds a critical point in the original, which near_cp says at once.
@@ -208,17 +209,28 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
       if (!quiet_cube_holds(d, want)) return false;
       continue;
     }
-    // The cube's vertices and values: corner j is base plus the steps of the bits of j (k is
-    // corner c).
+    // The cube's vertices: corner j is base plus the steps of the bits of j (k is corner c).
     int64_t at[8];
+    for (int j = 0; j < 8; ++j) at[j] = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
+    // With the sign classes, the quiet screens of the cube and of its tetrahedra take bytes
+    // (a class bit shared by the corners is a component of one strict sign there: the same
+    // answers as strictly_one_sided on the values).
+    uint8_t corner_class[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (cls) {
+      uint8_t shared = 0x3F;
+      for (int j = 0; j < 8; ++j) shared &= corner_class[j] = j == c ? cand_class : cls[at[j]];
+      if (shared != 0) {
+        if (!quiet_cube_holds(d, want)) return false;
+        continue;
+      }
+    }
     T u[8], v[8], w[8];
     for (int j = 0; j < 8; ++j) {
-      at[j] = base + (j & 1) * step[0] + ((j >> 1) & 1) * step[1] + ((j >> 2) & 1) * step[2];
       u[j] = j == c ? cu : cur_u[at[j]];
       v[j] = j == c ? cv : cur_v[at[j]];
       w[j] = j == c ? cw : cur_w[at[j]];
     }
-    if (strictly_one_sided(u, 8) || strictly_one_sided(v, 8) || strictly_one_sided(w, 8)) {
+    if (!cls && (strictly_one_sided(u, 8) || strictly_one_sided(v, 8) || strictly_one_sided(w, 8))) {
       if (!quiet_cube_holds(d, want)) return false;
       continue;
     }
@@ -226,6 +238,10 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
       if (!tet_through(d, t) || want[t] == kMaskedTet) continue;  // off the mesh: never compared
       const int axes[3] = {tet_axis(t, 0), tet_axis(t, 1), tet_axis(t, 2)};
       const int corner[4] = {0, 1 << axes[0], (1 << axes[0]) | (1 << axes[1]), 7};
+      if (cls && (corner_class[0] & corner_class[corner[1]] & corner_class[corner[2]] & corner_class[7]) != 0) {
+        if (want[t] != 0) return false;  // one-sided: no critical point, where the original has one
+        continue;
+      }
       int64_t idx[4];
       T tu[4], tv[4], tw[4];
       for (int j = 0; j < 4; ++j) {
@@ -235,7 +251,7 @@ FACTZ_HD bool signatures_hold3d(int64_t nx, int64_t ny, int64_t nz, int64_t x, i
         tv[j] = v[q];
         tw[j] = w[q];
       }
-      const InsideVerdict verdict = tet_inside_verdict(want[t], idx, tu, tv, tw);
+      const InsideVerdict verdict = tet_inside_verdict(want[t], idx, tu, tv, tw, cls != nullptr);
       if (verdict == InsideVerdict::differs) return false;
       if (verdict == InsideVerdict::needs_type) {
         Typed& e = typed[n_typed++];

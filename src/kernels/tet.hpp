@@ -475,12 +475,14 @@ enum class InsideVerdict : uint8_t { differs = 0, same = 1, needs_type = 2 };
 /// Compares a tetrahedron's signature with `want` as far as the two exclusions and the
 /// inside test go: `differs` (a critical point where `want` says none, or none where it says
 /// one), `same` (none, as `want` says), or `needs_type` (a critical point, as `want` says:
-/// its type decides, tet_type_is).
+/// its type decides, tet_type_is). `one_sided_known`: the caller has found that no component
+/// has one strict sign at the four vertices (signatures_hold3d's sign classes), so that screen
+/// is skipped here.
 template <class T>
 FACTZ_HD InsideVerdict tet_inside_verdict(uint8_t want, const int64_t idx[4], const T u[4], const T v[4],
-                                          const T w[4]) {
+                                          const T w[4], bool one_sided_known = false) {
   const bool none = want == 0;
-  if (strictly_one_sided(u, 4) || strictly_one_sided(v, 4) || strictly_one_sided(w, 4))
+  if (!one_sided_known && (strictly_one_sided(u, 4) || strictly_one_sided(v, 4) || strictly_one_sided(w, 4)))
     return none ? InsideVerdict::same : InsideVerdict::differs;
   if constexpr (sizeof(T) == sizeof(float)) {  // float fields: the determinant screen first
     const int screen = tet_origin_screen(u, v, w);
