@@ -1,6 +1,6 @@
 // Missing vertices: validation, the mask of a field (its own mask plus NaN), declared fill
-// values, and the detection of fill values nobody declared (2D fields; the declared and
-// suspected fill values of 3D fields too). docs/architecture.md, "Masks".
+// values, and the detection of fill values nobody declared, for 2D and 3D fields alike.
+// docs/architecture.md, "Masks".
 #include <algorithm>
 #include <array>
 #include <bit>
