@@ -101,15 +101,6 @@ FACTZ_HD bool neighbourhood_one_sided(int64_t nx, int64_t ny, int64_t nz, int64_
   return false;
 }
 
-/// The sign class of a vector: bit 2c set iff component c is > 0, bit 2c + 1 iff it is < 0
-/// (u, v, w: c = 0, 1, 2). A set of vectors has one component of one strict sign iff the AND
-/// of their classes is not 0.
-template <class T>
-FACTZ_HD uint8_t sign_class3(T u, T v, T w) {
-  return uint8_t((u > T(0)) | (u < T(0)) << 1 | (v > T(0)) << 2 | (v < T(0)) << 3 | (w > T(0)) << 4 |
-                 (w < T(0)) << 5);
-}
-
 /// neighbourhood_one_sided from the sign classes of the current state (`cls`, one byte per
 /// vertex: sign_class3 of its current value) and the candidate's class `cand`: the same answer
 /// (strict signs of finite values) in nine loads instead of up to 81, for a vertex inside the

@@ -458,6 +458,16 @@ FACTZ_HD uint8_t tet_signature(const int64_t idx[4], const int axes[3], const T 
 // strictly_one_sided (kernels/exact.hpp): all n values of one component > 0, or all < 0,
 // so that no tetrahedron on these points holds a critical point.
 
+/// The sign class of a vector: bit 2c set iff component c is > 0, bit 2c + 1 iff it is < 0
+/// (u, v, w: c = 0, 1, 2). A set of vectors has one component of one strict sign (the
+/// strictly_one_sided screen over all of them) iff the AND of their classes is not 0: the
+/// extractor's quiet cubes and the 3D writer's signature screens take bytes.
+template <class T>
+FACTZ_HD uint8_t sign_class3(T u, T v, T w) {
+  return uint8_t((u > T(0)) | (u < T(0)) << 1 | (v > T(0)) << 2 | (v < T(0)) << 3 | (w > T(0)) << 4 |
+                 (w < T(0)) << 5);
+}
+
 /// Whether the four vectors (path order) span no volume: their plain orientation is exactly
 /// zero (det J = 0). Then the tetrahedron holds no critical point: under the contract's
 /// Simulation of Simplicity the perturbed origin always ends up outside a flat image

@@ -1,7 +1,7 @@
 #include "streams/vector3d_modes.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <bit>
 #include <new>
 #include <type_traits>
 
@@ -96,17 +96,9 @@ void for_each_target(const PhaseLattice3D& L, int64_t nx, int64_t ny, Visit&& vi
     }
 }
 
-/// Writes x's bits little-endian at `at` (ByteWriter's f32 / f64 layout).
-void store_exact(uint8_t* at, float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  for (int k = 0; k < 4; ++k) at[k] = uint8_t(b >> (8 * k));
-}
-void store_exact(uint8_t* at, double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, 8);
-  for (int k = 0; k < 8; ++k) at[k] = uint8_t(b >> (8 * k));
-}
+/// Writes x's bits at `at` as put_exact appends them (ByteWriter's f32 / f64 layout).
+void store_exact(uint8_t* at, float x) { store_le(at, std::bit_cast<uint32_t>(x), 4); }
+void store_exact(uint8_t* at, double x) { store_le(at, std::bit_cast<uint64_t>(x), 8); }
 
 template <class Field, class T>
 void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DResultOf<T>& r,

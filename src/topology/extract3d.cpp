@@ -164,11 +164,7 @@ std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<ui
       const int64_t row = (z * ny + y) * nx, rows4[4] = {row, row + nx, row + nx * ny, row + nx * ny + nx};
       for (int64_t x = 0; x < nx; ++x) {
         uint8_t shared = 0x3F;
-        for (const int64_t at : rows4) {
-          const T a = u[at + x], b = v[at + x], e = w[at + x];
-          shared &= uint8_t((a > T(0)) | (a < T(0)) << 1 | (b > T(0)) << 2 | (b < T(0)) << 3 | (e > T(0)) << 4 |
-                            (e < T(0)) << 5);
-        }
+        for (const int64_t at : rows4) shared &= detail::sign_class3(u[at + x], v[at + x], w[at + x]);
         quiet[size_t(x)] = shared;
       }
       Cube<T> c;

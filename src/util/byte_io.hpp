@@ -17,6 +17,11 @@ inline void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
   for (int k = 0; k < bytes; ++k) out.push_back(uint8_t(v >> (8 * k)));
 }
 
+/// Writes the low `bytes` bytes of v, little-endian, at `at` (put_le's layout in place).
+inline void store_le(uint8_t* at, uint64_t v, int bytes) {
+  for (int k = 0; k < bytes; ++k) at[k] = uint8_t(v >> (8 * k));
+}
+
 /// Appends v as an unsigned LEB128 varint (kernels/varint.hpp).
 inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
   uint8_t bytes[10];
