@@ -57,6 +57,10 @@ void expect_same_block(const Field& f, double eb_d, uint8_t edges, const uint8_t
   EXPECT_TRUE(std::equal(kept.v.exact.begin(), kept.v.exact.end(), coded.v.exact.begin(), coded.v.exact.end()));
   EXPECT_EQ(kept.repair_rounds, coded.repair_rounds);
   EXPECT_EQ(kept.repaired_vertices, coded.repaired_vertices);
+  // The first round of the exact check visits every cell row once: the kept planes after
+  // the band stage, the coded float ones inside it and at the rows joining two tile rows.
+  EXPECT_EQ(kept.checked_cell_rows, std::max<int64_t>(f.ny - 1, 0));
+  EXPECT_EQ(coded.checked_cell_rows, std::max<int64_t>(f.ny - 1, 0));
   tally.repaired += coded.repaired_vertices;
   tally.exact += std::count_if(coded.u.exact.begin(), coded.u.exact.end(), [](uint8_t e) { return e != 0; });
   // A float plane keeps no reconstruction; a float64 one keeps it (its rounded exact values).
@@ -149,6 +153,30 @@ TEST(BlockCodes, FieldsWithHoles) {
   }
   EXPECT_GT(tally.cases, 0);
   EXPECT_GT(tally.escapes, 0) << "no masked field escapes a code";
+}
+
+// Grids around the tile rows' edges (kTile = 32): one tile row, one and a row, several, with
+// and without a short last one; the coded planes check the cell rows inside each tile row
+// while quantizing it and the joining ones after, the kept planes all of them after.
+TEST(BlockCodes, GridsAroundTileRowEdges) {
+  Tally tally;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  for (int64_t ny : {2, 3, 31, 32, 33, 34, 63, 64, 65, 97})
+    for (int64_t nx : {2, 33, 70}) {
+      SCOPED_TRACE(std::to_string(nx) + " x " + std::to_string(ny));
+      VectorField2D f;
+      f.nx = nx, f.ny = ny;
+      f.u.resize(size_t(nx * ny)), f.v.resize(size_t(nx * ny));
+      for (int64_t y = 0; y < ny; ++y)  // a few critical points and noise around them
+        for (int64_t x = 0; x < nx; ++x) {
+          const size_t k = size_t(y * nx + x);
+          f.u[k] = std::sin(0.31f * float(x)) + 0.05f * noise(rng);
+          f.v[k] = std::cos(0.27f * float(y)) + 0.05f * noise(rng);
+        }
+      for (double eb : {1e-4, 0.05, 0.5}) expect_same_block(f, eb, 0, nullptr, tally);
+    }
+  EXPECT_GT(tally.cases, 0);
 }
 
 }  // namespace

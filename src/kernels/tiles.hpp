@@ -145,20 +145,24 @@ FACTZ_HD int32_t prequantize_select(float x, float step) {
 /// CPU's compiler vectorizes the loop. Vectorizing needs the if-conversion of operations that
 /// GCC keeps on one side of a branch, which -ftrapping-math forbids: the file compiling this
 /// sets -fno-trapping-math (traps and flags only; no value changes). The CUDA kernels
-/// quantize one vertex per thread with the function above. q itself is not returned:
-/// quantize_plane keeps recon and exact only; float(q) is exact. Same results vertex for
-/// vertex: tests/test_tiled_run.cpp.
+/// quantize one vertex per thread with the function above. Where `q` is given, it receives
+/// each vertex's integer (prequantize's q; 0 in an exact tile), what the Lorenzo coder takes,
+/// so that a frontend coding the band need not derive it again; float(q) is exact. Same
+/// results vertex for vertex: tests/test_tiled_run.cpp.
 inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float step, const float* bounds,
-                               const uint8_t* ids, const uint8_t* missing, float* recon, uint8_t* exact) {
+                               const uint8_t* ids, const uint8_t* missing, float* recon, uint8_t* exact,
+                               int32_t* q = nullptr) {
   static constexpr uint8_t kNoneMissing[kTile] = {};
   float need[kTile];
+  int32_t qs[kTile];
   for (int64_t i = 0; i < count; ++i) need[i] = bounds[ids ? ids[i] : tile_id];
   const uint8_t* m = missing ? missing : kNoneMissing;  // one loop body (the vectorized one)
   const bool tile_exact = tile_id <= 0;
   for (int64_t i = 0; i < count; ++i) {
     const float xv = x[i];
-    const float qf = float(prequantize_select(xv, step));
-    const float rq = (tile_exact ? 0.0f : qf) * step;  // an exact tile's q is 0
+    const int32_t qi = tile_exact ? 0 : prequantize_select(xv, step);  // an exact tile's q is 0
+    qs[i] = qi;
+    const float rq = float(qi) * step;
     // within_bound: TwoSum of the reconstruction and -x; a difference that is not exact misses.
     double s, e;
     two_sum(double(rq), -double(xv), s, e);
@@ -168,6 +172,8 @@ inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float
     recon[i] = stored ? xv : rq;
     exact[i] = stored ? 1 : 0;
   }
+  if (q)
+    for (int64_t i = 0; i < count; ++i) q[i] = qs[i];
 }
 
 }  // namespace factz::detail

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <span>
+#include <tuple>
 #include <type_traits>
 
 #include "kernels/block_bounds.hpp"
@@ -83,6 +84,42 @@ void round_exact_values(std::span<const double> x, double eb, int threads, Quant
   }
 }
 
+/// Whether u, or v, has one strict sign on the four corners of cell (i, j), given rows i
+/// (u0, v0) and i + 1 (u1, v1) (kernels/exact.hpp strictly_one_sided).
+template <class T>
+bool cell_one_sided(int64_t j, const T* u0, const T* u1, const T* v0, const T* v1) {
+  const T cu[4] = {u0[j], u0[j + 1], u1[j], u1[j + 1]}, cv[4] = {v0[j], v0[j + 1], v1[j], v1[j + 1]};
+  return strictly_one_sided(cu, 4) || strictly_one_sided(cv, 4);
+}
+
+/// The first round of the exact check on cell row i, given the reconstruction's rows i (u0,
+/// v0) and i + 1 (u1, v1): appends every triangle whose signature on the reconstruction
+/// differs from the original's (fu, fv; a triangle off the mesh is never checked).
+template <class T>
+void check_cell_row(const Grid2D& g, const T* fu, const T* fv, const uint8_t* cp_free, const uint8_t* missing,
+                    int64_t i, const T* u0, const T* u1, const T* v0, const T* v1, std::vector<int64_t>& bad) {
+  const int64_t cw = g.nx - 1;
+  for (int64_t j = 0; j < cw; ++j) {
+    const bool proven_free = cp_free && cp_free[size_t(i * cw + j)] == 3;
+    // Both triangles free of critical points before and after: the original by its safe
+    // bounds, the reconstruction when u or v has one strict sign on the cell's corners
+    // (no triangle can then hold the origin, even under the symbolic perturbation).
+    if (proven_free && cell_one_sided(j, u0, u1, v0, v1)) continue;
+    Signature s[2], o[2] = {kNoCriticalPoint, kNoCriticalPoint};
+    cell_signatures(g, i, j, u0, u1, v0, v1, s);
+    // The original's signature is 0 where a safe bound proved it; derived otherwise.
+    if (!proven_free) cell_signatures(g, i, j, fu, fv, o);
+    const int64_t t0 = 2 * (i * cw + j);
+    const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);  // never checked
+    if (s[0] != o[0] && !(off_mesh & 1)) bad.push_back(t0);
+    if (s[1] != o[1] && !(off_mesh & 2)) bad.push_back(t0 + 1);
+  }
+}
+
+template <class Field, class T>
+void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
+                           const uint8_t* missing, const std::vector<std::vector<int64_t>>* band_checked = nullptr);
+
 template <class Field, class T>
 void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
                    const uint8_t* missing, FrontendKeeps keeps) {
@@ -115,6 +152,11 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   }
   // A grid without triangles (1 x N) constrains nothing: every vertex takes eb.
   const bool free_grid = nt == 0;
+  // Float planes coded band by band also run the exact check's first round there (unless
+  // exact edges change flags after quantization): band_checked[ty] holds its failures.
+  const bool fused = codes && !keep_recon && std::is_same_v<T, float> && exact_edges == 0 && !free_grid;
+  std::vector<std::vector<int64_t>> band_checked(fused ? size_t(L.tiles_y) : 0);
+  std::vector<int64_t> band_checked_rows(band_checked.size());
   // Steps 1-4 band by band, one tile row of vertices at a time, so that the per-vertex
   // bounds and ids live in a band-sized buffer (cache-resident) rather than in arrays of the
   // whole grid. The results do not depend on the banding: a vertex's bound is the minimum
@@ -126,6 +168,8 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
     std::vector<T> ru(size_t(kTile * g.nx)), rv(ru.size()), rc(ru.size());
     std::vector<uint8_t> id_u(ru.size()), id_v(ru.size());
     std::vector<T> band_recon(keep_recon ? 0 : ru.size());  // quantize_rows's values, not kept
+    std::vector<int32_t> band_q(fused ? ru.size() : 0);        // and its integers
+    std::vector<T> band_recon_v(fused ? ru.size() : 0);        // v's values beside u's
 #pragma omp for schedule(static)
     for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
       const int64_t y0 = ty * kTile, y1 = std::min(g.ny, y0 + kTile), band = (y1 - y0) * g.nx;
@@ -170,9 +214,14 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
       // 3. Per vertex: absolute bounds and bound ids.
       const T* bu = u + y0 * g.nx;
       const T* bv = v + y0 * g.nx;
-      for (int64_t k = 0; k < band; ++k) {
-        id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, ru[size_t(k)], rc[size_t(k)], bu[k], free_grid));
-        id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, rv[size_t(k)], rc[size_t(k)], bv[k], free_grid));
+      if constexpr (std::is_same_v<T, float>) {  // the same ids, vectorized (tiled_quantizer.cpp)
+        band_vertex_ids(bu, ru.data(), rc.data(), band, eb, free_grid, id_u.data());
+        band_vertex_ids(bv, rv.data(), rc.data(), band, eb, free_grid, id_v.data());
+      } else {
+        for (int64_t k = 0; k < band; ++k) {
+          id_u[size_t(k)] = uint8_t(vertex_bound_id(eb, ru[size_t(k)], rc[size_t(k)], bu[k], free_grid));
+          id_v[size_t(k)] = uint8_t(vertex_bound_id(eb, rv[size_t(k)], rc[size_t(k)], bv[k], free_grid));
+        }
       }
       // 4. Per tile: one bound id per component (kernels/block_bounds.hpp choose_tile_id,
       // the CUDA frontend runs it one tile per thread; float planes take its row form),
@@ -190,6 +239,28 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
         }
       }
       T* const recon_rows = keep_recon ? nullptr : band_recon.data();
+      if constexpr (std::is_same_v<T, float>) {
+        if (fused) {
+          // Each component coded from the integers its quantization gave (band_q); then the
+          // exact check's first round on the cell rows inside the band, while its
+          // reconstruction is at hand (repair_signatures_any checks the rows between bands).
+          for (auto [x, ids, plane, recon] : {std::tuple{u, id_u.data(), &out.u, band_recon.data()},
+                                              std::tuple{v, id_v.data(), &out.v, band_recon_v.data()}}) {
+            quantize_rows(std::span<const T>(x, size_t(g.nx * g.ny)), L, eb, y0, y1, ids, *plane, missing, recon,
+                          band_q.data());
+            code_tile_row_quantized(band_q.data(), L, eb, std::span<const uint8_t>(plane->tile_ids), ty, missing,
+                                    plane->symbols.data(), plane->escapes[size_t(ty)]);
+          }
+          for (int64_t i = y0; i + 1 < y1; ++i) {
+            const T* u0 = band_recon.data() + (i - y0) * g.nx;
+            const T* v0 = band_recon_v.data() + (i - y0) * g.nx;
+            check_cell_row(g, u, v, cp_free.data(), missing, i, u0, u0 + g.nx, v0, v0 + g.nx,
+                           band_checked[size_t(ty)]);
+            ++band_checked_rows[size_t(ty)];
+          }
+          continue;
+        }
+      }
       quantize_rows(std::span<const T>(f.u), L, eb, y0, y1, id_u.data(), out.u, missing, recon_rows);
       quantize_rows(std::span<const T>(f.v), L, eb, y0, y1, id_v.data(), out.v, missing, recon_rows);
       if (codes) {
@@ -210,21 +281,15 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   // 5. The exact check on what the decoder will see, with repair. For floats a positive
   // safe bound proves a triangle critical-point free (its sign tests are exact); the
   // float64 margins round, so every original signature is derived exactly instead.
-  repair_signatures(f, std::is_same_v<T, float> ? cp_free.data() : nullptr, threads, out, missing);
+  for (int64_t rows : band_checked_rows) out.checked_cell_rows += rows;
+  repair_signatures_any(f, std::is_same_v<T, float> ? cp_free.data() : nullptr, threads, out, missing,
+                        fused ? &band_checked : nullptr);
   lap("repair");
-}
-
-/// Whether u, or v, has one strict sign on the four corners of cell (i, j), given rows i
-/// (u0, v0) and i + 1 (u1, v1) (kernels/exact.hpp strictly_one_sided).
-template <class T>
-bool cell_one_sided(int64_t j, const T* u0, const T* u1, const T* v0, const T* v1) {
-  const T cu[4] = {u0[j], u0[j + 1], u1[j], u1[j + 1]}, cv[4] = {v0[j], v0[j + 1], v1[j], v1[j + 1]};
-  return strictly_one_sided(cu, 4) || strictly_one_sided(cv, 4);
 }
 
 template <class Field, class T>
 void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
-                           const uint8_t* missing) {
+                           const uint8_t* missing, const std::vector<std::vector<int64_t>>* band_checked) {
   const Grid2D g{f.nx, f.ny};
   const TileLayout L(f.nx, f.ny);
   const std::span<const T> xu(f.u), xv(f.v);
@@ -234,51 +299,71 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
   // Round 1 checks every triangle; later rounds only those around repaired vertices.
   std::vector<int64_t> bad;
   const int64_t nx = g.nx, cw = g.nx - 1;
+  if (band_checked) {
+    // Round 1 ran in the band stage on the cell rows inside each tile row (band_checked[ty]);
+    // left are the cell rows joining two tile rows, i = (ty + 1) * kTile - 1. The lists are
+    // joined in triangle order, as the loop below finds them.
+    const int64_t joins = L.tiles_y - 1;
+    auto joined = std::vector<std::vector<int64_t>>(size_t(joins));
 #pragma omp parallel num_threads(threads)
-  {
-    std::vector<int64_t> local;
-    // Derived rows: slot r & 1 holds row r (u, then v); `held` is the last row derived, so
-    // row i is already there when this thread derived it as the previous cell row's i + 1.
-    std::vector<T> rows(kept ? 0 : size_t(4 * nx));
-    int64_t held = -1;
-    auto derive = [&](int64_t r) {
-      T* slot = rows.data() + (r & 1) * 2 * nx;
-      reconstruction_row(xu, L, out.eb, out.u, r, slot);
-      reconstruction_row(xv, L, out.eb, out.v, r, slot + nx);
-      held = r;
-      return slot;
-    };
-#pragma omp for schedule(static) nowait
-    for (int64_t i = 0; i < g.ny - 1; ++i) {
-      const T *u0, *u1, *v0, *v1;
-      if (kept) {
-        u0 = out.u.recon.data() + i * nx, u1 = u0 + nx;
-        v0 = out.v.recon.data() + i * nx, v1 = v0 + nx;
-      } else {
-        const T* r0 = held == i ? rows.data() + (i & 1) * 2 * nx : derive(i);
-        const T* r1 = derive(i + 1);
-        u0 = r0, v0 = r0 + nx, u1 = r1, v1 = r1 + nx;
-      }
-      for (int64_t j = 0; j < cw; ++j) {
-        const bool proven_free = cp_free && cp_free[size_t(i * cw + j)] == 3;
-        // Both triangles free of critical points before and after: the original by its safe
-        // bounds, the reconstruction when u or v has one strict sign on the cell's corners
-        // (no triangle can then hold the origin, even under the symbolic perturbation).
-        if (proven_free && cell_one_sided(j, u0, u1, v0, v1)) continue;
-        Signature s[2], o[2] = {kNoCriticalPoint, kNoCriticalPoint};
-        cell_signatures(g, i, j, u0, u1, v0, v1, s);
-        // The original's signature is 0 where a safe bound proved it; derived otherwise.
-        if (!proven_free) cell_signatures(g, i, j, f.u.data(), f.v.data(), o);
-        const int64_t t0 = 2 * (i * cw + j);
-        const uint8_t off_mesh = cell_masked_triangles(missing, g.nx, i, j);  // never checked
-        if (s[0] != o[0] && !(off_mesh & 1)) local.push_back(t0);
-        if (s[1] != o[1] && !(off_mesh & 2)) local.push_back(t0 + 1);
+    {
+      std::vector<T> rows(size_t(4 * nx));
+#pragma omp for schedule(static)
+      for (int64_t ty = 0; ty < joins; ++ty) {
+        const int64_t i = (ty + 1) * kTile - 1;
+        T* r0 = rows.data();
+        T* r1 = r0 + 2 * nx;
+        reconstruction_row(xu, L, out.eb, out.u, i, r0);
+        reconstruction_row(xv, L, out.eb, out.v, i, r0 + nx);
+        reconstruction_row(xu, L, out.eb, out.u, i + 1, r1);
+        reconstruction_row(xv, L, out.eb, out.v, i + 1, r1 + nx);
+        check_cell_row(g, f.u.data(), f.v.data(), cp_free, missing, i, r0, r1, r0 + nx, r1 + nx, joined[size_t(ty)]);
       }
     }
+    out.checked_cell_rows += joins;
+    for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
+      const auto& inside = (*band_checked)[size_t(ty)];
+      bad.insert(bad.end(), inside.begin(), inside.end());
+      if (ty < joins) bad.insert(bad.end(), joined[size_t(ty)].begin(), joined[size_t(ty)].end());
+    }
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<int64_t> local;
+      int64_t rows_seen = 0;
+      // Derived rows: slot r & 1 holds row r (u, then v); `held` is the last row derived, so
+      // row i is already there when this thread derived it as the previous cell row's i + 1.
+      std::vector<T> rows(kept ? 0 : size_t(4 * nx));
+      int64_t held = -1;
+      auto derive = [&](int64_t r) {
+        T* slot = rows.data() + (r & 1) * 2 * nx;
+        reconstruction_row(xu, L, out.eb, out.u, r, slot);
+        reconstruction_row(xv, L, out.eb, out.v, r, slot + nx);
+        held = r;
+        return slot;
+      };
+#pragma omp for schedule(static) nowait
+      for (int64_t i = 0; i < g.ny - 1; ++i) {
+        const T *u0, *u1, *v0, *v1;
+        if (kept) {
+          u0 = out.u.recon.data() + i * nx, u1 = u0 + nx;
+          v0 = out.v.recon.data() + i * nx, v1 = v0 + nx;
+        } else {
+          const T* r0 = held == i ? rows.data() + (i & 1) * 2 * nx : derive(i);
+          const T* r1 = derive(i + 1);
+          u0 = r0, v0 = r0 + nx, u1 = r1, v1 = r1 + nx;
+        }
+        check_cell_row(g, f.u.data(), f.v.data(), cp_free, missing, i, u0, u1, v0, v1, local);
+        ++rows_seen;
+      }
 #pragma omp for schedule(static) ordered
-    for (int p = 0; p < omp_get_num_threads(); ++p) {
+      for (int p = 0; p < omp_get_num_threads(); ++p) {
 #pragma omp ordered
-      bad.insert(bad.end(), local.begin(), local.end());
+        {
+          bad.insert(bad.end(), local.begin(), local.end());
+          out.checked_cell_rows += rows_seen;
+        }
+      }
     }
   }
   out.repair_rounds = 1;

@@ -32,6 +32,9 @@ struct FrontendResultOf {
   T eb = T(0);                    ///< the bound the planes were quantized with (their tile ids' steps)
   int64_t repair_rounds = 0;      ///< exact check passes (block mode)
   int64_t repaired_vertices = 0;  ///< vertices sent to exact storage by the check
+  /// Cell rows the exact check's first round visited (block mode: each of the ny - 1 once,
+  /// in the band stage or after it; tests hold both ways to that).
+  int64_t checked_cell_rows = 0;
   std::vector<std::pair<std::string, double>> stage_seconds;  ///< wall time per step
 };
 using FrontendResult = FrontendResultOf<float>;

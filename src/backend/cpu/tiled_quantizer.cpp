@@ -26,10 +26,12 @@ void put_exact(ByteWriter& w, double x) { w.f64(x); }
 /// Rows [y0, y1) of the plane: each tile row segment with its tile's id (out.tile_ids), each
 /// vertex checked against its own bound (row_ids, row y0 first, or the tile's). The exact
 /// flags go to out.exact; the reconstructions to recon_rows (row y0 first: out.recon's rows,
-/// or a band buffer of a frontend that does not keep them).
+/// or a band buffer of a frontend that does not keep them); float planes also give each
+/// vertex's integer q to q_rows where it is not null (row y0 first).
 template <class T>
 void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t y0, int64_t y1,
-                       const uint8_t* row_ids, QuantizedPlaneOf<T>& out, const uint8_t* missing, T* recon_rows) {
+                       const uint8_t* row_ids, QuantizedPlaneOf<T>& out, const uint8_t* missing, T* recon_rows,
+                       int32_t* q_rows = nullptr) {
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   for (int64_t y = y0; y < y1; ++y) {
@@ -41,7 +43,7 @@ void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t 
       const uint8_t* ids = row_ids ? row_ids + r0 : nullptr;
       if constexpr (std::is_same_v<T, float>) {  // the same rule, vectorized
         quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, missing ? missing + k0 : nullptr,
-                           recon_rows + r0, out.exact.data() + k0);
+                           recon_rows + r0, out.exact.data() + k0, q_rows ? q_rows + r0 : nullptr);
         for (int64_t i = 0; i < x1 - x0; ++i) {  // stored vertices: listed at their own bound where shorter
           if (!out.exact[k0 + i]) continue;
           const int own = ids ? ids[i] : id;
@@ -114,6 +116,34 @@ void symbol_row(const int32_t* here, const int32_t* above, int64_t nx, int64_t y
     if (sym[xi] == 0) escapes.emplace_back(y * nx + xi, tile_lorenzo_code(here, above, xi, y));
 }
 
+/// The symbols of row y of a tile row whose first row is y0, from its integers `here` and
+/// the previous row's `above` (zeros for y == y0, which takes none): a missing vertex's
+/// integer is replaced in `here` by missing_vertex_quant's (the rows below predict from it).
+/// Escapes (symbol 0) are appended.
+template <class T>
+void code_row(int32_t* here, const int32_t* above, const TileLayout& L, const T* step_of,
+              std::span<const uint8_t> tile_ids, int64_t y, int64_t y0, const uint8_t* missing, uint16_t* symbols,
+              std::vector<std::pair<int64_t, int64_t>>& escapes) {
+  uint16_t* sym = symbols + y * L.nx;
+  const uint8_t* m = missing ? missing + y * L.nx : nullptr;
+  if (m && std::find(m, m + L.nx, uint8_t(1)) != m + L.nx) {
+    // A row with missing vertices: their integers are predictions, so vertex by vertex.
+    for (int64_t xi = 0; xi < L.nx; ++xi) {
+      if (m[xi]) here[xi] = missing_vertex_quant(here, above, xi, y, step_of[tile_ids[size_t(L.tile_of(xi, y))]]);
+      const int64_t code = tile_lorenzo_code(here, above, xi, y);
+      sym[xi] = tiled_symbol(code, m[xi] != 0);
+      if (sym[xi] == 0) escapes.emplace_back(y * L.nx + xi, code);
+    }
+  } else {
+    symbol_row(here, above, L.nx, y, y == y0, sym, escapes);
+  }
+}
+
+template <class T>
+void code_steps(T eb, T* step_of) {
+  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
+}
+
 /// The symbols of tile row ty (every vertex, missing ones included: encode_plane drops
 /// theirs) and its escapes in index order. Tile rows are independent (Lorenzo stops at tile
 /// edges). q is a pure function of (x, tile id), recomputed here rather than stored.
@@ -122,26 +152,12 @@ void code_tile_row_any(std::span<const T> x, const TileLayout& L, T eb, std::spa
                        int64_t ty, const uint8_t* missing, uint16_t* symbols,
                        std::vector<std::pair<int64_t, int64_t>>& escapes) {
   T step_of[kMaxBoundId + 1];
-  for (int id = 0; id <= kMaxBoundId; ++id) step_of[id] = T(2) * bound_of_id(eb, id);
+  code_steps(eb, step_of);
   std::vector<int32_t> above(size_t(L.nx)), here(size_t(L.nx));
   const int64_t y0 = ty * kTile, y1 = std::min(L.ny, y0 + kTile);
   for (int64_t y = y0; y < y1; ++y) {
     prequantize_row(x.data() + y * L.nx, L, step_of, tile_ids.data(), y, here.data());
-    uint16_t* sym = symbols + y * L.nx;
-    const uint8_t* m = missing ? missing + y * L.nx : nullptr;
-    if (m && std::find(m, m + L.nx, uint8_t(1)) != m + L.nx) {
-      // A row with missing vertices: their integers are predictions, so vertex by vertex.
-      for (int64_t xi = 0; xi < L.nx; ++xi) {
-        if (m[xi])
-          here[size_t(xi)] =
-              missing_vertex_quant(here.data(), above.data(), xi, y, step_of[tile_ids[size_t(L.tile_of(xi, y))]]);
-        const int64_t code = tile_lorenzo_code(here.data(), above.data(), xi, y);
-        sym[xi] = tiled_symbol(code, m[xi] != 0);
-        if (sym[xi] == 0) escapes.emplace_back(y * L.nx + xi, code);
-      }
-    } else {
-      symbol_row(here.data(), above.data(), L.nx, y, y == y0, sym, escapes);
-    }
+    code_row(here.data(), above.data(), L, step_of, tile_ids, y, y0, missing, symbols, escapes);
     std::swap(above, here);
   }
 }
@@ -293,8 +309,10 @@ template void start_quantized_plane(const TileLayout&, QuantizedPlane&, bool);
 template void start_quantized_plane(const TileLayout&, QuantizedPlane64&, bool);
 
 void quantize_rows(std::span<const float> x, const TileLayout& L, float eb, int64_t y0, int64_t y1,
-                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing, float* recon_rows) {
-  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing, recon_rows ? recon_rows : out.recon.data() + y0 * L.nx);
+                   const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing, float* recon_rows,
+                   int32_t* q_rows) {
+  quantize_rows_any(x, L, eb, y0, y1, row_ids, out, missing, recon_rows ? recon_rows : out.recon.data() + y0 * L.nx,
+                    q_rows);
 }
 void quantize_rows(std::span<const double> x, const TileLayout& L, double eb, int64_t y0, int64_t y1,
                    const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing, double* recon_rows) {
@@ -310,6 +328,18 @@ void code_tile_row(std::span<const double> x, const TileLayout& L, double eb, st
                    int64_t ty, const uint8_t* missing, uint16_t* symbols,
                    std::vector<std::pair<int64_t, int64_t>>& escapes) {
   code_tile_row_any(x, L, eb, tile_ids, ty, missing, symbols, escapes);
+}
+void code_tile_row_quantized(int32_t* q_band, const TileLayout& L, float eb, std::span<const uint8_t> tile_ids,
+                             int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                             std::vector<std::pair<int64_t, int64_t>>& escapes) {
+  float step_of[kMaxBoundId + 1];
+  code_steps(eb, step_of);
+  const int64_t y0 = ty * kTile, y1 = std::min(L.ny, y0 + kTile);
+  const std::vector<int32_t> zeros(size_t(L.nx));
+  for (int64_t y = y0; y < y1; ++y) {
+    int32_t* here = q_band + (y - y0) * L.nx;
+    code_row(here, y == y0 ? zeros.data() : here - L.nx, L, step_of, tile_ids, y, y0, missing, symbols, escapes);
+  }
 }
 
 namespace {
@@ -407,15 +437,25 @@ Status decode_plane(const TileLayout& L, double eb, std::span<const uint8_t> til
 
 namespace {
 
-/// The bounds of the triangles of cell row i (cells j in [0, nx - 1)): t0[j], t1[j] and the
-/// cell's free bits in bits[j]. See band_vertex_bounds.
-void cell_row_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t i, float eb,
-                     TriangleBounds<float>* t0, TriangleBounds<float>* t1, uint8_t* bits) {
-  const int64_t cw = nx - 1;
-  const float* ua = u + i * nx;  // row i: corners a (j) and b (j + 1)
-  const float* uc = ua + nx;     // row i + 1: corners c (j) and d (j + 1)
-  const float* va = v + i * nx;
-  const float* vc = va + nx;
+/// The bounds of the triangles of one cell row, component by component (T0's relative
+/// bounds of u and v and its cap, the same for T1) and the cells' free bits: separate
+/// arrays, so that the loops filling and folding them take four floats at a time.
+struct CellRowBounds {
+  std::vector<float> u0, v0, c0, u1, v1, c1;
+  std::vector<uint8_t> bits;
+  explicit CellRowBounds(size_t cells) : u0(cells), v0(cells), c0(cells), u1(cells), v1(cells), c1(cells), bits(cells) {}
+  void swap(CellRowBounds& o) noexcept {
+    u0.swap(o.u0), v0.swap(o.v0), c0.swap(o.c0), u1.swap(o.u1), v1.swap(o.v1), c1.swap(o.c1), bits.swap(o.bits);
+  }
+};
+
+/// The fast rule of cell_row_bounds for the cells of one row: the corners' rows a/b
+/// (ua, va) and c/d (uc, vc), cw cells. Restrict parameters (not locals) are what lets GCC
+/// vectorize a loop with this many arrays.
+void cell_row_one_sided(const float* __restrict ua, const float* __restrict uc, const float* __restrict va,
+                        const float* __restrict vc, int64_t cw, float* __restrict ou0, float* __restrict ov0,
+                        float* __restrict oc0, float* __restrict ou1, float* __restrict ov1, float* __restrict oc1,
+                        uint8_t* __restrict bits) {
   const float one_sign = round_down(kSafetyFactor), free_bound = float(kFreeRelativeBound);
   // bits[j]: bit 0 / 1 = triangle T0 / T1 proven free, bit 2 = the cell needs the full rule.
   for (int64_t j = 0; j < cw; ++j) {
@@ -432,15 +472,25 @@ void cell_row_bounds(const float* u, const float* v, const uint8_t* missing, int
     const float su0 = acu < ad_u ? acu : ad_u, su1 = abu < ad_u ? abu : ad_u;
     const float sv0 = acv < ad_v ? acv : ad_v, sv1 = abv < ad_v ? abv : ad_v;
     const bool pick_u0 = u0 & (!v0 | (su0 >= sv0)), pick_u1 = u1 & (!v1 | (su1 >= sv1));
-    t0[j].xi_u = pick_u0 ? one_sign : free_bound;
-    t0[j].xi_v = pick_u0 ? free_bound : one_sign;
-    t0[j].cap = INFINITY;
-    t1[j].xi_u = pick_u1 ? one_sign : free_bound;
-    t1[j].xi_v = pick_u1 ? free_bound : one_sign;
-    t1[j].cap = INFINITY;
+    ou0[j] = pick_u0 ? one_sign : free_bound;
+    ov0[j] = pick_u0 ? free_bound : one_sign;
+    oc0[j] = INFINITY;
+    ou1[j] = pick_u1 ? one_sign : free_bound;
+    ov1[j] = pick_u1 ? free_bound : one_sign;
+    oc1[j] = INFINITY;
     const bool full = !(u0 | v0) | !(u1 | v1);
     bits[j] = uint8_t(full ? 4 : 3);
   }
+}
+
+/// The bounds of the triangles of cell row i (cells j in [0, nx - 1)) into `r`. See
+/// band_vertex_bounds.
+void cell_row_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t i, float eb,
+                     CellRowBounds& r) {
+  const int64_t cw = nx - 1;
+  cell_row_one_sided(u + i * nx, u + (i + 1) * nx, v + i * nx, v + (i + 1) * nx, cw, r.u0.data(), r.v0.data(),
+                     r.c0.data(), r.u1.data(), r.v1.data(), r.c1.data(), r.bits.data());
+  uint8_t* bits = r.bits.data();
   if (missing) {
     const uint8_t* ma = missing + i * nx;
     for (int64_t j = 0; j < cw; ++j)
@@ -451,35 +501,56 @@ void cell_row_bounds(const float* u, const float* v, const uint8_t* missing, int
     TriangleBounds<float> tb[2];
     uint8_t free_bits;
     cell_block_bounds_on_mesh(u, v, missing, nx, i, j, eb, tb, free_bits);
-    t0[j] = tb[0];
-    t1[j] = tb[1];
+    r.u0[size_t(j)] = tb[0].xi_u, r.v0[size_t(j)] = tb[0].xi_v, r.c0[size_t(j)] = tb[0].cap;
+    r.u1[size_t(j)] = tb[1].xi_u, r.v1[size_t(j)] = tb[1].xi_v, r.c1[size_t(j)] = tb[1].cap;
     bits[j] = free_bits;
   }
 }
 
-/// r = min(r, t) for each relative bound and the cap (std::min's choice: t when smaller).
-inline void fold_min(float& ru, float& rv, float& rc, const TriangleBounds<float>& t) {
-  ru = t.xi_u < ru ? t.xi_u : ru;
-  rv = t.xi_v < rv ? t.xi_v : rv;
-  rc = t.cap < rc ? t.cap : rc;
+/// r = min(r, t) over n vertices for each relative bound and the cap (std::min's choice: t
+/// when smaller), triangle values tu / tv / tc.
+inline void fold_min(float* __restrict ru, float* __restrict rv, float* __restrict rc, const float* __restrict tu,
+                     const float* __restrict tv, const float* __restrict tc, int64_t n) {
+  for (int64_t x = 0; x < n; ++x) {
+    ru[x] = tu[x] < ru[x] ? tu[x] : ru[x];
+    rv[x] = tv[x] < rv[x] ? tv[x] : rv[x];
+    rc[x] = tc[x] < rc[x] ? tc[x] : rc[x];
+  }
 }
 
 }  // namespace
+
+void band_vertex_ids(const float* x, const float* r, const float* cap, int64_t n, float eb, bool free_grid,
+                     uint8_t* ids) {
+  if (free_grid || !(eb > 0.0f)) {
+    for (int64_t k = 0; k < n; ++k) ids[k] = uint8_t(vertex_bound_id(eb, r[k], cap[k], x[k], free_grid));
+    return;
+  }
+  // vertex_bound_id's bound min(r |x|, eb, cap) is eb itself (id kMaxBoundId) where both
+  // r |x| and cap reach eb: decided for every vertex in one branch-free loop; the others
+  // (and NaN) take vertex_bound_id.
+  constexpr uint8_t kOther = 0xff;
+  const double e = double(eb);
+  for (int64_t k = 0; k < n; ++k) {
+    const bool full = (double(r[k]) * std::fabs(double(x[k])) >= e) & (double(cap[k]) >= e);
+    ids[k] = full ? uint8_t(kMaxBoundId) : kOther;
+  }
+  for (int64_t k = 0; k < n; ++k)
+    if (ids[k] == kOther) ids[k] = uint8_t(vertex_bound_id(eb, r[k], cap[k], x[k], false));
+}
 
 void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t ny, int64_t y0,
                         int64_t y1, float eb, float* ru, float* rv, float* rc, uint8_t* cp_free) {
   const int64_t cw = nx - 1;
   // Two cell rows of triangle bounds: the row above the vertex row (prev) and its own (cur).
-  const size_t row = static_cast<size_t>(cw);
-  std::vector<TriangleBounds<float>> p0(row), p1(row), c0(row), c1(row);
-  std::vector<uint8_t> pbits(row), cbits(row);
-  if (y0 > 0) cell_row_bounds(u, v, missing, nx, y0 - 1, eb, p0.data(), p1.data(), pbits.data());
+  CellRowBounds prev{size_t(cw)}, cur{size_t(cw)};
+  if (y0 > 0) cell_row_bounds(u, v, missing, nx, y0 - 1, eb, prev);
   const float free_bound = float(kFreeRelativeBound);
   for (int64_t y = y0; y < y1; ++y) {
     const bool below = y < ny - 1, above = y > 0;  // cell rows y and y - 1 exist
     if (below) {
-      cell_row_bounds(u, v, missing, nx, y, eb, c0.data(), c1.data(), cbits.data());
-      std::memcpy(cp_free + y * cw, cbits.data(), size_t(cw));
+      cell_row_bounds(u, v, missing, nx, y, eb, cur);
+      std::memcpy(cp_free + y * cw, cur.bits.data(), size_t(cw));
     }
     float* bu = ru + (y - y0) * nx;
     float* bv = rv + (y - y0) * nx;
@@ -491,25 +562,18 @@ void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, 
     }
     // Vertex (y, x) is corner a of cell (y, x) (T0, T1), b of cell (y, x - 1) (T1), c of
     // cell (y - 1, x) (T0) and d of cell (y - 1, x - 1) (T0, T1): the order of block_mode's
-    // fold does not matter (min of values without NaN).
+    // fold does not matter (min of values without NaN); kept as it was, one pass per term.
     if (below) {
-      for (int64_t x = 0; x < cw; ++x) {
-        fold_min(bu[x], bv[x], bc[x], c0[size_t(x)]);
-        fold_min(bu[x], bv[x], bc[x], c1[size_t(x)]);
-      }
-      for (int64_t x = 1; x < nx; ++x) fold_min(bu[x], bv[x], bc[x], c1[size_t(x - 1)]);
+      fold_min(bu, bv, bc, cur.u0.data(), cur.v0.data(), cur.c0.data(), cw);
+      fold_min(bu, bv, bc, cur.u1.data(), cur.v1.data(), cur.c1.data(), cw);
+      fold_min(bu + 1, bv + 1, bc + 1, cur.u1.data(), cur.v1.data(), cur.c1.data(), cw);
     }
     if (above) {
-      for (int64_t x = 0; x < cw; ++x) fold_min(bu[x], bv[x], bc[x], p0[size_t(x)]);
-      for (int64_t x = 1; x < nx; ++x) {
-        fold_min(bu[x], bv[x], bc[x], p0[size_t(x - 1)]);
-        fold_min(bu[x], bv[x], bc[x], p1[size_t(x - 1)]);
-      }
+      fold_min(bu, bv, bc, prev.u0.data(), prev.v0.data(), prev.c0.data(), cw);
+      fold_min(bu + 1, bv + 1, bc + 1, prev.u0.data(), prev.v0.data(), prev.c0.data(), cw);
+      fold_min(bu + 1, bv + 1, bc + 1, prev.u1.data(), prev.v1.data(), prev.c1.data(), cw);
     }
-    if (below) {
-      std::swap(p0, c0);
-      std::swap(p1, c1);
-    }
+    if (below) prev.swap(cur);
   }
 }
 

@@ -66,7 +66,7 @@ template <class T>
 void start_quantized_plane(const TileLayout& layout, QuantizedPlaneOf<T>& out, bool keep_recon = true);
 void quantize_rows(std::span<const float> x, const TileLayout& layout, float eb, int64_t y0, int64_t y1,
                    const uint8_t* row_ids, QuantizedPlane& out, const uint8_t* missing = nullptr,
-                   float* recon_rows = nullptr);
+                   float* recon_rows = nullptr, int32_t* q_rows = nullptr);
 void quantize_rows(std::span<const double> x, const TileLayout& layout, double eb, int64_t y0, int64_t y1,
                    const uint8_t* row_ids, QuantizedPlane64& out, const uint8_t* missing = nullptr,
                    double* recon_rows = nullptr);
@@ -81,6 +81,13 @@ void code_tile_row(std::span<const float> x, const TileLayout& layout, float eb,
 void code_tile_row(std::span<const double> x, const TileLayout& layout, double eb, std::span<const uint8_t> tile_ids,
                    int64_t ty, const uint8_t* missing, uint16_t* symbols,
                    std::vector<std::pair<int64_t, int64_t>>& escapes);
+/// code_tile_row of a float plane from the integers quantize_rows gave to `q_rows` for tile
+/// row ty (`q_band`, row ty * kTile first; the same q prequantize derives): the same symbols
+/// and escapes without deriving q again. A missing vertex's integer is replaced in q_band by
+/// its prediction, as code_tile_row does in its own rows.
+void code_tile_row_quantized(int32_t* q_band, const TileLayout& layout, float eb, std::span<const uint8_t> tile_ids,
+                             int64_t ty, const uint8_t* missing, uint16_t* symbols,
+                             std::vector<std::pair<int64_t, int64_t>>& escapes);
 
 /// The decoder's value of vertex k (reconstruction_at) or of the nx vertices of row y
 /// (reconstruction_row) of a quantized plane of x: p.recon's, or, where p keeps none, the
@@ -94,6 +101,12 @@ void reconstruction_row(std::span<const float> x, const TileLayout& layout, floa
                         int64_t y, float* out);
 void reconstruction_row(std::span<const double> x, const TileLayout& layout, double eb, const QuantizedPlane64& p,
                         int64_t y, double* out);
+
+/// Block mode step 3 for n vertices of a float field: ids[k] = kernels/block_bounds.hpp
+/// vertex_bound_id(eb, r[k], cap[k], x[k], free_grid), the same ids, with the vertices whose
+/// bound is eb itself (most of them) decided in a loop GCC vectorizes.
+void band_vertex_ids(const float* x, const float* r, const float* cap, int64_t n, float eb, bool free_grid,
+                     uint8_t* ids);
 
 /// Block mode steps 1-2 of one band of a float field (vertex rows [y0, y1) of an nx x ny
 /// grid with nx, ny >= 2): the per-vertex minima of the incident triangles' relative bounds
