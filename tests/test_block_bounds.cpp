@@ -286,7 +286,7 @@ TEST(BlockBounds, TheVectorizedBandEqualsThePerCellFold) {
           reference_band(f, missing, y0, y1, eb, ru, rv, rc, free_ref);
           std::vector<float> bu(ru.size()), bv(ru.size()), bc(ru.size());
           detail::band_vertex_bounds(f.u.data(), f.v.data(), missing, f.nx, f.ny, y0, y1, eb, bu.data(), bv.data(),
-                                     bc.data(), free_band.data());
+                                     bc.data(), free_band.data() + y0 * (f.nx - 1));
           const std::string what = name + (missing ? " masked" : "") + " rows " + std::to_string(y0) + ".." +
                                    std::to_string(y1);
           ASSERT_EQ(0, std::memcmp(ru.data(), bu.data(), ru.size() * 4)) << what << ": relative bounds of u";

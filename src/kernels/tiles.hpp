@@ -147,9 +147,9 @@ FACTZ_HD int32_t prequantize_select(float x, float step) {
 /// sets -fno-trapping-math (traps and flags only; no value changes). The CUDA kernels
 /// quantize one vertex per thread with the function above. Where `q` is given, it receives
 /// each vertex's integer (prequantize's q; 0 in an exact tile), what the Lorenzo coder takes,
-/// so that a frontend coding the band need not derive it again; float(q) is exact. Same
-/// results vertex for vertex: tests/test_tiled_run.cpp.
-inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float step, const float* bounds,
+/// so that a frontend coding the band need not derive it again; float(q) is exact. Returns
+/// whether any vertex was stored. Same results vertex for vertex: tests/test_tiled_run.cpp.
+inline bool quantize_tiled_run(const float* x, int64_t count, int tile_id, float step, const float* bounds,
                                const uint8_t* ids, const uint8_t* missing, float* recon, uint8_t* exact,
                                int32_t* q = nullptr) {
   static constexpr uint8_t kNoneMissing[kTile] = {};
@@ -158,6 +158,7 @@ inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float
   for (int64_t i = 0; i < count; ++i) need[i] = bounds[ids ? ids[i] : tile_id];
   const uint8_t* m = missing ? missing : kNoneMissing;  // one loop body (the vectorized one)
   const bool tile_exact = tile_id <= 0;
+  uint8_t any = 0;
   for (int64_t i = 0; i < count; ++i) {
     const float xv = x[i];
     const int32_t qi = tile_exact ? 0 : prequantize_select(xv, step);  // an exact tile's q is 0
@@ -171,9 +172,11 @@ inline void quantize_tiled_run(const float* x, int64_t count, int tile_id, float
     const bool stored = !(exact_diff & within) & (m[i] == 0);
     recon[i] = stored ? xv : rq;
     exact[i] = stored ? 1 : 0;
+    any |= exact[i];
   }
   if (q)
     for (int64_t i = 0; i < count; ++i) q[i] = qs[i];
+  return any != 0;
 }
 
 }  // namespace factz::detail

@@ -93,14 +93,15 @@ bool cell_one_sided(int64_t j, const T* u0, const T* u1, const T* v0, const T* v
 }
 
 /// The first round of the exact check on cell row i, given the reconstruction's rows i (u0,
-/// v0) and i + 1 (u1, v1): appends every triangle whose signature on the reconstruction
-/// differs from the original's (fu, fv; a triangle off the mesh is never checked).
+/// v0) and i + 1 (u1, v1) and the row's cp_free bits (`cp_row`, cell j at j; null: none
+/// proven): appends every triangle whose signature on the reconstruction differs from the
+/// original's (fu, fv; a triangle off the mesh is never checked).
 template <class T>
-void check_cell_row(const Grid2D& g, const T* fu, const T* fv, const uint8_t* cp_free, const uint8_t* missing,
+void check_cell_row(const Grid2D& g, const T* fu, const T* fv, const uint8_t* cp_row, const uint8_t* missing,
                     int64_t i, const T* u0, const T* u1, const T* v0, const T* v1, std::vector<int64_t>& bad) {
   const int64_t cw = g.nx - 1;
   for (int64_t j = 0; j < cw; ++j) {
-    const bool proven_free = cp_free && cp_free[size_t(i * cw + j)] == 3;
+    const bool proven_free = cp_row && cp_row[j] == 3;
     // Both triangles free of critical points before and after: the original by its safe
     // bounds, the reconstruction when u or v has one strict sign on the cell's corners
     // (no triangle can then hold the origin, even under the symbolic perturbation).
@@ -116,9 +117,17 @@ void check_cell_row(const Grid2D& g, const T* fu, const T* fv, const uint8_t* cp
   }
 }
 
+/// What the band stage leaves the exact check when it ran the first round on the cell rows
+/// inside each tile row: their failures per tile row (`bad`, in triangle order) and the
+/// cp_free bits of the rows joining tile row ty and ty + 1 (`join_cp`, row ty at ty * (nx - 1)).
+struct BandChecked {
+  std::vector<std::vector<int64_t>> bad;
+  std::vector<uint8_t> join_cp;
+};
+
 template <class Field, class T>
 void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
-                           const uint8_t* missing, const std::vector<std::vector<int64_t>>* band_checked = nullptr);
+                           const uint8_t* missing, const BandChecked* band_checked = nullptr);
 
 template <class Field, class T>
 void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, uint8_t exact_edges,
@@ -135,14 +144,29 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   const T* u = f.u.data();
   const T* v = f.v.data();
   const int64_t cw = g.nx - 1;
-  // A positive safe bound proves a triangle critical-point free: remembered per cell
-  // (bit t for triangle t) so the exact check can skip re-deriving those signatures.
-  BigVector<uint8_t> cp_free;
-  resize_fresh(cp_free, static_cast<size_t>(g.cell_count()));
   // FrontendKeeps::codes: each band's symbols are coded while it is in cache, and a float
   // plane keeps no reconstruction (the exact check derives it row by row).
   const bool codes = keeps == FrontendKeeps::codes;
   const bool keep_recon = !codes || std::is_same_v<T, double>;
+  // A grid without triangles (1 x N) constrains nothing: every vertex takes eb.
+  const bool free_grid = nt == 0;
+  // Float planes coded band by band also run the exact check's first round there (unless
+  // exact edges change flags after quantization): band_checked.bad[ty] holds its failures.
+  const bool fused = codes && !keep_recon && std::is_same_v<T, float> && exact_edges == 0 && !free_grid;
+  BandChecked band_checked;
+  std::vector<int64_t> band_checked_rows;
+  // A positive safe bound proves a triangle critical-point free: remembered per cell
+  // (bit t for triangle t) so the exact check can skip re-deriving those signatures. The
+  // grid's array, or, where the band stage checks its own rows, only the rows joining two
+  // bands (the band keeps its rows in a band buffer).
+  BigVector<uint8_t> cp_free;
+  if (fused) {
+    band_checked.bad.resize(size_t(L.tiles_y));
+    band_checked.join_cp.resize(size_t((L.tiles_y - 1) * cw));
+    band_checked_rows.resize(size_t(L.tiles_y));
+  } else {
+    resize_fresh(cp_free, static_cast<size_t>(g.cell_count()));
+  }
   out.eb = eb;
   for (QuantizedPlaneOf<T>* p : {&out.u, &out.v}) {
     start_quantized_plane(L, *p, keep_recon);
@@ -150,13 +174,6 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
     resize_fresh(p->symbols, static_cast<size_t>(g.nx * g.ny));
     p->escapes.assign(size_t(L.tiles_y), {});
   }
-  // A grid without triangles (1 x N) constrains nothing: every vertex takes eb.
-  const bool free_grid = nt == 0;
-  // Float planes coded band by band also run the exact check's first round there (unless
-  // exact edges change flags after quantization): band_checked[ty] holds its failures.
-  const bool fused = codes && !keep_recon && std::is_same_v<T, float> && exact_edges == 0 && !free_grid;
-  std::vector<std::vector<int64_t>> band_checked(fused ? size_t(L.tiles_y) : 0);
-  std::vector<int64_t> band_checked_rows(band_checked.size());
   // Steps 1-4 band by band, one tile row of vertices at a time, so that the per-vertex
   // bounds and ids live in a band-sized buffer (cache-resident) rather than in arrays of the
   // whole grid. The results do not depend on the banding: a vertex's bound is the minimum
@@ -170,6 +187,7 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
     std::vector<T> band_recon(keep_recon ? 0 : ru.size());  // quantize_rows's values, not kept
     std::vector<int32_t> band_q(fused ? ru.size() : 0);        // and its integers
     std::vector<T> band_recon_v(fused ? ru.size() : 0);        // v's values beside u's
+    std::vector<uint8_t> band_cp(fused ? size_t(kTile * cw) : 0);  // the band's cp_free rows
 #pragma omp for schedule(static)
     for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
       const int64_t y0 = ty * kTile, y1 = std::min(g.ny, y0 + kTile), band = (y1 - y0) * g.nx;
@@ -180,7 +198,8 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
       // band's vertices see cell rows y0 - 1 to y1 - 1; row y0 - 1 belongs to the band above,
       // which records its cp_free bits.
       if constexpr (std::is_same_v<T, float>) {  // the same values, vectorized (tiled_quantizer.cpp)
-        band_vertex_bounds(u, v, missing, g.nx, g.ny, y0, y1, eb, ru.data(), rv.data(), rc.data(), cp_free.data());
+        band_vertex_bounds(u, v, missing, g.nx, g.ny, y0, y1, eb, ru.data(), rv.data(), rc.data(),
+                           fused ? band_cp.data() : cp_free.data() + y0 * cw);
       } else {
         std::fill(ru.begin(), ru.begin() + band, T(kFreeRelativeBound));
         std::fill(rv.begin(), rv.begin() + band, T(kFreeRelativeBound));
@@ -254,10 +273,12 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
           for (int64_t i = y0; i + 1 < y1; ++i) {
             const T* u0 = band_recon.data() + (i - y0) * g.nx;
             const T* v0 = band_recon_v.data() + (i - y0) * g.nx;
-            check_cell_row(g, u, v, cp_free.data(), missing, i, u0, u0 + g.nx, v0, v0 + g.nx,
-                           band_checked[size_t(ty)]);
+            check_cell_row(g, u, v, band_cp.data() + (i - y0) * cw, missing, i, u0, u0 + g.nx, v0, v0 + g.nx,
+                           band_checked.bad[size_t(ty)]);
             ++band_checked_rows[size_t(ty)];
           }
+          if (ty + 1 < L.tiles_y)  // the row joining the next band, checked after the stage
+            std::copy_n(band_cp.data() + (y1 - 1 - y0) * cw, cw, band_checked.join_cp.data() + ty * cw);
           continue;
         }
       }
@@ -282,14 +303,14 @@ void run_block_any(const Field& f, T eb, int threads, FrontendResultOf<T>& out, 
   // safe bound proves a triangle critical-point free (its sign tests are exact); the
   // float64 margins round, so every original signature is derived exactly instead.
   for (int64_t rows : band_checked_rows) out.checked_cell_rows += rows;
-  repair_signatures_any(f, std::is_same_v<T, float> ? cp_free.data() : nullptr, threads, out, missing,
+  repair_signatures_any(f, std::is_same_v<T, float> && !fused ? cp_free.data() : nullptr, threads, out, missing,
                         fused ? &band_checked : nullptr);
   lap("repair");
 }
 
 template <class Field, class T>
 void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, FrontendResultOf<T>& out,
-                           const uint8_t* missing, const std::vector<std::vector<int64_t>>* band_checked) {
+                           const uint8_t* missing, const BandChecked* band_checked) {
   const Grid2D g{f.nx, f.ny};
   const TileLayout L(f.nx, f.ny);
   const std::span<const T> xu(f.u), xv(f.v);
@@ -317,12 +338,13 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
         reconstruction_row(xv, L, out.eb, out.v, i, r0 + nx);
         reconstruction_row(xu, L, out.eb, out.u, i + 1, r1);
         reconstruction_row(xv, L, out.eb, out.v, i + 1, r1 + nx);
-        check_cell_row(g, f.u.data(), f.v.data(), cp_free, missing, i, r0, r1, r0 + nx, r1 + nx, joined[size_t(ty)]);
+        check_cell_row(g, f.u.data(), f.v.data(), band_checked->join_cp.data() + ty * cw, missing, i, r0, r1, r0 + nx,
+                       r1 + nx, joined[size_t(ty)]);
       }
     }
     out.checked_cell_rows += joins;
     for (int64_t ty = 0; ty < L.tiles_y; ++ty) {
-      const auto& inside = (*band_checked)[size_t(ty)];
+      const auto& inside = band_checked->bad[size_t(ty)];
       bad.insert(bad.end(), inside.begin(), inside.end());
       if (ty < joins) bad.insert(bad.end(), joined[size_t(ty)].begin(), joined[size_t(ty)].end());
     }
@@ -353,7 +375,8 @@ void repair_signatures_any(const Field& f, const uint8_t* cp_free, int threads, 
           const T* r1 = derive(i + 1);
           u0 = r0, v0 = r0 + nx, u1 = r1, v1 = r1 + nx;
         }
-        check_cell_row(g, f.u.data(), f.v.data(), cp_free, missing, i, u0, u1, v0, v1, local);
+        check_cell_row(g, f.u.data(), f.v.data(), cp_free ? cp_free + i * cw : nullptr, missing, i, u0, u1, v0, v1,
+                       local);
         ++rows_seen;
       }
 #pragma omp for schedule(static) ordered

@@ -42,9 +42,10 @@ void quantize_rows_any(std::span<const T> x, const TileLayout& L, T eb, int64_t 
       const int64_t k0 = y * L.nx + x0, r0 = k0 - y0 * L.nx;
       const uint8_t* ids = row_ids ? row_ids + r0 : nullptr;
       if constexpr (std::is_same_v<T, float>) {  // the same rule, vectorized
-        quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids, missing ? missing + k0 : nullptr,
-                           recon_rows + r0, out.exact.data() + k0, q_rows ? q_rows + r0 : nullptr);
-        for (int64_t i = 0; i < x1 - x0; ++i) {  // stored vertices: listed at their own bound where shorter
+        const bool stored = quantize_tiled_run(x.data() + k0, x1 - x0, id, step, bound, ids,
+                                               missing ? missing + k0 : nullptr, recon_rows + r0,
+                                               out.exact.data() + k0, q_rows ? q_rows + r0 : nullptr);
+        for (int64_t i = 0; stored && i < x1 - x0; ++i) {  // stored vertices: listed at their own bound where shorter
           if (!out.exact[k0 + i]) continue;
           const int own = ids ? ids[i] : id;
           out.exact[k0 + i] = list_exact(x[k0 + i], own, bound[own], recon_rows[r0 + i]);
@@ -540,7 +541,7 @@ void band_vertex_ids(const float* x, const float* r, const float* cap, int64_t n
 }
 
 void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t ny, int64_t y0,
-                        int64_t y1, float eb, float* ru, float* rv, float* rc, uint8_t* cp_free) {
+                        int64_t y1, float eb, float* ru, float* rv, float* rc, uint8_t* cp_rows) {
   const int64_t cw = nx - 1;
   // Two cell rows of triangle bounds: the row above the vertex row (prev) and its own (cur).
   CellRowBounds prev{size_t(cw)}, cur{size_t(cw)};
@@ -550,7 +551,7 @@ void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, 
     const bool below = y < ny - 1, above = y > 0;  // cell rows y and y - 1 exist
     if (below) {
       cell_row_bounds(u, v, missing, nx, y, eb, cur);
-      std::memcpy(cp_free + y * cw, cur.bits.data(), size_t(cw));
+      std::memcpy(cp_rows + (y - y0) * cw, cur.bits.data(), size_t(cw));
     }
     float* bu = ru + (y - y0) * nx;
     float* bv = rv + (y - y0) * nx;

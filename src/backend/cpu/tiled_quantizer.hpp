@@ -111,15 +111,15 @@ void band_vertex_ids(const float* x, const float* r, const float* cap, int64_t n
 /// Block mode steps 1-2 of one band of a float field (vertex rows [y0, y1) of an nx x ny
 /// grid with nx, ny >= 2): the per-vertex minima of the incident triangles' relative bounds
 /// of u (`ru`) and v (`rv`) and of their caps (`rc`), band vertex k = (y - y0) * nx + x, and
-/// the cp_free bits of cell rows [y0, min(y1, ny - 1)) (`cp_free`, the grid's array: bit t
-/// for triangle t proven critical-point free). The values of kernels/block_bounds.hpp
+/// the cp_free bits of cell rows [y0, min(y1, ny - 1)) (`cp_rows`, cell (y, j) at
+/// (y - y0) * (nx - 1) + j: bit t for triangle t proven critical-point free). The values of kernels/block_bounds.hpp
 /// cell_block_bounds_on_mesh folded as block_mode.cpp did, in a form GCC vectorizes: a
 /// triangle with a component of one strict sign (most of them) is decided in a loop without
 /// branches, the others (and every cell touching a missing vertex) by
 /// cell_block_bounds_on_mesh itself; tests/test_block_bounds.cpp holds the two to the same
 /// values. Compiled with -fno-trapping-math (exception flags only).
 void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, int64_t nx, int64_t ny, int64_t y0,
-                        int64_t y1, float eb, float* ru, float* rv, float* rc, uint8_t* cp_free);
+                        int64_t y1, float eb, float* ru, float* rv, float* rc, uint8_t* cp_rows);
 
 /// Serialized payloads of one plane (see docs/format.md, "Backbone sections").
 struct PlanePayload {
