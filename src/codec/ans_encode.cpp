@@ -381,6 +381,11 @@ void split_planes(const uint16_t* s, uint64_t m, uint16_t center, uint8_t* lo, u
   }
 }
 
+// Byte i of plane p (0 low, 1 high) of the zig-zag codes of s: split_planes's, one at a time.
+uint8_t plane_byte(const uint16_t* s, uint64_t i, uint16_t center, int p) {
+  return static_cast<uint8_t>(ans_zigzag(s[i], center) >> (8 * p));
+}
+
 // ---------------------------------------------------------------- encoding
 
 uint64_t rans_plane_bytes(const PlanePlan& plan, const PairCounts& pairs, uint64_t n, uint64_t chunk);
@@ -719,18 +724,15 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
   const int64_t n_chunks = static_cast<int64_t>((n + chunk - 1) / chunk);
 
-  // The two planes, then their pair counts (summed over parts: exact for any schedule).
-  BigVector<uint8_t> planes_bytes;  // every byte is written by split_planes
+  // The pair counts of the two planes (summed over parts: exact for any schedule). The
+  // planes are never stored whole: each pass splits a chunk at a time into a buffer of its
+  // thread (split_planes), which saves two bytes per symbol of fresh memory, and the planner
+  // reads single bytes through plane_byte.
   // Per-thread pair counts, reused across calls (see ans_plan_plane); planning changes them
   // in place (lane starts), so they are cleared on the next call.
   thread_local PairCounts pairs[2];
   for (auto& h : pairs) h.reset();
-  try {
-    resize_fresh(planes_bytes, 2 * n);
-  } catch (const std::bad_alloc&) {
-    return Status(Code::internal, "ans: out of memory");
-  }
-  uint8_t* const plane_data[2] = {planes_bytes.data(), planes_bytes.data() + n};
+  const uint16_t* const sym = symbols.data();
   {
     // With one part the counts go straight into the plane histograms: on small inputs
     // fresh pages for partial copies cost more than the counting itself.
@@ -739,14 +741,14 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
     std::vector<uint64_t> partial(parts > 1 ? static_cast<size_t>(parts) * 2 * 65536 : 0, 0);
     std::array<uint8_t, 256> seen[2] = {};  // small inputs: the byte values of each plane
     if (small) {
-      // The planes and their byte values first, so that only the rows the counts use are
-      // cleared (PairCounts::clean_row).
-      for (int64_t k = 0; k < n_chunks; ++k) {
-        const uint64_t first = k * chunk, m = std::min(n - first, chunk);
-        split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
+      // The planes' byte values first, so that only the rows the counts use are cleared
+      // (PairCounts::clean_row).
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint16_t z = ans_zigzag(sym[i], center);
+        seen[0][z & 0xff] = 1;
+        seen[1][z >> 8] = 1;
       }
       for (int q = 0; q < 2; ++q) {
-        for (uint64_t i = 0; i < n; ++i) seen[q][plane_data[q][i]] = 1;
         pairs[q].clean_row(0);
         for (int v = 0; v < 256; ++v)
           if (seen[q][v]) pairs[q].clean_row(v);
@@ -760,11 +762,12 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
       uint64_t* counts_hi = parts > 1 ? counts_lo + 65536 : pairs[1].counts.get();
       const int64_t k0 = static_cast<int64_t>(part_begin(n_chunks, parts, p));
       const int64_t k1 = static_cast<int64_t>(part_begin(n_chunks, parts, p + 1));
+      std::vector<uint8_t> split(2 * static_cast<size_t>(std::min(n, chunk)));
       for (int64_t k = k0; k < k1; ++k) {
         const uint64_t first = k * chunk, m = std::min(n - first, chunk);
-        if (!small) split_planes(symbols.data() + first, m, center, plane_data[0] + first, plane_data[1] + first);
-        count_pairs(plane_data[0] + first, m, counts_lo);
-        count_pairs(plane_data[1] + first, m, counts_hi);
+        split_planes(sym + first, m, center, split.data(), split.data() + m);
+        count_pairs(split.data(), m, counts_lo);
+        count_pairs(split.data() + m, m, counts_hi);
       }
     }
     for (int p = 0; p < (parts > 1 ? parts : 0); ++p) {
@@ -788,24 +791,26 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
 
   PlanePlan plans[2];
   for (int p = 0; p < 2; ++p) {
-    const uint8_t* bytes = plane_data[p];
     const AnsPlaneGather gather = [&](std::span<const uint64_t> positions, std::vector<uint8_t>& out) {
       out.resize(positions.size());
-      for (size_t e = 0; e < positions.size(); ++e) out[e] = bytes[positions[e]];
+      for (size_t e = 0; e < positions.size(); ++e) out[e] = plane_byte(sym, positions[e], center, p);
       return Status::Ok();
     };
     const AnsPlaneExceptions exceptions = [&](uint8_t dominant, std::vector<uint64_t>& positions,
                                               std::vector<uint8_t>& values) {
       for (uint64_t i = 0; i < n; ++i) {
-        if (bytes[i] == dominant) continue;
+        const uint8_t b = plane_byte(sym, i, center, p);
+        if (b == dominant) continue;
         positions.push_back(i);
-        values.push_back(bytes[i]);
+        values.push_back(b);
       }
       return Status::Ok();
     };
     const AnsPlaneEscapes escapes = [&](const AnsByteSet& flagged, std::vector<uint8_t>& values) {
-      for (uint64_t i = 0; i < n; ++i)
-        if (ans_byte_in(flagged, bytes[i])) values.push_back(bytes[i]);
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint8_t b = plane_byte(sym, i, center, p);
+        if (ans_byte_in(flagged, b)) values.push_back(b);
+      }
       return Status::Ok();
     };
     try {
@@ -820,16 +825,20 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
   for (int p = 0; p < 2; ++p) coded[p].resize(ans_plane_is_rans(plans[p].mode) ? n_chunks : 0);
   if (ans_plane_is_rans(plans[0].mode) || ans_plane_is_rans(plans[1].mode)) {
     const int workers = static_cast<int>(std::min<int64_t>(threads, n_chunks));
-    const uint64_t scratch_size = 4 * kMaxLanes + 2 * std::min(n, chunk);
+    // Per worker: the chunk's two planes (split_planes) and the room its coded words take.
+    const uint64_t split_size = 2 * std::min(n, chunk);
+    const uint64_t scratch_size = split_size + 4 * kMaxLanes + 2 * std::min(n, chunk);
     std::vector<uint8_t> scratch(static_cast<size_t>(workers) * scratch_size);
     int out_of_memory = 0;
 #pragma omp parallel for num_threads(workers) schedule(static) reduction(+ : out_of_memory)
     for (int64_t k = 0; k < n_chunks; ++k) {
-      uint8_t* end = scratch.data() + (omp_get_thread_num() + 1) * scratch_size;
+      uint8_t* const split = scratch.data() + omp_get_thread_num() * scratch_size;
+      uint8_t* end = split + scratch_size;
       const uint64_t first = k * chunk, m = std::min(n - first, chunk);
+      split_planes(sym + first, m, center, split, split + m);
       for (int p = 0; p < 2; ++p) {
         if (!ans_plane_is_rans(plans[p].mode)) continue;
-        uint8_t* begin = ans_encode_chunk(plane_data[p] + first, m, plans[p], end);
+        uint8_t* begin = ans_encode_chunk(split + p * m, m, plans[p], end);
         try {  // no exception may leave an OpenMP region
           coded[p][k].assign(begin, end);
         } catch (const std::bad_alloc&) {
