@@ -386,6 +386,22 @@ uint8_t plane_byte(const uint16_t* s, uint64_t i, uint16_t center, int p) {
   return static_cast<uint8_t>(ans_zigzag(s[i], center) >> (8 * p));
 }
 
+// fn(bytes, first, m) for the plane p bytes of s[0..n) a chunk of at most 64 K at a time
+// (split_planes's bytes, in a buffer of the caller): the scans over a whole plane read
+// bytes as they did when the planes were stored.
+template <class Fn>
+void for_each_plane_chunk(const uint16_t* s, uint64_t n, uint16_t center, int p, Fn&& fn) {
+  const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
+  const int shift = 8 * p;
+  std::vector<uint8_t> buf(static_cast<size_t>(std::min(n, chunk)));
+  for (uint64_t first = 0; first < n; first += chunk) {
+    const uint64_t m = std::min(n - first, chunk);
+    uint8_t* const b = buf.data();
+    for (uint64_t i = 0; i < m; ++i) b[i] = static_cast<uint8_t>(ans_zigzag(s[first + i], center) >> shift);
+    fn(static_cast<const uint8_t*>(b), first, m);
+  }
+}
+
 // ---------------------------------------------------------------- encoding
 
 uint64_t rans_plane_bytes(const PlanePlan& plan, const PairCounts& pairs, uint64_t n, uint64_t chunk);
@@ -798,19 +814,21 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
     };
     const AnsPlaneExceptions exceptions = [&](uint8_t dominant, std::vector<uint64_t>& positions,
                                               std::vector<uint8_t>& values) {
-      for (uint64_t i = 0; i < n; ++i) {
-        const uint8_t b = plane_byte(sym, i, center, p);
-        if (b == dominant) continue;
-        positions.push_back(i);
-        values.push_back(b);
-      }
+      for_each_plane_chunk(sym, n, center, p, [&](const uint8_t* bytes, uint64_t first, uint64_t m) {
+        for (uint64_t i = 0; i < m; ++i) {
+          if (bytes[i] == dominant) continue;
+          positions.push_back(first + i);
+          values.push_back(bytes[i]);
+        }
+      });
       return Status::Ok();
     };
     const AnsPlaneEscapes escapes = [&](const AnsByteSet& flagged, std::vector<uint8_t>& values) {
-      for (uint64_t i = 0; i < n; ++i) {
-        const uint8_t b = plane_byte(sym, i, center, p);
-        if (ans_byte_in(flagged, b)) values.push_back(b);
-      }
+      const AnsByteSet rare = flagged;  // a copy: `values` may not alias it
+      for_each_plane_chunk(sym, n, center, p, [&](const uint8_t* bytes, uint64_t, uint64_t m) {
+        for (uint64_t i = 0; i < m; ++i)
+          if (ans_byte_in(rare, bytes[i])) values.push_back(bytes[i]);
+      });
       return Status::Ok();
     };
     try {
