@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-#include "kernels/exact.hpp"         // two_sum
+#include "backend/cpu/row_quantize.hpp"
 #include "kernels/interpolation.hpp"  // cubic_along, residual_round_magic
 
 namespace factz::detail {
@@ -38,32 +38,6 @@ template <class T, int M>
 void interior_dispatch(const T* cur, int64_t k0, int64_t d, int64_t i0, int64_t i1, const int64_t o[3], T* pred) {
   if (d == 2) interior_predictions<T, 2, M>(cur, k0, d, i0, i1, o, pred);
   else interior_predictions<T, 0, M>(cur, k0, d, i0, i1, o, pred);
-}
-
-/// quantize_residual and within_bound at one bound for n values, as selects: ok[i] is 1 when
-/// the code fits (|code| < radius) and |recon - x| <= bound holds with an exact difference;
-/// then code and recon are quantize_residual's. ok[i] 0 says nothing more (the caller asks
-/// speculate_vertex3d).
-template <class T>
-void quantize_row(const T* x, const T* pred, int64_t n, T bound, int32_t radius, int32_t* code, T* recon,
-                  int32_t* ok) {
-  const T step = T(2) * bound, r_max = T(radius), magic = residual_round_magic(T(0));
-  for (int64_t i = 0; i < n; ++i) {
-    const T r = (x[i] - pred[i]) / step;
-    const bool in = (r < r_max) & (r > -r_max);  // also false for NaN
-    const T rs = in ? r : T(0);
-    const T c = (rs + magic) - magic;
-    const int32_t q = int32_t(c);
-    const T v = pred[i] + T(q) * step;
-    double s, e;
-    two_sum(double(v), -double(x[i]), s, e);
-    const double abs_s = s < 0.0 ? -s : s;
-    const bool fits = in & (q > -radius) & (q < radius);
-    const bool within = (e == 0.0) & (abs_s <= double(bound));
-    code[i] = q;
-    recon[i] = v;
-    ok[i] = ok[i] & int32_t(fits & within);
-  }
 }
 
 template <class T>

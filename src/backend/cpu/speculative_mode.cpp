@@ -12,6 +12,7 @@
 #include "util/byte_io.hpp"
 #include "util/phase_team.hpp"
 #include "backend/cpu/frontend.hpp"
+#include "backend/cpu/speculative_rows.hpp"
 #include "backend/cpu/tiled_quantizer.hpp"
 
 namespace factz::detail {
@@ -89,6 +90,9 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
     uint16_t* ids = o.ids.data();
     uint16_t* sym_u = o.sym_u.data();
     uint16_t* sym_v = o.sym_v.data();
+    // The row pass (first candidates of a run of targets at once) where every target takes
+    // speculate_vertex with the cubic predictor: no missing vertex, no exact edge.
+    const bool rows = check && pred == Predictor::cubic && !missing && exact_edges == 0 && bound[kMaxBoundId] > T(0);
     // One team for the whole schedule (util/phase_team.hpp); a work unit is a target.
     std::atomic<int64_t> decided_exact{0};
     for_each_phase_on_team(
@@ -99,6 +103,43 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
           const ScheduledPhase& ph = phases[size_t(p)];
           const PhaseLattice& L = ph.lattice;
           int64_t kept = 0;
+          if (rows) {  // the first candidates of each row's run at once (speculative_rows.hpp)
+            thread_local RowCandidates2D<T> rc;
+            const int id = first_bound_id(ph.step, tight);
+            const T* const f2[2] = {ou, ov};
+            const T* const c2[2] = {cur_u, cur_v};
+            for (int64_t t = first; t < end;) {
+              const int64_t j = t / L.count_x, i0 = t % L.count_x, i1 = std::min(L.count_x, i0 + (end - t));
+              first_candidates_row2d(f2, c2, g.nx, g.ny, ph, j, i0, i1, bound[id], kRadius, rc);
+              const int64_t y = L.y0 + j * L.dy;
+              for (int64_t i = i0; i < i1; ++i, ++t) {
+                const int64_t x = L.x0 + i * L.dx, k = y * g.nx + x, r = i - i0;
+                const size_t at = size_t(ph.offset + t);
+                const T ru = rc.recon[0][size_t(r)], rv = rc.recon[1][size_t(r)];
+                // speculate_vertex's first id, decided here where its candidate surely fits
+                // (a zero vector takes its own id there) and the signatures hold.
+                if (rc.ok[size_t(r)] && !(rc.x[0][size_t(r)] == T(0) && rc.x[1][size_t(r)] == T(0)) &&
+                    signatures_hold(g, x, y, ru, rv, cur_u, cur_v, sig.data())) {
+                  cur_u[k] = ru;
+                  cur_v[k] = rv;
+                  ids[at] = uint16_t(id);
+                  sym_u[at] = uint16_t(rc.code[0][size_t(r)] + kRadius);
+                  sym_v[at] = uint16_t(rc.code[1][size_t(r)] + kRadius);
+                  continue;
+                }
+                const SpeculationOf<T> sp = speculate_vertex(g, x, y, ph.step, ph.phase, ou, ov, cur_u, cur_v,
+                                                             sig.data(), bound, kRadius, check, pred, tight);
+                cur_u[k] = sp.recon_u;
+                cur_v[k] = sp.recon_v;
+                ids[at] = sp.id;
+                sym_u[at] = uint16_t(sp.code_u + kRadius);
+                sym_v[at] = uint16_t(sp.code_v + kRadius);
+                kept += sp.id == 0 || sp.id == kZeroVectorId;
+              }
+            }
+            decided_exact.fetch_add(kept, std::memory_order_relaxed);
+            return;
+          }
           for (int64_t t = first; t < end; ++t) {
             const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
             const int64_t k = y * g.nx + x;

@@ -1,0 +1,40 @@
+// The speculative writers' first candidate for a run of targets at one bound, as selects
+// (speculative_rows.cpp in 2D, speculative3d_rows.cpp in 3D): included only by files compiled
+// with -fno-trapping-math, so that GCC if-converts the loop (traps and flags only: no value
+// changes).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/exact.hpp"          // two_sum
+#include "kernels/interpolation.hpp"  // residual_round_magic
+
+namespace factz::detail {
+
+/// quantize_residual and within_bound at one bound for n values, as selects: ok[i] is 1 when
+/// the code fits (|code| < radius) and |recon - x| <= bound holds with an exact difference;
+/// then code and recon are quantize_residual's. ok[i] 0 says nothing more (the caller asks
+/// the scalar decision, speculate_vertex or speculate_vertex3d).
+template <class T>
+inline void quantize_row(const T* x, const T* pred, int64_t n, T bound, int32_t radius, int32_t* code, T* recon,
+                         int32_t* ok) {
+  const T step = T(2) * bound, r_max = T(radius), magic = residual_round_magic(T(0));
+  for (int64_t i = 0; i < n; ++i) {
+    const T r = (x[i] - pred[i]) / step;
+    const bool in = (r < r_max) & (r > -r_max);  // also false for NaN
+    const T rs = in ? r : T(0);
+    const T c = (rs + magic) - magic;
+    const int32_t q = int32_t(c);
+    const T v = pred[i] + T(q) * step;
+    double s, e;
+    two_sum(double(v), -double(x[i]), s, e);
+    const double abs_s = s < 0.0 ? -s : s;
+    const bool fits = in & (q > -radius) & (q < radius);
+    const bool within = (e == 0.0) & (abs_s <= double(bound));
+    code[i] = q;
+    recon[i] = v;
+    ok[i] = ok[i] & int32_t(fits & within);
+  }
+}
+
+}  // namespace factz::detail

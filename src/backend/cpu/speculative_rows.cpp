@@ -1,0 +1,95 @@
+#include "backend/cpu/speculative_rows.hpp"
+
+#include <cstddef>
+
+#include "backend/cpu/row_quantize.hpp"
+#include "kernels/interpolation.hpp"  // cubic_along, center_cubic
+
+namespace factz::detail {
+namespace {
+
+/// cubic_along's value with both far points, (9 (b + c) - (a + d)) / 16 around vertex k at
+/// offset o (step x the axis stride), in its order of operations.
+template <class T>
+inline T cubic4(const T* f, int64_t k, int64_t o) {
+  const T b = f[k - o], c = f[k + o];
+  return (T(9) * (b + c) - (f[k - 3 * o] + f[k + 3 * o])) * T(0.0625);
+}
+
+/// Predictions of the run's targets [a, b) (entry i is vertex k0 + D i; D the lattice's dx,
+/// fixed at compile time where it is 2, the last level's, so that the loads vectorize) whose
+/// axes in use all have both far points: one axis's cubic (offset o0), or the center's mean
+/// of the cubics along x (o0) and along y (o1).
+template <class T, int D, bool Center>
+void interior_predictions2d(const T* cur, int64_t k0, int64_t d, int64_t a, int64_t b, int64_t o0, int64_t o1,
+                            T* pred) {
+  const int64_t spacing = D > 0 ? D : d;
+  for (int64_t i = a; i < b; ++i) {
+    const int64_t k = k0 + spacing * i;
+    if constexpr (Center) pred[i] = (cubic4(cur, k, o0) + cubic4(cur, k, o1)) * T(0.5);
+    else pred[i] = cubic4(cur, k, o0);
+  }
+}
+
+template <class T, bool Center>
+void interior_dispatch2d(const T* cur, int64_t k0, int64_t d, int64_t a, int64_t b, int64_t o0, int64_t o1,
+                         T* pred) {
+  if (d == 2) interior_predictions2d<T, 2, Center>(cur, k0, d, a, b, o0, o1, pred);
+  else interior_predictions2d<T, 0, Center>(cur, k0, d, a, b, o0, o1, pred);
+}
+
+template <class T>
+void first_candidates_row2d_any(const T* const f[2], const T* const cur[2], int64_t nx, int64_t ny,
+                                const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, T bound, int32_t radius,
+                                RowCandidates2D<T>& out) {
+  const PhaseLattice& L = ph.lattice;
+  const int64_t n = i1 - i0, d = L.dx, s = ph.step, y = L.y0 + j * L.dy;
+  const int64_t k0 = y * nx + L.x0 + d * i0, x0 = L.x0 + d * i0;  // the run's first target
+  for (int c = 0; c < 2; ++c) {
+    out.x[c].resize(std::size_t(n));
+    out.pred[c].resize(std::size_t(n));
+    out.recon[c].resize(std::size_t(n));
+    out.code[c].resize(std::size_t(n));
+  }
+  out.ok.assign(std::size_t(n), 1);
+  // The run's targets whose axes in use have both far points: along x the range x >= 3s,
+  // x + 3s < nx of i; along y the whole run or none.
+  const bool along_x = ph.phase != Phase::vertical, along_y = ph.phase != Phase::horizontal;
+  int64_t a = 0, b = n;
+  if (along_x) {
+    a = x0 >= 3 * s ? 0 : (3 * s - x0 + d - 1) / d;
+    b = nx - 3 * s > x0 ? (nx - 3 * s - x0 + d - 1) / d : 0;
+    if (b > n) b = n;
+  }
+  if ((along_y && !(y >= 3 * s && y + 3 * s < ny)) || b < a) a = b = 0;
+  for (int c = 0; c < 2; ++c) {
+    const T* const fc = f[c];
+    T* const xc = out.x[c].data();
+    for (int64_t i = 0; i < n; ++i) xc[i] = fc[k0 + d * i];
+    T* const pc = out.pred[c].data();
+    const T* const cc = cur[c];
+    if (ph.phase == Phase::center) interior_dispatch2d<T, true>(cc, k0, d, a, b, s, s * nx, pc);
+    else interior_dispatch2d<T, false>(cc, k0, d, a, b, ph.phase == Phase::horizontal ? s : s * nx, 0, pc);
+    for (int64_t i = 0; i < n; ++i) {
+      if (i == a) i = b;
+      if (i >= n) break;
+      pc[i] = predict(cc, nx, ny, x0 + d * i, y, s, ph.phase, Predictor::cubic);
+    }
+    quantize_row(xc, pc, n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
+  }
+}
+
+}  // namespace
+
+void first_candidates_row2d(const float* const f[2], const float* const cur[2], int64_t nx, int64_t ny,
+                            const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, float bound, int32_t radius,
+                            RowCandidates2D<float>& out) {
+  first_candidates_row2d_any(f, cur, nx, ny, ph, j, i0, i1, bound, radius, out);
+}
+void first_candidates_row2d(const double* const f[2], const double* const cur[2], int64_t nx, int64_t ny,
+                            const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, double bound,
+                            int32_t radius, RowCandidates2D<double>& out) {
+  first_candidates_row2d_any(f, cur, nx, ny, ph, j, i0, i1, bound, radius, out);
+}
+
+}  // namespace factz::detail

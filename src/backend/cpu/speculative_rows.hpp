@@ -1,0 +1,43 @@
+// The first candidate of the 2D speculative decision for a run of targets of one lattice row
+// at once (the CPU writer, backend/cpu/speculative_mode.cpp): the predictions, codes and values
+// that speculate_vertex (kernels/speculation.hpp) computes for its first bound id, as loops the
+// compiler vectorizes; as speculative3d_rows.hpp does in 3D. The targets of a phase are
+// independent (their predictions read earlier phases only), so a run is computed before any of
+// its commits.
+//
+// Same results value for value: every operation is the scalar one (predict with the cubic
+// predictor, quantize_residual, within_bound), in the same order, on the same types; the source
+// file is compiled with -fno-trapping-math. A target whose candidate is not surely accepted by
+// the scalar steps (a code out of range, a value outside the bound, a difference whose
+// exactness the float64 path would decide with wide arithmetic) is left to speculate_vertex.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/interpolation.hpp"
+
+namespace factz::detail {
+
+/// Per-thread buffers of a run of targets (T: float, or double for float64 fields); entry i
+/// is the run's i-th target.
+template <class T>
+struct RowCandidates2D {
+  std::vector<T> x[2];           ///< the targets' original u and v
+  std::vector<T> pred[2];        ///< their cubic predictions
+  std::vector<T> recon[2];       ///< the candidate values at the first bound id
+  std::vector<int32_t> code[2];  ///< and their codes (without the radius)
+  std::vector<int32_t> ok;       ///< 1: both codes fit and both values are within the bound
+};
+
+/// Fills `out` for targets i in [i0, i1) of lattice row j of phase `ph` (x = L.x0 + i L.dx,
+/// y = L.y0 + j L.dy) with the cubic predictor: f the original planes (u, v), cur the
+/// current state, `bound` the bound of the phase's first id (> 0), `radius` the code radius.
+void first_candidates_row2d(const float* const f[2], const float* const cur[2], int64_t nx, int64_t ny,
+                            const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, float bound, int32_t radius,
+                            RowCandidates2D<float>& out);
+void first_candidates_row2d(const double* const f[2], const double* const cur[2], int64_t nx, int64_t ny,
+                            const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, double bound,
+                            int32_t radius, RowCandidates2D<double>& out);
+
+}  // namespace factz::detail
