@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/speculative_mode.hpp"
+#include "backend/cpu/speculative_rows.hpp"
 #include "codec/coder.hpp"
 #include "kernels/speculative_decode.hpp"
 #include "streams/code_segments.hpp"
@@ -161,10 +162,48 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
           entropy_decode(coder, seg.blob, kAnsCodeCenter, std::span<uint16_t>(out, size_t(seg.count)), 1);
     }
   };
+  // The row pass (speculative_rows.hpp): a row's cubic predictions at once, before its
+  // values (a phase's predictions read earlier phases only); masked fields and the linear
+  // predictor decode target by target.
+  const bool row_pass = !missing && in.predictor == Predictor::cubic;
   auto decode_rows = [&](int64_t p, int64_t first, int64_t end) {
     const ScheduledPhase& ph = phases[size_t(p)];
     const PhaseLattice& L = ph.lattice;
     bool failed = false;
+    if (row_pass) {
+      thread_local std::vector<T> pu, pv;
+      pu.resize(size_t(L.count_x));
+      pv.resize(size_t(L.count_x));
+      for (int64_t j = first; j < end; ++j) {
+        int64_t d = id_off[size_t(j)], c = code_off[size_t(j)] - code_base, e = exact_off[size_t(j)];
+        const int64_t y = L.y0 + j * L.dy;
+        row_predictions2d(u.data(), nx, ny, ph, j, 0, L.count_x, pu.data());
+        row_predictions2d(v.data(), nx, ny, ph, j, 0, L.count_x, pv.data());
+        T* const urow = u.data() + y * nx + L.x0;
+        T* const vrow = v.data() + y * nx + L.x0;
+        for (int64_t i = 0; i < L.count_x; ++i) {
+          // decode_speculative_target's values, from the row's predictions.
+          const uint16_t id = ids[size_t(d++)];
+          T ru, rv;
+          if (id == kZeroVectorId) {
+            ru = rv = T(0);
+          } else if (id_is_exact(id)) {
+            ru = in.exact[size_t(2 * e)];
+            rv = in.exact[size_t(2 * e + 1)];
+            ++e;
+          } else {
+            ru = dequantize_residual(pu[size_t(i)], bound[id], int32_t(codes_u[size_t(c)]) - kRadius);
+            rv = dequantize_residual(pv[size_t(i)], bound[id], int32_t(codes_v[size_t(c)]) - kRadius);
+            ++c;
+            failed = failed || !(ru - ru == T(0) && rv - rv == T(0));  // finite, as decode_speculative_target
+          }
+          urow[i * L.dx] = ru;
+          vrow[i * L.dx] = rv;
+        }
+      }
+      if (failed) bad.store(true, std::memory_order_relaxed);
+      return;
+    }
     for (int64_t j = first; j < end; ++j) {
       int64_t d = id_off[size_t(j)], c = code_off[size_t(j)] - code_base, e = exact_off[size_t(j)];
       const int64_t y = L.y0 + j * L.dy;

@@ -38,20 +38,15 @@ void interior_dispatch2d(const T* cur, int64_t k0, int64_t d, int64_t a, int64_t
   else interior_predictions2d<T, 0, Center>(cur, k0, d, a, b, o0, o1, pred);
 }
 
+/// The cubic predictions of targets [i0, i1) of lattice row j of phase ph on plane `cur`
+/// (pred[i - i0]): the vectorized interior loop where every axis in use has both far points,
+/// predict itself elsewhere.
 template <class T>
-void first_candidates_row2d_any(const T* const f[2], const T* const cur[2], int64_t nx, int64_t ny,
-                                const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, T bound, int32_t radius,
-                                RowCandidates2D<T>& out) {
+void row_predictions2d_any(const T* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
+                           int64_t i1, T* pc) {
   const PhaseLattice& L = ph.lattice;
   const int64_t n = i1 - i0, d = L.dx, s = ph.step, y = L.y0 + j * L.dy;
-  const int64_t k0 = y * nx + L.x0 + d * i0, x0 = L.x0 + d * i0;  // the run's first target
-  for (int c = 0; c < 2; ++c) {
-    out.x[c].resize(std::size_t(n));
-    out.pred[c].resize(std::size_t(n));
-    out.recon[c].resize(std::size_t(n));
-    out.code[c].resize(std::size_t(n));
-  }
-  out.ok.assign(std::size_t(n), 1);
+  const int64_t x0 = L.x0 + d * i0, k0 = y * nx + x0;  // the run's first target
   // The run's targets whose axes in use have both far points: along x the range x >= 3s,
   // x + 3s < nx of i; along y the whole run or none.
   const bool along_x = ph.phase != Phase::vertical, along_y = ph.phase != Phase::horizontal;
@@ -62,19 +57,35 @@ void first_candidates_row2d_any(const T* const f[2], const T* const cur[2], int6
     if (b > n) b = n;
   }
   if ((along_y && !(y >= 3 * s && y + 3 * s < ny)) || b < a) a = b = 0;
+  if (ph.phase == Phase::center) interior_dispatch2d<T, true>(cur, k0, d, a, b, s, s * nx, pc);
+  else interior_dispatch2d<T, false>(cur, k0, d, a, b, ph.phase == Phase::horizontal ? s : s * nx, 0, pc);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == a) i = b;
+    if (i >= n) break;
+    pc[i] = predict(cur, nx, ny, x0 + d * i, y, s, ph.phase, Predictor::cubic);
+  }
+}
+
+template <class T>
+void first_candidates_row2d_any(const T* const f[2], const T* const cur[2], int64_t nx, int64_t ny,
+                                const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, T bound, int32_t radius,
+                                RowCandidates2D<T>& out) {
+  const PhaseLattice& L = ph.lattice;
+  const int64_t n = i1 - i0, d = L.dx, y = L.y0 + j * L.dy;
+  const int64_t k0 = y * nx + L.x0 + d * i0;  // the run's first target
+  for (int c = 0; c < 2; ++c) {
+    out.x[c].resize(std::size_t(n));
+    out.pred[c].resize(std::size_t(n));
+    out.recon[c].resize(std::size_t(n));
+    out.code[c].resize(std::size_t(n));
+  }
+  out.ok.assign(std::size_t(n), 1);
   for (int c = 0; c < 2; ++c) {
     const T* const fc = f[c];
     T* const xc = out.x[c].data();
     for (int64_t i = 0; i < n; ++i) xc[i] = fc[k0 + d * i];
     T* const pc = out.pred[c].data();
-    const T* const cc = cur[c];
-    if (ph.phase == Phase::center) interior_dispatch2d<T, true>(cc, k0, d, a, b, s, s * nx, pc);
-    else interior_dispatch2d<T, false>(cc, k0, d, a, b, ph.phase == Phase::horizontal ? s : s * nx, 0, pc);
-    for (int64_t i = 0; i < n; ++i) {
-      if (i == a) i = b;
-      if (i >= n) break;
-      pc[i] = predict(cc, nx, ny, x0 + d * i, y, s, ph.phase, Predictor::cubic);
-    }
+    row_predictions2d_any(cur[c], nx, ny, ph, j, i0, i1, pc);
     quantize_row(xc, pc, n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
   }
 }
@@ -90,6 +101,15 @@ void first_candidates_row2d(const double* const f[2], const double* const cur[2]
                             const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, double bound,
                             int32_t radius, RowCandidates2D<double>& out) {
   first_candidates_row2d_any(f, cur, nx, ny, ph, j, i0, i1, bound, radius, out);
+}
+
+void row_predictions2d(const float* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
+                       int64_t i1, float* pred) {
+  row_predictions2d_any(cur, nx, ny, ph, j, i0, i1, pred);
+}
+void row_predictions2d(const double* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
+                       int64_t i1, double* pred) {
+  row_predictions2d_any(cur, nx, ny, ph, j, i0, i1, pred);
 }
 
 }  // namespace factz::detail

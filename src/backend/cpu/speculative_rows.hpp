@@ -40,4 +40,11 @@ void first_candidates_row2d(const double* const f[2], const double* const cur[2]
                             const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, double bound,
                             int32_t radius, RowCandidates2D<double>& out);
 
+/// The cubic predictions alone, of targets [i0, i1) of lattice row j of phase `ph` on plane
+/// `cur` (pred[i - i0]; the same values as predict's): the reader's row pass.
+void row_predictions2d(const float* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
+                       int64_t i1, float* pred);
+void row_predictions2d(const double* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
+                       int64_t i1, double* pred);
+
 }  // namespace factz::detail
