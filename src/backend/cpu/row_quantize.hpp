@@ -1,7 +1,7 @@
-// The speculative writers' first candidate for a run of targets at one bound, as selects
-// (speculative_rows.cpp in 2D, speculative3d_rows.cpp in 3D): included only by files compiled
-// with -fno-trapping-math, so that GCC if-converts the loop (traps and flags only: no value
-// changes).
+// The speculative row passes' shared steps (speculative_rows.cpp in 2D, speculative3d_rows.cpp
+// in 3D): the interior cubic and the first candidate for a run of targets at one bound, as
+// selects. Included only by files compiled with -fno-trapping-math, so that GCC if-converts
+// the loops (traps and flags only: no value changes).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,14 @@
 #include "kernels/interpolation.hpp"  // residual_round_magic
 
 namespace factz::detail {
+
+/// cubic_along's two-sided value with both far points: (9 (b + c) - (a + d)) / 16 around
+/// vertex k at offset o (= step x the axis stride), in its order of operations.
+template <class T>
+inline T cubic4(const T* f, int64_t k, int64_t o) {
+  const T b = f[k - o], c = f[k + o];
+  return (T(9) * (b + c) - (f[k - 3 * o] + f[k + 3 * o])) * T(0.0625);
+}
 
 /// quantize_residual and within_bound at one bound for n values, as selects: ok[i] is 1 when
 /// the code fits (|code| < radius) and |recon - x| <= bound holds with an exact difference;

@@ -8,14 +8,6 @@
 namespace factz::detail {
 namespace {
 
-/// cubic_along's two-sided value with both far points: (9 (b + c) - (a + d)) / 16 around
-/// vertex k at offset o (= step x the axis stride), in its order of operations.
-template <class T>
-inline T cubic4(const T* f, int64_t k, int64_t o) {
-  const T b = f[k - o], c = f[k + o];
-  return (T(9) * (b + c) - (f[k - 3 * o] + f[k + 3 * o])) * T(0.0625);
-}
-
 /// Predictions of the targets i in [i0, i1) of a row whose every axis in use is two-sided with
 /// both far points there: cubics3d's mean of m = 1, 2 or 3 of them (offsets o[0..m), in x, y,
 /// z order), or one axis's cubic (predict3d with `along`: m = 1). Target i is vertex k0 + d i;

@@ -90,6 +90,16 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
     uint16_t* ids = o.ids.data();
     uint16_t* sym_u = o.sym_u.data();
     uint16_t* sym_v = o.sym_v.data();
+    // A target's decision written back (the first write-back: targets of a phase share no
+    // triangle) and at its position in schedule order; 1 when it is stored exactly.
+    auto commit = [&](const SpeculationOf<T>& sp, int64_t k, size_t at) -> int64_t {
+      cur_u[k] = sp.recon_u;
+      cur_v[k] = sp.recon_v;
+      ids[at] = sp.id;
+      sym_u[at] = uint16_t(sp.code_u + kRadius);
+      sym_v[at] = uint16_t(sp.code_v + kRadius);
+      return sp.id == 0 || sp.id == kZeroVectorId;
+    };
     // The row pass (first candidates of a run of targets at once) where every target takes
     // speculate_vertex with the cubic predictor: no missing vertex, no exact edge.
     const bool rows = check && pred == Predictor::cubic && !missing && exact_edges == 0 && bound[kMaxBoundId] > T(0);
@@ -120,21 +130,12 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
                 // (a zero vector takes its own id there) and the signatures hold.
                 if (rc.ok[size_t(r)] && !(rc.x[0][size_t(r)] == T(0) && rc.x[1][size_t(r)] == T(0)) &&
                     signatures_hold(g, x, y, ru, rv, cur_u, cur_v, sig.data())) {
-                  cur_u[k] = ru;
-                  cur_v[k] = rv;
-                  ids[at] = uint16_t(id);
-                  sym_u[at] = uint16_t(rc.code[0][size_t(r)] + kRadius);
-                  sym_v[at] = uint16_t(rc.code[1][size_t(r)] + kRadius);
+                  commit(SpeculationOf<T>{uint8_t(id), rc.code[0][size_t(r)], rc.code[1][size_t(r)], ru, rv}, k, at);
                   continue;
                 }
-                const SpeculationOf<T> sp = speculate_vertex(g, x, y, ph.step, ph.phase, ou, ov, cur_u, cur_v,
-                                                             sig.data(), bound, kRadius, check, pred, tight);
-                cur_u[k] = sp.recon_u;
-                cur_v[k] = sp.recon_v;
-                ids[at] = sp.id;
-                sym_u[at] = uint16_t(sp.code_u + kRadius);
-                sym_v[at] = uint16_t(sp.code_v + kRadius);
-                kept += sp.id == 0 || sp.id == kZeroVectorId;
+                kept += commit(speculate_vertex(g, x, y, ph.step, ph.phase, ou, ov, cur_u, cur_v, sig.data(), bound,
+                                                kRadius, check, pred, tight),
+                               k, at);
               }
             }
             decided_exact.fetch_add(kept, std::memory_order_relaxed);
@@ -157,15 +158,9 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
               ++kept;
               continue;
             }
-            const SpeculationOf<T> sp = speculate_vertex(g, x, y, ph.step, ph.phase, ou, ov, cur_u, cur_v, sig.data(),
-                                                         bound, kRadius, check, pred, tight);
-            // The commit is the first write-back: targets of a phase share no triangle.
-            cur_u[k] = sp.recon_u;
-            cur_v[k] = sp.recon_v;
-            ids[at] = sp.id;
-            sym_u[at] = uint16_t(sp.code_u + kRadius);
-            sym_v[at] = uint16_t(sp.code_v + kRadius);
-            kept += sp.id == 0 || sp.id == kZeroVectorId;
+            kept += commit(speculate_vertex(g, x, y, ph.step, ph.phase, ou, ov, cur_u, cur_v, sig.data(), bound,
+                                            kRadius, check, pred, tight),
+                           k, at);
           }
           decided_exact.fetch_add(kept, std::memory_order_relaxed);
         });

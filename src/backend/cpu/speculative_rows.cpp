@@ -8,14 +8,6 @@
 namespace factz::detail {
 namespace {
 
-/// cubic_along's value with both far points, (9 (b + c) - (a + d)) / 16 around vertex k at
-/// offset o (step x the axis stride), in its order of operations.
-template <class T>
-inline T cubic4(const T* f, int64_t k, int64_t o) {
-  const T b = f[k - o], c = f[k + o];
-  return (T(9) * (b + c) - (f[k - 3 * o] + f[k + 3 * o])) * T(0.0625);
-}
-
 /// Predictions of the run's targets [a, b) (entry i is vertex k0 + D i; D the lattice's dx,
 /// fixed at compile time where it is 2, the last level's, so that the loads vectorize) whose
 /// axes in use all have both far points: one axis's cubic (offset o0), or the center's mean
