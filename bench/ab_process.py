@@ -7,7 +7,10 @@ page faults the process took (minor faults, from wait4's resource usage), the ra
 first / last, and whether every binary wrote the same stream.
 
     python3 bench/ab_process.py --bins A,B [--rounds 21] [--rel 1e-2 ...] [--mode speculative]
-        [--threads 1] [--dthreads 2] --field NAME:NX:NY:U:V | NAME:NX:NY:NZ:U:V:W ...
+        [--threads 1] [--dthreads 2] [--stages] --field NAME:NX:NY:U:V | NAME:NX:NY:NZ:U:V:W ...
+
+--stages: also the medians of every compression stage the processes report (`--json`'s
+stage_*_seconds), one line per case and binary.
 
 Example (the 0.5 MB wind field of tests/data, one thread compressing, two decompressing):
 
@@ -49,6 +52,7 @@ def main():
     ap.add_argument("--threads", default="1", help="-x omp= for compress (default 1)")
     ap.add_argument("--dthreads", default="2", help="-x omp= for decompress (default 2)")
     ap.add_argument("--field", action="append", required=True)
+    ap.add_argument("--stages", action="store_true", help="print the compression stages' medians too")
     a = ap.parse_args()
     bins = a.bins.split(",")
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
@@ -64,6 +68,7 @@ def main():
         flag = "-2" if len(dims) == 2 else "-3"
         for rel in a.rel:
             res = {(i, s): [] for i in range(len(bins)) for s in ("compress", "decompress")}
+            stages = {i: [] for i in range(len(bins))}
             streams = [f"{scratch}/s{i}.fz" for i in range(len(bins))]
             for _ in range(a.rounds):
                 for i, b in enumerate(bins):
@@ -71,6 +76,7 @@ def main():
                     cmd += ["-z", streams[i], "-M", "REL", rel, "--mode", a.mode, "-x", f"omp={a.threads}", "--json"]
                     wall, faults, d = timed(cmd, env)
                     res[(i, "compress")].append((wall, d["compress_seconds"], faults))
+                    stages[i].append({k: v for k, v in d.items() if k.startswith("stage_")})
                     cmd = [b, "decompress", "-z", streams[i]] + sum(
                         [["-o", f"{scratch}/o{i}_{k}.f32"] for k in range(len(planes))], [])
                     cmd += ["-x", f"omp={a.dthreads}", "--json"]
@@ -82,6 +88,11 @@ def main():
                 cells = " | ".join(f"{m[0] * 1e3:.1f} / {m[1] * 1e3:.1f} / {m[2]:.0f}" for m in med)
                 print(f"| {name} | {rel} | {a.mode} | {step} | {cells} | {med[0][0] / med[-1][0]:.3f} | {same} |",
                       flush=True)
+            for i in range(len(bins)) if a.stages else ():
+                keys = stages[i][0].keys()
+                cells = ", ".join(f"{k[len('stage_'):-len('_seconds')].strip()} "
+                                  f"{statistics.median(d[k] for d in stages[i]) * 1e3:.1f}" for k in keys)
+                print(f"  stages (ms), {name} {rel} bin {i}: {cells}", flush=True)
 
 
 if __name__ == "__main__":
