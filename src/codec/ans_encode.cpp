@@ -392,12 +392,11 @@ uint8_t plane_byte(const uint16_t* s, uint64_t i, uint16_t center, int p) {
 template <class Fn>
 void for_each_plane_chunk(const uint16_t* s, uint64_t n, uint16_t center, int p, Fn&& fn) {
   const uint64_t chunk = uint64_t{1} << kAnsChunkLog2;
-  const int shift = 8 * p;
   std::vector<uint8_t> buf(static_cast<size_t>(std::min(n, chunk)));
   for (uint64_t first = 0; first < n; first += chunk) {
     const uint64_t m = std::min(n - first, chunk);
     uint8_t* const b = buf.data();
-    for (uint64_t i = 0; i < m; ++i) b[i] = static_cast<uint8_t>(ans_zigzag(s[first + i], center) >> shift);
+    for (uint64_t i = 0; i < m; ++i) b[i] = plane_byte(s, first + i, center, p);
     fn(static_cast<const uint8_t*>(b), first, m);
   }
 }
@@ -742,8 +741,9 @@ Status ans_encode(std::span<const uint16_t> symbols, uint16_t center, std::vecto
 
   // The pair counts of the two planes (summed over parts: exact for any schedule). The
   // planes are never stored whole: each pass splits a chunk at a time into a buffer of its
-  // thread (split_planes), which saves two bytes per symbol of fresh memory, and the planner
-  // reads single bytes through plane_byte.
+  // thread (split_planes), which saves two bytes per symbol of fresh memory; the planner's
+  // scans take a plane a chunk at a time (for_each_plane_chunk), its gather single bytes
+  // (plane_byte).
   // Per-thread pair counts, reused across calls (see ans_plan_plane); planning changes them
   // in place (lane starts), so they are cleared on the next call.
   thread_local PairCounts pairs[2];

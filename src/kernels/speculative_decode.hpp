@@ -21,6 +21,16 @@ FACTZ_HD bool id_has_code(uint16_t id) { return id >= 1 && id <= kMaxBoundId; }
 /// The target has an entry (u, v) in the exact section.
 FACTZ_HD bool id_is_exact(uint16_t id) { return id == 0; }
 
+/// A coded target's values from its predictions (pu, pv) and symbols (code + kRadius) at
+/// bound b: the prediction plus the dequantized code. Returns false when one is not finite
+/// (a damaged stream). The CPU reader's row pass calls it with a row's predictions.
+template <class T>
+FACTZ_HD bool coded_target_values(T pu, T pv, T b, uint16_t sym_u, uint16_t sym_v, T& ru, T& rv) {
+  ru = dequantize_residual(pu, b, int32_t(sym_u) - kRadius);
+  rv = dequantize_residual(pv, b, int32_t(sym_v) - kRadius);
+  return ru - ru == T(0) && rv - rv == T(0);  // finite (isfinite differs between host and device)
+}
+
 /// Reconstructs target (x, y) of `phase` at level `step` into u[k], v[k] (k = y * nx + x)
 /// from the planes decoded so far. `exact` points at the target's (u, v) pair when
 /// id_is_exact(id); sym_u, sym_v are its symbols (code + kRadius) when id_has_code(id).
@@ -43,11 +53,7 @@ FACTZ_HD bool decode_speculative_target(T* u, T* v, int64_t nx, int64_t ny, int6
   }
   const T pu = predict(u, nx, ny, x, y, step, phase, pred);
   const T pv = predict(v, nx, ny, x, y, step, phase, pred);
-  const T ru = dequantize_residual(pu, bound[id], int32_t(sym_u) - kRadius);
-  const T rv = dequantize_residual(pv, bound[id], int32_t(sym_v) - kRadius);
-  u[k] = ru;
-  v[k] = rv;
-  return ru - ru == T(0) && rv - rv == T(0);  // finite (isfinite differs between host and device)
+  return coded_target_values(pu, pv, bound[id], sym_u, sym_v, u[k], v[k]);
 }
 
 // ---- Missing vertices (format version 3) -------------------------------------------------

@@ -192,10 +192,10 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
             rv = in.exact[size_t(2 * e + 1)];
             ++e;
           } else {
-            ru = dequantize_residual(pu[size_t(i)], bound[id], int32_t(codes_u[size_t(c)]) - kRadius);
-            rv = dequantize_residual(pv[size_t(i)], bound[id], int32_t(codes_v[size_t(c)]) - kRadius);
+            if (!coded_target_values(pu[size_t(i)], pv[size_t(i)], bound[id], codes_u[size_t(c)], codes_v[size_t(c)],
+                                     ru, rv))
+              failed = true;
             ++c;
-            failed = failed || !(ru - ru == T(0) && rv - rv == T(0));  // finite, as decode_speculative_target
           }
           urow[i * L.dx] = ru;
           vrow[i * L.dx] = rv;
