@@ -244,26 +244,32 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
         const ScheduledPhase3D& ph = phases[size_t(p)];
         const PhaseLattice3D& L = ph.lattice;
         bool failed = false;
+        // The row pass: a row's predictions at once (speculative3d_rows.hpp; a phase's
+        // predictions read earlier phases only), then its values, as decode_speculative_target3d
+        // computes them target by target.
+        thread_local std::vector<T> pred[3];
+        for (auto& pc : pred) pc.resize(size_t(L.count_x));
         for (int64_t r = first; r < end; ++r) {
           int64_t d = id_off[size_t(r)], c = code_off[size_t(r)], e = exact_off[size_t(r)];
           const int64_t y = L.y0 + (r % L.count_y) * L.d, z = L.z0 + (r / L.count_y) * L.d;
+          for (int k = 0; k < 3; ++k) row_predictions3d(out[k], nx, ny, nz, y, z, ph, k, pred[k].data());
           for (int64_t i = 0; i < L.count_x; ++i) {
-            const int64_t x = L.x0 + i * L.d;
-            if (missing && missing[(z * ny + y) * nx + x]) continue;  // its stand-in stays
+            const int64_t x = L.x0 + i * L.d, v = (z * ny + y) * nx + x;
+            if (missing && missing[v]) continue;  // its stand-in stays
             const uint16_t id = ids[size_t(d++)];
-            const bool coded = id >= 1 && id <= kMaxBoundId, exact = id == 0;
-            if (!coded && !exact && id != kZeroVectorId) {  // parse_speculative3d refuses these
+            if (id == kZeroVectorId) {
+              out[0][v] = out[1][v] = out[2][v] = T(0);
+            } else if (id == 0) {
+              for (int k = 0; k < 3; ++k) out[k][v] = in.exact[size_t(3 * e + k)];
+              ++e;
+            } else if (id <= kMaxBoundId) {
+              for (int k = 0; k < 3; ++k)
+                if (!coded_component3d(pred[k][size_t(i)], bound[id], in.codes[k][size_t(c)], kRadius, out[k][v]))
+                  failed = true;
+              ++c;
+            } else {  // parse_speculative3d refuses these
               failed = true;
-              continue;
             }
-            uint16_t sym[3] = {0, 0, 0};
-            if (coded)
-              for (int k = 0; k < 3; ++k) sym[k] = in.codes[k][size_t(c)];
-            if (!decode_speculative_target3d(out, nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along, id,
-                                             exact ? &in.exact[size_t(3 * e)] : nullptr, sym, bound, kRadius))
-              failed = true;
-            c += coded;
-            e += exact;
           }
         }
         if (failed) bad.store(true, std::memory_order_relaxed);

@@ -32,12 +32,52 @@ void interior_dispatch(const T* cur, int64_t k0, int64_t d, int64_t i0, int64_t 
   else interior_predictions<T, 0, M>(cur, k0, d, i0, i1, o, pred);
 }
 
+/// predict3d of component c of the targets of lattice row (y, z) of phase ph on plane `cur`
+/// (pred[i] for x = L.x0 + i L.d): the vectorized loops above where every axis in use is
+/// two-sided with both far points, predict3d itself elsewhere.
+template <class T>
+void row_predictions3d_any(const T* cur, int64_t nx, int64_t ny, int64_t nz, int64_t y, int64_t z,
+                           const ScheduledPhase3D& ph, int c, T* pc) {
+  const PhaseLattice3D& L = ph.lattice;
+  const int64_t n = L.count_x, d = L.d, s = ph.step, k0 = (z * ny + y) * nx + L.x0;
+  const int64_t len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny}, pos[2] = {y, z};
+  // The axes the prediction uses, in x, y, z order; the targets where each is two-sided with
+  // both far points (x: a range of i; y, z: the whole row or none) take the loops above.
+  int64_t o[3];
+  int m = 0;
+  bool row_inside = true;
+  int64_t i0 = 0, i1 = n;
+  for (int a = 0; a < 3; ++a) {
+    const bool used = ph.along[c] != 0 ? a == ph.along[c] - 1 : ((ph.axes >> a) & 1) != 0;
+    if (!used) continue;
+    o[m++] = s * stride[a];
+    if (a == 0) {
+      // x = L.x0 + d i with x >= 3s and x + 3s < nx.
+      i0 = L.x0 >= 3 * s ? 0 : (3 * s - L.x0 + d - 1) / d;
+      i1 = nx - 3 * s > L.x0 ? (nx - 3 * s - L.x0 + d - 1) / d : 0;
+      if (i1 > n) i1 = n;
+    } else {
+      const int64_t p = pos[a - 1];
+      row_inside = row_inside && p >= 3 * s && p + 3 * s < len[a];
+    }
+  }
+  if (!row_inside || i1 < i0) i0 = i1 = 0;
+  if (m == 1) interior_dispatch<T, 1>(cur, k0, d, i0, i1, o, pc);
+  else if (m == 2) interior_dispatch<T, 2>(cur, k0, d, i0, i1, o, pc);
+  else interior_dispatch<T, 3>(cur, k0, d, i0, i1, o, pc);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == i0) i = i1;
+    if (i >= n) break;
+    pc[i] = predict3d(cur, nx, ny, nz, L.x0 + d * i, y, z, s, ph.axes, ph.along[c]);
+  }
+}
+
 template <class T>
 void first_candidates_row_any(const T* const f[3], const T* const cur[3], int64_t nx, int64_t ny, int64_t nz,
                               int64_t y, int64_t z, const ScheduledPhase3D& ph, T bound, int32_t radius,
                               RowCandidates<T>& out) {
   const PhaseLattice3D& L = ph.lattice;
-  const int64_t n = L.count_x, d = L.d, s = ph.step, k0 = (z * ny + y) * nx + L.x0;
+  const int64_t n = L.count_x, d = L.d, k0 = (z * ny + y) * nx + L.x0;
   for (int c = 0; c < 3; ++c) {
     out.x[c].resize(std::size_t(n));
     out.pred[c].resize(std::size_t(n));
@@ -45,43 +85,12 @@ void first_candidates_row_any(const T* const f[3], const T* const cur[3], int64_
     out.code[c].resize(std::size_t(n));
   }
   out.ok.assign(std::size_t(n), 1);
-  const int64_t len[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny}, pos[2] = {y, z};
   for (int c = 0; c < 3; ++c) {
     const T* const fc = f[c];
     T* const xc = out.x[c].data();
     for (int64_t i = 0; i < n; ++i) xc[i] = fc[k0 + d * i];
-    // The axes the prediction uses, in x, y, z order; the targets where each is two-sided
-    // with both far points (x: a range of i; y, z: the whole row or none) take the loops above.
-    int64_t o[3];
-    int m = 0;
-    bool row_inside = true;
-    int64_t i0 = 0, i1 = n;
-    for (int a = 0; a < 3; ++a) {
-      const bool used = ph.along[c] != 0 ? a == ph.along[c] - 1 : ((ph.axes >> a) & 1) != 0;
-      if (!used) continue;
-      o[m++] = s * stride[a];
-      if (a == 0) {
-        // x = L.x0 + d i with x >= 3s and x + 3s < nx.
-        i0 = L.x0 >= 3 * s ? 0 : (3 * s - L.x0 + d - 1) / d;
-        i1 = nx - 3 * s > L.x0 ? (nx - 3 * s - L.x0 + d - 1) / d : 0;
-        if (i1 > n) i1 = n;
-      } else {
-        const int64_t p = pos[a - 1];
-        row_inside = row_inside && p >= 3 * s && p + 3 * s < len[a];
-      }
-    }
-    if (!row_inside || i1 < i0) i0 = i1 = 0;
-    T* const pc = out.pred[c].data();
-    const T* const cc = cur[c];
-    if (m == 1) interior_dispatch<T, 1>(cc, k0, d, i0, i1, o, pc);
-    else if (m == 2) interior_dispatch<T, 2>(cc, k0, d, i0, i1, o, pc);
-    else interior_dispatch<T, 3>(cc, k0, d, i0, i1, o, pc);
-    for (int64_t i = 0; i < n; ++i) {
-      if (i == i0) i = i1;
-      if (i >= n) break;
-      pc[i] = predict3d(cc, nx, ny, nz, L.x0 + d * i, y, z, s, ph.axes, ph.along[c]);
-    }
-    quantize_row(xc, pc, n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
+    row_predictions3d_any(cur[c], nx, ny, nz, y, z, ph, c, out.pred[c].data());
+    quantize_row(xc, out.pred[c].data(), n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
   }
 }
 
@@ -96,6 +105,15 @@ void first_candidates_row(const double* const f[3], const double* const cur[3], 
                           int64_t nz, int64_t y, int64_t z, const ScheduledPhase3D& ph, double bound, int32_t radius,
                           RowCandidates<double>& out) {
   first_candidates_row_any(f, cur, nx, ny, nz, y, z, ph, bound, radius, out);
+}
+
+void row_predictions3d(const float* cur, int64_t nx, int64_t ny, int64_t nz, int64_t y, int64_t z,
+                       const ScheduledPhase3D& ph, int c, float* pred) {
+  row_predictions3d_any(cur, nx, ny, nz, y, z, ph, c, pred);
+}
+void row_predictions3d(const double* cur, int64_t nx, int64_t ny, int64_t nz, int64_t y, int64_t z,
+                       const ScheduledPhase3D& ph, int c, double* pred) {
+  row_predictions3d_any(cur, nx, ny, nz, y, z, ph, c, pred);
 }
 
 }  // namespace factz::detail

@@ -1,5 +1,6 @@
 // The first candidate of the 3D speculative decision for a whole lattice row at once (issue
-// 22; the CPU writer, backend/cpu/speculative3d_mode.cpp): the predictions, codes and values
+// 22; the CPU writer, backend/cpu/speculative3d_mode.cpp), and a row's predictions alone (the
+// CPU reader): the predictions, codes and values
 // that speculate_vertex3d (kernels/speculation3d.hpp) computes for its first bound id
 // (kMaxBoundId), as loops the compiler vectorizes. The targets of a row are independent (their
 // predictions read earlier phases only), so the row is computed before any of its commits.
@@ -39,5 +40,14 @@ void first_candidates_row(const float* const f[3], const float* const cur[3], in
 void first_candidates_row(const double* const f[3], const double* const cur[3], int64_t nx, int64_t ny,
                           int64_t nz, int64_t y, int64_t z, const ScheduledPhase3D& ph, double bound, int32_t radius,
                           RowCandidates<double>& out);
+
+/// predict3d(cur, nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along[c]) of every target x =
+/// L.x0 + i L.d of lattice row (y, z) of phase ph into pred[i] (L.count_x values), value for
+/// value, with the loops above: the reader's row pass (decode_speculative3d), as the writer's
+/// first candidates use it.
+void row_predictions3d(const float* cur, int64_t nx, int64_t ny, int64_t nz, int64_t y, int64_t z,
+                       const ScheduledPhase3D& ph, int c, float* pred);
+void row_predictions3d(const double* cur, int64_t nx, int64_t ny, int64_t nz, int64_t y, int64_t z,
+                       const ScheduledPhase3D& ph, int c, double* pred);
 
 }  // namespace factz::detail
