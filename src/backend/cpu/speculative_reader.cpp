@@ -163,9 +163,10 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
     }
   };
   // The row pass (speculative_rows.hpp): a row's cubic predictions at once, before its
-  // values (a phase's predictions read earlier phases only); masked fields and the linear
-  // predictor decode target by target.
-  const bool row_pass = !missing && in.predictor == Predictor::cubic;
+  // values (a phase's predictions read earlier phases only, so a missing target's stand-in
+  // zero, written at its turn, is never read in its own phase); the linear predictor, whose
+  // stand-ins are predictions themselves, decodes target by target.
+  const bool row_pass = in.predictor == Predictor::cubic;
   auto decode_rows = [&](int64_t p, int64_t first, int64_t end) {
     const ScheduledPhase& ph = phases[size_t(p)];
     const PhaseLattice& L = ph.lattice;
@@ -183,8 +184,13 @@ Status decode_speculative_any(const Header& h, const SpeculativeInputOf<T>& in, 
         T* const vrow = v.data() + y * nx + L.x0;
         for (int64_t i = 0; i < L.count_x; ++i) {
           // decode_speculative_target's values, from the row's predictions.
-          const uint16_t id = ids[size_t(d++)];
           T ru, rv;
+          if (missing && missing[size_t(y * nx + L.x0 + i * L.dx)]) {
+            // predict_missing_target's stand-in (zero_stand_ins: every cubic stream); no id.
+            urow[i * L.dx] = vrow[i * L.dx] = T(0);
+            continue;
+          }
+          const uint16_t id = ids[size_t(d++)];
           if (id == kZeroVectorId) {
             ru = rv = T(0);
           } else if (id_is_exact(id)) {
