@@ -1,12 +1,14 @@
 // compress(std::move(field)): the field given up is the speculative mode's working state
 // (run_speculative's `state`). The stream must be the one compress(field) writes, for every
 // mode, with and without missing vertices, float32 and float64, one and two threads, and
-// the field must be left empty, also when compress fails. The same for 3D fields
+// the field must be left empty, also when compress fails; a masked field given up is filled
+// in its own planes, a field kept is never written to. The same for 3D fields
 // (run_speculative3d's `state`; the exact values then come from the state).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -37,10 +39,22 @@ bool left_empty(const Field& f) {
   return empty;
 }
 
+/// Whether two planes hold the same bits (NaN payloads included).
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
 template <class Field>
 void expect_same_stream(const Field& f, const Options& o, const std::string& what) {
+  const Field before = f;
   auto kept = compress(f, o);
   ASSERT_TRUE(kept.ok()) << what << ": " << kept.status().message();
+  // A field kept by its caller is never written to (missing vertices are filled in place
+  // only in a field given up).
+  bool untouched = same_bits(f.u, before.u) && same_bits(f.v, before.v);
+  if constexpr (requires { f.w; }) untouched = untouched && same_bits(f.w, before.w);
+  EXPECT_TRUE(untouched) << what << ": compress wrote to the caller's field";
   Field given = f;
   CompressStats st;
   auto taken = compress(std::move(given), o, &st);
@@ -56,13 +70,20 @@ TEST(CompressGiven, TheStreamIsTheOneOfTheKeptFieldInEveryMode) {
   masked.mask.assign(f.u.size(), 0);
   for (size_t k = 0; k < f.u.size(); k += 7) masked.mask[k] = 1;  // anchors and targets among them
   masked.u[5] = NAN;                                               // a NaN component is missing too
+  VectorField2D holes = f;  // NaN in both components, one region: every missing tuple the same
+  for (int64_t y = 10; y < 30; ++y)
+    for (int64_t x = 20; x < 50; ++x) holes.u[size_t(y * f.nx + x)] = holes.v[size_t(y * f.nx + x)] = NAN;
   const VectorField2D64 f64 = synth::turbulence64(53, 40, 5);
+  VectorField2D64 masked64 = f64;
+  for (size_t k = 3; k < f64.u.size(); k += 11) masked64.v[k] = NAN;
   for (Mode mode : {Mode::speculative, Mode::block, Mode::none})
     for (int threads : {1, 2}) {
       const std::string what = "mode " + std::to_string(int(mode)) + " threads " + std::to_string(threads);
       expect_same_stream(f, options_for(mode, threads), what);
       expect_same_stream(masked, options_for(mode, threads), what + " masked");
+      expect_same_stream(holes, options_for(mode, threads), what + " NaN holes");
       expect_same_stream(f64, options_for(mode, threads), what + " float64");
+      expect_same_stream(masked64, options_for(mode, threads), what + " float64 masked");
     }
   Options edges = options_for(Mode::speculative, 2);
   edges.exact_edges = 0xF;  // every outer row and column kept as it is

@@ -45,9 +45,9 @@ struct Modes3D {
   using Speculative = detail::Speculative3DResultOf<T>;
 };
 
-/// `given` (null: none): the field itself, given up by the caller; the CPU's speculative mode
-/// then works in its planes (run_speculative3d's state), as it does in a masked field's
-/// filled copy, which is ours.
+/// `given` (null: none): the field itself, given up by the caller; missing vertices are then
+/// filled in its own planes (prepare3d), and the CPU's speculative mode works in them
+/// (run_speculative3d's state), as it does in a masked field's filled copy otherwise.
 template <class Field>
 Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o, CompressStats* stats,
                                             Field* given = nullptr) try {
@@ -60,7 +60,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
   std::vector<std::pair<std::string, double>> stages;
   detail::StageLaps laps(stages, o.progress);
   detail::Prepared3D<Field> prep;
-  FACTZ_RETURN_IF_ERROR(detail::prepare3d(field, o, detail::threads_of(o.policy, o.threads), prep));
+  FACTZ_RETURN_IF_ERROR(detail::prepare3d(field, o, detail::threads_of(o.policy, o.threads), prep, given));
   laps.lap("prepare", 0.05);
   const Field& work = prep.work();
   const uint8_t* missing = prep.missing;
@@ -98,7 +98,7 @@ Result<std::vector<uint8_t>> compress3d_any(const Field& field, const Options& o
     return stream;
   }
   typename Modes3D<T>::Speculative r;
-  Field* const state = missing ? &prep.filled : given;
+  Field* const state = given ? given : missing ? &prep.filled : nullptr;  // given: filled in place
   detail::run_speculative3d(work, eb, o.anchor_stride, p.threads, true, r, missing, o.exact_edges,
                             p.along.empty() ? nullptr : p.along.data(), state);
   laps.lap("frontend", 0.8);

@@ -41,47 +41,60 @@ void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t
                               std::span<const std::span<const T>> planes, bool one_section,
                               std::vector<Section>& sections) {
   const size_t nc = planes.size();  // 2 (u, v) or 3 (u, v, w)
-  // The mask: the count of missing vertices, then the bitmap (codec/mask_coder.hpp).
-  std::vector<Tuple<T>> bits;
-  for (size_t k = 0; k < mask.size(); ++k) {
-    if (!mask[k]) continue;
+  auto tuple_at = [&](size_t k) {
     Tuple<T> t{};
     for (size_t c = 0; c < nc; ++c) t[c] = std::bit_cast<BitsOf<T>>(planes[c][k]);
-    bits.push_back(t);
-  }
+    return t;
+  };
   auto put_tuple = [nc](ByteWriter& w, const Tuple<T>& t) {
     for (size_t c = 0; c < nc; ++c) put_bits(w, t[c]);
   };
+  // The mask: the count of missing vertices, then the bitmap (codec/mask_coder.hpp).
+  const size_t missing = size_t(std::count_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }));
   ByteWriter mask_bytes;
-  mask_bytes.varint(bits.size());
+  mask_bytes.varint(missing);
   std::vector<uint8_t> coded;
   encode_mask(mask, nx, ny, coded);
   mask_bytes.bytes().insert(mask_bytes.bytes().end(), coded.begin(), coded.end());
 
-  // The distinct tuples, collected while a table could still pay (at most half as many
-  // tuples as missing vertices); one more means raw tuples.
-  std::map<Tuple<T>, uint64_t> table;
-  const size_t cap = bits.size() / 2;
-  for (const auto& b : bits) {
-    table.emplace(b, 0);
-    if (table.size() > cap) break;
-  }
+  // The values. Most often every missing vertex holds the same tuple (one fill value, one
+  // NaN): one pair, found without listing the tuples. Else the distinct tuples, collected
+  // while a table could still pay (at most half as many tuples as missing vertices); one
+  // more means raw tuples.
   ByteWriter values;
-  if (table.size() == 1) {
+  const size_t first = size_t(std::find_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }) - mask.begin());
+  bool one = first < mask.size();
+  if (one) {
+    const Tuple<T> t0 = tuple_at(first);
+    for (size_t k = first + 1; k < mask.size() && one; ++k) one = !mask[k] || tuple_at(k) == t0;
+  }
+  if (one) {
     values.u8(kOnePair);
-    put_tuple(values, bits[0]);
-  } else if (table.size() <= cap) {  // complete: a table pays when tuples repeat
-    values.u8(kPairTable);
-    values.varint(table.size());
-    uint64_t index = 0;
-    for (auto& [tuple, at] : table) {
-      at = index++;
-      put_tuple(values, tuple);
-    }
-    for (const auto& b : bits) values.varint(table.at(b));
+    put_tuple(values, tuple_at(first));
   } else {
-    values.u8(kRawPairs);
-    for (const auto& b : bits) put_tuple(values, b);
+    std::vector<Tuple<T>> bits;
+    bits.reserve(missing);
+    for (size_t k = 0; k < mask.size(); ++k)
+      if (mask[k]) bits.push_back(tuple_at(k));
+    std::map<Tuple<T>, uint64_t> table;
+    const size_t cap = bits.size() / 2;
+    for (const auto& b : bits) {
+      table.try_emplace(b, 0);  // no node made for a tuple already there
+      if (table.size() > cap) break;
+    }
+    if (table.size() <= cap) {  // complete: a table pays when tuples repeat
+      values.u8(kPairTable);
+      values.varint(table.size());
+      uint64_t index = 0;
+      for (auto& [tuple, at] : table) {
+        at = index++;
+        put_tuple(values, tuple);
+      }
+      for (const auto& b : bits) values.varint(table.at(b));
+    } else {
+      values.u8(kRawPairs);
+      for (const auto& b : bits) put_tuple(values, b);
+    }
   }
   if (one_section) {  // mask_and_values: the mask's size, the mask, the values
     ByteWriter both;

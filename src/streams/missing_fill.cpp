@@ -69,6 +69,14 @@ VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& m
 VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask) {
   return fill_missing_any(f, mask);
 }
+void fill_missing_in_place(VectorField2D& f, const std::vector<uint8_t>& mask) {
+  float* const planes[2] = {f.u.data(), f.v.data()};
+  fill_planes<float>(planes, mask, f.nx, f.ny);
+}
+void fill_missing_in_place(VectorField2D64& f, const std::vector<uint8_t>& mask) {
+  double* const planes[2] = {f.u.data(), f.v.data()};
+  fill_planes<double>(planes, mask, f.nx, f.ny);
+}
 namespace {
 
 template <class Field>
@@ -93,6 +101,14 @@ VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& m
 }
 VectorField3D64 fill_missing(const VectorField3D64& f, const std::vector<uint8_t>& mask) {
   return fill_missing3d_any(f, mask);
+}
+void fill_missing_in_place(VectorField3D& f, const std::vector<uint8_t>& mask) {
+  float* const planes[3] = {f.u.data(), f.v.data(), f.w.data()};
+  fill_planes<float>(planes, mask, f.nx, f.ny * f.nz);
+}
+void fill_missing_in_place(VectorField3D64& f, const std::vector<uint8_t>& mask) {
+  double* const planes[3] = {f.u.data(), f.v.data(), f.w.data()};
+  fill_planes<double>(planes, mask, f.nx, f.ny * f.nz);
 }
 
 }  // namespace factz::detail

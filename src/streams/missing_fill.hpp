@@ -22,10 +22,16 @@ namespace factz::detail {
 VectorField2D fill_missing(const VectorField2D& f, const std::vector<uint8_t>& mask);
 /// The same for a float64 field (its doubles copied as they are).
 VectorField2D64 fill_missing(const VectorField2D64& f, const std::vector<uint8_t>& mask);
+/// fill_missing of a field its caller gave up: its own planes take the stand-ins (the
+/// missing vertices' bits are lost; the compressor codes them before).
+void fill_missing_in_place(VectorField2D& f, const std::vector<uint8_t>& mask);
+void fill_missing_in_place(VectorField2D64& f, const std::vector<uint8_t>& mask);
 /// The same for a 3D vector field: its rows are the nx-vertex rows of every z-slice, one
 /// slice after the other (ny * nz rows), so a row without a valid vertex copies the nearest
 /// filled row before it, across slices too (mask: nx * ny * nz bytes).
 VectorField3D fill_missing(const VectorField3D& f, const std::vector<uint8_t>& mask);
 VectorField3D64 fill_missing(const VectorField3D64& f, const std::vector<uint8_t>& mask);
+void fill_missing_in_place(VectorField3D& f, const std::vector<uint8_t>& mask);
+void fill_missing_in_place(VectorField3D64& f, const std::vector<uint8_t>& mask);
 
 }  // namespace factz::detail

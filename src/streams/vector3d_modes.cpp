@@ -200,16 +200,23 @@ void speculative3d_payload_any(const Field& f, int64_t s0, const Speculative3DRe
 }
 
 template <class Field>
-Status prepare3d_any(const Field& field, const Options& o, int threads, Prepared3D<Field>& out) {
+Status prepare3d_any(const Field& field, const Options& o, int threads, Prepared3D<Field>& out, Field* given) {
   FACTZ_RETURN_IF_ERROR(validate_field(field));
   FACTZ_RETURN_IF_ERROR(check_vector3d_options(field.nx, field.ny, field.nz, o));
   out.source = &field;
   out.mask = missing_mask(field);
   out.filled = Field{};
+  out.in_place = false;
   out.mask_section.clear();
   if (!out.mask.empty()) {
-    out.filled = fill_missing(field, out.mask);
+    // The original bits first: filling in place overwrites them.
     append_mask_section3d(out.mask, field.nx, field.ny * field.nz, field.u, field.v, field.w, out.mask_section);
+    if (given) {  // *given is `field`
+      fill_missing_in_place(*given, out.mask);
+      out.in_place = true;
+    } else {
+      out.filled = fill_missing(field, out.mask);
+    }
   }
   out.missing = out.mask.empty() ? nullptr : out.mask.data();
   out.masked = std::count(out.mask.begin(), out.mask.end(), uint8_t(1));
@@ -251,11 +258,13 @@ void speculative3d_payload(const VectorField3D64& f, int64_t s0, const Speculati
                            Speculative3DPayload& out, bool transform, int threads, bool originals_in_state) {
   speculative3d_payload_any(f, s0, r, out, transform, threads, originals_in_state);
 }
-Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out) {
-  return prepare3d_any(field, o, threads, out);
+Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out,
+                 VectorField3D* given) {
+  return prepare3d_any(field, o, threads, out, given);
 }
-Status prepare3d(const VectorField3D64& field, const Options& o, int threads, Prepared3D<VectorField3D64>& out) {
-  return prepare3d_any(field, o, threads, out);
+Status prepare3d(const VectorField3D64& field, const Options& o, int threads, Prepared3D<VectorField3D64>& out,
+                 VectorField3D64* given) {
+  return prepare3d_any(field, o, threads, out, given);
 }
 
 }  // namespace factz::detail

@@ -83,6 +83,7 @@ template <class Field>
 struct Prepared3D {
   const Field* source = nullptr;  ///< the caller's field
   Field filled;                   ///< its filled working copy when vertices are missing
+  bool in_place = false;          ///< the caller's field given up and filled itself (no copy)
   std::vector<uint8_t> mask;
   const uint8_t* missing = nullptr;
   int64_t masked = 0;  ///< missing vertices
@@ -90,15 +91,18 @@ struct Prepared3D {
   Stream3DPlan plan;
 
   /// The field the frontend works on.
-  const Field& work() const { return mask.empty() ? *source : filled; }
+  const Field& work() const { return mask.empty() || in_place ? *source : filled; }
 };
 
 /// The checks and set-up every 3D compressor runs before its frontend: validate_field, the
 /// option rules (check_vector3d_options), the mask and filled copy, the plan with `threads`
 /// host threads and its bound (float_bound of the requested one; a float64 field also sets
 /// dtype and eb64 = double_bound, the header's eb being float_bound of it). `field` must
-/// outlive `out`.
-Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out);
-Status prepare3d(const VectorField3D64& field, const Options& o, int threads, Prepared3D<VectorField3D64>& out);
+/// outlive `out`. `given` (null, or &field when its caller gave it up): missing vertices are
+/// filled in its own planes, after the mask section took their bits, instead of a copy.
+Status prepare3d(const VectorField3D& field, const Options& o, int threads, Prepared3D<VectorField3D>& out,
+                 VectorField3D* given = nullptr);
+Status prepare3d(const VectorField3D64& field, const Options& o, int threads, Prepared3D<VectorField3D64>& out,
+                 VectorField3D64* given = nullptr);
 
 }  // namespace factz::detail

@@ -157,25 +157,34 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
   Stages stages;
   Laps lap(stages, o.progress, o.mode == Mode::speculative);
   CompressStats st;
-  // Missing vertices: the frontends work on the filled copy and never check a triangle
-  // touching one; the mask sections carry the original bits (streams/mask_sections.hpp).
+  // The meta section names a predictor (format version 7) in speculative mode, whose
+  // payload carries run_speculative's predictor, kDefaultPredictor (checked below); the
+  // mask sections are coded in one section then.
+  const bool predictor_byte = o.mode == Mode::speculative && kDefaultPredictor != Predictor::linear;
+  // Missing vertices: the frontends work on the filled field and never check a triangle
+  // touching one; the mask sections carry the original bits (streams/mask_sections.hpp),
+  // coded before any fill. A field given up is filled in place (no copy of its planes),
+  // any other one into a copy.
   const std::vector<uint8_t> mask = missing_mask(field);
+  std::vector<Section> mask_sections;
   Field filled;
   if (!mask.empty()) {
-    filled = fill_missing(field, mask);
+    append_mask_sections(mask, field.nx, field.ny, std::span<const T>(field.u), std::span<const T>(field.v),
+                         mask_sections, predictor_byte);
+    if (given) fill_missing_in_place(*given, mask);  // *given is `field`
+    else filled = fill_missing(field, mask);
     st.masked_vertices = std::count(mask.begin(), mask.end(), uint8_t(1));
     lap("mask");
   }
-  const Field& work = mask.empty() ? field : filled;
+  const Field& work = mask.empty() || given ? field : filled;
   // Planes the speculative driver may take as its working state (run_speculative's `state`):
-  // the filled copy, which is ours, or the caller's field when it was given up.
-  Field* state = mask.empty() ? given : &filled;
+  // the caller's field when it was given up, else the filled copy, which is ours.
+  Field* state = given ? given : mask.empty() ? nullptr : &filled;
   const uint8_t* missing = mask.empty() ? nullptr : mask.data();
   const double range = o.bound_mode == BoundMode::rel ? value_range(work, threads) : 0.0;
   const StreamPlan p = kFloat64 ? make_plan64(field.nx, field.ny, o, range, threads)
                                 : make_plan(field.nx, field.ny, o, range, threads);
   std::vector<Section> sections;
-  bool predictor_byte = false;  // the meta section names a predictor (format version 7)
   if (o.mode == Mode::speculative) {
     SpeculativeResultOf<T> sr;
     run_speculative(work, plan_bound(p, T(0)), o.anchor_stride, threads, true, sr, o.exact_edges, missing,
@@ -186,14 +195,13 @@ Result<std::vector<uint8_t>> cpu_compress_any(const Field& field, const Options&
     st.exact_vertices = sr.exact_vertices;
     sr = {};  // the per-vertex state is not needed by the coders: lower peak memory
     FACTZ_RETURN_IF_ERROR(speculative_sections(p, pl, sections));
-    predictor_byte = pl.predictor != Predictor::linear;
+    if ((pl.predictor != Predictor::linear) != predictor_byte)
+      return Status(Code::internal, "the speculative payload's predictor is not the one the mask sections assumed");
     lap("entropy");
   } else {
     FACTZ_RETURN_IF_ERROR(tiled_stream_sections(work, missing, p, lap, stages, sections, st));
   }
-  if (!mask.empty())
-    append_mask_sections(mask, field.nx, field.ny, std::span<const T>(field.u), std::span<const T>(field.v), sections,
-                         predictor_byte);
+  for (Section& m : mask_sections) sections.push_back(std::move(m));
   auto stream = write_vector_stream(p, std::move(sections), predictor_byte);
   if (!stream.ok()) return stream.status();
   lap("container");
