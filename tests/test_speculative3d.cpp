@@ -34,6 +34,7 @@
 #include "util/byte_io.hpp"
 #include "support/fields3d.hpp"
 #include "support/polynomial3d.hpp"
+#include "support/row_candidate_check.hpp"
 #include "synth3d.hpp"
 
 namespace factz {
@@ -405,34 +406,13 @@ void check_first_candidates(const Field& orig, const Field& cur_field, double eb
         for (int64_t i = 0; i < L.count_x; ++i) {
           const int64_t x = L.x0 + i * L.d, k = (z * ny + y) * nx + x;
           const std::string where = "phase " + std::to_string(index) + " vertex " + std::to_string(k);
-          bool fits = true, within = true, exact_diff = true;
-          int32_t code[3];
-          T rec[3];
+          T x3[3], pred[3];
           for (int c = 0; c < 3; ++c) {
-            const T pred = detail::predict3d(cur[c], nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along[c]);
-            using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-            ASSERT_EQ(std::bit_cast<Bits>(row.pred[c][size_t(i)]), std::bit_cast<Bits>(pred))
-                << where << " component " << c;
-            ASSERT_EQ(row.x[c][size_t(i)], f[c][k]) << where;
-            fits = fits && detail::quantize_residual(f[c][k], pred, bound, radius, code[c], rec[c]);
-            if (!fits) break;
-            within = within && detail::within_bound(rec[c], f[c][k], bound);
-            double s, e;
-            detail::two_sum(double(rec[c]), -double(f[c][k]), s, e);
-            exact_diff = exact_diff && e == 0.0;
+            x3[c] = f[c][k];
+            pred[c] = detail::predict3d(cur[c], nx, ny, nz, x, y, z, ph.step, ph.axes, ph.along[c]);
           }
-          const bool scalar = fits && within;
-          if (row.ok[size_t(i)]) {
-            ASSERT_TRUE(scalar) << where;
-            for (int c = 0; c < 3; ++c) {
-              EXPECT_EQ(row.code[c][size_t(i)], code[c]) << where;
-              EXPECT_EQ(row.recon[c][size_t(i)], rec[c]) << where;
-            }
-            ++accepted;
-          } else {
-            ASSERT_FALSE(scalar && exact_diff) << where;
-            ++refused;
-          }
+          ASSERT_NO_FATAL_FAILURE(
+              testing::check_row_target(row, size_t(i), x3, pred, bound, radius, where, accepted, refused));
         }
       }
   }

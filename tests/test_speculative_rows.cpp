@@ -19,6 +19,7 @@
 #include "kernels/interpolation.hpp"
 #include "kernels/quantizer.hpp"
 #include "support/precision.hpp"
+#include "support/row_candidate_check.hpp"
 #include "synth.hpp"
 
 namespace factz {
@@ -28,7 +29,6 @@ template <class Field>
 void check_runs(const Field& orig, const Field& cur_field, double eb, int64_t s0, uint64_t seed, int64_t& accepted,
                 int64_t& refused) {
   using T = typename decltype(orig.u)::value_type;
-  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   const int64_t nx = orig.nx, ny = orig.ny;
   const T* f[2] = {orig.u.data(), orig.v.data()};
   const T* cur[2] = {cur_field.u.data(), cur_field.v.data()};
@@ -52,32 +52,12 @@ void check_runs(const Field& orig, const Field& cur_field, double eb, int64_t s0
           const size_t r = size_t(i - i0);
           const std::string where = "s0 " + std::to_string(s0) + " phase " + std::to_string(index) + " vertex (" +
                                     std::to_string(x) + ", " + std::to_string(y) + ")";
-          bool fits = true, within = true, exact_diff = true;
-          int32_t code[2];
-          T rec[2];
+          T x2[2], pred[2];
           for (int c = 0; c < 2; ++c) {
-            const T pred = detail::predict(cur[c], nx, ny, x, y, ph.step, ph.phase, detail::Predictor::cubic);
-            ASSERT_EQ(std::bit_cast<Bits>(row.pred[c][r]), std::bit_cast<Bits>(pred)) << where << " component " << c;
-            ASSERT_EQ(std::bit_cast<Bits>(row.x[c][r]), std::bit_cast<Bits>(f[c][k])) << where;
-            fits = fits && detail::quantize_residual(f[c][k], pred, bound, radius, code[c], rec[c]);
-            if (!fits) break;
-            within = within && detail::within_bound(rec[c], f[c][k], bound);
-            double s, e;
-            detail::two_sum(double(rec[c]), -double(f[c][k]), s, e);
-            exact_diff = exact_diff && e == 0.0;
+            x2[c] = f[c][k];
+            pred[c] = detail::predict(cur[c], nx, ny, x, y, ph.step, ph.phase, detail::Predictor::cubic);
           }
-          const bool scalar = fits && within;
-          if (row.ok[r]) {
-            ASSERT_TRUE(scalar) << where;
-            for (int c = 0; c < 2; ++c) {
-              EXPECT_EQ(row.code[c][r], code[c]) << where;
-              EXPECT_EQ(std::bit_cast<Bits>(row.recon[c][r]), std::bit_cast<Bits>(rec[c])) << where;
-            }
-            ++accepted;
-          } else {
-            ASSERT_FALSE(scalar && exact_diff) << where;
-            ++refused;
-          }
+          ASSERT_NO_FATAL_FAILURE(testing::check_row_target(row, r, x2, pred, bound, radius, where, accepted, refused));
         }
         i0 = i1;
       }

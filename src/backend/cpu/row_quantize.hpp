@@ -4,8 +4,10 @@
 // the loops (traps and flags only: no value changes).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
+#include "backend/cpu/row_candidates.hpp"
 #include "kernels/exact.hpp"          // two_sum
 #include "kernels/interpolation.hpp"  // residual_round_magic
 
@@ -42,6 +44,28 @@ inline void quantize_row(const T* x, const T* pred, int64_t n, T bound, int32_t 
     code[i] = q;
     recon[i] = v;
     ok[i] = ok[i] & int32_t(fits & within);
+  }
+}
+
+/// The first candidates of a run of n targets, target i at index k0 + d i of the planes: `out`
+/// sized to n, then per component c the originals gathered from f[c], predict(c, pred)
+/// writing the n predictions, and quantize_row at `bound` (ok[i] over every component).
+template <class T, int C, class Predict>
+inline void first_candidates_run(const T* const f[C], int64_t k0, int64_t d, int64_t n, T bound, int32_t radius,
+                                 RowCandidatesOf<T, C>& out, Predict&& predict) {
+  for (int c = 0; c < C; ++c) {
+    out.x[c].resize(std::size_t(n));
+    out.pred[c].resize(std::size_t(n));
+    out.recon[c].resize(std::size_t(n));
+    out.code[c].resize(std::size_t(n));
+  }
+  out.ok.assign(std::size_t(n), 1);
+  for (int c = 0; c < C; ++c) {
+    const T* const fc = f[c];
+    T* const xc = out.x[c].data();
+    for (int64_t i = 0; i < n; ++i) xc[i] = fc[k0 + d * i];
+    predict(c, out.pred[c].data());
+    quantize_row(xc, out.pred[c].data(), n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
   }
 }
 

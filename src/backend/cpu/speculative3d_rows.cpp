@@ -77,21 +77,8 @@ void first_candidates_row_any(const T* const f[3], const T* const cur[3], int64_
                               int64_t y, int64_t z, const ScheduledPhase3D& ph, T bound, int32_t radius,
                               RowCandidates<T>& out) {
   const PhaseLattice3D& L = ph.lattice;
-  const int64_t n = L.count_x, d = L.d, k0 = (z * ny + y) * nx + L.x0;
-  for (int c = 0; c < 3; ++c) {
-    out.x[c].resize(std::size_t(n));
-    out.pred[c].resize(std::size_t(n));
-    out.recon[c].resize(std::size_t(n));
-    out.code[c].resize(std::size_t(n));
-  }
-  out.ok.assign(std::size_t(n), 1);
-  for (int c = 0; c < 3; ++c) {
-    const T* const fc = f[c];
-    T* const xc = out.x[c].data();
-    for (int64_t i = 0; i < n; ++i) xc[i] = fc[k0 + d * i];
-    row_predictions3d_any(cur[c], nx, ny, nz, y, z, ph, c, out.pred[c].data());
-    quantize_row(xc, out.pred[c].data(), n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
-  }
+  first_candidates_run<T, 3>(f, (z * ny + y) * nx + L.x0, L.d, L.count_x, bound, radius, out,
+                             [&](int c, T* pred) { row_predictions3d_any(cur[c], nx, ny, nz, y, z, ph, c, pred); });
 }
 
 }  // namespace

@@ -16,20 +16,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/row_candidates.hpp"
 #include "kernels/interpolation3d.hpp"
 
 namespace factz::detail {
 
-/// Per-thread buffers of one lattice row (T: float, or double for float64 fields).
+/// The first candidates of one lattice row of (u, v, w) targets.
 template <class T>
-struct RowCandidates {
-  std::vector<T> x[3];         ///< the targets' original values, per component
-  std::vector<T> pred[3];      ///< predict3d of each target and component
-  std::vector<T> recon[3];     ///< the candidate values at bound id kMaxBoundId
-  std::vector<int32_t> code[3];  ///< and their codes (without the radius)
-  std::vector<int32_t> ok;     ///< 1: every code fits and every value is within the bound (int32: a
-                               ///< flag as wide as the codes keeps the loop vectorized)
-};
+using RowCandidates = RowCandidatesOf<T, 3>;
 
 /// Fills `out` for the targets of lattice row (y, z) of phase `ph` (x = L.x0 + i L.d, i <
 /// L.count_x): f the original planes, cur the current state, `bound` the bound of

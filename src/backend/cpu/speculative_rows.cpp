@@ -63,23 +63,9 @@ void first_candidates_row2d_any(const T* const f[2], const T* const cur[2], int6
                                 const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1, T bound, int32_t radius,
                                 RowCandidates2D<T>& out) {
   const PhaseLattice& L = ph.lattice;
-  const int64_t n = i1 - i0, d = L.dx, y = L.y0 + j * L.dy;
-  const int64_t k0 = y * nx + L.x0 + d * i0;  // the run's first target
-  for (int c = 0; c < 2; ++c) {
-    out.x[c].resize(std::size_t(n));
-    out.pred[c].resize(std::size_t(n));
-    out.recon[c].resize(std::size_t(n));
-    out.code[c].resize(std::size_t(n));
-  }
-  out.ok.assign(std::size_t(n), 1);
-  for (int c = 0; c < 2; ++c) {
-    const T* const fc = f[c];
-    T* const xc = out.x[c].data();
-    for (int64_t i = 0; i < n; ++i) xc[i] = fc[k0 + d * i];
-    T* const pc = out.pred[c].data();
-    row_predictions2d_any(cur[c], nx, ny, ph, j, i0, i1, pc);
-    quantize_row(xc, pc, n, bound, radius, out.code[c].data(), out.recon[c].data(), out.ok.data());
-  }
+  const int64_t y = L.y0 + j * L.dy, k0 = y * nx + L.x0 + L.dx * i0;  // the run's first target
+  first_candidates_run<T, 2>(f, k0, L.dx, i1 - i0, bound, radius, out,
+                             [&](int c, T* pred) { row_predictions2d_any(cur[c], nx, ny, ph, j, i0, i1, pred); });
 }
 
 }  // namespace

@@ -15,20 +15,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/row_candidates.hpp"
 #include "kernels/interpolation.hpp"
 
 namespace factz::detail {
 
-/// Per-thread buffers of a run of targets (T: float, or double for float64 fields); entry i
-/// is the run's i-th target.
+/// The first candidates of a run of (u, v) targets.
 template <class T>
-struct RowCandidates2D {
-  std::vector<T> x[2];           ///< the targets' original u and v
-  std::vector<T> pred[2];        ///< their cubic predictions
-  std::vector<T> recon[2];       ///< the candidate values at the first bound id
-  std::vector<int32_t> code[2];  ///< and their codes (without the radius)
-  std::vector<int32_t> ok;       ///< 1: both codes fit and both values are within the bound
-};
+using RowCandidates2D = RowCandidatesOf<T, 2>;
 
 /// Fills `out` for targets i in [i0, i1) of lattice row j of phase `ph` (x = L.x0 + i L.dx,
 /// y = L.y0 + j L.dy) with the cubic predictor: f the original planes (u, v), cur the
