@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "kernels/hd.hpp"
+#include "kernels/quantizer.hpp"  // finite_value
 
 namespace factz::detail {
 
@@ -205,6 +206,15 @@ FACTZ_HD bool quantize_residual(T x, T pred, T bound, int32_t radius, int32_t& c
 template <class T>
 FACTZ_HD T dequantize_residual(T pred, T bound, int32_t code) {
   return pred + T(code) * (T(2) * bound);
+}
+
+/// A coded value from its prediction and its symbol (code + radius) at `bound`:
+/// dequantize_residual into r, and whether r is finite (a damaged stream otherwise). The
+/// speculative readers, 2D and 3D, take their coded values from here.
+template <class T>
+FACTZ_HD bool coded_value(T pred, T bound, uint16_t sym, int32_t radius, T& r) {
+  r = dequantize_residual(pred, bound, int32_t(sym) - radius);
+  return finite_value(r);
 }
 
 }  // namespace factz::detail

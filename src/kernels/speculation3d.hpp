@@ -316,15 +316,6 @@ FACTZ_HD Speculation3DOf<T> speculate_vertex3d(int64_t nx, int64_t ny, int64_t n
   return s;
 }
 
-/// One component of a coded target: its prediction p plus the dequantized code of symbol
-/// `sym` (code + radius) at bound b, into r. Returns whether r is finite (a damaged stream
-/// otherwise). decode_speculative_target3d and the CPU reader's row pass both call it.
-template <class T>
-FACTZ_HD bool coded_component3d(T p, T b, uint16_t sym, int32_t radius, T& r) {
-  r = dequantize_residual(p, b, int32_t(sym) - radius);
-  return finite_value(r);
-}
-
 /// Reconstructs target (x, y, z) into out[c][k] from the planes decoded so far (`along` as
 /// for speculate_vertex3d). `exact`
 /// points at the target's (u, v, w) when id is 0; sym[c] = code + radius when 1 <= id <=
@@ -346,8 +337,8 @@ FACTZ_HD bool decode_speculative_target3d(T* const out[3], int64_t nx, int64_t n
   }
   bool finite = true;
   for (int c = 0; c < 3; ++c)
-    finite = coded_component3d(predict3d(out[c], nx, ny, nz, x, y, z, step, axes, along[c]), bound[id], sym[c],
-                               radius, out[c][k]) && finite;
+    finite = coded_value(predict3d(out[c], nx, ny, nz, x, y, z, step, axes, along[c]), bound[id], sym[c], radius,
+                         out[c][k]) && finite;
   return finite;
 }
 

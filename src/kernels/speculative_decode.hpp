@@ -26,9 +26,8 @@ FACTZ_HD bool id_is_exact(uint16_t id) { return id == 0; }
 /// (a damaged stream). The CPU reader's row pass calls it with a row's predictions.
 template <class T>
 FACTZ_HD bool coded_target_values(T pu, T pv, T b, uint16_t sym_u, uint16_t sym_v, T& ru, T& rv) {
-  ru = dequantize_residual(pu, b, int32_t(sym_u) - kRadius);
-  rv = dequantize_residual(pv, b, int32_t(sym_v) - kRadius);
-  return ru - ru == T(0) && rv - rv == T(0);  // finite (isfinite differs between host and device)
+  const bool finite_u = coded_value(pu, b, sym_u, kRadius, ru);
+  return coded_value(pv, b, sym_v, kRadius, rv) && finite_u;
 }
 
 /// Reconstructs target (x, y) of `phase` at level `step` into u[k], v[k] (k = y * nx + x)

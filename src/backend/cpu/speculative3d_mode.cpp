@@ -264,7 +264,7 @@ Status decode_speculative3d_any(const Header& h, const Speculative3DInputOf<T>& 
               ++e;
             } else if (id <= kMaxBoundId) {
               for (int k = 0; k < 3; ++k)
-                if (!coded_component3d(pred[k][size_t(i)], bound[id], in.codes[k][size_t(c)], kRadius, out[k][v]))
+                if (!coded_value(pred[k][size_t(i)], bound[id], in.codes[k][size_t(c)], kRadius, out[k][v]))
                   failed = true;
               ++c;
             } else {  // parse_speculative3d refuses these
