@@ -100,9 +100,14 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
       sym_v[at] = uint16_t(sp.code_v + kRadius);
       return sp.id == 0 || sp.id == kZeroVectorId;
     };
+    // A missing target: not in the stream, its prediction stands in (as the decoder's).
+    auto stand_in = [&](const ScheduledPhase& ph, int64_t x, int64_t y, size_t at) {
+      predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, ph.step, ph.phase, pred);
+      ids[at] = kMissingVertex;
+    };
     // The row pass (first candidates of a run of targets at once) where every target takes
-    // speculate_vertex with the cubic predictor: no missing vertex, no exact edge.
-    const bool rows = check && pred == Predictor::cubic && !missing && exact_edges == 0 && bound[kMaxBoundId] > T(0);
+    // speculate_vertex with the cubic predictor, or is missing: no exact edge.
+    const bool rows = check && pred == Predictor::cubic && exact_edges == 0 && bound[kMaxBoundId] > T(0);
     // One team for the whole schedule (util/phase_team.hpp); a work unit is a target.
     std::atomic<int64_t> decided_exact{0};
     for_each_phase_on_team(
@@ -125,6 +130,10 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
               for (int64_t i = i0; i < i1; ++i, ++t) {
                 const int64_t x = L.x0 + i * L.dx, k = y * g.nx + x, r = i - i0;
                 const size_t at = size_t(ph.offset + t);
+                if (missing && missing[k]) {
+                  stand_in(ph, x, y, at);
+                  continue;
+                }
                 const T ru = rc.recon[0][size_t(r)], rv = rc.recon[1][size_t(r)];
                 // speculate_vertex's first id, decided here where its candidate surely fits
                 // (a zero vector takes its own id there) and the signatures hold.
@@ -145,9 +154,8 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
             const int64_t x = L.x0 + (t % L.count_x) * L.dx, y = L.y0 + (t / L.count_x) * L.dy;
             const int64_t k = y * g.nx + x;
             const size_t at = size_t(ph.offset + t);  // the target's position in schedule order
-            if (missing && missing[k]) {  // not in the stream: the prediction stands in
-              predict_missing_target(cur_u, cur_v, g.nx, g.ny, x, y, ph.step, ph.phase, pred);
-              ids[at] = kMissingVertex;
+            if (missing && missing[k]) {
+              stand_in(ph, x, y, at);
               continue;
             }
             if (exact_edges && on_exact_edge(x, y, g.nx, g.ny, exact_edges)) {
