@@ -1,6 +1,8 @@
 #include "codec/mask_coder.hpp"
 
 #include <array>
+#include <utility>
+#include <vector>
 
 namespace factz::detail {
 namespace {
@@ -20,17 +22,35 @@ Probs initial_probs() {
   return p;
 }
 
-/// The context of bit (x, y): the ten causal neighbours (outside the grid: 0).
-///   row y-2:       x-1 x x+1
-///   row y-1: x-2 x-1 x x+1 x+2
-///   row y:   x-2 x-1
-inline uint32_t context(const uint8_t* m, int64_t nx, int64_t x, int64_t y) {
-  auto at = [&](int64_t xx, int64_t yy) -> uint32_t {
-    return (xx >= 0 && xx < nx && yy >= 0) ? uint32_t(m[yy * nx + xx] != 0) : 0u;
-  };
-  return at(x - 1, y - 2) | at(x, y - 2) << 1 | at(x + 1, y - 2) << 2 | at(x - 2, y - 1) << 3 |
-         at(x - 1, y - 1) << 4 | at(x, y - 1) << 5 | at(x + 1, y - 1) << 6 | at(x + 2, y - 1) << 7 |
-         at(x - 2, y) << 8 | at(x - 1, y) << 9;
+/// Visits the bits of an nx x ny bitmap in row order with the context of each: the ten
+/// causal neighbours (outside the grid: 0), bit k of the context being
+///   row y-2:       x-1 (0)  x (1)  x+1 (2)
+///   row y-1: x-2 (3) x-1 (4)  x (5)  x+1 (6) x+2 (7)
+///   row y:   x-2 (8) x-1 (9)
+/// `code(context, k)` codes bit k (k = y nx + x) and returns it (0 or 1). The context slides
+/// along the row (each of its three windows shifts in one bit per step) over zero-padded
+/// copies of the two rows above, so no neighbour is bounds-checked.
+template <class Code>
+void for_each_bit_in_context(int64_t nx, int64_t ny, Code&& code) {
+  // Padded rows: r[x + 2] = bit (x, row), zero for x in [-2, 0) and [nx, nx + 3).
+  std::vector<uint8_t> above2(size_t(nx + 5), 0), above1(size_t(nx + 5), 0), row(size_t(nx + 5), 0);
+  for (int64_t y = 0; y < ny; ++y) {
+    const uint8_t* p2 = above2.data();
+    const uint8_t* p1 = above1.data();
+    uint32_t w2 = uint32_t(p2[1]) | uint32_t(p2[2]) << 1 | uint32_t(p2[3]) << 2;
+    uint32_t w1 = uint32_t(p1[0]) | uint32_t(p1[1]) << 1 | uint32_t(p1[2]) << 2 | uint32_t(p1[3]) << 3 |
+                  uint32_t(p1[4]) << 4;
+    uint32_t w0 = 0;
+    for (int64_t x = 0; x < nx; ++x) {
+      const uint32_t b = code(w2 | w1 << 3 | w0 << 8, y * nx + x);
+      row[size_t(x + 2)] = uint8_t(b);
+      w2 = (w2 >> 1) | uint32_t(p2[x + 4]) << 2;
+      w1 = (w1 >> 1) | uint32_t(p1[x + 5]) << 4;
+      w0 = (w0 >> 1) | b << 1;
+    }
+    std::swap(above2, above1);  // the row two above drops out; this row becomes the one above
+    std::swap(above1, row);
+  }
 }
 
 class RangeEncoder {
@@ -121,8 +141,11 @@ void encode_mask(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::vec
   out.clear();
   RangeEncoder rc(out);
   Probs probs = initial_probs();
-  for (int64_t y = 0; y < ny; ++y)
-    for (int64_t x = 0; x < nx; ++x) rc.bit(probs[context(mask.data(), nx, x, y)], mask[size_t(y * nx + x)] != 0);
+  for_each_bit_in_context(nx, ny, [&](uint32_t ctx, int64_t k) {
+    const bool b = mask[size_t(k)] != 0;
+    rc.bit(probs[ctx], b);
+    return uint32_t(b);
+  });
   rc.flush();
 }
 
@@ -131,8 +154,11 @@ Status decode_mask(std::span<const uint8_t> in, int64_t nx, int64_t ny, std::vec
   mask.assign(size_t(nx * ny), 0);
   RangeDecoder rc(in);
   Probs probs = initial_probs();
-  for (int64_t y = 0; y < ny; ++y)
-    for (int64_t x = 0; x < nx; ++x) mask[size_t(y * nx + x)] = rc.bit(probs[context(mask.data(), nx, x, y)]) ? 1 : 0;
+  for_each_bit_in_context(nx, ny, [&](uint32_t ctx, int64_t k) {
+    const uint32_t b = rc.bit(probs[ctx]) ? 1u : 0u;
+    mask[size_t(k)] = uint8_t(b);
+    return b;
+  });
   if (rc.overrun()) return corrupt_stream("mask: coded bitmap truncated");
   return Status::Ok();
 }
