@@ -364,6 +364,8 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
       {" compress" + dims(f) + nan_in + " -z o.fz --fill-u 0.5", 2, "give --fill V for a 3D vector field"},
       {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5 --dtype f64", 1, "(float64)"},
       {" compress" + dims(f) + in, 2, "missing -z"},
+      {" compress" + in + " -z o.fz", 2, "a 3D vector field takes -3 NX NY NZ"},  // three -i, no grid
+      {" compress -2 6 6 -i p_u.f32 -z o.fz", 2, "one -i is a scalar field"},
       {" compress" + dims(f) + in + " -z t_u.f32", 2, "refusing to overwrite an input"},
       {" decompress -z t.fz -o a -o b", 2, "give -o three times"},
       {" decompress -z t.fz -o a -o b -o out.nc:W", 2, "raw float32 or .npy"},

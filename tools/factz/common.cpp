@@ -36,7 +36,13 @@ void dims(const Args& a, int64_t& nx, int64_t& ny) {
 
 std::pair<std::string, std::string> two_files(const Args& a, const std::string& flag) {
   const auto& v = a.all(flag);
-  if (v.size() != 2) fail("give " + flag + " exactly twice (u then v), got " + std::to_string(v.size()), 2);
+  if (v.size() != 2) {
+    // Three files without -3: a 3D vector field, which needs its grid even from .npy files.
+    std::string hint;
+    if (v.size() == 3 && !a.has("-3")) hint = "; a 3D vector field takes -3 NX NY NZ and " + flag + " three times (u, v, w)";
+    if (v.size() == 1 && flag == "-i") hint = "; one -i is a scalar field (compress --scalar or -3 NX NY NZ; factz ct)";
+    fail("give " + flag + " exactly twice (u then v), got " + std::to_string(v.size()) + hint, 2);
+  }
   return {v[0][0], v[1][0]};
 }
 
