@@ -27,11 +27,12 @@ Probs initial_probs() {
 ///   row y-2:       x-1 (0)  x (1)  x+1 (2)
 ///   row y-1: x-2 (3) x-1 (4)  x (5)  x+1 (6) x+2 (7)
 ///   row y:   x-2 (8) x-1 (9)
-/// `code(context, k)` codes bit k (k = y nx + x) and returns it (0 or 1). The context slides
-/// along the row (each of its three windows shifts in one bit per step) over zero-padded
-/// copies of the two rows above, so no neighbour is bounds-checked.
-template <class Code>
-void for_each_bit_in_context(int64_t nx, int64_t ny, Code&& code) {
+/// `code(context, k)` codes bit k (k = y nx + x) and returns it (0 or 1); after each row,
+/// `stop()` ends the visit early when true (a decoder past the end of its bytes). The context
+/// slides along the row (each of its three windows shifts in one bit per step) over
+/// zero-padded copies of the two rows above, so no neighbour is bounds-checked.
+template <class Code, class Stop>
+void for_each_bit_in_context(int64_t nx, int64_t ny, Code&& code, Stop&& stop) {
   // Padded rows: r[x + 2] = bit (x, row), zero for x in [-2, 0) and [nx, nx + 3).
   std::vector<uint8_t> above2(size_t(nx + 5), 0), above1(size_t(nx + 5), 0), row(size_t(nx + 5), 0);
   for (int64_t y = 0; y < ny; ++y) {
@@ -50,6 +51,7 @@ void for_each_bit_in_context(int64_t nx, int64_t ny, Code&& code) {
     }
     std::swap(above2, above1);  // the row two above drops out; this row becomes the one above
     std::swap(above1, row);
+    if (stop()) return;
   }
 }
 
@@ -141,11 +143,12 @@ void encode_mask(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::vec
   out.clear();
   RangeEncoder rc(out);
   Probs probs = initial_probs();
-  for_each_bit_in_context(nx, ny, [&](uint32_t ctx, int64_t k) {
+  auto code = [&](uint32_t ctx, int64_t k) {
     const bool b = mask[size_t(k)] != 0;
     rc.bit(probs[ctx], b);
     return uint32_t(b);
-  });
+  };
+  for_each_bit_in_context(nx, ny, code, [] { return false; });
   rc.flush();
 }
 
@@ -154,11 +157,14 @@ Status decode_mask(std::span<const uint8_t> in, int64_t nx, int64_t ny, std::vec
   mask.assign(size_t(nx * ny), 0);
   RangeDecoder rc(in);
   Probs probs = initial_probs();
-  for_each_bit_in_context(nx, ny, [&](uint32_t ctx, int64_t k) {
+  auto code = [&](uint32_t ctx, int64_t k) {
     const uint32_t b = rc.bit(probs[ctx]) ? 1u : 0u;
     mask[size_t(k)] = uint8_t(b);
     return b;
-  });
+  };
+  // Past the end of the coded bytes the rest is corrupt anyway: a truncated mask of a large
+  // declared grid is rejected without decoding every vertex of it.
+  for_each_bit_in_context(nx, ny, code, [&] { return rc.overrun(); });
   if (rc.overrun()) return corrupt_stream("mask: coded bitmap truncated");
   return Status::Ok();
 }
