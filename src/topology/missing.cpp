@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -67,28 +68,64 @@ bool chunk_finite(const Planes& planes, size_t k0, size_t k1) {
   return true;
 }
 
+/// chunk_missing's `fills` when there are none (NaN and the mask only).
+struct NoFills {};
+
+/// flags[i] = 1 where vertex k0 + i is missing (its `mask` byte is nonzero, when `mask` is
+/// given, or a component is NaN, or a component equals its fill, when one is given), else 0,
+/// for i < k1 - k0 <= kScanChunk; returns how many are. Branch-free loops over each plane
+/// (the compiler vectorizes them): a masked field has missing vertices in most chunks.
+template <class Planes, class Fills>
+int64_t chunk_missing(const Planes& planes, const Fills& fills, const uint8_t* mask, size_t k0, size_t k1,
+                      uint8_t* flags) {
+  const size_t len = k1 - k0;
+  if (mask) {
+    for (size_t i = 0; i < len; ++i) flags[i] = mask[k0 + i] != 0;
+  } else {
+    std::fill_n(flags, len, uint8_t(0));
+  }
+  for (size_t c = 0; c < planes.size(); ++c) {
+    const auto* x = planes[c]->data() + k0;
+    if constexpr (!std::is_same_v<Fills, NoFills>) {
+      if (fills[c]) {
+        const auto v = *fills[c];
+        for (size_t i = 0; i < len; ++i) flags[i] |= uint8_t((x[i] != x[i]) | (x[i] == v));
+        continue;
+      }
+    }
+    for (size_t i = 0; i < len; ++i) flags[i] |= uint8_t(x[i] != x[i]);
+  }
+  int64_t count = 0;
+  for (size_t i = 0; i < len; ++i) count += flags[i];
+  return count;
+}
+
 /// The valid vertices (not masked, no NaN component) with an infinite component: their count,
 /// and the first one's index in `first` (-1 when none). The planes hold the field's size.
 template <class Field>
 int64_t count_infinite(const Field& f, int64_t& first) {
   const auto n = static_cast<size_t>(f.size());
   const auto planes = planes_of(f);
+  using T = typename decltype(f.u)::value_type;
+  const uint8_t* mask = f.mask.empty() ? nullptr : f.mask.data();
+  uint8_t missing[kScanChunk], infinite[kScanChunk];
   int64_t bad = 0;
   first = -1;
   for (size_t k0 = 0; k0 < n; k0 += kScanChunk) {
-    const size_t k1 = std::min(n, k0 + kScanChunk);
+    const size_t k1 = std::min(n, k0 + kScanChunk), len = k1 - k0;
     if (chunk_finite(planes, k0, k1)) continue;
-    for (size_t k = k0; k < k1; ++k) {
-      if (!f.mask.empty() && f.mask[k]) continue;
-      bool nan = false, inf = false;
-      for (const auto* p : planes) {
-        nan = nan || std::isnan((*p)[k]);
-        inf = inf || std::isinf((*p)[k]);
-      }
-      if (nan || !inf) continue;  // missing, or valid
-      if (first < 0) first = int64_t(k);
-      ++bad;
+    chunk_missing(planes, NoFills{}, mask, k0, k1, missing);
+    std::fill_n(infinite, len, uint8_t(0));
+    for (const auto* p : planes) {
+      const T* x = p->data() + k0;
+      for (size_t i = 0; i < len; ++i) infinite[i] |= uint8_t(std::fabs(x[i]) > std::numeric_limits<T>::max());
     }
+    int64_t chunk_bad = 0;  // valid (not missing) with an infinite component
+    for (size_t i = 0; i < len; ++i) chunk_bad += infinite[i] & (missing[i] ^ 1);
+    if (chunk_bad > 0 && first < 0)
+      for (size_t i = 0; i < len && first < 0; ++i)
+        if (infinite[i] && !missing[i]) first = int64_t(k0 + i);
+    bad += chunk_bad;
   }
   return bad;
 }
@@ -152,16 +189,15 @@ std::vector<uint8_t> missing_mask_any(const Field& f) {
   std::vector<uint8_t> m;
   size_t end = n;
   for (const auto* p : planes) end = std::min(end, p->size());
+  const uint8_t* mask = f.mask.empty() ? nullptr : f.mask.data();
+  uint8_t flags[kScanChunk];
   for (size_t k0 = 0; k0 < end; k0 += kScanChunk) {
     const size_t k1 = std::min(end, k0 + kScanChunk);
-    if (f.mask.empty() && chunk_finite(planes, k0, k1)) continue;
-    for (size_t k = k0; k < k1; ++k) {
-      bool miss = !f.mask.empty() && f.mask[k];
-      for (const auto* p : planes) miss = miss || std::isnan((*p)[k]);
-      if (!miss) continue;
-      if (m.empty()) m.assign(n, 0);
-      m[k] = 1;
-    }
+    if (!mask && chunk_finite(planes, k0, k1)) continue;
+    if (chunk_missing(planes, NoFills{}, mask, k0, k1, flags) == 0)
+      continue;
+    if (m.empty()) m.assign(n, 0);
+    std::copy_n(flags, k1 - k0, m.data() + k0);
   }
   return m;
 }
@@ -180,6 +216,7 @@ int64_t mark_missing_any(Field& f, const Fill& fill) {
   const bool given = f.mask.size() == n;
   std::vector<uint8_t> m = given ? f.mask : std::vector<uint8_t>();
   int64_t count = 0;
+  uint8_t flags[kScanChunk];
   for (size_t k0 = 0; k0 < n; k0 += kScanChunk) {
     const size_t k1 = std::min(n, k0 + kScanChunk);
     bool quiet = !given;
@@ -188,14 +225,10 @@ int64_t mark_missing_any(Field& f, const Fill& fill) {
       quiet = all_finite(x, k1 - k0) && (!fills[c] || none_equal(x, k1 - k0, *fills[c]));
     }
     if (quiet) continue;
-    for (size_t k = k0; k < k1; ++k) {
-      bool miss = given && m[k] != 0;
-      for (size_t c = 0; c < planes.size(); ++c)
-        miss = miss || std::isnan((*planes[c])[k]) || (fills[c] && (*planes[c])[k] == *fills[c]);
-      if (miss && m.empty()) m.assign(n, 0);
-      if (!m.empty()) m[k] = miss ? 1 : 0;
-      count += miss;
-    }
+    const int64_t chunk = chunk_missing(planes, fills, given ? m.data() : nullptr, k0, k1, flags);
+    if (chunk > 0 && m.empty()) m.assign(n, 0);
+    if (!m.empty()) std::copy_n(flags, k1 - k0, m.data() + k0);
+    count += chunk;
   }
   if (count == 0) std::vector<uint8_t>().swap(m);  // no mask: and no n bytes kept for one
   f.mask = std::move(m);
