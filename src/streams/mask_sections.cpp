@@ -64,9 +64,18 @@ void append_mask_sections_any(std::span<const uint8_t> mask, int64_t nx, int64_t
   ByteWriter values;
   const size_t first = size_t(std::find_if(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; }) - mask.begin());
   bool one = first < mask.size();
-  if (one) {
+  if (one) {  // plane by plane, a chunk at a time, branch-free (vectorized)
     const Tuple<T> t0 = tuple_at(first);
-    for (size_t k = first + 1; k < mask.size() && one; ++k) one = !mask[k] || tuple_at(k) == t0;
+    constexpr size_t kChunk = 4096;
+    for (size_t c = 0; c < nc && one; ++c) {
+      const T* x = planes[c].data();
+      for (size_t k0 = first; k0 < mask.size() && one; k0 += kChunk) {
+        const size_t k1 = std::min(mask.size(), k0 + kChunk);
+        int differ = 0;
+        for (size_t k = k0; k < k1; ++k) differ |= int(mask[k] != 0) & int(std::bit_cast<BitsOf<T>>(x[k]) != t0[c]);
+        one = differ == 0;
+      }
+    }
   }
   if (one) {
     values.u8(kOnePair);
