@@ -106,6 +106,8 @@ TEST(MaskCoder, RejectsTruncatedInput) {
   const std::vector<uint8_t> few = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc};
   const Status s = decode_mask(few, 4000, 3000, back);
   EXPECT_EQ(s.code(), Code::corrupt_stream) << s.to_string();
+  const Status row = decode_mask(few, 12000000, 1, back);  // one long row
+  EXPECT_EQ(row.code(), Code::corrupt_stream) << row.to_string();
 }
 
 }  // namespace

@@ -27,8 +27,9 @@ Probs initial_probs() {
 ///   row y-2:       x-1 (0)  x (1)  x+1 (2)
 ///   row y-1: x-2 (3) x-1 (4)  x (5)  x+1 (6) x+2 (7)
 ///   row y:   x-2 (8) x-1 (9)
-/// `code(context, k)` codes bit k (k = y nx + x) and returns it (0 or 1); after each row,
-/// `stop()` ends the visit early when true (a decoder past the end of its bytes). The context
+/// `code(context, k)` codes bit k (k = y nx + x) and returns it (0 or 1); after each row and
+/// every 4096 bits of a row, `stop()` ends the visit early when true (a decoder past the end
+/// of its bytes, even on a grid of one long row). The context
 /// slides along the row (each of its three windows shifts in one bit per step) over
 /// zero-padded copies of the two rows above, so no neighbour is bounds-checked.
 template <class Code, class Stop>
@@ -48,6 +49,7 @@ void for_each_bit_in_context(int64_t nx, int64_t ny, Code&& code, Stop&& stop) {
       w2 = (w2 >> 1) | uint32_t(p2[x + 4]) << 2;
       w1 = (w1 >> 1) | uint32_t(p1[x + 5]) << 4;
       w0 = (w0 >> 1) | b << 1;
+      if ((x & 4095) == 4095 && stop()) return;
     }
     std::swap(above2, above1);  // the row two above drops out; this row becomes the one above
     std::swap(above1, row);

@@ -194,8 +194,7 @@ std::vector<uint8_t> missing_mask_any(const Field& f) {
   for (size_t k0 = 0; k0 < end; k0 += kScanChunk) {
     const size_t k1 = std::min(end, k0 + kScanChunk);
     if (!mask && chunk_finite(planes, k0, k1)) continue;
-    if (chunk_missing(planes, NoFills{}, mask, k0, k1, flags) == 0)
-      continue;
+    if (chunk_missing(planes, NoFills{}, mask, k0, k1, flags) == 0) continue;
     if (m.empty()) m.assign(n, 0);
     std::copy_n(flags, k1 - k0, m.data() + k0);
   }
