@@ -193,10 +193,14 @@ Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedC
   return parts;
 }
 
-Status decode_mask_part(std::span<const uint8_t> coded, int64_t nx, int64_t ny, std::vector<uint8_t>& mask) {
+Status decode_mask_part(std::span<const uint8_t> coded, int64_t nx, int64_t ny, std::vector<uint8_t>& mask,
+                        std::optional<uint64_t> expected_missing = std::nullopt) {
   ByteReader r(coded);
   uint64_t missing = 0;
   if (!r.varint(missing) || missing == 0 || missing > uint64_t(nx * ny)) return corrupt_stream("mask: invalid count");
+  if (expected_missing && missing != *expected_missing)
+    return corrupt_stream("mask: " + std::to_string(missing) + " missing vertices recorded, the codes leave " +
+                          std::to_string(*expected_missing));
   const size_t head = coded.size() - r.remaining();
   FACTZ_RETURN_IF_ERROR(decode_mask(coded.subspan(head), nx, ny, mask));
   uint64_t set = 0;
@@ -210,10 +214,10 @@ Status decode_mask_part(std::span<const uint8_t> coded, int64_t nx, int64_t ny, 
 }  // namespace
 
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
-                 std::vector<uint8_t>& mask) {
+                 std::vector<uint8_t>& mask, std::optional<uint64_t> expected_missing) {
   auto parts = read_mask_parts(stream, pc, true, false);
   if (!parts.ok()) return parts.status();
-  return decode_mask_part(parts->mask, nx, ny, mask);
+  return decode_mask_part(parts->mask, nx, ny, mask, expected_missing);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -57,7 +58,10 @@ Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContain
                             std::span<double> u, std::span<double> v, std::span<double> w, std::vector<uint8_t>& mask);
 
 /// The mask section alone (the speculative decoder needs the mask before the values).
+/// `expected_missing` (when given): the count of missing vertices the caller already knows
+/// (the scalar decoder: the grid minus its codes' symbols); a mask section recording another
+/// count is corrupt_stream before any nx * ny bytes are allocated for the bitmap.
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
-                 std::vector<uint8_t>& mask);
+                 std::vector<uint8_t>& mask, std::optional<uint64_t> expected_missing = std::nullopt);
 
 }  // namespace factz::detail

@@ -19,6 +19,8 @@
 #include "merge_tree_reference.hpp"
 #include "factz/contour_tree.hpp"
 #include "factz/scalar.hpp"
+#include "format/container.hpp"
+#include "streams/stream_common.hpp"
 
 namespace factz {
 namespace {
@@ -371,6 +373,52 @@ TEST(ScalarStreams, DamagedMaskedStreamsAreRefused) {
       EXPECT_FALSE(decompress_scalar(bad).ok()) << "byte " << i;  // every byte is under a checksum
     }
   }
+}
+
+// A mask section whose recorded count is not the grid minus the codes' symbols: refused
+// from that count (checksums right, the stream re-sealed by the container writer), before
+// the bitmap's grid-sized buffer is allocated (a fuzz input declared a grid of 2.5 G
+// vertices this way and had the decoder allocate 2.5 GB for the mask first).
+TEST(ScalarStreams, AMaskCountTheCodesContradictIsRefusedFirst) {
+  ScalarField f = smooth(14, 11, 3, 6);
+  f.mask = mask_of(shapes()[10], 14, 11, 3);
+  ScalarOptions o;
+  o.mode = ScalarMode::none;
+  auto s = compress_scalar(f, o);
+  ASSERT_TRUE(s.ok());
+  auto pc = detail::parse_container(s.value());
+  ASSERT_TRUE(pc.ok());
+  std::vector<detail::Section> sections;
+  bool forged = false;
+  for (const auto& e : pc->entries) {
+    auto raw = detail::read_section(s.value(), pc.value(), e.id, &detail::zstd_stage_decompressor());
+    ASSERT_TRUE(raw.ok()) << raw.status().to_string();
+    std::vector<uint8_t> bytes = raw.value();
+    if (e.id == detail::kSectionMask) {  // varint count first: record one more missing vertex
+      uint64_t count = 0;
+      size_t len = 0;
+      for (int shift = 0; len < bytes.size(); shift += 7) {
+        count |= uint64_t(bytes[len] & 0x7f) << shift;
+        if (!(bytes[len++] & 0x80)) break;
+      }
+      std::vector<uint8_t> forged_bytes;
+      for (uint64_t c = count + 1; ; c >>= 7) {
+        forged_bytes.push_back(uint8_t((c & 0x7f) | (c >= 0x80 ? 0x80 : 0)));
+        if (c < 0x80) break;
+      }
+      forged_bytes.insert(forged_bytes.end(), bytes.begin() + std::ptrdiff_t(len), bytes.end());
+      bytes = std::move(forged_bytes);
+      forged = true;
+    }
+    sections.push_back({e.id, std::move(bytes)});
+  }
+  ASSERT_TRUE(forged) << "the stream has no mask section";
+  auto bad = detail::write_container(pc->header, std::move(sections), nullptr);
+  ASSERT_TRUE(bad.ok()) << bad.status().to_string();
+  auto d = decompress_scalar(bad.value());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), Code::corrupt_stream);
+  EXPECT_NE(d.status().message().find("the codes leave"), std::string::npos) << d.status().to_string();
 }
 
 }  // namespace
