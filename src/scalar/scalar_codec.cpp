@@ -334,12 +334,10 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   std::vector<uint8_t> mask;
   if (masked.value()) {
     // The mask section's recorded count must be the grid minus the symbols, checked before
-    // the bitmap's n bytes are allocated (a corrupt count on a huge declared grid).
+    // the bitmap's n bytes are allocated (a corrupt count on a huge declared grid); read_mask
+    // also checks that the bitmap sets exactly that many, so the mask leaves one valid
+    // vertex per symbol.
     FACTZ_RETURN_IF_ERROR(detail::read_mask(stream, parsed, g.nx, g.ny * g.nz, mask, n - symbol_count));
-    const uint64_t valid = n - uint64_t(std::count(mask.begin(), mask.end(), uint8_t(1)));
-    if (symbol_count != valid)
-      return corrupt_stream("the mask leaves " + std::to_string(valid) + " valid vertices, codes_u holds " +
-                            std::to_string(symbol_count) + " symbols");
   }
   const int threads = detail::thread_count(options.policy, options.threads);
   auto codes = detail::read_section(stream, parsed, detail::kSectionCodesU, &unzstd);
