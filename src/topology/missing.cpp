@@ -114,12 +114,15 @@ int64_t count_infinite(const Field& f, int64_t& first) {
   for (size_t k0 = 0; k0 < n; k0 += kScanChunk) {
     const size_t k1 = std::min(n, k0 + kScanChunk), len = k1 - k0;
     if (chunk_finite(planes, k0, k1)) continue;
-    chunk_missing(planes, NoFills{}, mask, k0, k1, missing);
     std::fill_n(infinite, len, uint8_t(0));
+    int any_infinite = 0;
     for (const auto* p : planes) {
       const T* x = p->data() + k0;
       for (size_t i = 0; i < len; ++i) infinite[i] |= uint8_t(std::fabs(x[i]) > std::numeric_limits<T>::max());
     }
+    for (size_t i = 0; i < len; ++i) any_infinite |= infinite[i];
+    if (!any_infinite) continue;  // NaN only (a masked field's chunks): nothing to count
+    chunk_missing(planes, NoFills{}, mask, k0, k1, missing);
     int64_t chunk_bad = 0;  // valid (not missing) with an infinite component
     for (size_t i = 0; i < len; ++i) chunk_bad += infinite[i] & (missing[i] ^ 1);
     if (chunk_bad > 0 && first < 0)
