@@ -19,6 +19,7 @@
 #include "factz/topology3d.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
+#include "streams/stream_common.hpp"
 #include "support/fields3d.hpp"
 #include "support/polynomial3d.hpp"
 #include "synth3d.hpp"
@@ -299,6 +300,35 @@ TEST(Mask3D, EveryTruncationAndFlippedByteOfAMaskedStreamIsRejected) {
       bad[at] ^= 0x10;
       auto d = decompress3d(bad);
       ASSERT_FALSE(d.ok()) << mode_name(m) << ": a flipped byte at " << at << " decoded";
+    }
+  }
+}
+
+// A header forged to declare a larger grid (re-sealed) is refused from the mask's recorded
+// count and the codes' symbol count, before planes or a bitmap are allocated for it.
+TEST(Mask3D, AForgedGridIsRefusedFromTheMasksCountBeforeAnythingIsAllocated) {
+  VectorField3D f = testing::random_modes(9, 8, 7, 3);
+  f.mask = random_mask(f.size(), 0.2, 5);
+  for (Mode m : kModes) {
+    auto s = compress(f, opts(m, 1e-2, Coder::ans, true, 2));
+    ASSERT_TRUE(s.ok());
+    const detail::ParsedContainer pc = detail::parse_container(s.value()).value();
+    for (uint64_t scale : {uint64_t(2), uint64_t(1000)}) {
+      std::vector<detail::Section> sections;
+      for (const auto& e : pc.entries) {
+        auto raw = detail::read_section(s.value(), pc, e.id, &detail::zstd_stage_decompressor());
+        ASSERT_TRUE(raw.ok()) << raw.status().message();
+        sections.push_back({e.id, std::move(raw.value())});
+      }
+      detail::Header h = pc.header;
+      h.nz *= scale;
+      auto forged = detail::write_container(h, std::move(sections), nullptr);
+      ASSERT_TRUE(forged.ok()) << forged.status().message();
+      auto d = decompress3d(forged.value());
+      ASSERT_FALSE(d.ok()) << mode_name(m) << " x" << scale;
+      EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();
+      EXPECT_NE(d.status().message().find("with its mask's missing vertices needs"), std::string::npos)
+          << mode_name(m) << " x" << scale << ": " << d.status().to_string();
     }
   }
 }

@@ -476,6 +476,38 @@ TEST(Masks, DamagedMaskSectionsAreCorruptNotWrong) {
   EXPECT_GT(refused, 0);
 }
 
+// A masked stream has one code (tiled modes) or at most one bound id (speculative) per
+// valid vertex: a header forged to declare a larger grid (checksums right, re-sealed by the
+// container writer) is refused from the mask's recorded count and the codes' symbol count,
+// before the decoder allocates planes or a bitmap for the declared grid (a 469-byte stream
+// declaring 30000 x 30000 vertices took 20 s and 7.9 GB before it was refused as truncated).
+TEST(Masks, AForgedGridIsRefusedFromTheMasksCountBeforeAnythingIsAllocated) {
+  VectorField2D f = synth::turbulence(40, 30, 6);
+  for (int64_t k = 0; k < f.size(); k += 5) f.u[size_t(k)] = std::nanf("");
+  for (Mode m : {Mode::none, Mode::block, Mode::speculative}) {
+    auto s = compress(f, options(m, Coder::ans, true));
+    ASSERT_TRUE(s.ok());
+    const detail::ParsedContainer pc = detail::parse_container(s.value()).value();
+    for (uint64_t scale : {uint64_t(2), uint64_t(1000)}) {
+      std::vector<detail::Section> sections;
+      for (const auto& e : pc.entries) {
+        auto raw = detail::read_section(s.value(), pc, e.id, &detail::zstd_stage_decompressor());
+        ASSERT_TRUE(raw.ok()) << raw.status().message();
+        sections.push_back({e.id, std::move(raw.value())});
+      }
+      detail::Header h = pc.header;
+      h.ny *= scale;
+      auto forged = detail::write_container(h, std::move(sections), nullptr);
+      ASSERT_TRUE(forged.ok()) << forged.status().message();
+      auto d = decompress(forged.value());
+      ASSERT_FALSE(d.ok()) << mode_name(m) << " x" << scale;
+      EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();
+      EXPECT_NE(d.status().message().find("with its mask's missing vertices needs"), std::string::npos)
+          << mode_name(m) << " x" << scale << ": " << d.status().to_string();
+    }
+  }
+}
+
 // Format version 7 on (9 today): a speculative stream keeps the mask and the missing vertices' bits in one
 // section (mask_and_values; one table entry less), the tiled modes in two. Damaged contents
 // behind valid checksums are refused as corrupt.

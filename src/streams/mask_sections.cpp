@@ -220,6 +220,35 @@ Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int
   return decode_mask_part(parts->mask, nx, ny, mask, expected_missing);
 }
 
+Result<uint64_t> recorded_missing_count(std::span<const uint8_t> stream, const ParsedContainer& pc, uint64_t n) {
+  const bool both = has_section(pc, kSectionMaskAndValues);
+  const uint32_t id = both ? kSectionMaskAndValues : kSectionMask;
+  // A section stored as it is is read in place (mask_and_values may hold every missing
+  // vertex's value); a zstd-compressed one is undone (read_section).
+  std::vector<uint8_t> raw;
+  std::span<const uint8_t> bytes;
+  for (const auto& e : pc.entries)
+    if (e.id == id && !(e.flags & kSectionFlagZstd) && e.offset <= stream.size() &&
+        e.stored_size <= stream.size() - e.offset)
+      bytes = stream.subspan(size_t(e.offset), size_t(e.stored_size));
+  if (bytes.empty()) {
+    auto read = read_section(stream, pc, id, &zstd_stage_decompressor());
+    if (!read.ok()) return read.status();
+    raw = std::move(read.value());
+    bytes = raw;
+  }
+  if (both) {  // the mask part, after its size
+    ByteReader r(bytes);
+    uint64_t size = 0;
+    if (!r.varint(size) || size > r.remaining()) return corrupt_stream("mask_and_values: invalid mask size");
+    bytes = bytes.subspan(bytes.size() - r.remaining(), size_t(size));
+  }
+  ByteReader r(bytes);
+  uint64_t missing = 0;
+  if (!r.varint(missing) || missing == 0 || missing > n) return corrupt_stream("mask: invalid count");
+  return missing;
+}
+
 namespace {
 
 template <class T>

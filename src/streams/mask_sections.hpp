@@ -64,4 +64,10 @@ Status apply_mask_section3d(std::span<const uint8_t> stream, const ParsedContain
 Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int64_t nx, int64_t ny,
                  std::vector<uint8_t>& mask, std::optional<uint64_t> expected_missing = std::nullopt);
 
+/// The count of missing vertices a stream's mask records (the varint the coded bitmap starts
+/// with), read without decoding or allocating the bitmap: in [1, n] for a grid of n vertices,
+/// corrupt_stream otherwise. The stream parsers compare it with their codes' symbol counts
+/// before the decoder allocates anything for the grid (read_mask checks the bitmap later).
+Result<uint64_t> recorded_missing_count(std::span<const uint8_t> stream, const ParsedContainer& pc, uint64_t n);
+
 }  // namespace factz::detail

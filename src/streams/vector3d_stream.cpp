@@ -224,16 +224,27 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
   // symbol count: it must match the grid before anything is allocated for the grid (a forged
   // header cannot make us allocate). A masked stream has no id or code for a missing vertex:
   // fewer here, and exactly the valid ones once the mask is read (read_mask3d's callers).
+  // With the mask's recorded count (read without the bitmap): a tiled stream holds exactly
+  // one code per valid vertex, a speculative one between the targets less the missing
+  // vertices and the targets.
   const uint32_t per_vertex = tiled ? kSectionCodesU : kSectionBoundIdsU;
-  const uint64_t expected = tiled ? h.nx * h.ny * h.nz : target_count(h);
+  uint64_t expected = tiled ? h.nx * h.ny * h.nz : target_count(h), least = expected;
+  if (masked) {
+    auto missing = recorded_missing_count(stream, parsed.value(), h.nx * h.ny * h.nz);
+    if (!missing.ok()) return missing.status();
+    least = expected - std::min(expected, missing.value());
+    if (tiled) expected = least;
+  }
   for (const auto& e : parsed->entries) {
     if (e.id != per_vertex) continue;
     auto count = peek_symbol_count(stream, e, h.coder);
     if (!count.ok()) return count.status();
-    if (count.value() != expected && !(masked && count.value() < expected))
+    if (count.value() > expected || count.value() < least)
       return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + "x" + std::to_string(h.nz) +
-                            " needs " + std::to_string(expected) + (tiled ? " codes" : " bound ids") +
-                            ", the stream holds " + std::to_string(count.value()));
+                            (masked ? " with its mask's missing vertices" : "") + " needs " +
+                            (least == expected ? std::to_string(expected)
+                                               : std::to_string(least) + " to " + std::to_string(expected)) +
+                            (tiled ? " codes" : " bound ids") + ", the stream holds " + std::to_string(count.value()));
   }
   return parsed;
 }

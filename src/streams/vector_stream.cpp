@@ -223,17 +223,28 @@ Result<ParsedContainer> parse_vector_stream(std::span<const uint8_t> stream) {
       return corrupt_stream("anchor stride " + std::to_string(s0) + " is not a power of two in [2, 4096]");
     expected -= ((h.nx - 1) / s0 + 1) * ((h.ny - 1) / s0 + 1);
   }
+  // A speculative stream has no id for a missing target, a version 5 tiled one no code for
+  // a missing vertex: with the mask's recorded count (read without the bitmap) a tiled
+  // stream needs exactly one code per valid vertex, a speculative one between the targets
+  // less the missing vertices and the targets. The bitmap itself is checked against the
+  // symbols when they are decoded (parse_speculative, spread_valid_symbols).
+  uint64_t least = expected;
+  if (masked.value() && (speculative || h.version >= kFormatVersionPackedTiledCodes)) {
+    auto missing = recorded_missing_count(stream, parsed.value(), h.nx * h.ny);
+    if (!missing.ok()) return missing.status();
+    least = expected - std::min(expected, missing.value());
+    if (!speculative) expected = least;
+  }
   for (const auto& e : parsed->entries) {
     if (e.id != per_vertex) continue;
     auto count = peek_symbol_count(stream, e, h.coder);
     if (!count.ok()) return count.status();
-    // A speculative stream has no id for a missing target, a version 5 tiled one no code
-    // for a missing vertex: the count is checked against the mask when the symbols are
-    // decoded (parse_speculative, spread_valid_symbols); here it cannot exceed the grid's.
-    const bool fewer_allowed = masked.value() && (speculative || h.version >= kFormatVersionPackedTiledCodes);
-    if (count.value() != expected && !(fewer_allowed && count.value() < expected))
-      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) + " needs " +
-                            std::to_string(expected) + " symbols in " + section_name(per_vertex) + ", which holds " +
+    if (count.value() > expected || count.value() < least)
+      return corrupt_stream("grid " + std::to_string(h.nx) + "x" + std::to_string(h.ny) +
+                            (masked.value() ? " with its mask's missing vertices" : "") + " needs " +
+                            (least == expected ? std::to_string(expected)
+                                               : std::to_string(least) + " to " + std::to_string(expected)) +
+                            " symbols in " + section_name(per_vertex) + ", which holds " +
                             std::to_string(count.value()));
   }
   return parsed;

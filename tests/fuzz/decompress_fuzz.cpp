@@ -73,6 +73,15 @@ void reseal(std::vector<uint8_t>& s) {
 // given to it is a caller error (invalid_argument), anything else untrusted is corrupt or
 // of another version.
 void check_scalar(std::span<const uint8_t> in) {
+  // The grid the header declares (docs/format.md, "Header"): above max_values() only the
+  // vector checks' container verdict applies, as for the vector decoders (a valid stream
+  // of a huge constant field is a few bytes, and its planes are what it asks for).
+  if (in.size() >= 64 && __builtin_memcmp(in.data(), "FCTZ", 4) == 0) {
+    const std::vector<uint8_t> head(in.begin(), in.begin() + 64);
+    const uint64_t nx = get_le(head, 12, 8), ny = get_le(head, 20, 8), nz = get_le(head, 28, 8);
+    const uint64_t cap = max_values();
+    if (nx > cap || ny > cap || nz > cap || (nx && ny > cap / nx) || (nx * ny && nz > cap / (nx * ny))) return;
+  }
   auto r = factz::decompress_scalar(in, factz::DecompressOptions{factz::Policy::serial, 1});
   if (r.ok()) {
     const auto& f = r.value();
