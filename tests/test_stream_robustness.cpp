@@ -28,6 +28,7 @@
 #include "factz/factz.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
+#include "streams/stream_common.hpp"
 #include "synth.hpp"
 
 namespace factz {
@@ -619,6 +620,24 @@ TEST(StreamRobustness, ImplausibleZstdRawSizeIsACorruptStream) {
   reseal(s);
   EXPECT_FALSE(p.probe(s, "tile_bounds declares 2^41 raw bytes"));
   p.expect_timely(1.0);
+}
+
+// A decoder that runs out of memory says what the stream holds and what its output needs,
+// so that a field too large for the machine is told from a damaged stream (`factz
+// decompress` under `ulimit -v` on a 3000 x 3000 field: "out of memory decompressing a 3000 x
+// 3000 float32 2D vector field: its output planes alone need 72 MB").
+TEST(StreamRobustness, OutOfMemoryNamesTheGridAndWhatItsOutputNeeds) {
+  auto s = compress(synth::turbulence(300, 200, 3), Options{});
+  ASSERT_TRUE(s.ok());
+  const Status st = detail::out_of_memory_decoding(s.value());
+  EXPECT_EQ(st.code(), Code::internal);
+  EXPECT_EQ(st.message(), "out of memory decompressing a 300 x 200 float32 2D vector field: its output planes "
+                          "alone need 0.48 MB");
+  EXPECT_NE(detail::out_of_memory_decoding(s.value(), " on the GPU").message().find("vector field on the GPU: its"),
+            std::string::npos);
+  std::vector<uint8_t> bad = s.value();
+  bad[70] ^= 1;  // a damaged table: nothing to tell but the failure
+  EXPECT_EQ(detail::out_of_memory_decoding(bad).message(), "out of memory decompressing");
 }
 
 }  // namespace

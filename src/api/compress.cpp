@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_codec.hpp"
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
+#include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"
 #include "util/big_vector.hpp"
 
@@ -133,7 +134,7 @@ Status decode_into(std::span<const uint8_t> stream, std::span<float> u_out, std:
     return detail::cpu_decode(stream, parsed.value(), u_out, v_out,
                               detail::threads_of(o.policy, o.threads, int64_t(u_out.size())), mask_out);
   } catch (const std::bad_alloc&) {
-    return Status(Code::internal, "out of memory decompressing");
+    return detail::out_of_memory_decoding(stream);
   }
 }
 
@@ -148,7 +149,7 @@ Status decode_into(std::span<const uint8_t> stream, std::span<double> u_out, std
     return detail::cpu_decode(stream, parsed.value(), u_out, v_out,
                               detail::threads_of(o.policy, o.threads, int64_t(u_out.size())), mask_out);
   } catch (const std::bad_alloc&) {
-    return Status(Code::internal, "out of memory decompressing");
+    return detail::out_of_memory_decoding(stream);
   }
 }
 
@@ -167,7 +168,7 @@ Status decode_into_with_mask(std::span<const uint8_t> stream, std::span<T> u_out
       std::transform(mask.begin(), mask.end(), mask_out.begin(), [](uint8_t m) { return uint8_t(m != 0); });
     return Status::Ok();
   } catch (const std::bad_alloc&) {
-    return Status(Code::internal, "out of memory decompressing");
+    return detail::out_of_memory_decoding(stream);
   }
 }
 
@@ -215,7 +216,7 @@ Result<VectorField2D64> decompress64(std::span<const uint8_t> stream, const Deco
   FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   return decompress_on_cpu<VectorField2D64, double>(stream, o);
 } catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of memory decompressing");
+  return detail::out_of_memory_decoding(stream);
 }
 
 Result<VectorField2D> decompress(std::span<const uint8_t> stream, const DecompressOptions& o) try {
@@ -223,7 +224,7 @@ Result<VectorField2D> decompress(std::span<const uint8_t> stream, const Decompre
   FACTZ_RETURN_IF_ERROR(cpu_policy(o.policy));
   return decompress_on_cpu<VectorField2D, float>(stream, o);
 } catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of memory decompressing");
+  return detail::out_of_memory_decoding(stream);
 }
 
 }  // namespace factz

@@ -164,7 +164,7 @@ Result<Field> decompress3d_any(std::span<const uint8_t> stream, const Decompress
   }
   return f;
 } catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of memory decompressing");
+  return detail::out_of_memory_decoding(stream);
 }
 
 }  // namespace

@@ -196,7 +196,7 @@ Status decompress_into_on_device_any(std::span<const uint8_t> stream, std::span<
   if (mask_out && !mask.empty()) *mask_out = std::move(mask);
   return Status::Ok();
 } catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of memory decompressing on the GPU");
+  return out_of_memory_decoding(stream, " on the GPU");
 }
 
 template <class Field>
@@ -216,7 +216,7 @@ Result<Field> decompress_on_device_any(std::span<const uint8_t> stream, const De
       backend_decode(*picked->first, stream, std::span<T>(f.u), std::span<T>(f.v), picked->second, &f.mask));
   return f;
 } catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of memory decompressing on the GPU");
+  return out_of_memory_decoding(stream, " on the GPU");
 }
 
 /// pick for a 3D field or stream: the backend must take 3D fields.
@@ -269,7 +269,7 @@ Result<VectorField3D> decompress3d_on_device(std::span<const uint8_t> stream, co
   FACTZ_RETURN_IF_ERROR(picked->first->decompress3d_into(stream, f.u, f.v, f.w, picked->second, &f.mask));
   return f;
 } catch (const std::bad_alloc&) {
-  return Status(Code::internal, "out of memory decompressing a 3D stream on the GPU");
+  return out_of_memory_decoding(stream, " on the GPU");
 }
 
 Result<std::vector<uint8_t>> compress_on_device(const VectorField2D& field, const Options& o, CompressStats* stats) {

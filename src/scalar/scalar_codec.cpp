@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <iterator>
 #include <type_traits>
@@ -432,20 +433,48 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
 
 }  // namespace
 
+namespace {
+
+/// compress_of, and a status naming the field when memory runs out.
+template <class Field>
+Result<std::vector<uint8_t>> compress_or_report(const Field& field, const ScalarOptions& o, ScalarCompressStats* stats) {
+  try {
+    return compress_of(field, o, stats);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory compressing a " + std::to_string(field.nx) + " x " +
+                                      std::to_string(field.ny) +
+                                      (field.nz > 1 ? " x " + std::to_string(field.nz) : std::string()) +
+                                      " scalar field");
+  }
+}
+
+/// decompress_of, and what the stream holds and needs when memory runs out.
+template <class T>
+auto decompress_or_report(std::span<const uint8_t> stream, const DecompressOptions& options)
+    -> decltype(decompress_of<T>(stream, options)) {
+  try {
+    return decompress_of<T>(stream, options);
+  } catch (const std::bad_alloc&) {
+    return detail::out_of_memory_decoding(stream);
+  }
+}
+
+}  // namespace
+
 Result<std::vector<uint8_t>> compress_scalar(const ScalarField& field, const ScalarOptions& o,
                                              ScalarCompressStats* stats) {
-  return compress_of(field, o, stats);
+  return compress_or_report(field, o, stats);
 }
 Result<std::vector<uint8_t>> compress_scalar(const ScalarField64& field, const ScalarOptions& o,
                                              ScalarCompressStats* stats) {
-  return compress_of(field, o, stats);
+  return compress_or_report(field, o, stats);
 }
 
 Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const DecompressOptions& options) {
-  return decompress_of<float>(stream, options);
+  return decompress_or_report<float>(stream, options);
 }
 Result<ScalarField64> decompress_scalar64(std::span<const uint8_t> stream, const DecompressOptions& options) {
-  return decompress_of<double>(stream, options);
+  return decompress_or_report<double>(stream, options);
 }
 
 Result<DType> scalar_stream_dtype(std::span<const uint8_t> stream) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <cstdio>
 #include <new>
 
 #include "codec/coder.hpp"
@@ -68,6 +69,23 @@ const Decompressor& zstd_stage_decompressor() {
     return zstd_decompress(in, raw, out);
   };
   return unzstd;
+}
+
+Status out_of_memory_decoding(std::span<const uint8_t> stream, const std::string& where) {
+  const std::string what = "out of memory decompressing";
+  auto pc = parse_container(stream);
+  if (!pc.ok()) return Status(Code::internal, what + where);
+  const Header& h = pc->header;
+  const uint64_t planes = h.components, bytes = h.dtype == kDtypeFloat64 ? 8 : 4;
+  const double need = double(h.nx) * double(h.ny) * double(h.nz) * double(planes * bytes);
+  char size[32];
+  if (need >= 1e9) std::snprintf(size, sizeof size, "%.3g GB", need / 1e9);
+  else std::snprintf(size, sizeof size, "%.3g MB", need / 1e6);
+  const std::string grid = std::to_string(h.nx) + " x " + std::to_string(h.ny) +
+                           (h.ndims == 3 ? " x " + std::to_string(h.nz) : std::string());
+  const char* kind = h.components == 1 ? "scalar field" : h.components == 2 ? "2D vector field" : "3D vector field";
+  return Status(Code::internal, what + " a " + grid + (bytes == 8 ? " float64 " : " float32 ") + kind + where + ": its output " +
+                                    (planes == 1 ? "plane alone needs " : "planes alone need ") + size);
 }
 
 }  // namespace factz::detail

@@ -78,6 +78,12 @@ Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Sect
 /// The zstd stage's inverse, for read_section.
 const Decompressor& zstd_stage_decompressor();
 
+/// The status of a decoder that ran out of memory on `stream`: what the stream holds and
+/// what its output alone needs ("out of memory decompressing a 100000 x 100000 float32 2D
+/// vector field: its output planes alone need 80 GB"), so that a user can tell a field too
+/// large for this machine from a damaged stream; code internal, as before.
+Status out_of_memory_decoding(std::span<const uint8_t> stream, const std::string& where = "");
+
 /// The symbol count a coded blob records in its head (coded_symbol_count), read from section
 /// entry `e` of `stream` without decoding the blob, through the first bytes of the zstd
 /// stage when the section is stored compressed: a decoder checks it against the grid before
