@@ -153,9 +153,7 @@ Result<Field> decompress3d_any(std::span<const uint8_t> stream, const Decompress
   f.ny = int64_t(h.ny);
   f.nz = int64_t(h.nz);
   const size_t n = size_t(f.size());
-  f.u.resize(n);
-  f.v.resize(n);
-  f.w.resize(n);
+  for (auto* plane : {&f.u, &f.v, &f.w}) detail::resize_fresh(*plane, n);  // huge pages before the zero fill
   if (speculative) FACTZ_RETURN_IF_ERROR(detail::decode_speculative3d(h, in, threads, f.u, f.v, f.w, missing));
   else FACTZ_RETURN_IF_ERROR(detail::decode_tiled3d(h, tiled, threads, f.u, f.v, f.w));
   if (missing) {  // the missing vertices' bits go over the reconstruction last

@@ -17,6 +17,7 @@
 #include "api/multiblock_common.hpp"
 #include "factz/multiblock3d.hpp"  // multiblock3d_header_size
 #include "format/crc32.hpp"
+#include "util/big_vector.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz {
@@ -384,8 +385,7 @@ Result<Field> decompress_all_blocks(std::span<const uint8_t> file, const Decompr
   try {
     out.nx = all.x1;
     out.ny = all.y1;
-    out.u.resize(size_t(out.nx * out.ny));
-    out.v.resize(size_t(out.nx * out.ny));
+    for (auto* plane : {&out.u, &out.v}) detail::resize_fresh(*plane, size_t(out.nx * out.ny));  // huge pages before the zero fill
     FACTZ_RETURN_IF_ERROR(mb::decode_all_blocks<Planes<T>>(
         file, I, d, [&](int b, std::span<const uint8_t> s) { return check_block_stream(I, b, s); },
         [&](int b, std::span<const uint8_t> s, const DecompressOptions& inner, Planes<T>& scratch, std::mutex& lock) {
@@ -425,8 +425,7 @@ Result<Field> decompress_window(const std::string& path, const Region& r, const 
   try {
     out.nx = r.x1 - r.x0;
     out.ny = r.y1 - r.y0;
-    out.u.resize(size_t(out.nx * out.ny));
-    out.v.resize(size_t(out.nx * out.ny));
+    for (auto* plane : {&out.u, &out.v}) detail::resize_fresh(*plane, size_t(out.nx * out.ny));  // huge pages before the zero fill
     FACTZ_RETURN_IF_ERROR(mb::decode_window_blocks<Planes<T>>(
         in, path, I, blocks_for(I.layout, r), st,
         [&](int b, std::span<const uint8_t> s, Planes<T>& scratch, std::mutex& lock) {

@@ -19,6 +19,7 @@
 #include "api/multiblock_common.hpp"
 #include "factz/topology3d.hpp"
 #include "format/crc32.hpp"
+#include "util/big_vector.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz {
@@ -398,9 +399,7 @@ Field window_field(const Region3D& r) {
   out.ny = r.y1 - r.y0;
   out.nz = r.z1 - r.z0;
   const size_t n = size_t(out.nx * out.ny * out.nz);
-  out.u.resize(n);
-  out.v.resize(n);
-  out.w.resize(n);
+  for (auto* plane : {&out.u, &out.v, &out.w}) detail::resize_fresh(*plane, n);  // huge pages before the zero fill
   return out;
 }
 

@@ -36,6 +36,7 @@
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "streams/vector_stream.hpp"
+#include "util/big_vector.hpp"
 #include "util/byte_io.hpp"
 
 namespace factz {
@@ -343,7 +344,8 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   const int threads = detail::thread_count(options.policy, options.threads);
   auto codes = detail::read_section(stream, parsed, detail::kSectionCodesU, &unzstd);
   if (!codes.ok()) return codes.status();
-  std::vector<uint16_t> symbols(symbol_count);
+  std::vector<uint16_t> symbols;  // huge pages before the zero fill (util/big_vector.hpp)
+  detail::resize_fresh(symbols, size_t(symbol_count));
   FACTZ_RETURN_IF_ERROR(detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), kCenter, symbols, threads));
   auto exact = detail::read_section(stream, parsed, detail::kSectionExactValues, &unzstd);
   if (!exact.ok()) return exact.status();
@@ -367,12 +369,13 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   out.nx = g.nx;
   out.ny = g.ny;
   out.nz = g.nz;
-  out.values.resize(n);
+  detail::resize_fresh(out.values, size_t(n));
   T* r = out.values.data();
   // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
   const bool lattice = h.version == detail::kFormatVersionScalarLattice || coded_exact;
   if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
-  std::vector<int64_t> lattice_of(lattice ? size_t(n) : 0);
+  std::vector<int64_t> lattice_of;
+  detail::resize_fresh(lattice_of, lattice ? size_t(n) : 0);
   int64_t* k = lattice_of.data();
   detail::ByteReader er(exact.value());
   int64_t v = 0;
