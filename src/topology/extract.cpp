@@ -11,6 +11,7 @@
 #include "kernels/signature.hpp"
 #include "kernels/signature64.hpp"
 #include "topology/exec.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz {
 
@@ -33,7 +34,8 @@ template <class Field>
 std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<uint8_t>& missing, Exec exec) {
   const detail::Grid2D g{f.nx, f.ny};
   const int64_t nt = g.triangle_count();
-  std::vector<uint8_t> sig(static_cast<size_t>(nt));
+  std::vector<uint8_t> sig;  // two bytes per vertex: huge pages before the zero fill
+  detail::resize_fresh(sig, static_cast<size_t>(nt));
   const auto* u = f.u.data();
   const auto* v = f.v.data();
   const int64_t cw = g.nx - 1;

@@ -13,6 +13,7 @@
 #include "kernels/tet64.hpp"
 #include "topology/exec.hpp"
 #include "topology/signatures3d.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz {
 
@@ -139,7 +140,8 @@ template <class Field>
 std::vector<uint8_t> signatures_on_mesh_any(const Field& f, const std::vector<uint8_t>& missing, Exec exec) {
   using T = typename decltype(f.u)::value_type;
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
-  std::vector<uint8_t> sig(static_cast<size_t>(detail::tet_count(nx, ny, nz)));
+  std::vector<uint8_t> sig;  // six bytes per vertex: huge pages before the zero fill
+  detail::resize_fresh(sig, static_cast<size_t>(detail::tet_count(nx, ny, nz)));
   if (sig.empty()) return sig;
   const T* u = f.u.data();
   const T* v = f.v.data();
