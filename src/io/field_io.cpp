@@ -316,7 +316,8 @@ Result<std::vector<float>> read_plane(const std::string& path, int64_t nx, int64
     FACTZ_RETURN_IF_ERROR(check_plane_npy(h.value(), path, nx, ny));
     const uint64_t have = b.size() - h->data_offset;
     if (have != n * 4) return size_error(have, false);
-    std::vector<float> out(n);
+    std::vector<float> out;
+    detail::resize_fresh(out, size_t(n));  // huge pages before the zero fill
     std::memcpy(out.data(), b.data() + h->data_offset, n * 4);
     return out;
   }

@@ -26,6 +26,7 @@
 #include "field_files.hpp"  // any_variable_output
 #include "factz/io.hpp"
 #include "factz/topology3d.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::cli {
 
@@ -92,7 +93,8 @@ std::vector<T> read_component(const std::string& path, int64_t nx, int64_t ny, i
     fail("invalid_argument: " + path + " holds " + std::to_string(bytes.size() - std::min(bytes.size(), offset)) +
          " bytes of values; -3 " + std::to_string(nx) + " " + std::to_string(ny) + " " + std::to_string(nz) +
          " needs " + std::to_string(want) + " (" + dtype_text<T>() + ")");
-  std::vector<T> out(static_cast<size_t>(n));
+  std::vector<T> out;
+  factz::detail::resize_fresh(out, static_cast<size_t>(n));  // huge pages before the zero fill
   if (n > 0) std::memcpy(out.data(), bytes.data() + offset, size_t(want));  // little-endian host (docs/usage.md)
   return out;
 }
