@@ -6,6 +6,7 @@
 #include "factz/io.hpp"
 #include "factz/scalar.hpp"
 #include "scalar/scalar_checks.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz {
 namespace {
@@ -117,7 +118,7 @@ Result<ScalarField64> read_scalar_field64(const std::string& path, int64_t nx, i
   f.nx = nx;
   f.ny = ny;
   f.nz = nz;
-  f.values.resize(size_t(n));
+  detail::resize_fresh(f.values, size_t(n));  // huge pages before the zero fill
   for (size_t k = 0; k < f.values.size(); ++k) {  // little-endian, whatever the host
     uint64_t b = 0;
     for (int i = 7; i >= 0; --i) b = (b << 8) | (*data)[k * 8 + size_t(i)];

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "factz/scalar.hpp"
+#include "util/big_vector.hpp"
 
 namespace factz::cli {
 namespace {
@@ -114,7 +115,8 @@ std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t
   if (data.size() != n * 8)
     fail("invalid_argument: " + path + ": expected " + std::to_string(n * 8) + " bytes of float64 (" +
          std::to_string(nx) + " x " + std::to_string(ny) + "), found " + std::to_string(data.size()));
-  std::vector<double> out(static_cast<size_t>(n));
+  std::vector<double> out;
+  factz::detail::resize_fresh(out, static_cast<size_t>(n));  // huge pages before the zero fill
   for (size_t k = 0; k < out.size(); ++k) {
     uint64_t b = 0;
     for (int i = 7; i >= 0; --i) b = (b << 8) | data[k * 8 + size_t(i)];
