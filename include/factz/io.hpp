@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +27,9 @@ Result<std::vector<uint8_t>> read_bytes(const std::string& path);
 /// complete, so a failed write leaves no partial file (and an existing file unchanged).
 /// Character devices and FIFOs (/dev/null, a named pipe) are written in place.
 Status write_bytes(const std::string& path, const std::vector<uint8_t>& bytes);
+/// write_bytes of the concatenation of `parts` (a header and a plane's bytes, say), written
+/// one after the other without first gathering them in one buffer.
+Status write_parts(const std::string& path, std::initializer_list<std::span<const uint8_t>> parts);
 
 /// Why `path` cannot be opened as an input ("does not exist", "is a directory", "permission
 /// denied", ...), as an io error naming it, or Ok. "-" (stdin), pipes, FIFOs and character

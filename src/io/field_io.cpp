@@ -296,6 +296,9 @@ Result<std::vector<uint8_t>> read_bytes(const std::string& path) {
 }
 
 Status write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) { return write_file(path, {bytes}); }
+Status write_parts(const std::string& path, std::initializer_list<std::span<const uint8_t>> parts) {
+  return write_file(path, parts);
+}
 
 Result<std::vector<float>> read_plane(const std::string& path, int64_t nx, int64_t ny) {
   if (nx <= 0 || ny <= 0) return invalid_argument("dimensions must be positive");

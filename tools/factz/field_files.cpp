@@ -128,12 +128,17 @@ std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t
 /// Writes a float64 plane of ny rows and nx columns: .npy ('<f8', shape (ny, nx)) when the
 /// name ends in .npy, raw little-endian float64 otherwise ('-': stdout).
 Status write_plane_f64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny) {
-  std::vector<uint8_t> bytes;
+  std::string header;
   if (ends_with_npy(path)) {
     const int64_t shape[2] = {ny, nx};
-    const std::string header = factz::npy_header("<f8", shape);
-    bytes.assign(header.begin(), header.end());
+    header = factz::npy_header("<f8", shape);
   }
+  if constexpr (std::endian::native == std::endian::little) {  // the plane's bytes as they are: no copy
+    const std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(header.data()), header.size());
+    const std::span<const uint8_t> values(reinterpret_cast<const uint8_t*>(plane.data()), plane.size() * 8);
+    return factz::write_parts(path, {head, values});
+  }
+  std::vector<uint8_t> bytes(header.begin(), header.end());
   bytes.reserve(bytes.size() + plane.size() * 8);
   for (double x : plane) {
     const uint64_t b = std::bit_cast<uint64_t>(x);
