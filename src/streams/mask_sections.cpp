@@ -166,6 +166,23 @@ struct MaskParts {
   std::vector<uint8_t> mask, values;
 };
 
+/// The size of mask_and_values' mask part: the varint the section starts with (`r` at the
+/// section's start), at most the section's `section_bytes` less that varint.
+Result<uint64_t> mask_part_size(ByteReader& r, uint64_t section_bytes) {
+  uint64_t size = 0;
+  const size_t before = r.remaining();
+  if (!r.varint(size) || size > section_bytes - (before - r.remaining()))
+    return corrupt_stream("mask_and_values: invalid mask size");
+  return size;
+}
+
+/// The count of missing vertices a coded mask starts with (a varint in [1, n]).
+Result<uint64_t> missing_count(ByteReader& r, uint64_t n) {
+  uint64_t missing = 0;
+  if (!r.varint(missing) || missing == 0 || missing > n) return corrupt_stream("mask: invalid count");
+  return missing;
+}
+
 Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedContainer& pc, bool want_mask,
                                   bool want_values) {
   MaskParts parts;
@@ -173,9 +190,9 @@ Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedC
     auto both = read_section(stream, pc, kSectionMaskAndValues, &zstd_stage_decompressor());
     if (!both.ok()) return both.status();
     ByteReader r(both.value());
-    uint64_t size = 0;
-    if (!r.varint(size) || size > r.remaining()) return corrupt_stream("mask_and_values: invalid mask size");
-    const size_t head = both->size() - r.remaining();
+    auto part = mask_part_size(r, both->size());
+    if (!part.ok()) return part.status();
+    const size_t head = both->size() - r.remaining(), size = size_t(part.value());
     parts.mask.assign(both->begin() + std::ptrdiff_t(head), both->begin() + std::ptrdiff_t(head + size));
     parts.values.assign(both->begin() + std::ptrdiff_t(head + size), both->end());
     return parts;
@@ -196,8 +213,9 @@ Result<MaskParts> read_mask_parts(std::span<const uint8_t> stream, const ParsedC
 Status decode_mask_part(std::span<const uint8_t> coded, int64_t nx, int64_t ny, std::vector<uint8_t>& mask,
                         std::optional<uint64_t> expected_missing = std::nullopt) {
   ByteReader r(coded);
-  uint64_t missing = 0;
-  if (!r.varint(missing) || missing == 0 || missing > uint64_t(nx * ny)) return corrupt_stream("mask: invalid count");
+  auto count = missing_count(r, uint64_t(nx * ny));
+  if (!count.ok()) return count.status();
+  const uint64_t missing = count.value();
   if (expected_missing && missing != *expected_missing)
     return corrupt_stream("mask: " + std::to_string(missing) + " missing vertices recorded, the codes leave " +
                           std::to_string(*expected_missing));
@@ -221,32 +239,26 @@ Status read_mask(std::span<const uint8_t> stream, const ParsedContainer& pc, int
 }
 
 Result<uint64_t> recorded_missing_count(std::span<const uint8_t> stream, const ParsedContainer& pc, uint64_t n) {
-  const bool both = has_section(pc, kSectionMaskAndValues);
-  const uint32_t id = both ? kSectionMaskAndValues : kSectionMask;
-  // A section stored as it is is read in place (mask_and_values may hold every missing
-  // vertex's value); a zstd-compressed one is undone (read_section).
-  std::vector<uint8_t> raw;
-  std::span<const uint8_t> bytes;
-  for (const auto& e : pc.entries)
-    if (e.id == id && !(e.flags & kSectionFlagZstd) && e.offset <= stream.size() &&
-        e.stored_size <= stream.size() - e.offset)
-      bytes = stream.subspan(size_t(e.offset), size_t(e.stored_size));
-  if (bytes.empty()) {
-    auto read = read_section(stream, pc, id, &zstd_stage_decompressor());
-    if (!read.ok()) return read.status();
-    raw = std::move(read.value());
-    bytes = raw;
+  const uint32_t id = has_section(pc, kSectionMaskAndValues) ? kSectionMaskAndValues : kSectionMask;
+  const ParsedContainer::Entry* e = nullptr;
+  for (const auto& entry : pc.entries)
+    if (entry.id == id) e = &entry;
+  if (!e) return corrupt_stream("missing section " + section_name(id));
+  // Two varints at most (mask_and_values' mask size, then the count), read through the zstd
+  // stage's first bytes: mask_and_values may hold every missing vertex's value.
+  constexpr size_t kTwoVarints = 20;
+  auto head = section_head(stream, *e, size_t(std::min<uint64_t>(kTwoVarints, e->raw_size)));
+  if (!head.ok()) return head.status();
+  std::span<const uint8_t> mask = head.value();
+  if (id == kSectionMaskAndValues) {  // the mask part, after its size
+    ByteReader r(mask);
+    auto size = mask_part_size(r, e->raw_size);
+    if (!size.ok()) return size.status();
+    mask = mask.subspan(mask.size() - r.remaining());
+    mask = mask.first(size_t(std::min<uint64_t>(mask.size(), size.value())));
   }
-  if (both) {  // the mask part, after its size
-    ByteReader r(bytes);
-    uint64_t size = 0;
-    if (!r.varint(size) || size > r.remaining()) return corrupt_stream("mask_and_values: invalid mask size");
-    bytes = bytes.subspan(bytes.size() - r.remaining(), size_t(size));
-  }
-  ByteReader r(bytes);
-  uint64_t missing = 0;
-  if (!r.varint(missing) || missing == 0 || missing > n) return corrupt_stream("mask: invalid count");
-  return missing;
+  ByteReader r(mask);
+  return missing_count(r, n);
 }
 
 namespace {

@@ -57,11 +57,18 @@ Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Sect
   return write_container(header, std::move(sections), &zstd);
 }
 
-Result<uint64_t> peek_symbol_count(std::span<const uint8_t> stream, const ParsedContainer::Entry& e, uint8_t coder) {
+Result<std::vector<uint8_t>> section_head(std::span<const uint8_t> stream, const ParsedContainer::Entry& e,
+                                          size_t count) {
   const auto stored = stream.subspan(size_t(e.offset), size_t(e.stored_size));
-  std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), kCoderHeaderBytes));
-  if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, kCoderHeaderBytes, head));
-  return coded_symbol_count(EntropyCoder(coder), head);
+  std::vector<uint8_t> head(stored.begin(), stored.begin() + std::min<size_t>(stored.size(), count));
+  if (e.flags & kSectionFlagZstd) FACTZ_RETURN_IF_ERROR(zstd_peek(stored, count, head));
+  return head;
+}
+
+Result<uint64_t> peek_symbol_count(std::span<const uint8_t> stream, const ParsedContainer::Entry& e, uint8_t coder) {
+  auto head = section_head(stream, e, kCoderHeaderBytes);
+  if (!head.ok()) return head.status();
+  return coded_symbol_count(EntropyCoder(coder), head.value());
 }
 
 const Decompressor& zstd_stage_decompressor() {

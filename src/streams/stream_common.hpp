@@ -84,6 +84,12 @@ const Decompressor& zstd_stage_decompressor();
 /// large for this machine from a damaged stream; code internal, as before.
 Status out_of_memory_decoding(std::span<const uint8_t> stream, const std::string& where = "");
 
+/// The first `count` bytes of section entry `e` of `stream` as they are after the zstd
+/// stage, read without undoing the whole frame when the section is stored compressed
+/// (corrupt_stream when the frame holds fewer); fewer when an uncompressed section is shorter.
+Result<std::vector<uint8_t>> section_head(std::span<const uint8_t> stream, const ParsedContainer::Entry& e,
+                                          size_t count);
+
 /// The symbol count a coded blob records in its head (coded_symbol_count), read from section
 /// entry `e` of `stream` without decoding the blob, through the first bytes of the zstd
 /// stage when the section is stored compressed: a decoder checks it against the grid before
