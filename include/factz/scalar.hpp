@@ -67,7 +67,9 @@ using ScalarProgressHook = std::function<void(const ScalarProgress&)>;
 
 struct ScalarOptions {
   ScalarMode mode = ScalarMode::contour_tree;
-  Coder coder = Coder::ans;
+  /// smallest (default): both coders, the smaller stream kept (ANS on ties; contour_tree
+  /// races its steps with ANS and writes the kept one with both); or ans / huffman.
+  Coder coder = Coder::smallest;
   BoundMode bound_mode = BoundMode::rel;
   double bound = 1e-2;        ///< ABS value or REL fraction of the value range; finite, >= 0
   double persistence = 1e-2;  ///< contour_tree: threshold as a fraction of the value range, >= 0
@@ -84,6 +86,7 @@ struct ScalarCompressStats {
   double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
   int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree
   int64_t masked_vertices = 0;   ///< missing vertices (stored bit for bit in the mask sections)
+  Coder coder = Coder::ans;      ///< the coder the stream holds (ans or huffman)
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
 

@@ -68,11 +68,12 @@ def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persisten
     mode: ``"contour_tree"`` (TopoSZ, default: the contour tree simplified at ``persistence``
     is kept exactly) or ``"none"`` (pointwise bound only). eb, bound: the pointwise bound,
     ``"rel"`` (a fraction of the valid values' range) or ``"abs"``. persistence: the
-    simplification threshold as a fraction of the value range (>= 0). coder: ``"ans"`` or
-    ``"huffman"``; None is ``SCALAR_DEFAULT_CODER``. threads, zstd, policy as for
+    simplification threshold as a fraction of the value range (>= 0). coder: ``"smallest"``
+    (both coders, the smaller stream kept), ``"ans"`` or ``"huffman"``; None is
+    ``SCALAR_DEFAULT_CODER`` (``"smallest"``). threads, zstd, policy as for
     ``factz.compress`` (scalar fields have no GPU path). stats=True returns ``(bytes, dict)``
-    with ``eb_abs``, ``exact_vertices``, ``iterations``, ``persistence_abs``, ``tree_nodes``
-    and ``masked_vertices``. A float64 array gives a float64 stream (bound, tree and exact
+    with ``eb_abs``, ``exact_vertices``, ``iterations``, ``persistence_abs``, ``tree_nodes``,
+    ``masked_vertices`` and ``coder`` (the one the stream holds). A float64 array gives a float64 stream (bound, tree and exact
     values in double; ``fill_value`` compared as a double)."""
     _require()
     data, m = _field(values, mask)

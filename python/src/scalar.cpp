@@ -71,7 +71,10 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
                              const std::string& policy, const py::handle& mask, std::optional<double> fill) {
   factz::ScalarOptions o;
   o.mode = scalar_mode_of(mode);
-  o.coder = coder.empty() ? factz::ScalarOptions{}.coder : coder_of(coder);
+  if (coder.empty()) o.coder = factz::ScalarOptions{}.coder;
+  else if (coder == "smallest") o.coder = factz::Coder::smallest;
+  else if (coder == "ans" || coder == "huffman") o.coder = coder_of(coder);
+  else throw py::value_error("coder must be 'smallest', 'ans' or 'huffman' for a scalar field, got '" + coder + "'");
   o.bound_mode = bound_of(bound);
   o.bound = eb;
   o.persistence = persistence;
@@ -93,6 +96,7 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
   stats["persistence_abs"] = st.persistence_abs;
   stats["tree_nodes"] = st.tree_nodes;
   stats["masked_vertices"] = st.masked_vertices;
+  stats["coder"] = factz::coder_name(st.coder);
   return py::make_tuple(bytes_of(bytes), stats);
 }
 

@@ -24,7 +24,9 @@ const char* mode_name(Mode m) {
   return "unknown";
 }
 
-const char* coder_name(Coder c) { return c == Coder::huffman ? "huffman" : c == Coder::ans ? "ans" : "unknown"; }
+const char* coder_name(Coder c) {
+  return c == Coder::huffman ? "huffman" : c == Coder::ans ? "ans" : c == Coder::smallest ? "smallest" : "unknown";
+}
 
 const char* dtype_name(DType t) {
   return t == DType::float32 ? "float32" : t == DType::float64 ? "float64" : "unknown";

@@ -57,7 +57,8 @@ constexpr bool kIsDouble = std::is_same_v<T, double>;
 
 Status check_options(const ScalarOptions& o) {
   if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
-  if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
+  if (o.coder != Coder::huffman && o.coder != Coder::ans && o.coder != Coder::smallest)
+    return invalid_argument("unknown coder");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("bound must be a finite number >= 0");
   if (!std::isfinite(o.persistence) || o.persistence < 0)
@@ -65,10 +66,11 @@ Status check_options(const ScalarOptions& o) {
   return Status::Ok();
 }
 
-// The stream of quantized values `q` (docs/format.md, "Scalar streams").
+// The stream of quantized values `q` (docs/format.md, "Scalar streams"), its codes written
+// with `coder` (ans or huffman).
 template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
-                                          const ScalarOptions& o, T eb, T step, double p_abs,
+                                          const ScalarOptions& o, Coder coder, T eb, T step, double p_abs,
                                           const QuantizedOf<T>& q, int threads, bool lattice = false) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
@@ -84,7 +86,7 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   }
   {
     std::vector<uint8_t> coded;
-    FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(o.coder), q.symbols, kCenter, coded, threads));
+    FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(coder), q.symbols, kCenter, coded, threads));
     sections.push_back({detail::kSectionCodesU, std::move(coded)});
   }
   bool coded_exact = false;
@@ -122,7 +124,7 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   h.components = 1;
   h.ndims = uint8_t(field.ndims());
   h.mode = uint8_t(o.mode);
-  h.coder = uint8_t(o.coder);
+  h.coder = uint8_t(coder);
   h.tile = 32;
   h.anchor_stride = 0;
   h.dtype = kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32;
@@ -138,6 +140,24 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
 template <class T>
 using StepChoice = detail::StepChoiceOf<T>;
 
+// The coder the codes are written with while streams are compared (the contour-tree race):
+// ANS for Coder::smallest, whose stream is written with both coders once, at the end.
+Coder racing_coder(Coder c) { return c == Coder::smallest ? Coder::ans : c; }
+
+// The kept stream of Coder::smallest: `written` (the ANS stream) or the same quantization
+// written with Huffman by `write`, the smaller (ANS on ties); another coder's as written.
+template <class Write>
+Result<std::vector<uint8_t>> keep_smallest(Coder asked, std::vector<uint8_t> written, Write write,
+                                           ScalarCompressStats& st) {
+  st.coder = racing_coder(asked);
+  if (asked != Coder::smallest) return written;
+  auto huffman = write(Coder::huffman);
+  if (!huffman.ok()) return huffman.status();
+  if (huffman->size() >= written.size()) return written;
+  st.coder = Coder::huffman;
+  return std::move(huffman.value());
+}
+
 // The steps race (docs/toposz.md, "Steps"): a round of repair mostly adds constraints and
 // exact values, so a step's stream so far stands for a lower bound on its final one.
 // Every step is quantized first (its round 0, two at a time on two threads); from then on
@@ -149,9 +169,9 @@ using StepChoice = detail::StepChoiceOf<T>;
 // at most 0.8 n, 12 n on sea-ice plateaus; about 10 n, 5 s, for a coarse step of a smooth
 // 256^3 field); when every step left is suspended, they go on without a budget. Streams
 // are written only where sizes are compared, and for the step kept.
-template <class T, class Write>
+template <class T, class Write, class Keep>
 Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<StepChoice<T>>& steps,
-                                        Write write, detail::CtWorkspace& work, ScalarCompressStats& st) {
+                                        Write write, Keep keep, detail::CtWorkspace& work, ScalarCompressStats& st) {
   struct Candidate {
     std::unique_ptr<detail::TopoStepOf<T>> step;
     std::vector<uint8_t> stream;
@@ -195,7 +215,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       if (best != last) best->step->report_final();
       st.iterations = best->step->rounds();
       st.exact_vertices = int64_t(best->step->quantized().exact.size());
-      return std::move(best->stream);
+      return keep(*best->step, std::move(best->stream));
     }
     last = best;
     const detail::TopoRound r = best->step->advance(work, budget);
@@ -233,7 +253,9 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     QuantizedOf<T> q;
     detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
     lap("quantize");
-    auto stream = scalar_stream(field, missing, o, eb, T(2) * eb, 0.0, q, threads);
+    auto write = [&](Coder c) { return scalar_stream(field, missing, o, c, eb, T(2) * eb, 0.0, q, threads); };
+    auto stream = write(racing_coder(o.coder));
+    if (stream.ok()) stream = keep_smallest(o.coder, std::move(stream.value()), write, st);
     lap("entropy");
     st.exact_vertices = int64_t(q.exact.size());
     if (stream.ok() && stats) *stats = std::move(st);
@@ -249,9 +271,14 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
                             detail::scalar_max_magnitude(f, missing)};
   auto write = [&](T step, bool lattice, const QuantizedOf<T>& q) {
-    return scalar_stream(field, missing, o, eb, step, p_abs, q, threads, lattice);
+    return scalar_stream(field, missing, o, racing_coder(o.coder), eb, step, p_abs, q, threads, lattice);
   };
-  auto kept = race_steps(in, steps, write, work, st);
+  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream) {
+    return keep_smallest(o.coder, std::move(stream), [&](Coder c) {
+      return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice());
+    }, st);
+  };
+  auto kept = race_steps(in, steps, write, keep, work, st);
   lap("iterate");
   if (kept.ok() && stats) *stats = std::move(st);
   return kept;

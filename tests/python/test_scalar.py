@@ -40,6 +40,22 @@ def test_scalar_bytes_are_those_of_the_cli(tmp_path, cli):
     assert factz.compress_scalar(f, mode="none", eb=0.1, bound="abs") != factz.compress_scalar(f)
 
 
+def test_the_default_coder_keeps_the_smaller_stream():
+    f = field()
+    assert factz.scalar.SCALAR_DEFAULT_CODER == "smallest"
+    for mode in ("none", "contour_tree"):
+        buf, stats = factz.compress_scalar(f, mode=mode, stats=True)
+        assert stats["coder"] in ("ans", "huffman") and factz.info(buf)["coder"] == stats["coder"]
+        assert buf == factz.compress_scalar(f, mode=mode, coder="smallest")
+        assert buf == factz.compress_scalar(f, mode=mode, coder=stats["coder"])
+        other = "huffman" if stats["coder"] == "ans" else "ans"
+        assert len(buf) <= len(factz.compress_scalar(f, mode=mode, coder=other))
+    with pytest.raises(ValueError, match="smallest"):
+        factz.compress_scalar(f, coder="zip")
+    with pytest.raises(ValueError, match="huffman"):
+        factz.compress(f, f, coder="smallest")
+
+
 def test_three_dimensional_field_and_mode_none():
     f = np.stack([field(20, 24) * s for s in (1.0, 0.5, -0.3, 2.0)])  # (nz, ny, nx)
     buf = factz.compress_scalar(f, mode="none", eb=0.01, bound="abs")

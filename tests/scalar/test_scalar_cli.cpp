@@ -120,6 +120,48 @@ TEST(ScalarCli, TwoDimensionalNeedsScalarFlagAndModeNoneWorks) {
   EXPECT_NE(neg.err.find("--persistence"), std::string::npos) << neg.err;
 }
 
+// A scalar field's default coder is smallest: the report names the coder the stream holds
+// (as `factz info` does), and the stream is the explicit coder's byte for byte; vector fields
+// and the HDF5 filter refuse smallest with a usage error.
+TEST(ScalarCli, SmallestCoderByDefaultForScalarFieldsOnly) {
+  TempDir d;
+  write_field(d.path() / "f.f32", 30, 20, 1);
+  auto slurp = [&](const char* name) {
+    std::ifstream in(d.path() / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* mode : {"none", "contour-tree"}) {
+    SCOPED_TRACE(mode);
+    CliRun c = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z s.fz --json --mode ") + mode);
+    ASSERT_EQ(c.code, 0) << c.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(c.out, m, std::regex("\"coder\": \"(ans|huffman)\""))) << c.out;
+    const std::string held = m[1];
+    CliRun i = factz(d.path(), "info -z s.fz");
+    EXPECT_NE(i.out.find("coder           " + held), std::string::npos) << i.out;
+    CliRun e = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z e.fz --coder ") + held +
+                                   " --mode " + mode);
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_EQ(slurp("s.fz"), slurp("e.fz"));
+    CliRun o = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z o.fz --coder ") +
+                                   (held == "ans" ? "huffman" : "ans") + " --mode " + mode);
+    ASSERT_EQ(o.code, 0) << o.err;
+    EXPECT_LE(slurp("s.fz").size(), slurp("o.fz").size());
+    CliRun x = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z x.fz --coder smallest --mode ") + mode);
+    ASSERT_EQ(x.code, 0) << x.err;
+    EXPECT_EQ(slurp("s.fz"), slurp("x.fz"));
+  }
+  CliRun v = factz(d.path(), "compress -2 30 20 -i f.f32 -i f.f32 -z v.fz --coder smallest");
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.err.find("scalar fields only"), std::string::npos) << v.err;
+  CliRun h = factz(d.path(), "h5filter --coder smallest");
+  EXPECT_EQ(h.code, 2);
+  EXPECT_NE(h.err.find("scalar fields only"), std::string::npos) << h.err;
+  CliRun bad = factz(d.path(), "compress -2 30 20 --scalar -i f.f32 -z s.fz --coder zip");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("smallest, ans or huffman"), std::string::npos) << bad.err;
+}
+
 TEST(ScalarCli, CtPrintsNodesArcsAndPairs) {
   TempDir d;
   write_field(d.path() / "f.f32", 30, 20, 1);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "factz/compress3d.hpp"
 #include "factz/contour_tree.hpp"
 #include "factz/factz.hpp"
 #include "factz/scalar.hpp"
@@ -236,6 +237,91 @@ TEST(TopoSZ, RejectsBadInput) {
   o = {};
   o.persistence = std::numeric_limits<double>::infinity();
   EXPECT_FALSE(compress_scalar(grid(3, 3, 1), o).ok());
+}
+
+// Coder::smallest (the default) writes the stream of each coder and keeps the smaller, ANS on
+// ties: byte for byte the stream of the coder it names, on fields and modes where each coder
+// wins. The contour-tree race runs with ANS, so the two explicit coders' streams can hold
+// different quantizations; smallest is then compared with the ANS race's quantization
+// written both ways, which the explicit ANS stream is, and is never larger than it.
+TEST(TopoSZ, SmallestCoderKeepsTheSmallerStream) {
+  struct Case {
+    const char* name;
+    ScalarField f;
+    ScalarMode mode;
+  };
+  const Case cases[] = {{"smooth none", smooth_field(64, 48, 1, 0.05f, 1), ScalarMode::none},
+                        {"smooth 3D none", smooth_field(24, 20, 12, 0.2f, 2), ScalarMode::none},
+                        {"random none", random_field(40, 30, 1, 3), ScalarMode::none},
+                        {"plateaus none", plateau_field(48, 40), ScalarMode::none},
+                        {"tiny none", smooth_field(3, 2, 1, 0.5f, 4), ScalarMode::none},
+                        {"smooth contour tree", smooth_field(64, 48, 1, 0.05f, 1), ScalarMode::contour_tree},
+                        {"plateaus contour tree", plateau_field(48, 40), ScalarMode::contour_tree},
+                        {"random contour tree", random_field(40, 30, 1, 3), ScalarMode::contour_tree},
+                        {"zeros contour tree", grid(9, 7, 1), ScalarMode::contour_tree}};
+  int chose[2] = {0, 0};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ScalarOptions o;
+    EXPECT_EQ(o.coder, Coder::smallest);
+    o.mode = c.mode;
+    ScalarCompressStats st;
+    auto s = compress_scalar(c.f, o, &st);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    o.coder = Coder::ans;
+    ScalarCompressStats sa;
+    auto a = compress_scalar(c.f, o, &sa);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(sa.coder, Coder::ans);
+    ASSERT_GE(s->size(), 11u);
+    EXPECT_EQ(s->at(10), uint8_t(st.coder));  // the header's coder byte
+    EXPECT_LE(s->size(), a->size());
+    if (st.coder == Coder::ans) {
+      EXPECT_EQ(s.value(), a.value());
+    } else {
+      ASSERT_EQ(st.coder, Coder::huffman);
+      EXPECT_LT(s->size(), a->size());
+      if (c.mode == ScalarMode::none) {  // one quantization: the explicit Huffman stream itself
+        o.coder = Coder::huffman;
+        auto h = compress_scalar(c.f, o);
+        ASSERT_TRUE(h.ok());
+        EXPECT_EQ(s.value(), h.value());
+      }
+    }
+    ++chose[st.coder == Coder::huffman];
+    // Whichever coder it holds, the stream decodes to the values the ANS stream decodes to.
+    auto back = decompress_scalar(s.value());
+    auto back_a = decompress_scalar(a.value());
+    ASSERT_TRUE(back.ok() && back_a.ok());
+    EXPECT_EQ(back->values, back_a->values);
+  }
+  EXPECT_GT(chose[0], 0) << "no case kept ANS";
+  EXPECT_GT(chose[1], 0) << "no case kept Huffman";
+}
+
+// The vector APIs refuse Coder::smallest (their GPU path writes the CPU's bytes with the one
+// coder asked for), naming the coders they take.
+TEST(TopoSZ, SmallestCoderIsForScalarFieldsOnly) {
+  VectorField2D v;
+  v.nx = 8;
+  v.ny = 8;
+  v.u.assign(64, 1.0f);
+  v.v.assign(64, -1.0f);
+  Options o;
+  o.coder = Coder::smallest;
+  auto r = compress(v, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_NE(r.status().message().find("scalar fields only"), std::string::npos) << r.status().message();
+  VectorField3D w;
+  w.nx = w.ny = w.nz = 4;
+  w.u.assign(64, 1.0f);
+  w.v.assign(64, -1.0f);
+  w.w.assign(64, 0.5f);
+  auto r3 = compress(w, o);
+  ASSERT_FALSE(r3.ok());
+  EXPECT_EQ(r3.status().code(), Code::invalid_argument);
+  EXPECT_STREQ(coder_name(Coder::smallest), "smallest");
 }
 
 TEST(TopoSZ, VectorAndScalarStreamsAreNotConfused) {

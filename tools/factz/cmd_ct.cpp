@@ -113,7 +113,7 @@ bool scalar_stream_is_float64(const std::vector<uint8_t>& stream) {
 
 /// compress's report of a scalar field, float32 or float64 (dtype: a "dtype" line and 64
 /// raw bits per value, or none and 32).
-void print_scalar_compression(const Args& a, const factz::ScalarOptions& o, const std::string& mode,
+void print_scalar_compression(const Args& a, const std::string& mode,
                               const factz::ScalarCompressStats& st, int64_t nx, int64_t ny, int64_t nz,
                               size_t stream_bytes, double secs, const char* dtype) {
   using In = StatsWriter::In;
@@ -121,7 +121,7 @@ void print_scalar_compression(const Args& a, const factz::ScalarOptions& o, cons
   const double raw = double(nx) * double(ny) * double(nz) * bits / 8.0;
   const double ratio = raw / double(stream_bytes);
   StatsWriter s;
-  s.text("mode", mode).text("coder", factz::coder_name(o.coder), In::json);
+  s.text("mode", mode).text("coder", factz::coder_name(st.coder), In::json);
   if (dtype) s.text("dtype", dtype, In::json);
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
   s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream_bytes).num("ratio", ratio);
@@ -140,7 +140,7 @@ int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const st
   const auto stream = take(factz::compress_scalar(field, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  print_scalar_compression(a, o, mode, st, field.nx, field.ny, field.nz, stream.size(), secs, "float64");
+  print_scalar_compression(a, mode, st, field.nx, field.ny, field.nz, stream.size(), secs, "float64");
   return 0;
 }
 

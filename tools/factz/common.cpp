@@ -204,11 +204,14 @@ void bound_of(const Args& a, factz::BoundMode& mode, double& bound) {
     fail("-M needs a finite bound >= 0, got '" + m[1] + "'", 2);
 }
 
-void coder_of(const Args& a, factz::Coder& coder, bool& zstd) {
-  const std::string name = a.get("--coder", "ans");
+void coder_of(const Args& a, factz::Coder& coder, bool& zstd, bool scalar) {
+  const std::string name = a.get("--coder", scalar ? "smallest" : "ans");
   if (name == "huffman") coder = factz::Coder::huffman;
   else if (name == "ans") coder = factz::Coder::ans;
-  else fail("--coder must be ans or huffman, got '" + name + "'", 2);
+  else if (name == "smallest" && scalar) coder = factz::Coder::smallest;
+  else if (name == "smallest") fail("--coder smallest applies to scalar fields only; choose ans or huffman", 2);
+  else fail(std::string("--coder must be ") + (scalar ? "smallest, ans or huffman" : "ans or huffman") + ", got '" +
+                name + "'", 2);
   if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
   zstd = !a.has("--no-zstd");
 }

@@ -40,7 +40,7 @@ int run_verify_scalar64(const Args& a);
 /// verify's report of a scalar comparison (both value types); dtype: a "dtype" line, or none.
 void print_scalar_comparison(const Args& a, const factz::ScalarComparison& c, double p, const char* dtype);
 /// compress's report of a scalar field (both value types); dtype: a "dtype" line, or none.
-void print_scalar_compression(const Args& a, const factz::ScalarOptions& o, const std::string& mode,
+void print_scalar_compression(const Args& a, const std::string& mode,
                               const factz::ScalarCompressStats& st, int64_t nx, int64_t ny, int64_t nz,
                               size_t stream_bytes, double secs, const char* dtype);
 }  // namespace factz::cli
@@ -90,7 +90,7 @@ const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 or float64 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
     "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
     "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x serial|omp[=T]] [--json]   (3D vector; with --blocks PX PY PZ a multi-block file)\n"
-    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
+    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder smallest|ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
     {kDims, kDims3,
      {"-i", 1, "FILE",
       "input component (give twice: u then v; three times with -3 for a 3D vector field: raw or .npy; once for a "
@@ -107,7 +107,7 @@ const Command kCompress{
      {"--scalar", 0, "", "the single -i is a scalar field (implied by -3, --persistence and --mode contour-tree)"},
      kPersistence,
      {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 4096: one exact anchor on grids up to 4096, every other vertex predicted)"},
-     {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default) | huffman (canonical Huffman)"},
+     {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default for vector fields) | huffman (canonical Huffman) | smallest (scalar fields only, their default: both, the smaller stream kept)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
@@ -327,7 +327,7 @@ int run_compress_scalar(const Args& a) {
   if (a.has("--persistence") && o.mode != factz::ScalarMode::contour_tree)
     fail("--persistence applies to --mode contour-tree only", 2);
   o.persistence = factz::cli::persistence_of(a);
-  coder_of(a, o.coder, o.zstd);
+  coder_of(a, o.coder, o.zstd, true);
   o.progress = scalar_progress(a);
   if (factz::cli::scalar_float64_input(a, "-i")) return factz::cli::run_compress_scalar64(a, o, mode);
   auto field = factz::cli::read_scalar_input(a, "-i", "compress");
@@ -338,7 +338,7 @@ int run_compress_scalar(const Args& a) {
   const auto stream = take(factz::compress_scalar(field, o, &st));
   const double secs = seconds_since(t0);
   check(factz::write_bytes(a.get("-z"), stream));
-  factz::cli::print_scalar_compression(a, o, mode, st, nx, ny, nz, stream.size(), secs, nullptr);
+  factz::cli::print_scalar_compression(a, mode, st, nx, ny, nz, stream.size(), secs, nullptr);
   return 0;
 }
 
