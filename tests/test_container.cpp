@@ -441,7 +441,8 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
   h = ok; h.components = 3; EXPECT_TRUE(rejects(h));
   h = ok; h.ndims = 3; EXPECT_TRUE(rejects(h));
   h = ok; h.mode = 3; EXPECT_TRUE(rejects(h));
-  h = ok; h.coder = 2; EXPECT_TRUE(rejects(h));
+  h = ok; h.coder = 2; EXPECT_TRUE(rejects(h));  // the context coder: scalar versions 15 to 17 only
+  h = ok; h.coder = 3; EXPECT_TRUE(rejects(h));
   h = ok; h.nx = 0; EXPECT_TRUE(rejects(h));
   h = ok; h.nz = 2; EXPECT_TRUE(rejects(h));
   h = ok; h.nx = (uint64_t{1} << 40) + 1; h.ny = 1; EXPECT_TRUE(rejects(h));
@@ -548,10 +549,10 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 }
 
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
-  // 1 to 14 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
+  // 1 to 17 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
   // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors, 14: the
-  // scalar lattice with coded exact values)
-  for (uint16_t v : {0, 15, 0xFFFF}) {
+  // scalar lattice with coded exact values, 15 to 17: scalar streams with context-coded codes)
+  for (uint16_t v : {0, 18, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -640,7 +641,7 @@ TEST(Container, Version13IsTheFloat643DVectorVersion) {
   const uint32_t ids3d_plain[] = {kSectionMeta, kSectionCodesU, kSectionCodesW};
   EXPECT_EQ(stream_version(ids3d_plain, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
   EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);  // float32: unchanged
-  EXPECT_EQ(kFormatVersion, kFormatVersionScalarLatticeCoded);
+  EXPECT_EQ(kFormatVersion, kFormatVersionScalarLatticeCodedContext);
 }
 
 // Versions 11 and 14 are the scalar lattice versions: a vector stream, or a scalar one in
@@ -652,7 +653,7 @@ TEST(Container, Versions11And14AreTheScalarLatticeVersions) {
     put(s, 4, v, 2);
     reseal_header(s);
     expect_rejected(s, "2 component(s) in a version " + vs +
-                           " stream (only contour-tree scalar streams are versions 11 and 14)");
+                           " stream (only contour-tree scalar streams are versions 11, 14, 16 and 17)");
     put(s, 7, 1, 1);  // components 1
     reseal_header(s);
     expect_rejected(s, "1 component(s) in a version " + vs + " stream");
@@ -660,6 +661,39 @@ TEST(Container, Versions11And14AreTheScalarLatticeVersions) {
     reseal_header(s);
     EXPECT_TRUE(parse_container(s).ok()) << "a contour-tree scalar stream may be version " << vs;
   }
+}
+
+// Versions 15 to 17 are the context-coded scalar versions: coder 2 there and only there, a
+// scalar field there, and 16 and 17 on the lattice (contour-tree mode) as 11 and 14 are.
+TEST(Container, Versions15To17AreTheContextCodedScalarVersions) {
+  for (uint16_t v : {15, 16, 17}) {
+    const std::string vs = std::to_string(v);
+    Bytes s = sample_stream();
+    put(s, 4, v, 2);
+    reseal_header(s);
+    expect_rejected(s, "in a version " + vs + " stream (coder 2, the context coder, is that of versions 15 to 17");
+    put(s, 10, kCoderContext, 1);
+    reseal_header(s);
+    expect_rejected(s, "2 components in a version " + vs + " stream (versions 15 to 17 hold scalar fields)");
+    put(s, 7, 1, 1);  // components 1
+    put(s, 9, kModeContourTree, 1);
+    reseal_header(s);
+    EXPECT_TRUE(parse_container(s).ok()) << "a context-coded contour-tree scalar stream may be version " << vs;
+    put(s, 9, kModeNone, 1);
+    reseal_header(s);
+    if (v == 15) {
+      EXPECT_TRUE(parse_container(s).ok()) << "mode none is version 15";
+    } else {
+      expect_rejected(s, "1 component(s) in a version " + vs + " stream");
+    }
+  }
+  Bytes s = sample_stream();  // coder 2 in a version 2 vector stream
+  put(s, 10, kCoderContext, 1);
+  reseal_header(s);
+  expect_rejected(s, "coder 2 in a version 2 stream");
+  Header h = sample_header();  // and the writer refuses to write it
+  h.coder = kCoderContext;
+  EXPECT_FALSE(write_container(h, sample_sections(), nullptr).ok());
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {
@@ -702,7 +736,8 @@ TEST(Container, CraftedHeaderValuesAreRejected) {
       {7, 3, 1, "3 components in a 2D field"},
       {8, 3, 1, "ndims 3"},
       {9, 3, 1, "unknown mode 3"},
-      {10, 2, 1, "unknown coder 2"},
+      {10, 3, 1, "unknown coder 3"},
+      {10, 2, 1, "coder 2 in a version 2 stream"},
       {11, 2, 1, "reserved header flag bits"},
       {11, kHeaderFlagZstd, 1, "header zstd flag is set but no section is compressed"},
       {12, 0, 8, "empty dimensions"},

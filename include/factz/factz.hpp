@@ -22,10 +22,12 @@ enum class Mode : uint8_t {
   block = 1,        ///< FaCTz-B: per-tile bounds from analytic safe bounds + exact repair
   speculative = 2,  ///< FaCTz-S: per-vertex speculation, the ratio mode (default)
 };
-/// The entropy coder of the codes. `smallest` is an option, never a stream's coder: a scalar
-/// stream is written with each of the two and the smaller is kept (ANS on ties); the vector
-/// APIs refuse it (their GPU path writes the CPU's bytes with one coder).
-enum class Coder : uint8_t { huffman = 0, ans = 1, smallest = 2 };
+/// The entropy coder of the codes. `context` (adaptive binary coding with the neighbours' codes
+/// as contexts, docs/codec.md) codes scalar streams only. `smallest` is an option, never a
+/// stream's coder: a scalar stream is written with each of the three and the smallest is kept
+/// (ANS, then Huffman, then context on ties). The vector APIs refuse both (their GPU path
+/// writes the CPU's bytes with ANS or Huffman).
+enum class Coder : uint8_t { huffman = 0, ans = 1, context = 2, smallest = 255 };
 enum class BoundMode : uint8_t {
   abs = 0,  ///< eb = bound
   rel = 1,  ///< eb = bound * (max - min) over both components

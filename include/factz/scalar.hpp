@@ -67,8 +67,9 @@ using ScalarProgressHook = std::function<void(const ScalarProgress&)>;
 
 struct ScalarOptions {
   ScalarMode mode = ScalarMode::contour_tree;
-  /// smallest (default): both coders, the smaller stream kept (ANS on ties; contour_tree
-  /// races its steps with ANS and writes the kept one with both); or ans / huffman.
+  /// smallest (default): all three coders, the smallest stream kept (ANS, then Huffman, then
+  /// context on ties; contour_tree races its steps with ANS and writes the kept one with each);
+  /// or ans / huffman / context.
   Coder coder = Coder::smallest;
   BoundMode bound_mode = BoundMode::rel;
   double bound = 1e-2;        ///< ABS value or REL fraction of the value range; finite, >= 0
@@ -86,7 +87,7 @@ struct ScalarCompressStats {
   double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
   int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree
   int64_t masked_vertices = 0;   ///< missing vertices (stored bit for bit in the mask sections)
-  Coder coder = Coder::ans;      ///< the coder the stream holds (ans or huffman)
+  Coder coder = Coder::ans;      ///< the coder the stream holds (ans, huffman or context)
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
 

@@ -69,7 +69,8 @@ def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persisten
     is kept exactly) or ``"none"`` (pointwise bound only). eb, bound: the pointwise bound,
     ``"rel"`` (a fraction of the valid values' range) or ``"abs"``. persistence: the
     simplification threshold as a fraction of the value range (>= 0). coder: ``"smallest"``
-    (both coders, the smaller stream kept), ``"ans"`` or ``"huffman"``; None is
+    (each coder, the smallest stream kept), ``"ans"``, ``"huffman"`` or ``"context"``
+    (adaptive binary coding with the neighbours' codes as contexts); None is
     ``SCALAR_DEFAULT_CODER`` (``"smallest"``). threads, zstd, policy as for
     ``factz.compress`` (scalar fields have no GPU path). stats=True returns ``(bytes, dict)``
     with ``eb_abs``, ``exact_vertices``, ``iterations``, ``persistence_abs``, ``tree_nodes``,

@@ -58,7 +58,7 @@ py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::Par
   d["nz"] = h.nz;
   d["shape"] = h.ndims == 3 ? py::make_tuple(h.nz, h.ny, h.nx) : py::make_tuple(h.ny, h.nx);
   d["mode"] = mode_name_of(h.mode);
-  d["coder"] = h.coder == fd::kCoderAns ? "ans" : "huffman";
+  d["coder"] = factz::coder_name(factz::Coder(h.coder));
   d["zstd"] = (h.flags & fd::kHeaderFlagZstd) != 0;
   d["bound"] = h.bound_mode == fd::kBoundRel ? "rel" : "abs";
   d["eb"] = h.bound_value;

@@ -73,8 +73,11 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
   o.mode = scalar_mode_of(mode);
   if (coder.empty()) o.coder = factz::ScalarOptions{}.coder;
   else if (coder == "smallest") o.coder = factz::Coder::smallest;
+  else if (coder == "context") o.coder = factz::Coder::context;
   else if (coder == "ans" || coder == "huffman") o.coder = coder_of(coder);
-  else throw py::value_error("coder must be 'smallest', 'ans' or 'huffman' for a scalar field, got '" + coder + "'");
+  else
+    throw py::value_error("coder must be 'smallest', 'ans', 'huffman' or 'context' for a scalar field, got '" + coder +
+                          "'");
   o.bound_mode = bound_of(bound);
   o.bound = eb;
   o.persistence = persistence;

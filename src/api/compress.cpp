@@ -25,7 +25,11 @@ const char* mode_name(Mode m) {
 }
 
 const char* coder_name(Coder c) {
-  return c == Coder::huffman ? "huffman" : c == Coder::ans ? "ans" : c == Coder::smallest ? "smallest" : "unknown";
+  return c == Coder::huffman    ? "huffman"
+         : c == Coder::ans      ? "ans"
+         : c == Coder::context  ? "context"
+         : c == Coder::smallest ? "smallest"
+                                : "unknown";
 }
 
 const char* dtype_name(DType t) {

@@ -13,13 +13,15 @@
 
 namespace factz::detail {
 
-enum class EntropyCoder : uint8_t { huffman = 0, ans = 1 };
+/// context (coder 2) codes scalar codes on their grid (context_coder.hpp): its blob's count
+/// is read here like the others', its coding goes through context_encode / context_decode.
+enum class EntropyCoder : uint8_t { huffman = 0, ans = 1, context = 2 };
 
 /// Bytes at the start of a coded blob that hold its symbol count.
 inline constexpr size_t kCoderHeaderBytes = 12;
 
-/// The symbol count recorded in the first kCoderHeaderBytes of a blob (Huffman: u64 at
-/// byte 2; ANS: u64 at byte 4; see docs/codec.md), or corrupt_stream.
+/// The symbol count recorded in the first kCoderHeaderBytes of a blob (Huffman and context:
+/// u64 at byte 2; ANS: u64 at byte 4; see docs/codec.md), or corrupt_stream.
 inline Result<uint64_t> coded_symbol_count(EntropyCoder c, std::span<const uint8_t> head) {
   const size_t at = c == EntropyCoder::ans ? 4 : 2;
   if (head.size() < at + 8) return corrupt_stream("coded symbol stream is truncated");

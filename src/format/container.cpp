@@ -104,7 +104,14 @@ std::string header_problem(const Header& h) {
   if (h.components == 3 && h.ndims != 3) return "3 components in a 2D field (3D vector fields only)";
   if (h.mode > kModeContourTree || (h.mode == kModeContourTree && h.components != 1))
     return "unknown mode " + std::to_string(h.mode) + (h.mode == kModeContourTree ? " for a vector field" : "");
-  if (h.coder > kCoderAns) return "unknown coder " + std::to_string(h.coder);
+  if (h.coder > kCoderContext) return "unknown coder " + std::to_string(h.coder);
+  // Versions 15 to 17 are the context-coded scalar versions, and coder 2 is theirs alone.
+  if (is_context_version(h.version) != (h.coder == kCoderContext))
+    return "coder " + std::to_string(h.coder) + " in a version " + std::to_string(h.version) +
+           " stream (coder 2, the context coder, is that of versions 15 to 17, and only theirs)";
+  if (is_context_version(h.version) && h.components != 1)
+    return std::to_string(h.components) + " components in a version " + std::to_string(h.version) +
+           " stream (versions 15 to 17 hold scalar fields)";
   if ((h.flags & ~kHeaderFlagZstd) != 0)
     return "reserved header flag bits set (flags " + std::to_string(h.flags) + ")";
   if (h.ndims == 2 && h.nz != 1) return "nz " + std::to_string(h.nz) + " (must be 1 for 2D fields)";
@@ -236,12 +243,11 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
                           " component(s) in a version " + std::to_string(h.version) +
                           " stream (only speculative 2D vector streams are versions 7 and 9)");
-  // Versions 11 and 14 are the scalar lattice versions: only a contour-tree scalar stream.
-  if ((h.version == kFormatVersionScalarLattice || h.version == kFormatVersionScalarLatticeCoded) &&
-      (h.components != 1 || h.mode != kModeContourTree))
+  // Versions 11, 14, 16 and 17 are the scalar lattice versions: only a contour-tree scalar stream.
+  if (is_scalar_lattice_version(h.version) && (h.components != 1 || h.mode != kModeContourTree))
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
                           " component(s) in a version " + std::to_string(h.version) +
-                          " stream (only contour-tree scalar streams are versions 11 and 14)");
+                          " stream (only contour-tree scalar streams are versions 11, 14, 16 and 17)");
   return h;
 }
 
@@ -306,6 +312,7 @@ const char* coder_name(uint8_t c) {
   switch (c) {
     case kCoderHuffman: return "huffman";
     case kCoderAns: return "ans";
+    case kCoderContext: return "context";
   }
   return "unknown";
 }
@@ -394,16 +401,17 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // which this layer does not read either: the caller says so through the version.
   const bool segmented3d = header.components == 3 && header.mode == kModeSpeculative &&
                            version == kFormatVersionVector3D && header.version == kFormatVersionSegmented3D;
-  // A scalar stream on the lattice (version 11) holds the sections of version 2, 3 or 6.
-  const bool lattice = header.components == 1 && (header.version == kFormatVersionScalarLattice ||
-                                                   header.version == kFormatVersionScalarLatticeCoded);
+  // A scalar stream on the lattice (versions 11, 14) or context-coded (15 to 17) holds the
+  // sections of version 2, 3 or 6.
+  const bool lattice = header.components == 1 &&
+                       (is_scalar_lattice_version(header.version) || is_context_version(header.version));
   if (header.version != version && !with_predictor && !segmented3d && !lattice)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
                             " (2, 3 with mask sections, 4 with a source section, 5 for masked tiled codes, 6 for "
                             "float64; 9 for a speculative stream with a predictor byte, 8 for a 3D vector field, 10 for a 3D "
                             "speculative one with segmented codes, 11 or 14 for a scalar stream on the lattice, 12 for a 3D "
-                            "vector field with missing vertices)");
+                            "vector field with missing vertices, 15 to 17 for a context-coded scalar stream)");
   Header h = header;
   h.flags = 0;  // derived below
   if (std::string problem = header_problem(h); !problem.empty())

@@ -61,7 +61,10 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// Version 14 is version 11 (a contour-tree scalar stream on the lattice) whose exact values
 /// are coded against the decoder's predictions (scalar/exact_residuals.hpp); the writer
 /// keeps version 11 where the raw values are as small.
-inline constexpr uint16_t kFormatVersion = 14;
+/// Versions 15, 16 and 17 are the scalar layouts of versions 2 / 3 / 6, 11 and 14 with their
+/// codes written by the context coder (coder 2, codec/context_coder.hpp): a scalar stream
+/// holds coder 2 exactly when it is one of these versions.
+inline constexpr uint16_t kFormatVersion = 17;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -75,6 +78,15 @@ inline constexpr uint16_t kFormatVersionScalarLattice = 11;  ///< scalar codes o
 inline constexpr uint16_t kFormatVersionMasked3D = 12;
 inline constexpr uint16_t kFormatVersionFloat64Vector3D = 13;  ///< every float64 3D vector stream
 inline constexpr uint16_t kFormatVersionScalarLatticeCoded = 14;  ///< version 11 with coded exact values
+inline constexpr uint16_t kFormatVersionScalarContext = 15;  ///< versions 2, 3, 6 with context-coded codes
+inline constexpr uint16_t kFormatVersionScalarLatticeContext = 16;  ///< version 11 with context-coded codes
+inline constexpr uint16_t kFormatVersionScalarLatticeCodedContext = 17;  ///< version 14 with context-coded codes
+/// Versions whose codes are context-coded (coder 2), and the layout version each extends.
+inline constexpr bool is_context_version(uint16_t v) { return v >= 15 && v <= 17; }
+/// Whether a scalar stream's codes are on the lattice (versions 11, 14, 16, 17) and whether
+/// its exact values are coded (14, 17).
+inline constexpr bool is_scalar_lattice_version(uint16_t v) { return v == 11 || v == 14 || v == 16 || v == 17; }
+inline constexpr bool is_scalar_coded_exact_version(uint16_t v) { return v == 14 || v == 17; }
 inline constexpr uint16_t kOldestReadableVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'F', 'C', 'T', 'Z'};
 inline constexpr std::size_t kHeaderSize = 64;        ///< bytes, header CRC included
@@ -99,6 +111,7 @@ inline constexpr uint8_t kModeSpeculative = 2;  ///< FaCTz-S
 inline constexpr uint8_t kModeContourTree = 3;  ///< TopoSZ, scalar streams only (components 1)
 inline constexpr uint8_t kCoderHuffman = 0;
 inline constexpr uint8_t kCoderAns = 1;
+inline constexpr uint8_t kCoderContext = 2;  ///< scalar streams of versions 15-17 only
 inline constexpr uint8_t kBoundAbs = 0;  ///< bound_value is the absolute bound
 inline constexpr uint8_t kBoundRel = 1;  ///< bound_value is a fraction of the value range
 /// Header flag bit 0: at least one section is stored zstd-compressed.

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "codec/coder.hpp"
+#include "codec/context_coder.hpp"
 #include "codec/zstd_stage.hpp"
 #include "factz/contour_tree.hpp"
 #include "format/container.hpp"
@@ -57,7 +58,7 @@ constexpr bool kIsDouble = std::is_same_v<T, double>;
 
 Status check_options(const ScalarOptions& o) {
   if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
-  if (o.coder != Coder::huffman && o.coder != Coder::ans && o.coder != Coder::smallest)
+  if (o.coder != Coder::huffman && o.coder != Coder::ans && o.coder != Coder::context && o.coder != Coder::smallest)
     return invalid_argument("unknown coder");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("bound must be a finite number >= 0");
@@ -67,7 +68,7 @@ Status check_options(const ScalarOptions& o) {
 }
 
 // The stream of quantized values `q` (docs/format.md, "Scalar streams"), its codes written
-// with `coder` (ans or huffman).
+// with `coder` (ans, huffman or context).
 template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
                                           const ScalarOptions& o, Coder coder, T eb, T step, double p_abs,
@@ -86,7 +87,12 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   }
   {
     std::vector<uint8_t> coded;
-    FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(coder), q.symbols, kCenter, coded, threads));
+    if (coder == Coder::context) {
+      const detail::CodeGrid cg{field.nx, field.ny, field.nz, missing};
+      FACTZ_RETURN_IF_ERROR(detail::context_encode(q.symbols, cg, coded, threads));
+    } else {
+      FACTZ_RETURN_IF_ERROR(detail::entropy_encode(detail::EntropyCoder(coder), q.symbols, kCenter, coded, threads));
+    }
     sections.push_back({detail::kSectionCodesU, std::move(coded)});
   }
   bool coded_exact = false;
@@ -133,6 +139,10 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   h.version = coded_exact ? detail::kFormatVersionScalarLatticeCoded
               : lattice   ? detail::kFormatVersionScalarLattice
                           : detail::stream_version(ids, false, h.dtype);
+  if (coder == Coder::context)  // the same layouts, context-coded: 2 / 3 / 6 -> 15, 11 -> 16, 14 -> 17
+    h.version = coded_exact ? detail::kFormatVersionScalarLatticeCodedContext
+                : lattice   ? detail::kFormatVersionScalarLatticeContext
+                            : detail::kFormatVersionScalarContext;
   detail::offer_zstd(sections, o.zstd);
   return detail::write_stream(h, std::move(sections));
 }
@@ -145,17 +155,22 @@ using StepChoice = detail::StepChoiceOf<T>;
 Coder racing_coder(Coder c) { return c == Coder::smallest ? Coder::ans : c; }
 
 // The kept stream of Coder::smallest: `written` (the ANS stream) or the same quantization
-// written with Huffman by `write`, the smaller (ANS on ties); another coder's as written.
+// written with Huffman or the context coder by `write`, the smallest (ANS, then Huffman, then
+// context on ties); another coder's as written.
 template <class Write>
 Result<std::vector<uint8_t>> keep_smallest(Coder asked, std::vector<uint8_t> written, Write write,
                                            ScalarCompressStats& st) {
   st.coder = racing_coder(asked);
   if (asked != Coder::smallest) return written;
-  auto huffman = write(Coder::huffman);
-  if (!huffman.ok()) return huffman.status();
-  if (huffman->size() >= written.size()) return written;
-  st.coder = Coder::huffman;
-  return std::move(huffman.value());
+  for (Coder c : {Coder::huffman, Coder::context}) {
+    auto other = write(c);
+    if (!other.ok()) return other.status();
+    if (other->size() < written.size()) {
+      written = std::move(other.value());
+      st.coder = c;
+    }
+  }
+  return written;
 }
 
 // The steps race (docs/toposz.md, "Steps"): a round of repair mostly adds constraints and
@@ -314,7 +329,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   FACTZ_RETURN_IF_ERROR(require_scalar_dtype<T>(h));
   if (h.mode != uint8_t(ScalarMode::none) && h.mode != uint8_t(ScalarMode::contour_tree))
     return Status(Code::unsupported_version, "scalar stream mode " + std::to_string(h.mode) + " is not supported");
-  if (h.coder > uint8_t(Coder::ans)) return Status(Code::unsupported_version, "unsupported coder");
+  if (h.coder > uint8_t(Coder::context)) return Status(Code::unsupported_version, "unsupported coder");
   if (!(h.eb >= 0.0f) || !(h.eb <= detail::kMaxEb)) return corrupt_stream("absolute bound out of range");
   if (h.nx > uint64_t(detail::kMaxCtVertices) || h.ny > uint64_t(detail::kMaxCtVertices) / h.nx ||
       h.nz > uint64_t(detail::kMaxCtVertices) / (h.nx * h.ny))
@@ -373,17 +388,23 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   if (!codes.ok()) return codes.status();
   std::vector<uint16_t> symbols;  // huge pages before the zero fill (util/big_vector.hpp)
   detail::resize_fresh(symbols, size_t(symbol_count));
-  FACTZ_RETURN_IF_ERROR(detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), kCenter, symbols, threads));
+  if (h.coder == uint8_t(Coder::context)) {
+    const detail::CodeGrid cg{g.nx, g.ny, g.nz, mask};
+    FACTZ_RETURN_IF_ERROR(detail::context_decode(codes.value(), cg, symbols, threads));
+  } else {
+    FACTZ_RETURN_IF_ERROR(
+        detail::entropy_decode(detail::EntropyCoder(h.coder), codes.value(), kCenter, symbols, threads));
+  }
   auto exact = detail::read_section(stream, parsed, detail::kSectionExactValues, &unzstd);
   if (!exact.ok()) return exact.status();
   uint64_t escapes = 0;
   for (uint16_t s : symbols) escapes += s == 0;
   // Version 14: the exact values coded against the predictions (exact_residuals.hpp).
-  const bool coded_exact = h.version == detail::kFormatVersionScalarLatticeCoded;
+  const bool coded_exact = detail::is_scalar_coded_exact_version(h.version);
   if (!coded_exact && exact->size() != sizeof(T) * escapes)
     return corrupt_stream("exact_values holds " + std::to_string(exact->size()) + " bytes, the codes need " +
                           std::to_string(sizeof(T) * escapes));
-  if (coded_exact && escapes == 0) return corrupt_stream("a version 14 stream without exact values");
+  if (coded_exact && escapes == 0) return corrupt_stream("a stream with coded exact values (version 14 or 17) without exact values");
   std::optional<detail::ExactResidualReader<T>> coded;
   if (coded_exact) {
     auto opened = detail::ExactResidualReader<T>::open(exact.value());
@@ -399,7 +420,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   detail::resize_fresh(out.values, size_t(n));
   T* r = out.values.data();
   // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
-  const bool lattice = h.version == detail::kFormatVersionScalarLattice || coded_exact;
+  const bool lattice = detail::is_scalar_lattice_version(h.version);
   if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
   std::vector<int64_t> lattice_of;
   detail::resize_fresh(lattice_of, lattice ? size_t(n) : 0);

@@ -54,8 +54,9 @@ Status check_vector_options(int64_t nx, int64_t ny, const Options& o) {
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("the error bound must be finite and >= 0");
   if (o.mode != Mode::none && o.mode != Mode::block && o.mode != Mode::speculative)
     return invalid_argument("unknown mode");
-  if (o.coder == Coder::smallest)
-    return invalid_argument("coder 'smallest' applies to scalar fields only; choose ans or huffman");
+  if (o.coder == Coder::smallest || o.coder == Coder::context)
+    return invalid_argument(std::string("coder '") + coder_name(o.coder) +
+                            "' applies to scalar fields only; choose ans or huffman");
   if (o.coder != Coder::huffman && o.coder != Coder::ans) return invalid_argument("unknown coder");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
   if (o.exact_edges > 15)

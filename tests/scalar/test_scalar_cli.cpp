@@ -135,7 +135,7 @@ TEST(ScalarCli, SmallestCoderByDefaultForScalarFieldsOnly) {
     CliRun c = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z s.fz --json --mode ") + mode);
     ASSERT_EQ(c.code, 0) << c.err;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(c.out, m, std::regex("\"coder\": \"(ans|huffman)\""))) << c.out;
+    ASSERT_TRUE(std::regex_search(c.out, m, std::regex("\"coder\": \"(ans|huffman|context)\""))) << c.out;
     const std::string held = m[1];
     CliRun i = factz(d.path(), "info -z s.fz");
     EXPECT_NE(i.out.find("coder           " + held), std::string::npos) << i.out;
@@ -143,10 +143,14 @@ TEST(ScalarCli, SmallestCoderByDefaultForScalarFieldsOnly) {
                                    " --mode " + mode);
     ASSERT_EQ(e.code, 0) << e.err;
     EXPECT_EQ(slurp("s.fz"), slurp("e.fz"));
-    CliRun o = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z o.fz --coder ") +
-                                   (held == "ans" ? "huffman" : "ans") + " --mode " + mode);
-    ASSERT_EQ(o.code, 0) << o.err;
-    EXPECT_LE(slurp("s.fz").size(), slurp("o.fz").size());
+    for (const char* other : {"ans", "huffman", "context"}) {
+      CliRun o = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z o.fz --coder ") + other +
+                                     " --mode " + mode);
+      ASSERT_EQ(o.code, 0) << o.err;
+      if (std::string(mode) == "none") {  // one quantization: the smallest of the coders' streams
+        EXPECT_LE(slurp("s.fz").size(), slurp("o.fz").size()) << other;
+      }
+    }
     CliRun x = factz(d.path(), std::string("compress -2 30 20 --scalar -i f.f32 -z x.fz --coder smallest --mode ") + mode);
     ASSERT_EQ(x.code, 0) << x.err;
     EXPECT_EQ(slurp("s.fz"), slurp("x.fz"));
@@ -159,7 +163,10 @@ TEST(ScalarCli, SmallestCoderByDefaultForScalarFieldsOnly) {
   EXPECT_NE(h.err.find("scalar fields only"), std::string::npos) << h.err;
   CliRun bad = factz(d.path(), "compress -2 30 20 --scalar -i f.f32 -z s.fz --coder zip");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("smallest, ans or huffman"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("smallest, ans, huffman or context"), std::string::npos) << bad.err;
+  CliRun vc = factz(d.path(), "compress -2 30 20 -i f.f32 -i f.f32 -z v.fz --coder context");
+  EXPECT_EQ(vc.code, 2);
+  EXPECT_NE(vc.err.find("scalar fields only"), std::string::npos) << vc.err;
 }
 
 TEST(ScalarCli, CtPrintsNodesArcsAndPairs) {

@@ -209,9 +209,11 @@ void coder_of(const Args& a, factz::Coder& coder, bool& zstd, bool scalar) {
   if (name == "huffman") coder = factz::Coder::huffman;
   else if (name == "ans") coder = factz::Coder::ans;
   else if (name == "smallest" && scalar) coder = factz::Coder::smallest;
-  else if (name == "smallest") fail("--coder smallest applies to scalar fields only; choose ans or huffman", 2);
-  else fail(std::string("--coder must be ") + (scalar ? "smallest, ans or huffman" : "ans or huffman") + ", got '" +
-                name + "'", 2);
+  else if (name == "context" && scalar) coder = factz::Coder::context;
+  else if (name == "smallest" || name == "context")
+    fail("--coder " + name + " applies to scalar fields only; choose ans or huffman", 2);
+  else fail(std::string("--coder must be ") + (scalar ? "smallest, ans, huffman or context" : "ans or huffman") +
+                ", got '" + name + "'", 2);
   if (a.has("--zstd") && a.has("--no-zstd")) fail("--zstd and --no-zstd exclude each other", 2);
   zstd = !a.has("--no-zstd");
 }

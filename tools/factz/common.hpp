@@ -69,7 +69,7 @@ factz::Exec exec_of(const Args& a, factz::Policy* policy = nullptr, bool allow_c
 int device_of(const Args& a);
 /// `-M ABS|REL E` (unchanged when absent; usage error for anything but a finite E >= 0).
 void bound_of(const Args& a, factz::BoundMode& mode, double& bound);
-/// --coder (ans, huffman; with `scalar` also smallest, its default there) and --zstd / --no-zstd.
+/// --coder (ans, huffman; with `scalar` also context and smallest, its default there) and --zstd / --no-zstd.
 void coder_of(const Args& a, factz::Coder& coder, bool& zstd, bool scalar = false);
 /// The vector-field compression options of `factz compress`: -x, -M, --mode, --anchor-stride,
 /// --coder, --zstd.

@@ -90,7 +90,7 @@ const Command kCompress{
     "compress", "Compress a 2D vector field (two float32 planes: raw .f32, .npy, or netCDF/HDF5 variables), a 3D vector field (three float32 or float64 planes with -3) or a 2D/3D scalar field into a FaCTz stream.",
     "factz compress [-2 NX NY] -i U -i V -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]\n"
     "       factz compress -3 NX NY NZ -i U -i V -i W -z OUT [-M ABS|REL E] [--mode speculative|block|none] [--anchor-stride S] [--coder ans|huffman] [--zstd|--no-zstd] [--fill V] [-x serial|omp[=T]] [--json]   (3D vector; with --blocks PX PY PZ a multi-block file)\n"
-    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder smallest|ans|huffman] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
+    "       factz compress -3 NX NY NZ | -2 NX NY --scalar  -i S -z OUT [-M ABS|REL E] [--mode contour-tree|none] [--persistence P] [--coder smallest|ans|huffman|context] [--zstd|--no-zstd] [--fill V] [-x POLICY] [--json]",
     {kDims, kDims3,
      {"-i", 1, "FILE",
       "input component (give twice: u then v; three times with -3 for a 3D vector field: raw or .npy; once for a "
@@ -107,7 +107,7 @@ const Command kCompress{
      {"--scalar", 0, "", "the single -i is a scalar field (implied by -3, --persistence and --mode contour-tree)"},
      kPersistence,
      {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 4096: one exact anchor on grids up to 4096, every other vertex predicted)"},
-     {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default for vector fields) | huffman (canonical Huffman) | smallest (scalar fields only, their default: both, the smaller stream kept)"},
+     {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default for vector fields) | huffman (canonical Huffman) | context (scalar fields only: adaptive binary coding with the neighbours' codes as contexts) | smallest (scalar fields only, their default: each of the three, the smallest stream kept)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
