@@ -1,4 +1,4 @@
-// The context coder (context_coder.hpp; byte layout in docs/codec.md, "Context coder").
+// The context coder (context_coder.hpp; byte layout in docs/codec.md, "Context-coded blob").
 #include "codec/context_coder.hpp"
 
 #include <algorithm>
@@ -8,123 +8,18 @@
 
 #include <omp.h>
 
+#include "codec/range_coder.hpp"
+
 namespace factz::detail {
 namespace {
 
-constexpr int kProbBits = 12;               // a probability of the bit being 0, in 1/4096
-constexpr uint16_t kProbHalf = 1 << (kProbBits - 1);
-constexpr int kAdapt = 5;                   // each decision moves its probability 1/32 of the way
-constexpr uint32_t kTop = uint32_t(1) << 24;  // the range is renormalized below 2^24
-constexpr int kUnary = 16;                  // residual magnitudes 1..16 in unary, then escapes
-constexpr int kEscapeBits = 15;             // escape values below 2^15
+constexpr int kProbBits = 12;    // a probability of the bit being 0, in 1/4096
+constexpr int kAdapt = 5;        // each decision moves its probability 1/32 of the way
+constexpr int kUnary = 16;       // residual magnitudes 1..16 in unary, then escapes
+constexpr int kEscapeBits = 15;  // escape values below 2^15
 
-// The binary range coder: range and low as in the classic carry-less-by-cache design (the
-// encoder holds back one byte and a count of 0xFF bytes until a carry is known). Encoder
-// and decoder consume the same number of bytes, which the decoder checks.
-class RangeEncoder {
- public:
-  explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out) {}
-  int bit(uint16_t& p, int b) {
-    const uint32_t bound = (range_ >> kProbBits) * p;
-    if (b == 0) {
-      range_ = bound;
-      p = uint16_t(p + (((1u << kProbBits) - p) >> kAdapt));
-    } else {
-      low_ += bound;
-      range_ -= bound;
-      p = uint16_t(p - (p >> kAdapt));
-    }
-    while (range_ < kTop) {
-      range_ <<= 8;
-      shift_low();
-    }
-    return b;
-  }
-  int bypass(int b) {
-    range_ >>= 1;
-    if (b) low_ += range_;
-    while (range_ < kTop) {
-      range_ <<= 8;
-      shift_low();
-    }
-    return b;
-  }
-  void finish() {
-    for (int i = 0; i < 5; ++i) shift_low();
-  }
-
- private:
-  void shift_low() {
-    if (uint32_t(low_) < 0xFF000000u || (low_ >> 32) != 0) {
-      const uint8_t carry = uint8_t(low_ >> 32);
-      uint8_t byte = cache_;
-      do {
-        out_.push_back(uint8_t(byte + carry));
-        byte = 0xFF;
-      } while (--pending_ != 0);
-      cache_ = uint8_t(low_ >> 24);
-    }
-    ++pending_;
-    low_ = (low_ & 0x00FFFFFFu) << 8;
-  }
-  std::vector<uint8_t>& out_;
-  uint64_t low_ = 0;
-  uint32_t range_ = 0xFFFFFFFFu;
-  uint8_t cache_ = 0;
-  uint64_t pending_ = 1;
-};
-
-class RangeDecoder {
- public:
-  RangeDecoder(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {
-    bad_ = next() != 0;  // the encoder's first byte is its initial cache, 0
-    for (int i = 0; i < 4; ++i) code_ = (code_ << 8) | next();
-  }
-  int bit(uint16_t& p, int) {
-    const uint32_t bound = (range_ >> kProbBits) * p;
-    int b;
-    if (code_ < bound) {
-      range_ = bound;
-      p = uint16_t(p + (((1u << kProbBits) - p) >> kAdapt));
-      b = 0;
-    } else {
-      code_ -= bound;
-      range_ -= bound;
-      p = uint16_t(p - (p >> kAdapt));
-      b = 1;
-    }
-    while (range_ < kTop) {
-      range_ <<= 8;
-      code_ = (code_ << 8) | next();
-    }
-    return b;
-  }
-  int bypass(int) {
-    range_ >>= 1;
-    const int b = code_ >= range_;
-    if (b) code_ -= range_;
-    while (range_ < kTop) {
-      range_ <<= 8;
-      code_ = (code_ << 8) | next();
-    }
-    return b;
-  }
-  /// Every byte read, none past the end, the first one 0.
-  bool clean() const { return !bad_ && p_ == end_; }
-
- private:
-  uint32_t next() {
-    if (p_ == end_) {
-      bad_ = true;
-      return 0;
-    }
-    return *p_++;
-  }
-  const uint8_t* p_;
-  const uint8_t* end_;
-  uint32_t range_ = 0xFFFFFFFFu, code_ = 0;
-  bool bad_ = false;
-};
+using RangeEncoder = BinaryRangeEncoder<kProbBits, kAdapt>;
+using RangeDecoder = BinaryRangeDecoder<kProbBits, kAdapt>;
 
 // The adaptive probabilities of one chunk, all starting at one half.
 struct Model {
@@ -134,7 +29,7 @@ struct Model {
   uint16_t unary[kUnary][4];    // magnitude > i? by position and the largest neighbour class
   uint16_t escape[kEscapeBits]; // escape bit count, unary
   Model() {
-    std::fill_n(&zero[0], sizeof(Model) / sizeof(uint16_t), kProbHalf);
+    std::fill_n(&zero[0], sizeof(Model) / sizeof(uint16_t), RangeEncoder::kHalf);
   }
 };
 static_assert(sizeof(Model) % sizeof(uint16_t) == 0);
@@ -314,7 +209,7 @@ Status context_decode(std::span<const uint8_t> in, const CodeGrid& g, std::span<
   int bad = 0;
 #pragma omp parallel for num_threads(std::max(1, std::min<int>(threads, int(l.chunks)))) schedule(dynamic, 1) reduction(| : bad)
   for (int64_t c = 0; c < l.chunks; ++c) {
-    RangeDecoder rc(p + begin[size_t(c)], p + begin[size_t(c) + 1]);
+    RangeDecoder rc(in.subspan(begin[size_t(c)], begin[size_t(c) + 1] - begin[size_t(c)]));
     uint16_t* mine = symbols.data() + at[size_t(c)];
     std::fill(mine, symbols.data() + at[size_t(c) + 1], uint16_t(0));
     if (!code_chunk(rc, g, l, c, mine) || !rc.clean()) bad |= 1;

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "codec/range_coder.hpp"
+
 namespace factz::detail {
 namespace {
 
@@ -11,7 +13,6 @@ namespace {
 constexpr int kProbBits = 11;
 constexpr uint32_t kProbOne = 1u << kProbBits;
 constexpr int kMoveBits = 5;
-constexpr uint32_t kTop = 1u << 24;
 constexpr int kContextBits = 10;
 
 using Probs = std::array<uint16_t, 1u << kContextBits>;
@@ -57,87 +58,8 @@ void for_each_bit_in_context(int64_t nx, int64_t ny, Code&& code, Stop&& stop) {
   }
 }
 
-class RangeEncoder {
- public:
-  explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out) {}
-  void bit(uint16_t& prob, bool b) {
-    const uint32_t bound = (range_ >> kProbBits) * prob;
-    if (!b) {
-      range_ = bound;
-      prob = uint16_t(prob + ((kProbOne - prob) >> kMoveBits));
-    } else {
-      low_ += bound;
-      range_ -= bound;
-      prob = uint16_t(prob - (prob >> kMoveBits));
-    }
-    while (range_ < kTop) {
-      range_ <<= 8;
-      shift_low();
-    }
-  }
-  void flush() {
-    for (int i = 0; i < 5; ++i) shift_low();
-  }
-
- private:
-  void shift_low() {
-    if (uint32_t(low_) < 0xFF000000u || (low_ >> 32) != 0) {
-      uint8_t carry = uint8_t(low_ >> 32);
-      uint8_t temp = cache_;
-      do {
-        out_.push_back(uint8_t(temp + carry));
-        temp = 0xFF;
-      } while (--pending_ != 0);
-      cache_ = uint8_t(low_ >> 24);
-    }
-    ++pending_;
-    low_ = (low_ & 0x00FFFFFFu) << 8;
-  }
-  std::vector<uint8_t>& out_;
-  uint64_t low_ = 0;
-  uint32_t range_ = 0xFFFFFFFFu;
-  uint8_t cache_ = 0;
-  uint64_t pending_ = 1;
-};
-
-class RangeDecoder {
- public:
-  explicit RangeDecoder(std::span<const uint8_t> in) : in_(in) {
-    for (int i = 0; i < 5; ++i) code_ = (code_ << 8) | next();
-  }
-  bool bit(uint16_t& prob) {
-    const uint32_t bound = (range_ >> kProbBits) * prob;
-    bool b;
-    if (code_ < bound) {
-      range_ = bound;
-      prob = uint16_t(prob + ((kProbOne - prob) >> kMoveBits));
-      b = false;
-    } else {
-      code_ -= bound;
-      range_ -= bound;
-      prob = uint16_t(prob - (prob >> kMoveBits));
-      b = true;
-    }
-    while (range_ < kTop) {
-      range_ <<= 8;
-      code_ = (code_ << 8) | next();
-    }
-    return b;
-  }
-  bool overrun() const { return overrun_; }
-
- private:
-  uint32_t next() {
-    if (pos_ < in_.size()) return in_[pos_++];
-    overrun_ = true;  // the encoder's flush covers every byte the decoder reads
-    return 0;
-  }
-  std::span<const uint8_t> in_;
-  size_t pos_ = 0;
-  uint32_t code_ = 0;
-  uint32_t range_ = 0xFFFFFFFFu;
-  bool overrun_ = false;
-};
+using RangeEncoder = BinaryRangeEncoder<kProbBits, kMoveBits>;
+using RangeDecoder = BinaryRangeDecoder<kProbBits, kMoveBits>;
 
 }  // namespace
 
@@ -147,11 +69,11 @@ void encode_mask(std::span<const uint8_t> mask, int64_t nx, int64_t ny, std::vec
   Probs probs = initial_probs();
   auto code = [&](uint32_t ctx, int64_t k) {
     const bool b = mask[size_t(k)] != 0;
-    rc.bit(probs[ctx], b);
+    rc.bit(probs[ctx], int(b));
     return uint32_t(b);
   };
   for_each_bit_in_context(nx, ny, code, [] { return false; });
-  rc.flush();
+  rc.finish();
 }
 
 Status decode_mask(std::span<const uint8_t> in, int64_t nx, int64_t ny, std::vector<uint8_t>& mask) {
@@ -160,7 +82,7 @@ Status decode_mask(std::span<const uint8_t> in, int64_t nx, int64_t ny, std::vec
   RangeDecoder rc(in);
   Probs probs = initial_probs();
   auto code = [&](uint32_t ctx, int64_t k) {
-    const uint32_t b = rc.bit(probs[ctx]) ? 1u : 0u;
+    const uint32_t b = uint32_t(rc.bit(probs[ctx]));
     mask[size_t(k)] = uint8_t(b);
     return b;
   };
