@@ -151,7 +151,7 @@ template <class T>
 using StepChoice = detail::StepChoiceOf<T>;
 
 // The coder the codes are written with while streams are compared (the contour-tree race):
-// ANS for Coder::smallest, whose stream is written with both coders once, at the end.
+// ANS for Coder::smallest, whose kept quantization is written with each coder once, at the end.
 Coder racing_coder(Coder c) { return c == Coder::smallest ? Coder::ans : c; }
 
 // The kept stream of Coder::smallest: `written` (the ANS stream) or the same quantization
