@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <string>
 
 #include <omp.h>
 
 #include "codec/range_coder.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::detail {
 namespace {
@@ -100,10 +100,10 @@ std::vector<uint64_t> symbol_offsets(const CodeGrid& g, const Layout& l) {
   return at;
 }
 
-// Codes chunk c's symbols (the encoder reads `symbols`, the decoder writes them); false when
-// the decoder meets a residual out of range.
+// Codes chunk c's symbols: the encoder reads them from `in` (out null), the decoder writes
+// them to `out` (in null); false when the decoder meets a residual out of range.
 template <class Coder>
-bool code_chunk(Coder& rc, const CodeGrid& g, const Layout& l, int64_t c, uint16_t* symbols) {
+bool code_chunk(Coder& rc, const CodeGrid& g, const Layout& l, int64_t c, const uint16_t* in, uint16_t* out) {
   const int64_t r0 = c * l.rows_per_chunk, r1 = std::min(l.rows, r0 + l.rows_per_chunk);
   const int64_t nx = g.nx, plane = g.ny * nx;
   std::vector<uint8_t> info(size_t((r1 - r0) * nx), 0);
@@ -119,22 +119,14 @@ bool code_chunk(Coder& rc, const CodeGrid& g, const Layout& l, int64_t c, uint16
       const uint8_t L = x > 0 ? row[x - 1] : 0;
       const uint8_t U = has_up ? row[x - nx] : 0;
       const uint8_t B = has_back ? row[x - plane] : 0;
-      const int s = code_symbol(rc, m, L, U, B, symbols[next]);
+      const int s = code_symbol(rc, m, L, U, B, in ? in[next] : uint16_t(0));
       if (s < 0) return false;
-      symbols[next++] = uint16_t(s);
+      if (out) out[next] = uint16_t(s);
+      ++next;
       row[x] = info_of(uint16_t(s));
     }
   }
   return true;
-}
-
-void put_u32(uint8_t* p, uint64_t v) {
-  for (int b = 0; b < 4; ++b) p[b] = uint8_t(v >> (8 * b));
-}
-uint64_t get_le(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int b = bytes - 1; b >= 0; --b) v = (v << 8) | p[b];
-  return v;
 }
 
 bool grid_ok(const CodeGrid& g) {
@@ -155,51 +147,45 @@ Status context_encode(std::span<const uint16_t> symbols, const CodeGrid& g, std:
   std::vector<std::vector<uint8_t>> parts(size_t(l.chunks));
 #pragma omp parallel for num_threads(std::max(1, std::min<int>(threads, int(l.chunks)))) schedule(dynamic, 1)
   for (int64_t c = 0; c < l.chunks; ++c) {
-    std::vector<uint16_t> mine(symbols.begin() + int64_t(at[size_t(c)]), symbols.begin() + int64_t(at[size_t(c) + 1]));
     RangeEncoder rc(parts[size_t(c)]);
-    code_chunk(rc, g, l, c, mine.data());
+    code_chunk(rc, g, l, c, symbols.data() + at[size_t(c)], nullptr);
     rc.finish();
   }
-  size_t total = kContextHeadBytes + 4 * size_t(l.chunks);
-  for (const auto& p : parts) total += p.size();
-  out.assign(total, 0);
-  uint8_t* p = out.data();
-  p[0] = kContextCoderVersion;
-  p[1] = 0;
-  for (int b = 0; b < 8; ++b) p[2 + b] = uint8_t(uint64_t(symbols.size()) >> (8 * b));
-  put_u32(p + 10, uint64_t(l.rows_per_chunk));
-  put_u32(p + 14, uint64_t(l.chunks));
-  size_t w = kContextHeadBytes;
-  for (const auto& part : parts) {
-    put_u32(p + w, part.size());
-    w += 4;
-  }
-  for (const auto& part : parts) {
-    std::memcpy(p + w, part.data(), part.size());
-    w += part.size();
-  }
+  ByteWriter w;
+  w.u8(kContextCoderVersion);
+  w.u8(0);
+  w.u64(symbols.size());
+  w.u32(uint32_t(l.rows_per_chunk));
+  w.u32(uint32_t(l.chunks));
+  for (const auto& part : parts) w.u32(uint32_t(part.size()));
+  for (const auto& part : parts) w.append(part);
+  out = std::move(w.bytes());
   return Status::Ok();
 }
 
 Status context_decode(std::span<const uint8_t> in, const CodeGrid& g, std::span<uint16_t> symbols, int threads) {
   if (!grid_ok(g)) return invalid_argument("context coder: bad grid");
-  if (in.size() < kContextHeadBytes) return corrupt_stream("context-coded symbols: blob truncated");
-  const uint8_t* p = in.data();
-  if (p[0] != kContextCoderVersion)
-    return Status(Code::unsupported_version, "context-coded symbols: blob version " + std::to_string(p[0]));
-  if (p[1] != 0) return corrupt_stream("context-coded symbols: reserved byte is not zero");
-  if (get_le(p + 2, 8) != symbols.size())
-    return corrupt_stream("context-coded symbols: the blob holds " + std::to_string(get_le(p + 2, 8)) +
-                          " symbols, the grid " + std::to_string(symbols.size()));
+  ByteReader r(in);
+  uint8_t version = 0, reserved = 0;
+  uint64_t count = 0;
+  uint32_t per = 0, chunks = 0;
+  if (!r.u8(version) || !r.u8(reserved) || !r.u64(count) || !r.u32(per) || !r.u32(chunks))
+    return corrupt_stream("context-coded symbols: blob truncated");
+  if (version != kContextCoderVersion)
+    return Status(Code::unsupported_version, "context-coded symbols: blob version " + std::to_string(version));
+  if (reserved != 0) return corrupt_stream("context-coded symbols: reserved byte is not zero");
+  if (count != symbols.size())
+    return corrupt_stream("context-coded symbols: the blob holds " + std::to_string(count) + " symbols, the grid " +
+                          std::to_string(symbols.size()));
   const int64_t rows = g.ny * g.nz;
-  const uint64_t per = get_le(p + 10, 4), chunks = get_le(p + 14, 4);
   if (per == 0 || per > uint64_t(rows)) return corrupt_stream("context-coded symbols: rows per chunk out of range");
   const Layout l = layout_of(g, int64_t(per));
   if (chunks != uint64_t(l.chunks)) return corrupt_stream("context-coded symbols: chunk count disagrees with the grid");
-  if (in.size() < kContextHeadBytes + 4 * chunks) return corrupt_stream("context-coded symbols: chunk table truncated");
-  std::vector<uint64_t> begin(size_t(chunks) + 1, kContextHeadBytes + 4 * chunks);
-  for (uint64_t c = 0; c < chunks; ++c) {
-    const uint64_t size = get_le(p + kContextHeadBytes + 4 * c, 4);
+  if (r.remaining() < 4 * uint64_t(chunks)) return corrupt_stream("context-coded symbols: chunk table truncated");
+  std::vector<uint64_t> begin(size_t(chunks) + 1, kContextHeadBytes + 4 * uint64_t(chunks));
+  for (uint32_t c = 0; c < chunks; ++c) {
+    uint32_t size = 0;
+    (void)r.u32(size);  // inside the table, whose length was checked above
     begin[size_t(c) + 1] = begin[size_t(c)] + size;
     if (size < 5 || begin[size_t(c) + 1] > in.size()) return corrupt_stream("context-coded symbols: chunk sizes overrun the blob");
   }
@@ -210,9 +196,7 @@ Status context_decode(std::span<const uint8_t> in, const CodeGrid& g, std::span<
 #pragma omp parallel for num_threads(std::max(1, std::min<int>(threads, int(l.chunks)))) schedule(dynamic, 1) reduction(| : bad)
   for (int64_t c = 0; c < l.chunks; ++c) {
     RangeDecoder rc(in.subspan(begin[size_t(c)], begin[size_t(c) + 1] - begin[size_t(c)]));
-    uint16_t* mine = symbols.data() + at[size_t(c)];
-    std::fill(mine, symbols.data() + at[size_t(c) + 1], uint16_t(0));
-    if (!code_chunk(rc, g, l, c, mine) || !rc.clean()) bad |= 1;
+    if (!code_chunk(rc, g, l, c, nullptr, symbols.data() + at[size_t(c)]) || !rc.clean()) bad |= 1;
   }
   if (bad) return corrupt_stream("context-coded symbols: a chunk does not decode");
   return Status::Ok();
