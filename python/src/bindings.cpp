@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "factz/factz.h"
+#include "factz/scalar.hpp"  // ScalarOptions: the scalar default coder
 
 namespace factz_py {
 
@@ -303,10 +304,14 @@ factz::Mode mode_of(const std::string& s) {
   throw py::value_error("mode must be 'speculative', 'block' or 'none', got '" + s + "'");
 }
 
-factz::Coder coder_of(const std::string& s) {
-  if (s.empty()) return factz::Options{}.coder;
+factz::Coder coder_of(const std::string& s, bool scalar) {
+  if (s.empty()) return scalar ? factz::ScalarOptions{}.coder : factz::Options{}.coder;
   if (s == "huffman") return factz::Coder::huffman;
   if (s == "ans") return factz::Coder::ans;
+  if (scalar && s == "smallest") return factz::Coder::smallest;
+  if (scalar && s == "context") return factz::Coder::context;
+  if (scalar)
+    throw py::value_error("coder must be 'smallest', 'ans', 'huffman' or 'context' for a scalar field, got '" + s + "'");
   throw py::value_error("coder must be 'huffman' or 'ans', got '" + s + "'");
 }
 

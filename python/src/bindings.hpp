@@ -81,8 +81,9 @@ class ByteView {
 py::bytes bytes_of(const std::vector<uint8_t>& v);
 
 factz::Mode mode_of(const std::string& s);
-/// "" is the library's default coder (factz::Options).
-factz::Coder coder_of(const std::string& s);
+/// "" is the library's default coder (factz::Options, or factz::ScalarOptions with `scalar`);
+/// "huffman", "ans", and with `scalar` also "smallest" and "context" (scalar streams only).
+factz::Coder coder_of(const std::string& s, bool scalar = false);
 factz::BoundMode bound_of(const std::string& s, const char* what = "bound");
 int threads_of(int threads);
 /// "" (threads decides: 1 is serial, else OpenMP), "serial", "omp" or "cuda".

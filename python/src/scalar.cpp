@@ -71,13 +71,7 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
                              const std::string& policy, const py::handle& mask, std::optional<double> fill) {
   factz::ScalarOptions o;
   o.mode = scalar_mode_of(mode);
-  if (coder.empty()) o.coder = factz::ScalarOptions{}.coder;
-  else if (coder == "smallest") o.coder = factz::Coder::smallest;
-  else if (coder == "context") o.coder = factz::Coder::context;
-  else if (coder == "ans" || coder == "huffman") o.coder = coder_of(coder);
-  else
-    throw py::value_error("coder must be 'smallest', 'ans', 'huffman' or 'context' for a scalar field, got '" + coder +
-                          "'");
+  o.coder = coder_of(coder, true);
   o.bound_mode = bound_of(bound);
   o.bound = eb;
   o.persistence = persistence;

@@ -34,12 +34,14 @@ inline Result<uint64_t> coded_symbol_count(EntropyCoder c, std::span<const uint8
 ///   docs/codec.md); only the sections whose stream format allows it pass true.
 inline Status entropy_encode(EntropyCoder c, std::span<const uint16_t> symbols, uint16_t center,
                              std::vector<uint8_t>& out, int threads, bool allow_escapes = false) {
+  if (c == EntropyCoder::context) return invalid_argument("the context coder codes on a grid: context_encode");
   if (c == EntropyCoder::ans) return ans_encode(symbols, center, out, threads, kAnsEncoderMaxLanes, allow_escapes);
   return huffman_encode(symbols, out, threads);
 }
 
 inline Status entropy_decode(EntropyCoder c, std::span<const uint8_t> in, uint16_t center,
                              std::span<uint16_t> symbols, int threads) {
+  if (c == EntropyCoder::context) return invalid_argument("the context coder decodes on a grid: context_decode");
   if (c == EntropyCoder::ans) return ans_decode(in, center, symbols, threads);
   return huffman_decode(in, symbols, threads);
 }
