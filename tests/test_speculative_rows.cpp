@@ -18,6 +18,7 @@
 #include "kernels/exact.hpp"
 #include "kernels/interpolation.hpp"
 #include "kernels/quantizer.hpp"
+#include "kernels/speculation.hpp"
 #include "support/precision.hpp"
 #include "support/row_candidate_check.hpp"
 #include "synth.hpp"
@@ -89,6 +90,56 @@ TEST(SpeculativeRows, RowCandidatesAreTheScalarFirstCandidates) {
     EXPECT_GT(accepted[k], 1000) << "field " << k;
     EXPECT_GT(refused[k], 1000) << "field " << k;
   }
+}
+
+// The writer's original signatures, a cell row at a time with the one-sided test of every
+// cell first: the values of original_signatures, cell for cell, on a smooth field (most cells
+// one-sided), ties and exact zeros (+0 and -0 are neither sign), a land mask, and float64.
+template <class Field>
+void check_signature_rows(const Field& f, const std::vector<uint8_t>& mask, int64_t& shortcut, const std::string& what) {
+  const detail::Grid2D g{f.nx, f.ny};
+  const int64_t cw = f.nx - 1;
+  const uint8_t* m = mask.empty() ? nullptr : mask.data();
+  std::vector<uint8_t> flags(static_cast<size_t>(cw)), row(static_cast<size_t>(2 * cw));
+  for (int64_t i = 0; i + 1 < f.ny; ++i) {
+    detail::original_signatures_row(g, i, f.u.data(), f.v.data(), m, flags.data(), row.data());
+    for (int64_t j = 0; j < cw; ++j) {
+      detail::Signature want[2];
+      detail::original_signatures(g, i, j, f.u.data(), f.v.data(), m, want);
+      ASSERT_EQ(row[size_t(2 * j)], want[0]) << what << " cell (" << i << ", " << j << ") triangle 0";
+      ASSERT_EQ(row[size_t(2 * j + 1)], want[1]) << what << " cell (" << i << ", " << j << ") triangle 1";
+      shortcut += flags[size_t(j)];
+    }
+  }
+}
+
+TEST(SpeculativeRows, SignatureRowsAreTheCellSignatures) {
+  const VectorField2D smooth = synth::turbulence(97, 61, 4, 2.0);
+  VectorField2D ties{41, 37, {}, {}};
+  for (int64_t k = 0; k < ties.nx * ties.ny; ++k) {
+    ties.u.push_back(k % 11 == 0 ? -0.0f : float(int(k * 7 % 5) - 2));
+    ties.v.push_back(float(int(k * 3 % 4) - 1) * 0.5f);
+  }
+  std::vector<uint8_t> land(smooth.u.size(), 0);
+  for (size_t k = 0; k < land.size(); ++k) land[k] = (k / 97) % 9 < 2 && k % 97 < 40;
+  int64_t shortcut = 0;
+  check_signature_rows(smooth, {}, shortcut, "smooth");
+  const int64_t smooth_shortcut = shortcut;
+  check_signature_rows(ties, {}, shortcut, "ties");
+  check_signature_rows(smooth, land, shortcut, "land");
+  check_signature_rows(testing::to_double(smooth), {}, shortcut, "float64");
+  check_signature_rows(testing::to_double(smooth), land, shortcut, "float64 land");
+  EXPECT_GT(smooth_shortcut, 96 * 60 / 2) << "most cells of a smooth field are one-sided";
+  // original_signatures_quick, the trial's form, agrees too.
+  const detail::Grid2D g{ties.nx, ties.ny};
+  for (int64_t i = 0; i + 1 < ties.ny; ++i)
+    for (int64_t j = 0; j + 1 < ties.nx; ++j) {
+      detail::Signature a[2], b[2];
+      detail::original_signatures(g, i, j, ties.u.data(), ties.v.data(), nullptr, a);
+      detail::original_signatures_quick(g, i, j, ties.u.data(), ties.v.data(), nullptr, b);
+      ASSERT_EQ(a[0], b[0]);
+      ASSERT_EQ(a[1], b[1]);
+    }
 }
 
 }  // namespace

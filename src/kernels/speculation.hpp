@@ -87,6 +87,23 @@ FACTZ_HD void original_signatures(const Grid2D& g, int64_t i, int64_t j, const T
   if (off_mesh & 2) out[1] = kMaskedTriangle;
 }
 
+/// original_signatures with an exact shortcut for the common cell: where u, or v, has one
+/// strict sign on the four corners and no corner is missing, neither triangle can hold the
+/// origin in its hull (the symbolic perturbation moves nothing by a finite amount), so both
+/// are kNoCriticalPoint without the determinants. The same values as original_signatures.
+template <class T>
+FACTZ_HD void original_signatures_quick(const Grid2D& g, int64_t i, int64_t j, const T* u, const T* v,
+                                        const uint8_t* missing, Signature out[2]) {
+  const int64_t a = i * g.nx + j, c = a + g.nx;
+  const bool on_mesh = !missing || !(missing[a] | missing[a + 1] | missing[c] | missing[c + 1]);
+  const T cu[4] = {u[a], u[a + 1], u[c], u[c + 1]}, cv[4] = {v[a], v[a + 1], v[c], v[c + 1]};
+  if (on_mesh && (strictly_one_sided(cu, 4) || strictly_one_sided(cv, 4))) {
+    out[0] = out[1] = kNoCriticalPoint;
+    return;
+  }
+  original_signatures(g, i, j, u, v, missing, out);
+}
+
 /// Level-wise bound: with a tight step `tight`, the targets of the coarse levels (step >=
 /// tight) start at half the bound (id kMaxBoundId - 1), since their errors propagate into
 /// every finer level's predictions; the finer levels start at the full bound. kNoTightLevel

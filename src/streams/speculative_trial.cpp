@@ -84,15 +84,25 @@ class PayloadEstimate {
 
 /// Estimated payload bits (PayloadEstimate) of the speculative schedule on a (filled) field
 /// with tight step `tight`. `missing`: null or one byte per vertex.
+/// The crop's original signatures (original_signatures' values), shared by its two runs.
 template <class T>
-double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
-                          const uint8_t* missing, T eb, int64_t s0, Predictor pred, int64_t tight, int64_t full_n) {
+std::vector<uint8_t> crop_signatures(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
+                                     const uint8_t* missing) {
   const Grid2D g{nx, ny};
-  std::vector<T> cu(u), cv(v);
   const int64_t cw = nx - 1;
   std::vector<uint8_t> sig(size_t(std::max<int64_t>(g.triangle_count(), 1)));
   for (int64_t i = 0; i + 1 < ny; ++i)
-    for (int64_t j = 0; j < cw; ++j) original_signatures(g, i, j, u.data(), v.data(), missing, &sig[size_t(2 * (i * cw + j))]);
+    for (int64_t j = 0; j < cw; ++j)
+      original_signatures_quick(g, i, j, u.data(), v.data(), missing, &sig[size_t(2 * (i * cw + j))]);
+  return sig;
+}
+
+template <class T>
+double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
+                          const uint8_t* missing, const std::vector<uint8_t>& sig, T eb, int64_t s0, Predictor pred,
+                          int64_t tight, int64_t full_n) {
+  const Grid2D g{nx, ny};
+  std::vector<T> cu(u), cv(v);
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   const PhaseLattice A = anchor_lattice(nx, ny, s0);
@@ -132,10 +142,12 @@ int64_t choose_on_crop(const TrialCrop& crop, int64_t full_n, const std::vector<
   const uint8_t* m = missing.empty() ? nullptr : missing.data();
   const int64_t tights[2] = {kNoTightLevel, kTrialTightStep};
   double bits[2] = {0, 0};
+  const std::vector<uint8_t> sig = crop_signatures(crop.w, crop.h, u, v, m);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads > 1 ? 2 : 1) schedule(static, 1)
 #endif
-  for (int i = 0; i < 2; ++i) bits[i] = trial_payload_bits(crop.w, crop.h, u, v, m, eb, s0, pred, tights[i], full_n);
+  for (int i = 0; i < 2; ++i)
+    bits[i] = trial_payload_bits(crop.w, crop.h, u, v, m, sig, eb, s0, pred, tights[i], full_n);
   (void)threads;
   return tight_if_smaller(bits);
 }

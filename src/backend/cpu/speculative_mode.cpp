@@ -64,10 +64,13 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
     resize_fresh(*a, targets);
   }
   BigVector<uint8_t> sig(static_cast<size_t>(g.triangle_count()));
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < g.ny - 1; ++i)
-    for (int64_t j = 0; j < cw; ++j)  // kMaskedTriangle off the mesh: never compared
-      original_signatures(g, i, j, orig_u, orig_v, missing, &sig[size_t(2 * (i * cw + j))]);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<uint8_t> flags(size_t(std::max<int64_t>(cw, 0)));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < g.ny - 1; ++i)  // kMaskedTriangle off the mesh: never compared
+      original_signatures_row(g, i, orig_u, orig_v, missing, flags.data(), &sig[size_t(2 * i * cw)]);
+  }
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
   const std::vector<ScheduledPhase> phases = phases_of<ScheduledPhase>(PhaseSchedule(g.nx, g.ny, s0));

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/row_quantize.hpp"
 #include "kernels/interpolation.hpp"  // cubic_along, center_cubic
+#include "kernels/speculation.hpp"     // original_signatures
 
 namespace factz::detail {
 namespace {
@@ -88,6 +89,49 @@ void row_predictions2d(const float* cur, int64_t nx, int64_t ny, const Scheduled
 void row_predictions2d(const double* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
                        int64_t i1, double* pred) {
   row_predictions2d_any(cur, nx, ny, ph, j, i0, i1, pred);
+}
+
+namespace {
+
+template <class T>
+void original_signatures_row_any(const Grid2D& g, int64_t i, const T* u, const T* v, const uint8_t* missing,
+                                 uint8_t* __restrict flags, uint8_t* out) {
+  const int64_t cw = g.nx - 1;
+  const T* __restrict u0 = u + i * g.nx;
+  const T* __restrict u1 = u0 + g.nx;
+  const T* __restrict v0 = v + i * g.nx;
+  const T* __restrict v1 = v0 + g.nx;
+  // strictly_one_sided on the four corners of each cell, for u and for v, without branches.
+  for (int64_t j = 0; j < cw; ++j) {
+    const bool pu = (u0[j] > T(0)) & (u0[j + 1] > T(0)) & (u1[j] > T(0)) & (u1[j + 1] > T(0));
+    const bool nu = (u0[j] < T(0)) & (u0[j + 1] < T(0)) & (u1[j] < T(0)) & (u1[j + 1] < T(0));
+    const bool pv = (v0[j] > T(0)) & (v0[j + 1] > T(0)) & (v1[j] > T(0)) & (v1[j + 1] > T(0));
+    const bool nv = (v0[j] < T(0)) & (v0[j + 1] < T(0)) & (v1[j] < T(0)) & (v1[j + 1] < T(0));
+    flags[j] = uint8_t(pu | nu | pv | nv);
+  }
+  if (missing) {  // a cell touching a missing vertex takes original_signatures' own rule
+    const uint8_t* m0 = missing + i * g.nx;
+    const uint8_t* m1 = m0 + g.nx;
+    for (int64_t j = 0; j < cw; ++j) flags[j] = uint8_t(flags[j] & !(m0[j] | m0[j + 1] | m1[j] | m1[j + 1]));
+  }
+  for (int64_t j = 0; j < cw; ++j) {
+    if (flags[j]) {
+      out[2 * j] = out[2 * j + 1] = kNoCriticalPoint;
+      continue;
+    }
+    original_signatures(g, i, j, u, v, missing, out + 2 * j);
+  }
+}
+
+}  // namespace
+
+void original_signatures_row(const Grid2D& g, int64_t i, const float* u, const float* v, const uint8_t* missing,
+                             uint8_t* flags, uint8_t* out) {
+  original_signatures_row_any(g, i, u, v, missing, flags, out);
+}
+void original_signatures_row(const Grid2D& g, int64_t i, const double* u, const double* v, const uint8_t* missing,
+                             uint8_t* flags, uint8_t* out) {
+  original_signatures_row_any(g, i, u, v, missing, flags, out);
 }
 
 }  // namespace factz::detail

@@ -17,6 +17,7 @@
 
 #include "backend/cpu/row_candidates.hpp"
 #include "kernels/interpolation.hpp"
+#include "kernels/mesh.hpp"
 
 namespace factz::detail {
 
@@ -40,5 +41,13 @@ void row_predictions2d(const float* cur, int64_t nx, int64_t ny, const Scheduled
                        int64_t i1, float* pred);
 void row_predictions2d(const double* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
                        int64_t i1, double* pred);
+
+/// The original signatures of cell row i (out[2 j], out[2 j + 1] for cell j): the values of
+/// kernels/speculation.hpp original_signatures_quick, with its one-sided test of every cell of
+/// the row first in a loop the compiler vectorizes (`flags`: scratch of nx - 1 bytes).
+void original_signatures_row(const Grid2D& g, int64_t i, const float* u, const float* v, const uint8_t* missing,
+                             uint8_t* flags, uint8_t* out);
+void original_signatures_row(const Grid2D& g, int64_t i, const double* u, const double* v, const uint8_t* missing,
+                             uint8_t* flags, uint8_t* out);
 
 }  // namespace factz::detail
