@@ -123,12 +123,15 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
           int64_t kept = 0;
           if (rows) {  // the first candidates of each row's run at once (speculative_rows.hpp)
             thread_local RowCandidates2D<T> rc;
+            thread_local std::vector<uint8_t> star;  // star_one_sided_row2d's flags of the run
             const int id = first_bound_id(ph.step, tight);
             const T* const f2[2] = {ou, ov};
             const T* const c2[2] = {cur_u, cur_v};
             for (int64_t t = first; t < end;) {
               const int64_t j = t / L.count_x, i0 = t % L.count_x, i1 = std::min(L.count_x, i0 + (end - t));
               first_candidates_row2d(f2, c2, g.nx, g.ny, ph, j, i0, i1, bound[id], kRadius, rc);
+              if (star.size() < size_t(i1 - i0)) star.resize(size_t(i1 - i0));
+              star_one_sided_row2d(c2, sig.data(), g.nx, g.ny, ph, j, i0, i1, rc, star.data());
               const int64_t y = L.y0 + j * L.dy;
               for (int64_t i = i0; i < i1; ++i, ++t) {
                 const int64_t x = L.x0 + i * L.dx, k = y * g.nx + x, r = i - i0;
@@ -139,9 +142,10 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
                 }
                 const T ru = rc.recon[0][size_t(r)], rv = rc.recon[1][size_t(r)];
                 // speculate_vertex's first id, decided here where its candidate surely fits
-                // (a zero vector takes its own id there) and the signatures hold.
+                // (a zero vector takes its own id there) and the signatures hold (the run's
+                // star flags first: signatures_hold's own shortcut, computed for the run).
                 if (rc.ok[size_t(r)] && !(rc.x[0][size_t(r)] == T(0) && rc.x[1][size_t(r)] == T(0)) &&
-                    signatures_hold(g, x, y, ru, rv, cur_u, cur_v, sig.data())) {
+                    (star[size_t(r)] || signatures_hold(g, x, y, ru, rv, cur_u, cur_v, sig.data()))) {
                   commit(SpeculationOf<T>{uint8_t(id), rc.code[0][size_t(r)], rc.code[1][size_t(r)], ru, rv}, k, at);
                   continue;
                 }

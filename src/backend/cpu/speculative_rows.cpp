@@ -94,6 +94,44 @@ void row_predictions2d(const double* cur, int64_t nx, int64_t ny, const Schedule
 namespace {
 
 template <class T>
+void star_one_sided_row2d_any(const T* const cur[2], const uint8_t* sig, int64_t nx, int64_t ny,
+                              const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1,
+                              const RowCandidates2D<T>& rc, uint8_t* __restrict flags) {
+  const PhaseLattice& L = ph.lattice;
+  const int64_t y = L.y0 + j * L.dy, cw = nx - 1;
+  const int64_t n = i1 - i0;
+  if (y == 0 || y == ny - 1 || nx < 3) {  // a border row, or no interior column: the full test decides
+    for (int64_t r = 0; r < n; ++r) flags[r] = 0;
+    return;
+  }
+  const T* __restrict u = cur[0];
+  const T* __restrict v = cur[1];
+  const T* __restrict cu = rc.recon[0].data();
+  const T* __restrict cv = rc.recon[1].data();
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t x = L.x0 + (i0 + r) * L.dx;
+    const bool interior = (x > 0) & (x < nx - 1);
+    const int64_t xs = interior ? x : 1;  // a safe column for the loads of a border target
+    const int64_t k = y * nx + xs;
+    // The six triangles of the star (mesh.hpp incident_triangles): cell (y-1, x-1) T0 and T1,
+    // cell (y-1, x) T0, cell (y, x-1) T1, cell (y, x) T0 and T1.
+    const int64_t c0 = (y - 1) * cw + (xs - 1), c1 = y * cw + (xs - 1);
+    const bool quiet = (sig[2 * c0] | sig[2 * c0 + 1] | sig[2 * c0 + 2] | sig[2 * c1 + 1] | sig[2 * c1 + 2] |
+                        sig[2 * c1 + 3]) == 0;
+    const T su[7] = {cu[r], u[k - 1], u[k + 1], u[k - nx], u[k - nx - 1], u[k + nx], u[k + nx + 1]};
+    const T sv[7] = {cv[r], v[k - 1], v[k + 1], v[k - nx], v[k - nx - 1], v[k + nx], v[k + nx + 1]};
+    bool pu = true, nu = true, pv = true, nv = true;
+    for (int q = 0; q < 7; ++q) {
+      pu = pu & (su[q] > T(0));
+      nu = nu & (su[q] < T(0));
+      pv = pv & (sv[q] > T(0));
+      nv = nv & (sv[q] < T(0));
+    }
+    flags[r] = uint8_t(interior & quiet & (pu | nu | pv | nv));
+  }
+}
+
+template <class T>
 void original_signatures_row_any(const Grid2D& g, int64_t i, const T* u, const T* v, const uint8_t* missing,
                                  uint8_t* __restrict flags, uint8_t* out) {
   const int64_t cw = g.nx - 1;
@@ -124,6 +162,17 @@ void original_signatures_row_any(const Grid2D& g, int64_t i, const T* u, const T
 }
 
 }  // namespace
+
+void star_one_sided_row2d(const float* const cur[2], const uint8_t* sig, int64_t nx, int64_t ny,
+                          const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1,
+                          const RowCandidates2D<float>& rc, uint8_t* flags) {
+  star_one_sided_row2d_any(cur, sig, nx, ny, ph, j, i0, i1, rc, flags);
+}
+void star_one_sided_row2d(const double* const cur[2], const uint8_t* sig, int64_t nx, int64_t ny,
+                          const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1,
+                          const RowCandidates2D<double>& rc, uint8_t* flags) {
+  star_one_sided_row2d_any(cur, sig, nx, ny, ph, j, i0, i1, rc, flags);
+}
 
 void original_signatures_row(const Grid2D& g, int64_t i, const float* u, const float* v, const uint8_t* missing,
                              uint8_t* flags, uint8_t* out) {

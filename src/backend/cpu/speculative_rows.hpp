@@ -42,6 +42,20 @@ void row_predictions2d(const float* cur, int64_t nx, int64_t ny, const Scheduled
 void row_predictions2d(const double* cur, int64_t nx, int64_t ny, const ScheduledPhase& ph, int64_t j, int64_t i0,
                        int64_t i1, double* pred);
 
+/// star_keeps_no_critical_point (kernels/speculation.hpp) for the run's candidates at once:
+/// flags[i - i0] = 1 where target i of the run is an interior vertex, the six triangles around
+/// it held no critical point in the original (`sig`, kNoCriticalPoint), and u or v has one
+/// strict sign on the candidate and the six grid neighbours of its star on the current state
+/// `cur`; then signatures_hold is true without its per-triangle tests. 0 says nothing (the
+/// full test decides). The run's candidates are `rc`'s (first_candidates_row2d); targets of a
+/// phase are never in each other's star, so the flags hold through the run's commits.
+void star_one_sided_row2d(const float* const cur[2], const uint8_t* sig, int64_t nx, int64_t ny,
+                          const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1,
+                          const RowCandidates2D<float>& rc, uint8_t* flags);
+void star_one_sided_row2d(const double* const cur[2], const uint8_t* sig, int64_t nx, int64_t ny,
+                          const ScheduledPhase& ph, int64_t j, int64_t i0, int64_t i1,
+                          const RowCandidates2D<double>& rc, uint8_t* flags);
+
 /// The original signatures of cell row i (out[2 j], out[2 j + 1] for cell j): the values of
 /// kernels/speculation.hpp original_signatures_quick, with its one-sided test of every cell of
 /// the row first in a loop the compiler vectorizes (`flags`: scratch of nx - 1 bytes).
