@@ -82,8 +82,6 @@ class PayloadEstimate {
   std::vector<int64_t> phase_codes_;
 };
 
-/// Estimated payload bits (PayloadEstimate) of the speculative schedule on a (filled) field
-/// with tight step `tight`. `missing`: null or one byte per vertex.
 /// The crop's original signatures (original_signatures' values), shared by its two runs.
 template <class T>
 std::vector<uint8_t> crop_signatures(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
@@ -97,6 +95,8 @@ std::vector<uint8_t> crop_signatures(int64_t nx, int64_t ny, const std::vector<T
   return sig;
 }
 
+/// Estimated payload bits (PayloadEstimate) of the speculative schedule on a (filled) field
+/// with tight step `tight`. `missing`: null or one byte per vertex; `sig`: crop_signatures.
 template <class T>
 double trial_payload_bits(int64_t nx, int64_t ny, const std::vector<T>& u, const std::vector<T>& v,
                           const uint8_t* missing, const std::vector<uint8_t>& sig, T eb, int64_t s0, Predictor pred,

@@ -69,7 +69,7 @@ void run_speculative_any(const Field& f, T eb, int64_t s0, int threads, bool che
     std::vector<uint8_t> flags(size_t(std::max<int64_t>(cw, 0)));
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < g.ny - 1; ++i)  // kMaskedTriangle off the mesh: never compared
-      original_signatures_row(g, i, orig_u, orig_v, missing, flags.data(), &sig[size_t(2 * i * cw)]);
+      original_signatures_row(g, i, orig_u, orig_v, missing, flags.data(), sig.data() + 2 * i * cw);
   }
   T bound[kMaxBoundId + 1];
   for (int id = 0; id <= kMaxBoundId; ++id) bound[id] = bound_of_id(eb, id);
