@@ -18,7 +18,6 @@
 #include "factz/compress3d.hpp"
 #include "factz/topology3d.hpp"
 #include "format/container.hpp"
-#include "format/crc32.hpp"
 #include "streams/stream_common.hpp"
 #include "support/fields3d.hpp"
 #include "support/polynomial3d.hpp"
@@ -338,8 +337,7 @@ TEST(Mask3D, OlderVersionsAndOtherDecodersRefuseMaskedStreams) {
     Bytes relabelled = s.value();
     relabelled[4] = version;
     relabelled[5] = 0;
-    const uint32_t crc = detail::crc32c(std::span<const uint8_t>(relabelled).first(60));
-    for (int b = 0; b < 4; ++b) relabelled[size_t(60 + b)] = uint8_t(crc >> (8 * b));
+    testing::reseal_header_crc(relabelled);
     auto d = decompress3d(relabelled);
     ASSERT_FALSE(d.ok()) << int(version);
     EXPECT_EQ(d.status().code(), Code::corrupt_stream) << d.status().to_string();

@@ -9,9 +9,19 @@
 #include <vector>
 
 #include "format/container.hpp"
+#include "format/crc32.hpp"
 #include "streams/stream_common.hpp"
 
 namespace factz::testing {
+
+/// Writes the header checksum (bytes 60-63: CRC-32C of bytes 0-59, little-endian) of `stream`
+/// again after a test changed header bytes in place, for headers the container writer refuses
+/// to write (resealed below cannot make them).
+inline void reseal_header_crc(std::vector<uint8_t>& stream) {
+  if (stream.size() < 64) throw std::runtime_error("reseal_header_crc: shorter than a header");
+  const uint32_t crc = detail::crc32c(std::span<const uint8_t>(stream.data(), 60));
+  for (int b = 0; b < 4; ++b) stream[size_t(60 + b)] = uint8_t(crc >> (8 * b));
+}
 
 /// `stream` (a valid stream) with `change(header, sections)` applied, re-sealed; the sections
 /// are handed over raw, in table order.
