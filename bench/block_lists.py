@@ -30,12 +30,37 @@ import sys
 import tempfile
 
 
+def table(stream):
+    """[(id, flags, offset, stored size)] of a FaCTz stream's sections, in either container
+    (docs/format.md: the classic one of versions 1 to 17, the compact one of version 18)."""
+    if struct.unpack_from("<H", stream, 4)[0] != 18:
+        count = struct.unpack_from("<I", stream, 56)[0]
+        return [struct.unpack_from("<IIQQ", stream, 64 + 40 * i) for i in range(count)]
+    pos = 26
+    fields = []
+    for _ in range(6):  # nx, ny, nz, tile, anchor stride, section count
+        v, pos = varint(stream, pos)
+        fields.append(v)
+    entries = []
+    for _ in range(fields[5]):
+        sid, flags = stream[pos], stream[pos + 1]
+        stored, pos = varint(stream, pos + 2)
+        if flags & 1:
+            _raw, pos = varint(stream, pos)
+        entries.append((sid, flags, stored))
+        pos += 4  # the section CRC
+    off = pos + 4  # after the header CRC
+    out = []
+    for sid, flags, stored in entries:
+        out.append((sid, flags, off, stored))
+        off += stored
+    return out
+
+
 def sections(stream):
     """{section id: (raw bytes, stored size)} of a FaCTz stream."""
-    count = struct.unpack_from("<I", stream, 56)[0]
     out = {}
-    for i in range(count):
-        sid, flags, off, stored, _raw = struct.unpack_from("<IIQQQ", stream, 64 + 40 * i)
+    for sid, flags, off, stored in table(stream):
         data = stream[off:off + stored]
         if flags & 1:
             data = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout

@@ -686,9 +686,10 @@ size_t decode_vector3d(std::span<const uint8_t> stream, size_t nelmts, const uns
 
 size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   const std::span<const uint8_t> stream(static_cast<const uint8_t*>(*buf), nbytes);
-  // Header byte 7 is the component count (docs/format.md); the container checks it again.
-  const bool scalar = nbytes > 7 && stream[7] == 1;
-  const bool vector3d = nbytes > 7 && stream[7] == 3;
+  // The header's component count (docs/format.md; classic or compact container); the decoders check it again.
+  const int components = factz::stream_components(stream);
+  const bool scalar = components == 1;
+  const bool vector3d = components == 3;
   Execution ex;
   std::string why;
   if (!execution_of_environment(ex, why)) {

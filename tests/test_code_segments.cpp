@@ -20,6 +20,7 @@
 #include "streams/stream_common.hpp"
 #include "synth.hpp"
 #include "util/byte_io.hpp"
+#include "support/resealed.hpp"
 
 namespace factz {
 namespace {
@@ -225,7 +226,7 @@ TEST(CodeSegments, SpeculativeStreamsAreVersion9AndSegmentARoughField) {
     Options o = speculative_options(coder);
     auto s = compress(f, o);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
-    EXPECT_EQ(s.value()[4] | (s.value()[5] << 8), detail::kFormatVersionSegmentedCodes);
+    EXPECT_EQ(testing::layout_version(s.value()), detail::kFormatVersionSegmentedCodes);
     const Bytes codes = codes_u_of(s.value());
     ASSERT_FALSE(codes.empty());
     detail::ByteReader r(codes);

@@ -20,6 +20,12 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
+// This file pins the classic container (versions 1 to 17), which every build reads; the
+// compact one (version 18, what compress writes) is pinned by test_container_compact.cpp.
+Result<Bytes> write_classic(const Header& h, std::vector<Section> sections, const Compressor* zstd) {
+  return write_container(h, std::move(sections), zstd, ContainerLayout::classic);
+}
+
 // ---- Helpers that know the documented layout (independently of container.cpp) ---------
 void put(Bytes& s, std::size_t off, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) s[off + i] = static_cast<uint8_t>(v >> (8 * i));
@@ -72,7 +78,7 @@ std::vector<Section> sample_sections() {
 }
 
 Bytes sample_stream() {
-  auto r = write_container(sample_header(), sample_sections(), nullptr);
+  auto r = write_classic(sample_header(), sample_sections(), nullptr);
   EXPECT_TRUE(r.ok()) << r.status().to_string();
   return r.value();
 }
@@ -164,7 +170,7 @@ TEST(Container, HeaderFieldsSitAtTheDocumentedOffsets) {
   Header h = sample_header();
   h.nx = 0x0102030405ull;
   h.ny = 7;
-  const Bytes s = write_container(h, sample_sections(), nullptr).value();
+  const Bytes s = write_classic(h, sample_sections(), nullptr).value();
   ASSERT_EQ(s.size(), 64u + 3 * 40 + 4 + 8 + 8);
   EXPECT_EQ(std::memcmp(s.data(), "FCTZ", 4), 0);
   EXPECT_EQ(get(s, 4, 2), 2u);
@@ -218,7 +224,7 @@ TEST(Container, GoldenVersion2Stream) {
   h.bound_value = 0.5;
   h.eb = 0.5f;
   const Bytes s =
-      write_container(h, {{kSectionMeta, {1, 2, 3}, false}, {kSectionCodesU, {0xAA}, false}},
+      write_classic(h, {{kSectionMeta, {1, 2, 3}, false}, {kSectionCodesU, {0xAA}, false}},
                       nullptr)
           .value();
   const Bytes golden = {
@@ -291,7 +297,7 @@ void expect_round_trip(T Header::*field, std::vector<std::type_identity_t<T>> va
     h.nx = 5;
     h.ny = 6;
     h.*field = v;
-    auto s = write_container(h, {}, nullptr);
+    auto s = write_classic(h, {}, nullptr);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     auto p = parse_container(s.value());
     ASSERT_TRUE(p.ok()) << p.status().to_string();
@@ -315,7 +321,7 @@ TEST(Container, RoundTripsEveryHeaderField) {
   h.nx = uint64_t{1} << 20;
   h.ny = uint64_t{1} << 20;  // exactly 2^40 elements: the cap is inclusive
   h.flags = kHeaderFlagZstd;  // derived by the writer, not taken from the caller
-  auto p = parse_container(write_container(h, {}, nullptr).value());
+  auto p = parse_container(write_classic(h, {}, nullptr).value());
   ASSERT_TRUE(p.ok()) << p.status().to_string();
   EXPECT_EQ(p->header.nx * p->header.ny, uint64_t{1} << 40);
   EXPECT_EQ(p->header.flags, 0u);
@@ -323,7 +329,7 @@ TEST(Container, RoundTripsEveryHeaderField) {
 
 TEST(Container, CompressedSectionsRoundTripThroughTheCallbacks) {
   const std::vector<Section> in = compressible_sections();
-  auto s = write_container(sample_header(), in, &kFakeZstd);
+  auto s = write_classic(sample_header(), in, &kFakeZstd);
   ASSERT_TRUE(s.ok()) << s.status().to_string();
   auto p = parse_container(s.value());
   ASSERT_TRUE(p.ok()) << p.status().to_string();
@@ -351,7 +357,7 @@ TEST(Container, CompressedSectionsRoundTripThroughTheCallbacks) {
 }
 
 TEST(Container, WithoutACompressorNothingIsCompressed) {
-  auto s = write_container(sample_header(), compressible_sections(), nullptr);
+  auto s = write_classic(sample_header(), compressible_sections(), nullptr);
   ASSERT_TRUE(s.ok());
   auto p = parse_container(s.value());
   ASSERT_TRUE(p.ok());
@@ -360,7 +366,7 @@ TEST(Container, WithoutACompressorNothingIsCompressed) {
 }
 
 TEST(Container, DecompressorErrorsAreReportedWithTheSectionName) {
-  const Bytes s = write_container(sample_header(), compressible_sections(), &kFakeZstd).value();
+  const Bytes s = write_classic(sample_header(), compressible_sections(), &kFakeZstd).value();
   const ParsedContainer p = parse_container(s).value();
   const Decompressor short_output = [](std::span<const uint8_t>, uint64_t, Bytes& out) {
     out.assign(3, 0);
@@ -383,7 +389,7 @@ TEST(Container, CompressorErrorsArePassedOn) {
   const Compressor failing = [](std::span<const uint8_t>, Bytes&) {
     return Status(Code::internal, "boom");
   };
-  auto r = write_container(sample_header(), compressible_sections(), &failing);
+  auto r = write_classic(sample_header(), compressible_sections(), &failing);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::internal);
   EXPECT_NE(r.status().message().find("boom"), std::string::npos);
@@ -392,7 +398,7 @@ TEST(Container, CompressorErrorsArePassedOn) {
 // ---- Writer argument checks ---------------------------------------------------------------
 TEST(Container, WriterRejectsInvalidHeadersAndSections) {
   auto rejects = [](const Header& h, std::vector<Section> secs = {}) {
-    auto r = write_container(h, std::move(secs), nullptr);
+    auto r = write_classic(h, std::move(secs), nullptr);
     return !r.ok() && r.status().code() == Code::invalid_argument;
   };
   const Header ok = sample_header();
@@ -464,7 +470,7 @@ TEST(Container, WriterRejectsInvalidHeadersAndSections) {
 TEST(Container, EverySingleByteCorruptionIsRejected) {
   const Bytes plain = sample_stream();
   const Bytes packed =
-      write_container(sample_header(), compressible_sections(), &kFakeZstd).value();
+      write_classic(sample_header(), compressible_sections(), &kFakeZstd).value();
   for (const Bytes* good : {&plain, &packed}) {
     for (std::size_t i = 0; i < good->size(); ++i) {
       for (uint8_t mask : {0x01, 0x10, 0x80, 0xFF}) {
@@ -473,9 +479,9 @@ TEST(Container, EverySingleByteCorruptionIsRejected) {
         auto r = parse_container(s);
         ASSERT_FALSE(r.ok()) << "byte " << i << " mask " << int(mask);
         // A damaged version field names an unsupported version, unless it landed on one this
-        // build reads (1 to 6): then the header checksum catches it.
+        // build reads (1 to 18): then the header checksum catches it.
         const uint16_t version = uint16_t(s[4] | s[5] << 8);
-        const bool readable = version >= kOldestReadableVersion && version <= kFormatVersion;
+        const bool readable = version >= kOldestReadableVersion && version <= kFormatVersion;  // 18: read as a compact header, whose checksum fails
         const Code want = (i == 4 || i == 5) && !readable ? Code::unsupported_version : Code::corrupt_stream;
         EXPECT_EQ(r.status().code(), want) << "byte " << i << ": " << r.status().to_string();
       }
@@ -496,7 +502,7 @@ TEST(Container, ChecksumMismatchNamesTheSection) {
 }
 
 TEST(Container, EveryTruncationIsRejected) {
-  const Bytes good = write_container(sample_header(), compressible_sections(), &kFakeZstd).value();
+  const Bytes good = write_classic(sample_header(), compressible_sections(), &kFakeZstd).value();
   for (std::size_t n = 0; n < good.size(); ++n) {
     auto r = parse_container(std::span<const uint8_t>(good.data(), n));
     ASSERT_FALSE(r.ok()) << n;
@@ -530,7 +536,7 @@ TEST(Container, RandomBytesAreRejected) {
 // Mutations whose checksums are recomputed reach the field checks: they must never crash,
 // read out of bounds or hang, and every accepted stream must be readable.
 TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
-  const Bytes good = write_container(sample_header(), compressible_sections(), &kFakeZstd).value();
+  const Bytes good = write_classic(sample_header(), compressible_sections(), &kFakeZstd).value();
   const std::size_t table_end = entry_at(4);
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 20000; ++trial) {
@@ -551,8 +557,9 @@ TEST(Container, ResealedRandomMutationsFailCleanlyOrParse) {
 TEST(Container, UnsupportedVersionIsReportedAsSuch) {
   // 1 to 17 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
   // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors, 14: the
-  // scalar lattice with coded exact values, 15 to 17: scalar streams with context-coded codes)
-  for (uint16_t v : {0, 18, 0xFFFF}) {
+  // scalar lattice with coded exact values, 15 to 17: scalar streams with context-coded codes);
+  // 18 is the compact container, whose header is not this one (test_container_compact.cpp)
+  for (uint16_t v : {0, 19, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -641,7 +648,8 @@ TEST(Container, Version13IsTheFloat643DVectorVersion) {
   const uint32_t ids3d_plain[] = {kSectionMeta, kSectionCodesU, kSectionCodesW};
   EXPECT_EQ(stream_version(ids3d_plain, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
   EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);  // float32: unchanged
-  EXPECT_EQ(kFormatVersion, kFormatVersionScalarLatticeCodedContext);
+  EXPECT_EQ(kNewestLayoutVersion, kFormatVersionScalarLatticeCodedContext);
+  EXPECT_EQ(kFormatVersion, kFormatVersionCompact);
 }
 
 // Versions 11 and 14 are the scalar lattice versions: a vector stream, or a scalar one in
@@ -693,7 +701,7 @@ TEST(Container, Versions15To17AreTheContextCodedScalarVersions) {
   expect_rejected(s, "coder 2 in a version 2 stream");
   Header h = sample_header();  // and the writer refuses to write it
   h.coder = kCoderContext;
-  EXPECT_FALSE(write_container(h, sample_sections(), nullptr).ok());
+  EXPECT_FALSE(write_classic(h, sample_sections(), nullptr).ok());
 }
 
 TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {
@@ -701,21 +709,21 @@ TEST(Container, Version1StreamsAreReadUnlessTheyUseTheOldAnsBlob) {
   // version 1 ANS blob, or holding what only version 2 can (a scalar field), does not.
   Header h = sample_header();
   h.coder = kCoderHuffman;
-  Bytes s = write_container(h, sample_sections(), nullptr).value();
+  Bytes s = write_classic(h, sample_sections(), nullptr).value();
   put(s, 4, 1, 2);
   reseal_header(s);
   auto r = parse_container(s);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->header.version, 1);
   h.coder = kCoderAns;
-  s = write_container(h, sample_sections(), nullptr).value();
+  s = write_classic(h, sample_sections(), nullptr).value();
   put(s, 4, 1, 2);
   reseal_header(s);
   expect_rejected(s, "version 1 ANS blob", Code::unsupported_version);
   h.coder = kCoderHuffman;
   h.components = 1;
   h.mode = kModeContourTree;
-  s = write_container(h, {{kSectionMeta, {1}, false}}, nullptr).value();
+  s = write_classic(h, {{kSectionMeta, {1}, false}}, nullptr).value();
   put(s, 4, 1, 2);
   reseal_header(s);
   expect_rejected(s, "version 1 stream holds a 2D vector field", Code::corrupt_stream);
@@ -874,7 +882,7 @@ TEST(Container, SectionNames) {
 }
 
 TEST(Container, DescribeListsHeaderAndSections) {
-  const Bytes s = write_container(sample_header(), compressible_sections(), &kFakeZstd).value();
+  const Bytes s = write_classic(sample_header(), compressible_sections(), &kFakeZstd).value();
   const std::string text = describe_container(parse_container(s).value());
   for (const char* want : {"format version 2", "float32", "nx=300 ny=200 nz=1", "speculative",
                            "ans", "REL 0.01", "0.0375", "anchor stride", "16", "codes_u",

@@ -32,6 +32,7 @@
 #include "kernels/exact64.hpp"
 #include "support/precision.hpp"
 #include "synth.hpp"
+#include "support/resealed.hpp"
 
 namespace factz {
 namespace {
@@ -96,12 +97,12 @@ RoundTrip64 round_trip(const VectorField2D64& f, const Options& o, const std::st
   EXPECT_TRUE(s.ok()) << what << ": " << s.status().to_string();
   if (!s.ok()) return rt;
   rt.stream = std::move(s.value());
-  EXPECT_GE(rt.stream.size(), 64u) << what;
-  EXPECT_EQ(rt.stream[6], detail::kDtypeFloat64) << what;
-  // Version 6, or 9 for a speculative stream: its meta section names the cubic predictor and
-  // its codes are segmented.
-  EXPECT_EQ(rt.stream[4] | (rt.stream[5] << 8),
-            o.mode == Mode::speculative ? detail::kFormatVersionSegmentedCodes : detail::kFormatVersionFloat64)
+  EXPECT_EQ(rt.stream[4] | (rt.stream[5] << 8), detail::kFormatVersionCompact) << what;
+  const detail::Header h = testing::header_of(rt.stream);
+  EXPECT_EQ(h.dtype, detail::kDtypeFloat64) << what;
+  // Layout version 6, or 9 for a speculative stream: its meta section names the cubic
+  // predictor and its codes are segmented.
+  EXPECT_EQ(h.version, o.mode == Mode::speculative ? detail::kFormatVersionSegmentedCodes : detail::kFormatVersionFloat64)
       << what;
   auto d = decompress64(rt.stream);
   EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();

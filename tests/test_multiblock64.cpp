@@ -33,6 +33,7 @@
 #include "kernels/exact64.hpp"
 #include "support/precision.hpp"
 #include "synth.hpp"
+#include "support/resealed.hpp"
 
 namespace factz {
 namespace {
@@ -112,7 +113,7 @@ MultiBlockRun round_trip(const VectorField2D64& f, const Options& o, int px, int
     EXPECT_EQ(info->dtype, DType::float64) << what << " block " << b;
     // Version 6, or 7 in mode speculative (its meta section names the cubic predictor).
     const int version = o.mode == Mode::speculative ? 9 : 6;
-    EXPECT_EQ(s[4] | (s[5] << 8), version) << what << " block " << b << " is a version " << version << " stream";
+    EXPECT_EQ(testing::layout_version(s), version) << what << " block " << b << " holds sections of version " << version;
   }
   auto d = decompress_multiblock64(rt.file);
   EXPECT_TRUE(d.ok()) << what << ": " << d.status().to_string();

@@ -30,6 +30,7 @@
 #include "format/crc32.hpp"
 #include "streams/stream_common.hpp"
 #include "synth.hpp"
+#include "support/compact_places.hpp"
 
 namespace factz {
 namespace {
@@ -54,12 +55,37 @@ uint32_t crc_of(const Bytes& s, std::size_t off, std::size_t n) {
 }
 uint32_t section_count(const Bytes& s) { return uint32_t(get_le(s, 56, 4)); }
 std::size_t entry_at(std::size_t i) { return kHeader + kEntry * i; }
+
+// The compact container (version 18, what compress writes): support/compact_places.hpp.
+using testing::compact_places;
+using testing::is_compact;
+
 /// First byte after the section table: where the section payloads start.
-std::size_t payload_begin(const Bytes& s) { return entry_at(section_count(s)); }
+std::size_t payload_begin(const Bytes& s) {
+  if (is_compact(s)) return compact_places(s).header_crc + 4;
+  return entry_at(section_count(s));
+}
+
+/// The grid a stream's header declares (0 x 0 when its bytes do not hold one).
+std::pair<uint64_t, uint64_t> declared_grid(const Bytes& s) {
+  if (is_compact(s)) {
+    const testing::CompactPlaces c = compact_places(s);
+    return {c.nx, c.ny};
+  }
+  if (s.size() < kHeader) return {0, 0};
+  return {get_le(s, 12, 8), get_le(s, 20, 8)};
+}
+
+/// The header's zstd flag (byte 11 of a classic header, 12 of a compact one).
+bool zstd_flag(const Bytes& s) { return (s[is_compact(s) ? testing::kCompactFlagsOffset : 11] & 1) != 0; }
 
 /// Recomputes every checksum (sections, table entries, header) wherever the layout still
 /// allows it, so that the corruption itself, not a checksum, is what the decoder meets.
 void reseal(Bytes& s) {
+  if (is_compact(s)) {
+    testing::reseal_compact(s);
+    return;
+  }
   if (s.size() < kHeader) return;
   const uint64_t count = std::min<uint64_t>(section_count(s), (s.size() - kHeader) / kEntry);
   for (std::size_t i = 0; i < count; ++i) {
@@ -188,8 +214,8 @@ class Prober {
       return true;
     }
     const VectorField2D& f = r.value();
-    const bool dims_ok = s.size() >= kHeader && f.nx == int64_t(get_le(s, 12, 8)) &&
-                         f.ny == int64_t(get_le(s, 20, 8));
+    const auto [declared_nx, declared_ny] = declared_grid(s);
+    const bool dims_ok = f.nx == int64_t(declared_nx) && f.ny == int64_t(declared_ny);
     if (!dims_ok || f.nx <= 0 || f.ny <= 0 || f.u.size() != size_t(f.nx * f.ny) ||
         f.v.size() != size_t(f.nx * f.ny))
       report(what + ": decoded field does not have the declared size");
@@ -289,8 +315,9 @@ std::string where(const std::string& stream, const std::string& what) { return s
 TEST(StreamRobustness, TestStreamsDecode) {
   for (const auto* set : {&small_streams(), &land_streams()})
     for (const auto& s : *set) {
-      std::printf("[ stream ] %s: %zu bytes, zstd flag %d\n", s.name.c_str(), s.bytes.size(), s.bytes[11] & 1);
-      ASSERT_GT(s.bytes.size(), kHeader) << s.name;
+      std::printf("[ stream ] %s: %zu bytes, zstd flag %d\n", s.name.c_str(), s.bytes.size(), int(zstd_flag(s.bytes)));
+      ASSERT_TRUE(is_compact(s.bytes)) << s.name << ": compress writes the compact container";
+      ASSERT_GT(s.bytes.size(), payload_begin(s.bytes)) << s.name;
       auto r = decompress(s.bytes);
       ASSERT_TRUE(r.ok()) << s.name << ": " << r.status().to_string();
     }
@@ -429,7 +456,8 @@ TEST(StreamRobustness, DecompressIntoAgreesWithDecompressOnCorruptedStreams) {
         continue;
       }
       const auto [nx, ny] = dims.value();
-      ASSERT_EQ(nx * ny, int64_t(get_le(b, 12, 8) * get_le(b, 20, 8)));
+      const auto [declared_nx, declared_ny] = declared_grid(b);
+      ASSERT_EQ(nx * ny, int64_t(declared_nx * declared_ny));
       std::vector<float> u(size_t(nx * ny)), v(size_t(nx * ny));
       const Status into = decompress_into(b, u, v, serial);
       auto whole = decompress(b, serial);
@@ -607,7 +635,9 @@ TEST(StreamRobustness, ImplausibleZstdRawSizeIsACorruptStream) {
   const detail::Compressor zstd = [](std::span<const uint8_t> in, Bytes& out) {
     return detail::zstd_compress(in, 3, out);
   };
-  auto b = detail::write_container(m.header, m.sections, &zstd);
+  // In the classic container, whose raw size is a fixed 8-byte field (the compact one's is
+  // a varint: test_container_compact.cpp).
+  auto b = detail::write_container(m.header, m.sections, &zstd, detail::ContainerLayout::classic);
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   Bytes s = b.value();
   bool edited = false;

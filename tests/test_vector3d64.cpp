@@ -26,6 +26,7 @@
 #include "kernels/tet.hpp"
 #include "support/exact_reference3d.hpp"
 #include "support/fields3d.hpp"
+#include "support/resealed.hpp"
 
 namespace factz {
 namespace {
@@ -380,8 +381,9 @@ TEST(Vector3D64, GoldenVersion13StreamDecodesToThePinnedValuesAndIsReproduced) {
     auto fresh = compress(f, g.options);
     ASSERT_TRUE(fresh.ok()) << g.file;
     if (std::getenv("FACTZ_REGENERATE_GOLDEN_V13")) {
+      const std::vector<uint8_t> file = testing::classic(fresh.value());  // the golden files are classic streams
       std::ofstream(dir + g.file, std::ios::binary)
-          .write(reinterpret_cast<const char*>(fresh->data()), std::streamsize(fresh->size()));
+          .write(reinterpret_cast<const char*>(file.data()), std::streamsize(file.size()));
       auto d = decompress3d64(fresh.value());
       ASSERT_TRUE(d.ok());
       std::printf("%s 0x%08xu\n", g.file, planes_crc64(d.value()));
@@ -390,7 +392,8 @@ TEST(Vector3D64, GoldenVersion13StreamDecodesToThePinnedValuesAndIsReproduced) {
     std::ifstream in(dir + g.file, std::ios::binary);
     ASSERT_TRUE(in.good()) << g.file;
     const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_EQ(file, fresh.value()) << g.file << ": the encoder's bytes changed (a new format version?)";
+    // compress writes the compact container (version 18) around the same sections.
+    EXPECT_EQ(testing::compact(file), fresh.value()) << g.file << ": the encoder's bytes changed (a new format version?)";
     auto d = decompress3d64(file);
     ASSERT_TRUE(d.ok()) << g.file << ": " << d.status().to_string();
     EXPECT_EQ(planes_crc64(d.value()), g.crc) << g.file;

@@ -345,7 +345,7 @@ factz::DecompressOptions decompress_options(int threads, const std::string& poli
 std::string stream_kind(std::span<const uint8_t> b) {
   if (b.size() < 4) return "";
   const auto magic = std::string(reinterpret_cast<const char*>(b.data()), 4);
-  if (magic == "FCTZ") return b.size() > 7 && b[7] == 1 ? "scalar" : "vector";
+  if (magic == "FCTZ") return factz::stream_components(b) == 1 ? "scalar" : "vector";
   if (magic == "FZMB") return "multiblock";
   if (magic == "FZFS") return "flow";
   if (magic == "FZFB") return "flow_basis";

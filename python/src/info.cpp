@@ -49,7 +49,9 @@ py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::Par
   py::dict d;
   d["kind"] = h.components == 1 ? "scalar" : "vector";
   d["bytes"] = bytes.size();
-  d["version"] = h.version;
+  d["version"] = parsed.format_version();  // 18 for the compact container
+  d["layout_version"] = h.version;          // the version of its sections' layout (2 to 17)
+  d["container"] = parsed.layout == fd::ContainerLayout::compact ? "compact" : "classic";
   d["dtype"] = h.dtype == fd::kDtypeFloat64 ? "float64" : "float32";  // which values decompress returns
   d["components"] = h.components;
   d["ndims"] = h.ndims;
@@ -206,35 +208,18 @@ py::dict info(const py::handle& buf) {
 }
 
 /// The lengths of the FaCTz streams stored back to back in `buf` (FactzCodec's chunks with
-/// leading dimensions): each stream ends at the end of its last section, which follows the
-/// section table without gaps (docs/format.md), and is validated whole by the container parser.
+/// leading dimensions): each stream's length comes from its header and table (either
+/// container), and the stream it delimits is validated whole by the container parser.
 std::vector<uint64_t> stream_lengths(const py::handle& buf) {
-  namespace fd = factz::detail;
   ByteView view(buf);
   std::span<const uint8_t> rest = view.span();
   std::vector<uint64_t> lengths;
-  auto u32 = [](const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; };
-  auto u64 = [&](const uint8_t* p) { return uint64_t(u32(p)) | uint64_t(u32(p + 4)) << 32; };
   while (!rest.empty()) {
     const std::string where = "stream " + std::to_string(lengths.size()) + " of the chunk: ";
-    if (rest.size() < fd::kHeaderSize)
-      throw py::value_error("corrupt_stream: " + where + "truncated in the header (" + std::to_string(rest.size()) +
-                            " bytes)");
-    const uint32_t count = u32(rest.data() + 56);
-    const uint64_t table_end = fd::kHeaderSize + uint64_t{fd::kSectionEntrySize} * std::min(count, fd::kMaxSections);
-    uint64_t end = table_end;
-    if (count <= fd::kMaxSections && rest.size() >= table_end)
-      for (uint32_t i = 0; i < count; ++i) {
-        const uint64_t stored = u64(rest.data() + fd::kHeaderSize + fd::kSectionEntrySize * i + 16);
-        end = stored > rest.size() ? rest.size() + 1 : end + stored;
-      }
-    // Whatever the table claims, the parser checks the stream it delimits (a bad table, a
-    // length beyond the bytes: corrupt_stream with the parser's message).
-    const std::span<const uint8_t> one = rest.first(std::min<uint64_t>(end, rest.size()));
-    const factz::Result<fd::ParsedContainer> parsed = fd::parse_container(one);
-    if (!parsed.ok()) raise(factz::Status(parsed.status().code(), where + parsed.status().message()));
-    lengths.push_back(one.size());
-    rest = rest.subspan(one.size());
+    const factz::Result<uint64_t> n = factz::detail::leading_stream_size(rest);
+    if (!n.ok()) raise(factz::Status(n.status().code(), where + n.status().message()));
+    lengths.push_back(n.value());
+    rest = rest.subspan(n.value());
   }
   return lengths;
 }

@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_codec.hpp"
 #include "factz/factz.hpp"
 #include "factz/topology.hpp"
+#include "format/container.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/vector_stream.hpp"
 #include "util/big_vector.hpp"
@@ -118,6 +119,8 @@ Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream)
   if (!parsed.ok()) return parsed.status();
   return std::pair<int64_t, int64_t>{int64_t(parsed->header.nx), int64_t(parsed->header.ny)};
 }
+
+int stream_components(std::span<const uint8_t> stream) { return detail::peek_components(stream); }
 
 Result<StreamInfo> stream_info(std::span<const uint8_t> stream) {
   auto parsed = detail::parse_vector_stream(stream);

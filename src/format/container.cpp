@@ -1,4 +1,5 @@
-// Container format (v2 to v8; v1 read) writer, validating parser and summary. Every multi-byte integer is
+// Container format writer (version 18, the compact container; versions 2 to 17 on request), validating
+// parser (versions 1 to 18) and summary. Every multi-byte integer is
 // little-endian and is written and read one byte at a time, so the bytes do not depend on
 // the host. Offsets below are those of docs/format.md; changing any of them changes the
 // bytes of a stream and therefore needs a new format version.
@@ -188,7 +189,10 @@ ParsedContainer::Entry decode_entry(const uint8_t* p) {
           get_u64(p + kEntStoredSize), get_u64(p + kEntRawSize), get_u32(p + kEntCrc)};
 }
 
-// Magic, version, header checksum and field values; `stream` holds at least the header.
+Result<Header> check_header(const Header& h);
+
+// Magic, version, header checksum and field values of a classic stream; `stream` holds at
+// least the 64-byte header.
 Result<Header> parse_header(std::span<const uint8_t> stream) {
   const uint8_t* p = stream.data();
   if (std::memcmp(p + kOffMagic, kMagic, 4) != 0)
@@ -196,7 +200,7 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
   // Magic and version keep their offsets in every version, so a reader can always say
   // which version it was given; the rest of the layout may change, hence before the CRC.
   const uint16_t version = get_u16(p + kOffVersion);
-  if (version < kOldestReadableVersion || version > kFormatVersion)
+  if (version < kOldestReadableVersion || version > kNewestLayoutVersion)
     return Status(Code::unsupported_version,
                   "format version " + std::to_string(version) + " (this build reads versions " +
                       std::to_string(kOldestReadableVersion) + " to " + std::to_string(kFormatVersion) + ")");
@@ -204,7 +208,12 @@ Result<Header> parse_header(std::span<const uint8_t> stream) {
     return corrupt_stream("header checksum mismatch");
   for (std::size_t i = 0; i < kReservedSize; ++i)
     if (p[kOffReserved + i] != 0) return corrupt_stream("header: reserved bytes are not zero");
-  Header h = decode_header(p);
+  return check_header(decode_header(p));
+}
+
+// The field values and the rules between version, data type, components and mode, of a
+// header read from either container (its checksum already checked).
+Result<Header> check_header(const Header& h) {
   if (std::string problem = header_problem(h); !problem.empty())
     return corrupt_stream("header: " + problem);
   // Version 1 had vector fields only, and an ANS blob this build no longer decodes.
@@ -298,6 +307,208 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   return Status::Ok();
 }
 
+// ---- The compact container (version 18; docs/format.md, "Compact container") ---------
+// Fixed part: magic, version 18, layout version, data type, components, ndims, mode, coder,
+// flags, bound mode, bound value (f64), eb (f32); then varints nx, ny, nz, tile, anchor
+// stride, section count; then per section: id (u8), flags (u8), varint stored size, varint
+// raw size (only when flag bit 0 is set), section CRC (u32); then the CRC-32C of everything
+// before it.
+constexpr std::size_t kCompactOffLayout = 6;
+constexpr std::size_t kCompactOffDtype = 7;
+constexpr std::size_t kCompactOffComponents = 8;
+constexpr std::size_t kCompactOffNdims = 9;
+constexpr std::size_t kCompactOffMode = 10;
+constexpr std::size_t kCompactOffCoder = 11;
+constexpr std::size_t kCompactOffFlags = 12;
+constexpr std::size_t kCompactOffBoundMode = 13;
+constexpr std::size_t kCompactOffBoundValue = 14;
+constexpr std::size_t kCompactOffEb = 22;
+constexpr std::size_t kCompactFixedSize = 26;  // the varints start here
+
+void append_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void append_varint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+// Header and table of a compact stream, its CRC included.
+std::vector<uint8_t> encode_compact_prefix(const Header& h, const std::vector<ParsedContainer::Entry>& entries) {
+  std::vector<uint8_t> out(kMagic, kMagic + 4);
+  append_le(out, kFormatVersionCompact, 2);
+  out.push_back(static_cast<uint8_t>(h.version));
+  for (uint8_t b : {h.dtype, h.components, h.ndims, h.mode, h.coder, h.flags, h.bound_mode}) out.push_back(b);
+  append_le(out, std::bit_cast<uint64_t>(h.bound_value), 8);
+  append_le(out, std::bit_cast<uint32_t>(h.eb), 4);
+  for (uint64_t v : {h.nx, h.ny, h.nz, uint64_t{h.tile}, uint64_t{h.anchor_stride}, uint64_t{entries.size()}})
+    append_varint(out, v);
+  for (const auto& e : entries) {
+    out.push_back(static_cast<uint8_t>(e.id));
+    out.push_back(static_cast<uint8_t>(e.flags));
+    append_varint(out, e.stored_size);
+    if ((e.flags & kSectionFlagZstd) != 0) append_varint(out, e.raw_size);
+    append_le(out, e.crc, 4);
+  }
+  append_le(out, crc32c(out), 4);
+  return out;
+}
+
+// Reads a compact stream's header and table fields one after the other; every read checks
+// the bounds, and a varint must be canonical (its shortest form, at most 64 bits) so that a
+// stream has one encoding.
+class CompactReader {
+ public:
+  explicit CompactReader(std::span<const uint8_t> s) : s_(s), at_(kCompactFixedSize) {}
+  std::size_t at() const { return at_; }
+  Status varint(uint64_t& v, const char* what) {
+    v = 0;
+    for (int i = 0; i < 10; ++i) {
+      if (at_ >= s_.size()) return truncated();
+      const uint8_t b = s_[at_++];
+      if (i == 9 && b > 1) return corrupt_stream(std::string("header: ") + what + " does not fit 64 bits");
+      v |= uint64_t{b & 0x7fu} << (7 * i);
+      if ((b & 0x80) == 0) {
+        if (b == 0 && i > 0) return corrupt_stream(std::string("header: ") + what + " is not in its shortest varint form");
+        return Status::Ok();
+      }
+    }
+    return corrupt_stream(std::string("header: ") + what + " is a varint of more than 10 bytes");
+  }
+  Status bytes(std::size_t n, uint64_t& v) {
+    if (s_.size() - at_ < n) return truncated();
+    v = get_le(s_.data() + at_, static_cast<int>(n));
+    at_ += n;
+    return Status::Ok();
+  }
+  Status truncated() const {
+    return corrupt_stream("stream truncated in the header or section table (" + std::to_string(s_.size()) + " bytes)");
+  }
+
+ private:
+  std::span<const uint8_t> s_;
+  std::size_t at_;
+};
+
+// Header and table of a compact stream (magic and version 18 already seen): the fields, the
+// CRC, then the same field checks as a classic header. Fills parsed's header, entries with
+// their offsets unchecked, layout and data_offset.
+Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
+  if (stream.size() < kCompactFixedSize)
+    return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) + " of at least " +
+                          std::to_string(kCompactFixedSize) + " bytes)");
+  const uint8_t* p = stream.data();
+  Header h;
+  h.version = p[kCompactOffLayout];
+  h.dtype = p[kCompactOffDtype];
+  h.components = p[kCompactOffComponents];
+  h.ndims = p[kCompactOffNdims];
+  h.mode = p[kCompactOffMode];
+  h.coder = p[kCompactOffCoder];
+  h.flags = p[kCompactOffFlags];
+  h.bound_mode = p[kCompactOffBoundMode];
+  h.bound_value = std::bit_cast<double>(get_u64(p + kCompactOffBoundValue));
+  h.eb = std::bit_cast<float>(get_u32(p + kCompactOffEb));
+  CompactReader r(stream);
+  uint64_t tile = 0, stride = 0, count = 0;
+  FACTZ_RETURN_IF_ERROR(r.varint(h.nx, "nx"));
+  FACTZ_RETURN_IF_ERROR(r.varint(h.ny, "ny"));
+  FACTZ_RETURN_IF_ERROR(r.varint(h.nz, "nz"));
+  FACTZ_RETURN_IF_ERROR(r.varint(tile, "tile"));
+  FACTZ_RETURN_IF_ERROR(r.varint(stride, "anchor stride"));
+  FACTZ_RETURN_IF_ERROR(r.varint(count, "section count"));
+  if (count > kMaxSections)
+    return corrupt_stream("section count " + std::to_string(count) + " exceeds " + std::to_string(kMaxSections));
+  std::vector<ParsedContainer::Entry> entries(count);
+  for (auto& e : entries) {
+    uint64_t id = 0, flags = 0, crc = 0;
+    FACTZ_RETURN_IF_ERROR(r.bytes(1, id));
+    FACTZ_RETURN_IF_ERROR(r.bytes(1, flags));
+    FACTZ_RETURN_IF_ERROR(r.varint(e.stored_size, "a section's stored size"));
+    e.raw_size = e.stored_size;
+    if ((flags & kSectionFlagZstd) != 0) FACTZ_RETURN_IF_ERROR(r.varint(e.raw_size, "a section's raw size"));
+    FACTZ_RETURN_IF_ERROR(r.bytes(4, crc));
+    e.id = static_cast<uint32_t>(id);
+    e.flags = static_cast<uint32_t>(flags);
+    e.crc = static_cast<uint32_t>(crc);
+  }
+  uint64_t header_crc = 0;
+  const std::size_t crc_at = r.at();
+  FACTZ_RETURN_IF_ERROR(r.bytes(4, header_crc));
+  if (crc32c(stream.first(crc_at)) != header_crc) return corrupt_stream("header checksum mismatch");
+  if (h.version < kFormatVersionWithoutMask || h.version > kNewestLayoutVersion)
+    return corrupt_stream("header: layout version " + std::to_string(h.version) +
+                          " in a version 18 stream (2 to " + std::to_string(kNewestLayoutVersion) + ")");
+  if (tile > UINT16_MAX || stride > UINT16_MAX)
+    return corrupt_stream("header: tile " + std::to_string(tile) + " or anchor stride " + std::to_string(stride) +
+                          " above 65535");
+  h.tile = static_cast<uint16_t>(tile);
+  h.anchor_stride = static_cast<uint16_t>(stride);
+  Result<Header> checked = check_header(h);
+  if (!checked.ok()) return checked.status();
+  parsed.header = checked.value();
+  parsed.entries = std::move(entries);
+  parsed.layout = ContainerLayout::compact;
+  parsed.data_offset = r.at();
+  return Status::Ok();
+}
+
+// Header and table of a classic stream (at least kHeaderSize bytes), offsets as stored.
+Status parse_classic_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
+  Result<Header> header = parse_header(stream);
+  if (!header.ok()) return header.status();
+  parsed.header = header.value();
+  const uint32_t count = get_u32(stream.data() + kOffSectionCount);
+  if (count > kMaxSections)
+    return corrupt_stream("section count " + std::to_string(count) + " exceeds " +
+                          std::to_string(kMaxSections));
+  const uint64_t table_end = kHeaderSize + uint64_t{kSectionEntrySize} * count;
+  if (stream.size() < table_end)
+    return corrupt_stream("stream truncated in the section table (" + std::to_string(count) +
+                          " entries need " + std::to_string(table_end) + " bytes, stream has " +
+                          std::to_string(stream.size()) + ")");
+  parsed.entries.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* p = stream.data() + kHeaderSize + kSectionEntrySize * i;
+    if (crc32c({p, kEntEntryCrc}) != get_u32(p + kEntEntryCrc))
+      return corrupt_stream("section table entry " + std::to_string(i) + " checksum mismatch");
+    parsed.entries.push_back(decode_entry(p));
+  }
+  parsed.layout = ContainerLayout::classic;
+  parsed.data_offset = table_end;
+  return Status::Ok();
+}
+
+// The bytes of a stream: header and table in `layout`, then the stored sections. Entries'
+// offsets are set here.
+std::vector<uint8_t> assemble(const Header& h, std::vector<ParsedContainer::Entry>& entries,
+                              const std::vector<std::span<const uint8_t>>& stored, ContainerLayout layout) {
+  std::vector<uint8_t> out;
+  uint64_t size = 0;
+  for (const auto& e : entries) size += e.stored_size;
+  if (layout == ContainerLayout::compact) {
+    out = encode_compact_prefix(h, entries);
+  } else {
+    out.resize(kHeaderSize + kSectionEntrySize * entries.size());
+  }
+  uint64_t offset = out.size();
+  for (auto& e : entries) {
+    e.offset = offset;
+    offset += e.stored_size;
+  }
+  if (layout == ContainerLayout::classic) {
+    encode_header(h, static_cast<uint32_t>(entries.size()), out.data());
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      encode_entry(entries[i], out.data() + kHeaderSize + kSectionEntrySize * i);
+  }
+  out.reserve(out.size() + size);
+  for (const auto& bytes : stored) out.insert(out.end(), bytes.begin(), bytes.end());
+  return out;
+}
+
 // ---- describe_container helpers -----------------------------------------------------------
 const char* mode_name(uint8_t m) {
   switch (m) {
@@ -384,7 +595,7 @@ bool has_section(const ParsedContainer& parsed, uint32_t id) {
 }
 
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
-                                             const Compressor* zstd) {
+                                             const Compressor* zstd, ContainerLayout layout) {
   std::vector<uint32_t> ids;
   for (const auto& sec : sections) ids.push_back(sec.id);
   const bool packed = tiled_codes_are_packed(header.components, header.mode);
@@ -432,7 +643,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // Optional zstd stage; afterwards sections[i].raw holds the stored bytes.
   const bool can_compress = zstd != nullptr && static_cast<bool>(*zstd);
   std::vector<ParsedContainer::Entry> entries(sections.size());
-  uint64_t offset = kHeaderSize + kSectionEntrySize * sections.size();
+  std::vector<std::span<const uint8_t>> stored(sections.size());
   for (std::size_t i = 0; i < sections.size(); ++i) {
     Section& s = sections[i];
     ParsedContainer::Entry& e = entries[i];
@@ -448,59 +659,41 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
         h.flags |= kHeaderFlagZstd;
       }
     }
-    e.offset = offset;
     e.stored_size = s.raw.size();
     e.crc = (e.flags == 0 && s.raw_crc) ? *s.raw_crc : crc32c(s.raw);
-    offset += e.stored_size;
+    stored[i] = s.raw;
   }
-
-  std::vector<uint8_t> out(offset);
-  encode_header(h, static_cast<uint32_t>(sections.size()), out.data());
-  for (std::size_t i = 0; i < sections.size(); ++i) {
-    encode_entry(entries[i], out.data() + kHeaderSize + kSectionEntrySize * i);
-    if (!sections[i].raw.empty())
-      std::memcpy(out.data() + entries[i].offset, sections[i].raw.data(), sections[i].raw.size());
-  }
-  return out;
+  return assemble(h, entries, stored, layout);
 }
 
 Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
   if (stream.empty()) return corrupt_stream("empty stream");
-  if (stream.size() < kHeaderSize) {
-    if (std::memcmp(stream.data(), kMagic, std::min<std::size_t>(stream.size(), 4)) != 0)
-      return corrupt_stream("bad magic: not a FaCTz stream");
-    return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) +
-                          " of " + std::to_string(kHeaderSize) + " bytes)");
-  }
-  Result<Header> header = parse_header(stream);
-  if (!header.ok()) return header.status();
-
+  if (std::memcmp(stream.data(), kMagic, std::min<std::size_t>(stream.size(), 4)) != 0)
+    return corrupt_stream("bad magic: not a FaCTz stream");
   ParsedContainer parsed;
-  parsed.header = header.value();
+  if (stream.size() >= kOffVersion + 2 && get_u16(stream.data() + kOffVersion) == kFormatVersionCompact) {
+    FACTZ_RETURN_IF_ERROR(parse_compact_prefix(stream, parsed));
+  } else {
+    if (stream.size() < kHeaderSize)
+      return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) +
+                            " of " + std::to_string(kHeaderSize) + " bytes)");
+    FACTZ_RETURN_IF_ERROR(parse_classic_prefix(stream, parsed));
+  }
   const Header& h = parsed.header;
-  const uint32_t count = get_u32(stream.data() + kOffSectionCount);
-  if (count > kMaxSections)
-    return corrupt_stream("section count " + std::to_string(count) + " exceeds " +
-                          std::to_string(kMaxSections));
-  const uint64_t table_end = kHeaderSize + uint64_t{kSectionEntrySize} * count;
-  if (stream.size() < table_end)
-    return corrupt_stream("stream truncated in the section table (" + std::to_string(count) +
-                          " entries need " + std::to_string(table_end) + " bytes, stream has " +
-                          std::to_string(stream.size()) + ")");
-
-  uint64_t expected_offset = table_end;
+  uint64_t expected_offset = parsed.data_offset;
   bool any_compressed = false;
-  parsed.entries.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint8_t* p = stream.data() + kHeaderSize + kSectionEntrySize * i;
-    if (crc32c({p, kEntEntryCrc}) != get_u32(p + kEntEntryCrc))
-      return corrupt_stream("section table entry " + std::to_string(i) + " checksum mismatch");
-    const ParsedContainer::Entry e = decode_entry(p);
-    FACTZ_RETURN_IF_ERROR(check_entry(e, i, h, expected_offset, stream.size(), parsed.entries));
+  std::vector<ParsedContainer::Entry> checked;
+  checked.reserve(parsed.entries.size());
+  for (std::size_t i = 0; i < parsed.entries.size(); ++i) {
+    ParsedContainer::Entry e = parsed.entries[i];
+    // The compact table stores no offsets: each section starts where the previous one ends.
+    if (parsed.layout == ContainerLayout::compact) e.offset = expected_offset;
+    FACTZ_RETURN_IF_ERROR(check_entry(e, i, h, expected_offset, stream.size(), checked));
     any_compressed = any_compressed || (e.flags & kSectionFlagZstd) != 0;
     expected_offset = e.offset + e.stored_size;
-    parsed.entries.push_back(e);
+    checked.push_back(e);
   }
+  parsed.entries = std::move(checked);
   if (expected_offset != stream.size())
     return corrupt_stream("unexpected data after the last section (" +
                           std::to_string(stream.size() - expected_offset) + " bytes)");
@@ -512,6 +705,52 @@ Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
       return corrupt_stream(label(e.id) + " checksum mismatch");
   }
   return parsed;
+}
+
+Result<uint64_t> leading_stream_size(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return corrupt_stream("empty stream");
+  if (std::memcmp(bytes.data(), kMagic, std::min<std::size_t>(bytes.size(), 4)) != 0)
+    return corrupt_stream("bad magic: not a FaCTz stream");
+  ParsedContainer prefix;
+  if (bytes.size() >= kOffVersion + 2 && get_u16(bytes.data() + kOffVersion) == kFormatVersionCompact) {
+    FACTZ_RETURN_IF_ERROR(parse_compact_prefix(bytes, prefix));
+  } else {
+    if (bytes.size() < kHeaderSize)
+      return corrupt_stream("stream truncated in the header (" + std::to_string(bytes.size()) + " of " +
+                            std::to_string(kHeaderSize) + " bytes)");
+    FACTZ_RETURN_IF_ERROR(parse_classic_prefix(bytes, prefix));
+  }
+  uint64_t end = prefix.data_offset;
+  for (const auto& e : prefix.entries) {
+    if (e.stored_size > bytes.size() - std::min<uint64_t>(end, bytes.size()))
+      return corrupt_stream(label(e.id) + " lies outside the stream (it ends past the " +
+                            std::to_string(bytes.size()) + " bytes given; truncated?)");
+    end += e.stored_size;
+  }
+  Result<ParsedContainer> whole = parse_container(bytes.first(end));
+  if (!whole.ok()) return whole.status();
+  return end;
+}
+
+int peek_components(std::span<const uint8_t> stream) {
+  if (stream.size() < kOffVersion + 2 || std::memcmp(stream.data(), kMagic, 4) != 0) return 0;
+  // Only a version this build reads says where the byte lies (a damaged one says nothing).
+  const uint16_t version = get_u16(stream.data() + kOffVersion);
+  if (version < kOldestReadableVersion || version > kFormatVersion) return 0;
+  const std::size_t at = version == kFormatVersionCompact ? kCompactOffComponents : kOffComponents;
+  return at < stream.size() ? stream[at] : 0;
+}
+
+Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, ContainerLayout layout) {
+  Result<ParsedContainer> parsed = parse_container(stream);
+  if (!parsed.ok()) return parsed.status();
+  // Version 1 (an old ANS-free Huffman stream) has no compact form: its layout byte would be 1.
+  if (layout == ContainerLayout::compact && parsed->header.version < kFormatVersionWithoutMask)
+    return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
+  std::vector<ParsedContainer::Entry> entries = parsed->entries;
+  std::vector<std::span<const uint8_t>> stored;
+  for (const auto& e : entries) stored.push_back(stream.subspan(e.offset, e.stored_size));
+  return assemble(parsed->header, entries, stored, layout);
 }
 
 Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,
@@ -546,10 +785,13 @@ std::string describe_container(const ParsedContainer& parsed) {
     std::snprintf(line, sizeof line, "  %-15s %s\n", key, value.c_str());
     s += line;
   };
-  uint64_t total = kHeaderSize + kSectionEntrySize * parsed.entries.size();
+  uint64_t total = parsed.data_offset;
   for (const auto& e : parsed.entries) total += e.stored_size;
 
-  s += "FaCTz stream (magic FCTZ), format version " + std::to_string(h.version) + "\n";
+  s += "FaCTz stream (magic FCTZ), format version " + std::to_string(parsed.format_version());
+  if (parsed.layout == ContainerLayout::compact)
+    s += ": compact container, sections of format version " + std::to_string(h.version);
+  s += "\n";
   field("stream bytes", std::to_string(total));
   field("data type", h.dtype == kDtypeFloat32   ? std::string("float32")
                      : h.dtype == kDtypeFloat64 ? std::string("float64")

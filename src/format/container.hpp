@@ -1,9 +1,11 @@
-// The FaCTz container, format versions 2 to 14 (the layout of version 1): a 64-byte header, a table of 40-byte section
-// entries, then the sections back to back. docs/format.md is the byte-level contract;
+// The FaCTz container: in format versions 1 to 17 (the classic container) a 64-byte header, a table of
+// 40-byte section entries, then the sections back to back; in version 18 (the compact container)
+// the same fields with varint sizes and one checksum for header and table, then the sections. docs/format.md is the byte-level contract;
 // this file and container.cpp implement exactly that text.
 //
 // Invariants every parsed stream satisfies (parse_container checks them all):
-//  - every byte is covered by a CRC-32C (header, each table entry, each section);
+//  - every byte is covered by a CRC-32C (header, each table entry, each section; in the
+//    compact container header and table share one);
 //  - sections follow the table without gaps, in table order, and end the stream;
 //  - no reserved bit or value is set; each section id is known and appears once.
 // Decoding untrusted bytes never reads out of bounds: it returns corrupt_stream (or
@@ -64,7 +66,17 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// Versions 15, 16 and 17 are the scalar layouts of versions 2 / 3 / 6, 11 and 14 with their
 /// codes written by the context coder (coder 2, codec/context_coder.hpp): a scalar stream
 /// holds coder 2 exactly when it is one of these versions.
-inline constexpr uint16_t kFormatVersion = 17;
+/// Version 18 is the compact container (docs/format.md, "Compact container"): the same
+/// header fields and sections in fewer bytes (varint dimensions and sizes, an 8-byte-or-so
+/// table entry, one CRC for header and table), so that a small stream is not a third
+/// container. Its header holds the version 2 to 17 of the layout of its sections (the
+/// version a 64-byte-header stream of the same sections carries), which the parsed Header's
+/// `version` is; offset 4 holds 18, so that a build that reads only up to 17 refuses it as
+/// unsupported. Every stream this build writes is version 18; versions 1 to 17 are read.
+inline constexpr uint16_t kFormatVersion = 18;
+inline constexpr uint16_t kFormatVersionCompact = 18;
+/// The newest layout version (a compact stream's layout byte is 2 .. this).
+inline constexpr uint16_t kNewestLayoutVersion = 17;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
 inline constexpr uint16_t kFormatVersionWithSource = 4;
@@ -183,7 +195,12 @@ bool has_predictor_byte(uint16_t version);
 /// when it is masked (format version 5 on): a 2D vector field in mode none or block.
 bool tiled_codes_are_packed(uint8_t components, uint8_t mode);
 
-/// The header fields, as written (offsets in docs/format.md, "Header").
+/// The two containers: `classic` (versions 1 to 17: 64-byte header, 40-byte table entries),
+/// `compact` (version 18, what write_container writes unless told otherwise).
+enum class ContainerLayout : uint8_t { classic, compact };
+
+/// The header fields, as written (offsets in docs/format.md, "Header"). `version` is the
+/// layout version of the sections (2 to 17, 1 for old streams), also in a compact stream.
 struct Header {
   uint16_t version = kFormatVersionWithoutMask;  ///< stream_version: 2, 3 (mask), 4 (source), 5 (packed tiled codes), 6 (float64), 7 (predictor byte), 8 (3D vector), 11 (scalar lattice), 12 (masked 3D vector), 13 (float64 3D vector), 14 (scalar lattice, coded exact values)
   uint8_t dtype = kDtypeFloat32;  ///< kDtypeFloat32, or kDtypeFloat64 (version 6 or 7)
@@ -228,9 +245,11 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
 /// null means no section is compressed. Returns invalid_argument for a header that
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections
 /// sections, or a section above the raw-size cap; a failing compressor's Status is passed
-/// on with the section named.
+/// on with the section named. `layout` compact (the default) writes a version 18 stream whose
+/// layout byte is `header.version`; classic writes the 64-byte header of `header.version`.
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
-                                             const Compressor* zstd);
+                                             const Compressor* zstd,
+                                             ContainerLayout layout = ContainerLayout::compact);
 
 /// A validated stream: header plus one entry per section, in table (and stream) order.
 struct ParsedContainer {
@@ -244,6 +263,12 @@ struct ParsedContainer {
     uint32_t crc;          ///< CRC-32C of the stored bytes
   };
   std::vector<Entry> entries;
+  ContainerLayout layout = ContainerLayout::classic;  ///< which container the stream is in
+  uint64_t data_offset = 0;  ///< where the first section starts (header and table end)
+  /// The version at offset 4: `header.version` in a classic stream, 18 in a compact one.
+  uint16_t format_version() const {
+    return layout == ContainerLayout::compact ? kFormatVersionCompact : header.version;
+  }
 };
 
 /// Validates the header, the section table and every section checksum of `stream`.
@@ -259,6 +284,23 @@ Result<ParsedContainer> parse_container(std::span<const uint8_t> stream);
 Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,
                                           const ParsedContainer& parsed, uint32_t id,
                                           const Decompressor* zstd);
+
+/// The same stream in the other container (or the same one): the header fields and the
+/// stored bytes of every section unchanged, only the header and table re-encoded. The input
+/// is validated first (parse_container's errors). For tests and for writing streams that
+/// builds before version 18 read.
+Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, ContainerLayout layout);
+
+/// The stream at the start of `bytes`, which may go on with other data (streams stored back to
+/// back, as FactzCodec's chunks): its length, taken from its header and table (either
+/// container) and checked by parse_container on exactly that many bytes; parse_container's
+/// errors otherwise (a table that runs past the bytes: corrupt_stream, "truncated").
+Result<uint64_t> leading_stream_size(std::span<const uint8_t> bytes);
+
+/// The components byte of a stream's header (offset 7 of a classic header, 8 of a compact
+/// one), unvalidated; 0 when the bytes do not start with the magic and a version this build
+/// reads.
+int peek_components(std::span<const uint8_t> stream);
 
 /// Whether the stream has a section with this id.
 bool has_section(const ParsedContainer& parsed, uint32_t id);

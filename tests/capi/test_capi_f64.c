@@ -114,7 +114,8 @@ static void test_modes_keep_the_double_bound_and_the_critical_points(void) {
         size_t size = 0, size2 = 0;
         CHECK(factz_compress_f64(u, v, NX, NY, &o, buf, cap, &size) == FACTZ_OK);
         CHECK(size > 64 && size <= cap);
-        CHECK(buf[4] == (mode == 2 ? 9 : 6) && buf[5] == 0 && buf[6] == 2); /* version 6 (9), data type float64 */
+        /* version 18 (the compact container), sections of version 6 (9), data type float64 */
+        CHECK(buf[4] == 18 && buf[5] == 0 && buf[6] == (mode == 2 ? 9 : 6) && buf[7] == 2);
         int64_t sx = 0, sy = 0;
         factz_dtype t = FACTZ_DTYPE_FLOAT32;
         CHECK(factz_stream_info(buf, size, &sx, &sy, &t) == FACTZ_OK);
@@ -262,7 +263,7 @@ static void test_types_never_mix(void) {
   unsigned char* b32 = (unsigned char*)malloc(cap);
   CHECK(factz_compress_f64(u, v, NX, NY, NULL, b64, cap, &s64) == FACTZ_OK);
   CHECK(factz_compress(uf, vf, NX, NY, NULL, b32, cap, &s32) == FACTZ_OK);
-  CHECK(b32[6] == 1 && b64[6] == 2);
+  CHECK(b32[7] == 1 && b64[7] == 2); /* the compact header's data type byte */
 
   CHECK(factz_decompress(b64, s64, uf2, vf2, NX, NY, 0) == FACTZ_INVALID_ARGUMENT);
   CHECK(strstr(factz_last_error(), "float64") != NULL && strstr(factz_last_error(), "factz_decompress_f64") != NULL);

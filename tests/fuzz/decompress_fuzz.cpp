@@ -21,7 +21,9 @@
 #include "factz/factz.hpp"
 #include "factz/multiblock.hpp"
 #include "factz/multiblock3d.hpp"
+#include "format/container.hpp"
 #include "format/crc32.hpp"
+#include "support/compact_places.hpp"
 #ifdef FACTZ_FUZZ_SCALAR
 #include "factz/scalar.hpp"
 #endif
@@ -54,8 +56,13 @@ uint32_t crc(const std::vector<uint8_t>& s, size_t off, size_t n) {
   return factz::detail::crc32c(std::span<const uint8_t>(s.data() + off, n));
 }
 
-// Recomputes section, table entry and header checksums (layout of docs/format.md).
+// Recomputes section, table entry and header checksums (layout of docs/format.md; the
+// compact container's through support/compact_places.hpp).
 void reseal(std::vector<uint8_t>& s) {
+  if (factz::testing::is_compact(s)) {
+    factz::testing::reseal_compact(s);
+    return;
+  }
   constexpr size_t kHeader = 64, kEntry = 40;
   if (s.size() < kHeader) return;
   const uint64_t count = std::min<uint64_t>(get_le(s, 56, 4), (s.size() - kHeader) / kEntry);
@@ -76,9 +83,16 @@ void check_scalar(std::span<const uint8_t> in) {
   // The grid the header declares (docs/format.md, "Header"): above max_values() only the
   // vector checks' container verdict applies, as for the vector decoders (a valid stream
   // of a huge constant field is a few bytes, and its planes are what it asks for).
-  if (in.size() >= 64 && __builtin_memcmp(in.data(), "FCTZ", 4) == 0) {
-    const std::vector<uint8_t> head(in.begin(), in.begin() + 64);
-    const uint64_t nx = get_le(head, 12, 8), ny = get_le(head, 20, 8), nz = get_le(head, 28, 8);
+  if (in.size() >= 6 && __builtin_memcmp(in.data(), "FCTZ", 4) == 0 &&
+      (factz::testing::is_compact(in) || in.size() >= 64)) {
+    uint64_t nx = 0, ny = 0, nz = 0;
+    if (factz::testing::is_compact(in)) {
+      const factz::testing::CompactPlaces c = factz::testing::compact_places(in);
+      nx = c.nx, ny = c.ny, nz = c.nz;
+    } else {
+      const std::vector<uint8_t> head(in.begin(), in.begin() + 64);
+      nx = get_le(head, 12, 8), ny = get_le(head, 20, 8), nz = get_le(head, 28, 8);
+    }
     const uint64_t cap = max_values();
     if (nx > cap || ny > cap || nz > cap || (nx && ny > cap / nx) || (nx * ny && nz > cap / (nx * ny))) return;
   }
@@ -261,11 +275,18 @@ void check(std::span<const uint8_t> in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  check(std::span<const uint8_t>(data, size));
-  if (size >= 64) {
+  const std::span<const uint8_t> in(data, size);
+  check(in);
+  if (size >= 26) {
     std::vector<uint8_t> resealed(data, data + size);
     reseal(resealed);
     check(resealed);
   }
+  // A valid stream in the other container too (the seeds are classic golden streams; what
+  // compress writes is compact), so that mutations reach both parsers.
+  using factz::detail::ContainerLayout;
+  const auto other = factz::detail::recontain(
+      in, factz::testing::is_compact(in) ? ContainerLayout::classic : ContainerLayout::compact);
+  if (other.ok()) check(other.value());
   return 0;
 }

@@ -54,7 +54,7 @@ def test_float64_fields_keep_a_bound_below_float32_precision(mode, bound, eb):
         assert rep["violations"] == 0
     info = factz.info(buf)
     version = 9 if mode == "speculative" else 6  # 9: the cubic predictor byte, segmented codes
-    assert (info["dtype"], info["version"], info["mode"], info["kind"]) == ("float64", version, mode, "vector")
+    assert (info["dtype"], info["layout_version"], info["mode"], info["kind"]) == ("float64", version, mode, "vector")
     assert factz.stream_shape(buf) == u.shape
     assert factz.decompress(buf, threads=1, policy="serial")[0].tobytes() == u2.tobytes()
 
@@ -64,7 +64,7 @@ def test_float32_fields_stay_float32():
     buf = factz.compress(u, v)
     u2, v2 = factz.decompress(buf)
     assert u2.dtype == v2.dtype == np.float32
-    assert factz.info(buf)["dtype"] == "float32" and factz.info(buf)["version"] == 9  # speculative, cubic, segmented codes
+    assert factz.info(buf)["dtype"] == "float32" and factz.info(buf)["layout_version"] == 9  # speculative, cubic, segmented codes
     # the same values as doubles make a float64 stream that decodes to the same doubles' bound
     b64 = factz.compress(u.astype(np.float64), v.astype(np.float64))
     assert factz.info(b64)["dtype"] == "float64" and factz.decompress(b64)[0].dtype == np.float64

@@ -312,7 +312,7 @@ def test_double_datasets_are_compressed_as_doubles(tmp_path, opts):
         r = d[...]
     assert raw == factz.compress(u, v, **opts)
     version = 9 if opts.get("mode", "speculative") == "speculative" else 6  # 9: the predictor byte, segmented codes
-    assert factz.info(raw)["dtype"] == "float64" and factz.info(raw)["version"] == version
+    assert factz.info(raw)["dtype"] == "float64" and factz.info(raw)["layout_version"] == version
     assert filter_values(tmp_path / "d.h5")[5:8] == (3, 61, 97)
     eb = opts["eb"] * (max(u.max(), v.max()) - min(u.min(), v.min())) if opts["bound"] == "rel" else opts["eb"]
     assert r.dtype == np.float64 and np.abs(r - w).max() <= eb

@@ -49,7 +49,7 @@ def test_one_chunk_holds_the_bytes_of_compress3d(tmp_path, opts):
         r = d[...]
         stored = d.id.get_storage_size()
     assert raw == factz.compress3d(u, v, w, **dict(dict(eb=1e-2), **opts))
-    assert factz.info(raw)["version"] == 10 and factz.info(raw)["ndims"] == 3  # speculative: segmented codes
+    assert factz.info(raw)["layout_version"] == 10 and factz.info(raw)["ndims"] == 3  # speculative: segmented codes
     assert r.dtype == np.float32 and r.shape == data.shape and stored < data.nbytes
     assert all(np.array_equal(r[k], p) for k, p in enumerate(factz.decompress3d(raw)))
     rep = factz.verify3d(u, v, w, r[0], r[1], r[2])
@@ -217,7 +217,7 @@ def test_a_float64_chunk_holds_the_float64_bytes_of_compress3d(tmp_path, opts):
         r = d[...]
         stored = d.id.get_storage_size()
     assert raw == factz.compress3d(u, v, w, **dict(dict(eb=1e-3), **opts))
-    assert factz.info(raw)["version"] == 13 and factz.info(raw)["dtype"] == "float64"
+    assert factz.info(raw)["layout_version"] == 13 and factz.info(raw)["dtype"] == "float64"
     assert r.dtype == np.float64 and r.shape == data.shape and stored < data.nbytes
     assert all(np.array_equal(r[k], p) for k, p in enumerate(factz.decompress3d(raw)))
     rep = factz.verify3d(u, v, w, r[0], r[1], r[2])
@@ -269,7 +269,7 @@ def test_float64_3d_chunks_keep_nan_and_the_dataset_fill_value_with_all_64_bits(
     with h5py.File(tmp_path / "m.h5", "r") as f:
         back = f["x"][...]
         raw = f["x"].id.read_direct_chunk((0, 0, 0, 0))[1]
-    assert factz.info(raw)["version"] == 13
+    assert factz.info(raw)["layout_version"] == 13
     missing = np.broadcast_to((np.isnan(data) | (data == fill)).any(axis=0), data.shape)
     assert missing.any(axis=0).sum() == 3
     assert np.array_equal(back[missing].view(np.uint64), data[missing].view(np.uint64))

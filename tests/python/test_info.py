@@ -16,7 +16,8 @@ def test_vector_stream_info():
     assert (info["shape"], info["nx"], info["ny"], info["components"]) == ((61, 97), 97, 61, 2)
     assert (info["mode"], info["coder"], info["bound"], info["eb"]) == ("block", "huffman", "abs", 0.05)
     assert info["eb_abs"] == pytest.approx(0.05) and not info["zstd"] and not info["masked"]
-    assert info["version"] == factz.info(buf)["version"] >= 2 and info["source"] is None
+    assert info["version"] == factz.info(buf)["version"] == 18 and info["source"] is None
+    assert info["container"] == "compact" and info["layout_version"] == 2  # block mode, no mask, no source
     assert sum(s["stored_bytes"] for s in info["sections"]) < len(buf)
     assert {"meta", "codes_u", "codes_v"} <= {s["name"] for s in info["sections"]}
     land = np.zeros(u.shape, bool)
@@ -87,7 +88,7 @@ def test_info_of_a_3d_multiblock_file(dtype):
     assert len(blocks) == 6
     for b in blocks:
         assert (b["kind"], b["ndims"], b["components"], b["dtype"], b["mode"]) == ("vector", 3, 3, name, "block")
-        assert (b["version"] == 13) == (dtype == np.float64)  # version 13: every float64 3D stream
+        assert (b["layout_version"] == 13) == (dtype == np.float64)  # version 13: every float64 3D stream
     # block b = (bz * py + by) * px + bx; neighbours share one vertex plane
     assert [(b["x0"], b["y0"], b["z0"]) for b in blocks] == [(0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 3), (0, 0, 6),
                                                              (5, 0, 6)]

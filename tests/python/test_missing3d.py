@@ -48,7 +48,7 @@ def test_masked_arrays_come_back_masked_with_the_bits_under_the_mask(field, eb):
     mw.data[0, 0, 0] = np.inf  # under the mask: stored as it is, no error
     mv.data[0, 1, 0] = np.float32(np.nan)
     buf, stats = factz.compress3d(mu, mv, mw, eb=eb, bound="abs", stats=True)
-    assert factz.info(buf)["version"] == 12 and stats["masked_vertices"] == m.sum() > 100
+    assert factz.info(buf)["layout_version"] == 12 and stats["masked_vertices"] == m.sum() > 100
     u2, v2, w2 = factz.decompress3d(buf, masked=True)
     for a, b in ((mu, u2), (mv, v2), (mw, w2)):
         assert isinstance(b, np.ma.MaskedArray) and b.dtype == np.float32 and b.shape == m.shape

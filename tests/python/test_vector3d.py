@@ -117,7 +117,7 @@ def test_stats_progress_shape_and_info(abc):
     assert factz.stream_shape3d(buf) == u.shape
     info = factz.info(buf)
     assert info["kind"] == "vector" and info["ndims"] == 3 and info["components"] == 3
-    assert info["shape"] == u.shape and info["version"] == 10 and info["dtype"] == "float32"  # speculative: segmented codes
+    assert info["shape"] == u.shape and info["layout_version"] == 10 and info["dtype"] == "float32"  # speculative: segmented codes
     # any contiguous bytes-like object holds a stream
     for obj in (bytearray(buf), memoryview(buf), np.frombuffer(buf, np.uint8)):
         assert factz.stream_shape3d(obj) == u.shape
@@ -198,7 +198,7 @@ def test_nan_marks_a_missing_vertex_that_comes_back_bit_for_bit(abc):
     nan = w.copy()
     nan[3, 4, 5] = np.float32(np.nan)
     buf = factz.compress3d(u, v, nan, eb=1e-2)
-    assert factz.info(buf)["version"] == 12
+    assert factz.info(buf)["layout_version"] == 12
     u2, v2, w2 = factz.decompress3d(buf)
     assert np.isnan(w2[3, 4, 5]) and w2.view(np.uint32)[3, 4, 5] == nan.view(np.uint32)[3, 4, 5]
     r = factz.verify3d(u, v, nan, u2, v2, w2)

@@ -42,7 +42,7 @@ def test_round_trip_stays_float64_and_keeps_every_critical_point(abc64, mode, eb
     u, v, w = abc64
     buf = factz.compress3d(u, v, w, mode=mode, eb=eb, bound=bound)
     meta = factz.info(buf)
-    assert meta["version"] == 13 and meta["dtype"] == "float64"
+    assert meta["layout_version"] == 13 and meta["dtype"] == "float64"
     assert factz.stream_shape3d(buf) == u.shape
     u2, v2, w2 = factz.decompress3d(buf)
     for a, b in ((u, u2), (v, v2), (w, w2)):
@@ -131,7 +131,7 @@ def test_missing_vertices_come_back_with_all_64_bits(abc64):
     u[0, 0, 1] = float(np.float32(1e20))  # the float32 rounding of a fill value is data
     assert u[0, 0, 1] != 1e20 and not expect[0, 0, 1]
     buf = factz.compress3d(u, v, w, eb=1e-6, bound="abs", fill_value=fills, mask=mask)
-    assert factz.info(buf)["version"] == 13
+    assert factz.info(buf)["layout_version"] == 13
     u2, v2, w2 = factz.decompress3d(buf, masked=True)
     for a, b in ((u, u2), (v, v2), (w, w2)):
         assert b.dtype == np.float64 and isinstance(b, np.ma.MaskedArray)

@@ -16,6 +16,7 @@
 #include "factz/contour_tree.hpp"
 #include "factz/factz.hpp"
 #include "factz/scalar.hpp"
+#include "support/resealed.hpp"
 
 namespace factz {
 namespace {
@@ -86,7 +87,7 @@ ContourTree tree_of(const ScalarFieldOf<T>& f, double p_abs, bool contour_arcs =
   return t.ok() ? t.value() : ContourTree{};
 }
 
-uint16_t version_of(const std::vector<uint8_t>& s) { return uint16_t(s[4] | (s[5] << 8)); }
+uint16_t version_of(const std::vector<uint8_t>& s) { return testing::layout_version(s); }
 
 struct RoundTrip {
   std::vector<uint8_t> stream;
@@ -129,11 +130,11 @@ void expect_kept(const ScalarField64& f, const ScalarOptions& o) {
                std::to_string(o.bound) + " persistence " + std::to_string(o.persistence));
   const RoundTrip r = round_trip(f, o);
   ASSERT_FALSE(r.stream.empty());
-  EXPECT_EQ(r.stream[6], 2);  // data type float64
+  EXPECT_EQ(testing::header_of(r.stream).dtype, 2);  // data type float64
   const uint16_t version = version_of(r.stream);
   const bool lattice = version == 11 || version == 14 || version == 16 || version == 17;
   if (o.mode == ScalarMode::contour_tree && lattice) {
-    EXPECT_EQ(r.stream[7], 1);  // components
+    EXPECT_EQ(testing::header_of(r.stream).components, 1);
   } else {
     EXPECT_TRUE(version == 6 || version == 15) << version;
   }

@@ -14,6 +14,36 @@
 
 namespace factz::testing {
 
+/// `stream` in the classic container (versions 1 to 17: the 64-byte header and 40-byte table
+/// entries at the offsets docs/format.md gives), the same header fields and section bytes:
+/// what a test that forges header or table bytes at those offsets works on. The writer writes
+/// the compact container (version 18); both are read.
+inline std::vector<uint8_t> classic(std::span<const uint8_t> stream) {
+  auto r = detail::recontain(stream, detail::ContainerLayout::classic);
+  if (!r.ok()) throw std::runtime_error("classic: " + r.status().to_string());
+  return std::move(r.value());
+}
+
+/// `stream` in the compact container (version 18), the same header fields and section bytes:
+/// what compress writes today for the input of a classic golden stream whose sections did not
+/// change, so that comparing with it pins every section byte for byte.
+inline std::vector<uint8_t> compact(std::span<const uint8_t> stream) {
+  auto r = detail::recontain(stream, detail::ContainerLayout::compact);
+  if (!r.ok()) throw std::runtime_error("compact: " + r.status().to_string());
+  return std::move(r.value());
+}
+
+/// The parsed header of a valid stream (either container).
+inline detail::Header header_of(std::span<const uint8_t> stream) {
+  auto r = detail::parse_container(stream);
+  if (!r.ok()) throw std::runtime_error("header_of: " + r.status().to_string());
+  return r->header;
+}
+
+/// The layout version of a valid stream's sections (2 to 17; in a compact stream the byte
+/// after the version 18, in a classic one the version itself).
+inline uint16_t layout_version(std::span<const uint8_t> stream) { return header_of(stream).version; }
+
 /// Writes the header checksum (bytes 60-63: CRC-32C of bytes 0-59, little-endian) of `stream`
 /// again after a test changed header bytes in place, for headers the container writer refuses
 /// to write (resealed below cannot make them).

@@ -136,6 +136,12 @@ std::string predictor_text(const factz::detail::Speculative3DChoices& c) {
          " phase components along one axis, " + std::to_string(transforms) + " with transformed codes)";
 }
 
+/// The version at offset 4 of the block stream at `offset` of a multi-block file (18 for a
+/// compact container; its header fields were checked by the scan).
+unsigned block_format_version(const Bytes& bytes, uint64_t offset) {
+  return offset + 6 <= bytes.size() ? unsigned(bytes[offset + 4]) | unsigned(bytes[offset + 5]) << 8 : 0;
+}
+
 int info_stream(const Bytes& bytes, bool json) {
   const auto parsed = take(factz::detail::parse_container(bytes));
   const auto source = take(factz::stream_source(bytes));
@@ -164,7 +170,8 @@ int info_stream(const Bytes& bytes, bool json) {
     list << (k ? ", " : "") << one.object();
   }
   list << "]";
-  s.text("kind", "stream").text("field", h.components >= 2 ? "vector" : "scalar").count("format_version", h.version);
+  s.text("kind", "stream").text("field", h.components >= 2 ? "vector" : "scalar").count("format_version", parsed.format_version());
+  s.count("layout_version", h.version).text("container", parsed.layout == factz::detail::ContainerLayout::compact ? "compact" : "classic");
   s.count("stream_bytes", bytes.size()).text("dtype", h.dtype == factz::detail::kDtypeFloat32 ? "float32" : h.dtype == factz::detail::kDtypeFloat64 ? "float64" : "unknown");
   s.count("ndims", h.ndims).count("nx", h.nx).count("ny", h.ny).count("nz", h.nz).count("components", h.components);
   s.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).text("bound_mode", bound_name(h.bound_mode));
@@ -241,7 +248,7 @@ int info_multiblock(const Bytes& bytes, bool json) {
       one.count("block", b).count("x0", x.x0).count("y0", x.y0).count("nx", x.nx).count("ny", x.ny);
       one.count("offset", index.entries[size_t(b)].offset).count("bytes", index.entries[size_t(b)].length);
       one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", scan.eb[size_t(b)]);
-      one.count("format_version", h.version);
+      one.count("format_version", block_format_version(bytes, index.entries[size_t(b)].offset)).count("layout_version", h.version);
       list << (b ? ", " : "") << one.object();
     }
     list << "]";
@@ -309,7 +316,7 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
       one.count("nx", x.nx).count("ny", x.ny).count("nz", x.nz);
       one.count("offset", index.entries[size_t(b)].offset).count("bytes", index.entries[size_t(b)].length);
       one.text("mode", mode_name(h.mode)).text("coder", coder_name(h.coder)).num("eb_abs", block_eb[size_t(b)]);
-      one.count("format_version", h.version);
+      one.count("format_version", block_format_version(bytes, index.entries[size_t(b)].offset)).count("layout_version", h.version);
       list << (b ? ", " : "") << one.object();
     }
     list << "]";
