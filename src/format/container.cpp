@@ -482,6 +482,20 @@ Status parse_classic_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
   return Status::Ok();
 }
 
+// Magic, then the header and table of either container (everything before the sections):
+// the compact one when the version is 18, else the classic one.
+Status parse_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
+  if (stream.empty()) return corrupt_stream("empty stream");
+  if (std::memcmp(stream.data(), kMagic, std::min<std::size_t>(stream.size(), 4)) != 0)
+    return corrupt_stream("bad magic: not a FaCTz stream");
+  if (stream.size() >= kOffVersion + 2 && get_u16(stream.data() + kOffVersion) == kFormatVersionCompact)
+    return parse_compact_prefix(stream, parsed);
+  if (stream.size() < kHeaderSize)
+    return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) + " of " +
+                          std::to_string(kHeaderSize) + " bytes)");
+  return parse_classic_prefix(stream, parsed);
+}
+
 // The bytes of a stream: header and table in `layout`, then the stored sections. Entries'
 // offsets are set here.
 std::vector<uint8_t> assemble(const Header& h, std::vector<ParsedContainer::Entry>& entries,
@@ -667,18 +681,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
 }
 
 Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
-  if (stream.empty()) return corrupt_stream("empty stream");
-  if (std::memcmp(stream.data(), kMagic, std::min<std::size_t>(stream.size(), 4)) != 0)
-    return corrupt_stream("bad magic: not a FaCTz stream");
   ParsedContainer parsed;
-  if (stream.size() >= kOffVersion + 2 && get_u16(stream.data() + kOffVersion) == kFormatVersionCompact) {
-    FACTZ_RETURN_IF_ERROR(parse_compact_prefix(stream, parsed));
-  } else {
-    if (stream.size() < kHeaderSize)
-      return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) +
-                            " of " + std::to_string(kHeaderSize) + " bytes)");
-    FACTZ_RETURN_IF_ERROR(parse_classic_prefix(stream, parsed));
-  }
+  FACTZ_RETURN_IF_ERROR(parse_prefix(stream, parsed));
   const Header& h = parsed.header;
   uint64_t expected_offset = parsed.data_offset;
   bool any_compressed = false;
@@ -708,18 +712,8 @@ Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
 }
 
 Result<uint64_t> leading_stream_size(std::span<const uint8_t> bytes) {
-  if (bytes.empty()) return corrupt_stream("empty stream");
-  if (std::memcmp(bytes.data(), kMagic, std::min<std::size_t>(bytes.size(), 4)) != 0)
-    return corrupt_stream("bad magic: not a FaCTz stream");
   ParsedContainer prefix;
-  if (bytes.size() >= kOffVersion + 2 && get_u16(bytes.data() + kOffVersion) == kFormatVersionCompact) {
-    FACTZ_RETURN_IF_ERROR(parse_compact_prefix(bytes, prefix));
-  } else {
-    if (bytes.size() < kHeaderSize)
-      return corrupt_stream("stream truncated in the header (" + std::to_string(bytes.size()) + " of " +
-                            std::to_string(kHeaderSize) + " bytes)");
-    FACTZ_RETURN_IF_ERROR(parse_classic_prefix(bytes, prefix));
-  }
+  FACTZ_RETURN_IF_ERROR(parse_prefix(bytes, prefix));
   uint64_t end = prefix.data_offset;
   for (const auto& e : prefix.entries) {
     if (e.stored_size > bytes.size() - std::min<uint64_t>(end, bytes.size()))
