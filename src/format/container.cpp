@@ -154,21 +154,36 @@ void encode_header(const Header& h, uint32_t section_count, uint8_t* p) {
   put_le(p + kHeaderCrcOffset, crc32c({p, kHeaderCrcOffset}), 4);
 }
 
+// Where the fixed-size fields both headers have lie in each (the compact header's are
+// docs/format.md, "Compact container"; it has the layout version at offset 6).
+struct FixedFields {
+  std::size_t dtype, components, ndims, mode, coder, flags, bound_mode, bound_value, eb;
+};
+constexpr FixedFields kClassicFields{kOffDtype, kOffComponents, kOffNdims, kOffMode,     kOffCoder,
+                                     kOffFlags, kOffBoundMode,  kOffBoundValue, kOffEb};
+constexpr std::size_t kCompactOffLayout = 6;
+constexpr FixedFields kCompactFields{7, 8, 9, 10, 11, 12, 13, 14, 22};
+constexpr std::size_t kCompactFixedSize = 26;  // the varints start here
+
+void decode_fixed_fields(const uint8_t* p, const FixedFields& at, Header& h) {
+  h.dtype = p[at.dtype];
+  h.components = p[at.components];
+  h.ndims = p[at.ndims];
+  h.mode = p[at.mode];
+  h.coder = p[at.coder];
+  h.flags = p[at.flags];
+  h.bound_mode = p[at.bound_mode];
+  h.bound_value = std::bit_cast<double>(get_u64(p + at.bound_value));
+  h.eb = std::bit_cast<float>(get_u32(p + at.eb));
+}
+
 Header decode_header(const uint8_t* p) {
   Header h;
   h.version = get_u16(p + kOffVersion);
-  h.dtype = p[kOffDtype];
-  h.components = p[kOffComponents];
-  h.ndims = p[kOffNdims];
-  h.mode = p[kOffMode];
-  h.coder = p[kOffCoder];
-  h.flags = p[kOffFlags];
+  decode_fixed_fields(p, kClassicFields, h);
   h.nx = get_u64(p + kOffNx);
   h.ny = get_u64(p + kOffNy);
   h.nz = get_u64(p + kOffNz);
-  h.bound_mode = p[kOffBoundMode];
-  h.bound_value = std::bit_cast<double>(get_u64(p + kOffBoundValue));
-  h.eb = std::bit_cast<float>(get_u32(p + kOffEb));
   h.tile = get_u16(p + kOffTile);
   h.anchor_stride = get_u16(p + kOffAnchorStride);
   return h;
@@ -313,18 +328,6 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
 // stride, section count; then per section: id (u8), flags (u8), varint stored size, varint
 // raw size (only when flag bit 0 is set), section CRC (u32); then the CRC-32C of everything
 // before it.
-constexpr std::size_t kCompactOffLayout = 6;
-constexpr std::size_t kCompactOffDtype = 7;
-constexpr std::size_t kCompactOffComponents = 8;
-constexpr std::size_t kCompactOffNdims = 9;
-constexpr std::size_t kCompactOffMode = 10;
-constexpr std::size_t kCompactOffCoder = 11;
-constexpr std::size_t kCompactOffFlags = 12;
-constexpr std::size_t kCompactOffBoundMode = 13;
-constexpr std::size_t kCompactOffBoundValue = 14;
-constexpr std::size_t kCompactOffEb = 22;
-constexpr std::size_t kCompactFixedSize = 26;  // the varints start here
-
 void append_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
@@ -403,15 +406,7 @@ Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
   const uint8_t* p = stream.data();
   Header h;
   h.version = p[kCompactOffLayout];
-  h.dtype = p[kCompactOffDtype];
-  h.components = p[kCompactOffComponents];
-  h.ndims = p[kCompactOffNdims];
-  h.mode = p[kCompactOffMode];
-  h.coder = p[kCompactOffCoder];
-  h.flags = p[kCompactOffFlags];
-  h.bound_mode = p[kCompactOffBoundMode];
-  h.bound_value = std::bit_cast<double>(get_u64(p + kCompactOffBoundValue));
-  h.eb = std::bit_cast<float>(get_u32(p + kCompactOffEb));
+  decode_fixed_fields(p, kCompactFields, h);
   CompactReader r(stream);
   uint64_t tile = 0, stride = 0, count = 0;
   FACTZ_RETURN_IF_ERROR(r.varint(h.nx, "nx"));
@@ -731,7 +726,7 @@ int peek_components(std::span<const uint8_t> stream) {
   // Only a version this build reads says where the byte lies (a damaged one says nothing).
   const uint16_t version = get_u16(stream.data() + kOffVersion);
   if (version < kOldestReadableVersion || version > kFormatVersion) return 0;
-  const std::size_t at = version == kFormatVersionCompact ? kCompactOffComponents : kOffComponents;
+  const std::size_t at = version == kFormatVersionCompact ? kCompactFields.components : kOffComponents;
   return at < stream.size() ? stream[at] : 0;
 }
 
