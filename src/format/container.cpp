@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "format/crc32.hpp"
+#include "util/byte_io.hpp"
 
 namespace factz::detail {
 namespace {
@@ -68,9 +69,6 @@ Status with_context(const Status& s, const std::string& context) {
 }
 
 // ---- Little-endian byte access ---------------------------------------------------------
-void put_le(uint8_t* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
 uint64_t get_le(const uint8_t* p, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
@@ -134,24 +132,24 @@ std::string header_problem(const Header& h) {
 
 void encode_header(const Header& h, uint32_t section_count, uint8_t* p) {
   std::memcpy(p + kOffMagic, kMagic, 4);
-  put_le(p + kOffVersion, h.version, 2);
+  store_le(p + kOffVersion, h.version, 2);
   p[kOffDtype] = h.dtype;
   p[kOffComponents] = h.components;
   p[kOffNdims] = h.ndims;
   p[kOffMode] = h.mode;
   p[kOffCoder] = h.coder;
   p[kOffFlags] = h.flags;
-  put_le(p + kOffNx, h.nx, 8);
-  put_le(p + kOffNy, h.ny, 8);
-  put_le(p + kOffNz, h.nz, 8);
+  store_le(p + kOffNx, h.nx, 8);
+  store_le(p + kOffNy, h.ny, 8);
+  store_le(p + kOffNz, h.nz, 8);
   p[kOffBoundMode] = h.bound_mode;
   std::memset(p + kOffReserved, 0, kReservedSize);
-  put_le(p + kOffBoundValue, std::bit_cast<uint64_t>(h.bound_value), 8);
-  put_le(p + kOffEb, std::bit_cast<uint32_t>(h.eb), 4);
-  put_le(p + kOffTile, h.tile, 2);
-  put_le(p + kOffAnchorStride, h.anchor_stride, 2);
-  put_le(p + kOffSectionCount, section_count, 4);
-  put_le(p + kHeaderCrcOffset, crc32c({p, kHeaderCrcOffset}), 4);
+  store_le(p + kOffBoundValue, std::bit_cast<uint64_t>(h.bound_value), 8);
+  store_le(p + kOffEb, std::bit_cast<uint32_t>(h.eb), 4);
+  store_le(p + kOffTile, h.tile, 2);
+  store_le(p + kOffAnchorStride, h.anchor_stride, 2);
+  store_le(p + kOffSectionCount, section_count, 4);
+  store_le(p + kHeaderCrcOffset, crc32c({p, kHeaderCrcOffset}), 4);
 }
 
 // Where the fixed-size fields both headers have lie in each (the compact header's are
@@ -190,13 +188,13 @@ Header decode_header(const uint8_t* p) {
 }
 
 void encode_entry(const ParsedContainer::Entry& e, uint8_t* p) {
-  put_le(p + kEntId, e.id, 4);
-  put_le(p + kEntFlags, e.flags, 4);
-  put_le(p + kEntOffset, e.offset, 8);
-  put_le(p + kEntStoredSize, e.stored_size, 8);
-  put_le(p + kEntRawSize, e.raw_size, 8);
-  put_le(p + kEntCrc, e.crc, 4);
-  put_le(p + kEntEntryCrc, crc32c({p, kEntEntryCrc}), 4);
+  store_le(p + kEntId, e.id, 4);
+  store_le(p + kEntFlags, e.flags, 4);
+  store_le(p + kEntOffset, e.offset, 8);
+  store_le(p + kEntStoredSize, e.stored_size, 8);
+  store_le(p + kEntRawSize, e.raw_size, 8);
+  store_le(p + kEntCrc, e.crc, 4);
+  store_le(p + kEntEntryCrc, crc32c({p, kEntEntryCrc}), 4);
 }
 
 ParsedContainer::Entry decode_entry(const uint8_t* p) {
@@ -279,7 +277,7 @@ Result<Header> check_header(const Header& h) {
 // `expected_offset` is where the section must start (end of the previous one).
 Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Header& h,
                    uint64_t expected_offset, uint64_t stream_size,
-                   const std::vector<ParsedContainer::Entry>& previous) {
+                   std::span<const ParsedContainer::Entry> previous) {
   const std::string where = "section table entry " + std::to_string(index);
   if (!known_section(e.id))
     return corrupt_stream(where + ": unknown section id " + std::to_string(e.id));
@@ -328,35 +326,24 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
 // stride, section count; then per section: id (u8), flags (u8), varint stored size, varint
 // raw size (only when flag bit 0 is set), section CRC (u32); then the CRC-32C of everything
 // before it.
-void append_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void append_varint(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(v));
-}
-
 // Header and table of a compact stream, its CRC included.
 std::vector<uint8_t> encode_compact_prefix(const Header& h, const std::vector<ParsedContainer::Entry>& entries) {
   std::vector<uint8_t> out(kMagic, kMagic + 4);
-  append_le(out, kFormatVersionCompact, 2);
+  put_le(out, kFormatVersionCompact, 2);
   out.push_back(static_cast<uint8_t>(h.version));
   for (uint8_t b : {h.dtype, h.components, h.ndims, h.mode, h.coder, h.flags, h.bound_mode}) out.push_back(b);
-  append_le(out, std::bit_cast<uint64_t>(h.bound_value), 8);
-  append_le(out, std::bit_cast<uint32_t>(h.eb), 4);
+  put_le(out, std::bit_cast<uint64_t>(h.bound_value), 8);
+  put_le(out, std::bit_cast<uint32_t>(h.eb), 4);
   for (uint64_t v : {h.nx, h.ny, h.nz, uint64_t{h.tile}, uint64_t{h.anchor_stride}, uint64_t{entries.size()}})
-    append_varint(out, v);
+    put_varint(out, v);
   for (const auto& e : entries) {
     out.push_back(static_cast<uint8_t>(e.id));
     out.push_back(static_cast<uint8_t>(e.flags));
-    append_varint(out, e.stored_size);
-    if ((e.flags & kSectionFlagZstd) != 0) append_varint(out, e.raw_size);
-    append_le(out, e.crc, 4);
+    put_varint(out, e.stored_size);
+    if ((e.flags & kSectionFlagZstd) != 0) put_varint(out, e.raw_size);
+    put_le(out, e.crc, 4);
   }
-  append_le(out, crc32c(out), 4);
+  put_le(out, crc32c(out), 4);
   return out;
 }
 
@@ -365,13 +352,13 @@ std::vector<uint8_t> encode_compact_prefix(const Header& h, const std::vector<Pa
 // stream has one encoding.
 class CompactReader {
  public:
-  explicit CompactReader(std::span<const uint8_t> s) : s_(s), at_(kCompactFixedSize) {}
-  std::size_t at() const { return at_; }
+  explicit CompactReader(std::span<const uint8_t> s) : r_(s), size_(s.size()) { r_.skip(kCompactFixedSize); }
+  std::size_t at() const { return r_.pos(); }
   Status varint(uint64_t& v, const char* what) {
     v = 0;
     for (int i = 0; i < 10; ++i) {
-      if (at_ >= s_.size()) return truncated();
-      const uint8_t b = s_[at_++];
+      uint8_t b = 0;
+      if (!r_.u8(b)) return truncated();
       if (i == 9 && b > 1) return corrupt_stream(std::string("header: ") + what + " does not fit 64 bits");
       v |= uint64_t{b & 0x7fu} << (7 * i);
       if ((b & 0x80) == 0) {
@@ -381,19 +368,14 @@ class CompactReader {
     }
     return corrupt_stream(std::string("header: ") + what + " is a varint of more than 10 bytes");
   }
-  Status bytes(std::size_t n, uint64_t& v) {
-    if (s_.size() - at_ < n) return truncated();
-    v = get_le(s_.data() + at_, static_cast<int>(n));
-    at_ += n;
-    return Status::Ok();
-  }
+  Status bytes(int n, uint64_t& v) { return r_.le(n, v) ? Status::Ok() : truncated(); }
   Status truncated() const {
-    return corrupt_stream("stream truncated in the header or section table (" + std::to_string(s_.size()) + " bytes)");
+    return corrupt_stream("stream truncated in the header or section table (" + std::to_string(size_) + " bytes)");
   }
 
  private:
-  std::span<const uint8_t> s_;
-  std::size_t at_;
+  ByteReader r_;  // positioned after the fixed part (the caller checked it is there)
+  std::size_t size_;
 };
 
 // Header and table of a compact stream (magic and version 18 already seen): the fields, the
@@ -489,6 +471,35 @@ Status parse_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
     return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) + " of " +
                           std::to_string(kHeaderSize) + " bytes)");
   return parse_classic_prefix(stream, parsed);
+}
+
+// Everything after the header and table that parse_prefix read from this `stream`: each
+// entry's rules and place (a compact table's offsets are set here), the stream's end, the
+// zstd flags and every section CRC.
+Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) {
+  const Header& h = parsed.header;
+  uint64_t expected_offset = parsed.data_offset;
+  bool any_compressed = false;
+  const std::span<const ParsedContainer::Entry> entries(parsed.entries);
+  for (std::size_t i = 0; i < parsed.entries.size(); ++i) {
+    ParsedContainer::Entry& e = parsed.entries[i];
+    // The compact table stores no offsets: each section starts where the previous one ends.
+    if (parsed.layout == ContainerLayout::compact) e.offset = expected_offset;
+    FACTZ_RETURN_IF_ERROR(check_entry(e, i, h, expected_offset, stream.size(), entries.first(i)));
+    any_compressed = any_compressed || (e.flags & kSectionFlagZstd) != 0;
+    expected_offset = e.offset + e.stored_size;
+  }
+  if (expected_offset != stream.size())
+    return corrupt_stream("unexpected data after the last section (" +
+                          std::to_string(stream.size() - expected_offset) + " bytes)");
+  if ((h.flags & kHeaderFlagZstd) != 0 && !any_compressed)
+    return corrupt_stream("header zstd flag is set but no section is compressed");
+
+  for (const auto& e : parsed.entries) {
+    if (crc32c(stream.subspan(e.offset, e.stored_size)) != e.crc)
+      return corrupt_stream(label(e.id) + " checksum mismatch");
+  }
+  return Status::Ok();
 }
 
 // The bytes of a stream: header and table in `layout`, then the stored sections. Entries'
@@ -678,46 +689,21 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
 Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
   ParsedContainer parsed;
   FACTZ_RETURN_IF_ERROR(parse_prefix(stream, parsed));
-  const Header& h = parsed.header;
-  uint64_t expected_offset = parsed.data_offset;
-  bool any_compressed = false;
-  std::vector<ParsedContainer::Entry> checked;
-  checked.reserve(parsed.entries.size());
-  for (std::size_t i = 0; i < parsed.entries.size(); ++i) {
-    ParsedContainer::Entry e = parsed.entries[i];
-    // The compact table stores no offsets: each section starts where the previous one ends.
-    if (parsed.layout == ContainerLayout::compact) e.offset = expected_offset;
-    FACTZ_RETURN_IF_ERROR(check_entry(e, i, h, expected_offset, stream.size(), checked));
-    any_compressed = any_compressed || (e.flags & kSectionFlagZstd) != 0;
-    expected_offset = e.offset + e.stored_size;
-    checked.push_back(e);
-  }
-  parsed.entries = std::move(checked);
-  if (expected_offset != stream.size())
-    return corrupt_stream("unexpected data after the last section (" +
-                          std::to_string(stream.size() - expected_offset) + " bytes)");
-  if ((h.flags & kHeaderFlagZstd) != 0 && !any_compressed)
-    return corrupt_stream("header zstd flag is set but no section is compressed");
-
-  for (const auto& e : parsed.entries) {
-    if (crc32c(stream.subspan(e.offset, e.stored_size)) != e.crc)
-      return corrupt_stream(label(e.id) + " checksum mismatch");
-  }
+  FACTZ_RETURN_IF_ERROR(check_sections(stream, parsed));
   return parsed;
 }
 
 Result<uint64_t> leading_stream_size(std::span<const uint8_t> bytes) {
-  ParsedContainer prefix;
-  FACTZ_RETURN_IF_ERROR(parse_prefix(bytes, prefix));
-  uint64_t end = prefix.data_offset;
-  for (const auto& e : prefix.entries) {
+  ParsedContainer parsed;
+  FACTZ_RETURN_IF_ERROR(parse_prefix(bytes, parsed));
+  uint64_t end = parsed.data_offset;
+  for (const auto& e : parsed.entries) {
     if (e.stored_size > bytes.size() - std::min<uint64_t>(end, bytes.size()))
       return corrupt_stream(label(e.id) + " lies outside the stream (it ends past the " +
                             std::to_string(bytes.size()) + " bytes given; truncated?)");
     end += e.stored_size;
   }
-  Result<ParsedContainer> whole = parse_container(bytes.first(end));
-  if (!whole.ok()) return whole.status();
+  FACTZ_RETURN_IF_ERROR(check_sections(bytes.first(end), parsed));
   return end;
 }
 
