@@ -686,7 +686,7 @@ size_t decode_vector3d(std::span<const uint8_t> stream, size_t nelmts, const uns
 
 size_t decode(size_t nelmts, const unsigned* cd, size_t nbytes, size_t* buf_size, void** buf) {
   const std::span<const uint8_t> stream(static_cast<const uint8_t*>(*buf), nbytes);
-  // The header's component count (docs/format.md; classic or compact container); the decoders check it again.
+  // The header's component count (either container, docs/format.md); the decoders check it again.
   const int components = factz::stream_components(stream);
   const bool scalar = components == 1;
   const bool vector3d = components == 3;

@@ -154,9 +154,9 @@ Result<std::pair<int64_t, int64_t>> stream_dims(std::span<const uint8_t> stream)
 
 /// The components a FaCTz stream's header declares (1: a scalar field, 2: a 2D vector field,
 /// 3: a 3D vector field), read from its first bytes without validating the stream (the
-/// decoders check everything); 0 when they are not the start of a FaCTz stream of a version
-/// this build reads. Whatever the
-/// container (classic, or compact from format version 18), so that a caller picks the decoder.
+/// decoders check everything), in either container (classic, or compact from format version
+/// 18), so that a caller picks the decoder; 0 when they are not the start of a FaCTz stream of
+/// a version this build reads.
 int stream_components(std::span<const uint8_t> stream);
 
 /// What a caller needs to allocate for a stream: its grid and its value type.

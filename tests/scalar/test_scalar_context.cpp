@@ -18,6 +18,7 @@
 #include "factz/factz.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
+#include "support/compact_places.hpp"
 #include "support/resealed.hpp"
 
 namespace factz {
@@ -186,7 +187,7 @@ TEST(ScalarContext, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
 // container writer refuses to write the headers forged below).
 // The offsets are those of the classic container (a compact stream is turned into one first).
 std::vector<uint8_t> forged(std::vector<uint8_t> stream, size_t at, uint8_t value) {
-  if (stream.size() > 5 && stream[4] == detail::kFormatVersionCompact && stream[5] == 0) stream = testing::classic(stream);
+  if (testing::is_compact(stream)) stream = testing::classic(stream);
   stream.at(at) = value;
   testing::reseal_header_crc(stream);
   return stream;
