@@ -310,6 +310,187 @@ TEST(Netcdf, Hdf5DatasetsKeepTheirScalesAndFillValue) {
   expect_one_line(factz(dir, "cp -i cur.h5:/counts -i cur.h5:/counts"), 1, {"cur.h5:/counts holds integers (int32)"});
 }
 
+// ---- Packed variables (integers with scale_factor / add_offset, CF section 8.1) ------------
+
+/// The storm's u or v packed as numpy packs it: round((x - 1.5) / 0.01) in int16, with a
+/// 4 x 3 block of the fill value -32767 in the corner.
+constexpr int16_t kPackedFill = -32767;
+constexpr int kPackedLand = 12;
+std::vector<int16_t> packed_storm(const std::string& component) {
+  const std::vector<float> x = read_f32(kData + "/ncl_storm_t0_" + component + "_36x33.f32");
+  std::vector<int16_t> p(x.size());
+  for (size_t k = 0; k < x.size(); ++k) p[k] = int16_t(std::lround((double(x[k]) - 1.5) / 0.01));
+  for (int y = 0; y < 3; ++y)
+    for (int xx = 0; xx < 4; ++xx) p[size_t(y * kNx + xx)] = kPackedFill;
+  return p;
+}
+/// What numpy, netCDF4-python and xarray read: the integer as float32, times the float32
+/// scale, plus the float32 offset, each rounded to float32.
+float unpacked_f32(int16_t p) {
+  volatile float product = float(p) * 0.01f;
+  return product + 1.5f;
+}
+std::string ints(const std::vector<int16_t>& v) {
+  std::string s;
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+  return s;
+}
+
+TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  const std::vector<int16_t> pu = packed_storm("u");
+  std::vector<int16_t> pv = packed_storm("v");
+  pv[size_t(20 * kNx + 20)] = -32766;  // V's missing_value, declared as a float in packed units
+  std::vector<int16_t> ties(pu.size(), 0);
+  ties[0] = -1;  // the fill value of T: -1 * 1e-9 + 1 rounds to 1 in float32, as every 0 does
+  std::ostringstream c;
+  c << "netcdf packed {\ndimensions:\n  lat = " << kNy << " ;\n  lon = " << kNx << " ;\nvariables:\n";
+  for (const char* name : {"U", "V"})
+    c << "  short " << name << "(lat, lon) ;\n    " << name << ":scale_factor = 0.01f ;\n    " << name
+      << ":add_offset = 1.5f ;\n    " << name << ":_FillValue = -32767s ;\n    " << name << ":units = \"m s-1\" ;\n";
+  c << "    U:valid_range = -3000s, 3000s ;\n    U:actual_range = -13.1f, 18.6f ;\n"
+    << "    V:missing_value = -32766.f ;\n";
+  for (const char* name : {"Ud", "Vd"})
+    c << "  short " << name << "(lat, lon) ;\n    " << name << ":scale_factor = 0.01 ;\n    " << name
+      << ":add_offset = 1.5 ;\n    " << name << ":_FillValue = -32767s ;\n";
+  // B: bytes that mean 0..254 (_Unsigned, the netCDF-3 convention), 255 (stored -1) the fill.
+  std::vector<int16_t> bytes(pu.size());
+  int byte_fills = 0;
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    const int meant = k % 50 == 7 ? 255 : int((k * 7 + k / kNx * 3) % 255);
+    byte_fills += meant == 255;
+    bytes[k] = int16_t(meant < 128 ? meant : meant - 256);
+  }
+  c << "  byte B(lat, lon) ;\n    B:_Unsigned = \"true\" ;\n    B:scale_factor = 0.1f ;\n    B:_FillValue = -1b ;\n"
+    << "  int L(lat, lon) ;\n    L:scale_factor = 0.01f ;\n    L:add_offset = 1.5f ;\n"
+    << "  short I(lat, lon) ;\n    I:scale_factor = 2s ;\n"
+    << "  short T(lat, lon) ;\n    T:scale_factor = 1e-9f ;\n    T:add_offset = 1.f ;\n    T:_FillValue = -1s ;\n"
+    << "data:\n  U = " << ints(pu) << " ;\n  V = " << ints(pv) << " ;\n  Ud = " << ints(pu) << " ;\n  Vd = " << ints(pv)
+    << " ;\n  B = " << ints(bytes) << " ;\n  L = " << ints(pu) << " ;\n  I = " << ints(pu) << " ;\n  T = " << ints(ties) << " ;\n}\n";
+  std::ofstream(dir / "packed.cdl") << c.str();
+  for (const char* kind : {"nc4", "classic"}) {
+    SCOPED_TRACE(kind);
+    const Outcome g = testing::run_in(dir, std::string("ncgen -k ") + kind + " -o packed.nc packed.cdl");
+    ASSERT_EQ(g.exit_code, 0) << g.describe();
+    const Outcome cz = factz(dir, "compress -i packed.nc:U -i packed.nc:V -z p.fz -M REL 1e-3 --json");
+    ASSERT_EQ(cz.exit_code, 0) << cz.describe();
+    EXPECT_NE(cz.out.find("\"masked_vertices\": " + std::to_string(kPackedLand + 1)), std::string::npos) << cz.out;
+    const size_t at = cz.out.find("\"eb_abs\": ");
+    ASSERT_NE(at, std::string::npos) << cz.out;
+    const double eb = std::stod(cz.out.substr(at + 10));
+    ASSERT_EQ(factz(dir, "decompress -z p.fz -o out.nc:U -o out.nc:V").exit_code, 0);
+    // Written back as a plain float variable: no reader may unpack it a second time.
+    const Outcome h = testing::run_in(dir, "ncdump -h out.nc");
+    ASSERT_EQ(h.exit_code, 0) << h.describe();
+    for (const char* want : {"float U(lat, lon)", "float V(lat, lon)", "U:valid_range = -28.5f, 31.5f",
+                             "U:actual_range = -13.1f, 18.6f", "U:units = \"m s-1\"",
+                             "V:missing_value = -326.16f"})
+      EXPECT_NE(h.out.find(want), std::string::npos) << want << "\n" << h.out;
+    for (const char* never : {"scale_factor", "add_offset", "short"})
+      EXPECT_EQ(h.out.find(never), std::string::npos) << never << "\n" << h.out;
+    // The values against numpy's unpacking, read by ncdump: within the bound, and the fill
+    // vertices missing ('_': the unpacked fill value, which the _FillValue attribute holds).
+    for (const char* comp : {"U", "V"}) {
+      const std::vector<int16_t>& p = comp[0] == 'U' ? pu : pv;
+      const std::vector<double> got = dumped_values(dir, "out.nc", comp);
+      ASSERT_EQ(got.size(), p.size()) << comp;
+      int missing = 0;
+      double worst = 0;
+      for (size_t k = 0; k < p.size(); ++k) {
+        if (p[k] == kPackedFill) {
+          missing += std::isnan(got[k]);
+          continue;
+        }
+        ASSERT_FALSE(std::isnan(got[k])) << comp << " " << k;
+        worst = std::max(worst, std::abs(got[k] - double(unpacked_f32(p[k]))));
+      }
+      EXPECT_EQ(missing, kPackedLand) << comp;
+      EXPECT_LE(worst, eb) << comp;
+      EXPECT_GT(worst, eb / 4) << comp << ": a lossy bound should be used, not a lossless copy";
+    }
+    const Outcome vr = factz(dir, "verify -i packed.nc:U -i packed.nc:V -d out.nc:U -d out.nc:V");
+    ASSERT_EQ(vr.exit_code, 0) << vr.describe();
+    EXPECT_EQ(key_values(vr.out)["violations"], "0") << vr.out;
+    EXPECT_EQ(key_values(vr.out)["mask_mismatch"], "0") << vr.out;
+    // Double attributes unpack to float64, end to end.
+    const Outcome cd = factz(dir, "compress -i packed.nc:Ud -i packed.nc:Vd -z d.fz -M REL 1e-3");
+    ASSERT_EQ(cd.exit_code, 0) << cd.describe();
+    ASSERT_EQ(factz(dir, "decompress -z d.fz -o out64.nc:Ud -o out64.nc:Vd").exit_code, 0);
+    const Outcome h64 = testing::run_in(dir, "ncdump -h out64.nc");
+    EXPECT_NE(h64.out.find("double Ud(lat, lon)"), std::string::npos) << h64.out;
+    EXPECT_NE(h64.out.find("Ud:_FillValue = -326.17"), std::string::npos) << h64.out;
+    // 32-bit integers with float attributes unpack to float64, as numpy promotes them.
+    const Outcome cl = factz(dir, "compress -i packed.nc:L -i packed.nc:L -z l.fz -M ABS 0.001");
+    ASSERT_EQ(cl.exit_code, 0) << cl.describe();
+    ASSERT_EQ(factz(dir, "decompress -z l.fz -o out32.nc:A -o out32.nc:B").exit_code, 0);
+    EXPECT_NE(testing::run_in(dir, "ncdump -h out32.nc").out.find("double A(lat, lon)"), std::string::npos);
+    const std::vector<double> a = dumped_values(dir, "out32.nc", "A");
+    ASSERT_EQ(a.size(), pu.size());
+    for (size_t k = 0; k < pu.size(); k += 97)
+      EXPECT_LE(std::abs(a[k] - (double(pu[k]) * double(0.01f) + double(1.5f))), 0.001) << k;
+    // _Unsigned bytes mean 0..255; the fill value -1b means 255.
+    const Outcome cb = factz(dir, "compress -i packed.nc:B -i packed.nc:B -z b.fz -M ABS 0.01 --json");
+    ASSERT_EQ(cb.exit_code, 0) << cb.describe();
+    EXPECT_NE(cb.out.find("\"masked_vertices\": " + std::to_string(byte_fills)), std::string::npos) << cb.out;
+    ASSERT_EQ(factz(dir, "decompress -z b.fz -o outb.nc:B -o outb.nc:B2").exit_code, 0);
+    const Outcome hb = testing::run_in(dir, "ncdump -h outb.nc");
+    EXPECT_NE(hb.out.find("float B(lat, lon)"), std::string::npos) << hb.out;
+    EXPECT_NE(hb.out.find("B:_FillValue = 25.5f"), std::string::npos) << hb.out;
+    EXPECT_EQ(hb.out.find("_Unsigned"), std::string::npos) << hb.out;
+    const std::vector<double> b = dumped_values(dir, "outb.nc", "B");
+    ASSERT_EQ(b.size(), bytes.size());
+    for (size_t k = 0; k < bytes.size(); ++k) {
+      const int meant = bytes[k] < 0 ? bytes[k] + 256 : bytes[k];
+      if (meant == 255) EXPECT_TRUE(std::isnan(b[k])) << k;
+      else EXPECT_LE(std::abs(b[k] - double(float(meant) * 0.1f)), 0.01) << k << " means " << meant;
+    }
+    // Packing FaCTz cannot read is refused in one line.
+    expect_one_line(factz(dir, "cp -i packed.nc:I -i packed.nc:I"), 1,
+                    {"packed.nc:I is packed, but its scale_factor is not one finite float or double (int16"});
+    expect_one_line(factz(dir, "ct -i packed.nc:T"), 1,
+                    {"packed.nc:T: the packed value 0 unpacks to 1, which is also what a fill value unpacks to"});
+  }
+}
+
+TEST(Netcdf, PackedHdf5DatasetsAreReadUnpacked) {
+  REQUIRE_NETCDF();
+  std::string python;
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(p) + " -c 'import h5py, numpy' > /dev/null 2>&1").c_str()) == 0) {
+      python = p;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "no python3 with h5py and numpy to write the HDF5 file: skipped";
+  TempDir dir;
+  const std::vector<int16_t> pu = packed_storm("u"), pv = packed_storm("v");
+  std::ofstream(dir / "make.py") << "import h5py, numpy as np\n"
+                                 << "u = np.array([" << ints(pu) << "], dtype='<i2').reshape(" << kNy << ", " << kNx << ")\n"
+                                 << "v = np.array([" << ints(pv) << "], dtype='<i2').reshape(" << kNy << ", " << kNx << ")\n"
+                                 << "with h5py.File('p.h5', 'w') as f:\n"
+                                 << "    for name, a in (('u', u), ('v', v)):\n"
+                                 << "        d = f.create_dataset(name, data=a, fillvalue=np.int16(-32767))\n"
+                                 << "        d.attrs['scale_factor'] = np.float32(0.01)\n"
+                                 << "        d.attrs['add_offset'] = np.float32(1.5)\n"
+                                 << "    f.create_dataset('big', data=np.zeros((4, 4), dtype='<u8')).attrs['scale_factor'] = 0.5\n";
+  const Outcome made = testing::run_in(dir, python + " make.py");
+  ASSERT_EQ(made.exit_code, 0) << made.describe();
+  const Outcome cz = factz(dir, "compress -i p.h5:/u -i p.h5:/v -z p.fz -M ABS 0.02 --json");
+  ASSERT_EQ(cz.exit_code, 0) << cz.describe();
+  EXPECT_NE(cz.out.find("\"masked_vertices\": " + std::to_string(kPackedLand)), std::string::npos) << cz.out;
+  ASSERT_EQ(factz(dir, "decompress -z p.fz -o u.f32 -o v.f32").exit_code, 0);
+  const std::vector<float> u = read_f32(dir.str() + "/u.f32");
+  ASSERT_EQ(u.size(), pu.size());
+  for (size_t k = 0; k < pu.size(); ++k) {
+    if (pu[k] == kPackedFill) {
+      EXPECT_EQ(u[k], unpacked_f32(kPackedFill)) << k << ": a missing vertex comes back as the unpacked fill value";
+    } else {
+      EXPECT_LE(std::abs(double(u[k]) - double(unpacked_f32(pu[k]))), 0.02) << k;
+    }
+  }
+  expect_one_line(factz(dir, "cp -i p.h5:/big -i p.h5:/big"), 1, {"p.h5:/big is packed in unsigned 64-bit integers"});
+}
+
 TEST(Netcdf, NpyFilesGiveTheirShape) {
   TempDir dir;
   const std::vector<float> u = read_f32(kData + "/ncl_storm_t0_u_36x33.f32"), v = read_f32(kData + "/ncl_storm_t0_v_36x33.f32");

@@ -257,15 +257,27 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
   const H5T_class_t cls = H5Tget_class(type.get());
   const size_t size = H5Tget_size(type.get());
   hid_t memtype = H5T_NATIVE_FLOAT;
+  std::optional<detail::Packing> packing;  // an integer dataset packed with scale_factor/add_offset
   if (cls == H5T_FLOAT && size == 4) {
     out.dtype = DType::float32;
   } else if (cls == H5T_FLOAT && size == 8) {
     out.dtype = DType::float64;
     memtype = H5T_NATIVE_DOUBLE;
   } else if (cls == H5T_INTEGER) {
-    return invalid_argument(what + " holds integers (" + std::string(H5Tget_sign(type.get()) == H5T_SGN_2 ? "" : "u") +
-                            "int" + std::to_string(8 * size) +
-                            "); FaCTz compresses floating-point fields (float32 or float64)");
+    std::vector<SourceAttribute> attributes;
+    std::vector<std::string> ignored;
+    FACTZ_RETURN_IF_ERROR(read_attributes(ds.get(), spec.variable, attributes, ignored));
+    auto p = detail::packing_of(attributes, int(size), H5Tget_sign(type.get()) == H5T_SGN_2, what);
+    if (!p.ok()) return p.status();
+    if (!p.value())
+      return invalid_argument(what + " holds integers (" + std::string(H5Tget_sign(type.get()) == H5T_SGN_2 ? "" : "u") +
+                              "int" + std::to_string(8 * size) +
+                              ") without scale_factor or add_offset; FaCTz compresses floating-point fields "
+                              "(float32 or float64, or integers packed with scale_factor/add_offset)");
+    if (size > 8 || (size == 8 && H5Tget_sign(type.get()) != H5T_SGN_2))  // HDF5 would clip values above 2^63
+      return invalid_argument(what + " is packed in unsigned 64-bit integers, which FaCTz does not read; unpack it first");
+    packing = *p.value();
+    memtype = H5T_NATIVE_LLONG;
   } else {
     return invalid_argument(what + " is not a float32 or float64 dataset (HDF5 type " + class_name(type.get()) +
                             "); FaCTz compresses floating-point fields (float32 or float64)");
@@ -317,6 +329,7 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
   }
   for (const auto& a : out.source.attributes)
     if (a.name == "missing_value") detail::add_fill_values(a, out.fill_values);
+  if (packing) detail::unpack_metadata(*packing, out);
   if (!values) return out;
 
   std::vector<hsize_t> start(dims.size(), 0), count(dims.size(), 1);
@@ -327,7 +340,11 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
   const hsize_t total = hsize_t(n);
   Id mem(H5Screate_simple(1, &total, nullptr), H5Sclose);
   void* buffer = nullptr;
-  if (out.dtype == DType::float32) {
+  std::vector<int64_t> packed;
+  if (packing) {
+    packed.resize(size_t(n));
+    buffer = packed.data();
+  } else if (out.dtype == DType::float32) {
     out.f32.resize(size_t(n));
     buffer = out.f32.data();
   } else {
@@ -338,6 +355,7 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
       H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) < 0)
     return io_error("cannot read the values of " + what +
                     " (a truncated or damaged file, or a compression filter that is not installed)");
+  if (packing) FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, packed, out, what));
 
   // Coordinates: the attached scales that hold values.
   for (size_t k = 0; k < dims.size(); ++k) {

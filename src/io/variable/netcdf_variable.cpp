@@ -229,7 +229,9 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
   VariableData out;
   out.format = format_of(f.id());
   out.source.name = spec.variable;
-  // The type first: an integer or text variable is refused whatever its shape.
+  // The type first: a text variable, or an integer one that is not packed, is refused
+  // whatever its shape.
+  std::optional<detail::Packing> packing;
   if (type == NC_FLOAT) {
     out.dtype = DType::float32;
   } else if (type == NC_DOUBLE) {
@@ -240,13 +242,20 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
     if (!integer)
       return invalid_argument(what + " is not numeric (type " + type_name(grp, type) +
                               "); FaCTz compresses floating-point fields (float32 or float64)");
-    size_t len = 0;
-    const bool packed = nc_inq_attlen(grp, varid, "scale_factor", &len) == NC_NOERR ||
-                        nc_inq_attlen(grp, varid, "add_offset", &len) == NC_NOERR;
-    return invalid_argument(what + " holds integers (" + type_name(grp, type) +
-                            "); FaCTz compresses floating-point fields (float32 or float64)" +
-                            (packed ? ": it is packed with scale_factor/add_offset, unpack it to float32 or float64 first"
-                                    : ""));
+    std::vector<SourceAttribute> attributes;
+    std::vector<std::string> ignored;
+    FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, attributes, ignored));
+    size_t integer_bytes = 0;
+    if (int s = nc_inq_type(grp, type, nullptr, &integer_bytes); s != NC_NOERR)
+      return io_error("cannot read the type of " + what + ": " + nc_text(s));
+    const bool is_signed = type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64;
+    auto p = detail::packing_of(attributes, int(integer_bytes), is_signed, what);
+    if (!p.ok()) return p.status();
+    if (!p.value())
+      return invalid_argument(what + " holds integers (" + type_name(grp, type) +
+                              ") without scale_factor or add_offset; FaCTz compresses floating-point fields "
+                              "(float32 or float64, or integers packed with scale_factor/add_offset)");
+    packing = *p.value();
   }
   out.source.type = out.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
   std::vector<int> dimids(size_t(ndims), 0);
@@ -276,6 +285,7 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
   for (const char* fill_name : {"_FillValue", "missing_value"})
     for (const auto& a : out.source.attributes)
       if (a.name == fill_name) detail::add_fill_values(a, out.fill_values);
+  if (packing) detail::unpack_metadata(*packing, out);
   if (!values) return out;
 
   // The slice: the selected index of every leading dimension, all of the last ones.
@@ -285,7 +295,11 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
     else count[k] = size_t(dims[k].size);
   }
   int s = NC_NOERR;
-  if (out.dtype == DType::float32) {
+  if (packing) {
+    std::vector<int64_t> packed(static_cast<size_t>(n));
+    s = nc_get_vara_longlong(grp, varid, start.data(), count.data(), reinterpret_cast<long long*>(packed.data()));
+    if (s == NC_NOERR) FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, packed, out, what));
+  } else if (out.dtype == DType::float32) {
     out.f32.resize(size_t(n));
     s = nc_get_vara_float(grp, varid, start.data(), count.data(), out.f32.data());
   } else {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,3 +55,50 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
 std::string hdf5_variables_hint(const std::string& path);
 
 }  // namespace factz::variable_io
+
+namespace factz::variable_io::detail {
+
+/// CF packing of an integer variable (`scale_factor`, `add_offset`): its values are read as
+/// `packed * scale_factor + add_offset` in the attributes' type (docs/usage.md, "Packed
+/// variables"), computed as numpy, netCDF4-python and xarray compute them: the integer
+/// converted to that type, multiplied, then added, each operation rounded in that type.
+struct Packing {
+  DType dtype = DType::float32;  ///< packing_of says which
+  double scale = 1;              ///< scale_factor (1 when absent), exactly as stored
+  double offset = 0;             ///< add_offset (0 when absent)
+  /// The declared fill values in packed units (compared with the integers as read).
+  std::vector<double> packed_fills;
+  /// `_Unsigned` (the netCDF-3 convention for unsigned integers, which netCDF4-python and
+  /// xarray follow): the stored integers of this many bits are read as unsigned ("true" on
+  /// a signed type, `to_unsigned`) or signed ("false" on an unsigned type); 0: as stored.
+  int reinterpret_bits = 0;
+  bool to_unsigned = false;
+  /// The integer the variable means by the stored `p` (`_Unsigned` applied).
+  double integer(double p) const;
+  /// The unpacked value of `p`, in `dtype` (held exactly by the double).
+  double unpack(double p) const;
+};
+
+/// The packing an integer variable of `integer_bytes` bytes declares, or none (no
+/// scale_factor and no add_offset): float64 when an attribute is a double or the integers
+/// are wider than 16 bits (numpy's promotion of int32 and float32), else float32.
+/// invalid_argument naming `what` when the attributes cannot unpack it: not one finite float
+/// or double value each.
+Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& attributes, int integer_bytes,
+                                          bool is_signed, const std::string& what);
+
+/// After the reader has read the attributes and the declared fill values of a packed
+/// variable (in packed units): keeps those fill values in `packing`, gives `out` the unpacked
+/// type, its fill values unpacked, and attributes that describe the unpacked variable
+/// (scale_factor, add_offset and _Unsigned dropped; _FillValue and missing_value, and valid_min,
+/// valid_max and valid_range of an integer type, unpacked into the unpacked type), so that a variable
+/// written back is a plain float variable that no reader unpacks twice.
+void unpack_metadata(Packing& packing, VariableData& out);
+
+/// Fills `out`'s values (f32 or f64, as unpack_metadata set its type) from the integers read:
+/// a vertex holding a declared fill value takes that fill value unpacked (it is missing
+/// data, as in a float variable). invalid_argument naming `what` when a value that is not a
+/// fill value unpacks to the same float as one (the two could not be told apart).
+Status unpack_values(const Packing& packing, std::span<const int64_t> packed, VariableData& out, const std::string& what);
+
+}  // namespace factz::variable_io::detail

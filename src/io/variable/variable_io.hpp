@@ -15,7 +15,8 @@
 // HDF5) never link netCDF.
 //
 // A reader returns a typed buffer and its type (float32 or float64, read as the file stores
-// it, never converted), the whole dimensions' shape, the declared fill values (as doubles,
+// it, never converted; integers packed with scale_factor / add_offset unpacked as numpy
+// unpacks them, variable_internal.hpp's Packing), the whole dimensions' shape, the declared fill values (as doubles,
 // which hold every float32 and float64 value exactly), and the source record of the
 // variable (factz/io.hpp: SourceVariable; stored in the stream's section 12). The writer
 // takes float32 or float64 values and writes NC_FLOAT or NC_DOUBLE variables.
@@ -92,8 +93,8 @@ struct VariableData {
 /// Reads `spec` with its last `whole` dimensions (2: y, x; 3: z, y, x) read whole and every
 /// leading one at the selection's index. `values` false reads everything but the values
 /// (shape, type, fill values, the record without coordinates). Errors name the file and
-/// the variable in one line: a missing variable lists those that exist; integer and
-/// non-numeric variables, too few dimensions, bad selections and indices out of range are
+/// the variable in one line: a missing variable lists those that exist; non-numeric
+/// variables, integer ones without scale_factor / add_offset, too few dimensions, bad selections and indices out of range are
 /// invalid_argument; unreadable files io.
 Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true);
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -273,6 +274,148 @@ bool internal_attribute(const std::string& name) {
   for (const char* k : kInternal)
     if (name == k) return true;
   return false;
+}
+
+namespace {
+
+bool integer_type(SourceType t) {
+  switch (t) {
+    case SourceType::int8: case SourceType::int16: case SourceType::int32: case SourceType::int64:
+    case SourceType::uint8: case SourceType::uint16: case SourceType::uint32: case SourceType::uint64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// An attribute holding `values` in `type` (float32 or float64), little-endian.
+SourceAttribute typed_attribute(const std::string& name, DType type, const std::vector<double>& values) {
+  SourceAttribute a;
+  a.name = name;
+  a.type = type == DType::float32 ? SourceType::float32 : SourceType::float64;
+  for (double v : values) {
+    uint8_t bytes[8];
+    const int size = type == DType::float32 ? 4 : 8;
+    if (type == DType::float32) {
+      const float f = float(v);
+      std::memcpy(bytes, &f, 4);
+    } else {
+      std::memcpy(bytes, &v, 8);
+    }
+    a.data.insert(a.data.end(), bytes, bytes + size);
+  }
+  return a;
+}
+
+/// The shortest text that reads back as `v`.
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+double Packing::integer(double p) const {
+  if (reinterpret_bits == 0 || std::floor(p) != p) return p;
+  const double span = std::ldexp(1.0, reinterpret_bits);
+  if (to_unsigned) return p < 0 && p >= -span / 2 ? p + span : p;
+  return p >= span / 2 && p < span ? p - span : p;
+}
+
+double Packing::unpack(double p) const {
+  if (dtype == DType::float32) {
+    const float product = float(p) * float(scale);  // -ffp-contract=off: two roundings, as numpy
+    return double(product + float(offset));
+  }
+  return p * scale + offset;
+}
+
+Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& attributes, int integer_bytes,
+                                          bool is_signed, const std::string& what) {
+  Packing packing;
+  bool packed = false, any_double = false;
+  for (const auto& a : attributes) {
+    if (a.name == "_Unsigned") {
+      const std::string t = lower(a.type == SourceType::text ? std::string(a.data.begin(), a.data.end())
+                                  : a.strings.empty()        ? std::string()
+                                                             : a.strings[0]);
+      if ((t == "true" && is_signed) || (t == "false" && !is_signed)) {
+        packing.reinterpret_bits = 8 * integer_bytes;
+        packing.to_unsigned = is_signed;
+      }
+      continue;
+    }
+    if (a.name != "scale_factor" && a.name != "add_offset") continue;
+    packed = true;
+    const std::vector<double> v = a.numbers();
+    if ((a.type != SourceType::float32 && a.type != SourceType::float64) || v.size() != 1 || !std::isfinite(v[0]))
+      return invalid_argument(what + " is packed, but its " + a.name + " is not one finite float or double (" +
+                              source_type_name(a.type) + ", " + std::to_string(v.size()) +
+                              " values): FaCTz cannot tell which values it stands for; unpack it first");
+    any_double = any_double || a.type == SourceType::float64;
+    (a.name == "scale_factor" ? packing.scale : packing.offset) = v[0];
+  }
+  if (!packed) return std::optional<Packing>();
+  // numpy's promotion: an integer of more than 16 bits and a float32 give a float64.
+  packing.dtype = any_double || integer_bytes > 2 ? DType::float64 : DType::float32;
+  return std::optional<Packing>(std::move(packing));
+}
+
+void unpack_metadata(Packing& packing, VariableData& out) {
+  packing.packed_fills.clear();
+  for (double f : out.fill_values) packing.packed_fills.push_back(packing.integer(f));
+  out.dtype = packing.dtype;
+  out.source.type = packing.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
+  std::vector<double> fills;
+  for (double f : packing.packed_fills) {
+    const double u = packing.unpack(f);  // f: packed_fills hold the meant integers already
+    if (std::find(fills.begin(), fills.end(), u) == fills.end()) fills.push_back(u);
+  }
+  out.fill_values = std::move(fills);
+  std::vector<SourceAttribute> kept;
+  for (auto& a : out.source.attributes) {
+    if (a.name == "scale_factor" || a.name == "add_offset" || a.name == "_Unsigned") continue;
+    // The fill values were compared with the integers whatever their type (as netCDF4-python
+    // does), so they are unpacked whatever their type; a valid range is in packed units when
+    // it has an integer type, in unpacked ones when it has the attributes' (CF 8.1).
+    const bool fill = a.name == "_FillValue" || a.name == "missing_value";
+    const bool range = a.name == "valid_min" || a.name == "valid_max" || a.name == "valid_range";
+    if ((fill && !a.numbers().empty()) || (range && integer_type(a.type))) {
+      std::vector<double> values = a.numbers();
+      for (double& v : values) v = packing.unpack(packing.integer(v));
+      kept.push_back(typed_attribute(a.name, packing.dtype, values));
+    } else {
+      kept.push_back(std::move(a));
+    }
+  }
+  out.source.attributes = std::move(kept);
+}
+
+Status unpack_values(const Packing& packing, std::span<const int64_t> packed, VariableData& out, const std::string& what) {
+  const size_t n = packed.size();
+  auto is_fill = [&packing](double p) {
+    for (double f : packing.packed_fills)
+      if (p == f) return true;
+    return false;
+  };
+  auto collides = [&out](double u) {
+    return std::find(out.fill_values.begin(), out.fill_values.end(), u) != out.fill_values.end();
+  };
+  if (packing.dtype == DType::float32) out.f32.resize(n);
+  else out.f64.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    const double p = packing.integer(double(packed[k]));
+    const bool fill = is_fill(p);
+    const double u = packing.unpack(p);  // a fill value unpacks to its own unpacked value
+    if (!fill && collides(u))
+      return invalid_argument(what + ": the packed value " + shortest(p) + " unpacks to " +
+                              shortest(u) + ", which is also what a fill value unpacks to; FaCTz cannot "
+                              "keep them apart (unpack it first, or name another fill value with --fill)");
+    if (packing.dtype == DType::float32) out.f32[k] = float(u);
+    else out.f64[k] = u;
+  }
+  return Status::Ok();
 }
 
 }  // namespace detail
