@@ -260,12 +260,8 @@ TEST(Netcdf, AClassicFileAndAPositionalSliceGiveTheSameField) {
 // and the dataset's user-defined fill value (h5py fillvalue=) as the declared fill value.
 TEST(Netcdf, Hdf5DatasetsKeepTheirScalesAndFillValue) {
   REQUIRE_NETCDF();
-  std::string python;
-  for (const char* p : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(p) + " -c 'import h5py, numpy' > /dev/null 2>&1").c_str()) == 0) {
-      python = p;
-      break;
-    }
+  if (!testing::hdf5_built_in(kCli)) GTEST_SKIP() << "factz was built without the HDF5 library: skipped";
+  const std::string python = testing::python_with_h5py();
   if (python.empty()) GTEST_SKIP() << "no python3 with h5py and numpy to write the HDF5 file: skipped";
   TempDir dir;
   std::ofstream(dir / "make.py") << "import h5py, numpy as np\n"
@@ -455,12 +451,8 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
 
 TEST(Netcdf, PackedHdf5DatasetsAreReadUnpacked) {
   REQUIRE_NETCDF();
-  std::string python;
-  for (const char* p : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(p) + " -c 'import h5py, numpy' > /dev/null 2>&1").c_str()) == 0) {
-      python = p;
-      break;
-    }
+  if (!testing::hdf5_built_in(kCli)) GTEST_SKIP() << "factz was built without the HDF5 library: skipped";
+  const std::string python = testing::python_with_h5py();
   if (python.empty()) GTEST_SKIP() << "no python3 with h5py and numpy to write the HDF5 file: skipped";
   TempDir dir;
   const std::vector<int16_t> pu = packed_storm("u"), pv = packed_storm("v");

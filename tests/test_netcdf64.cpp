@@ -55,14 +55,6 @@ std::vector<T> read_values(const std::string& path) {
   return v;
 }
 
-bool hdf5_built_in() {
-  static const bool yes = [] {
-    TempDir dir;
-    return factz(dir, "--version").out.find("HDF5") != std::string::npos;
-  }();
-  return yes;
-}
-
 #define REQUIRE_NETCDF()                                                                               \
   do {                                                                                                 \
     if (!testing::netcdf_built_in(kCli)) GTEST_SKIP() << "factz was built without netCDF-C (libnetcdf-dev): skipped"; \
@@ -299,13 +291,8 @@ TEST(Netcdf64, FillValuesAreComparedAsDoubles) {
 // (no _FillValue attribute) as a double, dimension scales, written back to an .h5 output.
 TEST(Netcdf64, Hdf5DoubleDatasetsRoundTrip) {
   REQUIRE_NETCDF();
-  if (!hdf5_built_in()) GTEST_SKIP() << "factz was built without the HDF5 library: skipped";
-  std::string python;
-  for (const char* p : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(p) + " -c 'import h5py, numpy' > /dev/null 2>&1").c_str()) == 0) {
-      python = p;
-      break;
-    }
+  if (!testing::hdf5_built_in(kCli)) GTEST_SKIP() << "factz was built without the HDF5 library: skipped";
+  const std::string python = testing::python_with_h5py();
   if (python.empty()) GTEST_SKIP() << "no python3 with h5py and numpy to write the HDF5 file: skipped";
   TempDir dir;
   std::ofstream(dir / "make.py")

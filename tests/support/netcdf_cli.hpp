@@ -1,11 +1,12 @@
 // What the netCDF command-line suites (test_netcdf.cpp, test_netcdf64.cpp) share: whether
-// the built `factz` has netCDF-C, the declaration lines `ncdump -h` prints for a variable,
+// the built `factz` has netCDF-C and HDF5, a python3 with h5py, the declaration lines `ncdump -h` prints for a variable,
 // and the check of a one-line error. Header-only.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,23 @@ inline bool netcdf_built_in(const std::string& cli) {
     return o.exit_code == 0 && o.out.find("netCDF-C") != std::string::npos;
   }();
   return yes;
+}
+
+/// What `<cli> --version` says: built with the HDF5 library (asked once per test program).
+inline bool hdf5_built_in(const std::string& cli) {
+  static const bool yes = [&] {
+    TempDir dir;
+    const Outcome o = run_in(dir, shell_quoted(cli) + " --version");
+    return o.exit_code == 0 && o.out.find("HDF5") != std::string::npos;
+  }();
+  return yes;
+}
+
+/// A python3 that imports h5py and numpy (to write HDF5 test files), or "" when none does.
+inline std::string python_with_h5py() {
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(p) + " -c 'import h5py, numpy' > /dev/null 2>&1").c_str()) == 0) return p;
+  return "";
 }
 
 /// The lines of `ncdump -h` that declare variable `var` and its attributes.
