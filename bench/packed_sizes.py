@@ -6,6 +6,10 @@ would take (mode none at ABS 0.5 on the integers written as float32: its codes a
 integers' Lorenzo residuals, and it decodes them exactly).
 
   python3 bench/packed_sizes.py --factz build/factz --scale 0.01 U.f32 V.f32 NX NY [--rel 1e-2 1e-3 ...]
+      [--abs 0.0049 ...]
+
+Every stream is decompressed and re-packed (round((x - offset) / scale)); the last column
+but one counts the integers that come back.
 
 U.f32 and V.f32 are raw float32 fields, packed here as round((x - offset) / scale) in int16
 (offset: the middle of the range, so that the integers fit); the netCDF-3 file is written by
@@ -26,6 +30,7 @@ def main():
     ap.add_argument("--factz", required=True)
     ap.add_argument("--scale", type=float, required=True)
     ap.add_argument("--rel", type=float, nargs="+", default=[1e-2, 1e-3, 1e-4, 1e-5])
+    ap.add_argument("--abs", type=float, nargs="*", default=[], help="absolute bounds (after the REL ones)")
     ap.add_argument("u")
     ap.add_argument("v")
     ap.add_argument("nx", type=int)
@@ -58,15 +63,24 @@ def main():
                          "-M", "ABS", "0.5", "--mode", "none"])
     print(f"packed file: {os.path.getsize(os.path.join(tmp, 'p.nc'))} bytes (int16: {2 * n * 2} bytes of values); "
           f"offset {offset!r}, scale {a.scale!r}")
-    print("| REL | eb | eb / (scale / 2) | mode | stream bytes | ratio to float32 | ratio to the int16 values | lossless integers (estimate) bytes |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| bound | eb | eb / (scale / 2) | mode | stream bytes | ratio to float32 | ratio to the int16 values "
+          "| integers re-packed | lossless integers (estimate) bytes |")
+    print("|---|---|---|---|---|---|---|---|---|")
     rng = max(c.max() for c in x) - min(c.min() for c in x)
-    for rel in a.rel:
+    nc = os.path.join(tmp, "p.nc")
+    bounds = [("REL", r, r * rng) for r in a.rel] + [("ABS", e, e) for e in a.abs]
+    for kind, value, eb in bounds:
         for mode in ("speculative", "block"):
-            b = compress(["-i", os.path.join(tmp, "p.nc") + ":U", "-i", os.path.join(tmp, "p.nc") + ":V",
-                          "-M", "REL", str(rel), "--mode", mode])
-            eb = rel * rng
-            print(f"| {rel:g} | {eb:.4g} | {eb / (a.scale / 2):.3g} | {mode} | {b} | {raw32 / b:.2f} | {2 * n * 2 / b:.2f} | {lossless} |")
+            b = compress(["-i", nc + ":U", "-i", nc + ":V", "-M", kind, repr(value), "--mode", mode])
+            outs = [os.path.join(tmp, f"d{k}.f32") for k in range(2)]
+            subprocess.run([a.factz, "decompress", "-z", os.path.join(tmp, "s.fz"), "-o", outs[0], "-o", outs[1]],
+                           capture_output=True, check=True)
+            scale32, offset32 = float(np.float32(a.scale)), float(np.float32(offset))
+            back = sum(int(np.sum(np.round((np.fromfile(o, dtype="<f4").astype(np.float64) - offset32) / scale32)
+                                  == p.astype(np.float64)))
+                       for o, p in zip(outs, packed))
+            print(f"| {kind} {value:g} | {eb:.4g} | {eb / (a.scale / 2):.3g} | {mode} | {b} | {raw32 / b:.2f} "
+                  f"| {2 * n * 2 / b:.2f} | {back} of {2 * n} | {lossless} |")
 
 
 if __name__ == "__main__":

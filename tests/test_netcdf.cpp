@@ -409,6 +409,35 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     ASSERT_EQ(vr.exit_code, 0) << vr.describe();
     EXPECT_EQ(key_values(vr.out)["violations"], "0") << vr.out;
     EXPECT_EQ(key_values(vr.out)["mask_mismatch"], "0") << vr.out;
+    EXPECT_EQ(cz.err.find("re-packing"), std::string::npos) << "REL 1e-3 is above half the step\n" << cz.err;
+    // A bound far below half the step: a note per variable names a larger bound under which
+    // re-packing still gives back every integer; checked here by re-packing as numpy would.
+    const Outcome tight = factz(dir, "compress -i packed.nc:U -i packed.nc:V -z t.fz -M ABS 0.0005");
+    ASSERT_EQ(tight.exit_code, 0) << tight.describe();
+    EXPECT_EQ(lines_with(tight.err, "re-packing the decompressed values gives back every integer").size(), 2u)
+        << tight.err;
+    const size_t example = tight.err.find("(for example -M ABS ");
+    ASSERT_NE(example, std::string::npos) << tight.err;
+    const double suggested = std::stod(tight.err.substr(example + 20));
+    EXPECT_GT(suggested, 0.0045) << tight.err;
+    EXPECT_LT(suggested, 0.005) << tight.err;
+    const Outcome near = factz(dir, "compress -i packed.nc:U -i packed.nc:V -z n.fz -M ABS " + std::to_string(suggested));
+    ASSERT_EQ(near.exit_code, 0) << near.describe();
+    EXPECT_EQ(near.err.find("re-packing"), std::string::npos) << near.err;
+    EXPECT_LT(fs::file_size(dir / "n.fz"), fs::file_size(dir / "t.fz"));
+    ASSERT_EQ(factz(dir, "decompress -z n.fz -o near.nc:U -o near.nc:V").exit_code, 0);
+    for (const char* comp : {"U", "V"}) {
+      const std::vector<int16_t>& p = comp[0] == 'U' ? pu : pv;
+      const std::vector<double> got = dumped_values(dir, "near.nc", comp);
+      ASSERT_EQ(got.size(), p.size()) << comp;
+      int repacked = 0, valid = 0;
+      for (size_t k = 0; k < p.size(); ++k) {
+        if (p[k] == kPackedFill || p[k] == -32766) continue;
+        ++valid;
+        repacked += std::lround((got[k] - double(1.5f)) / double(0.01f)) == p[k];
+      }
+      EXPECT_EQ(repacked, valid) << comp;
+    }
     // Double attributes unpack to float64, end to end.
     const Outcome cd = factz(dir, "compress -i packed.nc:Ud -i packed.nc:Vd -z d.fz -M REL 1e-3");
     ASSERT_EQ(cd.exit_code, 0) << cd.describe();

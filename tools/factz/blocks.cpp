@@ -91,6 +91,7 @@ int compress_whole(const Args& a, const Field& field, const factz::Options& o, i
   r.num("total_seconds", total).num("throughput_mbs", raw / compress_s / 1e6);
   r.count("rank_bytes_max", int64_t(file.size())).count("comm_bytes_max", 0);
   r.print(a.has("--json"), false);
+  note_bound_below_packing("compress", st.eb_abs);
   return 0;
 }
 
@@ -177,6 +178,7 @@ int compress_blocks(World& w, const Args& a) {
   r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / maxima[1] / 1e6);
   r.count("rank_bytes_max", int64_t(maxima[4])).count("comm_bytes_max", int64_t(maxima[5]));
   r.print(a.has("--json"), false);
+  note_bound_below_packing("compress", eb_abs);
   return 0;
 }
 

@@ -263,6 +263,7 @@ int compress_single3d(const Args& a) {
   r.num("total_seconds", seconds_since(t0)).num("throughput_mbs", raw / std::max(compress_s, 1e-9) / 1e6);
   r.count("rank_bytes_max", int64_t(file.size())).count("comm_bytes_max", 0);
   r.print(a.has("--json"), false);
+  note_bound_below_packing("compress", st.eb_abs);
   return 0;
 }
 
@@ -334,6 +335,7 @@ int compress_blocks3d(World& w, const Args& a) {
   r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / std::max(maxima[1], 1e-9) / 1e6);
   r.count("rank_bytes_max", int64_t(maxima[4])).count("comm_bytes_max", int64_t(maxima[5]));
   r.print(a.has("--json"), false);
+  note_bound_below_packing("compress", eb_abs);
   return 0;
 }
 

@@ -130,6 +130,7 @@ void print_scalar_compression(const Args& a, const std::string& mode,
   s.count("masked_vertices", st.masked_vertices);
   s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
   s.print(a.has("--json"), false);
+  note_bound_below_packing("compress", st.eb_abs);
 }
 
 /// compress of a float64 scalar field: the options `o` main.cpp parsed (mode named `mode`).

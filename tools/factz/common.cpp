@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "field_files.hpp"
 
 #include "factz/io.hpp"
 #include "io/variable/variable_io.hpp"
@@ -510,6 +511,7 @@ void print_vector_compression(const Args& a, const factz::Options& o, const fact
   // Where the library's time went (its own laps: prepare, frontend, encode, ...), JSON only.
   for (const auto& [stage, stage_secs] : st.stage_seconds) s.num("stage_" + stage + "_seconds", stage_secs, In::json);
   s.print(a.has("--json"), false);
+  note_bound_below_packing("compress", st.eb_abs);
 }
 
 void print_decompression(const Args& a, int64_t nx, int64_t ny, int64_t nz, bool float64, double raw_bytes,

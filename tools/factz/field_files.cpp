@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,28 @@ std::string shape_text(const std::vector<uint64_t>& shape) {
 
 void warn(const std::string& command, const std::string& text) {
   std::fprintf(stderr, "factz %s: warning: %s\n", command.c_str(), text.c_str());
+}
+
+/// The packed variables this process read: what (FILE:VAR), step and slack.
+struct PackedInput {
+  std::string what;
+  double step = 0, slack = 0;
+};
+std::vector<PackedInput>& packed_inputs() {
+  static std::vector<PackedInput> inputs;
+  return inputs;
+}
+
+std::string short_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+/// A positive x rounded down to six significant digits (a limit printed never above itself).
+double down6(double x) {
+  const double scale = std::pow(10.0, 5 - std::floor(std::log10(x)));
+  return std::floor(x * scale) / scale;
 }
 
 /// The shape in a .npy header, read from the file's first bytes (none when unreadable: the
@@ -233,6 +256,9 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
     p.source = std::move(data->source);
     p.global_attributes = std::move(data->global_attributes);
     p.format = data->format;
+    p.packing_step = data->packing_step;
+    p.packing_slack = data->packing_slack;
+    if (p.packing_step > 0) packed_inputs().push_back({spec.text(), p.packing_step, p.packing_slack});
     return p;
   }
   if constexpr (std::is_same_v<T, double>) {  // 2D only; the float64 reader finds a .npy's shape itself
@@ -261,6 +287,25 @@ template PlaneInputOf<float> read_plane_input_of<float>(const FieldFile&, const 
                                                         const std::string&, const std::string&);
 template PlaneInputOf<double> read_plane_input_of<double>(const FieldFile&, const std::vector<uint64_t>&, int,
                                                           const std::string&, const std::string&);
+
+void note_bound_below_packing(const std::string& command, double eb) {
+  // Below `limit` a decompressed value re-packs to its integer: |x' - x| <= eb and x lies
+  // within `slack` of the exact lattice point, so x' lies within half a step of it. A note
+  // when the bound is below half the limit (a bit per value or more spent on detail the file
+  // does not have); the example bound holds for every packed input.
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const auto& in : packed_inputs()) smallest = std::min(smallest, in.step / 2 - in.slack);
+  for (const auto& in : packed_inputs()) {
+    const double limit = in.step / 2 - in.slack;
+    if (!(eb > 0) || !(eb < limit / 2)) continue;
+    std::fprintf(stderr,
+                 "factz %s: note: %s is packed with a step of %s; with the bound %s, re-packing the decompressed "
+                 "values gives back every integer of the file, as it does for any bound below %s, which makes a "
+                 "smaller stream (for example -M ABS %s)\n",
+                 command.c_str(), in.what.c_str(), short_number(in.step).c_str(), short_number(eb).c_str(),
+                 short_number(down6(limit)).c_str(), short_number(down6(0.98 * smallest)).c_str());
+  }
+}
 
 template <class T>
 DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, const std::vector<T>& file_v) {

@@ -63,8 +63,17 @@ struct PlaneInputOf {
   std::optional<SourceVariable> source;
   std::vector<SourceAttribute> global_attributes;  ///< a variable's file's
   SourceFormat format = SourceFormat::netcdf4;
+  double packing_step = 0;   ///< a packed variable's step (variable_io::VariableData), else 0
+  double packing_slack = 0;  ///< and the rounding of its unpacking (VariableData)
 };
 using PlaneInput = PlaneInputOf<float>;
+
+/// After a compression at absolute bound `eb`: a note on stderr for every packed variable
+/// this process read where `eb` is below half of `step / 2 - slack`. Re-packing the
+/// decompressed values gives back every integer of the file for any bound below that limit
+/// (`step / 2 - slack`), and a bound near it makes a smaller stream (docs/usage.md, "Packed
+/// variables").
+void note_bound_below_packing(const std::string& command, double eb);
 /// Reads `f` as a plane of `shape` (outermost first; empty: the file's own shape, a usage
 /// error for raw files) of values of type T: raw float32 / '<f4' .npy / float32 variables
 /// for float, raw float64 / '<f8' .npy / float64 variables for double (raw and .npy

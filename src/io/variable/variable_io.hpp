@@ -82,6 +82,12 @@ struct VariableData {
   /// missing_value, one or several), without repeats.
   std::vector<double> fill_values;
   SourceFormat format = SourceFormat::netcdf4;
+  /// A packed variable's step, |scale_factor| (1 with add_offset alone); 0 when not packed.
+  double packing_step = 0;
+  /// How far the values read lie from the exact `integer * scale_factor + add_offset` (the
+  /// rounding of the unpacking), at most; a value within `packing_step / 2 - packing_slack`
+  /// of one re-packs to its integer.
+  double packing_slack = 0;
   SourceVariable source;  ///< name, type, dimensions with the slice, attributes, coordinates
   std::vector<SourceAttribute> global_attributes;  ///< the file's (root group's) attributes
   /// What could not be kept (an attribute of a type the record has no code for), for a

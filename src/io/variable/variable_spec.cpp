@@ -366,6 +366,7 @@ void unpack_metadata(Packing& packing, VariableData& out) {
   packing.packed_fills.clear();
   for (double f : out.fill_values) packing.packed_fills.push_back(packing.integer(f));
   out.dtype = packing.dtype;
+  out.packing_step = std::abs(packing.scale);
   out.source.type = packing.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
   std::vector<double> fills;
   for (double f : packing.packed_fills) {
@@ -414,6 +415,12 @@ Status unpack_values(const Packing& packing, std::span<const int64_t> packed, Va
                               "keep them apart (unpack it first, or name another fill value with --fill)");
     if (packing.dtype == DType::float32) out.f32[k] = float(u);
     else out.f64[k] = u;
+    // The exact lattice point in long double (64-bit mantissa: exact for the usual
+    // 8- to 32-bit integers and float scales; otherwise off by far less than a double's unit).
+    if (!fill) {
+      const long double exact = (long double)p * (long double)packing.scale + (long double)packing.offset;
+      out.packing_slack = std::max(out.packing_slack, double(std::fabs((long double)u - exact)));
+    }
   }
   return Status::Ok();
 }
