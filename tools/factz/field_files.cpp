@@ -300,8 +300,8 @@ void note_bound_below_packing(const std::string& command, double eb) {
     if (!(eb > 0) || !(eb < limit / 2)) continue;
     std::fprintf(stderr,
                  "factz %s: note: %s is packed with a step of %s; with the bound %s, re-packing the decompressed "
-                 "values gives back every integer of the file, as it does for any bound below %s, which makes a "
-                 "smaller stream (for example -M ABS %s)\n",
+                 "values (factz_packed_scale_factor, factz_packed_add_offset) gives back every integer of the "
+                 "file, as it does for any bound below %s, which makes a smaller stream (for example -M ABS %s)\n",
                  command.c_str(), in.what.c_str(), short_number(in.step).c_str(), short_number(eb).c_str(),
                  short_number(down6(limit)).c_str(), short_number(down6(0.98 * smallest)).c_str());
   }

@@ -73,6 +73,8 @@ struct Packing {
   /// a signed type, `to_unsigned`) or signed ("false" on an unsigned type); 0: as stored.
   int reinterpret_bits = 0;
   bool to_unsigned = false;
+  /// The integers' type as the variable means them: "int16", "uint8" (with _Unsigned), ...
+  std::string integer_type;
   /// The integer the variable means by the stored `p` (`_Unsigned` applied).
   double integer(double p) const;
   /// The unpacked value of `p`, in `dtype` (held exactly by the double).
@@ -90,9 +92,11 @@ Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& at
 /// After the reader has read the attributes and the declared fill values of a packed
 /// variable (in packed units): keeps those fill values in `packing`, gives `out` the unpacked
 /// type, its fill values unpacked, and attributes that describe the unpacked variable
-/// (scale_factor, add_offset and _Unsigned dropped; _FillValue and missing_value, and valid_min,
-/// valid_max and valid_range of an integer type, unpacked into the unpacked type), so that a variable
-/// written back is a plain float variable that no reader unpacks twice.
+/// (scale_factor, add_offset and _Unsigned renamed factz_packed_scale_factor,
+/// factz_packed_add_offset and factz_packed_Unsigned, and factz_packed_type added, which no
+/// reader acts on but which keep what re-packing needs; _FillValue and missing_value, and
+/// valid_min, valid_max and valid_range of an integer type, unpacked into the unpacked type),
+/// so that a variable written back is a plain float variable that no reader unpacks twice.
 void unpack_metadata(Packing& packing, VariableData& out);
 
 /// Fills `out`'s values (f32 or f64, as unpack_metadata set its type) from the integers read:

@@ -357,6 +357,8 @@ Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& at
     (a.name == "scale_factor" ? packing.scale : packing.offset) = v[0];
   }
   if (!packed) return std::optional<Packing>();
+  const bool meant_signed = packing.reinterpret_bits ? !packing.to_unsigned : is_signed;
+  packing.integer_type = (meant_signed ? "int" : "uint") + std::to_string(8 * integer_bytes);
   // numpy's promotion: an integer of more than 16 bits and a float32 give a float64.
   packing.dtype = any_double || integer_bytes > 2 ? DType::float64 : DType::float32;
   return std::optional<Packing>(std::move(packing));
@@ -376,7 +378,11 @@ void unpack_metadata(Packing& packing, VariableData& out) {
   out.fill_values = std::move(fills);
   std::vector<SourceAttribute> kept;
   for (auto& a : out.source.attributes) {
-    if (a.name == "scale_factor" || a.name == "add_offset" || a.name == "_Unsigned") continue;
+    if (a.name == "scale_factor" || a.name == "add_offset" || a.name == "_Unsigned") {
+      a.name = "factz_packed" + (a.name[0] == '_' ? a.name : "_" + a.name);
+      kept.push_back(std::move(a));
+      continue;
+    }
     // The fill values were compared with the integers whatever their type (as netCDF4-python
     // does), so they are unpacked whatever their type; a valid range is in packed units when
     // it has an integer type, in unpacked ones when it has the attributes' (CF 8.1).
@@ -390,6 +396,11 @@ void unpack_metadata(Packing& packing, VariableData& out) {
       kept.push_back(std::move(a));
     }
   }
+  SourceAttribute type;
+  type.name = "factz_packed_type";
+  type.type = SourceType::text;
+  type.data.assign(packing.integer_type.begin(), packing.integer_type.end());
+  kept.push_back(std::move(type));
   out.source.attributes = std::move(kept);
 }
 
