@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <span>
 #include <type_traits>
@@ -295,6 +295,7 @@ void note_bound_below_packing(const std::string& command, double eb) {
   // does not have); the example bound holds for every packed input.
   double smallest = std::numeric_limits<double>::infinity();
   for (const auto& in : packed_inputs()) smallest = std::min(smallest, in.step / 2 - in.slack);
+  if (!(smallest > 0)) return;  // an input whose unpacking rounds by half a step: no bound re-packs it
   for (const auto& in : packed_inputs()) {
     const double limit = in.step / 2 - in.slack;
     if (!(eb > 0) || !(eb < limit / 2)) continue;
