@@ -358,12 +358,13 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     byte_fills += meant == 255;
     bytes[k] = int16_t(meant < 128 ? meant : meant - 256);
   }
+  c << "  float Fs(lat, lon) ;\n    Fs:scale_factor = 0.5f ;\n    Fs:add_offset = 10.f ;\n";
   c << "  byte B(lat, lon) ;\n    B:_Unsigned = \"true\" ;\n    B:scale_factor = 0.1f ;\n    B:_FillValue = -1b ;\n"
     << "  int L(lat, lon) ;\n    L:scale_factor = 0.01f ;\n    L:add_offset = 1.5f ;\n"
     << "  short I(lat, lon) ;\n    I:scale_factor = 2s ;\n"
     << "  short T(lat, lon) ;\n    T:scale_factor = 1e-9f ;\n    T:add_offset = 1.f ;\n    T:_FillValue = -1s ;\n"
     << "data:\n  U = " << ints(pu) << " ;\n  V = " << ints(pv) << " ;\n  Ud = " << ints(pu) << " ;\n  Vd = " << ints(pv)
-    << " ;\n  B = " << ints(bytes) << " ;\n  L = " << ints(pu) << " ;\n  I = " << ints(pu) << " ;\n  T = " << ints(ties) << " ;\n}\n";
+    << " ;\n  Fs = " << numbers(storm_at(0).u) << " ;\n  B = " << ints(bytes) << " ;\n  L = " << ints(pu) << " ;\n  I = " << ints(pu) << " ;\n  T = " << ints(ties) << " ;\n}\n";
   std::ofstream(dir / "packed.cdl") << c.str();
   for (const char* kind : {"nc4", "classic"}) {
     SCOPED_TRACE(kind);
@@ -456,6 +457,25 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     ASSERT_EQ(a.size(), pu.size());
     for (size_t k = 0; k < pu.size(); k += 97)
       EXPECT_LE(std::abs(a[k] - (double(pu[k]) * double(0.01f) + double(1.5f))), 0.001) << k;
+    // A float variable with scale_factor / add_offset is unpacked too (as numpy, netCDF4-python
+    // and xarray do), so the bound is in the unpacked units; no lattice, so no re-packing note.
+    const Outcome cf = factz(dir, "compress -i packed.nc:Fs -i packed.nc:Fs -z f.fz -M ABS 0.01");
+    ASSERT_EQ(cf.exit_code, 0) << cf.describe();
+    EXPECT_EQ(cf.err.find("re-packing"), std::string::npos) << cf.err;
+    ASSERT_EQ(factz(dir, "decompress -z f.fz -o outf.nc:Fs -o outf.nc:F2").exit_code, 0);
+    const Outcome hf = testing::run_in(dir, "ncdump -h outf.nc");
+    EXPECT_NE(hf.out.find("Fs:factz_packed_type = \"float32\""), std::string::npos) << hf.out;
+    EXPECT_EQ(hf.out.find("Fs:scale_factor"), std::string::npos) << hf.out;
+    const std::vector<double> fs = dumped_values(dir, "outf.nc", "Fs");
+    const std::vector<float> fu = storm_at(0).u;
+    ASSERT_EQ(fs.size(), fu.size());
+    double worst = 0;
+    for (size_t k = 0; k < fu.size(); ++k) {
+      volatile float product = fu[k] * 0.5f;
+      worst = std::max(worst, std::abs(fs[k] - double(product + 10.0f)));
+    }
+    EXPECT_LE(worst, 0.01);
+    EXPECT_GT(worst, 0.0025) << "the bound in stored units would be twice as tight";
     // _Unsigned bytes mean 0..255; the fill value -1b means 255.
     const Outcome cb = factz(dir, "compress -i packed.nc:B -i packed.nc:B -z b.fz -M ABS 0.01 --json");
     ASSERT_EQ(cb.exit_code, 0) << cb.describe();
@@ -497,7 +517,8 @@ TEST(Netcdf, PackedHdf5DatasetsAreReadUnpacked) {
                                  << "        d = f.create_dataset(name, data=a, fillvalue=np.int16(-32767))\n"
                                  << "        d.attrs['scale_factor'] = np.float32(0.01)\n"
                                  << "        d.attrs['add_offset'] = np.float32(1.5)\n"
-                                 << "    f.create_dataset('big', data=np.zeros((4, 4), dtype='<u8')).attrs['scale_factor'] = 0.5\n";
+                                 << "    d = f.create_dataset('w', data=(np.arange(36 * 33) % 97).reshape(33, 36).astype('<u8') + (1 << 63))\n"
+                                 << "    d.attrs['scale_factor'] = 0.5\n";
   const Outcome made = testing::run_in(dir, python + " make.py");
   ASSERT_EQ(made.exit_code, 0) << made.describe();
   const Outcome cz = factz(dir, "compress -i p.h5:/u -i p.h5:/v -z p.fz -M ABS 0.02 --json");
@@ -513,7 +534,16 @@ TEST(Netcdf, PackedHdf5DatasetsAreReadUnpacked) {
       EXPECT_LE(std::abs(double(u[k]) - double(unpacked_f32(pu[k]))), 0.02) << k;
     }
   }
-  expect_one_line(factz(dir, "cp -i p.h5:/big -i p.h5:/big"), 1, {"p.h5:/big is packed in unsigned 64-bit integers"});
+  // Unsigned 64-bit integers above 2^63 (read as doubles, never clipped) with a double scale: float64.
+  const Outcome cw = factz(dir, "compress -i p.h5:/w -i p.h5:/w -z w.fz -M ABS 1e6 --json");
+  ASSERT_EQ(cw.exit_code, 0) << cw.describe();
+  EXPECT_NE(cw.out.find("\"dtype\": \"float64\""), std::string::npos) << cw.out;
+  ASSERT_EQ(factz(dir, "decompress -z w.fz -o w.npy -o w2.npy").exit_code, 0);
+  const std::string npy = testing::read_text_file(dir.str() + "/w.npy");
+  ASSERT_GT(npy.size(), size_t(36 * 33 * 8));
+  double first = 0;
+  std::memcpy(&first, npy.data() + npy.size() - size_t(36 * 33 * 8), 8);
+  EXPECT_NEAR(first, 0.5 * 9223372036854775808.0, 1e6) << "the first value, (2^63 + 0) * 0.5";
 }
 
 TEST(Netcdf, NpyFilesGiveTheirShape) {

@@ -257,27 +257,31 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
   const H5T_class_t cls = H5Tget_class(type.get());
   const size_t size = H5Tget_size(type.get());
   hid_t memtype = H5T_NATIVE_FLOAT;
-  std::optional<detail::Packing> packing;  // an integer dataset packed with scale_factor/add_offset
-  if (cls == H5T_FLOAT && size == 4) {
+  // A dataset with scale_factor or add_offset is packed, integers or floats (detail::Packing).
+  std::optional<detail::Packing> packing;
+  if (cls == H5T_INTEGER || (cls == H5T_FLOAT && (size == 4 || size == 8))) {
+    std::vector<SourceAttribute> attributes;
+    std::vector<std::string> ignored;
+    FACTZ_RETURN_IF_ERROR(read_attributes(ds.get(), spec.variable, attributes, ignored));
+    const detail::StoredType stored{int(size), cls == H5T_FLOAT,
+                                    cls == H5T_FLOAT || H5Tget_sign(type.get()) == H5T_SGN_2};
+    auto p = detail::packing_of(attributes, stored, what);
+    if (!p.ok()) return p.status();
+    if (p.value()) packing = *p.value();
+  }
+  if (packing) {
+    out.dtype = packing->dtype;  // unpack_metadata sets it again, with the attributes
+    memtype = H5T_NATIVE_DOUBLE;   // every stored value as a double: exact for floats, and integers to 2^53
+  } else if (cls == H5T_FLOAT && size == 4) {
     out.dtype = DType::float32;
   } else if (cls == H5T_FLOAT && size == 8) {
     out.dtype = DType::float64;
     memtype = H5T_NATIVE_DOUBLE;
   } else if (cls == H5T_INTEGER) {
-    std::vector<SourceAttribute> attributes;
-    std::vector<std::string> ignored;
-    FACTZ_RETURN_IF_ERROR(read_attributes(ds.get(), spec.variable, attributes, ignored));
-    auto p = detail::packing_of(attributes, int(size), H5Tget_sign(type.get()) == H5T_SGN_2, what);
-    if (!p.ok()) return p.status();
-    if (!p.value())
-      return invalid_argument(what + " holds integers (" + std::string(H5Tget_sign(type.get()) == H5T_SGN_2 ? "" : "u") +
-                              "int" + std::to_string(8 * size) +
-                              ") without scale_factor or add_offset; FaCTz compresses floating-point fields "
-                              "(float32 or float64, or integers packed with scale_factor/add_offset)");
-    if (size > 8 || (size == 8 && H5Tget_sign(type.get()) != H5T_SGN_2))  // HDF5 would clip values above 2^63
-      return invalid_argument(what + " is packed in unsigned 64-bit integers, which FaCTz does not read; unpack it first");
-    packing = *p.value();
-    memtype = H5T_NATIVE_LLONG;
+    return invalid_argument(what + " holds integers (" + std::string(H5Tget_sign(type.get()) == H5T_SGN_2 ? "" : "u") +
+                            "int" + std::to_string(8 * size) +
+                            ") without scale_factor or add_offset; FaCTz compresses floating-point fields "
+                            "(float32 or float64, or integers packed with scale_factor/add_offset)");
   } else {
     return invalid_argument(what + " is not a float32 or float64 dataset (HDF5 type " + class_name(type.get()) +
                             "); FaCTz compresses floating-point fields (float32 or float64)");
@@ -340,7 +344,7 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
   const hsize_t total = hsize_t(n);
   Id mem(H5Screate_simple(1, &total, nullptr), H5Sclose);
   void* buffer = nullptr;
-  std::vector<int64_t> packed;
+  std::vector<double> packed;
   if (packing) {
     packed.resize(size_t(n));
     buffer = packed.data();

@@ -230,32 +230,37 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
   out.format = format_of(f.id());
   out.source.name = spec.variable;
   // The type first: a text variable, or an integer one that is not packed, is refused
-  // whatever its shape.
+  // whatever its shape. A variable with scale_factor or add_offset is packed, whatever its
+  // type (detail::Packing).
+  const bool integer = type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64 ||
+                       type == NC_UBYTE || type == NC_USHORT || type == NC_UINT || type == NC_UINT64;
+  if (type != NC_FLOAT && type != NC_DOUBLE && !integer)
+    return invalid_argument(what + " is not numeric (type " + type_name(grp, type) +
+                            "); FaCTz compresses floating-point fields (float32 or float64)");
   std::optional<detail::Packing> packing;
-  if (type == NC_FLOAT) {
+  {
+    std::vector<SourceAttribute> attributes;
+    std::vector<std::string> ignored;
+    FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, attributes, ignored));
+    size_t bytes = 0;
+    if (int s = nc_inq_type(grp, type, nullptr, &bytes); s != NC_NOERR)
+      return io_error("cannot read the type of " + what + ": " + nc_text(s));
+    const detail::StoredType stored{int(bytes), !integer,
+                                    type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64};
+    auto p = detail::packing_of(attributes, stored, what);
+    if (!p.ok()) return p.status();
+    if (p.value()) packing = *p.value();
+  }
+  if (packing) {
+    out.dtype = packing->dtype;  // unpack_metadata sets it again, with the attributes
+  } else if (type == NC_FLOAT) {
     out.dtype = DType::float32;
   } else if (type == NC_DOUBLE) {
     out.dtype = DType::float64;
   } else {
-    const bool integer = type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64 ||
-                         type == NC_UBYTE || type == NC_USHORT || type == NC_UINT || type == NC_UINT64;
-    if (!integer)
-      return invalid_argument(what + " is not numeric (type " + type_name(grp, type) +
-                              "); FaCTz compresses floating-point fields (float32 or float64)");
-    std::vector<SourceAttribute> attributes;
-    std::vector<std::string> ignored;
-    FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, attributes, ignored));
-    size_t integer_bytes = 0;
-    if (int s = nc_inq_type(grp, type, nullptr, &integer_bytes); s != NC_NOERR)
-      return io_error("cannot read the type of " + what + ": " + nc_text(s));
-    const bool is_signed = type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64;
-    auto p = detail::packing_of(attributes, int(integer_bytes), is_signed, what);
-    if (!p.ok()) return p.status();
-    if (!p.value())
-      return invalid_argument(what + " holds integers (" + type_name(grp, type) +
-                              ") without scale_factor or add_offset; FaCTz compresses floating-point fields "
-                              "(float32 or float64, or integers packed with scale_factor/add_offset)");
-    packing = *p.value();
+    return invalid_argument(what + " holds integers (" + type_name(grp, type) +
+                            ") without scale_factor or add_offset; FaCTz compresses floating-point fields "
+                            "(float32 or float64, or integers packed with scale_factor/add_offset)");
   }
   out.source.type = out.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
   std::vector<int> dimids(size_t(ndims), 0);
@@ -296,9 +301,9 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
   }
   int s = NC_NOERR;
   if (packing) {
-    std::vector<int64_t> packed(static_cast<size_t>(n));
-    s = nc_get_vara_longlong(grp, varid, start.data(), count.data(), reinterpret_cast<long long*>(packed.data()));
-    if (s == NC_NOERR) FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, packed, out, what));
+    std::vector<double> stored(static_cast<size_t>(n));
+    s = nc_get_vara_double(grp, varid, start.data(), count.data(), stored.data());
+    if (s == NC_NOERR) FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, stored, out, what));
   } else if (out.dtype == DType::float32) {
     out.f32.resize(size_t(n));
     s = nc_get_vara_float(grp, varid, start.data(), count.data(), out.f32.data());

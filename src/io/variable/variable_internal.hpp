@@ -58,39 +58,49 @@ std::string hdf5_variables_hint(const std::string& path);
 
 namespace factz::variable_io::detail {
 
-/// CF packing of an integer variable (`scale_factor`, `add_offset`): its values are read as
-/// `packed * scale_factor + add_offset` in the attributes' type (docs/usage.md, "Packed
-/// variables"), computed as numpy, netCDF4-python and xarray compute them: the integer
-/// converted to that type, multiplied, then added, each operation rounded in that type.
+/// How a variable stores its values: the type in the file.
+struct StoredType {
+  int bytes = 2;
+  bool is_float = false;   ///< float32 or float64 storage (scale_factor / add_offset still apply)
+  bool is_signed = true;   ///< integers only
+};
+
+/// CF packing of a variable (`scale_factor`, `add_offset`; CF section 8.1): its values are
+/// read as `stored * scale_factor + add_offset` in the type numpy, netCDF4-python and xarray
+/// give it, computed as they compute it: the stored value converted to that type,
+/// multiplied, then added, each operation rounded in that type (docs/usage.md, "Packed
+/// variables"). Integers are the usual case; float variables with the attributes are
+/// unpacked the same way, as those tools do.
 struct Packing {
   DType dtype = DType::float32;  ///< packing_of says which
   double scale = 1;              ///< scale_factor (1 when absent), exactly as stored
   double offset = 0;             ///< add_offset (0 when absent)
-  /// The declared fill values in packed units (compared with the integers as read).
+  bool stored_float = false;     ///< the stored values are floats (no lattice, no _Unsigned)
+  /// The declared fill values in stored units (compared with the values as stored).
   std::vector<double> packed_fills;
   /// `_Unsigned` (the netCDF-3 convention for unsigned integers, which netCDF4-python and
   /// xarray follow): the stored integers of this many bits are read as unsigned ("true" on
   /// a signed type, `to_unsigned`) or signed ("false" on an unsigned type); 0: as stored.
   int reinterpret_bits = 0;
   bool to_unsigned = false;
-  /// The integers' type as the variable means them: "int16", "uint8" (with _Unsigned), ...
-  std::string integer_type;
+  /// The stored type as the variable means it: "int16", "uint8" (with _Unsigned), "float32", ...
+  std::string stored_type;
   /// The integer the variable means by the stored `p` (`_Unsigned` applied).
   double integer(double p) const;
   /// The unpacked value of `p`, in `dtype` (held exactly by the double).
   double unpack(double p) const;
 };
 
-/// The packing an integer variable of `integer_bytes` bytes declares, or none (no
-/// scale_factor and no add_offset): float64 when an attribute is a double or the integers
-/// are wider than 16 bits (numpy's promotion of int32 and float32), else float32.
+/// The packing a variable stored as `stored` declares, or none (no scale_factor and no
+/// add_offset): float64 when an attribute is a double, the storage is float64, or the
+/// integers are wider than 16 bits (numpy's promotion of int32 and float32), else float32.
 /// invalid_argument naming `what` when the attributes cannot unpack it: not one finite float
 /// or double value each.
-Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& attributes, int integer_bytes,
-                                          bool is_signed, const std::string& what);
+Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& attributes, StoredType stored,
+                                          const std::string& what);
 
 /// After the reader has read the attributes and the declared fill values of a packed
-/// variable (in packed units): keeps those fill values in `packing`, gives `out` the unpacked
+/// variable (in stored units): keeps those fill values in `packing`, gives `out` the unpacked
 /// type, its fill values unpacked, and attributes that describe the unpacked variable
 /// (scale_factor, add_offset and _Unsigned renamed factz_packed_scale_factor,
 /// factz_packed_add_offset and factz_packed_Unsigned, and factz_packed_type added, which no
@@ -99,10 +109,11 @@ Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& at
 /// so that a variable written back is a plain float variable that no reader unpacks twice.
 void unpack_metadata(Packing& packing, VariableData& out);
 
-/// Fills `out`'s values (f32 or f64, as unpack_metadata set its type) from the integers read:
-/// a vertex holding a declared fill value takes that fill value unpacked (it is missing
-/// data, as in a float variable). invalid_argument naming `what` when a value that is not a
-/// fill value unpacks to the same float as one (the two could not be told apart).
-Status unpack_values(const Packing& packing, std::span<const int64_t> packed, VariableData& out, const std::string& what);
+/// Fills `out`'s values (f32 or f64, as unpack_metadata set its type) from the stored values
+/// read as doubles (exact for every float and for integers up to 2^53): a vertex holding a
+/// declared fill value takes that fill value unpacked (it is missing data, as in a float
+/// variable). invalid_argument naming `what` when a value that is not a fill value unpacks to
+/// the same float as one (the two could not be told apart).
+Status unpack_values(const Packing& packing, std::span<const double> stored, VariableData& out, const std::string& what);
 
 }  // namespace factz::variable_io::detail

@@ -331,12 +331,15 @@ double Packing::unpack(double p) const {
   return p * scale + offset;
 }
 
-Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& attributes, int integer_bytes,
-                                          bool is_signed, const std::string& what) {
+Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& attributes, StoredType stored,
+                                          const std::string& what) {
+  const int integer_bytes = stored.bytes;
+  const bool is_signed = stored.is_signed;
   Packing packing;
+  packing.stored_float = stored.is_float;
   bool packed = false, any_double = false;
   for (const auto& a : attributes) {
-    if (a.name == "_Unsigned") {
+    if (a.name == "_Unsigned" && !stored.is_float) {
       const std::string t = lower(a.type == SourceType::text ? std::string(a.data.begin(), a.data.end())
                                   : a.strings.empty()        ? std::string()
                                                              : a.strings[0]);
@@ -358,9 +361,10 @@ Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& at
   }
   if (!packed) return std::optional<Packing>();
   const bool meant_signed = packing.reinterpret_bits ? !packing.to_unsigned : is_signed;
-  packing.integer_type = (meant_signed ? "int" : "uint") + std::to_string(8 * integer_bytes);
-  // numpy's promotion: an integer of more than 16 bits and a float32 give a float64.
-  packing.dtype = any_double || integer_bytes > 2 ? DType::float64 : DType::float32;
+  packing.stored_type = (stored.is_float ? "float" : meant_signed ? "int" : "uint") + std::to_string(8 * integer_bytes);
+  // numpy's promotion: a float64, or an integer of more than 16 bits, with a float32 give a
+  // float64.
+  packing.dtype = any_double || integer_bytes > (stored.is_float ? 4 : 2) ? DType::float64 : DType::float32;
   return std::optional<Packing>(std::move(packing));
 }
 
@@ -368,7 +372,7 @@ void unpack_metadata(Packing& packing, VariableData& out) {
   packing.packed_fills.clear();
   for (double f : out.fill_values) packing.packed_fills.push_back(packing.integer(f));
   out.dtype = packing.dtype;
-  out.packing_step = std::abs(packing.scale);
+  out.packing_step = packing.stored_float ? 0 : std::abs(packing.scale);
   out.source.type = packing.dtype == DType::float64 ? SourceType::float64 : SourceType::float32;
   std::vector<double> fills;
   for (double f : packing.packed_fills) {
@@ -399,12 +403,12 @@ void unpack_metadata(Packing& packing, VariableData& out) {
   SourceAttribute type;
   type.name = "factz_packed_type";
   type.type = SourceType::text;
-  type.data.assign(packing.integer_type.begin(), packing.integer_type.end());
+  type.data.assign(packing.stored_type.begin(), packing.stored_type.end());
   kept.push_back(std::move(type));
   out.source.attributes = std::move(kept);
 }
 
-Status unpack_values(const Packing& packing, std::span<const int64_t> packed, VariableData& out, const std::string& what) {
+Status unpack_values(const Packing& packing, std::span<const double> packed, VariableData& out, const std::string& what) {
   const size_t n = packed.size();
   auto is_fill = [&packing](double p) {
     for (double f : packing.packed_fills)
@@ -428,7 +432,7 @@ Status unpack_values(const Packing& packing, std::span<const int64_t> packed, Va
     else out.f64[k] = u;
     // The exact lattice point in long double (64-bit mantissa: exact for the usual
     // 8- to 32-bit integers and float scales; otherwise off by far less than a double's unit).
-    if (!fill) {
+    if (!fill && !packing.stored_float) {
       const long double exact = (long double)p * (long double)packing.scale + (long double)packing.offset;
       out.packing_slack = std::max(out.packing_slack, double(std::fabs((long double)u - exact)));
     }
