@@ -66,8 +66,9 @@ struct StoredType {
 };
 
 /// CF packing of a variable (`scale_factor`, `add_offset`; CF section 8.1): its values are
-/// read as `stored * scale_factor + add_offset` in the type numpy, netCDF4-python and xarray
-/// give it, computed as they compute it: the stored value converted to that type,
+/// read as `stored * scale_factor + add_offset` in the type numpy's promotion gives it (as
+/// netCDF4-python computes it; xarray agrees when both attributes have one type), computed
+/// as they compute it: the stored value converted to that type,
 /// multiplied, then added, each operation rounded in that type (docs/usage.md, "Packed
 /// variables"). Integers are the usual case; float variables with the attributes are
 /// unpacked the same way, as those tools do.
