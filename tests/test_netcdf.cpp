@@ -502,6 +502,44 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
   }
 }
 
+// A packed variable larger than one slab of the reader (1 M values): read in pieces, with
+// the values of every piece and the coordinate variables of the whole dimensions intact.
+TEST(Netcdf, LargePackedVariablesAreReadInSlabs) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  constexpr int nx = 1024, ny = 1100;  // 1100 rows: two slabs of at most 1024 rows
+  std::vector<int16_t> a(size_t(nx) * ny);
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x)
+      a[size_t(y) * nx + x] = int16_t(std::lround(9000.0 * std::sin(x / 60.0) * std::cos(y / 45.0)));
+  std::ostringstream c;
+  c << "netcdf big {\ndimensions:\n  lat = " << ny << " ;\n  lon = " << nx << " ;\nvariables:\n"
+    << "  float lat(lat) ;\n  float lon(lon) ;\n"
+    << "  short A(lat, lon) ;\n    A:scale_factor = 0.01f ;\n    A:add_offset = -3.f ;\n"
+    << "data:\n  lat = ";
+  for (int y = 0; y < ny; ++y) c << (y ? ", " : "") << y;
+  c << " ;\n  lon = ";
+  for (int x = 0; x < nx; ++x) c << (x ? ", " : "") << x;
+  c << " ;\n  A = " << ints(a) << " ;\n}\n";
+  std::ofstream(dir / "big.cdl") << c.str();
+  const Outcome g = testing::run_in(dir, "ncgen -k nc4 -o big.nc big.cdl");
+  ASSERT_EQ(g.exit_code, 0) << g.describe();
+  ASSERT_EQ(factz(dir, "compress -i big.nc:A -i big.nc:A -z b.fz -M ABS 0.02 --mode none").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z b.fz -o a.f32 -o a2.f32").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z b.fz -o out.nc:A -o out.nc:B").exit_code, 0);
+  const std::vector<float> got = read_f32(dir.str() + "/a.f32");
+  ASSERT_EQ(got.size(), a.size());
+  double worst = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    volatile float product = float(a[k]) * 0.01f;
+    worst = std::max(worst, std::abs(double(got[k]) - double(product + -3.0f)));
+  }
+  EXPECT_LE(worst, 0.02);
+  const std::vector<double> lat = dumped_values(dir, "out.nc", "lat");
+  ASSERT_EQ(lat.size(), size_t(ny)) << "the coordinate variable of the dimension read in slabs";
+  EXPECT_EQ(lat.back(), double(ny - 1));
+}
+
 TEST(Netcdf, PackedHdf5DatasetsAreReadUnpacked) {
   REQUIRE_NETCDF();
   if (!testing::hdf5_built_in(kCli)) GTEST_SKIP() << "factz was built without the HDF5 library: skipped";

@@ -341,25 +341,43 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
     if (k < index->size()) start[k] = hsize_t((*index)[k]);
     else count[k] = hsize_t(dims[k].size);
   }
-  const hsize_t total = hsize_t(n);
-  Id mem(H5Screate_simple(1, &total, nullptr), H5Sclose);
-  void* buffer = nullptr;
-  std::vector<double> packed;
   if (packing) {
-    packed.resize(size_t(n));
-    buffer = packed.data();
-  } else if (out.dtype == DType::float32) {
-    out.f32.resize(size_t(n));
-    buffer = out.f32.data();
+    // Slabs of whole rows of the first dimension read whole (detail::unpack_values).
+    const size_t d0 = dims.size() - size_t(whole);
+    const uint64_t rows = dims[d0].size, row_values = n / rows, per = detail::slab_rows(row_values);
+    if (packing->dtype == DType::float32) out.f32.resize(size_t(n));
+    else out.f64.resize(size_t(n));
+    std::vector<double> stored(size_t(std::min(rows, per) * row_values));
+    for (uint64_t r = 0; r < rows; r += per) {
+      start[d0] = hsize_t(r);
+      count[d0] = hsize_t(std::min(per, rows - r));
+      const hsize_t slab = count[d0] * row_values;
+      Id mem(H5Screate_simple(1, &slab, nullptr), H5Sclose);
+      if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+          H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, stored.data()) < 0)
+        return io_error("cannot read the values of " + what +
+                        " (a truncated or damaged file, or a compression filter that is not installed)");
+      FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, std::span<const double>(stored.data(), size_t(slab)),
+                                                  r * row_values, out, what));
+    }
+    start[d0] = 0;  // the whole dimension again, for its coordinate variable below
+    count[d0] = decltype(count)::value_type(rows);
   } else {
-    out.f64.resize(size_t(n));
-    buffer = out.f64.data();
+    const hsize_t total = hsize_t(n);
+    Id mem(H5Screate_simple(1, &total, nullptr), H5Sclose);
+    void* buffer = nullptr;
+    if (out.dtype == DType::float32) {
+      out.f32.resize(size_t(n));
+      buffer = out.f32.data();
+    } else {
+      out.f64.resize(size_t(n));
+      buffer = out.f64.data();
+    }
+    if ((rank > 0 && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0) ||
+        H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) < 0)
+      return io_error("cannot read the values of " + what +
+                      " (a truncated or damaged file, or a compression filter that is not installed)");
   }
-  if ((rank > 0 && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0) ||
-      H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) < 0)
-    return io_error("cannot read the values of " + what +
-                    " (a truncated or damaged file, or a compression filter that is not installed)");
-  if (packing) FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, packed, out, what));
 
   // Coordinates: the attached scales that hold values.
   for (size_t k = 0; k < dims.size(); ++k) {

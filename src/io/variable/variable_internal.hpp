@@ -2,6 +2,7 @@
 // leading dimensions (one rule for both), and the source record's pieces.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -110,11 +111,19 @@ Result<std::optional<Packing>> packing_of(const std::vector<SourceAttribute>& at
 /// so that a variable written back is a plain float variable that no reader unpacks twice.
 void unpack_metadata(Packing& packing, VariableData& out);
 
-/// Fills `out`'s values (f32 or f64, as unpack_metadata set its type) from the stored values
+/// Fills `out`'s values (f32 or f64, as unpack_metadata set its type) from stored values
 /// read as doubles (exact for every float and for integers up to 2^53): a vertex holding a
 /// declared fill value takes that fill value unpacked (it is missing data, as in a float
 /// variable). invalid_argument naming `what` when a value that is not a fill value unpacks to
 /// the same float as one (the two could not be told apart).
-Status unpack_values(const Packing& packing, std::span<const double> stored, VariableData& out, const std::string& what);
+/// The readers read a packed variable's stored values in slabs of whole rows (of the first
+/// dimension read whole), at most kSlabValues values each, and unpack each slab into `out`'s
+/// values at `first` (sized by the reader to the whole slice first): so the doubles take 8 MB
+/// whatever the variable's size.
+Status unpack_values(const Packing& packing, std::span<const double> stored, uint64_t first, VariableData& out,
+                     const std::string& what);
+inline constexpr uint64_t kSlabValues = uint64_t(1) << 20;
+/// Rows of `row_values` values in one slab: at least 1, at most kSlabValues values when a row fits.
+inline uint64_t slab_rows(uint64_t row_values) { return std::max<uint64_t>(1, kSlabValues / std::max<uint64_t>(row_values, 1)); }
 
 }  // namespace factz::variable_io::detail

@@ -408,7 +408,8 @@ void unpack_metadata(Packing& packing, VariableData& out) {
   out.source.attributes = std::move(kept);
 }
 
-Status unpack_values(const Packing& packing, std::span<const double> packed, VariableData& out, const std::string& what) {
+Status unpack_values(const Packing& packing, std::span<const double> packed, uint64_t first, VariableData& out,
+                     const std::string& what) {
   const size_t n = packed.size();
   auto is_fill = [&packing](double p) {
     for (double f : packing.packed_fills)
@@ -418,8 +419,8 @@ Status unpack_values(const Packing& packing, std::span<const double> packed, Var
   auto collides = [&out](double u) {
     return std::find(out.fill_values.begin(), out.fill_values.end(), u) != out.fill_values.end();
   };
-  if (packing.dtype == DType::float32) out.f32.resize(n);
-  else out.f64.resize(n);
+  float* f32 = packing.dtype == DType::float32 ? out.f32.data() + first : nullptr;
+  double* f64 = packing.dtype == DType::float64 ? out.f64.data() + first : nullptr;
   for (size_t k = 0; k < n; ++k) {
     const double p = packing.integer(double(packed[k]));
     const bool fill = is_fill(p);
@@ -428,8 +429,8 @@ Status unpack_values(const Packing& packing, std::span<const double> packed, Var
       return invalid_argument(what + ": the packed value " + shortest(p) + " unpacks to " +
                               shortest(u) + ", which is also what a fill value unpacks to; FaCTz cannot "
                               "keep them apart (unpack it first, or name another fill value with --fill)");
-    if (packing.dtype == DType::float32) out.f32[k] = float(u);
-    else out.f64[k] = u;
+    if (f32) f32[k] = float(u);
+    else f64[k] = u;
     // The exact lattice point in long double (64-bit mantissa: exact for the usual
     // 8- to 32-bit integers and float scales; otherwise off by far less than a double's unit).
     if (!fill && !packing.stored_float) {
