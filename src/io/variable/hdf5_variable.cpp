@@ -341,27 +341,21 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
     if (k < index->size()) start[k] = hsize_t((*index)[k]);
     else count[k] = hsize_t(dims[k].size);
   }
+  const std::string unreadable = "cannot read the values of " + what +
+                                 " (a truncated or damaged file, or a compression filter that is not installed)";
   if (packing) {
-    // Slabs of whole rows of the first dimension read whole (detail::unpack_values).
-    const size_t d0 = dims.size() - size_t(whole);
-    const uint64_t rows = dims[d0].size, row_values = n / rows, per = detail::slab_rows(row_values);
-    if (packing->dtype == DType::float32) out.f32.resize(size_t(n));
-    else out.f64.resize(size_t(n));
-    std::vector<double> stored(size_t(std::min(rows, per) * row_values));
-    for (uint64_t r = 0; r < rows; r += per) {
-      start[d0] = hsize_t(r);
-      count[d0] = hsize_t(std::min(per, rows - r));
-      const hsize_t slab = count[d0] * row_values;
-      Id mem(H5Screate_simple(1, &slab, nullptr), H5Sclose);
-      if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
-          H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, stored.data()) < 0)
-        return io_error("cannot read the values of " + what +
-                        " (a truncated or damaged file, or a compression filter that is not installed)");
-      FACTZ_RETURN_IF_ERROR(detail::unpack_values(*packing, std::span<const double>(stored.data(), size_t(slab)),
-                                                  r * row_values, out, what));
-    }
-    start[d0] = 0;  // the whole dimension again, for its coordinate variable below
-    count[d0] = decltype(count)::value_type(rows);
+    const size_t d0 = dims.size() - size_t(whole);  // slabs of its rows (detail::unpack_in_slabs)
+    FACTZ_RETURN_IF_ERROR(detail::unpack_in_slabs(
+        *packing, dims[d0].size, n / dims[d0].size, out, what, [&](uint64_t row, uint64_t rows, double* buffer) {
+          std::vector<hsize_t> from = start, size = count;
+          from[d0] = hsize_t(row);
+          size[d0] = hsize_t(rows);
+          const hsize_t slab = rows * (n / dims[d0].size);
+          Id mem(H5Screate_simple(1, &slab, nullptr), H5Sclose);
+          const bool ok = H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, from.data(), nullptr, size.data(), nullptr) >= 0 &&
+                          H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) >= 0;
+          return ok ? Status::Ok() : io_error(unreadable);
+        }));
   } else {
     const hsize_t total = hsize_t(n);
     Id mem(H5Screate_simple(1, &total, nullptr), H5Sclose);
@@ -375,8 +369,7 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
     }
     if ((rank > 0 && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0) ||
         H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) < 0)
-      return io_error("cannot read the values of " + what +
-                      " (a truncated or damaged file, or a compression filter that is not installed)");
+      return io_error(unreadable);
   }
 
   // Coordinates: the attached scales that hold values.

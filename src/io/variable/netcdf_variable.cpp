@@ -301,22 +301,15 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
   }
   int s = NC_NOERR;
   if (packing) {
-    // Slabs of whole rows of the first dimension read whole (detail::unpack_values).
-    const size_t d0 = dims.size() - size_t(whole);
-    const uint64_t rows = dims[d0].size, row_values = n / rows, per = detail::slab_rows(row_values);
-    if (packing->dtype == DType::float32) out.f32.resize(size_t(n));
-    else out.f64.resize(size_t(n));
-    std::vector<double> stored(size_t(std::min(rows, per) * row_values));
-    for (uint64_t r = 0; r < rows && s == NC_NOERR; r += per) {
-      start[d0] = size_t(r);
-      count[d0] = size_t(std::min(per, rows - r));
-      s = nc_get_vara_double(grp, varid, start.data(), count.data(), stored.data());
-      if (s == NC_NOERR)
-        FACTZ_RETURN_IF_ERROR(detail::unpack_values(
-            *packing, std::span<const double>(stored.data(), count[d0] * row_values), r * row_values, out, what));
-    }
-    start[d0] = 0;  // the whole dimension again, for its coordinate variable below
-    count[d0] = decltype(count)::value_type(rows);
+    const size_t d0 = dims.size() - size_t(whole);  // slabs of its rows (detail::unpack_in_slabs)
+    FACTZ_RETURN_IF_ERROR(detail::unpack_in_slabs(
+        *packing, dims[d0].size, n / dims[d0].size, out, what, [&](uint64_t row, uint64_t rows, double* buffer) {
+          std::vector<size_t> from = start, size = count;
+          from[d0] = size_t(row);
+          size[d0] = size_t(rows);
+          const int e = nc_get_vara_double(grp, varid, from.data(), size.data(), buffer);
+          return e == NC_NOERR ? Status::Ok() : io_error("cannot read the values of " + what + ": " + nc_text(e));
+        }));
   } else if (out.dtype == DType::float32) {
     out.f32.resize(size_t(n));
     s = nc_get_vara_float(grp, varid, start.data(), count.data(), out.f32.data());

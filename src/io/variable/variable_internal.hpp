@@ -123,7 +123,24 @@ void unpack_metadata(Packing& packing, VariableData& out);
 Status unpack_values(const Packing& packing, std::span<const double> stored, uint64_t first, VariableData& out,
                      const std::string& what);
 inline constexpr uint64_t kSlabValues = uint64_t(1) << 20;
-/// Rows of `row_values` values in one slab: at least 1, at most kSlabValues values when a row fits.
-inline uint64_t slab_rows(uint64_t row_values) { return std::max<uint64_t>(1, kSlabValues / std::max<uint64_t>(row_values, 1)); }
+
+/// A packed slice of `rows` rows of `row_values` values (rows: the first dimension read
+/// whole) read and unpacked into `out` slab by slab: `read(first_row, count, buffer)` reads
+/// `count` whole rows from `first_row` into `buffer` as doubles, or says why it cannot.
+template <class ReadSlab>
+Status unpack_in_slabs(const Packing& packing, uint64_t rows, uint64_t row_values, VariableData& out,
+                       const std::string& what, ReadSlab&& read) {
+  const uint64_t per = std::max<uint64_t>(1, kSlabValues / std::max<uint64_t>(row_values, 1));
+  if (packing.dtype == DType::float32) out.f32.resize(size_t(rows * row_values));
+  else out.f64.resize(size_t(rows * row_values));
+  std::vector<double> stored(size_t(std::min(rows, per) * row_values));
+  for (uint64_t r = 0; r < rows; r += per) {
+    const uint64_t m = std::min(per, rows - r);
+    FACTZ_RETURN_IF_ERROR(read(r, m, stored.data()));
+    FACTZ_RETURN_IF_ERROR(
+        unpack_values(packing, std::span<const double>(stored.data(), size_t(m * row_values)), r * row_values, out, what));
+  }
+  return Status::Ok();
+}
 
 }  // namespace factz::variable_io::detail
