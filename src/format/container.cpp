@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +15,7 @@
 
 #include "format/crc32.hpp"
 #include "util/byte_io.hpp"
+#include "util/number_text.hpp"
 
 namespace factz::detail {
 namespace {
@@ -553,14 +553,6 @@ const char* bound_mode_name(uint8_t b) {
     case kBoundRel: return "REL";
   }
   return "unknown";
-}
-
-// Shortest text that reads back as the same value.
-template <class T>
-std::string shortest(T value) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, r.ptr);
 }
 
 }  // namespace

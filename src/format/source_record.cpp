@@ -7,15 +7,17 @@
 // before anything is allocated for it, and every code against the values the format allows.
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cstring>
 #include <limits>
 
 #include "factz/io.hpp"
 #include "util/byte_io.hpp"
+#include "util/number_text.hpp"
 
 namespace factz {
 namespace {
+
+using detail::shortest;
 
 using detail::ByteReader;
 using detail::ByteWriter;
@@ -99,13 +101,6 @@ class RecordReader {
  private:
   ByteReader r_;
 };
-
-template <class T>
-std::string shortest(T value) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, r.ptr);
-}
 
 /// Value k of little-endian data of type t, as text.
 std::string value_text(SourceType t, const uint8_t* p) {

@@ -4,7 +4,6 @@
 // (FZFB). Everything is read through the parsers of the library (format/container.hpp,
 // factz/multiblock.hpp, factz/multiblock3d.hpp, factz/flow.hpp), so info accepts exactly what the decoders accept.
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -21,6 +20,7 @@
 #include "streams/stream_common.hpp"
 #include "streams/vector3d_stream.hpp"
 #include "streams/vector_stream.hpp"
+#include "util/number_text.hpp"
 
 namespace {
 
@@ -44,13 +44,7 @@ const Command kSpec{
      {"--help", 0, "", "show this help"},
      {"-h", 0, "", "show this help"}}};
 
-// Shortest text that reads back as the same value.
-template <class T>
-std::string shortest(T value) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, r.ptr);
-}
+using factz::detail::shortest;
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
