@@ -260,12 +260,11 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
   // A dataset with scale_factor or add_offset is packed, integers or floats (detail::Packing).
   std::optional<detail::Packing> packing;
   if (cls == H5T_INTEGER || (cls == H5T_FLOAT && (size == 4 || size == 8))) {
-    std::vector<SourceAttribute> attributes;
-    std::vector<std::string> ignored;
-    FACTZ_RETURN_IF_ERROR(read_attributes(ds.get(), spec.variable, attributes, ignored));
+    // The dataset's attributes, once: its packing and its record need them.
+    FACTZ_RETURN_IF_ERROR(read_attributes(ds.get(), spec.variable, out.source.attributes, out.notes));
     const detail::StoredType stored{int(size), cls == H5T_FLOAT,
                                     cls == H5T_FLOAT || H5Tget_sign(type.get()) == H5T_SGN_2};
-    auto p = detail::packing_of(attributes, stored, what);
+    auto p = detail::packing_of(out.source.attributes, stored, what);
     if (!p.ok()) return p.status();
     if (p.value()) packing = *p.value();
   }
@@ -311,7 +310,6 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values)
     out.shape.push_back(dims[k].size);
     n *= dims[k].size;
   }
-  FACTZ_RETURN_IF_ERROR(read_attributes(ds.get(), spec.variable, out.source.attributes, out.notes));
   {
     Id root(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
     if (root.ok()) FACTZ_RETURN_IF_ERROR(read_attributes(root.get(), spec.file, out.global_attributes, out.notes));

@@ -238,16 +238,15 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
     return invalid_argument(what + " is not numeric (type " + type_name(grp, type) +
                             "); FaCTz compresses floating-point fields (float32 or float64)");
   std::optional<detail::Packing> packing;
+  // The variable's attributes, once: its packing and its record need them.
+  FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, out.source.attributes, out.notes));
   {
-    std::vector<SourceAttribute> attributes;
-    std::vector<std::string> ignored;
-    FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, attributes, ignored));
     size_t bytes = 0;
     if (int s = nc_inq_type(grp, type, nullptr, &bytes); s != NC_NOERR)
       return io_error("cannot read the type of " + what + ": " + nc_text(s));
     const detail::StoredType stored{int(bytes), !integer,
                                     type == NC_BYTE || type == NC_SHORT || type == NC_INT || type == NC_INT64};
-    auto p = detail::packing_of(attributes, stored, what);
+    auto p = detail::packing_of(out.source.attributes, stored, what);
     if (!p.ok()) return p.status();
     if (p.value()) packing = *p.value();
   }
@@ -285,7 +284,6 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
       return invalid_argument(what + ": " + detail::dims_text(dims) + " is too large (more than 2^40 values)");
     n *= dims[k].size;
   }
-  FACTZ_RETURN_IF_ERROR(read_attributes(grp, varid, spec.variable, out.source.attributes, out.notes));
   FACTZ_RETURN_IF_ERROR(read_attributes(f.id(), NC_GLOBAL, spec.file, out.global_attributes, out.notes));
   for (const char* fill_name : {"_FillValue", "missing_value"})
     for (const auto& a : out.source.attributes)

@@ -4,13 +4,15 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <charconv>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 
 #include "io/variable/variable_internal.hpp"
+#include "util/byte_io.hpp"
+#include "util/number_text.hpp"
 
 namespace factz::variable_io {
 namespace {
@@ -278,6 +280,8 @@ bool internal_attribute(const std::string& name) {
 
 namespace {
 
+using factz::detail::shortest;
+
 bool integer_type(SourceType t) {
   switch (t) {
     case SourceType::int8: case SourceType::int16: case SourceType::int32: case SourceType::int64:
@@ -294,24 +298,10 @@ SourceAttribute typed_attribute(const std::string& name, DType type, const std::
   a.name = name;
   a.type = type == DType::float32 ? SourceType::float32 : SourceType::float64;
   for (double v : values) {
-    uint8_t bytes[8];
-    const int size = type == DType::float32 ? 4 : 8;
-    if (type == DType::float32) {
-      const float f = float(v);
-      std::memcpy(bytes, &f, 4);
-    } else {
-      std::memcpy(bytes, &v, 8);
-    }
-    a.data.insert(a.data.end(), bytes, bytes + size);
+    if (type == DType::float32) factz::detail::put_le(a.data, std::bit_cast<uint32_t>(float(v)), 4);
+    else factz::detail::put_le(a.data, std::bit_cast<uint64_t>(v), 8);
   }
   return a;
-}
-
-/// The shortest text that reads back as `v`.
-std::string shortest(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
 }
 
 }  // namespace
