@@ -2,7 +2,9 @@
 // specification: its bytes as documented, round trips of every field and type, rejection of
 // every truncated or damaged record, and the stream layer's rules: compress stores
 // Options::source as it is (version 4), stream_source reads it back, the values do not
-// change, and a record that does not describe the stream's grid is a corrupt stream.
+// change, and a record that does not describe the stream's grid is a corrupt stream. Scalar
+// and 3D vector streams carry it too (ScalarOptions::source, Options::source of a 3D field),
+// in the compact container's version 19.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,105 +14,27 @@
 #include <string>
 #include <vector>
 
+#include "factz/compress3d.hpp"
 #include "factz/factz.hpp"
 #include "factz/io.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "synth.hpp"
+#include "synth3d.hpp"
 #include "support/resealed.hpp"
+#include "support/source_records.hpp"
 
 namespace factz {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-Bytes le_bytes(const void* p, size_t n) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  return Bytes(b, b + n);
-}
-template <class T>
-Bytes values_of(std::initializer_list<T> values) {
-  Bytes out;
-  for (T v : values) {
-    const Bytes b = le_bytes(&v, sizeof v);  // little-endian host (docs/usage.md)
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  return out;
-}
-SourceAttribute text_attribute(const std::string& name, const std::string& text) {
-  SourceAttribute a;
-  a.name = name;
-  a.type = SourceType::text;
-  a.data.assign(text.begin(), text.end());
-  return a;
-}
-
-/// A record of a 33 x 36 slice of a 3D variable, with every kind of attribute.
-SourceRecord sample_record(uint64_t ny = 33, uint64_t nx = 36) {
-  SourceRecord r;
-  r.format = SourceFormat::netcdf4;
-  r.file = "storm.nc";
-  r.attributes = {text_attribute("Conventions", "CF-1.8")};
-  for (const char* name : {"U", "V"}) {
-    SourceVariable v;
-    v.name = name;
-    v.type = SourceType::float32;
-    v.dimensions = {{"time", 3, true, 1}, {"lat", ny, false, std::nullopt}, {"lon", nx, false, std::nullopt}};
-    SourceAttribute fill{"_FillValue", SourceType::float32, values_of<float>({1e20f}), {}};
-    SourceAttribute range{"valid_range", SourceType::float64, values_of<double>({-100.0, 100.0}), {}};
-    SourceAttribute flags{"flags", SourceType::int16, values_of<int16_t>({-1, 2, 3}), {}};
-    SourceAttribute big{"big", SourceType::uint64, values_of<uint64_t>({~uint64_t(0)}), {}};
-    SourceAttribute names{"names", SourceType::string, {}, {"a", "", "long name"}};
-    v.attributes = {fill, text_attribute("units", "m s-1"), range, flags, big, names};
-    SourceCoordinate time{0, "time", SourceType::float64, values_of<double>({6.0}), {text_attribute("units", "hours")}};
-    SourceCoordinate lon{2, "lon", SourceType::float32, {}, {}};
-    for (uint64_t k = 0; k < nx; ++k) {
-      const float x = 100.0f + 0.5f * float(k);
-      const Bytes b = le_bytes(&x, 4);
-      lon.data.insert(lon.data.end(), b.begin(), b.end());
-    }
-    v.coordinates = {time, lon};
-    r.components.push_back(v);
-  }
-  return r;
-}
-
-void expect_same(const SourceAttribute& a, const SourceAttribute& b) {
-  EXPECT_EQ(a.name, b.name);
-  EXPECT_EQ(a.type, b.type) << a.name;
-  EXPECT_EQ(a.data, b.data) << a.name;
-  EXPECT_EQ(a.strings, b.strings) << a.name;
-}
-
-void expect_same(const SourceRecord& a, const SourceRecord& b) {
-  EXPECT_EQ(a.format, b.format);
-  EXPECT_EQ(a.file, b.file);
-  ASSERT_EQ(a.attributes.size(), b.attributes.size());
-  for (size_t k = 0; k < a.attributes.size(); ++k) expect_same(a.attributes[k], b.attributes[k]);
-  ASSERT_EQ(a.components.size(), b.components.size());
-  for (size_t c = 0; c < a.components.size(); ++c) {
-    const auto &x = a.components[c], &y = b.components[c];
-    EXPECT_EQ(x.name, y.name);
-    EXPECT_EQ(x.type, y.type);
-    ASSERT_EQ(x.dimensions.size(), y.dimensions.size());
-    for (size_t k = 0; k < x.dimensions.size(); ++k) {
-      EXPECT_EQ(x.dimensions[k].name, y.dimensions[k].name);
-      EXPECT_EQ(x.dimensions[k].size, y.dimensions[k].size);
-      EXPECT_EQ(x.dimensions[k].unlimited, y.dimensions[k].unlimited);
-      EXPECT_EQ(x.dimensions[k].index, y.dimensions[k].index);
-    }
-    ASSERT_EQ(x.attributes.size(), y.attributes.size());
-    for (size_t k = 0; k < x.attributes.size(); ++k) expect_same(x.attributes[k], y.attributes[k]);
-    ASSERT_EQ(x.coordinates.size(), y.coordinates.size());
-    for (size_t k = 0; k < x.coordinates.size(); ++k) {
-      EXPECT_EQ(x.coordinates[k].dimension, y.coordinates[k].dimension);
-      EXPECT_EQ(x.coordinates[k].name, y.coordinates[k].name);
-      EXPECT_EQ(x.coordinates[k].type, y.coordinates[k].type);
-      EXPECT_EQ(x.coordinates[k].data, y.coordinates[k].data);
-      ASSERT_EQ(x.coordinates[k].attributes.size(), y.coordinates[k].attributes.size());
-    }
-  }
-}
+using testing::expect_same;
+using testing::expect_version19;
+using testing::le_bytes;
+using testing::record_of;
+using testing::sample_record;
+using testing::text_attribute;
+using testing::values_of;
 
 // ---- The record's bytes ---------------------------------------------------------------------
 
@@ -305,6 +229,43 @@ TEST(SourceSection, ARecordThatDoesNotDescribeTheStreamIsCorrupt) {
   const auto s = decompress(with_record(stream.value(), broken)).status();
   EXPECT_EQ(s.code(), Code::corrupt_stream) << s.to_string();
   EXPECT_NE(s.message().find("source record version 9"), std::string::npos) << s.to_string();
+}
+
+// ---- 3D vector streams (format version 19; scalar streams: tests/scalar/test_scalar_source.cpp) ----
+
+TEST(SourceSection, ThreeDVectorStreamsCarryItInVersion19) {
+  for (Mode mode : {Mode::none, Mode::block, Mode::speculative})
+    for (bool masked : {false, true}) {
+      SCOPED_TRACE(std::string(mode_name(mode)) + (masked ? " masked" : ""));
+      VectorField3D f = testing::abc_flow(12, 10, 6);
+      if (masked) f.w[9] = std::nanf("");
+      Options o;
+      o.mode = mode;
+      o.bound_mode = BoundMode::rel;
+      o.bound = 1e-3;
+      const auto without = compress(f, o);
+      ASSERT_TRUE(without.ok()) << without.status().to_string();
+      const SourceRecord record = record_of({"U", "V", "W"}, {6, 10, 12});
+      o.source = encode_source_record(record);
+      const auto with = compress(f, o);
+      ASSERT_TRUE(with.ok()) << with.status().to_string();
+      expect_version19(with.value(), without.value(), record);
+      const auto a = decompress3d(without.value()), b = decompress3d(with.value());
+      ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
+      EXPECT_EQ(0, std::memcmp(a->u.data(), b->u.data(), a->u.size() * 4));
+      EXPECT_EQ(0, std::memcmp(a->w.data(), b->w.data(), a->w.size() * 4));  // bits: the NaN too
+    }
+}
+
+TEST(SourceSection, ARecordOfAnother3DFieldIsRefused) {
+  Options o;
+  o.source = encode_source_record(record_of({"U", "V", "W"}, {6, 10, 11}));
+  auto r = compress(testing::abc_flow(12, 10, 6), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_NE(r.status().message().find("Options::source"), std::string::npos) << r.status().to_string();
+  o.source = encode_source_record(record_of({"U", "V"}, {6, 10, 12}));
+  EXPECT_EQ(compress(testing::abc_flow(12, 10, 6), o).status().code(), Code::invalid_argument);
 }
 
 }  // namespace

@@ -78,6 +78,10 @@ struct ScalarOptions {
   Policy policy = Policy::omp;
   int threads = 0;
   ScalarProgressHook progress{};  ///< contour_tree: optional, called after every round
+  /// Where the field came from: the bytes of factz::encode_source_record (factz/io.hpp) of one
+  /// component on the field's grid ((ny, nx) or (nz, ny, nx)), or empty. Stored as they are in
+  /// section 12 (a stream of format version 19) and read back with factz::stream_source.
+  std::vector<uint8_t> source{};
 };
 
 struct ScalarCompressStats {

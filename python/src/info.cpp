@@ -49,7 +49,7 @@ py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::Par
   py::dict d;
   d["kind"] = h.components == 1 ? "scalar" : "vector";
   d["bytes"] = bytes.size();
-  d["version"] = parsed.format_version();  // 18 for the compact container
+  d["version"] = parsed.format_version();  // 18 for the compact container (19: a scalar or 3D vector stream with a source record)
   d["layout_version"] = h.version;          // the version of its sections' layout (2 to 17)
   d["container"] = parsed.layout == fd::ContainerLayout::compact ? "compact" : "classic";
   d["dtype"] = h.dtype == fd::kDtypeFloat64 ? "float64" : "float32";  // which values decompress returns

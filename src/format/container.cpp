@@ -329,7 +329,9 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
 // Header and table of a compact stream, its CRC included.
 std::vector<uint8_t> encode_compact_prefix(const Header& h, const std::vector<ParsedContainer::Entry>& entries) {
   std::vector<uint8_t> out(kMagic, kMagic + 4);
-  put_le(out, kFormatVersionCompact, 2);
+  std::vector<uint32_t> ids;
+  for (const auto& e : entries) ids.push_back(e.id);
+  put_le(out, compact_version_for(h, ids), 2);
   out.push_back(static_cast<uint8_t>(h.version));
   for (uint8_t b : {h.dtype, h.components, h.ndims, h.mode, h.coder, h.flags, h.bound_mode}) out.push_back(b);
   put_le(out, std::bit_cast<uint64_t>(h.bound_value), 8);
@@ -378,9 +380,9 @@ class CompactReader {
   std::size_t size_;
 };
 
-// Header and table of a compact stream (magic and version 18 already seen): the fields, the
-// CRC, then the same field checks as a classic header. Fills parsed's header, entries with
-// their offsets unchecked, layout and data_offset.
+// Header and table of a compact stream (magic and version 18 or 19 already seen): the fields,
+// the CRC, then the same field checks as a classic header. Fills parsed's header, entries with
+// their offsets unchecked, layout, compact_version and data_offset.
 Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
   if (stream.size() < kCompactFixedSize)
     return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) + " of at least " +
@@ -417,8 +419,9 @@ Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
   FACTZ_RETURN_IF_ERROR(r.bytes(4, header_crc));
   if (crc32c(stream.first(crc_at)) != header_crc) return corrupt_stream("header checksum mismatch");
   if (h.version < kFormatVersionWithoutMask || h.version > kNewestLayoutVersion)
-    return corrupt_stream("header: layout version " + std::to_string(h.version) +
-                          " in a version 18 stream (2 to " + std::to_string(kNewestLayoutVersion) + ")");
+    return corrupt_stream("header: layout version " + std::to_string(h.version) + " in a version " +
+                          std::to_string(get_u16(p + kOffVersion)) + " stream (2 to " +
+                          std::to_string(kNewestLayoutVersion) + ")");
   if (tile > UINT16_MAX || stride > UINT16_MAX)
     return corrupt_stream("header: tile " + std::to_string(tile) + " or anchor stride " + std::to_string(stride) +
                           " above 65535");
@@ -429,6 +432,7 @@ Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
   parsed.header = checked.value();
   parsed.entries = std::move(entries);
   parsed.layout = ContainerLayout::compact;
+  parsed.compact_version = get_u16(p + kOffVersion);
   parsed.data_offset = r.at();
   return Status::Ok();
 }
@@ -460,12 +464,12 @@ Status parse_classic_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
 }
 
 // Magic, then the header and table of either container (everything before the sections):
-// the compact one when the version is 18, else the classic one.
+// the compact one when the version is 18 or 19, else the classic one.
 Status parse_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
   if (stream.empty()) return corrupt_stream("empty stream");
   if (std::memcmp(stream.data(), kMagic, std::min<std::size_t>(stream.size(), 4)) != 0)
     return corrupt_stream("bad magic: not a FaCTz stream");
-  if (stream.size() >= kOffVersion + 2 && get_u16(stream.data() + kOffVersion) == kFormatVersionCompact)
+  if (stream.size() >= kOffVersion + 2 && is_compact_version(get_u16(stream.data() + kOffVersion)))
     return parse_compact_prefix(stream, parsed);
   if (stream.size() < kHeaderSize)
     return corrupt_stream("stream truncated in the header (" + std::to_string(stream.size()) + " of " +
@@ -494,6 +498,18 @@ Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) 
                           std::to_string(stream.size() - expected_offset) + " bytes)");
   if ((h.flags & kHeaderFlagZstd) != 0 && !any_compressed)
     return corrupt_stream("header zstd flag is set but no section is compressed");
+  // A scalar or 3D vector stream holds a source section only in version 19, and a version 19
+  // stream is such a stream (one version for each content).
+  std::vector<uint32_t> ids;
+  for (const auto& e : parsed.entries) ids.push_back(e.id);
+  const uint16_t needed = compact_version_for(h, ids);
+  if (needed == kFormatVersionCompactSource && parsed.format_version() != needed)
+    return corrupt_stream(label(kSectionSource) + " in a " + std::to_string(h.components) +
+                          "-component stream of format version " + std::to_string(parsed.format_version()) +
+                          " (scalar and 3D vector streams hold it from version 19 on)");
+  if (parsed.format_version() == kFormatVersionCompactSource && needed != kFormatVersionCompactSource)
+    return corrupt_stream("a version 19 stream without a source section in a scalar or 3D vector field (version 19 "
+                          "is the compact container of exactly those)");
 
   for (const auto& e : parsed.entries) {
     if (crc32c(stream.subspan(e.offset, e.stored_size)) != e.crc)
@@ -556,6 +572,11 @@ const char* bound_mode_name(uint8_t b) {
 }
 
 }  // namespace
+
+uint16_t compact_version_for(const Header& header, std::span<const uint32_t> section_ids) {
+  const bool source = std::find(section_ids.begin(), section_ids.end(), kSectionSource) != section_ids.end();
+  return source && header.components != 2 ? kFormatVersionCompactSource : kFormatVersionCompact;
+}
 
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
                         bool predictor_byte) {
@@ -642,6 +663,9 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   if (sections.size() > kMaxSections)
     return invalid_argument(std::to_string(sections.size()) + " sections (at most " +
                             std::to_string(kMaxSections) + ")");
+  if (layout == ContainerLayout::classic && compact_version_for(h, ids) == kFormatVersionCompactSource)
+    return invalid_argument("a scalar or 3D vector stream with a source section is format version 19, which has "
+                            "no classic container");
   const uint64_t limit = raw_size_limit(h);
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const uint32_t id = sections[i].id;
@@ -704,7 +728,7 @@ int peek_components(std::span<const uint8_t> stream) {
   // Only a version this build reads says where the byte lies (a damaged one says nothing).
   const uint16_t version = get_u16(stream.data() + kOffVersion);
   if (version < kOldestReadableVersion || version > kFormatVersion) return 0;
-  const std::size_t at = version == kFormatVersionCompact ? kCompactFields.components : kOffComponents;
+  const std::size_t at = is_compact_version(version) ? kCompactFields.components : kOffComponents;
   return at < stream.size() ? stream[at] : 0;
 }
 
@@ -714,6 +738,9 @@ Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, Containe
   // Version 1 (an old ANS-free Huffman stream) has no compact form: its layout byte would be 1.
   if (layout == ContainerLayout::compact && parsed->header.version < kFormatVersionWithoutMask)
     return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
+  if (layout == ContainerLayout::classic && parsed->format_version() == kFormatVersionCompactSource)
+    return invalid_argument("a version 19 stream (a scalar or 3D vector field with a source section) has no classic "
+                            "container");
   std::vector<ParsedContainer::Entry> entries = parsed->entries;
   std::vector<std::span<const uint8_t>> stored;
   for (const auto& e : entries) stored.push_back(stream.subspan(e.offset, e.stored_size));

@@ -72,9 +72,20 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// container. Its header holds the version 2 to 17 of the layout of its sections (the
 /// version a 64-byte-header stream of the same sections carries), which the parsed Header's
 /// `version` is; offset 4 holds 18, so that a build that reads only up to 17 refuses it as
-/// unsupported. Every stream this build writes is version 18; versions 1 to 17 are read.
-inline constexpr uint16_t kFormatVersion = 18;
+/// unsupported. Every stream this build writes is version 18 or 19; versions 1 to 17 are read.
+/// Version 19 is the compact container of a scalar or 3D vector stream that holds a `source`
+/// section (12): until version 18 only 2D vector streams carried one, and 3D vector
+/// decoders refuse any section they do not expect, so such a stream takes a version that
+/// older builds refuse as unsupported instead of calling it damaged. It is written exactly
+/// then (compact_version_for), so every other stream stays version 18, byte for byte; a
+/// version 19 stream has no classic form.
+inline constexpr uint16_t kFormatVersion = 19;
 inline constexpr uint16_t kFormatVersionCompact = 18;
+inline constexpr uint16_t kFormatVersionCompactSource = 19;
+/// Whether offset 4's version is one of the compact container's (18, 19).
+inline constexpr bool is_compact_version(uint16_t v) {
+  return v == kFormatVersionCompact || v == kFormatVersionCompactSource;
+}
 /// The newest layout version (a compact stream's layout byte is 2 .. this).
 inline constexpr uint16_t kNewestLayoutVersion = 17;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
@@ -245,11 +256,16 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
 /// null means no section is compressed. Returns invalid_argument for a header that
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections
 /// sections, or a section above the raw-size cap; a failing compressor's Status is passed
-/// on with the section named. `layout` compact (the default) writes a version 18 stream whose
-/// layout byte is `header.version`; classic writes the 64-byte header of `header.version`.
+/// on with the section named. `layout` compact (the default) writes a version 18 stream (19:
+/// compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
+/// header of `header.version` (invalid_argument for a stream that needs version 19).
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd,
                                              ContainerLayout layout = ContainerLayout::compact);
+
+/// The version a compact stream of this header and these sections carries at offset 4: 19
+/// for a scalar or 3D vector stream (components 1 or 3) with a `source` section, else 18.
+uint16_t compact_version_for(const Header& header, std::span<const uint32_t> section_ids);
 
 /// A validated stream: header plus one entry per section, in table (and stream) order.
 struct ParsedContainer {
@@ -265,9 +281,10 @@ struct ParsedContainer {
   std::vector<Entry> entries;
   ContainerLayout layout = ContainerLayout::classic;  ///< which container the stream is in
   uint64_t data_offset = 0;  ///< where the first section starts (header and table end)
-  /// The version at offset 4: `header.version` in a classic stream, 18 in a compact one.
+  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 or 19
+  /// The version at offset 4: `header.version` in a classic stream, 18 or 19 in a compact one.
   uint16_t format_version() const {
-    return layout == ContainerLayout::compact ? kFormatVersionCompact : header.version;
+    return layout == ContainerLayout::compact ? compact_version : header.version;
   }
 };
 

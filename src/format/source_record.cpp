@@ -263,7 +263,7 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
   rec.format = SourceFormat(format);
   if (!rr.string(rec.file)) return rr.fail("file name");
   FACTZ_RETURN_IF_ERROR(rr.attributes(rec.attributes, "the file"));
-  if (!r.u8(components) || components < 1 || components > 2) return rr.fail("component count (1 or 2)");
+  if (!r.u8(components) || components < 1 || components > 3) return rr.fail("component count (1 to 3)");
   for (int c = 0; c < components; ++c) {
     SourceVariable v;
     uint8_t type = 0;
@@ -345,7 +345,7 @@ std::string describe_source_record(const SourceRecord& record) {
   for (const auto& a : record.attributes)
     s += "    :" + a.name + " = " + values_text(a.type, a.data, a.strings, a.count()) + " (" + source_type_name(a.type) +
          ")\n";
-  const char* labels[] = {"u", "v"};
+  const char* labels[] = {"u", "v", "w"};
   for (size_t c = 0; c < record.components.size(); ++c) {
     const SourceVariable& v = record.components[c];
     std::string slice, dims;

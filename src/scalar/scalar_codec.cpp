@@ -34,6 +34,7 @@
 #include "scalar/scalar_quantizer.hpp"
 #include "scalar/toposz_encoder.hpp"
 #include "streams/mask_sections.hpp"
+#include "streams/source_section.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "streams/vector_stream.hpp"
@@ -125,6 +126,9 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
   // each written as both halves of the sections' (u, v) pair (docs/format.md).
   if (!missing.empty())
     detail::append_mask_sections(missing, field.nx, field.ny * field.nz, field.values, field.values, sections);
+  // Where the field came from (section 12; the layout version is 4 at least, the container
+  // version 19).
+  detail::append_source_section(o.source, sections);
   detail::Header h = detail::stream_header(uint64_t(field.nx), uint64_t(field.ny), uint64_t(field.nz), o.bound_mode,
                                            o.bound, detail::float_bound(double(eb)));
   h.components = 1;
@@ -245,6 +249,12 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   std::vector<uint8_t> missing;
   FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field, missing));
   FACTZ_RETURN_IF_ERROR(check_options(o));
+  {
+    std::vector<uint64_t> whole;
+    if (field.ndims() == 3) whole.push_back(uint64_t(field.nz));
+    whole.insert(whole.end(), {uint64_t(field.ny), uint64_t(field.nx)});
+    FACTZ_RETURN_IF_ERROR(detail::check_source_bytes(o.source, 1, whole, "ScalarOptions::source"));
+  }
   const int threads = detail::thread_count(o.policy, o.threads);
   const ScalarGrid g{field.nx, field.ny, field.nz};
   const std::span<const T> f = field.values;
@@ -336,6 +346,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
     return corrupt_stream("scalar grid too large");
   for (uint32_t id : {detail::kSectionMeta, detail::kSectionCodesU, detail::kSectionExactValues})
     if (!detail::has_section(parsed, id)) return corrupt_stream("missing section " + detail::section_name(id));
+  FACTZ_RETURN_IF_ERROR(detail::check_source_section(stream, parsed));  // when it has one (version 19)
   const ScalarGrid g{int64_t(h.nx), int64_t(h.ny), int64_t(h.nz)};
   const uint64_t n = uint64_t(g.size());
   auto masked = detail::stream_has_mask(parsed);

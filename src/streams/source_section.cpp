@@ -7,19 +7,24 @@
 
 namespace factz::detail {
 
-Status check_source_option(int64_t nx, int64_t ny, const Options& o) {
-  if (o.source.empty()) return Status::Ok();
-  auto record = decode_source_record(o.source);
-  if (!record.ok()) return invalid_argument("Options::source: " + record.status().message());
-  const uint64_t whole[2] = {uint64_t(ny), uint64_t(nx)};
-  const Status s = check_source_record(record.value(), 2, whole);
-  if (!s.ok()) return invalid_argument("Options::source: " + s.message());
+Status check_source_bytes(std::span<const uint8_t> source, int components, std::span<const uint64_t> whole,
+                          const std::string& what) {
+  if (source.empty()) return Status::Ok();
+  auto record = decode_source_record(source);
+  if (!record.ok()) return invalid_argument(what + ": " + record.status().message());
+  const Status s = check_source_record(record.value(), components, whole);
+  if (!s.ok()) return invalid_argument(what + ": " + s.message());
   return Status::Ok();
 }
 
-void append_source_section(const Options& o, std::vector<Section>& sections) {
-  if (o.source.empty()) return;
-  sections.push_back({kSectionSource, o.source});
+Status check_source_option(int64_t nx, int64_t ny, const Options& o) {
+  const uint64_t whole[2] = {uint64_t(ny), uint64_t(nx)};
+  return check_source_bytes(o.source, 2, whole, "Options::source");
+}
+
+void append_source_section(std::span<const uint8_t> source, std::vector<Section>& sections) {
+  if (source.empty()) return;
+  sections.push_back({kSectionSource, std::vector<uint8_t>(source.begin(), source.end())});
 }
 
 namespace {

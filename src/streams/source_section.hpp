@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "factz/factz.hpp"
@@ -14,15 +15,24 @@
 
 namespace factz::detail {
 
-/// Options::source, when given, decodes and describes an nx x ny vector field
-/// (invalid_argument otherwise).
+/// A caller's source record (Options::source, ScalarOptions::source), when given, decodes and
+/// describes a field of `components` components on the grid `whole` (outermost first:
+/// (ny, nx) or (nz, ny, nx)); invalid_argument otherwise, the message starting with `what`.
+Status check_source_bytes(std::span<const uint8_t> source, int components, std::span<const uint64_t> whole,
+                          const std::string& what);
+/// The same for a 2D vector field's Options::source.
 Status check_source_option(int64_t nx, int64_t ny, const Options& o);
 
-/// Appends the source section when Options::source is given (the stream becomes version 4).
-void append_source_section(const Options& o, std::vector<Section>& sections);
+/// Appends the source section when `source` is not empty: a 2D vector stream becomes version
+/// 4; a scalar or 3D vector stream keeps its layout version and its compact container becomes
+/// version 19 (format/container.hpp).
+void append_source_section(std::span<const uint8_t> source, std::vector<Section>& sections);
+inline void append_source_section(const Options& o, std::vector<Section>& sections) {
+  append_source_section(o.source, sections);
+}
 
-/// The source section of a parsed vector stream, when it has one: it decodes and describes
-/// the header's grid (corrupt_stream otherwise).
+/// The source section of a parsed stream (2D or 3D vector, scalar), when it has one: it
+/// decodes and describes the header's grid and components (corrupt_stream otherwise).
 Status check_source_section(std::span<const uint8_t> stream, const ParsedContainer& pc);
 
 }  // namespace factz::detail

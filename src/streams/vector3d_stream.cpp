@@ -12,6 +12,7 @@
 #include "streams/code_segments.hpp"
 #include "streams/mask_sections.hpp"
 #include "streams/phase_choices3d.hpp"
+#include "streams/source_section.hpp"
 #include "streams/stream_common.hpp"
 #include "streams/tiled_lists.hpp"
 #include "util/byte_io.hpp"
@@ -142,7 +143,8 @@ Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options&
   if (o.exact_edges > 63)
     return invalid_argument("exact_edges of a 3D field takes the face bits 1, 2, 4, 8, 16 and 32, got " +
                             std::to_string(o.exact_edges));
-  if (!o.source.empty()) return invalid_argument("a source record is not supported for 3D vector fields");
+  const uint64_t whole[3] = {uint64_t(nz), uint64_t(ny), uint64_t(nx)};
+  FACTZ_RETURN_IF_ERROR(check_source_bytes(o.source, 3, whole, "Options::source"));
   if (o.mode == Mode::speculative && !valid_anchor_stride(o.anchor_stride))
     return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +
                             std::to_string(o.anchor_stride));
@@ -168,6 +170,7 @@ Result<std::vector<uint8_t>> assemble_speculative3d(const Stream3DPlan& p, Specu
   const bool masked = !mask.empty();
   for (Section& m : mask) sections.push_back(std::move(m));
   const Options& o = p.options;
+  append_source_section(o, sections);  // the container becomes version 19
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
   // 8 (codes_w) with segmented codes; 12 with the mask (segmented as well); 13 when float64
@@ -217,8 +220,14 @@ Result<ParsedContainer> parse_vector3d_stream(std::span<const uint8_t> stream) {
   }
   for (uint32_t id : sections)
     if (!has_section(parsed.value(), id)) return corrupt_stream("missing section " + section_name(id));
+  // A source record (version 19, which the container checks) is optional, and must describe
+  // this grid.
+  if (has_section(parsed.value(), kSectionSource)) {
+    sections.push_back(kSectionSource);
+    FACTZ_RETURN_IF_ERROR(check_source_section(stream, parsed.value()));
+  }
   // Any other section (a mask outside version 12, the two-section mask of 2D tiled streams,
-  // a source record, another mode's sections) is not part of a 3D vector stream of this mode.
+  // another mode's sections) is not part of a 3D vector stream of this mode.
   for (const auto& e : parsed->entries)
     if (std::find(sections.begin(), sections.end(), e.id) == sections.end())
       return corrupt_stream("section " + section_name(e.id) + " in a 3D vector stream of mode " +
@@ -453,6 +462,7 @@ Result<std::vector<uint8_t>> assemble_tiled3d(const Stream3DPlan& p, Tiled3DPayl
   sections.push_back({kSectionExactValues, concat_lists3(pl.exact_values)});
   sections.push_back({kSectionOutliers, concat_lists3(pl.outliers)});
   for (Section& m : mask) sections.push_back(std::move(m));
+  append_source_section(o, sections);  // the container becomes version 19
   offer_zstd(sections, o.zstd);
   Header h = stream_header(uint64_t(p.nx), uint64_t(p.ny), uint64_t(p.nz), o.bound_mode, o.bound, p.eb);
   std::vector<uint32_t> section_ids;
