@@ -364,11 +364,12 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
       {" compress" + dims(f) + nan_in + " -z o.fz --fill-u 0.5", 2, "give --fill V for a 3D vector field"},
       {" compress" + dims(f) + fill_in + " -z o.fz --fill 0.5 --dtype f64", 1, "(float64)"},
       {" compress" + dims(f) + in, 2, "missing -z"},
-      {" compress" + in + " -z o.fz", 2, "a 3D vector field takes -3 NX NY NZ"},  // three -i, no grid
+      {" compress" + in + " -z o.fz", 2, "missing -3 NX NY NZ"},  // three raw -i, no grid
+      {" cp" + in, 2, "missing -3 NX NY NZ"},
+      {" verify" + in + " -d t_u.f32 -d t_v.f32 -d t_w.f32", 2, "missing -3 NX NY NZ"},
       {" compress -2 6 6 -i p_u.f32 -z o.fz", 2, "one -i is a scalar field"},
       {" compress" + dims(f) + in + " -z t_u.f32", 2, "refusing to overwrite an input"},
       {" decompress -z t.fz -o a -o b", 2, "give -o three times"},
-      {" decompress -z t.fz -o a -o b -o out.nc:W", 2, "raw float32 or .npy"},
       {" decompress -z t.fz -o a", 2, "give -o three times"},
       {" decompress -z p.fz -o a -o b -o c", 2, "2D vector field"},
       {" decompress -z t_u.f32 -o a -o b -o c", 1, "not a FaCTz stream"},
@@ -379,6 +380,19 @@ TEST(Cli3D, CompressAndDecompressRefuseWhatTheyCannotDoInOneLine) {
     EXPECT_FALSE(o.signaled) << c.args;
     EXPECT_NE(o.err.find(c.says), std::string::npos) << c.args << "\n" << o.describe();
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\n" << o.err;
+  }
+  // A netCDF output of a stream without a source record: a plain (z, y, x) variable, or, in a
+  // build without netCDF, one line saying so.
+  const Outcome nc = run_in(dir, kCli + " decompress -z t.fz -o a.f32 -o b.npy -o out.nc:W");
+  EXPECT_FALSE(nc.signaled) << nc.describe();
+  if (nc.exit_code == 0) {
+    if (testing::have_program("ncdump")) {
+      const Outcome h = run_in(dir, "ncdump -h out.nc");
+      EXPECT_NE(h.out.find("float W(z, y, x)"), std::string::npos) << h.describe();
+    }
+  } else {
+    EXPECT_NE(nc.err.find("netCDF"), std::string::npos) << nc.describe();
+    EXPECT_EQ(std::count(nc.err.begin(), nc.err.end(), '\n'), 1) << nc.err;
   }
   // -x cuda reaches Policy::cuda: on a GPU the CPU's stream, elsewhere one line naming cuda
   // (no CUDA backend in the build, or no device).

@@ -643,7 +643,9 @@ TEST(Netcdf, EveryCommandThatTakesAFieldReadsVariables) {
     EXPECT_EQ(o.exit_code, 0) << cmd << "\n" << o.describe();
   }
   ASSERT_EQ(factz(dir, "decompress -z t.fz -o t.nc:T").exit_code, 0);
-  EXPECT_NE(testing::run_in(dir, "ncdump -h t.nc").out.find("float T(y, x)"), std::string::npos);
+  // A scalar stream remembers its variable (section 12, format version 19): T comes back with
+  // U's dimensions and attributes.
+  EXPECT_NE(testing::run_in(dir, "ncdump -h t.nc").out.find("float T(time, lat, lon)"), std::string::npos);
   const Outcome vs = factz(dir, "verify -i 'storm.nc:U[time=0]' -d t.nc:T");
   ASSERT_EQ(vs.exit_code, 0) << vs.describe();
   EXPECT_EQ(key_values(vs.out)["same_tree"], "1") << vs.out;
@@ -674,6 +676,203 @@ TEST(Netcdf, EveryCommandThatTakesAFieldReadsVariables) {
   const Outcome as_data = factz(dir, "ct -i 'storm.nc:U[time=1]' --fill nan");
   ASSERT_EQ(as_data.exit_code, 0) << as_data.describe();
   EXPECT_EQ(key_values(as_data.out)["masked_vertices"], "0") << as_data.out;
+}
+
+// ---- 3D vector fields and scalar streams from variables -------------------------------------
+
+constexpr int kLevels = 3;
+constexpr float kW = -9999.0f;  // W's missing_value, at one vertex of time 1
+
+/// Component c (0 U, 1 V, 2 W) of the 3D test field at time t: the storm's u and v scaled per
+/// level, W a mix of both; the storm's land (time 1) is the fill value in every component and
+/// level, and W holds its missing_value at one vertex of level 2.
+std::vector<float> level_field(int t, int c) {
+  const Storm s = storm_at(t);
+  std::vector<float> out;
+  for (int lev = 0; lev < kLevels; ++lev)
+    for (size_t k = 0; k < s.u.size(); ++k) {
+      const bool land = s.u[k] == kFill;
+      const float scale = 1.0f + 0.25f * float(lev);
+      const float x = c == 0 ? s.u[k] * scale : c == 1 ? s.v[k] * scale : 0.1f * (s.u[k] - s.v[k]) + float(lev);
+      out.push_back(land ? kFill : x);
+    }
+  if (t == 1 && c == 2) out[size_t(2 * kNx * kNy + 500)] = kW;
+  return out;
+}
+
+/// m.nc: U, V, W (time, lev, lat, lon) of level_field with their fill values and a lev
+/// coordinate; UD, VD, WD the same values as doubles.
+void make_levels(const TempDir& dir) {
+  std::vector<float> lat, lon, data[3];
+  for (int k = 0; k < kNy; ++k) lat.push_back(10.0f + 0.5f * float(k));
+  for (int k = 0; k < kNx; ++k) lon.push_back(100.0f + 0.5f * float(k));
+  for (int t = 0; t < 2; ++t)
+    for (int c = 0; c < 3; ++c) {
+      const auto f = level_field(t, c);
+      data[c].insert(data[c].end(), f.begin(), f.end());
+    }
+  std::ostringstream c;
+  c << "netcdf m {\ndimensions:\n  time = UNLIMITED ;\n  lev = " << kLevels << " ;\n  lat = " << kNy
+    << " ;\n  lon = " << kNx << " ;\nvariables:\n"
+    << "  double time(time) ;\n    time:units = \"hours since 2000-01-01\" ;\n"
+    << "  float lev(lev) ;\n    lev:units = \"hPa\" ;\n    lev:positive = \"down\" ;\n"
+    << "  float lat(lat) ;\n    lat:units = \"degrees_north\" ;\n  float lon(lon) ;\n    lon:units = \"degrees_east\" ;\n";
+  for (const char* v : {"U", "V", "W"})
+    c << "  float " << v << "(time, lev, lat, lon) ;\n    " << v << ":_FillValue = 1e20f ;\n    " << v
+      << ":units = \"m s-1\" ;\n  double " << v << "D(time, lev, lat, lon) ;\n    " << v << "D:_FillValue = 1e20 ;\n";
+  c << "    W:missing_value = -9999.f ;\n"
+    << "\n// global attributes:\n  :title = \"levels\" ;\ndata:\n  time = 0, 6 ;\n  lev = 1000, 850, 700 ;\n  lat = "
+    << numbers(lat) << " ;\n  lon = " << numbers(lon) << " ;\n";
+  for (int k = 0; k < 3; ++k) {
+    const char* v = k == 0 ? "U" : k == 1 ? "V" : "W";
+    std::vector<float> d = data[k];
+    if (k == 2)  // the doubles have the fill value only
+      std::replace(d.begin(), d.end(), kW, 0.5f);
+    c << "  " << v << " = " << numbers(data[k]) << " ;\n  " << v << "D = " << numbers(d) << " ;\n";
+  }
+  c << "}\n";
+  std::ofstream(dir / "m.cdl") << c.str();
+  const Outcome o = testing::run_in(dir, "ncgen -k nc4 -o m.nc m.cdl");
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+}
+
+// A 3D vector field read from three variables (-3 optional), its fill values marking missing
+// vertices per component, written back with its dimensions, attributes and coordinates (format
+// version 19), and compared by verify against variables and raw files.
+TEST(Netcdf, ThreeDVectorFieldsFromVariablesComeBackWithTheirDimensions) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_levels(dir);
+  const std::string in = "-i 'm.nc:U[time=1]' -i 'm.nc:V[time=1]' -i 'm.nc:W[time=1]'";
+  const int missing = kLevels * kLand + 1;
+  const double eb = 0.01;
+  const Outcome c = factz(dir, "compress " + in + " -z uvw.fz -M ABS 0.01 --json");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_NE(c.out.find("\"masked_vertices\": " + std::to_string(missing)), std::string::npos) << c.out;
+  EXPECT_EQ(c.err.find("warning"), std::string::npos) << "the fill values are declared: " << c.err;
+  const Outcome info = factz(dir, "info -z uvw.fz");
+  ASSERT_EQ(info.exit_code, 0) << info.describe();
+  for (const char* want : {"format version 19", "w: W[time=1], float32, dimensions time=2 (unlimited), lev=3, lat=33",
+                           "missing_value = -9999f", "coordinate lev (float32, 3 values: 1000f, 850f, 700f"})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+
+  // Back as variables: the declarations of the original, one time step, the lev coordinate.
+  ASSERT_EQ(factz(dir, "decompress -z uvw.fz -o out.nc:U -o out.nc:V -o out.nc:W").exit_code, 0);
+  const Outcome h0 = testing::run_in(dir, "ncdump -h m.nc"), h1 = testing::run_in(dir, "ncdump -h out.nc");
+  ASSERT_EQ(h1.exit_code, 0) << h1.describe();
+  for (const char* var : {"U", "V", "W", "lev", "lat", "lon", "time"}) {
+    const auto want = declaration(h0.out, var);
+    ASSERT_FALSE(want.empty()) << var;
+    EXPECT_EQ(declaration(h1.out, var), want) << var << "\n" << h1.out;
+  }
+  EXPECT_EQ(lines_with(h1.out, "time = "), std::vector<std::string>{"\ttime = UNLIMITED ; // (1 currently)"}) << h1.out;
+  EXPECT_EQ(dumped_values(dir, "out.nc", "lev"), (std::vector<double>{1000, 850, 700}));
+  EXPECT_EQ(dumped_values(dir, "out.nc", "time"), std::vector<double>{6.0});
+  // The values: the land is the fill value ('_'), W's missing_value comes back bit for bit,
+  // the rest within the bound.
+  for (int comp = 0; comp < 3; ++comp) {
+    const std::string var = comp == 0 ? "U" : comp == 1 ? "V" : "W";
+    const auto orig = level_field(1, comp);
+    const auto back = dumped_values(dir, "out.nc", var);
+    ASSERT_EQ(back.size(), orig.size()) << var;
+    int land = 0;
+    for (size_t k = 0; k < back.size(); ++k) {
+      if (orig[k] == kFill) {
+        ++land;
+        EXPECT_TRUE(std::isnan(back[k])) << var << " vertex " << k;
+      } else if (orig[k] == kW) {
+        EXPECT_EQ(back[k], double(kW)) << var << " vertex " << k;
+      } else if (!std::isnan(double(orig[k]))) {
+        EXPECT_LE(std::fabs(back[k] - double(orig[k])), eb * 1.0001) << var << " vertex " << k;
+      }
+    }
+    EXPECT_EQ(land, kLevels * kLand) << var;
+  }
+  // verify against the variables, and against raw files (the original's shape and fill
+  // values apply to them), with and without -3.
+  const Outcome v1 = factz(dir, "verify " + in + " -d out.nc:U -d out.nc:V -d out.nc:W");
+  ASSERT_EQ(v1.exit_code, 0) << v1.describe();
+  auto kv = key_values(v1.out);
+  EXPECT_EQ(kv["violations"], "0") << v1.out;
+  EXPECT_EQ(kv["mask_mismatch"], "0") << v1.out;
+  EXPECT_EQ(kv["masked_vertices"], std::to_string(missing)) << v1.out;
+  EXPECT_GT(std::stoi(kv["cp_original"]), 0) << v1.out;
+  ASSERT_EQ(factz(dir, "decompress -z uvw.fz -o u.f32 -o v.npy -o w.f32").exit_code, 0);
+  for (const std::string three : {"", "-3 36 33 3 "}) {
+    const Outcome v2 = factz(dir, "verify " + three + in + " -d u.f32 -d v.npy -d w.f32");
+    ASSERT_EQ(v2.exit_code, 0) << three << v2.describe();
+    kv = key_values(v2.out);
+    EXPECT_EQ(kv["violations"], "0") << v2.out;
+    EXPECT_EQ(kv["mask_mismatch"], "0") << v2.out;
+    EXPECT_EQ(kv["masked_vertices"], std::to_string(missing)) << v2.out;
+  }
+  const Outcome cp = factz(dir, "cp " + in + " --json");
+  ASSERT_EQ(cp.exit_code, 0) << cp.describe();
+  EXPECT_NE(cp.out.find("\"masked_vertices\": " + std::to_string(missing)), std::string::npos) << cp.out;
+  // --fill replaces the files' fill values: then only 1e20 itself is missing, not -9999.
+  const Outcome f = factz(dir, "cp " + in + " --fill 1e20 --json");
+  ASSERT_EQ(f.exit_code, 0) << f.describe();
+  EXPECT_NE(f.out.find("\"masked_vertices\": " + std::to_string(kLevels * kLand)), std::string::npos) << f.out;
+
+  // float64 variables: a float64 stream (format version 13 layout), written back as doubles.
+  const std::string in64 = "-i 'm.nc:UD[time=1]' -i 'm.nc:VD[time=1]' -i 'm.nc:WD[time=1]'";
+  ASSERT_EQ(factz(dir, "compress " + in64 + " -z d.fz -M ABS 1e-6").exit_code, 0);
+  const Outcome i64 = factz(dir, "info -z d.fz");
+  EXPECT_NE(i64.out.find("format version 19: compact container, sections of format version 13"), std::string::npos)
+      << i64.out;
+  ASSERT_EQ(factz(dir, "decompress -z d.fz -o d.nc:UD -o d.nc:VD -o d.nc:WD").exit_code, 0);
+  const Outcome hd = testing::run_in(dir, "ncdump -h d.nc");
+  EXPECT_EQ(declaration(hd.out, "WD"), declaration(h0.out, "WD")) << hd.out;
+  const Outcome vd = factz(dir, "verify " + in64 + " -d d.nc:UD -d d.nc:VD -d d.nc:WD --json");
+  ASSERT_EQ(vd.exit_code, 0) << vd.describe();
+  EXPECT_NE(vd.out.find("\"violations\": 0"), std::string::npos) << vd.out;
+  EXPECT_NE(vd.out.find("\"dtype\": \"float64\""), std::string::npos) << vd.out;
+
+  // Refused in one line: a grid that -3 contradicts, components of different shapes or
+  // types, a slice that leaves two dimensions.
+  expect_one_line(factz(dir, "compress -3 36 33 4 " + in + " -z x.fz"), 1, {"m.nc:U[time=1]", "-3 says"});
+  expect_one_line(factz(dir, "compress -i 'm.nc:U[time=1]' -i 'm.nc:V[time=1]' -i 'm.nc:WD[time=1]' -z x.fz"), 1,
+                  {"w m.nc:WD[time=1] is float64", "u, v and w must have the same type"});
+  expect_one_line(factz(dir, "compress -i 'm.nc:U[time=1]' -i 'm.nc:V[time=1]' -i 'm.nc:W[time=1,lev=0]' -z x.fz"),
+                  1, {"m.nc:W[time=1,lev=0]", "dimension lev"});
+  expect_one_line(factz(dir, "compress -i 'm.nc:U[time=1]' -i 'm.nc:V[time=1]' -i w.f32 -z x.fz --mode none"), 0,
+                  {});
+}
+
+// A scalar stream remembers its variable: a 2D slice and a 3D field, float32 and float64,
+// written back with their dimensions, attributes and coordinates.
+TEST(Netcdf, ScalarStreamsComeBackWithTheirDimensions) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_levels(dir);
+  const Outcome h0 = testing::run_in(dir, "ncdump -h m.nc");
+  struct Case {
+    std::string input, grid, var;
+  };
+  for (const Case& k : {Case{"m.nc:U[time=1,lev=2]", "--scalar", "U"}, Case{"m.nc:W[time=1]", "-3 36 33 3", "W"},
+                        Case{"m.nc:VD[time=0]", "-3 36 33 3", "VD"}}) {
+    SCOPED_TRACE(k.input);
+    for (const char* mode : {"none", "contour-tree"}) {
+      const Outcome c = factz(dir, "compress " + k.grid + " -i '" + k.input + "' -z t.fz --mode " + mode);
+      ASSERT_EQ(c.exit_code, 0) << c.describe();
+      EXPECT_NE(factz(dir, "info -z t.fz").out.find("format version 19"), std::string::npos);
+      ASSERT_EQ(factz(dir, "decompress -z t.fz -o t.nc:" + k.var).exit_code, 0);
+      const Outcome h1 = testing::run_in(dir, "ncdump -h t.nc");
+      EXPECT_EQ(declaration(h1.out, k.var), declaration(h0.out, k.var)) << h1.out;
+      EXPECT_EQ(declaration(h1.out, "lat"), declaration(h0.out, "lat")) << h1.out;
+      // The slice's level is one of length 1 with its coordinate value.
+      const auto lev = dumped_values(dir, "t.nc", "lev");
+      const std::vector<double> want_lev =
+          k.grid == "--scalar" ? std::vector<double>{700} : std::vector<double>{1000, 850, 700};
+      EXPECT_EQ(lev, want_lev);
+      const Outcome v = factz(dir, "verify " + std::string(k.grid == "--scalar" ? "" : k.grid + " ") + "-i '" +
+                                       k.input + "' -d t.nc:" + k.var);
+      ASSERT_EQ(v.exit_code, 0) << v.describe();
+      auto kv = key_values(v.out);
+      EXPECT_EQ(kv["mask_mismatch"], "0") << v.out;
+      EXPECT_EQ(kv["same_tree"], std::string(mode) == "contour-tree" ? "1" : kv["same_tree"]) << v.out;
+    }
+  }
 }
 
 TEST(Netcdf, ErrorsNameTheFileAndTheVariableInOneLine) {

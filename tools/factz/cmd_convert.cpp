@@ -30,7 +30,8 @@ const Command kSpec{
     {{"-z", 1, "IN", "a FaCTz stream (magic FCTZ; '-' reads stdin)"},
      {"-o", 1, "OUT", "the converted stream"},
      {"--container", 1, "KIND",
-      "classic (versions 1 to 17: what builds that read up to version 17 take) | compact (version 18, what "
+      "classic (versions 1 to 17: what builds that read up to version 17 take; a version 19 stream has no "
+      "classic form) | compact (version 18, or 19 for a scalar or 3D vector field with a source record: what "
       "factz compress writes)"},
      {"--json", 0, "", "print one JSON object on stdout"},
      {"--help", 0, "", "show this help"},
@@ -55,7 +56,8 @@ int run(const Args& a) {
   // The same header in the other container: a classic one carries the layout version itself.
   const unsigned layout = parsed.header.version;
   factz::cli::StatsWriter s;
-  s.text("container", kind).count("format_version", classic ? layout : factz::detail::kFormatVersionCompact);
+  const unsigned version = take(factz::detail::parse_container(converted)).format_version();
+  s.text("container", kind).count("format_version", version);
   s.count("layout_version", layout).count("bytes_in", bytes.size()).count("bytes_out", converted.size());
   s.count("format_version_in", parsed.format_version());
   std::cout << (a.has("--json") ? s.object() : s.line()) << "\n";

@@ -38,6 +38,10 @@ using In = StatsWriter::In;
 
 /// `-3 NX NY NZ`: three positive integers whose product stays within the library's 2^40.
 void dims3(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz) {
+  if (!a.has("-3"))
+    fail("missing -3 NX NY NZ: a 3D vector field of raw or .npy files takes it (netCDF / HDF5 variables give their "
+         "own grid)",
+         2);
   const auto& d = a.all("-3").back();
   long long x = 0, y = 0, z = 0;
   if (!to_int64(d[0], x) || !to_int64(d[1], y) || !to_int64(d[2], z) || x <= 0 || y <= 0 || z <= 0)
@@ -99,31 +103,104 @@ std::vector<T> read_component(const std::string& path, int64_t nx, int64_t ny, i
   return out;
 }
 
-/// The field of `flag` (u, v, w) with its missing vertices marked: NaN, and --fill V in
-/// any component. Returns the count of missing vertices in `masked`. Without --fill, a value
-/// that looks like an undeclared fill value gets a warning (as for 2D fields), except for a
-/// reconstruction (`reconstruction`: verify's -d, which the original's --fill also marks).
+/// The field of `flag` (u, v, w) with its missing vertices marked: NaN, --fill V in any
+/// component, and each variable's own fill values (_FillValue, missing_value, an HDF5
+/// dataset's fill value) in its component unless --fill is given, as for 2D fields. Returns the
+/// count of missing vertices in `masked`. Without any declared fill value, a value that looks
+/// like an undeclared one gets a warning (as for 2D fields), except for a reconstruction
+/// (`reconstruction`: verify's -d, which the original's --fill and, given `like`, its files'
+/// fill values also mark). The
+/// shape is -3's, else the variables' (the last three dimensions); raw and .npy files need -3
+/// unless a variable gives it. `info` (when given) receives each component's declared fill
+/// values and the encoded source record (when all three are variables).
 template <class Field>
 Field read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
-                   bool reconstruction = false) {
+                   bool reconstruction = false, const Field3DInfo<typename decltype(Field::u)::value_type>* like = nullptr,
+                   Field3DInfo<typename decltype(Field::u)::value_type>* info = nullptr) {
   using T = typename decltype(Field::u)::value_type;
   if (a.has("--fill-u") || a.has("--fill-v"))
     fail("--fill-u and --fill-v name 2D components; give --fill V for a 3D vector field", 2);
   Field f;
-  dims3(a, f.nx, f.ny, f.nz);
   const auto files = three_files(a, flag);
-  f.u = read_component<T>(files[0], f.nx, f.ny, f.nz);
-  f.v = read_component<T>(files[1], f.nx, f.ny, f.nz);
-  f.w = read_component<T>(files[2], f.nx, f.ny, f.nz);
+  const FieldFile ff[3] = {field_file(files[0]), field_file(files[1]), field_file(files[2])};
+  const bool variables = ff[0].variable || ff[1].variable || ff[2].variable;
+  Field3DInfo<T> declared;
+  if (!variables) {
+    if (like && !a.has("-3")) {  // a reconstruction has the original's shape
+      f.nz = int64_t(like->shape[0]);
+      f.ny = int64_t(like->shape[1]);
+      f.nx = int64_t(like->shape[2]);
+    } else {
+      dims3(a, f.nx, f.ny, f.nz);
+    }
+    f.u = read_component<T>(files[0], f.nx, f.ny, f.nz);
+    f.v = read_component<T>(files[1], f.nx, f.ny, f.nz);
+    f.w = read_component<T>(files[2], f.nx, f.ny, f.nz);
+  } else {
+    // The shape: -3, else the first variable's own; every component must have it.
+    std::vector<uint64_t> shape;
+    if (a.has("-3")) {
+      dims3(a, f.nx, f.ny, f.nz);
+      shape = {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)};
+    } else if (like) {
+      shape = like->shape;
+    }
+    PlaneInputOf<T> planes[3];
+    const int first = ff[0].variable ? 0 : ff[1].variable ? 1 : 2;
+    planes[first] = read_plane_input_of<T>(ff[first], shape, 3, command, like && !a.has("-3") ? "the original (-i) is" : "");
+    shape = planes[first].shape;
+    f.nz = int64_t(shape[0]);
+    f.ny = int64_t(shape[1]);
+    f.nx = int64_t(shape[2]);
+    for (int c = 0; c < 3; ++c) {
+      if (c == first) continue;
+      if (!ff[c].variable) {
+        planes[c].values = read_component<T>(files[c], f.nx, f.ny, f.nz);
+        planes[c].shape = shape;
+        continue;
+      }
+      planes[c] = read_plane_input_of<T>(ff[c], {}, 3, command);
+      if (planes[c].shape != shape)
+        fail("invalid_argument: " + std::string(1, "uvw"[first]) + " " + ff[first].name + " is " +
+             shape_text(shape) + " but " + std::string(1, "uvw"[c]) + " " + ff[c].name + " is " +
+             shape_text(planes[c].shape) + ": u, v and w must have the same shape");
+    }
+    for (int c = 0; c < 3; ++c) declared.fills[c] = std::move(planes[c].fills);
+    if (info) info->source = source_record_of<T>({&planes[0], &planes[1], &planes[2]}, ff[0], 3);
+    f.u = std::move(planes[0].values);
+    f.v = std::move(planes[1].values);
+    f.w = std::move(planes[2].values);
+  }
   std::conditional_t<sizeof(T) == 8, factz::FillValues3D64, factz::FillValues3D> fill;
   if constexpr (sizeof(T) == 8) {
     if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of64(a).u;
   } else {
     if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of(a).u;
   }
+  if (a.has("--fill")) {  // replaces the files' own
+    for (auto& d : declared.fills) d.clear();
+  } else if (like) {  // the original's declared values mark the reconstruction too
+    for (int c = 0; c < 3; ++c)
+      for (T x : like->fills[c])
+        if (std::find(declared.fills[c].begin(), declared.fills[c].end(), x) == declared.fills[c].end())
+          declared.fills[c].push_back(x);
+  }
+  const bool file_fills = !declared.fills[0].empty() || !declared.fills[1].empty() || !declared.fills[2].empty();
+  if (file_fills) {  // compared in T, as mark_missing compares --fill
+    const std::vector<T>* planes[3] = {&f.u, &f.v, &f.w};
+    const size_t n = f.u.size();
+    if (f.mask.empty()) f.mask.assign(n, 0);
+    for (int c = 0; c < 3; ++c)
+      for (T x : declared.fills[c])
+        for (size_t k = 0; k < n; ++k) f.mask[k] |= uint8_t((*planes[c])[k] == x);
+  }
   masked = factz::mark_missing(f, fill);  // the fill value in any component, and NaN
   check(factz::validate_field(f));  // after marking: a declared infinite fill value is missing data
-  if (!fill.any() && !reconstruction) warn_suspected_fill(f, command);
+  if (!fill.any() && !file_fills && !reconstruction) warn_suspected_fill(f, command);
+  if (info) {
+    info->fills = std::move(declared.fills);
+    info->shape = {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)};
+  }
   return f;
 }
 
@@ -190,7 +267,9 @@ int compress3d_of(const Args& a) {
   factz::Options o = vector_compress_options(a, true);  // -x cuda: Policy::cuda (the CUDA backend's 3D modes)
   o.progress = compress_progress(a);
   int64_t masked = 0;
-  Field f = read_field3d<Field>(a, "-i", masked, "compress");
+  Field3DInfo<typename decltype(Field::u)::value_type> info;
+  Field f = read_field3d<Field>(a, "-i", masked, "compress", false, nullptr, &info);
+  o.source = std::move(info.source);  // where the field came from: section 12 (netCDF / HDF5 inputs)
   const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
   factz::CompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
@@ -205,8 +284,6 @@ int compress3d_of(const Args& a) {
 template <class Field>
 int decompress3d_of(const Args& a, const std::vector<uint8_t>& stream) {
   const auto outputs = three_files(a, "-o");
-  if (any_variable_output(outputs))
-    fail("3D vector components are written as raw float32 or .npy files (no netCDF / HDF5 output yet)", 2);
   int to_stdout = 0;
   for (const auto& o : outputs) to_stdout += o == "-";
   if (to_stdout > 1) fail("only one component can go to stdout", 2);
@@ -217,9 +294,20 @@ int decompress3d_of(const Args& a, const std::vector<uint8_t>& stream) {
   if constexpr (f64) f = take(factz::decompress3d64(stream, o));
   else f = take(factz::decompress3d(stream, o));
   const double secs = seconds_since(t0);
-  write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
-  write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
-  write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
+  if (any_variable_output(outputs)) {  // netCDF / HDF5 variables, with the stream's source record
+    using T = typename decltype(Field::u)::value_type;
+    const auto source = take(factz::stream_source(stream));
+    const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
+    write_field_outputs<T>(outputs, {&f.u, &f.v, &f.w}, {uint64_t(nz), uint64_t(ny), uint64_t(nx)}, source, f.mask,
+                           "decompress",
+                           [&](const std::string& name, const std::vector<T>& plane) {
+                             write_component(name, plane, nx, ny, nz);
+                           });
+  } else {
+    write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
+    write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
+    write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
+  }
   print_decompression(a, f.nx, f.ny, f.nz, f64, double(f.size()) * (f64 ? 24.0 : 12.0), stream.size(), secs);
   return 0;
 }
@@ -260,8 +348,10 @@ int cp3d_of(const Args& a) {
 template <class Field>
 int verify3d_of(const Args& a) {
   int64_t masked_i = 0, masked_d = 0;
-  const Field orig = read_field3d<Field>(a, "-i", masked_i, "verify");
-  const Field dec = read_field3d<Field>(a, "-d", masked_d, "verify", true);  // --fill applies to both
+  Field3DInfo<typename decltype(Field::u)::value_type> info;
+  const Field orig = read_field3d<Field>(a, "-i", masked_i, "verify", false, nullptr, &info);
+  // --fill and the original's fill values apply to both; a raw reconstruction takes its shape
+  const Field dec = read_field3d<Field>(a, "-d", masked_d, "verify", true, &info);
   const auto c = take(factz::compare(orig, dec, exec_of(a)));
   StatsWriter s;
   s.count("cp_original", c.cp_original).count("cp_decompressed", c.cp_decompressed).count("lost", c.lost);

@@ -72,12 +72,12 @@ std::optional<double> scalar_fill64(const Args& a) {
 /// double) mark missing vertices. A float64 netCDF / HDF5 variable gives its own shape and
 /// fill values (read_scalar_variable64).
 ScalarField64 read_scalar_input64(const Args& a, const char* flag, const std::string& command,
-                                  const ScalarField64* like = nullptr) {
+                                  const ScalarField64* like = nullptr, std::vector<uint8_t>* source = nullptr) {
   const auto& occurrences = a.all(flag);
   if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
   const std::string path = occurrences[0][0];
   if (const FieldFile file = field_file(path); file.variable) {
-    ScalarField64 f = read_scalar_variable64(a, file, command, like);
+    ScalarField64 f = read_scalar_variable64(a, file, command, like, source);
     factz::mark_missing(f, scalar_fill64(a));
     return f;
   }
@@ -134,8 +134,8 @@ void print_scalar_compression(const Args& a, const std::string& mode,
 }
 
 /// compress of a float64 scalar field: the options `o` main.cpp parsed (mode named `mode`).
-int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const std::string& mode) {
-  const ScalarField64 field = read_scalar_input64(a, "-i", "compress");
+int run_compress_scalar64(const Args& a, factz::ScalarOptions o, const std::string& mode) {
+  const ScalarField64 field = read_scalar_input64(a, "-i", "compress", nullptr, &o.source);  // section 12
   factz::ScalarCompressStats st;
   const auto t0 = std::chrono::steady_clock::now();
   const auto stream = take(factz::compress_scalar(field, o, &st));
@@ -157,7 +157,8 @@ int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
   const std::vector<uint64_t> shape = field.nz > 1 ? std::vector<uint64_t>{uint64_t(field.nz), uint64_t(field.ny),
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
-  write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, field.mask, "decompress");
+  const auto source = take(factz::stream_source(stream));  // a variable's dimensions, attributes, coordinates
+  write_field_outputs({a.get("-o")}, {&field.values}, shape, source, field.mask, "decompress");
   print_decompression(a, field.nx, field.ny, field.nz, true, double(field.size()) * 8.0, stream.size(), secs);
   return 0;
 }

@@ -400,7 +400,10 @@ GivenType given_type(const std::string& name) {
   auto spec = variable_io::parse_variable_spec(name, false);
   if (!spec.ok()) return GivenType::unknown;
   if (spec->has_value()) {
+    // Its type, without its values: as a 2D field, else as a 3D one (a 3D vector component or
+    // scalar field whose leading dimensions leave three unsliced).
     auto data = variable_io::read_variable(**spec, 2, false);
+    if (!data.ok()) data = variable_io::read_variable(**spec, 3, false);
     if (!data.ok()) return GivenType::unknown;
     return data->dtype == variable_io::DType::float64 ? GivenType::float64 : GivenType::float32;
   }
@@ -443,10 +446,20 @@ bool float64_inputs(const Args& a, const char* flag) {
     }
   }
   if (!first32.empty() && !first64.empty()) {
-    const bool u64 = files.size() == 2 && !files[0].empty() && files[0][0] == first64;
-    fail("invalid_argument: u " + (u64 ? first64 : first32) + " is " + (u64 ? "float64" : "float32") + " but v " +
-         (u64 ? first32 : first64) + " is " + (u64 ? "float32" : "float64") + " (" + flag +
-         "): u and v must have the same type");
+    // The components named in order (u, v, w): the earlier of the two files first.
+    auto place = [&](const std::string& name) {
+      for (size_t k = 0; k < files.size(); ++k)
+        if (!files[k].empty() && files[k][0] == name) return k;
+      return files.size();
+    };
+    const bool first_is_64 = place(first64) < place(first32);
+    const std::string& a = first_is_64 ? first64 : first32;
+    const std::string& b = first_is_64 ? first32 : first64;
+    const char* letters = "uvw";
+    auto letter = [&](const std::string& name) { return std::string(1, letters[std::min<size_t>(place(name), 2)]); };
+    fail("invalid_argument: " + letter(a) + " " + a + " is " + (first_is_64 ? "float64" : "float32") + " but " +
+         letter(b) + " " + b + " is " + (first_is_64 ? "float32" : "float64") + " (" + flag + "): " +
+         (files.size() == 3 ? "u, v and w" : "u and v") + " must have the same type");
   }
   if (!first64.empty() && dtype.empty() && !plain.empty()) {
     const bool npy = !npy_descr(first64).empty();

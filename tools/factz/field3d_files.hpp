@@ -4,6 +4,7 @@
 // and writes the same way).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +16,17 @@ namespace factz::cli {
 
 /// `-3 NX NY NZ`: three positive integers whose product stays within the library's 2^40.
 void dims3(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz);
+/// What reading a 3D field found besides its values: each component's declared fill values
+/// (a variable's _FillValue, missing_value, ...; none for raw and .npy files or with --fill),
+/// the grid (nz, ny, nx) and, when all three components are variables, their encoded source
+/// record (section 12).
+template <class T>
+struct Field3DInfo {
+  std::array<std::vector<T>, 3> fills;
+  std::vector<uint64_t> shape;
+  std::vector<uint8_t> source;
+};
+
 /// The three files of `flag` (u, v, w), or a usage error.
 std::vector<std::string> three_files(const Args& a, const char* flag);
 /// One component of nx * ny * nz values: raw float32 (exactly 4 n bytes) or a '<f4' C-order
@@ -22,9 +34,12 @@ std::vector<std::string> three_files(const Args& a, const char* flag);
 std::vector<float> read_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz);
 /// The fill value of --fill V, declared for all three components (none without --fill).
 factz::FillValues3D fill3d_of(const Args& a);
-/// The field of `flag` (u, v, w) with its missing vertices marked: NaN, and --fill V in any
-/// component; `masked` gets their count. Without --fill, a value that looks like an
-/// undeclared fill value gets a warning, except for a reconstruction (verify's -d).
+/// The field of `flag` (u, v, w) with its missing vertices marked: NaN, --fill V in any
+/// component, and a netCDF / HDF5 variable's own fill values in its component (unless --fill
+/// is given); `masked` gets their count. Components are raw or .npy files (-3 gives the
+/// grid) or variables (FILE.nc:VAR[...], the last three dimensions; -3 optional). Without a
+/// declared fill value, a value that looks like an undeclared one gets a warning, except for
+/// a reconstruction (verify's -d).
 factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
                                   bool reconstruction = false);
 /// Writes one component: a '<f4' .npy of shape (nz, ny, nx) when the name ends in .npy, raw

@@ -19,18 +19,18 @@
 #include "util/big_vector.hpp"
 
 namespace factz::cli {
-namespace {
 
-using variable_io::FileKind;
-
-bool ends_with_npy(const std::string& s) { return s.size() >= 4 && s.compare(s.size() - 4, 4, ".npy") == 0; }
-
-/// "36 x 33 (nx x ny)" / "36 x 33 x 4 (nx x ny x nz)" of a shape given outermost first.
 std::string shape_text(const std::vector<uint64_t>& shape) {
   std::string s;
   for (size_t k = shape.size(); k-- > 0;) s += std::to_string(shape[k]) + (k ? " x " : "");
   return s + (shape.size() == 3 ? " (nx x ny x nz)" : " (nx x ny)");
 }
+
+namespace {
+
+using variable_io::FileKind;
+
+bool ends_with_npy(const std::string& s) { return s.size() >= 4 && s.compare(s.size() - 4, 4, ".npy") == 0; }
 
 void warn(const std::string& command, const std::string& text) {
   std::fprintf(stderr, "factz %s: warning: %s\n", command.c_str(), text.c_str());
@@ -309,6 +309,30 @@ void note_bound_below_packing(const std::string& command, double eb) {
 }
 
 template <class T>
+std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& planes, const FieldFile& first,
+                                      size_t whole) {
+  for (const auto* p : planes)
+    if (!p->source) return {};
+  SourceRecord record;
+  record.format = planes[0]->format;
+  record.file = basename_of(first.path());
+  record.attributes = std::move(planes[0]->global_attributes);
+  for (auto* p : planes) {
+    SourceVariable v = std::move(*p->source);
+    // Outer dimensions read whole beyond the field's own (length 1: a variable of one level
+    // read as a 2D scalar field) are recorded as sliced at their only index.
+    for (size_t k = 0; k + whole < v.dimensions.size(); ++k)
+      if (!v.dimensions[k].index && v.dimensions[k].size == 1) v.dimensions[k].index = 0;
+    record.components.push_back(std::move(v));
+  }
+  return factz::encode_source_record(record);
+}
+template std::vector<uint8_t> source_record_of<float>(const std::vector<PlaneInputOf<float>*>&, const FieldFile&,
+                                                      size_t);
+template std::vector<uint8_t> source_record_of<double>(const std::vector<PlaneInputOf<double>*>&, const FieldFile&,
+                                                       size_t);
+
+template <class T>
 DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, const std::vector<T>& file_v) {
   DeclaredFillsOf<T> d{file_u, file_v};
   const auto cli = command_line_fills<T>(a);
@@ -386,14 +410,7 @@ VectorInputOf<T> read_vector_input_of(const Args& a, const char* flag, const std
   // error), and before the warning (a field that fails gets one line).
   if (Status s = factz::validate_field(f); !s.ok()) fail(Status(s.code(), "input field: " + s.message()).to_string());
   if (!in.fills.any() && !like) warn_suspected_fill(f, command);
-  if (pu.source && pv.source) {
-    SourceRecord record;
-    record.format = pu.format;
-    record.file = basename_of(fu.path());
-    record.attributes = std::move(pu.global_attributes);
-    record.components = {std::move(*pu.source), std::move(*pv.source)};
-    in.source = factz::encode_source_record(record);
-  }
+  in.source = source_record_of<T>({&pu, &pv}, fu, 2);
   return in;
 }
 
@@ -447,7 +464,8 @@ std::vector<uint64_t> scalar_shape(const Args& a, const Field* like) {
 /// is given (the caller applies that one, compared in T).
 template <class T>
 ScalarFieldOf<T> read_scalar_variable(const Args& a, const FieldFile& file, const std::vector<uint64_t>& shape,
-                                      const std::string& command, bool shape_from_like, std::vector<T>* file_fills) {
+                                      const std::string& command, bool shape_from_like, std::vector<T>* file_fills,
+                                      std::vector<uint8_t>* source) {
   const int whole = a.has("-3") ? 3 : 2;
   PlaneInputOf<T> p = read_plane_input_of<T>(file, shape, int(shape.empty() ? whole : shape.size()), command,
                                              shape_from_like ? "the original (-i) is" : "");
@@ -460,13 +478,14 @@ ScalarFieldOf<T> read_scalar_variable(const Args& a, const FieldFile& file, cons
   if (!fill_given)
     for (T fill : p.fills) factz::mark_missing(f, fill);
   if (file_fills) *file_fills = std::move(p.fills);
+  if (source) *source = source_record_of<T>({&p}, file, size_t(f.ndims()));
   return f;
 }
 
 }  // namespace
 
 ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command, const ScalarField* like,
-                              std::vector<float>* file_fills) {
+                              std::vector<float>* file_fills, std::vector<uint8_t>* source) {
   const auto& occurrences = a.all(flag);
   if (occurrences.size() != 1) fail(std::string("give ") + flag + " once for a scalar field", 2);
   const FieldFile file = field_file(occurrences[0][0]);
@@ -482,13 +501,14 @@ ScalarField read_scalar_input(const Args& a, const char* flag, const std::string
   }
   // The variable's _FillValue / missing_value mark missing vertices, as for vector fields;
   // --fill replaces them (mark_scalar_fill applies it).
-  return read_scalar_variable<float>(a, file, shape, command, like && !a.has("-2") && !a.has("-3"), file_fills);
+  return read_scalar_variable<float>(a, file, shape, command, like && !a.has("-2") && !a.has("-3"), file_fills,
+                                     source);
 }
 
 ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const std::string& command,
-                                     const ScalarField64* like) {
+                                     const ScalarField64* like, std::vector<uint8_t>* source) {
   return read_scalar_variable<double>(a, file, scalar_shape(a, like), command, like && !a.has("-2") && !a.has("-3"),
-                                      nullptr);
+                                      nullptr, source);
 }
 
 bool any_variable_output(const std::vector<std::string>& names) {
@@ -502,7 +522,8 @@ bool any_variable_output(const std::vector<std::string>& names) {
 template <class T>
 void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> plane_list,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
-                         const std::vector<uint8_t>& mask, const std::string& command) {
+                         const std::vector<uint8_t>& mask, const std::string& command,
+                         const std::type_identity_t<PlainWriter<T>>& plain) {
   const std::vector<const std::vector<T>*> planes(plane_list);
   // Variables are gathered per file (one file, several variables) and written after the
   // plain outputs; a bad output name is a usage error before anything is written.
@@ -519,7 +540,8 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
   for (size_t c = 0; c < names.size(); ++c) {
     if (!specs[c]) {
-      check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
+      if (plain) plain(names[c], *planes[c]);
+      else check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
       continue;
     }
     variable_io::OutputVariable v;
@@ -553,10 +575,11 @@ void write_plane64(const std::string& path, const std::vector<double>& plane, in
 template void write_field_outputs<float>(const std::vector<std::string>&,
                                          std::initializer_list<const std::vector<float>*>, const std::vector<uint64_t>&,
                                          const std::optional<SourceRecord>&, const std::vector<uint8_t>&,
-                                         const std::string&);
+                                         const std::string&, const PlainWriter<float>&);
 template void write_field_outputs<double>(const std::vector<std::string>&,
                                           std::initializer_list<const std::vector<double>*>,
                                           const std::vector<uint64_t>&, const std::optional<SourceRecord>&,
-                                          const std::vector<uint8_t>&, const std::string&);
+                                          const std::vector<uint8_t>&, const std::string&,
+                                          const PlainWriter<double>&);
 
 }  // namespace factz::cli

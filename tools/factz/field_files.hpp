@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@
 #include "io/variable/variable_io.hpp"
 
 namespace factz::cli {
+
+/// "36 x 33 (nx x ny)" / "36 x 33 x 4 (nx x ny x nz)" of a shape given outermost first.
+std::string shape_text(const std::vector<uint64_t>& shape);
 
 /// `-3 NX NY NZ` or `-2 NX NY` (nz = 1) of the scalar commands (defined in cmd_ct.cpp).
 void scalar_dims(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz);
@@ -89,6 +93,15 @@ inline PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_
   return read_plane_input_of<float>(f, shape, whole, command, shape_from);
 }
 
+/// The encoded source record (factz/io.hpp) of planes read from variables, one component per
+/// plane, the first file's format, name and global attributes; empty unless every plane came
+/// from a variable. `whole`: how many of the last dimensions are the field's (2 or 3); a
+/// length-1 outer dimension read whole beyond them is recorded as sliced at index 0. Moves
+/// the planes' source, global attributes.
+template <class T>
+std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& planes, const FieldFile& first,
+                                      size_t whole);
+
 /// The missing values declared for each component, after the command line's overrides.
 template <class T>
 struct DeclaredFillsOf {
@@ -135,15 +148,17 @@ void input_dims(const Args& a, const char* flag, int64_t& nx, int64_t& ny);
 /// A scalar field (one file of `flag`): `-3 NX NY NZ`, `-2 NX NY`, the file's shape, or
 /// `like`'s (the original of a comparison). A variable's fill values (_FillValue,
 /// missing_value) mark missing vertices in f.mask unless `--fill` is given (which
-/// mark_scalar_fill applies instead); `file_fills` receives them (empty for raw and .npy).
+/// mark_scalar_fill applies instead); `file_fills` receives them (empty for raw and .npy), and
+/// `source` the variable's encoded source record (empty for raw and .npy).
 ScalarField read_scalar_input(const Args& a, const char* flag, const std::string& command,
-                              const ScalarField* like = nullptr, std::vector<float>* file_fills = nullptr);
+                              const ScalarField* like = nullptr, std::vector<float>* file_fills = nullptr,
+                              std::vector<uint8_t>* source = nullptr);
 /// A float64 netCDF / HDF5 scalar variable (NC_DOUBLE, an HDF5 double dataset), the same
 /// way: shape from -3 / -2, `like` or the file; its fill values, as doubles, mark missing
 /// vertices unless --fill is given (the caller applies that one). Raw and .npy float64
 /// scalar files are read by cmd_ct.cpp's read_scalar_input64.
 ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const std::string& command,
-                                     const ScalarField64* like = nullptr);
+                                     const ScalarField64* like = nullptr, std::vector<uint8_t>* source = nullptr);
 
 /// Writes decoded planes (u, v, or one scalar plane) to the -o names: raw, .npy, or
 /// netCDF / HDF5 variables, several variables of one file written together. float planes
@@ -152,12 +167,17 @@ ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const
 /// attributes, coordinates of each component's variable). `mask`: the decoded missing
 /// vertices; where they share one bit pattern in a component, its variable declares it as
 /// _FillValue unless the source declares one.
-/// (T is deduced from `planes`, given as {&u, &v} or {&values}; instantiated for float and
-/// double.)
+/// `plain`, when given, writes the names that are not variables instead (3D vector components:
+/// .npy of shape (nz, ny, nx)); else they are written as planes of (rows, nx).
+/// (T is deduced from `planes`, given as {&u, &v}, {&u, &v, &w} or {&values}; instantiated for
+/// float and double.)
+template <class T>
+using PlainWriter = std::function<void(const std::string& name, const std::vector<T>& plane)>;
 template <class T>
 void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> planes,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
-                         const std::vector<uint8_t>& mask, const std::string& command);
+                         const std::vector<uint8_t>& mask, const std::string& command,
+                         const std::type_identity_t<PlainWriter<T>>& plain = {});
 
 /// Whether any of `names` is a netCDF / HDF5 output (for the drivers that write raw only).
 bool any_variable_output(const std::vector<std::string>& names);

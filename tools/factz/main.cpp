@@ -34,7 +34,7 @@ double persistence_of(const Args& a);
 int64_t mark_scalar_fill(const Args& a, factz::ScalarField& f);
 bool scalar_float64_input(const Args& a, const char* flag);
 bool scalar_stream_is_float64(const std::vector<uint8_t>& stream);
-int run_compress_scalar64(const Args& a, const factz::ScalarOptions& o, const std::string& mode);
+int run_compress_scalar64(const Args& a, factz::ScalarOptions o, const std::string& mode);
 int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream);
 int run_verify_scalar64(const Args& a);
 /// verify's report of a scalar comparison (both value types); dtype: a "dtype" line, or none.
@@ -223,7 +223,8 @@ std::vector<factz::CriticalPoint> cp_input(const Args& a, int64_t& nx, int64_t& 
 }
 
 int run_cp(const Args& a) {
-  if (a.has("-3")) return factz::cli::run_cp3d(a);
+  // Three -i: a 3D vector field (-3 gives its grid, or the variables do).
+  if (a.has("-3") || (a.has("-i") && a.all("-i").size() == 3)) return factz::cli::run_cp3d(a);
   two_files(a, "-i");
   refuse_clobbering(a, {"-i"}, {"--csv"});
   int64_t nx = 0, ny = 0, masked = 0;
@@ -291,7 +292,7 @@ int run_verify64(const Args& a) {
 
 int run_verify(const Args& a) {
   if (a.has("--blocks") || a.has("--per-rank")) return factz::cli::run_blocks_verify(a);
-  if (a.has("-3") && a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_verify3d(a);
+  if (a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_verify3d(a);  // -3, or the variables' grid
   if (a.has("-3") || (a.has("-i") && a.has("-d") && a.all("-i").size() == 1 && a.all("-d").size() == 1))
     return run_verify_scalar(a);
   two_files(a, "-i");
@@ -330,7 +331,7 @@ int run_compress_scalar(const Args& a) {
   coder_of(a, o.coder, o.zstd, true);
   o.progress = scalar_progress(a);
   if (factz::cli::scalar_float64_input(a, "-i")) return factz::cli::run_compress_scalar64(a, o, mode);
-  auto field = factz::cli::read_scalar_input(a, "-i", "compress");
+  auto field = factz::cli::read_scalar_input(a, "-i", "compress", nullptr, nullptr, &o.source);  // section 12
   factz::cli::mark_scalar_fill(a, field);
   const int64_t nx = field.nx, ny = field.ny, nz = field.nz;
   factz::ScalarCompressStats st;
@@ -372,7 +373,7 @@ int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   // --blocks and --per-rank take float32 and float64 inputs (blocks.cpp decides from the files).
   if (a.has("--blocks")) return factz::cli::run_blocks_compress(a);  // 2D, or 3D with -3 (blocks3d.cpp)
-  if (a.has("-3") && a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);
+  if (a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);  // -3, or the variables' grid
   if (a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
   two_files(a, "-i");
@@ -406,7 +407,8 @@ int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
   const std::vector<uint64_t> shape = field.nz > 1 ? std::vector<uint64_t>{uint64_t(field.nz), uint64_t(field.ny),
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
-  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, std::nullopt, field.mask, "decompress");
+  const auto source = take(factz::stream_source(stream));  // a variable's dimensions, attributes, coordinates
+  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, source, field.mask, "decompress");
   factz::cli::print_decompression(a, field.nx, field.ny, field.nz, false, double(field.size()) * 4.0, stream.size(),
                                   secs);
   return 0;
