@@ -8,8 +8,10 @@ integers' Lorenzo residuals, and it decodes them exactly).
   python3 bench/packed_sizes.py --factz build/factz --scale 0.01 U.f32 V.f32 NX NY [--rel 1e-2 1e-3 ...]
       [--abs 0.0049 ...]
 
-Every stream is decompressed and re-packed (round((x - offset) / scale)); the last column
-but one counts the integers that come back.
+Every stream is decompressed and re-packed (round((x - offset) / scale)); the column
+"integers re-packed" counts the integers that come back. With h5py, every stream is also
+decompressed with `factz decompress --repack` into a netCDF-4 file, whose int16 values h5py
+reads as stored ("--repack integers": those equal to the file's).
 
 U.f32 and V.f32 are raw float32 fields, packed here as round((x - offset) / scale) in int16
 (offset: the middle of the range, so that the integers fit); the netCDF-3 file is written by
@@ -23,6 +25,11 @@ import sys
 import tempfile
 
 import numpy as np
+
+try:
+    import h5py
+except ImportError:  # the --repack column is left out
+    h5py = None
 
 
 def main():
@@ -64,8 +71,8 @@ def main():
     print(f"packed file: {os.path.getsize(os.path.join(tmp, 'p.nc'))} bytes (int16: {2 * n * 2} bytes of values); "
           f"offset {offset!r}, scale {a.scale!r}")
     print("| bound | eb | eb / (scale / 2) | mode | stream bytes | ratio to float32 | ratio to the int16 values "
-          "| integers re-packed | lossless integers (estimate) bytes |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| integers re-packed | --repack integers | lossless integers (estimate) bytes |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rng = max(c.max() for c in x) - min(c.min() for c in x)
     nc = os.path.join(tmp, "p.nc")
     bounds = [("REL", r, r * rng) for r in a.rel] + [("ABS", e, e) for e in a.abs]
@@ -79,8 +86,17 @@ def main():
             back = sum(int(np.sum(np.round((np.fromfile(o, dtype="<f4").astype(np.float64) - offset32) / scale32)
                                   == p.astype(np.float64)))
                        for o, p in zip(outs, packed))
+            repacked = "-"
+            if h5py is not None:
+                out = os.path.join(tmp, "r.nc")
+                subprocess.run([a.factz, "decompress", "-z", os.path.join(tmp, "s.fz"), "-o", out + ":U", "-o",
+                                out + ":V", "--repack"], capture_output=True, check=True)
+                with h5py.File(out, "r") as f:
+                    same = sum(int(np.sum(f[name][()].ravel() == p)) for name, p in zip(("U", "V"), packed))
+                    kinds = {str(f[name].dtype) for name in ("U", "V")}
+                repacked = f"{same} of {2 * n} ({'/'.join(sorted(kinds))})"
             print(f"| {kind} {value:g} | {eb:.4g} | {eb / (a.scale / 2):.3g} | {mode} | {b} | {raw32 / b:.2f} "
-                  f"| {2 * n * 2 / b:.2f} | {back} of {2 * n} | {lossless} |")
+                  f"| {2 * n * 2 / b:.2f} | {back} of {2 * n} | {repacked} | {lossless} |")
 
 
 if __name__ == "__main__":

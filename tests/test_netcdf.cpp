@@ -326,6 +326,16 @@ float unpacked_f32(int16_t p) {
   volatile float product = float(p) * 0.01f;
   return product + 1.5f;
 }
+/// Bytes as stored for a byte variable with _Unsigned = "true" (the netCDF-3 convention): they
+/// mean 0..254, and 255 (stored -1), every 50th from the 8th, is the fill value -1b.
+std::vector<int16_t> unsigned_bytes() {
+  std::vector<int16_t> bytes(size_t(kNx * kNy));
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    const int meant = k % 50 == 7 ? 255 : int((k * 7 + k / kNx * 3) % 255);
+    bytes[k] = int16_t(meant < 128 ? meant : meant - 256);
+  }
+  return bytes;
+}
 std::string ints(const std::vector<int16_t>& v) {
   std::string s;
   for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
@@ -350,14 +360,8 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
   for (const char* name : {"Ud", "Vd"})
     c << "  short " << name << "(lat, lon) ;\n    " << name << ":scale_factor = 0.01 ;\n    " << name
       << ":add_offset = 1.5 ;\n    " << name << ":_FillValue = -32767s ;\n";
-  // B: bytes that mean 0..254 (_Unsigned, the netCDF-3 convention), 255 (stored -1) the fill.
-  std::vector<int16_t> bytes(pu.size());
-  int byte_fills = 0;
-  for (size_t k = 0; k < bytes.size(); ++k) {
-    const int meant = k % 50 == 7 ? 255 : int((k * 7 + k / kNx * 3) % 255);
-    byte_fills += meant == 255;
-    bytes[k] = int16_t(meant < 128 ? meant : meant - 256);
-  }
+  const std::vector<int16_t> bytes = unsigned_bytes();
+  const int byte_fills = int(std::count(bytes.begin(), bytes.end(), int16_t(-1)));
   c << "  float Fs(lat, lon) ;\n    Fs:scale_factor = 0.5f ;\n    Fs:add_offset = 10.f ;\n";
   c << "  byte B(lat, lon) ;\n    B:_Unsigned = \"true\" ;\n    B:scale_factor = 0.1f ;\n    B:_FillValue = -1b ;\n"
     << "  int L(lat, lon) ;\n    L:scale_factor = 0.01f ;\n    L:add_offset = 1.5f ;\n"
@@ -500,6 +504,108 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     expect_one_line(factz(dir, "ct -i packed.nc:T"), 1,
                     {"packed.nc:T: the packed value 0 unpacks to 1, which is also what a fill value unpacks to"});
   }
+}
+
+// decompress --repack writes a packed variable back as the integers it was read from, with
+// its packing attributes: below the limit compress notes, every integer of the file comes
+// back; above it, each value's nearest integer.
+TEST(Netcdf, RepackGivesBackTheFilesIntegers) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  const std::vector<int16_t> pu = packed_storm("u");
+  std::vector<int16_t> pv = packed_storm("v");
+  const size_t v_missing = size_t(20 * kNx + 20);
+  pv[v_missing] = -32766;  // V's missing_value, a float in packed units: U is valid there
+  const std::vector<int16_t> bytes = unsigned_bytes();
+  std::ostringstream c;
+  c << "netcdf packed {\ndimensions:\n  lat = " << kNy << " ;\n  lon = " << kNx << " ;\nvariables:\n"
+    << "  float lat(lat) ;\n    lat:units = \"degrees_north\" ;\n";
+  for (const char* name : {"U", "V"})
+    c << "  short " << name << "(lat, lon) ;\n    " << name << ":scale_factor = 0.01f ;\n    " << name
+      << ":add_offset = 1.5f ;\n    " << name << ":_FillValue = -32767s ;\n    " << name << ":units = \"m s-1\" ;\n";
+  c << "    U:valid_range = -3000s, 3000s ;\n    U:actual_range = -13.1f, 18.6f ;\n    V:missing_value = -32766.f ;\n"
+    << "  byte B(lat, lon) ;\n    B:_Unsigned = \"true\" ;\n    B:scale_factor = 0.1f ;\n    B:_FillValue = -1b ;\n"
+    << "  float F(lat, lon) ;\n";
+  std::vector<float> lat;
+  for (int k = 0; k < kNy; ++k) lat.push_back(10.0f + 0.5f * float(k));
+  c << "data:\n  lat = " << numbers(lat) << " ;\n  U = " << ints(pu) << " ;\n  V = " << ints(pv) << " ;\n  B = "
+    << ints(bytes) << " ;\n  F = " << numbers(storm_at(0).u) << " ;\n}\n";
+  std::ofstream(dir / "packed.cdl") << c.str();
+  const Outcome g = testing::run_in(dir, "ncgen -k nc4 -o packed.nc packed.cdl");
+  ASSERT_EQ(g.exit_code, 0) << g.describe();
+  const Outcome h0 = testing::run_in(dir, "ncdump -h packed.nc");
+
+  // Below the limit (half the step less the unpacking's rounding): the file's integers, all
+  // of them, and its declarations (valid_range in packed units again, missing_value an
+  // integer of the type).
+  ASSERT_EQ(factz(dir, "compress -i packed.nc:U -i packed.nc:V -z p.fz -M ABS 0.0049").exit_code, 0);
+  const Outcome d = factz(dir, "decompress -z p.fz -o back.nc:U -o back.nc:V --repack");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  EXPECT_EQ(d.err.find("warning"), std::string::npos) << d.err;
+  const Outcome h1 = testing::run_in(dir, "ncdump -h back.nc");
+  EXPECT_EQ(declaration(h1.out, "U"), declaration(h0.out, "U")) << h1.out;
+  for (const char* want : {"short V(lat, lon)", "V:scale_factor = 0.01f", "V:add_offset = 1.5f",
+                           "V:_FillValue = -32767s", "V:missing_value = -32766s"})
+    EXPECT_NE(h1.out.find(want), std::string::npos) << want << "\n" << h1.out;
+  EXPECT_EQ(h1.out.find("factz_packed"), std::string::npos) << h1.out;
+  for (const char* comp : {"U", "V"}) {
+    const std::vector<int16_t>& p = comp[0] == 'U' ? pu : pv;
+    const std::vector<double> got = dumped_values(dir, "back.nc", comp);  // the integers: ncdump does not unpack
+    ASSERT_EQ(got.size(), p.size()) << comp;
+    for (size_t k = 0; k < p.size(); ++k) {
+      if (p[k] == kPackedFill) EXPECT_TRUE(std::isnan(got[k])) << comp << " " << k;
+      else EXPECT_EQ(got[k], double(p[k])) << comp << " " << k;
+    }
+  }
+  // Read back by factz, the re-packed file is the original field (the same unpacking).
+  const Outcome same = factz(dir, "verify -i packed.nc:U -i packed.nc:V -d back.nc:U -d back.nc:V");
+  ASSERT_EQ(same.exit_code, 0) << same.describe();
+  EXPECT_EQ(key_values(same.out)["max_abs_error_u"], "0") << same.out;
+  EXPECT_EQ(key_values(same.out)["mask_mismatch"], "0") << same.out;
+
+  // Above it: each value's nearest integer, within the bound plus half a step of the file's.
+  const Outcome cz = factz(dir, "compress -i packed.nc:U -i packed.nc:V -z r.fz -M REL 1e-2 --json");
+  ASSERT_EQ(cz.exit_code, 0) << cz.describe();
+  const double eb = std::stod(cz.out.substr(cz.out.find("\"eb_abs\": ") + 10));
+  ASSERT_EQ(factz(dir, "decompress -z r.fz -o lossy.nc:U -o lossy.nc:V --repack").exit_code, 0);
+  const std::vector<double> lossy = dumped_values(dir, "lossy.nc", "U");
+  ASSERT_EQ(lossy.size(), pu.size());
+  int moved = 0;
+  for (size_t k = 0; k < pu.size(); ++k) {
+    if (pu[k] == kPackedFill) continue;
+    EXPECT_LE(std::abs(lossy[k] - double(pu[k])), eb / 0.01 + 0.5 + 1e-3) << k;
+    moved += lossy[k] != double(pu[k]);
+  }
+  EXPECT_GT(moved, 0) << "REL 1e-2 is far above half the step";
+
+  // A scalar stream, and bytes that mean 0..255 (_Unsigned): written as ubyte, _FillValue 255.
+  ASSERT_EQ(factz(dir, "compress --scalar -i packed.nc:U --mode none -M ABS 0.0049 -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o s.nc:U --repack").exit_code, 0);
+  EXPECT_EQ(dumped_values(dir, "s.nc", "U").size(), pu.size());
+  EXPECT_EQ(declaration(testing::run_in(dir, "ncdump -h s.nc").out, "U"), declaration(h0.out, "U"));
+  ASSERT_EQ(factz(dir, "compress -i packed.nc:B -i packed.nc:B -z b.fz -M ABS 0.049").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z b.fz -o b.nc:B -o b2.nc:B --repack").exit_code, 0);
+  const Outcome hb = testing::run_in(dir, "ncdump -h b.nc");
+  for (const char* want : {"ubyte B(lat, lon)", "B:_FillValue = 255UB", "B:scale_factor = 0.1f"})
+    EXPECT_NE(hb.out.find(want), std::string::npos) << want << "\n" << hb.out;
+  EXPECT_EQ(hb.out.find("_Unsigned"), std::string::npos) << hb.out;
+  const std::vector<double> b = dumped_values(dir, "b.nc", "B");
+  ASSERT_EQ(b.size(), bytes.size());
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    const int meant = bytes[k] < 0 ? bytes[k] + 256 : bytes[k];
+    if (meant == 255) EXPECT_TRUE(std::isnan(b[k])) << k;
+    else EXPECT_EQ(b[k], double(meant)) << k;
+  }
+
+  // A variable that was not packed stays float, with a warning; raw outputs are refused.
+  ASSERT_EQ(factz(dir, "compress -i packed.nc:F -i packed.nc:U -z m.fz -M ABS 0.0049").exit_code, 0);
+  const Outcome mixed = factz(dir, "decompress -z m.fz -o m.nc:F -o m.nc:U --repack");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.describe();
+  EXPECT_EQ(lines_with(mixed.err, "m.nc:F: not read from a packed variable").size(), 1u) << mixed.err;
+  const Outcome hm = testing::run_in(dir, "ncdump -h m.nc");
+  EXPECT_NE(hm.out.find("float F(lat, lon)"), std::string::npos) << hm.out;
+  EXPECT_NE(hm.out.find("short U(lat, lon)"), std::string::npos) << hm.out;
+  expect_one_line(factz(dir, "decompress -z p.fz -o u.f32 -o v.f32 --repack"), 2, {"--repack writes netCDF"});
 }
 
 // A packed variable larger than one slab of the reader (1 M values): read in pieces, with

@@ -302,8 +302,11 @@ int decompress3d_of(const Args& a, const std::vector<uint8_t>& stream) {
                            "decompress",
                            [&](const std::string& name, const std::vector<T>& plane) {
                              write_component(name, plane, nx, ny, nz);
-                           });
+                           },
+                           a.has("--repack"));
   } else {
+    if (a.has("--repack"))
+      fail("--repack writes netCDF / HDF5 variables (-o FILE.nc:VAR): give it with such an output", 2);
     write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
     write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
     write_component(outputs[2], f.w, f.nx, f.ny, f.nz);

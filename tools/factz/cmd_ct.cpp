@@ -158,7 +158,7 @@ int run_decompress_scalar64(const Args& a, const std::vector<uint8_t>& stream) {
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
   const auto source = take(factz::stream_source(stream));  // a variable's dimensions, attributes, coordinates
-  write_field_outputs({a.get("-o")}, {&field.values}, shape, source, field.mask, "decompress");
+  write_field_outputs({a.get("-o")}, {&field.values}, shape, source, field.mask, "decompress", {}, a.has("--repack"));
   print_decompression(a, field.nx, field.ny, field.nz, true, double(field.size()) * 8.0, stream.size(), secs);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <list>
 #include <map>
 #include <span>
 #include <type_traits>
@@ -523,8 +524,10 @@ template <class T>
 void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> plane_list,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
                          const std::vector<uint8_t>& mask, const std::string& command,
-                         const std::type_identity_t<PlainWriter<T>>& plain) {
+                         const std::type_identity_t<PlainWriter<T>>& plain, bool repack) {
   const std::vector<const std::vector<T>*> planes(plane_list);
+  if (repack && !any_variable_output(names))
+    fail("--repack writes netCDF / HDF5 variables (-o FILE.nc:VAR): give it with such an output", 2);
   // Variables are gathered per file (one file, several variables) and written after the
   // plain outputs; a bad output name is a usage error before anything is written.
   std::vector<std::optional<variable_io::VariableSpec>> specs;
@@ -536,6 +539,7 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   const bool matching_source = source && source->components.size() == planes.size();
   std::map<std::string, std::vector<variable_io::OutputVariable>> files;
   std::map<std::string, std::string> file_names;  // canonical path -> the name as given
+  std::list<variable_io::Repacked> repacked;      // what re-packed outputs point into
   uint64_t rows = 1;
   for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
   for (size_t c = 0; c < names.size(); ++c) {
@@ -551,6 +555,21 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     v.source = matching_source ? &source->components[c] : nullptr;
     v.global_attributes = matching_source ? &source->attributes : nullptr;
     v.fill = common_fill(*planes[c], mask);
+    if (repack) {  // the integers the variable was read from (docs/usage.md, "Packed variables")
+      if (!v.source || !variable_io::repackable(*v.source)) {
+        warn(command, names[c] + ": not read from a packed variable (the stream records no integer packing for it); "
+                                 "written as " + (std::is_same_v<T, double> ? "double" : "float"));
+      } else {
+        repacked.push_back(take(variable_io::repack(*v.source, v.values, mask, names[c])));
+        const variable_io::Repacked& r = repacked.back();
+        v.values = variable_io::PackedValues{r.variable.type, r.values};
+        v.source = &r.variable;
+        v.fill.reset();  // the record's fill values, re-packed
+        if (r.clamped > 0)
+          warn(command, names[c] + ": " + std::to_string(r.clamped) + " value(s) beyond the range of " +
+                            source_type_name(r.variable.type) + " written as its nearest end");
+      }
+    }
     std::error_code ec;
     const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(specs[c]->file, ec), ec).string();
     files[key].push_back(std::move(v));
@@ -575,11 +594,11 @@ void write_plane64(const std::string& path, const std::vector<double>& plane, in
 template void write_field_outputs<float>(const std::vector<std::string>&,
                                          std::initializer_list<const std::vector<float>*>, const std::vector<uint64_t>&,
                                          const std::optional<SourceRecord>&, const std::vector<uint8_t>&,
-                                         const std::string&, const PlainWriter<float>&);
+                                         const std::string&, const PlainWriter<float>&, bool);
 template void write_field_outputs<double>(const std::vector<std::string>&,
                                           std::initializer_list<const std::vector<double>*>,
                                           const std::vector<uint64_t>&, const std::optional<SourceRecord>&,
                                           const std::vector<uint8_t>&, const std::string&,
-                                          const PlainWriter<double>&);
+                                          const PlainWriter<double>&, bool);
 
 }  // namespace factz::cli

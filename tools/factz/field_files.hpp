@@ -168,7 +168,10 @@ ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const
 /// vertices; where they share one bit pattern in a component, its variable declares it as
 /// _FillValue unless the source declares one.
 /// `plain`, when given, writes the names that are not variables instead (3D vector components:
-/// .npy of shape (nz, ny, nx)); else they are written as planes of (rows, nx).
+/// .npy of shape (nz, ny, nx)); else they are written as planes of (rows, nx). `repack`
+/// (decompress --repack): a variable read from packed integers is written back as those
+/// integers with its packing attributes (variable_io::repack); another one as floats, with a
+/// warning; a usage error when no output is a variable.
 /// (T is deduced from `planes`, given as {&u, &v}, {&u, &v, &w} or {&values}; instantiated for
 /// float and double.)
 template <class T>
@@ -177,7 +180,7 @@ template <class T>
 void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> planes,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
                          const std::vector<uint8_t>& mask, const std::string& command,
-                         const std::type_identity_t<PlainWriter<T>>& plain = {});
+                         const std::type_identity_t<PlainWriter<T>>& plain = {}, bool repack = false);
 
 /// Whether any of `names` is a netCDF / HDF5 output (for the drivers that write raw only).
 bool any_variable_output(const std::vector<std::string>& names);

@@ -144,7 +144,11 @@ const Command kDecompress{
       "multi-block file: decode only the window [X0, X1) x [Y0, Y1) (x [Z0, Z1) for a 3D file), reading only the "
       "blocks it touches",
       false, 2},
-     kPerRank, kExec, kJson, kHelp, kHelpShort}};
+     {"--repack", 0, "",
+     "netCDF / HDF5 outputs of variables read from packed integers (scale_factor / add_offset): write those "
+     "integers back, each value's nearest, with the file's packing attributes and type (lossless when the bound "
+     "was below the limit compress notes); other variables stay floats, with a warning"},
+    kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kVerify{
     "verify", "Compare an original and a decompressed field: critical points lost (P1), spurious (P2), type changed (P3), errors; "
@@ -408,7 +412,8 @@ int run_decompress_scalar(const Args& a, const std::vector<uint8_t>& stream) {
                                                                            uint64_t(field.nx)}
                                                     : std::vector<uint64_t>{uint64_t(field.ny), uint64_t(field.nx)};
   const auto source = take(factz::stream_source(stream));  // a variable's dimensions, attributes, coordinates
-  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, source, field.mask, "decompress");
+  factz::cli::write_field_outputs({a.get("-o")}, {&field.values}, shape, source, field.mask, "decompress", {},
+                                  a.has("--repack"));
   factz::cli::print_decompression(a, field.nx, field.ny, field.nz, false, double(field.size()) * 4.0, stream.size(),
                                   secs);
   return 0;
@@ -447,7 +452,7 @@ int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const fa
   const double secs = seconds_since(t0);
   const auto source = take(factz::stream_source(stream));
   factz::cli::write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, source,
-                                  field.mask, "decompress");
+                                  field.mask, "decompress", {}, a.has("--repack"));
   factz::cli::print_decompression(a, field.nx, field.ny, 0, true, double(field.size()) * 16.0, stream.size(), secs);
   return 0;
 }
@@ -455,8 +460,11 @@ int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const fa
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
   refuse_clobbering(a, {"-z"}, {"-o"});  // --per-rank file names are checked once expanded (blocks.cpp)
-  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z")))
+  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z"))) {
+    if (a.has("--repack"))
+      fail("--repack needs the source record of a packed variable, which multi-block files do not keep", 2);
     return factz::cli::run_blocks_decompress(a);
+  }
   if (a.has("-o") && a.all("-o").size() == 1) {  // a scalar stream, which only the stream can tell
     auto bytes = factz::read_bytes(a.get("-z"));
     if (!bytes.ok())
@@ -497,7 +505,7 @@ int run_decompress(const Args& a) {
   // netCDF / HDF5 outputs get the variables' dimensions, attributes and coordinates back.
   const auto source = take(factz::stream_source(stream));
   factz::cli::write_field_outputs({uo, vo}, {&field.u, &field.v}, {uint64_t(field.ny), uint64_t(field.nx)}, source,
-                                  field.mask, "decompress");
+                                  field.mask, "decompress", {}, a.has("--repack"));
   factz::cli::print_decompression(a, field.nx, field.ny, 0, false, double(field.size()) * 8.0, stream.size(), secs);
   return 0;
 }

@@ -1,8 +1,8 @@
 // Writing variables into a new netCDF-4 file through netCDF-C (variable_io.hpp,
 // write_variables): dimensions and 1D coordinate variables shared by name in the root group,
 // each variable in its group with the attributes of its source record. float32 values make
-// NC_FLOAT variables, float64 values NC_DOUBLE ones, through the same code. Part of
-// libfactz-io.so when netCDF-C is found.
+// NC_FLOAT variables, float64 values NC_DOUBLE ones, re-packed integers (PackedValues) a
+// variable of their type, through the same code. Part of libfactz-io.so when netCDF-C is found.
 #include <unistd.h>
 
 #include <atomic>
@@ -35,16 +35,36 @@ struct TypedValues {
   nc_type type;
 };
 TypedValues typed(const OutputValues& values) {
-  return std::visit([](auto s) { return TypedValues{s.data(), s.size(), kNcType<typename decltype(s)::value_type>}; },
-                    values);
+  if (const auto* packed = std::get_if<PackedValues>(&values)) {
+    const size_t size = size_t(source_type_size(packed->type));
+    return {packed->bytes.data(), size ? packed->bytes.size() / size : 0, nc_type(packed->type)};
+  }
+  return std::visit(
+      [](auto s) -> TypedValues {
+        if constexpr (std::is_same_v<decltype(s), PackedValues>) return {};
+        else return TypedValues{s.data(), s.size(), kNcType<typename decltype(s)::value_type>};
+      },
+      values);
 }
 
-/// `value` as a _FillValue of `type` (NC_FLOAT or NC_DOUBLE; netCDF requires the variable's
-/// type). A float32 variable's fill value is a float, so the conversion is exact for it.
+/// `value` as a _FillValue of `type` (NC_FLOAT, NC_DOUBLE, or an integer type of a re-packed
+/// variable; netCDF requires the variable's type). A float32 variable's fill value is a float
+/// and a re-packed one's an integer of its type, so the conversion is exact for them.
 int put_fill(int grp, int varid, nc_type type, double value) {
-  if (type == NC_DOUBLE) return nc_put_att_double(grp, varid, "_FillValue", NC_DOUBLE, 1, &value);
-  const float f = float(value);
-  return nc_put_att_float(grp, varid, "_FillValue", NC_FLOAT, 1, &f);
+  const char* name = "_FillValue";
+  switch (type) {
+    case NC_DOUBLE: return nc_put_att_double(grp, varid, name, type, 1, &value);
+    case NC_FLOAT: { const float f = float(value); return nc_put_att_float(grp, varid, name, type, 1, &f); }
+    case NC_BYTE: { const signed char v = static_cast<signed char>(value); return nc_put_att_schar(grp, varid, name, type, 1, &v); }
+    case NC_UBYTE: { const unsigned char v = static_cast<unsigned char>(value); return nc_put_att_uchar(grp, varid, name, type, 1, &v); }
+    case NC_SHORT: { const short v = static_cast<short>(value); return nc_put_att_short(grp, varid, name, type, 1, &v); }
+    case NC_USHORT: { const unsigned short v = static_cast<unsigned short>(value); return nc_put_att_ushort(grp, varid, name, type, 1, &v); }
+    case NC_INT: { const int v = static_cast<int>(value); return nc_put_att_int(grp, varid, name, type, 1, &v); }
+    case NC_UINT: { const unsigned v = static_cast<unsigned>(value); return nc_put_att_uint(grp, varid, name, type, 1, &v); }
+    case NC_INT64: { const long long v = static_cast<long long>(value); return nc_put_att_longlong(grp, varid, name, type, 1, &v); }
+    case NC_UINT64: { const unsigned long long v = static_cast<unsigned long long>(value); return nc_put_att_ulonglong(grp, varid, name, type, 1, &v); }
+    default: return NC_EBADTYPE;
+  }
 }
 
 /// One file being defined and written.
@@ -170,12 +190,12 @@ class Writer {
   }
 
   /// An attribute as it was read; _FillValue of a data variable takes the variable's type
-  /// (`data_type`; NC_NAT for anything else: netCDF requires it). One netCDF refuses is
-  /// noted and left out.
+  /// (`data_type`; NC_NAT for anything else: netCDF requires it; one of that type already, a
+  /// re-packed integer, is written as its bytes). One netCDF refuses is noted and left out.
   void put_attribute(int grp, int varid, const SourceAttribute& a, const std::string& owner,
                      nc_type data_type = NC_NAT) {
     int s = NC_NOERR;
-    if (data_type != NC_NAT && a.name == "_FillValue") {
+    if (data_type != NC_NAT && a.name == "_FillValue" && nc_type(a.type) != data_type) {
       const auto values = a.numbers();
       s = values.empty() ? NC_EINVAL : put_fill(grp, varid, data_type, values[0]);
     } else if (a.type == SourceType::string) {

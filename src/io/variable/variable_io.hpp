@@ -104,9 +104,41 @@ struct VariableData {
 /// invalid_argument; unreadable files io.
 Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true);
 
+/// Integers of a numeric `type` (SourceType: int8 .. uint64), little-endian, to write as they
+/// are: a re-packed variable (repack).
+struct PackedValues {
+  SourceType type = SourceType::int16;
+  std::span<const uint8_t> bytes;
+};
+
 /// The values of a variable to write, x fastest: float32 values make an NC_FLOAT variable,
-/// float64 values an NC_DOUBLE one (written as they are, never converted).
-using OutputValues = std::variant<std::span<const float>, std::span<const double>>;
+/// float64 values an NC_DOUBLE one, packed integers a variable of their type (written as they
+/// are, never converted).
+using OutputValues = std::variant<std::span<const float>, std::span<const double>, PackedValues>;
+
+/// A variable re-packed into the integers it was read from (`decompress --repack`; docs/usage.md
+/// "Packed variables").
+struct Repacked {
+  SourceVariable variable;      ///< the record's variable as the file had it: its integer type, scale_factor, ...
+  std::vector<uint8_t> values;  ///< the integers, little-endian, of variable.type
+  uint64_t clamped = 0;         ///< values beyond the type's range, written as its nearest end
+};
+/// Whether a record's variable was read unpacked from integers (its attributes say
+/// factz_packed_type = "int16", "uint8", ...): what repack takes.
+bool repackable(const SourceVariable& v);
+/// The integers of `values` (the decoded field, of the record's type) under the packing the
+/// record keeps (factz_packed_scale_factor, factz_packed_add_offset, factz_packed_type): each
+/// value's nearest integer of `(x - add_offset) / scale_factor` (in double, ties to even, as
+/// numpy.around), a missing vertex (`mask`, when not empty) the packed fill value that unpacks
+/// to the bits it holds, else the integer that does (a vertex missing in another component
+/// only), else the first fill value. The attributes are restored: scale_factor and
+/// add_offset under their names and types, _FillValue and missing_value as integers of the
+/// type, valid_min / valid_max / valid_range of the unpacked type as integers when every value
+/// re-packs exactly, factz_packed_* dropped (the type is written as meant, so _Unsigned is
+/// not needed). invalid_argument naming `what`: not repackable, a fill value that re-packs to
+/// no integer, missing vertices without a fill value.
+Result<Repacked> repack(const SourceVariable& v, const OutputValues& values, std::span<const uint8_t> mask,
+                        const std::string& what);
 
 /// One variable to write.
 struct OutputVariable {
