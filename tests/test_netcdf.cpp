@@ -606,6 +606,9 @@ TEST(Netcdf, RepackGivesBackTheFilesIntegers) {
   EXPECT_NE(hm.out.find("float F(lat, lon)"), std::string::npos) << hm.out;
   EXPECT_NE(hm.out.find("short U(lat, lon)"), std::string::npos) << hm.out;
   expect_one_line(factz(dir, "decompress -z p.fz -o u.f32 -o v.f32 --repack"), 2, {"--repack writes netCDF"});
+  ASSERT_EQ(factz(dir, "compress -i packed.nc:U -i packed.nc:V -z m.fzmb --blocks 2 2").exit_code, 0);
+  expect_one_line(factz(dir, "decompress -z m.fzmb -o mb.nc:U -o mb.nc:V --repack"), 2,
+                  {"multi-block files do not keep"});
 }
 
 // A packed variable larger than one slab of the reader (1 M values): read in pieces, with
@@ -919,6 +922,15 @@ TEST(Netcdf, ThreeDVectorFieldsFromVariablesComeBackWithTheirDimensions) {
   const Outcome f = factz(dir, "cp " + in + " --fill 1e20 --json");
   ASSERT_EQ(f.exit_code, 0) << f.describe();
   EXPECT_NE(f.out.find("\"masked_vertices\": " + std::to_string(kLevels * kLand)), std::string::npos) << f.out;
+
+  // A multi-block file: read from the variables, written back as plain (z, y, x) variables
+  // (it keeps no source record), compared block by block.
+  ASSERT_EQ(factz(dir, "compress -3 36 33 3 " + in + " -z m.fzmb --blocks 2 2 1 -M ABS 0.01").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o mb.nc:U -o mb.nc:V -o mb.nc:W").exit_code, 0);
+  EXPECT_NE(testing::run_in(dir, "ncdump -h mb.nc").out.find("float W(z, y, x)"), std::string::npos);
+  const Outcome vb = factz(dir, "verify -3 36 33 3 " + in + " -d mb.nc:U -d mb.nc:V -d mb.nc:W --blocks 2 2 1");
+  ASSERT_EQ(vb.exit_code, 0) << vb.describe();
+  EXPECT_EQ(key_values(vb.out)["violations"], "0") << vb.out;
 
   // float64 variables: a float64 stream (format version 13 layout), written back as doubles.
   const std::string in64 = "-i 'm.nc:UD[time=1]' -i 'm.nc:VD[time=1]' -i 'm.nc:WD[time=1]'";

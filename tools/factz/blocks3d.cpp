@@ -137,11 +137,14 @@ Field read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int 
 }
 
 /// The whole field of `flag` in memory, as Field.
+/// `info` receives the fill values the files declared and the grid, which `like` (verify's
+/// original, given for the reconstruction) applies.
 template <class Field>
-Field whole_field(const Args& a, const char* flag, const std::string& command, bool reconstruction = false) {
+Field whole_field(const Args& a, const char* flag, const std::string& command, bool reconstruction = false,
+                  const Field3DInfo<ValueOf<Field>>* like = nullptr, Field3DInfo<ValueOf<Field>>* info = nullptr) {
   int64_t masked = 0;
-  if constexpr (kFloat64<Field>) return read_field3d64(a, flag, masked, command, reconstruction);
-  else return read_field3d(a, flag, masked, command, reconstruction);
+  if constexpr (kFloat64<Field>) return read_field3d64(a, flag, masked, command, reconstruction, like, info);
+  else return read_field3d(a, flag, masked, command, reconstruction, like, info);
 }
 
 /// FNV-1a hashes of block f's six outer faces (x min, x max, y min, y max, z min, z max), u, v
@@ -341,19 +344,34 @@ int compress_blocks3d(World& w, const Args& a) {
 
 // ---- decompress ----------------------------------------------------------------------------
 
-/// Writes the three components through the 3D writer (raw or .npy, float32 or float64).
+/// Writes the three components through the 3D writer (raw or .npy, float32 or float64), or
+/// netCDF / HDF5 variables of plain dimensions (z, y, x) (a multi-block file keeps no source
+/// record), their missing vertices' common value declared as _FillValue.
 template <class Field>
 void write_field(const std::vector<std::string>& outputs, const Field& f) {
+  if (any_variable_output(outputs)) {
+    using T = typename decltype(Field::u)::value_type;
+    write_field_outputs<T>(outputs, {&f.u, &f.v, &f.w}, {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)},
+                           std::nullopt, f.mask, "decompress",
+                           [&f](const std::string& name, const std::vector<T>& plane) {
+                             write_component(name, plane, f.nx, f.ny, f.nz);
+                           });
+    return;
+  }
   write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
   write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
   write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
 }
 
-std::vector<std::string> decode_outputs(const Args& a) {
+/// The three -o names; netCDF / HDF5 variables only where one process writes the whole field
+/// (`variables`), not under mpirun or --per-rank.
+std::vector<std::string> decode_outputs(const Args& a, bool variables) {
   require_3d_options(a);
   const auto outputs = three_files(a, "-o");
-  if (any_variable_output(outputs))
-    fail("3D vector components are written as raw or .npy files (no netCDF / HDF5 output yet)", 2);
+  if (!variables && any_variable_output(outputs))
+    fail("under mpirun or with --per-rank, 3D vector components are written as raw files (netCDF / HDF5 variables "
+         "in one process only)",
+         2);
   int to_stdout = 0;
   for (const auto& o : outputs) to_stdout += o == "-";
   if (to_stdout > 1) fail("only one component can go to stdout", 2);
@@ -364,7 +382,7 @@ std::vector<std::string> decode_outputs(const Args& a) {
 /// decompress_multiblock3d64 for a version 4 file).
 template <class Field>
 int decompress_whole3d(const Args& a, const std::vector<uint8_t>& file, const factz::MultiBlockIndex3D& ix) {
-  const auto outputs = decode_outputs(a);
+  const auto outputs = decode_outputs(a, true);
   const factz::DecompressOptions d = vector_decompress_options(a);
   const auto t0 = Clock::now();
   Field f;
@@ -420,7 +438,7 @@ int decompress_region3d_as(const Args& a, const std::vector<std::string>& output
 }
 
 int decompress_region3d_cli(const Args& a) {
-  const auto outputs = decode_outputs(a);
+  const auto outputs = decode_outputs(a, true);
   require_seekable(a.get("-z"), "--region");
   const auto ix = take(factz::read_multiblock3d_index(a.get("-z")));
   return ix.dtype == factz::DType::float64 ? decompress_region3d_as<VectorField3D64>(a, outputs)
@@ -508,7 +526,7 @@ int decompress_distributed3d(World& w, const Args& a) {
   std::vector<uint8_t> head;
   phase(w, [&] {
     if (a.has("--region")) fail("--region decodes in one process: run it without mpirun or --per-rank", 2);
-    outputs = decode_outputs(a);
+    outputs = decode_outputs(a, false);
     path = a.get("-z");
     require_plain_paths({path, outputs[0], outputs[1], outputs[2]});
     require_seekable(path, "decompressing under mpirun or with --per-rank");
@@ -592,8 +610,9 @@ void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
   const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
   const factz::Exec ex = exec_of(a);
   if (!w.distributed() && !a.has("--per-rank")) {  // each field read once
-    const Field orig = whole_field<Field>(a, "-i", "verify");
-    const Field dec = whole_field<Field>(a, "-d", "verify", true);
+    Field3DInfo<ValueOf<Field>> info;  // the original's fill values apply to the reconstruction
+    const Field orig = whole_field<Field>(a, "-i", "verify", false, nullptr, &info);
+    const Field dec = whole_field<Field>(a, "-d", "verify", true, &info);
     for (int b = 0; b < L.count(); ++b)
       tally_block(L, b, factz::extract_block(orig, L.blocks[size_t(b)]), factz::extract_block(dec, L.blocks[size_t(b)]),
                   ex, t);
@@ -684,7 +703,7 @@ int run_blocks3d_decompress(const Args& a) {
           rc = decompress_region3d_cli(a);
           return;
         }
-        decode_outputs(a);
+        decode_outputs(a, true);
         rc = decompress_whole3d(a, take(factz::read_bytes(a.get("-z"))));
       });
       return rc;

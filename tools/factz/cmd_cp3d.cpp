@@ -231,8 +231,8 @@ std::vector<float> read_component(const std::string& path, int64_t nx, int64_t n
   return read_component<float>(path, nx, ny, nz);
 }
 factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
-                                  bool reconstruction) {
-  return read_field3d<factz::VectorField3D>(a, flag, masked, command, reconstruction);
+                                  bool reconstruction, const Field3DInfo<float>* like, Field3DInfo<float>* info) {
+  return read_field3d<factz::VectorField3D>(a, flag, masked, command, reconstruction, like, info);
 }
 void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz) {
   write_component<float>(path, values, nx, ny, nz);
@@ -247,8 +247,9 @@ factz::FillValues3D64 fill3d_of64(const Args& a) {
   return fill;
 }
 factz::VectorField3D64 read_field3d64(const Args& a, const char* flag, int64_t& masked, const std::string& command,
-                                      bool reconstruction) {
-  return read_field3d<factz::VectorField3D64>(a, flag, masked, command, reconstruction);
+                                      bool reconstruction, const Field3DInfo<double>* like,
+                                      Field3DInfo<double>* info) {
+  return read_field3d<factz::VectorField3D64>(a, flag, masked, command, reconstruction, like, info);
 }
 void write_component(const std::string& path, const std::vector<double>& values, int64_t nx, int64_t ny, int64_t nz) {
   write_component<double>(path, values, nx, ny, nz);

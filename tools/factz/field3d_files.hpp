@@ -41,7 +41,8 @@ factz::FillValues3D fill3d_of(const Args& a);
 /// declared fill value, a value that looks like an undeclared one gets a warning, except for
 /// a reconstruction (verify's -d).
 factz::VectorField3D read_field3d(const Args& a, const char* flag, int64_t& masked, const std::string& command,
-                                  bool reconstruction = false);
+                                  bool reconstruction = false, const Field3DInfo<float>* like = nullptr,
+                                  Field3DInfo<float>* info = nullptr);
 /// Writes one component: a '<f4' .npy of shape (nz, ny, nx) when the name ends in .npy, raw
 /// little-endian float32 otherwise ('-': stdout).
 void write_component(const std::string& path, const std::vector<float>& values, int64_t nx, int64_t ny, int64_t nz);
@@ -51,7 +52,8 @@ void write_component(const std::string& path, const std::vector<float>& values, 
 std::vector<double> read_component64(const std::string& path, int64_t nx, int64_t ny, int64_t nz);
 factz::FillValues3D64 fill3d_of64(const Args& a);
 factz::VectorField3D64 read_field3d64(const Args& a, const char* flag, int64_t& masked, const std::string& command,
-                                      bool reconstruction = false);
+                                      bool reconstruction = false, const Field3DInfo<double>* like = nullptr,
+                                      Field3DInfo<double>* info = nullptr);
 void write_component(const std::string& path, const std::vector<double>& values, int64_t nx, int64_t ny, int64_t nz);
 
 }  // namespace factz::cli

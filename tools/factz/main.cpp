@@ -460,9 +460,12 @@ int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const fa
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
   refuse_clobbering(a, {"-z"}, {"-o"});  // --per-rank file names are checked once expanded (blocks.cpp)
-  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z"))) {
+  auto no_repack = [&a] {
     if (a.has("--repack"))
       fail("--repack needs the source record of a packed variable, which multi-block files do not keep", 2);
+  };
+  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z"))) {
+    no_repack();
     return factz::cli::run_blocks_decompress(a);
   }
   if (a.has("-o") && a.all("-o").size() == 1) {  // a scalar stream, which only the stream can tell
@@ -482,7 +485,7 @@ int run_decompress(const Args& a) {
   if (a.has("-o") && a.all("-o").size() == 3) {
     const auto stream = take(factz::read_bytes(a.get("-z")));
     // A multi-block file through a pipe or stdin (a regular file went to the driver above).
-    if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
+    if (factz::is_multiblock(stream)) return no_repack(), factz::cli::run_blocks_decompress_bytes(a, stream);
     if (!is_vector3d_stream(stream) && factz::detail::parse_container(stream).ok())
       fail(std::string("the stream holds a ") + (is_scalar_stream(stream) ? "scalar field: give -o once" :
                                                  "2D vector field: give -o twice (u then v)"), 2);
@@ -493,7 +496,7 @@ int run_decompress(const Args& a) {
   factz::DecompressOptions o = factz::cli::vector_decompress_options(a);  // -x cuda: on the GPU
   const auto stream = take(factz::read_bytes(a.get("-z")));
   // A multi-block file through a pipe or stdin (a regular file went to the driver above).
-  if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
+  if (factz::is_multiblock(stream)) return no_repack(), factz::cli::run_blocks_decompress_bytes(a, stream);
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   if (is_vector3d_stream(stream)) fail("the stream holds a 3D vector field: give -o three times (u, v, w)", 2);
   const factz::StreamInfo info = take(factz::stream_info(stream));
