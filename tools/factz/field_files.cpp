@@ -542,10 +542,11 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   std::list<variable_io::Repacked> repacked;      // what re-packed outputs point into
   uint64_t rows = 1;
   for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
+  // Plain outputs are written once every variable is prepared (re-packing may refuse one).
+  std::vector<size_t> plain_outputs;
   for (size_t c = 0; c < names.size(); ++c) {
     if (!specs[c]) {
-      if (plain) plain(names[c], *planes[c]);
-      else check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
+      plain_outputs.push_back(c);
       continue;
     }
     variable_io::OutputVariable v;
@@ -574,6 +575,10 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(specs[c]->file, ec), ec).string();
     files[key].push_back(std::move(v));
     file_names.emplace(key, specs[c]->file);
+  }
+  for (size_t c : plain_outputs) {
+    if (plain) plain(names[c], *planes[c]);
+    else check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
   }
   for (const auto& [key, variables] : files) {
     std::vector<std::string> notes;
