@@ -71,6 +71,8 @@ TEST(ScalarSource, StreamsCarryItInVersion19) {
   expect_version19(with.value(), without.value(), record);
   auto back = decompress_scalar64(with.value());
   ASSERT_TRUE(back.ok()) << back.status().to_string();
+  // Damaged: refused, never a crash.
+  testing::expect_damage_refused(with.value(), [](const std::vector<uint8_t>& s) { return decompress_scalar64(s).status(); });
 }
 
 TEST(ScalarSource, ARecordOfAnotherFieldIsRefused) {

@@ -16,6 +16,7 @@
 #include "factz/io.hpp"
 #include "format/container.hpp"
 #include "streams/stream_common.hpp"
+#include "support/compact_places.hpp"
 #include "support/resealed.hpp"
 
 namespace factz::testing {
@@ -163,6 +164,40 @@ inline void expect_version19(const Bytes& with, const Bytes& without, const Sour
   auto rebuilt = detail::write_stream(h, std::move(sections));
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().to_string();
   EXPECT_EQ(rebuilt.value(), without);
+}
+
+/// A version 19 stream damaged every way a reader must survive: every truncation, every
+/// single-bit flip (caught by the checksums), and every byte of the source section changed
+/// with the checksums recomputed (the record then fails to decode or describes another
+/// field, or still decodes: never a crash). `decode` returns the decoder's Status.
+template <class Decode>
+void expect_damage_refused(const Bytes& good, Decode decode) {
+  ASSERT_TRUE(decode(good).ok());
+  for (size_t n = 0; n < good.size(); ++n) {
+    const Status st = decode(Bytes(good.begin(), good.begin() + std::ptrdiff_t(n)));
+    ASSERT_FALSE(st.ok()) << "first " << n << " bytes";
+    EXPECT_EQ(st.code(), Code::corrupt_stream) << n << ": " << st.to_string();
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    Bytes b = good;
+    b[i] ^= uint8_t(1u << (i % 8));
+    EXPECT_FALSE(decode(b).ok()) << "byte " << i;
+  }
+  auto parsed = detail::parse_container(good);
+  ASSERT_TRUE(parsed.ok());
+  for (const auto& e : parsed->entries) {
+    if (e.id != detail::kSectionSource) continue;
+    for (size_t i = 0; i < e.stored_size; ++i)
+      for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
+        Bytes b = good;
+        b[e.offset + i] ^= mask;
+        reseal_compact(b);
+        const Status st = decode(b);  // must return; a changed record may still describe the field
+        if (!st.ok()) {
+          EXPECT_EQ(st.code(), Code::corrupt_stream) << "source byte " << i << ": " << st.to_string();
+        }
+      }
+  }
 }
 
 }  // namespace factz::testing
