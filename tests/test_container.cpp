@@ -397,11 +397,18 @@ TEST(Container, CompressorErrorsArePassedOn) {
 
 // ---- Writer argument checks ---------------------------------------------------------------
 TEST(Container, WriterRejectsInvalidHeadersAndSections) {
+  // The rules of the header version are the same in both containers: checked in the compact
+  // one, since a stream with a source section has no classic form (version 19).
   auto rejects = [](const Header& h, std::vector<Section> secs = {}) {
-    auto r = write_classic(h, std::move(secs), nullptr);
+    auto r = write_container(h, std::move(secs), nullptr);
     return !r.ok() && r.status().code() == Code::invalid_argument;
   };
   const Header ok = sample_header();
+  {
+    Header four = ok;
+    four.version = 4;
+    EXPECT_EQ(write_classic(four, {{kSectionSource, {1}}}, nullptr).status().code(), Code::invalid_argument);
+  }
   Header h;
   h = ok; h.version = 1; EXPECT_TRUE(rejects(h));  // version 1 is read, never written
   h = ok; h.version = 3; EXPECT_TRUE(rejects(h));  // version 3 exactly when mask sections are present

@@ -396,42 +396,22 @@ TEST(CompactContainer, DescribeNamesTheContainerAndTheLayoutVersion) {
   EXPECT_NE(d.find("stream bytes    " + std::to_string(packed_stream().size())), std::string::npos) << d;
 }
 
-// Version 19: the compact container of a scalar or 3D vector stream with a source section,
-// and only of such a stream (docs/format.md "Compact container").
-TEST(CompactContainer, Version19IsExactlyAScalarOr3DStreamWithASource) {
+// Version 19: the compact container of every stream with a source section, and only of such a
+// stream; a scalar or 3D vector stream holds one only there (docs/format.md "Compact
+// container"; the record's own version is the stream layer's, test_source_record.cpp).
+TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   const Bytes record = iota_bytes(12, 3);  // the container does not read the record
-  Header scalar = sample_header();
-  scalar.components = 1;
-  scalar.mode = kModeNone;
-  scalar.anchor_stride = 0;
   auto with_source = [&](std::vector<Section> sections) {
     sections.push_back({kSectionSource, record, false});
     return sections;
   };
-  // Without a source, or in a 2D vector stream: version 18.
-  EXPECT_EQ(write_container(scalar, sample_sections(), nullptr).value()[4], 18);
+  Header scalar = sample_header();
+  scalar.components = 1;
+  scalar.mode = kModeNone;
+  scalar.anchor_stride = 0;
   Header vector2d = sample_header();
   vector2d.mode = kModeNone;
   vector2d.anchor_stride = 0;
-  vector2d.version = kFormatVersionWithSource;
-  const Bytes v2 = write_container(vector2d, with_source(sample_sections()), nullptr).value();
-  EXPECT_EQ(v2[4], 18);
-  // A scalar stream with one: version 19 (layout version 4), parsed, described, no classic form.
-  scalar.version = kFormatVersionWithSource;
-  const Bytes s19 = write_container(scalar, with_source(sample_sections()), nullptr).value();
-  EXPECT_EQ(s19[4] | s19[5] << 8, kFormatVersionCompactSource);
-  auto p = parse_container(s19);
-  ASSERT_TRUE(p.ok()) << p.status().to_string();
-  EXPECT_EQ(p->format_version(), 19);
-  EXPECT_EQ(p->header.version, kFormatVersionWithSource);
-  EXPECT_EQ(peek_components(s19), 1);
-  EXPECT_NE(describe_container(p.value()).find("format version 19: compact container, sections of format version 4"),
-            std::string::npos);
-  EXPECT_EQ(recontain(s19, ContainerLayout::classic).status().code(), Code::invalid_argument);
-  EXPECT_EQ(recontain(s19, ContainerLayout::compact).value(), s19);
-  EXPECT_EQ(write_container(scalar, with_source(sample_sections()), nullptr, ContainerLayout::classic).status().code(),
-            Code::invalid_argument);
-  // A 3D vector stream with one: version 19 too.
   Header h3 = sample_header();
   h3.components = 3;
   h3.ndims = 3;
@@ -442,20 +422,48 @@ TEST(CompactContainer, Version19IsExactlyAScalarOr3DStreamWithASource) {
   h3.version = kFormatVersionVector3D;
   std::vector<Section> s3 = sample_sections();
   s3.push_back({kSectionCodesW, iota_bytes(5, 9), false});
-  const Bytes v3 = write_container(h3, with_source(s3), nullptr).value();
-  EXPECT_EQ(v3[4], 19);
-  EXPECT_TRUE(parse_container(v3).ok());
+  // Without a source: version 18.
+  EXPECT_EQ(write_container(scalar, sample_sections(), nullptr).value()[4], 18);
+  EXPECT_EQ(write_container(vector2d, sample_sections(), nullptr).value()[4], 18);
   EXPECT_EQ(write_container(h3, s3, nullptr).value()[4], 18);
-  // Forged: the scalar and 3D streams as version 18, the 2D vector stream as 19, and version
-  // 20, which no build reads (checksums resealed).
+  // With one: version 19 (layout version 4 for the 2D and scalar ones), parsed, described, no
+  // classic form.
+  scalar.version = kFormatVersionWithSource;
+  vector2d.version = kFormatVersionWithSource;
+  const Bytes s19 = write_container(scalar, with_source(sample_sections()), nullptr).value();
+  const Bytes v2 = write_container(vector2d, with_source(sample_sections()), nullptr).value();
+  const Bytes v3 = write_container(h3, with_source(s3), nullptr).value();
+  for (const Bytes* b : {&s19, &v2, &v3}) {
+    EXPECT_EQ((*b)[4] | (*b)[5] << 8, kFormatVersionCompactSource);
+    auto p = parse_container(*b);
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    EXPECT_EQ(p->format_version(), 19);
+    EXPECT_EQ(recontain(*b, ContainerLayout::classic).status().code(), Code::invalid_argument);
+    EXPECT_EQ(recontain(*b, ContainerLayout::compact).value(), *b);
+  }
+  auto p = parse_container(s19);
+  EXPECT_EQ(p->header.version, kFormatVersionWithSource);
+  EXPECT_EQ(peek_components(s19), 1);
+  EXPECT_NE(describe_container(p.value()).find("format version 19: compact container, sections of format version 4"),
+            std::string::npos);
+  EXPECT_EQ(write_container(scalar, with_source(sample_sections()), nullptr, ContainerLayout::classic).status().code(),
+            Code::invalid_argument);
+  // Forged (checksums resealed): a scalar or 3D stream with a source as version 18, a stream
+  // without one as 19, version 20. A 2D stream with a source in version 18 is one an earlier
+  // build wrote: the container takes it (its record must then be of version 1), and converts
+  // it both ways keeping its version.
   auto as_version = [](Bytes b, uint8_t version) {
     b[4] = version;
     reseal(b);
     return b;
   };
   expect_rejected(as_version(s19, 18), "scalar and 3D vector streams hold it from version 19 on");
-  expect_rejected(as_version(v2, 19), "version 19 is the compact container of exactly those");
   expect_rejected(as_version(v3, 18), "from version 19 on");
+  expect_rejected(as_version(sample_stream(), 19), "a version 19 stream without a source section");
+  const Bytes old2d = as_version(v2, 18);
+  ASSERT_TRUE(parse_container(old2d).ok());
+  const Bytes classic2d = recontain(old2d, ContainerLayout::classic).value();
+  EXPECT_EQ(recontain(classic2d, ContainerLayout::compact).value(), old2d);
   const Bytes forged = as_version(s19, 20);
   EXPECT_EQ(parse_container(forged).status().code(), Code::unsupported_version);
 }

@@ -64,10 +64,65 @@ TEST(SourceRecord, BytesAreTheDocumentedLayout) {
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40,
       0x00,  // its attributes
   };
-  EXPECT_EQ(encode_source_record(r), want);
+  // Record version 1 (format versions 4 to 18): read, never written any more.
   auto back = decode_source_record(want);
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   expect_same(back.value(), r);
+  EXPECT_EQ(back->version, 1);
+  // Version 2: the same, with a coding byte before each coordinate's values: here the
+  // differences of the bit patterns (0, 0x3f800000, 0x00800000), zig-zagged varints, 9 bytes
+  // against 12 raw.
+  Bytes want2 = want;
+  want2[0] = 0x02;
+  const size_t values_at = want.size() - 13;
+  want2.erase(want2.begin() + std::ptrdiff_t(values_at), want2.end() - 1);
+  const Bytes coded = {0x01, 0x00, 0x80, 0x80, 0x80, 0xf8, 0x07, 0x80, 0x80, 0x80, 0x08};
+  want2.insert(want2.begin() + std::ptrdiff_t(values_at), coded.begin(), coded.end());
+  EXPECT_EQ(encode_source_record(r), want2);
+  back = decode_source_record(want2);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  expect_same(back.value(), r);
+  EXPECT_EQ(back->version, 2);
+  // The writer's choice is the only valid one: the same values raw (coding 0) are corrupt,
+  // and so is a varint in a longer form than it needs.
+  Bytes raw2 = want;
+  raw2[0] = 0x02;
+  raw2.insert(raw2.begin() + std::ptrdiff_t(values_at), 0x00);
+  EXPECT_EQ(decode_source_record(raw2).status().code(), Code::corrupt_stream);
+  Bytes long2 = want2;
+  long2[values_at + 1] = 0x80;  // 0 as two bytes
+  long2.insert(long2.begin() + std::ptrdiff_t(values_at + 2), 0x00);
+  EXPECT_EQ(decode_source_record(long2).status().code(), Code::corrupt_stream);
+}
+
+// Coordinates of real grids: a regular one (ERA5's 0.25 degrees, float32) shrinks to about a
+// byte per value, an irregular one (Gaussian-like latitudes, float64) stays raw or shrinks a
+// little, and every list comes back bit for bit.
+TEST(SourceRecord, CoordinatesAreCodedAsDifferencesWhereThatIsShorter) {
+  SourceRecord r = sample_record(721, 1440);
+  for (auto& v : r.components) {
+    v.dimensions[1].size = 721;
+    v.dimensions[2].size = 1440;
+    SourceCoordinate lat{1, "lat", SourceType::float32, {}, {}};
+    for (int k = 0; k < 721; ++k) {
+      const float y = 90.0f - 0.25f * float(k);
+      const Bytes b = le_bytes(&y, 4);
+      lat.data.insert(lat.data.end(), b.begin(), b.end());
+    }
+    SourceCoordinate lon{2, "lon", SourceType::float64, {}, {}};
+    for (int k = 0; k < 1440; ++k) {
+      const double x = 360.0 * std::sin(double(k) / 1440.0 * 1.5);  // no regular steps
+      const Bytes b = le_bytes(&x, 8);
+      lon.data.insert(lon.data.end(), b.begin(), b.end());
+    }
+    v.coordinates = {v.coordinates[0], lat, lon};
+  }
+  const Bytes bytes = encode_source_record(r);
+  auto back = decode_source_record(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  expect_same(back.value(), r);
+  const size_t raw = 2 * (721 * 4 + 1440 * 8);
+  EXPECT_LT(bytes.size(), raw - 2 * 721 * 3) << "the regular latitudes take about a byte each";
 }
 
 TEST(SourceRecord, EveryFieldAndTypeRoundTrips) {
@@ -104,9 +159,9 @@ TEST(SourceRecord, EveryTruncationAndDamageIsRefusedWithoutACrash) {
         EXPECT_EQ(r.status().code(), Code::corrupt_stream) << "byte " << k;
       }
     }
-  Bytes v2 = good;
-  v2[0] = 2;
-  EXPECT_NE(decode_source_record(v2).status().message().find("source record version 2"), std::string::npos);
+  Bytes v3 = good;
+  v3[0] = 3;
+  EXPECT_NE(decode_source_record(v3).status().message().find("source record version 3"), std::string::npos);
   // A slice index outside its dimension, a coordinate of the wrong length, an unknown type.
   SourceRecord r = sample_record();
   r.components[0].dimensions[0].index = 3;
@@ -138,7 +193,7 @@ TEST(SourceRecord, CheckSaysWhetherItDescribesTheField) {
 
 VectorField2D storm_like() { return synth::turbulence(36, 33, 7); }
 
-TEST(SourceSection, CompressStoresItAsVersion4AndTheValuesDoNotChange) {
+TEST(SourceSection, CompressStoresItAsVersion4AndTheValuesDoNotChange) {  // layout version 4, container 19
   for (Mode mode : {Mode::none, Mode::block, Mode::speculative}) {
     SCOPED_TRACE(mode_name(mode));
     VectorField2D f = storm_like();
@@ -190,24 +245,17 @@ TEST(SourceSection, ARecordOfAnotherFieldIsRefused) {
 }
 
 /// `stream` with the source section's raw bytes replaced by `record` (same length), the
-/// section and entry checksums recomputed: only the record's content is wrong.
-// In the classic container, whose table entries lie at fixed offsets.
+/// checksums recomputed: only the record's content is wrong.
 Bytes with_record(Bytes stream, const Bytes& record) {
-  stream = testing::classic(stream);
   auto parsed = detail::parse_container(stream);
   EXPECT_TRUE(parsed.ok());
-  for (size_t i = 0; i < parsed->entries.size(); ++i) {
-    const auto& e = parsed->entries[i];
+  for (const auto& e : parsed->entries) {
     if (e.id != detail::kSectionSource) continue;
     EXPECT_EQ(e.flags, 0u);
     EXPECT_EQ(e.stored_size, record.size());
     std::memcpy(stream.data() + e.offset, record.data(), record.size());
-    const size_t entry = 64 + 40 * i;
-    const uint32_t crc = detail::crc32c(record);
-    for (int k = 0; k < 4; ++k) stream[entry + 32 + size_t(k)] = uint8_t(crc >> (8 * k));
-    const uint32_t entry_crc = detail::crc32c(std::span<const uint8_t>(stream.data() + entry, 36));
-    for (int k = 0; k < 4; ++k) stream[entry + 36 + size_t(k)] = uint8_t(entry_crc >> (8 * k));
   }
+  testing::reseal_compact(stream);
   return stream;
 }
 
@@ -229,6 +277,42 @@ TEST(SourceSection, ARecordThatDoesNotDescribeTheStreamIsCorrupt) {
   const auto s = decompress(with_record(stream.value(), broken)).status();
   EXPECT_EQ(s.code(), Code::corrupt_stream) << s.to_string();
   EXPECT_NE(s.message().find("source record version 9"), std::string::npos) << s.to_string();
+}
+
+// A record's version goes with the stream's: 2 in format version 19 (what this build
+// writes), 1 in the 2D vector streams of versions 4 to 18; a mismatch is corrupt.
+TEST(SourceSection, TheRecordVersionIsTheStreamVersions) {
+  SourceRecord record = sample_record();
+  for (auto& v : record.components) v.coordinates.clear();  // then versions 1 and 2 differ in their first byte only
+  Options o;
+  o.zstd = false;
+  o.source = encode_source_record(record);
+  const auto stream = compress(storm_like(), o);
+  ASSERT_TRUE(stream.ok()) << stream.status().to_string();
+  EXPECT_EQ(stream->at(4), detail::kFormatVersionCompactSource);
+  ASSERT_TRUE(decompress(stream.value()).ok());
+  Bytes v1 = o.source;
+  v1[0] = 1;
+  ASSERT_TRUE(decode_source_record(v1).ok());
+  const Bytes old_record = with_record(stream.value(), v1);
+  for (const auto& r : {decompress(old_record).status(), stream_source(old_record).status()}) {
+    EXPECT_EQ(r.code(), Code::corrupt_stream) << r.to_string();
+    EXPECT_NE(r.message().find("a record of version 1 in a stream of format version 19"), std::string::npos)
+        << r.to_string();
+  }
+  // The same record of version 1 in a version 18 stream is one an earlier build wrote: read.
+  Bytes v18 = old_record;
+  v18[4] = 18;
+  testing::reseal_compact(v18);
+  ASSERT_TRUE(decompress(v18).ok());
+  auto read = stream_source(v18);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ((*read)->version, 1);
+  Bytes v2_in_18 = stream.value();
+  v2_in_18[4] = 18;
+  testing::reseal_compact(v2_in_18);
+  EXPECT_NE(decompress(v2_in_18).status().message().find("a record of version 2 in a stream of format version 18"),
+            std::string::npos);
 }
 
 // ---- 3D vector streams (format version 19; scalar streams: tests/scalar/test_scalar_source.cpp) ----

@@ -139,12 +139,15 @@ enum class SourceFormat : uint8_t {
 std::string source_format_name(SourceFormat f);
 /// Where a field came from: one variable per component (u and v, or one scalar).
 struct SourceRecord {
+  /// The record version read (1: format versions 4 to 18, raw coordinates; 2: format version
+  /// 19, coordinates coded as differences); encode_source_record writes 2 whatever this says.
+  uint8_t version = 2;
   SourceFormat format = SourceFormat::netcdf4;
   std::string file;  ///< the name (without folders) of the first component's file
   std::vector<SourceAttribute> attributes;  ///< that file's global attributes (title, Conventions, ...)
   std::vector<SourceVariable> components;
 };
-/// The record's bytes (record version 1, docs/format.md "12 source").
+/// The record's bytes (record version 2, docs/format.md "12 source").
 std::vector<uint8_t> encode_source_record(const SourceRecord& record);
 /// Parses a record; corrupt_stream for anything the format does not allow (unknown version
 /// or codes, counts beyond the bytes, a sliced index outside its dimension, trailing bytes).

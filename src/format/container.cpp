@@ -327,11 +327,10 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
 // raw size (only when flag bit 0 is set), section CRC (u32); then the CRC-32C of everything
 // before it.
 // Header and table of a compact stream, its CRC included.
-std::vector<uint8_t> encode_compact_prefix(const Header& h, const std::vector<ParsedContainer::Entry>& entries) {
+std::vector<uint8_t> encode_compact_prefix(const Header& h, const std::vector<ParsedContainer::Entry>& entries,
+                                           uint16_t version) {
   std::vector<uint8_t> out(kMagic, kMagic + 4);
-  std::vector<uint32_t> ids;
-  for (const auto& e : entries) ids.push_back(e.id);
-  put_le(out, compact_version_for(h, ids), 2);
+  put_le(out, version, 2);
   out.push_back(static_cast<uint8_t>(h.version));
   for (uint8_t b : {h.dtype, h.components, h.ndims, h.mode, h.coder, h.flags, h.bound_mode}) out.push_back(b);
   put_le(out, std::bit_cast<uint64_t>(h.bound_value), 8);
@@ -498,18 +497,18 @@ Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) 
                           std::to_string(stream.size() - expected_offset) + " bytes)");
   if ((h.flags & kHeaderFlagZstd) != 0 && !any_compressed)
     return corrupt_stream("header zstd flag is set but no section is compressed");
-  // A scalar or 3D vector stream holds a source section only in version 19, and a version 19
-  // stream is such a stream (one version for each content).
-  std::vector<uint32_t> ids;
-  for (const auto& e : parsed.entries) ids.push_back(e.id);
-  const uint16_t needed = compact_version_for(h, ids);
-  if (needed == kFormatVersionCompactSource && parsed.format_version() != needed)
+  // A version 19 stream holds a source section, and a scalar or 3D vector stream holds one
+  // only in version 19 (a 2D vector stream also in versions 4 to 18, with a record of version 1;
+  // the stream layer checks the record's version).
+  const bool source = std::any_of(parsed.entries.begin(), parsed.entries.end(),
+                                  [](const ParsedContainer::Entry& e) { return e.id == kSectionSource; });
+  if (source && h.components != 2 && parsed.format_version() != kFormatVersionCompactSource)
     return corrupt_stream(label(kSectionSource) + " in a " + std::to_string(h.components) +
                           "-component stream of format version " + std::to_string(parsed.format_version()) +
                           " (scalar and 3D vector streams hold it from version 19 on)");
-  if (parsed.format_version() == kFormatVersionCompactSource && needed != kFormatVersionCompactSource)
-    return corrupt_stream("a version 19 stream without a source section in a scalar or 3D vector field (version 19 "
-                          "is the compact container of exactly those)");
+  if (!source && parsed.format_version() == kFormatVersionCompactSource)
+    return corrupt_stream("a version 19 stream without a source section (version 19 is the compact container of "
+                          "the streams that hold one)");
 
   for (const auto& e : parsed.entries) {
     if (crc32c(stream.subspan(e.offset, e.stored_size)) != e.crc)
@@ -518,15 +517,16 @@ Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) 
   return Status::Ok();
 }
 
-// The bytes of a stream: header and table in `layout`, then the stored sections. Entries'
-// offsets are set here.
+// The bytes of a stream: header and table in `layout` (a compact one of `compact_version`),
+// then the stored sections. Entries' offsets are set here.
 std::vector<uint8_t> assemble(const Header& h, std::vector<ParsedContainer::Entry>& entries,
-                              const std::vector<std::span<const uint8_t>>& stored, ContainerLayout layout) {
+                              const std::vector<std::span<const uint8_t>>& stored, ContainerLayout layout,
+                              uint16_t compact_version) {
   std::vector<uint8_t> out;
   uint64_t size = 0;
   for (const auto& e : entries) size += e.stored_size;
   if (layout == ContainerLayout::compact) {
-    out = encode_compact_prefix(h, entries);
+    out = encode_compact_prefix(h, entries, compact_version);
   } else {
     out.resize(kHeaderSize + kSectionEntrySize * entries.size());
   }
@@ -573,9 +573,9 @@ const char* bound_mode_name(uint8_t b) {
 
 }  // namespace
 
-uint16_t compact_version_for(const Header& header, std::span<const uint32_t> section_ids) {
+uint16_t compact_version_for(std::span<const uint32_t> section_ids) {
   const bool source = std::find(section_ids.begin(), section_ids.end(), kSectionSource) != section_ids.end();
-  return source && header.components != 2 ? kFormatVersionCompactSource : kFormatVersionCompact;
+  return source ? kFormatVersionCompactSource : kFormatVersionCompact;
 }
 
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
@@ -663,9 +663,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   if (sections.size() > kMaxSections)
     return invalid_argument(std::to_string(sections.size()) + " sections (at most " +
                             std::to_string(kMaxSections) + ")");
-  if (layout == ContainerLayout::classic && compact_version_for(h, ids) == kFormatVersionCompactSource)
-    return invalid_argument("a scalar or 3D vector stream with a source section is format version 19, which has "
-                            "no classic container");
+  if (layout == ContainerLayout::classic && compact_version_for(ids) == kFormatVersionCompactSource)
+    return invalid_argument("a stream with a source section is format version 19, which has no classic container");
   const uint64_t limit = raw_size_limit(h);
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const uint32_t id = sections[i].id;
@@ -699,7 +698,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     e.crc = (e.flags == 0 && s.raw_crc) ? *s.raw_crc : crc32c(s.raw);
     stored[i] = s.raw;
   }
-  return assemble(h, entries, stored, layout);
+  return assemble(h, entries, stored, layout, compact_version_for(ids));
 }
 
 Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
@@ -739,12 +738,14 @@ Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, Containe
   if (layout == ContainerLayout::compact && parsed->header.version < kFormatVersionWithoutMask)
     return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
   if (layout == ContainerLayout::classic && parsed->format_version() == kFormatVersionCompactSource)
-    return invalid_argument("a version 19 stream (a scalar or 3D vector field with a source section) has no classic "
-                            "container");
+    return invalid_argument("a version 19 stream (one with a source section) has no classic container");
   std::vector<ParsedContainer::Entry> entries = parsed->entries;
   std::vector<std::span<const uint8_t>> stored;
   for (const auto& e : entries) stored.push_back(stream.subspan(e.offset, e.stored_size));
-  return assemble(parsed->header, entries, stored, layout);
+  // A compact stream keeps its version; a classic one (a source record of version 1, if any)
+  // becomes version 18.
+  const uint16_t version = parsed->layout == ContainerLayout::compact ? parsed->compact_version : kFormatVersionCompact;
+  return assemble(parsed->header, entries, stored, layout, version);
 }
 
 Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,

@@ -73,12 +73,14 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// version a 64-byte-header stream of the same sections carries), which the parsed Header's
 /// `version` is; offset 4 holds 18, so that a build that reads only up to 17 refuses it as
 /// unsupported. Every stream this build writes is version 18 or 19; versions 1 to 17 are read.
-/// Version 19 is the compact container of a scalar or 3D vector stream that holds a `source`
-/// section (12): until version 18 only 2D vector streams carried one, and 3D vector
-/// decoders refuse any section they do not expect, so such a stream takes a version that
-/// older builds refuse as unsupported instead of calling it damaged. It is written exactly
-/// then (compact_version_for), so every other stream stays version 18, byte for byte; a
-/// version 19 stream has no classic form.
+/// Version 19 is the compact container of a stream that holds a `source` section (12) with a
+/// record of version 2 (coordinates coded as differences, format/source_record.cpp), which
+/// since version 19 may also be a scalar or a 3D vector stream: until version 18 only 2D
+/// vector streams carried one (record version 1), and older readers would call a version 2
+/// record or a 3D stream's source section damaged; this version makes them answer
+/// unsupported instead. It is written exactly then (compact_version_for), so every stream
+/// without a source section stays version 18, byte for byte; a version 19 stream has no
+/// classic form. Version 18 (and classic) 2D streams with a record of version 1 are read.
 inline constexpr uint16_t kFormatVersion = 19;
 inline constexpr uint16_t kFormatVersionCompact = 18;
 inline constexpr uint16_t kFormatVersionCompactSource = 19;
@@ -258,14 +260,14 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
 /// sections, or a section above the raw-size cap; a failing compressor's Status is passed
 /// on with the section named. `layout` compact (the default) writes a version 18 stream (19:
 /// compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
-/// header of `header.version` (invalid_argument for a stream that needs version 19).
+/// header of `header.version` (invalid_argument for a stream with a source section).
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd,
                                              ContainerLayout layout = ContainerLayout::compact);
 
-/// The version a compact stream of this header and these sections carries at offset 4: 19
-/// for a scalar or 3D vector stream (components 1 or 3) with a `source` section, else 18.
-uint16_t compact_version_for(const Header& header, std::span<const uint32_t> section_ids);
+/// The version a compact stream of these sections carries at offset 4 when this build writes
+/// it: 19 with a `source` section (whose record is then of version 2), else 18.
+uint16_t compact_version_for(std::span<const uint32_t> section_ids);
 
 /// A validated stream: header plus one entry per section, in table (and stream) order.
 struct ParsedContainer {

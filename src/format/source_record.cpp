@@ -1,7 +1,9 @@
 // The source record (section 12 `source`, format version 4; docs/format.md is the byte
 // layout): where a field read from a netCDF or HDF5 variable came from, so that decompress
 // can write the variable back with its dimensions, attributes and coordinates. The record is
-// self-describing (every value carries its type and count) and versioned by its first byte.
+// self-describing (every value carries its type and count) and versioned by its first byte:
+// version 2 (written since format version 19) codes coordinate values as differences, version
+// 1 (format versions 4 to 18) as they are.
 //
 // The decoder reads untrusted bytes: every count is checked against the bytes that remain
 // before anything is allocated for it, and every code against the values the format allows.
@@ -22,7 +24,11 @@ using detail::shortest;
 using detail::ByteReader;
 using detail::ByteWriter;
 
-constexpr uint8_t kRecordVersion = 1;
+/// The version this build writes: 2, whose coordinates carry a coding byte (raw, or the
+/// differences of their bit patterns as varints); version 1 (raw coordinates) is still read.
+constexpr uint8_t kRecordVersion = 2;
+constexpr uint8_t kCodingRaw = 0;
+constexpr uint8_t kCodingDelta = 1;
 constexpr uint64_t kMaxName = 65535;     ///< bytes of one string
 constexpr uint64_t kMaxDimensions = 64;  ///< netCDF allows 1024, HDF5 32; 64 is plenty
 constexpr uint8_t kDimUnlimited = 0x01;
@@ -49,6 +55,26 @@ void put_attributes(ByteWriter& w, const std::vector<SourceAttribute>& attribute
   }
 }
 
+/// The values' bit patterns (little-endian, `size` bytes each) as differences from the previous
+/// one (the first from 0), each taken modulo 2^(8 size) as a signed integer of that width,
+/// zig-zagged and written as a varint: a regular grid's coordinates (90, 89.75, ...) become a
+/// few bytes.
+std::vector<uint8_t> delta_coded(const std::vector<uint8_t>& data, int size) {
+  const int bits = 8 * size;
+  const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+  std::vector<uint8_t> out;
+  uint64_t prev = 0;
+  for (size_t k = 0; k + size_t(size) <= data.size(); k += size_t(size)) {
+    uint64_t v = 0;
+    for (int i = 0; i < size; ++i) v |= uint64_t(data[k + size_t(i)]) << (8 * i);
+    const uint64_t diff = (v - prev) & mask;
+    const int64_t signed_diff = bits == 64 ? int64_t(diff) : int64_t(diff << (64 - bits)) >> (64 - bits);
+    detail::put_varint(out, detail::zigzag_encode(signed_diff));
+    prev = v;
+  }
+  return out;
+}
+
 /// Decoding with one error path: every failure is corrupt_stream naming what was read.
 class RecordReader {
  public:
@@ -72,6 +98,31 @@ class RecordReader {
     if (size == 0 || n > r_.remaining() / size || !r_.take(size_t(n * size), bytes)) return false;
     out.assign(bytes.begin(), bytes.end());
     return true;
+  }
+  /// A version 2 coordinate's values: its coding byte, then raw values or delta_coded ones,
+  /// whichever is shorter (raw on a tie): the writer's choice is the only valid one, and a
+  /// delta-coded list must be exactly what delta_coded writes (shortest varints, each
+  /// difference within the type's width).
+  bool coordinate_values(SourceType t, uint64_t n, std::vector<uint8_t>& out) {
+    uint8_t coding = 0;
+    const int size = source_type_size(t);
+    if (!r_.u8(coding) || size == 0) return false;
+    if (coding == kCodingRaw) return values(t, n, out) && delta_coded(out, size).size() >= out.size();
+    if (coding != kCodingDelta || n > r_.remaining()) return false;  // a varint takes a byte at least
+    const size_t start = r_.pos();
+    const int bits = 8 * size;
+    const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    out.clear();
+    out.reserve(size_t(n) * size_t(size));
+    uint64_t prev = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+      int64_t d = 0;
+      if (!r_.zigzag(d)) return false;
+      prev = (prev + uint64_t(d)) & mask;
+      for (int i = 0; i < size; ++i) out.push_back(uint8_t(prev >> (8 * i)));
+    }
+    const size_t used = r_.pos() - start;
+    return used < out.size() && delta_coded(out, size).size() == used;
   }
   Status attributes(std::vector<SourceAttribute>& out, const std::string& owner) {
     uint64_t n = 0;
@@ -244,7 +295,10 @@ std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
       put_string(w, c.name);
       w.u8(uint8_t(c.type));
       w.varint(c.count());
-      w.append(c.data);
+      const std::vector<uint8_t> delta = delta_coded(c.data, source_type_size(c.type));
+      const bool coded = delta.size() < c.data.size();
+      w.u8(coded ? kCodingDelta : kCodingRaw);
+      w.append(coded ? delta : c.data);
       put_attributes(w, c.attributes);
     }
   }
@@ -257,8 +311,9 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
   SourceRecord rec;
   uint8_t version = 0, format = 0, components = 0;
   if (!r.u8(version)) return rr.fail("empty");
-  if (version != kRecordVersion)
-    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads version 1)");
+  if (version != 1 && version != kRecordVersion)
+    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads versions 1 and 2)");
+  rec.version = version;
   if (!r.u8(format) || !known_format(format)) return rr.fail("unknown source format " + std::to_string(format));
   rec.format = SourceFormat(format);
   if (!rr.string(rec.file)) return rr.fail("file name");
@@ -304,7 +359,8 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
       co.type = SourceType(ctype);
       if (!r.varint(n) || n != (d.index ? 1 : d.size))
         return rr.fail("value count of coordinate " + co.name + " (the dimension's size, or 1 when sliced)");
-      if (!rr.values(co.type, n, co.data)) return rr.fail("values of coordinate " + co.name);
+      if (!(version == 1 ? rr.values(co.type, n, co.data) : rr.coordinate_values(co.type, n, co.data)))
+        return rr.fail("values of coordinate " + co.name);
       FACTZ_RETURN_IF_ERROR(rr.attributes(co.attributes, co.name));
       v.coordinates.push_back(std::move(co));
     }

@@ -37,6 +37,12 @@ Result<std::optional<SourceRecord>> read_source(std::span<const uint8_t> stream,
   if (!raw.ok()) return raw.status();
   auto record = decode_source_record(raw.value());
   if (!record.ok()) return record.status();
+  // Version 19 holds a record of version 2, earlier versions one of version 1.
+  const uint8_t want = pc.format_version() == kFormatVersionCompactSource ? 2 : 1;
+  if (record->version != want)
+    return corrupt_stream("section 12 (source): a record of version " + std::to_string(record->version) +
+                          " in a stream of format version " + std::to_string(pc.format_version()) + " (which holds " +
+                          std::to_string(want) + ")");
   const auto& h = pc.header;
   std::vector<uint64_t> whole;
   if (h.ndims == 3) whole.push_back(h.nz);

@@ -23,8 +23,8 @@ Status check_source_bytes(std::span<const uint8_t> source, int components, std::
 /// The same for a 2D vector field's Options::source.
 Status check_source_option(int64_t nx, int64_t ny, const Options& o);
 
-/// Appends the source section when `source` is not empty: a 2D vector stream becomes version
-/// 4; a scalar or 3D vector stream keeps its layout version and its compact container becomes
+/// Appends the source section when `source` is not empty: a 2D vector stream's layout becomes
+/// version 4 (a scalar stream's 2 or 3 too; others keep theirs) and the compact container
 /// version 19 (format/container.hpp).
 void append_source_section(std::span<const uint8_t> source, std::vector<Section>& sections);
 inline void append_source_section(const Options& o, std::vector<Section>& sections) {

@@ -31,8 +31,8 @@ const Command kSpec{
      {"-o", 1, "OUT", "the converted stream"},
      {"--container", 1, "KIND",
       "classic (versions 1 to 17: what builds that read up to version 17 take; a version 19 stream has no "
-      "classic form) | compact (version 18, or 19 for a scalar or 3D vector field with a source record: what "
-      "factz compress writes)"},
+      "classic form) | compact (version 18, or 19 for a stream with a source record: what factz compress "
+      "writes)"},
      {"--json", 0, "", "print one JSON object on stdout"},
      {"--help", 0, "", "show this help"},
      {"-h", 0, "", "show this help"}}};
