@@ -69,14 +69,9 @@ Status with_context(const Status& s, const std::string& context) {
 }
 
 // ---- Little-endian byte access ---------------------------------------------------------
-uint64_t get_le(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
-  return v;
-}
-uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(get_le(p, 2)); }
-uint32_t get_u32(const uint8_t* p) { return static_cast<uint32_t>(get_le(p, 4)); }
-uint64_t get_u64(const uint8_t* p) { return get_le(p, 8); }
+uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(load_le(p, 2)); }
+uint32_t get_u32(const uint8_t* p) { return static_cast<uint32_t>(load_le(p, 4)); }
+uint64_t get_u64(const uint8_t* p) { return load_le(p, 8); }
 
 // Elements of the field (nx*ny*nz) when the dimensions are within kMaxElements, else 0.
 uint64_t element_count(const Header& h) {

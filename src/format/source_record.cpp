@@ -55,18 +55,20 @@ void put_attributes(ByteWriter& w, const std::vector<SourceAttribute>& attribute
   }
 }
 
+/// The values 0 .. 2^(8 size) - 1 of an unsigned integer of `size` bytes.
+uint64_t width_mask(int size) { return size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1; }
+
 /// The values' bit patterns (little-endian, `size` bytes each) as differences from the previous
 /// one (the first from 0), each taken modulo 2^(8 size) as a signed integer of that width,
 /// zig-zagged and written as a varint: a regular grid's coordinates (90, 89.75, ...) become a
 /// few bytes.
 std::vector<uint8_t> delta_coded(const std::vector<uint8_t>& data, int size) {
   const int bits = 8 * size;
-  const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+  const uint64_t mask = width_mask(size);
   std::vector<uint8_t> out;
   uint64_t prev = 0;
   for (size_t k = 0; k + size_t(size) <= data.size(); k += size_t(size)) {
-    uint64_t v = 0;
-    for (int i = 0; i < size; ++i) v |= uint64_t(data[k + size_t(i)]) << (8 * i);
+    const uint64_t v = detail::load_le(data.data() + k, size);
     const uint64_t diff = (v - prev) & mask;
     const int64_t signed_diff = bits == 64 ? int64_t(diff) : int64_t(diff << (64 - bits)) >> (64 - bits);
     detail::put_varint(out, detail::zigzag_encode(signed_diff));
@@ -110,8 +112,7 @@ class RecordReader {
     if (coding == kCodingRaw) return values(t, n, out) && delta_coded(out, size).size() >= out.size();
     if (coding != kCodingDelta || n > r_.remaining()) return false;  // a varint takes a byte at least
     const size_t start = r_.pos();
-    const int bits = 8 * size;
-    const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    const uint64_t mask = width_mask(size);
     out.clear();
     out.reserve(size_t(n) * size_t(size));
     uint64_t prev = 0;
@@ -119,7 +120,7 @@ class RecordReader {
       int64_t d = 0;
       if (!r_.zigzag(d)) return false;
       prev = (prev + uint64_t(d)) & mask;
-      for (int i = 0; i < size; ++i) out.push_back(uint8_t(prev >> (8 * i)));
+      detail::put_le(out, prev, size);
     }
     const size_t used = r_.pos() - start;
     return used < out.size() && delta_coded(out, size).size() == used;
@@ -155,9 +156,7 @@ class RecordReader {
 
 /// Value k of little-endian data of type t, as text.
 std::string value_text(SourceType t, const uint8_t* p) {
-  uint64_t bits = 0;
-  const int size = source_type_size(t);
-  for (int i = 0; i < size; ++i) bits |= uint64_t(p[i]) << (8 * i);
+  const uint64_t bits = detail::load_le(p, source_type_size(t));
   switch (t) {
     case SourceType::int8: return std::to_string(int8_t(bits));
     case SourceType::int16: return std::to_string(int16_t(bits));
@@ -250,9 +249,7 @@ std::vector<double> SourceAttribute::numbers() const {
   if (type == SourceType::text || type == SourceType::string || source_type_size(type) == 0) return out;
   const uint64_t n = count();
   for (uint64_t k = 0; k < n; ++k) {
-    const uint8_t* p = data.data() + k * uint64_t(source_type_size(type));
-    uint64_t bits = 0;
-    for (int i = 0; i < source_type_size(type); ++i) bits |= uint64_t(p[i]) << (8 * i);
+    const uint64_t bits = detail::load_le(data.data() + k * uint64_t(source_type_size(type)), source_type_size(type));
     switch (type) {
       case SourceType::int8: out.push_back(double(int8_t(bits))); break;
       case SourceType::int16: out.push_back(double(int16_t(bits))); break;

@@ -249,12 +249,9 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   std::vector<uint8_t> missing;
   FACTZ_RETURN_IF_ERROR(detail::check_scalar_field(field, missing));
   FACTZ_RETURN_IF_ERROR(check_options(o));
-  {
-    std::vector<uint64_t> whole;
-    if (field.ndims() == 3) whole.push_back(uint64_t(field.nz));
-    whole.insert(whole.end(), {uint64_t(field.ny), uint64_t(field.nx)});
-    FACTZ_RETURN_IF_ERROR(detail::check_source_bytes(o.source, 1, whole, "ScalarOptions::source"));
-  }
+  FACTZ_RETURN_IF_ERROR(detail::check_source_bytes(
+      o.source, 1, detail::record_grid(uint64_t(field.nx), uint64_t(field.ny), uint64_t(field.nz), field.ndims()),
+      "ScalarOptions::source"));
   const int threads = detail::thread_count(o.policy, o.threads);
   const ScalarGrid g{field.nx, field.ny, field.nz};
   const std::span<const T> f = field.values;

@@ -7,6 +7,10 @@
 
 namespace factz::detail {
 
+std::vector<uint64_t> record_grid(uint64_t nx, uint64_t ny, uint64_t nz, int ndims) {
+  return ndims == 3 ? std::vector<uint64_t>{nz, ny, nx} : std::vector<uint64_t>{ny, nx};
+}
+
 Status check_source_bytes(std::span<const uint8_t> source, int components, std::span<const uint64_t> whole,
                           const std::string& what) {
   if (source.empty()) return Status::Ok();
@@ -18,8 +22,7 @@ Status check_source_bytes(std::span<const uint8_t> source, int components, std::
 }
 
 Status check_source_option(int64_t nx, int64_t ny, const Options& o) {
-  const uint64_t whole[2] = {uint64_t(ny), uint64_t(nx)};
-  return check_source_bytes(o.source, 2, whole, "Options::source");
+  return check_source_bytes(o.source, 2, record_grid(uint64_t(nx), uint64_t(ny), 1, 2), "Options::source");
 }
 
 void append_source_section(std::span<const uint8_t> source, std::vector<Section>& sections) {
@@ -44,11 +47,7 @@ Result<std::optional<SourceRecord>> read_source(std::span<const uint8_t> stream,
                           " in a stream of format version " + std::to_string(pc.format_version()) + " (which holds " +
                           std::to_string(want) + ")");
   const auto& h = pc.header;
-  std::vector<uint64_t> whole;
-  if (h.ndims == 3) whole.push_back(h.nz);
-  whole.push_back(h.ny);
-  whole.push_back(h.nx);
-  const Status s = check_source_record(record.value(), h.components, whole);
+  const Status s = check_source_record(record.value(), h.components, record_grid(h.nx, h.ny, h.nz, h.ndims));
   if (!s.ok()) return corrupt_stream("section 12 (source): " + s.message());
   return std::optional<SourceRecord>(std::move(record).value());
 }

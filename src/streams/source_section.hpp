@@ -15,9 +15,13 @@
 
 namespace factz::detail {
 
+/// The whole dimensions a record's variables end with for a grid of `ndims` dimensions,
+/// outermost first: (ny, nx), or (nz, ny, nx) for a 3D field (scalar or vector).
+std::vector<uint64_t> record_grid(uint64_t nx, uint64_t ny, uint64_t nz, int ndims);
+
 /// A caller's source record (Options::source, ScalarOptions::source), when given, decodes and
-/// describes a field of `components` components on the grid `whole` (outermost first:
-/// (ny, nx) or (nz, ny, nx)); invalid_argument otherwise, the message starting with `what`.
+/// describes a field of `components` components on the grid `whole` (record_grid);
+/// invalid_argument otherwise, the message starting with `what`.
 Status check_source_bytes(std::span<const uint8_t> source, int components, std::span<const uint64_t> whole,
                           const std::string& what);
 /// The same for a 2D vector field's Options::source.

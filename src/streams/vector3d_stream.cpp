@@ -143,8 +143,8 @@ Status check_vector3d_options(int64_t nx, int64_t ny, int64_t nz, const Options&
   if (o.exact_edges > 63)
     return invalid_argument("exact_edges of a 3D field takes the face bits 1, 2, 4, 8, 16 and 32, got " +
                             std::to_string(o.exact_edges));
-  const uint64_t whole[3] = {uint64_t(nz), uint64_t(ny), uint64_t(nx)};
-  FACTZ_RETURN_IF_ERROR(check_source_bytes(o.source, 3, whole, "Options::source"));
+  FACTZ_RETURN_IF_ERROR(
+      check_source_bytes(o.source, 3, record_grid(uint64_t(nx), uint64_t(ny), uint64_t(nz), 3), "Options::source"));
   if (o.mode == Mode::speculative && !valid_anchor_stride(o.anchor_stride))
     return invalid_argument("anchor stride must be a power of two in [2, 4096], got " +
                             std::to_string(o.anchor_stride));

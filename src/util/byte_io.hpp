@@ -22,6 +22,13 @@ inline void store_le(uint8_t* at, uint64_t v, int bytes) {
   for (int k = 0; k < bytes; ++k) at[k] = uint8_t(v >> (8 * k));
 }
 
+/// The `bytes`-byte little-endian unsigned integer at `at` (what put_le and store_le write).
+inline uint64_t load_le(const uint8_t* at, int bytes) {
+  uint64_t v = 0;
+  for (int k = 0; k < bytes; ++k) v |= uint64_t{at[k]} << (8 * k);
+  return v;
+}
+
 /// Appends v as an unsigned LEB128 varint (kernels/varint.hpp).
 inline void put_varint(std::vector<uint8_t>& out, uint64_t v) {
   uint8_t bytes[10];

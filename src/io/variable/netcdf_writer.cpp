@@ -35,14 +35,14 @@ struct TypedValues {
   nc_type type;
 };
 TypedValues typed(const OutputValues& values) {
-  if (const auto* packed = std::get_if<PackedValues>(&values)) {
-    const size_t size = size_t(source_type_size(packed->type));
-    return {packed->bytes.data(), size ? packed->bytes.size() / size : 0, nc_type(packed->type)};
-  }
   return std::visit(
       [](auto s) -> TypedValues {
-        if constexpr (std::is_same_v<decltype(s), PackedValues>) return {};
-        else return TypedValues{s.data(), s.size(), kNcType<typename decltype(s)::value_type>};
+        if constexpr (std::is_same_v<decltype(s), PackedValues>) {
+          const size_t size = size_t(source_type_size(s.type));
+          return {s.bytes.data(), size ? s.bytes.size() / size : 0, nc_type(s.type)};
+        } else {
+          return {s.data(), s.size(), kNcType<typename decltype(s)::value_type>};
+        }
       },
       values);
 }
