@@ -19,6 +19,10 @@
 namespace factz::variable_io {
 namespace {
 
+using detail::fill_attribute;
+using detail::kPackedPrefix;
+using detail::packed_name;
+using detail::range_attribute;
 using factz::detail::shortest;
 
 /// An integer type of the file, by the name factz_packed_type gives it.
@@ -42,7 +46,7 @@ const SourceAttribute* attribute(const SourceVariable& v, const std::string& nam
 }
 
 std::optional<IntType> packed_type(const SourceVariable& v) {
-  const SourceAttribute* a = attribute(v, "factz_packed_type");
+  const SourceAttribute* a = attribute(v, packed_name("type"));
   if (!a || a->type != SourceType::text) return std::nullopt;
   const std::string name(a->data.begin(), a->data.end());
   for (const IntType& t : kIntTypes)
@@ -104,9 +108,9 @@ Result<Repacked> repack(const SourceVariable& v, const OutputValues& values, std
   if (std::holds_alternative<PackedValues>(values)) return invalid_argument(what + ": already packed");
   detail::Packing p;
   p.dtype = std::holds_alternative<std::span<const double>>(values) ? DType::float64 : DType::float32;
-  if (const SourceAttribute* a = attribute(v, "factz_packed_scale_factor"); a && !a->numbers().empty())
+  if (const SourceAttribute* a = attribute(v, packed_name("scale_factor")); a && !a->numbers().empty())
     p.scale = a->numbers()[0];
-  if (const SourceAttribute* a = attribute(v, "factz_packed_add_offset"); a && !a->numbers().empty())
+  if (const SourceAttribute* a = attribute(v, packed_name("add_offset")); a && !a->numbers().empty())
     p.offset = a->numbers()[0];
   if (!(p.scale != 0) || !std::isfinite(p.scale) || !std::isfinite(p.offset))
     return invalid_argument(what + ": scale_factor " + shortest(p.scale) + " and add_offset " + shortest(p.offset) +
@@ -118,15 +122,15 @@ Result<Repacked> repack(const SourceVariable& v, const OutputValues& values, std
   // The declared fill values as (unpacked value, integer), for the missing vertices.
   std::vector<std::pair<double, double>> fills;
   for (const auto& a : v.attributes) {
-    if (a.name == "factz_packed_type" || a.name == "factz_packed_Unsigned") continue;  // the type says it
-    if (a.name == "factz_packed_scale_factor" || a.name == "factz_packed_add_offset") {
+    if (a.name == packed_name("type") || a.name == packed_name("_Unsigned")) continue;  // the type says it
+    if (a.name == packed_name("scale_factor") || a.name == packed_name("add_offset")) {
       SourceAttribute back = a;
-      back.name = a.name.substr(13);  // "factz_packed_" dropped
+      back.name = a.name.substr(kPackedPrefix.size());
       out.variable.attributes.push_back(std::move(back));
       continue;
     }
-    const bool fill = a.name == "_FillValue" || a.name == "missing_value";
-    const bool range = (a.name == "valid_min" || a.name == "valid_max" || a.name == "valid_range") && a.type == v.type;
+    const bool fill = fill_attribute(a.name);
+    const bool range = range_attribute(a.name) && a.type == v.type;
     if (!fill && !range) {
       out.variable.attributes.push_back(a);
       continue;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/variable/variable_io.hpp"
@@ -58,6 +59,21 @@ std::string hdf5_variables_hint(const std::string& path);
 }  // namespace factz::variable_io
 
 namespace factz::variable_io::detail {
+
+/// The attributes that declare fill values, and those that declare a valid range (CF).
+inline bool fill_attribute(const std::string& name) { return name == "_FillValue" || name == "missing_value"; }
+inline bool range_attribute(const std::string& name) {
+  return name == "valid_min" || name == "valid_max" || name == "valid_range";
+}
+
+/// The name a packing attribute (scale_factor, add_offset, _Unsigned) takes in the record of a
+/// variable read unpacked, so that no reader acts on it: factz_packed_scale_factor,
+/// factz_packed_add_offset, factz_packed_Unsigned; and factz_packed_type (packed_name("type")),
+/// the stored type as meant. repack reads them back.
+inline constexpr std::string_view kPackedPrefix = "factz_packed_";
+inline std::string packed_name(const std::string& name) {
+  return std::string(kPackedPrefix) + (name[0] == '_' ? name.substr(1) : name);
+}
 
 /// How a variable stores its values: the type in the file.
 struct StoredType {

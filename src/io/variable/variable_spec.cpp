@@ -373,15 +373,15 @@ void unpack_metadata(Packing& packing, VariableData& out) {
   std::vector<SourceAttribute> kept;
   for (auto& a : out.source.attributes) {
     if (a.name == "scale_factor" || a.name == "add_offset" || a.name == "_Unsigned") {
-      a.name = "factz_packed" + (a.name[0] == '_' ? a.name : "_" + a.name);
+      a.name = packed_name(a.name);
       kept.push_back(std::move(a));
       continue;
     }
     // The fill values were compared with the integers whatever their type (as netCDF4-python
     // does), so they are unpacked whatever their type; a valid range is in packed units when
     // it has an integer type, in unpacked ones when it has the attributes' (CF 8.1).
-    const bool fill = a.name == "_FillValue" || a.name == "missing_value";
-    const bool range = a.name == "valid_min" || a.name == "valid_max" || a.name == "valid_range";
+    const bool fill = fill_attribute(a.name);
+    const bool range = range_attribute(a.name);
     if ((fill && !a.numbers().empty()) || (range && integer_type(a.type))) {
       std::vector<double> values = a.numbers();
       for (double& v : values) v = packing.unpack(packing.integer(v));
@@ -391,7 +391,7 @@ void unpack_metadata(Packing& packing, VariableData& out) {
     }
   }
   SourceAttribute type;
-  type.name = "factz_packed_type";
+  type.name = packed_name("type");
   type.type = SourceType::text;
   type.data.assign(packing.stored_type.begin(), packing.stored_type.end());
   kept.push_back(std::move(type));
