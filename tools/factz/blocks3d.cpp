@@ -349,18 +349,11 @@ int compress_blocks3d(World& w, const Args& a) {
 /// record), their missing vertices' common value declared as _FillValue.
 template <class Field>
 void write_field(const std::vector<std::string>& outputs, const Field& f) {
-  if (any_variable_output(outputs)) {
-    using T = typename decltype(Field::u)::value_type;
-    write_field_outputs<T>(outputs, {&f.u, &f.v, &f.w}, {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)},
-                           std::nullopt, f.mask, "decompress",
-                           [&f](const std::string& name, const std::vector<T>& plane) {
-                             write_component(name, plane, f.nx, f.ny, f.nz);
-                           });
-    return;
-  }
-  write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
-  write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
-  write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
+  using T = ValueOf<Field>;
+  write_field_outputs<T>(
+      outputs, {&f.u, &f.v, &f.w}, {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)}, std::nullopt, f.mask,
+      "decompress",
+      [&f](const std::string& name, const std::vector<T>& plane) { write_component(name, plane, f.nx, f.ny, f.nz); });
 }
 
 /// The three -o names; netCDF / HDF5 variables only where one process writes the whole field

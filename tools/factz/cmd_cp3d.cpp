@@ -186,14 +186,8 @@ Field read_field3d(const Args& a, const char* flag, int64_t& masked, const std::
           declared.fills[c].push_back(x);
   }
   const bool file_fills = !declared.fills[0].empty() || !declared.fills[1].empty() || !declared.fills[2].empty();
-  if (file_fills) {  // compared in T, as mark_missing compares --fill
-    const std::vector<T>* planes[3] = {&f.u, &f.v, &f.w};
-    const size_t n = f.u.size();
-    if (f.mask.empty()) f.mask.assign(n, 0);
-    for (int c = 0; c < 3; ++c)
-      for (T x : declared.fills[c])
-        for (size_t k = 0; k < n; ++k) f.mask[k] |= uint8_t((*planes[c])[k] == x);
-  }
+  const std::vector<T>* planes[3] = {&f.u, &f.v, &f.w};
+  for (int c = 0; c < 3; ++c) mark_values<T>(f.mask, *planes[c], declared.fills[c]);  // compared in T
   masked = factz::mark_missing(f, fill);  // the fill value in any component, and NaN
   check(factz::validate_field(f));  // after marking: a declared infinite fill value is missing data
   if (!fill.any() && !file_fills && !reconstruction) warn_suspected_fill(f, command);
@@ -295,23 +289,14 @@ int decompress3d_of(const Args& a, const std::vector<uint8_t>& stream) {
   if constexpr (f64) f = take(factz::decompress3d64(stream, o));
   else f = take(factz::decompress3d(stream, o));
   const double secs = seconds_since(t0);
-  if (any_variable_output(outputs)) {  // netCDF / HDF5 variables, with the stream's source record
-    using T = typename decltype(Field::u)::value_type;
-    const auto source = take(factz::stream_source(stream));
-    const int64_t nx = f.nx, ny = f.ny, nz = f.nz;
-    write_field_outputs<T>(outputs, {&f.u, &f.v, &f.w}, {uint64_t(nz), uint64_t(ny), uint64_t(nx)}, source, f.mask,
-                           "decompress",
-                           [&](const std::string& name, const std::vector<T>& plane) {
-                             write_component(name, plane, nx, ny, nz);
-                           },
-                           a.has("--repack"));
-  } else {
-    if (a.has("--repack"))
-      fail("--repack writes netCDF / HDF5 variables (-o FILE.nc:VAR): give it with such an output", 2);
-    write_component(outputs[0], f.u, f.nx, f.ny, f.nz);
-    write_component(outputs[1], f.v, f.nx, f.ny, f.nz);
-    write_component(outputs[2], f.w, f.nx, f.ny, f.nz);
-  }
+  // Raw / .npy components through the 3D writer, netCDF / HDF5 variables with the stream's
+  // source record (read only for them).
+  using T = typename decltype(Field::u)::value_type;
+  const auto source = any_variable_output(outputs) ? take(factz::stream_source(stream)) : std::nullopt;
+  write_field_outputs<T>(
+      outputs, {&f.u, &f.v, &f.w}, {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)}, source, f.mask, "decompress",
+      [&f](const std::string& name, const std::vector<T>& plane) { write_component(name, plane, f.nx, f.ny, f.nz); },
+      a.has("--repack"));
   print_decompression(a, f.nx, f.ny, f.nz, f64, double(f.size()) * (f64 ? 24.0 : 12.0), stream.size(), secs);
   return 0;
 }

@@ -344,18 +344,23 @@ DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, c
 template DeclaredFillsOf<float> declared_fills(const Args&, const std::vector<float>&, const std::vector<float>&);
 template DeclaredFillsOf<double> declared_fills(const Args&, const std::vector<double>&, const std::vector<double>&);
 
+template <class T>
+void mark_values(std::vector<uint8_t>& mask, const std::vector<T>& plane, std::span<const T> values) {
+  if (values.empty()) return;
+  if (mask.size() != plane.size()) mask.assign(plane.size(), 0);
+  for (T x : values)
+    for (size_t k = 0; k < plane.size(); ++k) mask[k] |= uint8_t(plane[k] == x);
+}
+template void mark_values<float>(std::vector<uint8_t>&, const std::vector<float>&, std::span<const float>);
+template void mark_values<double>(std::vector<uint8_t>&, const std::vector<double>&, std::span<const double>);
+
 namespace {
 
 template <class T>
 int64_t mark_declared_of(VectorFieldOf<T>& f, const DeclaredFillsOf<T>& fills) {
-  const size_t n = size_t(f.size());
-  if (fills.u.size() > 1 || fills.v.size() > 1) {  // the second and later values: through the mask
-    if (f.mask.size() != n) f.mask.assign(n, 0);
-    for (size_t k = 0; k < n; ++k) {
-      for (size_t j = 1; j < fills.u.size(); ++j) f.mask[k] |= uint8_t(f.u[k] == fills.u[j]);
-      for (size_t j = 1; j < fills.v.size(); ++j) f.mask[k] |= uint8_t(f.v[k] == fills.v[j]);
-    }
-  }
+  // The second and later values: through the mask.
+  if (fills.u.size() > 1) mark_values<T>(f.mask, f.u, std::span<const T>(fills.u).subspan(1));
+  if (fills.v.size() > 1) mark_values<T>(f.mask, f.v, std::span<const T>(fills.v).subspan(1));
   FillValuesOf<T> first;
   if (!fills.u.empty()) first.u = fills.u[0];
   if (!fills.v.empty()) first.v = fills.v[0];

@@ -113,6 +113,11 @@ using DeclaredFills = DeclaredFillsOf<float>;
 /// (parsed as float for float fields, as double for double fields).
 template <class T>
 DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, const std::vector<T>& file_v);
+/// Adds to `mask` (sized to the plane when it is not) the vertices where `plane` holds one of
+/// `values`, compared in T: declared fill values beyond what factz::mark_missing takes.
+template <class T>
+void mark_values(std::vector<uint8_t>& mask, const std::vector<T>& plane, std::span<const T> values);
+
 /// Marks NaN and every declared value missing (factz::mark_missing with the first values,
 /// the field's mask for the others), comparing in T; returns how many vertices are missing.
 int64_t mark_declared(VectorField2D& f, const DeclaredFills& fills);
