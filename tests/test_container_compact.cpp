@@ -400,7 +400,8 @@ TEST(CompactContainer, DescribeNamesTheContainerAndTheLayoutVersion) {
 // stream; a scalar or 3D vector stream holds one only there (docs/format.md "Compact
 // container"; the record's own version is the stream layer's, test_source_record.cpp).
 TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
-  const Bytes record = iota_bytes(12, 3);  // the container does not read the record
+  // The container reads only the record's first byte, its version: 2 makes version 19.
+  const Bytes record = iota_bytes(12, 2);
   auto with_source = [&](std::vector<Section> sections) {
     sections.push_back({kSectionSource, record, false});
     return sections;
@@ -464,8 +465,22 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   ASSERT_TRUE(parse_container(old2d).ok());
   const Bytes classic2d = recontain(old2d, ContainerLayout::classic).value();
   EXPECT_EQ(recontain(classic2d, ContainerLayout::compact).value(), old2d);
-  const Bytes forged = as_version(s19, 20);
+  const Bytes forged = as_version(s19, 21);
   EXPECT_EQ(parse_container(forged).status().code(), Code::unsupported_version);
+  // A record of version 3 (its first byte; auxiliary variables) makes version 20, which has no
+  // classic form either; version 20 without a source section is corrupt. (Which record
+  // version goes with which stream version is the stream layer's check: test_source_record.cpp.)
+  Bytes record3 = record;
+  record3[0] = 3;
+  std::vector<Section> s20 = sample_sections();
+  s20.push_back({kSectionSource, record3, false});
+  const Bytes v20 = write_container(vector2d, s20, nullptr).value();
+  EXPECT_EQ(v20[4] | v20[5] << 8, kFormatVersionCompactAuxiliary);
+  ASSERT_TRUE(parse_container(v20).ok());
+  EXPECT_EQ(recontain(v20, ContainerLayout::classic).status().code(), Code::invalid_argument);
+  EXPECT_EQ(recontain(v20, ContainerLayout::compact).value(), v20);
+  EXPECT_EQ(write_container(vector2d, s20, nullptr, ContainerLayout::classic).status().code(), Code::invalid_argument);
+  expect_rejected(as_version(sample_stream(), 20), "a version 20 stream without a source section");
 }
 
 // What compress writes: version 18 around the sections it wrote before, and a small field's

@@ -993,6 +993,112 @@ TEST(Netcdf, ScalarStreamsComeBackWithTheirDimensions) {
   }
 }
 
+// A curvilinear grid's file (CF): U and V name auxiliary coordinates lat(y, x) and lon(y, x),
+// a scalar height, tlat(time, y) over the sliced time, a grid-mapping variable (by name and
+// in CF 1.7's extended form), one variable that does not exist and one with another dimension.
+std::string grid_cdl() {
+  constexpr int nx = 12, ny = 10;
+  std::ostringstream c;
+  char buf[40];
+  auto doubles = [&](auto f, int n) {
+    std::string out;
+    for (int k = 0; k < n; ++k) {
+      std::snprintf(buf, sizeof buf, "%s%.17g", k ? ", " : "", f(k));
+      out += buf;
+    }
+    return out;
+  };
+  c << "netcdf grid {\ndimensions:\n  time = UNLIMITED ;\n  y = " << ny << " ;\n  x = " << nx << " ;\n  nv = 4 ;\n"
+    << "variables:\n  double time(time) ;\n    time:units = \"hours since 2000-01-01\" ;\n"
+    << "  float U(time, y, x) ;\n    U:coordinates = \"lat lon height tlat nowhere lat_bnds\" ;\n"
+    << "    U:grid_mapping = \"crs\" ;\n    U:units = \"m s-1\" ;\n"
+    << "  float V(time, y, x) ;\n    V:coordinates = \"lat lon\" ;\n    V:grid_mapping = \"crs: lon lat\" ;\n"
+    << "  double lat(y, x) ;\n    lat:units = \"degrees_north\" ;\n    lat:standard_name = \"latitude\" ;\n"
+    << "  double lon(y, x) ;\n    lon:units = \"degrees_east\" ;\n"
+    << "  float height ;\n    height:units = \"m\" ;\n  float tlat(time, y) ;\n"
+    << "  int crs ;\n    crs:grid_mapping_name = \"rotated_latitude_longitude\" ;\n"
+    << "    crs:grid_north_pole_latitude = 39.25 ;\n  double lat_bnds(y, x, nv) ;\n"
+    << "data:\n  time = 0, 6 ;\n"
+    << "  U = " << doubles([&](int k) { return double(float(std::sin(0.37 * k) * 8.0)); }, 2 * nx * ny) << " ;\n"
+    << "  V = " << doubles([&](int k) { return double(float(std::cos(0.23 * k + 1.0) * 6.0)); }, 2 * nx * ny) << " ;\n"
+    << "  lat = " << doubles([&](int k) { return 40.0 + 0.1 * (k / nx) + 0.0123456789 * (k % nx) * (k / nx); }, nx * ny)
+    << " ;\n  lon = " << doubles([&](int k) { return -20.0 + 0.3 * (k % nx) - 0.00987654321 * (k / nx); }, nx * ny)
+    << " ;\n  height = 10 ;\n  tlat = " << doubles([&](int k) { return 0.5 * k; }, 2 * ny) << " ;\n  crs = 1 ;\n}\n";
+  return c.str();
+}
+
+TEST(Netcdf, AuxiliaryCoordinatesAndGridMappingsComeBack) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  std::ofstream(dir / "grid.cdl") << grid_cdl();
+  ASSERT_EQ(testing::run_in(dir, "ncgen -k nc4 -o grid.nc grid.cdl").exit_code, 0);
+  const Outcome h0 = testing::run_in(dir, "ncdump -h grid.nc");
+  const std::string in = "-i 'grid.nc:U[time=1]' -i 'grid.nc:V[time=1]'";
+  // By default the small ones are stored (format version 20); the 2D grid is named in a note.
+  const Outcome c = factz(dir, "compress " + in + " -z a.fz");
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  EXPECT_EQ(lines_with(c.err, "note: grid.nc:U[time=1] names the auxiliary coordinates lat(y, x), float64; "
+                              "lon(y, x), float64, which the stream keeps only with --keep-coordinates").size(), 1u)
+      << c.err;
+  EXPECT_NE(c.err.find("names nowhere (coordinates / grid_mapping), which the file does not have"), std::string::npos)
+      << c.err;
+  EXPECT_NE(c.err.find("auxiliary variable lat_bnds of U not kept: its dimension nv is not one of U's"),
+            std::string::npos) << c.err;
+  const Outcome info = factz(dir, "info -z a.fz");
+  for (const char* want : {"format version 20", "auxiliary height() (float32, 1 value(s): 10f",
+                           "auxiliary tlat(time, y) (float32, 10 value(s): 5f, 5.5f, 6f", "auxiliary crs() (int32"})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+  EXPECT_EQ(info.out.find("auxiliary lat("), std::string::npos) << info.out;
+  const Outcome d = factz(dir, "decompress -z a.fz -o b.nc:U -o b.nc:V");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  EXPECT_EQ(lines_with(d.err, "note: b.nc:U names lat, lon, nowhere, lat_bnds (coordinates / grid_mapping), which the "
+                              "stream does not hold").size(), 1u) << d.err;
+  EXPECT_EQ(lines_with(d.err, "note: b.nc:V names lat, lon").size(), 1u) << d.err;
+  const Outcome h1 = testing::run_in(dir, "ncdump -h b.nc");
+  for (const char* var : {"U", "V", "height", "crs"})
+    EXPECT_EQ(declaration(h1.out, var), declaration(h0.out, var)) << var << "\n" << h1.out;
+  // tlat(time, y) over the slice: time of length 1 holding the selected step.
+  EXPECT_EQ(dumped_values(dir, "b.nc", "tlat"), (std::vector<double>{5, 5.5, 6, 6.5, 7, 7.5, 8, 8.5, 9, 9.5}));
+  EXPECT_EQ(dumped_values(dir, "b.nc", "crs"), (std::vector<double>{1}));
+  EXPECT_EQ(dumped_values(dir, "b.nc", "time"), (std::vector<double>{6}));
+  EXPECT_EQ(h1.out.find("double lat("), std::string::npos) << h1.out;
+
+  // With --keep-coordinates the grid is stored too, once for both components, and comes back
+  // bit for bit (ncdump -p 17 prints every double exactly).
+  const Outcome k = factz(dir, "compress " + in + " -z k.fz --keep-coordinates");
+  ASSERT_EQ(k.exit_code, 0) << k.describe();
+  EXPECT_EQ(k.err.find("--keep-coordinates"), std::string::npos) << k.err;
+  const Outcome kinfo = factz(dir, "info -z k.fz");
+  EXPECT_EQ(lines_with(kinfo.out, "auxiliary lat(y, x) (float64, 120 value(s)").size(), 1u) << kinfo.out;
+  const Outcome kd = factz(dir, "decompress -z k.fz -o k.nc:U -o k.nc:V");
+  ASSERT_EQ(kd.exit_code, 0) << kd.describe();
+  EXPECT_EQ(lines_with(kd.err, "note:").size(), 1u) << "only U's nowhere and lat_bnds: " << kd.err;
+  EXPECT_NE(kd.err.find("names nowhere, lat_bnds"), std::string::npos) << kd.err;
+  const Outcome h2 = testing::run_in(dir, "ncdump -h k.nc");
+  for (const char* var : {"U", "V", "height", "crs", "lat", "lon", "tlat"})
+    EXPECT_EQ(declaration(h2.out, var), declaration(h0.out, var)) << var << "\n" << h2.out;
+  for (const char* var : {"lat", "lon"}) {
+    const auto want = dumped_values(dir, "grid.nc", var), got = dumped_values(dir, "k.nc", var);
+    ASSERT_EQ(got.size(), 120u);
+    EXPECT_EQ(got, want) << var;
+  }
+  EXPECT_GT(fs::file_size(dir / "k.fz"), fs::file_size(dir / "a.fz") + 240) << "240 doubles, a byte or more each";
+  // The field is the same either way, and verify reads the written variables.
+  EXPECT_EQ(testing::run_in(dir, "ncdump -v U b.nc | sed -n '/^ U =/,$p'").out,
+            testing::run_in(dir, "ncdump -v U k.nc | sed -n '/^ U =/,$p'").out);
+  const Outcome v = factz(dir, "verify " + in + " -d k.nc:U -d k.nc:V");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  EXPECT_EQ(key_values(v.out)["violations"], "0") << v.out;
+  // A scalar field keeps them the same way; a multi-block file keeps no record, so the option
+  // is refused there.
+  const Outcome sc = factz(dir, "compress --scalar -i 'grid.nc:U[time=1]' -z s.fz --keep-coordinates");
+  ASSERT_EQ(sc.exit_code, 0) << sc.describe();
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o s.nc:U").exit_code, 0);
+  EXPECT_EQ(dumped_values(dir, "s.nc", "lat"), dumped_values(dir, "grid.nc", "lat"));
+  expect_one_line(factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2 --keep-coordinates"), 2,
+                  {"--keep-coordinates: a multi-block file keeps no source record"});
+}
+
 TEST(Netcdf, ErrorsNameTheFileAndTheVariableInOneLine) {
   REQUIRE_NETCDF();
   TempDir dir;

@@ -7,6 +7,7 @@
 // in the compact container's version 19.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -29,12 +30,13 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 using testing::expect_same;
-using testing::expect_version19;
+using testing::expect_record_stream;
 using testing::le_bytes;
 using testing::record_of;
 using testing::sample_record;
 using testing::text_attribute;
 using testing::values_of;
+using testing::with_auxiliaries;
 
 // ---- The record's bytes ---------------------------------------------------------------------
 
@@ -159,9 +161,14 @@ TEST(SourceRecord, EveryTruncationAndDamageIsRefusedWithoutACrash) {
         EXPECT_EQ(r.status().code(), Code::corrupt_stream) << "byte " << k;
       }
     }
+  Bytes v4 = good;
+  v4[0] = 4;
+  EXPECT_NE(decode_source_record(v4).status().message().find("source record version 4"), std::string::npos);
+  // Version 3 is version 2 followed by at least one auxiliary variable: a version 2 record
+  // relabelled 3 ends too early.
   Bytes v3 = good;
   v3[0] = 3;
-  EXPECT_NE(decode_source_record(v3).status().message().find("source record version 3"), std::string::npos);
+  EXPECT_NE(decode_source_record(v3).status().message().find("auxiliary variable count"), std::string::npos);
   // A slice index outside its dimension, a coordinate of the wrong length, an unknown type.
   SourceRecord r = sample_record();
   r.components[0].dimensions[0].index = 3;
@@ -187,6 +194,125 @@ TEST(SourceRecord, CheckSaysWhetherItDescribesTheField) {
   r = sample_record();
   r.components[1].dimensions[2].index = 0;
   EXPECT_FALSE(check_source_record(r, 2, grid).ok());
+}
+
+// ---- Auxiliary variables (record version 3, format version 20) -------------------------------
+
+TEST(SourceRecord, AuxiliariesMakeVersion3AndRoundTrip) {
+  const SourceRecord plain = sample_record();
+  EXPECT_EQ(encode_source_record(plain)[0], 2) << "no auxiliary variable: version 2, as before";
+  const SourceRecord r = with_auxiliaries(plain);
+  const Bytes bytes = encode_source_record(r);
+  ASSERT_EQ(bytes[0], 3);
+  auto back = decode_source_record(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->version, 3);
+  expect_same(back.value(), r);
+  EXPECT_EQ(back->auxiliaries[0].count(), 33u * 36u);
+  EXPECT_EQ(back->auxiliaries[2].count(), 1u) << "over the sliced time: its one value";
+  const std::string text = describe_source_record(back.value());
+  for (const char* want : {"auxiliary lat2d(lat, lon) (float64, 1188 value(s): 40, 40.001, 40.004",
+                           "auxiliary crs() (int32, 1 value(s): -2147483647; 2 attribute(s))",
+                           "auxiliary height(time) (float32, 1 value(s): 10f", "auxiliary label(lon) (text"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  // The version 2 part is the record without them, byte for byte.
+  const Bytes v2 = encode_source_record(plain);
+  EXPECT_TRUE(std::equal(v2.begin() + 1, v2.end(), bytes.begin() + 1));
+}
+
+TEST(SourceRecord, AuxiliaryBytesAreTheDocumentedLayout) {
+  // docs/format.md, "12 source": U(y, x) of 2 x 3 with one auxiliary variable lat(y, x) of
+  // int16 values 1 to 6 (12 bytes raw; their differences 1, 1, ... zig-zag to 2, a byte each:
+  // 6 bytes, coding 1) and one attribute.
+  SourceRecord r;
+  r.format = SourceFormat::netcdf4;
+  r.file = "g.nc";
+  SourceVariable v;
+  v.name = "U";
+  v.type = SourceType::float32;
+  v.dimensions = {{"y", 2, false, std::nullopt}, {"x", 3, false, std::nullopt}};
+  v.attributes = {text_attribute("coordinates", "lat")};
+  r.components = {v};
+  r.auxiliaries = {{"lat", SourceType::int16, {"y", "x"}, values_of<int16_t>({1, 2, 3, 4, 5, 6}),
+                    {text_attribute("units", "deg")}}};
+  const Bytes want = {
+      0x03, 0x04, 0x04, 'g', '.', 'n', 'c', 0x00, 0x01,  // version 3, netCDF-4, "g.nc", no globals, 1 component
+      0x01, 'U', 0x05, 0x02,                             // "U", float32, 2 dimensions
+      0x01, 'y', 0x02, 0x00, 0x01, 'x', 0x03, 0x00,      // y: 2; x: 3
+      0x01, 0x0b, 'c', 'o', 'o', 'r', 'd', 'i', 'n', 'a', 't', 'e', 's', 0x02, 0x03, 'l', 'a', 't',
+      0x00,                                              // no coordinate variable
+      0x01,                                              // one auxiliary variable
+      0x03, 'l', 'a', 't', 0x03, 0x02,                   // "lat", int16, 2 dimensions
+      0x01, 'y', 0x01, 'x',                              // named y and x
+      0x06, 0x01, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02,    // 6 values, coding 1: differences 1 (zig-zag 2)
+      0x01, 0x05, 'u', 'n', 'i', 't', 's', 0x02, 0x03, 'd', 'e', 'g',
+  };
+  EXPECT_EQ(encode_source_record(r), want);
+  auto back = decode_source_record(want);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  expect_same(back.value(), r);
+  // Only the shorter coding is valid: the same values raw are corrupt.
+  Bytes raw = want;
+  const Bytes count_and_coding = {0x06, 0x01, 0x02};
+  const size_t at = size_t(std::search(want.begin(), want.end(), count_and_coding.begin(), count_and_coding.end()) -
+                           want.begin()) + 1;  // the coding byte
+  ASSERT_LT(at, want.size());
+  raw.erase(raw.begin() + std::ptrdiff_t(at), raw.begin() + std::ptrdiff_t(at + 7));
+  const Bytes values = values_of<int16_t>({1, 2, 3, 4, 5, 6});
+  raw.insert(raw.begin() + std::ptrdiff_t(at), values.begin(), values.end());
+  raw.insert(raw.begin() + std::ptrdiff_t(at), 0x00);
+  EXPECT_EQ(decode_source_record(raw).status().code(), Code::corrupt_stream);
+}
+
+TEST(SourceRecord, AuxiliariesThatDoNotFitTheComponentsAreRefused) {
+  const SourceRecord good = with_auxiliaries(sample_record());
+  ASSERT_TRUE(decode_source_record(encode_source_record(good)).ok());
+  auto refused = [](const SourceRecord& r, const std::string& why) {
+    auto back = decode_source_record(encode_source_record(r));
+    ASSERT_FALSE(back.ok()) << why;
+    EXPECT_EQ(back.status().code(), Code::corrupt_stream);
+    EXPECT_NE(back.status().message().find(why), std::string::npos) << back.status().to_string();
+  };
+  SourceRecord r = good;
+  r.auxiliaries[0].dimensions = {"lat", "depth"};
+  refused(r, "dimension depth of auxiliary variable lat2d (no component has it)");
+  r = good;
+  r.auxiliaries[0].dimensions = {"lat", "lat"};
+  refused(r, "dimension lat of auxiliary variable lat2d named twice");
+  r = good;
+  r.auxiliaries[0].data.resize(r.auxiliaries[0].data.size() - 8);
+  refused(r, "value count of auxiliary variable lat2d");
+  r = good;
+  r.auxiliaries[2].data = values_of<float>({10.0f, 11.0f});  // two values over a sliced dimension
+  refused(r, "value count of auxiliary variable height");
+  r = good;
+  r.auxiliaries[1].name = "lat2d";
+  refused(r, "auxiliary variable lat2d (named twice");
+  r = good;
+  r.auxiliaries[1].name = "V";
+  refused(r, "like a component or a coordinate");
+  r = good;
+  r.auxiliaries[1].name = "lon";
+  refused(r, "like a component or a coordinate");
+  r = good;
+  r.auxiliaries[1].name = "";
+  refused(r, "auxiliary variable name");
+  r = good;
+  r.auxiliaries[3].type = SourceType::string;
+  refused(r, "type of auxiliary variable label");
+  // Every truncation refused, every damage survived.
+  const Bytes bytes = encode_source_record(good);
+  for (size_t n = 0; n < bytes.size(); ++n)
+    ASSERT_FALSE(decode_source_record(std::span<const uint8_t>(bytes.data(), n)).ok()) << n;
+  for (size_t k = 0; k < bytes.size(); ++k)
+    for (uint8_t flip : {0x01, 0x80, 0xff}) {
+      Bytes b = bytes;
+      b[k] ^= flip;
+      auto back = decode_source_record(b);
+      if (!back.ok()) {
+        EXPECT_EQ(back.status().code(), Code::corrupt_stream) << "byte " << k;
+      }
+    }
 }
 
 // ---- The section in streams -----------------------------------------------------------------
@@ -315,6 +441,74 @@ TEST(SourceSection, TheRecordVersionIsTheStreamVersions) {
             std::string::npos);
 }
 
+// A record with auxiliary variables makes a version 20 stream (record version 3), in every
+// mode, with the values of the stream without it; versions 19 and 20 hold records of their own
+// version only; damage is refused without a crash.
+TEST(SourceSection, AuxiliariesMakeAVersion20Stream) {
+  for (Mode mode : {Mode::none, Mode::block, Mode::speculative}) {
+    SCOPED_TRACE(mode_name(mode));
+    Options o;
+    o.mode = mode;
+    o.zstd = mode != Mode::none;
+    const auto without = compress(storm_like(), o);
+    ASSERT_TRUE(without.ok());
+    const SourceRecord record = with_auxiliaries(sample_record());
+    o.source = encode_source_record(record);
+    const auto with = compress(storm_like(), o);
+    ASSERT_TRUE(with.ok()) << with.status().to_string();
+    expect_record_stream(with.value(), without.value(), record);
+    const auto a = decompress(without.value()), b = decompress(with.value());
+    ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
+    EXPECT_EQ(a->u, b->u);
+    EXPECT_EQ(a->v, b->v);
+    auto parsed = detail::parse_container(with.value());
+    ASSERT_TRUE(parsed.ok());
+    const std::string info = detail::describe_container(parsed.value());
+    EXPECT_NE(info.find("format version 20"), std::string::npos) << info;
+    if (mode == Mode::none) {
+      // The record's version is the stream's: 3 in 20, 2 in 19.
+      Bytes as19 = with.value();
+      as19[4] = 19;
+      testing::reseal_compact(as19);
+      EXPECT_NE(decompress(as19).status().message().find("a record of version 3 in a stream of format version 19"),
+                std::string::npos)
+          << decompress(as19).status().to_string();
+      Options p = o;
+      p.source = encode_source_record(sample_record());
+      auto v19 = compress(storm_like(), p);
+      ASSERT_TRUE(v19.ok());
+      ASSERT_EQ(v19->at(4), 19);
+      Bytes as20 = v19.value();
+      as20[4] = 20;
+      testing::reseal_compact(as20);
+      EXPECT_NE(decompress(as20).status().message().find("a record of version 2 in a stream of format version 20"),
+                std::string::npos)
+          << decompress(as20).status().to_string();
+      // Without a source section, version 20 is corrupt.
+      Bytes bare = without.value();
+      bare[4] = 20;
+      testing::reseal_compact(bare);
+      EXPECT_EQ(decompress(bare).status().code(), Code::corrupt_stream);
+      testing::expect_damage_refused(with.value(), [](const Bytes& s) { return decompress(s).status(); });
+    }
+  }
+}
+
+TEST(SourceSection, ThreeDStreamsWithAuxiliariesAreVersion20) {
+  VectorField3D f = testing::abc_flow(12, 10, 6);
+  Options o;
+  o.mode = Mode::speculative;
+  o.bound_mode = BoundMode::rel;
+  o.bound = 1e-3;
+  const auto without = compress(f, o);
+  ASSERT_TRUE(without.ok());
+  const SourceRecord record = with_auxiliaries(record_of({"U", "V", "W"}, {6, 10, 12}));
+  o.source = encode_source_record(record);
+  const auto with = compress(f, o);
+  ASSERT_TRUE(with.ok()) << with.status().to_string();
+  expect_record_stream(with.value(), without.value(), record);
+}
+
 // ---- 3D vector streams (format version 19; scalar streams: tests/scalar/test_scalar_source.cpp) ----
 
 TEST(SourceSection, ThreeDVectorStreamsCarryItInVersion19) {
@@ -333,7 +527,7 @@ TEST(SourceSection, ThreeDVectorStreamsCarryItInVersion19) {
       o.source = encode_source_record(record);
       const auto with = compress(f, o);
       ASSERT_TRUE(with.ok()) << with.status().to_string();
-      expect_version19(with.value(), without.value(), record);
+      expect_record_stream(with.value(), without.value(), record);
       const auto a = decompress3d(without.value()), b = decompress3d(with.value());
       ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
       if (masked)  // damaged: refused, never a crash

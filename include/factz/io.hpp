@@ -128,6 +128,19 @@ struct SourceVariable {
   std::vector<SourceAttribute> attributes;  ///< in file order (_FillValue, units, ...)
   std::vector<SourceCoordinate> coordinates;  ///< by increasing dimension index
 };
+/// A variable the components' `coordinates` or `grid_mapping` attributes name (CF auxiliary
+/// coordinates such as `lat(y, x)`, scalar coordinates, grid-mapping variables), whose
+/// dimensions are all dimensions of a component: its values over the components' slice (a
+/// sliced dimension contributes its one index, a whole one all its values), x fastest in
+/// the variable's own dimension order.
+struct SourceAuxiliary {
+  std::string name;                     ///< as the attribute names it
+  SourceType type = SourceType::float64;  ///< a numeric type, or text (one byte per value)
+  std::vector<std::string> dimensions;  ///< names of the components' dimensions, in its own order
+  std::vector<uint8_t> data;            ///< little-endian values
+  std::vector<SourceAttribute> attributes;
+  uint64_t count() const;
+};
 enum class SourceFormat : uint8_t {
   netcdf_classic = 1,        ///< CDF-1
   netcdf_64bit_offset = 2,   ///< CDF-2
@@ -140,14 +153,19 @@ std::string source_format_name(SourceFormat f);
 /// Where a field came from: one variable per component (u and v, or one scalar).
 struct SourceRecord {
   /// The record version read (1: format versions 4 to 18, raw coordinates; 2: format version
-  /// 19, coordinates coded as differences); encode_source_record writes 2 whatever this says.
+  /// 19, coordinates coded as differences; 3: format version 20, version 2 and auxiliary
+  /// variables); encode_source_record writes 3 when there are auxiliaries, else 2, whatever
+  /// this says.
   uint8_t version = 2;
   SourceFormat format = SourceFormat::netcdf4;
   std::string file;  ///< the name (without folders) of the first component's file
   std::vector<SourceAttribute> attributes;  ///< that file's global attributes (title, Conventions, ...)
   std::vector<SourceVariable> components;
+  /// The variables the components' attributes name (record version 3), each once; empty in
+  /// versions 1 and 2.
+  std::vector<SourceAuxiliary> auxiliaries;
 };
-/// The record's bytes (record version 2, docs/format.md "12 source").
+/// The record's bytes (record version 2, or 3 with auxiliaries; docs/format.md "12 source").
 std::vector<uint8_t> encode_source_record(const SourceRecord& record);
 /// Parses a record; corrupt_stream for anything the format does not allow (unknown version
 /// or codes, counts beyond the bytes, a sliced index outside its dimension, trailing bytes).

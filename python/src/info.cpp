@@ -39,6 +39,9 @@ py::object source_of(std::span<const uint8_t> bytes) {
   py::list vars;
   for (const factz::SourceVariable& v : rec->components) vars.append(v.name);
   d["variables"] = vars;
+  py::list auxiliaries;  // record version 3: the variables their attributes name
+  for (const factz::SourceAuxiliary& a : rec->auxiliaries) auxiliaries.append(a.name);
+  d["auxiliaries"] = auxiliaries;
   d["description"] = factz::describe_source_record(*rec);
   return d;
 }
@@ -49,7 +52,7 @@ py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::Par
   py::dict d;
   d["kind"] = h.components == 1 ? "scalar" : "vector";
   d["bytes"] = bytes.size();
-  d["version"] = parsed.format_version();  // 18 for the compact container (19: a scalar or 3D vector stream with a source record)
+  d["version"] = parsed.format_version();  // 18 for the compact container (19: a stream with a source record; 20: one with auxiliary variables)
   d["layout_version"] = h.version;          // the version of its sections' layout (2 to 17)
   d["container"] = parsed.layout == fd::ContainerLayout::compact ? "compact" : "classic";
   d["dtype"] = h.dtype == fd::kDtypeFloat64 ? "float64" : "float32";  // which values decompress returns

@@ -497,12 +497,13 @@ Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) 
   // the stream layer checks the record's version).
   const bool source = std::any_of(parsed.entries.begin(), parsed.entries.end(),
                                   [](const ParsedContainer::Entry& e) { return e.id == kSectionSource; });
-  if (source && h.components != 2 && parsed.format_version() != kFormatVersionCompactSource)
+  if (source && h.components != 2 && !is_source_version(parsed.format_version()))
     return corrupt_stream(label(kSectionSource) + " in a " + std::to_string(h.components) +
                           "-component stream of format version " + std::to_string(parsed.format_version()) +
                           " (scalar and 3D vector streams hold it from version 19 on)");
-  if (!source && parsed.format_version() == kFormatVersionCompactSource)
-    return corrupt_stream("a version 19 stream without a source section (version 19 is the compact container of "
+  if (!source && is_source_version(parsed.format_version()))
+    return corrupt_stream("a version " + std::to_string(parsed.format_version()) +
+                          " stream without a source section (versions 19 and 20 are the compact container of "
                           "the streams that hold one)");
 
   for (const auto& e : parsed.entries) {
@@ -568,9 +569,10 @@ const char* bound_mode_name(uint8_t b) {
 
 }  // namespace
 
-uint16_t compact_version_for(std::span<const uint32_t> section_ids) {
+uint16_t compact_version_for(std::span<const uint32_t> section_ids, uint8_t record_version) {
   const bool source = std::find(section_ids.begin(), section_ids.end(), kSectionSource) != section_ids.end();
-  return source ? kFormatVersionCompactSource : kFormatVersionCompact;
+  if (!source) return kFormatVersionCompact;
+  return record_version >= 3 ? kFormatVersionCompactAuxiliary : kFormatVersionCompactSource;
 }
 
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
@@ -658,8 +660,14 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   if (sections.size() > kMaxSections)
     return invalid_argument(std::to_string(sections.size()) + " sections (at most " +
                             std::to_string(kMaxSections) + ")");
-  if (layout == ContainerLayout::classic && compact_version_for(ids) == kFormatVersionCompactSource)
-    return invalid_argument("a stream with a source section is format version 19, which has no classic container");
+  // The source record's version (its first byte) picks 19 or 20.
+  uint8_t record_version = 2;
+  for (const auto& sec : sections)
+    if (sec.id == kSectionSource && !sec.raw.empty()) record_version = sec.raw[0];
+  const uint16_t compact_version = compact_version_for(ids, record_version);
+  if (layout == ContainerLayout::classic && is_source_version(compact_version))
+    return invalid_argument("a stream with a source section is format version " + std::to_string(compact_version) +
+                            ", which has no classic container");
   const uint64_t limit = raw_size_limit(h);
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const uint32_t id = sections[i].id;
@@ -693,7 +701,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     e.crc = (e.flags == 0 && s.raw_crc) ? *s.raw_crc : crc32c(s.raw);
     stored[i] = s.raw;
   }
-  return assemble(h, entries, stored, layout, compact_version_for(ids));
+  return assemble(h, entries, stored, layout, compact_version);
 }
 
 Result<ParsedContainer> parse_container(std::span<const uint8_t> stream) {
@@ -732,8 +740,10 @@ Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, Containe
   // Version 1 (an old ANS-free Huffman stream) has no compact form: its layout byte would be 1.
   if (layout == ContainerLayout::compact && parsed->header.version < kFormatVersionWithoutMask)
     return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
-  if (layout == ContainerLayout::classic && parsed->format_version() == kFormatVersionCompactSource)
-    return invalid_argument("a version 19 stream (one with a source section) has no classic container");
+  if (layout == ContainerLayout::classic && parsed->layout == ContainerLayout::compact &&
+      is_source_version(parsed->format_version()))
+    return invalid_argument("a version " + std::to_string(parsed->format_version()) +
+                            " stream (one with a source section) has no classic container");
   std::vector<ParsedContainer::Entry> entries = parsed->entries;
   std::vector<std::span<const uint8_t>> stored;
   for (const auto& e : entries) stored.push_back(stream.subspan(e.offset, e.stored_size));

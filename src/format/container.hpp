@@ -81,12 +81,26 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// unsupported instead. It is written exactly then (compact_version_for), so every stream
 /// without a source section stays version 18, byte for byte; a version 19 stream has no
 /// classic form. Version 18 (and classic) 2D streams with a record of version 1 are read.
-inline constexpr uint16_t kFormatVersion = 19;
+/// Version 20 is version 19 with a record of version 3, which also holds the auxiliary
+/// variables its components' attributes name (CF `coordinates`, `grid_mapping`): written
+/// exactly when the record has some (the record's first byte says so), so every other stream
+/// with a record stays version 19; builds that read up to 19 answer unsupported.
+inline constexpr uint16_t kFormatVersion = 20;
 inline constexpr uint16_t kFormatVersionCompact = 18;
 inline constexpr uint16_t kFormatVersionCompactSource = 19;
-/// Whether offset 4's version is one of the compact container's (18, 19).
+inline constexpr uint16_t kFormatVersionCompactAuxiliary = 20;
+/// Whether offset 4's version is one of the compact container's (18, 19, 20).
 inline constexpr bool is_compact_version(uint16_t v) {
-  return v == kFormatVersionCompact || v == kFormatVersionCompactSource;
+  return v == kFormatVersionCompact || v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary;
+}
+/// Whether a compact version is one of the streams with a source section (19, 20).
+inline constexpr bool is_source_version(uint16_t v) {
+  return v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary;
+}
+/// The source record version a stream of format version `v` holds: 3 in version 20, 2 in
+/// version 19, 1 in the 2D vector streams of versions 4 to 18.
+inline constexpr uint8_t source_record_version(uint16_t v) {
+  return v == kFormatVersionCompactAuxiliary ? 3 : v == kFormatVersionCompactSource ? 2 : 1;
 }
 /// The newest layout version (a compact stream's layout byte is 2 .. this).
 inline constexpr uint16_t kNewestLayoutVersion = 17;
@@ -258,16 +272,17 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
 /// null means no section is compressed. Returns invalid_argument for a header that
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections
 /// sections, or a section above the raw-size cap; a failing compressor's Status is passed
-/// on with the section named. `layout` compact (the default) writes a version 18 stream (19:
-/// compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
+/// on with the section named. `layout` compact (the default) writes a version 18 stream (19 or
+/// 20: compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
 /// header of `header.version` (invalid_argument for a stream with a source section).
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd,
                                              ContainerLayout layout = ContainerLayout::compact);
 
 /// The version a compact stream of these sections carries at offset 4 when this build writes
-/// it: 19 with a `source` section (whose record is then of version 2), else 18.
-uint16_t compact_version_for(std::span<const uint32_t> section_ids);
+/// it: 19 with a `source` section whose record is of version 2 (`record_version`, the
+/// section's first byte), 20 with one of version 3, else 18.
+uint16_t compact_version_for(std::span<const uint32_t> section_ids, uint8_t record_version = 2);
 
 /// A validated stream: header plus one entry per section, in table (and stream) order.
 struct ParsedContainer {
@@ -283,8 +298,8 @@ struct ParsedContainer {
   std::vector<Entry> entries;
   ContainerLayout layout = ContainerLayout::classic;  ///< which container the stream is in
   uint64_t data_offset = 0;  ///< where the first section starts (header and table end)
-  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 or 19
-  /// The version at offset 4: `header.version` in a classic stream, 18 or 19 in a compact one.
+  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18, 19 or 20
+  /// The version at offset 4: `header.version` in a classic stream, 18, 19 or 20 in a compact one.
   uint16_t format_version() const {
     return layout == ContainerLayout::compact ? compact_version : header.version;
   }

@@ -3,7 +3,9 @@
 // can write the variable back with its dimensions, attributes and coordinates. The record is
 // self-describing (every value carries its type and count) and versioned by its first byte:
 // version 2 (written since format version 19) codes coordinate values as differences, version
-// 1 (format versions 4 to 18) as they are.
+// 1 (format versions 4 to 18) as they are, and version 3 (format version 20) is version 2
+// followed by the auxiliary variables the components' attributes name (written only when
+// there are some, so that every other record stays version 2).
 //
 // The decoder reads untrusted bytes: every count is checked against the bytes that remain
 // before anything is allocated for it, and every code against the values the format allows.
@@ -11,6 +13,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "factz/io.hpp"
 #include "util/byte_io.hpp"
@@ -27,6 +30,7 @@ using detail::ByteWriter;
 /// The version this build writes: 2, whose coordinates carry a coding byte (raw, or the
 /// differences of their bit patterns as varints); version 1 (raw coordinates) is still read.
 constexpr uint8_t kRecordVersion = 2;
+constexpr uint8_t kRecordVersionAuxiliary = 3;
 constexpr uint8_t kCodingRaw = 0;
 constexpr uint8_t kCodingDelta = 1;
 constexpr uint64_t kMaxName = 65535;     ///< bytes of one string
@@ -63,6 +67,7 @@ uint64_t width_mask(int size) { return size == 8 ? ~uint64_t(0) : (uint64_t(1) <
 /// zig-zagged and written as a varint: a regular grid's coordinates (90, 89.75, ...) become a
 /// few bytes.
 std::vector<uint8_t> delta_coded(const std::vector<uint8_t>& data, int size) {
+  if (size <= 0) return data;  // not a numeric type (a record the decoder refuses): no coding
   const int bits = 8 * size;
   const uint64_t mask = width_mask(size);
   std::vector<uint8_t> out;
@@ -75,6 +80,15 @@ std::vector<uint8_t> delta_coded(const std::vector<uint8_t>& data, int size) {
     prev = v;
   }
   return out;
+}
+
+/// A version 2 or 3 list of values: its coding byte, then the values raw or delta_coded,
+/// whichever is shorter (raw on a tie).
+void put_values(ByteWriter& w, const std::vector<uint8_t>& data, int size) {
+  const std::vector<uint8_t> delta = delta_coded(data, size);
+  const bool coded = delta.size() < data.size();
+  w.u8(coded ? kCodingDelta : kCodingRaw);
+  w.append(coded ? delta : data);
 }
 
 /// Decoding with one error path: every failure is corrupt_stream naming what was read.
@@ -147,6 +161,56 @@ class RecordReader {
       out.push_back(std::move(a));
     }
     return Status::Ok();
+  }
+  /// Version 3's auxiliary variables (at least one), after the components: each named once,
+  /// by a name that no component or coordinate variable has; each dimension a distinct name of
+  /// a component's dimension (the first component that has it gives its size and whether it
+  /// is sliced), the value count the product of those dimensions' (1 for a sliced one).
+  Status auxiliaries(SourceRecord& rec) {
+    uint64_t n = 0;
+    if (!count(5, n) || n == 0) return fail("auxiliary variable count (at least 1 in a version 3 record)");
+    std::set<std::string> taken;
+    for (const auto& v : rec.components) {
+      taken.insert(v.name);
+      for (const auto& co : v.coordinates) taken.insert(co.name);
+    }
+    for (uint64_t k = 0; k < n; ++k) {
+      SourceAuxiliary a;
+      uint8_t type = 0;
+      uint64_t ndims = 0, values = 0;
+      if (!string(a.name) || a.name.empty()) return fail("auxiliary variable name");
+      if (!taken.insert(a.name).second)
+        return fail("auxiliary variable " + a.name + " (named twice, or like a component or a coordinate)");
+      if (!r_.u8(type) || !known_type(type) || type == uint8_t(SourceType::string))
+        return fail("type of auxiliary variable " + a.name + " (numeric or text)");
+      a.type = SourceType(type);
+      if (!r_.varint_at_most(kMaxDimensions, ndims)) return fail("dimension count of auxiliary variable " + a.name);
+      uint64_t product = 1;
+      for (uint64_t d = 0; d < ndims; ++d) {
+        std::string name;
+        if (!string(name) || name.empty()) return fail("a dimension name of auxiliary variable " + a.name);
+        if (std::find(a.dimensions.begin(), a.dimensions.end(), name) != a.dimensions.end())
+          return fail("dimension " + name + " of auxiliary variable " + a.name + " named twice");
+        const SourceDimension* dim = find_dimension(rec, name);
+        if (!dim) return fail("dimension " + name + " of auxiliary variable " + a.name + " (no component has it)");
+        const uint64_t len = dim->index ? 1 : dim->size;
+        if (len > r_.remaining() / product) return fail("value count of auxiliary variable " + a.name);
+        product *= len;
+        a.dimensions.push_back(std::move(name));
+      }
+      if (!r_.varint(values) || values != product)
+        return fail("value count of auxiliary variable " + a.name + " (the product of its dimensions' counts)");
+      if (!coordinate_values(a.type, values, a.data)) return fail("values of auxiliary variable " + a.name);
+      FACTZ_RETURN_IF_ERROR(attributes(a.attributes, a.name));
+      rec.auxiliaries.push_back(std::move(a));
+    }
+    return Status::Ok();
+  }
+  static const SourceDimension* find_dimension(const SourceRecord& rec, const std::string& name) {
+    for (const auto& v : rec.components)
+      for (const auto& d : v.dimensions)
+        if (d.name == name) return &d;
+    return nullptr;
   }
   ByteReader& in() { return r_; }
 
@@ -268,9 +332,14 @@ uint64_t SourceCoordinate::count() const {
   return size > 0 ? data.size() / uint64_t(size) : 0;
 }
 
+uint64_t SourceAuxiliary::count() const {
+  const int size = source_type_size(type);
+  return size > 0 ? data.size() / uint64_t(size) : 0;
+}
+
 std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
   ByteWriter w;
-  w.u8(kRecordVersion);
+  w.u8(record.auxiliaries.empty() ? kRecordVersion : kRecordVersionAuxiliary);
   w.u8(uint8_t(record.format));
   put_string(w, record.file);
   put_attributes(w, record.attributes);
@@ -292,11 +361,20 @@ std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
       put_string(w, c.name);
       w.u8(uint8_t(c.type));
       w.varint(c.count());
-      const std::vector<uint8_t> delta = delta_coded(c.data, source_type_size(c.type));
-      const bool coded = delta.size() < c.data.size();
-      w.u8(coded ? kCodingDelta : kCodingRaw);
-      w.append(coded ? delta : c.data);
+      put_values(w, c.data, source_type_size(c.type));
       put_attributes(w, c.attributes);
+    }
+  }
+  if (!record.auxiliaries.empty()) {
+    w.varint(record.auxiliaries.size());
+    for (const auto& a : record.auxiliaries) {
+      put_string(w, a.name);
+      w.u8(uint8_t(a.type));
+      w.varint(a.dimensions.size());
+      for (const auto& d : a.dimensions) put_string(w, d);
+      w.varint(a.count());
+      put_values(w, a.data, source_type_size(a.type));
+      put_attributes(w, a.attributes);
     }
   }
   return std::move(w.bytes());
@@ -308,8 +386,8 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
   SourceRecord rec;
   uint8_t version = 0, format = 0, components = 0;
   if (!r.u8(version)) return rr.fail("empty");
-  if (version != 1 && version != kRecordVersion)
-    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads versions 1 and 2)");
+  if (version < 1 || version > kRecordVersionAuxiliary)
+    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads versions 1 to 3)");
   rec.version = version;
   if (!r.u8(format) || !known_format(format)) return rr.fail("unknown source format " + std::to_string(format));
   rec.format = SourceFormat(format);
@@ -363,6 +441,7 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
     }
     rec.components.push_back(std::move(v));
   }
+  if (version == kRecordVersionAuxiliary) FACTZ_RETURN_IF_ERROR(rr.auxiliaries(rec));
   if (!r.at_end()) return rr.fail(std::to_string(r.remaining()) + " trailing bytes");
   return rec;
 }
@@ -418,6 +497,13 @@ std::string describe_source_record(const SourceRecord& record) {
            values_text(co.type, co.data, {}, co.count()) + "; " + std::to_string(co.attributes.size()) +
            " attribute(s))\n";
     }
+  }
+  for (const auto& a : record.auxiliaries) {
+    std::string dims;
+    for (const auto& d : a.dimensions) dims += (dims.empty() ? "" : ", ") + d;
+    s += "    auxiliary " + a.name + "(" + dims + ") (" + source_type_name(a.type) + ", " + std::to_string(a.count()) +
+         " value(s): " + values_text(a.type, a.data, {}, a.count()) + "; " + std::to_string(a.attributes.size()) +
+         " attribute(s))\n";
   }
   return s;
 }

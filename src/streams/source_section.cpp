@@ -40,8 +40,9 @@ Result<std::optional<SourceRecord>> read_source(std::span<const uint8_t> stream,
   if (!raw.ok()) return raw.status();
   auto record = decode_source_record(raw.value());
   if (!record.ok()) return record.status();
-  // Version 19 holds a record of version 2, earlier versions one of version 1.
-  const uint8_t want = pc.format_version() == kFormatVersionCompactSource ? 2 : 1;
+  // Version 20 holds a record of version 3, version 19 one of version 2, earlier versions one
+  // of version 1.
+  const uint8_t want = source_record_version(pc.format_version());
   if (record->version != want)
     return corrupt_stream("section 12 (source): a record of version " + std::to_string(record->version) +
                           " in a stream of format version " + std::to_string(pc.format_version()) + " (which holds " +

@@ -18,7 +18,7 @@
 namespace factz {
 namespace {
 
-using testing::expect_version19;
+using testing::expect_record_stream;
 using testing::record_of;
 
 /// A smooth 36 x 33 x nz field with a few extrema per plane.
@@ -54,7 +54,7 @@ TEST(ScalarSource, StreamsCarryItInVersion19) {
           o.source = encode_source_record(record);
           const auto with = compress_scalar(f, o);
           ASSERT_TRUE(with.ok()) << with.status().to_string();
-          expect_version19(with.value(), without.value(), record);
+          expect_record_stream(with.value(), without.value(), record);
           const auto a = decompress_scalar(without.value()), b = decompress_scalar(with.value());
           ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
           EXPECT_EQ(0, std::memcmp(a->values.data(), b->values.data(), a->values.size() * 4));
@@ -68,7 +68,7 @@ TEST(ScalarSource, StreamsCarryItInVersion19) {
   o.source = encode_source_record(record);
   const auto with = compress_scalar(f64, o);
   ASSERT_TRUE(without.ok() && with.ok()) << with.status().to_string();
-  expect_version19(with.value(), without.value(), record);
+  expect_record_stream(with.value(), without.value(), record);
   auto back = decompress_scalar64(with.value());
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   // Damaged: refused, never a crash.

@@ -1,7 +1,7 @@
 // Source records for the tests of section 12 (tests/test_source_record.cpp and the scalar
 // streams' tests/scalar/test_scalar_source.cpp): sample records of slices of netCDF variables,
 // their field-by-field comparison, and what every scalar or 3D vector stream with a record
-// must be (format version 19). Header-only.
+// must be (format version 19, or 20 with auxiliary variables). Header-only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -109,6 +109,38 @@ inline void expect_same(const SourceRecord& a, const SourceRecord& b) {
       ASSERT_EQ(x.coordinates[k].attributes.size(), y.coordinates[k].attributes.size());
     }
   }
+  ASSERT_EQ(a.auxiliaries.size(), b.auxiliaries.size());
+  for (size_t k = 0; k < a.auxiliaries.size(); ++k) {
+    const auto &x = a.auxiliaries[k], &y = b.auxiliaries[k];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.type, y.type) << x.name;
+    EXPECT_EQ(x.dimensions, y.dimensions) << x.name;
+    EXPECT_EQ(x.data, y.data) << x.name;
+    ASSERT_EQ(x.attributes.size(), y.attributes.size()) << x.name;
+    for (size_t j = 0; j < x.attributes.size(); ++j) expect_same(x.attributes[j], y.attributes[j]);
+  }
+}
+
+/// `r` with auxiliary variables of every kind its components' dimensions allow: a curvilinear
+/// latitude (lat, lon) in float64, a grid-mapping variable (no dimension, int32, with
+/// attributes), a float32 one over the sliced time (one value) and a text one over lon.
+inline SourceRecord with_auxiliaries(SourceRecord r) {
+  const uint64_t ny = r.components[0].dimensions[r.components[0].dimensions.size() - 2].size;
+  const uint64_t nx = r.components[0].dimensions.back().size;
+  SourceAuxiliary lat{"lat2d", SourceType::float64, {"lat", "lon"}, {}, {text_attribute("units", "degrees_north")}};
+  for (uint64_t y = 0; y < ny; ++y)
+    for (uint64_t x = 0; x < nx; ++x) {
+      const double v = 40.0 + 0.25 * double(y) + 0.001 * double(x * x);
+      const Bytes b = le_bytes(&v, 8);
+      lat.data.insert(lat.data.end(), b.begin(), b.end());
+    }
+  SourceAuxiliary crs{"crs", SourceType::int32, {}, values_of<int32_t>({-2147483647}),
+                      {text_attribute("grid_mapping_name", "latitude_longitude"),
+                       SourceAttribute{"semi_major_axis", SourceType::float64, values_of<double>({6378137.0}), {}}}};
+  SourceAuxiliary height{"height", SourceType::float32, {"time"}, values_of<float>({10.0f}), {}};
+  SourceAuxiliary label{"label", SourceType::text, {"lon"}, Bytes(size_t(nx), uint8_t('x')), {}};
+  r.auxiliaries = {lat, crs, height, label};
+  return r;
 }
 
 /// A record of `names` (one per component), each a slice at time 1 of a variable whose last
@@ -132,10 +164,11 @@ inline SourceRecord record_of(const std::vector<std::string>& names, const std::
 
 inline uint16_t container_version(const Bytes& s) { return uint16_t(s[4] | s[5] << 8); }
 
-/// What every scalar or 3D vector stream with a record must be: version 19, the record read back
-/// as given, no classic form, and without a record version 18.
-inline void expect_version19(const Bytes& with, const Bytes& without, const SourceRecord& record) {
-  EXPECT_EQ(container_version(with), detail::kFormatVersionCompactSource);
+/// What every stream with a record of version 2 or 3 must be: version 19, or 20 with auxiliary
+/// variables, the record read back as given, no classic form, and without a record version 18.
+inline void expect_record_stream(const Bytes& with, const Bytes& without, const SourceRecord& record) {
+  EXPECT_EQ(container_version(with), record.auxiliaries.empty() ? detail::kFormatVersionCompactSource
+                                                                : detail::kFormatVersionCompactAuxiliary);
   EXPECT_EQ(container_version(without), detail::kFormatVersionCompact);
   EXPECT_GE(layout_version(with), detail::kFormatVersionWithSource);
   auto source = stream_source(with);
@@ -158,7 +191,7 @@ inline void expect_version19(const Bytes& with, const Bytes& without, const Sour
     sections.push_back({e.id, raw.value(), (e.flags & detail::kSectionFlagZstd) != 0});
   }
   detail::Header h = parsed->header;
-  if (h.components == 1 && h.version == detail::kFormatVersionWithSource)  // 2, or 3 with the mask
+  if (h.components != 3 && h.version == detail::kFormatVersionWithSource)  // 2, or 3 with the mask
     h.version = detail::has_section(parsed.value(), detail::kSectionMask) ? detail::kFormatVersionWithMask
                                                                           : detail::kFormatVersionWithoutMask;
   auto rebuilt = detail::write_stream(h, std::move(sections));
@@ -166,7 +199,7 @@ inline void expect_version19(const Bytes& with, const Bytes& without, const Sour
   EXPECT_EQ(rebuilt.value(), without);
 }
 
-/// A version 19 stream damaged every way a reader must survive: every truncation, every
+/// A version 19 or 20 stream damaged every way a reader must survive: every truncation, every
 /// single-bit flip (caught by the checksums), and every byte of the source section changed
 /// with the checksums recomputed (the record then fails to decode or describes another
 /// field, or still decodes: never a crash). `decode` returns the decoder's Status.

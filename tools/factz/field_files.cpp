@@ -13,6 +13,7 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <set>
 #include <span>
 #include <type_traits>
 
@@ -45,6 +46,11 @@ struct PackedInput {
 std::vector<PackedInput>& packed_inputs() {
   static std::vector<PackedInput> inputs;
   return inputs;
+}
+
+variable_io::Auxiliaries& auxiliaries_wanted() {
+  static variable_io::Auxiliaries which = variable_io::Auxiliaries::none;
+  return which;
 }
 
 std::string short_number(double x) {
@@ -241,9 +247,19 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
   PlaneInputOf<T> p;
   if (f.variable) {
     const auto& spec = *f.variable;
-    auto data = variable_io::read_variable(spec, whole, true);
+    auto data = variable_io::read_variable(spec, whole, true, auxiliaries_wanted());
     if (!data.ok()) fail(data.status().to_string());
     for (const auto& note : data->notes) warn(command, spec.file + ": " + note);
+    static std::set<std::string> noted;  // a grid u and v both name: one note
+    std::string grids;
+    for (const auto& grid : data->grids_left_out)
+      if (noted.insert(spec.file + ":" + grid).second) grids += (grids.empty() ? "" : "; ") + grid;
+    if (!grids.empty())
+      std::fprintf(stderr,
+                   "factz %s: note: %s names the auxiliary coordinates %s, which the stream keeps only with "
+                   "--keep-coordinates (decompress then writes them back too)\n",
+                   command.c_str(), spec.text().c_str(), grids.c_str());
+    p.auxiliaries = std::move(data->auxiliaries);
     p.values = take_values<T>(data.value(), spec, command);
     if (!shape.empty() && data->shape != shape)
       fail("invalid_argument: " + spec.text() + " is " + shape_text(data->shape) + ", but " +
@@ -309,6 +325,8 @@ void note_bound_below_packing(const std::string& command, double eb) {
   }
 }
 
+void read_auxiliaries(variable_io::Auxiliaries which) { auxiliaries_wanted() = which; }
+
 template <class T>
 std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& planes, const FieldFile& first,
                                       size_t whole) {
@@ -318,6 +336,12 @@ std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& plane
   record.format = planes[0]->format;
   record.file = basename_of(first.path());
   record.attributes = std::move(planes[0]->global_attributes);
+  for (auto* p : planes)
+    for (auto& aux : p->auxiliaries) {
+      const bool named = std::any_of(record.auxiliaries.begin(), record.auxiliaries.end(),
+                                     [&](const SourceAuxiliary& b) { return b.name == aux.name; });
+      if (!named) record.auxiliaries.push_back(std::move(aux));
+    }
   for (auto* p : planes) {
     SourceVariable v = std::move(*p->source);
     // Outer dimensions read whole beyond the field's own (length 1: a variable of one level
@@ -560,6 +584,7 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     v.shape = shape;
     v.source = matching_source ? &source->components[c] : nullptr;
     v.global_attributes = matching_source ? &source->attributes : nullptr;
+    v.auxiliaries = matching_source ? &source->auxiliaries : nullptr;
     v.fill = common_fill(*planes[c], mask);
     if (repack) {  // the integers the variable was read from (docs/usage.md, "Packed variables")
       if (!v.source || !variable_io::repackable(*v.source)) {
@@ -575,6 +600,25 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
           warn(command, names[c] + ": " + std::to_string(r.clamped) + " value(s) beyond the range of " +
                             source_type_name(r.variable.type) + " written as its nearest end");
       }
+    }
+    if (matching_source) {  // names the stream does not hold: the file will name variables it lacks
+      std::string absent;
+      for (const auto& name : variable_io::referenced_variables(source->components[c])) {
+        const auto named = [&](const std::string& n) { return n == name; };
+        bool held = std::any_of(source->auxiliaries.begin(), source->auxiliaries.end(),
+                                [&](const SourceAuxiliary& x) { return named(x.name); });
+        for (const auto& comp : source->components) {
+          held = held || named(comp.name);
+          for (const auto& co : comp.coordinates) held = held || named(co.name);
+        }
+        if (!held) absent += (absent.empty() ? "" : ", ") + name;
+      }
+      static std::set<std::string> told;  // u and v naming the same: one note
+      if (!absent.empty() && told.insert(absent).second)
+        std::fprintf(stderr,
+                     "factz %s: note: %s names %s (coordinates / grid_mapping), which the stream does not hold "
+                     "(compress --keep-coordinates keeps auxiliary coordinates)\n",
+                     command.c_str(), names[c].c_str(), absent.c_str());
     }
     std::error_code ec;
     const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(specs[c]->file, ec), ec).string();

@@ -66,6 +66,7 @@ struct PlaneInputOf {
   std::vector<T> fills;         ///< the file's declared missing values (NaN excluded), in T
   std::optional<SourceVariable> source;
   std::vector<SourceAttribute> global_attributes;  ///< a variable's file's
+  std::vector<SourceAuxiliary> auxiliaries;        ///< what its attributes name (read_auxiliaries)
   SourceFormat format = SourceFormat::netcdf4;
   double packing_step = 0;   ///< a packed variable's step (variable_io::VariableData), else 0
   double packing_slack = 0;  ///< and the rounding of its unpacking (VariableData)
@@ -93,11 +94,17 @@ inline PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_
   return read_plane_input_of<float>(f, shape, whole, command, shape_from);
 }
 
+/// Which auxiliary variables the variables read from now on bring (VariableData): none (the
+/// default: verify, cp, ...), or, for compress, the small ones, or all with
+/// --keep-coordinates. Under `small`, each left out is noted on stderr once, with the option.
+void read_auxiliaries(variable_io::Auxiliaries which);
+
 /// The encoded source record (factz/io.hpp) of planes read from variables, one component per
 /// plane, the first file's format, name and global attributes; empty unless every plane came
 /// from a variable. `whole`: how many of the last dimensions are the field's (2 or 3); a
 /// length-1 outer dimension read whole beyond them is recorded as sliced at index 0. Moves
-/// the planes' source, global attributes.
+/// the planes' source, global attributes and auxiliary variables (each name once, the
+/// first plane's that has it).
 template <class T>
 std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& planes, const FieldFile& first,
                                       size_t whole);

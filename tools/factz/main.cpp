@@ -114,6 +114,10 @@ const Command kCompress{
      {"--progress", 0, "",
       "print progress on stderr (the stages done; contour-tree rounds with the vertices still to fix); by default "
       "only when stderr is a terminal and the run takes over a second"},
+     {"--keep-coordinates", 0, "",
+      "netCDF inputs: also store the auxiliary coordinate variables that span two or more of the field's dimensions "
+      "(a curvilinear grid's lat(y, x), lon(y, x), named by the variables' coordinates attribute), losslessly; the "
+      "small ones (scalar and 1D coordinates, grid_mapping variables) are always stored"},
      kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 /// The contour-tree rounds on stderr: every round with --progress, else on a terminal once
@@ -376,7 +380,13 @@ int run_compress64(const Args& a, factz::Options o) {
 int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   // --blocks and --per-rank take float32 and float64 inputs (blocks.cpp decides from the files).
+  if (a.has("--keep-coordinates") && (a.has("--blocks") || a.has("--per-rank")))
+    fail("--keep-coordinates: a multi-block file keeps no source record (compress without --blocks to keep the "
+         "variables' coordinates)", 2);
   if (a.has("--blocks")) return factz::cli::run_blocks_compress(a);  // 2D, or 3D with -3 (blocks3d.cpp)
+  // The variables read bring the auxiliary variables their attributes name (the source record).
+  factz::cli::read_auxiliaries(a.has("--keep-coordinates") ? factz::variable_io::Auxiliaries::all
+                                                           : factz::variable_io::Auxiliaries::small);
   if (a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);  // -3, or the variables' grid
   if (a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);

@@ -236,7 +236,9 @@ Status read_coordinate(hid_t ds, hsize_t start, hsize_t count, SourceCoordinate&
 
 }  // namespace
 
-Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values) {
+// HDF5 datasets name no auxiliary variables FaCTz reads (CF's `coordinates` is a netCDF
+// convention; a netCDF-4 file is read with netCDF-C): `auxiliaries` is not used.
+Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values, Auxiliaries) {
   quiet();
   const std::string what = spec.text();
   Id file(H5Fopen(spec.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);

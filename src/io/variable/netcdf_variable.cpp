@@ -212,9 +212,100 @@ Status check_classic_size(int ncid, const std::string& path) {
   return Status::Ok();
 }
 
+/// The variable named `name` seen from `grp` (its own, else its ancestors'); -1 when none.
+int visible_variable(int grp, const std::string& name, int& vgrp) {
+  for (int g = grp;;) {
+    int id = 0;
+    if (nc_inq_varid(g, name.c_str(), &id) == NC_NOERR) {
+      vgrp = g;
+      return id;
+    }
+    int parent = 0;
+    if (nc_inq_grp_parent(g, &parent) != NC_NOERR) return -1;
+    g = parent;
+  }
+}
+
+/// The auxiliary variables of variable `varid` (VariableData::auxiliaries): the ones its
+/// attributes name whose dimensions are all its own, read over its slice (`start`, `count`
+/// of its dimensions). A name that is missing, that is the variable itself or one of its
+/// coordinate variables (kept already), a variable of a string or user-defined type, or one
+/// with another dimension is left out with a note; one spanning two or more whole
+/// dimensions is left out under Auxiliaries::small (grids_left_out).
+Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, const std::vector<Dim>& dims,
+                        const std::vector<size_t>& start, const std::vector<size_t>& count, Auxiliaries which,
+                        VariableData& out) {
+  const std::string& owner = out.source.name;
+  for (const std::string& name : referenced_variables(out.source)) {
+    int agrp = 0;
+    const int av = visible_variable(grp, name, agrp);
+    if (av < 0) {
+      out.notes.push_back(owner + " names " + name + " (coordinates / grid_mapping), which the file does not have");
+      continue;
+    }
+    if ((agrp == grp && av == varid) ||
+        std::any_of(out.source.coordinates.begin(), out.source.coordinates.end(),
+                    [&](const SourceCoordinate& c) { return c.name == name; }))
+      continue;
+    nc_type t = 0;
+    int nd = 0;
+    if (nc_inq_var(agrp, av, nullptr, &t, &nd, nullptr, nullptr) != NC_NOERR) continue;
+    if (t < NC_BYTE || t > NC_UINT64) {
+      out.notes.push_back("auxiliary variable " + name + " of " + owner + " has the type " + type_name(agrp, t) +
+                          ", which FaCTz does not keep");
+      continue;
+    }
+    std::vector<int> ids(size_t(nd), 0);
+    if (nd > 0) nc_inq_vardimid(agrp, av, ids.data());
+    SourceAuxiliary a;
+    a.name = name;
+    a.type = SourceType(uint8_t(t));
+    std::vector<size_t> from, size;
+    int whole_dims = 0;
+    std::string foreign, shape;
+    for (int id : ids) {
+      const auto it = std::find(dimids.begin(), dimids.end(), id);
+      if (it == dimids.end()) {
+        char dname[NC_MAX_NAME + 1] = {};
+        nc_inq_dimname(agrp, id, dname);
+        foreign = dname;
+        break;
+      }
+      const size_t k = size_t(it - dimids.begin());
+      if (std::find(a.dimensions.begin(), a.dimensions.end(), dims[k].name) != a.dimensions.end()) {
+        foreign = dims[k].name + " (twice)";
+        break;
+      }
+      a.dimensions.push_back(dims[k].name);
+      from.push_back(start[k]);
+      size.push_back(count[k]);
+      whole_dims += count[k] > 1 ? 1 : 0;
+      shape += (shape.empty() ? "" : ", ") + dims[k].name;
+    }
+    if (!foreign.empty()) {
+      out.notes.push_back("auxiliary variable " + name + " of " + owner + " not kept: its dimension " + foreign +
+                          " is not one of " + owner + "'s");
+      continue;
+    }
+    if (whole_dims >= 2 && which != Auxiliaries::all) {
+      out.grids_left_out.push_back(name + "(" + shape + "), " + source_type_name(a.type));
+      continue;
+    }
+    uint64_t n = 1;
+    for (size_t c : size) n *= c;
+    a.data.resize(size_t(n) * size_t(source_type_size(a.type)));
+    const int s = nd == 0 ? nc_get_var(agrp, av, a.data.data())
+                          : nc_get_vara(agrp, av, from.data(), size.data(), a.data.data());
+    if (s != NC_NOERR) return io_error("cannot read the auxiliary variable " + name + " of " + owner + ": " + nc_text(s));
+    FACTZ_RETURN_IF_ERROR(read_attributes(agrp, av, name, a.attributes, out.notes));
+    out.auxiliaries.push_back(std::move(a));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values) {
+Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries) {
   NcFile f;
   if (int s = nc_open(spec.file.c_str(), NC_NOWRITE, f.out()); s != NC_NOERR)
     return io_error("cannot read " + spec.file + ": " + nc_text(s));
@@ -335,6 +426,8 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
     FACTZ_RETURN_IF_ERROR(read_attributes(cgrp, cv, co.name, co.attributes, out.notes));
     out.source.coordinates.push_back(std::move(co));
   }
+  if (auxiliaries != Auxiliaries::none)
+    FACTZ_RETURN_IF_ERROR(read_auxiliaries(grp, varid, dimids, dims, start, count, auxiliaries, out));
   return out;
 }
 

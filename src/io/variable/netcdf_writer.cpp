@@ -1,6 +1,7 @@
 // Writing variables into a new netCDF-4 file through netCDF-C (variable_io.hpp,
 // write_variables): dimensions and 1D coordinate variables shared by name in the root group,
-// each variable in its group with the attributes of its source record. float32 values make
+// each variable in its group with the attributes of its source record, then the record's
+// auxiliary variables in the root group. float32 values make
 // NC_FLOAT variables, float64 values NC_DOUBLE ones, re-packed integers (PackedValues) a
 // variable of their type, through the same code. Part of libfactz-io.so when netCDF-C is found.
 #include <unistd.h>
@@ -141,6 +142,49 @@ class Writer {
     return Status::Ok();
   }
 
+  /// The source's auxiliary variables (after every variable: their dimensions are the
+  /// variables'), each once, in the root group; one whose dimension this file lacks, or
+  /// whose name another variable has, is left out with a note.
+  Status auxiliaries(const std::vector<SourceAuxiliary>& list) {
+    for (const auto& a : list) {
+      if (coords_.count(a.name)) continue;
+      int existing = 0;
+      if (nc_inq_varid(ncid_, a.name.c_str(), &existing) == NC_NOERR) {
+        if (notes_) notes_->push_back("auxiliary variable " + a.name + " not written: a variable has its name");
+        continue;
+      }
+      std::vector<int> dimids;
+      std::vector<size_t> count;
+      std::string missing;
+      for (const auto& d : a.dimensions) {
+        const auto it = dims_.find(d);
+        if (it == dims_.end()) {
+          missing = d;
+          break;
+        }
+        dimids.push_back(it->second.id);
+        count.push_back(size_t(it->second.size));
+      }
+      if (!missing.empty()) {
+        if (notes_) notes_->push_back("auxiliary variable " + a.name + " not written: this file has no dimension " + missing);
+        continue;
+      }
+      uint64_t n = 1;
+      for (size_t c : count) n *= c;
+      if (n != a.count()) {
+        if (notes_) notes_->push_back("auxiliary variable " + a.name + " not written: its values do not fill its dimensions");
+        continue;
+      }
+      coords_.insert(a.name);
+      int varid = 0;
+      FACTZ_RETURN_IF_ERROR(check(nc_def_var(ncid_, a.name.c_str(), nc_type(a.type), int(dimids.size()), dimids.data(), &varid),
+                                  "auxiliary variable " + a.name));
+      for (const auto& at : a.attributes) put_attribute(ncid_, varid, at, a.name);
+      data_.push_back({ncid_, varid, nc_type(a.type), std::move(count), a.data.data()});
+    }
+    return Status::Ok();
+  }
+
   /// Writes every value (after the definitions).
   Status write_values() {
     for (const auto& d : data_) {
@@ -248,6 +292,8 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
       result = w.add(v);
       if (!result.ok()) break;
     }
+    for (const auto& v : variables)
+      if (result.ok() && v.auxiliaries) result = w.auxiliaries(*v.auxiliaries);
     if (result.ok()) {
       if (int s = nc_enddef(f.id()); s != NC_NOERR) result = io_error("cannot write " + file + ": " + nc_text(s));
     }

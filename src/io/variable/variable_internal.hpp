@@ -48,12 +48,12 @@ namespace factz::variable_io {
 // The readers and the writer of libfactz-io.so (variable_module.hpp), one file per library,
 // each compiled in only when its library is found; variable_io.hpp says what they do.
 // netcdf_variable.cpp, netcdf_writer.cpp (write_variables of the module):
-Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values);
+Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries);
 std::string netcdf_variables_hint(const std::string& path);
 Status write_netcdf(const std::string& file, std::span<const OutputVariable> variables,
                     std::vector<std::string>* notes);
 // hdf5_variable.cpp:
-Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values);
+Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries);
 std::string hdf5_variables_hint(const std::string& path);
 
 }  // namespace factz::variable_io

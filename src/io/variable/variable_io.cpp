@@ -25,7 +25,7 @@ Status cannot(const std::string& what, const Status& why) {
 bool netcdf_available() { return FACTZ_HAVE_NETCDF; }
 bool hdf5_available() { return FACTZ_HAVE_HDF5; }
 
-Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values) {
+Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries) {
   const bool hdf5 = spec.kind == FileKind::hdf5;
   if (hdf5 && !hdf5_available())
     return Status(Code::backend_unavailable, "cannot read " + spec.text() + ": this factz was built without the HDF5 "
@@ -35,7 +35,8 @@ Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool val
                                              "(install libnetcdf-dev and rebuild)");
   const auto m = module();
   if (!m.ok()) return cannot("read " + spec.text(), m.status());
-  return hdf5 ? m.value()->read_hdf5(spec, whole, values) : m.value()->read_netcdf(spec, whole, values);
+  return hdf5 ? m.value()->read_hdf5(spec, whole, values, auxiliaries)
+              : m.value()->read_netcdf(spec, whole, values, auxiliaries);
 }
 
 std::string variables_hint(const std::string& path, FileKind kind) {

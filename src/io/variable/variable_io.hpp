@@ -90,19 +90,38 @@ struct VariableData {
   double packing_slack = 0;
   SourceVariable source;  ///< name, type, dimensions with the slice, attributes, coordinates
   std::vector<SourceAttribute> global_attributes;  ///< the file's (root group's) attributes
-  /// What could not be kept (an attribute of a type the record has no code for), for a
-  /// warning; reading went on.
+  /// The variables its `coordinates` and `grid_mapping` attributes name whose dimensions are
+  /// all its own, over the slice (read as `Auxiliaries` says).
+  std::vector<SourceAuxiliary> auxiliaries;
+  /// Those named but not read because they span two or more of the whole dimensions
+  /// (Auxiliaries::small): "latitude(Y, X), float64", for a note.
+  std::vector<std::string> grids_left_out;
+  /// What could not be kept (an attribute of a type the record has no code for, a named
+  /// variable that is missing or has another dimension), for a warning; reading went on.
   std::vector<std::string> notes;
   uint64_t count() const;
 };
 
+/// Which auxiliary variables (VariableData::auxiliaries) a read takes: none; those that span
+/// at most one of the whole dimensions (scalar coordinates, grid-mapping variables, 1D
+/// ones), the others listed in grids_left_out; or all of them (2D and 3D coordinates such as
+/// a curvilinear grid's lat(y, x) too).
+enum class Auxiliaries : uint8_t { none, small, all };
+
 /// Reads `spec` with its last `whole` dimensions (2: y, x; 3: z, y, x) read whole and every
 /// leading one at the selection's index. `values` false reads everything but the values
-/// (shape, type, fill values, the record without coordinates). Errors name the file and
+/// (shape, type, fill values, the record without coordinates and auxiliaries). Errors name the file and
 /// the variable in one line: a missing variable lists those that exist; non-numeric
 /// variables, integer ones without scale_factor / add_offset, too few dimensions, bad selections and indices out of range are
 /// invalid_argument; unreadable files io.
-Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true);
+Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true,
+                                   Auxiliaries auxiliaries = Auxiliaries::none);
+
+/// The variables a variable's `coordinates` and `grid_mapping` attributes name, in that order,
+/// each once (CF: `coordinates` a blank-separated list; `grid_mapping` a name, or the
+/// extended form "crs: x y crs2: lat lon", whose words all name variables): what
+/// VariableData::auxiliaries are read from.
+std::vector<std::string> referenced_variables(const SourceVariable& variable);
 
 /// Integers of a numeric `type` (SourceType: int8 .. uint64), little-endian, to write as they
 /// are: a re-packed variable (repack).
@@ -155,6 +174,9 @@ struct OutputVariable {
   /// The source file's global attributes, written on the new file (the first variable's
   /// that has them), or null.
   const std::vector<SourceAttribute>* global_attributes = nullptr;
+  /// The source record's auxiliary variables, or null: each written once per file, in the
+  /// root group, where the file has all its dimensions.
+  const std::vector<SourceAuxiliary>* auxiliaries = nullptr;
 };
 
 /// Writes `variables` into one new netCDF-4 file at `file` (both kinds: an HDF5 name gets a

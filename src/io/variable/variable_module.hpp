@@ -13,7 +13,7 @@
 
 namespace factz::variable_io {
 
-inline constexpr uint32_t kModuleVersion = 1;
+inline constexpr uint32_t kModuleVersion = 2;
 inline constexpr char kModuleFile[] = "libfactz-io.so";
 inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 
@@ -23,12 +23,14 @@ inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 struct Module {
   uint32_t version = kModuleVersion;
   /// netCDF-C: reading, the variables of a file, writing (of both kinds: a netCDF-4 file).
-  Result<VariableData> (*read_netcdf)(const VariableSpec& spec, int whole, bool values) = nullptr;
+  Result<VariableData> (*read_netcdf)(const VariableSpec& spec, int whole, bool values,
+                                      Auxiliaries auxiliaries) = nullptr;
   std::string (*netcdf_variables_hint)(const std::string& path) = nullptr;
   Status (*write_variables)(const std::string& file, std::span<const OutputVariable> variables,
                             std::vector<std::string>* notes) = nullptr;
   /// The serial HDF5: reading, the datasets of a file.
-  Result<VariableData> (*read_hdf5)(const VariableSpec& spec, int whole, bool values) = nullptr;
+  Result<VariableData> (*read_hdf5)(const VariableSpec& spec, int whole, bool values,
+                                    Auxiliaries auxiliaries) = nullptr;
   std::string (*hdf5_variables_hint)(const std::string& path) = nullptr;
 };
 

@@ -432,4 +432,32 @@ Status unpack_values(const Packing& packing, std::span<const double> packed, uin
 }
 
 }  // namespace detail
+// The names a variable's `coordinates` and `grid_mapping` attributes give, in that order,
+// each once: `coordinates` is a blank-separated list; `grid_mapping` a name, or CF 1.7's
+// extended form "crs: x y crs2: lat lon", whose mapping names end in ':' and whose other
+// words name coordinates.
+std::vector<std::string> referenced_variables(const SourceVariable& variable) {
+  std::vector<std::string> out;
+  for (const char* which : {"coordinates", "grid_mapping"})
+    for (const auto& a : variable.attributes) {
+      if (a.name != which) continue;
+      std::string text;
+      if (a.type == SourceType::text) text.assign(a.data.begin(), a.data.end());
+      else if (a.type == SourceType::string)
+        for (const auto& t : a.strings) text += t + " ";
+      size_t at = 0;
+      while (at < text.size()) {
+        const size_t begin = text.find_first_not_of(" \t\n\r", at);
+        if (begin == std::string::npos) break;
+        size_t end = text.find_first_of(" \t\n\r", begin);
+        if (end == std::string::npos) end = text.size();
+        std::string word = text.substr(begin, end - begin);
+        at = end;
+        while (!word.empty() && (word.back() == ':' || word.back() == '\0')) word.pop_back();
+        if (!word.empty() && std::find(out.begin(), out.end(), word) == out.end()) out.push_back(std::move(word));
+      }
+    }
+  return out;
+}
+
 }  // namespace factz::variable_io
