@@ -991,6 +991,11 @@ TEST(Netcdf, ScalarStreamsComeBackWithTheirDimensions) {
       EXPECT_EQ(kv["same_tree"], std::string(mode) == "contour-tree" ? "1" : kv["same_tree"]) << v.out;
     }
   }
+  // A 3D variable without -3: a 2D slice needs every leading index, and the message says how
+  // to read it as a 3D field instead (its grid, x first).
+  expect_one_line(factz(dir, "compress --scalar -i 'm.nc:W[time=1]' -z t.fz"), 1,
+                  {"m.nc:W[time=1]: select dimension lev too", "or, for a 3D scalar field, give -3 36 33 3"});
+  expect_one_line(factz(dir, "ct -i 'm.nc:W[time=1]'"), 1, {"give -3 36 33 3"});
 }
 
 // A curvilinear grid's file (CF): U and V name auxiliary coordinates lat(y, x) and lon(y, x),

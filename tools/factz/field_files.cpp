@@ -497,6 +497,15 @@ ScalarFieldOf<T> read_scalar_variable(const Args& a, const FieldFile& file, cons
                                       const std::string& command, bool shape_from_like, std::vector<T>* file_fills,
                                       std::vector<uint8_t>* source) {
   const int whole = a.has("-3") ? 3 : 2;
+  if (whole == 2 && shape.empty()) {
+    // A variable of three or more dimensions without a selection: a 2D slice needs one, and
+    // it may be meant as a 3D field, which -3 says; the message says both.
+    auto as2d = variable_io::read_variable(*file.variable, 2, false);
+    auto as3d = variable_io::read_variable(*file.variable, 3, false);
+    if (!as2d.ok() && as3d.ok())
+      fail(as2d.status().to_string() + "; or, for a 3D scalar field, give -3 " + std::to_string(as3d->shape[2]) + " " +
+           std::to_string(as3d->shape[1]) + " " + std::to_string(as3d->shape[0]));
+  }
   PlaneInputOf<T> p = read_plane_input_of<T>(file, shape, int(shape.empty() ? whole : shape.size()), command,
                                              shape_from_like ? "the original (-i) is" : "");
   ScalarFieldOf<T> f;
