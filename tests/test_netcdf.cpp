@@ -16,10 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "factz/factz.hpp"
 #include "format/container.hpp"
 #include "support/cli_process.hpp"
 #include "support/netcdf_cli.hpp"
 #include "support/npy_file.hpp"
+#include "support/source_records.hpp"
 #include "support/temp_dir.hpp"
 
 namespace factz {
@@ -1102,6 +1104,35 @@ TEST(Netcdf, AuxiliaryCoordinatesAndGridMappingsComeBack) {
   EXPECT_EQ(dumped_values(dir, "s.nc", "lat"), dumped_values(dir, "grid.nc", "lat"));
   expect_one_line(factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2 --keep-coordinates"), 2,
                   {"--keep-coordinates: a multi-block file keeps no source record"});
+}
+
+// A record whose auxiliary variable netCDF refuses (a name with '/', which a record may hold
+// but a netCDF name may not): the field's variables are written all the same, with a note.
+TEST(Netcdf, AnAuxiliaryNetcdfRefusesDoesNotStopTheField) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  SourceRecord record = testing::with_auxiliaries(testing::sample_record());
+  record.auxiliaries[1].name = "bad/name";
+  Options o;
+  o.source = encode_source_record(record);
+  VectorField2D f;
+  f.nx = 36;
+  f.ny = 33;
+  f.u.assign(36 * 33, 1.5f);
+  f.v.assign(36 * 33, -0.5f);
+  for (size_t k = 0; k < f.u.size(); ++k) f.u[k] += 0.01f * float(k % 37);
+  const auto stream = compress(f, o);
+  ASSERT_TRUE(stream.ok()) << stream.status().to_string();
+  std::ofstream(dir / "a.fz", std::ios::binary)
+      .write(reinterpret_cast<const char*>(stream->data()), std::streamsize(stream->size()));
+  const Outcome d = factz(dir, "decompress -z a.fz -o o.nc:U -o o.nc:V");
+  ASSERT_EQ(d.exit_code, 0) << d.describe();
+  EXPECT_NE(d.err.find("auxiliary variable bad/name not written"), std::string::npos) << d.err;
+  const Outcome h = testing::run_in(dir, "ncdump -h o.nc");
+  for (const char* want : {"float U(time, lat, lon)", "float V(time, lat, lon)", "double lat2d(lat, lon)",
+                           "float height(time)", "char label(lon)"})
+    EXPECT_NE(h.out.find(want), std::string::npos) << want << "\n" << h.out;
+  EXPECT_EQ(dumped_values(dir, "o.nc", "height"), (std::vector<double>{10}));
 }
 
 TEST(Netcdf, ErrorsNameTheFileAndTheVariableInOneLine) {

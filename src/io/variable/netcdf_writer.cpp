@@ -143,9 +143,10 @@ class Writer {
   }
 
   /// The source's auxiliary variables (after every variable: their dimensions are the
-  /// variables'), each once, in the root group; one whose dimension this file lacks, or
-  /// whose name another variable has, is left out with a note.
-  Status auxiliaries(const std::vector<SourceAuxiliary>& list) {
+  /// variables'), each once, in the root group; one whose dimension this file lacks, whose
+  /// name another variable has, or that netCDF refuses is left out with a note (the field's
+  /// variables are written whatever happens to them).
+  void auxiliaries(const std::vector<SourceAuxiliary>& list) {
     for (const auto& a : list) {
       if (coords_.count(a.name)) continue;
       int existing = 0;
@@ -175,14 +176,17 @@ class Writer {
         if (notes_) notes_->push_back("auxiliary variable " + a.name + " not written: its values do not fill its dimensions");
         continue;
       }
-      coords_.insert(a.name);
       int varid = 0;
-      FACTZ_RETURN_IF_ERROR(check(nc_def_var(ncid_, a.name.c_str(), nc_type(a.type), int(dimids.size()), dimids.data(), &varid),
-                                  "auxiliary variable " + a.name));
+      // One netCDF refuses (a name it reserves) is noted: the field's variables are written.
+      if (int e = nc_def_var(ncid_, a.name.c_str(), nc_type(a.type), int(dimids.size()), dimids.data(), &varid);
+          e != NC_NOERR) {
+        if (notes_) notes_->push_back("auxiliary variable " + a.name + " not written: " + nc_text(e));
+        continue;
+      }
+      coords_.insert(a.name);
       for (const auto& at : a.attributes) put_attribute(ncid_, varid, at, a.name);
       data_.push_back({ncid_, varid, nc_type(a.type), std::move(count), a.data.data()});
     }
-    return Status::Ok();
   }
 
   /// Writes every value (after the definitions).
@@ -293,7 +297,7 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
       if (!result.ok()) break;
     }
     for (const auto& v : variables)
-      if (result.ok() && v.auxiliaries) result = w.auxiliaries(*v.auxiliaries);
+      if (result.ok() && v.auxiliaries) w.auxiliaries(*v.auxiliaries);
     if (result.ok()) {
       if (int s = nc_enddef(f.id()); s != NC_NOERR) result = io_error("cannot write " + file + ": " + nc_text(s));
     }
