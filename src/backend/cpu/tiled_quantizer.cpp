@@ -551,7 +551,7 @@ void band_vertex_bounds(const float* u, const float* v, const uint8_t* missing, 
     const bool below = y < ny - 1, above = y > 0;  // cell rows y and y - 1 exist
     if (below) {
       cell_row_bounds(u, v, missing, nx, y, eb, cur);
-      std::memcpy(cp_rows + (y - y0) * cw, cur.bits.data(), size_t(cw));
+      if (cw > 0) std::memcpy(cp_rows + (y - y0) * cw, cur.bits.data(), size_t(cw));  // a 1-wide grid has no cells
     }
     float* bu = ru + (y - y0) * nx;
     float* bv = rv + (y - y0) * nx;
