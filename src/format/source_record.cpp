@@ -59,6 +59,12 @@ void put_attributes(ByteWriter& w, const std::vector<SourceAttribute>& attribute
   }
 }
 
+/// How many values of type `t` little-endian `data` holds (0 for a type without a size).
+uint64_t values_in(SourceType t, const std::vector<uint8_t>& data) {
+  const int size = source_type_size(t);
+  return size > 0 ? data.size() / uint64_t(size) : 0;
+}
+
 /// The values 0 .. 2^(8 size) - 1 of an unsigned integer of `size` bytes.
 uint64_t width_mask(int size) { return size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1; }
 
@@ -302,11 +308,7 @@ std::string source_format_name(SourceFormat f) {
   return "format " + std::to_string(int(f));
 }
 
-uint64_t SourceAttribute::count() const {
-  if (type == SourceType::string) return strings.size();
-  const int size = source_type_size(type);
-  return size > 0 ? data.size() / uint64_t(size) : 0;
-}
+uint64_t SourceAttribute::count() const { return type == SourceType::string ? strings.size() : values_in(type, data); }
 
 std::vector<double> SourceAttribute::numbers() const {
   std::vector<double> out;
@@ -327,15 +329,9 @@ std::vector<double> SourceAttribute::numbers() const {
   return out;
 }
 
-uint64_t SourceCoordinate::count() const {
-  const int size = source_type_size(type);
-  return size > 0 ? data.size() / uint64_t(size) : 0;
-}
+uint64_t SourceCoordinate::count() const { return values_in(type, data); }
 
-uint64_t SourceAuxiliary::count() const {
-  const int size = source_type_size(type);
-  return size > 0 ? data.size() / uint64_t(size) : 0;
-}
+uint64_t SourceAuxiliary::count() const { return values_in(type, data); }
 
 std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
   ByteWriter w;

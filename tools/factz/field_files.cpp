@@ -497,17 +497,21 @@ ScalarFieldOf<T> read_scalar_variable(const Args& a, const FieldFile& file, cons
                                       const std::string& command, bool shape_from_like, std::vector<T>* file_fills,
                                       std::vector<uint8_t>* source) {
   const int whole = a.has("-3") ? 3 : 2;
-  if (whole == 2 && shape.empty()) {
-    // A variable of three or more dimensions without a selection: a 2D slice needs one, and
-    // it may be meant as a 3D field, which -3 says; the message says both.
-    auto as2d = variable_io::read_variable(*file.variable, 2, false);
-    auto as3d = variable_io::read_variable(*file.variable, 3, false);
-    if (!as2d.ok() && as3d.ok())
-      fail(as2d.status().to_string() + "; or, for a 3D scalar field, give -3 " + std::to_string(as3d->shape[2]) + " " +
-           std::to_string(as3d->shape[1]) + " " + std::to_string(as3d->shape[0]));
+  PlaneInputOf<T> p;
+  try {
+    p = read_plane_input_of<T>(file, shape, int(shape.empty() ? whole : shape.size()), command,
+                               shape_from_like ? "the original (-i) is" : "");
+  } catch (Failure& failed) {
+    // A variable of three or more dimensions without a full selection is no 2D slice, and it
+    // may be meant as a 3D field, which -3 says: when it reads as one, the message says both.
+    if (whole == 2 && shape.empty()) {
+      const auto as3d = variable_io::read_variable(*file.variable, 3, false);
+      if (as3d.ok())
+        failed.message += "; or, for a 3D scalar field, give -3 " + std::to_string(as3d->shape[2]) + " " +
+                          std::to_string(as3d->shape[1]) + " " + std::to_string(as3d->shape[0]);
+    }
+    throw;
   }
-  PlaneInputOf<T> p = read_plane_input_of<T>(file, shape, int(shape.empty() ? whole : shape.size()), command,
-                                             shape_from_like ? "the original (-i) is" : "");
   ScalarFieldOf<T> f;
   f.nx = int64_t(p.shape.back());
   f.ny = int64_t(p.shape[p.shape.size() - 2]);
@@ -575,6 +579,15 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     specs.push_back(spec.value());
   }
   const bool matching_source = source && source->components.size() == planes.size();
+  // The variables a written file holds besides the outputs' values (the record's).
+  std::set<std::string> held;
+  if (matching_source) {
+    for (const auto& comp : source->components) {
+      held.insert(comp.name);
+      for (const auto& co : comp.coordinates) held.insert(co.name);
+    }
+    for (const auto& x : source->auxiliaries) held.insert(x.name);
+  }
   std::map<std::string, std::vector<variable_io::OutputVariable>> files;
   std::map<std::string, std::string> file_names;  // canonical path -> the name as given
   std::list<variable_io::Repacked> repacked;      // what re-packed outputs point into
@@ -612,16 +625,8 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     }
     if (matching_source) {  // names the stream does not hold: the file will name variables it lacks
       std::string absent;
-      for (const auto& name : variable_io::referenced_variables(source->components[c])) {
-        const auto named = [&](const std::string& n) { return n == name; };
-        bool held = std::any_of(source->auxiliaries.begin(), source->auxiliaries.end(),
-                                [&](const SourceAuxiliary& x) { return named(x.name); });
-        for (const auto& comp : source->components) {
-          held = held || named(comp.name);
-          for (const auto& co : comp.coordinates) held = held || named(co.name);
-        }
-        if (!held) absent += (absent.empty() ? "" : ", ") + name;
-      }
+      for (const auto& name : variable_io::referenced_variables(source->components[c]))
+        if (!held.count(name)) absent += (absent.empty() ? "" : ", ") + name;
       static std::set<std::string> told;  // u and v naming the same: one note
       if (!absent.empty() && told.insert(absent).second)
         std::fprintf(stderr,
