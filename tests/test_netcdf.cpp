@@ -608,9 +608,20 @@ TEST(Netcdf, RepackGivesBackTheFilesIntegers) {
   EXPECT_NE(hm.out.find("float F(lat, lon)"), std::string::npos) << hm.out;
   EXPECT_NE(hm.out.find("short U(lat, lon)"), std::string::npos) << hm.out;
   expect_one_line(factz(dir, "decompress -z p.fz -o u.f32 -o v.f32 --repack"), 2, {"--repack writes netCDF"});
-  ASSERT_EQ(factz(dir, "compress -i packed.nc:U -i packed.nc:V -z m.fzmb --blocks 2 2").exit_code, 0);
-  expect_one_line(factz(dir, "decompress -z m.fzmb -o mb.nc:U -o mb.nc:V --repack"), 2,
-                  {"multi-block files do not keep"});
+  // A multi-block file keeps the record too (after its last block): below the limit, the
+  // file's integers again, as from the plain stream (back.nc).
+  ASSERT_EQ(factz(dir, "compress -i packed.nc:U -i packed.nc:V -z m.fzmb --blocks 2 2 -M ABS 0.0049").exit_code, 0);
+  const Outcome mr = factz(dir, "decompress -z m.fzmb -o mb.nc:U -o mb.nc:V --repack");
+  ASSERT_EQ(mr.exit_code, 0) << mr.describe();
+  EXPECT_EQ(mr.err.find("warning"), std::string::npos) << mr.err;
+  const Outcome hmb = testing::run_in(dir, "ncdump -h mb.nc");
+  EXPECT_EQ(declaration(hmb.out, "U"), declaration(h0.out, "U")) << hmb.out;
+  for (const char* comp : {"U", "V"}) {
+    const std::string data = std::string(" | sed -n '/^ ") + comp + " =/,$p'";
+    const Outcome want = testing::run_in(dir, std::string("ncdump -v ") + comp + " back.nc" + data);
+    EXPECT_EQ(testing::run_in(dir, std::string("ncdump -v ") + comp + " mb.nc" + data).out, want.out) << comp;
+    EXPECT_GT(want.out.size(), 100u) << comp;
+  }
 }
 
 // A packed variable larger than one slab of the reader (1 M values): read in pieces, with
@@ -741,10 +752,16 @@ TEST(Netcdf, EveryCommandThatTakesAFieldReadsVariables) {
   const Outcome render = factz(dir, "render " + in + " -o r.png --size 64");
   EXPECT_EQ(render.exit_code, 0) << render.describe();
   EXPECT_TRUE(fs::exists(dir / "r.png"));
-  // Multi-block: read whole and cut; written back as a plain (y, x) variable.
+  // Multi-block: read whole and cut; written back with U's dimensions (the file keeps the
+  // record after its last block), and as a plain (y, x) variable from raw inputs.
   ASSERT_EQ(factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2").exit_code, 0);
   ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o m.nc:u -o m.nc:v").exit_code, 0);
-  EXPECT_NE(testing::run_in(dir, "ncdump -h m.nc").out.find("float u(y, x)"), std::string::npos);
+  EXPECT_NE(testing::run_in(dir, "ncdump -h m.nc").out.find("float u(time, lat, lon)"), std::string::npos);
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o mu.f32 -o mv.f32").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress -2 " + std::to_string(kNx) + " " + std::to_string(kNy) +
+                           " -i mu.f32 -i mv.f32 -z raw.fzmb --blocks 2 2").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z raw.fzmb -o raw.nc:u -o raw.nc:v").exit_code, 0);
+  EXPECT_NE(testing::run_in(dir, "ncdump -h raw.nc").out.find("float u(y, x)"), std::string::npos);
   const Outcome vb = factz(dir, "verify " + in + " -d m.nc:u -d m.nc:v --blocks 2 2");
   ASSERT_EQ(vb.exit_code, 0) << vb.describe();
   EXPECT_EQ(key_values(vb.out)["violations"], "0") << vb.out;
@@ -925,11 +942,18 @@ TEST(Netcdf, ThreeDVectorFieldsFromVariablesComeBackWithTheirDimensions) {
   ASSERT_EQ(f.exit_code, 0) << f.describe();
   EXPECT_NE(f.out.find("\"masked_vertices\": " + std::to_string(kLevels * kLand)), std::string::npos) << f.out;
 
-  // A multi-block file: read from the variables, written back as plain (z, y, x) variables
-  // (it keeps no source record), compared block by block.
+  // A multi-block file: read from the variables, written back with their dimensions and
+  // attributes (the record after its last block, version 7), compared block by block; a region
+  // with the window's coordinates.
   ASSERT_EQ(factz(dir, "compress -3 36 33 3 " + in + " -z m.fzmb --blocks 2 2 1 -M ABS 0.01").exit_code, 0);
   ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o mb.nc:U -o mb.nc:V -o mb.nc:W").exit_code, 0);
-  EXPECT_NE(testing::run_in(dir, "ncdump -h mb.nc").out.find("float W(z, y, x)"), std::string::npos);
+  const Outcome hmb = testing::run_in(dir, "ncdump -h mb.nc");
+  for (const char* var : {"U", "W", "lev"}) EXPECT_EQ(declaration(hmb.out, var), declaration(h0.out, var)) << var;
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb --region 4 5 1 20 25 3 -o rb.nc:U -o rb.nc:V -o rb.nc:W").exit_code, 0);
+  const Outcome hrb = testing::run_in(dir, "ncdump -h rb.nc");
+  EXPECT_EQ(declaration(hrb.out, "W"), declaration(h0.out, "W")) << hrb.out;
+  const std::vector<double> lev = dumped_values(dir, "m.nc", "lev");
+  EXPECT_EQ(dumped_values(dir, "rb.nc", "lev"), std::vector<double>(lev.begin() + 1, lev.end()));
   const Outcome vb = factz(dir, "verify -3 36 33 3 " + in + " -d mb.nc:U -d mb.nc:V -d mb.nc:W --blocks 2 2 1");
   ASSERT_EQ(vb.exit_code, 0) << vb.describe();
   EXPECT_EQ(key_values(vb.out)["violations"], "0") << vb.out;
@@ -1096,14 +1120,48 @@ TEST(Netcdf, AuxiliaryCoordinatesAndGridMappingsComeBack) {
   const Outcome v = factz(dir, "verify " + in + " -d k.nc:U -d k.nc:V");
   ASSERT_EQ(v.exit_code, 0) << v.describe();
   EXPECT_EQ(key_values(v.out)["violations"], "0") << v.out;
-  // A scalar field keeps them the same way; a multi-block file keeps no record, so the option
-  // is refused there.
+  // A scalar field keeps them the same way.
   const Outcome sc = factz(dir, "compress --scalar -i 'grid.nc:U[time=1]' -z s.fz --keep-coordinates");
   ASSERT_EQ(sc.exit_code, 0) << sc.describe();
   ASSERT_EQ(factz(dir, "decompress -z s.fz -o s.nc:U").exit_code, 0);
   EXPECT_EQ(dumped_values(dir, "s.nc", "lat"), dumped_values(dir, "grid.nc", "lat"));
-  expect_one_line(factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2 --keep-coordinates"), 2,
-                  {"--keep-coordinates: a multi-block file keeps no source record"});
+
+  // So does a multi-block file (version 5: the record after the last block), and a region of
+  // it comes back with the window's coordinates.
+  const Outcome mb = factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2 --keep-coordinates");
+  ASSERT_EQ(mb.exit_code, 0) << mb.describe();
+  const Outcome minfo = factz(dir, "info -z m.fzmb");
+  EXPECT_EQ(lines_with(minfo.out, "auxiliary lat(y, x) (float64, 120 value(s)").size(), 1u) << minfo.out;
+  EXPECT_NE(minfo.out.find("file version 5)"), std::string::npos) << minfo.out;
+  const Outcome md = factz(dir, "decompress -z m.fzmb -o mb.nc:U -o mb.nc:V");
+  ASSERT_EQ(md.exit_code, 0) << md.describe();
+  const Outcome h3 = testing::run_in(dir, "ncdump -h mb.nc");
+  for (const char* var : {"U", "V", "height", "crs", "lat", "lon", "tlat", "time"})
+    EXPECT_EQ(declaration(h3.out, var), declaration(h0.out, var)) << var << "\n" << h3.out;
+  for (const char* var : {"lat", "lon"}) EXPECT_EQ(dumped_values(dir, "mb.nc", var), dumped_values(dir, "grid.nc", var));
+  const Outcome mv = factz(dir, "verify " + in + " -d mb.nc:U -d mb.nc:V");
+  ASSERT_EQ(mv.exit_code, 0) << mv.describe();
+  EXPECT_EQ(key_values(mv.out)["violations"], "0") << mv.out;
+  // The window x in [3, 9), y in [2, 7): lat(y, x) and the field cut to it.
+  const Outcome mr = factz(dir, "decompress -z m.fzmb --region 3 2 9 7 -o r.nc:U -o r.nc:V");
+  ASSERT_EQ(mr.exit_code, 0) << mr.describe();
+  const Outcome hr = testing::run_in(dir, "ncdump -h r.nc");
+  EXPECT_NE(hr.out.find("y = 5 ;"), std::string::npos) << hr.out;
+  EXPECT_NE(hr.out.find("x = 6 ;"), std::string::npos) << hr.out;
+  EXPECT_EQ(declaration(hr.out, "lat"), declaration(h0.out, "lat")) << hr.out;
+  const std::vector<double> lat = dumped_values(dir, "grid.nc", "lat"), rlat = dumped_values(dir, "r.nc", "lat");
+  const std::vector<double> u = dumped_values(dir, "mb.nc", "U"), ru = dumped_values(dir, "r.nc", "U");
+  ASSERT_EQ(rlat.size(), 30u);
+  ASSERT_EQ(ru.size(), 30u);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 6; ++x) {
+      EXPECT_EQ(rlat[size_t(y * 6 + x)], lat[size_t((y + 2) * 12 + x + 3)]) << x << " " << y;
+      EXPECT_EQ(ru[size_t(y * 6 + x)], u[size_t((y + 2) * 12 + x + 3)]) << x << " " << y;
+    }
+  // Per-rank files are blocks, not the field's variables: refused.
+  expect_one_line(factz(dir, "compress -i u_%r.f32 -i v_%r.f32 -2 12 10 -z p.fzmb --blocks 2 2 --per-rank "
+                             "--keep-coordinates"),
+                  2, {"--keep-coordinates: per-rank files are blocks"});
 }
 
 // A record whose auxiliary variable netCDF refuses (a name with '/', which a record may hold

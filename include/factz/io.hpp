@@ -174,6 +174,13 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes);
 /// (unsliced) dimensions are, outermost first, `whole` (ny, nx for a 2D field): every
 /// leading dimension sliced, the last ones whole with these sizes. invalid_argument.
 Status check_source_record(const SourceRecord& record, int components, std::span<const uint64_t> whole);
+/// The record of a window of the field: along the field's whole dimensions (outermost first,
+/// as check_source_record's `whole`), indices [first, first + count). The components' whole
+/// dimensions take the counts, their coordinates and the auxiliary variables the window's
+/// values; everything else is the record's (decompress --region of a multi-block file).
+/// invalid_argument when the window does not fit the record.
+Result<SourceRecord> window_of_source_record(const SourceRecord& record, std::span<const uint64_t> first,
+                                             std::span<const uint64_t> count);
 /// The record as `factz info` prints it (indented lines).
 std::string describe_source_record(const SourceRecord& record);
 /// The source record of a stream (section 12), or none. Validates the container first.

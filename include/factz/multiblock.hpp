@@ -17,11 +17,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "factz/factz.hpp"
+#include "factz/io.hpp"  // SourceRecord
 
 namespace factz {
 
@@ -96,7 +98,14 @@ struct MultiBlockIndex {
   };
   std::vector<Entry> entries;  ///< one per block
   uint64_t header_bytes = 0;   ///< where the first block starts
-  uint64_t file_bytes = 0;     ///< header_bytes + every length
+  uint64_t blocks_end = 0;     ///< header_bytes + every length: where the last block ends
+  /// Versions 5 to 8 (1 to 4 with a source record): the record follows the last block
+  /// (multiblock_source, docs/format.md "The source record of a multi-block file").
+  bool has_source = false;
+  /// The stored record's bytes (the trailer is 13 bytes more); 0 without one, or when the file's
+  /// size was not given to the parse.
+  uint64_t source_bytes = 0;
+  uint64_t file_bytes = 0;  ///< blocks_end, plus the record's trailer when there is one
 };
 
 /// Size of the header and index of a file with `blocks` blocks.
@@ -105,11 +114,20 @@ uint64_t multiblock_header_size(int blocks);
 inline constexpr uint64_t kMultiBlockPrefixBytes = 48;
 /// From the first kMultiBlockPrefixBytes bytes of a file: the size of its header and index
 /// (what to read before parse_multiblock_index, or parse_multiblock3d_index for a 3D file,
-/// versions 3 and 4). corrupt_stream for a wrong magic, a bad header checksum or an impossible
-/// block count.
+/// versions 3 and 4, 7 and 8). corrupt_stream for a wrong magic, a bad header checksum or an
+/// impossible block count.
 Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> prefix);
+/// The header's version for blocks of `dtype` in `dims` (2 or 3) dimensions: 1 to 4, or 5 to
+/// 8 when the file carries a source record (`with_source`).
+uint16_t multiblock_version(int dims, DType dtype, bool with_source);
+/// What follows the last block of a file with a source record (versions 5 to 8): the
+/// record's length (u64), its coding (u8: 0 raw, 1 a zstd frame, used with `zstd` where
+/// shorter), the stored record (encode_source_record's bytes, Options::source, or their
+/// frame) and a CRC-32C of all of it (u32). Empty for an empty record.
+std::vector<uint8_t> multiblock_source_trailer(std::span<const uint8_t> record, bool zstd = true);
 /// Header and index for blocks whose streams have the given lengths (in block order) and
-/// value type (float64: a version 2 file).
+/// value type (float64: a version 2 file); version 5 or 6 when `o.source` is given (the file
+/// then ends with multiblock_source_trailer(o.source)).
 std::vector<uint8_t> multiblock_header(const BlockLayout& layout, const Options& o,
                                        std::span<const uint64_t> lengths, DType dtype = DType::float32);
 /// Reads and validates the header and index of the multi-block file at `path` (only those
@@ -120,13 +138,17 @@ Result<MultiBlockIndex> read_multiblock_index(const std::string& path);
 bool is_multiblock(std::span<const uint8_t> bytes);
 /// Parses and validates header + index (bytes may be just the first
 /// multiblock_header_size bytes, or the whole file). file_size, when known, must equal
-/// the end of the last block. A 3D file (version 3 or 4) is unsupported_version naming
-/// parse_multiblock3d_index (factz/multiblock3d.hpp).
+/// the end of the last block, or of the source record's trailer (versions 5 and 6). A 3D file
+/// (versions 3, 4, 7 and 8) is unsupported_version naming parse_multiblock3d_index
+/// (factz/multiblock3d.hpp).
 Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> bytes, uint64_t file_size);
 
 /// One process, all blocks: the field split by layout (px, py), each block compressed as
 /// compress_block with the bound resolved over the whole field. The bytes do not depend on
 /// the thread count. A float64 field gives a float64 file (version 2, float64 blocks).
+/// `o.source` (a record of the whole field, as compress takes it) goes after the last block
+/// (versions 5 and 6), never into a block; invalid_argument when it does not describe the
+/// field.
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D& field, const Options& o, int px, int py,
                                                  CompressStats* stats = nullptr);
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D64& field, const Options& o, int px, int py,
@@ -136,6 +158,13 @@ Result<std::vector<uint8_t>> compress_multiblock(const VectorField2D64& field, c
 /// A float64 file is invalid_argument naming decompress_multiblock64 (and the reverse).
 Result<VectorField2D> decompress_multiblock(std::span<const uint8_t> file, const DecompressOptions& d = {});
 Result<VectorField2D64> decompress_multiblock64(std::span<const uint8_t> file, const DecompressOptions& d = {});
+
+/// The source record of a multi-block file held in memory (2D or 3D), or none (versions 1 to
+/// 4): checked as a stream's section 12 is (it must decode and describe the file's grid and
+/// components; corrupt_stream otherwise, like a bad trailer length or checksum).
+Result<std::optional<SourceRecord>> multiblock_source(std::span<const uint8_t> file);
+/// The same for the file at `path`, reading only its header, index and trailer.
+Result<std::optional<SourceRecord>> read_multiblock_source(const std::string& path);
 
 /// Half-open window [x0, x1) x [y0, y1) of the global grid.
 struct Region {

@@ -78,7 +78,7 @@ Result<std::vector<uint8_t>> compress_block(const VectorField3D& block, const Bl
 Result<std::vector<uint8_t>> compress_block(const VectorField3D64& block, const BlockLayout3D& layout, int b,
                                             const Options& o, double eb_abs, CompressStats* stats = nullptr);
 
-/// Header and index of a version 3 or 4 multi-block file (docs/format.md).
+/// Header and index of a version 3 or 4 multi-block file, or 7 or 8 with a source record (docs/format.md).
 struct MultiBlockIndex3D {
   BlockLayout3D layout;
   uint8_t bound_mode = 0;  ///< the user's bound as given (the blocks carry the absolute one)
@@ -86,20 +86,26 @@ struct MultiBlockIndex3D {
   DType dtype = DType::float32;  ///< the blocks' value type (version 3: float32, version 4: float64)
   std::vector<MultiBlockIndex::Entry> entries;  ///< one per block
   uint64_t header_bytes = 0;  ///< where the first block starts
-  uint64_t file_bytes = 0;    ///< header_bytes + every length
+  uint64_t blocks_end = 0;    ///< header_bytes + every length
+  bool has_source = false;    ///< versions 7 and 8: a source record after the last block
+  uint64_t source_bytes = 0;  ///< its length (0 when the file's size was not given)
+  uint64_t file_bytes = 0;    ///< blocks_end, plus the record's trailer
 };
 
 /// Size of the header and index of a 3D file with `blocks` blocks.
 uint64_t multiblock3d_header_size(int blocks);
 /// Whether bytes (at least 6 of them) start a 3D multi-block file: the magic and version 3 or
-/// 4. A reader tests this before the 2D parse, which refuses versions 3 and 4.
+/// 4 (7 or 8 with a source record). A reader tests this before the 2D parse, which refuses
+/// them.
 bool is_multiblock3d(std::span<const uint8_t> bytes);
 /// Header and index for blocks whose streams have the given lengths (in block order) and value
-/// type (float64: a version 4 file).
+/// type (float64: a version 4 file); version 7 or 8 when `o.source` is given (the file then
+/// ends with multiblock_source_trailer(o.source)).
 std::vector<uint8_t> multiblock3d_header(const BlockLayout3D& layout, const Options& o,
                                          std::span<const uint64_t> lengths, DType dtype = DType::float32);
 /// Parses and validates header + index (bytes may be just the first multiblock3d_header_size
-/// bytes, or the whole file; file_size, when not 0, must equal the end of the last block):
+/// bytes, or the whole file; file_size, when not 0, must equal the end of the last block, or
+/// of the source record's trailer in versions 7 and 8):
 /// magic, version, both checksums, counts, extents equal to make_block_layout3d's,
 /// contiguous byte ranges. Never allocates by a count it has not checked.
 Result<MultiBlockIndex3D> parse_multiblock3d_index(std::span<const uint8_t> bytes, uint64_t file_size);
@@ -110,6 +116,7 @@ Result<MultiBlockIndex3D> read_multiblock3d_index(const std::string& path);
 /// One process, all blocks: the field split by layout (px, py, pz), each block compressed as
 /// compress_block with the bound resolved over the whole field. The bytes do not depend on
 /// the thread count. A float64 field gives a float64 file (version 4, float64 blocks).
+/// `o.source` (a record of the whole field) goes after the last block (versions 7 and 8).
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField3D& field, const Options& o, int px, int py, int pz,
                                                  CompressStats* stats = nullptr);
 Result<std::vector<uint8_t>> compress_multiblock(const VectorField3D64& field, const Options& o, int px, int py, int pz,

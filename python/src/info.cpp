@@ -30,8 +30,8 @@ const char* mode_name_of(uint8_t mode) {
   }
 }
 
-py::object source_of(std::span<const uint8_t> bytes) {
-  const std::optional<factz::SourceRecord> rec = take(factz::stream_source(bytes));
+/// A source record as a dict (format, file, variables, auxiliaries, description), or None.
+py::object source_dict(const std::optional<factz::SourceRecord>& rec) {
   if (!rec) return py::none();
   py::dict d;
   d["format"] = factz::source_format_name(rec->format);
@@ -45,6 +45,9 @@ py::object source_of(std::span<const uint8_t> bytes) {
   d["description"] = factz::describe_source_record(*rec);
   return d;
 }
+
+/// A stream's record (section 12).
+py::object source_of(std::span<const uint8_t> bytes) { return source_dict(take(factz::stream_source(bytes))); }
 
 py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::ParsedContainer& parsed) {
   namespace fd = factz::detail;
@@ -116,7 +119,7 @@ py::dict block_info(std::span<const uint8_t> file, const factz::MultiBlockIndex:
   return d;
 }
 
-/// What 2D (versions 1, 2) and 3D (versions 3, 4) multi-block files report alike.
+/// What 2D (versions 1, 2, 5, 6) and 3D (versions 3, 4, 7, 8) multi-block files report alike.
 template <class Index>
 py::dict multiblock_common(std::span<const uint8_t> bytes, const Index& idx, int ndims) {
   py::dict d;
@@ -130,6 +133,8 @@ py::dict multiblock_common(std::span<const uint8_t> bytes, const Index& idx, int
   d["bound"] = idx.bound_mode == 0 ? "abs" : "rel";
   d["eb"] = idx.bound_value;
   d["header_bytes"] = idx.header_bytes;
+  d["version"] = int(bytes[4]) | int(bytes[5]) << 8;  // 5 to 8: with the source record
+  d["source"] = source_dict(take(factz::multiblock_source(bytes)));  // after the last block
   return d;
 }
 

@@ -94,6 +94,7 @@ Result<std::vector<uint8_t>> compress_one_block(const Field& block, const BlockL
                             std::to_string(block.ny));
   if (!std::isfinite(eb_abs) || eb_abs < 0) return invalid_argument("the absolute bound must be finite and >= 0");
   Options bo = o;
+  bo.source.clear();  // the whole field's record goes after the file's last block, never in a block
   bo.bound_mode = BoundMode::abs;
   bo.bound = eb_abs;
   bo.exact_edges = uint8_t(o.exact_edges | L.shared_edges(b));
@@ -177,13 +178,35 @@ Result<std::vector<uint8_t>> compress_block(const VectorField2D64& block, const 
 
 uint64_t multiblock_header_size(int blocks) { return kFixedHeader + kEntryBytes * uint64_t(blocks) + 4; }
 
+uint16_t multiblock_version(int dims, DType dtype, bool with_source) {
+  const bool float64 = dtype == DType::float64;
+  const uint16_t base = dims == 3 ? (float64 ? kVersion3D64 : kVersion3D) : (float64 ? kVersionFloat64 : kVersion);
+  return uint16_t(base + (with_source ? mb::kSourceVersionStep : 0));
+}
+
+std::vector<uint8_t> multiblock_source_trailer(std::span<const uint8_t> record, bool zstd) {
+  std::vector<uint8_t> t;
+  if (record.empty()) return t;  // no record: nothing after the last block
+  std::vector<uint8_t> packed;
+  // One zstd frame where it is shorter (a record of curvilinear grids), as the zstd stage does
+  // for a stream's sections; the raw bytes otherwise.
+  const bool pack = zstd && detail::zstd_compress(record, 0, packed).ok() && packed.size() < record.size();
+  const std::span<const uint8_t> stored = pack ? std::span<const uint8_t>(packed) : record;
+  t.reserve(stored.size() + size_t(mb::kTrailerOverhead));
+  detail::put_le(t, uint64_t(record.size()), 8);
+  t.push_back(pack ? mb::kTrailerZstd : mb::kTrailerRaw);
+  t.insert(t.end(), stored.begin(), stored.end());
+  detail::put_le(t, detail::crc32c(t), 4);
+  return t;
+}
+
 std::vector<uint8_t> multiblock_header(const BlockLayout& L, const Options& o, std::span<const uint64_t> lengths,
                                        DType dtype) {
   const bool float64 = dtype == DType::float64;
   std::vector<uint8_t> h;
   h.reserve(size_t(multiblock_header_size(L.count())));
   for (uint8_t c : kMagic) h.push_back(c);
-  detail::put_le(h, float64 ? kVersionFloat64 : kVersion, 2);
+  detail::put_le(h, multiblock_version(2, dtype, !o.source.empty()), 2);
   h.push_back(uint8_t(o.bound_mode));
   h.push_back(float64 ? uint8_t(DType::float64) : uint8_t(0));  // version 1: the reserved zero
   detail::put_le(h, uint64_t(L.nx), 8);
@@ -212,8 +235,8 @@ Result<uint64_t> multiblock_header_size_from_prefix(std::span<const uint8_t> b) 
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
   const uint64_t count = get_le(b, 40, 4);
   if (count < 1 || count > uint64_t(kMaxBlocks)) return corrupt_stream("multi-block header: block counts are inconsistent");
-  // A 3D file (version 3 or 4) keeps this prefix's layout and has its own entry size.
-  const uint64_t version = get_le(b, 4, 2);
+  // A 3D file (version 3 or 4, 7 or 8) keeps this prefix's layout and has its own entry size.
+  const uint64_t version = mb::base_version(get_le(b, 4, 2));
   if (version == kVersion3D || version == kVersion3D64) return multiblock3d_header_size(int(count));
   return multiblock_header_size(int(count));
 }
@@ -225,19 +248,22 @@ bool is_multiblock(std::span<const uint8_t> bytes) {
 Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint64_t file_size) {
   if (!is_multiblock(b)) return corrupt_stream("not a multi-block file (magic)");
   if (b.size() < kFixedHeader) return corrupt_stream("multi-block header truncated");
-  const uint64_t version = get_le(b, 4, 2);
+  const uint64_t stored = get_le(b, 4, 2), version = mb::base_version(stored);
   if (version == kVersion3D)  // unsupported here, as in a build without 3D files, naming the reader to use
-    return Status(Code::unsupported_version, "multi-block file version 3 holds a 3D vector field: decode it with "
-                                             "factz::decompress_multiblock3d (its index: parse_multiblock3d_index)");
+    return Status(Code::unsupported_version, "multi-block file version " + std::to_string(stored) +
+                                                 " holds a 3D vector field: decode it with "
+                                                 "factz::decompress_multiblock3d (its index: parse_multiblock3d_index)");
   if (version == kVersion3D64)
     return Status(Code::unsupported_version,
-                  "multi-block file version 4 holds a float64 3D vector field: decode it with "
-                  "factz::decompress_multiblock3d64 (its index: parse_multiblock3d_index)");
+                  "multi-block file version " + std::to_string(stored) +
+                      " holds a float64 3D vector field: decode it with "
+                      "factz::decompress_multiblock3d64 (its index: parse_multiblock3d_index)");
   if (version != kVersion && version != kVersionFloat64)
     return Status(Code::unsupported_version,
-                  "multi-block file version " + std::to_string(version) + " (this build reads 1 and 2)");
+                  "multi-block file version " + std::to_string(stored) + " (this build reads 1 to 8)");
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44))) return corrupt_stream("multi-block header checksum mismatch");
   MultiBlockIndex ix;
+  ix.has_source = mb::has_source_version(stored);
   ix.bound_mode = b[6];
   ix.dtype = version == kVersionFloat64 ? DType::float64 : DType::float32;
   // Byte 7: zero in version 1 (float32 blocks), the data type 2 in version 2 (float64).
@@ -274,11 +300,56 @@ Result<MultiBlockIndex> parse_multiblock_index(std::span<const uint8_t> b, uint6
     expect += en.length;
     ix.entries.push_back(en);
   }
-  ix.file_bytes = expect;
-  if (file_size != 0 && file_size != expect)
-    return corrupt_stream("multi-block file is " + std::to_string(file_size) + " bytes, its index says " +
-                          std::to_string(expect));
+  FACTZ_RETURN_IF_ERROR(mb::finish_index(ix, expect, file_size));
   return ix;
+}
+
+namespace {
+
+/// The source record of a file whose index is `ix` (2D or 3D), from its trailer's bytes.
+template <class Index>
+Result<std::optional<SourceRecord>> source_from(const Index& ix, std::span<const uint8_t> trailer) {
+  std::vector<uint64_t> whole;
+  if constexpr (requires { ix.layout.nz; })
+    whole = detail::record_grid(uint64_t(ix.layout.nx), uint64_t(ix.layout.ny), uint64_t(ix.layout.nz), 3);
+  else whole = detail::record_grid(uint64_t(ix.layout.nx), uint64_t(ix.layout.ny), 1, 2);
+  auto record = mb::record_of_trailer(trailer, int(whole.size()), whole);
+  if (!record.ok()) return record.status();
+  return std::optional<SourceRecord>(std::move(record).value());
+}
+
+template <class Index>
+Result<std::optional<SourceRecord>> source_in_memory(const Result<Index>& ix, std::span<const uint8_t> file) {
+  if (!ix.ok()) return ix.status();
+  if (!ix->has_source) return std::optional<SourceRecord>();
+  return source_from(ix.value(), file.subspan(size_t(ix->blocks_end)));
+}
+
+template <class Index>
+Result<std::optional<SourceRecord>> source_on_disk(const Result<Index>& ix, std::ifstream& in, const std::string& path) {
+  if (!ix.ok()) return ix.status();
+  if (!ix->has_source) return std::optional<SourceRecord>();
+  std::vector<uint8_t> trailer;
+  FACTZ_RETURN_IF_ERROR(
+      mb::read_at(in, path, ix->blocks_end, ix->source_bytes + mb::kTrailerOverhead, trailer));
+  return source_from(ix.value(), trailer);
+}
+
+}  // namespace
+
+Result<std::optional<SourceRecord>> multiblock_source(std::span<const uint8_t> file) {
+  if (is_multiblock3d(file)) return source_in_memory(parse_multiblock3d_index(file, file.size()), file);
+  return source_in_memory(parse_multiblock_index(file, file.size()), file);
+}
+
+Result<std::optional<SourceRecord>> read_multiblock_source(const std::string& path) {
+  std::ifstream in;
+  uint64_t size = 0;
+  FACTZ_RETURN_IF_ERROR(mb::open_file(path, in, size));
+  std::vector<uint8_t> head;
+  FACTZ_RETURN_IF_ERROR(mb::read_header(in, path, size, head));
+  if (is_multiblock3d(head)) return source_on_disk(parse_multiblock3d_index(head, size), in, path);
+  return source_on_disk(parse_multiblock_index(head, size), in, path);
 }
 
 namespace {
@@ -380,6 +451,8 @@ Result<Field> decompress_all_blocks(std::span<const uint8_t> file, const Decompr
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex& I = ix.value();
   FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
+  // The whole file is here: a damaged record makes it corrupt, as a stream's section 12 does.
+  if (I.has_source) FACTZ_RETURN_IF_ERROR(multiblock_source(file).status());
   const Region all{0, 0, I.layout.nx, I.layout.ny};
   Field out;
   try {

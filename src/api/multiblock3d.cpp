@@ -125,6 +125,7 @@ Result<std::vector<uint8_t>> compress_one_block(const Field& block, const BlockL
   if (!std::isfinite(eb_abs) || eb_abs < 0) return invalid_argument("the absolute bound must be finite and >= 0");
   if (o.exact_edges > kFaceAll) return invalid_argument("exact_edges of a 3D field takes the face bits (FaceBits)");
   Options bo = o;
+  bo.source.clear();  // the whole field's record goes after the file's last block, never in a block
   bo.bound_mode = BoundMode::abs;
   bo.bound = eb_abs;
   bo.exact_edges = uint8_t(o.exact_edges | L.shared_faces(b));
@@ -216,7 +217,7 @@ uint64_t multiblock3d_header_size(int blocks) { return kFixedHeader3D + kEntryBy
 
 bool is_multiblock3d(std::span<const uint8_t> bytes) {
   if (!is_multiblock(bytes) || bytes.size() < 6) return false;
-  const uint64_t version = get_le(bytes, 4, 2);
+  const uint64_t version = mb::base_version(get_le(bytes, 4, 2));
   return version == kVersion3D || version == kVersion3D64;
 }
 
@@ -226,7 +227,7 @@ std::vector<uint8_t> multiblock3d_header(const BlockLayout3D& L, const Options& 
   std::vector<uint8_t> h;
   h.reserve(size_t(multiblock3d_header_size(L.count())));
   for (uint8_t c : kMagic) h.push_back(c);
-  detail::put_le(h, float64 ? kVersion3D64 : kVersion3D, 2);
+  detail::put_le(h, multiblock_version(3, dtype, !o.source.empty()), 2);
   h.push_back(uint8_t(o.bound_mode));
   h.push_back(float64 ? uint8_t(DType::float64) : uint8_t(0));  // the data type byte (version 3: zero)
   detail::put_le(h, uint64_t(L.nx), 8);
@@ -255,17 +256,18 @@ std::vector<uint8_t> multiblock3d_header(const BlockLayout3D& L, const Options& 
 Result<MultiBlockIndex3D> parse_multiblock3d_index(std::span<const uint8_t> b, uint64_t file_size) {
   if (!is_multiblock(b)) return corrupt_stream("not a multi-block file (magic)");
   if (b.size() < 6) return corrupt_stream("multi-block header truncated");
-  const uint64_t version = get_le(b, 4, 2);
+  const uint64_t stored = get_le(b, 4, 2), version = mb::base_version(stored);
   if (version == 1 || version == 2)
     return invalid_argument("the multi-block file holds a 2D field: decode it with factz::decompress_multiblock "
                             "(or decompress_multiblock64)");
   if (version != kVersion3D && version != kVersion3D64)
     return Status(Code::unsupported_version,
-                  "multi-block file version " + std::to_string(version) + " (this build reads 1, 2, 3 and 4)");
+                  "multi-block file version " + std::to_string(stored) + " (this build reads 1 to 8)");
   if (b.size() < kFixedHeader3D) return corrupt_stream("multi-block header truncated");
   if (get_le(b, 44, 4) != detail::crc32c(b.subspan(0, 44)) || get_le(b, 60, 4) != detail::crc32c(b.subspan(0, 60)))
     return corrupt_stream("multi-block header checksum mismatch");
   MultiBlockIndex3D ix;
+  ix.has_source = mb::has_source_version(stored);
   ix.bound_mode = b[6];
   ix.dtype = version == kVersion3D64 ? DType::float64 : DType::float32;
   // Byte 7: zero in version 3 (float32 blocks), the data type 2 in version 4 (float64).
@@ -308,10 +310,7 @@ Result<MultiBlockIndex3D> parse_multiblock3d_index(std::span<const uint8_t> b, u
     expect += en.length;
     ix.entries.push_back(en);
   }
-  ix.file_bytes = expect;
-  if (file_size != 0 && file_size != expect)
-    return corrupt_stream("multi-block file is " + std::to_string(file_size) + " bytes, its index says " +
-                          std::to_string(expect));
+  FACTZ_RETURN_IF_ERROR(mb::finish_index(ix, expect, file_size));
   return ix;
 }
 
@@ -420,6 +419,8 @@ Result<Field> decompress_all_blocks(std::span<const uint8_t> file, const Decompr
   if (!ix.ok()) return ix.status();
   const MultiBlockIndex3D& I = ix.value();
   FACTZ_RETURN_IF_ERROR(require_file_dtype(I.dtype, kDTypeOf<Field>));
+  // The whole file is here: a damaged record makes it corrupt, as a stream's section 12 does.
+  if (I.has_source) FACTZ_RETURN_IF_ERROR(multiblock_source(file).status());
   const Region3D all{0, 0, 0, I.layout.nx, I.layout.ny, I.layout.nz};
   Field out;
   try {

@@ -19,8 +19,12 @@
 
 #include <omp.h>
 
+#include "factz/io.hpp"
 #include "factz/multiblock.hpp"
 #include "factz/multiblock3d.hpp"
+#include "codec/zstd_stage.hpp"
+#include "format/crc32.hpp"
+#include "streams/source_section.hpp"
 
 namespace factz::mb {
 
@@ -40,6 +44,65 @@ template <class Field>
 constexpr bool kIs3D = requires(const Field& f) { f.w; f.nz; };
 
 inline std::string block_name(int b) { return "block " + std::to_string(b); }
+
+// ---- the source record after the last block (versions 5 to 8) ----------------------------
+
+/// Versions 5 to 8 are versions 1 to 4 with a source record after the last block.
+inline constexpr uint64_t kSourceVersionStep = 4;
+/// A version without its record: 1 to 4 (others unchanged, for the unsupported message).
+inline uint64_t base_version(uint64_t v) { return v >= 5 && v <= 8 ? v - kSourceVersionStep : v; }
+inline bool has_source_version(uint64_t v) { return v >= 5 && v <= 8; }
+/// The trailer's bytes beyond the stored record: the record's length (u64), its coding (u8:
+/// 0 raw, 1 one zstd frame) and a CRC-32C of everything before it (u32).
+inline constexpr uint64_t kTrailerOverhead = 13;
+inline constexpr uint8_t kTrailerRaw = 0, kTrailerZstd = 1;
+
+/// Sets the index's end of blocks, record length and file size from the end of its last
+/// block and the file's size (0: not known, the record's length stays 0); corrupt_stream when
+/// the size is not the one the index (and a record of at least one byte) allows.
+template <class Index>
+Status finish_index(Index& ix, uint64_t blocks_end, uint64_t file_size) {
+  ix.blocks_end = ix.file_bytes = blocks_end;
+  if (ix.has_source && file_size != 0) {
+    if (file_size < blocks_end + kTrailerOverhead + 1)
+      return corrupt_stream("multi-block file is " + std::to_string(file_size) + " bytes, its index and source " +
+                            "record need at least " + std::to_string(blocks_end + kTrailerOverhead + 1));
+    ix.source_bytes = file_size - blocks_end - kTrailerOverhead;
+    ix.file_bytes = file_size;
+  }
+  if (file_size != 0 && file_size != ix.file_bytes)
+    return corrupt_stream("multi-block file is " + std::to_string(file_size) + " bytes, its index says " +
+                          std::to_string(ix.file_bytes));
+  return Status::Ok();
+}
+
+/// The record of a trailer (`t`: from the end of the last block to the end of the file),
+/// checked as a stream's section 12: it decodes and describes a field of `components`
+/// components whose whole dimensions are `whole` (outermost first).
+inline Result<SourceRecord> record_of_trailer(std::span<const uint8_t> t, int components,
+                                              std::span<const uint64_t> whole) {
+  if (t.size() < kTrailerOverhead + 1) return corrupt_stream("multi-block source record truncated");
+  const uint64_t stored = t.size() - kTrailerOverhead, length = get_le(t, 0, 8);
+  const uint8_t coding = t[8];
+  if (get_le(t, size_t(9 + stored), 4) != detail::crc32c(t.subspan(0, size_t(9 + stored))))
+    return corrupt_stream("multi-block source record checksum mismatch");
+  if (coding > kTrailerZstd || (coding == kTrailerRaw && length != stored) || length == 0)
+    return corrupt_stream("multi-block source record: its coding (" + std::to_string(coding) + ") or length (" +
+                          std::to_string(length) + " bytes) does not fit the " + std::to_string(stored) +
+                          " bytes stored");
+  std::vector<uint8_t> raw;
+  std::span<const uint8_t> bytes = t.subspan(9, size_t(stored));
+  if (coding == kTrailerZstd) {
+    const Status st = detail::zstd_decompress(bytes, length, raw);
+    if (!st.ok()) return corrupt_stream("multi-block source record: " + st.message());
+    bytes = raw;
+  }
+  auto record = decode_source_record(bytes);
+  if (!record.ok()) return corrupt_stream("multi-block source record: " + record.status().message());
+  const Status fits = check_source_record(record.value(), components, whole);
+  if (!fits.ok()) return corrupt_stream("multi-block source record: " + fits.message());
+  return record;
+}
 
 /// The value range over every component of the valid vertices, as compress() computes a REL
 /// bound (missing vertices hold NaN or fill values).
@@ -107,6 +170,12 @@ Result<std::vector<uint8_t>> compress_all_blocks(const Field& f, const Layout& L
                                                  CompressStats* stats, Header&& header) {
   auto eb = absolute_bound(o, value_range_of(f));
   if (!eb.ok()) return eb.status();
+  if (!o.source.empty()) {  // the whole field's record, after the last block (compress_block drops it)
+    std::vector<uint64_t> whole;
+    if constexpr (kIs3D<Field>) whole = detail::record_grid(uint64_t(f.nx), uint64_t(f.ny), uint64_t(f.nz), 3);
+    else whole = detail::record_grid(uint64_t(f.nx), uint64_t(f.ny), 1, 2);
+    FACTZ_RETURN_IF_ERROR(detail::check_source_bytes(o.source, kIs3D<Field> ? 3 : 2, whole, "Options::source"));
+  }
   const int count = L.count();
   const int threads = block_threads(o.policy, o.threads);
   const bool outer = threads > 1 && count >= threads;
@@ -146,6 +215,10 @@ Result<std::vector<uint8_t>> compress_all_blocks(const Field& f, const Layout& L
     for (auto& s : streams) {
       out.insert(out.end(), s.begin(), s.end());
       std::vector<uint8_t>().swap(s);
+    }
+    if (!o.source.empty()) {
+      const std::vector<uint8_t> trailer = multiblock_source_trailer(o.source, o.zstd);
+      out.insert(out.end(), trailer.begin(), trailer.end());
     }
     if (stats) *stats = std::move(total);
     if (o.progress) o.progress(Progress{"container", 1.0});

@@ -467,6 +467,93 @@ Status check_source_record(const SourceRecord& record, int components, std::span
   return Status::Ok();
 }
 
+namespace {
+
+/// Copies the box [lo, lo + n) of an array of `sizes` (outermost first, the last fastest) of
+/// `width`-byte values.
+std::vector<uint8_t> box_of(const std::vector<uint8_t>& data, size_t width, const std::vector<uint64_t>& sizes,
+                            const std::vector<uint64_t>& lo, const std::vector<uint64_t>& n) {
+  uint64_t total = 1;
+  for (uint64_t c : n) total *= c;
+  std::vector<uint8_t> out;
+  if (total == 0) return out;
+  out.reserve(size_t(total) * width);
+  const size_t m = sizes.size();
+  if (m == 0) return data;
+  std::vector<uint64_t> at(m, 0);  // the index in the box, the last axis run whole
+  for (;;) {
+    uint64_t offset = 0;
+    for (size_t k = 0; k < m; ++k) offset = offset * sizes[k] + lo[k] + (k + 1 < m ? at[k] : 0);
+    out.insert(out.end(), data.begin() + std::ptrdiff_t(offset * width),
+               data.begin() + std::ptrdiff_t((offset + n[m - 1]) * width));
+    size_t k = m - 1;
+    while (k > 0) {
+      if (++at[k - 1] < n[k - 1]) break;
+      at[k - 1] = 0;
+      --k;
+    }
+    if (k == 0) return out;
+  }
+}
+
+}  // namespace
+
+Result<SourceRecord> window_of_source_record(const SourceRecord& record, std::span<const uint64_t> first,
+                                             std::span<const uint64_t> count) {
+  const size_t whole = first.size();
+  if (count.size() != whole || whole == 0) return invalid_argument("a window gives a first index and a count per axis");
+  SourceRecord out = record;
+  // (component, dimension) -> the field's axis, for the dimensions read whole.
+  auto axis_of = [&](const SourceVariable& v, size_t k) -> std::optional<size_t> {
+    const size_t n = v.dimensions.size();
+    if (n < whole || k + whole < n) return std::nullopt;
+    return k + whole - n;
+  };
+  for (auto& v : out.components) {
+    for (size_t k = 0; k < v.dimensions.size(); ++k) {
+      const auto ax = axis_of(v, k);
+      if (!ax) continue;
+      SourceDimension& d = v.dimensions[k];
+      if (d.index || first[*ax] + count[*ax] > d.size || count[*ax] == 0)
+        return invalid_argument("the window [" + std::to_string(first[*ax]) + ", " +
+                                std::to_string(first[*ax] + count[*ax]) + ") does not fit dimension " + d.name +
+                                " of source variable " + v.name);
+      for (auto& co : v.coordinates) {
+        if (co.dimension != k) continue;
+        const size_t width = size_t(source_type_size(co.type));
+        if (width == 0 || co.data.size() != d.size * width)
+          return invalid_argument("coordinate " + co.name + " does not have one value per index of " + d.name);
+        co.data = std::vector<uint8_t>(co.data.begin() + std::ptrdiff_t(first[*ax] * width),
+                                       co.data.begin() + std::ptrdiff_t((first[*ax] + count[*ax]) * width));
+      }
+      d.size = count[*ax];
+    }
+  }
+  for (auto& a : out.auxiliaries) {
+    std::vector<uint64_t> sizes, lo, n;
+    for (const auto& name : a.dimensions) {
+      const SourceDimension* found = nullptr;
+      std::optional<size_t> ax;
+      for (const auto& v : record.components)
+        for (size_t k = 0; k < v.dimensions.size() && !found; ++k)
+          if (v.dimensions[k].name == name) found = &v.dimensions[k], ax = axis_of(v, k);
+      if (!found) return invalid_argument("dimension " + name + " of auxiliary variable " + a.name + " (no component has it)");
+      if (found->index || !ax) {  // a sliced dimension: its one index
+        sizes.push_back(1), lo.push_back(0), n.push_back(1);
+      } else {
+        sizes.push_back(found->size), lo.push_back(first[*ax]), n.push_back(count[*ax]);
+      }
+    }
+    const size_t width = size_t(source_type_size(a.type));
+    uint64_t values = 1;
+    for (uint64_t c : sizes) values *= c;
+    if (width == 0 || a.data.size() != values * width)
+      return invalid_argument("auxiliary variable " + a.name + " does not have one value per index of its dimensions");
+    a.data = box_of(a.data, width, sizes, lo, n);
+  }
+  return out;
+}
+
 std::string describe_source_record(const SourceRecord& record) {
   std::string s = "  source          " + source_format_name(record.format) + " file " +
                   (record.file.empty() ? std::string("(unnamed)") : record.file) + "\n";

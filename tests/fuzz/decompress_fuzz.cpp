@@ -175,6 +175,19 @@ void check_multiblock_field(const factz::Result<Field>& r, int64_t nx, int64_t n
   }
 }
 
+/// The source record of a parsed file (versions 5 to 8): read back (present exactly when the
+/// index says so) or an untrusted-bytes verdict; whether it reads.
+template <class Index>
+bool check_multiblock_source(std::span<const uint8_t> in, const Index& idx) {
+  auto source = factz::multiblock_source(in);
+  if (!source.ok()) {
+    if (!untrusted_verdict(source.status())) __builtin_trap();
+    return false;
+  }
+  if (source->has_value() != idx.has_source) __builtin_trap();
+  return true;
+}
+
 void check_multiblock(std::span<const uint8_t> in) {
   if (in.size() < 4 || __builtin_memcmp(in.data(), "FZMB", 4) != 0) return;
   const factz::DecompressOptions serial{factz::Policy::serial, 1};
@@ -186,9 +199,13 @@ void check_multiblock(std::span<const uint8_t> in) {
       return;
     }
     const auto& L = idx.value().layout;
+    const bool record = check_multiblock_source(in, idx.value());
     if (uint64_t(L.nx) * uint64_t(L.ny) * uint64_t(L.nz) > max_values()) return;
-    check_multiblock_field(factz::decompress_multiblock3d(in, serial), L.nx, L.ny, L.nz);
-    check_multiblock_field(factz::decompress_multiblock3d64(in, serial), L.nx, L.ny, L.nz);
+    const auto f32 = factz::decompress_multiblock3d(in, serial);
+    const auto f64 = factz::decompress_multiblock3d64(in, serial);
+    if ((f32.ok() || f64.ok()) && !record) __builtin_trap();  // a damaged record fails the whole file
+    check_multiblock_field(f32, L.nx, L.ny, L.nz);
+    check_multiblock_field(f64, L.nx, L.ny, L.nz);
     return;
   }
   auto idx = factz::parse_multiblock_index(in, in.size());
@@ -198,9 +215,13 @@ void check_multiblock(std::span<const uint8_t> in) {
     return;
   }
   const auto& L = idx.value().layout;
+  const bool record = check_multiblock_source(in, idx.value());
   if (uint64_t(L.nx) * uint64_t(L.ny) > max_values()) return;
-  check_multiblock_field(factz::decompress_multiblock(in, serial), L.nx, L.ny, 1);
-  check_multiblock_field(factz::decompress_multiblock64(in, serial), L.nx, L.ny, 1);
+  const auto f32 = factz::decompress_multiblock(in, serial);
+  const auto f64 = factz::decompress_multiblock64(in, serial);
+  if ((f32.ok() || f64.ok()) && !record) __builtin_trap();  // a damaged record fails the whole file
+  check_multiblock_field(f32, L.nx, L.ny, 1);
+  check_multiblock_field(f64, L.nx, L.ny, 1);
 }
 
 // One 2D decoder (float32 or float64) on a stream whose grid stream_info gave: a field of

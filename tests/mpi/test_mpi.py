@@ -669,3 +669,53 @@ def test_exact_edges_cd_value_in_serial_plugin(tmp_path):
     for bad in ((2, 0, lo, hi, 1, 16), (2, 0, lo, hi, 1, 15, 0, 0, 0, 0, 0, 0)):
         with pytest.raises(Exception):
             write(bad)
+
+
+def test_netcdf_variables_keep_their_record(tmp_path):
+    """netCDF variables under mpirun: every rank count (more ranks than blocks too) writes the
+    one-process file byte for byte, with the variables' source record after the last block
+    (version 5); decoded in one process, the variables and their curvilinear grid come back."""
+    if shutil.which("ncgen") is None:
+        pytest.skip("ncgen (netcdf-bin) is not installed")
+    if "netCDF-C" not in subprocess.run([FACTZ, "--version"], capture_output=True, text=True).stdout:
+        pytest.skip("factz is built without netCDF")
+    import h5py
+    nx, ny = 41, 30
+    u, v = synthetic(nx, ny, seed=21)
+    yy, xx = np.mgrid[0:ny, 0:nx]
+    lat = 60.0 + 0.1 * yy + 0.001 * xx * yy
+    lon = -10.0 + 0.2 * xx - 0.003 * yy
+    nums = lambda a: ", ".join(repr(float(x)) for x in np.asarray(a).ravel())
+    cdl = (f"netcdf g {{\ndimensions:\n  y = {ny} ;\n  x = {nx} ;\nvariables:\n"
+           "  float U(y, x) ;\n    U:coordinates = \"lat lon\" ;\n    U:units = \"m s-1\" ;\n"
+           "  float V(y, x) ;\n    V:coordinates = \"lat lon\" ;\n"
+           "  double lat(y, x) ;\n  double lon(y, x) ;\n"
+           f"data:\n  U = {nums(u)} ;\n  V = {nums(v)} ;\n  lat = {nums(lat)} ;\n  lon = {nums(lon)} ;\n}}\n")
+    (tmp_path / "g.cdl").write_text(cdl)
+    subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "g.nc", tmp_path / "g.cdl"], check=True)
+    common = ["compress", "-i", f"{tmp_path}/g.nc:U", "-i", f"{tmp_path}/g.nc:V", "--blocks", 3, 2,
+              "-M", "REL", "1e-2", "--keep-coordinates"]
+    run(common + ["-z", tmp_path / "one.fzmb"])
+    ref = (tmp_path / "one.fzmb").read_bytes()
+    assert ref[4] == 5, "a file with a source record is version 5"
+    for n in (2, 3, 7):
+        run(common + ["-z", tmp_path / f"n{n}.fzmb"], np_=n)
+        assert (tmp_path / f"n{n}.fzmb").read_bytes() == ref, f"{n} ranks wrote a different file"
+    run(["decompress", "-z", tmp_path / "one.fzmb", "-o", f"{tmp_path}/d.nc:U", "-o", f"{tmp_path}/d.nc:V"])
+    with h5py.File(tmp_path / "d.nc") as d:
+        assert np.array_equal(d["lat"][()], lat) and np.array_equal(d["lon"][()], lon)
+        assert d["U"].attrs["units"] == b"m s-1"
+    # Under mpirun the outputs are raw planes, and --repack (netCDF outputs) is refused.
+    run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "u.f32", "-o", tmp_path / "v.f32"], np_=2)
+    one_error_line(run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "u.f32", "-o",
+                        tmp_path / "v.f32", "--repack"], np_=2, expect=None), 2, ["--repack writes netCDF"])
+    # A 3D field's variables are read in one process only: refused under mpirun in one line.
+    w = np.arange(60, dtype=np.float32).reshape(3, 4, 5) / 60
+    (tmp_path / "w.cdl").write_text(
+        "netcdf w {\ndimensions:\n  z = 3 ;\n  y = 4 ;\n  x = 5 ;\nvariables:\n  float U(z, y, x) ;\n"
+        f"  float V(z, y, x) ;\n  float W(z, y, x) ;\ndata:\n  U = {nums(w)} ;\n  V = {nums(w.T.copy().T * 2)} ;\n"
+        f"  W = {nums(1 - w)} ;\n}}\n")
+    subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "w.nc", tmp_path / "w.cdl"], check=True)
+    one_error_line(run(["compress", "-3", 5, 4, 3] + [a for c in "UVW" for a in ("-i", f"{tmp_path}/w.nc:{c}")] +
+                       ["-z", tmp_path / "w.fzmb", "--blocks", 2, 2, 1], np_=2, expect=None), 2,
+                   ["a 3D field's components are raw or .npy files", "run without mpirun"])

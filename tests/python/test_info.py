@@ -113,6 +113,38 @@ def test_info_of_a_3d_multiblock_file_agrees_with_the_cli(cli, tmp_path):
         (b["x0"], b["y0"], b["z0"], b["offset"], b["bytes"]) for b in out["block_list"]]
 
 
+def test_info_of_a_multiblock_file_with_a_source_record(cli, tmp_path):
+    """A multi-block file compressed from netCDF variables keeps their record after its last
+    block (version 5): info reports it as for a stream; a damaged record is refused."""
+    import shutil
+    import subprocess
+    if shutil.which("ncgen") is None:
+        pytest.skip("ncgen (netcdf-bin) is not installed")
+    if "netCDF-C" not in subprocess.run([cli, "--version"], capture_output=True, text=True).stdout:
+        pytest.skip("factz is built without netCDF")
+    u, v = analytic(13, 11)
+    nums = lambda a: ", ".join(repr(float(x)) for x in a.ravel())
+    (tmp_path / "g.cdl").write_text(
+        "netcdf g {\ndimensions:\n  y = 11 ;\n  x = 13 ;\nvariables:\n  float U(y, x) ;\n    U:coordinates = \"h\" ;\n"
+        f"  float V(y, x) ;\n  float h ;\ndata:\n  U = {nums(u)} ;\n  V = {nums(v)} ;\n  h = 10 ;\n}}\n")
+    subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "g.nc", tmp_path / "g.cdl"], check=True)
+    subprocess.run([cli, "compress", "-i", f"{tmp_path}/g.nc:U", "-i", f"{tmp_path}/g.nc:V", "-z", tmp_path / "m.fzmb",
+                    "--blocks", "2", "2"], check=True, capture_output=True)
+    buf = (tmp_path / "m.fzmb").read_bytes()
+    info = factz.info(buf)
+    assert info["version"] == 5 and info["source"]["variables"] == ["U", "V"]
+    assert info["source"]["auxiliaries"] == ["h"] and info["source"]["file"] == "g.nc"
+    last = info["block_streams"][-1]
+    assert last["offset"] + last["bytes"] < len(buf), "the record follows the last block"
+    damaged = bytearray(buf)
+    damaged[-6] ^= 1  # inside the record (its checksum)
+    with pytest.raises(ValueError, match="corrupt_stream: multi-block source record"):
+        factz.info(bytes(damaged))
+    from factz.multiblock import compress_multiblock
+    plain = factz.info(compress_multiblock(u, v, blocks=(2, 2)))
+    assert plain["version"] == 1 and plain["source"] is None
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_info_refuses_a_damaged_3d_multiblock_file(dtype):
     from factz.multiblock import compress_multiblock3d

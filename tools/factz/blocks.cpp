@@ -61,9 +61,13 @@ double bit_rate_of(double ratio) {
 /// Writes decoded planes to the -o names through the one writer of every command (raw,
 /// .npy, netCDF / HDF5 variables, with the mask's fill value): float32 planes as float32,
 /// float64 planes as float64 (raw, '<f8', NC_DOUBLE; missing vertices keep their 64 bits).
+/// `source`: the file's record (of the planes' window), which variables are written with;
+/// --repack re-packs them.
 template <class Field>
-void write_planes(const std::string& uo, const std::string& vo, const Field& f) {
-  write_field_outputs({uo, vo}, {&f.u, &f.v}, {uint64_t(f.ny), uint64_t(f.nx)}, std::nullopt, f.mask, "decompress");
+void write_planes(const Args& a, const std::string& uo, const std::string& vo, const Field& f,
+                  const std::optional<factz::SourceRecord>& source) {
+  write_field_outputs({uo, vo}, {&f.u, &f.v}, {uint64_t(f.ny), uint64_t(f.nx)}, source, f.mask, "decompress", {},
+                      a.has("--repack"));
 }
 
 // ---- compress ------------------------------------------------------------------------------
@@ -102,11 +106,18 @@ int compress_single(const Args& a) {
   auto [uf, vf] = two_files(a, "-i");
   if (!a.has("-z")) fail("missing -z OUT", 2);
   require_plain_paths({uf, vf, a.get("-z")});
-  factz::Options o = compress_options(a);  // no source record: blocks are plain streams
+  factz::Options o = compress_options(a);
   o.progress = compress_progress(a);
   const auto t0 = Clock::now();
-  if (float64_inputs(a, "-i")) return compress_whole(a, read_vector_input64(a, "-i", "compress").field, o, px, py, t0);
-  return compress_whole(a, read_vector_input(a, "-i", "compress").field, o, px, py, t0);
+  // Variables' source record: after the file's last block (versions 5 and 6).
+  if (float64_inputs(a, "-i")) {
+    auto in = read_vector_input64(a, "-i", "compress");
+    o.source = std::move(in.source);
+    return compress_whole(a, in.field, o, px, py, t0);
+  }
+  auto in = read_vector_input(a, "-i", "compress");
+  o.source = std::move(in.source);
+  return compress_whole(a, in.field, o, px, py, t0);
 }
 
 /// Every rank its blocks; one file written together (or one process with per-rank inputs).
@@ -118,6 +129,7 @@ int compress_blocks(World& w, const Args& a) {
   std::string out;
   std::vector<Field> mine;
   int first = 0, last = 0;
+  bool variables = false;   // both inputs netCDF / HDF5 variables
   factz::ValueRange range;  // of this rank's blocks
   const auto t0 = Clock::now();
   phase(w, [&] {
@@ -129,6 +141,7 @@ int compress_blocks(World& w, const Args& a) {
     out = a.get("-z");
     require_plain_paths({uf, vf, out});
     if (a.has("--per-rank")) require_per_rank_names({uf, vf});
+    variables = !a.has("--per-rank") && field_file(uf).variable && field_file(vf).variable;
     o = compress_options(a);
     L = take(factz::make_block_layout(nx, ny, px, py));
     if (a.has("--per-rank")) {
@@ -145,6 +158,16 @@ int compress_blocks(World& w, const Args& a) {
     check_per_rank_files(
         w, mine, [](const Field& f) { return edge_hashes(f); },
         [&L](const std::vector<uint64_t>& all) { check_shared_lines(L, all); });
+  // Global variables: their source record, as one process writes it (rank 0 reads it, every
+  // rank needs its size). Per-rank files describe blocks, not the field: none.
+  if (variables) {
+    phase(w, [&] {
+      if (w.rank() != 0) return;
+      if constexpr (kFloat64<Field>) o.source = read_vector_input64(a, "-i", "compress").source;
+      else o.source = read_vector_input(a, "-i", "compress").source;
+    });
+    check(w.broadcast(o.source, 0));
+  }
   const double read_s = seconds_since(t0);
   // The global value range (REL bounds), in doubles, which hold float32 and float64 values
   // exactly.
@@ -157,9 +180,10 @@ int compress_blocks(World& w, const Args& a) {
       compress_rank_blocks(w, mine, L, first, o, global, eb_abs, lengths, bytes, [](int, const Field&) {});
   const double compress_s = seconds_since(t1);
   const auto t2 = Clock::now();
-  const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, [&](const auto& all) {
-    return factz::multiblock_header(L, o, all, kDTypeOf<Field>);
-  });
+  const uint64_t file_bytes = write_multiblock_file(
+      w, out, first, lengths, bytes, factz::multiblock_source_trailer(o.source, o.zstd), [&](const auto& all) {
+        return factz::multiblock_header(L, o, all, kDTypeOf<Field>);
+      });
   const double write_s = seconds_since(t2);
   // Statistics: sums and maxima over the ranks.
   int64_t sums[1] = {exact};
@@ -206,7 +230,14 @@ int decompress_region_as(const Args& a, const std::string& uo, const std::string
   if constexpr (kFloat64<Field>) field = take(factz::decompress_region64(a.get("-z"), region_of(a), d, &st));
   else field = take(factz::decompress_region(a.get("-z"), region_of(a), d, &st));
   const double secs = seconds_since(t0);
-  write_planes(uo, vo, field);
+  // The record of the window: its coordinates and auxiliary variables cut to it.
+  auto source = take(factz::read_multiblock_source(a.get("-z")));
+  if (source) {
+    const factz::Region w = region_of(a);
+    const uint64_t first[2] = {uint64_t(w.y0), uint64_t(w.x0)}, count[2] = {uint64_t(field.ny), uint64_t(field.nx)};
+    source = take(factz::window_of_source_record(*source, first, count));
+  }
+  write_planes(a, uo, vo, field, source);
   StatsWriter r;
   r.count("nx", field.nx).count("ny", field.ny);
   add_dtype<Field>(r);
@@ -232,7 +263,7 @@ int decompress_whole(const Args& a, const std::vector<uint8_t>& file, const std:
   if constexpr (kFloat64<Field>) field = take(factz::decompress_multiblock64(file, d));
   else field = take(factz::decompress_multiblock(file, d));
   const double secs = seconds_since(t0);
-  write_planes(uo, vo, field);
+  write_planes(a, uo, vo, field, take(factz::multiblock_source(file)));
   const double raw = raw_bytes_of<Field>(field.nx, field.ny);
   StatsWriter r;
   r.count("nx", field.nx).count("ny", field.ny);
@@ -344,6 +375,10 @@ int decompress_distributed(World& w, const Args& a) {
   std::vector<uint8_t> head;
   phase(w, [&] {
     if (a.has("--region")) fail("--region decodes in one process: run it without mpirun", 2);
+    if (a.has("--repack"))
+      fail("--repack writes netCDF / HDF5 variables, which decompress writes in one process (not under mpirun or "
+           "with --per-rank)",
+           2);
     std::tie(uo, vo) = two_files(a, "-o");
     path = a.get("-z");
     require_plain_paths({path, uo, vo});

@@ -156,19 +156,22 @@ factz::ValueRange global_range(World& w, factz::ValueRange mine);
 /// Writes the multi-block file `out` together. `bytes` holds this rank's streams of blocks
 /// [first, first + lengths.size()) back to back, `lengths` theirs: every block's length is
 /// gathered (one MPI_Allgather), header(all lengths) gives the header and index, which rank 0
-/// puts in front of its streams (in `bytes`), and every rank writes its part at its offset (the
-/// file is removed when any rank fails). Returns the file's size.
+/// puts in front of its streams (in `bytes`), the last rank puts `trailer` (the source
+/// record's, the same on every rank; empty without one) after its own, and every rank writes
+/// its part at its offset (the file is removed when any rank fails). Returns the file's size.
 template <class Header>
 uint64_t write_multiblock_file(World& w, const std::string& out, int first, const std::vector<uint64_t>& lengths,
-                               std::vector<uint8_t>& bytes, Header&& header) {
+                               std::vector<uint8_t>& bytes, const std::vector<uint8_t>& trailer, Header&& header) {
   // Every block's stream length, in block order (ranks hold ascending ranges).
   const std::vector<uint64_t> all = take(w.allgather(lengths));
   const std::vector<uint8_t> head = header(all);
-  uint64_t offset = head.size(), file_bytes = head.size();
+  uint64_t offset = head.size(), file_bytes = head.size() + trailer.size();
   for (size_t b = 0; b < all.size(); ++b) {
     if (int64_t(b) < first) offset += all[b];
     file_bytes += all[b];
   }
+  // The last rank's blocks are the last ones (or it has none and starts where they end).
+  if (w.rank() == w.size() - 1) bytes.insert(bytes.end(), trailer.begin(), trailer.end());
   if (w.rank() == 0) {  // the header, then rank 0's streams (blocks 0, 1, ... when it has any)
     bytes.insert(bytes.begin(), head.begin(), head.end());
     offset = 0;

@@ -114,6 +114,11 @@ template <class Field>
 Field read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int b) {
   using T = ValueOf<Field>;
   const auto files = three_files(a, flag);
+  for (const auto& name : files)  // the drivers that read blocks: under mpirun or --per-rank
+    if (field_file(name).variable)
+      fail("under mpirun or with --per-rank a 3D field's components are raw or .npy files (" + name +
+               " is a netCDF / HDF5 variable, read in one process: run without mpirun)",
+           2);
   const BlockExtent3D& e = L.blocks[size_t(b)];
   const bool per_rank = a.has("--per-rank");
   auto component = [&](const std::string& path) {
@@ -245,7 +250,9 @@ int compress_single3d(const Args& a) {
   o.progress = compress_progress(a);
   const BlockLayout3D L = layout_of(a);
   const auto t0 = Clock::now();
-  const Field f = whole_field<Field>(a, "-i", "compress");
+  Field3DInfo<ValueOf<Field>> info;
+  const Field f = whole_field<Field>(a, "-i", "compress", false, nullptr, &info);
+  o.source = std::move(info.source);  // variables' record: after the file's last block (versions 7 and 8)
   const double read_s = seconds_since(t0);
   factz::CompressStats st;
   const auto t1 = Clock::now();
@@ -317,7 +324,8 @@ int compress_blocks3d(World& w, const Args& a) {
   const int64_t exact = compress_rank_blocks(w, mine, L, first, o, global, eb_abs, lengths, bytes, count_masked);
   const double compress_s = seconds_since(t1);
   const auto t2 = Clock::now();
-  const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, [&](const auto& all) {
+  // Raw and .npy inputs only (read_block_component): no source record.
+  const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, {}, [&](const auto& all) {
     return factz::multiblock3d_header(L, o, all, kDTypeOf<Field>);
   });
   const double write_s = seconds_since(t2);
@@ -345,15 +353,17 @@ int compress_blocks3d(World& w, const Args& a) {
 // ---- decompress ----------------------------------------------------------------------------
 
 /// Writes the three components through the 3D writer (raw or .npy, float32 or float64), or
-/// netCDF / HDF5 variables of plain dimensions (z, y, x) (a multi-block file keeps no source
-/// record), their missing vertices' common value declared as _FillValue.
+/// netCDF / HDF5 variables: with the file's source record (of the field's window) their
+/// variables' dimensions, attributes and coordinates, else plain dimensions (z, y, x) and
+/// their missing vertices' common value declared as _FillValue; --repack re-packs them.
 template <class Field>
-void write_field(const std::vector<std::string>& outputs, const Field& f) {
+void write_field(const Args& a, const std::vector<std::string>& outputs, const Field& f,
+                 const std::optional<factz::SourceRecord>& source) {
   using T = ValueOf<Field>;
   write_field_outputs<T>(
-      outputs, {&f.u, &f.v, &f.w}, {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)}, std::nullopt, f.mask,
-      "decompress",
-      [&f](const std::string& name, const std::vector<T>& plane) { write_component(name, plane, f.nx, f.ny, f.nz); });
+      outputs, {&f.u, &f.v, &f.w}, {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)}, source, f.mask, "decompress",
+      [&f](const std::string& name, const std::vector<T>& plane) { write_component(name, plane, f.nx, f.ny, f.nz); },
+      a.has("--repack"));
 }
 
 /// The three -o names; netCDF / HDF5 variables only where one process writes the whole field
@@ -382,7 +392,7 @@ int decompress_whole3d(const Args& a, const std::vector<uint8_t>& file, const fa
   if constexpr (kFloat64<Field>) f = take(factz::decompress_multiblock3d64(file, d));
   else f = take(factz::decompress_multiblock3d(file, d));
   const double secs = seconds_since(t0);
-  write_field(outputs, f);
+  write_field(a, outputs, f, take(factz::multiblock_source(file)));
   StatsWriter r;
   add_grid(r, ix.layout);
   add_dtype<Field>(r);
@@ -421,7 +431,14 @@ int decompress_region3d_as(const Args& a, const std::vector<std::string>& output
   if constexpr (kFloat64<Field>) f = take(factz::decompress_region3d64(a.get("-z"), r, d, &st));
   else f = take(factz::decompress_region3d(a.get("-z"), r, d, &st));
   const double secs = seconds_since(t0);
-  write_field(outputs, f);
+  // The record of the window: its coordinates and auxiliary variables cut to it.
+  auto source = take(factz::read_multiblock_source(a.get("-z")));
+  if (source) {
+    const uint64_t first[3] = {uint64_t(r.z0), uint64_t(r.y0), uint64_t(r.x0)};
+    const uint64_t count[3] = {uint64_t(f.nz), uint64_t(f.ny), uint64_t(f.nx)};
+    source = take(factz::window_of_source_record(*source, first, count));
+  }
+  write_field(a, outputs, f, source);
   StatsWriter s;
   s.count("nx", f.nx).count("ny", f.ny).count("nz", f.nz);
   add_dtype<Field>(s);
@@ -488,7 +505,8 @@ int decompress_blocks3d(World& w, const Args& a, const std::string& path, const 
     phase(w, [&] {
       for (int b = first; b < last; ++b) {
         const Field& f = decoded[size_t(b - first)];
-        write_field({per_rank_name(outputs[0], b), per_rank_name(outputs[1], b), per_rank_name(outputs[2], b)}, f);
+        write_field(a, {per_rank_name(outputs[0], b), per_rank_name(outputs[1], b), per_rank_name(outputs[2], b)}, f,
+                    std::nullopt);
       }
     });
   } else {
@@ -519,6 +537,10 @@ int decompress_distributed3d(World& w, const Args& a) {
   std::vector<uint8_t> head;
   phase(w, [&] {
     if (a.has("--region")) fail("--region decodes in one process: run it without mpirun or --per-rank", 2);
+    if (a.has("--repack"))
+      fail("--repack writes netCDF / HDF5 variables, which decompress writes in one process (not under mpirun or "
+           "with --per-rank)",
+           2);
     outputs = decode_outputs(a, false);
     path = a.get("-z");
     require_plain_paths({path, outputs[0], outputs[1], outputs[2]});

@@ -130,6 +130,25 @@ std::string predictor_text(const factz::detail::Speculative3DChoices& c) {
          " phase components along one axis, " + std::to_string(transforms) + " with transformed codes)";
 }
 
+/// A source record in --json: its format, file and variables (null without one).
+std::string source_json(const std::optional<factz::SourceRecord>& source) {
+  if (!source) return "null";
+  std::string vars = "[";
+  for (size_t k = 0; k < source->components.size(); ++k) vars += (k ? ", " : "") + quoted(source->components[k].name);
+  return "{\"format\": " + quoted(factz::source_format_name(source->format)) + ", \"file\": " + quoted(source->file) +
+         ", \"variables\": " + vars + "]}";
+}
+
+/// The "source record" line of a multi-block file's info (versions 5 to 8), or nothing.
+template <class Index>
+void add_trailer_line(Lines& l, const Index& index, const Bytes& bytes) {
+  if (!index.has_source) return;
+  const bool zstd = bytes[size_t(index.blocks_end + 8)] == 1;
+  l.add("source record", std::to_string(index.file_bytes - index.blocks_end) + " bytes after the last block (" +
+                             (zstd ? "zstd" : "raw") + "; file version " +
+                             std::to_string(unsigned(bytes[4]) | unsigned(bytes[5]) << 8) + ")");
+}
+
 /// The version at offset 4 of the block stream at `offset` of a multi-block file (18 for a
 /// compact container; its header fields were checked by the scan).
 unsigned block_format_version(const Bytes& bytes, uint64_t offset) {
@@ -178,14 +197,7 @@ int info_stream(const Bytes& bytes, bool json) {
     s.count("predictor", c->predictor).count("axis_choices", axes).count("code_transforms", transforms);
   }
   s.json("sections", list.str());
-  if (source) {
-    std::string vars = "[";
-    for (size_t k = 0; k < source->components.size(); ++k) vars += (k ? ", " : "") + quoted(source->components[k].name);
-    s.json("source", "{\"format\": " + quoted(factz::source_format_name(source->format)) +
-                         ", \"file\": " + quoted(source->file) + ", \"variables\": " + vars + "]}");
-  } else {
-    s.json("source", "null");
-  }
+  s.json("source", source_json(source));
   std::cout << s.object() << "\n";
   return 0;
 }
@@ -225,6 +237,7 @@ BlockScan scan_blocks(const Bytes& bytes, const Index& index, bool vector3d) {
 
 int info_multiblock(const Bytes& bytes, bool json) {
   const auto index = take(factz::parse_multiblock_index(bytes, bytes.size()));
+  const auto source = take(factz::multiblock_source(bytes));
   const auto& L = index.layout;
   const BlockScan scan = scan_blocks(bytes, index, false);
   const std::string& modes = scan.modes;
@@ -252,7 +265,7 @@ int info_multiblock(const Bytes& bytes, bool json) {
     s.count("header_bytes", index.header_bytes).count("nx", L.nx).count("ny", L.ny).count("px", L.px).count("py", L.py);
     s.count("blocks", L.count()).text("bound_mode", bound_name(index.bound_mode)).num("bound", index.bound_value);
     s.num("eb_abs", eb).text("mode", modes).text("coder", coders).num("raw_bytes", raw);
-    s.num("ratio", raw / double(bytes.size())).json("block_list", list.str());
+    s.num("ratio", raw / double(bytes.size())).json("block_list", list.str()).json("source", source_json(source));
     std::cout << s.object() << "\n";
     return 0;
   }
@@ -267,6 +280,7 @@ int info_multiblock(const Bytes& bytes, bool json) {
   l.add("mode", modes).add("coder", coders);
   l.add("raw bytes", ratio_text(raw, double(bytes.size())));
   l.add("index bytes", std::to_string(index.header_bytes));
+  add_trailer_line(l, index, bytes);
   std::string out = "FaCTz multi-block file (magic FZMB)\n" + l.text;
   char line[256];
   std::snprintf(line, sizeof line, "    %5s %8s %8s %8s %8s %14s %12s  %-11s %-7s %s\n", "block", "x0", "y0", "nx", "ny",
@@ -283,6 +297,7 @@ int info_multiblock(const Bytes& bytes, bool json) {
     out += line;
   }
   std::cout << out;
+  if (source) std::cout << factz::describe_source_record(*source);
   return 0;
 }
 
@@ -290,6 +305,7 @@ int info_multiblock(const Bytes& bytes, bool json) {
 
 int info_multiblock3d(const Bytes& bytes, bool json) {
   const auto index = take(factz::parse_multiblock3d_index(bytes, bytes.size()));
+  const auto source = take(factz::multiblock_source(bytes));
   const auto& L = index.layout;
   const BlockScan scan = scan_blocks(bytes, index, true);
   const std::vector<factz::detail::Header>& headers = scan.headers;
@@ -320,7 +336,7 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
     s.count("nx", L.nx).count("ny", L.ny).count("nz", L.nz).count("px", L.px).count("py", L.py).count("pz", L.pz);
     s.count("blocks", L.count()).text("bound_mode", bound_name(index.bound_mode)).num("bound", index.bound_value);
     s.num("eb_abs", eb).text("mode", modes).text("coder", coders).num("raw_bytes", raw);
-    s.num("ratio", raw / double(bytes.size())).json("block_list", list.str());
+    s.num("ratio", raw / double(bytes.size())).json("block_list", list.str()).json("source", source_json(source));
     std::cout << s.object() << "\n";
     return 0;
   }
@@ -335,7 +351,10 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
   l.add("mode", modes).add("coder", coders);
   l.add("raw bytes", ratio_text(raw, double(bytes.size())));
   l.add("index bytes", std::to_string(index.header_bytes));
-  std::string out = std::string("FaCTz multi-block file (magic FZMB, version ") + (f64 ? "4: 3D float64" : "3: 3D") +
+  add_trailer_line(l, index, bytes);
+  const unsigned version = unsigned(bytes[4]) | unsigned(bytes[5]) << 8;  // 3 or 4, 7 or 8 with a source record
+  std::string out = std::string("FaCTz multi-block file (magic FZMB, version ") + std::to_string(version) +
+                    (f64 ? ": 3D float64" : ": 3D") +
                     ")\n" + l.text;
   char line[256];
   std::snprintf(line, sizeof line, "    %5s %7s %7s %7s %7s %7s %7s %12s %10s  %-11s %-7s %s\n", "block", "x0", "y0",
@@ -353,6 +372,7 @@ int info_multiblock3d(const Bytes& bytes, bool json) {
     out += line;
   }
   std::cout << out;
+  if (source) std::cout << factz::describe_source_record(*source);
   return 0;
 }
 

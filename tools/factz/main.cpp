@@ -380,13 +380,13 @@ int run_compress64(const Args& a, factz::Options o) {
 int run_compress(const Args& a) {
   refuse_clobbering(a, {"-i"}, {"-z"});  // --per-rank file names are checked once expanded (blocks.cpp)
   // --blocks and --per-rank take float32 and float64 inputs (blocks.cpp decides from the files).
-  if (a.has("--keep-coordinates") && (a.has("--blocks") || a.has("--per-rank")))
-    fail("--keep-coordinates: a multi-block file keeps no source record (compress without --blocks to keep the "
-         "variables' coordinates)", 2);
-  if (a.has("--blocks")) return factz::cli::run_blocks_compress(a);  // 2D, or 3D with -3 (blocks3d.cpp)
+  if (a.has("--keep-coordinates") && a.has("--per-rank"))
+    fail("--keep-coordinates: per-rank files are blocks, not the field's variables (their file keeps no source "
+         "record)", 2);
   // The variables read bring the auxiliary variables their attributes name (the source record).
   factz::cli::read_auxiliaries(a.has("--keep-coordinates") ? factz::variable_io::Auxiliaries::all
                                                            : factz::variable_io::Auxiliaries::small);
+  if (a.has("--blocks")) return factz::cli::run_blocks_compress(a);  // 2D, or 3D with -3 (blocks3d.cpp)
   if (a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);  // -3, or the variables' grid
   if (a.has("--per-rank")) return factz::cli::run_blocks_compress(a);
   if (scalar_compress_request(a)) return run_compress_scalar(a);
@@ -470,14 +470,8 @@ int run_decompress64(const Args& a, const std::vector<uint8_t>& stream, const fa
 int run_decompress(const Args& a) {
   if (!a.has("-z")) fail("missing -z IN", 2);
   refuse_clobbering(a, {"-z"}, {"-o"});  // --per-rank file names are checked once expanded (blocks.cpp)
-  auto no_repack = [&a] {
-    if (a.has("--repack"))
-      fail("--repack needs the source record of a packed variable, which multi-block files do not keep", 2);
-  };
-  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z"))) {
-    no_repack();
+  if (a.has("--region") || a.has("--per-rank") || is_multiblock_file(a.get("-z")))
     return factz::cli::run_blocks_decompress(a);
-  }
   if (a.has("-o") && a.all("-o").size() == 1) {  // a scalar stream, which only the stream can tell
     auto bytes = factz::read_bytes(a.get("-z"));
     if (!bytes.ok())
@@ -495,7 +489,7 @@ int run_decompress(const Args& a) {
   if (a.has("-o") && a.all("-o").size() == 3) {
     const auto stream = take(factz::read_bytes(a.get("-z")));
     // A multi-block file through a pipe or stdin (a regular file went to the driver above).
-    if (factz::is_multiblock(stream)) return no_repack(), factz::cli::run_blocks_decompress_bytes(a, stream);
+    if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
     if (!is_vector3d_stream(stream) && factz::detail::parse_container(stream).ok())
       fail(std::string("the stream holds a ") + (is_scalar_stream(stream) ? "scalar field: give -o once" :
                                                  "2D vector field: give -o twice (u then v)"), 2);
@@ -506,7 +500,7 @@ int run_decompress(const Args& a) {
   factz::DecompressOptions o = factz::cli::vector_decompress_options(a);  // -x cuda: on the GPU
   const auto stream = take(factz::read_bytes(a.get("-z")));
   // A multi-block file through a pipe or stdin (a regular file went to the driver above).
-  if (factz::is_multiblock(stream)) return no_repack(), factz::cli::run_blocks_decompress_bytes(a, stream);
+  if (factz::is_multiblock(stream)) return factz::cli::run_blocks_decompress_bytes(a, stream);
   if (is_scalar_stream(stream)) fail("the stream holds a scalar field: give -o once", 2);
   if (is_vector3d_stream(stream)) fail("the stream holds a 3D vector field: give -o three times (u, v, w)", 2);
   const factz::StreamInfo info = take(factz::stream_info(stream));
