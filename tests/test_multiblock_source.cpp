@@ -138,6 +138,16 @@ void expect_same_planes(const Field& a, const Field& b) {
   EXPECT_EQ(a.mask, b.mask);
 }
 
+/// expect_source_file's check that both files decode (by `decode`) to the same values.
+template <class Decode>
+auto same_values_by(Decode decode) {
+  return [decode](const Bytes& a, const Bytes& b) {
+    auto da = decode(a), db = decode(b);
+    ASSERT_TRUE(da.ok() && db.ok()) << da.status().to_string();
+    expect_same_planes(*da, *db);
+  };
+}
+
 TEST(MultiBlockSource, TwoDimensionalFilesKeepTheRecordAfterTheLastBlock) {
   const VectorField2D f = field2d(23, 17);
   for (const SourceRecord& record : {record_of({"U", "V"}, {17, 23}), with_auxiliaries(record_of({"U", "V"}, {17, 23}))})
@@ -157,11 +167,7 @@ TEST(MultiBlockSource, TwoDimensionalFilesKeepTheRecordAfterTheLastBlock) {
         if (!zstd) {
           EXPECT_EQ((*with)[without->size() + 8], 0);
         }
-        expect_source_file(*with, *without, record, [](const Bytes& a, const Bytes& b) {
-          auto da = decompress_multiblock(a), db = decompress_multiblock(b);
-          ASSERT_TRUE(da.ok() && db.ok()) << da.status().to_string();
-          expect_same_planes(*da, *db);
-        });
+        expect_source_file(*with, *without, record, same_values_by([](const Bytes& b) { return decompress_multiblock(b); }));
         // float64: version 6.
         Options o64 = options(mode);
         o64.zstd = zstd;
@@ -170,11 +176,7 @@ TEST(MultiBlockSource, TwoDimensionalFilesKeepTheRecordAfterTheLastBlock) {
         auto with64 = compress_multiblock(widen2d(f), o64, 3, 2);
         ASSERT_TRUE(without64.ok() && with64.ok()) << with64.status().to_string();
         EXPECT_EQ(version_of(*with64), 6);
-        expect_source_file(*with64, *without64, record, [](const Bytes& a, const Bytes& b) {
-          auto da = decompress_multiblock64(a), db = decompress_multiblock64(b);
-          ASSERT_TRUE(da.ok() && db.ok()) << da.status().to_string();
-          expect_same_planes(*da, *db);
-        });
+        expect_source_file(*with64, *without64, record, same_values_by([](const Bytes& b) { return decompress_multiblock64(b); }));
       }
 }
 
@@ -191,11 +193,7 @@ TEST(MultiBlockSource, ThreeDimensionalFilesKeepTheRecordAfterTheLastBlock) {
       ASSERT_TRUE(without.ok() && with.ok()) << with.status().to_string();
       EXPECT_EQ(version_of(*with), 7);
       EXPECT_TRUE(is_multiblock3d(*with));
-      expect_source_file(*with, *without, record, [](const Bytes& a, const Bytes& b) {
-        auto da = decompress_multiblock3d(a), db = decompress_multiblock3d(b);
-        ASSERT_TRUE(da.ok() && db.ok()) << da.status().to_string();
-        expect_same_planes(*da, *db);
-      });
+      expect_source_file(*with, *without, record, same_values_by([](const Bytes& b) { return decompress_multiblock3d(b); }));
       // The 2D reader names the 3D one, for the new versions too.
       auto as2d = parse_multiblock_index(*with, with->size());
       EXPECT_EQ(as2d.status().code(), Code::unsupported_version);
@@ -207,11 +205,7 @@ TEST(MultiBlockSource, ThreeDimensionalFilesKeepTheRecordAfterTheLastBlock) {
       auto with64 = compress_multiblock(testing::widen(f), o64, 1, 2, 2);
       ASSERT_TRUE(without64.ok() && with64.ok()) << with64.status().to_string();
       EXPECT_EQ(version_of(*with64), 8);
-      expect_source_file(*with64, *without64, record, [](const Bytes& a, const Bytes& b) {
-        auto da = decompress_multiblock3d64(a), db = decompress_multiblock3d64(b);
-        ASSERT_TRUE(da.ok() && db.ok()) << da.status().to_string();
-        expect_same_planes(*da, *db);
-      });
+      expect_source_file(*with64, *without64, record, same_values_by([](const Bytes& b) { return decompress_multiblock3d64(b); }));
     }
 }
 
