@@ -465,7 +465,7 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   ASSERT_TRUE(parse_container(old2d).ok());
   const Bytes classic2d = recontain(old2d, ContainerLayout::classic).value();
   EXPECT_EQ(recontain(classic2d, ContainerLayout::compact).value(), old2d);
-  const Bytes forged = as_version(s19, 21);
+  const Bytes forged = as_version(s19, 22);
   EXPECT_EQ(parse_container(forged).status().code(), Code::unsupported_version);
   // A record of version 3 (its first byte; auxiliary variables) makes version 20, which has no
   // classic form either; version 20 without a source section is corrupt. (Which record
@@ -481,6 +481,20 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   EXPECT_EQ(recontain(v20, ContainerLayout::compact).value(), v20);
   EXPECT_EQ(write_container(vector2d, s20, nullptr, ContainerLayout::classic).status().code(), Code::invalid_argument);
   expect_rejected(as_version(sample_stream(), 20), "a version 20 stream without a source section");
+  // A record of version 4 (auxiliary variables with own dimensions, such as CF bounds) makes
+  // version 21, the same way.
+  Bytes record4 = record;
+  record4[0] = 4;
+  std::vector<Section> s21 = sample_sections();
+  s21.push_back({kSectionSource, record4, false});
+  const Bytes v21 = write_container(vector2d, s21, nullptr).value();
+  EXPECT_EQ(v21[4] | v21[5] << 8, kFormatVersionCompactOwnDimensions);
+  ASSERT_TRUE(parse_container(v21).ok());
+  EXPECT_TRUE(testing::is_compact(v21));
+  EXPECT_EQ(recontain(v21, ContainerLayout::classic).status().code(), Code::invalid_argument);
+  EXPECT_EQ(recontain(v21, ContainerLayout::compact).value(), v21);
+  EXPECT_EQ(write_container(vector2d, s21, nullptr, ContainerLayout::classic).status().code(), Code::invalid_argument);
+  expect_rejected(as_version(sample_stream(), 21), "a version 21 stream without a source section");
 }
 
 // What compress writes: version 18 around the sections it wrote before, and a small field's

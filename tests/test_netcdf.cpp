@@ -1164,6 +1164,74 @@ TEST(Netcdf, AuxiliaryCoordinatesAndGridMappingsComeBack) {
                   2, {"--keep-coordinates: per-rank files are blocks"});
 }
 
+// CF cell bounds (a CMIP-like file): lat_bnds(lat, bnds), lon_bnds(lon, bnds) and
+// time_bnds(time, bnds), named by the coordinate variables' `bounds` attributes, come back
+// with their own dimension `bnds` (record version 4, format version 21), in plain streams,
+// scalar streams and multi-block files, a region cut to its window.
+TEST(Netcdf, CellBoundsComeBackWithTheirOwnDimension) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  constexpr int nx = 8, ny = 6, nl = 3;
+  std::vector<float> lat, lon, latb, lonb, ua, va;
+  for (int k = 0; k < ny; ++k) lat.push_back(-50.0f + 20.0f * float(k));
+  for (int k = 0; k < nx; ++k) lon.push_back(45.0f * float(k));
+  for (float y : lat) latb.insert(latb.end(), {y - 10.0f, y + 10.0f});
+  for (float x : lon) lonb.insert(lonb.end(), {x - 22.5f, x + 22.5f});
+  for (int k = 0; k < 2 * nl * ny * nx; ++k) {
+    ua.push_back(float(std::sin(0.37 * k) * 9.0));
+    va.push_back(float(std::cos(0.21 * k + 0.5) * 7.0));
+  }
+  std::ostringstream c;
+  c << "netcdf c {\ndimensions:\n  time = UNLIMITED ;\n  plev = " << nl << " ;\n  lat = " << ny << " ;\n  lon = " << nx
+    << " ;\n  bnds = 2 ;\nvariables:\n"
+    << "  double time(time) ;\n    time:units = \"days since 2000-01-01\" ;\n    time:bounds = \"time_bnds\" ;\n"
+    << "  double time_bnds(time, bnds) ;\n  double plev(plev) ;\n    plev:bounds = \"plev_bnds\" ;\n"
+    << "  float lat(lat) ;\n    lat:bounds = \"lat_bnds\" ;\n  float lat_bnds(lat, bnds) ;\n"
+    << "  float lon(lon) ;\n    lon:bounds = \"lon_bnds\" ;\n  float lon_bnds(lon, bnds) ;\n    lon_bnds:units = \"degrees_east\" ;\n"
+    << "  float ua(time, plev, lat, lon) ;\n    ua:units = \"m s-1\" ;\n  float va(time, plev, lat, lon) ;\n"
+    << "data:\n  time = 15.5, 45 ;\n  time_bnds = 0, 31, 31, 59 ;\n  plev = 100000, 85000, 50000 ;\n"
+    << "  lat = " << numbers(lat) << " ;\n  lat_bnds = " << numbers(latb) << " ;\n  lon = " << numbers(lon)
+    << " ;\n  lon_bnds = " << numbers(lonb) << " ;\n  ua = " << numbers(ua) << " ;\n  va = " << numbers(va) << " ;\n}\n";
+  std::ofstream(dir / "c.cdl") << c.str();
+  ASSERT_EQ(testing::run_in(dir, "ncgen -k nc4 -o c.nc c.cdl").exit_code, 0);
+  const Outcome h0 = testing::run_in(dir, "ncdump -h c.nc");
+  const std::string in = "-i 'c.nc:ua[time=1,plev=2]' -i 'c.nc:va[time=1,plev=2]'";
+  const Outcome z = factz(dir, "compress " + in + " -z c.fz");
+  ASSERT_EQ(z.exit_code, 0) << z.describe();
+  EXPECT_NE(z.err.find("names plev_bnds (bounds), which the file does not have"), std::string::npos) << z.err;
+  const Outcome info = factz(dir, "info -z c.fz");
+  for (const char* want : {"format version 21", "auxiliary lat_bnds(lat, bnds=2) (float32, 12 value(s): -60f, -40f",
+                           "auxiliary time_bnds(time, bnds=2) (float64, 2 value(s): 31, 59"})
+    EXPECT_NE(info.out.find(want), std::string::npos) << want << "\n" << info.out;
+  auto expect_bounds = [&](const std::string& file, int x0, int nx1, int y0, int ny1) {
+    const Outcome h = testing::run_in(dir, "ncdump -h " + file);
+    for (const char* var : {"lat_bnds", "lon_bnds", "time_bnds", "lat", "lon", "ua"})
+      EXPECT_EQ(declaration(h.out, var), declaration(h0.out, var)) << var << "\n" << h.out;
+    EXPECT_NE(h.out.find("bnds = 2 ;"), std::string::npos) << h.out;
+    EXPECT_EQ(dumped_values(dir, file, "time_bnds"), (std::vector<double>{31, 59}));
+    const std::vector<double> la = dumped_values(dir, file, "lat_bnds"), lo = dumped_values(dir, file, "lon_bnds");
+    ASSERT_EQ(la.size(), size_t(2 * ny1));
+    ASSERT_EQ(lo.size(), size_t(2 * nx1));
+    for (int k = 0; k < 2 * ny1; ++k) EXPECT_EQ(la[size_t(k)], double(latb[size_t(2 * y0 + k)])) << k;
+    for (int k = 0; k < 2 * nx1; ++k) EXPECT_EQ(lo[size_t(k)], double(lonb[size_t(2 * x0 + k)])) << k;
+  };
+  ASSERT_EQ(factz(dir, "decompress -z c.fz -o o.nc:ua -o o.nc:va").exit_code, 0);
+  expect_bounds("o.nc", 0, nx, 0, ny);
+  // A scalar stream, and a multi-block file and a region of it.
+  ASSERT_EQ(factz(dir, "compress --scalar -i 'c.nc:ua[time=1,plev=2]' -z s.fz").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o s.nc:ua").exit_code, 0);
+  expect_bounds("s.nc", 0, nx, 0, ny);
+  ASSERT_EQ(factz(dir, "compress " + in + " -z m.fzmb --blocks 2 2").exit_code, 0);
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb -o mb.nc:ua -o mb.nc:va").exit_code, 0);
+  expect_bounds("mb.nc", 0, nx, 0, ny);
+  ASSERT_EQ(factz(dir, "decompress -z m.fzmb --region 2 1 6 5 -o r.nc:ua -o r.nc:va").exit_code, 0);
+  expect_bounds("r.nc", 2, 4, 1, 4);
+  // verify reads the written variables back.
+  const Outcome v = factz(dir, "verify " + in + " -d o.nc:ua -d o.nc:va");
+  ASSERT_EQ(v.exit_code, 0) << v.describe();
+  EXPECT_EQ(key_values(v.out)["violations"], "0") << v.out;
+}
+
 // A record whose auxiliary variable netCDF refuses (a name with '/', which a record may hold
 // but a netCDF name may not): the field's variables are written all the same, with a note.
 TEST(Netcdf, AnAuxiliaryNetcdfRefusesDoesNotStopTheField) {

@@ -37,6 +37,7 @@ using testing::sample_record;
 using testing::text_attribute;
 using testing::values_of;
 using testing::with_auxiliaries;
+using testing::with_bounds;
 
 // ---- The record's bytes ---------------------------------------------------------------------
 
@@ -161,9 +162,9 @@ TEST(SourceRecord, EveryTruncationAndDamageIsRefusedWithoutACrash) {
         EXPECT_EQ(r.status().code(), Code::corrupt_stream) << "byte " << k;
       }
     }
-  Bytes v4 = good;
-  v4[0] = 4;
-  EXPECT_NE(decode_source_record(v4).status().message().find("source record version 4"), std::string::npos);
+  Bytes v5 = good;
+  v5[0] = 5;
+  EXPECT_NE(decode_source_record(v5).status().message().find("source record version 5"), std::string::npos);
   // Version 3 is version 2 followed by at least one auxiliary variable: a version 2 record
   // relabelled 3 ends too early.
   Bytes v3 = good;
@@ -220,6 +221,82 @@ TEST(SourceRecord, AuxiliariesMakeVersion3AndRoundTrip) {
   EXPECT_TRUE(std::equal(v2.begin() + 1, v2.end(), bytes.begin() + 1));
 }
 
+// Record version 4: auxiliary variables with dimensions of their own (CF cell bounds' `nv`),
+// each given with its size; written only then, the rest of the record as in version 3.
+TEST(SourceRecord, OwnDimensionsMakeVersion4AndRoundTrip) {
+  const SourceRecord aux = with_auxiliaries(sample_record());
+  const SourceRecord r = with_bounds(aux);
+  const Bytes bytes = encode_source_record(r);
+  ASSERT_EQ(bytes[0], 4);
+  EXPECT_EQ(encode_source_record(aux)[0], 3) << "without own dimensions: version 3, as before";
+  auto back = decode_source_record(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->version, 4);
+  expect_same(back.value(), r);
+  EXPECT_EQ(back->auxiliaries[4].count(), 2u) << "time_bnds over the sliced time: one pair";
+  EXPECT_EQ(back->auxiliaries[5].count(), 72u);
+  const std::string text = describe_source_record(back.value());
+  for (const char* want : {"auxiliary time_bnds(time, nv=2) (float64, 2 value(s): 3, 9",
+                           "auxiliary lon_bnds(lon, nv=2) (float32, 72 value(s): 99.75f, 100.25f"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  const uint64_t grid[2] = {33, 36};
+  EXPECT_TRUE(check_source_record(back.value(), 2, grid).ok());
+  // A window keeps the cell's vertices whole.
+  const uint64_t first[2] = {0, 10}, count[2] = {33, 4};
+  auto w = window_of_source_record(r, first, count);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  EXPECT_EQ(w->auxiliaries[5].count(), 8u);
+  std::vector<float> lon(8);
+  std::memcpy(lon.data(), w->auxiliaries[5].data.data(), 32);
+  EXPECT_EQ(lon[0], 104.75f);
+  EXPECT_EQ(lon[7], 106.75f);
+  EXPECT_EQ(w->auxiliaries[4].data, r.auxiliaries[4].data);
+  // Every truncation refused, every byte flip survived.
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_EQ(decode_source_record(Bytes(bytes.begin(), bytes.begin() + std::ptrdiff_t(n))).status().code(),
+              Code::corrupt_stream)
+        << n;
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    Bytes b = bytes;
+    b[k] ^= 0x41;
+    auto d = decode_source_record(b);  // must not crash, hang or allocate wildly
+    if (!d.ok()) {
+      EXPECT_EQ(d.status().code(), Code::corrupt_stream) << k;
+    }
+  }
+}
+
+TEST(SourceRecord, OwnDimensionsThatDoNotFitAreRefused) {
+  auto refused = [](const SourceRecord& r, const std::string& why) {
+    auto d = decode_source_record(encode_source_record(r));
+    ASSERT_FALSE(d.ok()) << why;
+    EXPECT_EQ(d.status().code(), Code::corrupt_stream) << why;
+    EXPECT_NE(d.status().message().find(why), std::string::npos) << d.status().message();
+  };
+  const SourceRecord good = with_bounds(sample_record());
+  SourceRecord r = good;
+  r.auxiliaries[1].own_dimensions = {{"nv", 3}};  // another size than time_bnds gives nv
+  r.auxiliaries[1].data.resize(r.auxiliaries[1].data.size() / 2 * 3);
+  refused(r, "another size than before");
+  r = good;
+  r.auxiliaries[1].own_dimensions.push_back({"lon", 36});  // a component's dimension given a size
+  refused(r, "0 for a component's dimension");
+  r = good;
+  r.auxiliaries[1].own_dimensions.clear();  // nv known to time_bnds only
+  refused(r, "0 for a component's dimension, else its own size");
+  r = good;
+  r.auxiliaries[0].dimensions = {"time", "nv2"};  // a name without a size
+  refused(r, "dimension nv2");
+  // Version 4 without any own dimension is not a record this build writes: refused.
+  Bytes v4 = encode_source_record(with_auxiliaries(sample_record()));
+  v4[0] = 4;
+  EXPECT_EQ(decode_source_record(v4).status().code(), Code::corrupt_stream);
+  // And version 3 cannot hold them: its dimension names must be the components'.
+  Bytes v3 = encode_source_record(good);
+  v3[0] = 3;
+  EXPECT_EQ(decode_source_record(v3).status().code(), Code::corrupt_stream);
+}
+
 TEST(SourceRecord, AuxiliaryBytesAreTheDocumentedLayout) {
   // docs/format.md, "12 source": U(y, x) of 2 x 3 with one auxiliary variable lat(y, x) of
   // int16 values 1 to 6 (12 bytes raw; their differences 1, 1, ... zig-zag to 2, a byte each:
@@ -234,7 +311,8 @@ TEST(SourceRecord, AuxiliaryBytesAreTheDocumentedLayout) {
   v.attributes = {text_attribute("coordinates", "lat")};
   r.components = {v};
   r.auxiliaries = {{"lat", SourceType::int16, {"y", "x"}, values_of<int16_t>({1, 2, 3, 4, 5, 6}),
-                    {text_attribute("units", "deg")}}};
+                    {text_attribute("units", "deg")},
+                    {}}};
   const Bytes want = {
       0x03, 0x04, 0x04, 'g', '.', 'n', 'c', 0x00, 0x01,  // version 3, netCDF-4, "g.nc", no globals, 1 component
       0x01, 'U', 0x05, 0x02,                             // "U", float32, 2 dimensions
@@ -506,6 +584,43 @@ TEST(SourceSection, ThreeDStreamsWithAuxiliariesAreVersion20) {
   o.source = encode_source_record(record);
   const auto with = compress(f, o);
   ASSERT_TRUE(with.ok()) << with.status().to_string();
+  expect_record_stream(with.value(), without.value(), record);
+}
+
+// Cell bounds over a dimension of their own: a record of version 4, a stream of version 21 in
+// every mode and dimension; the record's version is the stream's.
+TEST(SourceSection, OwnDimensionsMakeAVersion21Stream) {
+  for (Mode mode : {Mode::none, Mode::speculative}) {
+    SCOPED_TRACE(mode_name(mode));
+    Options o;
+    o.mode = mode;
+    const auto without = compress(storm_like(), o);
+    ASSERT_TRUE(without.ok());
+    const SourceRecord record = with_bounds(sample_record());
+    o.source = encode_source_record(record);
+    const auto with = compress(storm_like(), o);
+    ASSERT_TRUE(with.ok()) << with.status().to_string();
+    expect_record_stream(with.value(), without.value(), record);
+    Bytes as20 = with.value();
+    as20[4] = 20;
+    testing::reseal_compact(as20);
+    EXPECT_NE(decompress(as20).status().message().find("a record of version 4 in a stream of format version 20"),
+              std::string::npos)
+        << decompress(as20).status().to_string();
+    Bytes bare = without.value();
+    bare[4] = 21;
+    testing::reseal_compact(bare);
+    EXPECT_EQ(decompress(bare).status().code(), Code::corrupt_stream);
+    if (mode == Mode::none)
+      testing::expect_damage_refused(with.value(), [](const Bytes& s) { return decompress(s).status(); });
+  }
+  VectorField3D f = testing::abc_flow(12, 10, 6);
+  Options o;
+  const auto without = compress(f, o);
+  const SourceRecord record = with_bounds(record_of({"U", "V", "W"}, {6, 10, 12}));
+  o.source = encode_source_record(record);
+  const auto with = compress(f, o);
+  ASSERT_TRUE(without.ok() && with.ok()) << with.status().to_string();
   expect_record_stream(with.value(), without.value(), record);
 }
 

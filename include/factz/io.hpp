@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <utility>
 #include <optional>
 #include <span>
 #include <string>
@@ -136,9 +137,14 @@ struct SourceVariable {
 struct SourceAuxiliary {
   std::string name;                     ///< as the attribute names it
   SourceType type = SourceType::float64;  ///< a numeric type, or text (one byte per value)
-  std::vector<std::string> dimensions;  ///< names of the components' dimensions, in its own order
-  std::vector<uint8_t> data;            ///< little-endian values
+  /// Names of its dimensions, in its own order: the components' dimensions, and the ones in
+  /// `own_dimensions`.
+  std::vector<std::string> dimensions;
+  std::vector<uint8_t> data;  ///< little-endian values
   std::vector<SourceAttribute> attributes;
+  /// Its dimensions that no component has, read whole, with their sizes (record version 4):
+  /// the vertex dimension of CF cell bounds (`lat_bnds(lat, nv)`, `time_bnds(time, bnds)`).
+  std::vector<std::pair<std::string, uint64_t>> own_dimensions;
   uint64_t count() const;
 };
 enum class SourceFormat : uint8_t {
@@ -154,8 +160,9 @@ std::string source_format_name(SourceFormat f);
 struct SourceRecord {
   /// The record version read (1: format versions 4 to 18, raw coordinates; 2: format version
   /// 19, coordinates coded as differences; 3: format version 20, version 2 and auxiliary
-  /// variables); encode_source_record writes 3 when there are auxiliaries, else 2, whatever
-  /// this says.
+  /// variables; 4: format version 21, auxiliary variables with dimensions of their own, such
+  /// as CF cell bounds); encode_source_record writes 4 when an auxiliary variable has own
+  /// dimensions, 3 when there are auxiliaries, else 2, whatever this says.
   uint8_t version = 2;
   SourceFormat format = SourceFormat::netcdf4;
   std::string file;  ///< the name (without folders) of the first component's file
@@ -165,7 +172,8 @@ struct SourceRecord {
   /// versions 1 and 2.
   std::vector<SourceAuxiliary> auxiliaries;
 };
-/// The record's bytes (record version 2, or 3 with auxiliaries; docs/format.md "12 source").
+/// The record's bytes (record version 2, 3 with auxiliaries, 4 when one has own dimensions;
+/// docs/format.md "12 source").
 std::vector<uint8_t> encode_source_record(const SourceRecord& record);
 /// Parses a record; corrupt_stream for anything the format does not allow (unknown version
 /// or codes, counts beyond the bytes, a sliced index outside its dimension, trailing bytes).

@@ -572,7 +572,9 @@ const char* bound_mode_name(uint8_t b) {
 uint16_t compact_version_for(std::span<const uint32_t> section_ids, uint8_t record_version) {
   const bool source = std::find(section_ids.begin(), section_ids.end(), kSectionSource) != section_ids.end();
   if (!source) return kFormatVersionCompact;
-  return record_version >= 3 ? kFormatVersionCompactAuxiliary : kFormatVersionCompactSource;
+  return record_version >= 4   ? kFormatVersionCompactOwnDimensions
+         : record_version == 3 ? kFormatVersionCompactAuxiliary
+                               : kFormatVersionCompactSource;
 }
 
 uint16_t stream_version(std::span<const uint32_t> section_ids, bool packed_tiled_codes, uint8_t dtype,
@@ -660,7 +662,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   if (sections.size() > kMaxSections)
     return invalid_argument(std::to_string(sections.size()) + " sections (at most " +
                             std::to_string(kMaxSections) + ")");
-  // The source record's version (its first byte) picks 19 or 20.
+  // The source record's version (its first byte) picks 19, 20 or 21.
   uint8_t record_version = 2;
   for (const auto& sec : sections)
     if (sec.id == kSectionSource && !sec.raw.empty()) record_version = sec.raw[0];

@@ -85,22 +85,27 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// variables its components' attributes name (CF `coordinates`, `grid_mapping`): written
 /// exactly when the record has some (the record's first byte says so), so every other stream
 /// with a record stays version 19; builds that read up to 19 answer unsupported.
-inline constexpr uint16_t kFormatVersion = 20;
+/// Version 21 is version 20 with a record of version 4, whose auxiliary variables may have
+/// dimensions of their own (CF cell bounds): written exactly then, every other stream as before.
+inline constexpr uint16_t kFormatVersion = 21;
 inline constexpr uint16_t kFormatVersionCompact = 18;
 inline constexpr uint16_t kFormatVersionCompactSource = 19;
 inline constexpr uint16_t kFormatVersionCompactAuxiliary = 20;
-/// Whether offset 4's version is one of the compact container's (18, 19, 20).
-inline constexpr bool is_compact_version(uint16_t v) {
-  return v == kFormatVersionCompact || v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary;
-}
-/// Whether a compact version is one of the streams with a source section (19, 20).
+inline constexpr uint16_t kFormatVersionCompactOwnDimensions = 21;
+/// Whether a compact version is one of the streams with a source section (19, 20, 21).
 inline constexpr bool is_source_version(uint16_t v) {
-  return v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary;
+  return v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary ||
+         v == kFormatVersionCompactOwnDimensions;
 }
-/// The source record version a stream of format version `v` holds: 3 in version 20, 2 in
-/// version 19, 1 in the 2D vector streams of versions 4 to 18.
+/// Whether offset 4's version is one of the compact container's (18 to 21).
+inline constexpr bool is_compact_version(uint16_t v) { return v == kFormatVersionCompact || is_source_version(v); }
+/// The source record version a stream of format version `v` holds: 4 in version 21, 3 in
+/// version 20, 2 in version 19, 1 in the 2D vector streams of versions 4 to 18.
 inline constexpr uint8_t source_record_version(uint16_t v) {
-  return v == kFormatVersionCompactAuxiliary ? 3 : v == kFormatVersionCompactSource ? 2 : 1;
+  return v == kFormatVersionCompactOwnDimensions ? 4
+         : v == kFormatVersionCompactAuxiliary   ? 3
+         : v == kFormatVersionCompactSource      ? 2
+                                                 : 1;
 }
 /// The newest layout version (a compact stream's layout byte is 2 .. this).
 inline constexpr uint16_t kNewestLayoutVersion = 17;
@@ -272,8 +277,8 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
 /// null means no section is compressed. Returns invalid_argument for a header that
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections
 /// sections, or a section above the raw-size cap; a failing compressor's Status is passed
-/// on with the section named. `layout` compact (the default) writes a version 18 stream (19 or
-/// 20: compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
+/// on with the section named. `layout` compact (the default) writes a version 18 stream (19 to
+/// 21: compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
 /// header of `header.version` (invalid_argument for a stream with a source section).
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd,
@@ -281,7 +286,7 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
 
 /// The version a compact stream of these sections carries at offset 4 when this build writes
 /// it: 19 with a `source` section whose record is of version 2 (`record_version`, the
-/// section's first byte), 20 with one of version 3, else 18.
+/// section's first byte), 20 with one of version 3, 21 with one of version 4, else 18.
 uint16_t compact_version_for(std::span<const uint32_t> section_ids, uint8_t record_version = 2);
 
 /// A validated stream: header plus one entry per section, in table (and stream) order.
@@ -298,8 +303,8 @@ struct ParsedContainer {
   std::vector<Entry> entries;
   ContainerLayout layout = ContainerLayout::classic;  ///< which container the stream is in
   uint64_t data_offset = 0;  ///< where the first section starts (header and table end)
-  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18, 19 or 20
-  /// The version at offset 4: `header.version` in a classic stream, 18, 19 or 20 in a compact one.
+  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 to 21
+  /// The version at offset 4: `header.version` in a classic stream, 18 to 21 in a compact one.
   uint16_t format_version() const {
     return layout == ContainerLayout::compact ? compact_version : header.version;
   }

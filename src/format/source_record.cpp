@@ -5,7 +5,9 @@
 // version 2 (written since format version 19) codes coordinate values as differences, version
 // 1 (format versions 4 to 18) as they are, and version 3 (format version 20) is version 2
 // followed by the auxiliary variables the components' attributes name (written only when
-// there are some, so that every other record stays version 2).
+// there are some, so that every other record stays version 2), and version 4 (format version
+// 21) is version 3 whose auxiliary variables may have dimensions of their own, each given
+// with its size (CF cell bounds' vertex dimension; written only then).
 //
 // The decoder reads untrusted bytes: every count is checked against the bytes that remain
 // before anything is allocated for it, and every code against the values the format allows.
@@ -13,6 +15,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "factz/io.hpp"
@@ -31,6 +34,10 @@ using detail::ByteWriter;
 /// differences of their bit patterns as varints); version 1 (raw coordinates) is still read.
 constexpr uint8_t kRecordVersion = 2;
 constexpr uint8_t kRecordVersionAuxiliary = 3;
+constexpr uint8_t kRecordVersionOwnDimensions = 4;
+/// An own dimension's size: at most this (a cell's vertices, a few; a forged size must not
+/// multiply a value count past what the bytes can hold, which is checked too).
+constexpr uint64_t kMaxOwnDimension = uint64_t(1) << 32;
 constexpr uint8_t kCodingRaw = 0;
 constexpr uint8_t kCodingDelta = 1;
 constexpr uint64_t kMaxName = 65535;     ///< bytes of one string
@@ -171,8 +178,11 @@ class RecordReader {
   /// Version 3's auxiliary variables (at least one), after the components: each named once,
   /// by a name that no component or coordinate variable has; each dimension a distinct name of
   /// a component's dimension (the first component that has it gives its size and whether it
-  /// is sliced), the value count the product of those dimensions' (1 for a sliced one).
-  Status auxiliaries(SourceRecord& rec) {
+  /// is sliced), the value count the product of those dimensions' (1 for a sliced one). In
+  /// version 4 each dimension name is followed by a size: 0 for a component's dimension, else
+  /// the size of a dimension no component has (the same for every auxiliary variable that
+  /// names it; at least one of them has one).
+  Status auxiliaries(SourceRecord& rec, bool own_sizes) {
     uint64_t n = 0;
     if (!count(5, n) || n == 0) return fail("auxiliary variable count (at least 1 in a version 3 record)");
     std::set<std::string> taken;
@@ -180,6 +190,7 @@ class RecordReader {
       taken.insert(v.name);
       for (const auto& co : v.coordinates) taken.insert(co.name);
     }
+    std::map<std::string, uint64_t> own;  // own dimensions named so far, with their sizes
     for (uint64_t k = 0; k < n; ++k) {
       SourceAuxiliary a;
       uint8_t type = 0;
@@ -198,8 +209,19 @@ class RecordReader {
         if (std::find(a.dimensions.begin(), a.dimensions.end(), name) != a.dimensions.end())
           return fail("dimension " + name + " of auxiliary variable " + a.name + " named twice");
         const SourceDimension* dim = find_dimension(rec, name);
-        if (!dim) return fail("dimension " + name + " of auxiliary variable " + a.name + " (no component has it)");
-        const uint64_t len = dim->index ? 1 : dim->size;
+        uint64_t size = 0;
+        if (own_sizes && (!r_.varint(size) || size > kMaxOwnDimension || (size == 0) != (dim != nullptr)))
+          return fail("size of dimension " + name + " of auxiliary variable " + a.name +
+                      " (0 for a component's dimension, else its own size)");
+        if (!dim && size == 0)
+          return fail("dimension " + name + " of auxiliary variable " + a.name + " (no component has it)");
+        if (size != 0) {
+          const auto [it, fresh] = own.emplace(name, size);
+          if (!fresh && it->second != size)
+            return fail("dimension " + name + " of auxiliary variable " + a.name + " (another size than before)");
+          a.own_dimensions.emplace_back(name, size);
+        }
+        const uint64_t len = dim ? (dim->index ? 1 : dim->size) : size;
         if (len > r_.remaining() / product) return fail("value count of auxiliary variable " + a.name);
         product *= len;
         a.dimensions.push_back(std::move(name));
@@ -210,6 +232,7 @@ class RecordReader {
       FACTZ_RETURN_IF_ERROR(attributes(a.attributes, a.name));
       rec.auxiliaries.push_back(std::move(a));
     }
+    if (own_sizes && own.empty()) return fail("own dimensions (a version 4 record has some)");
     return Status::Ok();
   }
   static const SourceDimension* find_dimension(const SourceRecord& rec, const std::string& name) {
@@ -335,7 +358,9 @@ uint64_t SourceAuxiliary::count() const { return values_in(type, data); }
 
 std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
   ByteWriter w;
-  w.u8(record.auxiliaries.empty() ? kRecordVersion : kRecordVersionAuxiliary);
+  const bool own = std::any_of(record.auxiliaries.begin(), record.auxiliaries.end(),
+                               [](const SourceAuxiliary& a) { return !a.own_dimensions.empty(); });
+  w.u8(own ? kRecordVersionOwnDimensions : record.auxiliaries.empty() ? kRecordVersion : kRecordVersionAuxiliary);
   w.u8(uint8_t(record.format));
   put_string(w, record.file);
   put_attributes(w, record.attributes);
@@ -367,7 +392,13 @@ std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
       put_string(w, a.name);
       w.u8(uint8_t(a.type));
       w.varint(a.dimensions.size());
-      for (const auto& d : a.dimensions) put_string(w, d);
+      for (const auto& d : a.dimensions) {
+        put_string(w, d);
+        if (!own) continue;
+        const auto it = std::find_if(a.own_dimensions.begin(), a.own_dimensions.end(),
+                                     [&](const auto& o) { return o.first == d; });
+        w.varint(it == a.own_dimensions.end() ? 0 : it->second);
+      }
       w.varint(a.count());
       put_values(w, a.data, source_type_size(a.type));
       put_attributes(w, a.attributes);
@@ -382,8 +413,8 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
   SourceRecord rec;
   uint8_t version = 0, format = 0, components = 0;
   if (!r.u8(version)) return rr.fail("empty");
-  if (version < 1 || version > kRecordVersionAuxiliary)
-    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads versions 1 to 3)");
+  if (version < 1 || version > kRecordVersionOwnDimensions)
+    return corrupt_stream("source record version " + std::to_string(version) + " (this build reads versions 1 to 4)");
   rec.version = version;
   if (!r.u8(format) || !known_format(format)) return rr.fail("unknown source format " + std::to_string(format));
   rec.format = SourceFormat(format);
@@ -437,7 +468,8 @@ Result<SourceRecord> decode_source_record(std::span<const uint8_t> bytes) {
     }
     rec.components.push_back(std::move(v));
   }
-  if (version == kRecordVersionAuxiliary) FACTZ_RETURN_IF_ERROR(rr.auxiliaries(rec));
+  if (version >= kRecordVersionAuxiliary)
+    FACTZ_RETURN_IF_ERROR(rr.auxiliaries(rec, version == kRecordVersionOwnDimensions));
   if (!r.at_end()) return rr.fail(std::to_string(r.remaining()) + " trailing bytes");
   return rec;
 }
@@ -532,6 +564,12 @@ Result<SourceRecord> window_of_source_record(const SourceRecord& record, std::sp
   for (auto& a : out.auxiliaries) {
     std::vector<uint64_t> sizes, lo, n;
     for (const auto& name : a.dimensions) {
+      const auto own = std::find_if(a.own_dimensions.begin(), a.own_dimensions.end(),
+                                    [&](const auto& o) { return o.first == name; });
+      if (own != a.own_dimensions.end()) {  // its own (a cell's vertices): whole
+        sizes.push_back(own->second), lo.push_back(0), n.push_back(own->second);
+        continue;
+      }
       const SourceDimension* found = nullptr;
       std::optional<size_t> ax;
       for (const auto& v : record.components)
@@ -583,7 +621,11 @@ std::string describe_source_record(const SourceRecord& record) {
   }
   for (const auto& a : record.auxiliaries) {
     std::string dims;
-    for (const auto& d : a.dimensions) dims += (dims.empty() ? "" : ", ") + d;
+    for (const auto& d : a.dimensions) {
+      dims += (dims.empty() ? "" : ", ") + d;
+      for (const auto& [name, size] : a.own_dimensions)
+        if (name == d) dims.append(1, '=').append(std::to_string(size));
+    }
     s += "    auxiliary " + a.name + "(" + dims + ") (" + source_type_name(a.type) + ", " + std::to_string(a.count()) +
          " value(s): " + values_text(a.type, a.data, {}, a.count()) + "; " + std::to_string(a.attributes.size()) +
          " attribute(s))\n";

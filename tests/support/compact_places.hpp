@@ -1,4 +1,4 @@
-// The compact container (format versions 18 to 20, docs/format.md "Compact container") read from
+// The compact container (format versions 18 to 21, docs/format.md "Compact container") read from
 // the bytes the way docs/format.md gives them, independently of src/format/container.cpp:
 // where a stream's grid, section checksums and header checksum lie, and resealing, for the
 // tests and the fuzzer that corrupt streams and recompute their checksums. Header-only.
@@ -18,14 +18,16 @@ namespace factz::testing {
 inline constexpr uint16_t kCompactVersion = 18;
 inline constexpr uint16_t kCompactSourceVersion = 19;  ///< a stream with a source section (record version 2)
 inline constexpr uint16_t kCompactAuxiliaryVersion = 20;  ///< one whose record has auxiliary variables (version 3)
+inline constexpr uint16_t kCompactOwnDimensionsVersion = 21;  ///< one whose auxiliaries have own dimensions (version 4)
 inline constexpr std::size_t kCompactFixed = 26;         ///< bytes before the varints
 inline constexpr std::size_t kCompactFlagsOffset = 12;   ///< the header flags byte
 
-/// Whether the bytes start like a compact stream (the version at offset 4 is 18, 19 or 20).
+/// Whether the bytes start like a compact stream (the version at offset 4 is 18 to 21).
 inline bool is_compact(std::span<const uint8_t> s) {
   if (s.size() < 6) return false;
   const int version = s[4] | (s[5] << 8);
-  return version == kCompactVersion || version == kCompactSourceVersion || version == kCompactAuxiliaryVersion;
+  return version == kCompactVersion || version == kCompactSourceVersion || version == kCompactAuxiliaryVersion ||
+         version == kCompactOwnDimensionsVersion;
 }
 
 /// Where a compact stream's fields lie, as far as its bytes allow (`complete` when the

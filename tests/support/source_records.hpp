@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <optional>
@@ -115,6 +116,7 @@ inline void expect_same(const SourceRecord& a, const SourceRecord& b) {
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.type, y.type) << x.name;
     EXPECT_EQ(x.dimensions, y.dimensions) << x.name;
+    EXPECT_EQ(x.own_dimensions, y.own_dimensions) << x.name;
     EXPECT_EQ(x.data, y.data) << x.name;
     ASSERT_EQ(x.attributes.size(), y.attributes.size()) << x.name;
     for (size_t j = 0; j < x.attributes.size(); ++j) expect_same(x.attributes[j], y.attributes[j]);
@@ -127,7 +129,7 @@ inline void expect_same(const SourceRecord& a, const SourceRecord& b) {
 inline SourceRecord with_auxiliaries(SourceRecord r) {
   const uint64_t ny = r.components[0].dimensions[r.components[0].dimensions.size() - 2].size;
   const uint64_t nx = r.components[0].dimensions.back().size;
-  SourceAuxiliary lat{"lat2d", SourceType::float64, {"lat", "lon"}, {}, {text_attribute("units", "degrees_north")}};
+  SourceAuxiliary lat{"lat2d", SourceType::float64, {"lat", "lon"}, {}, {text_attribute("units", "degrees_north")}, {}};
   for (uint64_t y = 0; y < ny; ++y)
     for (uint64_t x = 0; x < nx; ++x) {
       const double v = 40.0 + 0.25 * double(y) + 0.001 * double(x * x);
@@ -136,10 +138,29 @@ inline SourceRecord with_auxiliaries(SourceRecord r) {
     }
   SourceAuxiliary crs{"crs", SourceType::int32, {}, values_of<int32_t>({-2147483647}),
                       {text_attribute("grid_mapping_name", "latitude_longitude"),
-                       SourceAttribute{"semi_major_axis", SourceType::float64, values_of<double>({6378137.0}), {}}}};
-  SourceAuxiliary height{"height", SourceType::float32, {"time"}, values_of<float>({10.0f}), {}};
-  SourceAuxiliary label{"label", SourceType::text, {"lon"}, Bytes(size_t(nx), uint8_t('x')), {}};
+                       SourceAttribute{"semi_major_axis", SourceType::float64, values_of<double>({6378137.0}), {}}},
+                      {}};
+  SourceAuxiliary height{"height", SourceType::float32, {"time"}, values_of<float>({10.0f}), {}, {}};
+  SourceAuxiliary label{"label", SourceType::text, {"lon"}, Bytes(size_t(nx), uint8_t('x')), {}, {}};
   r.auxiliaries = {lat, crs, height, label};
+  return r;
+}
+
+/// `r` with the CF cell bounds of its time (sliced: one pair) and lon coordinates, over a
+/// dimension no component has (`nv`, 2 vertices per cell: record version 4).
+inline SourceRecord with_bounds(SourceRecord r) {
+  const uint64_t nx = r.components[0].dimensions.back().size;
+  SourceAuxiliary time{"time_bnds", SourceType::float64, {"time", "nv"}, values_of<double>({3.0, 9.0}), {}, {{"nv", 2}}};
+  SourceAuxiliary lon{"lon_bnds", SourceType::float32, {"lon", "nv"}, {}, {text_attribute("units", "degrees_east")},
+                      {{"nv", 2}}};
+  for (uint64_t k = 0; k < nx; ++k)
+    for (float edge : {-0.25f, 0.25f}) {
+      const float x = 100.0f + 0.5f * float(k) + edge;
+      const Bytes b = le_bytes(&x, 4);
+      lon.data.insert(lon.data.end(), b.begin(), b.end());
+    }
+  r.auxiliaries.push_back(time);
+  r.auxiliaries.push_back(lon);
   return r;
 }
 
@@ -164,11 +185,15 @@ inline SourceRecord record_of(const std::vector<std::string>& names, const std::
 
 inline uint16_t container_version(const Bytes& s) { return uint16_t(s[4] | s[5] << 8); }
 
-/// What every stream with a record of version 2 or 3 must be: version 19, or 20 with auxiliary
-/// variables, the record read back as given, no classic form, and without a record version 18.
+/// What every stream with a record of version 2, 3 or 4 must be: version 19, 20 with auxiliary
+/// variables, 21 when one has dimensions of its own, the record read back as given, no
+/// classic form, and without a record version 18.
 inline void expect_record_stream(const Bytes& with, const Bytes& without, const SourceRecord& record) {
-  EXPECT_EQ(container_version(with), record.auxiliaries.empty() ? detail::kFormatVersionCompactSource
-                                                                : detail::kFormatVersionCompactAuxiliary);
+  const bool own = std::any_of(record.auxiliaries.begin(), record.auxiliaries.end(),
+                               [](const SourceAuxiliary& a) { return !a.own_dimensions.empty(); });
+  EXPECT_EQ(container_version(with), own                          ? detail::kFormatVersionCompactOwnDimensions
+                                     : record.auxiliaries.empty() ? detail::kFormatVersionCompactSource
+                                                                  : detail::kFormatVersionCompactAuxiliary);
   EXPECT_EQ(container_version(without), detail::kFormatVersionCompact);
   EXPECT_GE(layout_version(with), detail::kFormatVersionWithSource);
   auto source = stream_source(with);

@@ -30,7 +30,7 @@ const Command kSpec{
     {{"-z", 1, "IN", "a FaCTz stream (magic FCTZ; '-' reads stdin)"},
      {"-o", 1, "OUT", "the converted stream"},
      {"--container", 1, "KIND",
-      "classic (versions 1 to 17: what builds that read up to version 17 take; a version 19 or 20 stream has "
+      "classic (versions 1 to 17: what builds that read up to version 17 take; a version 19, 20 or 21 stream has "
       "no classic form) | compact (version 18, or 19 for a stream with a source record, 20 when it keeps "
       "auxiliary variables: what factz compress writes)"},
      {"--json", 0, "", "print one JSON object on stdout"},

@@ -117,7 +117,7 @@ const Command kCompress{
      {"--keep-coordinates", 0, "",
       "netCDF inputs: also store the auxiliary coordinate variables that span two or more of the field's dimensions "
       "(a curvilinear grid's lat(y, x), lon(y, x), named by the variables' coordinates attribute), losslessly; the "
-      "small ones (scalar and 1D coordinates, grid_mapping variables) are always stored"},
+      "small ones (scalar and 1D coordinates, grid_mapping variables, 1D coordinates' cell bounds) are always stored"},
      kBlocks, kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 /// The contour-tree rounds on stderr: every round with --progress, else on a terminal once

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <filesystem>
+#include <set>
 
 #include "io/variable/netcdf_file.hpp"
 
@@ -226,21 +227,52 @@ int visible_variable(int grp, const std::string& name, int& vgrp) {
   }
 }
 
+/// The variable a `bounds` (or `climatology`) attribute among `attributes` names, if any: CF
+/// cell bounds of a coordinate or auxiliary variable.
+std::vector<std::string> bounds_named(const std::vector<SourceAttribute>& attributes) {
+  std::vector<std::string> out;
+  for (const auto& a : attributes)
+    if ((a.name == "bounds" || a.name == "climatology") && a.type == SourceType::text && !a.data.empty()) {
+      std::string name(a.data.begin(), a.data.end());
+      while (!name.empty() && (name.back() == '\0' || name.back() == ' ')) name.pop_back();
+      if (!name.empty()) out.push_back(std::move(name));
+    }
+  return out;
+}
+
 /// The auxiliary variables of variable `varid` (VariableData::auxiliaries): the ones its
-/// attributes name whose dimensions are all its own, read over its slice (`start`, `count`
-/// of its dimensions). A name that is missing, that is the variable itself or one of its
-/// coordinate variables (kept already), a variable of a string or user-defined type, or one
-/// with another dimension is left out with a note; one spanning two or more whole
-/// dimensions is left out under Auxiliaries::small (grids_left_out).
+/// `coordinates` and `grid_mapping` attributes name whose dimensions are all its own, and the
+/// cell bounds (`bounds`, `climatology`) of its coordinate variables and of those auxiliary
+/// variables, whose other dimensions (the cell's vertices: `nv`, `bnds`) are read whole as
+/// their own; all read over its slice (`start`, `count` of its dimensions). A name that is
+/// missing, that is the variable itself or one of its coordinate variables (kept already), a
+/// variable of a string or user-defined type, or one named by `coordinates` with another
+/// dimension is left out with a note; one spanning two or more whole dimensions is left out
+/// under Auxiliaries::small (grids_left_out).
 Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, const std::vector<Dim>& dims,
                         const std::vector<size_t>& start, const std::vector<size_t>& count, Auxiliaries which,
                         VariableData& out) {
   const std::string& owner = out.source.name;
-  for (const std::string& name : referenced_variables(out.source)) {
+  struct Named {
+    std::string name;
+    bool bounds;  ///< named by a `bounds` attribute: dimensions of its own allowed
+  };
+  std::vector<Named> queue;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& name, bool bounds) {
+    if (seen.insert(name).second) queue.push_back({name, bounds});
+  };
+  for (const std::string& name : referenced_variables(out.source)) add(name, false);
+  for (const SourceCoordinate& c : out.source.coordinates)
+    for (const std::string& name : bounds_named(c.attributes)) add(name, true);
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const std::string name = queue[q].name;
+    const bool bounds = queue[q].bounds;
     int agrp = 0;
     const int av = visible_variable(grp, name, agrp);
     if (av < 0) {
-      out.notes.push_back(owner + " names " + name + " (coordinates / grid_mapping), which the file does not have");
+      out.notes.push_back(owner + " names " + name + (bounds ? " (bounds)" : " (coordinates / grid_mapping)") +
+                          ", which the file does not have");
       continue;
     }
     if ((agrp == grp && av == varid) ||
@@ -265,17 +297,27 @@ Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, cons
     std::string foreign, shape;
     for (int id : ids) {
       const auto it = std::find(dimids.begin(), dimids.end(), id);
-      if (it == dimids.end()) {
-        char dname[NC_MAX_NAME + 1] = {};
-        nc_inq_dimname(agrp, id, dname);
-        foreign = dname;
+      char dname[NC_MAX_NAME + 1] = {};
+      nc_inq_dimname(agrp, id, dname);
+      if (std::find(a.dimensions.begin(), a.dimensions.end(), std::string(dname)) != a.dimensions.end()) {
+        foreign = std::string(dname) + " (twice)";
         break;
+      }
+      if (it == dimids.end()) {
+        size_t len = 0;
+        const bool clash = std::any_of(dims.begin(), dims.end(), [&](const Dim& d) { return d.name == dname; });
+        if (!bounds || clash || nc_inq_dimlen(agrp, id, &len) != NC_NOERR || len == 0) {
+          foreign = dname;
+          break;
+        }
+        a.dimensions.push_back(dname);  // the cell's vertices: read whole
+        a.own_dimensions.emplace_back(dname, uint64_t(len));
+        from.push_back(0);
+        size.push_back(len);
+        shape += (shape.empty() ? "" : ", ") + std::string(dname);
+        continue;
       }
       const size_t k = size_t(it - dimids.begin());
-      if (std::find(a.dimensions.begin(), a.dimensions.end(), dims[k].name) != a.dimensions.end()) {
-        foreign = dims[k].name + " (twice)";
-        break;
-      }
       a.dimensions.push_back(dims[k].name);
       from.push_back(start[k]);
       size.push_back(count[k]);
@@ -298,6 +340,7 @@ Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, cons
                           : nc_get_vara(agrp, av, from.data(), size.data(), a.data.data());
     if (s != NC_NOERR) return io_error("cannot read the auxiliary variable " + name + " of " + owner + ": " + nc_text(s));
     FACTZ_RETURN_IF_ERROR(read_attributes(agrp, av, name, a.attributes, out.notes));
+    for (const std::string& b : bounds_named(a.attributes)) add(b, true);  // a curvilinear grid's cell corners
     out.auxiliaries.push_back(std::move(a));
   }
   return Status::Ok();

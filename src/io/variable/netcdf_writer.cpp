@@ -143,7 +143,8 @@ class Writer {
   }
 
   /// The source's auxiliary variables (after every variable: their dimensions are the
-  /// variables'), each once, in the root group; one whose dimension this file lacks, whose
+  /// variables', or their own, defined here: a cell's vertices), each once, in the root
+  /// group; one whose dimension this file lacks (or has with another size), whose
   /// name another variable has, or that netCDF refuses is left out with a note (the field's
   /// variables are written whatever happens to them).
   void auxiliaries(const std::vector<SourceAuxiliary>& list) {
@@ -158,8 +159,18 @@ class Writer {
       std::vector<size_t> count;
       std::string missing;
       for (const auto& d : a.dimensions) {
+        const auto own = std::find_if(a.own_dimensions.begin(), a.own_dimensions.end(),
+                                      [&](const auto& o) { return o.first == d; });
+        if (own != a.own_dimensions.end() && !dims_.count(d)) {  // a cell's vertices: defined here
+          int id = 0;
+          if (nc_def_dim(ncid_, d.c_str(), size_t(own->second), &id) != NC_NOERR) {
+            missing = d;
+            break;
+          }
+          dims_[d] = {id, own->second, a.name};
+        }
         const auto it = dims_.find(d);
-        if (it == dims_.end()) {
+        if (it == dims_.end() || (own != a.own_dimensions.end() && it->second.size != own->second)) {
           missing = d;
           break;
         }
@@ -167,7 +178,9 @@ class Writer {
         count.push_back(size_t(it->second.size));
       }
       if (!missing.empty()) {
-        if (notes_) notes_->push_back("auxiliary variable " + a.name + " not written: this file has no dimension " + missing);
+        if (notes_)
+          notes_->push_back("auxiliary variable " + a.name + " not written: this file has no dimension " + missing +
+                            " of its size");
         continue;
       }
       uint64_t n = 1;

@@ -13,7 +13,7 @@
 
 namespace factz::variable_io {
 
-inline constexpr uint32_t kModuleVersion = 2;
+inline constexpr uint32_t kModuleVersion = 3;  // 3: SourceAuxiliary::own_dimensions
 inline constexpr char kModuleFile[] = "libfactz-io.so";
 inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 
