@@ -624,15 +624,28 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
       }
     }
     if (matching_source) {  // names the stream does not hold: the file will name variables it lacks
-      std::string absent;
+      std::string absent, bounds;
       for (const auto& name : variable_io::referenced_variables(source->components[c]))
         if (!held.count(name)) absent += (absent.empty() ? "" : ", ") + name;
+      // Cell bounds the written coordinates (and auxiliary variables) name.
+      std::vector<const std::vector<SourceAttribute>*> bounded;
+      for (const auto& co : source->components[c].coordinates) bounded.push_back(&co.attributes);
+      for (const auto& x : source->auxiliaries) bounded.push_back(&x.attributes);
+      for (const auto* attributes : bounded)
+        for (const auto& name : variable_io::bounds_variables(*attributes))
+          if (!held.count(name) && (", " + bounds + ", ").find(", " + name + ", ") == std::string::npos)
+            bounds += (bounds.empty() ? "" : ", ") + name;
       static std::set<std::string> told;  // u and v naming the same: one note
       if (!absent.empty() && told.insert(absent).second)
         std::fprintf(stderr,
                      "factz %s: note: %s names %s (coordinates / grid_mapping), which the stream does not hold "
                      "(compress --keep-coordinates keeps auxiliary coordinates)\n",
                      command.c_str(), names[c].c_str(), absent.c_str());
+      if (!bounds.empty() && told.insert("bounds: " + bounds).second)
+        std::fprintf(stderr,
+                     "factz %s: note: the coordinates of %s name the cell bounds %s, which the stream does not "
+                     "hold\n",
+                     command.c_str(), names[c].c_str(), bounds.c_str());
     }
     std::error_code ec;
     const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(specs[c]->file, ec), ec).string();

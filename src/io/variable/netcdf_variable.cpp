@@ -227,19 +227,6 @@ int visible_variable(int grp, const std::string& name, int& vgrp) {
   }
 }
 
-/// The variable a `bounds` (or `climatology`) attribute among `attributes` names, if any: CF
-/// cell bounds of a coordinate or auxiliary variable.
-std::vector<std::string> bounds_named(const std::vector<SourceAttribute>& attributes) {
-  std::vector<std::string> out;
-  for (const auto& a : attributes)
-    if ((a.name == "bounds" || a.name == "climatology") && a.type == SourceType::text && !a.data.empty()) {
-      std::string name(a.data.begin(), a.data.end());
-      while (!name.empty() && (name.back() == '\0' || name.back() == ' ')) name.pop_back();
-      if (!name.empty()) out.push_back(std::move(name));
-    }
-  return out;
-}
-
 /// The auxiliary variables of variable `varid` (VariableData::auxiliaries): the ones its
 /// `coordinates` and `grid_mapping` attributes name whose dimensions are all its own, and the
 /// cell bounds (`bounds`, `climatology`) of its coordinate variables and of those auxiliary
@@ -264,7 +251,7 @@ Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, cons
   };
   for (const std::string& name : referenced_variables(out.source)) add(name, false);
   for (const SourceCoordinate& c : out.source.coordinates)
-    for (const std::string& name : bounds_named(c.attributes)) add(name, true);
+    for (const std::string& name : bounds_variables(c.attributes)) add(name, true);
   for (size_t q = 0; q < queue.size(); ++q) {
     const std::string name = queue[q].name;
     const bool bounds = queue[q].bounds;
@@ -340,7 +327,7 @@ Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, cons
                           : nc_get_vara(agrp, av, from.data(), size.data(), a.data.data());
     if (s != NC_NOERR) return io_error("cannot read the auxiliary variable " + name + " of " + owner + ": " + nc_text(s));
     FACTZ_RETURN_IF_ERROR(read_attributes(agrp, av, name, a.attributes, out.notes));
-    for (const std::string& b : bounds_named(a.attributes)) add(b, true);  // a curvilinear grid's cell corners
+    for (const std::string& b : bounds_variables(a.attributes)) add(b, true);  // a curvilinear grid's cell corners
     out.auxiliaries.push_back(std::move(a));
   }
   return Status::Ok();

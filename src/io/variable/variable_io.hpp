@@ -122,6 +122,9 @@ Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool val
 /// extended form "crs: x y crs2: lat lon", whose words all name variables): what
 /// VariableData::auxiliaries are read from.
 std::vector<std::string> referenced_variables(const SourceVariable& variable);
+/// The cell-bounds variables CF `bounds` and `climatology` attributes among `attributes` name
+/// (a coordinate's `lat_bnds`), each once.
+std::vector<std::string> bounds_variables(const std::vector<SourceAttribute>& attributes);
 
 /// Integers of a numeric `type` (SourceType: int8 .. uint64), little-endian, to write as they
 /// are: a re-packed variable (repack).

@@ -460,4 +460,18 @@ std::vector<std::string> referenced_variables(const SourceVariable& variable) {
   return out;
 }
 
+std::vector<std::string> bounds_variables(const std::vector<SourceAttribute>& attributes) {
+  std::vector<std::string> out;
+  for (const auto& a : attributes) {
+    if ((a.name != "bounds" && a.name != "climatology") || a.type != SourceType::text) continue;
+    std::string name(a.data.begin(), a.data.end());
+    const size_t begin = name.find_first_not_of(" \t\n\r");
+    const size_t end = name.find_last_not_of(" \t\n\r" + std::string(1, '\0'));
+    if (begin == std::string::npos || end == std::string::npos || end < begin) continue;
+    name = name.substr(begin, end - begin + 1);
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  }
+  return out;
+}
+
 }  // namespace factz::variable_io
