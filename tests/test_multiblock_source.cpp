@@ -105,26 +105,21 @@ void expect_source_file(const Bytes& with, const Bytes& without, const SourceRec
   auto read_none = read_multiblock_source(plain);
   ASSERT_TRUE(read_none.ok() && !read_none->has_value());
   // A prefix without the file's size: the record is known to be there, not its length.
-  if (is_multiblock3d(with)) {
-    auto ix = parse_multiblock3d_index(std::span<const uint8_t>(with).first(size_t(head)), 0);
+  auto indexes = [&](auto parse) {
+    auto ix = parse(std::span<const uint8_t>(with).first(size_t(head)), 0);
     ASSERT_TRUE(ix.ok()) << ix.status().to_string();
     EXPECT_TRUE(ix->has_source);
     EXPECT_EQ(ix->source_bytes, 0u);
-    auto full = parse_multiblock3d_index(with, with.size());
-    ASSERT_TRUE(full.ok());
-    EXPECT_EQ(full->file_bytes, with.size());
-    EXPECT_EQ(full->blocks_end, without.size());
-  } else {
-    auto ix = parse_multiblock_index(std::span<const uint8_t>(with).first(size_t(head)), 0);
-    ASSERT_TRUE(ix.ok()) << ix.status().to_string();
-    EXPECT_TRUE(ix->has_source);
-    EXPECT_EQ(ix->source_bytes, 0u);
-    auto full = parse_multiblock_index(with, with.size());
+    auto full = parse(std::span<const uint8_t>(with), with.size());
     ASSERT_TRUE(full.ok());
     EXPECT_EQ(full->file_bytes, with.size());
     EXPECT_EQ(full->blocks_end, without.size());
     EXPECT_EQ(full->source_bytes + 13, with.size() - without.size());
-  }
+  };
+  if (is_multiblock3d(with))
+    indexes([](std::span<const uint8_t> b, uint64_t n) { return parse_multiblock3d_index(b, n); });
+  else
+    indexes([](std::span<const uint8_t> b, uint64_t n) { return parse_multiblock_index(b, n); });
 }
 
 template <class Field>
