@@ -467,34 +467,28 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   EXPECT_EQ(recontain(classic2d, ContainerLayout::compact).value(), old2d);
   const Bytes forged = as_version(s19, 22);
   EXPECT_EQ(parse_container(forged).status().code(), Code::unsupported_version);
-  // A record of version 3 (its first byte; auxiliary variables) makes version 20, which has no
-  // classic form either; version 20 without a source section is corrupt. (Which record
-  // version goes with which stream version is the stream layer's check: test_source_record.cpp.)
-  Bytes record3 = record;
-  record3[0] = 3;
-  std::vector<Section> s20 = sample_sections();
-  s20.push_back({kSectionSource, record3, false});
-  const Bytes v20 = write_container(vector2d, s20, nullptr).value();
-  EXPECT_EQ(v20[4] | v20[5] << 8, kFormatVersionCompactAuxiliary);
-  ASSERT_TRUE(parse_container(v20).ok());
-  EXPECT_EQ(recontain(v20, ContainerLayout::classic).status().code(), Code::invalid_argument);
-  EXPECT_EQ(recontain(v20, ContainerLayout::compact).value(), v20);
-  EXPECT_EQ(write_container(vector2d, s20, nullptr, ContainerLayout::classic).status().code(), Code::invalid_argument);
-  expect_rejected(as_version(sample_stream(), 20), "a version 20 stream without a source section");
-  // A record of version 4 (auxiliary variables with own dimensions, such as CF bounds) makes
-  // version 21, the same way.
-  Bytes record4 = record;
-  record4[0] = 4;
-  std::vector<Section> s21 = sample_sections();
-  s21.push_back({kSectionSource, record4, false});
-  const Bytes v21 = write_container(vector2d, s21, nullptr).value();
-  EXPECT_EQ(v21[4] | v21[5] << 8, kFormatVersionCompactOwnDimensions);
-  ASSERT_TRUE(parse_container(v21).ok());
-  EXPECT_TRUE(testing::is_compact(v21));
-  EXPECT_EQ(recontain(v21, ContainerLayout::classic).status().code(), Code::invalid_argument);
-  EXPECT_EQ(recontain(v21, ContainerLayout::compact).value(), v21);
-  EXPECT_EQ(write_container(vector2d, s21, nullptr, ContainerLayout::classic).status().code(), Code::invalid_argument);
-  expect_rejected(as_version(sample_stream(), 21), "a version 21 stream without a source section");
+  // A record of version 3 (its first byte; auxiliary variables) makes version 20, one of
+  // version 4 (auxiliary variables with own dimensions, such as CF bounds) version 21; neither
+  // has a classic form, and either without a source section is corrupt. (Which record version
+  // goes with which stream version is the stream layer's check: test_source_record.cpp.)
+  for (const auto& [record_version, stream_version] :
+       {std::pair<uint8_t, uint16_t>{3, kFormatVersionCompactAuxiliary}, {4, kFormatVersionCompactOwnDimensions}}) {
+    SCOPED_TRACE(stream_version);
+    Bytes later = record;
+    later[0] = record_version;
+    std::vector<Section> sections = sample_sections();
+    sections.push_back({kSectionSource, later, false});
+    const Bytes v = write_container(vector2d, sections, nullptr).value();
+    EXPECT_EQ(v[4] | v[5] << 8, stream_version);
+    ASSERT_TRUE(parse_container(v).ok());
+    EXPECT_TRUE(testing::is_compact(v));
+    EXPECT_EQ(recontain(v, ContainerLayout::classic).status().code(), Code::invalid_argument);
+    EXPECT_EQ(recontain(v, ContainerLayout::compact).value(), v);
+    EXPECT_EQ(write_container(vector2d, sections, nullptr, ContainerLayout::classic).status().code(),
+              Code::invalid_argument);
+    expect_rejected(as_version(sample_stream(), stream_version),
+                    "a version " + std::to_string(stream_version) + " stream without a source section");
+  }
 }
 
 // What compress writes: version 18 around the sections it wrote before, and a small field's
