@@ -382,7 +382,7 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     const size_t at = cz.out.find("\"eb_abs\": ");
     ASSERT_NE(at, std::string::npos) << cz.out;
     const double eb = std::stod(cz.out.substr(at + 10));
-    ASSERT_EQ(factz(dir, "decompress -z p.fz -o out.nc:U -o out.nc:V").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z p.fz -o out.nc:U -o out.nc:V").exit_code, 0);
     // Written back as a plain float variable: no reader may unpack it a second time.
     const Outcome h = testing::run_in(dir, "ncdump -h out.nc");
     ASSERT_EQ(h.exit_code, 0) << h.describe();
@@ -434,7 +434,7 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     ASSERT_EQ(near.exit_code, 0) << near.describe();
     EXPECT_EQ(near.err.find("re-packing"), std::string::npos) << near.err;
     EXPECT_LT(fs::file_size(dir / "n.fz"), fs::file_size(dir / "t.fz"));
-    ASSERT_EQ(factz(dir, "decompress -z n.fz -o near.nc:U -o near.nc:V").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z n.fz -o near.nc:U -o near.nc:V").exit_code, 0);
     for (const char* comp : {"U", "V"}) {
       const std::vector<int16_t>& p = comp[0] == 'U' ? pu : pv;
       const std::vector<double> got = dumped_values(dir, "near.nc", comp);
@@ -450,14 +450,14 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     // Double attributes unpack to float64, end to end.
     const Outcome cd = factz(dir, "compress -i packed.nc:Ud -i packed.nc:Vd -z d.fz -M REL 1e-3");
     ASSERT_EQ(cd.exit_code, 0) << cd.describe();
-    ASSERT_EQ(factz(dir, "decompress -z d.fz -o out64.nc:Ud -o out64.nc:Vd").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z d.fz -o out64.nc:Ud -o out64.nc:Vd").exit_code, 0);
     const Outcome h64 = testing::run_in(dir, "ncdump -h out64.nc");
     EXPECT_NE(h64.out.find("double Ud(lat, lon)"), std::string::npos) << h64.out;
     EXPECT_NE(h64.out.find("Ud:_FillValue = -326.17"), std::string::npos) << h64.out;
     // 32-bit integers with float attributes unpack to float64, as numpy promotes them.
     const Outcome cl = factz(dir, "compress -i packed.nc:L -i packed.nc:L -z l.fz -M ABS 0.001");
     ASSERT_EQ(cl.exit_code, 0) << cl.describe();
-    ASSERT_EQ(factz(dir, "decompress -z l.fz -o out32.nc:A -o out32.nc:B").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z l.fz -o out32.nc:A -o out32.nc:B").exit_code, 0);
     EXPECT_NE(testing::run_in(dir, "ncdump -h out32.nc").out.find("double A(lat, lon)"), std::string::npos);
     const std::vector<double> a = dumped_values(dir, "out32.nc", "A");
     ASSERT_EQ(a.size(), pu.size());
@@ -468,7 +468,7 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     const Outcome cf = factz(dir, "compress -i packed.nc:Fs -i packed.nc:Fs -z f.fz -M ABS 0.01");
     ASSERT_EQ(cf.exit_code, 0) << cf.describe();
     EXPECT_EQ(cf.err.find("re-packing"), std::string::npos) << cf.err;
-    ASSERT_EQ(factz(dir, "decompress -z f.fz -o outf.nc:Fs -o outf.nc:F2").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z f.fz -o outf.nc:Fs -o outf.nc:F2").exit_code, 0);
     const Outcome hf = testing::run_in(dir, "ncdump -h outf.nc");
     EXPECT_NE(hf.out.find("Fs:factz_packed_type = \"float32\""), std::string::npos) << hf.out;
     EXPECT_EQ(hf.out.find("Fs:scale_factor"), std::string::npos) << hf.out;
@@ -486,7 +486,7 @@ TEST(Netcdf, PackedVariablesAreReadUnpackedAndWrittenBackAsFloats) {
     const Outcome cb = factz(dir, "compress -i packed.nc:B -i packed.nc:B -z b.fz -M ABS 0.01 --json");
     ASSERT_EQ(cb.exit_code, 0) << cb.describe();
     EXPECT_NE(cb.out.find("\"masked_vertices\": " + std::to_string(byte_fills)), std::string::npos) << cb.out;
-    ASSERT_EQ(factz(dir, "decompress -z b.fz -o outb.nc:B -o outb.nc:B2").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z b.fz -o outb.nc:B -o outb.nc:B2").exit_code, 0);
     const Outcome hb = testing::run_in(dir, "ncdump -h outb.nc");
     EXPECT_NE(hb.out.find("float B(lat, lon)"), std::string::npos) << hb.out;
     EXPECT_NE(hb.out.find("B:_FillValue = 25.5f"), std::string::npos) << hb.out;
@@ -654,7 +654,7 @@ TEST(Netcdf, LargePackedVariablesAreReadInSlabs) {
     SCOPED_TRACE(in);
     ASSERT_EQ(factz(dir, "compress -i " + in + " -i " + in + " -z b.fz -M ABS 0.02 --mode none").exit_code, 0);
     ASSERT_EQ(factz(dir, "decompress -z b.fz -o a.f32 -o a2.f32").exit_code, 0);
-    ASSERT_EQ(factz(dir, "decompress -z b.fz -o out.nc:A -o out.nc:B").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z b.fz -o out.nc:A -o out.nc:B").exit_code, 0);
     const std::vector<float> got = read_f32(dir.str() + "/a.f32");
     ASSERT_EQ(got.size(), a.size());
     double worst = 0;
@@ -1000,7 +1000,7 @@ TEST(Netcdf, ScalarStreamsComeBackWithTheirDimensions) {
       const Outcome c = factz(dir, "compress " + k.grid + " -i '" + k.input + "' -z t.fz --mode " + mode);
       ASSERT_EQ(c.exit_code, 0) << c.describe();
       EXPECT_NE(factz(dir, "info -z t.fz").out.find("format version 19"), std::string::npos);
-      ASSERT_EQ(factz(dir, "decompress -z t.fz -o t.nc:" + k.var).exit_code, 0);
+      ASSERT_EQ(factz(dir, "decompress --replace -z t.fz -o t.nc:" + k.var).exit_code, 0);
       const Outcome h1 = testing::run_in(dir, "ncdump -h t.nc");
       EXPECT_EQ(declaration(h1.out, k.var), declaration(h0.out, k.var)) << h1.out;
       EXPECT_EQ(declaration(h1.out, "lat"), declaration(h0.out, "lat")) << h1.out;
@@ -1363,6 +1363,61 @@ TEST(Netcdf, StreamsOfRawFieldsBecomePlainVariables) {
   EXPECT_EQ(p.find("_FillValue"), std::string::npos) << "no missing vertices, no fill value: " << p;
   const Outcome vr = factz(dir, "verify -i m.nc:u -i m.nc:v -d m.nc:u -d m.nc:v");
   EXPECT_EQ(key_values(vr.out)["masked_vertices"], std::to_string(kLand)) << vr.describe();
+}
+
+// FILE.nc:VAR writes a whole new file: an existing one (the original itself, other time steps,
+// another run's output, a file of another kind) is refused before anything is written, with
+// what it holds, unless --replace; an empty file is nothing to lose; plain outputs are
+// replaced as before.
+TEST(Netcdf, AnExistingFileIsReplacedOnlyWithReplace) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  make_storm(dir);
+  const auto bytes = [&](const std::string& name) {
+    std::ifstream f(dir / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const bool hdf5 = testing::hdf5_built_in(kCli);
+  ASSERT_EQ(factz(dir, "compress -i 'storm.nc:U[time=1]' -i 'storm.nc:V[time=1]' -z s.fz -M REL 1e-2").exit_code, 0);
+  ASSERT_EQ(factz(dir, "compress --scalar -i 'storm.nc:U[time=1]' -z t.fz -M REL 1e-2").exit_code, 0);
+  const std::string original = bytes("storm.nc");
+  // Into the original file (two time steps of U and V; the field is one of them).
+  for (const std::string outputs : {"-o storm.nc:U -o storm.nc:V", "-o u.f32 -o storm.nc:V", "-o storm.nc:U -o v.nc:V"}) {
+    SCOPED_TRACE(outputs);
+    expect_one_line(factz(dir, "decompress -z s.fz " + outputs), 2,
+                    {"output -o storm.nc:", "storm.nc exists (its variables: ", "--replace"});
+    EXPECT_EQ(bytes("storm.nc"), original);
+    EXPECT_FALSE(fs::exists(dir / "u.f32")) << "nothing is written before the refusal";
+    EXPECT_FALSE(fs::exists(dir / "v.nc"));
+  }
+  expect_one_line(factz(dir, "decompress -z t.fz -o storm.nc:U"), 2, {"storm.nc exists (its variables: "});
+  EXPECT_EQ(bytes("storm.nc"), original);
+  // Another run's output: refused again, replaced with --replace.
+  ASSERT_EQ(factz(dir, "decompress -z s.fz -o out.nc:U -o out.nc:V").exit_code, 0);
+  const std::string first = bytes("out.nc");
+  expect_one_line(factz(dir, "decompress -z s.fz -o out.nc:U2 -o out.nc:V2"), 2,
+                  {"out.nc exists (its variables: ", "U, V"});
+  EXPECT_EQ(bytes("out.nc"), first);
+  ASSERT_EQ(factz(dir, "decompress --replace -z s.fz -o out.nc:U2 -o out.nc:V2").exit_code, 0);
+  const std::string replaced = testing::run_in(dir, "ncdump -h out.nc").out;
+  EXPECT_NE(replaced.find("float U2("), std::string::npos) << replaced;
+  EXPECT_EQ(replaced.find("float U("), std::string::npos) << "the whole file is replaced: " << replaced;
+  // A file that is not netCDF / HDF5, and an HDF5 name.
+  std::ofstream(dir / "notes.nc") << "my notes\n";
+  expect_one_line(factz(dir, "decompress -z t.fz -o notes.nc:U"), 2, {"notes.nc exists (not a netCDF or HDF5 file)"});
+  EXPECT_EQ(bytes("notes.nc"), "my notes\n");
+  if (hdf5) {
+    fs::copy_file(dir / "storm.nc", dir / "storm.h5");
+    expect_one_line(factz(dir, "decompress -z t.fz -o storm.h5:/U"), 2, {"storm.h5 exists (its datasets: /C, "});
+    EXPECT_EQ(bytes("storm.h5"), original);
+  }
+  // An empty file holds nothing to lose; raw outputs are replaced as every plain output is.
+  std::ofstream(dir / "empty.nc").close();
+  EXPECT_EQ(factz(dir, "decompress -z t.fz -o empty.nc:U").exit_code, 0);
+  EXPECT_NE(testing::run_in(dir, "ncdump -h empty.nc").out.find("float U("), std::string::npos);
+  std::ofstream(dir / "u.f32") << "old";
+  EXPECT_EQ(factz(dir, "decompress -z s.fz -o u.f32 -o v.f32").exit_code, 0);
+  EXPECT_EQ(fs::file_size(dir / "u.f32"), 36u * 33u * 4u);
 }
 
 }  // namespace

@@ -254,7 +254,7 @@ TEST(Netcdf64, CriticalPointsAreKeptAtACoarseBound) {
     SCOPED_TRACE(mode);
     const std::string in = "-i 'storm64.nc:U[time=1]' -i 'storm64.nc:V[time=1]'";
     ASSERT_EQ(factz(dir, "compress " + in + " -z c.fz -M REL 1e-2 --mode " + mode).exit_code, 0);
-    ASSERT_EQ(factz(dir, "decompress -z c.fz -o c.nc:U -o c.nc:V").exit_code, 0);
+    ASSERT_EQ(factz(dir, "decompress --replace -z c.fz -o c.nc:U -o c.nc:V").exit_code, 0);
     const Outcome vr = factz(dir, "verify " + in + " -d c.nc:U -d c.nc:V");
     ASSERT_EQ(vr.exit_code, 0) << vr.describe();
     auto kv = key_values(vr.out);
@@ -410,7 +410,7 @@ TEST(Netcdf64, ScalarDoubleVariablesInAndOut) {
     ASSERT_EQ(info.exit_code, 0) << info.describe();
     EXPECT_NE(info.out.find("\"dtype\": \"float64\""), std::string::npos) << info.out;
     EXPECT_NE(info.out.find("\"nx\": 36"), std::string::npos) << info.out;
-    const Outcome d = factz(dir, "decompress -z s.fz -o out.nc:U");
+    const Outcome d = factz(dir, "decompress --replace -z s.fz -o out.nc:U");
     ASSERT_EQ(d.exit_code, 0) << d.describe();
     const Outcome h = testing::run_in(dir, "ncdump -h out.nc");
     ASSERT_EQ(h.exit_code, 0) << h.describe();

@@ -115,7 +115,7 @@ std::pair<std::string, std::string> file_and_variable(const std::string& name, b
 
 }  // namespace
 
-void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs) {
+void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs, bool replace_files) {
   std::vector<FileId> in_ids, out_ids;
   std::vector<std::string> out_variables;
   for (const auto& p : inputs) in_ids.push_back(file_id(file_and_variable(p.path, false).first));
@@ -151,11 +151,25 @@ void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<Pat
            2);
     }
   }
+  // FILE.nc:VAR replaces FILE, it does not add VAR to it: an existing file's contents would go.
+  if (replace_files) return;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (out_variables[o].empty()) continue;
+    const std::string file = file_and_variable(outputs[o].path, true).first;
+    struct stat st;
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) continue;
+    const auto kind = variable_io::sniff_file(file);
+    fail("output " + named(outputs[o]) + ": " + file + " exists (" +
+             (kind ? variable_io::variables_hint(file, *kind) : std::string("not a netCDF or HDF5 file")) +
+             "); a netCDF / HDF5 output writes a whole new file, which would replace it: give another file, or "
+             "--replace to replace it",
+         2);
+  }
 }
 
 void refuse_clobbering(const Args& a, std::initializer_list<const char*> input_flags,
                        std::initializer_list<const char*> output_flags) {
-  refuse_clobbering(path_args(a, input_flags), path_args(a, output_flags));
+  refuse_clobbering(path_args(a, input_flags), path_args(a, output_flags), a.has("--replace"));
 }
 
 int device_of(const Args& a) {

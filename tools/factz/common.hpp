@@ -54,9 +54,13 @@ std::vector<PathArg> path_args(const Args& a, std::initializer_list<const char*>
 /// a dangling link). "-" is stdin among inputs and stdout among outputs: one output may use
 /// it. Character devices (/dev/null) are neither inputs nor outputs to protect. A netCDF or
 /// HDF5 variable (FILE.nc:VAR) is its file: an output into an input's file is refused, while
-/// two outputs into one file are fine when they name different variables. Every
-/// command that writes files calls it with its inputs and outputs before reading anything.
-void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs);
+/// two outputs into one file are fine when they name different variables. A variable output
+/// writes a whole new file, so one into an existing non-empty file (the original data, other
+/// variables, other time steps) is refused as well, listing what the file holds, unless
+/// `replace_files` (decompress --replace, which the Args form reads). Every command that
+/// writes files calls it with its inputs and outputs before reading anything.
+void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs,
+                       bool replace_files = false);
 void refuse_clobbering(const Args& a, std::initializer_list<const char*> input_flags,
                        std::initializer_list<const char*> output_flags);
 

@@ -152,6 +152,9 @@ const Command kDecompress{
      "netCDF / HDF5 outputs of variables read from packed integers (scale_factor / add_offset): write those "
      "integers back, each value's nearest, with the file's packing attributes and type (lossless when the bound "
      "was below the limit compress notes); other variables stay floats, with a warning"},
+     {"--replace", 0, "",
+      "netCDF / HDF5 outputs: replace an existing file that holds variables the written one would not (without "
+      "it, such a file is refused: FILE.nc:VAR writes a new file, it does not add VAR to one)"},
     kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kVerify{
