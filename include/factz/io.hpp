@@ -146,6 +146,9 @@ struct SourceAuxiliary {
   /// the vertex dimension of CF cell bounds (`lat_bnds(lat, nv)`, `time_bnds(time, bnds)`).
   std::vector<std::pair<std::string, uint64_t>> own_dimensions;
   uint64_t count() const;
+  /// The size of `dimension` when it is one of `own_dimensions`, else 0 (a components'
+  /// dimension; the record writes that 0 too).
+  uint64_t own_size(const std::string& dimension) const;
 };
 enum class SourceFormat : uint8_t {
   netcdf_classic = 1,        ///< CDF-1

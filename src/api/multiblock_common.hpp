@@ -216,10 +216,8 @@ Result<std::vector<uint8_t>> compress_all_blocks(const Field& f, const Layout& L
       out.insert(out.end(), s.begin(), s.end());
       std::vector<uint8_t>().swap(s);
     }
-    if (!o.source.empty()) {
-      const std::vector<uint8_t> trailer = multiblock_source_trailer(o.source, o.zstd);
-      out.insert(out.end(), trailer.begin(), trailer.end());
-    }
+    const std::vector<uint8_t> trailer = multiblock_source_trailer(o.source, o.zstd);  // none without a record
+    out.insert(out.end(), trailer.begin(), trailer.end());
     if (stats) *stats = std::move(total);
     if (o.progress) o.progress(Progress{"container", 1.0});
     return out;

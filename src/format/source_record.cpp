@@ -356,6 +356,12 @@ uint64_t SourceCoordinate::count() const { return values_in(type, data); }
 
 uint64_t SourceAuxiliary::count() const { return values_in(type, data); }
 
+uint64_t SourceAuxiliary::own_size(const std::string& dimension) const {
+  for (const auto& [name, size] : own_dimensions)
+    if (name == dimension) return size;
+  return 0;
+}
+
 std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
   ByteWriter w;
   const bool own = std::any_of(record.auxiliaries.begin(), record.auxiliaries.end(),
@@ -394,10 +400,7 @@ std::vector<uint8_t> encode_source_record(const SourceRecord& record) {
       w.varint(a.dimensions.size());
       for (const auto& d : a.dimensions) {
         put_string(w, d);
-        if (!own) continue;
-        const auto it = std::find_if(a.own_dimensions.begin(), a.own_dimensions.end(),
-                                     [&](const auto& o) { return o.first == d; });
-        w.varint(it == a.own_dimensions.end() ? 0 : it->second);
+        if (own) w.varint(a.own_size(d));
       }
       w.varint(a.count());
       put_values(w, a.data, source_type_size(a.type));
@@ -564,10 +567,8 @@ Result<SourceRecord> window_of_source_record(const SourceRecord& record, std::sp
   for (auto& a : out.auxiliaries) {
     std::vector<uint64_t> sizes, lo, n;
     for (const auto& name : a.dimensions) {
-      const auto own = std::find_if(a.own_dimensions.begin(), a.own_dimensions.end(),
-                                    [&](const auto& o) { return o.first == name; });
-      if (own != a.own_dimensions.end()) {  // its own (a cell's vertices): whole
-        sizes.push_back(own->second), lo.push_back(0), n.push_back(own->second);
+      if (const uint64_t own = a.own_size(name)) {  // its own (a cell's vertices): whole
+        sizes.push_back(own), lo.push_back(0), n.push_back(own);
         continue;
       }
       const SourceDimension* found = nullptr;
@@ -623,8 +624,7 @@ std::string describe_source_record(const SourceRecord& record) {
     std::string dims;
     for (const auto& d : a.dimensions) {
       dims += (dims.empty() ? "" : ", ") + d;
-      for (const auto& [name, size] : a.own_dimensions)
-        if (name == d) dims.append(1, '=').append(std::to_string(size));
+      if (const uint64_t own = a.own_size(d)) dims.append(1, '=').append(std::to_string(own));
     }
     s += "    auxiliary " + a.name + "(" + dims + ") (" + source_type_name(a.type) + ", " + std::to_string(a.count()) +
          " value(s): " + values_text(a.type, a.data, {}, a.count()) + "; " + std::to_string(a.attributes.size()) +

@@ -159,18 +159,17 @@ class Writer {
       std::vector<size_t> count;
       std::string missing;
       for (const auto& d : a.dimensions) {
-        const auto own = std::find_if(a.own_dimensions.begin(), a.own_dimensions.end(),
-                                      [&](const auto& o) { return o.first == d; });
-        if (own != a.own_dimensions.end() && !dims_.count(d)) {  // a cell's vertices: defined here
+        const uint64_t own = a.own_size(d);
+        if (own && !dims_.count(d)) {  // a cell's vertices: defined here
           int id = 0;
-          if (nc_def_dim(ncid_, d.c_str(), size_t(own->second), &id) != NC_NOERR) {
+          if (nc_def_dim(ncid_, d.c_str(), size_t(own), &id) != NC_NOERR) {
             missing = d;
             break;
           }
-          dims_[d] = {id, own->second, a.name};
+          dims_[d] = {id, own, a.name};
         }
         const auto it = dims_.find(d);
-        if (it == dims_.end() || (own != a.own_dimensions.end() && it->second.size != own->second)) {
+        if (it == dims_.end() || (own && it->second.size != own)) {
           missing = d;
           break;
         }
