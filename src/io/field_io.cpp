@@ -29,6 +29,7 @@
 
 #include "factz/io.hpp"
 #include "factz/topology.hpp"
+#include "io/temp_files.hpp"
 #include "util/big_vector.hpp"
 
 namespace factz {
@@ -217,6 +218,7 @@ Status write_file(const std::string& path, std::initializer_list<std::span<const
   name += t.filename().string();
   name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
   const std::string tmp = (folder / name).string();
+  temp_files::Registration registered(tmp);  // removed if a signal ends the process before the rename
   int raw;
   do raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   while (raw < 0 && errno == EINTR);
@@ -236,6 +238,7 @@ Status write_file(const std::string& path, std::initializer_list<std::span<const
   if (err == 0 && ::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
   if (err != 0) {
     ::unlink(tmp.c_str());
+    if (temp_files::ending()) temp_files::wait_for_the_end();  // the signal's doing, not an error to report
     return io_error("cannot write " + path + ": " + reason(err));
   }
   return Status::Ok();

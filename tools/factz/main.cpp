@@ -26,6 +26,7 @@
 #include "factz/multiblock.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
+#include "io/temp_files.hpp"
 #include "streams/vector_stream.hpp"
 #include "util/job_heap.hpp"
 
@@ -546,6 +547,8 @@ bool multiblock_command(const Command* cmd, const Args& a) {
 
 int main(int argc, char** argv) {
   factz::detail::prepare_job_heap();  // one heap, no mmap per array, huge pages first (util/job_heap.hpp)
+  // Ctrl-C, kill or a closed terminal during a write removes the hidden temporary file.
+  factz::temp_files::install_signal_cleanup(factz::variable_io::unlink_temporaries);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << top_help();

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "io/temp_files.hpp"
 #include "io/variable/netcdf_file.hpp"
 
 namespace factz::variable_io {
@@ -298,6 +299,7 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
   name += target.filename().string();
   name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
   const std::string tmp = (folder / name).string();
+  temp_files::Registration registered(tmp);  // removed if a signal ends the process before the rename
   Status result;
   {
     NcFile f;
@@ -321,6 +323,7 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
     result = io_error("cannot write " + file + ": " + std::strerror(errno));
   if (!result.ok()) {
     std::remove(tmp.c_str());
+    if (temp_files::ending()) temp_files::wait_for_the_end();  // the signal's doing, not an error to report
     // Messages name the file the user gave, not the temporary one.
     std::string m = result.message();
     for (size_t at = m.find(tmp); at != std::string::npos; at = m.find(tmp)) m.replace(at, tmp.size(), file);

@@ -5,13 +5,22 @@
 // and their versions, set by CMakeLists.txt from the configure-time search).
 #include "io/variable/variable_module.hpp"
 
+#include <atomic>
+
 namespace factz::variable_io {
 namespace {
 
+/// The module's unlink_all once it is loaded (for unlink_temporaries, from a signal handler).
+std::atomic<void (*)() noexcept> g_module_unlink{nullptr};
+
 /// The module, loaded on the first call; the outcome (a table, or why there is none) is kept.
 Result<const Module*> module() {
-  static const Result<const Module*> loaded = dynload::load_module_table<Module>(
-      kModuleFile, kModuleEntry, "reading and writing netCDF and HDF5 files", false, kModuleVersion);
+  static const Result<const Module*> loaded = [] {
+    auto m = dynload::load_module_table<Module>(kModuleFile, kModuleEntry, "reading and writing netCDF and HDF5 files",
+                                                false, kModuleVersion);
+    if (m.ok()) g_module_unlink.store(m.value()->unlink_temporaries);
+    return m;
+  }();
   return loaded;
 }
 
@@ -21,6 +30,10 @@ Status cannot(const std::string& what, const Status& why) {
 }
 
 }  // namespace
+
+void unlink_temporaries() noexcept {
+  if (void (*f)() noexcept = g_module_unlink.load()) f();
+}
 
 bool netcdf_available() { return FACTZ_HAVE_NETCDF; }
 bool hdf5_available() { return FACTZ_HAVE_HDF5; }

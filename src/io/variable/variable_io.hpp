@@ -191,6 +191,10 @@ struct OutputVariable {
 Status write_variables(const std::string& file, std::span<const OutputVariable> variables,
                        std::vector<std::string>* notes = nullptr);
 
+/// Removes the temporary file of a netCDF write under way in the module, if it is loaded
+/// (io/temp_files.hpp). Async-signal-safe: for the CLI's signal handlers.
+void unlink_temporaries() noexcept;
+
 /// What this build reads and writes, with the versions it was built against and where its
 /// module is (found without loading it): "netCDF-C 4.9.0 (...), HDF5 1.10.8 (...) in
 /// /usr/lib/factz/libfactz-io.so", or "... which is missing (not in ...)", or "no netCDF or

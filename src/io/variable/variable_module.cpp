@@ -2,6 +2,7 @@
 // build has found libraries for.
 #include "io/variable/variable_module.hpp"
 
+#include "io/temp_files.hpp"
 #include "io/variable/variable_internal.hpp"
 
 const factz::variable_io::Module* factz_variable_io_module() {
@@ -17,6 +18,7 @@ const factz::variable_io::Module* factz_variable_io_module() {
     t.read_hdf5 = read_hdf5;
     t.hdf5_variables_hint = hdf5_variables_hint;
 #endif
+    t.unlink_temporaries = factz::temp_files::unlink_all;
     return t;
   }();
   return &m;

@@ -13,7 +13,7 @@
 
 namespace factz::variable_io {
 
-inline constexpr uint32_t kModuleVersion = 3;  // 3: SourceAuxiliary::own_dimensions
+inline constexpr uint32_t kModuleVersion = 4;  // 3: SourceAuxiliary::own_dimensions; 4: unlink_temporaries
 inline constexpr char kModuleFile[] = "libfactz-io.so";
 inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 
@@ -32,6 +32,9 @@ struct Module {
   Result<VariableData> (*read_hdf5)(const VariableSpec& spec, int whole, bool values,
                                     Auxiliaries auxiliaries) = nullptr;
   std::string (*hdf5_variables_hint)(const std::string& path) = nullptr;
+  /// The module's temp_files::unlink_all (its own registry: the module links its own copy of
+  /// the core library). Always set.
+  void (*unlink_temporaries)() noexcept = nullptr;
 };
 
 }  // namespace factz::variable_io

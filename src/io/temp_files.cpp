@@ -1,0 +1,75 @@
+// The registry of temporary files under way (temp_files.hpp): fixed slots a signal handler can
+// read without allocating or locking.
+#include "io/temp_files.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace factz::temp_files {
+namespace {
+
+constexpr int kSlots = 16;
+constexpr size_t kPathBytes = 4096;
+// A slot is free (0), being filled (1) or holds a path (2).
+std::atomic<int> g_state[kSlots];
+char g_path[kSlots][kPathBytes];
+std::atomic<void (*)() noexcept> g_also{nullptr};
+std::atomic<int> g_ending{0};
+
+void on_signal(int sig) {
+  unlink_all();
+  if (void (*also)() noexcept = g_also.load()) also();
+  ::signal(sig, SIG_DFL);
+  // To the process, not this thread: a thread that does not block it ends the process now,
+  // while this one still runs its handler (or when it returns, if it is the only one).
+  ::kill(::getpid(), sig);
+}
+
+}  // namespace
+
+Registration::Registration(const std::string& path) {
+  if (path.size() >= kPathBytes) return;
+  for (int k = 0; k < kSlots; ++k) {
+    int expected = 0;
+    if (!g_state[k].compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_path[k], path.c_str(), path.size() + 1);
+    g_state[k].store(2);
+    slot_ = k;
+    return;
+  }
+}
+
+void Registration::release() {
+  if (slot_ >= 0) g_state[slot_].store(0);
+  slot_ = -1;
+}
+
+bool ending() noexcept { return g_ending.load() != 0; }
+
+void wait_for_the_end() noexcept {
+  for (;;) ::pause();
+}
+
+void unlink_all() noexcept {
+  g_ending.store(1);
+  for (int k = 0; k < kSlots; ++k)
+    if (g_state[k].load() == 2) ::unlink(g_path[k]);
+}
+
+void install_signal_cleanup(void (*also)() noexcept) {
+  g_also.store(also);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+}  // namespace factz::temp_files

@@ -1,0 +1,45 @@
+// Temporary files a write has under way (field_io.cpp, and the netCDF writer of
+// libfactz-io.so): every complete output is written under a hidden temporary name and renamed
+// (docs/usage.md, "Every write is checked"). A process stopped by a signal in between would
+// leave that hidden file behind, as large as the output; the CLI's handlers for SIGINT,
+// SIGTERM and SIGHUP (install_signal_cleanup) remove the registered ones before the process
+// ends as the signal ends it. The library installs no handler: Python and the HDF5 plugin run
+// in other programs' processes.
+#pragma once
+
+#include <string>
+
+namespace factz::temp_files {
+
+/// Registers `path` from construction (before the file is created) to release() or
+/// destruction (after it is renamed or removed). At most 16 at once, each under 4096 bytes;
+/// beyond that a path is not registered (the write works the same, it is only not removed by
+/// a signal).
+class Registration {
+ public:
+  explicit Registration(const std::string& path);
+  ~Registration() { release(); }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  void release();
+
+ private:
+  int slot_ = -1;
+};
+
+/// Removes every registered file. Async-signal-safe (unlink only): for signal handlers.
+void unlink_all() noexcept;
+
+/// Whether unlink_all has run: the process is ending by a signal. A writer whose rename or
+/// write fails then waits for the end (wait_for_the_end) instead of reporting an error that
+/// the signal caused (another thread may run the handler while the writer goes on).
+bool ending() noexcept;
+[[noreturn]] void wait_for_the_end() noexcept;
+
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP that call unlink_all() and `also` (when
+/// not null: the CLI's variable_io::unlink_temporaries, for the module's own registry), then end the process by the same signal
+/// with its default action (the exit status a shell reports stays 128 + signal). Signals the
+/// process ignores at start (nohup's SIGHUP) stay ignored.
+void install_signal_cleanup(void (*also)() noexcept = nullptr);
+
+}  // namespace factz::temp_files
