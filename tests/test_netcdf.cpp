@@ -1420,5 +1420,101 @@ TEST(Netcdf, AnExistingFileIsReplacedOnlyWithReplace) {
   EXPECT_EQ(fs::file_size(dir / "u.f32"), 36u * 33u * 4u);
 }
 
+// CF: values outside a variable's valid range (valid_range, else valid_min / valid_max) are
+// missing data, as netCDF4-python masks them: they are stored exactly and kept out of the
+// bound's range and the mesh, like fill values; packed variables compare their integer range
+// (also with a negative scale_factor); --fill replaces what the file declares; decompressed
+// values that the bound moves beyond the range are counted in a warning.
+TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  constexpr int nx = 12, ny = 10;
+  std::vector<float> u, v, w;
+  std::vector<int> packed, reversed;
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x) {
+      u.push_back(float(std::sin(0.5 * x) * std::cos(0.4 * y)));
+      v.push_back(float(std::cos(0.45 * x) * std::sin(0.35 * y)));
+      w.push_back(float(std::sin(0.3 * x + 0.2 * y)));
+      packed.push_back(int(std::lround(100 * std::sin(0.5 * x) * std::cos(0.4 * y))));
+      reversed.push_back(int(std::lround(100 * std::cos(0.45 * x) * std::sin(0.35 * y))));
+    }
+  u[0] = -999.f;                // below valid_range
+  u[5] = 1e30f;                 // above it
+  v[nx + 3] = 500.f;            // above valid_max
+  packed[7] = 5000;             // stored units: above valid_range = -1000s, 1000s
+  reversed[2 * nx + 1] = -5000;  // below valid_min -1000s, stored units, negative scale_factor
+  std::vector<float> many = w;
+  for (int k = 0; k < 70; ++k) many[size_t(k)] = 100.f + float(k);  // 70 distinct values above valid_max
+  const auto ints = [](const std::vector<int>& a) {
+    std::string s;
+    for (size_t k = 0; k < a.size(); ++k) s += (k ? ", " : "") + std::to_string(a[k]);
+    return s;
+  };
+  std::ostringstream c;
+  c << "netcdf r {\ndimensions:\n  y = " << ny << " ;\n  x = " << nx << " ;\nvariables:\n"
+    << "  float U(y, x) ;\n    U:valid_range = -10.f, 10.f ;\n"
+    << "  float V(y, x) ;\n    V:valid_max = 10.f ;\n"
+    << "  float W(y, x) ;\n    W:valid_min = -1.f ;\n    W:valid_max = 1.f ;\n"
+    << "  float M(y, x) ;\n    M:valid_max = 10.f ;\n"
+    << "  short P(y, x) ;\n    P:scale_factor = 0.01f ;\n    P:valid_range = -1000s, 1000s ;\n"
+    << "  short Q(y, x) ;\n    Q:scale_factor = -0.01f ;\n    Q:valid_min = -1000s ;\n    Q:valid_max = 1000s ;\n"
+    << "data:\n  U = " << numbers(u) << " ;\n  V = " << numbers(v) << " ;\n  W = " << numbers(w) << " ;\n  M = "
+    << numbers(many) << " ;\n  P = " << ints(packed) << " ;\n  Q = " << ints(reversed) << " ;\n}\n";
+  std::ofstream(dir / "r.cdl") << c.str();
+  const Outcome g = testing::run_in(dir, "ncgen -k nc4 -o r.nc r.cdl");
+  ASSERT_EQ(g.exit_code, 0) << g.describe();
+
+  const Outcome cz = factz(dir, "compress -i r.nc:U -i r.nc:V -z r.fz -M REL 1e-2 --json");
+  ASSERT_EQ(cz.exit_code, 0) << cz.describe();
+  EXPECT_NE(cz.out.find("\"masked_vertices\": 3"), std::string::npos) << cz.out;
+  EXPECT_NE(cz.err.find("r.nc:U: 2 value(s) outside its valid_range [-10, 10] are missing data"), std::string::npos)
+      << cz.err;
+  EXPECT_NE(cz.err.find("r.nc:V: 1 value(s) outside its valid_max 10 are missing data"), std::string::npos) << cz.err;
+  EXPECT_EQ(cz.err.find("looks like a fill value"), std::string::npos) << cz.err;
+  // The bound comes from the valid values' range (about 2), not from -999 and 1e30.
+  const size_t at = cz.out.find("\"eb_abs\": ");
+  ASSERT_NE(at, std::string::npos) << cz.out;
+  EXPECT_LT(std::stod(cz.out.substr(at + 10)), 0.03) << cz.out;
+  ASSERT_EQ(factz(dir, "decompress -z r.fz -o o.nc:U -o o.nc:V").exit_code, 0);
+  const std::vector<double> ou = dumped_values(dir, "o.nc", "U"), ov = dumped_values(dir, "o.nc", "V");
+  ASSERT_EQ(ou.size(), u.size());
+  ASSERT_EQ(ov.size(), v.size());
+  EXPECT_EQ(float(ou[0]), -999.f);
+  EXPECT_EQ(float(ou[5]), 1e30f);
+  EXPECT_EQ(float(ov[nx + 3]), 500.f);
+  const Outcome vr = factz(dir, "verify -i r.nc:U -i r.nc:V -d o.nc:U -d o.nc:V");
+  EXPECT_EQ(vr.exit_code, 0) << vr.describe();
+  EXPECT_EQ(key_values(vr.out)["violations"], "0") << vr.out;
+  EXPECT_EQ(key_values(vr.out)["mask_mismatch"], "0") << vr.out;
+  EXPECT_EQ(key_values(vr.out)["masked_vertices"], "3") << vr.out;
+
+  // Packed: the integers' range, whatever the sign of scale_factor; scalar fields too.
+  const Outcome pz = factz(dir, "compress -i r.nc:P -i r.nc:Q -z p.fz -M REL 1e-2 --json");
+  ASSERT_EQ(pz.exit_code, 0) << pz.describe();
+  EXPECT_NE(pz.out.find("\"masked_vertices\": 2"), std::string::npos) << pz.out << pz.err;
+  const Outcome sz = factz(dir, "compress --scalar -i r.nc:U -z s.fz -M REL 1e-2 --json");
+  ASSERT_EQ(sz.exit_code, 0) << sz.describe();
+  EXPECT_NE(sz.out.find("\"masked_vertices\": 2"), std::string::npos) << sz.out;
+
+  // --fill replaces what the file declares: the values are then data (and the bound is theirs).
+  const Outcome fz = factz(dir, "compress -i r.nc:U -i r.nc:V -z f.fz -M REL 1e-2 --fill nan --json");
+  ASSERT_EQ(fz.exit_code, 0) << fz.describe();
+  EXPECT_NE(fz.out.find("\"masked_vertices\": 0"), std::string::npos) << fz.out;
+
+  // Too many distinct values to declare one by one: refused in one line.
+  expect_one_line(factz(dir, "compress -i r.nc:M -i r.nc:W -z m.fz"), 1,
+                  {"r.nc:M: 70 values lie outside its valid_max 10", "--fill"});
+
+  // Values the bound moves beyond the range are counted (W's range is its values' own).
+  ASSERT_EQ(factz(dir, "compress -i r.nc:W -i r.nc:V -z w.fz -M REL 1e-2").exit_code, 0);
+  const Outcome dw = factz(dir, "decompress -z w.fz -o w.nc:W -o w.nc:V");
+  ASSERT_EQ(dw.exit_code, 0) << dw.describe();
+  EXPECT_NE(dw.err.find("w.nc:W: "), std::string::npos) << dw.err;
+  EXPECT_NE(dw.err.find("decompressed value(s) lie beyond its valid_min -1 and valid_max 1"), std::string::npos)
+      << dw.err;
+  EXPECT_EQ(dw.err.find("w.nc:V: "), std::string::npos) << dw.err;
+}
+
 }  // namespace
 }  // namespace factz

@@ -100,7 +100,8 @@ Storm storm_at(int t) {
 
 /// storm64.nc (netCDF-4): time (unlimited, 3 steps), lat and lon with coordinate variables,
 /// double U and V with a double _FillValue, a float32 F (for the mixed-type error) and a
-/// short S.
+/// short S. U's valid range holds the double next to the fill value, which a test puts in it
+/// as data.
 void make_storm64(const TempDir& dir) {
   std::vector<double> u, v, lat, lon;
   for (int t = 0; t < 3; ++t) {
@@ -119,7 +120,7 @@ void make_storm64(const TempDir& dir) {
     << "  double lat(lat) ;\n    lat:units = \"degrees_north\" ;\n    lat:standard_name = \"latitude\" ;\n"
     << "  double lon(lon) ;\n    lon:units = \"degrees_east\" ;\n    lon:standard_name = \"longitude\" ;\n"
     << "  double U(time, lat, lon) ;\n    U:_FillValue = -9.99e33 ;\n    U:units = \"m s-1\" ;\n"
-    << "    U:long_name = \"eastward wind\" ;\n    U:valid_range = -100., 100. ;\n"
+    << "    U:long_name = \"eastward wind\" ;\n    U:valid_range = -1.e+34, 1.e+34 ;\n"
     << "  double V(time, lat, lon) ;\n    V:_FillValue = -9.99e33 ;\n    V:units = \"m s-1\" ;\n"
     << "  float F(time, lat, lon) ;\n  short S(lat, lon) ;\n"
     << "\n// global attributes:\n  :title = \"storm in double\" ;\n  :Conventions = \"CF-1.8\" ;\n"

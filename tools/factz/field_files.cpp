@@ -108,6 +108,47 @@ std::optional<double> common_fill(const std::vector<T>& plane, const std::vector
   return double(std::bit_cast<T>(*bits));
 }
 
+/// CF's valid range of a variable, as its record holds it (unpacked units): `valid_range`
+/// (two values), else `valid_min` and / or `valid_max`; values outside it are missing data
+/// (CF 2.5.1; netCDF4-python masks them). A packed variable's integer bounds were unpacked
+/// one by one (variable_io's unpack_metadata), so a negative scale_factor reversed them: the
+/// interval is taken in increasing order, and valid_min / valid_max swap roles.
+struct ValidRange {
+  std::optional<double> lo, hi;
+  std::string text;  ///< "valid_range [-10, 10]", "valid_max 10"
+};
+ValidRange valid_range_of(const SourceVariable& v) {
+  const SourceAttribute *range = nullptr, *lo = nullptr, *hi = nullptr;
+  double scale = 1;
+  for (const auto& a : v.attributes) {
+    if (a.name == "valid_range") range = &a;
+    else if (a.name == "valid_min") lo = &a;
+    else if (a.name == "valid_max") hi = &a;
+    else if (a.name == "factz_packed_scale_factor" && a.numbers().size() == 1) scale = a.numbers()[0];
+  }
+  ValidRange r;
+  if (range && range->numbers().size() == 2) {
+    const auto n = range->numbers();
+    r.lo = std::min(n[0], n[1]);
+    r.hi = std::max(n[0], n[1]);
+    r.text = "valid_range [" + short_number(*r.lo) + ", " + short_number(*r.hi) + "]";
+    return r;
+  }
+  if (scale < 0) std::swap(lo, hi);
+  if (lo && lo->numbers().size() == 1) r.lo = lo->numbers()[0];
+  if (hi && hi->numbers().size() == 1) r.hi = hi->numbers()[0];
+  if (r.lo) r.text = "valid_min " + short_number(*r.lo);
+  if (r.hi) r.text += (r.text.empty() ? "" : " and ") + std::string("valid_max ") + short_number(*r.hi);
+  return r;
+}
+
+/// Whether `x` lies outside `r`, compared in T (as netCDF4-python compares in the variable's
+/// type). NaN never does.
+template <class T>
+bool outside(const ValidRange& r, T x) {
+  return (r.lo && x < T(*r.lo)) || (r.hi && x > T(*r.hi));
+}
+
 /// One float64 plane of a raw little-endian float64 file or a '<f8' .npy: ny rows of nx
 /// values (from -2 or the caller; 0: from a 2D .npy, a usage error for raw files).
 std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t& ny) {
@@ -270,6 +311,29 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
     // doubles the file declares (1e20 is not float(1e20)).
     for (double v : data->fill_values)
       if (!std::isnan(v)) add_distinct(p.fills, T(v));
+    // Values outside the variable's valid range are missing data as well: their values are
+    // declared like fill values, after the file's own (at most kMaxOutside distinct ones).
+    if (const ValidRange range = valid_range_of(data->source); range.lo || range.hi) {
+      constexpr size_t kMaxOutside = 64;
+      std::set<T> values;
+      uint64_t count = 0;
+      for (T x : p.values)
+        if (outside(range, x) && std::find(p.fills.begin(), p.fills.end(), x) == p.fills.end()) {  // not a fill
+          ++count;
+          if (values.size() <= kMaxOutside) values.insert(x);
+        }
+      if (values.size() > kMaxOutside)
+        fail("invalid_argument: " + spec.text() + ": " + std::to_string(count) + " values lie outside its " +
+             range.text + ", which makes them missing data (CF), and they hold more than " +
+             std::to_string(kMaxOutside) + " distinct values, which factz does not declare one by one: set them to "
+             "a _FillValue, or give --fill V to compress them as data");
+      if (count > 0)
+        std::fprintf(stderr,
+                     "factz %s: note: %s: %llu value(s) outside its %s are missing data (CF), kept exactly (unless "
+                     "--fill declares the missing values instead)\n",
+                     command.c_str(), spec.text().c_str(), static_cast<unsigned long long>(count), range.text.c_str());
+      for (T x : values) add_distinct(p.fills, x);
+    }
     p.source = std::move(data->source);
     p.global_attributes = std::move(data->global_attributes);
     p.format = data->format;
@@ -608,6 +672,17 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     v.global_attributes = matching_source ? &source->attributes : nullptr;
     v.auxiliaries = matching_source ? &source->auxiliaries : nullptr;
     v.fill = common_fill(*planes[c], mask);
+    if (matching_source) {  // values the bound moved beyond the valid range: readers would hide them
+      const ValidRange range = valid_range_of(source->components[c]);
+      uint64_t beyond = 0;
+      if (range.lo || range.hi)
+        for (size_t k = 0; k < planes[c]->size(); ++k)
+          beyond += (mask.empty() || !mask[k]) && outside(range, (*planes[c])[k]);
+      if (beyond > 0)
+        warn(command, names[c] + ": " + std::to_string(beyond) + " decompressed value(s) lie beyond its " + range.text +
+                          " (within the bound of values inside it): readers that apply the valid range "
+                          "(netCDF4-python, CF) take them as missing");
+    }
     if (repack) {  // the integers the variable was read from (docs/usage.md, "Packed variables")
       if (!v.source || !variable_io::repackable(*v.source)) {
         warn(command, names[c] + ": not read from a packed variable (the stream records no integer packing for it); "
