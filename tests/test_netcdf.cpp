@@ -1444,6 +1444,9 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
   v[nx + 3] = 500.f;            // above valid_max
   packed[7] = 5000;             // stored units: above valid_range = -1000s, 1000s
   reversed[2 * nx + 1] = -5000;  // below valid_min -1000s, stored units, negative scale_factor
+  std::vector<int> stored;  // W as integers of step -0.01, with valid_min / valid_max their own extremes
+  for (float x : w) stored.push_back(int(std::lround(-100 * x)));
+  const auto [lowest, highest] = std::minmax_element(stored.begin(), stored.end());
   std::vector<float> many = w;
   for (int k = 0; k < 70; ++k) many[size_t(k)] = 100.f + float(k);  // 70 distinct values above valid_max
   const auto ints = [](const std::vector<int>& a) {
@@ -1459,8 +1462,11 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
     << "  float M(y, x) ;\n    M:valid_max = 10.f ;\n"
     << "  short P(y, x) ;\n    P:scale_factor = 0.01f ;\n    P:valid_range = -1000s, 1000s ;\n"
     << "  short Q(y, x) ;\n    Q:scale_factor = -0.01f ;\n    Q:valid_min = -1000s ;\n    Q:valid_max = 1000s ;\n"
+    << "  short R(y, x) ;\n    R:scale_factor = -0.01f ;\n    R:valid_min = " << *lowest << "s ;\n    R:valid_max = "
+    << *highest << "s ;\n"
     << "data:\n  U = " << numbers(u) << " ;\n  V = " << numbers(v) << " ;\n  W = " << numbers(w) << " ;\n  M = "
-    << numbers(many) << " ;\n  P = " << ints(packed) << " ;\n  Q = " << ints(reversed) << " ;\n}\n";
+    << numbers(many) << " ;\n  P = " << ints(packed) << " ;\n  Q = " << ints(reversed) << " ;\n  R = "
+    << ints(stored) << " ;\n}\n";
   std::ofstream(dir / "r.cdl") << c.str();
   const Outcome g = testing::run_in(dir, "ncgen -k nc4 -o r.nc r.cdl");
   ASSERT_EQ(g.exit_code, 0) << g.describe();
@@ -1506,14 +1512,40 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
   expect_one_line(factz(dir, "compress -i r.nc:M -i r.nc:W -z m.fz"), 1,
                   {"r.nc:M: 70 values lie outside its valid_max 10", "--fill"});
 
-  // Values the bound moves beyond the range are counted (W's range is its values' own).
+  // Values the bound moves beyond the range (W's is its values' own): the written range is
+  // widened to hold them, so that no reader takes them as missing.
   ASSERT_EQ(factz(dir, "compress -i r.nc:W -i r.nc:V -z w.fz -M REL 1e-2").exit_code, 0);
   const Outcome dw = factz(dir, "decompress -z w.fz -o w.nc:W -o w.nc:V");
   ASSERT_EQ(dw.exit_code, 0) << dw.describe();
-  EXPECT_NE(dw.err.find("w.nc:W: "), std::string::npos) << dw.err;
-  EXPECT_NE(dw.err.find("decompressed value(s) lie beyond its valid_min -1 and valid_max 1"), std::string::npos)
-      << dw.err;
+  EXPECT_NE(dw.err.find("w.nc:W: valid_min -1 and valid_max 1 widened to valid_min "), std::string::npos) << dw.err;
   EXPECT_EQ(dw.err.find("w.nc:V: "), std::string::npos) << dw.err;
+  const std::vector<double> ww = dumped_values(dir, "w.nc", "W");
+  ASSERT_EQ(ww.size(), w.size());
+  const std::string header = testing::run_in(dir, "ncdump -h w.nc").out;
+  const auto attribute = [&](const std::string& name) {
+    const size_t at = header.find("W:" + name + " = ");
+    return at == std::string::npos ? std::nan("") : std::stod(header.substr(at + name.size() + 5));
+  };
+  EXPECT_TRUE(attribute("valid_min") < -1.0 || attribute("valid_max") > 1.0) << header;
+  EXPECT_GE(attribute("valid_min"), -1.0 - 0.03) << header;  // by at most the bound
+  EXPECT_LE(attribute("valid_max"), 1.0 + 0.03) << header;
+  EXPECT_EQ(header.find("W:_FillValue"), std::string::npos) << "W declared none: " << header;
+  for (double x : ww) {  // ncdump prints 7 digits: compared as floats
+    EXPECT_GE(float(x), float(attribute("valid_min")));
+    EXPECT_LE(float(x), float(attribute("valid_max")));
+  }
+  const Outcome vw = factz(dir, "verify -i r.nc:W -i r.nc:V -d w.nc:W -d w.nc:V");
+  EXPECT_EQ(key_values(vw.out)["mask_mismatch"], "0") << vw.describe();
+  EXPECT_EQ(key_values(vw.out)["violations"], "0") << vw.describe();
+  // Not widened where the range was reversed by a negative scale_factor (or the output is
+  // re-packed): a warning counts them.
+  const Outcome rz = factz(dir, "compress -i r.nc:R -i r.nc:V -z rr.fz -M REL 1e-2");
+  ASSERT_EQ(rz.exit_code, 0) << rz.describe();
+  const Outcome dr = factz(dir, "decompress -z rr.fz -o rr.nc:R -o rr.nc:V");
+  ASSERT_EQ(dr.exit_code, 0) << dr.describe();
+  EXPECT_NE(dr.err.find("rr.nc:R: "), std::string::npos) << dr.err;
+  EXPECT_NE(dr.err.find("decompressed value(s) lie beyond its valid_min -1 and valid_max 1"), std::string::npos)
+      << dr.err;
 }
 
 }  // namespace

@@ -626,6 +626,76 @@ bool any_variable_output(const std::vector<std::string>& names) {
   return false;
 }
 
+/// A decompressed variable's valid range: values the bound moved beyond the recorded one
+/// (a range that is the data's own extremes, or a physical limit such as 0 that the data
+/// touch) would be taken as missing by every reader that applies it. The range is widened
+/// to hold them (at most the bound beyond it; written in the variable's type), with a note,
+/// unless a missing vertex's value would then fall inside it, or the output is re-packed or
+/// a negative scale_factor reversed the range: then a warning counts them. Returns the
+/// record with the widened range, or nothing to change.
+template <class T>
+std::optional<SourceVariable> widened_range(const SourceVariable& variable, const std::vector<T>& plane,
+                                            const std::vector<uint8_t>& mask, bool repack, const std::string& name,
+                                            const std::string& command) {
+  const ValidRange range = valid_range_of(variable);
+  if (!range.lo && !range.hi) return std::nullopt;
+  uint64_t beyond = 0;
+  T lo = range.lo ? T(*range.lo) : T(0), hi = range.hi ? T(*range.hi) : T(0);
+  for (size_t k = 0; k < plane.size(); ++k) {
+    if (!mask.empty() && mask[k]) continue;
+    const T x = plane[k];
+    if (!outside(range, x)) continue;
+    ++beyond;
+    if (range.lo && x < lo) lo = x;
+    if (range.hi && x > hi) hi = x;
+  }
+  if (beyond == 0) return std::nullopt;
+  bool reversed = false, hides_missing = false;
+  for (const auto& a : variable.attributes)
+    reversed = reversed || (a.name == "factz_packed_scale_factor" && a.numbers().size() == 1 && a.numbers()[0] < 0);
+  for (size_t k = 0; k < plane.size() && !mask.empty(); ++k) {
+    const T x = plane[k];  // a missing vertex outside the old range must stay outside the new one
+    hides_missing = hides_missing || (mask[k] && outside(range, x) && !(x < lo) && !(x > hi));
+  }
+  if (repack || reversed || hides_missing) {
+    warn(command, name + ": " + std::to_string(beyond) + " decompressed value(s) lie beyond its " + range.text +
+                      " (within the bound of values inside it): readers that apply the valid range (netCDF4-python, "
+                      "CF) take them as missing");
+    return std::nullopt;
+  }
+  SourceVariable out = variable;
+  const auto typed = [](const std::string& attribute, std::initializer_list<T> values) {
+    SourceAttribute a;
+    a.name = attribute;
+    a.type = std::is_same_v<T, double> ? SourceType::float64 : SourceType::float32;
+    for (T x : values) {
+      uint8_t bytes[sizeof(T)];
+      std::memcpy(bytes, &x, sizeof(T));  // little-endian hosts only, as every stream
+      a.data.insert(a.data.end(), bytes, bytes + sizeof(T));
+    }
+    return a;
+  };
+  std::string was, now;
+  for (auto& a : out.attributes) {
+    if (a.name == "valid_range" && range.text.rfind("valid_range", 0) == 0) {
+      a = typed("valid_range", {lo, hi});
+      now = "valid_range [" + short_number(double(lo)) + ", " + short_number(double(hi)) + "]";
+    } else if (a.name == "valid_min" && range.lo && range.text.rfind("valid_range", 0) != 0) {
+      a = typed("valid_min", {lo});
+      now += (now.empty() ? "" : " and ") + std::string("valid_min ") + short_number(double(lo));
+    } else if (a.name == "valid_max" && range.hi && range.text.rfind("valid_range", 0) != 0) {
+      a = typed("valid_max", {hi});
+      now += (now.empty() ? "" : " and ") + std::string("valid_max ") + short_number(double(hi));
+    }
+  }
+  std::fprintf(stderr,
+               "factz %s: note: %s: %s widened to %s: the bound moved %llu value(s) beyond %s (by at most the bound), "
+               "which readers that apply the range would take as missing\n",
+               command.c_str(), name.c_str(), range.text.c_str(), now.c_str(), static_cast<unsigned long long>(beyond),
+               range.text.rfind("valid_range", 0) == 0 ? "it" : "them");
+  return out;
+}
+
 template <class T>
 void write_field_outputs(const std::vector<std::string>& names, std::initializer_list<const std::vector<T>*> plane_list,
                          const std::vector<uint64_t>& shape, const std::optional<SourceRecord>& source,
@@ -655,6 +725,7 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   std::map<std::string, std::vector<variable_io::OutputVariable>> files;
   std::map<std::string, std::string> file_names;  // canonical path -> the name as given
   std::list<variable_io::Repacked> repacked;      // what re-packed outputs point into
+  std::list<SourceVariable> widened;              // records whose valid range was widened (widened_range)
   uint64_t rows = 1;
   for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
   // Plain outputs are written once every variable is prepared (re-packing may refuse one).
@@ -671,17 +742,17 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     v.source = matching_source ? &source->components[c] : nullptr;
     v.global_attributes = matching_source ? &source->attributes : nullptr;
     v.auxiliaries = matching_source ? &source->auxiliaries : nullptr;
-    v.fill = common_fill(*planes[c], mask);
-    if (matching_source) {  // values the bound moved beyond the valid range: readers would hide them
-      const ValidRange range = valid_range_of(source->components[c]);
-      uint64_t beyond = 0;
-      if (range.lo || range.hi)
-        for (size_t k = 0; k < planes[c]->size(); ++k)
-          beyond += (mask.empty() || !mask[k]) && outside(range, (*planes[c])[k]);
-      if (beyond > 0)
-        warn(command, names[c] + ": " + std::to_string(beyond) + " decompressed value(s) lie beyond its " + range.text +
-                          " (within the bound of values inside it): readers that apply the valid range "
-                          "(netCDF4-python, CF) take them as missing");
+    // A stream without a record, or of an HDF5 dataset (whose fill value is a property of the
+    // dataset, not an attribute the record keeps): the missing vertices' common value, if any,
+    // is the way to tell readers. A netCDF variable declares what the original declared (and
+    // its valid range), no more: a vertex missing because of the other component (or the
+    // other's valid range) holds a value that is data for this one, which a _FillValue hides.
+    if (!matching_source || source->format == SourceFormat::hdf5) v.fill = common_fill(*planes[c], mask);
+    if (matching_source) {
+      if (auto held = widened_range(source->components[c], *planes[c], mask, repack, names[c], command)) {
+        widened.push_back(std::move(*held));
+        v.source = &widened.back();
+      }
     }
     if (repack) {  // the integers the variable was read from (docs/usage.md, "Packed variables")
       if (!v.source || !variable_io::repackable(*v.source)) {

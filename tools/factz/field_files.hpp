@@ -178,7 +178,9 @@ ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const
 /// NC_DOUBLE). `shape`: outermost first. `source`: the stream's record (dimensions,
 /// attributes, coordinates of each component's variable). `mask`: the decoded missing
 /// vertices; where they share one bit pattern in a component, its variable declares it as
-/// _FillValue unless the source declares one.
+/// _FillValue when the stream has no record or one of an HDF5 dataset (a netCDF variable
+/// declares what its record says). A valid range the bound moved values beyond is widened to
+/// hold them, with a note (or counted in a warning where it cannot be).
 /// `plain`, when given, writes the names that are not variables instead (3D vector components:
 /// .npy of shape (nz, ny, nx)); else they are written as planes of (rows, nx). `repack`
 /// (decompress --repack): a variable read from packed integers is written back as those
