@@ -115,7 +115,8 @@ std::optional<double> common_fill(const std::vector<T>& plane, const std::vector
 /// interval is taken in increasing order, and valid_min / valid_max swap roles.
 struct ValidRange {
   std::optional<double> lo, hi;
-  std::string text;  ///< "valid_range [-10, 10]", "valid_max 10"
+  bool pair = false;  ///< from valid_range (else valid_min / valid_max)
+  std::string text;   ///< "valid_range [-10, 10]", "valid_max 10"
 };
 ValidRange valid_range_of(const SourceVariable& v) {
   const SourceAttribute *range = nullptr, *lo = nullptr, *hi = nullptr;
@@ -131,6 +132,7 @@ ValidRange valid_range_of(const SourceVariable& v) {
     const auto n = range->numbers();
     r.lo = std::min(n[0], n[1]);
     r.hi = std::max(n[0], n[1]);
+    r.pair = true;
     r.text = "valid_range [" + short_number(*r.lo) + ", " + short_number(*r.hi) + "]";
     return r;
   }
@@ -675,15 +677,15 @@ std::optional<SourceVariable> widened_range(const SourceVariable& variable, cons
     }
     return a;
   };
-  std::string was, now;
+  std::string now;
   for (auto& a : out.attributes) {
-    if (a.name == "valid_range" && range.text.rfind("valid_range", 0) == 0) {
+    if (a.name == "valid_range" && range.pair) {
       a = typed("valid_range", {lo, hi});
       now = "valid_range [" + short_number(double(lo)) + ", " + short_number(double(hi)) + "]";
-    } else if (a.name == "valid_min" && range.lo && range.text.rfind("valid_range", 0) != 0) {
+    } else if (a.name == "valid_min" && range.lo && !range.pair) {
       a = typed("valid_min", {lo});
       now += (now.empty() ? "" : " and ") + std::string("valid_min ") + short_number(double(lo));
-    } else if (a.name == "valid_max" && range.hi && range.text.rfind("valid_range", 0) != 0) {
+    } else if (a.name == "valid_max" && range.hi && !range.pair) {
       a = typed("valid_max", {hi});
       now += (now.empty() ? "" : " and ") + std::string("valid_max ") + short_number(double(hi));
     }
@@ -692,7 +694,7 @@ std::optional<SourceVariable> widened_range(const SourceVariable& variable, cons
                "factz %s: note: %s: %s widened to %s: the bound moved %llu value(s) beyond %s (by at most the bound), "
                "which readers that apply the range would take as missing\n",
                command.c_str(), name.c_str(), range.text.c_str(), now.c_str(), static_cast<unsigned long long>(beyond),
-               range.text.rfind("valid_range", 0) == 0 ? "it" : "them");
+               range.pair ? "it" : "them");
   return out;
 }
 
