@@ -1517,7 +1517,8 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
   ASSERT_EQ(factz(dir, "compress -i r.nc:W -i r.nc:V -z w.fz -M REL 1e-2").exit_code, 0);
   const Outcome dw = factz(dir, "decompress -z w.fz -o w.nc:W -o w.nc:V");
   ASSERT_EQ(dw.exit_code, 0) << dw.describe();
-  EXPECT_NE(dw.err.find("w.nc:W: valid_min -1 and valid_max 1 widened to valid_min "), std::string::npos) << dw.err;
+  EXPECT_NE(dw.err.find("w.nc:W: valid_min -1 and valid_max 1 written as valid_min "), std::string::npos) << dw.err;
+  EXPECT_NE(dw.err.find("value(s) beyond them (by at most the bound)"), std::string::npos) << dw.err;
   EXPECT_EQ(dw.err.find("w.nc:V: "), std::string::npos) << dw.err;
   const std::vector<double> ww = dumped_values(dir, "w.nc", "W");
   ASSERT_EQ(ww.size(), w.size());
@@ -1537,15 +1538,35 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
   const Outcome vw = factz(dir, "verify -i r.nc:W -i r.nc:V -d w.nc:W -d w.nc:V");
   EXPECT_EQ(key_values(vw.out)["mask_mismatch"], "0") << vw.describe();
   EXPECT_EQ(key_values(vw.out)["violations"], "0") << vw.describe();
-  // Not widened where the range was reversed by a negative scale_factor (or the output is
-  // re-packed): a warning counts them.
+  // A packed range a negative scale_factor reversed when it was unpacked (valid_min 10 above
+  // valid_max -10, which would hide every value) is written in increasing order, widened too
+  // where needed; re-packed, the integers' range comes back and a warning counts the values.
+  const auto header_of = [&](const std::string& file) { return testing::run_in(dir, "ncdump -h " + file).out; };
+  const Outcome dq = factz(dir, "decompress -z p.fz -o pq.nc:P -o pq.nc:Q");
+  ASSERT_EQ(dq.exit_code, 0) << dq.describe();
+  EXPECT_NE(dq.err.find("pq.nc:Q: valid_min 10 and valid_max -10 written as valid_min -10 and valid_max 10: in "
+                        "decreasing order"),
+            std::string::npos)
+      << dq.err;
+  EXPECT_EQ(dq.err.find("pq.nc:P: "), std::string::npos) << dq.err;
+  for (const char* want : {"Q:valid_min = -10.f ;", "Q:valid_max = 10.f ;", "P:valid_range = -10.f, 10.f ;"})
+    EXPECT_NE(header_of("pq.nc").find(want), std::string::npos) << want << "\n" << header_of("pq.nc");
   const Outcome rz = factz(dir, "compress -i r.nc:R -i r.nc:V -z rr.fz -M REL 1e-2");
   ASSERT_EQ(rz.exit_code, 0) << rz.describe();
   const Outcome dr = factz(dir, "decompress -z rr.fz -o rr.nc:R -o rr.nc:V");
   ASSERT_EQ(dr.exit_code, 0) << dr.describe();
-  EXPECT_NE(dr.err.find("rr.nc:R: "), std::string::npos) << dr.err;
-  EXPECT_NE(dr.err.find("decompressed value(s) lie beyond its valid_min -1 and valid_max 1"), std::string::npos)
-      << dr.err;
+  EXPECT_NE(dr.err.find("rr.nc:R: valid_min 1 and valid_max -1 written as valid_min -1.0"), std::string::npos) << dr.err;
+  EXPECT_NE(dr.err.find("in decreasing order"), std::string::npos) << dr.err;
+  const Outcome vr2 = factz(dir, "verify -i r.nc:R -i r.nc:V -d rr.nc:R -d rr.nc:V");
+  EXPECT_EQ(key_values(vr2.out)["mask_mismatch"], "0") << vr2.describe();
+  const Outcome dp = factz(dir, "decompress --repack -z rr.fz -o rp.nc:R -o rp.nc:V");
+  ASSERT_EQ(dp.exit_code, 0) << dp.describe();
+  EXPECT_NE(dp.err.find("rp.nc:R: "), std::string::npos) << dp.err;
+  EXPECT_NE(dp.err.find("decompressed value(s) lie beyond its valid_min -1 and valid_max 1"), std::string::npos)
+      << dp.err;
+  for (const std::string& want : {"R:valid_min = " + std::to_string(*lowest) + "s ;",
+                                 "R:valid_max = " + std::to_string(*highest) + "s ;"})
+    EXPECT_NE(header_of("rp.nc").find(want), std::string::npos) << want << "\n" << header_of("rp.nc");
 }
 
 }  // namespace

@@ -111,21 +111,21 @@ std::optional<double> common_fill(const std::vector<T>& plane, const std::vector
 /// CF's valid range of a variable, as its record holds it (unpacked units): `valid_range`
 /// (two values), else `valid_min` and / or `valid_max`; values outside it are missing data
 /// (CF 2.5.1; netCDF4-python masks them). A packed variable's integer bounds were unpacked
-/// one by one (variable_io's unpack_metadata), so a negative scale_factor reversed them: the
-/// interval is taken in increasing order, and valid_min / valid_max swap roles.
+/// one by one (variable_io's unpack_metadata), so a negative scale_factor reversed them: a
+/// pair in decreasing order is taken in increasing order (`reversed`). (A single bound it
+/// reversed cannot be told from one it did not: taken as it reads.)
 struct ValidRange {
   std::optional<double> lo, hi;
-  bool pair = false;  ///< from valid_range (else valid_min / valid_max)
-  std::string text;   ///< "valid_range [-10, 10]", "valid_max 10"
+  bool pair = false;      ///< from valid_range (else valid_min / valid_max)
+  bool reversed = false;  ///< the record's two bounds in decreasing order
+  std::string text;       ///< "valid_range [-10, 10]", "valid_max 10"
 };
 ValidRange valid_range_of(const SourceVariable& v) {
   const SourceAttribute *range = nullptr, *lo = nullptr, *hi = nullptr;
-  double scale = 1;
   for (const auto& a : v.attributes) {
     if (a.name == "valid_range") range = &a;
     else if (a.name == "valid_min") lo = &a;
     else if (a.name == "valid_max") hi = &a;
-    else if (a.name == "factz_packed_scale_factor" && a.numbers().size() == 1) scale = a.numbers()[0];
   }
   ValidRange r;
   if (range && range->numbers().size() == 2) {
@@ -133,12 +133,16 @@ ValidRange valid_range_of(const SourceVariable& v) {
     r.lo = std::min(n[0], n[1]);
     r.hi = std::max(n[0], n[1]);
     r.pair = true;
+    r.reversed = n[0] > n[1];
     r.text = "valid_range [" + short_number(*r.lo) + ", " + short_number(*r.hi) + "]";
     return r;
   }
-  if (scale < 0) std::swap(lo, hi);
   if (lo && lo->numbers().size() == 1) r.lo = lo->numbers()[0];
   if (hi && hi->numbers().size() == 1) r.hi = hi->numbers()[0];
+  if (r.lo && r.hi && *r.lo > *r.hi) {
+    std::swap(r.lo, r.hi);
+    r.reversed = true;
+  }
   if (r.lo) r.text = "valid_min " + short_number(*r.lo);
   if (r.hi) r.text += (r.text.empty() ? "" : " and ") + std::string("valid_max ") + short_number(*r.hi);
   return r;
@@ -632,11 +636,13 @@ bool any_variable_output(const std::vector<std::string>& names) {
 /// (a range that is the data's own extremes, or a physical limit such as 0 that the data
 /// touch) would be taken as missing by every reader that applies it. The range is widened
 /// to hold them (at most the bound beyond it; written in the variable's type), with a note,
-/// unless a missing vertex's value would then fall inside it, or the output is re-packed or
-/// a negative scale_factor reversed the range: then a warning counts them. Returns the
-/// record with the widened range, or nothing to change.
+/// unless a missing vertex's value would then fall inside it (a warning counts them then).
+/// A range in decreasing order (a packed variable's integer range that a negative
+/// scale_factor reversed when it was unpacked: valid_min above valid_max, which would hide
+/// every value) is written in increasing order. Re-packed outputs (--repack) get their integers' range back from
+/// variable_io::repack: only the warning. Returns the record to write, or nothing to change.
 template <class T>
-std::optional<SourceVariable> widened_range(const SourceVariable& variable, const std::vector<T>& plane,
+std::optional<SourceVariable> written_range(const SourceVariable& variable, const std::vector<T>& plane,
                                             const std::vector<uint8_t>& mask, bool repack, const std::string& name,
                                             const std::string& command) {
   const ValidRange range = valid_range_of(variable);
@@ -651,20 +657,28 @@ std::optional<SourceVariable> widened_range(const SourceVariable& variable, cons
     if (range.lo && x < lo) lo = x;
     if (range.hi && x > hi) hi = x;
   }
-  if (beyond == 0) return std::nullopt;
-  bool reversed = false, hides_missing = false;
-  for (const auto& a : variable.attributes)
-    reversed = reversed || (a.name == "factz_packed_scale_factor" && a.numbers().size() == 1 && a.numbers()[0] < 0);
-  for (size_t k = 0; k < plane.size() && !mask.empty(); ++k) {
-    const T x = plane[k];  // a missing vertex outside the old range must stay outside the new one
-    hides_missing = hides_missing || (mask[k] && outside(range, x) && !(x < lo) && !(x > hi));
-  }
-  if (repack || reversed || hides_missing) {
+  const auto counted = [&] {
     warn(command, name + ": " + std::to_string(beyond) + " decompressed value(s) lie beyond its " + range.text +
                       " (within the bound of values inside it): readers that apply the valid range (netCDF4-python, "
                       "CF) take them as missing");
+  };
+  if (repack) {
+    if (beyond > 0) counted();
     return std::nullopt;
   }
+  const bool reversed = range.reversed;
+  bool hides_missing = false;
+  for (size_t k = 0; k < plane.size() && !mask.empty() && beyond > 0; ++k) {
+    const T x = plane[k];  // a missing vertex outside the old range must stay outside the new one
+    hides_missing = hides_missing || (mask[k] && outside(range, x) && !(x < lo) && !(x > hi));
+  }
+  if (hides_missing) {
+    counted();
+    beyond = 0;
+    lo = range.lo ? T(*range.lo) : T(0);
+    hi = range.hi ? T(*range.hi) : T(0);
+  }
+  if (beyond == 0 && !reversed) return std::nullopt;
   SourceVariable out = variable;
   const auto typed = [](const std::string& attribute, std::initializer_list<T> values) {
     SourceAttribute a;
@@ -678,23 +692,38 @@ std::optional<SourceVariable> widened_range(const SourceVariable& variable, cons
     return a;
   };
   std::string now;
-  for (auto& a : out.attributes) {
-    if (a.name == "valid_range" && range.pair) {
-      a = typed("valid_range", {lo, hi});
-      now = "valid_range [" + short_number(double(lo)) + ", " + short_number(double(hi)) + "]";
-    } else if (a.name == "valid_min" && range.lo && !range.pair) {
-      a = typed("valid_min", {lo});
-      now += (now.empty() ? "" : " and ") + std::string("valid_min ") + short_number(double(lo));
-    } else if (a.name == "valid_max" && range.hi && !range.pair) {
-      a = typed("valid_max", {hi});
+  if (range.pair) {
+    for (auto& a : out.attributes)
+      if (a.name == "valid_range") a = typed("valid_range", {lo, hi});
+    now = "valid_range [" + short_number(double(lo)) + ", " + short_number(double(hi)) + "]";
+  } else {  // valid_min below valid_max (a reversed pair changes names)
+    std::erase_if(out.attributes, [](const SourceAttribute& a) { return a.name == "valid_min" || a.name == "valid_max"; });
+    if (range.lo) {
+      out.attributes.push_back(typed("valid_min", {lo}));
+      now = "valid_min " + short_number(double(lo));
+    }
+    if (range.hi) {
+      out.attributes.push_back(typed("valid_max", {hi}));
       now += (now.empty() ? "" : " and ") + std::string("valid_max ") + short_number(double(hi));
     }
   }
-  std::fprintf(stderr,
-               "factz %s: note: %s: %s widened to %s: the bound moved %llu value(s) beyond %s (by at most the bound), "
-               "which readers that apply the range would take as missing\n",
-               command.c_str(), name.c_str(), range.text.c_str(), now.c_str(), static_cast<unsigned long long>(beyond),
-               range.pair ? "it" : "them");
+  std::string was;  // the record's attributes as they are
+  for (const auto& a : variable.attributes) {
+    if (a.name != "valid_range" && a.name != "valid_min" && a.name != "valid_max") continue;
+    if (a.name == "valid_range" ? !range.pair : range.pair) continue;
+    std::string values;
+    for (double x : a.numbers()) values += (values.empty() ? "" : ", ") + short_number(x);
+    was += (was.empty() ? "" : " and ") + a.name + " " + (a.name == "valid_range" ? "[" + values + "]" : values);
+  }
+  std::string why;
+  if (beyond > 0)
+    why = "the bound moved " + std::to_string(beyond) + " value(s) beyond " + (range.pair ? "it" : "them") +
+          " (by at most the bound), which readers that apply the range would take as missing";
+  if (reversed)
+    why += std::string(why.empty() ? "" : "; ") + "in decreasing order (a negative scale_factor reverses a packed "
+                                                   "range when it is unpacked), it would hide every value";
+  std::fprintf(stderr, "factz %s: note: %s: %s written as %s: %s\n", command.c_str(), name.c_str(), was.c_str(),
+               now.c_str(), why.c_str());
   return out;
 }
 
@@ -727,7 +756,7 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   std::map<std::string, std::vector<variable_io::OutputVariable>> files;
   std::map<std::string, std::string> file_names;  // canonical path -> the name as given
   std::list<variable_io::Repacked> repacked;      // what re-packed outputs point into
-  std::list<SourceVariable> widened;              // records whose valid range was widened (widened_range)
+  std::list<SourceVariable> widened;              // records whose valid range is rewritten (written_range)
   uint64_t rows = 1;
   for (size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
   // Plain outputs are written once every variable is prepared (re-packing may refuse one).
@@ -751,7 +780,7 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     // other's valid range) holds a value that is data for this one, which a _FillValue hides.
     if (!matching_source || source->format == SourceFormat::hdf5) v.fill = common_fill(*planes[c], mask);
     if (matching_source) {
-      if (auto held = widened_range(source->components[c], *planes[c], mask, repack, names[c], command)) {
+      if (auto held = written_range(source->components[c], *planes[c], mask, repack, names[c], command)) {
         widened.push_back(std::move(*held));
         v.source = &widened.back();
       }
