@@ -639,8 +639,9 @@ bool any_variable_output(const std::vector<std::string>& names) {
 /// unless a missing vertex's value would then fall inside it (a warning counts them then).
 /// A range in decreasing order (a packed variable's integer range that a negative
 /// scale_factor reversed when it was unpacked: valid_min above valid_max, which would hide
-/// every value) is written in increasing order. Re-packed outputs (--repack) get their integers' range back from
-/// variable_io::repack: only the warning. Returns the record to write, or nothing to change.
+/// every value) is written in increasing order. Re-packed outputs (--repack) get their
+/// integers' range back from variable_io::repack: only the warning. Returns the record to
+/// write, or nothing to change.
 template <class T>
 std::optional<SourceVariable> written_range(const SourceVariable& variable, const std::vector<T>& plane,
                                             const std::vector<uint8_t>& mask, bool repack, const std::string& name,
