@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
@@ -209,15 +208,10 @@ Status write_file(const std::string& path, std::initializer_list<std::span<const
     const fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
     if (!ec) target = resolved.string();
   }
-  // The temporary file: hidden, in the destination's folder (rename stays in one file
-  // system), unique by process and counter, created exclusively.
-  static std::atomic<unsigned> counter{0};
+  // The temporary file (temp_files::temporary_path), created exclusively.
   const fs::path t(target);
   const fs::path folder = t.has_parent_path() ? t.parent_path() : fs::path(".");
-  std::string name = ".";  // appended piece by piece: GCC 12 warns (-Wrestrict) on "." + std::string
-  name += t.filename().string();
-  name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
-  const std::string tmp = (folder / name).string();
+  const std::string tmp = temp_files::temporary_path(t);
   temp_files::Registration registered(tmp);  // removed if a signal ends the process before the rename
   int raw;
   do raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

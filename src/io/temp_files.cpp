@@ -30,6 +30,15 @@ void on_signal(int sig) {
 
 }  // namespace
 
+std::string temporary_path(const std::filesystem::path& target) {
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::string name = ".";  // appended piece by piece: GCC 12 warns (-Wrestrict) on "." + std::string
+  name += target.filename().string();
+  name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
+  return (folder / name).string();
+}
+
 Registration::Registration(const std::string& path) {
   if (path.size() >= kPathBytes) return;
   for (int k = 0; k < kSlots; ++k) {

@@ -7,9 +7,14 @@
 // in other programs' processes.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 namespace factz::temp_files {
+
+/// Where a complete output for `target` is written first: `.NAME.factz-PID-N.tmp` in its
+/// folder (hidden; the rename stays in one file system), unique by process and counter.
+std::string temporary_path(const std::filesystem::path& target);
 
 /// Registers `path` from construction (before the file is created) to release() or
 /// destruction (after it is renamed or removed). At most 16 at once, each under 4096 bytes;

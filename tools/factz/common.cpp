@@ -117,11 +117,12 @@ std::pair<std::string, std::string> file_and_variable(const std::string& name, b
 
 void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<PathArg>& outputs, bool replace_files) {
   std::vector<FileId> in_ids, out_ids;
-  std::vector<std::string> out_variables;
+  std::vector<std::string> out_files, out_variables;
   for (const auto& p : inputs) in_ids.push_back(file_id(file_and_variable(p.path, false).first));
   for (const auto& p : outputs) {
     const auto [file, variable] = file_and_variable(p.path, true);
     out_ids.push_back(file_id(file));
+    out_files.push_back(file);
     out_variables.push_back(variable);
   }
   for (size_t o = 0; o < outputs.size(); ++o) {
@@ -155,7 +156,7 @@ void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<Pat
   if (replace_files) return;
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (out_variables[o].empty()) continue;
-    const std::string file = file_and_variable(outputs[o].path, true).first;
+    const std::string& file = out_files[o];
     struct stat st;
     if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) continue;
     const auto kind = variable_io::sniff_file(file);

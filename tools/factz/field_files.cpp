@@ -681,16 +681,9 @@ std::optional<SourceVariable> written_range(const SourceVariable& variable, cons
   }
   if (beyond == 0 && !reversed) return std::nullopt;
   SourceVariable out = variable;
+  constexpr auto dtype = std::is_same_v<T, double> ? variable_io::DType::float64 : variable_io::DType::float32;
   const auto typed = [](const std::string& attribute, std::initializer_list<T> values) {
-    SourceAttribute a;
-    a.name = attribute;
-    a.type = std::is_same_v<T, double> ? SourceType::float64 : SourceType::float32;
-    for (T x : values) {
-      uint8_t bytes[sizeof(T)];
-      std::memcpy(bytes, &x, sizeof(T));  // little-endian hosts only, as every stream
-      a.data.insert(a.data.end(), bytes, bytes + sizeof(T));
-    }
-    return a;
+    return variable_io::typed_attribute(attribute, dtype, std::vector<double>(values.begin(), values.end()));
   };
   std::string now;
   if (range.pair) {

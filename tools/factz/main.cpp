@@ -154,8 +154,8 @@ const Command kDecompress{
      "integers back, each value's nearest, with the file's packing attributes and type (lossless when the bound "
      "was below the limit compress notes); other variables stay floats, with a warning"},
      {"--replace", 0, "",
-      "netCDF / HDF5 outputs: replace an existing file that holds variables the written one would not (without "
-      "it, such a file is refused: FILE.nc:VAR writes a new file, it does not add VAR to one)"},
+      "netCDF / HDF5 outputs: replace an existing file (without it, an existing non-empty file is refused: "
+      "FILE.nc:VAR writes a whole new file, it does not add VAR to one)"},
     kPerRank, kExec, kJson, kHelp, kHelpShort}};
 
 const Command kVerify{

@@ -4,9 +4,6 @@
 // auxiliary variables in the root group. float32 values make
 // NC_FLOAT variables, float64 values NC_DOUBLE ones, re-packed integers (PackedValues) a
 // variable of their type, through the same code. Part of libfactz-io.so when netCDF-C is found.
-#include <unistd.h>
-
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -289,16 +286,12 @@ class Writer {
 Status write_netcdf(const std::string& file, std::span<const OutputVariable> variables,
                     std::vector<std::string>* notes) {
   namespace fs = std::filesystem;
-  static std::atomic<unsigned> counter{0};
   const fs::path target(file);
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
   if (fs::is_directory(target, ec)) return io_error("cannot write " + file + ": is a directory");
   if (!fs::is_directory(folder, ec)) return io_error("cannot write " + file + ": folder " + folder.string() + " does not exist");
-  std::string name = ".";  // appended piece by piece: GCC 12 warns (-Wrestrict) on "." + std::string
-  name += target.filename().string();
-  name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
-  const std::string tmp = (folder / name).string();
+  const std::string tmp = temp_files::temporary_path(target);
   temp_files::Registration registered(tmp);  // removed if a signal ends the process before the rename
   Status result;
   {

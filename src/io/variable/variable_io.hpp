@@ -126,6 +126,10 @@ std::vector<std::string> referenced_variables(const SourceVariable& variable);
 /// (a coordinate's `lat_bnds`), each once.
 std::vector<std::string> bounds_variables(const std::vector<SourceAttribute>& attributes);
 
+/// An attribute holding `values` in `type` (float32 or float64), little-endian (unpacked
+/// packing attributes; a valid range rewritten for decompressed values).
+SourceAttribute typed_attribute(const std::string& name, DType type, const std::vector<double>& values);
+
 /// Integers of a numeric `type` (SourceType: int8 .. uint64), little-endian, to write as they
 /// are: a re-packed variable (repack).
 struct PackedValues {

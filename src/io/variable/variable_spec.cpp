@@ -292,18 +292,6 @@ bool integer_type(SourceType t) {
   }
 }
 
-/// An attribute holding `values` in `type` (float32 or float64), little-endian.
-SourceAttribute typed_attribute(const std::string& name, DType type, const std::vector<double>& values) {
-  SourceAttribute a;
-  a.name = name;
-  a.type = type == DType::float32 ? SourceType::float32 : SourceType::float64;
-  for (double v : values) {
-    if (type == DType::float32) factz::detail::put_le(a.data, std::bit_cast<uint32_t>(float(v)), 4);
-    else factz::detail::put_le(a.data, std::bit_cast<uint64_t>(v), 8);
-  }
-  return a;
-}
-
 }  // namespace
 
 double Packing::integer(double p) const {
@@ -472,6 +460,17 @@ std::vector<std::string> bounds_variables(const std::vector<SourceAttribute>& at
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
   }
   return out;
+}
+
+SourceAttribute typed_attribute(const std::string& name, DType type, const std::vector<double>& values) {
+  SourceAttribute a;
+  a.name = name;
+  a.type = type == DType::float32 ? SourceType::float32 : SourceType::float64;
+  for (double v : values) {
+    if (type == DType::float32) factz::detail::put_le(a.data, std::bit_cast<uint32_t>(float(v)), 4);
+    else factz::detail::put_le(a.data, std::bit_cast<uint64_t>(v), 8);
+  }
+  return a;
 }
 
 }  // namespace factz::variable_io
