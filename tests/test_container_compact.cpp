@@ -453,19 +453,14 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   // without one as 19, version 20. A 2D stream with a source in version 18 is one an earlier
   // build wrote: the container takes it (its record must then be of version 1), and converts
   // it both ways keeping its version.
-  auto as_version = [](Bytes b, uint8_t version) {
-    b[4] = version;
-    reseal(b);
-    return b;
-  };
-  expect_rejected(as_version(s19, 18), "scalar and 3D vector streams hold it from version 19 on");
-  expect_rejected(as_version(v3, 18), "from version 19 on");
-  expect_rejected(as_version(sample_stream(), 19), "a version 19 stream without a source section");
-  const Bytes old2d = as_version(v2, 18);
+  expect_rejected(testing::relabelled(s19, 18), "scalar and 3D vector streams hold it from version 19 on");
+  expect_rejected(testing::relabelled(v3, 18), "from version 19 on");
+  expect_rejected(testing::relabelled(sample_stream(), 19), "a version 19 stream without a source section");
+  const Bytes old2d = testing::relabelled(v2, 18);
   ASSERT_TRUE(parse_container(old2d).ok());
   const Bytes classic2d = recontain(old2d, ContainerLayout::classic).value();
   EXPECT_EQ(recontain(classic2d, ContainerLayout::compact).value(), old2d);
-  const Bytes forged = as_version(s19, 22);
+  const Bytes forged = testing::relabelled(s19, 22);
   EXPECT_EQ(parse_container(forged).status().code(), Code::unsupported_version);
   // A record of version 3 (its first byte; auxiliary variables) makes version 20, one of
   // version 4 (auxiliary variables with own dimensions, such as CF bounds) version 21; neither
@@ -486,7 +481,7 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
     EXPECT_EQ(recontain(v, ContainerLayout::compact).value(), v);
     EXPECT_EQ(write_container(vector2d, sections, nullptr, ContainerLayout::classic).status().code(),
               Code::invalid_argument);
-    expect_rejected(as_version(sample_stream(), stream_version),
+    expect_rejected(testing::relabelled(sample_stream(), stream_version),
                     "a version " + std::to_string(stream_version) + " stream without a source section");
   }
 }

@@ -505,16 +505,12 @@ TEST(SourceSection, TheRecordVersionIsTheStreamVersions) {
         << r.to_string();
   }
   // The same record of version 1 in a version 18 stream is one an earlier build wrote: read.
-  Bytes v18 = old_record;
-  v18[4] = 18;
-  testing::reseal_compact(v18);
+  const Bytes v18 = testing::relabelled(old_record, 18);
   ASSERT_TRUE(decompress(v18).ok());
   auto read = stream_source(v18);
   ASSERT_TRUE(read.ok()) << read.status().to_string();
   EXPECT_EQ((*read)->version, 1);
-  Bytes v2_in_18 = stream.value();
-  v2_in_18[4] = 18;
-  testing::reseal_compact(v2_in_18);
+  const Bytes v2_in_18 = testing::relabelled(stream.value(), 18);
   EXPECT_NE(decompress(v2_in_18).status().message().find("a record of version 2 in a stream of format version 18"),
             std::string::npos);
 }
@@ -556,17 +552,12 @@ TEST(SourceSection, AuxiliariesMakeAVersion20Stream) {
       auto v19 = compress(storm_like(), p);
       ASSERT_TRUE(v19.ok());
       ASSERT_EQ(v19->at(4), 19);
-      Bytes as20 = v19.value();
-      as20[4] = 20;
-      testing::reseal_compact(as20);
+      const Bytes as20 = testing::relabelled(v19.value(), 20);
       EXPECT_NE(decompress(as20).status().message().find("a record of version 2 in a stream of format version 20"),
                 std::string::npos)
           << decompress(as20).status().to_string();
       // Without a source section, version 20 is corrupt.
-      Bytes bare = without.value();
-      bare[4] = 20;
-      testing::reseal_compact(bare);
-      EXPECT_EQ(decompress(bare).status().code(), Code::corrupt_stream);
+      EXPECT_EQ(decompress(testing::relabelled(without.value(), 20)).status().code(), Code::corrupt_stream);
       testing::expect_damage_refused(with.value(), [](const Bytes& s) { return decompress(s).status(); });
     }
   }
@@ -601,16 +592,11 @@ TEST(SourceSection, OwnDimensionsMakeAVersion21Stream) {
     const auto with = compress(storm_like(), o);
     ASSERT_TRUE(with.ok()) << with.status().to_string();
     expect_record_stream(with.value(), without.value(), record);
-    Bytes as20 = with.value();
-    as20[4] = 20;
-    testing::reseal_compact(as20);
+    const Bytes as20 = testing::relabelled(with.value(), 20);
     EXPECT_NE(decompress(as20).status().message().find("a record of version 4 in a stream of format version 20"),
               std::string::npos)
         << decompress(as20).status().to_string();
-    Bytes bare = without.value();
-    bare[4] = 21;
-    testing::reseal_compact(bare);
-    EXPECT_EQ(decompress(bare).status().code(), Code::corrupt_stream);
+    EXPECT_EQ(decompress(testing::relabelled(without.value(), 21)).status().code(), Code::corrupt_stream);
     if (mode == Mode::none)
       testing::expect_damage_refused(with.value(), [](const Bytes& s) { return decompress(s).status(); });
   }

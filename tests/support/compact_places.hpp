@@ -89,4 +89,12 @@ inline void reseal_compact(std::vector<uint8_t>& s) {
   put_crc(c.header_crc, 0, c.header_crc);
 }
 
+/// `s` with its header's version byte set to `version` and resealed: a stream that claims
+/// another format version, checksums and all.
+inline std::vector<uint8_t> relabelled(std::vector<uint8_t> s, uint8_t version) {
+  s[4] = version;
+  reseal_compact(s);
+  return s;
+}
+
 }  // namespace factz::testing

@@ -691,7 +691,8 @@ std::optional<SourceVariable> written_range(const SourceVariable& variable, cons
       if (a.name == "valid_range") a = typed("valid_range", {lo, hi});
     now = "valid_range [" + short_number(double(lo)) + ", " + short_number(double(hi)) + "]";
   } else {  // valid_min below valid_max (a reversed pair changes names)
-    std::erase_if(out.attributes, [](const SourceAttribute& a) { return a.name == "valid_min" || a.name == "valid_max"; });
+    std::erase_if(out.attributes,
+                  [](const SourceAttribute& a) { return a.name == "valid_min" || a.name == "valid_max"; });
     if (range.lo) {
       out.attributes.push_back(typed("valid_min", {lo}));
       now = "valid_min " + short_number(double(lo));
