@@ -1538,25 +1538,24 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
   const Outcome vw = factz(dir, "verify -i r.nc:W -i r.nc:V -d w.nc:W -d w.nc:V");
   EXPECT_EQ(key_values(vw.out)["mask_mismatch"], "0") << vw.describe();
   EXPECT_EQ(key_values(vw.out)["violations"], "0") << vw.describe();
-  // A packed range a negative scale_factor reversed when it was unpacked (valid_min 10 above
-  // valid_max -10, which would hide every value) is written in increasing order, widened too
-  // where needed; re-packed, the integers' range comes back and a warning counts the values.
+  // A packed range with a negative scale_factor: the integers' valid_min bounds the unpacked
+  // values from above, so the record (and the written file) names the bounds as they hold
+  // for the unpacked values, in increasing order, widened too where needed; re-packed, the
+  // integers' range comes back and a warning counts the values.
   const auto header_of = [&](const std::string& file) { return testing::run_in(dir, "ncdump -h " + file).out; };
   const Outcome dq = factz(dir, "decompress -z p.fz -o pq.nc:P -o pq.nc:Q");
   ASSERT_EQ(dq.exit_code, 0) << dq.describe();
-  EXPECT_NE(dq.err.find("pq.nc:Q: valid_min 10 and valid_max -10 written as valid_min -10 and valid_max 10: in "
-                        "decreasing order"),
-            std::string::npos)
-      << dq.err;
+  EXPECT_EQ(dq.err.find("pq.nc:Q: "), std::string::npos) << dq.err;
   EXPECT_EQ(dq.err.find("pq.nc:P: "), std::string::npos) << dq.err;
-  for (const char* want : {"Q:valid_min = -10.f ;", "Q:valid_max = 10.f ;", "P:valid_range = -10.f, 10.f ;"})
+  for (const char* want : {"Q:valid_min = -10.f ;", "Q:valid_max = 10.f ;", "P:valid_range = -10.f, 10.f ;",
+                           "Q:factz_packed_valid_min = -1000s ;", "Q:factz_packed_valid_max = 1000s ;"})
     EXPECT_NE(header_of("pq.nc").find(want), std::string::npos) << want << "\n" << header_of("pq.nc");
   const Outcome rz = factz(dir, "compress -i r.nc:R -i r.nc:V -z rr.fz -M REL 1e-2");
   ASSERT_EQ(rz.exit_code, 0) << rz.describe();
   const Outcome dr = factz(dir, "decompress -z rr.fz -o rr.nc:R -o rr.nc:V");
   ASSERT_EQ(dr.exit_code, 0) << dr.describe();
-  EXPECT_NE(dr.err.find("rr.nc:R: valid_min 1 and valid_max -1 written as valid_min -1.0"), std::string::npos) << dr.err;
-  EXPECT_NE(dr.err.find("in decreasing order"), std::string::npos) << dr.err;
+  EXPECT_NE(dr.err.find("rr.nc:R: valid_min -1 and valid_max 1 written as valid_min -1.0"), std::string::npos) << dr.err;
+  EXPECT_EQ(dr.err.find("in decreasing order"), std::string::npos) << dr.err;
   const Outcome vr2 = factz(dir, "verify -i r.nc:R -i r.nc:V -d rr.nc:R -d rr.nc:V");
   EXPECT_EQ(key_values(vr2.out)["mask_mismatch"], "0") << vr2.describe();
   const Outcome dp = factz(dir, "decompress --repack -z rr.fz -o rp.nc:R -o rp.nc:V");
@@ -1567,6 +1566,84 @@ TEST(Netcdf, ValuesOutsideTheValidRangeAreMissingData) {
   for (const std::string& want : {"R:valid_min = " + std::to_string(*lowest) + "s ;",
                                  "R:valid_max = " + std::to_string(*highest) + "s ;"})
     EXPECT_NE(header_of("rp.nc").find(want), std::string::npos) << want << "\n" << header_of("rp.nc");
+}
+
+
+// With a negative scale_factor the smallest integer unpacks to the largest value: an integer
+// valid_min bounds the unpacked values from above (netCDF4-python compares the integers).
+// Both bounds and a single one hold as they do for the file's integers; the record and the
+// written file name them so, and --repack gives the integers back under their own names. A
+// stream whose record was written before (d2e9451, tests/data/golden/README.md) still
+// decodes, its reversed pair written in increasing order.
+TEST(Netcdf, NegativeScaleFactorBoundsAreNamedAsTheyHold) {
+  REQUIRE_NETCDF();
+  TempDir dir;
+  std::ofstream(dir / "neg.cdl") <<
+      "netcdf neg {\n"
+      "dimensions:\n"
+      "  y = 6 ;\n"
+      "  x = 8 ;\n"
+      "variables:\n"
+      "  short Q(y, x) ;\n"
+      "    Q:scale_factor = -0.01f ;\n"
+      "    Q:valid_min = -1000s ;\n"
+      "    Q:valid_max = 1000s ;\n"
+      "  short S(y, x) ;\n"
+      "    S:scale_factor = -0.01f ;\n"
+      "    S:valid_min = -1000s ;\n"
+      "data:\n"
+      "  Q = 0, 0, 0, 0, 0, 0, 0, 0, 34, 31, 21, 8, -8, -22, -31, -34, 64, -5000, 40, 14, -15, -40, -58, -64, 87, 78, 54, 19, -20, -54, -78, -87, 99, 89, 61, 22, -22, -62, -89, -99, 98, 89, 61, 22, -22, -62, -89, -98 ;\n"
+      "  S = 0, 48, 84, 100, 91, 60, 14, -35, 0, 44, 78, -5000, 84, 55, 13, -32, 0, 33, 59, 69, 63, 42, 10, -24, 0, 17, 30, 36, 33, 22, 5, -13, 0, -1, -2, -3, -3, -2, 0, 1, 0, -20, -35, -42, -38, -25, -6, 15 ;\n"
+      "}\n";
+  const Outcome g = testing::run_in(dir, "ncgen -k nc4 -o neg.nc neg.cdl");
+  ASSERT_EQ(g.exit_code, 0) << g.describe();
+  const Outcome cz = factz(dir, "compress -i neg.nc:Q -i neg.nc:S -z n.fz -M REL 1e-2 --json");
+  ASSERT_EQ(cz.exit_code, 0) << cz.describe();
+  // One integer -5000 in each (beyond -1000s): the only missing vertices (47 of S's 48 were
+  // taken as missing when valid_min alone read as a lower bound of 10).
+  EXPECT_NE(cz.out.find("\"masked_vertices\": 2,"), std::string::npos) << cz.out;
+  EXPECT_NE(cz.err.find("neg.nc:S: 1 value(s) outside its valid_max 10 are missing data"), std::string::npos) << cz.err;
+  EXPECT_NE(cz.err.find("neg.nc:Q: 1 value(s) outside its valid_min -10 and valid_max 10"), std::string::npos)
+      << cz.err;
+  const Outcome dz = factz(dir, "decompress -z n.fz -o o.nc:Q -o o.nc:S");
+  ASSERT_EQ(dz.exit_code, 0) << dz.describe();
+  const std::string header = testing::run_in(dir, "ncdump -h o.nc").out;
+  for (const char* want : {"Q:valid_min = -10.f ;", "Q:valid_max = 10.f ;", "S:valid_max = 10.f ;",
+                           "S:factz_packed_valid_min = -1000s ;"})
+    EXPECT_NE(header.find(want), std::string::npos) << want << "\n" << header;
+  EXPECT_EQ(header.find("S:valid_min"), std::string::npos) << header;
+  const Outcome vz = factz(dir, "verify -i neg.nc:Q -i neg.nc:S -d o.nc:Q -d o.nc:S");
+  EXPECT_EQ(vz.exit_code, 0) << vz.describe();
+  EXPECT_EQ(key_values(vz.out)["mask_mismatch"], "0") << vz.out;
+  EXPECT_EQ(key_values(vz.out)["masked_vertices"], "2") << vz.out;
+  ASSERT_EQ(factz(dir, "decompress --repack -z n.fz -o r.nc:Q -o r.nc:S").exit_code, 0);
+  const std::string repacked = testing::run_in(dir, "ncdump -h r.nc").out;
+  for (const char* want : {"short Q(y, x) ;", "Q:valid_min = -1000s ;", "Q:valid_max = 1000s ;", "S:valid_min = -1000s ;"})
+    EXPECT_NE(repacked.find(want), std::string::npos) << want << "\n" << repacked;
+  for (const char* absent : {"S:valid_max", "factz_packed", "Q:valid_min = -10.f", "Q:valid_max = 10.f"})
+    EXPECT_EQ(repacked.find(absent), std::string::npos) << absent << "\n" << repacked;
+
+  // The stream of the build before.
+  const std::string old = kData + "/golden/v19_packed_negative_scale_old_record_8x6.fz";
+  const Outcome od = factz(dir, "decompress -z " + old + " -o old.nc:Q -o old.nc:S");
+  ASSERT_EQ(od.exit_code, 0) << od.describe();
+  EXPECT_NE(od.err.find("old.nc:Q: valid_min 10 and valid_max -10 written as valid_min -10 and valid_max 10: in "
+                        "decreasing order"),
+            std::string::npos)
+      << od.err;
+  const std::string old_header = testing::run_in(dir, "ncdump -h old.nc").out;
+  for (const char* want : {"Q:valid_min = -10.f ;", "Q:valid_max = 10.f ;", "S:valid_min = 10.f ;"})
+    EXPECT_NE(old_header.find(want), std::string::npos) << want << "\n" << old_header;
+  // Its missing vertices (47 in S) decode to the file's values exactly, its one valid vertex
+  // (the integer -5000) within that stream's bound (0.5008).
+  const std::vector<double> os = dumped_values(dir, "old.nc", "S");
+  ASSERT_EQ(os.size(), 48u);
+  EXPECT_FLOAT_EQ(float(os[1]), -0.48f);
+  EXPECT_NEAR(os[11], 50.0, 0.501);
+  ASSERT_EQ(factz(dir, "decompress --repack -z " + old + " -o oldr.nc:Q -o oldr.nc:S").exit_code, 0);
+  const std::string old_repacked = testing::run_in(dir, "ncdump -h oldr.nc").out;
+  for (const char* want : {"Q:valid_min = -1000s ;", "Q:valid_max = 1000s ;", "S:valid_min = -1000s ;"})
+    EXPECT_NE(old_repacked.find(want), std::string::npos) << want << "\n" << old_repacked;
 }
 
 }  // namespace

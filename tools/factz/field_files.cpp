@@ -110,10 +110,12 @@ std::optional<double> common_fill(const std::vector<T>& plane, const std::vector
 
 /// CF's valid range of a variable, as its record holds it (unpacked units): `valid_range`
 /// (two values), else `valid_min` and / or `valid_max`; values outside it are missing data
-/// (CF 2.5.1; netCDF4-python masks them). A packed variable's integer bounds were unpacked
-/// one by one (variable_io's unpack_metadata), so a negative scale_factor reversed them: a
-/// pair in decreasing order is taken in increasing order (`reversed`). (A single bound it
-/// reversed cannot be told from one it did not: taken as it reads.)
+/// (CF 2.5.1; netCDF4-python masks them). A packed variable's integer bounds are unpacked
+/// and, with a negative scale_factor, named the other way round (variable_io's
+/// unpack_metadata). Records written before that (streams of builds up to d2e9451) unpacked
+/// them one by one, so a negative scale_factor reversed them: a pair in decreasing order is
+/// taken in increasing order (`reversed`). (A single bound they reversed cannot be told from
+/// one they did not: taken as it reads.)
 struct ValidRange {
   std::optional<double> lo, hi;
   bool pair = false;      ///< from valid_range (else valid_min / valid_max)
@@ -637,9 +639,9 @@ bool any_variable_output(const std::vector<std::string>& names) {
 /// touch) would be taken as missing by every reader that applies it. The range is widened
 /// to hold them (at most the bound beyond it; written in the variable's type), with a note,
 /// unless a missing vertex's value would then fall inside it (a warning counts them then).
-/// A range in decreasing order (a packed variable's integer range that a negative
-/// scale_factor reversed when it was unpacked: valid_min above valid_max, which would hide
-/// every value) is written in increasing order. Re-packed outputs (--repack) get their
+/// A range in decreasing order (in records written up to d2e9451, a packed variable's
+/// integer range that a negative scale_factor reversed when it was unpacked: valid_min above
+/// valid_max, which would hide every value) is written in increasing order. Re-packed outputs (--repack) get their
 /// integers' range back from variable_io::repack: only the warning. Returns the record to
 /// write, or nothing to change.
 template <class T>
@@ -702,14 +704,14 @@ std::optional<SourceVariable> written_range(const SourceVariable& variable, cons
       now += (now.empty() ? "" : " and ") + std::string("valid_max ") + short_number(double(hi));
     }
   }
-  std::string was;  // the record's attributes as they are
-  for (const auto& a : variable.attributes) {
-    if (a.name != "valid_range" && a.name != "valid_min" && a.name != "valid_max") continue;
-    if (a.name == "valid_range" ? !range.pair : range.pair) continue;
-    std::string values;
-    for (double x : a.numbers()) values += (values.empty() ? "" : ", ") + short_number(x);
-    was += (was.empty() ? "" : " and ") + a.name + " " + (a.name == "valid_range" ? "[" + values + "]" : values);
-  }
+  std::string was;  // the record's attributes as they are, valid_min before valid_max
+  for (const char* which : {"valid_range", "valid_min", "valid_max"})
+    for (const auto& a : variable.attributes) {
+      if (a.name != which || (a.name == "valid_range" ? !range.pair : range.pair)) continue;
+      std::string values;
+      for (double x : a.numbers()) values += (values.empty() ? "" : ", ") + short_number(x);
+      was += (was.empty() ? "" : " and ") + a.name + " " + (a.name == "valid_range" ? "[" + values + "]" : values);
+    }
   std::string why;
   if (beyond > 0)
     why = "the bound moved " + std::to_string(beyond) + " value(s) beyond " + (range.pair ? "it" : "them") +

@@ -3,6 +3,7 @@
 // unpacking (variable_internal.hpp Packing), from what the source record keeps of it
 // (factz_packed_scale_factor, factz_packed_add_offset, factz_packed_type). Needs no library:
 // part of factz_variable_spec, in the CLI.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -119,16 +120,27 @@ Result<Repacked> repack(const SourceVariable& v, const OutputValues& values, std
   out.variable = v;
   out.variable.type = t->type;
   out.variable.attributes.clear();
+  // A negative scale_factor's integer bounds, kept as they were (unpack_metadata): they come
+  // back under their own names, in place of the unpacked bounds named the other way round.
+  std::vector<std::string> kept_integers;
+  for (const char* name : {"valid_min", "valid_max", "valid_range"})
+    if (attribute(v, packed_name(name))) kept_integers.push_back(name);
+  const auto unpacked_of_kept = [&kept_integers](const std::string& name) {
+    const std::string from = name == "valid_min" ? "valid_max" : name == "valid_max" ? "valid_min" : name;
+    return std::find(kept_integers.begin(), kept_integers.end(), from) != kept_integers.end();
+  };
   // The declared fill values as (unpacked value, integer), for the missing vertices.
   std::vector<std::pair<double, double>> fills;
   for (const auto& a : v.attributes) {
     if (a.name == packed_name("type") || a.name == packed_name("_Unsigned")) continue;  // the type says it
-    if (a.name == packed_name("scale_factor") || a.name == packed_name("add_offset")) {
+    if (a.name == packed_name("scale_factor") || a.name == packed_name("add_offset") ||
+        (a.name.starts_with(kPackedPrefix) && range_attribute(a.name.substr(kPackedPrefix.size())))) {
       SourceAttribute back = a;
       back.name = a.name.substr(kPackedPrefix.size());
       out.variable.attributes.push_back(std::move(back));
       continue;
     }
+    if (range_attribute(a.name) && unpacked_of_kept(a.name)) continue;
     const bool fill = fill_attribute(a.name);
     const bool range = range_attribute(a.name) && a.type == v.type;
     if (!fill && !range) {

@@ -373,7 +373,20 @@ void unpack_metadata(Packing& packing, VariableData& out) {
     if ((fill && !a.numbers().empty()) || (range && integer_type(a.type))) {
       std::vector<double> values = a.numbers();
       for (double& v : values) v = packing.unpack(packing.integer(v));
-      kept.push_back(typed_attribute(a.name, packing.dtype, values));
+      std::string name = a.name;
+      if (range && packing.scale < 0) {
+        // A negative scale_factor turns the integers' order round: the smallest integer
+        // unpacks to the largest value, so valid_min bounds the unpacked values from above
+        // (netCDF4-python compares the integers). The record names the bounds as they hold
+        // for the unpacked values and keeps the integers (factz_packed_valid_min, ...) for
+        // repack, which gives them back under their own names.
+        if (name == "valid_min") name = "valid_max";
+        else if (name == "valid_max") name = "valid_min";
+        else std::sort(values.begin(), values.end());
+        a.name = packed_name(a.name);
+        kept.push_back(std::move(a));
+      }
+      kept.push_back(typed_attribute(name, packing.dtype, values));
     } else {
       kept.push_back(std::move(a));
     }
