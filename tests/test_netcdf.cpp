@@ -302,6 +302,39 @@ TEST(Netcdf, Hdf5DatasetsKeepTheirScalesAndFillValue) {
   EXPECT_EQ(key_values(vr.out)["violations"], "0") << vr.out;
   EXPECT_EQ(key_values(vr.out)["mask_mismatch"], "0") << vr.out;
   EXPECT_EQ(key_values(vr.out)["masked_vertices"], "35") << vr.out;
+
+  // The fill value is the dataset's property, which the record now keeps as _FillValue: a
+  // dataset without one (u) declares none when decompressed, though it holds data (0) where
+  // only v is missing; before, that common value became u's _FillValue and hid its data.
+  std::ofstream(dir / "one.py") << "import h5py, numpy as np\n"
+                                << "u = np.fromfile('" << kData << "/metno_arctic20_cur_u_41x41.f32', '<f4').reshape(41, 41)\n"
+                                << "v = np.fromfile('" << kData << "/metno_arctic20_cur_v_41x41.f32', '<f4').reshape(41, 41)\n"
+                                << "u[3, 4] = 0; u[30, 30] = 0; v[3, 4] = -9999\n"
+                                << "with h5py.File('one.h5', 'w') as f:\n"
+                                << "    f.create_dataset('u', data=u)\n"
+                                << "    f.create_dataset('v', data=v, fillvalue=np.float32(-9999))\n";
+  const Outcome made1 = testing::run_in(dir, python + " one.py");
+  ASSERT_EQ(made1.exit_code, 0) << made1.describe();
+  const Outcome c1 = factz(dir, "compress -i one.h5:u -i one.h5:v -z one.fz -M REL 1e-3");
+  ASSERT_EQ(c1.exit_code, 0) << c1.describe();
+  EXPECT_EQ(key_values(c1.err)["masked_vertices"], "1") << c1.err;
+  const Outcome info1 = factz(dir, "info -z one.fz");
+  const size_t v_at = info1.out.find("v: v, float32");
+  ASSERT_NE(v_at, std::string::npos) << info1.out;
+  EXPECT_EQ(info1.out.find("_FillValue"), info1.out.find("_FillValue = -9999f (float32)", v_at)) << info1.out;
+  ASSERT_EQ(factz(dir, "decompress -z one.fz -o one_out.h5:u -o one_out.h5:v").exit_code, 0);
+  const Outcome h1 = testing::run_in(dir, "ncdump -h one_out.h5");
+  ASSERT_EQ(h1.exit_code, 0) << h1.describe();
+  EXPECT_NE(h1.out.find("v:_FillValue = -9999.f"), std::string::npos) << h1.out;
+  EXPECT_EQ(h1.out.find("u:_FillValue"), std::string::npos) << h1.out;
+  const std::vector<double> u1 = dumped_values(dir, "one_out.h5", "u");
+  ASSERT_EQ(u1.size(), 41u * 41u);
+  EXPECT_EQ(u1[3 * 41 + 4], 0.0);  // held exactly (a missing vertex), and data in the file
+  const Outcome vr1 = factz(dir, "verify -i one.h5:u -i one.h5:v -d one_out.h5:u -d one_out.h5:v");
+  EXPECT_EQ(vr1.exit_code, 0) << vr1.describe();
+  EXPECT_EQ(key_values(vr1.out)["mask_mismatch"], "0") << vr1.out;
+  EXPECT_EQ(key_values(vr1.out)["masked_vertices"], "1") << vr1.out;
+
   expect_one_line(factz(dir, "cp -i cur.h5:/ocean/surface/w -i cur.h5:/ocean/surface/v"), 1,
                   {"cur.h5 has no dataset /ocean/surface/w", "/ocean/surface/u", "/counts"});
   expect_one_line(factz(dir, "cp -i cur.h5:/ocean -i cur.h5:/ocean/surface/v"), 1, {"cur.h5:/ocean is a group"});

@@ -108,6 +108,14 @@ std::optional<double> common_fill(const std::vector<T>& plane, const std::vector
   return double(std::bit_cast<T>(*bits));
 }
 
+/// Whether a component's record declares a fill value (_FillValue or missing_value).
+bool declares_fill_values(const SourceRecord& record) {
+  for (const auto& c : record.components)
+    for (const auto& a : c.attributes)
+      if (a.name == "_FillValue" || a.name == "missing_value") return true;
+  return false;
+}
+
 /// CF's valid range of a variable, as its record holds it (unpacked units): `valid_range`
 /// (two values), else `valid_min` and / or `valid_max`; values outside it are missing data
 /// (CF 2.5.1; netCDF4-python masks them). A packed variable's integer bounds are unpacked
@@ -770,12 +778,14 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
     v.source = matching_source ? &source->components[c] : nullptr;
     v.global_attributes = matching_source ? &source->attributes : nullptr;
     v.auxiliaries = matching_source ? &source->auxiliaries : nullptr;
-    // A stream without a record, or of an HDF5 dataset (whose fill value is a property of the
-    // dataset, not an attribute the record keeps): the missing vertices' common value, if any,
-    // is the way to tell readers. A netCDF variable declares what the original declared (and
-    // its valid range), no more: a vertex missing because of the other component (or the
-    // other's valid range) holds a value that is data for this one, which a _FillValue hides.
-    if (!matching_source || source->format == SourceFormat::hdf5) v.fill = common_fill(*planes[c], mask);
+    // A variable with a record declares what the original declared (and its valid range), no
+    // more: a vertex missing because of the other component (or the other's valid range)
+    // holds a value that is data for this one, which a _FillValue hides. A stream without a
+    // record, or of HDF5 datasets none of which the record gives a fill value (records written
+    // up to d2e9451 did not keep a dataset's fill property), tells readers the missing
+    // vertices' common value, if any.
+    if (!matching_source || (source->format == SourceFormat::hdf5 && !declares_fill_values(*source)))
+      v.fill = common_fill(*planes[c], mask);
     if (matching_source) {
       if (auto held = written_range(source->components[c], *planes[c], mask, repack, names[c], command)) {
         widened.push_back(std::move(*held));

@@ -316,19 +316,27 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values,
     Id root(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
     if (root.ok()) FACTZ_RETURN_IF_ERROR(read_attributes(root.get(), spec.file, out.global_attributes, out.notes));
   }
+  bool fill_attribute = false;
   for (const auto& a : out.source.attributes)
-    if (a.name == "_FillValue") detail::add_fill_values(a, out.fill_values);
+    if (a.name == "_FillValue") {
+      detail::add_fill_values(a, out.fill_values);
+      fill_attribute = true;
+    }
   {
+    // The dataset's user-defined fill value (h5py's fillvalue=) declares missing data as a
+    // _FillValue does; without that attribute the record holds it as one, in the dataset's
+    // type, so that the decompressed variable declares it, and only it (field_files.cpp).
     Id dcpl(H5Dget_create_plist(ds.get()), H5Pclose);
     H5D_fill_value_t defined = H5D_FILL_VALUE_UNDEFINED;
-    double fill = 0;
+    const auto native = numeric_type(type.get());
+    SourceAttribute property;
+    property.name = "_FillValue";
+    property.type = native ? native->first : SourceType::float64;
+    property.data.resize(H5Tget_size(native ? native->second : H5T_NATIVE_DOUBLE));
     if (dcpl.ok() && H5Pfill_value_defined(dcpl.get(), &defined) >= 0 && defined == H5D_FILL_VALUE_USER_DEFINED &&
-        H5Pget_fill_value(dcpl.get(), H5T_NATIVE_DOUBLE, &fill) >= 0) {
-      SourceAttribute property;
-      property.type = SourceType::float64;
-      property.data.resize(8);
-      std::memcpy(property.data.data(), &fill, 8);
+        H5Pget_fill_value(dcpl.get(), native ? native->second : H5T_NATIVE_DOUBLE, property.data.data()) >= 0) {
       detail::add_fill_values(property, out.fill_values);
+      if (!fill_attribute && native) out.source.attributes.insert(out.source.attributes.begin(), std::move(property));
     }
   }
   for (const auto& a : out.source.attributes)
