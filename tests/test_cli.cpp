@@ -913,6 +913,16 @@ TEST(Cli, FailedWritesAreErrorsWithTheReasonAndLeaveNoPartialFile) {
   o = shell(dir, limited + "compress " + in + " -z big.fzmb -M ABS 0 --blocks 2 2");
   EXPECT_EQ(o.exit_code, 1) << o.describe();
   EXPECT_FALSE(fs::exists(dir / "big.fzmb"));
+  // The multi-block writers too (the ranks' parts go to one temporary, renamed when whole):
+  // the file as given in the message, an existing file unchanged (it was removed before).
+  write_file(dir / "keep.fzmb", "old bytes");
+  o = shell(dir, limited + "compress " + in + " -z keep.fzmb -M ABS 0 --blocks 2 2");
+  expect_clean_error(o, 1, "compress", "io: cannot write keep.fzmb: file too large", "size-limited multi-block");
+  EXPECT_EQ(read_file(dir / "keep.fzmb"), "old bytes");
+  o = shell(dir, limited + "decompress -z m.fzmb -o keep.f32 -o new.f32");
+  expect_clean_error(o, 1, "decompress", "io: cannot write keep.f32: file too large", "size-limited multi-block planes");
+  EXPECT_EQ(read_file(dir / "keep.f32"), "old bytes");
+  EXPECT_FALSE(fs::exists(dir / "new.f32"));
   o = shell(dir, limited + "cp " + kGfsDims + " " + kGfsInputs + " --csv big.csv");
   expect_clean_error(o, 1, "cp", "io: cannot write big.csv: file too large", "size-limited CSV");
   EXPECT_FALSE(fs::exists(dir / "big.csv"));

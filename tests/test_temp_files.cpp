@@ -149,6 +149,17 @@ TEST(TempFiles, FactzEndedWhileWritingLeavesNoTemporaryFile) {
     caught += caught_while_writing(dir, {"decompress", "-z", "f.fz", "-o", "u2.f32", "-o", "v2.f32"},
                                    {{"u2.f32", plane_bytes}, {"v2.f32", plane_bytes}});
   EXPECT_GE(caught, 1) << "no try stopped factz while it wrote";
+  // The multi-block writer (positioned writes of the blocks' parts into one temporary).
+  ASSERT_EQ(testing::run_in(dir, testing::shell_quoted(kCli) +
+                                     " compress -2 4096 4096 -i u.f32 -i v.f32 -z m.fzmb -M REL 1e-3 --mode none "
+                                     "--blocks 2 2")
+                .exit_code,
+            0);
+  int caught_mb = 0;
+  for (int attempt = 0; attempt < 10 && caught_mb < 2; ++attempt)
+    caught_mb += caught_while_writing(dir, {"decompress", "-z", "m.fzmb", "-o", "u3.f32", "-o", "v3.f32"},
+                                      {{"u3.f32", plane_bytes}, {"v3.f32", plane_bytes}});
+  EXPECT_GE(caught_mb, 1) << "no try stopped factz while it wrote a multi-block field";
   if (testing::netcdf_built_in(kCli)) {  // the netCDF writer's temporary, in libfactz-io.so
     int caught_nc = 0;
     for (int attempt = 0; attempt < 10 && caught_nc < 2; ++attempt)

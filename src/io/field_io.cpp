@@ -153,12 +153,7 @@ bool write_parts(int fd, std::initializer_list<std::span<const uint8_t>> parts) 
   return true;
 }
 
-/// Paths that name another open file (/dev/stdout, /dev/fd/N, /proc/...): written in place,
-/// through the descriptor they name, never renamed over (renaming would replace the file
-/// the shell redirected, not write to it).
-bool special_path(const std::string& path) {
-  return path.rfind("/proc/", 0) == 0 || path.rfind("/dev/fd/", 0) == 0 || path.rfind("/dev/std", 0) == 0;
-}
+using temp_files::special_path;
 
 Status write_in_place(const std::string& path, std::initializer_list<std::span<const uint8_t>> parts) {
   int raw;

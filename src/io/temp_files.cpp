@@ -39,6 +39,10 @@ std::string temporary_path(const std::filesystem::path& target) {
   return (folder / name).string();
 }
 
+bool special_path(const std::string& path) {
+  return path.rfind("/proc/", 0) == 0 || path.rfind("/dev/fd/", 0) == 0 || path.rfind("/dev/std", 0) == 0;
+}
+
 Registration::Registration(const std::string& path) {
   if (path.size() >= kPathBytes) return;
   for (int k = 0; k < kSlots; ++k) {

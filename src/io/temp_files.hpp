@@ -16,6 +16,11 @@ namespace factz::temp_files {
 /// folder (hidden; the rename stays in one file system), unique by process and counter.
 std::string temporary_path(const std::filesystem::path& target);
 
+/// Paths that name another open file (/dev/stdout, /dev/fd/N, /proc/...): written in place,
+/// through the descriptor they name, never renamed over (renaming would replace the file the
+/// shell redirected, not write to it).
+bool special_path(const std::string& path);
+
 /// Registers `path` from construction (before the file is created) to release() or
 /// destruction (after it is renamed or removed). At most 16 at once, each under 4096 bytes;
 /// beyond that a path is not registered (the write works the same, it is only not removed by

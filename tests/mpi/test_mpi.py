@@ -308,6 +308,90 @@ def test_bad_inputs_fail_cleanly(tmp_path):
 
 
 
+def test_collective_writes_replace_whole_or_not_at_all(tmp_path):
+    """The ranks write one file together into a temporary renamed over the output when whole:
+    an existing file is replaced with its mode kept, nothing hidden is left behind, and a write
+    that cannot be done names the file as given and leaves nothing."""
+    nx, ny = 48, 36
+    u, v = write_field(tmp_path, "f", *synthetic(nx, ny, seed=13))
+    base = ["compress", "-2", nx, ny, "-i", u, "-i", v, "--blocks", 2, 2]
+    one = tmp_path / "one.fzmb"
+    run(base + ["-z", one])
+    z = tmp_path / "z.fzmb"
+    z.write_bytes(b"old bytes")
+    os.chmod(z, 0o600)
+    run(base + ["-z", z], np_=2)
+    assert z.read_bytes() == one.read_bytes()
+    assert os.stat(z).st_mode & 0o777 == 0o600
+    a, b = tmp_path / "a.f32", tmp_path / "b.f32"
+    a.write_bytes(b"old bytes")
+    os.chmod(a, 0o640)
+    run(["decompress", "-z", z, "-o", a, "-o", b], np_=2)
+    assert a.stat().st_size == nx * ny * 4 and b.stat().st_size == nx * ny * 4
+    assert os.stat(a).st_mode & 0o777 == 0o640
+    hidden = [p.name for p in tmp_path.iterdir() if ".factz-" in p.name]
+    assert not hidden, hidden
+    p = run(base + ["-z", tmp_path / "missing" / "z.fzmb"], np_=2, expect=None)
+    one_error_line(p, 1, [str(tmp_path / "missing" / "z.fzmb")])
+    assert not (tmp_path / "missing").exists()
+    assert not [p.name for p in tmp_path.iterdir() if ".factz-" in p.name]
+
+
+def test_collective_write_ended_by_a_signal(tmp_path):
+    """Ranks ended by SIGTERM while they write their parts (the run stopped with SIGSTOP exactly
+    while the temporary exists) leave no temporary, and the output they were to replace keeps
+    its bytes or is the whole new file. Writing in place (before) left a partial file."""
+    import signal
+    import time
+    n = 2048
+    u, v = write_field(tmp_path, "f", *synthetic(n, n, seed=17))
+    z = tmp_path / "z.fzmb"
+    run(["compress", "-2", n, n, "-i", u, "-i", v, "-z", z, "--blocks", 2, 2, "--mode", "none"])
+    a, b = tmp_path / "a.f32", tmp_path / "b.f32"
+
+    def temporaries():
+        return [p.name for p in tmp_path.iterdir() if ".factz-" in p.name]
+
+    def ranks():  # the factz processes of this run: their command lines name a.f32
+        pids = []
+        for d in pathlib.Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    argv = (d / "cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if argv and argv[0] == FACTZ.encode() and str(a).encode() in argv:
+                    pids.append(int(d.name))
+        return pids
+
+    caught = 0
+    for _ in range(10):
+        if caught >= 2:
+            break
+        a.write_bytes(b"old bytes")
+        b.unlink(missing_ok=True)
+        proc = subprocess.Popen([MPIRUN, "--oversubscribe", "-np", "2", FACTZ, "decompress", "-z", str(z),
+                                 "-o", str(a), "-o", str(b)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + TIMEOUT
+        while proc.poll() is None and time.monotonic() < deadline:
+            if temporaries():
+                pids = ranks()
+                for pid in pids:
+                    os.kill(pid, signal.SIGSTOP)
+                if temporaries() and pids:
+                    caught += 1
+                    for pid in pids:
+                        os.kill(pid, signal.SIGTERM)
+                for pid in pids:
+                    os.kill(pid, signal.SIGCONT)
+                break
+        proc.wait(timeout=TIMEOUT)
+        assert not temporaries(), temporaries()
+        assert a.read_bytes() == b"old bytes" or a.stat().st_size == n * n * 4
+        assert not b.exists() or b.stat().st_size == n * n * 4
+    assert caught >= 1, "no try stopped the ranks while they wrote"
+
+
 def write_field64(tmp, name, u, v):
     pu, pv = tmp / f"{name}_u.f64", tmp / f"{name}_v.f64"
     u.astype("<f8").tofile(pu)

@@ -18,12 +18,14 @@
 #include <array>
 #include <cstdio>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common.hpp"
 #include "factz/multiblock.hpp"
+#include "io/temp_files.hpp"
 #include "mpi/comm.hpp"
 
 namespace factz::cli::blocks {
@@ -74,25 +76,53 @@ int guarded(const char* command, F&& driver) {
   }
 }
 
+/// Where a collective write of `file` goes, the same on every rank (rank 0 decides and
+/// broadcasts): a temporary file in its folder (temp_files::temporary_path), which rank 0
+/// creates empty with the mode of the file it replaces and registers for the signal handlers
+/// (`registered`), renamed over the file once every rank's part is written; or `file` itself,
+/// written in place: a device, FIFO or /dev/stdout-like name, or a file in a folder that
+/// refuses new files (or that does not exist: the write then says so).
+struct CollectiveOutput {
+  std::string path;        ///< what the ranks write
+  bool temporary = false;  ///< `path` is a temporary, renamed over `target` when whole
+  std::string target;      ///< the file `file` names (a symbolic link's file)
+};
+CollectiveOutput collective_output(World& w, const std::string& file,
+                                   std::optional<factz::temp_files::Registration>& registered);
+/// Rank 0, once every rank's part is written: renames the temporary over its target.
+Status rename_collective_output(const CollectiveOutput& out);
+/// `message` with the temporary's name replaced by the name the user gave.
+std::string named_as_given(std::string message, const CollectiveOutput& out, const std::string& file);
+
 /// A collective write of a file that ranks write in parts (MPI-IO, or one process's
-/// positioned writes): when it fails on any rank after the file was created or changed,
-/// rank 0 removes it (a file created and sized but not filled must not remain looking
-/// valid), then every rank fails. A file the write never touched (it could not be opened)
-/// is left as it was; so are devices and FIFOs.
+/// positioned writes), `write(path)` on every rank, with the guarantees of every other write
+/// (docs/usage.md, "Every write is checked"): the parts go to a temporary file renamed over
+/// `file` when whole, so a failure on any rank, or a signal that ends the run, leaves no
+/// partial output and an existing file unchanged. Written in place (collective_output), a file
+/// the write created or changed is removed when it fails; one it never touched (it could not
+/// be opened) is left as it was, and so are devices and FIFOs.
 template <class F>
 void written_or_removed(World& w, const std::string& file, F&& write) {
+  std::optional<factz::temp_files::Registration> registered;
+  const CollectiveOutput out = collective_output(w, file, registered);
   struct stat before {};
   const bool existed = ::stat(file.c_str(), &before) == 0;
   try {
-    phase(w, write);
-  } catch (const Failure&) {
+    phase(w, [&] { write(out.path); });
+    if (out.temporary) phase(w, [&] { check(w.rank() == 0 ? rename_collective_output(out) : Status::Ok()); });
+  } catch (Failure& f) {
+    if (w.rank() == 0 && out.temporary) {
+      ::unlink(out.path.c_str());
+      if (factz::temp_files::ending()) factz::temp_files::wait_for_the_end();  // the signal's doing
+    }
     struct stat after {};
-    if (w.rank() == 0 && ::stat(file.c_str(), &after) == 0 && S_ISREG(after.st_mode)) {
+    if (w.rank() == 0 && !out.temporary && ::stat(file.c_str(), &after) == 0 && S_ISREG(after.st_mode)) {
       const bool changed = !existed || after.st_ino != before.st_ino || after.st_size != before.st_size ||
                            after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
                            after.st_mtim.tv_nsec != before.st_mtim.tv_nsec;
       if (changed) ::unlink(file.c_str());
     }
+    f.message = named_as_given(f.message, out, file);
     throw;
   }
 }
@@ -176,7 +206,7 @@ uint64_t write_multiblock_file(World& w, const std::string& out, int first, cons
     bytes.insert(bytes.begin(), head.begin(), head.end());
     offset = 0;
   }
-  written_or_removed(w, out, [&] { check(w.write_at_all(out, file_bytes, offset, bytes)); });
+  written_or_removed(w, out, [&](const std::string& path) { check(w.write_at_all(path, file_bytes, offset, bytes)); });
   return file_bytes;
 }
 
@@ -204,7 +234,7 @@ std::vector<uint8_t> read_block_streams(World& w, const std::string& path, const
 inline void write_plane_segments(World& w, const std::string& name, uint64_t plane_bytes,
                                  std::vector<factz::mpi::Segment> segs) {
   std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
-  written_or_removed(w, name, [&] { check(w.write_segments_all(name, plane_bytes, segs)); });
+  written_or_removed(w, name, [&](const std::string& path) { check(w.write_segments_all(path, plane_bytes, segs)); });
 }
 
 // ---- 3D vector fields (blocks3d.cpp) --------------------------------------------------------

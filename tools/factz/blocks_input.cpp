@@ -1,9 +1,13 @@
 // The multi-block driver's input side (blocks.hpp): option checks shared by compress,
 // decompress and verify, reading one rank's blocks of the global planes (or its per-rank
-// files), the shared-line check of per-rank files, and the multi-block file's index.
+// files), the shared-line check of per-rank files, the multi-block file's index, and where a
+// collective write goes (a temporary renamed over the output).
 // Blocks are read as float32 or float64 by one template on the value type T over the
 // readers of field_files.hpp (read_plane_input_of<T>, declared_fills<T>).
+#include <fcntl.h>
+
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -253,6 +257,62 @@ void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) 
 
 /// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
 /// cannot be (io error); a path that cannot be read says why.
+CollectiveOutput collective_output(World& w, const std::string& file,
+                                   std::optional<factz::temp_files::Registration>& registered) {
+  namespace fs = std::filesystem;
+  CollectiveOutput out;
+  out.path = out.target = file;
+  if (w.rank() == 0) {
+    struct stat st {};
+    const bool exists = ::stat(file.c_str(), &st) == 0;
+    struct stat link {};
+    if (::lstat(file.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+      // The file the link names (as opening the link would write it), not the link itself.
+      std::error_code ec;
+      const fs::path resolved = fs::weakly_canonical(fs::absolute(file, ec), ec);
+      if (!ec) out.target = resolved.string();
+    }
+    if (!factz::temp_files::special_path(file) && (!exists || S_ISREG(st.st_mode))) {
+      const std::string tmp = factz::temp_files::temporary_path(out.target);
+      registered.emplace(tmp);  // before the file exists: a signal from now on removes it
+      int fd;
+      do fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      while (fd < 0 && errno == EINTR);
+      if (fd >= 0) {
+        if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its mode
+        ::close(fd);
+        out.path = tmp;
+        out.temporary = true;
+      } else {
+        registered.reset();
+      }
+    }
+  }
+  if (!w.distributed()) return out;
+  std::vector<uint8_t> shared;
+  if (w.rank() == 0) {  // a byte that says whether it is a temporary, then the path
+    shared.assign(1 + out.path.size(), out.temporary ? 1 : 0);
+    std::copy(out.path.begin(), out.path.end(), shared.begin() + 1);
+  }
+  check(w.broadcast(shared, 0));
+  if (shared.empty()) fail("the ranks could not agree on where to write " + file);
+  out.temporary = shared[0] == 1;
+  out.path.assign(shared.begin() + 1, shared.end());
+  return out;
+}
+
+Status rename_collective_output(const CollectiveOutput& out) {
+  if (::rename(out.path.c_str(), out.target.c_str()) == 0) return Status::Ok();
+  return io_error("cannot write " + out.target + ": " + std::strerror(errno));
+}
+
+std::string named_as_given(std::string message, const CollectiveOutput& out, const std::string& file) {
+  if (!out.temporary) return message;
+  for (size_t at = message.find(out.path); at != std::string::npos; at = message.find(out.path, at + file.size()))
+    message.replace(at, out.path.size(), file);
+  return message;
+}
+
 void require_seekable(const std::string& path, const std::string& what) {
   check(factz::check_input_path(path));
   std::error_code ec;
