@@ -219,6 +219,7 @@ Status write_file(const std::string& path, std::initializer_list<std::span<const
     if (err == ENOENT) return io_error("cannot write " + path + ": folder " + folder.string() + " does not exist");
     return io_error("cannot write " + path + ": " + reason(err));
   }
+  temp_files::created(tmp);
   Fd fd(raw);
   if (exists) (void)::fchmod(fd.get(), st.st_mode & 07777);  // a replaced file keeps its mode
   int err = 0;

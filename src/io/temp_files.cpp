@@ -26,6 +26,10 @@ void on_signal(int sig) {
   // To the process, not this thread: a thread that does not block it ends the process now,
   // while this one still runs its handler (or when it returns, if it is the only one).
   ::kill(::getpid(), sig);
+  // A thread that went on meanwhile may have created a registered file again (an MPI-IO open
+  // creating its lock-test file): once more, in the moment before the end.
+  for (int k = 0; k < kSlots; ++k)
+    if (g_state[k].load() == 2) ::unlink(g_path[k]);
 }
 
 }  // namespace
@@ -64,6 +68,13 @@ bool ending() noexcept { return g_ending.load() != 0; }
 
 void wait_for_the_end() noexcept {
   for (;;) ::pause();
+}
+
+void created(const std::string& path) noexcept {
+  // unlink_all sets the flag before it unlinks: either it sees this file, or this sees the flag.
+  if (!ending()) return;
+  ::unlink(path.c_str());
+  wait_for_the_end();
 }
 
 void unlink_all() noexcept {

@@ -46,6 +46,10 @@ void unlink_all() noexcept;
 bool ending() noexcept;
 [[noreturn]] void wait_for_the_end() noexcept;
 
+/// To call right after creating a registered file: when the handler has already run on
+/// another thread (its unlink came before the file existed), removes it and waits for the end.
+void created(const std::string& path) noexcept;
+
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP that call unlink_all() and `also` (when
 /// not null: the CLI's variable_io::unlink_temporaries, for the module's own registry), then end the process by the same signal
 /// with its default action (the exit status a shell reports stays 128 + signal). Signals the

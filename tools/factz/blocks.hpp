@@ -58,11 +58,18 @@ void phase(World& w, F&& f) {
 /// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
 /// the failure, as one write (so that mpirun's own messages cannot split the line); every
 /// rank exits with the same code.
+/// This process's rank, once guarded() has started the world (0 before, and in one process).
+inline int& this_rank() {
+  static int rank = 0;
+  return rank;
+}
+
 template <class F>
 int guarded(const char* command, F&& driver) {
   auto started = World::start();
   if (!started.ok()) fail(started.status().to_string());
   World& w = *started.value();
+  this_rank() = w.rank();
   try {
     return driver(w);
   } catch (const Failure& f) {
@@ -101,10 +108,23 @@ std::string named_as_given(std::string message, const CollectiveOutput& out, con
 /// partial output and an existing file unchanged. Written in place (collective_output), a file
 /// the write created or changed is removed when it fails; one it never touched (it could not
 /// be opened) is left as it was, and so are devices and FIFOs.
+/// OpenMPI's MPI-IO opens `path.locktest.RANK` beside a file each rank opens, and removes it
+/// at once: registered on each rank for the signal handlers while `path` is open (a run ended
+/// then would leave it beside the user's file). Nothing in one process.
+inline void register_mpi_side_file(World& w, const std::string& path,
+                                   std::optional<factz::temp_files::Registration>& side) {
+  if (w.distributed()) side.emplace(path + ".locktest." + std::to_string(w.rank()));
+}
+
 template <class F>
 void written_or_removed(World& w, const std::string& file, F&& write) {
   std::optional<factz::temp_files::Registration> registered;
   const CollectiveOutput out = collective_output(w, file, registered);
+  std::optional<factz::temp_files::Registration> side, on_this_rank;
+  register_mpi_side_file(w, out.path, side);
+  // Every rank's handler removes the temporary: a rank that is still writing when another
+  // ends may create it again (MPI_MODE_CREATE) before the signal reaches it.
+  if (out.temporary && w.rank() != 0) on_this_rank.emplace(out.path);
   struct stat before {};
   const bool existed = ::stat(file.c_str(), &before) == 0;
   try {
@@ -225,6 +245,8 @@ std::vector<uint8_t> read_block_streams(World& w, const std::string& path, const
   from = first < last ? ix.entries[size_t(first)].offset : 0;
   const uint64_t to = first < last ? ix.entries[size_t(last - 1)].offset + ix.entries[size_t(last - 1)].length : 0;
   std::vector<uint8_t> streams;
+  std::optional<factz::temp_files::Registration> side;
+  register_mpi_side_file(w, path, side);
   phase(w, [&] { streams = take(w.read_at_all(path, from, to - from)); });
   return streams;
 }

@@ -50,6 +50,7 @@ std::vector<T> read_block_plane(const std::string& path, int64_t nx, int64_t ny,
   if (!file.variable) check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
   std::error_code regular_ec;
   if (file.variable || ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec)) {
+    const QuietReaderNotes quiet(this_rank() != 0);  // every rank reads it whole: rank 0 says what it found
     PlaneInputOf<T> whole = read_plane_input_of<T>(file, {uint64_t(ny), uint64_t(nx)}, 2, "compress");
     for (int64_t y = 0; y < e.ny; ++y)
       std::memcpy(out.data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * sizeof(T));
@@ -279,6 +280,7 @@ CollectiveOutput collective_output(World& w, const std::string& file,
       do fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       while (fd < 0 && errno == EINTR);
       if (fd >= 0) {
+        factz::temp_files::created(tmp);
         if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its mode
         ::close(fd);
         out.path = tmp;

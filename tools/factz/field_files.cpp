@@ -38,6 +38,16 @@ void warn(const std::string& command, const std::string& text) {
   std::fprintf(stderr, "factz %s: warning: %s\n", command.c_str(), text.c_str());
 }
 
+bool g_quiet_reader_notes = false;
+
+/// A line the readers print about a variable (field_files.hpp, QuietReaderNotes): once per
+/// process, none while quiet.
+void reader_note(const std::string& line) {
+  static std::set<std::string> printed;
+  if (g_quiet_reader_notes || !printed.insert(line).second) return;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 /// The packed variables this process read: what (FILE:VAR), step and slack.
 struct PackedInput {
   std::string what;
@@ -306,16 +316,14 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
     const auto& spec = *f.variable;
     auto data = variable_io::read_variable(spec, whole, true, auxiliaries_wanted());
     if (!data.ok()) fail(data.status().to_string());
-    for (const auto& note : data->notes) warn(command, spec.file + ": " + note);
+    for (const auto& note : data->notes) reader_note("factz " + command + ": warning: " + spec.file + ": " + note);
     static std::set<std::string> noted;  // a grid u and v both name: one note
     std::string grids;
     for (const auto& grid : data->grids_left_out)
       if (noted.insert(spec.file + ":" + grid).second) grids += (grids.empty() ? "" : "; ") + grid;
     if (!grids.empty())
-      std::fprintf(stderr,
-                   "factz %s: note: %s names the auxiliary coordinates %s, which the stream keeps only with "
-                   "--keep-coordinates (decompress then writes them back too)\n",
-                   command.c_str(), spec.text().c_str(), grids.c_str());
+      reader_note("factz " + command + ": note: " + spec.text() + " names the auxiliary coordinates " + grids +
+                  ", which the stream keeps only with --keep-coordinates (decompress then writes them back too)");
     p.auxiliaries = std::move(data->auxiliaries);
     p.values = take_values<T>(data.value(), spec, command);
     if (!shape.empty() && data->shape != shape)
@@ -343,11 +351,11 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
              range.text + ", which makes them missing data (CF), and they hold more than " +
              std::to_string(kMaxOutside) + " distinct values, which factz does not declare one by one: set them to "
              "a _FillValue, or give --fill V to compress them as data");
-      if (count > 0)
-        std::fprintf(stderr,
-                     "factz %s: note: %s: %llu value(s) outside its %s are missing data (CF), kept exactly (unless "
-                     "--fill declares the missing values instead)\n",
-                     command.c_str(), spec.text().c_str(), static_cast<unsigned long long>(count), range.text.c_str());
+      if (count > 0)  // compress keeps them exactly; verify and cp compare them as missing
+        reader_note("factz " + command + ": note: " + spec.text() + ": " + std::to_string(count) +
+                    " value(s) outside its " + range.text + " are missing data (CF)" +
+                    (command == "compress" ? ", kept exactly (unless --fill declares the missing values instead)"
+                                           : ""));
       for (T x : values) add_distinct(p.fills, x);
     }
     p.source = std::move(data->source);
@@ -385,6 +393,9 @@ template PlaneInputOf<float> read_plane_input_of<float>(const FieldFile&, const 
 template PlaneInputOf<double> read_plane_input_of<double>(const FieldFile&, const std::vector<uint64_t>&, int,
                                                           const std::string&, const std::string&);
 
+QuietReaderNotes::QuietReaderNotes(bool quiet) : was_(g_quiet_reader_notes) { g_quiet_reader_notes = quiet || was_; }
+QuietReaderNotes::~QuietReaderNotes() { g_quiet_reader_notes = was_; }
+
 void note_bound_below_packing(const std::string& command, double eb) {
   // Below `limit` a decompressed value re-packs to its integer: |x' - x| <= eb and x lies
   // within `slack` of the exact lattice point, so x' lies within half a step of it. A note
@@ -396,12 +407,11 @@ void note_bound_below_packing(const std::string& command, double eb) {
   for (const auto& in : packed_inputs()) {
     const double limit = in.step / 2 - in.slack;
     if (!(eb > 0) || !(eb < limit / 2)) continue;
-    std::fprintf(stderr,
-                 "factz %s: note: %s is packed with a step of %s; with the bound %s, re-packing the decompressed "
-                 "values (factz_packed_scale_factor, factz_packed_add_offset) gives back every integer of the "
-                 "file, as it does for any bound below %s, which makes a smaller stream (for example -M ABS %s)\n",
-                 command.c_str(), in.what.c_str(), short_number(in.step).c_str(), short_number(eb).c_str(),
-                 short_number(down6(limit)).c_str(), short_number(down6(0.98 * smallest)).c_str());
+    reader_note("factz " + command + ": note: " + in.what + " is packed with a step of " + short_number(in.step) +
+                "; with the bound " + short_number(eb) +
+                ", re-packing the decompressed values (factz_packed_scale_factor, factz_packed_add_offset) gives "
+                "back every integer of the file, as it does for any bound below " + short_number(down6(limit)) +
+                ", which makes a smaller stream (for example -M ABS " + short_number(down6(0.98 * smallest)) + ")");
   }
 }
 

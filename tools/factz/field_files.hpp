@@ -79,6 +79,21 @@ using PlaneInput = PlaneInputOf<float>;
 /// (`step / 2 - slack`), and a bound near it makes a smaller stream (docs/usage.md, "Packed
 /// variables").
 void note_bound_below_packing(const std::string& command, double eb);
+/// What the readers say about a variable (its notes and warnings, the valid range's note, the
+/// packing note) is printed once per process, however often it is read (once per block of a
+/// multi-block run), and not at all while a QuietReaderNotes lives: under mpirun every rank
+/// reads a global variable whole, and only rank 0 says what the reader found.
+class QuietReaderNotes {
+ public:
+  explicit QuietReaderNotes(bool quiet);
+  ~QuietReaderNotes();
+  QuietReaderNotes(const QuietReaderNotes&) = delete;
+  QuietReaderNotes& operator=(const QuietReaderNotes&) = delete;
+
+ private:
+  bool was_;
+};
+
 /// Reads `f` as a plane of `shape` (outermost first; empty: the file's own shape, a usage
 /// error for raw files) of values of type T: raw float32 / '<f4' .npy / float32 variables
 /// for float, raw float64 / '<f8' .npy / float64 variables for double (raw and .npy

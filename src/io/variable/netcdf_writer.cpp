@@ -298,6 +298,7 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
     NcFile f;
     if (int s = nc_create(tmp.c_str(), NC_NETCDF4 | NC_CLOBBER, f.out()); s != NC_NOERR)
       return io_error("cannot write " + file + ": " + nc_text(s));
+    temp_files::created(tmp);
     Writer w(f.id(), notes);
     for (const auto& v : variables) {
       result = w.add(v);
