@@ -55,15 +55,15 @@ void phase(World& w, F&& f) {
   if (!s.ok()) throw status_failure(s);
 }
 
-/// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
-/// the failure, as one write (so that mpirun's own messages cannot split the line); every
-/// rank exits with the same code.
 /// This process's rank, once guarded() has started the world (0 before, and in one process).
 inline int& this_rank() {
   static int rank = 0;
   return rank;
 }
 
+/// Runs a driver. One process: failures go to main as usual. Under mpirun only rank 0 prints
+/// the failure, as one write (so that mpirun's own messages cannot split the line); every
+/// rank exits with the same code.
 template <class F>
 int guarded(const char* command, F&& driver) {
   auto started = World::start();
@@ -101,13 +101,6 @@ Status rename_collective_output(const CollectiveOutput& out);
 /// `message` with the temporary's name replaced by the name the user gave.
 std::string named_as_given(std::string message, const CollectiveOutput& out, const std::string& file);
 
-/// A collective write of a file that ranks write in parts (MPI-IO, or one process's
-/// positioned writes), `write(path)` on every rank, with the guarantees of every other write
-/// (docs/usage.md, "Every write is checked"): the parts go to a temporary file renamed over
-/// `file` when whole, so a failure on any rank, or a signal that ends the run, leaves no
-/// partial output and an existing file unchanged. Written in place (collective_output), a file
-/// the write created or changed is removed when it fails; one it never touched (it could not
-/// be opened) is left as it was, and so are devices and FIFOs.
 /// OpenMPI's MPI-IO opens `path.locktest.RANK` beside a file each rank opens, and removes it
 /// at once: registered on each rank for the signal handlers while `path` is open (a run ended
 /// then would leave it beside the user's file). Nothing in one process.
@@ -116,6 +109,13 @@ inline void register_mpi_side_file(World& w, const std::string& path,
   if (w.distributed()) side.emplace(path + ".locktest." + std::to_string(w.rank()));
 }
 
+/// A collective write of a file that ranks write in parts (MPI-IO, or one process's
+/// positioned writes), `write(path)` on every rank, with the guarantees of every other write
+/// (docs/usage.md, "Every write is checked"): the parts go to a temporary file renamed over
+/// `file` when whole, so a failure on any rank, or a signal that ends the run, leaves no
+/// partial output and an existing file unchanged. Written in place (collective_output), a file
+/// the write created or changed is removed when it fails; one it never touched (it could not
+/// be opened) is left as it was, and so are devices and FIFOs.
 template <class F>
 void written_or_removed(World& w, const std::string& file, F&& write) {
   std::optional<factz::temp_files::Registration> registered;
@@ -208,7 +208,7 @@ factz::ValueRange global_range(World& w, factz::ValueRange mine);
 /// gathered (one MPI_Allgather), header(all lengths) gives the header and index, which rank 0
 /// puts in front of its streams (in `bytes`), the last rank puts `trailer` (the source
 /// record's, the same on every rank; empty without one) after its own, and every rank writes
-/// its part at its offset (the file is removed when any rank fails). Returns the file's size.
+/// its part at its offset (written_or_removed: whole or not at all). Returns the file's size.
 template <class Header>
 uint64_t write_multiblock_file(World& w, const std::string& out, int first, const std::vector<uint64_t>& lengths,
                                std::vector<uint8_t>& bytes, const std::vector<uint8_t>& trailer, Header&& header) {
@@ -252,7 +252,7 @@ std::vector<uint8_t> read_block_streams(World& w, const std::string& path, const
 }
 
 /// Writes one global raw plane of `plane_bytes` from this rank's segments (sorted here by
-/// offset), collectively; the file is removed when any rank fails.
+/// offset), collectively; whole or not at all (written_or_removed).
 inline void write_plane_segments(World& w, const std::string& name, uint64_t plane_bytes,
                                  std::vector<factz::mpi::Segment> segs) {
   std::sort(segs.begin(), segs.end(), [](const auto& x, const auto& y) { return x.offset < y.offset; });
