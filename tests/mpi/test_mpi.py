@@ -803,6 +803,16 @@ def test_netcdf_variables_keep_their_record(tmp_path):
     with h5py.File(tmp_path / "d.nc") as d:
         assert np.array_equal(d["lat"][()], lat) and np.array_equal(d["lon"][()], lon)
         assert d["U"].attrs["units"] == b"m s-1"
+    # verify of variables block by block (each rank reads each variable once for its blocks):
+    # the counts of the one-process comparison, for every rank count.
+    vargs = ["verify", "-i", f"{tmp_path}/g.nc:U", "-i", f"{tmp_path}/g.nc:V", "-d", f"{tmp_path}/d.nc:U", "-d",
+             f"{tmp_path}/d.nc:V", "--blocks", 3, 2]
+    counts = ("cp_original", "cp_decompressed", "violations", "masked_vertices", "max_abs_error_u")
+    one = stats(run(vargs).stdout)
+    assert one["violations"] == "0" and one["masked_vertices"] == "4", one
+    for n in (2, 3):
+        got = stats(run(vargs, np_=n).stdout)
+        assert all(got[k] == one[k] for k in counts), (n, got, one)
     # Under mpirun the outputs are raw planes, and --repack (netCDF outputs) is refused.
     run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "u.f32", "-o", tmp_path / "v.f32"], np_=2)
     one_error_line(run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "u.f32", "-o",

@@ -47,6 +47,14 @@ Field block_of(const Args& a, const std::string& flag, const BlockLayout& L, int
   if constexpr (kFloat64<Field>) return read_block64(a, flag, L, b);
   else return read_block(a, flag, L, b);
 }
+/// Blocks [first, last) of the field of `flag`, read as Field (a file read whole, once).
+template <class Field>
+std::vector<Field> blocks_of_field(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
+                                   DeclaredFillsOf<ValueOf<Field>>* declared = nullptr,
+                                   const DeclaredFillsOf<ValueOf<Field>>* like = nullptr) {
+  if constexpr (kFloat64<Field>) return read_blocks64(a, flag, L, first, last, declared, like);
+  else return read_blocks(a, flag, L, first, last, declared, like);
+}
 
 /// Bytes of the raw field (u and v) and its bits per vertex at `ratio`.
 template <class Field>
@@ -149,10 +157,8 @@ int compress_blocks(World& w, const Args& a) {
       refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
-    for (int b = first; b < last; ++b) {
-      mine.push_back(block_of<Field>(a, "-i", L, b));
-      range = factz::merge(range, factz::value_range_of(mine.back()));
-    }
+    mine = blocks_of_field<Field>(a, "-i", L, first, last);
+    for (const Field& f : mine) range = factz::merge(range, factz::value_range_of(f));
   });
   if (a.has("--per-rank"))  // 32 bytes per block gathered
     check_per_rank_files(
@@ -414,16 +420,19 @@ int decompress_distributed(World& w, const Args& a) {
 
 /// Counts and error sums of a set of blocks; the sums over all blocks are the global figures.
 struct Tally {
-  int64_t counts[6] = {};  ///< cp_original, cp_decompressed, lost, spurious, type_changed, vertices
-  double sq[1] = {};       ///< sum of squared errors over owned vertices
-  double maxima[4] = {};   ///< max |du|, max |dv|, max value, -min value
+  /// cp_original, cp_decompressed, lost, spurious, type_changed, mask_mismatch, masked, valid
+  int64_t counts[8] = {};
+  double sq[1] = {};      ///< sum of squared errors over owned vertices valid in both
+  double maxima[4] = {};  ///< max |du|, max |dv|, max value, -min value (valid in both)
   Tally() { maxima[2] = maxima[3] = -std::numeric_limits<double>::infinity(); }
 };
 
 /// Adds block b: critical points by factz::compare on the block (every triangle of the
 /// global mesh lies in exactly one block, and its signature depends only on its three
-/// vertices, so the per-block counts sum to the global comparison's), errors over the
-/// vertices the block owns (each vertex counted once).
+/// vertices, so the per-block counts sum to the global comparison's); masks and errors over
+/// the vertices the block owns (each vertex counted once), as factz::compare counts them: a
+/// vertex missing in one field only is a mask mismatch, the original's missing vertices are
+/// the masked ones, errors and the value range run over the vertices valid in both.
 template <class Field>
 void tally_block(const BlockLayout& L, int b, const Field& o, const Field& d, factz::Exec ex, Tally& t) {
   const auto c = take(factz::compare(o, d, ex));
@@ -432,11 +441,17 @@ void tally_block(const BlockLayout& L, int b, const Field& o, const Field& d, fa
   t.counts[2] += c.lost;
   t.counts[3] += c.spurious;
   t.counts[4] += c.type_changed;
+  const std::vector<uint8_t> mo = factz::missing_mask(o), md = factz::missing_mask(d);
   const BlockExtent& e = L.blocks[size_t(b)];
   const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x) {
       const size_t k = size_t(y * e.nx + x);
+      const bool miss_o = !mo.empty() && mo[k], miss_d = !md.empty() && md[k];
+      t.counts[5] += miss_o != miss_d;
+      t.counts[6] += miss_o;
+      if (miss_o || miss_d) continue;
+      ++t.counts[7];
       const double du = double(o.u[k]) - double(d.u[k]), dv = double(o.v[k]) - double(d.v[k]);
       t.sq[0] += du * du + dv * dv;
       t.maxima[0] = std::max(t.maxima[0], std::fabs(du));
@@ -444,7 +459,6 @@ void tally_block(const BlockLayout& L, int b, const Field& o, const Field& d, fa
       t.maxima[2] = std::max({t.maxima[2], double(o.u[k]), double(o.v[k])});
       t.maxima[3] = std::max({t.maxima[3], -double(o.u[k]), -double(o.v[k])});
     }
-  t.counts[5] += w * h;
 }
 
 /// One process, both fields in memory: every block of them.
@@ -465,7 +479,16 @@ void tally_whole(const Args& a, const BlockLayout& L, factz::Exec ex, bool float
 
 template <class Field>
 void tally_mine(const Args& a, const BlockLayout& L, int first, int last, factz::Exec ex, Tally& t) {
-  for (int b = first; b < last; ++b)
+  if (read_whole(a, "-i") || read_whole(a, "-d") || a.has("--per-rank")) {
+    // Each file read once, then the blocks; the original's fill values mark the
+    // reconstruction's missing vertices too (as verify in one process).
+    DeclaredFillsOf<ValueOf<Field>> fills;
+    const std::vector<Field> o = blocks_of_field<Field>(a, "-i", L, first, last, &fills);
+    const std::vector<Field> d = blocks_of_field<Field>(a, "-d", L, first, last, nullptr, &fills);
+    for (int b = first; b < last; ++b) tally_block(L, b, o[size_t(b - first)], d[size_t(b - first)], ex, t);
+    return;
+  }
+  for (int b = first; b < last; ++b)  // raw files by rows (only --fill declares): a block of each at a time
     tally_block(L, b, block_of<Field>(a, "-i", L, b), block_of<Field>(a, "-d", L, b), ex, t);
 }
 
@@ -503,8 +526,10 @@ int verify_blocks(World& w, const Args& a) {
   c.lost = t.counts[2];
   c.spurious = t.counts[3];
   c.type_changed = t.counts[4];
+  c.mask_mismatch = t.counts[5];
+  c.masked_vertices = t.counts[6];
   c.max_abs_error = {t.maxima[0], t.maxima[1]};
-  const int64_t n = t.counts[5];
+  const int64_t n = t.counts[7];
   c.value_range = n > 0 ? t.maxima[2] + t.maxima[3] : 0.0;
   c.rmse = n > 0 ? std::sqrt(t.sq[0] / double(2 * n)) : 0.0;
   c.nrmse = c.value_range > 0 ? c.rmse / c.value_range : 0.0;

@@ -25,6 +25,7 @@
 
 #include "common.hpp"
 #include "factz/multiblock.hpp"
+#include "field_files.hpp"
 #include "io/temp_files.hpp"
 #include "mpi/comm.hpp"
 
@@ -181,6 +182,19 @@ VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayo
 /// read_block of a float64 field (the same code, templated on the value type): raw float64
 /// (--dtype f64), '<f8' .npy files or float64 variables, fill values compared as doubles.
 VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b);
+/// Blocks [first, last) of the field of `flag`, as read_block / read_block64 give them one by
+/// one, but a global file that is read whole (a netCDF / HDF5 variable, a .npy file, a pipe)
+/// is read once for all of them, not once per block. `declared` (when given) gets the fill
+/// values that marked the missing vertices; `like` (an original's, for a reconstruction)
+/// marks its vertices too, as verify does in one process.
+std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first,
+                                       int last, DeclaredFills* declared = nullptr,
+                                       const DeclaredFills* like = nullptr);
+std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& flag, const BlockLayout& L, int first,
+                                           int last, DeclaredFillsOf<double>* declared = nullptr,
+                                           const DeclaredFillsOf<double>* like = nullptr);
+/// Whether the global files of `flag` include one that is read whole (read_blocks).
+bool read_whole(const Args& a, const std::string& flag);
 /// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v, over
 /// the values' bytes (4 or 8 each).
 std::array<uint64_t, 4> edge_hashes(const VectorField2D& f);

@@ -38,24 +38,34 @@ void read_rows(const std::string& path, int64_t nx, const BlockExtent& e, T* out
   }
 }
 
-/// Block `e` of the global nx x ny plane of T in `path`: for raw regular files only the
-/// block's row segments are read; a .npy file, a netCDF / HDF5 variable, a pipe or a FIFO is
-/// read whole (through the one reader, read_plane_input_of) and cut. `fills` gets a
-/// variable's declared fill values.
-template <class T>
-std::vector<T> read_block_plane(const std::string& path, int64_t nx, int64_t ny, const BlockExtent& e,
-                                std::vector<T>& fills) {
-  std::vector<T> out(size_t(e.nx * e.ny));
+/// Whether the global file `path` is read whole: a netCDF / HDF5 variable, a .npy file, a
+/// pipe or a FIFO (raw regular files are read by rows).
+bool read_whole(const std::string& path) {
   const FieldFile file = field_file(path);
   if (!file.variable) check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
   std::error_code regular_ec;
-  if (file.variable || ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec)) {
+  return file.variable || ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec);
+}
+
+/// Blocks `blocks` of the global nx x ny plane of T in `path`, into `outs` (one per block,
+/// e.nx * e.ny values): for raw regular files only each block's row segments are read; a file
+/// read whole (read_whole) is read once, through the one reader (read_plane_input_of), and
+/// cut. `fills` gets a variable's declared fill values.
+template <class T>
+void read_block_planes(const std::string& path, int64_t nx, int64_t ny, const std::vector<BlockExtent>& blocks,
+                       const std::vector<std::vector<T>*>& outs, std::vector<T>& fills) {
+  for (size_t k = 0; k < blocks.size(); ++k) outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny), T(0));
+  if (read_whole(path)) {
     const QuietReaderNotes quiet(this_rank() != 0);  // every rank reads it whole: rank 0 says what it found
-    PlaneInputOf<T> whole = read_plane_input_of<T>(file, {uint64_t(ny), uint64_t(nx)}, 2, "compress");
-    for (int64_t y = 0; y < e.ny; ++y)
-      std::memcpy(out.data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0, size_t(e.nx) * sizeof(T));
+    PlaneInputOf<T> whole = read_plane_input_of<T>(field_file(path), {uint64_t(ny), uint64_t(nx)}, 2, "compress");
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      const BlockExtent& e = blocks[k];
+      for (int64_t y = 0; y < e.ny; ++y)
+        std::memcpy(outs[k]->data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0,
+                    size_t(e.nx) * sizeof(T));
+    }
     fills = std::move(whole.fills);
-    return out;
+    return;
   }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -64,14 +74,25 @@ std::vector<T> read_block_plane(const std::string& path, int64_t nx, int64_t ny,
   if (uint64_t(size) != need)
     fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
          std::to_string(ny) + (sizeof(T) == 8 ? " float64" : " float32") + " plane needs " + std::to_string(need));
-  read_rows(path, nx, e, out.data());
-  return out;
+  for (size_t k = 0; k < blocks.size(); ++k) read_rows(path, nx, blocks[k], outs[k]->data());
+}
+
+/// Marks NaN and the declared fill values (the files', or --fill's; extract_block keeps the
+/// mask) in block b, then validates it.
+template <class T>
+void finish_block(VectorFieldOf<T>& f, const DeclaredFillsOf<T>& fills, const BlockExtent& e, int b) {
+  mark_declared(f, fills);
+  const Status s = factz::validate_field(f);
+  if (!s.ok())
+    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
+         "): " + s.to_string());
 }
 
 /// Block b of the global field of `flag` with values of type T: its rows of the global
 /// files, or its own per-rank files; NaN and the declared fill values marked; validated.
 template <class T>
-VectorFieldOf<T> read_block_of(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
+VectorFieldOf<T> read_block_of(const Args& a, const std::string& flag, const BlockLayout& L, int b,
+                               DeclaredFillsOf<T>* declared = nullptr, const DeclaredFillsOf<T>* like = nullptr) {
   const auto& files = a.all(flag);
   const std::string u = files[0][0], v = files[1][0];
   const BlockExtent& e = L.blocks[size_t(b)];
@@ -88,16 +109,44 @@ VectorFieldOf<T> read_block_of(const Args& a, const std::string& flag, const Blo
     fills_u = std::move(pu.fills);
     fills_v = std::move(pv.fills);
   } else {
-    f.u = read_block_plane<T>(u, L.nx, L.ny, e, fills_u);
-    f.v = read_block_plane<T>(v, L.nx, L.ny, e, fills_v);
+    read_block_planes<T>(u, L.nx, L.ny, {e}, {&f.u}, fills_u);
+    read_block_planes<T>(v, L.nx, L.ny, {e}, {&f.v}, fills_v);
   }
-  // NaN and the declared fill values (the files', or --fill's; extract_block keeps the mask).
-  mark_declared(f, declared_fills<T>(a, fills_u, fills_v));
-  const Status s = factz::validate_field(f);
-  if (!s.ok())
-    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
-         "): " + s.to_string());
+  DeclaredFillsOf<T> fills = declared_fills<T>(a, fills_u, fills_v);
+  if (like) add_original_fills(fills, *like);  // a reconstruction: the original's mark its vertices too
+  finish_block(f, fills, e, b);
+  if (declared) *declared = std::move(fills);
   return f;
+}
+
+template <class T>
+std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& flag, const BlockLayout& L, int first,
+                                             int last, DeclaredFillsOf<T>* declared, const DeclaredFillsOf<T>* like) {
+  std::vector<VectorFieldOf<T>> out;
+  if (a.has("--per-rank")) {
+    for (int b = first; b < last; ++b) out.push_back(read_block_of<T>(a, flag, L, b, declared, like));
+    return out;
+  }
+  const auto& files = a.all(flag);
+  std::vector<BlockExtent> extents;
+  std::vector<std::vector<T>*> us, vs;
+  out.resize(size_t(std::max(last - first, 0)));
+  for (int b = first; b < last; ++b) {
+    VectorFieldOf<T>& f = out[size_t(b - first)];
+    extents.push_back(L.blocks[size_t(b)]);
+    f.nx = extents.back().nx;
+    f.ny = extents.back().ny;
+    us.push_back(&f.u);
+    vs.push_back(&f.v);
+  }
+  std::vector<T> fills_u, fills_v;
+  read_block_planes<T>(files[0][0], L.nx, L.ny, extents, us, fills_u);
+  read_block_planes<T>(files[1][0], L.nx, L.ny, extents, vs, fills_v);
+  DeclaredFillsOf<T> fills = declared_fills<T>(a, fills_u, fills_v);
+  if (like) add_original_fills(fills, *like);
+  for (int b = first; b < last; ++b) finish_block(out[size_t(b - first)], fills, extents[size_t(b - first)], b);
+  if (declared) *declared = std::move(fills);
+  return out;
 }
 
 /// `a` with the files of `flag` (two, or three for a 3D field) replaced by block b's per-rank
@@ -216,6 +265,20 @@ VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayo
 }
 VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
   return read_block_of<double>(a, flag, L, b);
+}
+std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first,
+                                       int last, DeclaredFills* declared, const DeclaredFills* like) {
+  return read_blocks_of<float>(a, flag, L, first, last, declared, like);
+}
+std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& flag, const BlockLayout& L, int first,
+                                           int last, DeclaredFillsOf<double>* declared,
+                                           const DeclaredFillsOf<double>* like) {
+  return read_blocks_of<double>(a, flag, L, first, last, declared, like);
+}
+bool read_whole(const Args& a, const std::string& flag) {
+  if (a.has("--per-rank")) return false;
+  const auto& files = a.all(flag);
+  return std::any_of(files.begin(), files.end(), [](const auto& f) { return read_whole(f[0]); });
 }
 
 bool float64_field(World& w, const Args& a, const char* flag) {

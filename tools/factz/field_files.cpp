@@ -459,6 +459,14 @@ template DeclaredFillsOf<float> declared_fills(const Args&, const std::vector<fl
 template DeclaredFillsOf<double> declared_fills(const Args&, const std::vector<double>&, const std::vector<double>&);
 
 template <class T>
+void add_original_fills(DeclaredFillsOf<T>& to, const DeclaredFillsOf<T>& original) {
+  for (T x : original.u) add_distinct(to.u, x);
+  for (T x : original.v) add_distinct(to.v, x);
+}
+template void add_original_fills(DeclaredFillsOf<float>&, const DeclaredFillsOf<float>&);
+template void add_original_fills(DeclaredFillsOf<double>&, const DeclaredFillsOf<double>&);
+
+template <class T>
 void mark_values(std::vector<uint8_t>& mask, const std::vector<T>& plane, std::span<const T> values) {
   if (values.empty()) return;
   if (mask.size() != plane.size()) mask.assign(plane.size(), 0);
@@ -521,10 +529,7 @@ VectorInputOf<T> read_vector_input_of(const Args& a, const char* flag, const std
   f.u = std::move(pu.values);
   f.v = std::move(pv.values);
   in.fills = declared_fills<T>(a, pu.fills, pv.fills);
-  if (like) {
-    for (T x : like->fills.u) add_distinct(in.fills.u, x);
-    for (T x : like->fills.v) add_distinct(in.fills.v, x);
-  }
+  if (like) add_original_fills(in.fills, like->fills);
   in.masked = mark_declared(f, in.fills);
   // Validated after marking (an infinite fill value that is declared is missing data, not an
   // error), and before the warning (a field that fails gets one line).

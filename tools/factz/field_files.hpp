@@ -135,6 +135,10 @@ using DeclaredFills = DeclaredFillsOf<float>;
 /// (parsed as float for float fields, as double for double fields).
 template <class T>
 DeclaredFillsOf<T> declared_fills(const Args& a, const std::vector<T>& file_u, const std::vector<T>& file_v);
+/// Adds an original's fill values to a reconstruction's (each value once, NaN once): its
+/// missing vertices hold them, whatever its own file declares (verify).
+template <class T>
+void add_original_fills(DeclaredFillsOf<T>& to, const DeclaredFillsOf<T>& original);
 /// Adds to `mask` (sized to the plane when it is not) the vertices where `plane` holds one of
 /// `values`, compared in T: declared fill values beyond what factz::mark_missing takes.
 template <class T>
