@@ -127,10 +127,11 @@ std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& f
     for (int b = first; b < last; ++b) out.push_back(read_block_of<T>(a, flag, L, b, declared, like));
     return out;
   }
+  if (last <= first) return out;  // a rank without blocks (more ranks than blocks) reads nothing
   const auto& files = a.all(flag);
   std::vector<BlockExtent> extents;
   std::vector<std::vector<T>*> us, vs;
-  out.resize(size_t(std::max(last - first, 0)));
+  out.resize(size_t(last - first));
   for (int b = first; b < last; ++b) {
     VectorFieldOf<T>& f = out[size_t(b - first)];
     extents.push_back(L.blocks[size_t(b)]);
