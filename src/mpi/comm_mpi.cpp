@@ -4,6 +4,7 @@
 // Called only once MPI is initialized (World::start); World keeps rank, size and the
 // communication volume.
 #include <mpi.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <climits>
@@ -27,11 +28,14 @@ Status mpi_failure(const char* call, int rc) {
   return Status(Code::internal, std::string(call) + ": " + mpi_error(rc));
 }
 
-/// Opens `path` collectively for writing and sizes it to file_bytes (truncating a longer one).
+/// Opens `path` collectively for writing and sizes it to file_bytes (truncating a longer one);
+/// a device (/dev/null) has no size to set.
 Result<MPI_File> open_for_write(const std::string& path, uint64_t file_bytes) {
   MPI_File fh;
   int rc = MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
   if (rc != MPI_SUCCESS) return io_error("cannot open " + path + " for writing: " + mpi_error(rc));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return fh;
   rc = MPI_File_set_size(fh, MPI_Offset(file_bytes));
   if (rc != MPI_SUCCESS) {
     MPI_File_close(&fh);

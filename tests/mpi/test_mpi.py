@@ -331,6 +331,11 @@ def test_collective_writes_replace_whole_or_not_at_all(tmp_path):
     assert os.stat(a).st_mode & 0o777 == 0o640
     hidden = [p.name for p in tmp_path.iterdir() if ".factz-" in p.name]
     assert not hidden, hidden
+    # A device is written in place (MPI-IO cannot size /dev/null: it is not sized).
+    c = tmp_path / "c.f32"
+    run(["decompress", "-z", z, "-o", "/dev/null", "-o", c], np_=2)
+    assert c.read_bytes() == b.read_bytes()
+    run(base + ["-z", "/dev/null"], np_=2)
     p = run(base + ["-z", tmp_path / "missing" / "z.fzmb"], np_=2, expect=None)
     one_error_line(p, 1, [str(tmp_path / "missing" / "z.fzmb")])
     assert not (tmp_path / "missing").exists()
