@@ -69,22 +69,27 @@ std::vector<T> component_of(const std::string& path, int64_t nx, int64_t ny, int
   else return read_component(path, nx, ny, nz);
 }
 
-/// Block `e` of the global nx x ny x nz component in `path`: for a raw regular file only the
-/// block's row segments are read (one read per row, or per slice when rows are whole); a .npy
-/// file is read whole (the 3D reader checks its header) and cut.
+/// Blocks `blocks` of the global nx x ny x nz component in `path`, into `outs` (one per
+/// block): for a raw regular file only each block's row segments are read (one read per row,
+/// or per slice when rows are whole); a .npy file or a pipe is read whole once (the 3D reader
+/// checks its header) and cut.
 template <class T>
-std::vector<T> read_block_component(const std::string& path, int64_t nx, int64_t ny, int64_t nz,
-                                    const BlockExtent3D& e) {
-  std::vector<T> out(size_t(e.nx * e.ny * e.nz));
+void read_block_components(const std::string& path, int64_t nx, int64_t ny, int64_t nz,
+                           const std::vector<BlockExtent3D>& blocks, const std::vector<std::vector<T>*>& outs) {
+  for (size_t k = 0; k < blocks.size(); ++k)
+    outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny * blocks[k].nz), T(0));
   check(factz::check_input_path(path));
   std::error_code ec;
   if (ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, ec)) {
     const std::vector<T> whole = component_of<T>(path, nx, ny, nz);
-    for (int64_t z = 0; z < e.nz; ++z)
-      for (int64_t y = 0; y < e.ny; ++y)
-        std::memcpy(out.data() + (z * e.ny + y) * e.nx, whole.data() + ((e.z0 + z) * ny + e.y0 + y) * nx + e.x0,
-                    size_t(e.nx) * sizeof(T));
-    return out;
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      const BlockExtent3D& e = blocks[k];
+      for (int64_t z = 0; z < e.nz; ++z)
+        for (int64_t y = 0; y < e.ny; ++y)
+          std::memcpy(outs[k]->data() + (z * e.ny + y) * e.nx,
+                      whole.data() + ((e.z0 + z) * ny + e.y0 + y) * nx + e.x0, size_t(e.nx) * sizeof(T));
+    }
+    return;
   }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) fail("io: cannot open " + path + ": " + ec.message());
@@ -95,23 +100,36 @@ std::vector<T> read_block_component(const std::string& path, int64_t nx, int64_t
          (sizeof(T) == 8 ? " (float64)" : " (float32)"));
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("io: cannot open " + path);
-  const bool whole_rows = e.x0 == 0 && e.nx == nx;
-  for (int64_t z = 0; z < e.nz; ++z)
-    for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
-      const int64_t rows = whole_rows ? e.ny : 1;
-      in.seekg(std::streamoff(uint64_t(((e.z0 + z) * ny + e.y0 + y) * nx + e.x0) * sizeof(T)));
-      in.read(reinterpret_cast<char*>(out.data() + (z * e.ny + y) * e.nx),
-              std::streamsize(uint64_t(rows * e.nx) * sizeof(T)));
-      if (!in) fail("io: cannot read " + path);
-    }
-  return out;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const BlockExtent3D& e = blocks[k];
+    const bool whole_rows = e.x0 == 0 && e.nx == nx;
+    for (int64_t z = 0; z < e.nz; ++z)
+      for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
+        const int64_t rows = whole_rows ? e.ny : 1;
+        in.seekg(std::streamoff(uint64_t(((e.z0 + z) * ny + e.y0 + y) * nx + e.x0) * sizeof(T)));
+        in.read(reinterpret_cast<char*>(outs[k]->data() + (z * e.ny + y) * e.nx),
+                std::streamsize(uint64_t(rows * e.nx) * sizeof(T)));
+        if (!in) fail("io: cannot read " + path);
+      }
+  }
 }
 
-/// Block b of the global field of `flag` (-i or -d): its rows of the three global files, or
-/// with --per-rank its own three files (each of the block's size); NaN and --fill V marked
-/// missing, validated.
+/// Whether a global component of `flag` is read whole (.npy, pipe): read_blocks3d then reads
+/// it once for all of a rank's blocks.
+bool read_whole3d(const Args& a, const char* flag) {
+  if (a.has("--per-rank")) return false;
+  for (const auto& name : three_files(a, flag)) {
+    std::error_code ec;
+    if (ends_with(name, ".npy") || !std::filesystem::is_regular_file(name, ec)) return true;
+  }
+  return false;
+}
+
+/// Blocks [first, last) of the global field of `flag` (-i or -d): their rows of the three
+/// global files (a file read whole, once for all of them), or with --per-rank each block's own
+/// three files (each of the block's size); NaN and --fill V marked missing, validated.
 template <class Field>
-Field read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int b) {
+std::vector<Field> read_blocks3d(const Args& a, const char* flag, const BlockLayout3D& L, int first, int last) {
   using T = ValueOf<Field>;
   const auto files = three_files(a, flag);
   for (const auto& name : files)  // the drivers that read blocks: under mpirun or --per-rank
@@ -119,26 +137,47 @@ Field read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int 
       fail("under mpirun or with --per-rank a 3D field's components are raw or .npy files (" + name +
                " is a netCDF / HDF5 variable, read in one process: run without mpirun)",
            2);
-  const BlockExtent3D& e = L.blocks[size_t(b)];
+  std::vector<Field> out(size_t(std::max(last - first, 0)));
+  if (out.empty()) return out;
+  std::vector<BlockExtent3D> extents;
+  for (int b = first; b < last; ++b) {
+    Field& f = out[size_t(b - first)];
+    const BlockExtent3D& e = L.blocks[size_t(b)];
+    extents.push_back(e);
+    f.nx = e.nx;
+    f.ny = e.ny;
+    f.nz = e.nz;
+  }
   const bool per_rank = a.has("--per-rank");
-  auto component = [&](const std::string& path) {
-    return per_rank ? component_of<T>(per_rank_name(path, b), e.nx, e.ny, e.nz)
-                    : read_block_component<T>(path, L.nx, L.ny, L.nz, e);
-  };
-  Field f;
-  f.nx = e.nx;
-  f.ny = e.ny;
-  f.nz = e.nz;
-  f.u = component(files[0]);
-  f.v = component(files[1]);
-  f.w = component(files[2]);
-  if constexpr (kFloat64<Field>) factz::mark_missing(f, fill3d_of64(a));
-  else factz::mark_missing(f, fill3d_of(a));
-  const Status s = factz::validate_field(f);
-  if (!s.ok())
-    fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
-         ", z=" + std::to_string(e.z0) + "): " + s.to_string());
-  return f;
+  for (int c = 0; c < 3; ++c) {
+    std::vector<std::vector<T>*> planes;
+    for (Field& f : out) planes.push_back(c == 0 ? &f.u : c == 1 ? &f.v : &f.w);
+    if (!per_rank) {
+      read_block_components<T>(files[size_t(c)], L.nx, L.ny, L.nz, extents, planes);
+      continue;
+    }
+    for (int b = first; b < last; ++b) {
+      const BlockExtent3D& e = extents[size_t(b - first)];
+      *planes[size_t(b - first)] = component_of<T>(per_rank_name(files[size_t(c)], b), e.nx, e.ny, e.nz);
+    }
+  }
+  for (int b = first; b < last; ++b) {
+    Field& f = out[size_t(b - first)];
+    const BlockExtent3D& e = extents[size_t(b - first)];
+    if constexpr (kFloat64<Field>) factz::mark_missing(f, fill3d_of64(a));
+    else factz::mark_missing(f, fill3d_of(a));
+    const Status s = factz::validate_field(f);
+    if (!s.ok())
+      fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
+           ", z=" + std::to_string(e.z0) + "): " + s.to_string());
+  }
+  return out;
+}
+
+/// Block b of the global field of `flag` (read_blocks3d of that one block).
+template <class Field>
+Field read_block3d(const Args& a, const char* flag, const BlockLayout3D& L, int b) {
+  return std::move(read_blocks3d<Field>(a, flag, L, b, b + 1).front());
 }
 
 /// The whole field of `flag` in memory, as Field.
@@ -295,10 +334,8 @@ int compress_blocks3d(World& w, const Args& a) {
       refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
-    for (int b = first; b < last; ++b) {
-      mine.push_back(read_block3d<Field>(a, "-i", L, b));
-      range = factz::merge(range, factz::value_range_of(mine.back()));
-    }
+    mine = read_blocks3d<Field>(a, "-i", L, first, last);
+    for (const Field& f : mine) range = factz::merge(range, factz::value_range_of(f));
   });
   if (a.has("--per-rank"))  // 48 bytes per block gathered
     check_per_rank_files(
@@ -324,7 +361,7 @@ int compress_blocks3d(World& w, const Args& a) {
   const int64_t exact = compress_rank_blocks(w, mine, L, first, o, global, eb_abs, lengths, bytes, count_masked);
   const double compress_s = seconds_since(t1);
   const auto t2 = Clock::now();
-  // Raw and .npy inputs only (read_block_component): no source record.
+  // Raw and .npy inputs only (read_blocks3d): no source record.
   const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, {}, [&](const auto& all) {
     return factz::multiblock3d_header(L, o, all, kDTypeOf<Field>);
   });
@@ -633,7 +670,13 @@ void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
                   ex, t);
     return;
   }
-  for (int b = first; b < last; ++b)
+  if (read_whole3d(a, "-i") || read_whole3d(a, "-d")) {  // each .npy read once, then the blocks
+    const std::vector<Field> o = read_blocks3d<Field>(a, "-i", L, first, last);
+    const std::vector<Field> d = read_blocks3d<Field>(a, "-d", L, first, last);
+    for (int b = first; b < last; ++b) tally_block(L, b, o[size_t(b - first)], d[size_t(b - first)], ex, t);
+    return;
+  }
+  for (int b = first; b < last; ++b)  // raw files by rows: a block of each in memory at a time
     tally_block(L, b, read_block3d<Field>(a, "-i", L, b), read_block3d<Field>(a, "-d", L, b), ex, t);
 }
 
