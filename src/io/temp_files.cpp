@@ -19,6 +19,12 @@ char g_path[kSlots][kPathBytes];
 std::atomic<void (*)() noexcept> g_also{nullptr};
 std::atomic<int> g_ending{0};
 
+/// Unlinks every registered path (async-signal-safe).
+void unlink_registered() noexcept {
+  for (int k = 0; k < kSlots; ++k)
+    if (g_state[k].load() == 2) ::unlink(g_path[k]);
+}
+
 void on_signal(int sig) {
   unlink_all();
   if (void (*also)() noexcept = g_also.load()) also();
@@ -28,8 +34,7 @@ void on_signal(int sig) {
   ::kill(::getpid(), sig);
   // A thread that went on meanwhile may have created a registered file again (an MPI-IO open
   // creating its lock-test file): once more, in the moment before the end.
-  for (int k = 0; k < kSlots; ++k)
-    if (g_state[k].load() == 2) ::unlink(g_path[k]);
+  unlink_registered();
 }
 
 }  // namespace
@@ -79,8 +84,7 @@ void created(const std::string& path) noexcept {
 
 void unlink_all() noexcept {
   g_ending.store(1);
-  for (int k = 0; k < kSlots; ++k)
-    if (g_state[k].load() == 2) ::unlink(g_path[k]);
+  unlink_registered();
 }
 
 void install_signal_cleanup(void (*also)() noexcept) {

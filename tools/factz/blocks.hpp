@@ -193,7 +193,11 @@ std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, c
 std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& flag, const BlockLayout& L, int first,
                                            int last, DeclaredFillsOf<double>* declared = nullptr,
                                            const DeclaredFillsOf<double>* like = nullptr);
-/// Whether the global files of `flag` include one that is read whole (read_blocks).
+/// Whether the global file `path` is read whole: a netCDF / HDF5 variable, a .npy file, a
+/// pipe or a FIFO (raw regular files are read by rows); a missing or unreadable path fails.
+bool read_whole(const std::string& path);
+/// Whether the global files of `flag` include one that is read whole (read_blocks; false
+/// with --per-rank).
 bool read_whole(const Args& a, const std::string& flag);
 /// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v, over
 /// the values' bytes (4 or 8 each).

@@ -78,9 +78,7 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
                            const std::vector<BlockExtent3D>& blocks, const std::vector<std::vector<T>*>& outs) {
   for (size_t k = 0; k < blocks.size(); ++k)
     outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny * blocks[k].nz), T(0));
-  check(factz::check_input_path(path));
-  std::error_code ec;
-  if (ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, ec)) {
+  if (read_whole(path)) {
     const std::vector<T> whole = component_of<T>(path, nx, ny, nz);
     for (size_t k = 0; k < blocks.size(); ++k) {
       const BlockExtent3D& e = blocks[k];
@@ -91,6 +89,7 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
     }
     return;
   }
+  std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) fail("io: cannot open " + path + ": " + ec.message());
   const uint64_t need = uint64_t(nx * ny * nz) * sizeof(T);
@@ -112,17 +111,6 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
         if (!in) fail("io: cannot read " + path);
       }
   }
-}
-
-/// Whether a global component of `flag` is read whole (.npy, pipe): read_blocks3d then reads
-/// it once for all of a rank's blocks.
-bool read_whole3d(const Args& a, const char* flag) {
-  if (a.has("--per-rank")) return false;
-  for (const auto& name : three_files(a, flag)) {
-    std::error_code ec;
-    if (ends_with(name, ".npy") || !std::filesystem::is_regular_file(name, ec)) return true;
-  }
-  return false;
 }
 
 /// Blocks [first, last) of the global field of `flag` (-i or -d): their rows of the three
@@ -670,7 +658,7 @@ void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
                   ex, t);
     return;
   }
-  if (read_whole3d(a, "-i") || read_whole3d(a, "-d")) {  // each .npy read once, then the blocks
+  if (read_whole(a, "-i") || read_whole(a, "-d")) {  // each .npy read once, then the blocks
     const std::vector<Field> o = read_blocks3d<Field>(a, "-i", L, first, last);
     const std::vector<Field> d = read_blocks3d<Field>(a, "-d", L, first, last);
     for (int b = first; b < last; ++b) tally_block(L, b, o[size_t(b - first)], d[size_t(b - first)], ex, t);

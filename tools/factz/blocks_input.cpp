@@ -38,15 +38,6 @@ void read_rows(const std::string& path, int64_t nx, const BlockExtent& e, T* out
   }
 }
 
-/// Whether the global file `path` is read whole: a netCDF / HDF5 variable, a .npy file, a
-/// pipe or a FIFO (raw regular files are read by rows).
-bool read_whole(const std::string& path) {
-  const FieldFile file = field_file(path);
-  if (!file.variable) check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
-  std::error_code regular_ec;
-  return file.variable || ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec);
-}
-
 /// Blocks `blocks` of the global nx x ny plane of T in `path`, into `outs` (one per block,
 /// e.nx * e.ny values): for raw regular files only each block's row segments are read; a file
 /// read whole (read_whole) is read once, through the one reader (read_plane_input_of), and
@@ -88,47 +79,17 @@ void finish_block(VectorFieldOf<T>& f, const DeclaredFillsOf<T>& fills, const Bl
          "): " + s.to_string());
 }
 
-/// Block b of the global field of `flag` with values of type T: its rows of the global
-/// files, or its own per-rank files; NaN and the declared fill values marked; validated.
-template <class T>
-VectorFieldOf<T> read_block_of(const Args& a, const std::string& flag, const BlockLayout& L, int b,
-                               DeclaredFillsOf<T>* declared = nullptr, const DeclaredFillsOf<T>* like = nullptr) {
-  const auto& files = a.all(flag);
-  const std::string u = files[0][0], v = files[1][0];
-  const BlockExtent& e = L.blocks[size_t(b)];
-  VectorFieldOf<T> f;
-  f.nx = e.nx;
-  f.ny = e.ny;
-  std::vector<T> fills_u, fills_v;
-  if (a.has("--per-rank")) {
-    const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
-    auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, "compress");
-    auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, "compress");
-    f.u = std::move(pu.values);
-    f.v = std::move(pv.values);
-    fills_u = std::move(pu.fills);
-    fills_v = std::move(pv.fills);
-  } else {
-    read_block_planes<T>(u, L.nx, L.ny, {e}, {&f.u}, fills_u);
-    read_block_planes<T>(v, L.nx, L.ny, {e}, {&f.v}, fills_v);
-  }
-  DeclaredFillsOf<T> fills = declared_fills<T>(a, fills_u, fills_v);
-  if (like) add_original_fills(fills, *like);  // a reconstruction: the original's mark its vertices too
-  finish_block(f, fills, e, b);
-  if (declared) *declared = std::move(fills);
-  return f;
-}
-
+/// Blocks [first, last) of the global field of `flag` with values of type T: their rows of
+/// the global files (a file read whole, once for all of them), or each block's own per-rank
+/// files; NaN and the declared fill values marked (`like`'s too, a reconstruction's
+/// original's); validated. `declared` gets the fill values that marked them.
 template <class T>
 std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& flag, const BlockLayout& L, int first,
                                              int last, DeclaredFillsOf<T>* declared, const DeclaredFillsOf<T>* like) {
   std::vector<VectorFieldOf<T>> out;
-  if (a.has("--per-rank")) {
-    for (int b = first; b < last; ++b) out.push_back(read_block_of<T>(a, flag, L, b, declared, like));
-    return out;
-  }
   if (last <= first) return out;  // a rank without blocks (more ranks than blocks) reads nothing
   const auto& files = a.all(flag);
+  const std::string u = files[0][0], v = files[1][0];
   std::vector<BlockExtent> extents;
   std::vector<std::vector<T>*> us, vs;
   out.resize(size_t(last - first));
@@ -140,11 +101,29 @@ std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& f
     us.push_back(&f.u);
     vs.push_back(&f.v);
   }
+  const auto marked = [&](const std::vector<T>& fills_u, const std::vector<T>& fills_v) {
+    DeclaredFillsOf<T> fills = declared_fills<T>(a, fills_u, fills_v);
+    if (like) add_original_fills(fills, *like);  // a reconstruction: the original's mark its vertices too
+    return fills;
+  };
+  if (a.has("--per-rank")) {  // each block its own files, with their own fill values
+    for (int b = first; b < last; ++b) {
+      const BlockExtent& e = extents[size_t(b - first)];
+      const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
+      auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, "compress");
+      auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, "compress");
+      *us[size_t(b - first)] = std::move(pu.values);
+      *vs[size_t(b - first)] = std::move(pv.values);
+      DeclaredFillsOf<T> fills = marked(pu.fills, pv.fills);
+      finish_block(out[size_t(b - first)], fills, e, b);
+      if (declared) *declared = std::move(fills);
+    }
+    return out;
+  }
   std::vector<T> fills_u, fills_v;
-  read_block_planes<T>(files[0][0], L.nx, L.ny, extents, us, fills_u);
-  read_block_planes<T>(files[1][0], L.nx, L.ny, extents, vs, fills_v);
-  DeclaredFillsOf<T> fills = declared_fills<T>(a, fills_u, fills_v);
-  if (like) add_original_fills(fills, *like);
+  read_block_planes<T>(u, L.nx, L.ny, extents, us, fills_u);
+  read_block_planes<T>(v, L.nx, L.ny, extents, vs, fills_v);
+  DeclaredFillsOf<T> fills = marked(fills_u, fills_v);
   for (int b = first; b < last; ++b) finish_block(out[size_t(b - first)], fills, extents[size_t(b - first)], b);
   if (declared) *declared = std::move(fills);
   return out;
@@ -262,10 +241,10 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // ---- reading blocks ------------------------------------------------------------------------
 
 VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
-  return read_block_of<float>(a, flag, L, b);
+  return std::move(read_blocks_of<float>(a, flag, L, b, b + 1, nullptr, nullptr).front());
 }
 VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
-  return read_block_of<double>(a, flag, L, b);
+  return std::move(read_blocks_of<double>(a, flag, L, b, b + 1, nullptr, nullptr).front());
 }
 std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first,
                                        int last, DeclaredFills* declared, const DeclaredFills* like) {
@@ -275,6 +254,12 @@ std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& fla
                                            int last, DeclaredFillsOf<double>* declared,
                                            const DeclaredFillsOf<double>* like) {
   return read_blocks_of<double>(a, flag, L, first, last, declared, like);
+}
+bool read_whole(const std::string& path) {
+  const FieldFile file = field_file(path);
+  if (!file.variable) check(factz::check_input_path(path));  // "is a directory", "does not exist", ...
+  std::error_code regular_ec;
+  return file.variable || ends_with(path, ".npy") || !std::filesystem::is_regular_file(path, regular_ec);
 }
 bool read_whole(const Args& a, const std::string& flag) {
   if (a.has("--per-rank")) return false;
@@ -320,8 +305,6 @@ void check_shared_lines(const BlockLayout& L, const std::vector<uint64_t>& all) 
 
 // ---- the multi-block file ---------------------------------------------------------------
 
-/// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
-/// cannot be (io error); a path that cannot be read says why.
 CollectiveOutput collective_output(World& w, const std::string& file,
                                    std::optional<factz::temp_files::Registration>& registered) {
   namespace fs = std::filesystem;
@@ -379,6 +362,8 @@ std::string named_as_given(std::string message, const CollectiveOutput& out, con
   return message;
 }
 
+/// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
+/// cannot be (io error); a path that cannot be read says why.
 void require_seekable(const std::string& path, const std::string& what) {
   check(factz::check_input_path(path));
   std::error_code ec;
