@@ -913,8 +913,9 @@ TEST(Cli, FailedWritesAreErrorsWithTheReasonAndLeaveNoPartialFile) {
   o = shell(dir, limited + "compress " + in + " -z big.fzmb -M ABS 0 --blocks 2 2");
   EXPECT_EQ(o.exit_code, 1) << o.describe();
   EXPECT_FALSE(fs::exists(dir / "big.fzmb"));
-  // The multi-block writers too (the ranks' parts go to one temporary, renamed when whole):
-  // the file as given in the message, an existing file unchanged (it was removed before).
+  // The multi-block writers of one process too (the file as given in the message, an
+  // existing file unchanged); under mpirun the ranks' collective writes are checked by
+  // Mpi.collective_writes_replace_whole_or_not_at_all.
   write_file(dir / "keep.fzmb", "old bytes");
   o = shell(dir, limited + "compress " + in + " -z keep.fzmb -M ABS 0 --blocks 2 2");
   expect_clean_error(o, 1, "compress", "io: cannot write keep.fzmb: file too large", "size-limited multi-block");

@@ -149,7 +149,7 @@ TEST(TempFiles, FactzEndedWhileWritingLeavesNoTemporaryFile) {
     caught += caught_while_writing(dir, {"decompress", "-z", "f.fz", "-o", "u2.f32", "-o", "v2.f32"},
                                    {{"u2.f32", plane_bytes}, {"v2.f32", plane_bytes}});
   EXPECT_GE(caught, 1) << "no try stopped factz while it wrote";
-  // The multi-block writer (positioned writes of the blocks' parts into one temporary).
+  // A multi-block file decoded in one process (under mpirun: Mpi.collective_write_ended_by_a_signal).
   ASSERT_EQ(testing::run_in(dir, testing::shell_quoted(kCli) +
                                      " compress -2 4096 4096 -i u.f32 -i v.f32 -z m.fzmb -M REL 1e-3 --mode none "
                                      "--blocks 2 2")
