@@ -832,3 +832,126 @@ def test_netcdf_variables_keep_their_record(tmp_path):
     one_error_line(run(["compress", "-3", 5, 4, 3] + [a for c in "UVW" for a in ("-i", f"{tmp_path}/w.nc:{c}")] +
                        ["-z", tmp_path / "w.fzmb", "--blocks", 2, 2, 1], np_=2, expect=None), 2,
                    ["a 3D field's components are raw or .npy files", "run without mpirun"])
+
+
+def test_ranks_read_only_their_rows(tmp_path):
+    """Under mpirun each rank reads only the rows of its blocks of a netCDF / HDF5 variable or a
+    .npy file (input_values_max, the largest rank's values in memory, about half the field's
+    for two ranks of four row bands, where every rank read the whole field before) and writes
+    the one-process file byte for byte. What the readers found is merged over the ranks: the
+    note counts every rank's values outside the valid range once, more than 64 distinct ones
+    fail as in one process although no rank alone holds as many, a packed variable's note on
+    the bound is the one-process note, and verify --blocks counts the one-process masks."""
+    if shutil.which("ncgen") is None:
+        pytest.skip("ncgen (netcdf-bin) is not installed")
+    if "netCDF-C" not in subprocess.run([FACTZ, "--version"], capture_output=True, text=True).stdout:
+        pytest.skip("factz is built without netCDF")
+    import h5py
+    nx, ny = 64, 48
+    u, v = synthetic(nx, ny, seed=33)
+    # Values above U's valid_max in the first and the last rows: ranks of different rows find them.
+    top = float(u.max()) + 1
+    for k, (y, x) in enumerate([(1, 5), (2, 9), (45, 7), (47, 30), (46, 60)]):
+        u[y, x] = top + 1 + k
+    nums = lambda a: ", ".join(repr(float(x)) for x in np.asarray(a).ravel())
+    packed = np.round((v + 3) / 0.001).astype(np.int16)  # V packed: int16 of step 0.001, offset -3
+
+    def cdl(uu, name):
+        return (f"netcdf {name} {{\ndimensions:\n  y = {ny} ;\n  x = {nx} ;\nvariables:\n"
+                f"  float U(y, x) ;\n    U:valid_max = {top!r}f ;\n    U:_Storage = \"chunked\" ;\n"
+                "    U:_ChunkSizes = 8, 16 ;\n    U:_DeflateLevel = 4 ;\n"
+                "  short V(y, x) ;\n    V:scale_factor = 0.001f ;\n    V:add_offset = -3.f ;\n"
+                f"data:\n  U = {nums(uu)} ;\n  V = {', '.join(str(int(x)) for x in packed.ravel())} ;\n}}\n")
+
+    (tmp_path / "f.cdl").write_text(cdl(u, "f"))
+    subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "f.nc", tmp_path / "f.cdl"], check=True)
+    with h5py.File(tmp_path / "f.h5", "w") as h:  # HDF5 datasets, chunked and deflated, with a fill value
+        uh = u.copy()
+        uh[20, 20] = -999.0
+        h.create_dataset("u", data=uh, chunks=(8, 16), compression="gzip", fillvalue=np.float32(-999.0))
+        h.create_dataset("v", data=v, chunks=(8, 16), compression="gzip")
+    np.save(tmp_path / "u.npy", u)
+    np.save(tmp_path / "v.npy", v)
+    np.save(tmp_path / "u64.npy", u.astype("<f8") / 3)
+    np.save(tmp_path / "v64.npy", v.astype("<f8") / 3)
+    # Packed variables taller than one slab of unpacking (2^20 values: 16384 rows of 64), read
+    # through netCDF-C (.nc) and the HDF5 library (.h5); and float64 variables.
+    tall = 16500
+    yy, xx = np.mgrid[0:tall, 0:nx]
+    with h5py.File(tmp_path / "tall.h5", "w") as h:
+        for name, a in (("p", np.sin(xx / 9.0) * np.cos(yy / 700.0)), ("q", np.cos(xx / 7.0 + yy / 900.0))):
+            d = h.create_dataset(name, data=np.round(a / 1e-4).astype(np.int16), chunks=(512, 64), compression="gzip")
+            d.attrs["scale_factor"] = np.float32(1e-4)
+    shutil.copyfile(tmp_path / "tall.h5", tmp_path / "tall.nc")
+    (tmp_path / "f64.cdl").write_text(
+        f"netcdf f64 {{\ndimensions:\n  y = {ny} ;\n  x = {nx} ;\nvariables:\n  double U(y, x) ;\n  double V(y, x) ;\n"
+        f"data:\n  U = {nums(u.astype(np.float64) / 3)} ;\n  V = {nums(v.astype(np.float64) / 3)} ;\n}}\n")
+    subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "f64.nc", tmp_path / "f64.cdl"], check=True)
+    blocks = ["--blocks", 2, 4]  # four row bands: two ranks read about half of the rows each
+    inputs = {"netcdf": [f"{tmp_path}/f.nc:U", f"{tmp_path}/f.nc:V"],
+              "hdf5": [f"{tmp_path}/f.h5:/u", f"{tmp_path}/f.h5:/v"],
+              "npy": [tmp_path / "u.npy", tmp_path / "v.npy"],
+              "npy64": [tmp_path / "u64.npy", tmp_path / "v64.npy"],
+              "float64": [f"{tmp_path}/f64.nc:U", f"{tmp_path}/f64.nc:V"],
+              "tall-netcdf": [f"{tmp_path}/tall.nc:p", f"{tmp_path}/tall.nc:q"],
+              "tall-hdf5": [f"{tmp_path}/tall.h5:/p", f"{tmp_path}/tall.h5:/q"]}
+    note = "f.nc:U: 5 value(s) outside its valid_max"
+    for kind, (iu, iv) in inputs.items():
+        rows = tall if kind.startswith("tall") else ny
+        common = ["compress", "-i", iu, "-i", iv, "-M", "ABS", "2e-4", "--json"] + blocks
+        one = run(common + ["-z", tmp_path / f"{kind}1.fzmb"], np_=1)  # one rank reads every row
+        ref = (tmp_path / f"{kind}1.fzmb").read_bytes()
+        whole = json.loads(one.stdout)["input_values_max"]
+        # A variable's rows are read once; a .npy file's as a raw file's, block by block (shared lines twice).
+        assert whole == 2 * nx * rows if "npy" not in kind else 2 * nx * ny < whole < 2.3 * nx * ny, (kind, whole)
+        packed_notes = [l for l in one.stderr.splitlines() if "is packed with a step" in l]
+        assert len(packed_notes) == (1 if kind == "netcdf" else 0), one.stderr  # (the tall ones: a bound above the step)
+        for n in (2, 3):
+            p = run(common + ["-z", tmp_path / f"{kind}{n}.fzmb"], np_=n)
+            assert (tmp_path / f"{kind}{n}.fzmb").read_bytes() == ref, f"{kind}: {n} ranks wrote a different file"
+            got = json.loads(p.stdout)["input_values_max"]
+            # Two ranks: two of the four bands each (24 or 25 rows of 48, the shared row read by both blocks
+            # of a .npy file's rows); three ranks: at most three bands.
+            assert got <= (0.6 if n == 2 else 0.8) * whole, (kind, n, got, whole)
+            if kind == "netcdf":
+                assert p.stderr.count(note) == 1, p.stderr
+                assert [l for l in p.stderr.splitlines() if "is packed with a step" in l] == packed_notes, p.stderr
+    assert one.stderr.count(note) == 0  # the last one read was the .npy pair
+    # verify --blocks: the one-process masks and counts with every rank count.
+    run(["decompress", "-z", tmp_path / "netcdf1.fzmb", "-o", f"{tmp_path}/d.nc:U", "-o", f"{tmp_path}/d.nc:V"])
+    vargs = ["verify", "-i", f"{tmp_path}/f.nc:U", "-i", f"{tmp_path}/f.nc:V", "-d", f"{tmp_path}/d.nc:U", "-d",
+             f"{tmp_path}/d.nc:V"] + blocks
+    counts = ("cp_original", "cp_decompressed", "violations", "mask_mismatch", "masked_vertices", "max_abs_error_u")
+    ref_counts = stats(run(vargs).stdout)
+    assert ref_counts["masked_vertices"] == "5" and ref_counts["violations"] == "0", ref_counts
+    for n in (2, 3):
+        got = stats(run(vargs, np_=n).stdout)
+        assert all(got[k] == ref_counts[k] for k in counts), (n, got, ref_counts)
+    # 3D .npy components are read by rows too (the one-rank file, byte for byte); a big-endian one is
+    # read whole, as before, and refused by the 3D reader in one line.
+    z, y, x = np.mgrid[0:12, 0:16, 0:20].astype(np.float32)
+    comps = [np.sin(0.4 * x + 0.1 * z) * np.cos(0.3 * y), np.cos(0.35 * y - 0.2 * z) * np.sin(0.25 * x),
+             np.sin(0.3 * z + 0.05 * x * y / 10)]
+    for c, a in zip("uvw", comps):
+        np.save(tmp_path / f"{c}3.npy", a.astype("<f4"))
+    args3 = ["compress", "-3", 20, 16, 12] + [a for c in "uvw" for a in ("-i", tmp_path / f"{c}3.npy")] + \
+        ["--blocks", 2, 2, 2, "-M", "REL", "1e-2"]
+    run(args3 + ["-z", tmp_path / "t1.fzmb"], np_=1)
+    for n in (2, 3):
+        run(args3 + ["-z", tmp_path / f"t{n}.fzmb"], np_=n)
+        assert (tmp_path / f"t{n}.fzmb").read_bytes() == (tmp_path / "t1.fzmb").read_bytes(), n
+    np.save(tmp_path / "w3.npy", comps[2].astype(">f4"))
+    one_error_line(run(args3 + ["-z", tmp_path / "tb.fzmb"], np_=2, expect=None), 1, ["w3.npy", "'<f4'"])
+    # 70 distinct values outside the valid range, 35 in the first rows and 35 in the last: no rank of
+    # two holds more than 64, but the field does, and every run fails as one process does.
+    many = u.copy()
+    for k in range(35):
+        many[0, k] = top + 10 + k
+        many[47, k] = top + 50 + k
+    (tmp_path / "m.cdl").write_text(cdl(many, "m"))
+    subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "m.nc", tmp_path / "m.cdl"], check=True)
+    margs = ["compress", "-i", f"{tmp_path}/m.nc:U", "-i", f"{tmp_path}/m.nc:V", "-z", tmp_path / "m.fzmb"] + blocks
+    words = ["74 values lie outside its valid_max", "more than 64 distinct values"]  # (47, 30) was one already
+    one_error_line(run(margs, expect=None), 1, words)
+    for n in (2, 3):
+        one_error_line(run(margs, np_=n, expect=None), 1, words)

@@ -139,6 +139,7 @@ int compress_blocks(World& w, const Args& a) {
   int first = 0, last = 0;
   bool variables = false;   // both inputs netCDF / HDF5 variables
   factz::ValueRange range;  // of this rank's blocks
+  StagedBlocksOf<ValueOf<Field>> staged;
   const auto t0 = Clock::now();
   phase(w, [&] {
     input_dims(a, "-i", nx, ny);
@@ -157,20 +158,25 @@ int compress_blocks(World& w, const Args& a) {
       refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
-    mine = blocks_of_field<Field>(a, "-i", L, first, last);
+    staged = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true);  // a variable: the rows of this rank's blocks
+  });
+  share_staged(w, staged);  // what the readers found, merged: every rank declares the same missing values
+  const uint64_t values_read = staged.values_read;
+  phase(w, [&] {
+    mine = finish_blocks(a, staged);
     for (const Field& f : mine) range = factz::merge(range, factz::value_range_of(f));
   });
   if (a.has("--per-rank"))  // 32 bytes per block gathered
     check_per_rank_files(
         w, mine, [](const Field& f) { return edge_hashes(f); },
         [&L](const std::vector<uint64_t>& all) { check_shared_lines(L, all); });
-  // Global variables: their source record, as one process writes it (rank 0 reads it, every
-  // rank needs its size). Per-rank files describe blocks, not the field: none.
+  // Global variables: their source record, as one process writes it (rank 0 reads it without
+  // the values, every rank needs its size). Per-rank files describe blocks, not the field: none.
   if (variables) {
     phase(w, [&] {
       if (w.rank() != 0) return;
-      if constexpr (kFloat64<Field>) o.source = read_vector_input64(a, "-i", "compress").source;
-      else o.source = read_vector_input(a, "-i", "compress").source;
+      const QuietReaderNotes quiet(true);  // the blocks' reading said it all
+      o.source = vector_source_record<ValueOf<Field>>(a, "-i", "compress");
     });
     check(w.broadcast(o.source, 0));
   }
@@ -193,7 +199,13 @@ int compress_blocks(World& w, const Args& a) {
   const double write_s = seconds_since(t2);
   // Statistics: sums and maxima over the ranks.
   int64_t sums[1] = {exact};
-  double maxima[6] = {read_s, compress_s, write_s, seconds_since(t0), double(bytes.size()), double(w.comm_bytes())};
+  double maxima[7] = {read_s,
+                      compress_s,
+                      write_s,
+                      seconds_since(t0),
+                      double(bytes.size()),
+                      double(w.comm_bytes()),
+                      double(values_read)};
   check(w.allreduce_sum(sums));
   check(w.allreduce_max(maxima));
   if (w.rank() != 0) return 0;
@@ -207,6 +219,7 @@ int compress_blocks(World& w, const Args& a) {
   r.num("read_seconds", maxima[0]).num("compress_seconds", maxima[1]).num("write_seconds", maxima[2]);
   r.num("total_seconds", maxima[3]).num("throughput_mbs", raw / maxima[1] / 1e6);
   r.count("rank_bytes_max", int64_t(maxima[4])).count("comm_bytes_max", int64_t(maxima[5]));
+  r.count("input_values_max", int64_t(maxima[6]));
   r.print(a.has("--json"), false);
   note_bound_below_packing("compress", eb_abs);
   return 0;
@@ -477,19 +490,46 @@ void tally_whole(const Args& a, const BlockLayout& L, factz::Exec ex, bool float
   }
 }
 
+/// The blocks of a rank's verify: under mpirun, files with a reader's findings (variables,
+/// .npy files, pipes; --per-rank files) are staged in the first phase, shared, and finished
+/// in the second; raw files are read a block at a time in the second.
 template <class Field>
-void tally_mine(const Args& a, const BlockLayout& L, int first, int last, factz::Exec ex, Tally& t) {
-  if (read_whole(a, "-i") || read_whole(a, "-d") || a.has("--per-rank")) {
+struct VerifyStage {
+  bool staged = false;
+  StagedBlocksOf<ValueOf<Field>> o, d;
+};
+
+template <class Field>
+void stage_mine(const Args& a, const BlockLayout& L, int first, int last, VerifyStage<Field>& s) {
+  s.staged = read_whole(a, "-i") || read_whole(a, "-d") || a.has("--per-rank");
+  if (!s.staged) return;
+  s.o = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true);
+  s.d = stage_blocks<ValueOf<Field>>(a, "-d", L, first, last, true);
+}
+
+template <class Field>
+void tally_mine(const Args& a, const BlockLayout& L, int first, int last, factz::Exec ex, VerifyStage<Field>& s,
+                Tally& t) {
+  if (s.staged) {
     // Each file read once, then the blocks; the original's fill values mark the
     // reconstruction's missing vertices too (as verify in one process).
     DeclaredFillsOf<ValueOf<Field>> fills;
-    const std::vector<Field> o = blocks_of_field<Field>(a, "-i", L, first, last, &fills);
-    const std::vector<Field> d = blocks_of_field<Field>(a, "-d", L, first, last, nullptr, &fills);
+    const std::vector<Field> o = finish_blocks<ValueOf<Field>>(a, s.o, &fills);
+    const std::vector<Field> d = finish_blocks<ValueOf<Field>>(a, s.d, nullptr, &fills);
     for (int b = first; b < last; ++b) tally_block(L, b, o[size_t(b - first)], d[size_t(b - first)], ex, t);
     return;
   }
   for (int b = first; b < last; ++b)  // raw files by rows (only --fill declares): a block of each at a time
     tally_block(L, b, block_of<Field>(a, "-i", L, b), block_of<Field>(a, "-d", L, b), ex, t);
+}
+
+template <class Field>
+void verify_mine(World& w, const Args& a, const BlockLayout& L, int first, int last, factz::Exec ex, Tally& t) {
+  VerifyStage<Field> s;
+  phase(w, [&] { stage_mine<Field>(a, L, first, last, s); });
+  share_staged(w, s.o);  // every rank, blocks or not (nothing in one process)
+  share_staged(w, s.d);
+  phase(w, [&] { tally_mine<Field>(a, L, first, last, ex, s, t); });
 }
 
 int verify_blocks(World& w, const Args& a) {
@@ -500,6 +540,9 @@ int verify_blocks(World& w, const Args& a) {
   int64_t nx = 0, ny = 0;
   BlockLayout L;
   Tally t;
+  int first = 0, last = 0;
+  factz::Exec ex{};
+  bool whole = false;
   phase(w, [&] {
     input_dims(a, "-i", nx, ny);
     int px, py;
@@ -510,12 +553,15 @@ int verify_blocks(World& w, const Args& a) {
     if (a.has("--per-rank")) require_per_rank_names({ui, vi, ud, vd});
     L = take(factz::make_block_layout(nx, ny, px, py));
     if (a.has("--per-rank")) require_one_block_per_rank(w, L);
-    const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
-    const factz::Exec ex = exec_of(a);
-    if (!w.distributed() && !a.has("--per-rank")) return tally_whole(a, L, ex, float64, t);  // each field read once
-    if (float64) tally_mine<VectorField2D64>(a, L, first, last, ex, t);
-    else tally_mine<VectorField2D>(a, L, first, last, ex, t);
+    std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
+    ex = exec_of(a);
+    whole = !w.distributed() && !a.has("--per-rank");
+    if (whole) tally_whole(a, L, ex, float64, t);  // each field read once
   });
+  if (!whole) {
+    if (float64) verify_mine<VectorField2D64>(w, a, L, first, last, ex, t);
+    else verify_mine<VectorField2D>(w, a, L, first, last, ex, t);
+  }
   check(w.allreduce_sum(t.counts));
   check(w.allreduce_sum(t.sq));
   check(w.allreduce_max(t.maxima));

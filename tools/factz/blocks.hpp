@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -193,9 +194,51 @@ std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, c
 std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& flag, const BlockLayout& L, int first,
                                            int last, DeclaredFillsOf<double>* declared = nullptr,
                                            const DeclaredFillsOf<double>* like = nullptr);
+/// Blocks of a field read but not yet marked: under mpirun the ranks read a variable's rows
+/// each (stage_blocks), merge what their readers found (share_staged: the values outside the
+/// valid range and the unpacking's rounding, one allgather, collective), then declare and mark
+/// them (finish_blocks), so that every rank declares what one process reading the whole
+/// variable does. Ranks without blocks take part in the share all the same.
+template <class T>
+struct StagedBlocksOf {
+  std::vector<VectorFieldOf<T>> fields;
+  std::vector<BlockExtent> extents;
+  int first = 0;
+  PlaneInputOf<T> u, v;  ///< what the readers said about the global files (no values)
+  bool per_rank = false;  ///< --per-rank: each block's own files, their fills below
+  std::vector<std::pair<std::vector<T>, std::vector<T>>> per_block_fills;
+  bool partial = false;  ///< a variable's rows read, a part of them
+  bool shared = false;   ///< share_staged ran
+  /// Values read into memory (both components; a file read whole counts whole, a row read
+  /// by two blocks twice): compress reports the largest rank's as input_values_max.
+  uint64_t values_read = 0;
+};
+/// Reads blocks [first, last) of the field of `flag` (-i or -d): raw files and .npy files by
+/// rows, a variable by the rows its blocks span when `by_rows` (else whole), other files whole.
+template <class T>
+StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
+                               bool by_rows);
+/// Collective, outside any phase (every rank, those whose reading failed too would hang: call
+/// it between two phases): merges every rank's findings into each rank's `st`.
+template <class T>
+void share_staged(World& w, StagedBlocksOf<T>& st);
+/// Declares the fill values and the values outside the valid range (rank 0 notes them), marks
+/// and validates the blocks (as read_blocks); `st` is spent.
+template <class T>
+std::vector<VectorFieldOf<T>> finish_blocks(const Args& a, StagedBlocksOf<T>& st, DeclaredFillsOf<T>* declared = nullptr,
+                                            const DeclaredFillsOf<T>* like = nullptr);
+
 /// Whether the global file `path` is read whole: a netCDF / HDF5 variable, a .npy file, a
 /// pipe or a FIFO (raw regular files are read by rows); a missing or unreadable path fails.
+/// (A .npy file that npy_rows_offset accepts is read by rows all the same.)
 bool read_whole(const std::string& path);
+/// Where the values of the .npy file `path` start, when it is a regular file whose header
+/// says C-order little-endian values of `value_size` bytes ('<f4', '<f8') of `shape` (outermost
+/// first) or of its product (flat), and whose size is exactly header plus values: then the
+/// blocks' rows are read as from a raw file, and no rank holds the whole component. Anything
+/// else (another dtype or shape, a damaged header, a pipe): nullopt, and the whole-file reader
+/// says what is wrong.
+std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const int64_t> shape, size_t value_size);
 /// Whether the global files of `flag` include one that is read whole (read_blocks; false
 /// with --per-rank).
 bool read_whole(const Args& a, const std::string& flag);

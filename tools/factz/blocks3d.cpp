@@ -70,15 +70,21 @@ std::vector<T> component_of(const std::string& path, int64_t nx, int64_t ny, int
 }
 
 /// Blocks `blocks` of the global nx x ny x nz component in `path`, into `outs` (one per
-/// block): for a raw regular file only each block's row segments are read (one read per row,
-/// or per slice when rows are whole); a .npy file or a pipe is read whole once (the 3D reader
-/// checks its header) and cut.
+/// block): for a raw regular file, or a .npy file whose header npy_rows_offset accepts, only
+/// each block's row segments are read (one read per row, or per slice when rows are whole);
+/// another .npy file or a pipe is read whole once (the 3D reader checks its header and says
+/// what is wrong) and cut.
 template <class T>
 void read_block_components(const std::string& path, int64_t nx, int64_t ny, int64_t nz,
                            const std::vector<BlockExtent3D>& blocks, const std::vector<std::vector<T>*>& outs) {
   for (size_t k = 0; k < blocks.size(); ++k)
     outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny * blocks[k].nz), T(0));
-  if (read_whole(path)) {
+  const int64_t volume[3] = {nz, ny, nx};
+  const std::optional<uint64_t> npy_base = npy_rows_offset(path, volume, sizeof(T));
+  uint64_t base = 0;
+  if (npy_base) {
+    base = *npy_base;
+  } else if (read_whole(path)) {
     const std::vector<T> whole = component_of<T>(path, nx, ny, nz);
     for (size_t k = 0; k < blocks.size(); ++k) {
       const BlockExtent3D& e = blocks[k];
@@ -92,7 +98,7 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) fail("io: cannot open " + path + ": " + ec.message());
-  const uint64_t need = uint64_t(nx * ny * nz) * sizeof(T);
+  const uint64_t need = base + uint64_t(nx * ny * nz) * sizeof(T);  // npy_rows_offset checked a .npy file's size
   if (uint64_t(size) != need)
     fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes; -3 " + std::to_string(nx) + " " +
          std::to_string(ny) + " " + std::to_string(nz) + " needs " + std::to_string(need) +
@@ -105,7 +111,7 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
     for (int64_t z = 0; z < e.nz; ++z)
       for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
         const int64_t rows = whole_rows ? e.ny : 1;
-        in.seekg(std::streamoff(uint64_t(((e.z0 + z) * ny + e.y0 + y) * nx + e.x0) * sizeof(T)));
+        in.seekg(std::streamoff(base + uint64_t(((e.z0 + z) * ny + e.y0 + y) * nx + e.x0) * sizeof(T)));
         in.read(reinterpret_cast<char*>(outs[k]->data() + (z * e.ny + y) * e.nx),
                 std::streamsize(uint64_t(rows * e.nx) * sizeof(T)));
         if (!in) fail("io: cannot read " + path);

@@ -23,40 +23,66 @@
 namespace factz::cli::blocks {
 namespace {
 
-/// The rows of block `e` from the raw plane of `nx` columns of T in the regular file
-/// `path`: one read for whole rows, else one per row segment.
+/// The rows of block `e` from the raw plane of `nx` columns of T that starts at byte `base`
+/// of the regular file `path` (0, or a .npy file's header size): one read for whole rows,
+/// else one per row segment.
 template <class T>
-void read_rows(const std::string& path, int64_t nx, const BlockExtent& e, T* out) {
+void read_rows(const std::string& path, int64_t nx, const BlockExtent& e, T* out, uint64_t base = 0) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("io: cannot open " + path);
   const bool whole_rows = e.x0 == 0 && e.nx == nx;
   for (int64_t y = 0; y < e.ny; y += whole_rows ? e.ny : 1) {
     const int64_t rows = whole_rows ? e.ny : 1;
-    in.seekg(std::streamoff(uint64_t((e.y0 + y) * nx + e.x0) * sizeof(T)));
+    in.seekg(std::streamoff(base + uint64_t((e.y0 + y) * nx + e.x0) * sizeof(T)));
     in.read(reinterpret_cast<char*>(out + y * e.nx), std::streamsize(uint64_t(rows * e.nx) * sizeof(T)));
     if (!in) fail("io: cannot read " + path);
   }
 }
 
 /// Blocks `blocks` of the global nx x ny plane of T in `path`, into `outs` (one per block,
-/// e.nx * e.ny values): for raw regular files only each block's row segments are read; a file
-/// read whole (read_whole) is read once, through the one reader (read_plane_input_of), and
-/// cut. `fills` gets a variable's declared fill values.
+/// e.nx * e.ny values): for raw regular files and .npy files that npy_rows_offset accepts only
+/// each block's row segments are read; a netCDF / HDF5 variable only the rows the blocks span
+/// (read_plane_rows_of: its values outside the valid range left for finish_blocks); another
+/// file read whole (read_whole) once, through the one reader, and cut. Returns what the reader
+/// said about the file (fill values, valid range, packing; no values).
 template <class T>
-void read_block_planes(const std::string& path, int64_t nx, int64_t ny, const std::vector<BlockExtent>& blocks,
-                       const std::vector<std::vector<T>*>& outs, std::vector<T>& fills) {
-  for (size_t k = 0; k < blocks.size(); ++k) outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny), T(0));
+PlaneInputOf<T> read_block_planes(const std::string& path, int64_t nx, int64_t ny,
+                                  const std::vector<BlockExtent>& blocks, const std::vector<std::vector<T>*>& outs,
+                                  bool by_rows, uint64_t& values_read) {
+  uint64_t blocks_values = 0;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny), T(0));
+    blocks_values += uint64_t(blocks[k].nx * blocks[k].ny);
+  }
+  PlaneInputOf<T> about;
+  const int64_t plane[2] = {ny, nx};
+  if (const auto base = npy_rows_offset(path, plane, sizeof(T))) {  // a .npy file read by rows, as a raw one
+    for (size_t k = 0; k < blocks.size(); ++k) read_rows(path, nx, blocks[k], outs[k]->data(), *base);
+    values_read += blocks_values;
+    return about;
+  }
   if (read_whole(path)) {
-    const QuietReaderNotes quiet(this_rank() != 0);  // every rank reads it whole: rank 0 says what it found
-    PlaneInputOf<T> whole = read_plane_input_of<T>(field_file(path), {uint64_t(ny), uint64_t(nx)}, 2, "compress");
+    const QuietReaderNotes quiet(this_rank() != 0);  // every rank reads it: rank 0 says what it found
+    const FieldFile file = field_file(path);
+    int64_t y0 = ny, y1 = 0;  // the rows the blocks span
+    for (const BlockExtent& e : blocks) {
+      y0 = std::min(y0, e.y0);
+      y1 = std::max(y1, e.y0 + e.ny);
+    }
+    const bool part = by_rows && file.variable && (y0 > 0 || y1 < ny);
+    const std::vector<uint64_t> shape = {uint64_t(ny), uint64_t(nx)};
+    about = part ? read_plane_rows_of<T>(file, shape, 2, "compress",
+                                         variable_io::RowRange{uint64_t(y0), uint64_t(y1 - y0)})
+                 : read_plane_rows_of<T>(file, shape, 2, "compress", variable_io::RowRange{});
     for (size_t k = 0; k < blocks.size(); ++k) {
       const BlockExtent& e = blocks[k];
       for (int64_t y = 0; y < e.ny; ++y)
-        std::memcpy(outs[k]->data() + y * e.nx, whole.values.data() + (e.y0 + y) * nx + e.x0,
+        std::memcpy(outs[k]->data() + y * e.nx, about.values.data() + (e.y0 - int64_t(about.first_row) + y) * nx + e.x0,
                     size_t(e.nx) * sizeof(T));
     }
-    fills = std::move(whole.fills);
-    return;
+    values_read += about.values.size();
+    std::vector<T>().swap(about.values);
+    return about;
   }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -66,6 +92,8 @@ void read_block_planes(const std::string& path, int64_t nx, int64_t ny, const st
     fail("invalid_argument: " + path + " holds " + std::to_string(size) + " bytes, a " + std::to_string(nx) + " x " +
          std::to_string(ny) + (sizeof(T) == 8 ? " float64" : " float32") + " plane needs " + std::to_string(need));
   for (size_t k = 0; k < blocks.size(); ++k) read_rows(path, nx, blocks[k], outs[k]->data());
+  values_read += blocks_values;
+  return about;
 }
 
 /// Marks NaN and the declared fill values (the files', or --fill's; extract_block keeps the
@@ -79,54 +107,170 @@ void finish_block(VectorFieldOf<T>& f, const DeclaredFillsOf<T>& fills, const Bl
          "): " + s.to_string());
 }
 
-/// Blocks [first, last) of the global field of `flag` with values of type T: their rows of
-/// the global files (a file read whole, once for all of them), or each block's own per-rank
-/// files; NaN and the declared fill values marked (`like`'s too, a reconstruction's
-/// original's); validated. `declared` gets the fill values that marked them.
+/// One rank's share of a file's reading (OutsideValuesOf, packing_slack) as uint64 words:
+/// count, slack bits, n, then n values' bits.
 template <class T>
-std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& flag, const BlockLayout& L, int first,
-                                             int last, DeclaredFillsOf<T>* declared, const DeclaredFillsOf<T>* like) {
-  std::vector<VectorFieldOf<T>> out;
-  if (last <= first) return out;  // a rank without blocks (more ranks than blocks) reads nothing
+void put_share(std::vector<uint64_t>& words, const PlaneInputOf<T>& p) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  words.push_back(p.outside.count);
+  words.push_back(std::bit_cast<uint64_t>(p.packing_slack));
+  words.push_back(p.outside.values.size());
+  for (T x : p.outside.values) words.push_back(uint64_t(std::bit_cast<Bits>(x)));
+}
+/// The inverse of put_share, from `words` at `at` (advanced), merged into `into`.
+template <class T>
+void take_share(std::span<const uint64_t> words, size_t& at, PlaneInputOf<T>& into) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  if (words.size() - at < 3) fail("internal: a rank's share of the valid range is cut short");
+  OutsideValuesOf<T> other;
+  other.count = words[at];
+  into.packing_slack = std::max(into.packing_slack, std::bit_cast<double>(words[at + 1]));
+  const uint64_t n = words[at + 2];
+  at += 3;
+  if (words.size() - at < n) fail("internal: a rank's share of the valid range is cut short");
+  for (uint64_t k = 0; k < n; ++k) other.values.insert(std::bit_cast<T>(Bits(words[at + k])));
+  at += size_t(n);
+  merge_outside(into.outside, other);
+}
+
+}  // namespace
+
+// ---- reading blocks in three steps ------------------------------------------------------------
+
+template <class T>
+StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
+                               bool by_rows) {
+  StagedBlocksOf<T> st;
+  st.first = first;
   const auto& files = a.all(flag);
   const std::string u = files[0][0], v = files[1][0];
-  std::vector<BlockExtent> extents;
+  if (last <= first) {  // a rank without blocks (more ranks than blocks) reads no values
+    if (by_rows && this_rank() == 0 && !a.has("--per-rank")) {
+      // Rank 0 says what the ranks found (finish_blocks): a variable's valid range and packing,
+      // and what its reader says about the file.
+      for (auto [path, p] : {std::pair{u, &st.u}, std::pair{v, &st.v}})
+        if (const FieldFile f = field_file(path); f.variable)
+          *p = read_plane_rows_of<T>(f, {}, 2, "compress", variable_io::RowRange{0, 0});
+    }
+    return st;
+  }
   std::vector<std::vector<T>*> us, vs;
-  out.resize(size_t(last - first));
+  st.fields.resize(size_t(last - first));
   for (int b = first; b < last; ++b) {
-    VectorFieldOf<T>& f = out[size_t(b - first)];
-    extents.push_back(L.blocks[size_t(b)]);
-    f.nx = extents.back().nx;
-    f.ny = extents.back().ny;
+    VectorFieldOf<T>& f = st.fields[size_t(b - first)];
+    st.extents.push_back(L.blocks[size_t(b)]);
+    f.nx = st.extents.back().nx;
+    f.ny = st.extents.back().ny;
     us.push_back(&f.u);
     vs.push_back(&f.v);
   }
+  if (a.has("--per-rank")) {  // each block its own files, with their own fill values: finished here
+    st.per_rank = true;
+    for (int b = first; b < last; ++b) {
+      const BlockExtent& e = st.extents[size_t(b - first)];
+      const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
+      auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, "compress");
+      auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, "compress");
+      st.values_read += pu.values.size() + pv.values.size();
+      *us[size_t(b - first)] = std::move(pu.values);
+      *vs[size_t(b - first)] = std::move(pv.values);
+      st.per_block_fills.push_back({std::move(pu.fills), std::move(pv.fills)});
+    }
+    return st;
+  }
+  st.u = read_block_planes<T>(u, L.nx, L.ny, st.extents, us, by_rows, st.values_read);
+  st.v = read_block_planes<T>(v, L.nx, L.ny, st.extents, vs, by_rows, st.values_read);
+  if (by_rows) {
+    // The ranks' counts are summed (share_staged): each counts the vertices its blocks own (a
+    // block's last row and column belong to the next one), whatever rows it read.
+    const auto recount = [&](PlaneInputOf<T>& p, const std::vector<std::vector<T>*>& planes) {
+      if (p.outside.range.empty()) return;
+      p.outside.count = 0;
+      for (int b = first; b < last; ++b) {
+        const BlockExtent& e = st.extents[size_t(b - first)];
+        const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
+        const std::vector<T>& plane = *planes[size_t(b - first)];
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t x = 0; x < w; ++x) p.outside.count += p.outside.holds(plane[size_t(y * e.nx + x)], p.fills);
+      }
+    };
+    recount(st.u, us);
+    recount(st.v, vs);
+  }
+  st.partial = (st.u.rows != 0 && st.u.rows != uint64_t(L.ny)) || (st.v.rows != 0 && st.v.rows != uint64_t(L.ny));
+  return st;
+}
+
+template <class T>
+void share_staged(World& w, StagedBlocksOf<T>& st) {
+  if (!w.distributed()) return;
+  std::vector<uint64_t> mine;
+  put_share(mine, st.u);
+  put_share(mine, st.v);
+  const std::vector<uint64_t> all = take(w.allgather(mine));
+  st.u.outside.values.clear();
+  st.u.outside.count = 0;
+  st.v.outside.values.clear();
+  st.v.outside.count = 0;
+  // Every rank's share, in rank order (this one's included): the same sets on every rank.
+  for (size_t at = 0; at < all.size();) {
+    take_share(all, at, st.u);
+    take_share(all, at, st.v);
+  }
+  st.shared = true;
+}
+
+template <class T>
+std::vector<VectorFieldOf<T>> finish_blocks(const Args& a, StagedBlocksOf<T>& st, DeclaredFillsOf<T>* declared,
+                                            const DeclaredFillsOf<T>* like) {
+  if (st.partial && !st.shared) fail("internal: blocks read by rows were not shared before they were marked");
   const auto marked = [&](const std::vector<T>& fills_u, const std::vector<T>& fills_v) {
     DeclaredFillsOf<T> fills = declared_fills<T>(a, fills_u, fills_v);
     if (like) add_original_fills(fills, *like);  // a reconstruction: the original's mark its vertices too
     return fills;
   };
-  if (a.has("--per-rank")) {  // each block its own files, with their own fill values
-    for (int b = first; b < last; ++b) {
-      const BlockExtent& e = extents[size_t(b - first)];
-      const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
-      auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, "compress");
-      auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, "compress");
-      *us[size_t(b - first)] = std::move(pu.values);
-      *vs[size_t(b - first)] = std::move(pv.values);
-      DeclaredFillsOf<T> fills = marked(pu.fills, pv.fills);
-      finish_block(out[size_t(b - first)], fills, e, b);
+  if (st.per_rank) {
+    for (size_t k = 0; k < st.fields.size(); ++k) {
+      DeclaredFillsOf<T> fills = marked(st.per_block_fills[k].first, st.per_block_fills[k].second);
+      finish_block(st.fields[k], fills, st.extents[k], st.first + int(k));
       if (declared) *declared = std::move(fills);
     }
-    return out;
+    return std::move(st.fields);
   }
-  std::vector<T> fills_u, fills_v;
-  read_block_planes<T>(u, L.nx, L.ny, extents, us, fills_u);
-  read_block_planes<T>(v, L.nx, L.ny, extents, vs, fills_v);
-  DeclaredFillsOf<T> fills = marked(fills_u, fills_v);
-  for (int b = first; b < last; ++b) finish_block(out[size_t(b - first)], fills, extents[size_t(b - first)], b);
+  {
+    const QuietReaderNotes quiet(this_rank() != 0);  // rank 0 says what the ranks found together
+    finish_plane_input(st.u, "compress");
+    finish_plane_input(st.v, "compress");
+  }
+  if (st.fields.empty()) return {};
+  DeclaredFillsOf<T> fills = marked(st.u.fills, st.v.fills);
+  for (size_t k = 0; k < st.fields.size(); ++k) finish_block(st.fields[k], fills, st.extents[k], st.first + int(k));
   if (declared) *declared = std::move(fills);
-  return out;
+  return std::move(st.fields);
+}
+
+template StagedBlocksOf<float> stage_blocks<float>(const Args&, const std::string&, const BlockLayout&, int, int,
+                                                   bool);
+template StagedBlocksOf<double> stage_blocks<double>(const Args&, const std::string&, const BlockLayout&, int, int,
+                                                     bool);
+template void share_staged<float>(World&, StagedBlocksOf<float>&);
+template void share_staged<double>(World&, StagedBlocksOf<double>&);
+template std::vector<VectorFieldOf<float>> finish_blocks<float>(const Args&, StagedBlocksOf<float>&,
+                                                                DeclaredFillsOf<float>*, const DeclaredFillsOf<float>*);
+template std::vector<VectorFieldOf<double>> finish_blocks<double>(const Args&, StagedBlocksOf<double>&,
+                                                                  DeclaredFillsOf<double>*,
+                                                                  const DeclaredFillsOf<double>*);
+
+namespace {
+
+/// Blocks [first, last) of the global field of `flag` with values of type T, read and marked
+/// in one step, with no other rank: a variable is read whole (the drivers under mpirun stage,
+/// share and finish instead, and read only their rows).
+template <class T>
+std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& flag, const BlockLayout& L, int first,
+                                             int last, DeclaredFillsOf<T>* declared, const DeclaredFillsOf<T>* like) {
+  StagedBlocksOf<T> st = stage_blocks<T>(a, flag, L, first, last, false);
+  return finish_blocks<T>(a, st, declared, like);
 }
 
 /// `a` with the files of `flag` (two, or three for a 3D field) replaced by block b's per-rank
@@ -255,6 +399,36 @@ std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& fla
                                            const DeclaredFillsOf<double>* like) {
   return read_blocks_of<double>(a, flag, L, first, last, declared, like);
 }
+std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const int64_t> shape, size_t value_size) {
+  if (!ends_with(path, ".npy")) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> head(12, 0);
+  if (!in.read(reinterpret_cast<char*>(head.data()), 12)) return std::nullopt;
+  // The preamble: magic (6 bytes), version (2), header length (2 bytes in version 1, 4 after).
+  const uint64_t length = head[6] == 1 ? uint64_t(head[8]) | uint64_t(head[9]) << 8
+                                       : uint64_t(head[8]) | uint64_t(head[9]) << 8 | uint64_t(head[10]) << 16 |
+                                             uint64_t(head[11]) << 24;
+  const uint64_t total = (head[6] == 1 ? 10 : 12) + length;
+  if (total > (uint64_t(1) << 24) || total > size) return std::nullopt;
+  head.resize(size_t(total));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(head.data()), std::streamsize(total))) return std::nullopt;
+  const auto h = factz::parse_npy_header(head);
+  if (!h.ok()) return std::nullopt;
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= uint64_t(d);
+  const bool grid = h->shape.size() == shape.size() && std::equal(shape.begin(), shape.end(), h->shape.begin());
+  const bool flat = h->shape.size() == 1 && uint64_t(h->shape[0]) == n;
+  if (h->descr != (value_size == 8 ? "<f8" : "<f4") || h->fortran_order || !(grid || flat) ||
+      uint64_t(size) != h->data_offset + n * value_size)
+    return std::nullopt;
+  return h->data_offset;
+}
+
 bool read_whole(const std::string& path) {
   const FieldFile file = field_file(path);
   if (!file.variable) check(factz::check_input_path(path));  // "is a directory", "does not exist", ...

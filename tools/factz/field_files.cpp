@@ -309,12 +309,13 @@ std::optional<std::vector<uint64_t>> shape_of(const FieldFile& f, int whole) {
 }
 
 template <class T>
-PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
-                                    const std::string& command, const std::string& shape_from) {
+PlaneInputOf<T> read_plane_rows_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                                   const std::string& command, variable_io::RowRange rows,
+                                   const std::string& shape_from) {
   PlaneInputOf<T> p;
   if (f.variable) {
     const auto& spec = *f.variable;
-    auto data = variable_io::read_variable(spec, whole, true, auxiliaries_wanted());
+    auto data = variable_io::read_variable(spec, whole, true, auxiliaries_wanted(), rows);
     if (!data.ok()) fail(data.status().to_string());
     for (const auto& note : data->notes) reader_note("factz " + command + ": warning: " + spec.file + ": " + note);
     static std::set<std::string> noted;  // a grid u and v both name: one note
@@ -331,41 +332,36 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
            (shape_from.empty() ? std::string(shape.size() == 3 ? "-3" : "-2") + " says" : shape_from) + " " +
            shape_text(shape));
     p.shape = data->shape;
+    p.first_row = data->first_row;
+    uint64_t per_row = 1;
+    for (size_t k = 1; k < p.shape.size(); ++k) per_row *= p.shape[k];
+    p.rows = p.values.size() / std::max<uint64_t>(1, per_row);
     // In T: a float32 variable's fill values are floats, a float64 one's are compared as the
     // doubles the file declares (1e20 is not float(1e20)).
     for (double v : data->fill_values)
       if (!std::isnan(v)) add_distinct(p.fills, T(v));
     // Values outside the variable's valid range are missing data as well: their values are
-    // declared like fill values, after the file's own (at most kMaxOutside distinct ones).
+    // declared like fill values, after the file's own (finish_plane_input).
     if (const ValidRange range = valid_range_of(data->source); range.lo || range.hi) {
-      constexpr size_t kMaxOutside = 64;
-      std::set<T> values;
-      uint64_t count = 0;
+      p.outside.range = range.text;
+      p.outside.lo = range.lo;
+      p.outside.hi = range.hi;
       for (T x : p.values)
-        if (outside(range, x) && std::find(p.fills.begin(), p.fills.end(), x) == p.fills.end()) {  // not a fill
-          ++count;
-          if (values.size() <= kMaxOutside) values.insert(x);
+        if (p.outside.holds(x, p.fills)) {
+          ++p.outside.count;
+          if (p.outside.values.size() <= OutsideValuesOf<T>::kMax) p.outside.values.insert(x);
         }
-      if (values.size() > kMaxOutside)
-        fail("invalid_argument: " + spec.text() + ": " + std::to_string(count) + " values lie outside its " +
-             range.text + ", which makes them missing data (CF), and they hold more than " +
-             std::to_string(kMaxOutside) + " distinct values, which factz does not declare one by one: set them to "
-             "a _FillValue, or give --fill V to compress them as data");
-      if (count > 0)  // compress keeps them exactly; verify and cp compare them as missing
-        reader_note("factz " + command + ": note: " + spec.text() + ": " + std::to_string(count) +
-                    " value(s) outside its " + range.text + " are missing data (CF)" +
-                    (command == "compress" ? ", kept exactly (unless --fill declares the missing values instead)"
-                                           : ""));
-      for (T x : values) add_distinct(p.fills, x);
     }
+    p.what = spec.text();
     p.source = std::move(data->source);
     p.global_attributes = std::move(data->global_attributes);
     p.format = data->format;
     p.packing_step = data->packing_step;
     p.packing_slack = data->packing_slack;
-    if (p.packing_step > 0) packed_inputs().push_back({spec.text(), p.packing_step, p.packing_slack});
     return p;
   }
+  if (rows.first != 0 || rows.count != variable_io::RowRange::kAll)
+    fail("internal: rows of " + f.name + " asked of a reader that reads files whole");
   if constexpr (std::is_same_v<T, double>) {  // 2D only; the float64 reader finds a .npy's shape itself
     int64_t nx = shape.empty() ? 0 : int64_t(shape.back()), ny = shape.empty() ? 0 : int64_t(shape.front());
     p.values = read_plane_f64(f.name, nx, ny);
@@ -381,13 +377,49 @@ PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64
                                         : " is raw float32, which does not say its shape"),
              2);
     }
-    uint64_t rows = 1;
-    for (size_t k = 0; k + 1 < p.shape.size(); ++k) rows *= p.shape[k];
-    p.values = take(factz::read_plane(f.name, int64_t(p.shape.back()), int64_t(rows)));
+    uint64_t lines = 1;
+    for (size_t k = 0; k + 1 < p.shape.size(); ++k) lines *= p.shape[k];
+    p.values = take(factz::read_plane(f.name, int64_t(p.shape.back()), int64_t(lines)));
   }
+  p.rows = p.shape.empty() ? 0 : p.shape.front();
   return p;
 }
 
+
+template <class T>
+void finish_plane_input(PlaneInputOf<T>& p, const std::string& command) {
+  if (!p.outside.range.empty()) {
+    if (p.outside.values.size() > OutsideValuesOf<T>::kMax)
+      fail("invalid_argument: " + p.what + ": " + std::to_string(p.outside.count) + " values lie outside its " +
+           p.outside.range + ", which makes them missing data (CF), and they hold more than " +
+           std::to_string(OutsideValuesOf<T>::kMax) +
+           " distinct values, which factz does not declare one by one: set them to "
+           "a _FillValue, or give --fill V to compress them as data");
+    if (p.outside.count > 0)  // compress keeps them exactly; verify and cp compare them as missing
+      reader_note("factz " + command + ": note: " + p.what + ": " + std::to_string(p.outside.count) +
+                  " value(s) outside its " + p.outside.range + " are missing data (CF)" +
+                  (command == "compress" ? ", kept exactly (unless --fill declares the missing values instead)" : ""));
+    for (T x : p.outside.values) add_distinct(p.fills, x);
+    p.outside = {};
+  }
+  if (p.packing_step > 0) packed_inputs().push_back({p.what, p.packing_step, p.packing_slack});
+}
+
+template <class T>
+PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                                    const std::string& command, const std::string& shape_from) {
+  PlaneInputOf<T> p = read_plane_rows_of<T>(f, shape, whole, command, variable_io::RowRange{}, shape_from);
+  finish_plane_input(p, command);
+  return p;
+}
+
+template PlaneInputOf<float> read_plane_rows_of<float>(const FieldFile&, const std::vector<uint64_t>&, int,
+                                                       const std::string&, variable_io::RowRange, const std::string&);
+template PlaneInputOf<double> read_plane_rows_of<double>(const FieldFile&, const std::vector<uint64_t>&, int,
+                                                         const std::string&, variable_io::RowRange,
+                                                         const std::string&);
+template void finish_plane_input<float>(PlaneInputOf<float>&, const std::string&);
+template void finish_plane_input<double>(PlaneInputOf<double>&, const std::string&);
 template PlaneInputOf<float> read_plane_input_of<float>(const FieldFile&, const std::vector<uint64_t>&, int,
                                                         const std::string&, const std::string&);
 template PlaneInputOf<double> read_plane_input_of<double>(const FieldFile&, const std::vector<uint64_t>&, int,
@@ -540,6 +572,18 @@ VectorInputOf<T> read_vector_input_of(const Args& a, const char* flag, const std
 }
 
 }  // namespace
+
+template <class T>
+std::vector<uint8_t> vector_source_record(const Args& a, const char* flag, const std::string& command) {
+  const auto [un, vn] = two_files(a, flag);
+  const FieldFile fu = field_file(un), fv = field_file(vn);
+  const variable_io::RowRange none{0, 0};
+  PlaneInputOf<T> pu = read_plane_rows_of<T>(fu, {}, 2, command, none);
+  PlaneInputOf<T> pv = read_plane_rows_of<T>(fv, {}, 2, command, none);
+  return source_record_of<T>({&pu, &pv}, fu, 2);
+}
+template std::vector<uint8_t> vector_source_record<float>(const Args&, const char*, const std::string&);
+template std::vector<uint8_t> vector_source_record<double>(const Args&, const char*, const std::string&);
 
 VectorInput read_vector_input(const Args& a, const char* flag, const std::string& command, const VectorInput* like) {
   return read_vector_input_of<float>(a, flag, command, like);

@@ -17,10 +17,12 @@
 // line replace the file's for the components they name.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,6 +60,31 @@ std::optional<std::vector<uint64_t>> shape_of(const FieldFile& f, int whole);
 template <class T>
 using VectorFieldOf = std::conditional_t<std::is_same_v<T, double>, VectorField2D64, VectorField2D>;
 
+/// Values of a variable that lie outside its valid range (valid_min, valid_max, valid_range),
+/// which makes them missing data (CF), as a read found them: over the rows it read, before
+/// they are declared like fill values (finish_plane_input). A multi-block run under mpirun
+/// merges every rank's (merge_outside) first, so that each rank declares the same ones.
+template <class T>
+struct OutsideValuesOf {
+  static constexpr size_t kMax = 64;  ///< distinct values declared one by one, at most
+  std::string range;                  ///< the range's text ("valid_min 0"); empty: none declared
+  std::optional<double> lo, hi;       ///< its bounds
+  std::set<T> values;                 ///< distinct, at most kMax + 1 kept
+  uint64_t count = 0;                 ///< vertices
+  /// Whether `x` is one of them: outside the range (compared in T, as netCDF4-python compares
+  /// in the variable's type; NaN never is) and not one of the file's `fills`.
+  bool holds(T x, const std::vector<T>& fills) const {
+    return ((lo && x < T(*lo)) || (hi && x > T(*hi))) && std::find(fills.begin(), fills.end(), x) == fills.end();
+  }
+};
+/// `from`'s values and count added to `into`'s.
+template <class T>
+void merge_outside(OutsideValuesOf<T>& into, const OutsideValuesOf<T>& from) {
+  into.count += from.count;
+  for (T x : from.values)
+    if (into.values.size() <= OutsideValuesOf<T>::kMax) into.values.insert(x);
+}
+
 /// One plane read through the one reader.
 template <class T>
 struct PlaneInputOf {
@@ -70,6 +97,12 @@ struct PlaneInputOf {
   SourceFormat format = SourceFormat::netcdf4;
   double packing_step = 0;   ///< a packed variable's step (variable_io::VariableData), else 0
   double packing_slack = 0;  ///< and the rounding of its unpacking (VariableData)
+  /// A variable's: "FILE:VAR" as named, and the values outside its valid range that the
+  /// fills above do not hold yet (read_plane_rows_of: until finish_plane_input).
+  std::string what;
+  OutsideValuesOf<T> outside;
+  /// The rows the values hold (of shape's outermost dimension): all of them, or a RowRange's.
+  uint64_t first_row = 0, rows = 0;
 };
 using PlaneInput = PlaneInputOf<float>;
 
@@ -104,6 +137,19 @@ class QuietReaderNotes {
 template <class T>
 PlaneInputOf<T> read_plane_input_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
                                     const std::string& command, const std::string& shape_from = "");
+/// read_plane_input_of of the rows `rows` of a variable (of shape's outermost dimension: y of
+/// a plane; RowRange{0, 0}: no values, the rest of the record all the same; other files are
+/// read whole, and `rows` must then be all of them), without finish_plane_input: the values
+/// outside the valid range are in `outside`, not yet among the fills, and nothing is noted.
+template <class T>
+PlaneInputOf<T> read_plane_rows_of(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
+                                   const std::string& command, variable_io::RowRange rows,
+                                   const std::string& shape_from = "");
+/// What read_plane_input_of does after reading: the values outside the valid range declared
+/// like fill values after the file's (more than OutsideValuesOf::kMax distinct ones fail, with
+/// advice), the note saying how many, and a packed variable kept for note_bound_below_packing.
+template <class T>
+void finish_plane_input(PlaneInputOf<T>& p, const std::string& command);
 inline PlaneInput read_plane_input(const FieldFile& f, const std::vector<uint64_t>& shape, int whole,
                                    const std::string& command, const std::string& shape_from = "") {
   return read_plane_input_of<float>(f, shape, whole, command, shape_from);
@@ -123,6 +169,12 @@ void read_auxiliaries(variable_io::Auxiliaries which);
 template <class T>
 std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& planes, const FieldFile& first,
                                       size_t whole);
+
+/// The encoded source record of the two variables of `flag` (-i U -i V) as read_vector_input
+/// gives it, read without their values (the multi-block driver's rank 0, whose blocks were read
+/// by rows); empty unless both are variables.
+template <class T>
+std::vector<uint8_t> vector_source_record(const Args& a, const char* flag, const std::string& command);
 
 /// The missing values declared for each component, after the command line's overrides.
 template <class T>

@@ -238,7 +238,7 @@ Status read_coordinate(hid_t ds, hsize_t start, hsize_t count, SourceCoordinate&
 
 // HDF5 datasets name no auxiliary variables FaCTz reads (CF's `coordinates` is a netCDF
 // convention; a netCDF-4 file is read with netCDF-C): `auxiliaries` is not used.
-Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values, Auxiliaries) {
+Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values, Auxiliaries, RowRange rows) {
   quiet();
   const std::string what = spec.text();
   Id file(H5Fopen(spec.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
@@ -351,31 +351,42 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values,
   }
   const std::string unreadable = "cannot read the values of " + what +
                                  " (a truncated or damaged file, or a compression filter that is not installed)";
-  if (packing) {
-    const size_t d0 = dims.size() - size_t(whole);  // slabs of its rows (detail::unpack_in_slabs)
+  // The rows asked for (all by default) of the outermost dimension read whole.
+  const size_t d0 = dims.size() - size_t(whole);
+  const auto range = detail::rows_within(rows, dims[d0].size, what);
+  if (!range.ok()) return range.status();
+  const auto [row0, row_count] = range.value();
+  const uint64_t row_values = n / dims[d0].size;
+  std::vector<hsize_t> vstart = start, vcount = count;
+  vstart[d0] = hsize_t(row0);
+  vcount[d0] = hsize_t(row_count);
+  out.first_row = row0;
+  if (row_count == 0) {
+    // no values: the record's coordinates only
+  } else if (packing) {  // slabs of its rows (detail::unpack_in_slabs)
     FACTZ_RETURN_IF_ERROR(detail::unpack_in_slabs(
-        *packing, dims[d0].size, n / dims[d0].size, out, what, [&](uint64_t row, uint64_t rows, double* buffer) {
-          std::vector<hsize_t> from = start, size = count;
-          from[d0] = hsize_t(row);
-          size[d0] = hsize_t(rows);
-          const hsize_t slab = rows * (n / dims[d0].size);
+        *packing, row_count, row_values, out, what, [&](uint64_t row, uint64_t m, double* buffer) {
+          std::vector<hsize_t> from = vstart, size = vcount;
+          from[d0] = hsize_t(row0 + row);
+          size[d0] = hsize_t(m);
+          const hsize_t slab = m * row_values;
           Id mem(H5Screate_simple(1, &slab, nullptr), H5Sclose);
           const bool ok = H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, from.data(), nullptr, size.data(), nullptr) >= 0 &&
                           H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) >= 0;
           return ok ? Status::Ok() : io_error(unreadable);
         }));
   } else {
-    const hsize_t total = hsize_t(n);
+    const hsize_t total = hsize_t(row_count * row_values);
     Id mem(H5Screate_simple(1, &total, nullptr), H5Sclose);
     void* buffer = nullptr;
     if (out.dtype == DType::float32) {
-      out.f32.resize(size_t(n));
+      out.f32.resize(size_t(total));
       buffer = out.f32.data();
     } else {
-      out.f64.resize(size_t(n));
+      out.f64.resize(size_t(total));
       buffer = out.f64.data();
     }
-    if ((rank > 0 && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0) ||
+    if ((rank > 0 && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, vstart.data(), nullptr, vcount.data(), nullptr) < 0) ||
         H5Dread(ds.get(), memtype, mem.get(), space.get(), H5P_DEFAULT, buffer) < 0)
       return io_error(unreadable);
   }

@@ -335,7 +335,8 @@ Status read_auxiliaries(int grp, int varid, const std::vector<int>& dimids, cons
 
 }  // namespace
 
-Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries) {
+Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries,
+                                 RowRange rows) {
   NcFile f;
   if (int s = nc_open(spec.file.c_str(), NC_NOWRITE, f.out()); s != NC_NOERR)
     return io_error("cannot read " + spec.file + ": " + nc_text(s));
@@ -418,23 +419,34 @@ Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool value
     if (k < index->size()) start[k] = size_t((*index)[k]);
     else count[k] = size_t(dims[k].size);
   }
+  // The rows asked for (all by default) of the outermost dimension read whole.
+  const size_t d0 = dims.size() - size_t(whole);
+  const auto range = detail::rows_within(rows, dims[d0].size, what);
+  if (!range.ok()) return range.status();
+  const auto [row0, row_count] = range.value();
+  const uint64_t row_values = n / dims[d0].size;
+  std::vector<size_t> vstart = start, vcount = count;
+  vstart[d0] = size_t(row0);
+  vcount[d0] = size_t(row_count);
+  out.first_row = row0;
   int s = NC_NOERR;
-  if (packing) {
-    const size_t d0 = dims.size() - size_t(whole);  // slabs of its rows (detail::unpack_in_slabs)
+  if (row_count == 0) {
+    // no values: the record's coordinates and auxiliaries only
+  } else if (packing) {  // slabs of its rows (detail::unpack_in_slabs)
     FACTZ_RETURN_IF_ERROR(detail::unpack_in_slabs(
-        *packing, dims[d0].size, n / dims[d0].size, out, what, [&](uint64_t row, uint64_t rows, double* buffer) {
-          std::vector<size_t> from = start, size = count;
-          from[d0] = size_t(row);
-          size[d0] = size_t(rows);
+        *packing, row_count, row_values, out, what, [&](uint64_t row, uint64_t m, double* buffer) {
+          std::vector<size_t> from = vstart, size = vcount;
+          from[d0] = size_t(row0 + row);
+          size[d0] = size_t(m);
           const int e = nc_get_vara_double(grp, varid, from.data(), size.data(), buffer);
           return e == NC_NOERR ? Status::Ok() : io_error("cannot read the values of " + what + ": " + nc_text(e));
         }));
   } else if (out.dtype == DType::float32) {
-    out.f32.resize(size_t(n));
-    s = nc_get_vara_float(grp, varid, start.data(), count.data(), out.f32.data());
+    out.f32.resize(size_t(row_count * row_values));
+    s = nc_get_vara_float(grp, varid, vstart.data(), vcount.data(), out.f32.data());
   } else {
-    out.f64.resize(size_t(n));
-    s = nc_get_vara_double(grp, varid, start.data(), count.data(), out.f64.data());
+    out.f64.resize(size_t(row_count * row_values));
+    s = nc_get_vara_double(grp, varid, vstart.data(), vcount.data(), out.f64.data());
   }
   if (s != NC_NOERR) return io_error("cannot read the values of " + what + ": " + nc_text(s));
 

@@ -41,6 +41,16 @@ void add_fill_values(const SourceAttribute& a, std::vector<double>& fills);
 /// than the variable's metadata (never copied).
 bool internal_attribute(const std::string& name);
 
+/// The rows [first, first + count) `rows` names of a dimension of `size` rows (RowRange::kAll:
+/// to the end), or invalid_argument naming `what` when they do not lie within it.
+inline Result<std::pair<uint64_t, uint64_t>> rows_within(RowRange rows, uint64_t size, const std::string& what) {
+  const uint64_t count = rows.count == RowRange::kAll && rows.first <= size ? size - rows.first : rows.count;
+  if (rows.first > size || count > size - rows.first)
+    return Status(Code::invalid_argument, what + ": rows " + std::to_string(rows.first) + " to " +
+                                              std::to_string(rows.first + count) + " asked of " + std::to_string(size));
+  return std::pair<uint64_t, uint64_t>{rows.first, count};
+}
+
 }  // namespace factz::variable_io::detail
 
 namespace factz::variable_io {
@@ -48,12 +58,14 @@ namespace factz::variable_io {
 // The readers and the writer of libfactz-io.so (variable_module.hpp), one file per library,
 // each compiled in only when its library is found; variable_io.hpp says what they do.
 // netcdf_variable.cpp, netcdf_writer.cpp (write_variables of the module):
-Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries);
+Result<VariableData> read_netcdf(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries,
+                                 RowRange rows);
 std::string netcdf_variables_hint(const std::string& path);
 Status write_netcdf(const std::string& file, std::span<const OutputVariable> variables,
                     std::vector<std::string>* notes);
 // hdf5_variable.cpp:
-Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries);
+Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries,
+                               RowRange rows);
 std::string hdf5_variables_hint(const std::string& path);
 
 }  // namespace factz::variable_io

@@ -38,7 +38,8 @@ void unlink_temporaries() noexcept {
 bool netcdf_available() { return FACTZ_HAVE_NETCDF; }
 bool hdf5_available() { return FACTZ_HAVE_HDF5; }
 
-Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries) {
+Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries,
+                                   RowRange rows) {
   const bool hdf5 = spec.kind == FileKind::hdf5;
   if (hdf5 && !hdf5_available())
     return Status(Code::backend_unavailable, "cannot read " + spec.text() + ": this factz was built without the HDF5 "
@@ -48,8 +49,8 @@ Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool val
                                              "(install libnetcdf-dev and rebuild)");
   const auto m = module();
   if (!m.ok()) return cannot("read " + spec.text(), m.status());
-  return hdf5 ? m.value()->read_hdf5(spec, whole, values, auxiliaries)
-              : m.value()->read_netcdf(spec, whole, values, auxiliaries);
+  return hdf5 ? m.value()->read_hdf5(spec, whole, values, auxiliaries, rows)
+              : m.value()->read_netcdf(spec, whole, values, auxiliaries, rows);
 }
 
 std::string variables_hint(const std::string& path, FileKind kind) {

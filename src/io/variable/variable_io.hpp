@@ -77,6 +77,9 @@ struct VariableData {
   std::vector<double> f64;  ///< the values when dtype is float64
   /// The whole dimensions, outermost first: (ny, nx), or (nz, ny, nx).
   std::vector<uint64_t> shape;
+  /// The first row (of shape's outermost dimension) the values hold: 0 unless read_variable
+  /// was given a RowRange; the values are then count() / (values per row) rows from it.
+  uint64_t first_row = 0;
   /// The declared missing values, first the one that marks missing data in the file's own
   /// words (_FillValue), then the others (HDF5: the dataset's user-defined fill value;
   /// missing_value, one or several), without repeats.
@@ -108,14 +111,25 @@ struct VariableData {
 /// a curvilinear grid's lat(y, x) too).
 enum class Auxiliaries : uint8_t { none, small, all };
 
+/// Rows [first, first + count) of the outermost of the dimensions read whole (y of a plane, z
+/// of a volume): the part of the values a read returns (a rank's rows under mpirun). The
+/// default, every row.
+struct RowRange {
+  static constexpr uint64_t kAll = ~uint64_t(0);
+  uint64_t first = 0;
+  uint64_t count = kAll;  ///< kAll: every row from `first`; 0: no values, the rest of the record all the same
+};
+
 /// Reads `spec` with its last `whole` dimensions (2: y, x; 3: z, y, x) read whole and every
 /// leading one at the selection's index. `values` false reads everything but the values
-/// (shape, type, fill values, the record without coordinates and auxiliaries). Errors name the file and
+/// (shape, type, fill values, the record without coordinates and auxiliaries). `rows` reads
+/// only those rows' values (VariableData::first_row; the shape, coordinates and auxiliaries stay
+/// the whole slice's; packing_slack is then over those rows). Errors name the file and
 /// the variable in one line: a missing variable lists those that exist; non-numeric
-/// variables, integer ones without scale_factor / add_offset, too few dimensions, bad selections and indices out of range are
-/// invalid_argument; unreadable files io.
+/// variables, integer ones without scale_factor / add_offset, too few dimensions, bad selections,
+/// indices and rows out of range are invalid_argument; unreadable files io.
 Result<VariableData> read_variable(const VariableSpec& spec, int whole, bool values = true,
-                                   Auxiliaries auxiliaries = Auxiliaries::none);
+                                   Auxiliaries auxiliaries = Auxiliaries::none, RowRange rows = {});
 
 /// The variables a variable's `coordinates` and `grid_mapping` attributes name, in that order,
 /// each once (CF: `coordinates` a blank-separated list; `grid_mapping` a name, or the

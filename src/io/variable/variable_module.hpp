@@ -13,7 +13,8 @@
 
 namespace factz::variable_io {
 
-inline constexpr uint32_t kModuleVersion = 4;  // 3: SourceAuxiliary::own_dimensions; 4: unlink_temporaries
+// 3: SourceAuxiliary::own_dimensions; 4: unlink_temporaries; 5: the readers' RowRange
+inline constexpr uint32_t kModuleVersion = 5;
 inline constexpr char kModuleFile[] = "libfactz-io.so";
 inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 
@@ -23,14 +24,14 @@ inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 struct Module {
   uint32_t version = kModuleVersion;
   /// netCDF-C: reading, the variables of a file, writing (of both kinds: a netCDF-4 file).
-  Result<VariableData> (*read_netcdf)(const VariableSpec& spec, int whole, bool values,
-                                      Auxiliaries auxiliaries) = nullptr;
+  Result<VariableData> (*read_netcdf)(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries,
+                                      RowRange rows) = nullptr;
   std::string (*netcdf_variables_hint)(const std::string& path) = nullptr;
   Status (*write_variables)(const std::string& file, std::span<const OutputVariable> variables,
                             std::vector<std::string>* notes) = nullptr;
   /// The serial HDF5: reading, the datasets of a file.
-  Result<VariableData> (*read_hdf5)(const VariableSpec& spec, int whole, bool values,
-                                    Auxiliaries auxiliaries) = nullptr;
+  Result<VariableData> (*read_hdf5)(const VariableSpec& spec, int whole, bool values, Auxiliaries auxiliaries,
+                                    RowRange rows) = nullptr;
   std::string (*hdf5_variables_hint)(const std::string& path) = nullptr;
   /// The module's temp_files::unlink_all (its own registry: the module links its own copy of
   /// the core library). Always set.
