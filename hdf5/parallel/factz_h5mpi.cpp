@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -229,13 +230,28 @@ int write_cmd(World& w, const std::vector<std::string>& a) {
   for (hid_t h : {mspace, space}) H5Sclose(h);
   H5Pclose(dxpl);
   H5Pclose(dcpl);
-  H5Dclose(dset);
-  H5Fclose(file);
+  const herr_t dclosed = H5Dclose(dset);
+  // The close writes HDF5's metadata: a full disk fails here too.
+  const herr_t fclosed = H5Fclose(file);
   const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  phase(w, [&] {
-    if (rc < 0) fail("collective write of the filtered dataset failed (HDF5 error stack above)");
-  });
+  const factz::Status written = w.agree(
+      rc < 0 || dclosed < 0 || fclosed < 0
+          ? factz::Status(factz::Code::internal, "cannot write " + a[4] + ": the collective write of the filtered "
+                                                 "dataset failed (is the disk full? HDF5's error stack above)")
+          : factz::Status::Ok());
+  if (!written.ok()) {
+    // No partial file is left behind.
+    if (w.rank() == 0) std::remove(a[4].c_str());
+    if (fclosed < 0) {
+      // A file whose close failed stays half open in HDF5 1.10, and the library's own
+      // termination at MPI_Finalize then crashes on it: the ranks end here, without it.
+      if (w.rank() == 0) std::fprintf(stderr, "factz_h5mpi: %s\n", written.message().c_str());
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
+    fail(written.message());
+  }
   double maxima[2] = {write_s, total_s};
   check(w.allreduce_max(maxima));
   if (w.rank() == 0) {

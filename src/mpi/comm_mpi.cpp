@@ -3,11 +3,16 @@
 // factz_h5mpi.
 // Called only once MPI is initialized (World::start); World keeps rank, size and the
 // communication volume.
+#include <fcntl.h>
 #include <mpi.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
+#include <utility>
 
 #include "mpi/mpi_module.hpp"
 
@@ -42,6 +47,51 @@ Result<MPI_File> open_for_write(const std::string& path, uint64_t file_bytes) {
     return io_error("cannot size " + path + ": " + mpi_error(rc));
   }
   return fh;
+}
+
+/// What a collective write that returned `rc` with status `st` did wrong, or "": MPI's error,
+/// or fewer than `count` bytes written. OpenMPI's posix file layer reports a write that
+/// failed (ENOSPC, EIO) on stderr and returns success with the bytes it wrote in the status, so
+/// the count is what tells a whole write from a file left with holes.
+std::string write_failure(int rc, const MPI_Status& st, int64_t count, const std::string& path) {
+  if (rc != MPI_SUCCESS) return "cannot write " + path + ": " + mpi_error(rc);
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  if (int64_t(got) == count) return "";
+  return "cannot write " + path + ": " + std::to_string(got < 0 ? 0 : got) + " of " + std::to_string(count) +
+         " bytes written (is the disk full?)";
+}
+
+/// After a collective write of `path` and its close: whether this rank's `pieces` (file
+/// offset, bytes) are in the file. OpenMPI's aggregated writes of non-contiguous views report
+/// a failed write (ENOSPC) on stderr only and count every byte as written, which leaves the
+/// sized file with holes; a regular file with fewer bytes allocated than its size is read back
+/// (each rank its own pieces, compared byte for byte), so that such a file is an error. A file
+/// whose blocks cover its size (every write landed) is not read; a device cannot be.
+Status check_written(const std::string& path, std::span<const std::pair<uint64_t, std::span<const uint8_t>>> pieces) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Status::Ok();
+  if (uint64_t(st.st_blocks) * 512 >= uint64_t(st.st_size)) return Status::Ok();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot read back " + path + ": " + std::strerror(errno));
+  std::vector<uint8_t> back;
+  Status result;
+  for (const auto& [offset, bytes] : pieces) {
+    back.resize(bytes.size());
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t got = ::pread(fd, back.data() + done, bytes.size() - done, off_t(offset + done));
+      if (got <= 0) break;
+      done += size_t(got);
+    }
+    if (done != bytes.size() || std::memcmp(back.data(), bytes.data(), bytes.size()) != 0) {
+      result = io_error("cannot write " + path + ": the file does not hold what was written at byte " +
+                        std::to_string(offset) + " (is the disk full?)");
+      break;
+    }
+  }
+  ::close(fd);
+  return result;
 }
 
 /// The largest value of n over all ranks.
@@ -118,11 +168,13 @@ Status write_at_all(const std::string& path, uint64_t file_bytes, uint64_t offse
     const int count = int(std::min<uint64_t>(bytes.size() - from, kRoundBytes));
     MPI_Status st;
     const int rc = MPI_File_write_at_all(fh.value(), MPI_Offset(offset + from), bytes.data() + from, count, MPI_BYTE, &st);
-    if (rc != MPI_SUCCESS && err.empty()) err = "cannot write " + path + ": " + mpi_error(rc);
+    if (err.empty()) err = write_failure(rc, st, count, path);
   }
   const int rc = MPI_File_close(&fh.value());
   if (rc != MPI_SUCCESS && err.empty()) err = "cannot close " + path + ": " + mpi_error(rc);
-  return err.empty() ? Status::Ok() : io_error(err);
+  if (!err.empty()) return io_error(err);
+  const std::pair<uint64_t, std::span<const uint8_t>> mine[1] = {{offset, bytes}};
+  return check_written(path, mine);
 }
 
 Status write_segments_all(const std::string& path, uint64_t file_bytes, std::span<const Segment> segments) {
@@ -171,6 +223,8 @@ Status write_segments_all(const std::string& path, uint64_t file_bytes, std::spa
       note(MPI_File_write_all(fh.value(), nullptr, 0, MPI_BYTE, &st), "cannot write");
       continue;
     }
+    int64_t round_total = 0;
+    for (const Piece& p : r) round_total += p.bytes;
     std::vector<int> lengths(r.size());
     std::vector<MPI_Aint> file_at(r.size()), memory_at(r.size());
     for (size_t i = 0; i < r.size(); ++i) {
@@ -184,12 +238,17 @@ Status write_segments_all(const std::string& path, uint64_t file_bytes, std::spa
     MPI_Type_commit(&file_type);
     MPI_Type_commit(&memory_type);
     note(MPI_File_set_view(fh.value(), 0, MPI_BYTE, file_type, "native", MPI_INFO_NULL), "cannot view");
-    note(MPI_File_write_all(fh.value(), MPI_BOTTOM, 1, memory_type, &st), "cannot write");
+    const int rc = MPI_File_write_all(fh.value(), MPI_BOTTOM, 1, memory_type, &st);
+    if (err.empty()) err = write_failure(rc, st, round_total, path);
     MPI_Type_free(&file_type);
     MPI_Type_free(&memory_type);
   }
   note(MPI_File_close(&fh.value()), "cannot close");
-  return err.empty() ? Status::Ok() : io_error(err);
+  if (!err.empty()) return io_error(err);
+  std::vector<std::pair<uint64_t, std::span<const uint8_t>>> pieces;
+  for (const Segment& seg : segments)
+    pieces.push_back({seg.offset, std::span<const uint8_t>(static_cast<const uint8_t*>(seg.data), size_t(seg.bytes()))});
+  return check_written(path, pieces);
 }
 
 Result<std::vector<uint8_t>> read_at_all(const std::string& path, uint64_t offset, uint64_t length) {

@@ -4,6 +4,8 @@
 // auxiliary variables in the root group. float32 values make
 // NC_FLOAT variables, float64 values NC_DOUBLE ones, re-packed integers (PackedValues) a
 // variable of their type, through the same code. Part of libfactz-io.so when netCDF-C is found.
+#include <sys/statvfs.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -136,7 +138,7 @@ class Writer {
       FACTZ_RETURN_IF_ERROR(check(put_fill(grp, varid, data.type, *v.fill), path + ":_FillValue"));
     std::vector<size_t> count;
     for (const auto& d : dims) count.push_back(size_t(d.size));
-    data_.push_back({grp, varid, data.type, std::move(count), data.data});
+    data_.push_back({grp, varid, data.type, std::move(count), data.data, path});
     return Status::Ok();
   }
 
@@ -195,7 +197,7 @@ class Writer {
       }
       coords_.insert(a.name);
       for (const auto& at : a.attributes) put_attribute(ncid_, varid, at, a.name);
-      data_.push_back({ncid_, varid, nc_type(a.type), std::move(count), a.data.data()});
+      data_.push_back({ncid_, varid, nc_type(a.type), std::move(count), a.data.data(), a.name});
     }
   }
 
@@ -203,7 +205,8 @@ class Writer {
   Status write_values() {
     for (const auto& d : data_) {
       const std::vector<size_t> start(d.count.size(), 0);
-      FACTZ_RETURN_IF_ERROR(check(nc_put_vara(d.grp, d.varid, start.data(), d.count.data(), d.values), "values"));
+      FACTZ_RETURN_IF_ERROR(
+          check(nc_put_vara(d.grp, d.varid, start.data(), d.count.data(), d.values), "the values of " + d.name));
     }
     return Status::Ok();
   }
@@ -214,6 +217,7 @@ class Writer {
     nc_type type;
     std::vector<size_t> count;
     const void* values;
+    std::string name;  ///< the variable's, for messages
   };
 
   Status check(int s, const std::string& what) const {
@@ -243,7 +247,7 @@ class Writer {
     FACTZ_RETURN_IF_ERROR(check(nc_def_var(ncid_, co.name.c_str(), nc_type(co.type), 1, &dimid, &varid),
                                 "coordinate variable " + co.name));
     for (const auto& a : co.attributes) put_attribute(ncid_, varid, a, co.name);
-    data_.push_back({ncid_, varid, nc_type(co.type), {size_t(co.count())}, co.data.data()});
+    data_.push_back({ncid_, varid, nc_type(co.type), {size_t(co.count())}, co.data.data(), co.name});
     return Status::Ok();
   }
 
@@ -318,9 +322,25 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
   if (!result.ok()) {
     std::remove(tmp.c_str());
     if (temp_files::ending()) temp_files::wait_for_the_end();  // the signal's doing, not an error to report
-    // Messages name the file the user gave, not the temporary one.
+    // Messages name the file the user gave, not the temporary one, and the file.
     std::string m = result.message();
     for (size_t at = m.find(tmp); at != std::string::npos; at = m.find(tmp)) m.replace(at, tmp.size(), file);
+    if (m.find(file) == std::string::npos) m = file + ": " + m;
+    // netCDF-4 (HDF5) reports a full disk as "HDF error": say what the folder has left.
+    if (struct statvfs fs_info; statvfs(folder.c_str(), &fs_info) == 0) {
+      uint64_t need = 0;
+      for (const auto& v : variables)
+        need += std::visit(
+            [](const auto& values) -> uint64_t {
+              if constexpr (std::is_same_v<std::decay_t<decltype(values)>, PackedValues>) return values.bytes.size();
+              else return values.size_bytes();
+            },
+            v.values);
+      const uint64_t free_bytes = uint64_t(fs_info.f_bavail) * uint64_t(fs_info.f_frsize);
+      if (free_bytes < need + (uint64_t(1) << 20))
+        m += " (the file system of " + folder.string() + " has " + std::to_string(free_bytes) +
+             " bytes free; the values alone take " + std::to_string(need) + ")";
+    }
     return Status(result.code(), m);
   }
   return Status::Ok();
