@@ -941,6 +941,52 @@ TEST(Cli, FailedWritesAreErrorsWithTheReasonAndLeaveNoPartialFile) {
   EXPECT_TRUE(leftovers(dir).empty());
 }
 
+TEST(Cli, ReadOnlyOutputsAreNotReplaced) {
+  // A user who makes a file read-only keeps it: every writer writes a temporary and renames it
+  // over the output, which the folder allows whatever the file's mode, so factz refuses a file
+  // the user may not write, before any output of the run is written. Root writes every file
+  // (as cp does): as root the commands run as nobody (setpriv) in a folder everyone may write.
+  TempDir dir;
+  write_field(dir, synth::turbulence(64, 48, 18));
+  ASSERT_EQ(factz(dir, "compress -2 64 48 -i u.f32 -i v.f32 -z s.fz").exit_code, 0);
+  std::string run = quoted(kCli) + " ";
+  if (::geteuid() == 0) {
+    if (shell(dir, "command -v setpriv && id nobody && getent group nogroup").exit_code != 0)
+      GTEST_SKIP() << "running as root without setpriv or the user nobody: a read-only file is writable to root";
+    fs::permissions(dir.path(), fs::perms::all);
+    for (const char* f : {"u.f32", "v.f32", "s.fz"}) fs::permissions(dir / f, fs::perms::all);
+    run = "setpriv --reuid=nobody --regid=nogroup --clear-groups " + run;
+  }
+  write_file(dir / "ro.f32", "protected");
+  write_file(dir / "ro.nc", "protected");
+  write_file(dir / "rw.f32", "old");
+  for (const char* f : {"ro.f32", "ro.nc"}) fs::permissions(dir / f, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(dir / "rw.f32", fs::perms::all);
+  struct Case {
+    std::string sub, args, named;
+  };
+  const std::vector<Case> cases = {
+      {"decompress", "-z s.fz -o rw.f32 -o ro.f32", "-o ro.f32"},
+      {"decompress", "-z s.fz -o ro.f32 -o new.f32", "-o ro.f32"},
+      {"compress", "-2 64 48 -i u.f32 -i v.f32 -z ro.f32", "-z ro.f32"},
+      {"compress", "-2 64 48 -i u.f32 -i v.f32 -z ro.f32 --blocks 2 2", "-z ro.f32"},
+      {"decompress", "-z s.fz -o ro.nc:u -o ro.nc:v --replace", "-o ro.nc:u"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = shell(dir, run + c.sub + " " + c.args, true);
+    expect_clean_error(o, 1, c.sub, "io: cannot write " + c.named + ": permission denied (the file is read-only",
+                       c.sub + " " + c.args);
+    EXPECT_EQ(read_file(dir / "ro.f32"), "protected") << c.args;
+    EXPECT_EQ(read_file(dir / "ro.nc"), "protected") << c.args;
+    EXPECT_EQ(read_file(dir / "rw.f32"), "old") << c.args << ": no output of the run is written";
+    EXPECT_FALSE(fs::exists(dir / "new.f32")) << c.args;
+  }
+  // A file the user may write is replaced as before.
+  const Outcome o = shell(dir, run + "decompress -z s.fz -o rw.f32 -o new.f32", true);
+  EXPECT_EQ(o.exit_code, 0) << o.describe();
+  EXPECT_EQ(fs::file_size(dir / "rw.f32"), size_t(64 * 48 * 4));
+}
+
 TEST(Cli, UnusableInputPathsSayWhatAndWhy) {
   TempDir dir;
   write_field(dir, synth::turbulence(40, 30, 19));

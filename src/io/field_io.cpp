@@ -203,6 +203,8 @@ Status write_file(const std::string& path, std::initializer_list<std::span<const
     const fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
     if (!ec) target = resolved.string();
   }
+  if (exists && temp_files::read_only_file(target))
+    return io_error("cannot write " + path + ": " + temp_files::kReadOnlyReason);
   // The temporary file (temp_files::temporary_path), created exclusively.
   const fs::path t(target);
   const fs::path folder = t.has_parent_path() ? t.parent_path() : fs::path(".");

@@ -3,9 +3,11 @@
 #include "io/temp_files.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 namespace factz::temp_files {
@@ -46,6 +48,12 @@ std::string temporary_path(const std::filesystem::path& target) {
   name += target.filename().string();
   name += ".factz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
   return (folder / name).string();
+}
+
+bool read_only_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return ::access(path.c_str(), W_OK) != 0 && errno == EACCES;
 }
 
 bool special_path(const std::string& path) {

@@ -21,6 +21,14 @@ std::string temporary_path(const std::filesystem::path& target);
 /// shell redirected, not write to it).
 bool special_path(const std::string& path);
 
+/// Whether `path` names an existing regular file that this process may not write (its mode or
+/// an ACL forbids it: access(W_OK) fails with EACCES). Writers refuse to replace such a file,
+/// as writing it in place would be refused, although its folder would let a temporary be
+/// renamed over it: a user's write protection holds (root writes every file, as cp does).
+bool read_only_file(const std::string& path);
+/// The reason writers give for such a file, after "cannot write PATH: ".
+inline constexpr const char* kReadOnlyReason = "permission denied (the file is read-only; factz does not replace it)";
+
 /// Registers `path` from construction (before the file is created) to release() or
 /// destruction (after it is renamed or removed). At most 16 at once, each under 4096 bytes;
 /// beyond that a path is not registered (the write works the same, it is only not removed by

@@ -95,6 +95,7 @@ struct CollectiveOutput {
   std::string path;        ///< what the ranks write
   bool temporary = false;  ///< `path` is a temporary, renamed over `target` when whole
   std::string target;      ///< the file `file` names (a symbolic link's file)
+  bool read_only = false;  ///< an existing file the user may not write: refused (temp_files::read_only_file)
 };
 CollectiveOutput collective_output(World& w, const std::string& file,
                                    std::optional<factz::temp_files::Registration>& registered);

@@ -494,7 +494,9 @@ CollectiveOutput collective_output(World& w, const std::string& file,
       const fs::path resolved = fs::weakly_canonical(fs::absolute(file, ec), ec);
       if (!ec) out.target = resolved.string();
     }
-    if (!factz::temp_files::special_path(file) && (!exists || S_ISREG(st.st_mode))) {
+    if (exists && factz::temp_files::read_only_file(out.target)) {
+      out.read_only = true;
+    } else if (!factz::temp_files::special_path(file) && (!exists || S_ISREG(st.st_mode))) {
       const std::string tmp = factz::temp_files::temporary_path(out.target);
       registered.emplace(tmp);  // before the file exists: a signal from now on removes it
       int fd;
@@ -511,16 +513,19 @@ CollectiveOutput collective_output(World& w, const std::string& file,
       }
     }
   }
-  if (!w.distributed()) return out;
-  std::vector<uint8_t> shared;
-  if (w.rank() == 0) {  // a byte that says whether it is a temporary, then the path
-    shared.assign(1 + out.path.size(), out.temporary ? 1 : 0);
-    std::copy(out.path.begin(), out.path.end(), shared.begin() + 1);
+  if (w.distributed()) {
+    std::vector<uint8_t> shared;
+    if (w.rank() == 0) {  // a byte (0 in place, 1 a temporary, 2 a read-only file), then the path
+      shared.assign(1 + out.path.size(), out.read_only ? 2 : out.temporary ? 1 : 0);
+      std::copy(out.path.begin(), out.path.end(), shared.begin() + 1);
+    }
+    check(w.broadcast(shared, 0));
+    if (shared.empty()) fail("the ranks could not agree on where to write " + file);
+    out.temporary = shared[0] == 1;
+    out.read_only = shared[0] == 2;
+    out.path.assign(shared.begin() + 1, shared.end());
   }
-  check(w.broadcast(shared, 0));
-  if (shared.empty()) fail("the ranks could not agree on where to write " + file);
-  out.temporary = shared[0] == 1;
-  out.path.assign(shared.begin() + 1, shared.end());
+  if (out.read_only) fail("io: cannot write " + file + ": " + factz::temp_files::kReadOnlyReason);
   return out;
 }
 

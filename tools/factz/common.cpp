@@ -2,6 +2,7 @@
 #include "field_files.hpp"
 
 #include "factz/io.hpp"
+#include "io/temp_files.hpp"
 #include "io/variable/variable_io.hpp"
 
 #include <cstdlib>
@@ -152,6 +153,12 @@ void refuse_clobbering(const std::vector<PathArg>& inputs, const std::vector<Pat
            2);
     }
   }
+  // A read-only output is refused before anything is written (the writers refuse it too), so
+  // that no output of the run is replaced when another cannot be.
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (out_ids[o].kind != FileId::Kind::stdio && !factz::temp_files::special_path(out_files[o]) &&
+        factz::temp_files::read_only_file(out_files[o]))
+      fail("io: cannot write " + named(outputs[o]) + ": " + factz::temp_files::kReadOnlyReason);
   // FILE.nc:VAR replaces FILE, it does not add VAR to it: an existing file's contents would go.
   if (replace_files) return;
   for (size_t o = 0; o < outputs.size(); ++o) {

@@ -294,6 +294,7 @@ Status write_netcdf(const std::string& file, std::span<const OutputVariable> var
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
   if (fs::is_directory(target, ec)) return io_error("cannot write " + file + ": is a directory");
+  if (temp_files::read_only_file(file)) return io_error("cannot write " + file + ": " + temp_files::kReadOnlyReason);
   if (!fs::is_directory(folder, ec)) return io_error("cannot write " + file + ": folder " + folder.string() + " does not exist");
   const std::string tmp = temp_files::temporary_path(target);
   temp_files::Registration registered(tmp);  // removed if a signal ends the process before the rename
