@@ -925,8 +925,10 @@ def test_ranks_read_only_their_rows(tmp_path):
     ref_counts = stats(run(vargs).stdout)
     assert ref_counts["masked_vertices"] == "5" and ref_counts["violations"] == "0", ref_counts
     for n in (2, 3):
-        got = stats(run(vargs, np_=n).stdout)
+        p = run(vargs, np_=n)
+        got = stats(p.stdout)
         assert all(got[k] == ref_counts[k] for k in counts), (n, got, ref_counts)
+        assert p.stderr.count("factz verify: note: ") == 2 and "factz compress" not in p.stderr, p.stderr  # f.nc, d.nc
     # 3D .npy components are read by rows too (the one-rank file, byte for byte); a big-endian one is
     # read whole, as before, and refused by the 3D reader in one line.
     z, y, x = np.mgrid[0:12, 0:16, 0:20].astype(np.float32)

@@ -47,14 +47,6 @@ Field block_of(const Args& a, const std::string& flag, const BlockLayout& L, int
   if constexpr (kFloat64<Field>) return read_block64(a, flag, L, b);
   else return read_block(a, flag, L, b);
 }
-/// Blocks [first, last) of the field of `flag`, read as Field (a file read whole, once).
-template <class Field>
-std::vector<Field> blocks_of_field(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
-                                   DeclaredFillsOf<ValueOf<Field>>* declared = nullptr,
-                                   const DeclaredFillsOf<ValueOf<Field>>* like = nullptr) {
-  if constexpr (kFloat64<Field>) return read_blocks64(a, flag, L, first, last, declared, like);
-  else return read_blocks(a, flag, L, first, last, declared, like);
-}
 
 /// Bytes of the raw field (u and v) and its bits per vertex at `ratio`.
 template <class Field>
@@ -158,7 +150,7 @@ int compress_blocks(World& w, const Args& a) {
       refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
-    staged = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true);  // a variable: the rows of this rank's blocks
+    staged = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true, "compress");  // a variable: the rows of this rank's blocks
   });
   share_staged(w, staged);  // what the readers found, merged: every rank declares the same missing values
   const uint64_t values_read = staged.values_read;
@@ -503,8 +495,8 @@ template <class Field>
 void stage_mine(const Args& a, const BlockLayout& L, int first, int last, VerifyStage<Field>& s) {
   s.staged = read_whole(a, "-i") || read_whole(a, "-d") || a.has("--per-rank");
   if (!s.staged) return;
-  s.o = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true);
-  s.d = stage_blocks<ValueOf<Field>>(a, "-d", L, first, last, true);
+  s.o = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true, "verify");
+  s.d = stage_blocks<ValueOf<Field>>(a, "-d", L, first, last, true, "verify");
 }
 
 template <class Field>

@@ -184,17 +184,6 @@ VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayo
 /// read_block of a float64 field (the same code, templated on the value type): raw float64
 /// (--dtype f64), '<f8' .npy files or float64 variables, fill values compared as doubles.
 VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b);
-/// Blocks [first, last) of the field of `flag`, as read_block / read_block64 give them one by
-/// one, but a global file that is read whole (a netCDF / HDF5 variable, a .npy file, a pipe)
-/// is read once for all of them, not once per block. `declared` (when given) gets the fill
-/// values that marked the missing vertices; `like` (an original's, for a reconstruction)
-/// marks its vertices too, as verify does in one process.
-std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first,
-                                       int last, DeclaredFills* declared = nullptr,
-                                       const DeclaredFills* like = nullptr);
-std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& flag, const BlockLayout& L, int first,
-                                           int last, DeclaredFillsOf<double>* declared = nullptr,
-                                           const DeclaredFillsOf<double>* like = nullptr);
 /// Blocks of a field read but not yet marked: under mpirun the ranks read a variable's rows
 /// each (stage_blocks), merge what their readers found (share_staged: the values outside the
 /// valid range and the unpacking's rounding, one allgather, collective), then declare and mark
@@ -213,18 +202,20 @@ struct StagedBlocksOf {
   /// Values read into memory (both components; a file read whole counts whole, a row read
   /// by two blocks twice): compress reports the largest rank's as input_values_max.
   uint64_t values_read = 0;
+  std::string command = "compress";  ///< whose notes the readers print ("factz verify: note: ...")
 };
 /// Reads blocks [first, last) of the field of `flag` (-i or -d): raw files and .npy files by
-/// rows, a variable by the rows its blocks span when `by_rows` (else whole), other files whole.
+/// rows, a variable by the rows its blocks span when `by_rows` (else whole), other files whole;
+/// the readers' notes are `command`'s.
 template <class T>
 StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
-                               bool by_rows);
+                               bool by_rows, const std::string& command);
 /// Collective, outside any phase (every rank, those whose reading failed too would hang: call
 /// it between two phases): merges every rank's findings into each rank's `st`.
 template <class T>
 void share_staged(World& w, StagedBlocksOf<T>& st);
 /// Declares the fill values and the values outside the valid range (rank 0 notes them), marks
-/// and validates the blocks (as read_blocks); `st` is spent.
+/// and validates the blocks; `st` is spent.
 template <class T>
 std::vector<VectorFieldOf<T>> finish_blocks(const Args& a, StagedBlocksOf<T>& st, DeclaredFillsOf<T>* declared = nullptr,
                                             const DeclaredFillsOf<T>* like = nullptr);
@@ -240,7 +231,7 @@ bool read_whole(const std::string& path);
 /// else (another dtype or shape, a damaged header, a pipe): nullopt, and the whole-file reader
 /// says what is wrong.
 std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const int64_t> shape, size_t value_size);
-/// Whether the global files of `flag` include one that is read whole (read_blocks; false
+/// Whether the global files of `flag` include one that is read whole (stage_blocks; false
 /// with --per-rank).
 bool read_whole(const Args& a, const std::string& flag);
 /// FNV-1a hashes of block f's four outer lines (x min, x max, y min, y max), u then v, over

@@ -48,7 +48,7 @@ void read_rows(const std::string& path, int64_t nx, const BlockExtent& e, T* out
 template <class T>
 PlaneInputOf<T> read_block_planes(const std::string& path, int64_t nx, int64_t ny,
                                   const std::vector<BlockExtent>& blocks, const std::vector<std::vector<T>*>& outs,
-                                  bool by_rows, uint64_t& values_read) {
+                                  bool by_rows, uint64_t& values_read, const std::string& command) {
   uint64_t blocks_values = 0;
   for (size_t k = 0; k < blocks.size(); ++k) {
     outs[k]->assign(size_t(blocks[k].nx * blocks[k].ny), T(0));
@@ -71,9 +71,9 @@ PlaneInputOf<T> read_block_planes(const std::string& path, int64_t nx, int64_t n
     }
     const bool part = by_rows && file.variable && (y0 > 0 || y1 < ny);
     const std::vector<uint64_t> shape = {uint64_t(ny), uint64_t(nx)};
-    about = part ? read_plane_rows_of<T>(file, shape, 2, "compress",
+    about = part ? read_plane_rows_of<T>(file, shape, 2, command,
                                          variable_io::RowRange{uint64_t(y0), uint64_t(y1 - y0)})
-                 : read_plane_rows_of<T>(file, shape, 2, "compress", variable_io::RowRange{});
+                 : read_plane_rows_of<T>(file, shape, 2, command, variable_io::RowRange{});
     for (size_t k = 0; k < blocks.size(); ++k) {
       const BlockExtent& e = blocks[k];
       for (int64_t y = 0; y < e.ny; ++y)
@@ -139,9 +139,10 @@ void take_share(std::span<const uint64_t> words, size_t& at, PlaneInputOf<T>& in
 
 template <class T>
 StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
-                               bool by_rows) {
+                               bool by_rows, const std::string& command) {
   StagedBlocksOf<T> st;
   st.first = first;
+  st.command = command;
   const auto& files = a.all(flag);
   const std::string u = files[0][0], v = files[1][0];
   if (last <= first) {  // a rank without blocks (more ranks than blocks) reads no values
@@ -150,7 +151,7 @@ StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const Blo
       // and what its reader says about the file.
       for (auto [path, p] : {std::pair{u, &st.u}, std::pair{v, &st.v}})
         if (const FieldFile f = field_file(path); f.variable)
-          *p = read_plane_rows_of<T>(f, {}, 2, "compress", variable_io::RowRange{0, 0});
+          *p = read_plane_rows_of<T>(f, {}, 2, command, variable_io::RowRange{0, 0});
     }
     return st;
   }
@@ -169,8 +170,8 @@ StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const Blo
     for (int b = first; b < last; ++b) {
       const BlockExtent& e = st.extents[size_t(b - first)];
       const std::vector<uint64_t> shape = {uint64_t(e.ny), uint64_t(e.nx)};
-      auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, "compress");
-      auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, "compress");
+      auto pu = read_plane_input_of<T>(field_file(per_rank_name(u, b)), shape, 2, command);
+      auto pv = read_plane_input_of<T>(field_file(per_rank_name(v, b)), shape, 2, command);
       st.values_read += pu.values.size() + pv.values.size();
       *us[size_t(b - first)] = std::move(pu.values);
       *vs[size_t(b - first)] = std::move(pv.values);
@@ -178,8 +179,8 @@ StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const Blo
     }
     return st;
   }
-  st.u = read_block_planes<T>(u, L.nx, L.ny, st.extents, us, by_rows, st.values_read);
-  st.v = read_block_planes<T>(v, L.nx, L.ny, st.extents, vs, by_rows, st.values_read);
+  st.u = read_block_planes<T>(u, L.nx, L.ny, st.extents, us, by_rows, st.values_read, command);
+  st.v = read_block_planes<T>(v, L.nx, L.ny, st.extents, vs, by_rows, st.values_read, command);
   if (by_rows) {
     // The ranks' counts are summed (share_staged): each counts the vertices its blocks own (a
     // block's last row and column belong to the next one), whatever rows it read.
@@ -239,8 +240,8 @@ std::vector<VectorFieldOf<T>> finish_blocks(const Args& a, StagedBlocksOf<T>& st
   }
   {
     const QuietReaderNotes quiet(this_rank() != 0);  // rank 0 says what the ranks found together
-    finish_plane_input(st.u, "compress");
-    finish_plane_input(st.v, "compress");
+    finish_plane_input(st.u, st.command);
+    finish_plane_input(st.v, st.command);
   }
   if (st.fields.empty()) return {};
   DeclaredFillsOf<T> fills = marked(st.u.fills, st.v.fills);
@@ -250,9 +251,9 @@ std::vector<VectorFieldOf<T>> finish_blocks(const Args& a, StagedBlocksOf<T>& st
 }
 
 template StagedBlocksOf<float> stage_blocks<float>(const Args&, const std::string&, const BlockLayout&, int, int,
-                                                   bool);
+                                                   bool, const std::string&);
 template StagedBlocksOf<double> stage_blocks<double>(const Args&, const std::string&, const BlockLayout&, int, int,
-                                                     bool);
+                                                     bool, const std::string&);
 template void share_staged<float>(World&, StagedBlocksOf<float>&);
 template void share_staged<double>(World&, StagedBlocksOf<double>&);
 template std::vector<VectorFieldOf<float>> finish_blocks<float>(const Args&, StagedBlocksOf<float>&,
@@ -269,7 +270,7 @@ namespace {
 template <class T>
 std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& flag, const BlockLayout& L, int first,
                                              int last, DeclaredFillsOf<T>* declared, const DeclaredFillsOf<T>* like) {
-  StagedBlocksOf<T> st = stage_blocks<T>(a, flag, L, first, last, false);
+  StagedBlocksOf<T> st = stage_blocks<T>(a, flag, L, first, last, false, flag == "-d" ? "verify" : "compress");
   return finish_blocks<T>(a, st, declared, like);
 }
 
@@ -389,15 +390,6 @@ VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayo
 }
 VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
   return std::move(read_blocks_of<double>(a, flag, L, b, b + 1, nullptr, nullptr).front());
-}
-std::vector<VectorField2D> read_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first,
-                                       int last, DeclaredFills* declared, const DeclaredFills* like) {
-  return read_blocks_of<float>(a, flag, L, first, last, declared, like);
-}
-std::vector<VectorField2D64> read_blocks64(const Args& a, const std::string& flag, const BlockLayout& L, int first,
-                                           int last, DeclaredFillsOf<double>* declared,
-                                           const DeclaredFillsOf<double>* like) {
-  return read_blocks_of<double>(a, flag, L, first, last, declared, like);
 }
 std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const int64_t> shape, size_t value_size) {
   if (!ends_with(path, ".npy")) return std::nullopt;
