@@ -822,18 +822,40 @@ def test_netcdf_variables_keep_their_record(tmp_path):
     run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "u.f32", "-o", tmp_path / "v.f32"], np_=2)
     one_error_line(run(["decompress", "-z", tmp_path / "one.fzmb", "-o", tmp_path / "u.f32", "-o",
                         tmp_path / "v.f32", "--repack"], np_=2, expect=None), 2, ["--repack writes netCDF"])
-    # A 3D field's variables are read in one process only: refused under mpirun in one line.
-    w = np.arange(60, dtype=np.float32).reshape(3, 4, 5) / 60
+    # A 3D field's variables under mpirun: each rank reads the planes of its blocks; the file is
+    # the one-process file (source record included) for every rank count, more ranks than blocks
+    # too; a _FillValue, a valid range's values outside it (counted once) and verify's counts.
+    z, y, x = np.mgrid[0:9, 0:14, 0:17].astype(np.float32)
+    w3 = [np.sin(0.4 * x + 0.1 * z) * np.cos(0.3 * y), np.cos(0.35 * y - 0.2 * z) * np.sin(0.25 * x),
+          np.sin(0.3 * z + 0.05 * x * y / 10)]
+    w3[0][0, 0, 0] = w3[0][8, 13, 16] = -999
+    w3[1][4, 5, 6] = 7
+    w3[2][8, 0, 0] = 9
     (tmp_path / "w.cdl").write_text(
-        "netcdf w {\ndimensions:\n  z = 3 ;\n  y = 4 ;\n  x = 5 ;\nvariables:\n  float U(z, y, x) ;\n"
-        f"  float V(z, y, x) ;\n  float W(z, y, x) ;\ndata:\n  U = {nums(w)} ;\n  V = {nums(w.T.copy().T * 2)} ;\n"
-        f"  W = {nums(1 - w)} ;\n}}\n")
+        "netcdf w {\ndimensions:\n  lev = 9 ;\n  lat = 14 ;\n  lon = 17 ;\nvariables:\n  double lev(lev) ;\n"
+        "  float U(lev, lat, lon) ;\n    U:_FillValue = -999.f ;\n    U:units = \"m s-1\" ;\n"
+        "  float V(lev, lat, lon) ;\n    V:valid_max = 2.f ;\n  float W(lev, lat, lon) ;\n    W:valid_range = -2.f, 2.f ;\n"
+        f"data:\n  lev = {nums(np.arange(9) * 100.0)} ;\n  U = {nums(w3[0])} ;\n  V = {nums(w3[1])} ;\n"
+        f"  W = {nums(w3[2])} ;\n}}\n")
     subprocess.run(["ncgen", "-k", "nc4", "-o", tmp_path / "w.nc", tmp_path / "w.cdl"], check=True)
-    one_error_line(run(["compress", "-3", 5, 4, 3] + [a for c in "UVW" for a in ("-i", f"{tmp_path}/w.nc:{c}")] +
-                       ["-z", tmp_path / "w.fzmb", "--blocks", 2, 2, 1], np_=2, expect=None), 2,
-                   ["a 3D field's components are raw or .npy files", "run without mpirun"])
-
-
+    args3 = ["-3", 17, 14, 9] + [a for c in "UVW" for a in ("-i", f"{tmp_path}/w.nc:{c}")] + ["--blocks", 2, 2, 3]
+    p = run(["compress"] + args3 + ["-z", tmp_path / "w1.fzmb"])
+    ref = (tmp_path / "w1.fzmb").read_bytes()
+    assert ref[4] == 7, "a 3D file with a source record is version 7"
+    for n in (2, 3, 13):  # 13 ranks, 12 blocks: rank 0 reads no block and still gives the notes
+        q = run(["compress"] + args3 + ["-z", tmp_path / f"w{n}.fzmb"], np_=n)
+        assert (tmp_path / f"w{n}.fzmb").read_bytes() == ref, f"{n} ranks wrote a different 3D file"
+        for c, what in (("V", "1 value(s) outside its valid_max"), ("W", "1 value(s) outside its valid_range")):
+            assert q.stderr.count(f"w.nc:{c}: {what}") == 1, q.stderr
+    run(["decompress", "-z", tmp_path / "w2.fzmb"] + [a for c in "UVW" for a in ("-o", f"{tmp_path}/wd.nc:{c}")])
+    with h5py.File(tmp_path / "wd.nc") as d:
+        assert d["U"].attrs["units"] == b"m s-1" and np.array_equal(d["lev"][()], np.arange(9) * 100.0)
+    vargs3 = ["verify"] + args3 + [a for c in "UVW" for a in ("-d", f"{tmp_path}/wd.nc:{c}")]
+    one = stats(run(vargs3).stdout)
+    assert one["masked_vertices"] == "4" and one["violations"] == "0", one
+    for n in (2, 3):
+        got = stats(run(vargs3, np_=n).stdout)
+        assert all(got[k] == one[k] for k in ("masked_vertices", "violations", "max_abs_error_w")), (n, got, one)
 def test_ranks_read_only_their_rows(tmp_path):
     """Under mpirun each rank reads only the rows of its blocks of a netCDF / HDF5 variable or a
     .npy file (input_values_max, the largest rank's values in memory, about half the field's

@@ -210,6 +210,11 @@ struct StagedBlocksOf {
 template <class T>
 StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
                                bool by_rows, const std::string& command);
+/// Collective, outside any phase: merges what every rank's readers of `planes` found (values
+/// outside the valid range, the unpacking's rounding) into each rank's, in place; the ranks pass
+/// the same number of planes (one per component). Nothing in one process.
+template <class T>
+void share_readers(World& w, std::span<PlaneInputOf<T>* const> planes);
 /// Collective, outside any phase (every rank, those whose reading failed too would hang: call
 /// it between two phases): merges every rank's findings into each rank's `st`.
 template <class T>

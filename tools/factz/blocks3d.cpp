@@ -119,53 +119,168 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
   }
 }
 
-/// Blocks [first, last) of the global field of `flag` (-i or -d): their rows of the three
-/// global files (a file read whole, once for all of them), or with --per-rank each block's own
-/// three files (each of the block's size); NaN and --fill V marked missing, validated.
+/// Blocks of a 3D field read but not yet marked (the 3D twin of StagedBlocksOf): a rank reads
+/// the z-slab of a netCDF / HDF5 variable its blocks span (read_plane_rows_of), raw and .npy
+/// components by row segments; what the variables' readers found over the whole field is merged
+/// over the ranks (share_staged3d) before finish_blocks3d declares and marks it, so every rank
+/// marks what one process reading the whole field marks (read_field3d).
 template <class Field>
-std::vector<Field> read_blocks3d(const Args& a, const char* flag, const BlockLayout3D& L, int first, int last) {
-  using T = ValueOf<Field>;
-  const auto files = three_files(a, flag);
-  for (const auto& name : files)  // the drivers that read blocks: under mpirun or --per-rank
-    if (field_file(name).variable)
-      fail("under mpirun or with --per-rank a 3D field's components are raw or .npy files (" + name +
-               " is a netCDF / HDF5 variable, read in one process: run without mpirun)",
-           2);
-  std::vector<Field> out(size_t(std::max(last - first, 0)));
-  if (out.empty()) return out;
+struct Staged3D {
+  std::vector<Field> fields;
   std::vector<BlockExtent3D> extents;
+  int first = 0;
+  PlaneInputOf<ValueOf<Field>> about[3];  ///< the variables' readers (no values); raw components: empty
+  bool variable[3] = {false, false, false};
+  std::string command;
+};
+
+/// Vertices block b owns along each axis (its extent minus the shared last planes).
+std::array<int64_t, 3> owned_sizes(const BlockLayout3D& L, int b);
+
+/// Reads blocks [first, last) of the field of `flag` (-i or -d): their rows of the three global
+/// files, or with --per-rank each block's own three files (raw or .npy).
+template <class Field>
+Staged3D<Field> stage_blocks3d(const Args& a, const char* flag, const BlockLayout3D& L, int first, int last,
+                               const std::string& command) {
+  using T = ValueOf<Field>;
+  Staged3D<Field> st;
+  st.first = first;
+  st.command = command;
+  const auto files = three_files(a, flag);
+  const bool per_rank = a.has("--per-rank");
+  for (int c = 0; c < 3; ++c) {
+    st.variable[c] = field_file(files[size_t(c)]).variable.has_value();
+    if (st.variable[c] && per_rank)
+      fail("with --per-rank a 3D field's components are raw or .npy files (" + files[size_t(c)] +
+               " is a netCDF / HDF5 variable: give the global variable without --per-rank)",
+           2);
+  }
+  const std::vector<uint64_t> shape = {uint64_t(L.nz), uint64_t(L.ny), uint64_t(L.nx)};
+  if (last <= first) {  // a rank without blocks reads no values; rank 0 still says what the ranks found
+    if (this_rank() == 0)
+      for (int c = 0; c < 3; ++c)
+        if (st.variable[c])
+          st.about[c] = read_plane_rows_of<T>(field_file(files[size_t(c)]), shape, 3, command,
+                                              variable_io::RowRange{0, 0});
+    return st;
+  }
+  st.fields.resize(size_t(last - first));
+  int64_t z0 = L.nz, z1 = 0;  // the slab of planes the blocks span
   for (int b = first; b < last; ++b) {
-    Field& f = out[size_t(b - first)];
+    Field& f = st.fields[size_t(b - first)];
     const BlockExtent3D& e = L.blocks[size_t(b)];
-    extents.push_back(e);
+    st.extents.push_back(e);
     f.nx = e.nx;
     f.ny = e.ny;
     f.nz = e.nz;
+    z0 = std::min(z0, e.z0);
+    z1 = std::max(z1, e.z0 + e.nz);
   }
-  const bool per_rank = a.has("--per-rank");
   for (int c = 0; c < 3; ++c) {
     std::vector<std::vector<T>*> planes;
-    for (Field& f : out) planes.push_back(c == 0 ? &f.u : c == 1 ? &f.v : &f.w);
-    if (!per_rank) {
-      read_block_components<T>(files[size_t(c)], L.nx, L.ny, L.nz, extents, planes);
+    for (Field& f : st.fields) planes.push_back(c == 0 ? &f.u : c == 1 ? &f.v : &f.w);
+    if (per_rank) {
+      for (int b = first; b < last; ++b) {
+        const BlockExtent3D& e = st.extents[size_t(b - first)];
+        *planes[size_t(b - first)] = component_of<T>(per_rank_name(files[size_t(c)], b), e.nx, e.ny, e.nz);
+      }
       continue;
     }
-    for (int b = first; b < last; ++b) {
-      const BlockExtent3D& e = extents[size_t(b - first)];
-      *planes[size_t(b - first)] = component_of<T>(per_rank_name(files[size_t(c)], b), e.nx, e.ny, e.nz);
+    if (!st.variable[c]) {
+      read_block_components<T>(files[size_t(c)], L.nx, L.ny, L.nz, st.extents, planes);
+      continue;
+    }
+    const QuietReaderNotes quiet(this_rank() != 0);  // rank 0 says what its reader found
+    PlaneInputOf<T>& p = st.about[c];
+    p = read_plane_rows_of<T>(field_file(files[size_t(c)]), shape, 3, command,
+                              variable_io::RowRange{uint64_t(z0), uint64_t(z1 - z0)});
+    for (size_t k = 0; k < st.extents.size(); ++k) {
+      const BlockExtent3D& e = st.extents[k];
+      std::vector<T>& out = *planes[k];
+      out.resize(size_t(e.nx * e.ny * e.nz));
+      for (int64_t z = 0; z < e.nz; ++z)
+        for (int64_t y = 0; y < e.ny; ++y)
+          std::memcpy(out.data() + (z * e.ny + y) * e.nx,
+                      p.values.data() + ((e.z0 - int64_t(p.first_row) + z) * L.ny + e.y0 + y) * L.nx + e.x0,
+                      size_t(e.nx) * sizeof(T));
+    }
+    std::vector<T>().swap(p.values);
+    // Each rank counts the values outside the valid range that its blocks own (summed over the
+    // ranks by share_staged3d), whatever planes it read.
+    if (!p.outside.range.empty()) {
+      p.outside.count = 0;
+      for (int b = first; b < last; ++b) {
+        const BlockExtent3D& e = st.extents[size_t(b - first)];
+        const auto own = owned_sizes(L, b);
+        const std::vector<T>& plane = *planes[size_t(b - first)];
+        for (int64_t z = 0; z < own[2]; ++z)
+          for (int64_t y = 0; y < own[1]; ++y)
+            for (int64_t x = 0; x < own[0]; ++x)
+              p.outside.count += p.outside.holds(plane[size_t((z * e.ny + y) * e.nx + x)], p.fills);
+      }
     }
   }
-  for (int b = first; b < last; ++b) {
-    Field& f = out[size_t(b - first)];
-    const BlockExtent3D& e = extents[size_t(b - first)];
+  return st;
+}
+
+/// Collective, between two phases: merges the variables' readers over the ranks (every rank
+/// passes its three components, read or not).
+template <class Field>
+void share_staged3d(World& w, Staged3D<Field>& st) {
+  PlaneInputOf<ValueOf<Field>>* const planes[3] = {&st.about[0], &st.about[1], &st.about[2]};
+  share_readers<ValueOf<Field>>(w, planes);
+}
+
+/// Declares each component's fill values (a variable's own and its values outside the valid
+/// range, as read_field3d; --fill replaces them; `like`, an original's, marks a reconstruction
+/// too), marks NaN and --fill in any component, validates; `declared` gets the fill values.
+template <class Field>
+std::vector<Field> finish_blocks3d(const Args& a, Staged3D<Field>& st, Field3DInfo<ValueOf<Field>>* declared = nullptr,
+                                   const Field3DInfo<ValueOf<Field>>* like = nullptr) {
+  using T = ValueOf<Field>;
+  Field3DInfo<T> fills;
+  {
+    const QuietReaderNotes quiet(this_rank() != 0);  // rank 0 says what the ranks found together
+    for (int c = 0; c < 3; ++c)
+      if (st.variable[c]) {
+        finish_plane_input(st.about[c], st.command);
+        fills.fills[c] = std::move(st.about[c].fills);
+      }
+  }
+  if (a.has("--fill")) {  // replaces the files' own
+    for (auto& d : fills.fills) d.clear();
+  } else if (like) {
+    for (int c = 0; c < 3; ++c)
+      for (T x : like->fills[c])
+        if (std::find(fills.fills[c].begin(), fills.fills[c].end(), x) == fills.fills[c].end())
+          fills.fills[c].push_back(x);
+  }
+  for (size_t k = 0; k < st.fields.size(); ++k) {
+    Field& f = st.fields[k];
+    const BlockExtent3D& e = st.extents[k];
+    const std::vector<T>* planes[3] = {&f.u, &f.v, &f.w};
+    for (int c = 0; c < 3; ++c) mark_values<T>(f.mask, *planes[c], fills.fills[c]);  // compared in T
     if constexpr (kFloat64<Field>) factz::mark_missing(f, fill3d_of64(a));
     else factz::mark_missing(f, fill3d_of(a));
     const Status s = factz::validate_field(f);
     if (!s.ok())
-      fail("block " + std::to_string(b) + " (from x=" + std::to_string(e.x0) + ", y=" + std::to_string(e.y0) +
-           ", z=" + std::to_string(e.z0) + "): " + s.to_string());
+      fail("block " + std::to_string(st.first + int(k)) + " (from x=" + std::to_string(e.x0) +
+           ", y=" + std::to_string(e.y0) + ", z=" + std::to_string(e.z0) + "): " + s.to_string());
   }
-  return out;
+  if (declared) *declared = std::move(fills);
+  return std::move(st.fields);
+}
+
+/// Blocks [first, last) of the global field of `flag`, read and marked in one step, with no
+/// other rank to share with (one process with --per-rank, or raw and .npy components; under
+/// mpirun the drivers stage, share and finish).
+template <class Field>
+std::vector<Field> read_blocks3d(const Args& a, const char* flag, const BlockLayout3D& L, int first, int last) {
+  Staged3D<Field> st = stage_blocks3d<Field>(a, flag, L, first, last, "compress");
+  for (int c = 0; c < 3; ++c)
+    if (st.variable[c] && last - first != L.count())
+      fail("internal: a variable's blocks read without sharing what the ranks found");
+  return finish_blocks3d(a, st);
 }
 
 /// Block b of the global field of `flag` (read_blocks3d of that one block).
@@ -319,6 +434,7 @@ int compress_blocks3d(World& w, const Args& a) {
   std::vector<Field> mine;
   int first = 0, last = 0;
   factz::ValueRange range;  // of this rank's blocks
+  Staged3D<Field> staged;
   const auto t0 = Clock::now();
   phase(w, [&] {
     o = compress3d_options(a, out);
@@ -328,9 +444,24 @@ int compress_blocks3d(World& w, const Args& a) {
       refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
-    mine = read_blocks3d<Field>(a, "-i", L, first, last);
+    staged = stage_blocks3d<Field>(a, "-i", L, first, last, "compress");  // a variable: its planes of these blocks
+  });
+  share_staged3d(w, staged);  // what the variables' readers found, merged over the ranks
+  phase(w, [&] {
+    mine = finish_blocks3d(a, staged);
     for (const Field& f : mine) range = factz::merge(range, factz::value_range_of(f));
   });
+  // Variables: their source record, as one process writes it (rank 0 reads it without the
+  // values; every rank needs its size).
+  if (!a.has("--per-rank")) {
+    phase(w, [&] {
+      if (w.rank() != 0) return;
+      const QuietReaderNotes quiet(true);  // the blocks' reading said it all
+      const auto files = three_files(a, "-i");
+      o.source = source_record_without_values<ValueOf<Field>>({files[0], files[1], files[2]}, 3, "compress");
+    });
+    check(w.broadcast(o.source, 0));
+  }
   if (a.has("--per-rank"))  // 48 bytes per block gathered
     check_per_rank_files(
         w, mine, [](const Field& f) { return face_hashes(f); },
@@ -355,10 +486,10 @@ int compress_blocks3d(World& w, const Args& a) {
   const int64_t exact = compress_rank_blocks(w, mine, L, first, o, global, eb_abs, lengths, bytes, count_masked);
   const double compress_s = seconds_since(t1);
   const auto t2 = Clock::now();
-  // Raw and .npy inputs only (read_blocks3d): no source record.
-  const uint64_t file_bytes = write_multiblock_file(w, out, first, lengths, bytes, {}, [&](const auto& all) {
-    return factz::multiblock3d_header(L, o, all, kDTypeOf<Field>);
-  });
+  // Variables' record after the last block (versions 7 and 8), as one process writes it.
+  const uint64_t file_bytes = write_multiblock_file(
+      w, out, first, lengths, bytes, factz::multiblock_source_trailer(o.source, o.zstd),
+      [&](const auto& all) { return factz::multiblock3d_header(L, o, all, kDTypeOf<Field>); });
   const double write_s = seconds_since(t2);
   int64_t sums[2] = {exact, masked};
   double maxima[6] = {read_s, compress_s, write_s, seconds_since(t0), double(bytes.size()), double(w.comm_bytes())};
@@ -651,11 +782,29 @@ void tally_block(const BlockLayout3D& L, int b, const Field& o, const Field& d, 
       }
 }
 
+/// A rank's verify in two phases around the share: staged (files with a reader's findings:
+/// variables, .npy files) or a block at a time (raw files).
 template <class Field>
-void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
+struct Verify3DStage {
+  bool whole = false, staged = false;
+  Staged3D<Field> o, d;
+};
+
+template <class Field>
+void stage_tally(World& w, const Args& a, const BlockLayout3D& L, Verify3DStage<Field>& s) {
+  const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
+  s.whole = !w.distributed() && !a.has("--per-rank");
+  s.staged = !s.whole && (read_whole(a, "-i") || read_whole(a, "-d"));
+  if (!s.staged) return;
+  s.o = stage_blocks3d<Field>(a, "-i", L, first, last, "verify");
+  s.d = stage_blocks3d<Field>(a, "-d", L, first, last, "verify");
+}
+
+template <class Field>
+void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Verify3DStage<Field>& s, Tally3D& t) {
   const auto [first, last] = blocks_of(w.rank(), w.size(), L.count());
   const factz::Exec ex = exec_of(a);
-  if (!w.distributed() && !a.has("--per-rank")) {  // each field read once
+  if (s.whole) {  // each field read once
     Field3DInfo<ValueOf<Field>> info;  // the original's fill values apply to the reconstruction
     const Field orig = whole_field<Field>(a, "-i", "verify", false, nullptr, &info);
     const Field dec = whole_field<Field>(a, "-d", "verify", true, &info);
@@ -664,14 +813,24 @@ void tally_blocks(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
                   ex, t);
     return;
   }
-  if (read_whole(a, "-i") || read_whole(a, "-d")) {  // each .npy read once, then the blocks
-    const std::vector<Field> o = read_blocks3d<Field>(a, "-i", L, first, last);
-    const std::vector<Field> d = read_blocks3d<Field>(a, "-d", L, first, last);
+  if (s.staged) {  // each variable or .npy read once, then the blocks
+    Field3DInfo<ValueOf<Field>> info;  // the original's fill values apply to the reconstruction
+    const std::vector<Field> o = finish_blocks3d(a, s.o, &info);
+    const std::vector<Field> d = finish_blocks3d(a, s.d, nullptr, &info);
     for (int b = first; b < last; ++b) tally_block(L, b, o[size_t(b - first)], d[size_t(b - first)], ex, t);
     return;
   }
   for (int b = first; b < last; ++b)  // raw files by rows: a block of each in memory at a time
     tally_block(L, b, read_block3d<Field>(a, "-i", L, b), read_block3d<Field>(a, "-d", L, b), ex, t);
+}
+
+template <class Field>
+void verify_mine3d(World& w, const Args& a, const BlockLayout3D& L, Tally3D& t) {
+  Verify3DStage<Field> s;
+  phase(w, [&] { stage_tally<Field>(w, a, L, s); });
+  share_staged3d(w, s.o);  // every rank (nothing in one process)
+  share_staged3d(w, s.d);
+  phase(w, [&] { tally_blocks<Field>(w, a, L, s, t); });
 }
 
 int verify_blocks3d(World& w, const Args& a) {
@@ -688,9 +847,9 @@ int verify_blocks3d(World& w, const Args& a) {
     if (a.has("--per-rank")) require_per_rank_names({i[0], i[1], i[2], d[0], d[1], d[2]});
     L = layout_of(a);
     if (a.has("--per-rank")) require_one_block_per_rank3d(w, L);
-    if (float64) tally_blocks<VectorField3D64>(w, a, L, t);
-    else tally_blocks<VectorField3D>(w, a, L, t);
   });
+  if (float64) verify_mine3d<VectorField3D64>(w, a, L, t);
+  else verify_mine3d<VectorField3D>(w, a, L, t);
   check(w.allreduce_sum(t.counts));
   check(w.allreduce_sum(t.sq));
   check(w.allreduce_max(t.maxima));

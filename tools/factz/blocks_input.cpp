@@ -203,21 +203,26 @@ StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const Blo
 }
 
 template <class T>
-void share_staged(World& w, StagedBlocksOf<T>& st) {
+void share_readers(World& w, std::span<PlaneInputOf<T>* const> planes) {
   if (!w.distributed()) return;
   std::vector<uint64_t> mine;
-  put_share(mine, st.u);
-  put_share(mine, st.v);
+  for (PlaneInputOf<T>* p : planes) put_share(mine, *p);
   const std::vector<uint64_t> all = take(w.allgather(mine));
-  st.u.outside.values.clear();
-  st.u.outside.count = 0;
-  st.v.outside.values.clear();
-  st.v.outside.count = 0;
-  // Every rank's share, in rank order (this one's included): the same sets on every rank.
-  for (size_t at = 0; at < all.size();) {
-    take_share(all, at, st.u);
-    take_share(all, at, st.v);
+  for (PlaneInputOf<T>* p : planes) {
+    p->outside.values.clear();
+    p->outside.count = 0;
   }
+  // Every rank's share, in rank order (this one's included): the same sets on every rank.
+  for (size_t at = 0; at < all.size();)
+    for (PlaneInputOf<T>* p : planes) take_share(all, at, *p);
+}
+template void share_readers<float>(World&, std::span<PlaneInputOf<float>* const>);
+template void share_readers<double>(World&, std::span<PlaneInputOf<double>* const>);
+
+template <class T>
+void share_staged(World& w, StagedBlocksOf<T>& st) {
+  PlaneInputOf<T>* const planes[2] = {&st.u, &st.v};
+  share_readers<T>(w, planes);
   st.shared = true;
 }
 

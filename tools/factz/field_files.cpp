@@ -574,13 +574,27 @@ VectorInputOf<T> read_vector_input_of(const Args& a, const char* flag, const std
 }  // namespace
 
 template <class T>
+std::vector<uint8_t> source_record_without_values(const std::vector<std::string>& names, int whole,
+                                                  const std::string& command) {
+  std::vector<FieldFile> files;
+  for (const auto& n : names) files.push_back(field_file(n));
+  for (const auto& f : files)
+    if (!f.variable) return {};  // a raw or .npy component: no record (source_record_of)
+  std::vector<PlaneInputOf<T>> planes;
+  for (const auto& f : files) planes.push_back(read_plane_rows_of<T>(f, {}, whole, command, variable_io::RowRange{0, 0}));
+  std::vector<PlaneInputOf<T>*> pointers;
+  for (auto& p : planes) pointers.push_back(&p);
+  return source_record_of<T>(pointers, files[0], size_t(whole));
+}
+template std::vector<uint8_t> source_record_without_values<float>(const std::vector<std::string>&, int,
+                                                                  const std::string&);
+template std::vector<uint8_t> source_record_without_values<double>(const std::vector<std::string>&, int,
+                                                                   const std::string&);
+
+template <class T>
 std::vector<uint8_t> vector_source_record(const Args& a, const char* flag, const std::string& command) {
   const auto [un, vn] = two_files(a, flag);
-  const FieldFile fu = field_file(un), fv = field_file(vn);
-  const variable_io::RowRange none{0, 0};
-  PlaneInputOf<T> pu = read_plane_rows_of<T>(fu, {}, 2, command, none);
-  PlaneInputOf<T> pv = read_plane_rows_of<T>(fv, {}, 2, command, none);
-  return source_record_of<T>({&pu, &pv}, fu, 2);
+  return source_record_without_values<T>({un, vn}, 2, command);
 }
 template std::vector<uint8_t> vector_source_record<float>(const Args&, const char*, const std::string&);
 template std::vector<uint8_t> vector_source_record<double>(const Args&, const char*, const std::string&);

@@ -175,6 +175,11 @@ std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& plane
 /// by rows); empty unless both are variables.
 template <class T>
 std::vector<uint8_t> vector_source_record(const Args& a, const char* flag, const std::string& command);
+/// The same for the components `names` (2 or 3 of them) with `whole` dimensions each (a 3D
+/// field's: 3): empty unless all are variables.
+template <class T>
+std::vector<uint8_t> source_record_without_values(const std::vector<std::string>& names, int whole,
+                                                  const std::string& command);
 
 /// The missing values declared for each component, after the command line's overrides.
 template <class T>
