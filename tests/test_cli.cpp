@@ -960,7 +960,8 @@ TEST(Cli, ReadOnlyOutputsAreNotReplaced) {
   write_file(dir / "ro.f32", "protected");
   write_file(dir / "ro.nc", "protected");
   write_file(dir / "rw.f32", "old");
-  for (const char* f : {"ro.f32", "ro.nc"}) fs::permissions(dir / f, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  for (const char* f : {"ro.f32", "ro.nc"})
+    fs::permissions(dir / f, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   fs::permissions(dir / "rw.f32", fs::perms::all);
   struct Case {
     std::string sub, args, named;

@@ -247,7 +247,8 @@ Status write_segments_all(const std::string& path, uint64_t file_bytes, std::spa
   if (!err.empty()) return io_error(err);
   std::vector<std::pair<uint64_t, std::span<const uint8_t>>> pieces;
   for (const Segment& seg : segments)
-    pieces.push_back({seg.offset, std::span<const uint8_t>(static_cast<const uint8_t*>(seg.data), size_t(seg.bytes()))});
+    pieces.push_back(
+        {seg.offset, std::span<const uint8_t>(static_cast<const uint8_t*>(seg.data), size_t(seg.bytes()))});
   return check_written(path, pieces);
 }
 

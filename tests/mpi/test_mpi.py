@@ -768,14 +768,19 @@ def test_exact_edges_cd_value_in_serial_plugin(tmp_path):
             write(bad)
 
 
-def test_netcdf_variables_keep_their_record(tmp_path):
-    """netCDF variables under mpirun: every rank count (more ranks than blocks too) writes the
-    one-process file byte for byte, with the variables' source record after the last block
-    (version 5); decoded in one process, the variables and their curvilinear grid come back."""
+def skip_without_netcdf():
+    """The netCDF cases need ncgen (netcdf-bin) to write their files and a factz built with netCDF-C."""
     if shutil.which("ncgen") is None:
         pytest.skip("ncgen (netcdf-bin) is not installed")
     if "netCDF-C" not in subprocess.run([FACTZ, "--version"], capture_output=True, text=True).stdout:
         pytest.skip("factz is built without netCDF")
+
+
+def test_netcdf_variables_keep_their_record(tmp_path):
+    """netCDF variables under mpirun: every rank count (more ranks than blocks too) writes the
+    one-process file byte for byte, with the variables' source record after the last block
+    (version 5); decoded in one process, the variables and their curvilinear grid come back."""
+    skip_without_netcdf()
     import h5py
     nx, ny = 41, 30
     u, v = synthetic(nx, ny, seed=21)
@@ -864,10 +869,7 @@ def test_ranks_read_only_their_rows(tmp_path):
     note counts every rank's values outside the valid range once, more than 64 distinct ones
     fail as in one process although no rank alone holds as many, a packed variable's note on
     the bound is the one-process note, and verify --blocks counts the one-process masks."""
-    if shutil.which("ncgen") is None:
-        pytest.skip("ncgen (netcdf-bin) is not installed")
-    if "netCDF-C" not in subprocess.run([FACTZ, "--version"], capture_output=True, text=True).stdout:
-        pytest.skip("factz is built without netCDF")
+    skip_without_netcdf()
     import h5py
     nx, ny = 64, 48
     u, v = synthetic(nx, ny, seed=33)

@@ -150,7 +150,8 @@ int compress_blocks(World& w, const Args& a) {
       refuse_clobbering(per_rank_paths(a, {"-i"}, L.count()), path_args(a, {"-z"}));
     }
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());
-    staged = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true, "compress");  // a variable: the rows of this rank's blocks
+    // A variable: the rows of this rank's blocks.
+    staged = stage_blocks<ValueOf<Field>>(a, "-i", L, first, last, true, "compress");
   });
   share_staged(w, staged);  // what the readers found, merged: every rank declares the same missing values
   const uint64_t values_read = staged.values_read;

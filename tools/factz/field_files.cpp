@@ -581,7 +581,8 @@ std::vector<uint8_t> source_record_without_values(const std::vector<std::string>
   for (const auto& f : files)
     if (!f.variable) return {};  // a raw or .npy component: no record (source_record_of)
   std::vector<PlaneInputOf<T>> planes;
-  for (const auto& f : files) planes.push_back(read_plane_rows_of<T>(f, {}, whole, command, variable_io::RowRange{0, 0}));
+  for (const auto& f : files)
+    planes.push_back(read_plane_rows_of<T>(f, {}, whole, command, variable_io::RowRange{0, 0}));
   std::vector<PlaneInputOf<T>*> pointers;
   for (auto& p : planes) pointers.push_back(&p);
   return source_record_of<T>(pointers, files[0], size_t(whole));
