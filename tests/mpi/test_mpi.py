@@ -258,6 +258,14 @@ def test_bad_inputs_fail_cleanly(tmp_path):
     for n in (None,):
         p = run(base + ["--blocks", 40, 1, "-z", tmp_path / "x"], np_=n, expect=None)
         one_error_line(p, 1, ["PX = 40", "39"])
+    # A FIFO as a global input: every rank would read it, and one rank's read empties it (a later
+    # reader would wait for a writer for ever): refused by stat before it is opened, no writer needed.
+    fifo = tmp_path / "u.fifo"
+    os.mkfifo(fifo)
+    for args in (base[:4] + ["-i", fifo, "-i", v, "--blocks", 2, 2, "-z", tmp_path / "x"],
+                 ["verify", "-2", nx, ny, "-i", u, "-i", v, "-d", fifo, "-d", v, "--blocks", 2, 2],
+                 ["compress", "-3", nx, ny, 1, "-i", fifo, "-i", v, "-i", v, "--blocks", 2, 2, 1, "-z", tmp_path / "x"]):
+        one_error_line(run(args, np_=2, expect=None), 1, ["u.fifo", "not a regular file", "save it to a file"])
     # One rank's input is missing: the others must not wait for it.
     gu, gv = synthetic(nx, ny, seed=11)
     for b, (x0, y0, bnx, bny) in enumerate(layout(nx, ny, 1, 2)):

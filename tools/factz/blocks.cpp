@@ -142,6 +142,7 @@ int compress_blocks(World& w, const Args& a) {
     out = a.get("-z");
     require_plain_paths({uf, vf, out});
     if (a.has("--per-rank")) require_per_rank_names({uf, vf});
+    else require_regular_inputs(w, {uf, vf});
     variables = !a.has("--per-rank") && field_file(uf).variable && field_file(vf).variable;
     o = compress_options(a);
     L = take(factz::make_block_layout(nx, ny, px, py));
@@ -544,6 +545,7 @@ int verify_blocks(World& w, const Args& a) {
     auto [ud, vd] = two_files(a, "-d");
     require_plain_paths({ui, vi, ud, vd});
     if (a.has("--per-rank")) require_per_rank_names({ui, vi, ud, vd});
+    else require_regular_inputs(w, {ui, vi, ud, vd});
     L = take(factz::make_block_layout(nx, ny, px, py));
     if (a.has("--per-rank")) require_one_block_per_rank(w, L);
     std::tie(first, last) = blocks_of(w.rank(), w.size(), L.count());

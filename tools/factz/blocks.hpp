@@ -153,6 +153,10 @@ void written_or_removed(World& w, const std::string& file, F&& write) {
 /// `path` is read at offsets (the multi-block index first, then the blocks): a pipe or FIFO
 /// cannot be (io error); a path that cannot be read says why.
 void require_seekable(const std::string& path, const std::string& what);
+/// Under mpirun with several ranks every rank reads the global inputs `names` (files or
+/// variables' files): a pipe or FIFO, which one rank's read empties (and whose later readers
+/// would wait for a writer for ever), is a usage error found by stat, before anything is opened.
+void require_regular_inputs(const World& w, const std::vector<std::string>& names);
 
 // ---- options (every check fails with a usage error) ---------------------------------------
 

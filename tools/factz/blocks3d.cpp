@@ -438,6 +438,10 @@ int compress_blocks3d(World& w, const Args& a) {
   const auto t0 = Clock::now();
   phase(w, [&] {
     o = compress3d_options(a, out);
+    if (!a.has("--per-rank")) {
+      const auto files = three_files(a, "-i");
+      require_regular_inputs(w, {files[0], files[1], files[2]});
+    }
     L = layout_of(a);
     if (a.has("--per-rank")) {
       require_one_block_per_rank3d(w, L);
@@ -845,6 +849,7 @@ int verify_blocks3d(World& w, const Args& a) {
     const auto i = three_files(a, "-i"), d = three_files(a, "-d");
     require_plain_paths({i[0], i[1], i[2], d[0], d[1], d[2]});
     if (a.has("--per-rank")) require_per_rank_names({i[0], i[1], i[2], d[0], d[1], d[2]});
+    else require_regular_inputs(w, {i[0], i[1], i[2], d[0], d[1], d[2]});
     L = layout_of(a);
     if (a.has("--per-rank")) require_one_block_per_rank3d(w, L);
   });

@@ -548,6 +548,18 @@ void require_seekable(const std::string& path, const std::string& what) {
          "FIFO); decompress it whole or save it to a file first");
 }
 
+void require_regular_inputs(const World& w, const std::vector<std::string>& names) {
+  if (w.size() <= 1) return;
+  for (const auto& name : names) {
+    const FieldFile f = field_file(name);
+    struct stat st {};
+    if (::stat(f.path().c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      fail("io: cannot read " + name + " on " + std::to_string(w.size()) +
+               " ranks: every rank reads the global inputs, and it is not a regular file (a pipe or FIFO, which "
+               "one rank's read empties); save it to a file first");
+  }
+}
+
 
 /// The header and index bytes of the multi-block file at `path` (only those are read),
 /// validated; `size` gets the file size.
