@@ -949,6 +949,15 @@ def test_ranks_read_only_their_rows(tmp_path):
                 assert p.stderr.count(note) == 1, p.stderr
                 assert [l for l in p.stderr.splitlines() if "is packed with a step" in l] == packed_notes, p.stderr
     assert one.stderr.count(note) == 0  # the last one read was the .npy pair
+    # Column strips (one band of rows): each rank reads the columns of its blocks, not the rows' width.
+    for kind in ("netcdf", "hdf5", "tall-netcdf"):
+        iu, iv = inputs[kind]
+        strips = ["compress", "-i", iu, "-i", iv, "-M", "ABS", "2e-4", "--json", "--blocks", 4, 1]
+        one = run(strips + ["-z", tmp_path / "s1.fzmb"], np_=1)
+        p = run(strips + ["-z", tmp_path / "s2.fzmb"], np_=2)
+        assert (tmp_path / "s2.fzmb").read_bytes() == (tmp_path / "s1.fzmb").read_bytes(), kind
+        whole, got = (json.loads(x.stdout)["input_values_max"] for x in (one, p))
+        assert got <= 0.6 * whole, (kind, got, whole)
     # verify --blocks: the one-process masks and counts with every rank count.
     run(["decompress", "-z", tmp_path / "netcdf1.fzmb", "-o", f"{tmp_path}/d.nc:U", "-o", f"{tmp_path}/d.nc:V"])
     vargs = ["verify", "-i", f"{tmp_path}/f.nc:U", "-i", f"{tmp_path}/f.nc:V", "-d", f"{tmp_path}/d.nc:U", "-d",

@@ -64,20 +64,24 @@ PlaneInputOf<T> read_block_planes(const std::string& path, int64_t nx, int64_t n
   if (read_whole(path)) {
     const QuietReaderNotes quiet(this_rank() != 0);  // every rank reads it: rank 0 says what it found
     const FieldFile file = field_file(path);
-    int64_t y0 = ny, y1 = 0;  // the rows the blocks span
+    int64_t y0 = ny, y1 = 0, x0 = nx, x1 = 0;  // the rows and columns the blocks span
     for (const BlockExtent& e : blocks) {
       y0 = std::min(y0, e.y0);
       y1 = std::max(y1, e.y0 + e.ny);
+      x0 = std::min(x0, e.x0);
+      x1 = std::max(x1, e.x0 + e.nx);
     }
-    const bool part = by_rows && file.variable && (y0 > 0 || y1 < ny);
+    const bool part = by_rows && file.variable && (y0 > 0 || y1 < ny || x0 > 0 || x1 < nx);
     const std::vector<uint64_t> shape = {uint64_t(ny), uint64_t(nx)};
     about = part ? read_plane_rows_of<T>(file, shape, 2, command,
-                                         variable_io::RowRange{uint64_t(y0), uint64_t(y1 - y0)})
+                                         variable_io::RowRange{uint64_t(y0), uint64_t(y1 - y0), uint64_t(x0),
+                                                               uint64_t(x1 - x0)})
                  : read_plane_rows_of<T>(file, shape, 2, command, variable_io::RowRange{});
+    const int64_t width = int64_t(about.cols), left = int64_t(about.first_col), top = int64_t(about.first_row);
     for (size_t k = 0; k < blocks.size(); ++k) {
       const BlockExtent& e = blocks[k];
       for (int64_t y = 0; y < e.ny; ++y)
-        std::memcpy(outs[k]->data() + y * e.nx, about.values.data() + (e.y0 - int64_t(about.first_row) + y) * nx + e.x0,
+        std::memcpy(outs[k]->data() + y * e.nx, about.values.data() + (e.y0 - top + y) * width + (e.x0 - left),
                     size_t(e.nx) * sizeof(T));
     }
     values_read += about.values.size();
@@ -198,7 +202,10 @@ StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const Blo
     recount(st.u, us);
     recount(st.v, vs);
   }
-  st.partial = (st.u.rows != 0 && st.u.rows != uint64_t(L.ny)) || (st.v.rows != 0 && st.v.rows != uint64_t(L.ny));
+  const auto part_of = [&L](const PlaneInputOf<T>& p) {
+    return p.rows != 0 && (p.rows != uint64_t(L.ny) || p.cols != uint64_t(L.nx));
+  };
+  st.partial = part_of(st.u) || part_of(st.v);
   return st;
 }
 

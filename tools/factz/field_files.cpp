@@ -333,8 +333,10 @@ PlaneInputOf<T> read_plane_rows_of(const FieldFile& f, const std::vector<uint64_
            shape_text(shape));
     p.shape = data->shape;
     p.first_row = data->first_row;
-    uint64_t per_row = 1;
-    for (size_t k = 1; k < p.shape.size(); ++k) per_row *= p.shape[k];
+    p.first_col = data->first_col;
+    p.cols = data->cols != 0 ? data->cols : p.shape.back();
+    uint64_t per_row = p.cols;
+    for (size_t k = 1; k + 1 < p.shape.size(); ++k) per_row *= p.shape[k];
     p.rows = p.values.size() / std::max<uint64_t>(1, per_row);
     // In T: a float32 variable's fill values are floats, a float64 one's are compared as the
     // doubles the file declares (1e20 is not float(1e20)).
@@ -382,6 +384,7 @@ PlaneInputOf<T> read_plane_rows_of(const FieldFile& f, const std::vector<uint64_
     p.values = take(factz::read_plane(f.name, int64_t(p.shape.back()), int64_t(lines)));
   }
   p.rows = p.shape.empty() ? 0 : p.shape.front();
+  p.cols = p.shape.empty() ? 0 : p.shape.back();
   return p;
 }
 

@@ -101,8 +101,9 @@ struct PlaneInputOf {
   /// fills above do not hold yet (read_plane_rows_of: until finish_plane_input).
   std::string what;
   OutsideValuesOf<T> outside;
-  /// The rows the values hold (of shape's outermost dimension): all of them, or a RowRange's.
-  uint64_t first_row = 0, rows = 0;
+  /// The rows the values hold (of shape's outermost dimension) and their columns (of the
+  /// innermost): all of them, or a RowRange's.
+  uint64_t first_row = 0, rows = 0, first_col = 0, cols = 0;
 };
 using PlaneInput = PlaneInputOf<float>;
 

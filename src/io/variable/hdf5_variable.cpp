@@ -351,16 +351,12 @@ Result<VariableData> read_hdf5(const VariableSpec& spec, int whole, bool values,
   }
   const std::string unreadable = "cannot read the values of " + what +
                                  " (a truncated or damaged file, or a compression filter that is not installed)";
-  // The rows asked for (all by default) of the outermost dimension read whole.
+  // The rows and columns asked for (all by default).
   const size_t d0 = dims.size() - size_t(whole);
-  const auto range = detail::rows_within(rows, dims[d0].size, what);
-  if (!range.ok()) return range.status();
-  const auto [row0, row_count] = range.value();
-  const uint64_t row_values = n / dims[d0].size;
   std::vector<hsize_t> vstart = start, vcount = count;
-  vstart[d0] = hsize_t(row0);
-  vcount[d0] = hsize_t(row_count);
-  out.first_row = row0;
+  const auto per_row = detail::narrow_to(rows, d0, vstart, vcount, out, what);
+  if (!per_row.ok()) return per_row.status();
+  const uint64_t row0 = vstart[d0], row_count = vcount[d0], row_values = per_row.value();
   if (row_count == 0) {
     // no values: the record's coordinates only
   } else if (packing) {  // slabs of its rows (detail::unpack_in_slabs)

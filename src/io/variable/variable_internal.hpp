@@ -41,14 +41,40 @@ void add_fill_values(const SourceAttribute& a, std::vector<double>& fills);
 /// than the variable's metadata (never copied).
 bool internal_attribute(const std::string& name);
 
-/// The rows [first, first + count) `rows` names of a dimension of `size` rows (RowRange::kAll:
-/// to the end), or invalid_argument naming `what` when they do not lie within it.
-inline Result<std::pair<uint64_t, uint64_t>> rows_within(RowRange rows, uint64_t size, const std::string& what) {
-  const uint64_t count = rows.count == RowRange::kAll && rows.first <= size ? size - rows.first : rows.count;
-  if (rows.first > size || count > size - rows.first)
-    return Status(Code::invalid_argument, what + ": rows " + std::to_string(rows.first) + " to " +
-                                              std::to_string(rows.first + count) + " asked of " + std::to_string(size));
-  return std::pair<uint64_t, uint64_t>{rows.first, count};
+/// The range [first, first + count) of a dimension of `size` (count RowRange::kAll: to the
+/// end), or invalid_argument naming `what` and the `axis` ("rows", "columns") when it does not
+/// lie within it.
+inline Result<std::pair<uint64_t, uint64_t>> range_within(uint64_t first, uint64_t count, uint64_t size,
+                                                          const std::string& what, const char* axis) {
+  if (count == RowRange::kAll && first <= size) count = size - first;
+  if (first > size || count > size - first)
+    return Status(Code::invalid_argument, what + ": " + axis + " " + std::to_string(first) + " to " +
+                                              std::to_string(first + count) + " asked of " + std::to_string(size));
+  return std::pair<uint64_t, uint64_t>{first, count};
+}
+
+/// The slice of the values a read of `rows` takes, from the whole slice (`start`, `count`, of
+/// Index: size_t or hsize_t) whose outermost whole dimension is d0: `start` and `count` narrowed
+/// to the rows and columns asked for, `first_row`, `first_col` and `cols` set in `out`. Returns
+/// the values per row of the narrowed slice.
+template <class Index>
+Result<uint64_t> narrow_to(RowRange rows, size_t d0, std::vector<Index>& start, std::vector<Index>& count,
+                           VariableData& out, const std::string& what) {
+  const size_t last = count.size() - 1;
+  const auto r = range_within(rows.first, rows.count, uint64_t(count[d0]), what, "rows");
+  if (!r.ok()) return r.status();
+  const auto c = range_within(rows.first_col, rows.cols, uint64_t(count[last]), what, "columns");
+  if (!c.ok()) return c.status();
+  start[d0] = Index(r->first);
+  count[d0] = Index(r->second);
+  start[last] = Index(c->first);
+  count[last] = Index(c->second);
+  out.first_row = r->first;
+  out.first_col = c->first;
+  out.cols = c->second;
+  uint64_t per_row = 1;
+  for (size_t k = d0 + 1; k < count.size(); ++k) per_row *= uint64_t(count[k]);
+  return per_row;
 }
 
 }  // namespace factz::variable_io::detail

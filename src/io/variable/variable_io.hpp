@@ -77,9 +77,10 @@ struct VariableData {
   std::vector<double> f64;  ///< the values when dtype is float64
   /// The whole dimensions, outermost first: (ny, nx), or (nz, ny, nx).
   std::vector<uint64_t> shape;
-  /// The first row (of shape's outermost dimension) the values hold: 0 unless read_variable
-  /// was given a RowRange; the values are then count() / (values per row) rows from it.
-  uint64_t first_row = 0;
+  /// The first row (of shape's outermost dimension) and the first column (of the innermost)
+  /// the values hold, and how many columns: 0, 0 and the whole width unless read_variable was
+  /// given a RowRange; the values are then count() / (values per row) rows from first_row.
+  uint64_t first_row = 0, first_col = 0, cols = 0;
   /// The declared missing values, first the one that marks missing data in the file's own
   /// words (_FillValue), then the others (HDF5: the dataset's user-defined fill value;
   /// missing_value, one or several), without repeats.
@@ -112,12 +113,14 @@ struct VariableData {
 enum class Auxiliaries : uint8_t { none, small, all };
 
 /// Rows [first, first + count) of the outermost of the dimensions read whole (y of a plane, z
-/// of a volume): the part of the values a read returns (a rank's rows under mpirun). The
-/// default, every row.
+/// of a volume), and columns [first_col, first_col + cols) of the innermost (x): the part of the
+/// values a read returns (a rank's blocks under mpirun). The default, every value.
 struct RowRange {
   static constexpr uint64_t kAll = ~uint64_t(0);
   uint64_t first = 0;
   uint64_t count = kAll;  ///< kAll: every row from `first`; 0: no values, the rest of the record all the same
+  uint64_t first_col = 0;
+  uint64_t cols = kAll;   ///< kAll: every column from `first_col`
 };
 
 /// Reads `spec` with its last `whole` dimensions (2: y, x; 3: z, y, x) read whole and every
