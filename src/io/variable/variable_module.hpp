@@ -13,8 +13,9 @@
 
 namespace factz::variable_io {
 
-// 3: SourceAuxiliary::own_dimensions; 4: unlink_temporaries; 5: the readers' RowRange
-inline constexpr uint32_t kModuleVersion = 5;
+// 3: SourceAuxiliary::own_dimensions; 4: unlink_temporaries; 5: the readers' RowRange; 6: its
+// columns (VariableData::first_col, cols)
+inline constexpr uint32_t kModuleVersion = 6;
 inline constexpr char kModuleFile[] = "libfactz-io.so";
 inline constexpr char kModuleEntry[] = "factz_variable_io_module";
 
