@@ -869,6 +869,13 @@ def test_netcdf_variables_keep_their_record(tmp_path):
     for n in (2, 3):
         got = stats(run(vargs3, np_=n).stdout)
         assert all(got[k] == one[k] for k in ("masked_vertices", "violations", "max_abs_error_w")), (n, got, one)
+    # --per-rank takes raw or .npy files per block, not variables: said as such (the per-rank
+    # pattern itself, w%r.nc, is no file).
+    for r in (0, 1):
+        shutil.copyfile(tmp_path / "w.nc", tmp_path / f"w{r}.nc")
+    one_error_line(run(["compress", "-3", 17, 14, 9] + [a for c in "UVW" for a in ("-i", f"{tmp_path}/w%r.nc:{c}")] +
+                       ["-z", tmp_path / "w.fzmb", "--blocks", 2, 1, 1, "--per-rank"], np_=2, expect=None), 2,
+                   ["with --per-rank a 3D field's components are raw or .npy files"])
 def test_ranks_read_only_their_rows(tmp_path):
     """Under mpirun each rank reads only the rows of its blocks of a netCDF / HDF5 variable or a
     .npy file (input_values_max, the largest rank's values in memory, about half the field's

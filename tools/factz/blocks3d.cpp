@@ -149,7 +149,9 @@ Staged3D<Field> stage_blocks3d(const Args& a, const char* flag, const BlockLayou
   const auto files = three_files(a, flag);
   const bool per_rank = a.has("--per-rank");
   for (int c = 0; c < 3; ++c) {
-    st.variable[c] = field_file(files[size_t(c)]).variable.has_value();
+    // With --per-rank the names are patterns: the rank's first block's file says what they are.
+    const std::string& name = files[size_t(c)];
+    st.variable[c] = field_file(per_rank ? per_rank_name(name, std::max(first, 0)) : name).variable.has_value();
     if (st.variable[c] && per_rank)
       fail("with --per-rank a 3D field's components are raw or .npy files (" + files[size_t(c)] +
                " is a netCDF / HDF5 variable: give the global variable without --per-rank)",
