@@ -170,7 +170,8 @@ int compress_blocks(World& w, const Args& a) {
     phase(w, [&] {
       if (w.rank() != 0) return;
       const QuietReaderNotes quiet(true);  // the blocks' reading said it all
-      o.source = vector_source_record<ValueOf<Field>>(a, "-i", "compress");
+      const auto [u, v] = two_files(a, "-i");
+      o.source = source_record_without_values<ValueOf<Field>>({u, v}, 2, "compress");
     });
     check(w.broadcast(o.source, 0));
   }
@@ -306,7 +307,7 @@ int decompress_single(const Args& a, const std::vector<uint8_t>* bytes = nullptr
 template <class T>
 void owned_segments(const BlockLayout& L, int b, const std::vector<T>& plane, std::vector<factz::mpi::Segment>& segs) {
   const BlockExtent& e = L.blocks[size_t(b)];
-  const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
+  const auto [w, h] = owned_sizes(L, b);
   for (int64_t y = 0; y < h; ++y)
     segs.push_back({uint64_t((e.y0 + y) * L.nx + e.x0) * sizeof(T), plane.data() + y * e.nx, w, int(sizeof(T))});
 }
@@ -450,7 +451,7 @@ void tally_block(const BlockLayout& L, int b, const Field& o, const Field& d, fa
   t.counts[4] += c.type_changed;
   const std::vector<uint8_t> mo = factz::missing_mask(o), md = factz::missing_mask(d);
   const BlockExtent& e = L.blocks[size_t(b)];
-  const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
+  const auto [w, h] = owned_sizes(L, b);
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x) {
       const size_t k = size_t(y * e.nx + x);

@@ -214,6 +214,26 @@ struct StagedBlocksOf {
 template <class T>
 StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const BlockLayout& L, int first, int last,
                                bool by_rows, const std::string& command);
+/// Vertices block b of a 2D layout owns along x and y: its extent less the last column and row
+/// it shares with the next block (the last band keeps them), as blocks3d's owned_sizes in 3D.
+inline std::array<int64_t, 2> owned_sizes(const BlockLayout& L, int b) {
+  const BlockExtent& e = L.blocks[size_t(b)];
+  return {e.nx - (b % L.px == L.px - 1 ? 0 : 1), e.ny - (b / L.px == L.py - 1 ? 0 : 1)};
+}
+
+/// The vertices of a block (values `plane`, nx x ny per z plane) in its owned box own[0] x
+/// own[1] x own[2] that hold one of `p`'s values outside the valid range: what a rank adds to
+/// the count share_readers sums, each vertex counted by the one block that owns it.
+template <class T>
+uint64_t owned_outside(const PlaneInputOf<T>& p, const std::vector<T>& plane, int64_t nx, int64_t ny,
+                       std::array<int64_t, 3> own) {
+  uint64_t count = 0;
+  for (int64_t z = 0; z < own[2]; ++z)
+    for (int64_t y = 0; y < own[1]; ++y)
+      for (int64_t x = 0; x < own[0]; ++x) count += p.outside.holds(plane[size_t((z * ny + y) * nx + x)], p.fills);
+  return count;
+}
+
 /// Collective, outside any phase: merges what every rank's readers of `planes` found (values
 /// outside the valid range, the unpacking's rounding) into each rank's, in place; the ranks pass
 /// the same number of planes (one per component). Nothing in one process.

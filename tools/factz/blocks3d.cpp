@@ -69,6 +69,21 @@ std::vector<T> component_of(const std::string& path, int64_t nx, int64_t ny, int
   else return read_component(path, nx, ny, nz);
 }
 
+/// Cuts blocks `blocks` out of `src`, planes z_first, z_first + 1, ... of a component of ny rows
+/// of nx values each, into `outs` (sized to their blocks).
+template <class T>
+void cut_blocks3d(const T* src, int64_t z_first, int64_t nx, int64_t ny, const std::vector<BlockExtent3D>& blocks,
+                  const std::vector<std::vector<T>*>& outs) {
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const BlockExtent3D& e = blocks[k];
+    outs[k]->resize(size_t(e.nx * e.ny * e.nz));
+    for (int64_t z = 0; z < e.nz; ++z)
+      for (int64_t y = 0; y < e.ny; ++y)
+        std::memcpy(outs[k]->data() + (z * e.ny + y) * e.nx, src + ((e.z0 - z_first + z) * ny + e.y0 + y) * nx + e.x0,
+                    size_t(e.nx) * sizeof(T));
+  }
+}
+
 /// Blocks `blocks` of the global nx x ny x nz component in `path`, into `outs` (one per
 /// block): for a raw regular file, or a .npy file whose header npy_rows_offset accepts, only
 /// each block's row segments are read (one read per row, or per slice when rows are whole);
@@ -86,13 +101,7 @@ void read_block_components(const std::string& path, int64_t nx, int64_t ny, int6
     base = *npy_base;
   } else if (read_whole(path)) {
     const std::vector<T> whole = component_of<T>(path, nx, ny, nz);
-    for (size_t k = 0; k < blocks.size(); ++k) {
-      const BlockExtent3D& e = blocks[k];
-      for (int64_t z = 0; z < e.nz; ++z)
-        for (int64_t y = 0; y < e.ny; ++y)
-          std::memcpy(outs[k]->data() + (z * e.ny + y) * e.nx,
-                      whole.data() + ((e.z0 + z) * ny + e.y0 + y) * nx + e.x0, size_t(e.nx) * sizeof(T));
-    }
+    cut_blocks3d(whole.data(), 0, nx, ny, blocks, outs);
     return;
   }
   std::error_code ec;
@@ -196,16 +205,7 @@ Staged3D<Field> stage_blocks3d(const Args& a, const char* flag, const BlockLayou
     PlaneInputOf<T>& p = st.about[c];
     p = read_plane_rows_of<T>(field_file(files[size_t(c)]), shape, 3, command,
                               variable_io::RowRange{uint64_t(z0), uint64_t(z1 - z0)});
-    for (size_t k = 0; k < st.extents.size(); ++k) {
-      const BlockExtent3D& e = st.extents[k];
-      std::vector<T>& out = *planes[k];
-      out.resize(size_t(e.nx * e.ny * e.nz));
-      for (int64_t z = 0; z < e.nz; ++z)
-        for (int64_t y = 0; y < e.ny; ++y)
-          std::memcpy(out.data() + (z * e.ny + y) * e.nx,
-                      p.values.data() + ((e.z0 - int64_t(p.first_row) + z) * L.ny + e.y0 + y) * L.nx + e.x0,
-                      size_t(e.nx) * sizeof(T));
-    }
+    cut_blocks3d(p.values.data(), int64_t(p.first_row), L.nx, L.ny, st.extents, planes);
     std::vector<T>().swap(p.values);
     // Each rank counts the values outside the valid range that its blocks own (summed over the
     // ranks by share_staged3d), whatever planes it read.
@@ -213,12 +213,7 @@ Staged3D<Field> stage_blocks3d(const Args& a, const char* flag, const BlockLayou
       p.outside.count = 0;
       for (int b = first; b < last; ++b) {
         const BlockExtent3D& e = st.extents[size_t(b - first)];
-        const auto own = owned_sizes(L, b);
-        const std::vector<T>& plane = *planes[size_t(b - first)];
-        for (int64_t z = 0; z < own[2]; ++z)
-          for (int64_t y = 0; y < own[1]; ++y)
-            for (int64_t x = 0; x < own[0]; ++x)
-              p.outside.count += p.outside.holds(plane[size_t((z * e.ny + y) * e.nx + x)], p.fills);
+        p.outside.count += owned_outside(p, *planes[size_t(b - first)], e.nx, e.ny, owned_sizes(L, b));
       }
     }
   }
@@ -249,14 +244,7 @@ std::vector<Field> finish_blocks3d(const Args& a, Staged3D<Field>& st, Field3DIn
         fills.fills[c] = std::move(st.about[c].fills);
       }
   }
-  if (a.has("--fill")) {  // replaces the files' own
-    for (auto& d : fills.fills) d.clear();
-  } else if (like) {
-    for (int c = 0; c < 3; ++c)
-      for (T x : like->fills[c])
-        if (std::find(fills.fills[c].begin(), fills.fills[c].end(), x) == fills.fills[c].end())
-          fills.fills[c].push_back(x);
-  }
+  apply_fill_options3d(a, fills, like);
   for (size_t k = 0; k < st.fields.size(); ++k) {
     Field& f = st.fields[k];
     const BlockExtent3D& e = st.extents[k];

@@ -193,10 +193,8 @@ StagedBlocksOf<T> stage_blocks(const Args& a, const std::string& flag, const Blo
       p.outside.count = 0;
       for (int b = first; b < last; ++b) {
         const BlockExtent& e = st.extents[size_t(b - first)];
-        const int64_t w = e.nx - (b % L.px == L.px - 1 ? 0 : 1), h = e.ny - (b / L.px == L.py - 1 ? 0 : 1);
-        const std::vector<T>& plane = *planes[size_t(b - first)];
-        for (int64_t y = 0; y < h; ++y)
-          for (int64_t x = 0; x < w; ++x) p.outside.count += p.outside.holds(plane[size_t(y * e.nx + x)], p.fills);
+        const auto own = owned_sizes(L, b);
+        p.outside.count += owned_outside(p, *planes[size_t(b - first)], e.nx, e.ny, {own[0], own[1], 1});
       }
     };
     recount(st.u, us);
@@ -281,9 +279,9 @@ namespace {
 /// share and finish instead, and read only their rows).
 template <class T>
 std::vector<VectorFieldOf<T>> read_blocks_of(const Args& a, const std::string& flag, const BlockLayout& L, int first,
-                                             int last, DeclaredFillsOf<T>* declared, const DeclaredFillsOf<T>* like) {
+                                             int last) {
   StagedBlocksOf<T> st = stage_blocks<T>(a, flag, L, first, last, false, flag == "-d" ? "verify" : "compress");
-  return finish_blocks<T>(a, st, declared, like);
+  return finish_blocks<T>(a, st);
 }
 
 /// `a` with the files of `flag` (two, or three for a 3D field) replaced by block b's per-rank
@@ -398,10 +396,10 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // ---- reading blocks ------------------------------------------------------------------------
 
 VectorField2D read_block(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
-  return std::move(read_blocks_of<float>(a, flag, L, b, b + 1, nullptr, nullptr).front());
+  return std::move(read_blocks_of<float>(a, flag, L, b, b + 1).front());
 }
 VectorField2D64 read_block64(const Args& a, const std::string& flag, const BlockLayout& L, int b) {
-  return std::move(read_blocks_of<double>(a, flag, L, b, b + 1, nullptr, nullptr).front());
+  return std::move(read_blocks_of<double>(a, flag, L, b, b + 1).front());
 }
 std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const int64_t> shape, size_t value_size) {
   if (!ends_with(path, ".npy")) return std::nullopt;

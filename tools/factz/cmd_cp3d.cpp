@@ -177,14 +177,7 @@ Field read_field3d(const Args& a, const char* flag, int64_t& masked, const std::
   } else {
     if (a.has("--fill")) fill.u = fill.v = fill.w = fill_of(a).u;
   }
-  if (a.has("--fill")) {  // replaces the files' own
-    for (auto& d : declared.fills) d.clear();
-  } else if (like) {  // the original's declared values mark the reconstruction too
-    for (int c = 0; c < 3; ++c)
-      for (T x : like->fills[c])
-        if (std::find(declared.fills[c].begin(), declared.fills[c].end(), x) == declared.fills[c].end())
-          declared.fills[c].push_back(x);
-  }
+  apply_fill_options3d(a, declared, like);
   const bool file_fills = !declared.fills[0].empty() || !declared.fills[1].empty() || !declared.fills[2].empty();
   const std::vector<T>* planes[3] = {&f.u, &f.v, &f.w};
   for (int c = 0; c < 3; ++c) mark_values<T>(f.mask, *planes[c], declared.fills[c]);  // compared in T

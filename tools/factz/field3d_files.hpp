@@ -4,6 +4,7 @@
 // and writes the same way).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,23 @@ struct Field3DInfo {
   std::vector<uint64_t> shape;
   std::vector<uint8_t> source;
 };
+
+/// The fill values a 3D field's components declare after the command line: --fill replaces the
+/// files' own (then none is left here: fill3d_of marks it in any component), else `like`'s (an
+/// original's, for its reconstruction) are added to each component's. The one rule of the
+/// one-process reader (read_field3d) and of the multi-block driver's blocks.
+template <class T>
+void apply_fill_options3d(const Args& a, Field3DInfo<T>& declared, const Field3DInfo<T>* like) {
+  if (a.has("--fill")) {  // replaces the files' own
+    for (auto& d : declared.fills) d.clear();
+  } else if (like) {  // the original's declared values mark the reconstruction too
+    for (int c = 0; c < 3; ++c)
+      for (T x : like->fills[size_t(c)])
+        if (std::find(declared.fills[size_t(c)].begin(), declared.fills[size_t(c)].end(), x) ==
+            declared.fills[size_t(c)].end())
+          declared.fills[size_t(c)].push_back(x);
+  }
+}
 
 /// The three files of `flag` (u, v, w), or a usage error.
 std::vector<std::string> three_files(const Args& a, const char* flag);

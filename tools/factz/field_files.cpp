@@ -362,7 +362,8 @@ PlaneInputOf<T> read_plane_rows_of(const FieldFile& f, const std::vector<uint64_
     p.packing_slack = data->packing_slack;
     return p;
   }
-  if (rows.first != 0 || rows.count != variable_io::RowRange::kAll)
+  if (rows.first != 0 || rows.count != variable_io::RowRange::kAll || rows.first_col != 0 ||
+      rows.cols != variable_io::RowRange::kAll)
     fail("internal: rows of " + f.name + " asked of a reader that reads files whole");
   if constexpr (std::is_same_v<T, double>) {  // 2D only; the float64 reader finds a .npy's shape itself
     int64_t nx = shape.empty() ? 0 : int64_t(shape.back()), ny = shape.empty() ? 0 : int64_t(shape.front());
@@ -387,7 +388,6 @@ PlaneInputOf<T> read_plane_rows_of(const FieldFile& f, const std::vector<uint64_
   p.cols = p.shape.empty() ? 0 : p.shape.back();
   return p;
 }
-
 
 template <class T>
 void finish_plane_input(PlaneInputOf<T>& p, const std::string& command) {
@@ -594,14 +594,6 @@ template std::vector<uint8_t> source_record_without_values<float>(const std::vec
                                                                   const std::string&);
 template std::vector<uint8_t> source_record_without_values<double>(const std::vector<std::string>&, int,
                                                                    const std::string&);
-
-template <class T>
-std::vector<uint8_t> vector_source_record(const Args& a, const char* flag, const std::string& command) {
-  const auto [un, vn] = two_files(a, flag);
-  return source_record_without_values<T>({un, vn}, 2, command);
-}
-template std::vector<uint8_t> vector_source_record<float>(const Args&, const char*, const std::string&);
-template std::vector<uint8_t> vector_source_record<double>(const Args&, const char*, const std::string&);
 
 VectorInput read_vector_input(const Args& a, const char* flag, const std::string& command, const VectorInput* like) {
   return read_vector_input_of<float>(a, flag, command, like);

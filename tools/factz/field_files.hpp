@@ -171,13 +171,10 @@ template <class T>
 std::vector<uint8_t> source_record_of(const std::vector<PlaneInputOf<T>*>& planes, const FieldFile& first,
                                       size_t whole);
 
-/// The encoded source record of the two variables of `flag` (-i U -i V) as read_vector_input
-/// gives it, read without their values (the multi-block driver's rank 0, whose blocks were read
-/// by rows); empty unless both are variables.
-template <class T>
-std::vector<uint8_t> vector_source_record(const Args& a, const char* flag, const std::string& command);
-/// The same for the components `names` (2 or 3 of them) with `whole` dimensions each (a 3D
-/// field's: 3): empty unless all are variables.
+/// The encoded source record of the variables `names` (u, v, or u, v, w) with `whole`
+/// dimensions each, as read_vector_input (or the 3D reader) gives it, read without their values
+/// (the multi-block driver's rank 0, whose blocks were read by rows); empty unless all are
+/// variables.
 template <class T>
 std::vector<uint8_t> source_record_without_values(const std::vector<std::string>& names, int whole,
                                                   const std::string& command);
