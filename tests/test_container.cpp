@@ -565,9 +565,9 @@ TEST(Container, UnsupportedVersionIsReportedAsSuch) {
   // 1 to 17 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
   // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors, 14: the
   // scalar lattice with coded exact values, 15 to 17: scalar streams with context-coded codes);
-  // 18 to 21 are the compact container, whose header is not this one
+  // 18 to 22 are the compact container, whose header is not this one
   // (test_container_compact.cpp)
-  for (uint16_t v : {0, 22, 0xFFFF}) {
+  for (uint16_t v : {0, 23, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -657,7 +657,7 @@ TEST(Container, Version13IsTheFloat643DVectorVersion) {
   EXPECT_EQ(stream_version(ids3d_plain, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
   EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);  // float32: unchanged
   EXPECT_EQ(kNewestLayoutVersion, kFormatVersionScalarLatticeCodedContext);
-  EXPECT_EQ(kFormatVersion, kFormatVersionCompactOwnDimensions);  // the newest: the compact container of version 21
+  EXPECT_EQ(kFormatVersion, kFormatVersionCompactInterp);  // the newest: the compact container of version 22
 }
 
 // Versions 11 and 14 are the scalar lattice versions: a vector stream, or a scalar one in

@@ -460,8 +460,10 @@ TEST(CompactContainer, Version19IsExactlyAStreamWithASource) {
   ASSERT_TRUE(parse_container(old2d).ok());
   const Bytes classic2d = recontain(old2d, ContainerLayout::classic).value();
   EXPECT_EQ(recontain(classic2d, ContainerLayout::compact).value(), old2d);
-  const Bytes forged = testing::relabelled(s19, 22);
+  const Bytes forged = testing::relabelled(s19, 23);
   EXPECT_EQ(parse_container(forged).status().code(), Code::unsupported_version);
+  // Version 22 holds the layouts 22 and 23 only (the interpolation predictor's scalar streams).
+  expect_rejected(testing::relabelled(s19, 22), "layout version 4 in a version 22 stream (22 or 23)");
   // A record of version 3 (its first byte; auxiliary variables) makes version 20, one of
   // version 4 (auxiliary variables with own dimensions, such as CF bounds) version 21; neither
   // has a classic form, and either without a source section is corrupt. (Which record version

@@ -1032,7 +1032,10 @@ TEST(Netcdf, ScalarStreamsComeBackWithTheirDimensions) {
     for (const char* mode : {"none", "contour-tree"}) {
       const Outcome c = factz(dir, "compress " + k.grid + " -i '" + k.input + "' -z t.fz --mode " + mode);
       ASSERT_EQ(c.exit_code, 0) << c.describe();
-      EXPECT_NE(factz(dir, "info -z t.fz").out.find("format version 19"), std::string::npos);
+      // Version 19 holds the record; version 22 (the interpolation predictor) holds it too.
+      const std::string info = factz(dir, "info -z t.fz").out;
+      EXPECT_TRUE(info.find("format version 19") != std::string::npos ||
+                  info.find("format version 22") != std::string::npos) << info;
       ASSERT_EQ(factz(dir, "decompress --replace -z t.fz -o t.nc:" + k.var).exit_code, 0);
       const Outcome h1 = testing::run_in(dir, "ncdump -h t.nc");
       EXPECT_EQ(declaration(h1.out, k.var), declaration(h0.out, k.var)) << h1.out;

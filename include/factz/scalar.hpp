@@ -65,8 +65,15 @@ struct ScalarProgress {
 /// step's last round, with nothing left to fix.
 using ScalarProgressHook = std::function<void(const ScalarProgress&)>;
 
+/// How a scalar stream predicts each value from the decoded ones (docs/toposz.md,
+/// "Predictors"): `lorenzo` (index order, format versions up to 17), `interpolation` (a
+/// multilevel cubic interpolation, layout versions 22 and 23), or `best`: both, the smaller
+/// stream kept (mode none), both raced (mode contour_tree).
+enum class ScalarPredictor : uint8_t { best = 0, lorenzo = 1, interpolation = 2 };
+
 struct ScalarOptions {
   ScalarMode mode = ScalarMode::contour_tree;
+  ScalarPredictor predictor = ScalarPredictor::best;
   /// smallest (default): all three coders, the smallest stream kept (ANS, then Huffman, then
   /// context on ties; contour_tree races its steps with ANS and writes the kept one with each);
   /// or ans / huffman / context.
@@ -92,6 +99,7 @@ struct ScalarCompressStats {
   int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree
   int64_t masked_vertices = 0;   ///< missing vertices (stored bit for bit in the mask sections)
   Coder coder = Coder::ans;      ///< the coder the stream holds (ans, huffman or context)
+  ScalarPredictor predictor = ScalarPredictor::lorenzo;  ///< the predictor the stream holds
   std::vector<std::pair<std::string, double>> stage_seconds;
 };
 

@@ -62,7 +62,7 @@ def _fill(fill_value):
 
 
 def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persistence=1e-2, coder=None, threads=0,
-                    zstd=True, policy=None, fill_value=None, mask=None, stats=False):
+                    zstd=True, policy=None, fill_value=None, mask=None, stats=False, predictor=None):
     """Compresses a scalar field and returns the stream as ``bytes``.
 
     mode: ``"contour_tree"`` (TopoSZ, default: the contour tree simplified at ``persistence``
@@ -74,12 +74,15 @@ def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persisten
     ``SCALAR_DEFAULT_CODER`` (``"smallest"``). threads, zstd, policy as for
     ``factz.compress`` (scalar fields have no GPU path). stats=True returns ``(bytes, dict)``
     with ``eb_abs``, ``exact_vertices``, ``iterations``, ``persistence_abs``, ``tree_nodes``,
-    ``masked_vertices`` and ``coder`` (the one the stream holds). A float64 array gives a float64 stream (bound, tree and exact
+    ``masked_vertices``, ``coder`` (the one the stream holds) and ``predictor``. predictor:
+    ``"best"`` (None: both predictors, the smaller stream kept; contour_tree races both),
+    ``"lorenzo"`` (the streams builds before format version 22 read) or ``"interpolation"``
+    (multilevel cubic interpolation, format version 22). A float64 array gives a float64 stream (bound, tree and exact
     values in double; ``fill_value`` compared as a double)."""
     _require()
     data, m = _field(values, mask)
     buf, info = _factz.compress_scalar(data, mode, float(eb), bound, float(persistence), coder or "", int(threads),
-                                       bool(zstd), policy or "", m, _fill(fill_value))
+                                       bool(zstd), policy or "", m, _fill(fill_value), predictor or "")
     return (buf, info) if stats else buf
 
 

@@ -65,12 +65,21 @@ factz::ScalarMode scalar_mode_of(const std::string& s) {
   throw py::value_error("mode must be 'contour_tree' or 'none' for a scalar field, got '" + s + "'");
 }
 
+factz::ScalarPredictor scalar_predictor_of(const std::string& s) {
+  if (s.empty() || s == "best") return factz::ScalarPredictor::best;
+  if (s == "lorenzo") return factz::ScalarPredictor::lorenzo;
+  if (s == "interpolation") return factz::ScalarPredictor::interpolation;
+  throw py::value_error("predictor must be 'best', 'lorenzo' or 'interpolation', got '" + s + "'");
+}
+
 template <class T>
 py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, double eb, const std::string& bound,
                              double persistence, const std::string& coder, int threads, bool zstd,
-                             const std::string& policy, const py::handle& mask, std::optional<double> fill) {
+                             const std::string& policy, const py::handle& mask, std::optional<double> fill,
+                             const std::string& predictor) {
   factz::ScalarOptions o;
   o.mode = scalar_mode_of(mode);
+  o.predictor = scalar_predictor_of(predictor);
   o.coder = coder_of(coder, true);
   o.bound_mode = bound_of(bound);
   o.bound = eb;
@@ -94,15 +103,19 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
   stats["tree_nodes"] = st.tree_nodes;
   stats["masked_vertices"] = st.masked_vertices;
   stats["coder"] = factz::coder_name(st.coder);
+  stats["predictor"] = st.predictor == factz::ScalarPredictor::interpolation ? "interpolation" : "lorenzo";
   return py::make_tuple(bytes_of(bytes), stats);
 }
 
 py::tuple compress_scalar(const py::handle& values, const std::string& mode, double eb, const std::string& bound,
                           double persistence, const std::string& coder, int threads, bool zstd,
-                          const std::string& policy, const py::handle& mask, std::optional<double> fill) {
+                          const std::string& policy, const py::handle& mask, std::optional<double> fill,
+                          const std::string& predictor) {
   if (is_float64(values, "values"))
-    return compress_scalar_of<double>(values, mode, eb, bound, persistence, coder, threads, zstd, policy, mask, fill);
-  return compress_scalar_of<float>(values, mode, eb, bound, persistence, coder, threads, zstd, policy, mask, fill);
+    return compress_scalar_of<double>(values, mode, eb, bound, persistence, coder, threads, zstd, policy, mask, fill,
+                                      predictor);
+  return compress_scalar_of<float>(values, mode, eb, bound, persistence, coder, threads, zstd, policy, mask, fill,
+                                   predictor);
 }
 
 /// (values, mask) of a decoded field: the values in its shape and its uint8 mask (1: missing).
@@ -289,7 +302,7 @@ void bind_scalar(py::module_& m) {
   m.attr("SCALAR_DEFAULT_CODER") = factz::coder_name(factz::ScalarOptions{}.coder);
   m.def("compress_scalar", &compress_scalar, py::arg("values"), py::arg("mode"), py::arg("eb"), py::arg("bound"),
         py::arg("persistence"), py::arg("coder"), py::arg("threads"), py::arg("zstd"), py::arg("policy"),
-        py::arg("mask"), py::arg("fill"));
+        py::arg("mask"), py::arg("fill"), py::arg("predictor") = "");
   m.def("decompress_scalar", &decompress_scalar, py::arg("buf"), py::arg("threads"), py::arg("policy"));
   m.def("contour_tree", &contour_tree, py::arg("values"), py::arg("persistence"), py::arg("bound"),
         py::arg("segmentation"), py::arg("contour_arcs"), py::arg("threads"), py::arg("policy"), py::arg("mask"),

@@ -260,6 +260,10 @@ Result<Header> check_header(const Header& h) {
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
                           " component(s) in a version " + std::to_string(h.version) +
                           " stream (only speculative 2D vector streams are versions 7 and 9)");
+  // Versions 22 and 23 hold scalar fields.
+  if (is_scalar_interp_version(h.version) && h.components != 1)
+    return corrupt_stream("header: " + std::to_string(h.components) + " components in a version " +
+                          std::to_string(h.version) + " stream (versions 22 and 23 hold scalar fields)");
   // Versions 11, 14, 16 and 17 are the scalar lattice versions: only a contour-tree scalar stream.
   if (is_scalar_lattice_version(h.version) && (h.components != 1 || h.mode != kModeContourTree))
     return corrupt_stream("header: mode " + std::to_string(h.mode) + " with " + std::to_string(h.components) +
@@ -412,10 +416,14 @@ Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
   const std::size_t crc_at = r.at();
   FACTZ_RETURN_IF_ERROR(r.bytes(4, header_crc));
   if (crc32c(stream.first(crc_at)) != header_crc) return corrupt_stream("header checksum mismatch");
-  if (h.version < kFormatVersionWithoutMask || h.version > kNewestLayoutVersion)
+  // A version 22 stream holds layout 22 or 23 and only it does.
+  const bool interp_container = get_u16(p + kOffVersion) == kFormatVersionCompactInterp;
+  if (interp_container ? !is_scalar_interp_version(h.version)
+                       : h.version < kFormatVersionWithoutMask || h.version > kNewestLayoutVersion)
     return corrupt_stream("header: layout version " + std::to_string(h.version) + " in a version " +
-                          std::to_string(get_u16(p + kOffVersion)) + " stream (2 to " +
-                          std::to_string(kNewestLayoutVersion) + ")");
+                          std::to_string(get_u16(p + kOffVersion)) + " stream (" +
+                          (interp_container ? std::string("22 or 23") :
+                                              "2 to " + std::to_string(kNewestLayoutVersion)) + ")");
   if (tile > UINT16_MAX || stride > UINT16_MAX)
     return corrupt_stream("header: tile " + std::to_string(tile) + " or anchor stride " + std::to_string(stride) +
                           " above 65535");
@@ -497,7 +505,8 @@ Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) 
   // the stream layer checks the record's version).
   const bool source = std::any_of(parsed.entries.begin(), parsed.entries.end(),
                                   [](const ParsedContainer::Entry& e) { return e.id == kSectionSource; });
-  if (source && h.components != 2 && !is_source_version(parsed.format_version()))
+  if (source && h.components != 2 && !is_source_version(parsed.format_version()) &&
+      parsed.format_version() != kFormatVersionCompactInterp)
     return corrupt_stream(label(kSectionSource) + " in a " + std::to_string(h.components) +
                           "-component stream of format version " + std::to_string(parsed.format_version()) +
                           " (scalar and 3D vector streams hold it from version 19 on)");
@@ -647,7 +656,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // A scalar stream on the lattice (versions 11, 14) or context-coded (15 to 17) holds the
   // sections of version 2, 3 or 6.
   const bool lattice = header.components == 1 &&
-                       (is_scalar_lattice_version(header.version) || is_context_version(header.version));
+                       (is_scalar_lattice_version(header.version) || is_context_version(header.version) ||
+                        is_scalar_interp_version(header.version));
   if (header.version != version && !with_predictor && !segmented3d && !lattice)
     return invalid_argument("header version " + std::to_string(header.version) + " for these sections: version " +
                             std::to_string(version) +
@@ -666,10 +676,14 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   uint8_t record_version = 2;
   for (const auto& sec : sections)
     if (sec.id == kSectionSource && !sec.raw.empty()) record_version = sec.raw[0];
-  const uint16_t compact_version = compact_version_for(ids, record_version);
+  const uint16_t compact_version = is_scalar_interp_version(h.version) ? kFormatVersionCompactInterp
+                                                                       : compact_version_for(ids, record_version);
   if (layout == ContainerLayout::classic && is_source_version(compact_version))
     return invalid_argument("a stream with a source section is format version " + std::to_string(compact_version) +
                             ", which has no classic container");
+  if (layout == ContainerLayout::classic && compact_version == kFormatVersionCompactInterp)
+    return invalid_argument("a scalar stream on the interpolation predictor is format version 22, which has no "
+                            "classic container");
   const uint64_t limit = raw_size_limit(h);
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const uint32_t id = sections[i].id;
@@ -743,7 +757,7 @@ Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, Containe
   if (layout == ContainerLayout::compact && parsed->header.version < kFormatVersionWithoutMask)
     return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
   if (layout == ContainerLayout::classic && parsed->layout == ContainerLayout::compact &&
-      is_source_version(parsed->format_version()))
+      (is_source_version(parsed->format_version()) || parsed->format_version() == kFormatVersionCompactInterp))
     return invalid_argument("a version " + std::to_string(parsed->format_version()) +
                             " stream (one with a source section) has no classic container");
   std::vector<ParsedContainer::Entry> entries = parsed->entries;

@@ -87,27 +87,37 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// with a record stays version 19; builds that read up to 19 answer unsupported.
 /// Version 21 is version 20 with a record of version 4, whose auxiliary variables may have
 /// dimensions of their own (CF cell bounds): written exactly then, every other stream as before.
-inline constexpr uint16_t kFormatVersion = 21;
+/// Version 22 is the compact container of a scalar stream on the interpolation predictor
+/// (layout versions 22 and 23, below), with or without a source section (a record of version
+/// 2 to 4, which its first byte names): written exactly for those layouts, so that builds that
+/// read up to 21 answer unsupported; every other stream as before. It has no classic container.
+inline constexpr uint16_t kFormatVersion = 22;
 inline constexpr uint16_t kFormatVersionCompact = 18;
 inline constexpr uint16_t kFormatVersionCompactSource = 19;
 inline constexpr uint16_t kFormatVersionCompactAuxiliary = 20;
 inline constexpr uint16_t kFormatVersionCompactOwnDimensions = 21;
+inline constexpr uint16_t kFormatVersionCompactInterp = 22;
 /// Whether a compact version is one of the streams with a source section (19, 20, 21).
 inline constexpr bool is_source_version(uint16_t v) {
   return v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary ||
          v == kFormatVersionCompactOwnDimensions;
 }
 /// Whether offset 4's version is one of the compact container's (18 to 21).
-inline constexpr bool is_compact_version(uint16_t v) { return v == kFormatVersionCompact || is_source_version(v); }
+inline constexpr bool is_compact_version(uint16_t v) {
+  return v == kFormatVersionCompact || is_source_version(v) || v == kFormatVersionCompactInterp;
+}
 /// The source record version a stream of format version `v` holds: 4 in version 21, 3 in
-/// version 20, 2 in version 19, 1 in the 2D vector streams of versions 4 to 18.
+/// version 20, 2 in version 19, 1 in the 2D vector streams of versions 4 to 18; 0 in version
+/// 22, where the record names its own (2 to 4).
 inline constexpr uint8_t source_record_version(uint16_t v) {
-  return v == kFormatVersionCompactOwnDimensions ? 4
+  return v == kFormatVersionCompactInterp          ? 0
+         : v == kFormatVersionCompactOwnDimensions ? 4
          : v == kFormatVersionCompactAuxiliary   ? 3
          : v == kFormatVersionCompactSource      ? 2
                                                  : 1;
 }
-/// The newest layout version (a compact stream's layout byte is 2 .. this).
+/// The newest layout version of the classic container (a compact stream's layout byte is
+/// 2 .. this, or 22 / 23 in a version 22 stream).
 inline constexpr uint16_t kNewestLayoutVersion = 17;
 inline constexpr uint16_t kFormatVersionWithoutMask = 2;
 inline constexpr uint16_t kFormatVersionWithMask = 3;
@@ -125,8 +135,15 @@ inline constexpr uint16_t kFormatVersionScalarLatticeCoded = 14;  ///< version 1
 inline constexpr uint16_t kFormatVersionScalarContext = 15;  ///< versions 2, 3, 6 with context-coded codes
 inline constexpr uint16_t kFormatVersionScalarLatticeContext = 16;  ///< version 11 with context-coded codes
 inline constexpr uint16_t kFormatVersionScalarLatticeCodedContext = 17;  ///< version 14 with context-coded codes
+/// Layout versions 22 and 23: a scalar stream (mode none or contour-tree) on the
+/// interpolation predictor (scalar/scalar_interp.hpp) with the sections of version 2 / 3 / 6:
+/// codes of the valid vertices in index order, exact values in the predictor's walk order;
+/// 23 with context-coded codes. Only in a version 22 compact container.
+inline constexpr uint16_t kFormatVersionScalarInterp = 22;
+inline constexpr uint16_t kFormatVersionScalarInterpContext = 23;
+inline constexpr bool is_scalar_interp_version(uint16_t v) { return v == 22 || v == 23; }
 /// Versions whose codes are context-coded (coder 2), and the layout version each extends.
-inline constexpr bool is_context_version(uint16_t v) { return v >= 15 && v <= 17; }
+inline constexpr bool is_context_version(uint16_t v) { return (v >= 15 && v <= 17) || v == 23; }
 /// Whether a scalar stream's codes are on the lattice (versions 11, 14, 16, 17) and whether
 /// its exact values are coded (14, 17).
 inline constexpr bool is_scalar_lattice_version(uint16_t v) { return v == 11 || v == 14 || v == 16 || v == 17; }

@@ -31,6 +31,7 @@
 #include "scalar/contour_tree_core.hpp"
 #include "scalar/exact_residuals.hpp"
 #include "scalar/scalar_checks.hpp"
+#include "scalar/scalar_interp.hpp"
 #include "scalar/scalar_quantizer.hpp"
 #include "scalar/toposz_encoder.hpp"
 #include "streams/mask_sections.hpp"
@@ -62,6 +63,9 @@ Status check_options(const ScalarOptions& o) {
   if (o.coder != Coder::huffman && o.coder != Coder::ans && o.coder != Coder::context && o.coder != Coder::smallest)
     return invalid_argument("unknown coder");
   if (o.bound_mode != BoundMode::abs && o.bound_mode != BoundMode::rel) return invalid_argument("unknown bound mode");
+  if (o.predictor != ScalarPredictor::best && o.predictor != ScalarPredictor::lorenzo &&
+      o.predictor != ScalarPredictor::interpolation)
+    return invalid_argument("unknown scalar predictor");
   if (!std::isfinite(o.bound) || o.bound < 0) return invalid_argument("bound must be a finite number >= 0");
   if (!std::isfinite(o.persistence) || o.persistence < 0)
     return invalid_argument("persistence must be a finite number >= 0");
@@ -69,11 +73,13 @@ Status check_options(const ScalarOptions& o) {
 }
 
 // The stream of quantized values `q` (docs/format.md, "Scalar streams"), its codes written
-// with `coder` (ans, huffman or context).
+// with `coder` (ans, huffman or context); `lattice`: quantize_lattice's, `interp`:
+// quantize_interp's (layout version 22 or 23), else quantize's.
 template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
                                           const ScalarOptions& o, Coder coder, T eb, T step, double p_abs,
-                                          const QuantizedOf<T>& q, int threads, bool lattice = false) {
+                                          const QuantizedOf<T>& q, int threads, bool lattice = false,
+                                          bool interp = false) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
   {
@@ -147,6 +153,8 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
     h.version = coded_exact ? detail::kFormatVersionScalarLatticeCodedContext
                 : lattice   ? detail::kFormatVersionScalarLatticeContext
                             : detail::kFormatVersionScalarContext;
+  if (interp)
+    h.version = coder == Coder::context ? detail::kFormatVersionScalarInterpContext : detail::kFormatVersionScalarInterp;
   detail::offer_zstd(sections, o.zstd);
   return detail::write_stream(h, std::move(sections));
 }
@@ -186,7 +194,9 @@ Result<std::vector<uint8_t>> keep_smallest(Coder asked, std::vector<uint8_t> wri
 // end. A repair whose level components need more than max(2^20, n / 16) vertices of
 // search is suspended while another step can go on (on the real fields a repair searches
 // at most 0.8 n, 12 n on sea-ice plateaus; about 10 n, 5 s, for a coarse step of a smooth
-// 256^3 field); when every step left is suspended, they go on without a budget. Streams
+// 256^3 field); when every step left is suspended, or when the step that is done has a
+// stream more than twice the size of a suspended step's so far (an interpolation step
+// against a Lorenzo one on a smooth field), they go on without a budget. Streams
 // are written only where sizes are compared, and for the step kept.
 template <class T, class Write, class Keep>
 Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<StepChoice<T>>& steps,
@@ -202,15 +212,15 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
 #pragma omp parallel for num_threads(std::min<int>(in.threads, int(steps.size()))) schedule(dynamic, 1)
   for (size_t k = 0; k < steps.size(); ++k) {  // round 0 of every step
     race[k].step = std::make_unique<detail::TopoStepOf<T>>(in, steps[k].step, int64_t(k), steps[k].lattice,
-                                                           steps[k].late_levels);
-    auto stream = write(steps[k].step, steps[k].lattice, race[k].step->quantized());
+                                                           steps[k].late_levels, steps[k].interp);
+    auto stream = write(*race[k].step);
     if (stream.ok()) race[k].stream = std::move(stream.value());
     else failed[k] = stream.status();
   }
   for (const Status& f : failed) FACTZ_RETURN_IF_ERROR(f);
   auto refresh = [&](Candidate& c) -> Status {
     if (!c.stale) return Status::Ok();
-    auto stream = write(c.step->step(), c.step->lattice(), c.step->quantized());
+    auto stream = write(*c.step);
     if (!stream.ok()) return stream.status();
     c.stream = std::move(stream.value());
     c.stale = false;
@@ -220,12 +230,16 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
   Candidate* last = nullptr;
   for (;;) {
     Candidate* best = nullptr;
+    size_t smallest_suspended = SIZE_MAX;
     for (Candidate& c : race) {
-      if (c.suspended) continue;
       FACTZ_RETURN_IF_ERROR(refresh(c));
-      if (!best || c.stream.size() < best->stream.size()) best = &c;
+      if (c.suspended) smallest_suspended = std::min(smallest_suspended, c.stream.size());
+      else if (!best || c.stream.size() < best->stream.size()) best = &c;
     }
-    if (!best) {  // every step left is suspended
+    // Every step left suspended, or the best one done while a suspended step's stream so far
+    // is under half of it (the interpolation predictor's coarse step on a smooth field
+    // against Lorenzo's: a tenth): they go on without a budget.
+    if (!best || (best->step->done() && smallest_suspended <= best->stream.size() / 2)) {
       for (Candidate& c : race) c.suspended = false;
       budget = detail::TopoStep::kNoBudget;
       continue;
@@ -234,6 +248,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       if (best != last) best->step->report_final();
       st.iterations = best->step->rounds();
       st.exact_vertices = int64_t(best->step->quantized().exact.size());
+      st.predictor = best->step->interp() ? ScalarPredictor::interpolation : ScalarPredictor::lorenzo;
       return keep(*best->step, std::move(best->stream));
     }
     last = best;
@@ -271,15 +286,40 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     st.stage_seconds.push_back({name, std::chrono::duration<double>(t1 - t0).count()});
     t0 = t1;
   };
-  if (!ct) {  // bins of 2 eb: error <= eb
-    QuantizedOf<T> q;
-    detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
-    lap("quantize");
-    auto write = [&](Coder c) { return scalar_stream(field, missing, o, c, eb, T(2) * eb, 0.0, q, threads); };
-    auto stream = write(racing_coder(o.coder));
-    if (stream.ok()) stream = keep_smallest(o.coder, std::move(stream.value()), write, st);
-    lap("entropy");
-    st.exact_vertices = int64_t(q.exact.size());
+  const bool by_interp = o.predictor != ScalarPredictor::lorenzo;
+  const bool by_lorenzo = o.predictor != ScalarPredictor::interpolation;
+  if (!ct) {  // bins of 2 eb: error <= eb; with predictor best, the smaller of the two streams
+    // Each predictor's stream with each coder asked for (keep_smallest), the smaller kept
+    // (Lorenzo on ties): comparing with one coder only kept the larger stream where another
+    // coder reverses the order (ICE-5G topography at REL 1e-2: 13.68 against 14.00). One
+    // quantization at a time: each is dropped once its streams are written.
+    Result<std::vector<uint8_t>> stream = Status::Ok();
+    bool interp = false;
+    int64_t exact = 0;
+    for (const bool by : {false, true}) {
+      if (by ? !by_interp : !by_lorenzo) continue;
+      QuantizedOf<T> q;
+      if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
+      else detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
+      lap(by ? "quantize_interpolation" : "quantize");
+      auto write = [&](Coder c) { return scalar_stream(field, missing, o, c, eb, T(2) * eb, 0.0, q, threads, false, by); };
+      ScalarCompressStats trial = st;
+      auto written = write(racing_coder(o.coder));
+      if (written.ok()) written = keep_smallest(o.coder, std::move(written.value()), write, trial);
+      lap(by ? "entropy_interpolation" : "entropy");
+      if (!written.ok()) {
+        stream = written.status();
+        break;
+      }
+      if (!stream.ok() || written->size() < stream->size()) {
+        stream = std::move(written);
+        st.coder = trial.coder;
+        interp = by;
+        exact = int64_t(q.exact.size());
+      }
+    }
+    st.predictor = interp ? ScalarPredictor::interpolation : ScalarPredictor::lorenzo;
+    st.exact_vertices = exact;
     if (stream.ok() && stats) *stats = std::move(st);
     return stream;
   }
@@ -289,15 +329,16 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   st.tree_nodes = int64_t(tf.nodes.size());
   lap("contour_tree");
   // The steps raced, the smallest stream kept (toposz_steps, docs/toposz.md "Steps").
-  const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size());
+  const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size(), by_interp, by_lorenzo);
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
                             detail::scalar_max_magnitude(f, missing)};
-  auto write = [&](T step, bool lattice, const QuantizedOf<T>& q) {
-    return scalar_stream(field, missing, o, racing_coder(o.coder), eb, step, p_abs, q, threads, lattice);
+  auto write = [&](const detail::TopoStepOf<T>& s) {
+    return scalar_stream(field, missing, o, racing_coder(o.coder), eb, s.step(), p_abs, s.quantized(), threads,
+                         s.lattice(), s.interp());
   };
   auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream) {
     return keep_smallest(o.coder, std::move(stream), [&](Coder c) {
-      return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice());
+      return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp());
     }, st);
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
@@ -427,6 +468,45 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   out.nz = g.nz;
   detail::resize_fresh(out.values, size_t(n));
   T* r = out.values.data();
+  // Versions 22 and 23: the interpolation predictor's walk (scalar_interp.hpp); the codes
+  // lie in index order, the exact values in the walk's order.
+  const bool interp = detail::is_scalar_interp_version(h.version);
+  if (interp) {
+    std::vector<uint16_t> by_vertex;
+    const uint16_t* sym = symbols.data();
+    if (!mask.empty()) {
+      detail::resize_fresh(by_vertex, size_t(n));
+      size_t next = 0;
+      for (uint64_t v = 0; v < n; ++v) by_vertex[v] = mask[v] ? uint16_t(0) : symbols[next++];
+      sym = by_vertex.data();
+    }
+    detail::ByteReader er(exact.value());
+    Status bad = Status::Ok();
+    detail::interp_walk(g, r, [&](int64_t v, T pred) {
+      r[v] = T(0);
+      if (!bad.ok()) return;
+      if (!mask.empty() && mask[size_t(v)]) {
+        r[v] = detail::interp_stand_in(pred);
+        return;
+      }
+      const uint16_t s = sym[v];
+      T val = 0;
+      if (s == 0) {
+        bool read = false;
+        if constexpr (kIsDouble<T>) read = er.f64(val);
+        else read = er.f32(val);
+        if (!read) bad = corrupt_stream("exact_values truncated");
+        else if (!std::isfinite(val)) bad = corrupt_stream("exact value is not finite");
+      } else {
+        const int64_t q = int64_t(s) - int64_t(kCenter);
+        if (q < -kMaxCode) bad = corrupt_stream("quantization code out of range");
+        val = pred + T(q) * step;
+        if (bad.ok() && !std::isfinite(val)) bad = corrupt_stream("decoded value is not finite");
+      }
+      if (bad.ok()) r[v] = val;
+    });
+    FACTZ_RETURN_IF_ERROR(bad);
+  }
   // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
   const bool lattice = detail::is_scalar_lattice_version(h.version);
   if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
@@ -436,7 +516,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   detail::ByteReader er(exact.value());
   int64_t v = 0;
   size_t next = 0;  // the next symbol: one per valid vertex
-  for (int64_t z = 0; z < g.nz; ++z)
+  for (int64_t z = 0; z < (interp ? 0 : g.nz); ++z)
     for (int64_t y = 0; y < g.ny; ++y)
       for (int64_t x = 0; x < g.nx; ++x, ++v) {
         if (!mask.empty() && mask[size_t(v)]) {

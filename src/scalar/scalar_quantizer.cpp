@@ -10,6 +10,7 @@
 
 #include "kernels/quantizer.hpp"
 #include "scalar/exact_residuals.hpp"
+#include "scalar/scalar_interp.hpp"
 
 namespace factz::detail {
 
@@ -265,6 +266,44 @@ void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<co
   quantize_walk(f, g, missing, step, c, out, coder);
 }
 
+// The interpolation quantizer (quantize_interp).
+template <class T>
+void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                        std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
+  const size_t n = size_t(g.size());
+  out.recon.assign(n, T(0));
+  out.symbols.assign(n, 0);  // by vertex; the missing ones' slots removed below
+  out.exact.clear();
+  out.exact_refs.clear();
+  out.grid_shift = 0;
+  T* r = out.recon.data();
+  const bool all_exact = c && c->all_exact;
+  const bool constrained = c && !all_exact;
+  interp_walk(g, r, [&](int64_t v, T pred) {
+    if (!missing.empty() && missing[size_t(v)]) {
+      r[v] = interp_stand_in(pred);
+      return;
+    }
+    const T fv = f[size_t(v)];
+    const uint8_t kind = constrained ? c->exact[size_t(v)] : uint8_t(0);
+    const uint32_t slot = constrained ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
+    const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
+    uint16_t symbol = 0;
+    if (step > 0 && !all_exact && !kind) symbol = choose_code(fv, pred, eb, step, iv, fills, r[v]);
+    out.symbols[size_t(v)] = symbol;
+    if (symbol == 0) {
+      out.exact.push_back(fv);
+      r[v] = fv;
+    }
+  });
+  if (!missing.empty()) {
+    size_t kept = 0;
+    for (size_t v = 0; v < n; ++v)
+      if (!missing[v]) out.symbols[kept++] = out.symbols[v];
+    out.symbols.resize(kept);
+  }
+}
+
 }  // namespace
 
 std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
@@ -292,6 +331,16 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
                       std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
                       QuantizedOf<double>& out) {
   quantize_lattice_of(f, g, missing, fills, eb, step, c, out);
+}
+
+void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out) {
+  quantize_interp_of(f, g, missing, fills, eb, step, c, out);
+}
+void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
+                     QuantizedOf<double>& out) {
+  quantize_interp_of(f, g, missing, fills, eb, step, c, out);
 }
 
 }  // namespace factz::detail

@@ -176,4 +176,21 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
                       std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
                       QuantizedOf<double>& out);
 
+/// The same choice of code as quantize, on the interpolation predictor (scalar_interp.hpp,
+/// format versions 22 and 23): vertices in interp_walk's order, each predicted from the
+/// decoded values before it; a missing vertex takes its prediction (0 where that is not
+/// finite) for the predictions after it. `out.symbols` lists the valid vertices' symbols in
+/// index order (as the codes section holds them), `out.exact` the exact values in walk
+/// order (as the decoder meets them). Constraints as in quantize: exact vertices keep their
+/// own value (no grid values), intervals narrow the codes.
+void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out);
+void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
+                     QuantizedOf<double>& out);
+
+/// Which missing-vertex stand-in interp_walk's users give: the prediction where finite, else 0.
+template <class T>
+inline T interp_stand_in(T pred) { return std::isfinite(pred) ? pred : T(0); }
+
 }  // namespace factz::detail

@@ -58,25 +58,44 @@ constexpr int64_t kMaxRadius = 16;
 // reaches kLateLevelOffense (late_levels): at REL / P 1e-2 on the 19 real scalar fields
 // either policy wins on some (ocean temperature 17.6 -> 21.0 late, heated cylinder 24.0 ->
 // 22.9), and racing both keeps the better.
+//
+// The interpolation predictor (scalar_interp.hpp) codes smooth fields in far fewer bits
+// than Lorenzo, but a value's decoded value then depends on the values before it in the
+// walk, as on Lorenzo's predictions' values: its steps race first, beside Lorenzo's.
 template <class T>
-std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n) {
+std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp, bool lorenzo) {
   constexpr std::pair<double, bool> kLadder[] = {{1.0, false}, {0.25, false}, {1.0, true},    {0.25, true},
                                                  {0.5, false}, {0.5, true},   {0.75, false}, {0.75, true},
                                                  {0.375, false}, {0.375, true}};
   const double top = p_abs > 0 ? std::min(2.0 * double(eb), p_abs) : double(eb);
-  const size_t most =
-      std::max<size_t>(2, std::min<size_t>(2 * std::size(kLadder), (size_t(1) << 25) / std::max<size_t>(n, 1)));
+  // The interpolation predictor's fractions 1/2 and 1 (no lattice) join the ladder at its
+  // head and after its first two rungs, so that a large field, which races the first three,
+  // races an interpolation step beside the two Lorenzo steps it raced before: 1/2, whose
+  // repairs stay small (the smooth random 256^3 field: 4 rounds, 0.01 % of the values exact;
+  // at 1 the first repair's level components take 12 s and leave a stream 13 times larger).
+  struct Rung {
+    double fraction;
+    bool lattice, interp;
+  };
+  std::vector<Rung> rungs;
+  for (size_t k = 0; k < std::size(kLadder); ++k) {
+    if (interp && k == 0) rungs.push_back({0.5, false, true});
+    if (interp && k == 2) rungs.push_back({1.0, false, true});
+    if (lorenzo) rungs.push_back({kLadder[k].first, kLadder[k].second, false});
+  }
+  const size_t most = std::max<size_t>(interp && lorenzo ? 3 : 2,
+                                       std::min<size_t>(2 * rungs.size(), (size_t(1) << 25) / std::max<size_t>(n, 1)));
   std::vector<StepChoiceOf<T>> steps;
   for (bool late : {false, true})
-    for (auto [fraction, lattice] : kLadder) {
-      double step = top * fraction;
+    for (const Rung& r : rungs) {
+      double step = top * r.fraction;
       if (p_abs > 0) step = std::min(step, p_abs * kStepBelowThreshold);
-      const StepChoiceOf<T> c{bound_in<T>(step), lattice, late};
-      if (steps.size() < most && (c.step > 0 || (eb == 0 && !lattice)) &&
+      const StepChoiceOf<T> c{bound_in<T>(step), r.lattice, late, r.interp};
+      if (steps.size() < most && (c.step > 0 || (eb == 0 && !r.lattice && !r.interp)) &&
           std::find(steps.begin(), steps.end(), c) == steps.end())
         steps.push_back(c);
     }
-  if (steps.empty()) steps.push_back({eb, false});
+  if (steps.empty()) steps.push_back({eb, false, false, interp && !lorenzo});
   return steps;
 }
 
@@ -91,8 +110,12 @@ double bound_in<double>(double value) {
   return double_bound(value);
 }
 
-std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
-std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n) { return steps_of(eb, p_abs, n); }
+std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n, bool interp, bool lorenzo) {
+  return steps_of(eb, p_abs, n, interp, lorenzo);
+}
+std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n, bool interp, bool lorenzo) {
+  return steps_of(eb, p_abs, n, interp, lorenzo);
+}
 
 // The grid of the extrema's stored values (exact_residuals.hpp): 2^t units in the last
 // place of the largest magnitude of the field at most step / kGridFraction apart, so that
@@ -111,11 +134,13 @@ int grid_shift_for(const TopoInputOf<T>& in, T step) {
 }
 
 template <class T>
-TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice, bool late_levels)
+TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice, bool late_levels,
+                          bool interp)
     : in_(in),
       step_(step),
       index_(index),
       lattice_(lattice),
+      interp_(interp && !lattice),
       band_(step / 2),
       late_levels_(late_levels),
       t0_(std::chrono::steady_clock::now()) {
@@ -147,6 +172,7 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool 
 template <class T>
 void TopoStepOf<T>::quantize_all() {
   if (lattice_) quantize_lattice(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
+  else if (interp_) quantize_interp(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
   else quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
 }
 

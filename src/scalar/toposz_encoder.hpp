@@ -47,6 +47,7 @@ struct StepChoiceOf {
   T step = 0;
   bool lattice = false;
   bool late_levels = false;  ///< TopoStepOf's repair policy
+  bool interp = false;       ///< on the interpolation predictor (quantize_interp; never with lattice)
   bool operator==(const StepChoiceOf&) const = default;
 };
 
@@ -55,14 +56,18 @@ struct StepChoiceOf {
 /// without a threshold), each on the predictions' values and on the lattice, every step
 /// strictly below p_abs (by kStepBelowThreshold), then the same ten with late_levels; the
 /// first max(2, 2^25 / n) of them, no candidate twice. A step of the field's type (float
-/// bounds as float_bound gives them).
+/// bounds as float_bound gives them). With `interp` the interpolation predictor's fractions
+/// 1/2 and 1 join each half of the ladder (at its head and after its first two rungs), and
+/// the first max(3, 2^25 / n) race; with `lorenzo` false only those race.
 inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
 /// With late_levels, a vertex that is no extremum of the original tree has its level
 /// component protected once its box radius reaches this (the radius grows by one per
 /// offense from 0, from 1 for a node: the sixth offense, a saddle node's fifth).
 inline constexpr int kLateLevelOffense = 6;
-std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n);
-std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n);
+std::vector<StepChoiceOf<float>> toposz_steps(float eb, double p_abs, size_t n, bool interp = false,
+                                              bool lorenzo = true);
+std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n, bool interp = false,
+                                               bool lorenzo = true);
 
 /// What TopoStep::advance did.
 enum class TopoRound {
@@ -87,7 +92,8 @@ class TopoStepOf {
   /// its box radius is 2 (an extremum of the original tree: its first offense; another
   /// vertex: its second), or with `late_levels`, for a vertex that is no extremum, once the
   /// radius is kLateLevelOffense.
-  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false, bool late_levels = false);
+  TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false, bool late_levels = false,
+             bool interp = false);
 
   /// One round: compares the decoded field's tree with the original's (reported through
   /// in.progress); where they differ, protects the vertices involved and quantizes again.
@@ -101,6 +107,7 @@ class TopoStepOf {
   int64_t rounds() const { return round_; }
   T step() const { return step_; }
   bool lattice() const { return lattice_; }
+  bool interp() const { return interp_; }
   int64_t index() const { return index_; }
   const QuantizedOf<T>& quantized() const { return q_; }
   /// Reports the step's last round again (the kept step, when another step's round came
@@ -130,6 +137,7 @@ class TopoStepOf {
   T step_;
   int64_t index_;
   bool lattice_;
+  bool interp_;
   T band_;  // the nearest code's error: how far an unconstrained vertex moves
   ConstraintsOf<T> cons_;
   bool late_levels_;

@@ -42,8 +42,8 @@ Result<std::optional<SourceRecord>> read_source(std::span<const uint8_t> stream,
   if (!record.ok()) return record.status();
   // Version 20 holds a record of version 3, version 19 one of version 2, earlier versions one
   // of version 1.
-  const uint8_t want = source_record_version(pc.format_version());
-  if (record->version != want)
+  const uint8_t want = source_record_version(pc.format_version());  // 0: the record's own, 2 to 4
+  if (want == 0 ? record->version < 2 : record->version != want)
     return corrupt_stream("section 12 (source): a record of version " + std::to_string(record->version) +
                           " in a stream of format version " + std::to_string(pc.format_version()) + " (which holds " +
                           std::to_string(want) + ")");

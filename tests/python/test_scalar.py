@@ -61,6 +61,27 @@ def test_the_default_coder_keeps_the_smaller_stream():
         factz.compress(f, f, coder="context")
 
 
+def test_predictors_and_their_bytes_at_the_cli(tmp_path, cli):
+    f = field()
+    f.tofile(tmp_path / "s.f32")
+    sizes = {}
+    for predictor in ("lorenzo", "interpolation", "best"):
+        buf, stats = factz.compress_scalar(f, mode="none", eb=1e-3, predictor=predictor, stats=True)
+        assert stats["predictor"] == (predictor if predictor != "best" else stats["predictor"])
+        assert np.abs(factz.decompress_scalar(buf) - f).max() <= stats["eb_abs"]
+        subprocess.run([cli, "compress", "-2", "60", "45", "--scalar", "-i", tmp_path / "s.f32", "-z", tmp_path / "p.fz",
+                        "-M", "REL", "1e-3", "--mode", "none", "--predictor", predictor], check=True, capture_output=True)
+        assert (tmp_path / "p.fz").read_bytes() == buf
+        sizes[predictor] = len(buf)
+    assert sizes["best"] == min(sizes["lorenzo"], sizes["interpolation"])
+    assert factz.compress_scalar(f, mode="none") == factz.compress_scalar(f, mode="none", predictor="best")
+    buf, stats = factz.compress_scalar(f, predictor="interpolation", stats=True)
+    assert stats["predictor"] == "interpolation"
+    assert factz.verify_scalar(f, factz.decompress_scalar(buf), persistence=1e-2)["same"]
+    with pytest.raises(ValueError, match="interpolation"):
+        factz.compress_scalar(f, predictor="spline")
+
+
 def test_three_dimensional_field_and_mode_none():
     f = np.stack([field(20, 24) * s for s in (1.0, 0.5, -0.3, 2.0)])  # (nz, ny, nx)
     buf = factz.compress_scalar(f, mode="none", eb=0.01, bound="abs")

@@ -262,10 +262,14 @@ TEST(TopoSZ, SmallestCoderKeepsTheSmallerStream) {
                         {"random contour tree", random_field(40, 30, 1, 3), ScalarMode::contour_tree},
                         {"zeros contour tree", grid(9, 7, 1), ScalarMode::contour_tree}};
   int chose[2] = {0, 0};
+  // With one predictor each: the default predictor (best) may keep another predictor with
+  // another coder (test_scalar_interp.cpp: BestKeepsTheSmallerModeNoneStream).
+  for (ScalarPredictor predictor : {ScalarPredictor::lorenzo, ScalarPredictor::interpolation})
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
+    SCOPED_TRACE(c.name + std::string(predictor == ScalarPredictor::lorenzo ? " lorenzo" : " interpolation"));
     ScalarOptions o;
     EXPECT_EQ(o.coder, Coder::smallest);
+    o.predictor = predictor;
     o.mode = c.mode;
     ScalarCompressStats st;
     auto s = compress_scalar(c.f, o, &st);

@@ -73,7 +73,8 @@ void expect_kept(const ScalarFieldOf<T>& f, const std::vector<uint8_t>& stream, 
 
 // Every layout with the context coder: the version names it, the stream round trips.
 TEST(ScalarContext, EveryLayoutRoundTripsWithTheContextCoder) {
-  int seen[18] = {};
+  int seen[24] = {};
+  for (ScalarPredictor predictor : {ScalarPredictor::lorenzo, ScalarPredictor::interpolation})
   for (bool masked : {false, true})
     for (auto mode : {ScalarMode::none, ScalarMode::contour_tree})
       for (double p : {1e-2, 3e-2}) {
@@ -83,6 +84,7 @@ TEST(ScalarContext, EveryLayoutRoundTripsWithTheContextCoder) {
         o.mode = mode;
         o.persistence = mode == ScalarMode::none ? 0.0 : p;
         o.coder = Coder::context;
+        o.predictor = predictor;
         ScalarField f = smooth<float>(37, 29, mode == ScalarMode::none ? 3 : 1, 4);
         if (masked) {
           f.mask.assign(f.values.size(), 0);
@@ -95,6 +97,8 @@ TEST(ScalarContext, EveryLayoutRoundTripsWithTheContextCoder) {
         EXPECT_EQ(testing::header_of(s.value()).coder, detail::kCoderContext);
         const uint16_t v = version_of(s.value());
         EXPECT_TRUE(detail::is_context_version(v)) << v;
+        EXPECT_EQ(v == 23, predictor == ScalarPredictor::interpolation) << v;
+        ASSERT_LT(v, 24);
         ++seen[v];
         expect_kept(f, s.value(), o, st);
         ScalarField64 f64 = smooth<double>(21, 17, 2, 5);
@@ -106,6 +110,7 @@ TEST(ScalarContext, EveryLayoutRoundTripsWithTheContextCoder) {
       }
   EXPECT_GT(seen[15], 0);
   EXPECT_GT(seen[16] + seen[17], 0) << "no lattice stream";
+  EXPECT_GT(seen[23], 0) << "no interpolation stream";
 }
 
 // Mode none: one quantization whatever the coder, so every coder decodes to the same bits.
@@ -169,6 +174,7 @@ TEST(ScalarContext, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
     o.persistence = gd.persistence;
     o.zstd = gd.zstd;
     o.coder = Coder::context;
+    o.predictor = ScalarPredictor::lorenzo;  // the goldens' layouts (15, 17)
     auto again = compress_scalar(f, o);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again.value(), testing::compact(stream));  // the golden file's sections, compact container
@@ -198,6 +204,7 @@ std::vector<uint8_t> forged(std::vector<uint8_t> stream, size_t at, uint8_t valu
 TEST(ScalarContext, CoderAndVersionMustAgree) {
   ScalarOptions o;
   o.mode = ScalarMode::none;
+  o.predictor = ScalarPredictor::lorenzo;  // versions 15 and 2 (22 and 23: test_scalar_interp.cpp)
   const ScalarField f = smooth<float>(20, 16, 1, 7);
   o.coder = Coder::context;
   auto ctx = compress_scalar(f, o);

@@ -153,6 +153,7 @@ int round_trip_version(const Field& f, double rel, double p) {
   ScalarOptions o;
   o.bound = rel;
   o.persistence = p;
+  o.predictor = ScalarPredictor::lorenzo;  // the lattice is Lorenzo's (test_scalar_interp.cpp: the other)
   ScalarCompressStats st;
   auto s = compress_scalar(f, o, &st);
   EXPECT_TRUE(s.ok()) << s.status().to_string();
@@ -365,6 +366,7 @@ void expect_golden(const std::string& stream_name, const std::string& input_name
   o.bound = rel;
   o.persistence = p;
   o.coder = Coder::ans;  // the default when the goldens were written (now smallest, which takes Huffman here)
+  o.predictor = ScalarPredictor::lorenzo;  // the goldens' predictor (the default also races interpolation)
   auto again = compress_scalar(field_of(nx, ny, nz, values), o);
   ASSERT_TRUE(again.ok());
   if (written_again) {

@@ -109,6 +109,9 @@ const Command kCompress{
      kPersistence,
      {"--anchor-stride", 1, "S", "speculative mode: anchors every S vertices, a power of two in [2, 4096] (default 4096: one exact anchor on grids up to 4096, every other vertex predicted)"},
      {"--coder", 1, "CODER", "ans (byte-plane interleaved rANS with order-1 contexts; default for vector fields) | huffman (canonical Huffman) | context (scalar fields only: adaptive binary coding with the neighbours' codes as contexts) | smallest (scalar fields only, their default: each of the three, the smallest stream kept)"},
+     {"--predictor", 1, "PRED",
+      "scalar fields only: best (default: both predictors, the smaller stream kept; contour-tree races both) | "
+      "lorenzo (index order; streams older builds read) | interpolation (multilevel cubic, format version 22)"},
      {"--zstd", 0, "", "apply the zstd lossless stage (default)"},
      {"--no-zstd", 0, "", "skip the zstd stage"},
      factz::cli::fill_option(), factz::cli::fill_u_option(), factz::cli::fill_v_option(), factz::cli::dtype_option(),
@@ -341,6 +344,11 @@ int run_compress_scalar(const Args& a) {
     fail("--persistence applies to --mode contour-tree only", 2);
   o.persistence = factz::cli::persistence_of(a);
   coder_of(a, o.coder, o.zstd, true);
+  const std::string predictor = a.get("--predictor", "best");
+  if (predictor == "best") o.predictor = factz::ScalarPredictor::best;
+  else if (predictor == "lorenzo") o.predictor = factz::ScalarPredictor::lorenzo;
+  else if (predictor == "interpolation") o.predictor = factz::ScalarPredictor::interpolation;
+  else fail("--predictor must be best, lorenzo or interpolation, got '" + predictor + "'", 2);
   o.progress = scalar_progress(a);
   if (factz::cli::scalar_float64_input(a, "-i")) return factz::cli::run_compress_scalar64(a, o, mode);
   auto field = factz::cli::read_scalar_input(a, "-i", "compress", nullptr, nullptr, &o.source);  // section 12
@@ -390,6 +398,9 @@ int run_compress(const Args& a) {
   // The variables read bring the auxiliary variables their attributes name (the source record).
   factz::cli::read_auxiliaries(a.has("--keep-coordinates") ? factz::variable_io::Auxiliaries::all
                                                            : factz::variable_io::Auxiliaries::small);
+  if (a.has("--predictor") && (!scalar_compress_request(a) || a.has("--blocks") || a.has("--per-rank") ||
+                                (a.has("-i") && a.all("-i").size() != 1)))
+    fail("--predictor applies to a scalar field (one -i, without --blocks)", 2);
   if (a.has("--blocks")) return factz::cli::run_blocks_compress(a);  // 2D, or 3D with -3 (blocks3d.cpp)
   if (a.has("-i") && a.all("-i").size() == 3) return factz::cli::run_compress3d(a);  // -3, or the variables' grid
   if (a.has("--per-rank")) return factz::cli::run_blocks_compress(a);

@@ -1,0 +1,435 @@
+// Scalar streams on the interpolation predictor (layout versions 22 and 23 in a version 22
+// compact container; scalar/scalar_interp.hpp, docs/toposz.md "Predictors"): the walk
+// visits every vertex once and predicts only from vertices already visited; the cubic is
+// exact on cubics; mode none keeps the bound and mode contour-tree the tree on many fields
+// (zeros, constants, ties, noise, tiny and flat grids, missing vertices, float64); `best`
+// never writes a larger mode-none stream than either predictor alone; the golden stream
+// decodes to the same bits and is written again byte for byte; damaged streams are refused
+// and the classic container is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "factz/contour_tree.hpp"
+#include "factz/factz.hpp"
+#include "factz/scalar.hpp"
+#include "format/container.hpp"
+#include "format/crc32.hpp"
+#include "scalar/scalar_interp.hpp"
+#include "scalar/scalar_quantizer.hpp"
+#include "scalar/toposz_encoder.hpp"
+#include "support/resealed.hpp"
+
+namespace factz {
+namespace {
+
+template <class T>
+ScalarFieldOf<T> make_field(int64_t nx, int64_t ny, int64_t nz, std::vector<T> values) {
+  ScalarFieldOf<T> f;
+  f.nx = nx;
+  f.ny = ny;
+  f.nz = nz;
+  f.values = std::move(values);
+  return f;
+}
+
+// The test fields: kind 0 zeros, 1 a constant, 2 ties (values on 5 levels), 3 uniform noise,
+// 4 smooth waves with a little noise, 5 a steep ramp with a plateau.
+std::vector<float> test_values(int kind, int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(size_t(nx * ny * nz));
+  size_t i = 0;
+  for (int64_t z = 0; z < nz; ++z)
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x, ++i) {
+        const float w = std::sin(0.23f * float(x)) * std::cos(0.19f * float(y)) + 0.4f * std::sin(0.3f * float(z));
+        switch (kind) {
+          case 0: v[i] = 0.0f; break;
+          case 1: v[i] = 7.25f; break;
+          case 2: v[i] = float(int(rng() % 5)); break;
+          case 3: v[i] = u(rng); break;
+          case 4: v[i] = w + 0.02f * u(rng); break;
+          default: v[i] = x + y < 6 ? 2.0f : float(x * 3 + y * 5 + z); break;
+        }
+      }
+  return v;
+}
+
+TEST(ScalarInterp, TheWalkVisitsEveryVertexOnceAfterItsNeighbours) {
+  for (auto [nx, ny, nz] : {std::tuple{1, 1, 1}, {7, 1, 1}, {1, 9, 1}, {2, 2, 1}, {5, 3, 1}, {17, 9, 1}, {33, 1, 1},
+                            {8, 8, 8}, {3, 5, 2}, {1, 1, 6}, {13, 1, 4}, {9, 7, 5}}) {
+    SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
+    const detail::ScalarGrid g{nx, ny, nz};
+    // Unvisited vertices hold NaN: a prediction that read one would be NaN.
+    std::vector<double> r(size_t(g.size()), std::numeric_limits<double>::quiet_NaN());
+    std::vector<int> visits(r.size(), 0);
+    int64_t order = 0;
+    detail::interp_walk(g, r.data(), [&](int64_t v, double pred) {
+      ASSERT_GE(v, 0);
+      ASSERT_LT(v, g.size());
+      EXPECT_TRUE(std::isfinite(pred)) << "vertex " << v << " predicted from an unvisited vertex";
+      ++visits[size_t(v)];
+      r[size_t(v)] = 1.0 + 0.001 * double(order++);
+    });
+    for (size_t v = 0; v < visits.size(); ++v) EXPECT_EQ(visits[v], 1) << v;
+  }
+}
+
+TEST(ScalarInterp, TheCubicIsExactOnCubicsAndTheEdgesOnLines) {
+  // f(x) = x^3 - 2 x^2 + 3 on a line of 65: every value an integer below 2^24, so every
+  // prediction with four neighbours is exact in float, and the quadratic ones too
+  // (weights in eighths of integers); a line is predicted exactly everywhere.
+  const int64_t n = 65;
+  for (int kind : {0, 1}) {
+    std::vector<float> f(static_cast<size_t>(n), 0.0f);
+    for (int64_t x = 0; x < n; ++x)
+      f[size_t(x)] = kind == 0 ? float(x * x * x - 2 * x * x + 3) : float(5 * x - 40);
+    const detail::ScalarGrid g{n, 1, 1};
+    std::vector<float> r(size_t(n), 0.0f);
+    int64_t exact = 0, cubic = 0;
+    detail::interp_walk(g, r.data(), [&](int64_t v, float pred) {
+      const int64_t h = v & -v;  // the level of an x that is h mod 2h
+      const bool four = v >= 3 * h && v + 3 * h < n;
+      if (v > 0 && (four || kind == 1) && v + h < n) {
+        EXPECT_EQ(pred, f[size_t(v)]) << "kind " << kind << " x " << v;
+        exact += pred == f[size_t(v)];
+        cubic += four;
+      }
+      r[size_t(v)] = f[size_t(v)];
+    });
+    EXPECT_GT(exact, 40);
+    EXPECT_GT(cubic, 30);
+  }
+}
+
+// Compresses with the interpolation predictor, decodes, and checks the bound, the mask's
+// bits, the version (22, or 23 when the context coder is kept) and, in mode contour-tree, the
+// tree. Returns the stream.
+template <class T>
+std::vector<uint8_t> round_trip(const ScalarFieldOf<T>& f, ScalarMode mode, BoundMode bm, double bound, double p,
+                                Coder coder = Coder::smallest) {
+  ScalarOptions o;
+  o.mode = mode;
+  o.bound_mode = bm;
+  o.bound = bound;
+  o.persistence = p;
+  o.coder = coder;
+  o.predictor = ScalarPredictor::interpolation;
+  ScalarCompressStats st;
+  auto s = compress_scalar(f, o, &st);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  if (!s.ok()) return {};
+  EXPECT_EQ(st.predictor, ScalarPredictor::interpolation);
+  const uint16_t version = testing::layout_version(s.value());
+  EXPECT_EQ(version, st.coder == Coder::context ? 23 : 22);
+  ScalarFieldOf<T> back;
+  if constexpr (std::is_same_v<T, float>) {
+    auto r = decompress_scalar(s.value());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return {};
+    back = std::move(r.value());
+  } else {
+    auto r = decompress_scalar64(s.value());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return {};
+    back = std::move(r.value());
+  }
+  const std::vector<uint8_t> missing = missing_mask(f);  // the mask and the NaN
+  EXPECT_EQ(back.mask, missing);
+  for (size_t k = 0; k < f.values.size(); ++k) {
+    if (!missing.empty() && missing[k]) {
+      EXPECT_EQ(std::memcmp(&back.values[k], &f.values[k], sizeof(T)), 0) << k;
+      continue;
+    }
+    EXPECT_LE(std::fabs(double(back.values[k]) - double(f.values[k])), st.eb_abs) << k;
+  }
+  if (mode == ScalarMode::contour_tree) {
+    auto c = compare_scalar(f, back, BoundMode::rel, p);
+    EXPECT_TRUE(c.ok());
+    if (c.ok()) {
+      EXPECT_TRUE(c->same()) << "false +/-/type " << c->tree.false_positive << "/" << c->tree.false_negative << "/"
+                             << c->tree.false_type;
+    }
+  }
+  return std::move(s.value());
+}
+
+TEST(ScalarInterp, ModeNoneKeepsTheBoundOnEveryKindOfField) {
+  for (int kind = 0; kind < 6; ++kind)
+    for (auto [nx, ny, nz] : {std::tuple{1, 1, 1}, {7, 1, 1}, {1, 6, 1}, {2, 2, 1}, {37, 29, 1}, {12, 10, 7}})
+      for (auto [bm, bound] : {std::pair{BoundMode::rel, 1e-2}, {BoundMode::rel, 1e-4}, {BoundMode::abs, 0.0},
+                               {BoundMode::abs, 0.3}}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
+                     std::to_string(nz) + " bound " + std::to_string(bound));
+        round_trip(make_field<float>(nx, ny, nz, test_values(kind, nx, ny, nz, uint32_t(kind + 1))), ScalarMode::none,
+                   bm, bound, 0.0);
+      }
+}
+
+TEST(ScalarInterp, ContourTreeKeepsTheTreeOnEveryKindOfField) {
+  for (int kind = 0; kind < 6; ++kind)
+    for (auto [nx, ny, nz] : {std::tuple{2, 2, 1}, {40, 31, 1}, {14, 11, 9}})
+      for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
+                     std::to_string(nz) + " REL " + std::to_string(rel) + " P " + std::to_string(p));
+        round_trip(make_field<float>(nx, ny, nz, test_values(kind, nx, ny, nz, uint32_t(7 * kind + 3))),
+                   ScalarMode::contour_tree, BoundMode::rel, rel, p);
+      }
+}
+
+TEST(ScalarInterp, MissingVerticesAndFloat64) {
+  for (uint32_t seed : {1u, 2u, 3u})
+    for (ScalarMode mode : {ScalarMode::none, ScalarMode::contour_tree}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " mode " + std::to_string(int(mode)));
+      // A disc of land holding a fill value, a NaN, and the corner vertex 0 missing (the
+      // walk's first vertex).
+      ScalarField f = make_field<float>(36, 28, 3, test_values(4, 36, 28, 3, seed));
+      f.mask.assign(f.values.size(), 0);
+      for (size_t k = 0; k < f.values.size(); ++k)
+        if (k == 0 || std::hypot(double(k % 36) - 12.0, double((k / 36) % 28) - 9.0) < 5.0) {
+          f.mask[k] = 1;
+          f.values[k] = -9999.0f;
+        }
+      f.values[700] = std::numeric_limits<float>::quiet_NaN();
+      round_trip(f, mode, BoundMode::rel, 1e-2, 1e-2);
+      ScalarField64 d = make_field<double>(36, 28, 3, {});
+      for (float x : test_values(4, 36, 28, 3, seed)) d.values.push_back(double(x) + 1e-9 * double(x * x));
+      round_trip(d, mode, BoundMode::rel, 1e-3, 1e-2);
+      d.values[5] = std::numeric_limits<double>::quiet_NaN();
+      round_trip(d, mode, BoundMode::abs, 0.0, 1e-2, Coder::context);
+    }
+}
+
+// The default (best) writes the smaller stream: in mode none never larger than either
+// predictor alone, and interpolation on a smooth field, Lorenzo where it wins.
+TEST(ScalarInterp, BestKeepsTheSmallerModeNoneStream) {
+  int interp = 0;
+  for (int kind : {3, 4, 5})
+    for (auto [nx, ny, nz] : {std::tuple{64, 48, 1}, {20, 18, 16}})
+      for (Coder coder : {Coder::smallest, Coder::ans}) {
+        const ScalarField f = make_field<float>(nx, ny, nz, test_values(kind, nx, ny, nz, 9));
+        ScalarOptions o;
+        o.mode = ScalarMode::none;
+        o.bound = 1e-3;
+        o.coder = coder;
+        size_t size[3] = {};
+        ScalarCompressStats st;
+        for (ScalarPredictor p : {ScalarPredictor::lorenzo, ScalarPredictor::interpolation, ScalarPredictor::best}) {
+          o.predictor = p;
+          auto s = compress_scalar(f, o, &st);
+          ASSERT_TRUE(s.ok());
+          size[int(p) == 0 ? 2 : int(p) - 1] = s->size();
+        }
+        EXPECT_LE(size[2], size[0]) << "kind " << kind;
+        EXPECT_LE(size[2], size[1]) << "kind " << kind;
+        EXPECT_EQ(size[2], std::min(size[0], size[1]));
+        interp += st.predictor == ScalarPredictor::interpolation;
+      }
+  EXPECT_GT(interp, 0);
+}
+
+// The race's candidates: the interpolation's fractions 1/2 and 1 join each half of the
+// ladder (head, after two rungs), never on the lattice; a large field races three, the
+// interpolation's coarse step beside the two Lorenzo steps it raced before; Lorenzo alone
+// is the ladder of before, the interpolation alone its four.
+TEST(ScalarInterp, TheRaceLadder) {
+  const auto small = detail::toposz_steps(1.0f, 1.0, 1000, true, true);
+  ASSERT_EQ(small.size(), 24u);
+  int interp = 0;
+  for (const auto& c : small) {
+    EXPECT_FALSE(c.interp && c.lattice);
+    interp += c.interp;
+  }
+  EXPECT_EQ(interp, 4);
+  EXPECT_TRUE(small[0].interp && !small[0].late_levels);
+  EXPECT_TRUE(small[3].interp && small[3].step > small[0].step);
+  EXPECT_TRUE(small[12].interp && small[12].late_levels);
+  const auto large = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24, true, true);
+  const auto before = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24);
+  ASSERT_EQ(large.size(), 3u);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_TRUE(large[0].interp);
+  EXPECT_EQ(large[1], before[0]);
+  EXPECT_EQ(large[2], before[1]);
+  const auto lorenzo = detail::toposz_steps(1.0f, 1.0, 1000, false, true);
+  EXPECT_EQ(lorenzo, detail::toposz_steps(1.0f, 1.0, 1000));
+  const auto only = detail::toposz_steps(1.0, 1.0, 1000, true, false);
+  ASSERT_EQ(only.size(), 4u);
+  for (const auto& c : only) EXPECT_TRUE(c.interp && !c.lattice);
+  // A bound of 0: one candidate (every value exact), on the predictor asked for.
+  EXPECT_EQ(detail::toposz_steps(0.0f, 0.0, 1000, true, false).size(), 1u);
+  EXPECT_TRUE(detail::toposz_steps(0.0f, 0.0, 1000, true, false)[0].interp);
+}
+
+std::vector<uint8_t> slurp(const std::string& name) {
+  std::ifstream in(std::string(FACTZ_SCALAR_GOLDEN_DIR) + "/" + name, std::ios::binary);
+  EXPECT_TRUE(bool(in)) << name;
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// The golden streams (tests/scalar/golden/README.md) decode to the bits they decoded to when
+// they were written, are written again byte for byte, and every damaged copy is refused.
+TEST(ScalarInterp, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
+  struct Golden {
+    const char* stream;
+    const char* input;
+    int64_t nx, ny, nz;
+    ScalarMode mode;
+    BoundMode bm;
+    double bound, p;
+    Coder coder;
+    uint16_t version;
+  };
+  const Golden goldens[] = {
+      {"v22_none_abs0.05_ans_6x5x4.stream", "field_6x5x4.f32", 6, 5, 4, ScalarMode::none, BoundMode::abs, 0.05, 0.0,
+       Coder::ans, 22},
+      {"v23_contour_tree_rel1e-2_p3e-2_context_12x9.stream", "field_12x9.f32", 12, 9, 1, ScalarMode::contour_tree,
+       BoundMode::rel, 1e-2, 3e-2, Coder::context, 23},
+  };
+  for (const Golden& gd : goldens) {
+    SCOPED_TRACE(gd.stream);
+    const auto stream = slurp(gd.stream);
+    ASSERT_FALSE(stream.empty());
+    EXPECT_EQ(testing::layout_version(stream), gd.version);
+    EXPECT_EQ(stream[4], detail::kFormatVersionCompactInterp);
+    auto back = decompress_scalar(stream);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    const std::string name = gd.stream;
+    const auto want = slurp(name.substr(0, name.size() - 7) + ".out.f32");
+    ASSERT_EQ(back->values.size() * 4, want.size());
+    EXPECT_EQ(std::memcmp(back->values.data(), want.data(), want.size()), 0);
+    const auto raw = slurp(gd.input);
+    std::vector<float> values(raw.size() / 4);
+    std::memcpy(values.data(), raw.data(), raw.size());
+    ScalarOptions o;
+    o.mode = gd.mode;
+    o.bound_mode = gd.bm;
+    o.bound = gd.bound;
+    o.persistence = gd.p;
+    o.coder = gd.coder;
+    o.zstd = false;
+    o.predictor = ScalarPredictor::interpolation;
+    auto again = compress_scalar(make_field<float>(gd.nx, gd.ny, gd.nz, values), o);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.value(), stream);
+    for (size_t cut = 0; cut < stream.size(); ++cut)
+      EXPECT_FALSE(decompress_scalar(std::span<const uint8_t>(stream.data(), cut)).ok()) << cut;
+    std::mt19937 rng(5);
+    for (size_t i = 0; i < stream.size(); ++i) {
+      std::vector<uint8_t> bad = stream;
+      bad[i] ^= uint8_t(1 + rng() % 255);
+      EXPECT_FALSE(decompress_scalar(bad).ok()) << "byte " << i;
+    }
+    // No classic container (builds before version 22 must answer unsupported, which the
+    // classic one's layout byte would not make them).
+    auto classic = detail::recontain(stream, detail::ContainerLayout::classic);
+    EXPECT_FALSE(classic.ok());
+  }
+}
+
+// Forged contents with right checksums: the decoder's own checks (an exact value that is not
+// finite, a code whose value is not finite, a short exact-value section) refuse them.
+TEST(ScalarInterp, ForgedSectionsAreRefused) {
+  ScalarField f = make_field<float>(24, 20, 1, test_values(4, 24, 20, 1, 4));
+  f.values[0] = 3e38f;  // vertex 0 and the vertices predicted from it stored exactly
+  ScalarOptions o;
+  o.mode = ScalarMode::none;
+  o.coder = Coder::ans;
+  o.zstd = false;
+  o.predictor = ScalarPredictor::interpolation;
+  ScalarCompressStats st;
+  auto s = compress_scalar(f, o, &st);
+  ASSERT_TRUE(s.ok());
+  ASSERT_GE(st.exact_vertices, 1);
+  auto refused = [](const std::vector<uint8_t>& bad, const std::string& needle) {
+    auto r = decompress_scalar(bad);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_EQ(r.status().code(), Code::corrupt_stream) << r.status().to_string();
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().to_string();
+  };
+  refused(testing::resealed(s.value(),
+                            [](detail::Header&, std::vector<detail::Section>& secs) {
+                              for (auto& sec : secs)
+                                if (sec.id == detail::kSectionExactValues) {
+                                  const float inf = std::numeric_limits<float>::infinity();
+                                  std::memcpy(sec.raw.data(), &inf, 4);
+                                }
+                            }),
+          "exact value is not finite");
+  refused(testing::resealed(s.value(),
+                            [](detail::Header&, std::vector<detail::Section>& secs) {
+                              for (auto& sec : secs)
+                                if (sec.id == detail::kSectionExactValues) sec.raw.pop_back();
+                            }),
+          "exact_values holds");
+  // A step of the largest float: every code but 0 leaves the floats.
+  refused(testing::resealed(s.value(),
+                            [](detail::Header&, std::vector<detail::Section>& secs) {
+                              for (auto& sec : secs)
+                                if (sec.id == detail::kSectionMeta) {
+                                  const float big = std::numeric_limits<float>::max();
+                                  std::memcpy(sec.raw.data(), &big, 4);
+                                }
+                            }),
+          "decoded value is not finite");
+}
+
+// `stream` (compact) with byte `at` set to `value` and the header checksum (the 4 bytes
+// before the sections) written again.
+std::vector<uint8_t> forged(const std::vector<uint8_t>& stream, size_t at, uint8_t value) {
+  auto pc = detail::parse_container(stream);
+  EXPECT_TRUE(pc.ok());
+  std::vector<uint8_t> out = stream;
+  out[at] = value;
+  const size_t crc_at = size_t(pc->data_offset) - 4;
+  const uint32_t crc = detail::crc32c(std::span<const uint8_t>(out.data(), crc_at));
+  for (int b = 0; b < 4; ++b) out[crc_at + size_t(b)] = uint8_t(crc >> (8 * b));
+  return out;
+}
+
+// A version 22 container whose layout byte names another layout, or a layout 22 byte in a
+// version 18 container, is refused as damaged with its checksum right; version 23 at offset
+// 4 is unsupported.
+TEST(ScalarInterp, LayoutAndContainerVersionsMustAgree) {
+  const ScalarField f = make_field<float>(20, 16, 1, test_values(4, 20, 16, 1, 2));
+  ScalarOptions o;
+  o.mode = ScalarMode::none;
+  o.coder = Coder::ans;
+  o.predictor = ScalarPredictor::interpolation;
+  auto s = compress_scalar(f, o);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(testing::layout_version(s.value()), 22);
+  ASSERT_EQ(s.value()[6], 22);  // the compact container's layout byte
+  ASSERT_TRUE(decompress_scalar(forged(s.value(), 6, 22)).ok());  // the checksum is rewritten right
+  for (uint8_t layout : {uint8_t(2), uint8_t(15), uint8_t(24)}) {
+    auto r = decompress_scalar(forged(s.value(), 6, layout));
+    ASSERT_FALSE(r.ok()) << int(layout);
+    EXPECT_EQ(r.status().code(), Code::corrupt_stream) << r.status().to_string();
+  }
+  o.predictor = ScalarPredictor::lorenzo;
+  auto l = compress_scalar(f, o);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l.value()[4], detail::kFormatVersionCompact);
+  for (uint8_t layout : {uint8_t(22), uint8_t(23)}) {
+    auto r = decompress_scalar(forged(l.value(), 6, layout));
+    ASSERT_FALSE(r.ok()) << int(layout);
+    EXPECT_EQ(r.status().code(), Code::corrupt_stream) << r.status().to_string();
+  }
+  std::vector<uint8_t> v23 = s.value();
+  v23[4] = 23;
+  auto u = decompress_scalar(v23);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.status().code(), Code::unsupported_version);
+}
+
+}  // namespace
+}  // namespace factz
