@@ -816,6 +816,10 @@ std::string describe_container(const ParsedContainer& parsed) {
                           " ny=" + std::to_string(h.ny) + " nz=" + std::to_string(h.nz));
   field("components", std::to_string(h.components));
   field("mode", mode_name(h.mode));
+  if (h.components == 1)  // scalar streams: layouts 22 and 23 on the interpolation predictor
+    field("predictor", is_scalar_interp_version(h.version)    ? "interpolation"
+                       : is_scalar_lattice_version(h.version) ? "lorenzo (on the lattice)"
+                                                              : "lorenzo");
   field("coder", coder_name(h.coder));
   field("bound", std::string(bound_mode_name(h.bound_mode)) + " " + shortest(h.bound_value));
   field("eb (absolute)", shortest(h.eb));

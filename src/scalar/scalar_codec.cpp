@@ -482,7 +482,8 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
     }
     detail::ByteReader er(exact.value());
     Status bad = Status::Ok();
-    detail::interp_walk(g, r, [&](int64_t v, T pred) {
+    const detail::InterpSteps<T> steps(step);
+    detail::interp_walk(g, r, [&](int64_t v, T pred, int64_t level_h) {
       r[v] = T(0);
       if (!bad.ok()) return;
       if (!mask.empty() && mask[size_t(v)]) {
@@ -500,7 +501,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
       } else {
         const int64_t q = int64_t(s) - int64_t(kCenter);
         if (q < -kMaxCode) bad = corrupt_stream("quantization code out of range");
-        val = pred + T(q) * step;
+        val = pred + T(q) * steps.at(level_h);
         if (bad.ok() && !std::isfinite(val)) bad = corrupt_stream("decoded value is not finite");
       }
       if (bad.ok()) r[v] = val;

@@ -13,6 +13,9 @@
 // is known, so a pass predicts from its axis neighbours at -3h, -h, +h, +3h, all known.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdint>
 
 #include "scalar/grid.hpp"
@@ -38,6 +41,28 @@ inline T interp_predict(const T* r, int64_t v, int64_t c, int64_t h, int64_t len
   return (b + e) * T(0.5);
 }
 
+/// The step of each level (level-wise bounds, as SZ3's successors tighten the coarse
+/// levels, whose errors every finer prediction inherits): a vertex of half-stride h = 2^l
+/// is quantized with step / min(1.2^l, 2) (1.2^l by repeated multiplication in double, one
+/// division, then rounded to T: the same bits on every machine). Its error stays within the
+/// bound (a smaller step); measured in docs/benchmarks.md.
+inline constexpr double kInterpLevelGrowth = 1.2;
+inline constexpr double kInterpLevelCap = 2.0;
+
+template <class T>
+struct InterpSteps {
+  std::array<T, 64> by_level{};
+  explicit InterpSteps(T step) {
+    double f = 1.0;
+    for (T& s : by_level) {
+      s = T(double(step) / f);
+      f = std::min(f * kInterpLevelGrowth, kInterpLevelCap);
+    }
+  }
+  /// The step of a vertex visited with half-stride h (a power of two).
+  T at(int64_t h) const { return by_level[size_t(std::bit_width(uint64_t(h)) - 1)]; }
+};
+
 /// The top stride S of interp_walk: the smallest power of two >= the largest dimension.
 inline int64_t interp_top_stride(const ScalarGrid& g) {
   const int64_t m = g.nx > g.ny ? (g.nx > g.nz ? g.nx : g.nz) : (g.ny > g.nz ? g.ny : g.nz);
@@ -46,11 +71,12 @@ inline int64_t interp_top_stride(const ScalarGrid& g) {
   return s;
 }
 
-/// Calls visit(v, pred) for every vertex v of the grid once, in the order above, with its
-/// prediction from `r`; visit must set r[v] (the decoded value) before it returns.
+/// Calls visit(v, pred, h) for every vertex v of the grid once, in the order above, with its
+/// prediction from `r` and its level's half-stride h (S for vertex 0); visit must set r[v]
+/// (the decoded value) before it returns.
 template <class T, class Visit>
 void interp_walk(const ScalarGrid& g, const T* r, Visit&& visit) {
-  visit(int64_t(0), T(0));
+  visit(int64_t(0), T(0), interp_top_stride(g));
   const int64_t sy = g.nx, sz = g.nx * g.ny;
   for (int64_t h = interp_top_stride(g) / 2; h >= 1; h /= 2) {
     const int64_t h2 = 2 * h;
@@ -58,19 +84,19 @@ void interp_walk(const ScalarGrid& g, const T* r, Visit&& visit) {
       for (int64_t y = 0; y < g.ny; y += h2)
         for (int64_t x = h; x < g.nx; x += h2) {
           const int64_t v = z * sz + y * sy + x;
-          visit(v, interp_predict(r, v, x, h, g.nx, int64_t(1)));
+          visit(v, interp_predict(r, v, x, h, g.nx, int64_t(1)), h);
         }
     for (int64_t z = 0; z < g.nz; z += h2)  // along y
       for (int64_t y = h; y < g.ny; y += h2)
         for (int64_t x = 0; x < g.nx; x += h) {
           const int64_t v = z * sz + y * sy + x;
-          visit(v, interp_predict(r, v, y, h, g.ny, sy));
+          visit(v, interp_predict(r, v, y, h, g.ny, sy), h);
         }
     for (int64_t z = h; z < g.nz; z += h2)  // along z
       for (int64_t y = 0; y < g.ny; y += h)
         for (int64_t x = 0; x < g.nx; x += h) {
           const int64_t v = z * sz + y * sy + x;
-          visit(v, interp_predict(r, v, z, h, g.nz, sz));
+          visit(v, interp_predict(r, v, z, h, g.nz, sz), h);
         }
   }
 }

@@ -279,7 +279,8 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
   T* r = out.recon.data();
   const bool all_exact = c && c->all_exact;
   const bool constrained = c && !all_exact;
-  interp_walk(g, r, [&](int64_t v, T pred) {
+  const InterpSteps<T> steps(step);
+  interp_walk(g, r, [&](int64_t v, T pred, int64_t h) {
     if (!missing.empty() && missing[size_t(v)]) {
       r[v] = interp_stand_in(pred);
       return;
@@ -289,7 +290,7 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
     const uint32_t slot = constrained ? c->slot[size_t(v)] : ConstraintsOf<T>::kFree;
     const IntervalOf<T>* iv = slot == ConstraintsOf<T>::kFree ? nullptr : &c->intervals[slot];
     uint16_t symbol = 0;
-    if (step > 0 && !all_exact && !kind) symbol = choose_code(fv, pred, eb, step, iv, fills, r[v]);
+    if (step > 0 && !all_exact && !kind) symbol = choose_code(fv, pred, eb, steps.at(h), iv, fills, r[v]);
     out.symbols[size_t(v)] = symbol;
     if (symbol == 0) {
       out.exact.push_back(fv);

@@ -178,8 +178,9 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 
 /// The same choice of code as quantize, on the interpolation predictor (scalar_interp.hpp,
 /// format versions 22 and 23): vertices in interp_walk's order, each predicted from the
-/// decoded values before it; a missing vertex takes its prediction (0 where that is not
-/// finite) for the predictions after it. `out.symbols` lists the valid vertices' symbols in
+/// decoded values before it, with its level's step (InterpSteps: `step` at the finest level,
+/// down to step / 2 at the coarse ones); a missing vertex takes its prediction (0 where that
+/// is not finite) for the predictions after it. `out.symbols` lists the valid vertices' symbols in
 /// index order (as the codes section holds them), `out.exact` the exact values in walk
 /// order (as the decoder meets them). Constraints as in quantize: exact vertices keep their
 /// own value (no grid values), intervals narrow the codes.

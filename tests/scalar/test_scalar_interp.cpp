@@ -73,7 +73,7 @@ TEST(ScalarInterp, TheWalkVisitsEveryVertexOnceAfterItsNeighbours) {
     std::vector<double> r(size_t(g.size()), std::numeric_limits<double>::quiet_NaN());
     std::vector<int> visits(r.size(), 0);
     int64_t order = 0;
-    detail::interp_walk(g, r.data(), [&](int64_t v, double pred) {
+    detail::interp_walk(g, r.data(), [&](int64_t v, double pred, int64_t) {
       ASSERT_GE(v, 0);
       ASSERT_LT(v, g.size());
       EXPECT_TRUE(std::isfinite(pred)) << "vertex " << v << " predicted from an unvisited vertex";
@@ -96,7 +96,7 @@ TEST(ScalarInterp, TheCubicIsExactOnCubicsAndTheEdgesOnLines) {
     const detail::ScalarGrid g{n, 1, 1};
     std::vector<float> r(size_t(n), 0.0f);
     int64_t exact = 0, cubic = 0;
-    detail::interp_walk(g, r.data(), [&](int64_t v, float pred) {
+    detail::interp_walk(g, r.data(), [&](int64_t v, float pred, int64_t) {
       const int64_t h = v & -v;  // the level of an x that is h mod 2h
       const bool four = v >= 3 * h && v + 3 * h < n;
       if (v > 0 && (four || kind == 1) && v + h < n) {
@@ -109,6 +109,20 @@ TEST(ScalarInterp, TheCubicIsExactOnCubicsAndTheEdgesOnLines) {
     EXPECT_GT(exact, 40);
     EXPECT_GT(cubic, 30);
   }
+}
+
+// The level-wise steps: the finest level the step itself, each coarser one 1.2 times finer
+// down to half the step; a step of 0 stays 0.
+TEST(ScalarInterp, LevelStepsShrinkTowardsTheCoarseLevels) {
+  const detail::InterpSteps<float> s(0.5f);
+  EXPECT_EQ(s.at(1), 0.5f);
+  EXPECT_EQ(s.at(2), float(0.5 / 1.2));
+  EXPECT_EQ(s.at(4), float(0.5 / (1.2 * 1.2)));
+  EXPECT_EQ(s.at(int64_t(1) << 5), 0.25f);  // 1.2^4 = 2.07: capped at 2
+  EXPECT_EQ(s.at(int64_t(1) << 40), 0.25f);
+  for (int l = 1; l < 63; ++l) EXPECT_LE(s.at(int64_t(1) << l), s.at(int64_t(1) << (l - 1)));
+  const detail::InterpSteps<double> d(0.0);
+  EXPECT_EQ(d.at(8), 0.0);
 }
 
 // Compresses with the interpolation predictor, decodes, and checks the bound, the mask's
@@ -333,6 +347,14 @@ TEST(ScalarInterp, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
     // classic one's layout byte would not make them).
     auto classic = detail::recontain(stream, detail::ContainerLayout::classic);
     EXPECT_FALSE(classic.ok());
+    auto parsed = detail::parse_container(stream);
+    ASSERT_TRUE(parsed.ok());
+    const std::string text = detail::describe_container(parsed.value());
+    EXPECT_NE(text.find("format version 22: compact container, sections of format version " +
+                        std::to_string(gd.version)),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("predictor       interpolation"), std::string::npos) << text;
   }
 }
 
