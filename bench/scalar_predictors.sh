@@ -15,29 +15,22 @@ if [[ $# -lt 4 ]]; then
   exit 2
 fi
 export OMP_WAIT_POLICY=passive
-/usr/bin/python3 - "$@" <<'PY'
-import json, os, re, subprocess, sys, tempfile, time
+PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$@" <<'PY'
+import os, sys, tempfile
+
+import scalar_runs
 
 factz, rel, per, files = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 tmp = tempfile.mkdtemp()
 
 def run(args):
-    t = time.time()
-    r = subprocess.run([factz] + args, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"factz {' '.join(args)} failed: {r.stderr.strip()}")
-    return (json.loads(r.stdout) if "--json" in args else r.stdout), time.time() - t
+    return scalar_runs.run([factz] + args)
 
 bad = 0
 print("| field | REL | P | mode | ratio lorenzo | ratio default | default / lorenzo | kept | exact vertices | compress s lorenzo / default | check |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for path in files:
-    m = re.match(r"(.*)_(\d+)x(\d+)(?:x(\d+))?\.f32$", os.path.basename(path))
-    if not m:
-        sys.exit(f"{path}: the name must end in _NXxNY.f32 or _NXxNYxNZ.f32")
-    dims = [m.group(2), m.group(3)] + ([m.group(4)] if m.group(4) else [])
-    grid = (["-3"] + dims) if len(dims) == 3 else (["-2"] + dims)
-    flag = grid if len(dims) == 3 else grid + ["--scalar"]
+    name, dims, grid, flag = scalar_runs.grid_of(path)
     for mode in ("none", "contour-tree"):
         extra = ["--persistence", per] if mode == "contour-tree" else []
         base = ["compress"] + flag + ["-i", path, "-M", "REL", rel, "--mode", mode, "--json"] + extra
@@ -49,7 +42,7 @@ for path in files:
         v = out
         ok = v["max_abs_error"] <= df["eb_abs"] and (mode == "none" or v["same_tree"] == 1)
         bad += not ok
-        print(f"| {m.group(1)} | {rel} | {per if mode != 'none' else '-'} | {mode} | {lz['ratio']:.2f} | "
+        print(f"| {name} | {rel} | {per if mode != 'none' else '-'} | {mode} | {lz['ratio']:.2f} | "
               f"{df['ratio']:.2f} | {df['ratio'] / lz['ratio']:.3f} | {df['predictor']} | {df['exact_vertices']} | "
               f"{tl:.2f} / {td:.2f} | {'ok' if ok else 'FAILED'} |", flush=True)
 sys.exit(1 if bad else 0)

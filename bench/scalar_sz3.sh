@@ -18,19 +18,14 @@ if [[ $# -lt 4 ]]; then
 fi
 : "${SZ3:?set SZ3 to the sz3 binary}"
 export OMP_WAIT_POLICY=passive
-/usr/bin/python3 - "$SZ3" "${REPEAT:-3}" "$@" <<'PY'
-import json, os, re, statistics, subprocess, sys, tempfile, time
+PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$SZ3" "${REPEAT:-3}" "$@" <<'PY'
+import os, statistics, sys, tempfile
+
+from scalar_runs import grid_of, run
 
 sz3, repeat, factz, rel, per, files = sys.argv[1], int(sys.argv[2]), os.path.realpath(sys.argv[3]), sys.argv[4], \
     sys.argv[5], sys.argv[6:]
 tmp = tempfile.mkdtemp()
-
-def run(cmd):
-    t = time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed: {r.stderr.strip()}")
-    return r.stdout, time.time() - t
 
 def timed(cmd):
     out, secs = None, []
@@ -40,15 +35,10 @@ def timed(cmd):
     return out, statistics.median(secs)
 
 bad = 0
-print("| field | REL | P | compressor | ratio | vs SZ3 size | false cases (P) | max err / eb | compress s |")
+print("| field | REL | P | compressor | ratio | size / SZ3's | false cases (P) | max err / eb | compress s |")
 print("|---|---|---|---|---|---|---|---|---|")
 for path in files:
-    m = re.match(r"(.*)_(\d+)x(\d+)(?:x(\d+))?\.f32$", os.path.basename(path))
-    if not m:
-        sys.exit(f"{path}: the name must end in _NXxNY.f32 or _NXxNYxNZ.f32")
-    dims = [m.group(2), m.group(3)] + ([m.group(4)] if m.group(4) else [])
-    grid = (["-3"] + dims) if len(dims) == 3 else (["-2"] + dims)
-    flag = grid if len(dims) == 3 else grid + ["--scalar"]
+    name, dims, grid, flag = grid_of(path)
     raw = os.path.getsize(path)
     rows = []
     eb = None
@@ -56,7 +46,7 @@ for path in files:
         extra = ["--persistence", per] if mode == "contour-tree" else []
         out, secs = timed([factz, "compress"] + flag + ["-i", path, "-z", f"{tmp}/f.fz", "-M", "REL", rel, "--mode",
                                                          mode, "--json"] + extra)
-        st = json.loads(out)
+        st = out
         eb = st["eb_abs"]
         run([factz, "decompress", "-z", f"{tmp}/f.fz", "-o", f"{tmp}/f.f32"])
         os.replace(f"{tmp}/f.f32", f"{tmp}/{mode}.f32")
@@ -68,12 +58,11 @@ for path in files:
     run([sz3, "-f", "-z", f"{tmp}/s.sz", "-o", f"{tmp}/sz3.f32"] + sdims + ["-M", "ABS", repr(eb)])
     rows.append(("sz3", raw / os.path.getsize(f"{tmp}/s.sz"), f"{tmp}/sz3.f32", secs, False))
     sz3_ratio = rows[-1][1]
-    for name, ratio, dec, secs, keeps in rows:
-        out, _ = run([factz, "verify"] + grid + ["-i", path, "-d", dec, "--persistence", per, "--json"])
-        v = json.loads(out)
+    for who, ratio, dec, secs, keeps in rows:
+        v, _ = run([factz, "verify"] + grid + ["-i", path, "-d", dec, "--persistence", per, "--json"])
         ok = v["max_abs_error"] <= eb and (not keeps or v["same_tree"] == 1)
         bad += not ok
-        print(f"| {m.group(1)} | {rel} | {per} | {name} | {ratio:.2f} | {sz3_ratio / ratio:.3f} | "
+        print(f"| {name} | {rel} | {per} | {who} | {ratio:.2f} | {sz3_ratio / ratio:.3f} | "
               f"{v['false_cases']} | {v['max_abs_error'] / eb:.3f} | {secs:.3f} |" + ("" if ok else " FAILED"),
               flush=True)
 sys.exit(1 if bad else 0)

@@ -14,29 +14,22 @@ if [[ $# -lt 4 ]]; then
   exit 2
 fi
 export OMP_WAIT_POLICY=passive
-/usr/bin/python3 - "$@" <<'PY'
-import json, os, re, subprocess, sys, tempfile, time
+PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$@" <<'PY'
+import os, sys, tempfile
+
+import scalar_runs
 
 factz, rel, per, files = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 tmp = tempfile.mkdtemp()
 
 def run(args):
-    t = time.time()
-    r = subprocess.run([factz] + args, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"factz {' '.join(args)} failed: {r.stderr.strip()}")
-    return json.loads(r.stdout) if "--json" in args else None, time.time() - t
+    return scalar_runs.run([factz] + args)
 
 bad = 0
 print("| field | REL | persistence | ratio none | ratio contour-tree | ct / none | exact vertices | compress s | verify s | same tree |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for path in files:
-    m = re.match(r"(.*)_(\d+)x(\d+)(?:x(\d+))?\.f32$", os.path.basename(path))
-    if not m:
-        sys.exit(f"{path}: the name must end in _NXxNY.f32 or _NXxNYxNZ.f32")
-    dims = [m.group(2), m.group(3)] + ([m.group(4)] if m.group(4) else [])
-    grid = (["-3"] + dims) if len(dims) == 3 else (["-2"] + dims)
-    flag = grid if len(dims) == 3 else grid + ["--scalar"]
+    name, dims, grid, flag = scalar_runs.grid_of(path)
     n = 1
     for d in dims:
         n *= int(d)
@@ -46,7 +39,7 @@ for path in files:
     ver, tv = run(["verify"] + grid + ["-i", path, "-d", f"{tmp}/ct.f32", "--persistence", per, "--json"])
     ok = bool(ver["same_tree"]) and ver["max_abs_error"] <= ct["eb_abs"]
     bad += not ok
-    print(f"| {m.group(1)} ({'x'.join(dims)}) | {rel} | {per} | {none['ratio']:.2f} | {ct['ratio']:.2f} | "
+    print(f"| {name} ({'x'.join(dims)}) | {rel} | {per} | {none['ratio']:.2f} | {ct['ratio']:.2f} | "
           f"{ct['ratio'] / none['ratio']:.2f} | {ct['exact_vertices']} ({100 * ct['exact_vertices'] / n:.2f} %) | "
           f"{tc:.2f} | {tv:.2f} | {'yes' if ok else 'NO'} |", flush=True)
 sys.exit(1 if bad else 0)
