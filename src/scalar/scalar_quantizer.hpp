@@ -183,7 +183,10 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 /// is not finite) for the predictions after it. `out.symbols` lists the valid vertices' symbols in
 /// index order (as the codes section holds them), `out.exact` the exact values in walk
 /// order (as the decoder meets them). Constraints as in quantize: exact vertices keep their
-/// own value (no grid values), intervals narrow the codes.
+/// own value (no grid values), intervals narrow the codes; a vertex whose interval left it no
+/// code is stored with the shortest value of its interval and the bound, as on the lattice
+/// (the heated cylinder at REL / P 1e-2: exact values 2281 -> 545 bytes after the zstd stage,
+/// the contour-tree ratio 30.3 -> 44.2).
 void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out);
 void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,

@@ -125,6 +125,43 @@ TEST(ScalarInterp, LevelStepsShrinkTowardsTheCoarseLevels) {
   EXPECT_EQ(d.at(8), 0.0);
 }
 
+// A constrained vertex that no code fits is stored with the shortest value its interval and
+// the bound allow (as on the lattice: a narrow interval's vertices then share a value the
+// zstd stage packs), its own value where that is a fill value; a protected vertex keeps its
+// own value.
+template <class T>
+void shortest_stored_value() {
+  const detail::ScalarGrid g{3, 1, 1};  // walk: 0, 2 (from 0), 1 (the mean of 0 and 2)
+  const std::vector<T> f = {T(0), T(1.23456), T(0)};
+  detail::ConstraintsOf<T> c;
+  c.exact.assign(3, 0);
+  c.slot.assign(3, detail::ConstraintsOf<T>::kFree);
+  c.slot[1] = 0;
+  c.intervals.push_back({T(1.2), T(1.3), 0});  // open: the codes at 1 and 2 lie outside
+  detail::QuantizedOf<T> q;
+  detail::quantize_interp(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
+  ASSERT_EQ(q.symbols[1], 0);
+  EXPECT_EQ(q.recon[1], T(1.25));  // binary 1.01: the fewest bits in (1.2, 1.3)
+  ASSERT_EQ(q.exact.size(), 1u);
+  EXPECT_EQ(q.exact[0], T(1.25));
+  c.intervals[0] = {T(1.1), T(1.9), 0};
+  const std::vector<T> g1 = {T(0), T(1.4), T(0)};
+  const std::vector<T> fills = {T(1.5)};
+  detail::quantize_interp(std::span<const T>(g1), g, {}, fills, T(0.5), T(4), &c, q);
+  ASSERT_EQ(q.symbols[1], 0);
+  EXPECT_EQ(q.recon[1], T(1.4));  // 1.5 would be shortest, but it is a fill value
+  c.exact[1] = detail::ConstraintsOf<T>::kOwnValue;  // a node of the tree: its own value
+  c.intervals[0] = {T(1.2), T(1.3), 0};
+  detail::quantize_interp(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
+  ASSERT_EQ(q.symbols[1], 0);
+  EXPECT_EQ(q.recon[1], f[1]);
+}
+
+TEST(ScalarInterp, AVertexWithoutACodeTakesTheShortestValueOfItsInterval) {
+  shortest_stored_value<float>();
+  shortest_stored_value<double>();
+}
+
 // Compresses with the interpolation predictor, decodes, and checks the bound, the mask's
 // bits, the version (22, or 23 when the context coder is kept) and, in mode contour-tree, the
 // tree. Returns the stream.
