@@ -79,7 +79,8 @@ template <class T>
 Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::span<const uint8_t> missing,
                                           const ScalarOptions& o, Coder coder, T eb, T step, double p_abs,
                                           const QuantizedOf<T>& q, int threads, bool lattice = false,
-                                          bool interp = false) {
+                                          bool interp = false,
+                                          detail::InterpOrder order = detail::InterpOrder::xyz) {
   const bool ct = o.mode == ScalarMode::contour_tree;
   std::vector<detail::Section> sections;
   {
@@ -90,6 +91,7 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
     detail::put_le(w.bytes(), std::bit_cast<uint64_t>(ct ? o.persistence : 0.0), 8);
     detail::put_le(w.bytes(), std::bit_cast<uint64_t>(p_abs), 8);
     if constexpr (kIsDouble<T>) w.f64(eb);  // the header holds its float_bound
+    if (interp) w.bytes().push_back(uint8_t(order));  // layouts 22 and 23: the walk's order
     sections.push_back({detail::kSectionMeta, std::move(w.bytes())});
   }
   {
@@ -288,6 +290,10 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   };
   const bool by_interp = o.predictor != ScalarPredictor::lorenzo;
   const bool by_lorenzo = o.predictor != ScalarPredictor::interpolation;
+  // The interpolation's walk order, from mode none's codes on (a box of) the field.
+  const detail::InterpOrder order =
+      by_interp ? detail::choose_interp_order(f, g, missing, fills, eb, threads) : detail::InterpOrder::xyz;
+  if (by_interp) lap("interpolation_order");
   if (!ct) {  // bins of 2 eb: error <= eb; with predictor best, the smaller of the two streams
     // Each predictor's stream with each coder asked for (keep_smallest), the smaller kept
     // (Lorenzo on ties): comparing with one coder only kept the larger stream where another
@@ -299,10 +305,12 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     for (const bool by : {false, true}) {
       if (by ? !by_interp : !by_lorenzo) continue;
       QuantizedOf<T> q;
-      if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
+      if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q, order);
       else detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
       lap(by ? "quantize_interpolation" : "quantize");
-      auto write = [&](Coder c) { return scalar_stream(field, missing, o, c, eb, T(2) * eb, 0.0, q, threads, false, by); };
+      auto write = [&](Coder c) {
+        return scalar_stream(field, missing, o, c, eb, T(2) * eb, 0.0, q, threads, false, by, order);
+      };
       ScalarCompressStats trial = st;
       auto written = write(racing_coder(o.coder));
       if (written.ok()) written = keep_smallest(o.coder, std::move(written.value()), write, trial);
@@ -331,14 +339,15 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   // The steps raced, the smallest stream kept (toposz_steps, docs/toposz.md "Steps").
   const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size(), by_interp, by_lorenzo);
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
-                            detail::scalar_max_magnitude(f, missing)};
+                            detail::scalar_max_magnitude(f, missing), order};
   auto write = [&](const detail::TopoStepOf<T>& s) {
     return scalar_stream(field, missing, o, racing_coder(o.coder), eb, s.step(), p_abs, s.quantized(), threads,
-                         s.lattice(), s.interp());
+                         s.lattice(), s.interp(), order);
   };
   auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream) {
     return keep_smallest(o.coder, std::move(stream), [&](Coder c) {
-      return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp());
+      return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp(),
+                           order);
     }, st);
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
@@ -397,7 +406,9 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   T step = 0;
   uint32_t radius = 0;
   uint64_t pbits = 0, pabits = 0;
-  const size_t meta_bytes = kIsDouble<T> ? kMetaBytes64 : kMetaBytes;
+  // Layouts 22 and 23 end their meta section with the interpolation's walk order.
+  const bool interp = detail::is_scalar_interp_version(h.version);
+  const size_t meta_bytes = (kIsDouble<T> ? kMetaBytes64 : kMetaBytes) + (interp ? 1 : 0);
   bool read_step = false;
   if constexpr (kIsDouble<T>) read_step = mr.f64(step);
   else read_step = mr.f32(step);
@@ -410,6 +421,13 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
     if (!mr.f64(eb64) || !(eb64 >= 0.0) || !(eb64 <= detail::kMaxEb64))
       return corrupt_stream("meta: float64 bound out of range");
     if (detail::float_bound(eb64) != h.eb) return corrupt_stream("meta: float64 bound disagrees with the header's");
+  }
+  detail::InterpOrder order = detail::InterpOrder::xyz;
+  if (interp) {
+    const uint8_t byte = meta.value()[meta_bytes - 1];
+    if (byte >= detail::kInterpOrderCount)
+      return corrupt_stream("meta: interpolation order " + std::to_string(byte) + " (0: x, y, z; 1: z, y, x)");
+    order = detail::InterpOrder(byte);
   }
 
   // The symbol count recorded in the code blob (one per valid vertex) must be the grid's, or
@@ -470,7 +488,6 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   T* r = out.values.data();
   // Versions 22 and 23: the interpolation predictor's walk (scalar_interp.hpp); the codes
   // lie in index order, the exact values in the walk's order.
-  const bool interp = detail::is_scalar_interp_version(h.version);
   if (interp) {
     std::vector<uint16_t> by_vertex;
     const uint16_t* sym = symbols.data();
@@ -505,7 +522,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
         if (bad.ok() && !std::isfinite(val)) bad = corrupt_stream("decoded value is not finite");
       }
       if (bad.ok()) r[v] = val;
-    });
+    }, order);
     FACTZ_RETURN_IF_ERROR(bad);
   }
   // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).

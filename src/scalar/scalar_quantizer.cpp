@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "kernels/quantizer.hpp"
+#include "codec/coder.hpp"
 #include "scalar/exact_residuals.hpp"
 #include "scalar/scalar_interp.hpp"
 
@@ -272,7 +273,8 @@ void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<co
 // The interpolation quantizer (quantize_interp).
 template <class T>
 void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                        std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out) {
+                        std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out,
+                        InterpOrder order) {
   const size_t n = size_t(g.size());
   out.recon.assign(n, T(0));
   out.symbols.assign(n, 0);  // by vertex; the missing ones' slots removed below
@@ -301,13 +303,74 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
       out.exact.push_back(val);
       r[v] = val;
     }
-  });
+  }, order);
   if (!missing.empty()) {
     size_t kept = 0;
     for (size_t v = 0; v < n; ++v)
       if (!missing[v]) out.symbols[kept++] = out.symbols[v];
     out.symbols.resize(kept);
   }
+}
+
+// The box of about 2^20 vertices choose_interp_order samples: each dimension cut to its
+// centred share (the whole field when it is that small).
+template <class T>
+void centred_box(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, ScalarGrid& box,
+                 std::vector<T>& values, std::vector<uint8_t>& box_missing) {
+  constexpr int64_t kSample = int64_t(1) << 20;
+  box = g;
+  const int dims = g.nz > 1 ? 3 : 2;
+  const int64_t side = dims == 3 ? 128 : 1024;
+  box.nx = std::min(g.nx, side);
+  box.ny = std::min(g.ny, side);
+  box.nz = std::min(g.nz, dims == 3 ? side : int64_t(1));
+  while (box.nx * box.ny * box.nz < kSample && (box.nx < g.nx || box.ny < g.ny || box.nz < g.nz)) {
+    // a thin grid: let the long dimensions take the share the short ones cannot
+    if (box.nx < g.nx) box.nx = std::min(g.nx, box.nx * 2);
+    if (box.ny < g.ny && box.nx * box.ny * box.nz < kSample) box.ny = std::min(g.ny, box.ny * 2);
+    if (box.nz < g.nz && box.nx * box.ny * box.nz < kSample) box.nz = std::min(g.nz, box.nz * 2);
+  }
+  const int64_t x0 = (g.nx - box.nx) / 2, y0 = (g.ny - box.ny) / 2, z0 = (g.nz - box.nz) / 2;
+  values.resize(size_t(box.size()));
+  box_missing.assign(missing.empty() ? 0 : size_t(box.size()), 0);
+  size_t k = 0;
+  for (int64_t z = 0; z < box.nz; ++z)
+    for (int64_t y = 0; y < box.ny; ++y)
+      for (int64_t x = 0; x < box.nx; ++x, ++k) {
+        const size_t v = size_t(((z + z0) * g.ny + (y + y0)) * g.nx + (x + x0));
+        values[k] = f[v];
+        if (!missing.empty()) box_missing[k] = missing[v];
+      }
+}
+
+template <class T>
+InterpOrder choose_interp_order_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                   std::span<const T> fills, T eb, int threads) {
+  if (g.nx * g.ny * g.nz <= 1) return InterpOrder::xyz;
+  ScalarGrid box;
+  std::vector<T> values;
+  std::vector<uint8_t> box_missing;
+  const bool whole = g.size() <= (int64_t(1) << 20);
+  if (!whole) centred_box(f, g, missing, box, values, box_missing);
+  const std::span<const T> ff = whole ? f : std::span<const T>(values);
+  const std::span<const uint8_t> mm = whole ? missing : std::span<const uint8_t>(box_missing);
+  const ScalarGrid& gg = whole ? g : box;
+  size_t best = SIZE_MAX;
+  InterpOrder kept = InterpOrder::xyz;
+  for (uint8_t o = 0; o < kInterpOrderCount; ++o) {
+    QuantizedOf<T> q;
+    quantize_interp_of(ff, gg, mm, fills, eb, T(2) * eb, static_cast<const ConstraintsOf<T>*>(nullptr), q,
+                       InterpOrder(o));
+    std::vector<uint8_t> coded;
+    if (!q.symbols.empty() && !entropy_encode(EntropyCoder::ans, q.symbols, kScalarCenter, coded, threads).ok())
+      return InterpOrder::xyz;
+    const size_t size = coded.size() + q.exact.size() * sizeof(T);
+    if (size < best) {
+      best = size;
+      kept = InterpOrder(o);
+    }
+  }
+  return kept;
 }
 
 }  // namespace
@@ -340,13 +403,23 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 }
 
 void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                     std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out) {
-  quantize_interp_of(f, g, missing, fills, eb, step, c, out);
+                     std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out,
+                     InterpOrder order) {
+  quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
 }
 void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
-                     QuantizedOf<double>& out) {
-  quantize_interp_of(f, g, missing, fills, eb, step, c, out);
+                     QuantizedOf<double>& out, InterpOrder order) {
+  quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
+}
+
+InterpOrder choose_interp_order(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                std::span<const float> fills, float eb, int threads) {
+  return choose_interp_order_of(f, g, missing, fills, eb, threads);
+}
+InterpOrder choose_interp_order(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                std::span<const double> fills, double eb, int threads) {
+  return choose_interp_order_of(f, g, missing, fills, eb, threads);
 }
 
 }  // namespace factz::detail

@@ -16,6 +16,7 @@
 
 #include "kernels/quantizer.hpp"
 #include "scalar/grid.hpp"
+#include "scalar/scalar_interp.hpp"
 
 namespace factz::detail {
 
@@ -188,10 +189,20 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 /// (the heated cylinder at REL / P 1e-2: exact values 2281 -> 545 bytes after the zstd stage,
 /// the contour-tree ratio 30.3 -> 44.2).
 void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                     std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out);
+                     std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out,
+                     InterpOrder order);
 void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
-                     QuantizedOf<double>& out);
+                     QuantizedOf<double>& out, InterpOrder order);
+
+/// The walk order whose mode-none codes (step 2 eb, no constraints) code shorter with ANS
+/// (xyz on ties), counting each exact value at its size: on the whole field up to 2^20
+/// vertices, else on a centred box of about 2^20 (a 1024 x 1024 square, a 128^3 cube, or
+/// what the grid allows), so that the choice costs a fraction of a quantization.
+InterpOrder choose_interp_order(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                std::span<const float> fills, float eb, int threads);
+InterpOrder choose_interp_order(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                std::span<const double> fills, double eb, int threads);
 
 /// Which missing-vertex stand-in interp_walk's users give: the prediction where finite, else 0.
 template <class T>

@@ -172,7 +172,8 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool 
 template <class T>
 void TopoStepOf<T>::quantize_all() {
   if (lattice_) quantize_lattice(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
-  else if (interp_) quantize_interp(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
+  else if (interp_)
+    quantize_interp(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_, in_.interp_order);
   else quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
 }
 

@@ -31,6 +31,7 @@ struct TopoInputOf {
   int threads = 1;
   const ScalarProgressHook* progress = nullptr;  ///< may be null or empty
   double max_magnitude = 0;  ///< scalar_max_magnitude(f, missing): the exact values' grid (0: none)
+  InterpOrder interp_order = InterpOrder::xyz;  ///< the interpolation candidates' walk order
 };
 using TopoInput = TopoInputOf<float>;
 

@@ -67,20 +67,23 @@ std::vector<float> test_values(int kind, int64_t nx, int64_t ny, int64_t nz, uin
 TEST(ScalarInterp, TheWalkVisitsEveryVertexOnceAfterItsNeighbours) {
   for (auto [nx, ny, nz] : {std::tuple{1, 1, 1}, {7, 1, 1}, {1, 9, 1}, {2, 2, 1}, {5, 3, 1}, {17, 9, 1}, {33, 1, 1},
                             {8, 8, 8}, {3, 5, 2}, {1, 1, 6}, {13, 1, 4}, {9, 7, 5}}) {
-    SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
-    const detail::ScalarGrid g{nx, ny, nz};
-    // Unvisited vertices hold NaN: a prediction that read one would be NaN.
-    std::vector<double> r(size_t(g.size()), std::numeric_limits<double>::quiet_NaN());
-    std::vector<int> visits(r.size(), 0);
-    int64_t order = 0;
-    detail::interp_walk(g, r.data(), [&](int64_t v, double pred, int64_t) {
-      ASSERT_GE(v, 0);
-      ASSERT_LT(v, g.size());
-      EXPECT_TRUE(std::isfinite(pred)) << "vertex " << v << " predicted from an unvisited vertex";
-      ++visits[size_t(v)];
-      r[size_t(v)] = 1.0 + 0.001 * double(order++);
-    });
-    for (size_t v = 0; v < visits.size(); ++v) EXPECT_EQ(visits[v], 1) << v;
+    for (auto walk : {detail::InterpOrder::xyz, detail::InterpOrder::zyx}) {
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " order " +
+                   std::to_string(int(walk)));
+      const detail::ScalarGrid g{nx, ny, nz};
+      // Unvisited vertices hold NaN: a prediction that read one would be NaN.
+      std::vector<double> r(size_t(g.size()), std::numeric_limits<double>::quiet_NaN());
+      std::vector<int> visits(r.size(), 0);
+      int64_t order = 0;
+      detail::interp_walk(g, r.data(), [&](int64_t v, double pred, int64_t) {
+        ASSERT_GE(v, 0);
+        ASSERT_LT(v, g.size());
+        EXPECT_TRUE(std::isfinite(pred)) << "vertex " << v << " predicted from an unvisited vertex";
+        ++visits[size_t(v)];
+        r[size_t(v)] = 1.0 + 0.001 * double(order++);
+      }, walk);
+      for (size_t v = 0; v < visits.size(); ++v) EXPECT_EQ(visits[v], 1) << v;
+    }
   }
 }
 
@@ -139,7 +142,7 @@ void shortest_stored_value() {
   c.slot[1] = 0;
   c.intervals.push_back({T(1.2), T(1.3), 0});  // open: the codes at 1 and 2 lie outside
   detail::QuantizedOf<T> q;
-  detail::quantize_interp(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
+  detail::quantize_interp(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q, detail::InterpOrder::xyz);
   ASSERT_EQ(q.symbols[1], 0);
   EXPECT_EQ(q.recon[1], T(1.25));  // binary 1.01: the fewest bits in (1.2, 1.3)
   ASSERT_EQ(q.exact.size(), 1u);
@@ -147,12 +150,12 @@ void shortest_stored_value() {
   c.intervals[0] = {T(1.1), T(1.9), 0};
   const std::vector<T> g1 = {T(0), T(1.4), T(0)};
   const std::vector<T> fills = {T(1.5)};
-  detail::quantize_interp(std::span<const T>(g1), g, {}, fills, T(0.5), T(4), &c, q);
+  detail::quantize_interp(std::span<const T>(g1), g, {}, fills, T(0.5), T(4), &c, q, detail::InterpOrder::xyz);
   ASSERT_EQ(q.symbols[1], 0);
   EXPECT_EQ(q.recon[1], T(1.4));  // 1.5 would be shortest, but it is a fill value
   c.exact[1] = detail::ConstraintsOf<T>::kOwnValue;  // a node of the tree: its own value
   c.intervals[0] = {T(1.2), T(1.3), 0};
-  detail::quantize_interp(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q);
+  detail::quantize_interp(std::span<const T>(f), g, {}, {}, T(0.5), T(1), &c, q, detail::InterpOrder::xyz);
   ASSERT_EQ(q.symbols[1], 0);
   EXPECT_EQ(q.recon[1], f[1]);
 }
@@ -319,6 +322,46 @@ TEST(ScalarInterp, TheRaceLadder) {
   // A bound of 0: one candidate (every value exact), on the predictor asked for.
   EXPECT_EQ(detail::toposz_steps(0.0f, 0.0, 1000, true, false).size(), 1u);
   EXPECT_TRUE(detail::toposz_steps(0.0f, 0.0, 1000, true, false)[0].interp);
+}
+
+// The walk order (the meta section's last byte) follows the field: the second pass of each
+// level predicts twice the vertices of the first, so the axis along which the field is
+// smooth goes second. A field rough along y and smooth along x takes z, y, x; its transpose
+// x, y, z; both round trip within the bound in both modes; an order byte past 1 is refused.
+TEST(ScalarInterp, TheWalkOrderFollowsTheField) {
+  const int64_t nx = 96, ny = 80;
+  for (bool rough_y : {true, false}) {
+    SCOPED_TRACE(rough_y ? "rough along y" : "rough along x");
+    std::vector<float> v(size_t(nx * ny));
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x) {
+        const double smooth = std::sin(0.05 * double(rough_y ? x : y));
+        const double rough = 0.5 * std::sin(2.1 * double(rough_y ? y : x));
+        v[size_t(y * nx + x)] = float(smooth + rough);
+      }
+    const ScalarField f = make_field<float>(nx, ny, 1, v);
+    const detail::ScalarGrid g{nx, ny, 1};
+    const float eb = float(1e-3 * 3.0);
+    EXPECT_EQ(detail::choose_interp_order(std::span<const float>(f.values), g, {}, {}, eb, 1),
+              rough_y ? detail::InterpOrder::zyx : detail::InterpOrder::xyz);
+    for (ScalarMode mode : {ScalarMode::none, ScalarMode::contour_tree}) {
+      const auto s = round_trip(f, mode, BoundMode::abs, double(eb), 1e-2);
+      ASSERT_FALSE(s.empty());
+      auto pc = detail::parse_container(s);
+      ASSERT_TRUE(pc.ok());
+      auto meta = detail::read_section(s, pc.value(), detail::kSectionMeta, nullptr);
+      ASSERT_TRUE(meta.ok());
+      ASSERT_EQ(meta->size(), 25u);
+      EXPECT_EQ(meta->back(), rough_y ? 1 : 0);
+      auto forged = testing::resealed(s, [](detail::Header&, std::vector<detail::Section>& secs) {
+        for (auto& sec : secs)
+          if (sec.id == detail::kSectionMeta) sec.raw.back() = 2;
+      });
+      auto r = decompress_scalar(forged);
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.status().message().find("interpolation order 2"), std::string::npos) << r.status().to_string();
+    }
+  }
 }
 
 std::vector<uint8_t> slurp(const std::string& name) {
