@@ -15,15 +15,11 @@ if [[ $# -lt 4 ]]; then
 fi
 export OMP_WAIT_POLICY=passive
 PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$@" <<'PY'
-import os, sys, tempfile
+import sys
 
 import scalar_runs
 
-factz, rel, per, files = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
-tmp = tempfile.mkdtemp()
-
-def run(args):
-    return scalar_runs.run([factz] + args)
+rel, per, files, tmp, run = scalar_runs.factz_script_args(sys.argv)
 
 bad = 0
 print("| field | REL | persistence | ratio none | ratio contour-tree | ct / none | exact vertices | compress s | verify s | same tree |")

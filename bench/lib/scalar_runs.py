@@ -29,3 +29,12 @@ def run(cmd):
     if r.returncode != 0:
         sys.exit(f"{' '.join(str(c) for c in cmd)} failed: {r.stderr.strip()}")
     return (json.loads(r.stdout) if "--json" in cmd else r.stdout), time.time() - t
+
+
+def factz_script_args(argv):
+    """What a script called as `SCRIPT FACTZ_BINARY REL PERSISTENCE FILE...` works with:
+    (rel, persistence, files, a scratch folder, run), run(args) running the factz binary."""
+    import os
+    import tempfile
+    factz = os.path.realpath(argv[1])
+    return argv[2], argv[3], argv[4:], tempfile.mkdtemp(), lambda args: run([factz] + args)
