@@ -72,7 +72,7 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// container. Its header holds the version 2 to 17 of the layout of its sections (the
 /// version a 64-byte-header stream of the same sections carries), which the parsed Header's
 /// `version` is; offset 4 holds 18, so that a build that reads only up to 17 refuses it as
-/// unsupported. Every stream this build writes is version 18 or 19; versions 1 to 17 are read.
+/// unsupported. Every stream this build writes is a compact one (18 to 22); versions 1 to 17 are read.
 /// Version 19 is the compact container of a stream that holds a `source` section (12) with a
 /// record of version 2 (coordinates coded as differences, format/source_record.cpp), which
 /// since version 19 may also be a scalar or a 3D vector stream: until version 18 only 2D
@@ -102,7 +102,7 @@ inline constexpr bool is_source_version(uint16_t v) {
   return v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary ||
          v == kFormatVersionCompactOwnDimensions;
 }
-/// Whether offset 4's version is one of the compact container's (18 to 21).
+/// Whether offset 4's version is one of the compact container's (18 to 22).
 inline constexpr bool is_compact_version(uint16_t v) {
   return v == kFormatVersionCompact || is_source_version(v) || v == kFormatVersionCompactInterp;
 }
@@ -320,8 +320,8 @@ struct ParsedContainer {
   std::vector<Entry> entries;
   ContainerLayout layout = ContainerLayout::classic;  ///< which container the stream is in
   uint64_t data_offset = 0;  ///< where the first section starts (header and table end)
-  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 to 21
-  /// The version at offset 4: `header.version` in a classic stream, 18 to 21 in a compact one.
+  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 to 22
+  /// The version at offset 4: `header.version` in a classic stream, 18 to 22 in a compact one.
   uint16_t format_version() const {
     return layout == ContainerLayout::compact ? compact_version : header.version;
   }
