@@ -71,6 +71,9 @@ using ScalarProgressHook = std::function<void(const ScalarProgress&)>;
 /// stream kept (mode none), both raced (mode contour_tree).
 enum class ScalarPredictor : uint8_t { best = 0, lorenzo = 1, interpolation = 2 };
 
+/// "best", "lorenzo" or "interpolation" (the names of --predictor and of the reports).
+const char* scalar_predictor_name(ScalarPredictor p);
+
 struct ScalarOptions {
   ScalarMode mode = ScalarMode::contour_tree;
   ScalarPredictor predictor = ScalarPredictor::best;

@@ -103,7 +103,7 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
   stats["tree_nodes"] = st.tree_nodes;
   stats["masked_vertices"] = st.masked_vertices;
   stats["coder"] = factz::coder_name(st.coder);
-  stats["predictor"] = st.predictor == factz::ScalarPredictor::interpolation ? "interpolation" : "lorenzo";
+  stats["predictor"] = factz::scalar_predictor_name(st.predictor);
   return py::make_tuple(bytes_of(bytes), stats);
 }
 

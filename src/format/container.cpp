@@ -653,8 +653,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   // which this layer does not read either: the caller says so through the version.
   const bool segmented3d = header.components == 3 && header.mode == kModeSpeculative &&
                            version == kFormatVersionVector3D && header.version == kFormatVersionSegmented3D;
-  // A scalar stream on the lattice (versions 11, 14) or context-coded (15 to 17) holds the
-  // sections of version 2, 3 or 6.
+  // A scalar stream on the lattice (versions 11, 14), context-coded (15 to 17) or on the
+  // interpolation predictor (22, 23) holds the sections of version 2, 3 or 6.
   const bool lattice = header.components == 1 &&
                        (is_scalar_lattice_version(header.version) || is_context_version(header.version) ||
                         is_scalar_interp_version(header.version));
@@ -758,8 +758,11 @@ Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, Containe
     return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
   if (layout == ContainerLayout::classic && parsed->layout == ContainerLayout::compact &&
       (is_source_version(parsed->format_version()) || parsed->format_version() == kFormatVersionCompactInterp))
-    return invalid_argument("a version " + std::to_string(parsed->format_version()) +
-                            " stream (one with a source section) has no classic container");
+    return invalid_argument("a version " + std::to_string(parsed->format_version()) + " stream (" +
+                            (parsed->format_version() == kFormatVersionCompactInterp
+                                 ? "a scalar stream on the interpolation predictor"
+                                 : "one with a source section") +
+                            ") has no classic container");
   std::vector<ParsedContainer::Entry> entries = parsed->entries;
   std::vector<std::span<const uint8_t>> stored;
   for (const auto& e : entries) stored.push_back(stream.subspan(e.offset, e.stored_size));

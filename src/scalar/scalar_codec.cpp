@@ -290,9 +290,12 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   };
   const bool by_interp = o.predictor != ScalarPredictor::lorenzo;
   const bool by_lorenzo = o.predictor != ScalarPredictor::interpolation;
-  // The interpolation's walk order, from mode none's codes on (a box of) the field.
+  // The interpolation's walk order, from mode none's codes on (a box of) the field; mode none
+  // takes the chooser's quantization of the whole field when it made one.
+  QuantizedOf<T> chosen;
   const detail::InterpOrder order =
-      by_interp ? detail::choose_interp_order(f, g, missing, fills, eb, threads) : detail::InterpOrder::xyz;
+      by_interp ? detail::choose_interp_order(f, g, missing, fills, eb, threads, ct ? nullptr : &chosen)
+                : detail::InterpOrder::xyz;
   if (by_interp) lap("interpolation_order");
   if (!ct) {  // bins of 2 eb: error <= eb; with predictor best, the smaller of the two streams
     // Each predictor's stream with each coder asked for (keep_smallest), the smaller kept
@@ -305,7 +308,8 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     for (const bool by : {false, true}) {
       if (by ? !by_interp : !by_lorenzo) continue;
       QuantizedOf<T> q;
-      if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q, order);
+      if (by && !chosen.recon.empty()) q = std::move(chosen);
+      else if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q, order);
       else detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
       lap(by ? "quantize_interpolation" : "quantize");
       auto write = [&](Coder c) {
@@ -374,6 +378,49 @@ Status require_scalar_dtype(const detail::Header& h) {
                             "(decompress_scalar would round them to float32)");
   return invalid_argument("the scalar stream holds float32 values: decode it with decompress_scalar, not "
                           "decompress_scalar64");
+}
+
+// The values of a layout 22 or 23 stream (scalar_interp.hpp): the walk in `order`, the codes
+// `symbols` of the valid vertices in index order, the exact values `exact` in the walk's order.
+template <class T>
+Status decode_interpolated(const ScalarGrid& g, std::span<const uint16_t> symbols, std::span<const uint8_t> mask,
+                           std::span<const uint8_t> exact, T step, detail::InterpOrder order, T* r) {
+  const uint64_t n = uint64_t(g.size());
+  std::vector<uint16_t> by_vertex;
+  const uint16_t* sym = symbols.data();
+  if (!mask.empty()) {
+    detail::resize_fresh(by_vertex, size_t(n));
+    size_t next = 0;
+    for (uint64_t v = 0; v < n; ++v) by_vertex[v] = mask[v] ? uint16_t(0) : symbols[next++];
+    sym = by_vertex.data();
+  }
+  detail::ByteReader er(exact);
+  Status bad = Status::Ok();
+  const detail::InterpSteps<T> steps(step);
+  detail::interp_walk(g, r, [&](int64_t v, T pred, int64_t level_h) {
+    r[v] = T(0);
+    if (!bad.ok()) return;
+    if (!mask.empty() && mask[size_t(v)]) {
+      r[v] = detail::interp_stand_in(pred);
+      return;
+    }
+    const uint16_t s = sym[v];
+    T val = 0;
+    if (s == 0) {
+      bool read = false;
+      if constexpr (kIsDouble<T>) read = er.f64(val);
+      else read = er.f32(val);
+      if (!read) bad = corrupt_stream("exact_values truncated");
+      else if (!std::isfinite(val)) bad = corrupt_stream("exact value is not finite");
+    } else {
+      const int64_t q = int64_t(s) - int64_t(kCenter);
+      if (q < -kMaxCode) bad = corrupt_stream("quantization code out of range");
+      val = pred + T(q) * steps.at(level_h);
+      if (bad.ok() && !std::isfinite(val)) bad = corrupt_stream("decoded value is not finite");
+    }
+    if (bad.ok()) r[v] = val;
+  }, order);
+  return bad;
 }
 
 template <class T>
@@ -486,94 +533,60 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   out.nz = g.nz;
   detail::resize_fresh(out.values, size_t(n));
   T* r = out.values.data();
-  // Versions 22 and 23: the interpolation predictor's walk (scalar_interp.hpp); the codes
-  // lie in index order, the exact values in the walk's order.
+  // Versions 22 and 23: the interpolation predictor's walk; the others in index order.
   if (interp) {
-    std::vector<uint16_t> by_vertex;
-    const uint16_t* sym = symbols.data();
-    if (!mask.empty()) {
-      detail::resize_fresh(by_vertex, size_t(n));
-      size_t next = 0;
-      for (uint64_t v = 0; v < n; ++v) by_vertex[v] = mask[v] ? uint16_t(0) : symbols[next++];
-      sym = by_vertex.data();
-    }
+    FACTZ_RETURN_IF_ERROR(decode_interpolated<T>(g, symbols, mask, exact.value(), step, order, r));
+  } else {
+    // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
+    const bool lattice = detail::is_scalar_lattice_version(h.version);
+    if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
+    std::vector<int64_t> lattice_of;
+    detail::resize_fresh(lattice_of, lattice ? size_t(n) : 0);
+    int64_t* k = lattice_of.data();
     detail::ByteReader er(exact.value());
-    Status bad = Status::Ok();
-    const detail::InterpSteps<T> steps(step);
-    detail::interp_walk(g, r, [&](int64_t v, T pred, int64_t level_h) {
-      r[v] = T(0);
-      if (!bad.ok()) return;
-      if (!mask.empty() && mask[size_t(v)]) {
-        r[v] = detail::interp_stand_in(pred);
-        return;
-      }
-      const uint16_t s = sym[v];
-      T val = 0;
-      if (s == 0) {
-        bool read = false;
-        if constexpr (kIsDouble<T>) read = er.f64(val);
-        else read = er.f32(val);
-        if (!read) bad = corrupt_stream("exact_values truncated");
-        else if (!std::isfinite(val)) bad = corrupt_stream("exact value is not finite");
-      } else {
-        const int64_t q = int64_t(s) - int64_t(kCenter);
-        if (q < -kMaxCode) bad = corrupt_stream("quantization code out of range");
-        val = pred + T(q) * steps.at(level_h);
-        if (bad.ok() && !std::isfinite(val)) bad = corrupt_stream("decoded value is not finite");
-      }
-      if (bad.ok()) r[v] = val;
-    }, order);
-    FACTZ_RETURN_IF_ERROR(bad);
+    int64_t v = 0;
+    size_t next = 0;  // the next symbol: one per valid vertex
+    for (int64_t z = 0; z < g.nz; ++z)
+      for (int64_t y = 0; y < g.ny; ++y)
+        for (int64_t x = 0; x < g.nx; ++x, ++v) {
+          if (!mask.empty() && mask[size_t(v)]) {
+            r[v] = detail::missing_stand_in(r, g, x, y, z, v);
+            if (lattice) k[v] = detail::missing_stand_in(k, g, x, y, z, v);
+            continue;
+          }
+          const uint16_t s = symbols[next++];
+          if (s == 0) {
+            T val = 0;
+            if (coded) {
+              auto got = coded->next(detail::lorenzo(r, g, x, y, z, v));
+              if (!got.ok()) return got.status();
+              val = got.value();
+            } else {
+              bool read = false;
+              if constexpr (kIsDouble<T>) read = er.f64(val);
+              else read = er.f32(val);
+              if (!read) return corrupt_stream("exact_values truncated");
+            }
+            if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
+            r[v] = val;
+            if (lattice) k[v] = detail::lattice_index(val, step);
+          } else {
+            const int64_t q = int64_t(s) - int64_t(kCenter);
+            if (q < -kMaxCode) return corrupt_stream("quantization code out of range");
+            T val = 0;
+            if (lattice) {
+              k[v] = detail::lorenzo(k, g, x, y, z, v) + q;
+              if (k[v] > detail::kLatticeMaxIndex || k[v] < -detail::kLatticeMaxIndex)
+                return corrupt_stream("lattice index out of range");
+              val = detail::lattice_value(k[v], step);
+            } else {
+              val = detail::lorenzo(r, g, x, y, z, v) + T(q) * step;
+            }
+            if (!std::isfinite(val)) return corrupt_stream("decoded value is not finite");
+            r[v] = val;
+          }
+        }
   }
-  // Version 11: the codes are residuals of the lattice indices (scalar_quantizer.hpp).
-  const bool lattice = detail::is_scalar_lattice_version(h.version);
-  if (lattice && !(step > 0)) return corrupt_stream("meta: a lattice stream needs a quantization step > 0");
-  std::vector<int64_t> lattice_of;
-  detail::resize_fresh(lattice_of, lattice ? size_t(n) : 0);
-  int64_t* k = lattice_of.data();
-  detail::ByteReader er(exact.value());
-  int64_t v = 0;
-  size_t next = 0;  // the next symbol: one per valid vertex
-  for (int64_t z = 0; z < (interp ? 0 : g.nz); ++z)
-    for (int64_t y = 0; y < g.ny; ++y)
-      for (int64_t x = 0; x < g.nx; ++x, ++v) {
-        if (!mask.empty() && mask[size_t(v)]) {
-          r[v] = detail::missing_stand_in(r, g, x, y, z, v);
-          if (lattice) k[v] = detail::missing_stand_in(k, g, x, y, z, v);
-          continue;
-        }
-        const uint16_t s = symbols[next++];
-        if (s == 0) {
-          T val = 0;
-          if (coded) {
-            auto got = coded->next(detail::lorenzo(r, g, x, y, z, v));
-            if (!got.ok()) return got.status();
-            val = got.value();
-          } else {
-            bool read = false;
-            if constexpr (kIsDouble<T>) read = er.f64(val);
-            else read = er.f32(val);
-            if (!read) return corrupt_stream("exact_values truncated");
-          }
-          if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
-          r[v] = val;
-          if (lattice) k[v] = detail::lattice_index(val, step);
-        } else {
-          const int64_t q = int64_t(s) - int64_t(kCenter);
-          if (q < -kMaxCode) return corrupt_stream("quantization code out of range");
-          T val = 0;
-          if (lattice) {
-            k[v] = detail::lorenzo(k, g, x, y, z, v) + q;
-            if (k[v] > detail::kLatticeMaxIndex || k[v] < -detail::kLatticeMaxIndex)
-              return corrupt_stream("lattice index out of range");
-            val = detail::lattice_value(k[v], step);
-          } else {
-            val = detail::lorenzo(r, g, x, y, z, v) + T(q) * step;
-          }
-          if (!std::isfinite(val)) return corrupt_stream("decoded value is not finite");
-          r[v] = val;
-        }
-      }
   if (coded) FACTZ_RETURN_IF_ERROR(coded->finish());
   if (masked.value()) {  // the missing vertices' own bits, stored twice (both halves of a pair)
     using Bits = std::conditional_t<kIsDouble<T>, uint64_t, uint32_t>;
@@ -632,6 +645,15 @@ Result<ScalarField> decompress_scalar(std::span<const uint8_t> stream, const Dec
 }
 Result<ScalarField64> decompress_scalar64(std::span<const uint8_t> stream, const DecompressOptions& options) {
   return decompress_or_report<double>(stream, options);
+}
+
+const char* scalar_predictor_name(ScalarPredictor p) {
+  switch (p) {
+    case ScalarPredictor::best: return "best";
+    case ScalarPredictor::lorenzo: return "lorenzo";
+    case ScalarPredictor::interpolation: return "interpolation";
+  }
+  return "unknown";
 }
 
 Result<DType> scalar_stream_dtype(std::span<const uint8_t> stream) {

@@ -345,7 +345,7 @@ void centred_box(std::span<const T> f, const ScalarGrid& g, std::span<const uint
 
 template <class T>
 InterpOrder choose_interp_order_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                   std::span<const T> fills, T eb, int threads) {
+                                   std::span<const T> fills, T eb, int threads, QuantizedOf<T>* kept_q) {
   if (g.nx * g.ny * g.nz <= 1) return InterpOrder::xyz;
   ScalarGrid box;
   std::vector<T> values;
@@ -368,6 +368,7 @@ InterpOrder choose_interp_order_of(std::span<const T> f, const ScalarGrid& g, st
     if (size < best) {
       best = size;
       kept = InterpOrder(o);
+      if (whole && kept_q) *kept_q = std::move(q);
     }
   }
   return kept;
@@ -414,12 +415,12 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
 }
 
 InterpOrder choose_interp_order(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                std::span<const float> fills, float eb, int threads) {
-  return choose_interp_order_of(f, g, missing, fills, eb, threads);
+                                std::span<const float> fills, float eb, int threads, Quantized* kept) {
+  return choose_interp_order_of(f, g, missing, fills, eb, threads, kept);
 }
 InterpOrder choose_interp_order(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                std::span<const double> fills, double eb, int threads) {
-  return choose_interp_order_of(f, g, missing, fills, eb, threads);
+                                std::span<const double> fills, double eb, int threads, QuantizedOf<double>* kept) {
+  return choose_interp_order_of(f, g, missing, fills, eb, threads, kept);
 }
 
 }  // namespace factz::detail

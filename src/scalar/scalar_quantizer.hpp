@@ -198,11 +198,14 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
 /// The walk order whose mode-none codes (step 2 eb, no constraints) code shorter with ANS
 /// (xyz on ties), counting each exact value at its size: on the whole field up to 2^20
 /// vertices, else on a centred box of about 2^20 (a 1024 x 1024 square, a 128^3 cube, or
-/// what the grid allows), so that the choice costs a fraction of a quantization.
+/// what the grid allows), so that the choice costs a fraction of a quantization. When it
+/// quantized the whole field and `kept` is given, the kept order's quantization (mode none's:
+/// step 2 eb, no constraints) is moved there, so that mode none need not quantize again.
 InterpOrder choose_interp_order(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                std::span<const float> fills, float eb, int threads);
+                                std::span<const float> fills, float eb, int threads, Quantized* kept = nullptr);
 InterpOrder choose_interp_order(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                                std::span<const double> fills, double eb, int threads);
+                                std::span<const double> fills, double eb, int threads,
+                                QuantizedOf<double>* kept = nullptr);
 
 /// Which missing-vertex stand-in interp_walk's users give: the prediction where finite, else 0.
 template <class T>

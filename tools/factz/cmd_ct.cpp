@@ -122,7 +122,7 @@ void print_scalar_compression(const Args& a, const std::string& mode,
   const double ratio = raw / double(stream_bytes);
   StatsWriter s;
   s.text("mode", mode).text("coder", factz::coder_name(st.coder), In::json);
-  s.text("predictor", st.predictor == factz::ScalarPredictor::interpolation ? "interpolation" : "lorenzo", In::json);
+  s.text("predictor", factz::scalar_predictor_name(st.predictor), In::json);
   if (dtype) s.text("dtype", dtype, In::json);
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
   s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream_bytes).num("ratio", ratio);
