@@ -54,7 +54,7 @@ enum class ScalarMode : uint8_t {
 
 /// Where a contour_tree compression stands, after each round of repair.
 struct ScalarProgress {
-  int64_t step = 0;            ///< which of the candidates raced (0 .. 19, docs/toposz.md "Steps")
+  int64_t step = 0;            ///< which of the candidates raced (0 .. 27, docs/toposz.md "Steps")
   int64_t round = 0;           ///< 0: the first reconstruction, then one per repair
   int64_t nodes_to_fix = 0;    ///< vertices where the decoded tree still differs (0: done)
   int64_t exact_vertices = 0;  ///< values in the exact-value section in this round

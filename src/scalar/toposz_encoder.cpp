@@ -74,23 +74,33 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp,
   // repairs stay small (the smooth random 256^3 field: 4 rounds, 0.01 % of the values exact;
   // at 1 the first repair's level components take 12 s and leave a stream 13 times larger).
   struct Rung {
-    double fraction;
+    double step;
     bool lattice, interp;
+    bool coarse = false;  // above t
+    bool early_only = false;  // raced without late_levels only
   };
+  auto below_threshold = [&](double step) { return p_abs > 0 ? std::min(step, p_abs * kStepBelowThreshold) : step; };
   std::vector<Rung> rungs;
   for (size_t k = 0; k < std::size(kLadder); ++k) {
-    if (interp && k == 0) rungs.push_back({0.5, false, true});
-    if (interp && k == 2) rungs.push_back({1.0, false, true});
-    if (lorenzo) rungs.push_back({kLadder[k].first, kLadder[k].second, false});
+    if (interp && k == 0) rungs.push_back({below_threshold(top * 0.5), false, true});
+    if (interp && k == 2) rungs.push_back({below_threshold(top), false, true});
+    if (lorenzo) rungs.push_back({below_threshold(top * kLadder[k].first), kLadder[k].second, false});
   }
+  // Steps above t, on the interpolation only: mode none's 2 eb and its quarters while they
+  // stay above kCoarseAbove t, at the ladder's end (see toposz_encoder.hpp).
+  if (interp && p_abs > 0)
+    for (int k = 0; k < kCoarseInterpSteps; ++k) {
+      const double step = 2.0 * double(eb) / double(int64_t(1) << (2 * k));
+      if (!(step > top * kCoarseAbove)) break;
+      rungs.push_back({step, false, true, true, k > 0});
+    }
   const size_t most = std::max<size_t>(interp && lorenzo ? 3 : 2,
                                        std::min<size_t>(2 * rungs.size(), (size_t(1) << 25) / std::max<size_t>(n, 1)));
   std::vector<StepChoiceOf<T>> steps;
   for (bool late : {false, true})
     for (const Rung& r : rungs) {
-      double step = top * r.fraction;
-      if (p_abs > 0) step = std::min(step, p_abs * kStepBelowThreshold);
-      const StepChoiceOf<T> c{bound_in<T>(step), r.lattice, late, r.interp};
+      if (late && r.early_only) continue;
+      const StepChoiceOf<T> c{bound_in<T>(r.step), r.lattice, late, r.interp, r.coarse};
       if (steps.size() < most && (c.step > 0 || (eb == 0 && !r.lattice && !r.interp)) &&
           std::find(steps.begin(), steps.end(), c) == steps.end())
         steps.push_back(c);
@@ -135,7 +145,7 @@ int grid_shift_for(const TopoInputOf<T>& in, T step) {
 
 template <class T>
 TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice, bool late_levels,
-                          bool interp)
+                          bool interp, int64_t budget)
     : in_(in),
       step_(step),
       index_(index),
@@ -164,8 +174,10 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool 
                                                                           : ConstraintsOf<T>::kGridDown;
   }
   if (lattice_) cons_.grid_shift = grid_shift_for(in_, step_);
-  int64_t unlimited = kNoBudget;
-  protect_level_components(unlimited);
+  if (!protect_level_components(budget)) {
+    abandoned_ = true;
+    return;
+  }
   quantize_all();
 }
 

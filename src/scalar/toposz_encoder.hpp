@@ -49,6 +49,7 @@ struct StepChoiceOf {
   bool lattice = false;
   bool late_levels = false;  ///< TopoStepOf's repair policy
   bool interp = false;       ///< on the interpolation predictor (quantize_interp; never with lattice)
+  bool coarse = false;       ///< above min(2 eb, p): its first protection has a search budget
   bool operator==(const StepChoiceOf&) const = default;
 };
 
@@ -59,8 +60,18 @@ struct StepChoiceOf {
 /// first max(2, 2^25 / n) of them, no candidate twice. A step of the field's type (float
 /// bounds as float_bound gives them). With `interp` the interpolation predictor's fractions
 /// 1/2 and 1 join each half of the ladder (at its head and after its first two rungs), and
-/// the first max(3, 2^25 / n) race; with `lorenzo` false only those race.
+/// the first max(3, 2^25 / n) race; with `lorenzo` false only those race. With `interp` and
+/// a threshold, up to kCoarseInterpSteps steps above t (`coarse`) follow the first half's
+/// last rung: 2 eb, eb / 2, eb / 8, those above kCoarseAbove t; 2 eb also follows the
+/// second half's, with late_levels (the decoded noise then reaches past p / 2, so the
+/// repairs, not stability, keep the tree; they pay where the field's nodes are few and far
+/// apart in value). At most 28 candidates.
 inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
+inline constexpr int kCoarseInterpSteps = 3;
+inline constexpr double kCoarseAbove = 1.2;
+/// A coarse step's first protection searches at most this many vertices per vertex of the
+/// field, or the step leaves the race (TopoStepOf::abandoned).
+inline constexpr int64_t kCoarseSearch = 1;
 /// With late_levels, a vertex that is no extremum of the original tree has its level
 /// component protected once its box radius reaches this (the radius grows by one per
 /// offense from 0, from 1 for a node: the sixth offense, a saddle node's fifth).
@@ -93,8 +104,12 @@ class TopoStepOf {
   /// its box radius is 2 (an extremum of the original tree: its first offense; another
   /// vertex: its second), or with `late_levels`, for a vertex that is no extremum, once the
   /// radius is kLateLevelOffense.
+  ///
+  /// The first protection's level components stop at `budget` vertices visited: the step
+  /// is then abandoned() and not quantized (a coarse step's wide bands on a plateau), and is
+  /// not to be advanced.
   TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice = false, bool late_levels = false,
-             bool interp = false);
+             bool interp = false, int64_t budget = kNoBudget);
 
   /// One round: compares the decoded field's tree with the original's (reported through
   /// in.progress); where they differ, protects the vertices involved and quantizes again.
@@ -104,6 +119,7 @@ class TopoStepOf {
   TopoRound advance(CtWorkspace& work, int64_t budget = kNoBudget);
 
   bool done() const { return done_; }
+  bool abandoned() const { return abandoned_; }
   /// The rounds of repair so far (0: the first quantization was right).
   int64_t rounds() const { return round_; }
   T step() const { return step_; }
@@ -150,6 +166,7 @@ class TopoStepOf {
   std::unordered_map<ValueBits, size_t> level_of_value_;  // orderable value bits -> levels_ index
   size_t next_level_ = 0;
   bool repairing_ = false;  // a round's repair is under way (suspended)
+  bool abandoned_ = false;  // the first protection ran out of its budget
   QuantizedOf<T> q_;
   int64_t round_ = 0;
   int64_t last_to_fix_ = 0;

@@ -23,6 +23,7 @@
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
 #include "format/crc32.hpp"
+#include "scalar/contour_tree_core.hpp"
 #include "scalar/scalar_interp.hpp"
 #include "scalar/scalar_quantizer.hpp"
 #include "scalar/toposz_encoder.hpp"
@@ -232,7 +233,7 @@ TEST(ScalarInterp, ModeNoneKeepsTheBoundOnEveryKindOfField) {
 TEST(ScalarInterp, ContourTreeKeepsTheTreeOnEveryKindOfField) {
   for (int kind = 0; kind < 6; ++kind)
     for (auto [nx, ny, nz] : {std::tuple{2, 2, 1}, {40, 31, 1}, {14, 11, 9}})
-      for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}}) {
+      for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}, {1e-2, 1e-3}}) {
         SCOPED_TRACE("kind " + std::to_string(kind) + " " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
                      std::to_string(nz) + " REL " + std::to_string(rel) + " P " + std::to_string(p));
         round_trip(make_field<float>(nx, ny, nz, test_values(kind, nx, ny, nz, uint32_t(7 * kind + 3))),
@@ -292,21 +293,27 @@ TEST(ScalarInterp, BestKeepsTheSmallerModeNoneStream) {
 }
 
 // The race's candidates: the interpolation's fractions 1/2 and 1 join each half of the
-// ladder (head, after two rungs), never on the lattice; a large field races three, the
-// interpolation's coarse step beside the two Lorenzo steps it raced before; Lorenzo alone
-// is the ladder of before, the interpolation alone its four.
+// ladder (head, after two rungs), never on the lattice, and mode none's 2 eb ends each half
+// where it is above 1.2 t (here p = eb: t = p, 2 eb = 2 t); a large field races three, the
+// interpolation's step beside the two Lorenzo steps it raced before; Lorenzo alone is the
+// ladder of before, the interpolation alone its six.
 TEST(ScalarInterp, TheRaceLadder) {
   const auto small = detail::toposz_steps(1.0f, 1.0, 1000, true, true);
-  ASSERT_EQ(small.size(), 24u);
-  int interp = 0;
+  ASSERT_EQ(small.size(), 26u);
+  int interp = 0, coarse = 0;
   for (const auto& c : small) {
     EXPECT_FALSE(c.interp && c.lattice);
+    EXPECT_TRUE(!c.coarse || c.interp);
     interp += c.interp;
+    coarse += c.coarse;
   }
-  EXPECT_EQ(interp, 4);
+  EXPECT_EQ(interp, 6);
+  EXPECT_EQ(coarse, 2);
   EXPECT_TRUE(small[0].interp && !small[0].late_levels);
   EXPECT_TRUE(small[3].interp && small[3].step > small[0].step);
-  EXPECT_TRUE(small[12].interp && small[12].late_levels);
+  EXPECT_TRUE(small[12].coarse && !small[12].late_levels && small[12].step == 2.0f);
+  EXPECT_TRUE(small[13].interp && small[13].late_levels && small[13].step == small[0].step);
+  EXPECT_TRUE(small[25].coarse && small[25].late_levels && small[25].step == 2.0f);
   const auto large = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24, true, true);
   const auto before = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24);
   ASSERT_EQ(large.size(), 3u);
@@ -317,11 +324,101 @@ TEST(ScalarInterp, TheRaceLadder) {
   const auto lorenzo = detail::toposz_steps(1.0f, 1.0, 1000, false, true);
   EXPECT_EQ(lorenzo, detail::toposz_steps(1.0f, 1.0, 1000));
   const auto only = detail::toposz_steps(1.0, 1.0, 1000, true, false);
-  ASSERT_EQ(only.size(), 4u);
+  ASSERT_EQ(only.size(), 6u);
   for (const auto& c : only) EXPECT_TRUE(c.interp && !c.lattice);
   // A bound of 0: one candidate (every value exact), on the predictor asked for.
   EXPECT_EQ(detail::toposz_steps(0.0f, 0.0, 1000, true, false).size(), 1u);
   EXPECT_TRUE(detail::toposz_steps(0.0f, 0.0, 1000, true, false)[0].interp);
+}
+
+// The steps above t = min(2 eb, p): 2 eb, eb / 2, eb / 8 while above 1.2 t, on the
+// interpolation only, at the end of the first half; the late-level copy of 2 eb only. None
+// without a threshold or where t is 2 eb; every other step stays below p.
+TEST(ScalarInterp, CoarseStepsAboveTheThreshold) {
+  struct Case {
+    double eb, p;
+    std::vector<double> coarse;  // the first half's, in order
+  };
+  const Case cases[] = {{1.0, 0.1, {2.0, 0.5, 0.125}}, {1.0, 0.3, {2.0, 0.5}}, {1.0, 1.0, {2.0}},
+                        {1.0, 1.5, {2.0}},            {1.0, 1.7, {}},         {1.0, 10.0, {}},
+                        {1.0, 0.0, {}}};
+  for (const Case& k : cases)
+    for (bool single : {false, true}) {
+      SCOPED_TRACE("eb " + std::to_string(k.eb) + " p " + std::to_string(k.p) + (single ? " double" : " float"));
+      std::vector<double> early, late;
+      auto check = [&](const auto& steps) {
+        for (const auto& c : steps) {
+          if (!c.coarse) {
+            if (k.p > 0) {
+              EXPECT_LT(double(c.step), k.p);
+            }
+            continue;
+          }
+          EXPECT_TRUE(c.interp && !c.lattice);
+          EXPECT_GT(double(c.step), 1.2 * std::min(2 * k.eb, k.p));
+          (c.late_levels ? late : early).push_back(double(c.step));
+        }
+      };
+      if (single) check(detail::toposz_steps(k.eb, k.p, 1000, true, true));
+      else check(detail::toposz_steps(float(k.eb), k.p, 1000, true, true));
+      EXPECT_EQ(early, k.coarse);
+      if (k.coarse.empty()) {
+        EXPECT_TRUE(late.empty());
+      } else {
+        EXPECT_EQ(late, std::vector<double>{2.0 * k.eb});
+      }
+      // Lorenzo alone races none.
+      for (const auto& c : detail::toposz_steps(float(k.eb), k.p, 1000)) EXPECT_FALSE(c.coarse);
+    }
+}
+
+// A coarse step's first protection stops at its budget and leaves the race (a plateau's
+// wide level components); a step without a budget is never abandoned, and the race keeps
+// a coarse step where it writes the smallest stream, with the tree kept.
+TEST(ScalarInterp, CoarseStepsAreAbandonedOrKept) {
+  const int64_t nx = 40, ny = 31;
+  const std::vector<float> f = test_values(4, nx, ny, 1, 11);
+  const detail::ScalarGrid g{nx, ny, 1};
+  const double range = detail::scalar_range(f);
+  const double p_abs = 1e-3 * range;
+  const ContourTree tree = detail::compute_contour_tree(f, g, {}, p_abs, {}, 1);
+  ASSERT_FALSE(tree.nodes.empty());
+  const detail::TopoInput in{f, g, {}, {}, float(1e-2 * range), p_abs, &tree, 1, nullptr, detail::scalar_max_magnitude(f)};
+  const detail::TopoStep starved(in, float(2e-2 * range), 0, false, false, true, 0);
+  EXPECT_TRUE(starved.abandoned());
+  const detail::TopoStep fed(in, float(2e-2 * range), 0, false, false, true);
+  EXPECT_FALSE(fed.abandoned());
+  EXPECT_EQ(fed.quantized().recon.size(), f.size());
+
+  int kept_coarse = 0;
+  for (int kind : {4, 5})
+    for (auto [rel, p] : {std::pair{1e-2, 1e-3}, {1e-3, 1e-3}, {1e-2, 1e-2}, {3e-3, 1e-3}})
+      for (auto [sx, sy, sz] : {std::tuple{40, 31, 1}, {64, 48, 1}, {14, 11, 9}}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " REL " + std::to_string(rel) + " P " + std::to_string(p) +
+                     " " + std::to_string(sx) + "x" + std::to_string(sy) + "x" + std::to_string(sz));
+        const ScalarField field = make_field<float>(sx, sy, sz, test_values(kind, sx, sy, sz, uint32_t(kind + 20)));
+        ScalarOptions o;
+        o.mode = ScalarMode::contour_tree;
+        o.bound_mode = BoundMode::rel;
+        o.bound = rel;
+        o.persistence = p;
+        int64_t last_step = -1;
+        o.progress = [&](const ScalarProgress& pr) { last_step = pr.step; };
+        ScalarCompressStats st;
+        auto s = compress_scalar(field, o, &st);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        auto back = decompress_scalar(*s);
+        ASSERT_TRUE(back.ok());
+        auto c = compare_scalar(field, *back, BoundMode::rel, p);
+        ASSERT_TRUE(c.ok());
+        EXPECT_TRUE(c->same());
+        EXPECT_LE(c->max_abs_error, st.eb_abs);
+        const auto steps = detail::toposz_steps(float(st.eb_abs), st.persistence_abs, field.values.size(), true, true);
+        ASSERT_GE(last_step, 0);
+        ASSERT_LT(size_t(last_step), steps.size());
+        kept_coarse += steps[size_t(last_step)].coarse;
+      }
+  EXPECT_GT(kept_coarse, 0);
 }
 
 // The walk order (the meta section's last byte) follows the field: the second pass of each
