@@ -15,6 +15,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <new>
@@ -349,8 +350,15 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   lap("contour_tree");
   // The steps raced, the smallest stream kept (toposz_steps, docs/toposz.md "Steps").
   const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size(), by_interp, by_lorenzo);
+  // Every pair of f, for the repair of a pair a decoded field adds and keeps (TopoStepOf::
+  // advance): computed when first needed, rarely (one field of the 19 real ones).
+  std::optional<std::vector<CtPair>> pairs_of_f;
+  const std::function<const std::vector<CtPair>&()> all_pairs = [&]() -> const std::vector<CtPair>& {
+    if (!pairs_of_f) pairs_of_f = detail::compute_contour_tree(f, g, missing, 0.0, {}, threads, &work).pairs;
+    return *pairs_of_f;
+  };
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
-                            detail::scalar_max_magnitude(f, missing), order};
+                            detail::scalar_max_magnitude(f, missing), order, &all_pairs};
   auto write = [&](const detail::TopoStepOf<T>& s) {
     return scalar_stream(field, missing, o, racing_coder(o.coder), eb, s.step(), p_abs, s.quantized(), threads,
                          s.lattice(), s.interp(), order);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <unordered_map>
@@ -32,6 +33,10 @@ struct TopoInputOf {
   const ScalarProgressHook* progress = nullptr;  ///< may be null or empty
   double max_magnitude = 0;  ///< scalar_max_magnitude(f, missing): the exact values' grid (0: none)
   InterpOrder interp_order = InterpOrder::xyz;  ///< the interpolation candidates' walk order
+  /// Every persistence pair of f (its tree at threshold 0), by (extremum, saddle), computed
+  /// on the first call (TopoStepOf::advance calls it, from one thread at a time, only for a
+  /// decoded pair stuck kMaxRadius rounds); may be null or empty: no such repair.
+  const std::function<const std::vector<CtPair>&()>* all_pairs = nullptr;
 };
 using TopoInput = TopoInputOf<float>;
 

@@ -220,8 +220,11 @@ void expect_round_trip(const ScalarField& f, ScalarMode mode, double rel, bool z
   // 11, or 14 with coded exact values; on the interpolation predictor 22 (either mode).
   const uint16_t version = stream_version(r.stream);
   EXPECT_EQ(version == 22, r.stats.predictor == ScalarPredictor::interpolation) << version;
-  if (mode == ScalarMode::contour_tree && (version == 11 || version == 14)) EXPECT_EQ(r.stream[7], 1);  // components
-  else if (version != 22) EXPECT_EQ(version, count > 0 ? 3 : 2);
+  if (mode == ScalarMode::contour_tree && (version == 11 || version == 14)) {
+    EXPECT_EQ(r.stream[7], 1);  // components
+  } else if (version != 22) {
+    EXPECT_EQ(version, count > 0 ? 3 : 2);
+  }
   ASSERT_EQ(r.back.values.size(), f.values.size());
   EXPECT_EQ(missing_mask(r.back), missing);
   float lo = 0, hi = 0;
