@@ -165,6 +165,12 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
 template <class T>
 using StepChoice = detail::StepChoiceOf<T>;
 
+// The race's finalists (race_steps): besides the step done first, at most kFinalists others
+// whose streams so far are within kFinalMargin of its stream run to their end, and the
+// smallest stream with any coder asked for is kept.
+constexpr size_t kFinalists = 2;
+constexpr double kFinalMargin = 0.05;
+
 // The coder the codes are written with while streams are compared (the contour-tree race):
 // ANS for Coder::smallest, whose kept quantization is written with each coder once, at the end.
 Coder racing_coder(Coder c) { return c == Coder::smallest ? Coder::ans : c; }
@@ -202,8 +208,11 @@ Result<std::vector<uint8_t>> keep_smallest(Coder asked, std::vector<uint8_t> wri
 // against a Lorenzo one on a smooth field), they go on without a budget. A step above the
 // threshold (StepChoice::coarse) whose first protection searches more than n *
 // kCoarseSearch vertices leaves the race before it is quantized (sea ice's plateaus at REL
-// 1e-2, P 1e-3: 7.3 s against 3.0 s without those steps). Streams are written only where
-// sizes are compared, and for the step kept.
+// 1e-2, P 1e-3: 7.3 s against 3.0 s without those steps). The stream so far is no strict
+// lower bound, and the race compares ANS streams while the kept step is written with every
+// coder asked for, so the first step done and its finalists (kFinalists, kFinalMargin) run
+// to their end and the smallest final stream is kept. Streams are written only where sizes
+// are compared, and for the finalists.
 template <class T, class Write, class Keep>
 Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<StepChoice<T>>& steps,
                                         Write write, Keep keep, detail::CtWorkspace& work, ScalarCompressStats& st) {
@@ -255,11 +264,41 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       continue;
     }
     if (best->step->done()) {
-      if (best != last) best->step->report_final();
-      st.iterations = best->step->rounds();
-      st.exact_vertices = int64_t(best->step->quantized().exact.size());
-      st.predictor = best->step->interp() ? ScalarPredictor::interpolation : ScalarPredictor::lorenzo;
-      return keep(*best->step, std::move(best->stream));
+      // The finalists: the done step and the kFinalists others whose streams so far are
+      // within kFinalMargin of its stream, each run to its end and written with every coder
+      // asked for; the smallest kept (the earlier on ties).
+      std::vector<Candidate*> finalists{best};
+      for (Candidate& c : race)
+        if (&c != best && double(c.stream.size()) <= double(best->stream.size()) * (1 + kFinalMargin))
+          finalists.push_back(&c);
+      std::stable_sort(finalists.begin() + 1, finalists.end(),
+                       [](const Candidate* a, const Candidate* b) { return a->stream.size() < b->stream.size(); });
+      if (finalists.size() > 1 + kFinalists) finalists.resize(1 + kFinalists);
+      Candidate* kept = nullptr;
+      std::vector<uint8_t> kept_stream;
+      ScalarCompressStats kept_stats;
+      for (Candidate* c : finalists) {
+        while (!c->step->done()) {
+          last = c;
+          if (c->step->advance(work) == detail::TopoRound::repaired) c->stale = true;
+        }
+        FACTZ_RETURN_IF_ERROR(refresh(*c));
+        ScalarCompressStats trial = st;
+        auto stream = keep(*c->step, std::move(c->stream), trial);
+        if (!stream.ok()) return stream.status();
+        if (!kept || stream->size() < kept_stream.size() ||
+            (stream->size() == kept_stream.size() && c->step->index() < kept->step->index())) {
+          kept = c;
+          kept_stream = std::move(stream.value());
+          kept_stats = trial;
+        }
+      }
+      if (kept != last) kept->step->report_final();
+      st = std::move(kept_stats);
+      st.iterations = kept->step->rounds();
+      st.exact_vertices = int64_t(kept->step->quantized().exact.size());
+      st.predictor = kept->step->interp() ? ScalarPredictor::interpolation : ScalarPredictor::lorenzo;
+      return kept_stream;
     }
     last = best;
     const detail::TopoRound r = best->step->advance(work, budget);
@@ -363,11 +402,11 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     return scalar_stream(field, missing, o, racing_coder(o.coder), eb, s.step(), p_abs, s.quantized(), threads,
                          s.lattice(), s.interp(), order);
   };
-  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream) {
+  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream, ScalarCompressStats& kept) {
     return keep_smallest(o.coder, std::move(stream), [&](Coder c) {
       return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp(),
                            order);
-    }, st);
+    }, kept);
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
   lap("iterate");

@@ -295,18 +295,22 @@ TEST(ScalarLattice, ASaddleKeepsItsOwnValueWhenNoGridPointKeepsItsBox) {
   EXPECT_TRUE(detail::sos_less(q.recon[2], 2, q.recon[1], 1));
 }
 
+// Each stream kind the race may keep, kept on some field, and every stream keeps the tree.
+// Which candidate is kept follows the race (since its finalists, 2026-12-06, the 48 x 40
+// fields keep no lattice stream with raw exact values; the 24 x 20 and 96 x 20 ones do).
 TEST(ScalarLattice, TheRaceWritesBothKindsAndEachKeepsTheTree) {
   int lattice = 0, coded = 0, values = 0;
-  for (uint32_t seed : {1u, 2u, 3u})
-    for (float noise : {0.0f, 0.05f, 0.3f})
-      for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}}) {
-        SCOPED_TRACE("seed " + std::to_string(seed) + " noise " + std::to_string(noise) + " REL " +
-                     std::to_string(rel) + " P " + std::to_string(p));
-        const int v = round_trip_version(field_of(48, 40, 1, smooth_values(48, 40, 1, noise, seed)), rel, p);
-        lattice += v == 11;
-        coded += v == 14;
-        values += v == 2;
-      }
+  for (auto [nx, ny] : {std::pair{48, 40}, {24, 20}, {96, 20}})
+    for (uint32_t seed : {1u, 2u, 3u})
+      for (float noise : {0.0f, 0.05f, 0.3f})
+        for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-3, 1e-2}, {1e-2, 3e-2}}) {
+          SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + " seed " + std::to_string(seed) + " noise " +
+                       std::to_string(noise) + " REL " + std::to_string(rel) + " P " + std::to_string(p));
+          const int v = round_trip_version(field_of(nx, ny, 1, smooth_values(nx, ny, 1, noise, seed)), rel, p);
+          lattice += v == 11;
+          coded += v == 14;
+          values += v == 2;
+        }
   EXPECT_GT(lattice, 0) << "no field gave a lattice stream with raw exact values";
   EXPECT_GT(coded, 0) << "no field gave a lattice stream with coded exact values";
   EXPECT_GT(values, 0) << "no field gave a stream on the predictions' values";
