@@ -166,10 +166,12 @@ template <class T>
 using StepChoice = detail::StepChoiceOf<T>;
 
 // The race's finalists (race_steps): besides the step done first, at most kFinalists others
-// whose streams so far are within kFinalMargin of its stream run to their end, and the
-// smallest stream with any coder asked for is kept.
+// whose streams so far are within kFinalMargin of its stream run to their end unless their
+// streams pass kFinalDrop times that margin, and the smallest stream with any coder asked
+// for is kept.
 constexpr size_t kFinalists = 2;
 constexpr double kFinalMargin = 0.05;
+constexpr double kFinalDrop = 1.5;  // a finalist whose stream so far passes 1.5 times the margin's stops
 
 // The coder the codes are written with while streams are compared (the contour-tree race):
 // ANS for Coder::smallest, whose kept quantization is written with each coder once, at the end.
@@ -265,12 +267,14 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
     }
     if (best->step->done()) {
       // The finalists: the done step and the kFinalists others whose streams so far are
-      // within kFinalMargin of its stream, each run to its end and written with every coder
-      // asked for; the smallest kept (the earlier on ties).
+      // within kFinalMargin of its stream, each run to its end unless its stream so far passes
+      // kFinalDrop times that margin's size (a stream so far may pass the margin and come back
+      // under it: the nc4uvt temperature's interpolation), and written with every coder asked
+      // for; the smallest kept (the earlier on ties).
+      const double limit = double(best->stream.size()) * (1 + kFinalMargin);
       std::vector<Candidate*> finalists{best};
       for (Candidate& c : race)
-        if (&c != best && double(c.stream.size()) <= double(best->stream.size()) * (1 + kFinalMargin))
-          finalists.push_back(&c);
+        if (&c != best && double(c.stream.size()) <= limit) finalists.push_back(&c);
       std::stable_sort(finalists.begin() + 1, finalists.end(),
                        [](const Candidate* a, const Candidate* b) { return a->stream.size() < b->stream.size(); });
       if (finalists.size() > 1 + kFinalists) finalists.resize(1 + kFinalists);
@@ -278,10 +282,14 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       std::vector<uint8_t> kept_stream;
       ScalarCompressStats kept_stats;
       for (Candidate* c : finalists) {
-        while (!c->step->done()) {
+        bool out = false;  // its stream so far went far past the margin: it stops there
+        while (!c->step->done() && !out) {
           last = c;
           if (c->step->advance(work) == detail::TopoRound::repaired) c->stale = true;
+          FACTZ_RETURN_IF_ERROR(refresh(*c));
+          out = double(c->stream.size()) > limit * kFinalDrop;
         }
+        if (out) continue;
         FACTZ_RETURN_IF_ERROR(refresh(*c));
         ScalarCompressStats trial = st;
         auto stream = keep(*c->step, std::move(c->stream), trial);

@@ -67,6 +67,14 @@ std::vector<float> test_values(int kind, int64_t nx, int64_t ny, int64_t nz, uin
   return v;
 }
 
+// A raw float32 field of tests/data (tests/data/README.md); empty if it cannot be read.
+std::vector<float> bundled_field(const std::string& name, int64_t n) {
+  std::vector<float> f(static_cast<size_t>(n));
+  std::ifstream file(std::string(FACTZ_TEST_DATA_DIR) + "/" + name, std::ios::binary);
+  if (!file.read(reinterpret_cast<char*>(f.data()), std::streamsize(f.size() * sizeof(float)))) f.clear();
+  return f;
+}
+
 TEST(ScalarInterp, TheWalkVisitsEveryVertexOnceAfterItsNeighbours) {
   for (auto [nx, ny, nz] : {std::tuple{1, 1, 1}, {7, 1, 1}, {1, 9, 1}, {2, 2, 1}, {5, 3, 1}, {17, 9, 1}, {33, 1, 1},
                             {8, 8, 8}, {3, 5, 2}, {1, 1, 6}, {13, 1, 4}, {9, 7, 5}}) {
@@ -432,9 +440,8 @@ TEST(ScalarInterp, CoarseStepsAreAbandonedOrKept) {
 // ends far sooner with few exact values. Both keep the tree (advance ends only then).
 TEST(ScalarInterp, AStuckPairHasItsExtremumsOwnSaddleProtected) {
   const int64_t nx = 128, ny = 64, nz = 18;
-  std::vector<float> f(size_t(nx * ny * nz));
-  std::ifstream file(std::string(FACTZ_TEST_DATA_DIR) + "/ncl_vinth2p_t_t0_128x64x18.f32", std::ios::binary);
-  ASSERT_TRUE(file.read(reinterpret_cast<char*>(f.data()), std::streamsize(f.size() * sizeof(float))));
+  const std::vector<float> f = bundled_field("ncl_vinth2p_t_t0_128x64x18.f32", nx * ny * nz);
+  ASSERT_FALSE(f.empty());
   const detail::ScalarGrid g{nx, ny, nz};
   const double range = detail::scalar_range(f);
   const double p_abs = 1e-2 * range;
@@ -477,9 +484,8 @@ TEST(ScalarInterp, AStuckPairHasItsExtremumsOwnSaddleProtected) {
 TEST(ScalarInterp, TheRaceKeepsTheSmallestFinalist) {
   std::vector<ScalarField> fields;
   for (auto [name, nz] : {std::pair{"ncl_nc4uvt_t_128x64x14.f32", 14}, {"ncl_vinth2p_t_t0_128x64x18.f32", 18}}) {
-    std::vector<float> f(size_t(128 * 64 * nz));
-    std::ifstream file(std::string(FACTZ_TEST_DATA_DIR) + "/" + name, std::ios::binary);
-    ASSERT_TRUE(file.read(reinterpret_cast<char*>(f.data()), std::streamsize(f.size() * sizeof(float)))) << name;
+    std::vector<float> f = bundled_field(name, 128 * 64 * nz);
+    ASSERT_FALSE(f.empty()) << name;
     fields.push_back(make_field<float>(128, 64, nz, std::move(f)));
   }
   for (int kind : {3, 4, 5}) fields.push_back(make_field<float>(40, 31, 1, test_values(kind, 40, 31, 1, uint32_t(kind))));
