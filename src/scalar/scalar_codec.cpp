@@ -59,6 +59,13 @@ using detail::ScalarGrid;
 template <class T>
 constexpr bool kIsDouble = std::is_same_v<T, double>;
 
+// A value of the field's type from `r` (float32 or float64, little-endian).
+template <class T>
+bool read_value(detail::ByteReader& r, T& x) {
+  if constexpr (kIsDouble<T>) return r.f64(x);
+  else return r.f32(x);
+}
+
 Status check_options(const ScalarOptions& o) {
   if (o.mode != ScalarMode::none && o.mode != ScalarMode::contour_tree) return invalid_argument("unknown scalar mode");
   if (o.coder != Coder::huffman && o.coder != Coder::ans && o.coder != Coder::context && o.coder != Coder::smallest)
@@ -289,8 +296,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
           FACTZ_RETURN_IF_ERROR(refresh(*c));
           out = double(c->stream.size()) > limit * kFinalDrop;
         }
-        if (out) continue;
-        FACTZ_RETURN_IF_ERROR(refresh(*c));
+        if (out) continue;  // the others' streams are fresh: refreshed above, or after their last round
         ScalarCompressStats trial = st;
         auto stream = keep(*c->step, std::move(c->stream), trial);
         if (!stream.ok()) return stream.status();
@@ -469,10 +475,7 @@ Status decode_interpolated(const ScalarGrid& g, std::span<const uint16_t> symbol
     const uint16_t s = sym[v];
     T val = 0;
     if (s == 0) {
-      bool read = false;
-      if constexpr (kIsDouble<T>) read = er.f64(val);
-      else read = er.f32(val);
-      if (!read) bad = corrupt_stream("exact_values truncated");
+      if (!read_value(er, val)) bad = corrupt_stream("exact_values truncated");
       else if (!std::isfinite(val)) bad = corrupt_stream("exact value is not finite");
     } else {
       const int64_t q = int64_t(s) - int64_t(kCenter);
@@ -518,10 +521,7 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
   // Layouts 22 and 23 end their meta section with the interpolation's walk order.
   const bool interp = detail::is_scalar_interp_version(h.version);
   const size_t meta_bytes = (kIsDouble<T> ? kMetaBytes64 : kMetaBytes) + (interp ? 1 : 0);
-  bool read_step = false;
-  if constexpr (kIsDouble<T>) read_step = mr.f64(step);
-  else read_step = mr.f32(step);
-  if (meta->size() != meta_bytes || !read_step || !mr.u32(radius) || !mr.u64(pbits) || !mr.u64(pabits))
+  if (meta->size() != meta_bytes || !read_value(mr, step) || !mr.u32(radius) || !mr.u64(pbits) || !mr.u64(pabits))
     return corrupt_stream("meta section must hold " + std::to_string(meta_bytes) + " bytes");
   if (radius != kRadius) return corrupt_stream("meta: radius " + std::to_string(radius) + " (must be 32768)");
   if (!std::isfinite(step) || step < 0) return corrupt_stream("meta: quantization step is not finite and >= 0");
@@ -623,11 +623,8 @@ Result<ScalarFieldOf<T>> decompress_of(std::span<const uint8_t> stream, const De
               auto got = coded->next(detail::lorenzo(r, g, x, y, z, v));
               if (!got.ok()) return got.status();
               val = got.value();
-            } else {
-              bool read = false;
-              if constexpr (kIsDouble<T>) read = er.f64(val);
-              else read = er.f32(val);
-              if (!read) return corrupt_stream("exact_values truncated");
+            } else if (!read_value(er, val)) {
+              return corrupt_stream("exact_values truncated");
             }
             if (!std::isfinite(val)) return corrupt_stream("exact value is not finite");
             r[v] = val;
