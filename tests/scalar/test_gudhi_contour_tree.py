@@ -18,6 +18,12 @@ masked fields (missing vertices, NaN or a declared fill value, and every simplex
 them removed from the complex), and the real fields of tests/data and ../shared/data that
 are present (others are skipped), two ocean fields among them with their land masked.
 
+The same pairs decide the compressor's guarantee independently of factz's own tree: the
+fields a contour-tree stream decodes to (random ones with ties, terraces, tiny and flat grids,
+and real fields) must have, by GUDHI, exactly the original's pairs of persistence at least
+the threshold compress used: no significant extremum or saddle moved, appeared or vanished,
+and the same pairing.
+
 Run by ctest (tests/scalar/CMakeLists.txt) as `python3 test_gudhi_contour_tree.py`, which
 exits 77 (skipped) when GUDHI is not installed; pytest runs it too.
 """
@@ -298,6 +304,8 @@ REAL_FIELDS = [
     ("eraint_z500_480x241.f32", 480, 241, 1),
     ("ttk_viscousfingers_t050_64x64x64.f32", 64, 64, 64),
     ("ttk_isabel02_velmag_125x125x25.f32", 125, 125, 25),
+    ("ncl_nc4uvt_t_128x64x14.f32", 128, 64, 14),
+    ("ncl_vinth2p_t_t0_128x64x18.f32", 128, 64, 18),
 ]
 
 
@@ -320,6 +328,100 @@ def test_real_fields_with_land_masked(name, nx, ny):
     valid = f != 0.0
     assert (~valid).sum() > 10000
     check_against_gudhi(f, nx, ny, 1, (0.0, 0.001, 0.01), valid=valid, fill=0.0)
+
+
+def significant_pairs(cx, f, p_abs):
+    """The pairs GUDHI finds in f of persistence at least p_abs, lower and upper, and each
+    component's (lowest, highest) vertices: what a standard persistence tool reports as the
+    significant extrema, their saddles and their pairing."""
+    fd = np.asarray(f, np.float64)
+    lower, lower_roots = cx.pairs(f, False)
+    upper, upper_roots = cx.pairs(f, True)
+    kept_lower = sorted((m, s) for m, s in lower if fd[s] - fd[m] >= p_abs)
+    kept_upper = sorted((m, s) for m, s in upper if fd[m] - fd[s] >= p_abs)
+    return kept_lower, kept_upper, sorted(lower_roots), sorted(upper_roots)
+
+
+def compress_round_trip(f, nx, ny, nz, rel, persistence):
+    """factz compress --mode contour-tree, then decompress: (decoded field, compress report)."""
+    with tempfile.TemporaryDirectory() as d:
+        src, fz, out = (os.path.join(d, n) for n in ("f.f32", "f.fz", "g.f32"))
+        np.asarray(f, "<f4").tofile(src)
+        dims = ["-2", str(nx), str(ny), "--scalar"] if nz == 1 else ["-3", str(nx), str(ny), str(nz)]
+        run = subprocess.run([CLI, "compress", *dims, "-i", src, "-z", fz, "-M", "REL", repr(rel),
+                              "--mode", "contour-tree", "--persistence", repr(persistence), "--json"],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        back = subprocess.run([CLI, "decompress", "-z", fz, "-o", out], capture_output=True, text=True)
+        assert back.returncode == 0, back.stderr
+        return np.fromfile(out, "<f4"), report
+
+
+def check_compressed_against_gudhi(f, nx, ny, nz, settings, skeleton_only=False):
+    """For each (REL, P): the contour-tree stream's decoded field has, by GUDHI, exactly the
+    original's significant pairs (the same extremum and saddle vertices, the same pairing,
+    the same component roots) at the threshold compress used, and every value within the
+    bound. Returns the number of significant pairs checked."""
+    f = np.asarray(f, np.float32).ravel()
+    cx = Complex(nx, ny, nz, np.ones(f.size, bool), skeleton_only)
+    checked = 0
+    for rel, persistence in settings:
+        g, report = compress_round_trip(f, nx, ny, nz, rel, persistence)
+        assert g.size == f.size
+        err = np.abs(g.astype(np.float64) - f.astype(np.float64)).max()
+        assert err <= report["eb_abs"], (rel, persistence, err, report["eb_abs"])
+        p_abs = report["persistence_abs"]
+        want = significant_pairs(cx, f, p_abs)
+        got = significant_pairs(cx, g, p_abs)
+        for kind, a, b in zip(("minima", "maxima", "lowest", "highest"), want, got):
+            assert a == b, (rel, persistence, kind, sorted(set(a) ^ set(b))[:8])
+        checked += len(want[0]) + len(want[1])
+    return checked
+
+
+def test_compressed_fields_keep_their_significant_pairs():
+    """Mode contour-tree against GUDHI on the decoded fields: random fields with many ties,
+    terraces, a smooth field with noise, and tiny or flat grids."""
+    rng = np.random.default_rng(23)
+    checked = 0
+    for trial in range(12):
+        three = trial % 3 == 0
+        nx, ny, nz = (int(rng.integers(3, 9)), int(rng.integers(3, 9)), int(rng.integers(2, 6))) if three else \
+            (int(rng.integers(2, 40)), int(rng.integers(2, 30)), 1)
+        levels = (3, 7, 1000)[trial % 3]
+        f = rng.integers(0, levels, nx * ny * nz).astype(np.float32)
+        checked += check_compressed_against_gudhi(f, nx, ny, nz, ((1e-2, 1e-2), (1e-1, 1e-2), (1e-3, 0.2)))
+    x, y = np.meshgrid(np.arange(64), np.arange(48))
+    smooth = np.sin(x / 5.0) * np.cos(y / 7.0) + 0.05 * rng.standard_normal(x.shape)
+    terraces = np.maximum(0, np.round(3 * np.sin(0.3 * x) * np.cos(0.25 * y)))
+    for f in (smooth, terraces):
+        checked += check_compressed_against_gudhi(f, 64, 48, 1, ((1e-2, 1e-2), (1e-3, 1e-3), (1e-2, 1e-3)))
+    for f, nx, ny in ((np.zeros(6), 3, 2), (np.full(4, 7.0), 2, 2), (np.array([1.0, 0.0]), 2, 1)):
+        check_compressed_against_gudhi(f, nx, ny, 1, ((1e-2, 1e-2),))
+    assert checked > 100
+
+
+COMPRESSED_FIELDS = [
+    ("ttk_heatedcyl_sim10_t4.5_128x256.f32", 128, 256, 1),
+    ("pop_ocean_temp_320x384.f32", 320, 384, 1),
+    ("eraint_z500_480x241.f32", 480, 241, 1),
+    ("ttk_viscousfingers_t050_64x64x64.f32", 64, 64, 64),
+    ("ncl_nc4uvt_t_128x64x14.f32", 128, 64, 14),
+    ("ncl_vinth2p_t_t0_128x64x18.f32", 128, 64, 18),
+]
+
+
+@pytest.mark.parametrize("name,nx,ny,nz", COMPRESSED_FIELDS)
+def test_compressed_real_fields_keep_their_significant_pairs(name, nx, ny, nz):
+    """Issue 19's acceptance by an independent tool: no significant extremum of a real field
+    moves, appears or disappears after a contour-tree round trip."""
+    f = real_field(name)
+    if f is None:
+        pytest.skip(f"{name} not found in {DATA_DIRS}")
+    assert f.size == nx * ny * nz
+    checked = check_compressed_against_gudhi(f, nx, ny, nz, ((1e-2, 1e-2), (1e-3, 1e-3)), skeleton_only=nz > 1)
+    assert checked > 0
 
 
 if __name__ == "__main__":
