@@ -98,6 +98,46 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
   return 0;
 }
 
+// An extremum of the tree (ConstraintsOf::kGridUp / kGridDown) coded instead of stored: the
+// code whose value is the nearest at or beyond f(v) outward (up for a maximum), within the
+// bound and its interval; 0 when none is.
+template <class T>
+uint16_t choose_outward(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::span<const T> fills, bool up,
+                        T& val) {
+  const double d = (double(fv) - double(pred)) / double(step);
+  if (!std::isfinite(pred) || !(std::fabs(d) < double(kScalarMaxCode))) return 0;
+  int64_t q = int64_t(up ? std::ceil(d) : std::floor(d));
+  for (int tries = 0; tries < 2; ++tries) {
+    if (q < -kScalarMaxCode || q > kScalarMaxCode) return 0;
+    const T cand = pred + T(q) * step;
+    if (up ? cand < fv : cand > fv) {
+      q += up ? 1 : -1;
+      continue;
+    }
+    if (!acceptable(cand, fv, eb, iv, fills)) return 0;
+    val = cand;
+    return uint16_t(int64_t(kScalarCenter) + q);
+  }
+  return 0;
+}
+
+// Whether saddle v = (x, y, z) may decode to gv: every earlier valid vertex of its box (index
+// order) is on its side of (gv, v) by its decoded value r[w], every later one by its own value
+// f[w] (its interval, narrowed to that side by narrow_later_box, keeps it there).
+template <class T>
+bool box_keeps_sides(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, const T* r,
+                     int64_t x, int64_t y, int64_t z, int64_t v, T gv) {
+  const T fv = f[size_t(v)];
+  bool ok = true;
+  for_each_in_box(g, x, y, z, 1, [&](int64_t w) {
+    if (!ok || w == v || (!missing.empty() && missing[size_t(w)])) return;
+    const bool below = sos_less(f[size_t(w)], w, fv, v);
+    const T val = w < v ? r[w] : f[size_t(w)];
+    ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
+  });
+  return ok;
+}
+
 // A saddle's value on the grid (ConstraintsOf::kGridSaddle) at vertex v = (x, y, z), the
 // nearer of its two grid neighbours first, or its own value `fv` when neither may be taken:
 // `gv` must be acceptable, every earlier valid vertex of the box on its side of (gv, v) by
@@ -110,17 +150,8 @@ T saddle_grid_value(std::span<const T> f, const ScalarGrid& g, std::span<const u
   const T fv = f[size_t(v)];
   T cand[2] = {grid_value(fv, pred, t, true), grid_value(fv, pred, t, false)};
   if (std::fabs(double(cand[1]) - double(fv)) < std::fabs(double(cand[0]) - double(fv))) std::swap(cand[0], cand[1]);
-  for (const T gv : cand) {
-    if (gv == fv || !acceptable(gv, fv, eb, iv, fills)) continue;
-    bool ok = true;
-    for_each_in_box(g, x, y, z, 1, [&](int64_t w) {
-      if (!ok || w == v || (!missing.empty() && missing[size_t(w)])) return;
-      const bool below = sos_less(f[size_t(w)], w, fv, v);
-      const T val = w < v ? r[w] : f[size_t(w)];
-      ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
-    });
-    if (ok) return gv;
-  }
+  for (const T gv : cand)
+    if (gv != fv && acceptable(gv, fv, eb, iv, fills) && box_keeps_sides(f, g, missing, r, x, y, z, v, gv)) return gv;
   return fv;
 }
 
@@ -191,6 +222,8 @@ void quantize_walk(std::span<const T> f, const ScalarGrid& g, std::span<const ui
         if (const IntervalOf<T>* narrowed = placed.find(v)) iv = narrowed;  // holds its own interval too
         const bool quantized = step > 0 && !(c && c->all_exact) && !kind;
         if (quantized) symbol = coder.code(fv, iv, x, y, z, v);
+        else if (step > 0 && (kind == ConstraintsOf<T>::kGridUp || kind == ConstraintsOf<T>::kGridDown))
+          symbol = coder.outward(fv, iv, x, y, z, v, kind == ConstraintsOf<T>::kGridUp);
         out.symbols.push_back(symbol);
         if (symbol == 0) {
           T val = quantized && iv && Coder::shortest_stored() ? stored_value(fv, coder.eb, *iv, coder.fills) : fv;
@@ -224,6 +257,9 @@ void quantize_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint
     void missing(int64_t x, int64_t y, int64_t z, int64_t v) { r[v] = missing_stand_in(r, g, x, y, z, v); }
     uint16_t code(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v) {
       return choose_code(fv, lorenzo(r, g, x, y, z, v), eb, step, iv, fills, r[v]);
+    }
+    uint16_t outward(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v, bool up) {
+      return choose_outward(fv, lorenzo(r, g, x, y, z, v), eb, step, iv, fills, up, r[v]);
     }
     void exact(T, int64_t) {}
   };
@@ -263,6 +299,18 @@ void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<co
       }
       return 0;
     }
+    uint16_t outward(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v, bool up) {
+      int64_t kk = lattice_index(fv, step);
+      if (up ? lattice_value(kk, step) < fv : lattice_value(kk, step) > fv) kk += up ? 1 : -1;
+      const T val = lattice_value(kk, step);
+      if (up ? val < fv : val > fv) return 0;
+      const int64_t q = kk - lorenzo(k.data(), g, x, y, z, v);
+      if (q < -kScalarMaxCode || q > kScalarMaxCode || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) return 0;
+      if (!acceptable(val, fv, eb, iv, fills)) return 0;
+      k[size_t(v)] = kk;
+      r[v] = val;
+      return uint16_t(int64_t(kScalarCenter) + q);
+    }
     void exact(T fv, int64_t v) { k[size_t(v)] = lattice_index(fv, step); }
   };
   out.recon.assign(size_t(g.size()), T(0));
@@ -297,6 +345,9 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
     uint16_t symbol = 0;
     const bool quantized = step > 0 && !all_exact && !kind;
     if (quantized) symbol = choose_code(fv, pred, eb, steps.at(h), iv, fills, r[v]);
+    else if (step > 0 && !all_exact &&
+             (kind == ConstraintsOf<T>::kGridUp || kind == ConstraintsOf<T>::kGridDown))
+      symbol = choose_outward(fv, pred, eb, steps.at(h), iv, fills, kind == ConstraintsOf<T>::kGridUp, r[v]);
     out.symbols[size_t(v)] = symbol;
     if (symbol == 0) {
       const T val = quantized && iv ? stored_value(fv, eb, *iv, fills) : fv;

@@ -145,12 +145,16 @@ TEST(ScalarContext, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
     double bound, persistence;
     bool zstd;
     uint16_t version;
+    bool written_again;  // false: an encoder since then writes other bytes the decoder reads alike
   };
   const Golden goldens[] = {
       {"v15_none_abs0.05_context_6x5x4", "field_6x5x4.f32", 6, 5, 4, ScalarMode::none, BoundMode::abs, 0.05, 0.0, false,
-       15},
+       15, true},
+      // written again until the extrema were coded outward (2026-12-06)
       {"v17_contour_tree_rel1e-2_p3e-2_context_12x9", "field_12x9.f32", 12, 9, 1, ScalarMode::contour_tree,
-       BoundMode::rel, 1e-2, 3e-2, true, 17}};
+       BoundMode::rel, 1e-2, 3e-2, true, 17, false},
+      {"v17_outward_contour_tree_rel1e-2_p3e-2_context_12x9", "field_12x9.f32", 12, 9, 1, ScalarMode::contour_tree,
+       BoundMode::rel, 1e-2, 3e-2, true, 17, true}};
   for (const Golden& gd : goldens) {
     SCOPED_TRACE(gd.name);
     const auto stream = slurp(std::string(gd.name) + ".stream");
@@ -177,7 +181,8 @@ TEST(ScalarContext, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
     o.predictor = ScalarPredictor::lorenzo;  // the goldens' layouts (15, 17)
     auto again = compress_scalar(f, o);
     ASSERT_TRUE(again.ok());
-    EXPECT_EQ(again.value(), testing::compact(stream));  // the golden file's sections, compact container
+    if (gd.written_again)
+      EXPECT_EQ(again.value(), testing::compact(stream));  // the golden file's sections, compact container
     for (size_t cut = 0; cut < stream.size(); ++cut)
       EXPECT_FALSE(decompress_scalar(std::span<const uint8_t>(stream.data(), cut)).ok()) << cut;
     std::mt19937 rng(13);

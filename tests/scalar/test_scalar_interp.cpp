@@ -576,12 +576,16 @@ TEST(ScalarInterp, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
     double bound, p;
     Coder coder;
     uint16_t version;
+    bool written_again;  // false: an encoder since then writes other bytes the decoder reads alike
   };
   const Golden goldens[] = {
       {"v22_none_abs0.05_ans_6x5x4.stream", "field_6x5x4.f32", 6, 5, 4, ScalarMode::none, BoundMode::abs, 0.05, 0.0,
-       Coder::ans, 22},
+       Coder::ans, 22, true},
+      // written again until the extrema were coded outward (2026-12-06)
       {"v23_contour_tree_rel1e-2_p3e-2_context_12x9.stream", "field_12x9.f32", 12, 9, 1, ScalarMode::contour_tree,
-       BoundMode::rel, 1e-2, 3e-2, Coder::context, 23},
+       BoundMode::rel, 1e-2, 3e-2, Coder::context, 23, false},
+      {"v23_outward_contour_tree_rel1e-2_p3e-2_context_12x9.stream", "field_12x9.f32", 12, 9, 1,
+       ScalarMode::contour_tree, BoundMode::rel, 1e-2, 3e-2, Coder::context, 23, true},
   };
   for (const Golden& gd : goldens) {
     SCOPED_TRACE(gd.stream);
@@ -608,7 +612,7 @@ TEST(ScalarInterp, GoldenStreamsDecodeToTheSameBitsAndAreWrittenAgain) {
     o.predictor = ScalarPredictor::interpolation;
     auto again = compress_scalar(make_field<float>(gd.nx, gd.ny, gd.nz, values), o);
     ASSERT_TRUE(again.ok());
-    EXPECT_EQ(again.value(), stream);
+    if (gd.written_again) EXPECT_EQ(again.value(), stream);
     for (size_t cut = 0; cut < stream.size(); ++cut)
       EXPECT_FALSE(decompress_scalar(std::span<const uint8_t>(stream.data(), cut)).ok()) << cut;
     std::mt19937 rng(5);

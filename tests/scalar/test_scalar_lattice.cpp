@@ -187,11 +187,13 @@ int round_trip_version(const Field& f, double rel, double p) {
   return v == 15 ? 2 : v == 16 ? 11 : v == 17 ? 14 : v;
 }
 
-// An extremum of the tree (ConstraintsOf::kGridUp / kGridDown) is stored on the grid of the
-// exact values next to its own value, outward and within the bound, on the lattice only;
-// its own value where the grid point would leave its interval, and on the predictions'
-// values.
-TEST(ScalarLattice, ExtremaAreStoredOutwardOnTheGridOfTheExactValues) {
+// An extremum of the tree (ConstraintsOf::kGridUp / kGridDown) is coded where a code lies
+// outward (at or above its own value for a maximum, at or below for a minimum), within the
+// bound and its interval, on all three quantizers; where none does (a step above the bound),
+// the lattice stores it on the grid of the exact values next to its own value, outward and
+// within the bound, and the predictions' values store its own value; where its interval
+// leaves neither, its own value.
+TEST(ScalarLattice, ExtremaAreCodedOutwardElseStoredOnTheGridOfTheExactValues) {
   const detail::ScalarGrid g{3, 1, 1};
   const std::vector<float> f = {0.0f, 1.23456f, 0.5f};
   detail::Constraints c;
@@ -199,9 +201,27 @@ TEST(ScalarLattice, ExtremaAreStoredOutwardOnTheGridOfTheExactValues) {
   c.slot.assign(3, detail::Constraints::kFree);
   c.grid_shift = 12;
   for (uint8_t kind : {detail::Constraints::kGridUp, detail::Constraints::kGridDown}) {
+    SCOPED_TRACE(int(kind));
+    const bool up = kind == detail::Constraints::kGridUp;
     c.exact[1] = kind;
     detail::Quantized q;
-    detail::quantize_lattice(f, g, {}, {}, 0.25f, 0.25f, &c, q);
+    // A step of the bound: a code outward, less than a step away, on every quantizer.
+    for (int which = 0; which < 3; ++which) {
+      SCOPED_TRACE(which);
+      if (which == 0) detail::quantize_lattice(f, g, {}, {}, 0.25f, 0.25f, &c, q);
+      else if (which == 1) detail::quantize(f, g, {}, {}, 0.25f, 0.25f, &c, q);
+      else detail::quantize_interp(f, g, {}, {}, 0.25f, 0.25f, &c, q, detail::InterpOrder::xyz);
+      ASSERT_NE(q.symbols[1], 0);
+      EXPECT_TRUE(q.exact.empty());
+      const float x = q.recon[1];
+      if (up) EXPECT_GE(x, f[1]);
+      else EXPECT_LE(x, f[1]);
+      EXPECT_LT(std::fabs(double(x) - double(f[1])), 0.25);
+      if (which == 0) EXPECT_EQ(x, 0.25f * float(std::lround(x / 0.25f))) << "a lattice value";
+    }
+    // A step above the bound (0.5 against 0.2): neither lattice value around 1.23456 is within
+    // it, so the lattice stores the grid point outward.
+    detail::quantize_lattice(f, g, {}, {}, 0.2f, 0.5f, &c, q);
     ASSERT_EQ(q.symbols[1], 0);
     ASSERT_EQ(q.exact.size(), 1u);
     const float x = q.exact[0];
@@ -209,20 +229,23 @@ TEST(ScalarLattice, ExtremaAreStoredOutwardOnTheGridOfTheExactValues) {
     EXPECT_EQ(q.grid_shift, 12);
     const float pred = detail::lorenzo(q.recon.data(), g, 1, 0, 0, 1);
     EXPECT_TRUE(detail::on_exact_grid(x, pred, 12));
-    if (kind == detail::Constraints::kGridUp) EXPECT_GE(x, f[1]);
+    if (up) EXPECT_GE(x, f[1]);
     else EXPECT_LE(x, f[1]);
     EXPECT_NE(x, f[1]) << "1.23456 is not on that grid";
-    EXPECT_LE(std::fabs(double(x) - double(f[1])), 0.25);
-    // An interval that the grid point leaves: its own value.
+    EXPECT_LE(std::fabs(double(x) - double(f[1])), 0.2);
+    // An interval that every point outward leaves: its own value.
     c.slot[1] = 0;
-    c.intervals = {kind == detail::Constraints::kGridUp ? detail::Interval{-1.0f, f[1], 2}
-                                                         : detail::Interval{f[1], 2.0f, 1}};
-    detail::quantize_lattice(f, g, {}, {}, 0.25f, 0.25f, &c, q);
-    EXPECT_EQ(q.exact[0], f[1]);
+    c.intervals = {up ? detail::Interval{-1.0f, f[1], 2} : detail::Interval{f[1], 2.0f, 1}};
+    for (float step : {0.25f, 0.5f}) {
+      detail::quantize_lattice(f, g, {}, {}, 0.2f, step, &c, q);
+      ASSERT_EQ(q.symbols[1], 0);
+      EXPECT_EQ(q.exact[0], f[1]);
+    }
     c.slot[1] = detail::Constraints::kFree;
     c.intervals.clear();
-    // On the predictions' values: its own value.
-    detail::quantize(f, g, {}, {}, 0.25f, 0.25f, &c, q);
+    // On the predictions' values, with no code within the bound: its own value.
+    detail::quantize(f, g, {}, {}, 0.2f, 0.5f, &c, q);
+    ASSERT_EQ(q.symbols[1], 0);
     EXPECT_EQ(q.exact[0], f[1]);
     EXPECT_EQ(q.grid_shift, 0);
   }
@@ -404,9 +427,16 @@ TEST(ScalarLattice, Version14GoldenStreamDecodesToTheSameBits) {
   expect_golden("v14_contour_tree_rel1e-2_p3e-2_12x9.stream", "field_12x9.f32", 12, 9, 1, 1e-2, 3e-2, 14, false);
 }
 
-// Version 14 with the saddles on the grid (ConstraintsOf::kGridSaddle).
-TEST(ScalarLattice, Version14SaddlesGoldenStreamDecodesAndIsWrittenAgainByteForByte) {
+// Version 14 with the saddles on the grid (ConstraintsOf::kGridSaddle), written again byte for
+// byte until the extrema were coded outward (2026-12-06), which the decoder reads as any code.
+TEST(ScalarLattice, Version14SaddlesGoldenStreamDecodesToTheSameBits) {
   expect_golden("v14_saddles_contour_tree_rel1e-2_p3e-2_12x9.stream", "field_12x9.f32", 12, 9, 1, 1e-2, 3e-2, 14,
+                false);
+}
+
+// Version 14 with the extrema coded outward where a code fits (the encoder since 2026-12-06).
+TEST(ScalarLattice, Version14OutwardGoldenStreamDecodesAndIsWrittenAgainByteForByte) {
+  expect_golden("v14_outward_contour_tree_rel1e-2_p3e-2_12x9.stream", "field_12x9.f32", 12, 9, 1, 1e-2, 3e-2, 14,
                 true);
 }
 
