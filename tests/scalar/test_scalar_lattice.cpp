@@ -214,10 +214,11 @@ TEST(ScalarLattice, ExtremaAreCodedOutwardElseStoredOnTheGridOfTheExactValues) {
       ASSERT_NE(q.symbols[1], 0);
       EXPECT_TRUE(q.exact.empty());
       const float x = q.recon[1];
-      if (up) EXPECT_GE(x, f[1]);
-      else EXPECT_LE(x, f[1]);
+      EXPECT_TRUE(up ? x >= f[1] : x <= f[1]) << x;
       EXPECT_LT(std::fabs(double(x) - double(f[1])), 0.25);
-      if (which == 0) EXPECT_EQ(x, 0.25f * float(std::lround(x / 0.25f))) << "a lattice value";
+      if (which == 0) {
+        EXPECT_EQ(x, 0.25f * float(std::lround(x / 0.25f))) << "a lattice value";
+      }
     }
     // A step above the bound (0.5 against 0.2): neither lattice value around 1.23456 is within
     // it, so the lattice stores the grid point outward.
@@ -229,8 +230,7 @@ TEST(ScalarLattice, ExtremaAreCodedOutwardElseStoredOnTheGridOfTheExactValues) {
     EXPECT_EQ(q.grid_shift, 12);
     const float pred = detail::lorenzo(q.recon.data(), g, 1, 0, 0, 1);
     EXPECT_TRUE(detail::on_exact_grid(x, pred, 12));
-    if (up) EXPECT_GE(x, f[1]);
-    else EXPECT_LE(x, f[1]);
+    EXPECT_TRUE(up ? x >= f[1] : x <= f[1]) << x;
     EXPECT_NE(x, f[1]) << "1.23456 is not on that grid";
     EXPECT_LE(std::fabs(double(x) - double(f[1])), 0.2);
     // An interval that every point outward leaves: its own value.
