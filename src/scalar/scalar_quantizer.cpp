@@ -78,6 +78,15 @@ T stored_value(T fv, T eb, const IntervalOf<T>& iv, std::span<const T> fills) {
   return acceptable(x, fv, eb, &iv, fills) ? x : fv;
 }
 
+// The symbol of code q for vertex v when its value pred + q * step is acceptable (its value
+// in `val`), else 0.
+template <class T>
+uint16_t try_code(int64_t q, T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::span<const T> fills, T& val) {
+  if (q < -kScalarMaxCode || q > kScalarMaxCode) return 0;
+  val = pred + T(q) * step;
+  return acceptable(val, fv, eb, iv, fills) ? uint16_t(int64_t(kScalarCenter) + q) : 0;
+}
+
 // The symbol of vertex v (0: none accepted) and its value in `val`. Only the two codes that
 // bracket f(v) are tried: a third one lies more than a step away, so it would never be
 // within the bound in mode none (step 2 eb) and would only add error in mode contour-tree.
@@ -90,11 +99,8 @@ uint16_t choose_code(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std::s
   if (frac >= 0.5) ++q0;
   else if (frac <= -0.5) --q0;
   const int64_t other = d >= double(q0) ? q0 + 1 : q0 - 1;
-  for (int64_t q : {q0, other}) {
-    if (q < -kScalarMaxCode || q > kScalarMaxCode) continue;
-    val = pred + T(q) * step;
-    if (acceptable(val, fv, eb, iv, fills)) return uint16_t(int64_t(kScalarCenter) + q);
-  }
+  for (int64_t q : {q0, other})
+    if (const uint16_t symbol = try_code(q, fv, pred, eb, step, iv, fills, val)) return symbol;
   return 0;
 }
 
@@ -106,36 +112,10 @@ uint16_t choose_outward(T fv, T pred, T eb, T step, const IntervalOf<T>* iv, std
                         T& val) {
   const double d = (double(fv) - double(pred)) / double(step);
   if (!std::isfinite(pred) || !(std::fabs(d) < double(kScalarMaxCode))) return 0;
+  auto inward = [&](int64_t q) { return up ? pred + T(q) * step < fv : pred + T(q) * step > fv; };
   int64_t q = int64_t(up ? std::ceil(d) : std::floor(d));
-  for (int tries = 0; tries < 2; ++tries) {
-    if (q < -kScalarMaxCode || q > kScalarMaxCode) return 0;
-    const T cand = pred + T(q) * step;
-    if (up ? cand < fv : cand > fv) {
-      q += up ? 1 : -1;
-      continue;
-    }
-    if (!acceptable(cand, fv, eb, iv, fills)) return 0;
-    val = cand;
-    return uint16_t(int64_t(kScalarCenter) + q);
-  }
-  return 0;
-}
-
-// Whether saddle v = (x, y, z) may decode to gv: every earlier valid vertex of its box (index
-// order) is on its side of (gv, v) by its decoded value r[w], every later one by its own value
-// f[w] (its interval, narrowed to that side by narrow_later_box, keeps it there).
-template <class T>
-bool box_keeps_sides(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing, const T* r,
-                     int64_t x, int64_t y, int64_t z, int64_t v, T gv) {
-  const T fv = f[size_t(v)];
-  bool ok = true;
-  for_each_in_box(g, x, y, z, 1, [&](int64_t w) {
-    if (!ok || w == v || (!missing.empty() && missing[size_t(w)])) return;
-    const bool below = sos_less(f[size_t(w)], w, fv, v);
-    const T val = w < v ? r[w] : f[size_t(w)];
-    ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
-  });
-  return ok;
+  if (inward(q)) q += up ? 1 : -1;  // the products rounded it inward
+  return inward(q) ? 0 : try_code(q, fv, pred, eb, step, iv, fills, val);
 }
 
 // A saddle's value on the grid (ConstraintsOf::kGridSaddle) at vertex v = (x, y, z), the
@@ -150,8 +130,17 @@ T saddle_grid_value(std::span<const T> f, const ScalarGrid& g, std::span<const u
   const T fv = f[size_t(v)];
   T cand[2] = {grid_value(fv, pred, t, true), grid_value(fv, pred, t, false)};
   if (std::fabs(double(cand[1]) - double(fv)) < std::fabs(double(cand[0]) - double(fv))) std::swap(cand[0], cand[1]);
-  for (const T gv : cand)
-    if (gv != fv && acceptable(gv, fv, eb, iv, fills) && box_keeps_sides(f, g, missing, r, x, y, z, v, gv)) return gv;
+  for (const T gv : cand) {
+    if (gv == fv || !acceptable(gv, fv, eb, iv, fills)) continue;
+    bool ok = true;
+    for_each_in_box(g, x, y, z, 1, [&](int64_t w) {
+      if (!ok || w == v || (!missing.empty() && missing[size_t(w)])) return;
+      const bool below = sos_less(f[size_t(w)], w, fv, v);
+      const T val = w < v ? r[w] : f[size_t(w)];
+      ok = below ? sos_less(val, w, gv, v) : sos_less(gv, v, val, w);
+    });
+    if (ok) return gv;
+  }
   return fv;
 }
 
@@ -284,32 +273,30 @@ void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<co
       k[size_t(v)] = missing_stand_in(k.data(), g, x, y, z, v);
       r[v] = missing_stand_in(r, g, x, y, z, v);
     }
-    uint16_t code(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v) {
-      const int64_t k0 = lattice_index(fv, step);
-      const int64_t pred = lorenzo(k.data(), g, x, y, z, v);
-      const int64_t other = double(fv) >= double(lattice_value(k0, step)) ? k0 + 1 : k0 - 1;
-      for (int64_t kk : {k0, other}) {
-        const int64_t q = kk - pred;
-        if (q < -kScalarMaxCode || q > kScalarMaxCode || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) continue;
-        const T val = lattice_value(kk, step);
-        if (!acceptable(val, fv, eb, iv, fills)) continue;
-        k[size_t(v)] = kk;
-        r[v] = val;
-        return uint16_t(int64_t(kScalarCenter) + q);
-      }
-      return 0;
-    }
-    uint16_t outward(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v, bool up) {
-      int64_t kk = lattice_index(fv, step);
-      if (up ? lattice_value(kk, step) < fv : lattice_value(kk, step) > fv) kk += up ? 1 : -1;
-      const T val = lattice_value(kk, step);
-      if (up ? val < fv : val > fv) return 0;
-      const int64_t q = kk - lorenzo(k.data(), g, x, y, z, v);
+    // The symbol of lattice index kk for vertex v (pred: the Lorenzo prediction of its index)
+    // when its value is acceptable, with k[v] and r[v] set; else 0.
+    uint16_t take(int64_t kk, int64_t pred, T fv, const IntervalOf<T>* iv, int64_t v) {
+      const int64_t q = kk - pred;
       if (q < -kScalarMaxCode || q > kScalarMaxCode || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) return 0;
+      const T val = lattice_value(kk, step);
       if (!acceptable(val, fv, eb, iv, fills)) return 0;
       k[size_t(v)] = kk;
       r[v] = val;
       return uint16_t(int64_t(kScalarCenter) + q);
+    }
+    uint16_t code(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v) {
+      const int64_t k0 = lattice_index(fv, step);
+      const int64_t pred = lorenzo(k.data(), g, x, y, z, v);
+      const int64_t other = double(fv) >= double(lattice_value(k0, step)) ? k0 + 1 : k0 - 1;
+      for (int64_t kk : {k0, other})
+        if (const uint16_t symbol = take(kk, pred, fv, iv, v)) return symbol;
+      return 0;
+    }
+    uint16_t outward(T fv, const IntervalOf<T>* iv, int64_t x, int64_t y, int64_t z, int64_t v, bool up) {
+      auto inward = [&](int64_t kk) { return up ? lattice_value(kk, step) < fv : lattice_value(kk, step) > fv; };
+      int64_t kk = lattice_index(fv, step);
+      if (inward(kk)) kk += up ? 1 : -1;
+      return inward(kk) ? 0 : take(kk, lorenzo(k.data(), g, x, y, z, v), fv, iv, v);
     }
     void exact(T fv, int64_t v) { k[size_t(v)] = lattice_index(fv, step); }
   };
@@ -345,8 +332,7 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
     uint16_t symbol = 0;
     const bool quantized = step > 0 && !all_exact && !kind;
     if (quantized) symbol = choose_code(fv, pred, eb, steps.at(h), iv, fills, r[v]);
-    else if (step > 0 && !all_exact &&
-             (kind == ConstraintsOf<T>::kGridUp || kind == ConstraintsOf<T>::kGridDown))
+    else if (step > 0 && (kind == ConstraintsOf<T>::kGridUp || kind == ConstraintsOf<T>::kGridDown))
       symbol = choose_outward(fv, pred, eb, steps.at(h), iv, fills, kind == ConstraintsOf<T>::kGridUp, r[v]);
     out.symbols[size_t(v)] = symbol;
     if (symbol == 0) {
