@@ -1,0 +1,235 @@
+// block_interp_bench: what block mode (FaCTz-B) would gain from predicting decoded values by
+// multilevel interpolation instead of Lorenzo on pre-quantized integers, with block mode's
+// own bounds. Issue 20 asks block mode for cpSZ's ratio on the real fields; earlier
+// measurements (docs/benchmarks.md, "what limits block mode's ratio") bounded the predictor
+// with one bound everywhere. This one keeps everything block mode decides and changes only
+// the predictor, to size the change before it is built (format, CPU and CUDA kernels).
+//
+//   block_interp_bench U V NX NY REL [REL ...]
+//
+// For each REL (eb = REL x the value range of u and v together, factz's REL), block mode runs
+// as the CUDA backend's CPU model does (the same bytes as the CPU pipeline): per-vertex bound
+// ids, per-tile ids, the listed (exact) vertices and the stream. Then, per component:
+//   lorenzo  the block stream's codes: q = round(x / step) with the tile's step, the Lorenzo
+//            residual of q inside its 32 x 32 tile (order-0 entropy over the component);
+//   interp   decoded-value interpolation over the whole field (anchors every 32 vertices by
+//            Lorenzo on the anchor grid's decoded values, then strides 16 .. 1 along x then y,
+//            cubic where four points exist), each vertex coded with its own tile's step where
+//            the code's value is within the vertex's own bound (block mode's listed vertices
+//            too); else a zero value takes a zero symbol (block mode keeps zeros exactly) and
+//            any other value is listed. `extra`: listed vertices, interp's less block's.
+// The projection keeps the stream's other bytes: projected = stream - H(lorenzo) / 8 +
+// H(interp) / 8 + 4 x extra (a listed vertex taken as 4 bytes). `repair` is the count of
+// vertices the exact signature check sends to exact storage on the interpolated
+// reconstruction (model_repair); block mode on interpolation would re-predict what follows
+// each of them (not costed here). The last two columns size another change: block mode's
+// listed vertices (both components) and an estimate of their bytes when each is coded
+// against the vertex's lattice value (lattice_listed_bytes), to set beside the stream's
+// exact_values section (`factz info`).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <vector>
+
+#include "backend/cuda/gpu_model.hpp"
+#include "factz/io.hpp"
+#include "kernels/quantizer.hpp"
+#include "kernels/exact_rounding.hpp"
+#include "kernels/tiles.hpp"
+
+namespace {
+
+constexpr int64_t kAnchor = 32;
+constexpr int64_t kListed = int64_t(1) << 40;
+constexpr int64_t kZero = kListed + 1;
+
+double entropy_bytes(const std::vector<int64_t>& codes) {
+  std::map<int64_t, int64_t> counts;
+  for (int64_t c : codes) ++counts[c];
+  double h = 0.0;
+  const double n = double(codes.size());
+  for (const auto& [code, m] : counts) h -= double(m) * std::log2(double(m) / n);
+  return h / 8.0;
+}
+
+double interpolate(const std::vector<double>& d, int64_t base, int64_t stride, int64_t i, int64_t s, int64_t len) {
+  const auto at = [&](int64_t j) { return d[size_t(base + j * stride)]; };
+  if (i + s >= len) return at(i - s);
+  if (i - 3 * s >= 0 && i + 3 * s < len)
+    return (-at(i - 3 * s) + 9.0 * at(i - s) + 9.0 * at(i + s) - at(i + 3 * s)) / 16.0;
+  return (at(i - s) + at(i + s)) / 2.0;
+}
+
+struct Component {
+  double lorenzo_bytes = 0, interp_bytes = 0;
+  int64_t block_listed = 0, interp_listed = 0;
+};
+
+Component measure(const std::vector<float>& f, int64_t nx, int64_t ny, float eb, const std::vector<uint8_t>& tile_ids,
+                  const std::vector<uint8_t>& own_ids, const std::vector<uint8_t>& exact, const std::vector<float>& listed,
+                  std::vector<float>& recon, std::vector<uint8_t>& out_exact) {
+  const factz::detail::TileLayout L(nx, ny);
+  const int64_t n = nx * ny;
+  const auto step_of = [&](int64_t x, int64_t y) {
+    return 2.0 * double(factz::detail::bound_of_id(eb, tile_ids[size_t(L.tile_of(x, y))]));
+  };
+  Component c;
+  std::vector<int64_t> codes(static_cast<size_t>(n));
+  std::vector<double> q(static_cast<size_t>(n));
+  for (int64_t y = 0; y < ny; ++y)
+    for (int64_t x = 0; x < nx; ++x) {
+      const double s = step_of(x, y);
+      q[size_t(y * nx + x)] = s > 0 ? std::nearbyint(double(f[size_t(y * nx + x)]) / s) : 0.0;
+    }
+  for (int64_t y = 0; y < ny; ++y)
+    for (int64_t x = 0; x < nx; ++x) {
+      const int64_t i = y * nx + x;
+      const bool l = x % kAnchor != 0, t = y % kAnchor != 0;
+      const double p = (l ? q[size_t(i - 1)] : 0.0) + (t ? q[size_t(i - nx)] : 0.0) - (l && t ? q[size_t(i - nx - 1)] : 0.0);
+      codes[size_t(i)] = exact[size_t(i)] ? kListed : int64_t(q[size_t(i)] - p);
+    }
+  c.lorenzo_bytes = entropy_bytes(codes);
+  codes.clear();
+  std::vector<double> d(size_t(n), 0.0);
+  recon.assign(size_t(n), 0.0f);
+  out_exact.assign(size_t(n), 0);
+  const auto visit = [&](int64_t x, int64_t y, double p) {
+    const int64_t i = y * nx + x;
+    const double v = double(f[size_t(i)]), s = step_of(x, y);
+    const double own = double(factz::detail::bound_of_id(eb, own_ids[size_t(i)]));
+    float r = 0;
+    int64_t code = kListed;
+    if (exact[size_t(i)]) ++c.block_listed;
+    if (s > 0) {
+      code = int64_t(std::nearbyint((v - p) / s));
+      r = float(p + double(code) * s);
+    }
+    if (!(s > 0) || !(std::fabs(double(r) - v) <= own)) {
+      if (v == 0.0) {
+        r = 0.0f;  // a zero symbol: land and calm vertices stay zero, as block mode keeps them
+        code = kZero;
+      } else {
+        r = exact[size_t(i)] ? listed[size_t(i)] : f[size_t(i)];
+        code = kListed;
+        ++c.interp_listed;
+      }
+    }
+    if (code == kListed) out_exact[size_t(i)] = 1;
+    d[size_t(i)] = double(r);
+    recon[size_t(i)] = r;
+    codes.push_back(code);
+  };
+  for (int64_t y = 0; y < ny; y += kAnchor)
+    for (int64_t x = 0; x < nx; x += kAnchor) {
+      const int64_t i = y * nx + x;
+      const double l = x ? d[size_t(i - kAnchor)] : 0.0, t = y ? d[size_t(i - kAnchor * nx)] : 0.0;
+      const double tl = (x && y) ? d[size_t(i - kAnchor * nx - kAnchor)] : 0.0;
+      visit(x, y, l + t - tl);
+    }
+  for (int64_t s = kAnchor / 2; s >= 1; s /= 2) {
+    for (int64_t y = 0; y < ny; y += 2 * s)
+      for (int64_t x = s; x < nx; x += 2 * s) visit(x, y, interpolate(d, y * nx, 1, x, s, nx));
+    for (int64_t y = s; y < ny; y += 2 * s)
+      for (int64_t x = 0; x < nx; x += s) visit(x, y, interpolate(d, x, nx, y, s, ny));
+  }
+  c.interp_bytes = entropy_bytes(codes);
+  return c;
+}
+
+
+/// Listed vertices coded against the lattice: of every vertex block mode lists on the grid of
+/// its own bound (flag kExactListOwnBound + id, value y = m g, g the power of two of
+/// own_bound_value), the pair (id, m - round(L / g)) with L the vertex's lattice value
+/// reconstruct(prequantize(x, step)), which the decoder has from the vertex's code. Returns
+/// the order-0 entropy of the ids plus that of the differences, plus 4 bytes per vertex
+/// listed with all its bits; `listed` counts both kinds.
+double lattice_listed_bytes(const factz::VectorField2D& field, float eb, const factz::cuda_detail::TiledIntermediates& mid,
+                            int64_t& listed) {
+  const factz::detail::TileLayout L(field.nx, field.ny);
+  std::vector<int64_t> ids, deltas;
+  int64_t full = 0;
+  for (int c = 0; c < 2; ++c) {
+    const std::vector<float>& f = c ? field.v : field.u;
+    for (int64_t y = 0; y < field.ny; ++y)
+      for (int64_t x = 0; x < field.nx; ++x) {
+        const size_t i = size_t(y * field.nx + x);
+        const uint8_t flag = mid.exact[c][i];
+        if (flag == 0) continue;
+        if (flag < factz::detail::kExactListOwnBound) {
+          ++full;
+          continue;
+        }
+        const int id = flag - factz::detail::kExactListOwnBound;
+        const float step = 2.0f * factz::detail::bound_of_id(eb, mid.tile_ids[c][size_t(L.tile_of(x, y))]);
+        const float lattice = factz::detail::reconstruct(factz::detail::prequantize(f[i], step), step);
+        const float g = ldexpf(1.0f, factz::detail::exponent_bits(factz::detail::bound_of_id(eb, id)) - 126);
+        ids.push_back(id);
+        deltas.push_back(int64_t(factz::detail::round_even(mid.recon[c][i] / g)) -
+                         int64_t(factz::detail::round_even(lattice / g)));
+      }
+  }
+  listed = full + int64_t(ids.size());
+  return entropy_bytes(ids) + entropy_bytes(deltas) + 4.0 * double(full);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: %s U V NX NY REL [REL ...]\n", argv[0]);
+    return 2;
+  }
+  const int64_t nx = std::atoll(argv[3]), ny = std::atoll(argv[4]);
+  auto u = factz::read_plane(argv[1], nx, ny);
+  auto v = factz::read_plane(argv[2], nx, ny);
+  if (!u.ok() || !v.ok()) {
+    std::fprintf(stderr, "%s\n", (!u.ok() ? u.status() : v.status()).to_string().c_str());
+    return 1;
+  }
+  factz::VectorField2D field;
+  field.nx = nx;
+  field.ny = ny;
+  field.u = u.value();
+  field.v = v.value();
+  float lo = field.u[0], hi = lo;
+  for (const auto* p : {&field.u, &field.v})
+    for (float x : *p) {
+      lo = std::fmin(lo, x);
+      hi = std::fmax(hi, x);
+    }
+  const double raw = 8.0 * double(nx * ny);
+  std::printf("| REL | block bytes | block ratio | H(lorenzo) | H(interp) | extra listed | projected bytes | projected ratio | repair | listed | listed on lattice est. bytes |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int k = 5; k < argc; ++k) {
+    const double rel = std::atof(argv[k]);
+    factz::Options o;
+    o.mode = factz::Mode::block;
+    o.bound_mode = factz::BoundMode::rel;
+    o.bound = rel;
+    o.threads = 1;
+    factz::cuda_detail::TiledIntermediates mid;
+    auto s = factz::cuda_detail::model_compress(field, o, &mid);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.status().to_string().c_str());
+      return 1;
+    }
+    const float eb = float(rel * (double(hi) - double(lo)));
+    std::vector<float> recon[2];
+    std::vector<uint8_t> ex[2];
+    const Component cu = measure(field.u, nx, ny, eb, mid.tile_ids[0], mid.id_u, mid.exact[0], mid.recon[0], recon[0], ex[0]);
+    const Component cv = measure(field.v, nx, ny, eb, mid.tile_ids[1], mid.id_v, mid.exact[1], mid.recon[1], recon[1], ex[1]);
+    int64_t rounds = 0, repaired = 0;
+    factz::cuda_detail::model_repair(field, nullptr, recon, ex, rounds, repaired);
+    const double stream = double(s.value().size());
+    const double hl = cu.lorenzo_bytes + cv.lorenzo_bytes, hi2 = cu.interp_bytes + cv.interp_bytes;
+    const int64_t extra = cu.interp_listed + cv.interp_listed - cu.block_listed - cv.block_listed;
+    const double projected = stream - hl + hi2 + 4.0 * double(extra);
+    int64_t listed = 0;
+    const double on_lattice = lattice_listed_bytes(field, eb, mid, listed);
+    std::printf("| %g | %.0f | %.2f | %.0f | %.0f | %lld | %.0f | %.2f | %lld | %lld | %.0f |\n", rel, stream, raw / stream, hl,
+                hi2, static_cast<long long>(extra), projected, raw / projected, static_cast<long long>(repaired),
+                static_cast<long long>(listed), on_lattice);
+  }
+  return 0;
+}
