@@ -154,6 +154,56 @@ TEST(TiledRun, OwnBoundValuesStayWithinTheBound) {
   EXPECT_EQ(own_bound_value(0.7f, 0.3f), 0.5f);   // 1.4 -> 1
 }
 
+/// list_exact takes the coarsest power-of-two grid that keeps the value within the vertex's
+/// own bound: its flag names a bound id at least the own one whose own_bound_value is the
+/// listed value (what every writer derives, listed_value), within the own bound, and the grid
+/// of the next id would leave the bound (or x itself); on random values and bounds of every
+/// id, and on a hand-made case where the coarser grid hits.
+template <class T>
+void expect_coarsest_listing(std::mt19937& rng) {
+  std::uniform_real_distribution<T> unit(-1, 1);
+  std::uniform_int_distribution<int> ids(1, kMaxBoundId), expo(-20, 20);
+  int64_t coarser = 0, listed = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const T eb = std::ldexp(std::abs(unit(rng)) + T(0.01), expo(rng));
+    const T x = std::ldexp(unit(rng), expo(rng));
+    const int own = ids(rng);
+    const T need = bound_of_id(eb, own);
+    T value;
+    const uint8_t flag = list_exact(x, own, need, value);
+    if (flag == kExactListFull) {
+      ASSERT_EQ(value, x);
+      continue;
+    }
+    ++listed;
+    const int id = flag - kExactListOwnBound;
+    ASSERT_GE(id, own) << x << " " << need;
+    ASSERT_LE(id, kMaxBoundId);
+    ASSERT_TRUE(within_bound(value, x, need)) << x << " " << need << " id " << id;
+    ASSERT_EQ(value, own_bound_value(x, bound_of_id(eb, id)));
+    ASSERT_EQ(listed_value(x, flag, eb), value);
+    if (id < kMaxBoundId) {
+      const T next = own_bound_value(x, bound_of_id(eb, id + 1));
+      ASSERT_TRUE(next == x || !within_bound(next, x, need)) << x << " " << need << " id " << id;
+    }
+    coarser += id > own;
+  }
+  EXPECT_GT(listed, 50000);
+  EXPECT_GT(coarser, listed / 10) << "no value went to a coarser grid";
+  // eb 1: own id 27 is bound 1/8, grid 1/4; x = 1.01 lies 0.01 from 1, a point of the grids
+  // 1/2 and 1 too (bounds 1/4 and 1/2, ids 28 and 29), not of 2 (id 30: 2 is 0.99 away).
+  T value;
+  const uint8_t flag = list_exact(T(1.01), 27, bound_of_id(T(1), 27), value);
+  EXPECT_EQ(flag, kExactListOwnBound + 29);
+  EXPECT_EQ(value, T(1));
+}
+
+TEST(TiledRun, StoredValuesAreListedOnTheCoarsestGridWithinTheirBound) {
+  std::mt19937 rng(12);
+  expect_coarsest_listing<float>(rng);
+  expect_coarsest_listing<double>(rng);
+}
+
 /// choose_tile_id_rows (the CPU block frontend's form) against choose_tile_id (the CUDA
 /// frontend's) on tiles of every shape at the grid's edges, with exact vertices, ties of
 /// ids, residuals of every size (zeros, NaN-free extremes, denormals) and all-exact tiles.
