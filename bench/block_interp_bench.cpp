@@ -67,8 +67,8 @@ struct Component {
 };
 
 Component measure(const std::vector<float>& f, int64_t nx, int64_t ny, float eb, const std::vector<uint8_t>& tile_ids,
-                  const std::vector<uint8_t>& own_ids, const std::vector<uint8_t>& exact, const std::vector<float>& listed,
-                  std::vector<float>& recon, std::vector<uint8_t>& out_exact) {
+                  const std::vector<uint8_t>& own_ids, const std::vector<uint8_t>& exact,
+                  const std::vector<float>& listed, std::vector<float>& recon, std::vector<uint8_t>& out_exact) {
   const factz::detail::TileLayout L(nx, ny);
   const int64_t n = nx * ny;
   const auto step_of = [&](int64_t x, int64_t y) {
@@ -86,7 +86,8 @@ Component measure(const std::vector<float>& f, int64_t nx, int64_t ny, float eb,
     for (int64_t x = 0; x < nx; ++x) {
       const int64_t i = y * nx + x;
       const bool l = x % kAnchor != 0, t = y % kAnchor != 0;
-      const double p = (l ? q[size_t(i - 1)] : 0.0) + (t ? q[size_t(i - nx)] : 0.0) - (l && t ? q[size_t(i - nx - 1)] : 0.0);
+      const double p =
+          (l ? q[size_t(i - 1)] : 0.0) + (t ? q[size_t(i - nx)] : 0.0) - (l && t ? q[size_t(i - nx - 1)] : 0.0);
       codes[size_t(i)] = exact[size_t(i)] ? kListed : int64_t(q[size_t(i)] - p);
     }
   c.lorenzo_bytes = entropy_bytes(codes);
@@ -144,8 +145,8 @@ Component measure(const std::vector<float>& f, int64_t nx, int64_t ny, float eb,
 /// reconstruct(prequantize(x, step)), which the decoder has from the vertex's code. Returns
 /// the order-0 entropy of the ids plus that of the differences, plus 4 bytes per vertex
 /// listed with all its bits; `listed` counts both kinds.
-double lattice_listed_bytes(const factz::VectorField2D& field, float eb, const factz::cuda_detail::TiledIntermediates& mid,
-                            int64_t& listed) {
+double lattice_listed_bytes(const factz::VectorField2D& field, float eb,
+                            const factz::cuda_detail::TiledIntermediates& mid, int64_t& listed) {
   const factz::detail::TileLayout L(field.nx, field.ny);
   std::vector<int64_t> ids, deltas;
   int64_t full = 0;
@@ -181,17 +182,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int64_t nx = std::atoll(argv[3]), ny = std::atoll(argv[4]);
-  auto u = factz::read_plane(argv[1], nx, ny);
-  auto v = factz::read_plane(argv[2], nx, ny);
-  if (!u.ok() || !v.ok()) {
-    std::fprintf(stderr, "%s\n", (!u.ok() ? u.status() : v.status()).to_string().c_str());
+  auto read = factz::read_vector_field(argv[1], argv[2], nx, ny);
+  if (!read.ok()) {
+    std::fprintf(stderr, "%s\n", read.status().to_string().c_str());
     return 1;
   }
-  factz::VectorField2D field;
-  field.nx = nx;
-  field.ny = ny;
-  field.u = u.value();
-  field.v = v.value();
+  const factz::VectorField2D& field = read.value();
   float lo = field.u[0], hi = lo;
   for (const auto* p : {&field.u, &field.v})
     for (float x : *p) {
@@ -199,7 +195,8 @@ int main(int argc, char** argv) {
       hi = std::fmax(hi, x);
     }
   const double raw = 8.0 * double(nx * ny);
-  std::printf("| REL | block bytes | block ratio | H(lorenzo) | H(interp) | extra listed | projected bytes | projected ratio | repair | listed | listed on lattice est. bytes |\n");
+  std::printf("| REL | block bytes | block ratio | H(lorenzo) | H(interp) | extra listed | projected bytes | "
+              "projected ratio | repair | listed | listed on lattice est. bytes |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int k = 5; k < argc; ++k) {
     const double rel = std::atof(argv[k]);
@@ -217,8 +214,10 @@ int main(int argc, char** argv) {
     const float eb = float(rel * (double(hi) - double(lo)));
     std::vector<float> recon[2];
     std::vector<uint8_t> ex[2];
-    const Component cu = measure(field.u, nx, ny, eb, mid.tile_ids[0], mid.id_u, mid.exact[0], mid.recon[0], recon[0], ex[0]);
-    const Component cv = measure(field.v, nx, ny, eb, mid.tile_ids[1], mid.id_v, mid.exact[1], mid.recon[1], recon[1], ex[1]);
+    const Component cu =
+        measure(field.u, nx, ny, eb, mid.tile_ids[0], mid.id_u, mid.exact[0], mid.recon[0], recon[0], ex[0]);
+    const Component cv =
+        measure(field.v, nx, ny, eb, mid.tile_ids[1], mid.id_v, mid.exact[1], mid.recon[1], recon[1], ex[1]);
     int64_t rounds = 0, repaired = 0;
     factz::cuda_detail::model_repair(field, nullptr, recon, ex, rounds, repaired);
     const double stream = double(s.value().size());
@@ -227,9 +226,9 @@ int main(int argc, char** argv) {
     const double projected = stream - hl + hi2 + 4.0 * double(extra);
     int64_t listed = 0;
     const double on_lattice = lattice_listed_bytes(field, eb, mid, listed);
-    std::printf("| %g | %.0f | %.2f | %.0f | %.0f | %lld | %.0f | %.2f | %lld | %lld | %.0f |\n", rel, stream, raw / stream, hl,
-                hi2, static_cast<long long>(extra), projected, raw / projected, static_cast<long long>(repaired),
-                static_cast<long long>(listed), on_lattice);
+    std::printf("| %g | %.0f | %.2f | %.0f | %.0f | %lld | %.0f | %.2f | %lld | %lld | %.0f |\n", rel, stream,
+                raw / stream, hl, hi2, static_cast<long long>(extra), projected, raw / projected,
+                static_cast<long long>(repaired), static_cast<long long>(listed), on_lattice);
   }
   return 0;
 }

@@ -156,13 +156,13 @@ const Version1File kVersion3TiledMasked[] = {
 // Speculative streams of the linear predictor (versions 2 and 3, before version 7 recorded the
 // cubic predictor in the meta section): written by the earlier encoder with the options of the
 // v7_ cases, they decode to the values they always did.
-struct LinearSpeculativeFile {
+struct VersionedFile {  ///< a decode-only file of a known version (header byte 4)
   const char* file;
-  uint8_t version;  ///< header byte 4
+  uint8_t version;
   uint32_t decoded_u_crc;
   uint32_t decoded_v_crc;
 };
-const LinearSpeculativeFile kLinearSpeculative[] = {
+const VersionedFile kLinearSpeculative[] = {
     {"v2_speculative_rel1e-2_zstd_48x40.fz", 2, 0x5b992a2cu, 0xc595318du},
     {"v2_speculative_abs0.05_nozstd_land_48x40.fz", 2, 0xd18a7093u, 0x756dab82u},
     {"v2_ans_speculative_rel1e-2_zstd_48x40.fz", 2, 0x5b992a2cu, 0xc595318du},
@@ -181,13 +181,7 @@ const Version1File kVersion7Speculative[] = {
 // its own bound (2026-12-03 to 2026-12-06; since then the coarsest grid within that bound,
 // kernels/exact_rounding.hpp list_exact): the same format and decoder, with the options of
 // the v2_ / v5_ block cases above; they decode to the values those cases had then.
-struct FineGridFile {
-  const char* file;
-  uint8_t version;  ///< header byte 4
-  uint32_t decoded_u_crc;
-  uint32_t decoded_v_crc;
-};
-const FineGridFile kFineGridBlock[] = {
+const VersionedFile kFineGridBlock[] = {
     {"v2_block_rel1e-2_zstd_48x40_finegrid.fz", 2, 0x91625557u, 0xc0d1a108u},
     {"v2_block_abs0.05_nozstd_land_48x40_finegrid.fz", 2, 0x8dc60a43u, 0xbfd5de8bu},
     {"v2_block_rel1e-3_nozstd_33x17_finegrid.fz", 2, 0x93a62e83u, 0xafa8f90eu},
@@ -271,8 +265,9 @@ TEST(Golden, Version3TiledMaskedStreamsStillDecodeToTheirValues) {
   }
 }
 
-TEST(Golden, LinearSpeculativeStreamsStillDecodeToTheirValues) {
-  for (const LinearSpeculativeFile& c : kLinearSpeculative) {
+/// Each decode-only file is of its version and decodes (serial and OpenMP) to its pinned values.
+void expect_versioned_files_decode(std::span<const VersionedFile> files) {
+  for (const VersionedFile& c : files) {
     const Bytes stream = read_golden(c.file);
     ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
     ASSERT_EQ(stream[4], c.version) << c.file << " should be a version " << int(c.version) << " stream";
@@ -284,6 +279,8 @@ TEST(Golden, LinearSpeculativeStreamsStillDecodeToTheirValues) {
     }
   }
 }
+
+TEST(Golden, LinearSpeculativeStreamsStillDecodeToTheirValues) { expect_versioned_files_decode(kLinearSpeculative); }
 
 TEST(Golden, Version7SpeculativeStreamsStillDecodeToTheirValues) {
   for (const Version1File& c : kVersion7Speculative) {
@@ -300,17 +297,7 @@ TEST(Golden, Version7SpeculativeStreamsStillDecodeToTheirValues) {
 }
 
 TEST(Golden, BlockStreamsListedOnTheFinestGridStillDecodeToTheirValues) {
-  for (const FineGridFile& c : kFineGridBlock) {
-    const Bytes stream = read_golden(c.file);
-    ASSERT_FALSE(stream.empty()) << kGoldenDir << "/" << c.file << " is missing";
-    ASSERT_EQ(stream[4], c.version) << c.file;
-    for (Policy policy : {Policy::serial, Policy::omp}) {
-      auto r = decompress(stream, DecompressOptions{policy, 2});
-      ASSERT_TRUE(r.ok()) << c.file << ": " << r.status().to_string();
-      EXPECT_EQ(plane_crc(r->u), c.decoded_u_crc) << c.file;
-      EXPECT_EQ(plane_crc(r->v), c.decoded_v_crc) << c.file;
-    }
-  }
+  expect_versioned_files_decode(kFineGridBlock);
 }
 
 TEST(Golden, TheSegmentedFileHoldsSeveralSegmentsPerComponent) {
