@@ -92,11 +92,11 @@ FACTZ_HD bool worth_listing(double r) { return double_bits(round_to_24_bits(r)) 
 /// grid that keeps it within `need`, with flag kExactListOwnBound + id, id >= own_id the bound
 /// id whose own_bound_value gives that grid, where the value differs from x, is worth listing
 /// and passes within_bound against `need` (exactly); else x with kExactListFull. The grid of
-/// id + 1 is twice that of id, and a grid point within `need` of x is a point of every finer
-/// grid, so the first coarser grid that misses ends the search. The fewer significant bits
-/// cost less after the zstd stage (block ratio up to 2.3 % higher at REL 1e-2 on the real
-/// fields, docs/benchmarks.md); the value stays within the vertex's own bound, and the exact
-/// check still decides on it. need * 2^k is bound_of_id(eb, own_id + k) exactly: need is a
+/// id + 1 is twice that of id, and a point of a coarser grid is a point of every finer one, so
+/// once a grid's nearest point misses the bound every coarser grid's does: the first miss
+/// ends the search. The fewer significant bits cost less after the zstd stage (block ratio up
+/// to 2.3 % higher at REL 1e-2 on the real fields, docs/benchmarks.md); the value stays within
+/// the vertex's own bound, and the exact check still decides on it. need * 2^k is bound_of_id(eb, own_id + k) exactly: need is a
 /// normal number (own_bound_value leaves x otherwise) and every step stays at most eb.
 template <class T>
 FACTZ_HD uint8_t list_exact(T x, int own_id, T need, T& value) {
