@@ -31,31 +31,23 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <vector>
 
 #include "backend/cuda/gpu_model.hpp"
+#include "bench_field.hpp"
 #include "codec/coder.hpp"
 #include "codec/zstd_stage.hpp"
-#include "factz/io.hpp"
-#include "kernels/quantizer.hpp"
 #include "kernels/exact_rounding.hpp"
+#include "kernels/quantizer.hpp"
 #include "kernels/tiles.hpp"
+#include "multilevel.hpp"
 
 namespace {
 
-constexpr int64_t kAnchor = 32;
 constexpr int64_t kListed = int64_t(1) << 40;
 constexpr int64_t kZero = kListed + 1;
 
-double entropy_bytes(const std::vector<int64_t>& codes) {
-  std::map<int64_t, int64_t> counts;
-  for (int64_t c : codes) ++counts[c];
-  double h = 0.0;
-  const double n = double(codes.size());
-  for (const auto& [code, m] : counts) h -= double(m) * std::log2(double(m) / n);
-  return h / 8.0;
-}
+double entropy_bytes(const std::vector<int64_t>& codes) { return factz::bench::entropy_total_bits(codes) / 8.0; }
 
 /// Bytes of the codes through the library's coders: symbol code + 2^15 (0: listed, 1: a zero
 /// symbol, codes beyond +-32000 take symbol 0 and 4 bytes), the smaller of the ANS blob (with
@@ -85,14 +77,6 @@ double coded_bytes(const std::vector<int64_t>& codes) {
   return best + escaped;
 }
 
-double interpolate(const std::vector<double>& d, int64_t base, int64_t stride, int64_t i, int64_t s, int64_t len) {
-  const auto at = [&](int64_t j) { return d[size_t(base + j * stride)]; };
-  if (i + s >= len) return at(i - s);
-  if (i - 3 * s >= 0 && i + 3 * s < len)
-    return (-at(i - 3 * s) + 9.0 * at(i - s) + 9.0 * at(i + s) - at(i + 3 * s)) / 16.0;
-  return (at(i - s) + at(i + s)) / 2.0;
-}
-
 struct Component {
   double lorenzo_bytes = 0, interp_bytes = 0, lorenzo_coded = 0, interp_coded = 0;
   int64_t block_listed = 0, interp_listed = 0;
@@ -103,34 +87,26 @@ Component measure(const std::vector<float>& f, int64_t nx, int64_t ny, float eb,
                   const std::vector<float>& listed, std::vector<float>& recon, std::vector<uint8_t>& out_exact) {
   const factz::detail::TileLayout L(nx, ny);
   const int64_t n = nx * ny;
-  const auto step_of = [&](int64_t x, int64_t y) {
-    return 2.0 * double(factz::detail::bound_of_id(eb, tile_ids[size_t(L.tile_of(x, y))]));
+  const auto step_of = [&](int64_t i) {
+    return 2.0 * double(factz::detail::bound_of_id(eb, tile_ids[size_t(L.tile_of(i % nx, i / nx))]));
   };
   Component c;
   std::vector<int64_t> codes(static_cast<size_t>(n));
   std::vector<double> q(static_cast<size_t>(n));
-  for (int64_t y = 0; y < ny; ++y)
-    for (int64_t x = 0; x < nx; ++x) {
-      const double s = step_of(x, y);
-      q[size_t(y * nx + x)] = s > 0 ? std::nearbyint(double(f[size_t(y * nx + x)]) / s) : 0.0;
-    }
-  for (int64_t y = 0; y < ny; ++y)
-    for (int64_t x = 0; x < nx; ++x) {
-      const int64_t i = y * nx + x;
-      const bool l = x % kAnchor != 0, t = y % kAnchor != 0;
-      const double p =
-          (l ? q[size_t(i - 1)] : 0.0) + (t ? q[size_t(i - nx)] : 0.0) - (l && t ? q[size_t(i - nx - 1)] : 0.0);
-      codes[size_t(i)] = exact[size_t(i)] ? kListed : int64_t(q[size_t(i)] - p);
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const double s = step_of(i);
+    q[size_t(i)] = s > 0 ? std::nearbyint(double(f[size_t(i)]) / s) : 0.0;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    codes[size_t(i)] = exact[size_t(i)] ? kListed : int64_t(q[size_t(i)] - factz::bench::tile_lorenzo(q, nx, i));
   c.lorenzo_bytes = entropy_bytes(codes);
   c.lorenzo_coded = coded_bytes(codes);
   codes.clear();
   std::vector<double> d(size_t(n), 0.0);
   recon.assign(size_t(n), 0.0f);
   out_exact.assign(size_t(n), 0);
-  const auto visit = [&](int64_t x, int64_t y, double p) {
-    const int64_t i = y * nx + x;
-    const double v = double(f[size_t(i)]), s = step_of(x, y);
+  factz::bench::multilevel(nx, ny, d, [&](int64_t i, double p) {
+    const double v = double(f[size_t(i)]), s = step_of(i);
     const double own = double(factz::detail::bound_of_id(eb, own_ids[size_t(i)]));
     float r = 0;
     int64_t code = kListed;
@@ -153,25 +129,11 @@ Component measure(const std::vector<float>& f, int64_t nx, int64_t ny, float eb,
     d[size_t(i)] = double(r);
     recon[size_t(i)] = r;
     codes.push_back(code);
-  };
-  for (int64_t y = 0; y < ny; y += kAnchor)
-    for (int64_t x = 0; x < nx; x += kAnchor) {
-      const int64_t i = y * nx + x;
-      const double l = x ? d[size_t(i - kAnchor)] : 0.0, t = y ? d[size_t(i - kAnchor * nx)] : 0.0;
-      const double tl = (x && y) ? d[size_t(i - kAnchor * nx - kAnchor)] : 0.0;
-      visit(x, y, l + t - tl);
-    }
-  for (int64_t s = kAnchor / 2; s >= 1; s /= 2) {
-    for (int64_t y = 0; y < ny; y += 2 * s)
-      for (int64_t x = s; x < nx; x += 2 * s) visit(x, y, interpolate(d, y * nx, 1, x, s, nx));
-    for (int64_t y = s; y < ny; y += 2 * s)
-      for (int64_t x = 0; x < nx; x += s) visit(x, y, interpolate(d, x, nx, y, s, ny));
-  }
+  });
   c.interp_bytes = entropy_bytes(codes);
   c.interp_coded = coded_bytes(codes);
   return c;
 }
-
 
 /// Listed vertices coded against the lattice: of every vertex block mode lists on the grid of
 /// its own bound (flag kExactListOwnBound + id, value y = m g, g the power of two of
@@ -211,23 +173,10 @@ double lattice_listed_bytes(const factz::VectorField2D& field, float eb,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 6) {
-    std::fprintf(stderr, "usage: %s U V NX NY REL [REL ...]\n", argv[0]);
-    return 2;
-  }
-  const int64_t nx = std::atoll(argv[3]), ny = std::atoll(argv[4]);
-  auto read = factz::read_vector_field(argv[1], argv[2], nx, ny);
-  if (!read.ok()) {
-    std::fprintf(stderr, "%s\n", read.status().to_string().c_str());
-    return 1;
-  }
-  const factz::VectorField2D& field = read.value();
-  float lo = field.u[0], hi = lo;
-  for (const auto* p : {&field.u, &field.v})
-    for (float x : *p) {
-      lo = std::fmin(lo, x);
-      hi = std::fmax(hi, x);
-    }
+  factz::VectorField2D field;
+  if (const int rc = factz::bench::load_uv_args(argc, argv, field)) return rc;
+  const int64_t nx = field.nx, ny = field.ny;
+  const double range = factz::bench::value_range(field);
   const double raw = 8.0 * double(nx * ny);
   std::printf("| REL | block bytes | block ratio | H(lorenzo) | H(interp) | extra listed | projected bytes | "
               "projected ratio | coded projection bytes | coded projection ratio | repair | listed | "
@@ -246,7 +195,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", s.status().to_string().c_str());
       return 1;
     }
-    const float eb = float(rel * (double(hi) - double(lo)));
+    const float eb = float(rel * range);
     std::vector<float> recon[2];
     std::vector<uint8_t> ex[2];
     const Component cu =

@@ -22,53 +22,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <string>
 #include <vector>
 
-#include "factz/io.hpp"
+#include "bench_field.hpp"
+#include "multilevel.hpp"
 
 namespace {
 
-constexpr int64_t kAnchor = 32;
+using factz::bench::multilevel;
 
+/// Order-0 entropy of the codes, bits per value.
 double entropy_bits(const std::vector<int64_t>& codes) {
-  std::map<int64_t, int64_t> counts;
-  for (int64_t c : codes) ++counts[c];
-  double h = 0.0;
-  const double n = double(codes.size());
-  for (const auto& [code, m] : counts) h -= double(m) / n * std::log2(double(m) / n);
-  return h;
-}
-
-/// Interpolation at i (stride s) along a line of length len whose value j is at(j).
-template <class At>
-double interpolate(const At& at, int64_t i, int64_t s, int64_t len) {
-  if (i + s >= len) return at(i - s);
-  if (i - 3 * s >= 0 && i + 3 * s < len)
-    return (-at(i - 3 * s) + 9.0 * at(i - s) + 9.0 * at(i + s) - at(i + 3 * s)) / 16.0;
-  return (at(i - s) + at(i + s)) / 2.0;
-}
-
-/// Calls visit(index, prediction) for every vertex in the multilevel order, predictions from
-/// `vals` (which visit may update before the next prediction reads them).
-template <class Visit>
-void multilevel(int64_t nx, int64_t ny, const std::vector<double>& vals, const Visit& visit) {
-  for (int64_t y = 0; y < ny; y += kAnchor)
-    for (int64_t x = 0; x < nx; x += kAnchor) {
-      const int64_t i = y * nx + x;
-      const double l = x ? vals[i - kAnchor] : 0.0, t = y ? vals[i - kAnchor * nx] : 0.0;
-      const double tl = (x && y) ? vals[i - kAnchor * nx - kAnchor] : 0.0;
-      visit(i, l + t - tl);
-    }
-  for (int64_t s = kAnchor / 2; s >= 1; s /= 2) {
-    for (int64_t y = 0; y < ny; y += 2 * s)
-      for (int64_t x = s; x < nx; x += 2 * s)
-        visit(y * nx + x, interpolate([&](int64_t j) { return vals[y * nx + j]; }, x, s, nx));
-    for (int64_t y = s; y < ny; y += 2 * s)
-      for (int64_t x = 0; x < nx; x += s)
-        visit(y * nx + x, interpolate([&](int64_t j) { return vals[j * nx + x]; }, y, s, ny));
-  }
+  return factz::bench::entropy_total_bits(codes) / double(codes.size());
 }
 
 struct Bits {
@@ -81,13 +46,7 @@ Bits component_bits(const std::vector<float>& f, int64_t nx, int64_t ny, double 
   std::vector<double> q(size_t(n), 0.0);
   for (int64_t i = 0; i < n; ++i) q[size_t(i)] = std::nearbyint(double(f[size_t(i)]) / step);
   std::vector<int64_t> codes(static_cast<size_t>(n));
-  for (int64_t y = 0; y < ny; ++y)
-    for (int64_t x = 0; x < nx; ++x) {
-      const int64_t i = y * nx + x;
-      const bool l = x % kAnchor != 0, t = y % kAnchor != 0;
-      const double p = (l ? q[size_t(i - 1)] : 0.0) + (t ? q[size_t(i - nx)] : 0.0) - (l && t ? q[size_t(i - nx - 1)] : 0.0);
-      codes[size_t(i)] = int64_t(q[size_t(i)] - p);
-    }
+  for (int64_t i = 0; i < n; ++i) codes[size_t(i)] = int64_t(q[size_t(i)] - factz::bench::tile_lorenzo(q, nx, i));
   Bits b;
   b.lorenzo = entropy_bits(codes);
   codes.clear();
@@ -114,28 +73,15 @@ Bits component_bits(const std::vector<float>& f, int64_t nx, int64_t ny, double 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 6) {
-    std::fprintf(stderr, "usage: %s U V NX NY REL [REL ...]\n", argv[0]);
-    return 2;
-  }
-  const int64_t nx = std::atoll(argv[3]), ny = std::atoll(argv[4]);
-  auto u = factz::read_plane(argv[1], nx, ny);
-  auto v = factz::read_plane(argv[2], nx, ny);
-  if (!u.ok() || !v.ok()) {
-    std::fprintf(stderr, "%s\n", (!u.ok() ? u.status() : v.status()).to_string().c_str());
-    return 1;
-  }
-  float lo = u.value()[0], hi = lo;
-  for (const auto* p : {&u.value(), &v.value()})
-    for (float x : *p) {
-      lo = std::fmin(lo, x);
-      hi = std::fmax(hi, x);
-    }
+  factz::VectorField2D field;
+  if (const int rc = factz::bench::load_uv_args(argc, argv, field)) return rc;
+  const int64_t nx = field.nx, ny = field.ny;
+  const double range = factz::bench::value_range(field);
   std::printf("| REL | lorenzo bits | interp-q bits | interp-d bits | lorenzo ~ratio | interp-q ~ratio | interp-d ~ratio |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (int k = 5; k < argc; ++k) {
-    const double rel = std::atof(argv[k]), eb = rel * (double(hi) - double(lo));
-    const Bits bu = component_bits(u.value(), nx, ny, eb), bv = component_bits(v.value(), nx, ny, eb);
+    const double rel = std::atof(argv[k]), eb = rel * range;
+    const Bits bu = component_bits(field.u, nx, ny, eb), bv = component_bits(field.v, nx, ny, eb);
     const double l = (bu.lorenzo + bv.lorenzo) / 2, iq = (bu.interp_q + bv.interp_q) / 2,
                  id = (bu.interp_d + bv.interp_d) / 2;
     std::printf("| %g | %.3f | %.3f | %.3f | %.1f | %.1f | %.1f |\n", rel, l, iq, id, 32 / l, 32 / iq, 32 / id);
