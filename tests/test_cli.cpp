@@ -716,7 +716,7 @@ TEST(Cli, BadStreamsFailCleanly) {
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x10;
   std::string wrong_version = good;
-  wrong_version[4] = 23;  // one past the newest version this build reads (22)
+  wrong_version[4] = 24;  // one past the newest version this build reads (23)
   const std::vector<std::pair<std::string, std::string>> streams = {
       {"garbage", garbage},
       {"empty", ""},
@@ -724,11 +724,11 @@ TEST(Cli, BadStreamsFailCleanly) {
       {"header only", good.substr(0, 64)},
       {"flipped", flipped},
       {"appended", good + "tail"},
-      {"version 23", wrong_version},
+      {"version 24", wrong_version},
   };
   for (const auto& [name, bytes] : streams) {
     write_file(dir / "bad.fz", bytes);
-    const std::string code = name == "version 23" ? "unsupported_version" : "corrupt_stream";
+    const std::string code = name == "version 24" ? "unsupported_version" : "corrupt_stream";
     expect_clean_error(factz(dir, "decompress -z bad.fz -o u2.f32 -o v2.f32"), 1, "decompress", code, name);
     expect_clean_error(factz(dir, "info -z bad.fz"), 1, "info", code, name);
   }

@@ -565,9 +565,9 @@ TEST(Container, UnsupportedVersionIsReportedAsSuch) {
   // 1 to 17 are read (6: float64, 7: the predictor byte, 8: 3D vectors, 9 and 10: segmented
   // codes, 11: the scalar lattice, 12: masked 3D vectors, 13: float64 3D vectors, 14: the
   // scalar lattice with coded exact values, 15 to 17: scalar streams with context-coded codes);
-  // 18 to 22 are the compact container, whose header is not this one
+  // 18 to 23 are the compact container, whose header is not this one
   // (test_container_compact.cpp)
-  for (uint16_t v : {0, 23, 0xFFFF}) {
+  for (uint16_t v : {0, 24, 0xFFFF}) {
     Bytes s = sample_stream();
     put(s, 4, v, 2);
     expect_rejected(s, "format version " + std::to_string(v), Code::unsupported_version);
@@ -657,7 +657,7 @@ TEST(Container, Version13IsTheFloat643DVectorVersion) {
   EXPECT_EQ(stream_version(ids3d_plain, false, kDtypeFloat64), kFormatVersionFloat64Vector3D);
   EXPECT_EQ(stream_version(ids3d_plain), kFormatVersionVector3D);  // float32: unchanged
   EXPECT_EQ(kNewestLayoutVersion, kFormatVersionScalarLatticeCodedContext);
-  EXPECT_EQ(kFormatVersion, kFormatVersionCompactInterp);  // the newest: the compact container of version 22
+  EXPECT_EQ(kFormatVersion, kFormatVersionCompactShuffled);  // the newest: the compact container of version 23
 }
 
 // Versions 11 and 14 are the scalar lattice versions: a vector stream, or a scalar one in
@@ -851,8 +851,11 @@ TEST(Container, CraftedSectionTableValuesAreRejected) {
   EXPECT_TRUE(parse_container(s).ok()) << "a version 7 stream may hold it";
   s = sample_stream(); set_entry(s, 2, 0, kSectionCodesU, 4);
   expect_rejected(s, "section table entry 2: duplicate section 3 (codes_u)");
-  s = sample_stream(); set_entry(s, 0, 4, 2, 4);
+  s = sample_stream(); set_entry(s, 0, 4, 8, 4);
   expect_rejected(s, "section 1 (meta): reserved flag bits set");
+  // Bits 1 and 2 (byte shuffle) are version 23's: a classic stream holds neither.
+  s = sample_stream(); set_entry(s, 0, 4, kSectionFlagZstd | kSectionFlagShuffle4, 4);
+  expect_rejected(s, "section 1 (meta): byte-shuffled (only section 6 (exact_values) may be)");
   s = sample_stream(); set_entry(s, 1, 24, 9, 8);
   expect_rejected(s, "raw size differs from stored size");
   s = sample_stream(); set_entry(s, 1, 4, kSectionFlagZstd, 4);

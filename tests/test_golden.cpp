@@ -34,6 +34,7 @@
 #include "format/container.hpp"
 #include "format/crc32.hpp"
 #include "synth.hpp"
+#include "support/compact_places.hpp"
 #include "support/resealed.hpp"
 
 namespace factz {
@@ -98,7 +99,7 @@ struct GoldenCase {
 };
 
 const GoldenCase kCases[] = {
-    {"v2_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
+    {"v23_block_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
      0x25cdf403u, 0x5d4f1caeu, 0x2d365a37u},
     {"v2_block_abs0.05_nozstd_land_48x40.fz", turbulent_land_48x40,
      options(Mode::block, BoundMode::abs, 0.05, false), 0x3a578d52u, 0xdc798a6au, 0x953d7e6bu},
@@ -108,7 +109,7 @@ const GoldenCase kCases[] = {
      0x1e535a59u, 0x1e535a59u},
     {"v2_block_rel1e-3_nozstd_33x17.fz", turbulent_33x17, options(Mode::block, BoundMode::rel, 1e-3, false),
      0xdc6ffeb7u, 0x81fc0ad6u, 0xf51a9311u},
-    {"v2_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
+    {"v23_none_abs0_zstd_noise_24x20.fz", noise_24x20, options(Mode::none, BoundMode::abs, 0.0, true),
      0xbfd60a2bu, 0xd39cc116u, 0xdfe75dfeu},
     {"v9_speculative_rel1e-2_zstd_48x40.fz", turbulent_48x40, options(Mode::speculative, BoundMode::rel, 1e-2, true),
      0x25cdf403u, 0xc530c9e8u, 0x948a3a4eu},
@@ -118,7 +119,7 @@ const GoldenCase kCases[] = {
      with_ans(options(Mode::speculative, BoundMode::rel, 1e-2, true)), 0x25cdf403u, 0xc530c9e8u, 0x948a3a4eu},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40.fz", turbulent_land_48x40,
      with_ans(options(Mode::block, BoundMode::rel, 1e-2, false)), 0x3a578d52u, 0xa65ccd14u, 0x5f0e623au},
-    {"v5_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
+    {"v23_block_rel1e-2_zstd_masked_48x40.fz", turbulent_nan_land_48x40, options(Mode::block, BoundMode::rel, 1e-2, true),
      0xe97cad10u, 0x961a0c30u, 0xc150bcb7u},
     {"v5_none_abs0.05_nozstd_masked_48x40.fz", turbulent_nan_land_48x40,
      with_ans(options(Mode::none, BoundMode::abs, 0.05, false)), 0xe97cad10u, 0x0352b618u, 0x6f504087u},
@@ -187,6 +188,14 @@ const VersionedFile kFineGridBlock[] = {
     {"v2_block_rel1e-3_nozstd_33x17_finegrid.fz", 2, 0x93a62e83u, 0xafa8f90eu},
     {"v2_ans_block_rel1e-2_nozstd_land_48x40_finegrid.fz", 2, 0x72a1cfddu, 0x4c749586u},
     {"v5_block_rel1e-2_zstd_masked_48x40_finegrid.fz", 5, 0xa9d32011u, 0xcbf8b562u},
+};
+// Streams written before the zstd stage kept exact values byte-shuffled (format version 23,
+// 2026-12-07): the three cases above whose exact values it now shuffles, with the same
+// options, as classic files of their layout; they decode to the same values.
+const VersionedFile kUnshuffled[] = {
+    {"v2_block_rel1e-2_zstd_48x40.fz", 2, 0x5d4f1caeu, 0x2d365a37u},
+    {"v2_none_abs0_zstd_noise_24x20.fz", 2, 0xd39cc116u, 0xdfe75dfeu},
+    {"v5_block_rel1e-2_zstd_masked_48x40.fz", 5, 0x961a0c30u, 0xc150bcb7u},
 };
 const char* const kVersion1Ans[] = {"v1_ans_speculative_rel1e-2_zstd_48x40.fz",
                                     "v1_ans_block_rel1e-2_nozstd_land_48x40.fz"};
@@ -296,6 +305,18 @@ TEST(Golden, Version7SpeculativeStreamsStillDecodeToTheirValues) {
   }
 }
 
+TEST(Golden, StreamsWrittenBeforeTheByteShuffleStillDecodeToTheirValues) {
+  expect_versioned_files_decode(kUnshuffled);
+  // Their successors are version 23 (compact only) and hold a shuffled exact_values section.
+  for (const GoldenCase& c : kCases) {
+    const Bytes stream = read_golden(c);
+    ASSERT_FALSE(stream.empty()) << c.file;
+    const bool v23 = std::string(c.file).rfind("v23_", 0) == 0;
+    EXPECT_EQ(testing::has_shuffled_section(stream), v23) << c.file;
+    EXPECT_EQ(stream[4] == detail::kFormatVersionCompactShuffled, v23) << c.file;
+  }
+}
+
 TEST(Golden, BlockStreamsListedOnTheFinestGridStillDecodeToTheirValues) {
   expect_versioned_files_decode(kFineGridBlock);
 }
@@ -373,14 +394,17 @@ TEST(Golden, CompressingTheSameInputReproducesEveryFileByteForByte) {
       o.threads = 3;
       auto s = compress(in, o);
       ASSERT_TRUE(s.ok()) << c.file << ": " << s.status().to_string();
-      // compress writes the compact container (version 18) around the golden file's sections.
-      const Bytes want = testing::compact(golden);
+      // compress writes the compact container (version 18) around the golden file's sections;
+      // a version 23 file (byte-shuffled exact values) has no classic form and is stored as is.
+      const bool compact_file = testing::is_compact(golden);
+      const Bytes want = compact_file ? golden : testing::compact(golden);
       ASSERT_EQ(s->size(), want.size()) << c.file << ": the encoder's output changed size";
       size_t first = 0;
       while (first < want.size() && s.value()[first] == want[first]) ++first;
       EXPECT_EQ(first, want.size()) << c.file << ": first differing byte at offset " << first
                                     << " (the format or the encoder changed: bump the version)";
-      EXPECT_EQ(testing::classic(s.value()), golden) << c.file << ": the classic container of the fresh stream";
+      if (!compact_file)
+        EXPECT_EQ(testing::classic(s.value()), golden) << c.file << ": the classic container of the fresh stream";
     }
     ++compared;
   }
@@ -403,8 +427,9 @@ TEST(Golden, Regenerate) {
     ASSERT_TRUE(s.ok()) << c.file << ": " << s.status().to_string();
     auto d = decompress(s.value());
     ASSERT_TRUE(d.ok()) << c.file << ": " << d.status().to_string();
-    // The files are classic streams (their names carry the version of their sections).
-    const Bytes file = testing::classic(s.value());
+    // The files are classic streams (their names carry the version of their sections), except
+    // those of version 23 (byte-shuffled exact values), which have no classic form.
+    const Bytes file = testing::has_shuffled_section(s.value()) ? s.value() : testing::classic(s.value());
     std::ofstream out(kGoldenDir + "/" + c.file, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(file.data()), std::streamsize(file.size()));
     ASSERT_TRUE(out.good()) << c.file;

@@ -322,7 +322,8 @@ def info(stream):
     ``"float64"``: what decompress returns), ``shape``, ``nx``, ``ny``, ``nz``,
     ``ndims``, ``components``, ``mode``, ``coder``, ``zstd``, ``bound``, ``eb`` (as given),
     ``eb_abs`` (used), ``tile``, ``anchor_stride``, ``masked``, ``sections`` (``id``,
-    ``name``, ``stored_bytes``, ``raw_bytes``, ``zstd``) and ``source`` (None, or the
+    ``name``, ``stored_bytes``, ``raw_bytes``, ``zstd``, ``shuffle``: the byte-shuffle width
+    under the zstd stage, 4 or 8, else 0) and ``source`` (None, or the
     netCDF/HDF5 variable it came from: ``format``, ``file``, ``variables``,
     ``description``). Multi-block files (2D, or 3D from ``compress_multiblock3d``): ``ndims``
     (2 or 3), ``dtype``, ``nx``, ``ny`` (3D: ``nz``), ``shape``, ``blocks`` (px, py; 3D px,

@@ -82,6 +82,7 @@ py::dict container_info(std::span<const uint8_t> bytes, const factz::detail::Par
     s["stored_bytes"] = e.stored_size;
     s["raw_bytes"] = e.raw_size;
     s["zstd"] = (e.flags & fd::kSectionFlagZstd) != 0;
+    s["shuffle"] = fd::shuffle_width(e.flags);  // byte-shuffle width of the zstd stage, 0: none
     sections.append(s);
   }
   d["sections"] = sections;

@@ -274,7 +274,7 @@ Result<Header> check_header(const Header& h) {
 
 // Table entry checks that need no section data: id, flags, sizes, contiguous placement.
 // `expected_offset` is where the section must start (end of the previous one).
-Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Header& h,
+Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Header& h, uint16_t format_version,
                    uint64_t expected_offset, uint64_t stream_size,
                    std::span<const ParsedContainer::Entry> previous) {
   const std::string where = "section table entry " + std::to_string(index);
@@ -288,7 +288,20 @@ Status check_entry(const ParsedContainer::Entry& e, std::size_t index, const Hea
   for (const auto& prev : previous)
     if (prev.id == e.id) return corrupt_stream(where + ": duplicate " + label(e.id));
   const std::string sec = label(e.id);
-  if ((e.flags & ~kSectionFlagZstd) != 0) return corrupt_stream(sec + ": reserved flag bits set");
+  constexpr uint32_t kKnownFlags = kSectionFlagZstd | kSectionFlagShuffle4 | kSectionFlagShuffle8;
+  if ((e.flags & ~kKnownFlags) != 0) return corrupt_stream(sec + ": reserved flag bits set");
+  if ((e.flags & (kSectionFlagShuffle4 | kSectionFlagShuffle8)) != 0) {
+    // Byte-shuffled: one width, under the zstd stage, of exact values, in version 23 only.
+    if ((e.flags & kSectionFlagShuffle4) != 0 && (e.flags & kSectionFlagShuffle8) != 0)
+      return corrupt_stream(sec + ": shuffled with two widths (flag bits 1 and 2 both set)");
+    if ((e.flags & kSectionFlagZstd) == 0)
+      return corrupt_stream(sec + ": byte-shuffled but not zstd-compressed");
+    if (e.id != kSectionExactValues)
+      return corrupt_stream(sec + ": byte-shuffled (only " + label(kSectionExactValues) + " may be)");
+    if (format_version != kFormatVersionCompactShuffled)
+      return corrupt_stream(sec + ": byte-shuffled in a format version " + std::to_string(format_version) +
+                            " stream (only version " + std::to_string(kFormatVersionCompactShuffled) + " holds such sections)");
+  }
   if (e.offset > stream_size || e.stored_size > stream_size - e.offset)
     return corrupt_stream(sec + " lies outside the stream (offset " + std::to_string(e.offset) +
                           ", size " + std::to_string(e.stored_size) + ", stream has " +
@@ -416,14 +429,20 @@ Status parse_compact_prefix(std::span<const uint8_t> stream, ParsedContainer& pa
   const std::size_t crc_at = r.at();
   FACTZ_RETURN_IF_ERROR(r.bytes(4, header_crc));
   if (crc32c(stream.first(crc_at)) != header_crc) return corrupt_stream("header checksum mismatch");
-  // A version 22 stream holds layout 22 or 23 and only it does.
-  const bool interp_container = get_u16(p + kOffVersion) == kFormatVersionCompactInterp;
-  if (interp_container ? !is_scalar_interp_version(h.version)
-                       : h.version < kFormatVersionWithoutMask || h.version > kNewestLayoutVersion)
+  // A version 22 stream holds layout 22 or 23 and only it and version 23 do; version 23 holds
+  // any layout.
+  const uint16_t container_version = get_u16(p + kOffVersion);
+  const bool interp_container = container_version == kFormatVersionCompactInterp;
+  const bool any_layout = container_version == kFormatVersionCompactShuffled;
+  const bool classic_layout = h.version >= kFormatVersionWithoutMask && h.version <= kNewestLayoutVersion;
+  if (any_layout ? !(classic_layout || is_scalar_interp_version(h.version))
+      : interp_container ? !is_scalar_interp_version(h.version)
+                         : !classic_layout)
     return corrupt_stream("header: layout version " + std::to_string(h.version) + " in a version " +
-                          std::to_string(get_u16(p + kOffVersion)) + " stream (" +
-                          (interp_container ? std::string("22 or 23") :
-                                              "2 to " + std::to_string(kNewestLayoutVersion)) + ")");
+                          std::to_string(container_version) + " stream (" +
+                          (interp_container ? std::string("22 or 23")
+                           : any_layout     ? "2 to " + std::to_string(kNewestLayoutVersion) + ", 22 or 23"
+                                            : "2 to " + std::to_string(kNewestLayoutVersion)) + ")");
   if (tile > UINT16_MAX || stride > UINT16_MAX)
     return corrupt_stream("header: tile " + std::to_string(tile) + " or anchor stride " + std::to_string(stride) +
                           " above 65535");
@@ -485,14 +504,16 @@ Status parse_prefix(std::span<const uint8_t> stream, ParsedContainer& parsed) {
 Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) {
   const Header& h = parsed.header;
   uint64_t expected_offset = parsed.data_offset;
-  bool any_compressed = false;
+  bool any_compressed = false, any_shuffled = false;
   const std::span<const ParsedContainer::Entry> entries(parsed.entries);
   for (std::size_t i = 0; i < parsed.entries.size(); ++i) {
     ParsedContainer::Entry& e = parsed.entries[i];
     // The compact table stores no offsets: each section starts where the previous one ends.
     if (parsed.layout == ContainerLayout::compact) e.offset = expected_offset;
-    FACTZ_RETURN_IF_ERROR(check_entry(e, i, h, expected_offset, stream.size(), entries.first(i)));
+    FACTZ_RETURN_IF_ERROR(
+        check_entry(e, i, h, parsed.format_version(), expected_offset, stream.size(), entries.first(i)));
     any_compressed = any_compressed || (e.flags & kSectionFlagZstd) != 0;
+    any_shuffled = any_shuffled || shuffle_width(e.flags) != 0;
     expected_offset = e.offset + e.stored_size;
   }
   if (expected_offset != stream.size())
@@ -500,13 +521,16 @@ Status check_sections(std::span<const uint8_t> stream, ParsedContainer& parsed) 
                           std::to_string(stream.size() - expected_offset) + " bytes)");
   if ((h.flags & kHeaderFlagZstd) != 0 && !any_compressed)
     return corrupt_stream("header zstd flag is set but no section is compressed");
+  if (parsed.format_version() == kFormatVersionCompactShuffled && !any_shuffled)
+    return corrupt_stream("a version 23 stream without a byte-shuffled section (version 23 is the compact container of "
+                          "the streams that hold one)");
   // A version 19 stream holds a source section, and a scalar or 3D vector stream holds one
   // only in version 19 (a 2D vector stream also in versions 4 to 18, with a record of version 1;
   // the stream layer checks the record's version).
   const bool source = std::any_of(parsed.entries.begin(), parsed.entries.end(),
                                   [](const ParsedContainer::Entry& e) { return e.id == kSectionSource; });
   if (source && h.components != 2 && !is_source_version(parsed.format_version()) &&
-      parsed.format_version() != kFormatVersionCompactInterp)
+      !record_names_own_version(parsed.format_version()))
     return corrupt_stream(label(kSectionSource) + " in a " + std::to_string(h.components) +
                           "-component stream of format version " + std::to_string(parsed.format_version()) +
                           " (scalar and 3D vector streams hold it from version 19 on)");
@@ -577,6 +601,22 @@ const char* bound_mode_name(uint8_t b) {
 }
 
 }  // namespace
+
+std::vector<uint8_t> shuffle_bytes(std::span<const uint8_t> in, unsigned w) {
+  std::vector<uint8_t> out;
+  out.reserve(in.size());
+  for (std::size_t g = 0; g < w; ++g)
+    for (std::size_t j = g; j < in.size(); j += w) out.push_back(in[j]);
+  return out;
+}
+
+std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, unsigned w) {
+  std::vector<uint8_t> out(in.size());
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < w; ++g)
+    for (std::size_t j = g; j < in.size(); j += w) out[j] = in[at++];
+  return out;
+}
 
 uint16_t compact_version_for(std::span<const uint32_t> section_ids, uint8_t record_version) {
   const bool source = std::find(section_ids.begin(), section_ids.end(), kSectionSource) != section_ids.end();
@@ -676,8 +716,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
   uint8_t record_version = 2;
   for (const auto& sec : sections)
     if (sec.id == kSectionSource && !sec.raw.empty()) record_version = sec.raw[0];
-  const uint16_t compact_version = is_scalar_interp_version(h.version) ? kFormatVersionCompactInterp
-                                                                       : compact_version_for(ids, record_version);
+  uint16_t compact_version = is_scalar_interp_version(h.version) ? kFormatVersionCompactInterp
+                                                                 : compact_version_for(ids, record_version);
   if (layout == ContainerLayout::classic && is_source_version(compact_version))
     return invalid_argument("a stream with a source section is format version " + std::to_string(compact_version) +
                             ", which has no classic container");
@@ -704,10 +744,23 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     e.id = s.id;
     e.flags = 0;
     e.raw_size = s.raw.size();
+    if (s.shuffle != 0 && (s.id != kSectionExactValues || (s.shuffle != 4 && s.shuffle != 8)))
+      return invalid_argument(label(s.id) + ": byte shuffle of width " + std::to_string(s.shuffle) +
+                              " offered (only " + label(kSectionExactValues) + ", width 4 or 8)");
     if (s.zstd && can_compress && !s.raw.empty()) {
-      std::vector<uint8_t> packed;
+      std::vector<uint8_t> packed, shuffled;
       if (Status st = (*zstd)(s.raw, packed); !st.ok()) return with_context(st, label(s.id));
-      if (packed.size() < s.raw.size()) {
+      if (s.shuffle != 0 && s.raw.size() > s.shuffle) {
+        if (Status st = (*zstd)(shuffle_bytes(s.raw, s.shuffle), shuffled); !st.ok()) return with_context(st, label(s.id));
+      }
+      // The shuffled frame only where strictly smaller than both others.
+      const bool take_shuffled = !shuffled.empty() && shuffled.size() < packed.size() && shuffled.size() < s.raw.size();
+      if (take_shuffled) {
+        s.raw = std::move(shuffled);
+        e.flags = kSectionFlagZstd | (s.shuffle == 8 ? kSectionFlagShuffle8 : kSectionFlagShuffle4);
+        h.flags |= kHeaderFlagZstd;
+        compact_version = kFormatVersionCompactShuffled;
+      } else if (packed.size() < s.raw.size()) {
         s.raw = std::move(packed);
         e.flags = kSectionFlagZstd;
         h.flags |= kHeaderFlagZstd;
@@ -717,6 +770,8 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
     e.crc = (e.flags == 0 && s.raw_crc) ? *s.raw_crc : crc32c(s.raw);
     stored[i] = s.raw;
   }
+  if (layout == ContainerLayout::classic && compact_version == kFormatVersionCompactShuffled)
+    return invalid_argument("a stream with a byte-shuffled section is format version 23, which has no classic container");
   return assemble(h, entries, stored, layout, compact_version);
 }
 
@@ -756,12 +811,13 @@ Result<std::vector<uint8_t>> recontain(std::span<const uint8_t> stream, Containe
   // Version 1 (an old ANS-free Huffman stream) has no compact form: its layout byte would be 1.
   if (layout == ContainerLayout::compact && parsed->header.version < kFormatVersionWithoutMask)
     return invalid_argument("a version 1 stream stays in the classic container (recompress it for version 18)");
+  const uint16_t v = parsed->format_version();
   if (layout == ContainerLayout::classic && parsed->layout == ContainerLayout::compact &&
-      (is_source_version(parsed->format_version()) || parsed->format_version() == kFormatVersionCompactInterp))
-    return invalid_argument("a version " + std::to_string(parsed->format_version()) + " stream (" +
-                            (parsed->format_version() == kFormatVersionCompactInterp
-                                 ? "a scalar stream on the interpolation predictor"
-                                 : "one with a source section") +
+      (is_source_version(v) || record_names_own_version(v)))
+    return invalid_argument("a version " + std::to_string(v) + " stream (" +
+                            (v == kFormatVersionCompactInterp     ? "a scalar stream on the interpolation predictor"
+                             : v == kFormatVersionCompactShuffled ? "one with a byte-shuffled section"
+                                                                  : "one with a source section") +
                             ") has no classic container");
   std::vector<ParsedContainer::Entry> entries = parsed->entries;
   std::vector<std::span<const uint8_t>> stored;
@@ -793,6 +849,7 @@ Result<std::vector<uint8_t>> read_section(std::span<const uint8_t> stream,
   if (raw.size() != entry->raw_size)
     return corrupt_stream(label(id) + " decompressed to " + std::to_string(raw.size()) +
                           " bytes, expected " + std::to_string(entry->raw_size));
+  if (const unsigned w = shuffle_width(entry->flags); w != 0) return unshuffle_bytes(raw, w);
   return raw;
 }
 
@@ -830,15 +887,17 @@ std::string describe_container(const ParsedContainer& parsed) {
   field("anchor stride", h.anchor_stride == 0 ? "0 (unused)" : std::to_string(h.anchor_stride));
   field("zstd stage", (h.flags & kHeaderFlagZstd) != 0 ? "applied" : "not applied");
   field("sections", std::to_string(parsed.entries.size()));
-  std::snprintf(line, sizeof line, "    %3s  %-13s %14s %14s  %-4s  %s\n", "id", "name", "stored",
-                "raw", "zstd", "crc32c");
+  std::snprintf(line, sizeof line, "    %3s  %-13s %14s %14s  %-4s  %-7s  %s\n", "id", "name", "stored",
+                "raw", "zstd", "shuffle", "crc32c");
   s += line;
   for (const auto& e : parsed.entries) {
-    std::snprintf(line, sizeof line, "    %3u  %-13s %14llu %14llu  %-4s  0x%08x\n",
+    const unsigned w = shuffle_width(e.flags);
+    std::snprintf(line, sizeof line, "    %3u  %-13s %14llu %14llu  %-4s  %-7s  0x%08x\n",
                   static_cast<unsigned>(e.id), section_name(e.id).c_str(),
                   static_cast<unsigned long long>(e.stored_size),
                   static_cast<unsigned long long>(e.raw_size),
-                  (e.flags & kSectionFlagZstd) != 0 ? "yes" : "no", static_cast<unsigned>(e.crc));
+                  (e.flags & kSectionFlagZstd) != 0 ? "yes" : "no", w == 8 ? "8 bytes" : w == 4 ? "4 bytes" : "no",
+                  static_cast<unsigned>(e.crc));
     s += line;
   }
   return s;

@@ -91,26 +91,38 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// (layout versions 22 and 23, below), with or without a source section (a record of version
 /// 2 to 4, which its first byte names): written exactly for those layouts, so that builds that
 /// read up to 21 answer unsupported; every other stream as before. It has no classic container.
-inline constexpr uint16_t kFormatVersion = 22;
+/// Version 23 is the compact container of any stream this build writes whose `exact_values`
+/// section (6) is stored byte-shuffled before the zstd stage (section flag bit 1 or 2,
+/// kSectionFlagShuffle4 / 8): layout 2 to 17, 22 or 23, with or without a source section
+/// (its record names its own version, 2 to 4, as in version 22). Written exactly when a
+/// section is shuffled, so that builds that read up to 22 answer unsupported; a version 23
+/// stream without a shuffled section is corrupt. It has no classic container.
+inline constexpr uint16_t kFormatVersion = 23;
 inline constexpr uint16_t kFormatVersionCompact = 18;
 inline constexpr uint16_t kFormatVersionCompactSource = 19;
 inline constexpr uint16_t kFormatVersionCompactAuxiliary = 20;
 inline constexpr uint16_t kFormatVersionCompactOwnDimensions = 21;
 inline constexpr uint16_t kFormatVersionCompactInterp = 22;
+inline constexpr uint16_t kFormatVersionCompactShuffled = 23;
 /// Whether a compact version is one of the streams with a source section (19, 20, 21).
 inline constexpr bool is_source_version(uint16_t v) {
   return v == kFormatVersionCompactSource || v == kFormatVersionCompactAuxiliary ||
          v == kFormatVersionCompactOwnDimensions;
 }
-/// Whether offset 4's version is one of the compact container's (18 to 22).
+/// Whether offset 4's version is one of the compact container's (18 to 23).
 inline constexpr bool is_compact_version(uint16_t v) {
-  return v == kFormatVersionCompact || is_source_version(v) || v == kFormatVersionCompactInterp;
+  return v == kFormatVersionCompact || is_source_version(v) || v == kFormatVersionCompactInterp ||
+         v == kFormatVersionCompactShuffled;
+}
+/// Whether a compact version's source record (if any) names its own version (22, 23).
+inline constexpr bool record_names_own_version(uint16_t v) {
+  return v == kFormatVersionCompactInterp || v == kFormatVersionCompactShuffled;
 }
 /// The source record version a stream of format version `v` holds: 4 in version 21, 3 in
-/// version 20, 2 in version 19, 1 in the 2D vector streams of versions 4 to 18; 0 in version
-/// 22, where the record names its own (2 to 4).
+/// version 20, 2 in version 19, 1 in the 2D vector streams of versions 4 to 18; 0 in versions
+/// 22 and 23, where the record names its own (2 to 4).
 inline constexpr uint8_t source_record_version(uint16_t v) {
-  return v == kFormatVersionCompactInterp          ? 0
+  return record_names_own_version(v)               ? 0
          : v == kFormatVersionCompactOwnDimensions ? 4
          : v == kFormatVersionCompactAuxiliary   ? 3
          : v == kFormatVersionCompactSource      ? 2
@@ -179,6 +191,15 @@ inline constexpr uint8_t kBoundRel = 1;  ///< bound_value is a fraction of the v
 inline constexpr uint8_t kHeaderFlagZstd = 0x01;
 /// Section flag bit 0: the stored bytes are a zstd frame of the raw bytes.
 inline constexpr uint32_t kSectionFlagZstd = 0x01;
+/// Section flag bit 1 (bit 2): the zstd frame holds the raw bytes byte-shuffled with width 4
+/// (8), shuffle_bytes; only with bit 0, never both, only on `exact_values` (6), only in a
+/// format version 23 stream (docs/format.md, "Byte-shuffled sections").
+inline constexpr uint32_t kSectionFlagShuffle4 = 0x02;
+inline constexpr uint32_t kSectionFlagShuffle8 = 0x04;
+/// The shuffle width a section's flags name: 4, 8, or 0 (not shuffled).
+inline constexpr unsigned shuffle_width(uint32_t flags) {
+  return (flags & kSectionFlagShuffle4) ? 4u : (flags & kSectionFlagShuffle8) ? 8u : 0u;
+}
 
 // ---- Section ids (their names appear in error messages and `factz info`) -------------
 // Contents are defined per mode in docs/format.md. Adding an id means adding its name in
@@ -273,10 +294,20 @@ struct Section {
   uint32_t id = 0;           ///< one of the kSection* ids, unique within a stream
   std::vector<uint8_t> raw;  ///< the section's content before the optional zstd stage
   bool zstd = false;         ///< offer it to the zstd stage (kept only if it shrinks)
+  /// With zstd: also offer the zstd stage the bytes shuffled with this width (4 or 8; 0: no),
+  /// kept (flag kSectionFlagShuffle4 / 8, format version 23) only where strictly smaller.
+  /// Only `exact_values` (6) may be shuffled.
+  uint8_t shuffle = 0;
   /// CRC-32C of `raw` when the caller already has it (the CUDA backend folds it from device
   /// checksums of the payloads); used when the section is stored raw, recomputed otherwise.
   std::optional<uint32_t> raw_crc = std::nullopt;
 };
+
+/// The byte shuffle of width `w` (docs/format.md, "Byte-shuffled sections"): for g = 0 .. w-1 in
+/// turn, the bytes in[j] with j mod w = g, in increasing j. Any size (the groups differ by at
+/// most one byte). unshuffle_bytes is its inverse.
+std::vector<uint8_t> shuffle_bytes(std::span<const uint8_t> in, unsigned w);
+std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, unsigned w);
 
 /// Compresses `in` into `out` (replacing out's content). Used for the zstd stage; taken as
 /// a callback so the format layer stays independent of the codec layer.
@@ -295,8 +326,9 @@ using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t 
 /// parse_container would reject, unknown or duplicate section ids, more than kMaxSections
 /// sections, or a section above the raw-size cap; a failing compressor's Status is passed
 /// on with the section named. `layout` compact (the default) writes a version 18 stream (19 to
-/// 21: compact_version_for) whose layout byte is `header.version`; classic writes the 64-byte
-/// header of `header.version` (invalid_argument for a stream with a source section).
+/// 21: compact_version_for; 22 for the scalar interpolation layouts; 23 when a section offered
+/// the byte shuffle is stored shuffled) whose layout byte is `header.version`; classic writes
+/// the 64-byte header of `header.version` (invalid_argument for a stream of version 19 to 23).
 Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<Section> sections,
                                              const Compressor* zstd,
                                              ContainerLayout layout = ContainerLayout::compact);
@@ -320,8 +352,8 @@ struct ParsedContainer {
   std::vector<Entry> entries;
   ContainerLayout layout = ContainerLayout::classic;  ///< which container the stream is in
   uint64_t data_offset = 0;  ///< where the first section starts (header and table end)
-  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 to 22
-  /// The version at offset 4: `header.version` in a classic stream, 18 to 22 in a compact one.
+  uint16_t compact_version = kFormatVersionCompact;  ///< offset 4 of a compact stream: 18 to 23
+  /// The version at offset 4: `header.version` in a classic stream, 18 to 23 in a compact one.
   uint16_t format_version() const {
     return layout == ContainerLayout::compact ? compact_version : header.version;
   }

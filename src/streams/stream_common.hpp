@@ -71,9 +71,19 @@ Header stream_header(uint64_t nx, uint64_t ny, uint64_t nz, BoundMode bound_mode
 /// for zstd keeps asking (the mask sections always do).
 void offer_zstd(std::vector<Section>& sections, bool on);
 
+/// Bytes per value of a stream's data type: 8 for float64, else 4.
+inline uint8_t value_bytes(uint8_t dtype) { return dtype == kDtypeFloat64 ? 8 : 4; }
+
 /// The container of `header` and `sections` (in order), with the zstd stage at kZstdLevel
-/// for the sections that ask for it. The header's flags are derived by the container.
+/// for the sections that ask for it; `exact_values` is also offered to it byte-shuffled with
+/// the data type's width (kept where smaller: format version 23). The header's flags are
+/// derived by the container.
 Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections);
+
+/// What write_stream would store for an `exact_values` section of raw values `raw` (data type
+/// `dtype`, the zstd stage on or off): the smallest of the raw bytes, their zstd frame and the
+/// frame of their byte shuffle. For a writer that weighs another form of the section.
+size_t stored_values_size(std::span<const uint8_t> raw, bool zstd, uint8_t dtype);
 
 /// The zstd stage's inverse, for read_section.
 const Decompressor& zstd_stage_decompressor();

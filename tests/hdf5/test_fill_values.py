@@ -87,10 +87,11 @@ def write(path, data, plist, chunks=None, fillvalue=None):
 
 def stream_version(chunk):
     """The version of the chunk's sections (docs/format.md): header byte 6 of the compact
-    container (version 18 in bytes 4-5), which factz writes: 9 in mode speculative (its meta
+    container (version 18 in bytes 4-5, 23 where the exact values are stored byte-shuffled),
+    which factz writes: 9 in mode speculative (its meta
     section names the cubic predictor); in modes none and block 2 without missing vertices, 5
     with them (whose codes then leave the missing vertices out)."""
-    assert struct.unpack("<H", chunk[4:6])[0] == 18, "factz writes the compact container"
+    assert struct.unpack("<H", chunk[4:6])[0] in (18, 23), "factz writes the compact container"
     return chunk[6]
 
 

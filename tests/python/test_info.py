@@ -20,6 +20,7 @@ def test_vector_stream_info():
     assert info["container"] == "compact" and info["layout_version"] == 2  # block mode, no mask, no source
     assert sum(s["stored_bytes"] for s in info["sections"]) < len(buf)
     assert {"meta", "codes_u", "codes_v"} <= {s["name"] for s in info["sections"]}
+    assert all(s["shuffle"] == 0 for s in info["sections"])  # no zstd stage, nothing shuffled
     land = np.zeros(u.shape, bool)
     land[:5] = True
     assert factz.info(factz.compress(u, v, mask=land))["masked"]

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/container.hpp"
 #include "format/crc32.hpp"
 
 namespace factz::testing {
@@ -22,12 +23,29 @@ inline constexpr uint16_t kCompactOwnDimensionsVersion = 21;  ///< one whose aux
 inline constexpr std::size_t kCompactFixed = 26;         ///< bytes before the varints
 inline constexpr std::size_t kCompactFlagsOffset = 12;   ///< the header flags byte
 
-/// Whether the bytes start like a compact stream (the version at offset 4 is 18 to 21).
+inline constexpr uint16_t kCompactInterpVersion = 22;    ///< a scalar stream on the interpolation predictor
+inline constexpr uint16_t kCompactShuffledVersion = 23;  ///< a stream with a byte-shuffled section
+
+/// Whether the bytes start like a compact stream (the version at offset 4 is 18 to 23).
 inline bool is_compact(std::span<const uint8_t> s) {
   if (s.size() < 6) return false;
   const int version = s[4] | (s[5] << 8);
-  return version == kCompactVersion || version == kCompactSourceVersion || version == kCompactAuxiliaryVersion ||
-         version == kCompactOwnDimensionsVersion;
+  return version >= kCompactVersion && version <= kCompactShuffledVersion;
+}
+
+/// Whether a stream holds a byte-shuffled section (which makes it format version 23).
+inline bool has_shuffled_section(std::span<const uint8_t> s) {
+  const auto p = detail::parse_container(s);
+  if (!p.ok()) return false;
+  for (const auto& e : p->entries)
+    if (detail::shuffle_width(e.flags) != 0) return true;
+  return false;
+}
+
+/// The compact version a stream this build writes carries: 23 where a section is stored
+/// byte-shuffled, else `otherwise` (18 to 22, from what the stream holds).
+inline uint16_t expected_compact_version(std::span<const uint8_t> s, uint16_t otherwise) {
+  return has_shuffled_section(s) ? kCompactShuffledVersion : otherwise;
 }
 
 /// Where a compact stream's fields lie, as far as its bytes allow (`complete` when the

@@ -179,6 +179,7 @@ int info_stream(const Bytes& bytes, bool json) {
     StatsWriter one;
     one.count("id", e.id).text("name", factz::detail::section_name(e.id)).count("stored_bytes", e.stored_size);
     one.count("raw_bytes", e.raw_size).flag("zstd", (e.flags & factz::detail::kSectionFlagZstd) != 0);
+    one.count("shuffle", factz::detail::shuffle_width(e.flags));  // byte-shuffle width, 0: none
     one.count("crc32c", e.crc);
     list << (k ? ", " : "") << one.object();
   }
