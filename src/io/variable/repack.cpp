@@ -163,7 +163,10 @@ Result<Repacked> repack(const SourceVariable& v, const OutputValues& values, std
       out.variable.attributes.push_back(a);  // in unpacked units, as CF reads a range of the unpacked type
     }
   }
-  const auto [lo, hi] = range_of(*t);
+  // Plain names, not a structured binding: lambdas capture those only since C++20's P1091,
+  // which clang before 16 lacks.
+  const auto range = range_of(*t);
+  const double lo = range.first, hi = range.second;
   auto pack_all = [&](auto span) -> Status {
     out.values.reserve(span.size() * size_t(t->bytes));
     for (size_t k = 0; k < span.size(); ++k) {
