@@ -72,7 +72,7 @@ inline constexpr uint64_t kMaxZstdExpansion = uint64_t(1) << 16;
 /// container. Its header holds the version 2 to 17 of the layout of its sections (the
 /// version a 64-byte-header stream of the same sections carries), which the parsed Header's
 /// `version` is; offset 4 holds 18, so that a build that reads only up to 17 refuses it as
-/// unsupported. Every stream this build writes is a compact one (18 to 22); versions 1 to 17 are read.
+/// unsupported. Every stream this build writes is a compact one (18 to 23); versions 1 to 17 are read.
 /// Version 19 is the compact container of a stream that holds a `source` section (12) with a
 /// record of version 2 (coordinates coded as differences, format/source_record.cpp), which
 /// since version 19 may also be a scalar or a 3D vector stream: until version 18 only 2D
