@@ -3,6 +3,7 @@
 // decodes to the values of the same stream without the zstd stage.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -211,6 +212,18 @@ TEST(ShuffledSections, AReaderRefusesShufflesTheFormatDoesNotHold) {
   }
 }
 
+/// The options of a stream with the zstd stage on (`[0]`) and off (`[1]`).
+std::array<Options, 2> with_and_without_zstd(Mode mode, double rel) {
+  Options o;
+  o.mode = mode;
+  o.bound_mode = BoundMode::rel;
+  o.bound = rel;
+  o.zstd = true;
+  Options off = o;
+  off.zstd = false;
+  return {o, off};
+}
+
 // What the zstd stage does to the exact values changes no decoded value: every vector stream
 // kind, with the stage on, decodes to the values of the same stream with it off, and some of
 // them are version 23 (scalar streams: tests/scalar/test_scalar_shuffle.cpp).
@@ -226,13 +239,7 @@ TEST(ShuffledSections, EveryStreamKindDecodesToTheValuesOfItsUnshuffledStream) {
     for (Mode mode : {Mode::none, Mode::block, Mode::speculative})
       for (double rel : {1e-2, 1e-3}) {
         SCOPED_TRACE("2D mode " + std::to_string(int(mode)) + " REL " + std::to_string(rel));
-        Options o;
-        o.mode = mode;
-        o.bound_mode = BoundMode::rel;
-        o.bound = rel;
-        o.zstd = true;
-        Options off = o;
-        off.zstd = false;
+        const auto [o, off] = with_and_without_zstd(mode, rel);
         auto on32 = compress(f, o), off32 = compress(f, off);
         ASSERT_TRUE(on32.ok() && off32.ok());
         shuffled += testing::has_shuffled_section(on32.value());
@@ -255,13 +262,7 @@ TEST(ShuffledSections, EveryStreamKindDecodesToTheValuesOfItsUnshuffledStream) {
     const VectorField3D f = testing::random_modes(20, 18, 16, 7, 24, 6);
     for (Mode mode : {Mode::none, Mode::block}) {
       SCOPED_TRACE("3D mode " + std::to_string(int(mode)));
-      Options o;
-      o.mode = mode;
-      o.bound_mode = BoundMode::rel;
-      o.bound = 1e-2;
-      o.zstd = true;
-      Options off = o;
-      off.zstd = false;
+      const auto [o, off] = with_and_without_zstd(mode, 1e-2);
       auto on = compress(f, o), no = compress(f, off);
       ASSERT_TRUE(on.ok() && no.ok());
       shuffled += testing::has_shuffled_section(on.value());
