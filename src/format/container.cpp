@@ -618,6 +618,23 @@ std::vector<uint8_t> unshuffle_bytes(std::span<const uint8_t> in, unsigned w) {
   return out;
 }
 
+Status zstd_stage_section(std::span<const uint8_t> raw, unsigned shuffle, const Compressor& zstd,
+                          std::vector<uint8_t>& frame, uint32_t& flags) {
+  flags = 0;
+  std::vector<uint8_t> packed, shuffled;
+  FACTZ_RETURN_IF_ERROR(zstd(raw, packed));
+  if (shuffle != 0 && raw.size() > shuffle) FACTZ_RETURN_IF_ERROR(zstd(shuffle_bytes(raw, shuffle), shuffled));
+  // The shuffled frame only where strictly smaller than both others.
+  if (!shuffled.empty() && shuffled.size() < packed.size() && shuffled.size() < raw.size()) {
+    frame = std::move(shuffled);
+    flags = kSectionFlagZstd | (shuffle == 8 ? kSectionFlagShuffle8 : kSectionFlagShuffle4);
+  } else if (packed.size() < raw.size()) {
+    frame = std::move(packed);
+    flags = kSectionFlagZstd;
+  }
+  return Status::Ok();
+}
+
 uint16_t compact_version_for(std::span<const uint32_t> section_ids, uint8_t record_version) {
   const bool source = std::find(section_ids.begin(), section_ids.end(), kSectionSource) != section_ids.end();
   if (!source) return kFormatVersionCompact;
@@ -748,22 +765,15 @@ Result<std::vector<uint8_t>> write_container(const Header& header, std::vector<S
       return invalid_argument(label(s.id) + ": byte shuffle of width " + std::to_string(s.shuffle) +
                               " offered (only " + label(kSectionExactValues) + ", width 4 or 8)");
     if (s.zstd && can_compress && !s.raw.empty()) {
-      std::vector<uint8_t> packed, shuffled;
-      if (Status st = (*zstd)(s.raw, packed); !st.ok()) return with_context(st, label(s.id));
-      if (s.shuffle != 0 && s.raw.size() > s.shuffle) {
-        if (Status st = (*zstd)(shuffle_bytes(s.raw, s.shuffle), shuffled); !st.ok()) return with_context(st, label(s.id));
-      }
-      // The shuffled frame only where strictly smaller than both others.
-      const bool take_shuffled = !shuffled.empty() && shuffled.size() < packed.size() && shuffled.size() < s.raw.size();
-      if (take_shuffled) {
-        s.raw = std::move(shuffled);
-        e.flags = kSectionFlagZstd | (s.shuffle == 8 ? kSectionFlagShuffle8 : kSectionFlagShuffle4);
+      std::vector<uint8_t> frame;
+      uint32_t flags = 0;
+      if (Status st = zstd_stage_section(s.raw, s.shuffle, *zstd, frame, flags); !st.ok())
+        return with_context(st, label(s.id));
+      if (flags != 0) {
+        s.raw = std::move(frame);
+        e.flags = flags;
         h.flags |= kHeaderFlagZstd;
-        compact_version = kFormatVersionCompactShuffled;
-      } else if (packed.size() < s.raw.size()) {
-        s.raw = std::move(packed);
-        e.flags = kSectionFlagZstd;
-        h.flags |= kHeaderFlagZstd;
+        if (shuffle_width(flags) != 0) compact_version = kFormatVersionCompactShuffled;
       }
     }
     e.stored_size = s.raw.size();

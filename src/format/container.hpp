@@ -318,6 +318,14 @@ using Compressor = std::function<Status(std::span<const uint8_t> in, std::vector
 using Decompressor = std::function<Status(std::span<const uint8_t> in, uint64_t raw_size,
                                           std::vector<uint8_t>& out)>;
 
+/// The zstd stage of one section, as write_container runs it: `raw`'s zstd frame or, with
+/// `shuffle` (4 or 8; 0: not offered), the frame of its byte shuffle, the smaller where it is
+/// strictly smaller than the raw bytes (the plain frame on a tie). `flags` the entry flags of
+/// what is kept: 0 (the raw bytes; `frame` untouched), kSectionFlagZstd, or that with
+/// kSectionFlagShuffle4 / 8; `frame` the kept frame. A failing compressor's Status is passed on.
+Status zstd_stage_section(std::span<const uint8_t> raw, unsigned shuffle, const Compressor& zstd,
+                          std::vector<uint8_t>& frame, uint32_t& flags);
+
 /// Serializes the header and sections (in the given order); the header's version must be
 /// stream_version of the sections (without a predictor byte, or, for a header that
 /// may_carry_predictor, with one: the caller knows its meta section). Sections with `zstd` set are

@@ -126,9 +126,10 @@ Result<std::vector<uint8_t>> scalar_stream(const ScalarFieldOf<T>& field, std::s
       std::vector<uint8_t> coded =
           detail::encode_exact_residuals<T>(q.exact, q.exact_refs, q.grid_shift);
       // The raw values as the container would store them (zstd stage, byte shuffle).
-      const size_t raw_stored = detail::stored_values_size(
-          raw, o.zstd, kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32);
-      if (coded.size() < raw_stored) {
+      auto raw_stored =
+          detail::stored_values_size(raw, o.zstd, kIsDouble<T> ? detail::kDtypeFloat64 : detail::kDtypeFloat32);
+      if (!raw_stored.ok()) return raw_stored.status();
+      if (coded.size() < raw_stored.value()) {
         raw = std::move(coded);
         coded_exact = true;
       }

@@ -50,26 +50,32 @@ void offer_zstd(std::vector<Section>& sections, bool on) {
   for (auto& s : sections) s.zstd = s.zstd || (on && s.id != kSectionMeta);
 }
 
-Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections) {
+namespace {
+
+/// The zstd stage at kZstdLevel.
+const Compressor& zstd_stage_compressor() {
   static const Compressor zstd = [](std::span<const uint8_t> in, std::vector<uint8_t>& out) {
     return zstd_compress(in, kZstdLevel, out);
   };
+  return zstd;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections) {
   // The exact values hold the data type's values one after the other: their bytes also go
   // to the zstd stage shuffled (format version 23 where that is smaller).
   for (auto& s : sections)
     if (s.zstd && s.id == kSectionExactValues) s.shuffle = value_bytes(header.dtype);
-  return write_container(header, std::move(sections), &zstd);
+  return write_container(header, std::move(sections), &zstd_stage_compressor());
 }
 
-size_t stored_values_size(std::span<const uint8_t> raw, bool zstd, uint8_t dtype) {
-  size_t best = raw.size();
-  if (!zstd || raw.empty()) return best;
-  std::vector<uint8_t> packed;
-  if (zstd_compress(raw, kZstdLevel, packed).ok()) best = std::min(best, packed.size());
-  const unsigned w = value_bytes(dtype);
-  if (raw.size() > w && zstd_compress(shuffle_bytes(raw, w), kZstdLevel, packed).ok())
-    best = std::min(best, packed.size());
-  return best;
+Result<size_t> stored_values_size(std::span<const uint8_t> raw, bool zstd, uint8_t dtype) {
+  if (!zstd || raw.empty()) return raw.size();
+  std::vector<uint8_t> frame;
+  uint32_t flags = 0;
+  FACTZ_RETURN_IF_ERROR(zstd_stage_section(raw, value_bytes(dtype), zstd_stage_compressor(), frame, flags));
+  return flags != 0 ? frame.size() : raw.size();
 }
 
 Result<std::vector<uint8_t>> section_head(std::span<const uint8_t> stream, const ParsedContainer::Entry& e,

@@ -80,10 +80,10 @@ inline uint8_t value_bytes(uint8_t dtype) { return dtype == kDtypeFloat64 ? 8 : 
 /// derived by the container.
 Result<std::vector<uint8_t>> write_stream(const Header& header, std::vector<Section> sections);
 
-/// What write_stream would store for an `exact_values` section of raw values `raw` (data type
-/// `dtype`, the zstd stage on or off): the smallest of the raw bytes, their zstd frame and the
-/// frame of their byte shuffle. For a writer that weighs another form of the section.
-size_t stored_values_size(std::span<const uint8_t> raw, bool zstd, uint8_t dtype);
+/// The size write_stream would store for an `exact_values` section of raw values `raw` (data
+/// type `dtype`, the zstd stage on or off): zstd_stage_section's choice. For a writer that
+/// weighs another form of the section; a failing compressor's Status is passed on.
+Result<size_t> stored_values_size(std::span<const uint8_t> raw, bool zstd, uint8_t dtype);
 
 /// The zstd stage's inverse, for read_section.
 const Decompressor& zstd_stage_decompressor();

@@ -1,10 +1,12 @@
-// Small helpers the contour-tree tests share: a field from values (and a mask), the tree at an
-// absolute persistence, and its nodes with their types.
+// Small helpers the contour-tree tests share: a field from values (and a mask), a smooth field
+// with noise, the tree at an absolute persistence, and its nodes with their types.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,23 @@ inline ScalarField make(int64_t nx, int64_t ny, int64_t nz, std::vector<float> v
   f.nz = nz;
   f.values = std::move(v);
   f.mask = std::move(mask);
+  return f;
+}
+
+/// A smooth field with a little noise (seeded): waves along x and y, a ramp along z.
+template <class T>
+ScalarFieldOf<T> smooth(int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
+  ScalarFieldOf<T> f;
+  f.nx = nx;
+  f.ny = ny;
+  f.nz = nz;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int64_t z = 0; z < nz; ++z)
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x)
+        f.values.push_back(T(10.0 * std::sin(0.23 * double(x)) * std::cos(0.19 * double(y)) + 2.0 * double(z) +
+                             0.3 * u(rng)));
   return f;
 }
 

@@ -18,29 +18,16 @@
 #include "factz/factz.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
+#include "ct_test_support.hpp"
 #include "support/compact_places.hpp"
 #include "support/resealed.hpp"
 
 namespace factz {
 namespace {
 
-uint16_t version_of(const std::vector<uint8_t>& s) { return testing::layout_version(s); }
+using ct_test::smooth;
 
-template <class T>
-ScalarFieldOf<T> smooth(int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
-  ScalarFieldOf<T> f;
-  f.nx = nx;
-  f.ny = ny;
-  f.nz = nz;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (int64_t z = 0; z < nz; ++z)
-    for (int64_t y = 0; y < ny; ++y)
-      for (int64_t x = 0; x < nx; ++x)
-        f.values.push_back(T(10.0 * std::sin(0.23 * double(x)) * std::cos(0.19 * double(y)) + 2.0 * double(z) +
-                             0.3 * u(rng)));
-  return f;
-}
+uint16_t version_of(const std::vector<uint8_t>& s) { return testing::layout_version(s); }
 
 std::vector<uint8_t> slurp(const std::string& name) {
   std::ifstream in(std::string(FACTZ_SCALAR_GOLDEN_DIR) + "/" + name, std::ios::binary);

@@ -3,12 +3,11 @@
 // and float64, and the contour-tree streams dense in exact values keep the shuffle.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "ct_test_support.hpp"
 #include "factz/scalar.hpp"
 #include "format/container.hpp"
 #include "support/compact_places.hpp"
@@ -16,20 +15,7 @@
 namespace factz {
 namespace {
 
-template <class T>
-ScalarFieldOf<T> waves(int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
-  ScalarFieldOf<T> f;
-  f.nx = nx;
-  f.ny = ny;
-  f.nz = nz;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> noise(-0.05, 0.05);
-  for (int64_t z = 0; z < nz; ++z)
-    for (int64_t y = 0; y < ny; ++y)
-      for (int64_t x = 0; x < nx; ++x)
-        f.values.push_back(T(std::sin(0.3 * double(x)) * std::cos(0.25 * double(y)) + 0.1 * double(z) + noise(rng)));
-  return f;
-}
+using ct_test::smooth;
 
 template <class T>
 int round_trips(const ScalarFieldOf<T>& f, ScalarMode mode, double rel, const std::string& what) {
@@ -70,11 +56,11 @@ TEST(ScalarShuffle, TheZstdStageChangesNoDecodedValue) {
     for (double rel : {1e-2, 1e-4}) {
       const std::string what = std::string(mode == ScalarMode::none ? "none" : "contour-tree") + " REL " +
                                std::to_string(rel);
-      shuffled += round_trips(waves<float>(64, 48, 1, 11), mode, rel, what + " 2D float32");
-      shuffled += round_trips(waves<double>(30, 24, 6, 12), mode, rel, what + " 3D float64");
+      shuffled += round_trips(smooth<float>(64, 48, 1, 11), mode, rel, what + " 2D float32");
+      shuffled += round_trips(smooth<double>(30, 24, 6, 12), mode, rel, what + " 3D float64");
     }
   // At REL 0 every value is exact: the shuffle is what the stage keeps.
-  shuffled += round_trips(waves<float>(40, 30, 1, 13), ScalarMode::contour_tree, 0.0, "lossless float32");
+  shuffled += round_trips(smooth<float>(40, 30, 1, 13), ScalarMode::contour_tree, 0.0, "lossless float32");
   EXPECT_GE(shuffled, 1) << "no stream kept the shuffle: the test no longer sees version 23";
 }
 
