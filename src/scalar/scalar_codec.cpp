@@ -236,7 +236,8 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
     const int64_t first_budget =
         steps[k].coarse ? int64_t(in.f.size()) * detail::kCoarseSearch : detail::TopoStep::kNoBudget;
     race[k].step = std::make_unique<detail::TopoStepOf<T>>(in, steps[k].step, int64_t(k), steps[k].lattice,
-                                                           steps[k].late_levels, steps[k].interp, first_budget);
+                                                           steps[k].late_levels, steps[k].interp, first_budget,
+                                                           steps[k].reach);
     if (race[k].step->abandoned()) continue;
     auto stream = write(*race[k].step);
     if (stream.ok()) race[k].stream = std::move(stream.value());
@@ -287,9 +288,9 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
         if (&c != best && double(c.stream.size()) <= limit) within.push_back(&c);
       std::stable_sort(within.begin(), within.end(),
                        [](const Candidate* a, const Candidate* b) { return a->stream.size() < b->stream.size(); });
-      size_t taken[2] = {0, 0};
+      size_t taken[3] = {0, 0, 0};
       for (Candidate* c : within)
-        if (taken[c->step->interp() ? 1 : 0]++ < kFinalists) finalists.push_back(c);
+        if (taken[c->step->interp() ? (c->step->reach() ? 2 : 1) : 0]++ < kFinalists) finalists.push_back(c);
       Candidate* kept = nullptr;
       std::vector<uint8_t> kept_stream;
       ScalarCompressStats kept_stats;

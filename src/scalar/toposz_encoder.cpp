@@ -95,17 +95,17 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp,
       if (!(step > top * kCoarseAbove)) break;
       rungs.push_back({step, false, true, true, k > 0});
     }
-  const size_t most = std::max<size_t>(interp && lorenzo ? 3 : 2,
-                                       std::min<size_t>(2 * rungs.size(), (size_t(1) << 25) / std::max<size_t>(n, 1)));
-  std::vector<StepChoiceOf<T>> steps;
-  for (bool late : {false, true})
-    for (const Rung& r : rungs) {
-      if (late && r.early_only) continue;
-      const StepChoiceOf<T> c{bound_in<T>(r.step), r.lattice, late, r.interp, r.coarse};
-      if (steps.size() < most && (c.step > 0 || (eb == 0 && !r.lattice && !r.interp)) &&
-          std::find(steps.begin(), steps.end(), c) == steps.end())
-        steps.push_back(c);
-    }
+  std::vector<StepChoiceOf<T>> all;
+  for (bool reach : {false, true})
+    for (bool late : {false, true})
+      for (const Rung& r : rungs) {
+        if ((late && r.early_only) || (reach && (!r.interp || p_abs <= 0))) continue;
+        const StepChoiceOf<T> c{bound_in<T>(r.step), r.lattice, late, r.interp, r.coarse, reach};
+        if ((c.step > 0 || (eb == 0 && !r.lattice && !r.interp)) && std::find(all.begin(), all.end(), c) == all.end())
+          all.push_back(c);
+      }
+  const size_t most = std::max<size_t>(interp && lorenzo ? 3 : 2, (size_t(1) << 25) / std::max<size_t>(n, 1));
+  std::vector<StepChoiceOf<T>> steps(all.begin(), all.begin() + std::ptrdiff_t(std::min(most, all.size())));
   if (steps.empty()) steps.push_back({eb, false, false, interp && !lorenzo});
   return steps;
 }
@@ -146,12 +146,13 @@ int grid_shift_for(const TopoInputOf<T>& in, T step) {
 
 template <class T>
 TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice, bool late_levels,
-                          bool interp, int64_t budget)
+                          bool interp, int64_t budget, bool reach)
     : in_(in),
       step_(step),
       index_(index),
       lattice_(lattice),
       interp_(interp && !lattice),
+      reach_(reach && interp && !lattice),
       band_(step / 2),
       late_levels_(late_levels),
       t0_(std::chrono::steady_clock::now()) {
@@ -355,7 +356,14 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
       const int64_t v = stack_.back();
       stack_.pop_back();
       for_each_neighbour(in_.grid, nb, v, [&](int64_t w) {
-        if (seen_[size_t(w)] || !valid(w) || std::fabs(double(in_.f[size_t(w)]) - fc) > double(band_)) return;
+        if (seen_[size_t(w)] || !valid(w)) return;
+        const T fw = in_.f[size_t(w)];
+        const double off = std::fabs(double(fw) - fc);
+        if (off > double(band_)) return;
+        // How far w can move: on the lattice to its own lattice value; with reach_ as far
+        // as it moved in the quantization that offended (none before round 0's).
+        if (lattice_ && off > std::fabs(double(lattice_value(lattice_index(fw, step_), step_)) - double(fw))) return;
+        if (reach_ && !q_.recon.empty() && off > std::fabs(double(q_.recon[size_t(w)]) - double(fw))) return;
         seen_[size_t(w)] = 1;
         reached.push_back(uint32_t(w));
         stack_.push_back(uint32_t(w));

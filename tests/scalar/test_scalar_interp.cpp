@@ -306,19 +306,31 @@ TEST(ScalarInterp, BestKeepsTheSmallerModeNoneStream) {
 // ladder (head, after two rungs), never on the lattice, and mode none's 2 eb ends each half
 // where it is above 1.2 t (here p = eb: t = p, 2 eb = 2 t); a large field races three, the
 // interpolation's step beside the two Lorenzo steps it raced before; Lorenzo alone is the
-// ladder of before, the interpolation alone its six.
+// ladder of before, the interpolation alone its six; then each interpolation candidate again
+// with `reach`, in the same order, where the limit leaves room.
 TEST(ScalarInterp, TheRaceLadder) {
   const auto small = detail::toposz_steps(1.0f, 1.0, 1000, true, true);
-  ASSERT_EQ(small.size(), 26u);
+  ASSERT_EQ(small.size(), 32u);
   int interp = 0, coarse = 0;
+  std::vector<detail::StepChoiceOf<float>> first, twins;
   for (const auto& c : small) {
     EXPECT_FALSE(c.interp && c.lattice);
     EXPECT_TRUE(!c.coarse || c.interp);
+    EXPECT_TRUE(!c.reach || c.interp);
     interp += c.interp;
     coarse += c.coarse;
+    if (c.interp) (c.reach ? twins : first).push_back(c);
   }
-  EXPECT_EQ(interp, 6);
-  EXPECT_EQ(coarse, 2);
+  EXPECT_EQ(interp, 12);
+  EXPECT_EQ(coarse, 4);
+  ASSERT_EQ(first.size(), 6u);
+  ASSERT_EQ(twins.size(), 6u);
+  for (size_t k = 0; k < first.size(); ++k) {
+    auto twin = first[k];
+    twin.reach = true;
+    EXPECT_EQ(twins[k], twin);
+    EXPECT_EQ(small[26 + k], twin);
+  }
   EXPECT_TRUE(small[0].interp && !small[0].late_levels);
   EXPECT_TRUE(small[3].interp && small[3].step > small[0].step);
   EXPECT_TRUE(small[12].coarse && !small[12].late_levels && small[12].step == 2.0f);
@@ -333,9 +345,12 @@ TEST(ScalarInterp, TheRaceLadder) {
   EXPECT_EQ(large[2], before[1]);
   const auto lorenzo = detail::toposz_steps(1.0f, 1.0, 1000, false, true);
   EXPECT_EQ(lorenzo, detail::toposz_steps(1.0f, 1.0, 1000));
+  for (const auto& c : large) EXPECT_FALSE(c.reach);
   const auto only = detail::toposz_steps(1.0, 1.0, 1000, true, false);
-  ASSERT_EQ(only.size(), 6u);
+  ASSERT_EQ(only.size(), 12u);
   for (const auto& c : only) EXPECT_TRUE(c.interp && !c.lattice);
+  // Without a threshold (mode none's bound alone) no twin.
+  for (const auto& c : detail::toposz_steps(1.0f, 0.0, 1000, true, true)) EXPECT_FALSE(c.reach);
   // A bound of 0: one candidate (every value exact), on the predictor asked for.
   EXPECT_EQ(detail::toposz_steps(0.0f, 0.0, 1000, true, false).size(), 1u);
   EXPECT_TRUE(detail::toposz_steps(0.0f, 0.0, 1000, true, false)[0].interp);
@@ -355,7 +370,7 @@ TEST(ScalarInterp, CoarseStepsAboveTheThreshold) {
   for (const Case& k : cases)
     for (bool single : {false, true}) {
       SCOPED_TRACE("eb " + std::to_string(k.eb) + " p " + std::to_string(k.p) + (single ? " double" : " float"));
-      std::vector<double> early, late;
+      std::vector<double> early, late, twins;  // twins: the reach copies' coarse steps, early and late
       auto check = [&](const auto& steps) {
         for (const auto& c : steps) {
           if (!c.coarse) {
@@ -366,7 +381,8 @@ TEST(ScalarInterp, CoarseStepsAboveTheThreshold) {
           }
           EXPECT_TRUE(c.interp && !c.lattice);
           EXPECT_GT(double(c.step), 1.2 * std::min(2 * k.eb, k.p));
-          (c.late_levels ? late : early).push_back(double(c.step));
+          if (c.reach) twins.push_back(double(c.step));
+          else (c.late_levels ? late : early).push_back(double(c.step));
         }
       };
       if (single) check(detail::toposz_steps(k.eb, k.p, 1000, true, true));
@@ -377,6 +393,9 @@ TEST(ScalarInterp, CoarseStepsAboveTheThreshold) {
       } else {
         EXPECT_EQ(late, std::vector<double>{2.0 * k.eb});
       }
+      std::vector<double> both = early;
+      both.insert(both.end(), late.begin(), late.end());
+      EXPECT_EQ(twins, both);
       // Lorenzo alone races none.
       for (const auto& c : detail::toposz_steps(float(k.eb), k.p, 1000)) EXPECT_FALSE(c.coarse);
     }
@@ -429,6 +448,95 @@ TEST(ScalarInterp, CoarseStepsAreAbandonedOrKept) {
         kept_coarse += steps[size_t(last_step)].coarse;
       }
   EXPECT_GT(kept_coarse, 0);
+}
+
+// The interpolation's twins with `reach`: round 0 is the same quantization as their
+// originals' (no decoded error is known before it), a twin run to its end keeps the tree and
+// the bound, and the race keeps a twin where the decoded values follow the field closely
+// (the NCL level-0 geopotential height, tests/data, at REL / P 1e-2: 1619 -> 1394 bytes),
+// every stream of the race keeping the tree and the bound.
+TEST(ScalarInterp, ReachTwinsKeepTheTreeAndWinSomeRaces) {
+  auto packed = [](int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
+    std::vector<float> v = test_values(4, nx, ny, nz, seed);
+    for (float& x : v) x = std::round(x * 40.0f) / 40.0f;
+    return v;
+  };
+  {
+    const int64_t nx = 48, ny = 40;
+    const std::vector<float> f = packed(nx, ny, 1, 3);
+    const detail::ScalarGrid g{nx, ny, 1};
+    const double range = detail::scalar_range(f);
+    const double p_abs = 1e-2 * range;
+    const ContourTree tree = detail::compute_contour_tree(f, g, {}, p_abs, {}, 1);
+    const detail::TopoInput in{f, g, {}, {}, float(1e-2 * range), p_abs, &tree, 1, nullptr,
+                               detail::scalar_max_magnitude(f)};
+    const float step = float(p_abs * detail::kStepBelowThreshold);
+    detail::TopoStep plain(in, step, 0, false, false, true);
+    detail::TopoStep twin(in, step, 1, false, false, true, detail::TopoStep::kNoBudget, true);
+    EXPECT_TRUE(twin.reach());
+    EXPECT_FALSE(plain.reach());
+    EXPECT_EQ(plain.quantized().recon, twin.quantized().recon);
+    EXPECT_EQ(plain.quantized().symbols, twin.quantized().symbols);
+    detail::CtWorkspace work;
+    while (twin.advance(work) != detail::TopoRound::done) {
+    }
+    const ContourTree back = detail::compute_contour_tree(twin.quantized().recon, g, {}, p_abs, {}, 1);
+    EXPECT_TRUE(compare_contour_trees(tree, back).same());
+    for (size_t v = 0; v < f.size(); ++v) ASSERT_LE(std::fabs(double(twin.quantized().recon[v]) - double(f[v])), 1e-2 * range);
+  }
+  {
+    const std::vector<float> hgt = bundled_field("ncl_hgt_l0_144x73.f32", 144 * 73);
+    ASSERT_FALSE(hgt.empty());
+    const ScalarField field = make_field<float>(144, 73, 1, hgt);
+    ScalarOptions o;
+    o.mode = ScalarMode::contour_tree;
+    o.bound_mode = BoundMode::rel;
+    o.bound = 1e-2;
+    o.persistence = 1e-2;
+    int64_t last_step = -1;
+    o.progress = [&](const ScalarProgress& pr) { last_step = pr.step; };
+    ScalarCompressStats st;
+    auto s = compress_scalar(field, o, &st);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    auto back = decompress_scalar(*s);
+    ASSERT_TRUE(back.ok());
+    auto c = compare_scalar(field, *back, BoundMode::rel, 1e-2);
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(c->same());
+    EXPECT_LE(c->max_abs_error, st.eb_abs);
+    const auto steps = detail::toposz_steps(float(st.eb_abs), st.persistence_abs, field.values.size(), true, true);
+    ASSERT_GE(last_step, 0);
+    ASSERT_LT(size_t(last_step), steps.size());
+    EXPECT_TRUE(steps[size_t(last_step)].reach);
+    EXPECT_LT(s->size(), 1500u);
+  }
+  for (int kind : {4, 6})
+    for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-2, 1e-3}, {1e-3, 1e-3}})
+      for (auto [sx, sy, sz] : {std::tuple{48, 40, 1}, {64, 48, 1}, {14, 11, 9}}) {
+        SCOPED_TRACE("kind " + std::to_string(kind) + " REL " + std::to_string(rel) + " P " + std::to_string(p) +
+                     " " + std::to_string(sx) + "x" + std::to_string(sy) + "x" + std::to_string(sz));
+        const ScalarField field = make_field<float>(
+            sx, sy, sz, kind == 6 ? packed(sx, sy, sz, uint32_t(sx + sz)) : test_values(kind, sx, sy, sz, 7));
+        ScalarOptions o;
+        o.mode = ScalarMode::contour_tree;
+        o.bound_mode = BoundMode::rel;
+        o.bound = rel;
+        o.persistence = p;
+        int64_t last_step = -1;
+        o.progress = [&](const ScalarProgress& pr) { last_step = pr.step; };
+        ScalarCompressStats st;
+        auto s = compress_scalar(field, o, &st);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        auto back = decompress_scalar(*s);
+        ASSERT_TRUE(back.ok());
+        auto c = compare_scalar(field, *back, BoundMode::rel, p);
+        ASSERT_TRUE(c.ok());
+        EXPECT_TRUE(c->same());
+        EXPECT_LE(c->max_abs_error, st.eb_abs);
+        const auto steps = detail::toposz_steps(float(st.eb_abs), st.persistence_abs, field.values.size(), true, true);
+        ASSERT_GE(last_step, 0);
+        ASSERT_LT(size_t(last_step), steps.size());
+      }
 }
 
 // A pair the decoded field adds and keeps: on the NCL interpolated temperature (T42, 18
