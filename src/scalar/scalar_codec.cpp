@@ -179,7 +179,8 @@ constexpr double kFinalMargin = 0.05;
 constexpr double kFinalDrop = 1.5;  // a finalist whose stream so far passes 1.5 times the margin's stops
 
 // The coder the codes are written with while streams are compared (the contour-tree race):
-// ANS for Coder::smallest, whose kept quantization is written with each coder once, at the end.
+// ANS for Coder::smallest (beside the context coder where the codes are short: compress_of),
+// whose kept quantization is written with each coder once, at the end.
 Coder racing_coder(Coder c) { return c == Coder::smallest ? Coder::ans : c; }
 
 // The kept stream of Coder::smallest: `written` (the ANS stream) or the same quantization
@@ -216,7 +217,7 @@ Result<std::vector<uint8_t>> keep_smallest(Coder asked, std::vector<uint8_t> wri
 // threshold (StepChoice::coarse) whose first protection searches more than n *
 // kCoarseSearch vertices leaves the race before it is quantized (sea ice's plateaus at REL
 // 1e-2, P 1e-3: 7.3 s against 3.0 s without those steps). The stream so far is no strict
-// lower bound, and the race compares ANS streams while the kept step is written with every
+// lower bound, and the race compares streams of one or two coders while the kept step is written with every
 // coder asked for, so the first step done and its finalists (kFinalists, kFinalMargin) run
 // to their end and the smallest final stream is kept. Streams are written only where sizes
 // are compared, and for the finalists.
@@ -418,15 +419,36 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   };
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
                             detail::scalar_max_magnitude(f, missing), order, &all_pairs};
-  auto write = [&](const detail::TopoStepOf<T>& s) {
-    return scalar_stream(field, missing, o, racing_coder(o.coder), eb, s.step(), p_abs, s.quantized(), threads,
-                         s.lattice(), s.interp(), order);
+  auto write_with = [&](const detail::TopoStepOf<T>& s, Coder c) {
+    return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp(),
+                         order);
   };
-  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream, ScalarCompressStats& kept) {
-    return keep_smallest(o.coder, std::move(stream), [&](Coder c) {
-      return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp(),
-                           order);
-    }, kept);
+  // Where the smallest coder is asked for, the ANS stream takes under a bit per value (a
+  // smooth field's zero runs) and the race has more than the three candidates of a large
+  // field, it compares the smaller of the ANS and the context-coded stream: the context coder
+  // codes those runs far better than ANS, and an ANS race dropped a coarse step there (the
+  // viscous fingers at REL / P 1e-2: 15183 bytes kept, 13258 for a step whose ANS stream was
+  // 11 % above the winner's). Above a bit per value the context coder costs more time than
+  // it changes the order (sea ice: 13 -> 20 s), and a large field races no coarse step (the
+  // smooth 256^3 field: the same stream, 24 % more time).
+  const bool race_context = o.coder == Coder::smallest && steps.size() > 3;
+  auto write = [&](const detail::TopoStepOf<T>& s) -> Result<std::vector<uint8_t>> {
+    auto raced = write_with(s, racing_coder(o.coder));
+    if (!raced.ok() || !race_context || raced->size() * 8 >= f.size()) return raced;
+    auto context = write_with(s, Coder::context);
+    if (!context.ok()) return context.status();
+    return context->size() < raced->size() ? std::move(context) : std::move(raced);
+  };
+  // The kept stream: every coder asked for, from the racing coder's stream (which the race's
+  // smaller stream need not be).
+  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream, ScalarCompressStats& kept)
+      -> Result<std::vector<uint8_t>> {
+    if (o.coder == Coder::smallest) {
+      auto raced = write_with(s, racing_coder(o.coder));
+      if (!raced.ok()) return raced.status();
+      stream = std::move(raced.value());
+    }
+    return keep_smallest(o.coder, std::move(stream), [&](Coder c) { return write_with(s, c); }, kept);
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
   lap("iterate");

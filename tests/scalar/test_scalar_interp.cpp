@@ -521,6 +521,21 @@ TEST(ScalarInterp, ReachTwinsKeepTheTreeAndWinSomeRaces) {
       }
 }
 
+// The race compares context-coded streams where the codes take under a bit per value: on
+// the NCL level-0 geopotential height (tests/data) at REL / P 3e-2 the ANS race kept a
+// 964-byte stream (the first step done); with the context coder's sizes a step that needs
+// twelve rounds ends smaller. The tree and the bound hold.
+TEST(ScalarInterp, TheRaceComparesContextCodedStreams) {
+  const std::vector<float> hgt = bundled_field("ncl_hgt_l0_144x73.f32", 144 * 73);
+  ASSERT_FALSE(hgt.empty());
+  detail::StepChoiceOf<float> kept;
+  size_t bytes = 0;
+  race_and_check(make_field<float>(144, 73, 1, hgt), 3e-2, 3e-2, kept, bytes);
+  ASSERT_GT(bytes, 0u);
+  EXPECT_LT(bytes, 964u);
+  EXPECT_TRUE(kept.interp);
+}
+
 // A pair the decoded field adds and keeps: on the NCL interpolated temperature (T42, 18
 // hybrid levels, tests/data) at REL / P 1e-2, the interpolation at t in the z, y, x order
 // keeps one pair of the decoded field whose saddle, stored exactly with a box of radius 16,
