@@ -25,7 +25,7 @@ src = "/usr/share/ncarg/data/cdf"
 fields = [
     ("ncl_941110_psl", "941110_P.cdf", "Psl", (), "sea-level pressure 1994-11-10, 73x73 polar grid"),
     ("ncl_pstorm_t0", "Pstorm.cdf", "p", (0,), "sea-level pressure, Mar 1993 storm, timestep 0"),
-    ("ncl_hgt_l0", "hgt.nc", "HGT", (0,), "geopotential height, level 0, 2.5 deg global"),
+    ("ncl_hgt_l0", "hgt.nc", "HGT", (0,), "geopotential height, time step 0 of 21 (HGT is time x lat x lon), 2.5 deg global"),
     ("ncl_sst30e_m0", "sst30e_netcdf.nc", "sst", (0,), "sea surface temperature, month 0"),
     ("ncl_chi200", "chi200_ud_smooth.nc", "CHI", (), "velocity potential at 200 hPa (smoothed)"),
     ("ncl_ice5g_topo", "ice5g_21k_1deg.nc", "Topo", (), "ICE-5G topography 21 ka, 1 deg"),
@@ -36,7 +36,7 @@ fields = [
     ("ncl_fice", "fice.nc", "fice", None, "sea-ice fraction, 120 months as z"),
     ("ncl_nc4uvt_t", "nc4uvt.nc", "T", (0,), "temperature, 14 levels, T42"),
     ("ncl_vinth2p_t_t0", "vinth2p.nc", "T", (0,), "temperature, 18 hybrid levels, T42, time 0"),
-    ("ncl_hgt", "hgt.nc", "HGT", None, "geopotential height, 21 levels, 2.5 deg global"),
+    ("ncl_hgt", "hgt.nc", "HGT", None, "geopotential height, 21 time steps stacked as z, 2.5 deg global"),
 ]
 rows = []
 for name, fn, var, index, meaning in fields:

@@ -495,7 +495,8 @@ TEST(ScalarInterp, ReachTwinsKeepTheTreeAndWinSomeRaces) {
     }
     const ContourTree back = detail::compute_contour_tree(twin.quantized().recon, g, {}, p_abs, {}, 1);
     EXPECT_TRUE(compare_contour_trees(tree, back).same());
-    for (size_t v = 0; v < f.size(); ++v) ASSERT_LE(std::fabs(double(twin.quantized().recon[v]) - double(f[v])), 1e-2 * range);
+    for (size_t v = 0; v < f.size(); ++v)
+      ASSERT_LE(std::fabs(double(twin.quantized().recon[v]) - double(f[v])), 1e-2 * range);
   }
   {
     const std::vector<float> hgt = bundled_field("ncl_hgt_l0_144x73.f32", 144 * 73);
