@@ -65,15 +65,16 @@ struct StepChoiceOf {
 /// strictly below p_abs (by kStepBelowThreshold), then the same ten with late_levels; the
 /// first max(2, 2^25 / n) of them, no candidate twice. A step of the field's type (float
 /// bounds as float_bound gives them). With `interp` the interpolation predictor's fractions
-/// 1/2 and 1 join each half of the ladder (at its head and after its first two rungs), and
-/// the first max(3, 2^25 / n) race; with `lorenzo` false only those race. With `interp` and
+/// 1/2 and 1 join each half of the ladder (at its head and after its first two rungs), 3/4
+/// and 1/4 after its first four, and the first max(3, 2^25 / n) race; with `lorenzo` false
+/// only those race. With `interp` and
 /// a threshold, up to kCoarseInterpSteps steps above t (`coarse`) follow the first half's
 /// last rung: 2 eb, eb / 2, eb / 8, those above kCoarseAbove t; 2 eb also follows the
 /// second half's, with late_levels (the decoded noise then reaches past p / 2, so the
 /// repairs, not stability, keep the tree; they pay where the field's nodes are few and far
 /// apart in value). With `interp`, every interpolation candidate races again with `reach`
-/// after all the others, within the same limit (so a field above 1.2 M vertices races none
-/// of them). At most 36 candidates.
+/// after all the others, within the same limit (so a field above 1 M vertices races none
+/// of them). At most 44 candidates.
 inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
 inline constexpr int kCoarseInterpSteps = 3;
 inline constexpr double kCoarseAbove = 1.2;

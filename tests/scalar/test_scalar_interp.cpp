@@ -331,14 +331,14 @@ TEST(ScalarInterp, BestKeepsTheSmallerModeNoneStream) {
 }
 
 // The race's candidates: the interpolation's fractions 1/2 and 1 join each half of the
-// ladder (head, after two rungs), never on the lattice, and mode none's 2 eb ends each half
-// where it is above 1.2 t (here p = eb: t = p, 2 eb = 2 t); a large field races three, the
-// interpolation's step beside the two Lorenzo steps it raced before; Lorenzo alone is the
-// ladder of before, the interpolation alone its six; then each interpolation candidate again
-// with `reach`, in the same order, where the limit leaves room.
+// ladder (head, after two rungs), 3/4 and 1/4 after four, never on the lattice, and mode
+// none's 2 eb ends each half where it is above 1.2 t (here p = eb: t = p, 2 eb = 2 t); a
+// large field races three, the interpolation's step beside the two Lorenzo steps it raced
+// before; Lorenzo alone is the ladder of before, the interpolation alone its ten; then each
+// interpolation candidate again with `reach`, in the same order, where the limit leaves room.
 TEST(ScalarInterp, TheRaceLadder) {
   const auto small = detail::toposz_steps(1.0f, 1.0, 1000, true, true);
-  ASSERT_EQ(small.size(), 32u);
+  ASSERT_EQ(small.size(), 40u);
   int interp = 0, coarse = 0;
   std::vector<detail::StepChoiceOf<float>> first, twins;
   for (const auto& c : small) {
@@ -349,21 +349,22 @@ TEST(ScalarInterp, TheRaceLadder) {
     coarse += c.coarse;
     if (c.interp) (c.reach ? twins : first).push_back(c);
   }
-  EXPECT_EQ(interp, 12);
+  EXPECT_EQ(interp, 20);
   EXPECT_EQ(coarse, 4);
-  ASSERT_EQ(first.size(), 6u);
-  ASSERT_EQ(twins.size(), 6u);
+  ASSERT_EQ(first.size(), 10u);
+  ASSERT_EQ(twins.size(), 10u);
   for (size_t k = 0; k < first.size(); ++k) {
     auto twin = first[k];
     twin.reach = true;
     EXPECT_EQ(twins[k], twin);
-    EXPECT_EQ(small[26 + k], twin);
+    EXPECT_EQ(small[30 + k], twin);
   }
   EXPECT_TRUE(small[0].interp && !small[0].late_levels);
   EXPECT_TRUE(small[3].interp && small[3].step > small[0].step);
-  EXPECT_TRUE(small[12].coarse && !small[12].late_levels && small[12].step == 2.0f);
-  EXPECT_TRUE(small[13].interp && small[13].late_levels && small[13].step == small[0].step);
-  EXPECT_TRUE(small[25].coarse && small[25].late_levels && small[25].step == 2.0f);
+  EXPECT_TRUE(small[6].interp && small[7].interp && small[6].step > small[0].step && small[7].step < small[0].step);
+  EXPECT_TRUE(small[14].coarse && !small[14].late_levels && small[14].step == 2.0f);
+  EXPECT_TRUE(small[15].interp && small[15].late_levels && small[15].step == small[0].step);
+  EXPECT_TRUE(small[29].coarse && small[29].late_levels && small[29].step == 2.0f);
   const auto large = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24, true, true);
   const auto before = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24);
   ASSERT_EQ(large.size(), 3u);
@@ -375,7 +376,7 @@ TEST(ScalarInterp, TheRaceLadder) {
   EXPECT_EQ(lorenzo, detail::toposz_steps(1.0f, 1.0, 1000));
   for (const auto& c : large) EXPECT_FALSE(c.reach);
   const auto only = detail::toposz_steps(1.0, 1.0, 1000, true, false);
-  ASSERT_EQ(only.size(), 12u);
+  ASSERT_EQ(only.size(), 20u);
   for (const auto& c : only) EXPECT_TRUE(c.interp && !c.lattice);
   // Without a threshold (mode none's bound alone) no twin.
   for (const auto& c : detail::toposz_steps(1.0f, 0.0, 1000, true, true)) EXPECT_FALSE(c.reach);
