@@ -183,23 +183,31 @@ constexpr double kFinalDrop = 1.5;  // a finalist whose stream so far passes 1.5
 // whose kept quantization is written with each coder once, at the end.
 Coder racing_coder(Coder c) { return c == Coder::smallest ? Coder::ans : c; }
 
-// The kept stream of Coder::smallest: `written` (the ANS stream) or the same quantization
-// written with Huffman or the context coder by `write`, the smallest (ANS, then Huffman, then
-// context on ties); another coder's as written.
+// The kept stream of Coder::smallest: the quantization written with ANS, Huffman and the
+// context coder, the smallest (ANS, then Huffman, then context on ties), `written` (coded
+// with `written_as`) standing for its own coder and `write` giving the others; another
+// coder's as written.
 template <class Write>
-Result<std::vector<uint8_t>> keep_smallest(Coder asked, std::vector<uint8_t> written, Write write,
+Result<std::vector<uint8_t>> keep_smallest(Coder asked, Coder written_as, std::vector<uint8_t> written, Write write,
                                            ScalarCompressStats& st) {
-  st.coder = racing_coder(asked);
+  st.coder = written_as;
   if (asked != Coder::smallest) return written;
-  for (Coder c : {Coder::huffman, Coder::context}) {
-    auto other = write(c);
-    if (!other.ok()) return other.status();
-    if (other->size() < written.size()) {
-      written = std::move(other.value());
+  std::optional<std::vector<uint8_t>> best;
+  for (Coder c : {Coder::ans, Coder::huffman, Coder::context}) {
+    std::vector<uint8_t> stream;
+    if (c == written_as) {
+      stream = std::move(written);
+    } else {
+      auto other = write(c);
+      if (!other.ok()) return other.status();
+      stream = std::move(other.value());
+    }
+    if (!best || stream.size() < best->size()) {
+      best = std::move(stream);
       st.coder = c;
     }
   }
-  return written;
+  return std::move(*best);
 }
 
 // The steps race (docs/toposz.md, "Steps"): a round of repair mostly adds constraints and
@@ -385,7 +393,8 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
       };
       ScalarCompressStats trial = st;
       auto written = write(racing_coder(o.coder));
-      if (written.ok()) written = keep_smallest(o.coder, std::move(written.value()), write, trial);
+      if (written.ok())
+        written = keep_smallest(o.coder, racing_coder(o.coder), std::move(written.value()), write, trial);
       lap(by ? "entropy_interpolation" : "entropy");
       if (!written.ok()) {
         stream = written.status();
@@ -439,16 +448,14 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     if (!context.ok()) return context.status();
     return context->size() < raced->size() ? std::move(context) : std::move(raced);
   };
-  // The kept stream: every coder asked for, from the racing coder's stream (which the race's
-  // smaller stream need not be).
+  // The kept stream: every coder asked for; the race's stream (ANS or context-coded, as its
+  // header says) stands for its own coder.
   auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream, ScalarCompressStats& kept)
       -> Result<std::vector<uint8_t>> {
-    if (o.coder == Coder::smallest) {
-      auto raced = write_with(s, racing_coder(o.coder));
-      if (!raced.ok()) return raced.status();
-      stream = std::move(raced.value());
-    }
-    return keep_smallest(o.coder, std::move(stream), [&](Coder c) { return write_with(s, c); }, kept);
+    auto parsed = detail::parse_container(stream);
+    if (!parsed.ok()) return parsed.status();
+    return keep_smallest(o.coder, Coder(parsed->header.coder), std::move(stream),
+                         [&](Coder c) { return write_with(s, c); }, kept);
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
   lap("iterate");
