@@ -428,10 +428,10 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   };
   detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
                             detail::scalar_max_magnitude(f, missing), order, &all_pairs};
-  auto write_with = [&](const detail::TopoStepOf<T>& s, Coder c) {
-    return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, s.quantized(), threads, s.lattice(), s.interp(),
-                         order);
+  auto write_q = [&](const detail::TopoStepOf<T>& s, const QuantizedOf<T>& q, Coder c) {
+    return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, q, threads, s.lattice(), s.interp(), order);
   };
+  auto write_with = [&](const detail::TopoStepOf<T>& s, Coder c) { return write_q(s, s.quantized(), c); };
   // Where the smallest coder is asked for, the ANS stream takes under a bit per value (a
   // smooth field's zero runs) and the race has more than the three candidates of a large
   // field, it compares the smaller of the ANS and the context-coded stream: the context coder
@@ -454,8 +454,23 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
       -> Result<std::vector<uint8_t>> {
     auto parsed = detail::parse_container(stream);
     if (!parsed.ok()) return parsed.status();
-    return keep_smallest(o.coder, Coder(parsed->header.coder), std::move(stream),
-                         [&](Coder c) { return write_with(s, c); }, kept);
+    ScalarCompressStats moved_stats = kept;
+    auto as_raced = keep_smallest(o.coder, Coder(parsed->header.coder), std::move(stream),
+                                  [&](Coder c) { return write_with(s, c); }, kept);
+    if (!as_raced.ok() || !s.lattice()) return as_raced;
+    // On the lattice, the decoded field's regular vertices moved within what its final
+    // values allow (move_regular_vertices: codes nearer their predictions, stored values
+    // shorter), kept where the stream is smaller.
+    QuantizedOf<T> q = s.quantized();
+    if (!detail::move_regular_vertices(in, s, work, q)) return as_raced;
+    auto first = write_q(s, q, racing_coder(o.coder));
+    if (!first.ok()) return first.status();
+    auto moved = keep_smallest(o.coder, racing_coder(o.coder), std::move(first.value()),
+                               [&](Coder c) { return write_q(s, q, c); }, moved_stats);
+    if (!moved.ok()) return moved.status();
+    if (moved->size() >= as_raced->size()) return as_raced;
+    kept = moved_stats;
+    return moved;
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
   lap("iterate");

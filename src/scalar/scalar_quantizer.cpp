@@ -411,6 +411,162 @@ InterpOrder choose_interp_order_of(std::span<const T> f, const ScalarGrid& g, st
   return kept;
 }
 
+// The number of trailing zero bits of a value's pattern: the more, the shorter the value.
+template <class T>
+int trailing_zero_bits(T x) {
+  using U = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
+  return std::countr_zero(std::bit_cast<U>(x));
+}
+
+// After values of a lattice quantization moved: the missing vertices' stand-ins and the
+// exact values' references (exact_refs: the decoder's Lorenzo predictions on the values)
+// computed again from q.recon, in index order, as the decoder meets them.
+template <class T>
+void refresh_lattice_refs(const ScalarGrid& g, std::span<const uint8_t> missing, QuantizedOf<T>& q) {
+  T* r = q.recon.data();
+  size_t e = 0, symbol = 0;
+  int64_t v = 0;
+  for (int64_t z = 0; z < g.nz; ++z)
+    for (int64_t y = 0; y < g.ny; ++y)
+      for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        if (!missing.empty() && missing[size_t(v)]) {
+          r[v] = missing_stand_in(r, g, x, y, z, v);
+          continue;
+        }
+        if (q.symbols[symbol++] != 0) continue;
+        if (e < q.exact_refs.size()) q.exact_refs[e] = lorenzo(r, g, x, y, z, v);
+        ++e;
+      }
+}
+
+// shorten_lattice_exact: each exact value, in index order, replaced by the value with the
+// fewest significant bits among those that keep its lattice index (no other decoded value
+// moves), lie within the bound, on no fill value, and on the same side in (value, index)
+// order of every valid link neighbour's decoded value (replacements before it included).
+template <class T>
+int64_t shorten_lattice_exact_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                                 std::span<const T> fills, T eb, T step, std::span<const uint8_t> held,
+                                 QuantizedOf<T>& q) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  if (!(step > T(0)) || q.exact.empty()) return 0;
+  const Neighbourhood nb(g);
+  T* r = q.recon.data();
+  int64_t replaced = 0;
+  size_t e = 0;
+  size_t symbol = 0;
+  for (int64_t v = 0; v < g.size(); ++v) {
+    if (!missing.empty() && missing[size_t(v)]) continue;
+    if (q.symbols[symbol++] != 0) continue;
+    const size_t slot = e++;
+    if (!held.empty() && held[size_t(v)]) continue;
+    const T x = q.exact[slot], fv = f[size_t(v)];
+    const int64_t k = lattice_index(x, step);
+    if (k >= kLatticeMaxIndex || k <= -kLatticeMaxIndex || !std::isfinite(x)) continue;
+    // Within the bound (as stored_value rounds it inward).
+    T lo = T(double(fv) - double(eb)), hi = T(double(fv) + double(eb));
+    if (!within_scalar_bound(lo, fv, eb)) lo = std::nextafter(lo, kInf);
+    if (!within_scalar_bound(hi, fv, eb)) hi = std::nextafter(hi, -kInf);
+    // Within the cell of its lattice index: the candidate is checked below, so the ends need
+    // only be near.
+    lo = std::max(lo, T((double(k) - 0.5) * double(step)));
+    hi = std::min(hi, T((double(k) + 0.5) * double(step)));
+    // On its side of every valid neighbour (ties broken by index, as the tree breaks them).
+    for_each_neighbour(g, nb, v, [&](int64_t w) {
+      if (!missing.empty() && missing[size_t(w)]) return;
+      const T rw = r[w];
+      if (sos_less(rw, w, x, v)) lo = std::max(lo, w < v ? rw : std::nextafter(rw, kInf));
+      else hi = std::min(hi, v < w ? rw : std::nextafter(rw, -kInf));
+    });
+    if (!(lo <= hi) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
+    const T y = shortest_in(lo, hi);
+    if (y == x || trailing_zero_bits(y) <= trailing_zero_bits(x) || lattice_index(y, step) != k ||
+        !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills))
+      continue;
+    bool kept_sides = true;  // lo and hi hold them; checked again against rounding at their ends
+    for_each_neighbour(g, nb, v, [&](int64_t w) {
+      if (!missing.empty() && missing[size_t(w)]) return;
+      if (sos_less(r[w], w, x, v) != sos_less(r[w], w, y, v)) kept_sides = false;
+    });
+    if (!kept_sides) continue;
+    q.exact[slot] = y;
+    r[v] = y;
+    ++replaced;
+  }
+  if (replaced > 0) refresh_lattice_refs(g, missing, q);
+  return replaced;
+}
+
+// relax_lattice_codes: each coded regular vertex, in index order, takes the lattice index
+// within the bound whose residual from its prediction is the smallest, on the same side of
+// every valid link neighbour as it is now.
+template <class T>
+int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                               std::span<const T> fills, T eb, T step, std::span<const uint8_t> held,
+                               QuantizedOf<T>& q) {
+  if (!(step > T(0))) return 0;
+  const size_t n = size_t(g.size());
+  const Neighbourhood nb(g);
+  std::vector<int64_t> k(n, 0), old_k(n, 0);  // the indices now and as the race left them
+  T* r = q.recon.data();
+  const std::vector<uint16_t> symbols = q.symbols;
+  int64_t moved = 0;
+  size_t symbol = 0;
+  int64_t v = 0;
+  for (int64_t z = 0; z < g.nz; ++z)
+    for (int64_t y = 0; y < g.ny; ++y)
+      for (int64_t x = 0; x < g.nx; ++x, ++v) {
+        if (!missing.empty() && missing[size_t(v)]) {
+          k[size_t(v)] = missing_stand_in(k.data(), g, x, y, z, v);
+          old_k[size_t(v)] = missing_stand_in(old_k.data(), g, x, y, z, v);
+          continue;
+        }
+        const size_t slot = symbol++;
+        const uint16_t sym = symbols[slot];
+        if (sym == 0) {  // stored: its index follows its value
+          k[size_t(v)] = old_k[size_t(v)] = lattice_index(r[v], step);
+          continue;
+        }
+        const int64_t pred = lorenzo(k.data(), g, x, y, z, v);
+        int64_t kv = lorenzo(old_k.data(), g, x, y, z, v) + (int64_t(sym) - int64_t(kScalarCenter));
+        old_k[size_t(v)] = kv;
+        if (held.empty() || !held[size_t(v)]) {
+          const T fv = f[size_t(v)];
+          const T cur = r[v];
+          int64_t best = kv;
+          int64_t best_code = kv - pred < 0 ? pred - kv : kv - pred;
+          const int64_t lo = int64_t(std::floor((double(fv) - double(eb)) / double(step))) - 1;
+          const int64_t hi = int64_t(std::ceil((double(fv) + double(eb)) / double(step))) + 1;
+          for (int64_t kk = lo; kk <= hi; ++kk) {
+            const int64_t code = kk - pred < 0 ? pred - kk : kk - pred;
+            if (kk == kv || code >= best_code || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) continue;
+            const T val = lattice_value(kk, step);
+            if (!acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills)) continue;
+            bool sides = true;
+            for_each_neighbour(g, nb, v, [&](int64_t w) {
+              if (!sides || (!missing.empty() && missing[size_t(w)])) return;
+              if (sos_less(r[w], w, cur, v) != sos_less(r[w], w, val, v)) sides = false;
+            });
+            if (!sides) continue;
+            best = kk;
+            best_code = code;
+          }
+          if (best != kv) {
+            kv = best;
+            r[v] = lattice_value(kv, step);
+            ++moved;
+          }
+        }
+        const int64_t code = kv - pred;
+        if (code < -kScalarMaxCode || code > kScalarMaxCode) {  // a held vertex's new residual: give up
+          q.symbols = symbols;
+          return -1;
+        }
+        k[size_t(v)] = kv;
+        q.symbols[slot] = uint16_t(int64_t(kScalarCenter) + code);
+      }
+  if (moved > 0) refresh_lattice_refs(g, missing, q);
+  return moved;
+}
 }  // namespace
 
 std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
@@ -449,6 +605,27 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
                      std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
                      QuantizedOf<double>& out, InterpOrder order) {
   quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
+}
+
+int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
+                            Quantized& q) {
+  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, q);
+}
+int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
+                            QuantizedOf<double>& q) {
+  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, q);
+}
+int64_t shorten_lattice_exact(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                              std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
+                              Quantized& q) {
+  return shorten_lattice_exact_of(f, g, missing, fills, eb, step, held, q);
+}
+int64_t shorten_lattice_exact(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                              std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
+                              QuantizedOf<double>& q) {
+  return shorten_lattice_exact_of(f, g, missing, fills, eb, step, held, q);
 }
 
 InterpOrder choose_interp_order(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,

@@ -177,6 +177,35 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
                       std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
                       QuantizedOf<double>& out);
 
+/// After the race, on a finished lattice quantization: every coded vertex not flagged in
+/// `held`, in index order, takes the lattice index whose residual from its (new) prediction
+/// is the smallest among those whose value lies within `eb` of f(v), on no fill value, and on
+/// the same side in (value, index) order of every valid link neighbour as its value now; the
+/// held ones keep their index (their codes follow the new predictions). Returns how many
+/// moved, or -1 when a held vertex's new residual left the code range (q's symbols then as
+/// they were; its recon is not: the caller starts again from a copy). Both calls keep every
+/// edge's direction and every held value: with the decoded field's critical vertices held,
+/// its tree (move_regular_vertices in toposz_encoder.hpp).
+int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
+                            Quantized& q);
+int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
+                            QuantizedOf<double>& q);
+
+/// After the race, on a finished lattice quantization: each exact value not flagged in
+/// `held`, in index order, replaced by the value with the fewest significant bits that keeps
+/// its lattice index (so no other vertex's decoded value moves), lies within `eb` of f(v), on
+/// no fill value, and on the same side in (value, index) order of every valid link
+/// neighbour as its value now (the replacements before it included); `q.recon`, the missing
+/// vertices' stand-ins and `q.exact_refs` follow. Returns how many values were replaced.
+int64_t shorten_lattice_exact(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                              std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
+                              Quantized& q);
+int64_t shorten_lattice_exact(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                              std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
+                              QuantizedOf<double>& q);
+
 /// The same choice of code as quantize, on the interpolation predictor (scalar_interp.hpp,
 /// format versions 22 and 23): vertices in interp_walk's order, each predicted from the
 /// decoded values before it, with its level's step (InterpSteps: `step` at the finest level,
