@@ -325,7 +325,6 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       if (kept != last) kept->step->report_final();
       st = std::move(kept_stats);
       st.iterations = kept->step->rounds();
-      st.exact_vertices = int64_t(kept->step->quantized().exact.size());
       st.predictor = kept->step->interp() ? ScalarPredictor::interpolation : ScalarPredictor::lorenzo;
       return kept_stream;
     }
@@ -454,15 +453,17 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
       -> Result<std::vector<uint8_t>> {
     auto parsed = detail::parse_container(stream);
     if (!parsed.ok()) return parsed.status();
+    kept.exact_vertices = int64_t(s.quantized().exact.size());
     ScalarCompressStats moved_stats = kept;
     auto as_raced = keep_smallest(o.coder, Coder(parsed->header.coder), std::move(stream),
                                   [&](Coder c) { return write_with(s, c); }, kept);
-    if (!as_raced.ok() || !s.lattice()) return as_raced;
+    if (!as_raced.ok() || !(s.lattice() || s.interp())) return as_raced;
     // On the lattice, the decoded field's regular vertices moved within what its final
     // values allow (move_regular_vertices: codes nearer their predictions, stored values
     // shorter), kept where the stream is smaller.
     QuantizedOf<T> q = s.quantized();
     if (!detail::move_regular_vertices(in, s, work, q)) return as_raced;
+    moved_stats.exact_vertices = int64_t(q.exact.size());
     auto first = write_q(s, q, racing_coder(o.coder));
     if (!first.ok()) return first.status();
     auto moved = keep_smallest(o.coder, racing_coder(o.coder), std::move(first.value()),

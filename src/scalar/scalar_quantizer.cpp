@@ -567,6 +567,98 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
   if (moved > 0) refresh_lattice_refs(g, missing, q);
   return moved;
 }
+
+// relax_interp_leaves: the vertices of the walk's last pass, whose values no prediction
+// reads, each take the code nearest 0 that keeps them within the bound and on their side
+// of every link neighbour; an exact one takes a code where one does, else the shortest
+// value of what it may take.
+template <class T>
+int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                               std::span<const T> fills, T eb, T step, InterpOrder order,
+                               std::span<const uint8_t> held, QuantizedOf<T>& q) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  if (!(step > T(0))) return 0;
+  const int64_t len[3] = {g.nx, g.ny, g.nz};
+  int axis = -1;  // the last pass's axis: the last of the order's axes with two vertices or more
+  for (int a : order == InterpOrder::zyx ? std::array<int, 3>{2, 1, 0} : std::array<int, 3>{0, 1, 2})
+    if (len[a] >= 2) axis = a;
+  if (axis < 0) return 0;
+  const size_t n = size_t(g.size());
+  std::vector<uint32_t> slot_of;  // symbol slot per vertex (masked fields)
+  if (!missing.empty()) {
+    slot_of.assign(n, 0);
+    uint32_t k = 0;
+    for (size_t v = 0; v < n; ++v) slot_of[v] = missing[v] ? 0 : k++;
+  }
+  const Neighbourhood nb(g);
+  const T s1 = InterpSteps<T>(step).at(1);
+  T* r = q.recon.data();
+  int64_t moved = 0;
+  interp_walk(g, r, [&](int64_t v, T pred, int64_t h) {
+    if (h != 1 || (!missing.empty() && missing[size_t(v)]) || (!held.empty() && held[size_t(v)])) return;
+    const int64_t c = axis == 0 ? v % g.nx : axis == 1 ? (v / g.nx) % g.ny : v / (g.nx * g.ny);
+    if (c % 2 == 0) return;  // not in the last pass
+    const size_t slot = slot_of.empty() ? size_t(v) : slot_of[size_t(v)];
+    const uint16_t sym = q.symbols[slot];
+    const T fv = f[size_t(v)], cur = r[v];
+    auto keeps_sides = [&](T val) {
+      bool sides = true;
+      for_each_neighbour(g, nb, v, [&](int64_t w) {
+        if (!sides || (!missing.empty() && missing[size_t(w)])) return;
+        if (sos_less(r[w], w, cur, v) != sos_less(r[w], w, val, v)) sides = false;
+      });
+      return sides;
+    };
+    int64_t best = sym == 0 ? kScalarMaxCode + 1 : int64_t(sym) - int64_t(kScalarCenter);
+    T best_val = cur;
+    if (std::isfinite(pred)) {
+      const double lo = std::floor((double(fv) - double(eb) - double(pred)) / double(s1)) - 1;
+      const double hi = std::ceil((double(fv) + double(eb) - double(pred)) / double(s1)) + 1;
+      if (lo > -double(kScalarMaxCode) && hi < double(kScalarMaxCode))
+        for (int64_t code = int64_t(lo); code <= int64_t(hi); ++code) {
+          if ((code < 0 ? -code : code) >= (best < 0 ? -best : best)) continue;
+          const T val = pred + T(code) * s1;
+          if (!acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_sides(val))
+            continue;
+          best = code;
+          best_val = val;
+        }
+    }
+    if (best <= kScalarMaxCode && best_val != cur) {
+      q.symbols[slot] = uint16_t(int64_t(kScalarCenter) + best);
+      r[v] = best_val;
+      ++moved;
+      return;
+    }
+    if (sym != 0) return;
+    // Still stored: the shortest value within the bound and its neighbours' sides.
+    T lo = T(double(fv) - double(eb)), hi = T(double(fv) + double(eb));
+    if (!within_scalar_bound(lo, fv, eb)) lo = std::nextafter(lo, kInf);
+    if (!within_scalar_bound(hi, fv, eb)) hi = std::nextafter(hi, -kInf);
+    for_each_neighbour(g, nb, v, [&](int64_t w) {
+      if (!missing.empty() && missing[size_t(w)]) return;
+      const T rw = r[w];
+      if (sos_less(rw, w, cur, v)) lo = std::max(lo, w < v ? rw : std::nextafter(rw, kInf));
+      else hi = std::min(hi, v < w ? rw : std::nextafter(rw, -kInf));
+    });
+    if (!(lo <= hi) || !std::isfinite(lo) || !std::isfinite(hi)) return;
+    const T y = shortest_in(lo, hi);
+    if (y == cur || trailing_zero_bits(y) <= trailing_zero_bits(cur) ||
+        !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_sides(y))
+      return;
+    r[v] = y;
+    ++moved;
+  }, order);
+  if (moved == 0) return 0;
+  // The exact values again in the walk's order (the decoder's), from the new symbols.
+  q.exact.clear();
+  std::vector<T> copy(q.recon);
+  interp_walk(g, copy.data(), [&](int64_t v, T, int64_t) {
+    if (!missing.empty() && missing[size_t(v)]) return;
+    if (q.symbols[slot_of.empty() ? size_t(v) : slot_of[size_t(v)]] == 0) q.exact.push_back(r[v]);
+  }, order);
+  return moved;
+}
 }  // namespace
 
 std::vector<float> fill_values(std::span<const float> f, std::span<const uint8_t> missing) {
@@ -607,6 +699,16 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
   quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
 }
 
+int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const float> fills, float eb, float step, InterpOrder order,
+                            std::span<const uint8_t> held, Quantized& q) {
+  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, q);
+}
+int64_t relax_interp_leaves(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const double> fills, double eb, double step, InterpOrder order,
+                            std::span<const uint8_t> held, QuantizedOf<double>& q) {
+  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, q);
+}
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
                             Quantized& q) {

@@ -193,6 +193,21 @@ int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std:
                             std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
                             QuantizedOf<double>& q);
 
+/// After the race, on a finished interpolation quantization (quantize_interp's `q`, walk
+/// `order`): the vertices of the walk's last pass (half-stride 1 along the last axis of
+/// `order` with two vertices or more: every other vertex along it), whose values no
+/// prediction reads, each not flagged in `held` take the code nearest 0 whose value lies
+/// within `eb`, on no fill value and on the same side in (value, index) order of every valid
+/// link neighbour as now; a stored one takes such a code where there is one, else the
+/// shortest such value. `q.exact` is listed again in the walk's order. Returns how many
+/// values moved.
+int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const float> fills, float eb, float step, InterpOrder order,
+                            std::span<const uint8_t> held, Quantized& q);
+int64_t relax_interp_leaves(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                            std::span<const double> fills, double eb, double step, InterpOrder order,
+                            std::span<const uint8_t> held, QuantizedOf<double>& q);
+
 /// After the race, on a finished lattice quantization: each exact value not flagged in
 /// `held`, in index order, replaced by the value with the fewest significant bits that keeps
 /// its lattice index (so no other vertex's decoded value moves), lies within `eb` of f(v), on

@@ -422,7 +422,7 @@ template class TopoStepOf<double>;
 // 56 000 regular coded vertices moved, the zero codes 31642 -> 32784 of 60760).
 template <class T>
 bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q) {
-  if (!s.lattice() || !s.done()) return false;
+  if (!(s.lattice() || s.interp()) || !s.done()) return false;
   const ScalarGrid& g = in.grid;
   const int64_t n = g.size();
   std::vector<uint8_t> critical(size_t(n), 0);
@@ -433,10 +433,15 @@ bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtW
     const uint32_t w = lc.word(v);
     critical[size_t(v)] = table[w & 0xFFFFu] != 1 || table[w >> 16] != 1;
   }
-  const int64_t relaxed = relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
-  if (relaxed < 0) q = s.quantized();
-  const int64_t shortened = shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
-  if (relaxed <= 0 && shortened == 0) return false;
+  if (s.interp()) {
+    if (relax_interp_leaves(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, q) == 0)
+      return false;
+  } else {
+    const int64_t relaxed = relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
+    if (relaxed < 0) q = s.quantized();
+    const int64_t shortened = shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
+    if (relaxed <= 0 && shortened == 0) return false;
+  }
   const ContourTree tq = compute_contour_tree(q.recon, g, in.missing, in.p_abs, {}, in.threads, &work);
   if (compare_contour_trees(*in.tree, tq).same()) return true;
   q = s.quantized();
