@@ -11,6 +11,7 @@
 #include "kernels/quantizer.hpp"
 #include "codec/coder.hpp"
 #include "scalar/exact_residuals.hpp"
+#include "scalar/mesh_links.hpp"
 #include "scalar/scalar_interp.hpp"
 
 namespace factz::detail {
@@ -496,16 +497,81 @@ int64_t shorten_lattice_exact_of(std::span<const T> f, const ScalarGrid& g, std:
   return replaced;
 }
 
+// Whether vertex v may move from `cur` to `val`: with `types_only` false, every edge of v
+// keeps its direction; with it, v and each valid neighbour keep the number of components
+// of their upper and of their lower links (regular stays regular, a saddle keeps its
+// arms), while edges may turn. Reads the values through `r` as they stand.
+template <class T>
+struct LinkTypes {
+  const ScalarGrid& g;
+  const Neighbourhood& nb;
+  std::span<const uint8_t> missing;
+  std::vector<T>& r;
+  bool types_only;
+  const uint8_t* table = nullptr;
+  std::vector<uint16_t> type;  // per valid vertex, with types_only: lower | upper << 8 components
+
+  LinkTypes(const ScalarGrid& grid, const Neighbourhood& n, std::span<const uint8_t> m, std::vector<T>& values,
+            bool only)
+      : g(grid), nb(n), missing(m), r(values), types_only(only) {
+    if (!types_only) return;
+    table = link_table(g);
+    type.assign(r.size(), 0);
+    for (int64_t v = 0; v < int64_t(r.size()); ++v)
+      if (missing.empty() || !missing[size_t(v)]) type[size_t(v)] = type_of(v);
+  }
+  uint16_t type_of(int64_t v) const {
+    const LinkClassifierOf<T> lc{std::span<const T>(r), g, nb, missing};
+    const uint32_t w = lc.word(v);
+    return uint16_t(table[w >> 16] | table[w & 0xFFFFu] << 8);
+  }
+  bool keeps(int64_t v, T cur, T val) {
+    if (!types_only) {
+      bool sides = true;
+      for_each_neighbour(g, nb, v, [&](int64_t w) {
+        if (!sides || (!missing.empty() && missing[size_t(w)])) return;
+        if (sos_less(r[size_t(w)], w, cur, v) != sos_less(r[size_t(w)], w, val, v)) sides = false;
+      });
+      return sides;
+    }
+    const T saved = r[size_t(v)];
+    r[size_t(v)] = val;
+    bool same = type_of(v) == type[size_t(v)];
+    for_each_neighbour(g, nb, v, [&](int64_t w) {
+      if (!same || (!missing.empty() && missing[size_t(w)])) return;
+      same = type_of(w) == type[size_t(w)];
+    });
+    r[size_t(v)] = saved;
+    return same;
+  }
+};
+
+// The first of centre, then centre +- 1, +- 2, ... (the side `up_first` says first at each
+// distance) within [lo, hi] that `accept` takes, or `current` once the distance reaches its
+// own (a vertex keeps its value on a tie) or when nothing in range is taken.
+template <class Accept>
+int64_t nearest_first(int64_t centre, int64_t lo, int64_t hi, int64_t current, bool up_first, Accept&& accept) {
+  const int64_t reach = std::max(centre - lo, hi - centre);
+  for (int64_t d = 0; d <= reach; ++d) {
+    if (current == centre + d || current == centre - d) return current;
+    const int64_t pair[2] = {up_first ? centre + d : centre - d, up_first ? centre - d : centre + d};
+    for (int k = 0; k < (d == 0 ? 1 : 2); ++k)
+      if (pair[k] >= lo && pair[k] <= hi && accept(pair[k])) return pair[k];
+  }
+  return current;
+}
+
 // relax_lattice_codes: each coded regular vertex, in index order, takes the lattice index
 // within the bound whose residual from its prediction is the smallest, on the same side of
 // every valid link neighbour as it is now.
 template <class T>
 int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                                std::span<const T> fills, T eb, T step, std::span<const uint8_t> held,
-                               QuantizedOf<T>& q) {
+                               bool types_only, QuantizedOf<T>& q) {
   if (!(step > T(0))) return 0;
   const size_t n = size_t(g.size());
   const Neighbourhood nb(g);
+  LinkTypes<T> types(g, nb, missing, q.recon, types_only);
   std::vector<int64_t> k(n, 0), old_k(n, 0);  // the indices now and as the race left them
   T* r = q.recon.data();
   const std::vector<uint16_t> symbols = q.symbols;
@@ -532,24 +598,15 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
         if (held.empty() || !held[size_t(v)]) {
           const T fv = f[size_t(v)];
           const T cur = r[v];
-          int64_t best = kv;
-          int64_t best_code = kv - pred < 0 ? pred - kv : kv - pred;
           const int64_t lo = int64_t(std::floor((double(fv) - double(eb)) / double(step))) - 1;
           const int64_t hi = int64_t(std::ceil((double(fv) + double(eb)) / double(step))) + 1;
-          for (int64_t kk = lo; kk <= hi; ++kk) {
-            const int64_t code = kk - pred < 0 ? pred - kk : kk - pred;
-            if (kk == kv || code >= best_code || kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) continue;
+          const bool up_first = double(fv) / double(step) >= double(pred);  // f's side of the prediction first
+          const int64_t best = nearest_first(pred, lo, hi, kv, up_first, [&](int64_t kk) {
+            if (kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) return false;
             const T val = lattice_value(kk, step);
-            if (!acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills)) continue;
-            bool sides = true;
-            for_each_neighbour(g, nb, v, [&](int64_t w) {
-              if (!sides || (!missing.empty() && missing[size_t(w)])) return;
-              if (sos_less(r[w], w, cur, v) != sos_less(r[w], w, val, v)) sides = false;
-            });
-            if (!sides) continue;
-            best = kk;
-            best_code = code;
-          }
+            return acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) &&
+                   types.keeps(v, cur, val);
+          });
           if (best != kv) {
             kv = best;
             r[v] = lattice_value(kv, step);
@@ -575,7 +632,7 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
 template <class T>
 int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                                std::span<const T> fills, T eb, T step, InterpOrder order,
-                               std::span<const uint8_t> held, QuantizedOf<T>& q) {
+                               std::span<const uint8_t> held, bool types_only, QuantizedOf<T>& q) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   if (!(step > T(0))) return 0;
   const int64_t len[3] = {g.nx, g.ny, g.nz};
@@ -591,6 +648,7 @@ int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::s
     for (size_t v = 0; v < n; ++v) slot_of[v] = missing[v] ? 0 : k++;
   }
   const Neighbourhood nb(g);
+  LinkTypes<T> types(g, nb, missing, q.recon, types_only);
   const T s1 = InterpSteps<T>(step).at(1);
   T* r = q.recon.data();
   int64_t moved = 0;
@@ -601,30 +659,24 @@ int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::s
     const size_t slot = slot_of.empty() ? size_t(v) : slot_of[size_t(v)];
     const uint16_t sym = q.symbols[slot];
     const T fv = f[size_t(v)], cur = r[v];
-    auto keeps_sides = [&](T val) {
-      bool sides = true;
-      for_each_neighbour(g, nb, v, [&](int64_t w) {
-        if (!sides || (!missing.empty() && missing[size_t(w)])) return;
-        if (sos_less(r[w], w, cur, v) != sos_less(r[w], w, val, v)) sides = false;
-      });
-      return sides;
-    };
-    int64_t best = sym == 0 ? kScalarMaxCode + 1 : int64_t(sym) - int64_t(kScalarCenter);
+    auto keeps_sides = [&](T val) { return types.keeps(v, cur, val); };
+    const int64_t none = kScalarMaxCode + 1;  // no code: a stored vertex's "current"
+    const int64_t current = sym == 0 ? none : int64_t(sym) - int64_t(kScalarCenter);
+    int64_t best = current;
     T best_val = cur;
     if (std::isfinite(pred)) {
       const double lo = std::floor((double(fv) - double(eb) - double(pred)) / double(s1)) - 1;
       const double hi = std::ceil((double(fv) + double(eb) - double(pred)) / double(s1)) + 1;
       if (lo > -double(kScalarMaxCode) && hi < double(kScalarMaxCode))
-        for (int64_t code = int64_t(lo); code <= int64_t(hi); ++code) {
-          if ((code < 0 ? -code : code) >= (best < 0 ? -best : best)) continue;
+        best = nearest_first(0, int64_t(lo), int64_t(hi), current, double(fv) >= double(pred), [&](int64_t code) {
           const T val = pred + T(code) * s1;
           if (!acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_sides(val))
-            continue;
-          best = code;
+            return false;
           best_val = val;
-        }
+          return true;
+        });
     }
-    if (best <= kScalarMaxCode && best_val != cur) {
+    if (best != current && best_val != cur) {
       q.symbols[slot] = uint16_t(int64_t(kScalarCenter) + best);
       r[v] = best_val;
       ++moved;
@@ -701,23 +753,23 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
 
 int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
-                            std::span<const uint8_t> held, Quantized& q) {
-  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, q);
+                            std::span<const uint8_t> held, bool types_only, Quantized& q) {
+  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, types_only, q);
 }
 int64_t relax_interp_leaves(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, InterpOrder order,
-                            std::span<const uint8_t> held, QuantizedOf<double>& q) {
-  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, q);
+                            std::span<const uint8_t> held, bool types_only, QuantizedOf<double>& q) {
+  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, types_only, q);
 }
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
-                            Quantized& q) {
-  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, q);
+                            bool types_only, Quantized& q) {
+  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, types_only, q);
 }
 int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
-                            QuantizedOf<double>& q) {
-  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, q);
+                            bool types_only, QuantizedOf<double>& q) {
+  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, types_only, q);
 }
 int64_t shorten_lattice_exact(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                               std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,

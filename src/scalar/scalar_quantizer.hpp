@@ -188,10 +188,10 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 /// its tree (move_regular_vertices in toposz_encoder.hpp).
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
-                            Quantized& q);
+                            bool types_only, Quantized& q);
 int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
-                            QuantizedOf<double>& q);
+                            bool types_only, QuantizedOf<double>& q);
 
 /// After the race, on a finished interpolation quantization (quantize_interp's `q`, walk
 /// `order`): the vertices of the walk's last pass (half-stride 1 along the last axis of
@@ -203,10 +203,10 @@ int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std:
 /// values moved.
 int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
-                            std::span<const uint8_t> held, Quantized& q);
+                            std::span<const uint8_t> held, bool types_only, Quantized& q);
 int64_t relax_interp_leaves(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, InterpOrder order,
-                            std::span<const uint8_t> held, QuantizedOf<double>& q);
+                            std::span<const uint8_t> held, bool types_only, QuantizedOf<double>& q);
 
 /// After the race, on a finished lattice quantization: each exact value not flagged in
 /// `held`, in index order, replaced by the value with the fewest significant bits that keeps

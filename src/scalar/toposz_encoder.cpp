@@ -433,17 +433,24 @@ bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtW
     const uint32_t w = lc.word(v);
     critical[size_t(v)] = table[w & 0xFFFFu] != 1 || table[w >> 16] != 1;
   }
-  if (s.interp()) {
-    if (relax_interp_leaves(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, q) == 0)
-      return false;
-  } else {
-    const int64_t relaxed = relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
-    if (relaxed < 0) q = s.quantized();
-    const int64_t shortened = shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
-    if (relaxed <= 0 && shortened == 0) return false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool types_only = attempt == 0;
+    q = s.quantized();
+    if (s.interp()) {
+      if (relax_interp_leaves(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, types_only,
+                              q) == 0)
+        continue;
+    } else {
+      const int64_t relaxed =
+          relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, types_only, q);
+      if (relaxed < 0) q = s.quantized();
+      const int64_t shortened = shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
+      if (relaxed <= 0 && shortened == 0) continue;
+    }
+    const ContourTree tq = compute_contour_tree(q.recon, g, in.missing, in.p_abs, {}, in.threads, &work);
+    const bool same = compare_contour_trees(*in.tree, tq).same();
+    if (same) return true;
   }
-  const ContourTree tq = compute_contour_tree(q.recon, g, in.missing, in.p_abs, {}, in.threads, &work);
-  if (compare_contour_trees(*in.tree, tq).same()) return true;
   q = s.quantized();
   return false;
 }

@@ -193,10 +193,51 @@ void decode_lattice(const detail::ScalarGrid& g, std::span<const uint8_t> missin
       }
 }
 
+// Per valid vertex of `r`, the number of components of its lower link | of its upper
+// link << 8 (regular: 1 | 1 << 8).
+std::vector<uint16_t> link_types(const detail::ScalarGrid& g, std::span<const uint8_t> missing,
+                                 const std::vector<float>& r) {
+  const detail::Neighbourhood nb(g);
+  const detail::LinkClassifier lc{r, g, nb, missing};
+  const uint8_t* table = detail::link_table(g);
+  std::vector<uint16_t> t(r.size(), 0);
+  for (int64_t v = 0; v < g.size(); ++v)
+    if (missing.empty() || !missing[size_t(v)]) {
+      const uint32_t w = lc.word(v);
+      t[size_t(v)] = uint16_t(table[w >> 16] | table[w & 0xFFFFu] << 8);
+    }
+  return t;
+}
+
+// Whether every edge between valid vertices has the same direction in `a` and `b`.
+bool same_edges(const detail::ScalarGrid& g, std::span<const uint8_t> missing, const std::vector<float>& a,
+                const std::vector<float>& b) {
+  const detail::Neighbourhood nb(g);
+  bool same = true;
+  for (int64_t v = 0; v < g.size() && same; ++v) {
+    if (!missing.empty() && missing[size_t(v)]) continue;
+    detail::for_each_neighbour(g, nb, v, [&](int64_t n) {
+      if (!missing.empty() && missing[size_t(n)]) return;
+      if (detail::sos_less(a[size_t(n)], n, a[size_t(v)], v) != detail::sos_less(b[size_t(n)], n, b[size_t(v)], v))
+        same = false;
+    });
+  }
+  return same;
+}
+
+// The critical vertices of `r` (the ones move_regular_vertices holds).
+std::vector<uint8_t> critical_of(const detail::ScalarGrid& g, std::span<const uint8_t> missing,
+                                 const std::vector<float>& r) {
+  const std::vector<uint16_t> t = link_types(g, missing, r);
+  std::vector<uint8_t> c(r.size(), 0);
+  for (size_t v = 0; v < r.size(); ++v) c[v] = (missing.empty() || !missing[v]) && t[v] != (1 | 1 << 8);
+  return c;
+}
+
 // Checks move_regular_vertices on lattice step `s`, done (see the test below); counts the
 // coded values it moved and the exact ones it shortened, and the critical vertices.
 void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detail::CtWorkspace& work, int64_t& moved,
-                   int64_t& shortened, int64_t& critical) {
+                   int64_t& shortened, int64_t& critical, int64_t& edges_moved) {
   const detail::ScalarGrid& g = in.grid;
   const detail::Quantized& o = s.quantized();
   detail::Quantized q = o;
@@ -234,22 +275,25 @@ void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detai
     } else {
       ++moved;
     }
-    // Every edge keeps its direction.
-    detail::for_each_neighbour(g, nb, v, [&](int64_t n) {
-      if (masked && in.missing[size_t(n)]) return;
-      EXPECT_EQ(detail::sos_less(q.recon[size_t(n)], n, y, v), detail::sos_less(o.recon[size_t(n)], n, x, v))
-          << v << " and " << n;
-    });
   }
   EXPECT_EQ(e, q.exact.size());
   EXPECT_EQ(changed, count > 0);
+  EXPECT_EQ(link_types(g, in.missing, q.recon), link_types(g, in.missing, o.recon));  // every vertex's kind
+  // With every edge's direction asked to stay (the fallback), it does.
+  detail::Quantized edges = o;
+  detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, critical_of(g, in.missing, o.recon), false,
+                              edges);
+  detail::shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, step, critical_of(g, in.missing, o.recon),
+                                edges);
+  EXPECT_TRUE(same_edges(g, in.missing, edges.recon, o.recon));
+  edges_moved += edges.recon != o.recon;
   const ContourTree tq = detail::compute_contour_tree(q.recon, g, in.missing, in.p_abs, {}, 1);
   EXPECT_TRUE(compare_contour_trees(*in.tree, tq).same());
   // Every vertex held: nothing changes.
   const std::vector<uint8_t> all(size_t(g.size()), 1);
   detail::Quantized held = o;
   EXPECT_EQ(detail::shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, step, all, held), 0);
-  EXPECT_EQ(detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, all, held), 0);
+  EXPECT_EQ(detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, all, true, held), 0);
   EXPECT_EQ(held.exact, o.exact);
   EXPECT_EQ(held.symbols, o.symbols);
   EXPECT_EQ(held.recon, o.recon);
@@ -259,7 +303,8 @@ void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detai
 // (move_regular_vertices, docs/toposz.md step 6): a coded one to the lattice index nearest its
 // prediction, an exact one to a shorter value of its lattice index. Checked: the symbols
 // that are 0 stay 0, the decoder rebuilds the new values and references, a critical vertex
-// keeps its value, every moved one stays within the bound, every edge keeps its direction,
+// keeps its value, every moved one stays within the bound, every vertex keeps the number of
+// components of its upper and lower links (and every edge its direction in the fallback),
 // a shortened value has more trailing zero bits and its lattice index, and the tree is the
 // original's. Every lattice step of the ladder (standard repairs) on terraces with and
 // without missing vertices at four pairs of bounds, and on the bundled NCL temperature
@@ -279,7 +324,7 @@ TEST(TopoSZSteps, RegularVerticesMoveAndKeepTheTree) {
         for (uint32_t seed : {7u, 8u})
           cases.push_back({terraces(nx, ny, nz, seed), {nx, ny, nz}, rel, p, masked});
   cases.push_back({bundled_field("ncl_nc4uvt_t_128x64x14.f32", 128 * 64 * 14), {128, 64, 14}, 1e-2, 3e-2, false});
-  int64_t moved = 0, shortened = 0, critical = 0, nc4uvt = 0, masked = 0;
+  int64_t moved = 0, shortened = 0, critical = 0, nc4uvt = 0, masked = 0, edges_moved = 0;
   for (const Case& c : cases) {
     const detail::ScalarGrid& g = c.g;
     SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) + " REL " +
@@ -303,7 +348,7 @@ TEST(TopoSZSteps, RegularVerticesMoveAndKeepTheTree) {
       while (s.advance(work) != detail::TopoRound::done) {
       }
       const int64_t before = moved + shortened;
-      check_refined(in, s, work, moved, shortened, critical);
+      check_refined(in, s, work, moved, shortened, critical, edges_moved);
       if (g.nz == 14) nc4uvt += moved + shortened - before;
       if (c.masked) masked += moved + shortened - before;
     }
@@ -313,6 +358,7 @@ TEST(TopoSZSteps, RegularVerticesMoveAndKeepTheTree) {
   EXPECT_GT(shortened, 0);
   EXPECT_GT(masked, 0);    // with missing vertices too
   EXPECT_GT(critical, 0);  // critical vertices exist, and keep their values
+  EXPECT_GT(edges_moved, 0);
 }
 
 // What an interpolation stream's decoder rebuilds from q's symbols (index order) and exact
@@ -341,8 +387,9 @@ std::vector<float> decode_interp(const detail::ScalarGrid& g, std::span<const ui
 // After the race, an interpolation step's vertices of the walk's last pass, whose values no
 // prediction reads, move where they are regular in the decoded field (move_regular_vertices,
 // relax_interp_leaves): the decoder rebuilds the new values, a vertex of an earlier pass or
-// a critical one keeps its value, every moved one stays within the bound, every edge keeps
-// its direction, a stored one becomes coded or shorter, and the tree is the original's. The
+// a critical one keeps its value, every moved one stays within the bound (a code nearer 0;
+// a stored one a code or a shorter value), every vertex keeps its links' numbers of
+// components (every edge its direction in the fallback), and the tree is the original's. The
 // interpolation's steps of the ladder on terraces (both walk orders, with and without
 // missing vertices) and on the bundled NCL temperature (128 x 64 x 14) at REL / P 1e-2,
 // whose kept stream went 13961 -> 13428 bytes.
@@ -363,7 +410,7 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
                    detail::InterpOrder::xyz});
   cases.push_back({bundled_field("ncl_nc4uvt_t_128x64x14.f32", 128 * 64 * 14), {128, 64, 14}, 1e-2, 1e-2, false,
                    detail::InterpOrder::zyx});
-  int64_t moved = 0, unstored = 0, masked_moved = 0, nc4uvt = 0;
+  int64_t moved = 0, unstored = 0, masked_moved = 0, nc4uvt = 0, edges_moved = 0;
   for (const Case& c : cases) {
     const detail::ScalarGrid& g = c.g;
     SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) +
@@ -423,15 +470,18 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
           ASSERT_NE(after, 0) << v;
           EXPECT_LT(std::abs(int(after) - 32768), std::abs(int(before) - 32768)) << v;
         }
-        detail::for_each_neighbour(g, nb, v, [&](int64_t n) {
-          if (c.masked && missing[size_t(n)]) return;
-          EXPECT_EQ(detail::sos_less(q.recon[size_t(n)], n, y, v), detail::sos_less(o.recon[size_t(n)], n, x, v))
-              << v << " and " << n;
-        });
       }
       EXPECT_EQ(changed, count > 0);
+      EXPECT_EQ(link_types(g, missing, q.recon), link_types(g, missing, o.recon));  // every vertex's kind
       const ContourTree tq = detail::compute_contour_tree(q.recon, g, missing, p_abs, {}, 1);
       EXPECT_TRUE(compare_contour_trees(tree, tq).same());
+      // With every edge's direction asked to stay (the fallback), it does.
+      detail::Quantized edges = o;
+      detail::relax_interp_leaves(c.f, g, missing, {}, eb, s.step(), c.order, critical_of(g, missing, o.recon), false,
+                                  edges);
+      EXPECT_TRUE(same_edges(g, missing, edges.recon, o.recon));
+      EXPECT_EQ(decode_interp(g, missing, s.step(), c.order, edges), edges.recon);
+      edges_moved += edges.recon != o.recon;
       moved += count;
       if (c.masked) masked_moved += count;
       if (g.nz == 14) nc4uvt += count;
@@ -441,6 +491,7 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
   EXPECT_GT(nc4uvt, 0);
   EXPECT_GT(masked_moved, 0);
   EXPECT_GT(unstored, 0);  // some stored vertices became coded
+  EXPECT_GT(edges_moved, 0);
 }
 
 }  // namespace
