@@ -178,14 +178,16 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
                       QuantizedOf<double>& out);
 
 /// After the race, on a finished lattice quantization: every coded vertex not flagged in
-/// `held`, in index order, takes the lattice index whose residual from its (new) prediction
-/// is the smallest among those whose value lies within `eb` of f(v), on no fill value, and on
-/// the same side in (value, index) order of every valid link neighbour as its value now; the
-/// held ones keep their index (their codes follow the new predictions). Returns how many
-/// moved, or -1 when a held vertex's new residual left the code range (q's symbols then as
-/// they were; its recon is not: the caller starts again from a copy). Both calls keep every
-/// edge's direction and every held value: with the decoded field's critical vertices held,
-/// its tree (move_regular_vertices in toposz_encoder.hpp).
+/// `held`, in index order, takes the lattice index nearest its (new) prediction (its own on a
+/// tie) among those whose value lies within `eb` of f(v), on no fill value, and that keep
+/// (`types_only`) the number of components of the upper and of the lower link of it and of
+/// each valid neighbour, or (else) the side in (value, index) order of every valid link
+/// neighbour, the values as they stand; the held ones keep their index (their codes follow
+/// the new predictions). Returns how many moved, or -1 when a held vertex's new residual left
+/// the code range (q's symbols then as they were; its recon is not: the caller starts again
+/// from a copy). With the decoded field's critical vertices held, every critical vertex, its
+/// kind and its value stay; with every edge's direction kept, the tree stays
+/// (move_regular_vertices in toposz_encoder.hpp).
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
                             bool types_only, Quantized& q);
@@ -197,10 +199,10 @@ int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std:
 /// `order`): the vertices of the walk's last pass (half-stride 1 along the last axis of
 /// `order` with two vertices or more: every other vertex along it), whose values no
 /// prediction reads, each not flagged in `held` take the code nearest 0 whose value lies
-/// within `eb`, on no fill value and on the same side in (value, index) order of every valid
-/// link neighbour as now; a stored one takes such a code where there is one, else the
-/// shortest such value. `q.exact` is listed again in the walk's order. Returns how many
-/// values moved.
+/// within `eb`, on no fill value and keeps the links as relax_lattice_codes's `types_only`
+/// says; a stored one takes such a code where there is one, else the shortest value within
+/// the bound and every edge's direction. `q.exact` is listed again in the walk's order.
+/// Returns how many values moved.
 int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
                             std::span<const uint8_t> held, bool types_only, Quantized& q);

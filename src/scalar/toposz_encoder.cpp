@@ -411,15 +411,16 @@ template class TopoStepOf<double>;
 // A regular vertex keeps its upper and lower links connected, so moving its value between
 // its neighbours' (every edge keeps its direction) changes no sublevel or superlevel set's
 // topology at any level, and no critical vertex's value moves: the tree and its pairs'
-// persistence stay. A critical vertex of the decoded field may be a node or one end of a
-// pair just below the threshold, whose persistence its value sets, so it keeps its value.
-// Measured with only the nodes of the original tree held (the exact values shortened, a
-// critical vertex of a pair below the threshold moved too): the trees then differed (the
-// 49 x 40 x 31 MECCA temperature at REL / P 1e-2: 15 false negatives, and 7 offending
-// vertices still after four rounds of holding those and their links), for 18 more values
-// shortened. Every edge kept is what makes the moves safe, and what limits them: on a
-// smooth field at REL 1e-2 a step moves a value past its neighbours' (MECCA: 5054 of about
-// 56 000 regular coded vertices moved, the zero codes 31642 -> 32784 of 60760).
+// persistence stay. Keeping every edge's direction is what limits those moves (on a smooth
+// field a step moves a value past its neighbours': MECCA temperature at REL / P 1e-2, 5054 of
+// about 56 000 regular coded vertices moved), so the first try keeps only the kinds of the
+// links (each vertex's numbers of upper and lower components): the same critical vertices
+// of the same kinds at the same values, though which components a saddle joins may change,
+// hence the comparison (it never differed on the 19 real fields; docs/benchmarks.md). A
+// critical vertex of the decoded field may be a node or one end of a pair just below the
+// threshold, whose persistence its value sets, so it keeps its value: moved too (the
+// original tree's nodes held instead), the trees differed (MECCA: 15 false negatives, and 7
+// offending vertices still after four rounds of holding those and their links).
 template <class T>
 bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q) {
   if (!(s.lattice() || s.interp()) || !s.done()) return false;

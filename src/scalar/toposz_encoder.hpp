@@ -196,15 +196,18 @@ class TopoStepOf {
 };
 using TopoStep = TopoStepOf<float>;
 
-/// A finished lattice step's regular vertices moved (docs/toposz.md, step 6): `q` (a copy
-/// of `s.quantized()`, s done and on the lattice) has each coded vertex that is regular in
-/// the decoded field moved to the lattice index nearest its prediction that keeps it within
-/// the bound and every edge's direction (relax_lattice_codes), and each such exact vertex to
-/// a shorter value of its lattice index (shorten_lattice_exact); the critical vertices of the
-/// decoded field keep their values. Such moves keep every critical value and the order of
-/// every edge, so the decoded field keeps its tree; the tree is still computed and compared,
-/// and `q` is given back unchanged (false) when it differs or when nothing moved. True: `q`
-/// holds the moved quantization, whose decoded field has the original's tree.
+/// A finished lattice or interpolation step's regular vertices moved (docs/toposz.md, step
+/// 6): `q` (a copy of `s.quantized()`, s done) has the vertices that are regular in the
+/// decoded field moved within the bound: on the lattice each coded one to the index nearest
+/// its prediction (relax_lattice_codes) and each exact one to a shorter value of its lattice
+/// index (shorten_lattice_exact), on the interpolation those of the walk's last pass to the
+/// code nearest 0 (relax_interp_leaves); the critical vertices of the decoded field keep
+/// their values. First each move keeps the kinds of the links around it (the critical
+/// vertices and their kinds stay, not always the tree); where the tree then differs, again
+/// keeping every edge's direction (the tree stays). The tree is computed and compared each
+/// time, and `q` is given back unchanged (false) when it differs both times or when nothing
+/// moved. True: `q` holds the moved quantization, whose decoded field has the original's
+/// tree.
 template <class T>
 bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q);
 
