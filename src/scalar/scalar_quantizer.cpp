@@ -440,6 +440,27 @@ void refresh_lattice_refs(const ScalarGrid& g, std::span<const uint8_t> missing,
       }
 }
 
+// The values [lo, hi] vertex v (now at `cur`) may take within `eb` of fv (as stored_value
+// rounds the bound inward), within [lo, hi] as given, and on its side of every valid link
+// neighbour in (value, index) order, the values `r` as they stand; false when none.
+template <class T>
+bool side_window(const ScalarGrid& g, const Neighbourhood& nb, std::span<const uint8_t> missing, const T* r,
+                 int64_t v, T cur, T fv, T eb, T& lo, T& hi) {
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  T blo = T(double(fv) - double(eb)), bhi = T(double(fv) + double(eb));
+  if (!within_scalar_bound(blo, fv, eb)) blo = std::nextafter(blo, kInf);
+  if (!within_scalar_bound(bhi, fv, eb)) bhi = std::nextafter(bhi, -kInf);
+  lo = std::max(lo, blo);
+  hi = std::min(hi, bhi);
+  for_each_neighbour(g, nb, v, [&](int64_t w) {
+    if (!missing.empty() && missing[size_t(w)]) return;
+    const T rw = r[w];
+    if (sos_less(rw, w, cur, v)) lo = std::max(lo, w < v ? rw : std::nextafter(rw, kInf));
+    else hi = std::min(hi, v < w ? rw : std::nextafter(rw, -kInf));
+  });
+  return lo <= hi && std::isfinite(lo) && std::isfinite(hi);
+}
+
 // shorten_lattice_exact: each exact value, in index order, replaced by the value with the
 // fewest significant bits among those that keep its lattice index (no other decoded value
 // moves), lie within the bound, on no fill value, and on the same side in (value, index)
@@ -448,7 +469,6 @@ template <class T>
 int64_t shorten_lattice_exact_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                                  std::span<const T> fills, T eb, T step, std::span<const uint8_t> held,
                                  QuantizedOf<T>& q) {
-  constexpr T kInf = std::numeric_limits<T>::infinity();
   if (!(step > T(0)) || q.exact.empty()) return 0;
   const Neighbourhood nb(g);
   T* r = q.recon.data();
@@ -463,22 +483,11 @@ int64_t shorten_lattice_exact_of(std::span<const T> f, const ScalarGrid& g, std:
     const T x = q.exact[slot], fv = f[size_t(v)];
     const int64_t k = lattice_index(x, step);
     if (k >= kLatticeMaxIndex || k <= -kLatticeMaxIndex || !std::isfinite(x)) continue;
-    // Within the bound (as stored_value rounds it inward).
-    T lo = T(double(fv) - double(eb)), hi = T(double(fv) + double(eb));
-    if (!within_scalar_bound(lo, fv, eb)) lo = std::nextafter(lo, kInf);
-    if (!within_scalar_bound(hi, fv, eb)) hi = std::nextafter(hi, -kInf);
-    // Within the cell of its lattice index: the candidate is checked below, so the ends need
-    // only be near.
-    lo = std::max(lo, T((double(k) - 0.5) * double(step)));
-    hi = std::min(hi, T((double(k) + 0.5) * double(step)));
-    // On its side of every valid neighbour (ties broken by index, as the tree breaks them).
-    for_each_neighbour(g, nb, v, [&](int64_t w) {
-      if (!missing.empty() && missing[size_t(w)]) return;
-      const T rw = r[w];
-      if (sos_less(rw, w, x, v)) lo = std::max(lo, w < v ? rw : std::nextafter(rw, kInf));
-      else hi = std::min(hi, v < w ? rw : std::nextafter(rw, -kInf));
-    });
-    if (!(lo <= hi) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
+    // Within the cell of its lattice index (the candidate is checked below, so the ends need
+    // only be near), the bound and its side of every valid neighbour (ties broken by index, as
+    // the tree breaks them).
+    T lo = T((double(k) - 0.5) * double(step)), hi = T((double(k) + 0.5) * double(step));
+    if (!side_window(g, nb, missing, r, v, x, fv, eb, lo, hi)) continue;
     const T y = shortest_in(lo, hi);
     if (y == x || trailing_zero_bits(y) <= trailing_zero_bits(x) || lattice_index(y, step) != k ||
         !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills))
@@ -684,16 +693,8 @@ int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::s
     }
     if (sym != 0) return;
     // Still stored: the shortest value within the bound and its neighbours' sides.
-    T lo = T(double(fv) - double(eb)), hi = T(double(fv) + double(eb));
-    if (!within_scalar_bound(lo, fv, eb)) lo = std::nextafter(lo, kInf);
-    if (!within_scalar_bound(hi, fv, eb)) hi = std::nextafter(hi, -kInf);
-    for_each_neighbour(g, nb, v, [&](int64_t w) {
-      if (!missing.empty() && missing[size_t(w)]) return;
-      const T rw = r[w];
-      if (sos_less(rw, w, cur, v)) lo = std::max(lo, w < v ? rw : std::nextafter(rw, kInf));
-      else hi = std::min(hi, v < w ? rw : std::nextafter(rw, -kInf));
-    });
-    if (!(lo <= hi) || !std::isfinite(lo) || !std::isfinite(hi)) return;
+    T lo = -kInf, hi = kInf;
+    if (!side_window(g, nb, missing, r, v, cur, fv, eb, lo, hi)) return;
     const T y = shortest_in(lo, hi);
     if (y == cur || trailing_zero_bits(y) <= trailing_zero_bits(cur) ||
         !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_sides(y))

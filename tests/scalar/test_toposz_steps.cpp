@@ -193,6 +193,14 @@ void decode_lattice(const detail::ScalarGrid& g, std::span<const uint8_t> missin
       }
 }
 
+// Missing vertices: a disc of radius `radius` around (cx, cy) in every z-slice.
+std::vector<uint8_t> disc_of(const detail::ScalarGrid& g, double cx, double cy, double radius) {
+  std::vector<uint8_t> m(size_t(g.size()), 0);
+  for (size_t k = 0; k < m.size(); ++k)
+    m[k] = std::hypot(double(int64_t(k) % g.nx) - cx, double((int64_t(k) / g.nx) % g.ny) - cy) < radius;
+  return m;
+}
+
 // Per valid vertex of `r`, the number of components of its lower link | of its upper
 // link << 8 (regular: 1 | 1 << 8).
 std::vector<uint16_t> link_types(const detail::ScalarGrid& g, std::span<const uint8_t> missing,
@@ -329,12 +337,7 @@ TEST(TopoSZSteps, RegularVerticesMoveAndKeepTheTree) {
     const detail::ScalarGrid& g = c.g;
     SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) + " REL " +
                  std::to_string(c.rel) + " P " + std::to_string(c.p) + (c.masked ? " masked" : ""));
-    std::vector<uint8_t> missing;
-    if (c.masked) {
-      missing.assign(c.f.size(), 0);
-      for (size_t k = 0; k < c.f.size(); ++k)
-        missing[k] = std::hypot(double(int64_t(k) % g.nx) - 9.0, double((int64_t(k) / g.nx) % g.ny) - 7.0) < 4.0;
-    }
+    const std::vector<uint8_t> missing = c.masked ? disc_of(g, 9.0, 7.0, 4.0) : std::vector<uint8_t>{};
     const double range = detail::scalar_range(c.f, missing);
     const double p_abs = c.p * range;
     const float eb = detail::bound_in<float>(c.rel * range);
@@ -415,12 +418,7 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
     const detail::ScalarGrid& g = c.g;
     SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) +
                  (c.masked ? " masked" : "") + " order " + std::to_string(int(c.order)));
-    std::vector<uint8_t> missing;
-    if (c.masked) {
-      missing.assign(c.f.size(), 0);
-      for (size_t k = 0; k < c.f.size(); ++k)
-        missing[k] = std::hypot(double(int64_t(k) % g.nx) - 9.0, double((int64_t(k) / g.nx) % g.ny) - 7.0) < 4.0;
-    }
+    const std::vector<uint8_t> missing = c.masked ? disc_of(g, 9.0, 7.0, 4.0) : std::vector<uint8_t>{};
     const double range = detail::scalar_range(c.f, missing);
     const double p_abs = c.p * range;
     const float eb = detail::bound_in<float>(c.rel * range);
