@@ -634,21 +634,14 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
   return moved;
 }
 
-// relax_interp_leaves: the vertices of the walk's last pass, whose values no prediction
-// reads, each take the code nearest 0 that keeps them within the bound and on their side
-// of every link neighbour; an exact one takes a code where one does, else the shortest
-// value of what it may take.
+// relax_interp_finest: the finest level's vertices that every reader lets move, each to the
+// code nearest 0 its new prediction allows within the bound and the links.
 template <class T>
-int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                                std::span<const T> fills, T eb, T step, InterpOrder order,
                                std::span<const uint8_t> held, bool types_only, QuantizedOf<T>& q) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   if (!(step > T(0))) return 0;
-  const int64_t len[3] = {g.nx, g.ny, g.nz};
-  int axis = -1;  // the last pass's axis: the last of the order's axes with two vertices or more
-  for (int a : order == InterpOrder::zyx ? std::array<int, 3>{2, 1, 0} : std::array<int, 3>{0, 1, 2})
-    if (len[a] >= 2) axis = a;
-  if (axis < 0) return 0;
   const size_t n = size_t(g.size());
   std::vector<uint32_t> slot_of;  // symbol slot per vertex (masked fields)
   if (!missing.empty()) {
@@ -656,21 +649,60 @@ int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::s
     uint32_t k = 0;
     for (size_t v = 0; v < n; ++v) slot_of[v] = missing[v] ? 0 : k++;
   }
+  // The finest level's passes (half-stride 1): pass k along axis pass_axis[k] holds the
+  // vertices whose coordinate on it is odd and on the later passes' axes even; a vertex of
+  // pass k is read by the vertices 1 and 3 away along a later pass's axis that lie in it.
+  const int64_t len[3] = {g.nx, g.ny, g.nz};
+  const int64_t stride[3] = {1, g.nx, g.nx * g.ny};
+  const std::array<int, 3> pass_axis = order == InterpOrder::zyx ? std::array<int, 3>{2, 1, 0}
+                                                                  : std::array<int, 3>{0, 1, 2};
+  // free[v]: v may take another value; it is of the finest level, not held, and every vertex
+  // reading it is free (a held reader, or one that a held vertex reads, keeps its prediction,
+  // so the values it reads stay). A vertex of pass k has an even coordinate on each later
+  // pass's axis, so every vertex 1 or 3 away along that axis lies in that pass and reads it.
+  // Readers come in later passes: the passes are decided from the last back.
+  std::vector<uint8_t> free(n, 0);
+  for (int k = 2; k >= 0; --k) {
+    const int a = pass_axis[size_t(k)];
+    int64_t first[3], step_of[3];
+    for (int b = 0; b < 3; ++b) {
+      const int pos = b == pass_axis[0] ? 0 : b == pass_axis[1] ? 1 : 2;  // b's place in the order
+      first[b] = b == a ? 1 : 0;
+      step_of[b] = pos < k ? 1 : 2;
+    }
+    for (int64_t z = first[2]; z < g.nz; z += step_of[2])
+      for (int64_t y = first[1]; y < g.ny; y += step_of[1])
+        for (int64_t x = first[0]; x < g.nx; x += step_of[0]) {
+          const int64_t v = z * stride[2] + y * stride[1] + x;
+          if (!held.empty() && held[size_t(v)] && (missing.empty() || !missing[size_t(v)])) continue;
+          const int64_t c[3] = {x, y, z};
+          bool all = true;
+          for (int kk = k + 1; kk < 3 && all; ++kk) {
+            const int ax = pass_axis[size_t(kk)];
+            for (int64_t d : {-3, -1, 1, 3})
+              if (c[ax] + d >= 0 && c[ax] + d < len[ax] && !free[size_t(v + d * stride[ax])]) all = false;
+          }
+          free[size_t(v)] = all;
+        }
+  }
   const Neighbourhood nb(g);
   LinkTypes<T> types(g, nb, missing, q.recon, types_only);
   const T s1 = InterpSteps<T>(step).at(1);
   T* r = q.recon.data();
   int64_t moved = 0;
   interp_walk(g, r, [&](int64_t v, T pred, int64_t h) {
-    if (h != 1 || (!missing.empty() && missing[size_t(v)]) || (!held.empty() && held[size_t(v)])) return;
-    const int64_t c = axis == 0 ? v % g.nx : axis == 1 ? (v / g.nx) % g.ny : v / (g.nx * g.ny);
-    if (c % 2 == 0) return;  // not in the last pass
+    if (h != 1 || !free[size_t(v)]) return;
+    if (!missing.empty() && missing[size_t(v)]) {  // its stand-in follows its prediction
+      r[v] = interp_stand_in(pred);
+      return;
+    }
     const size_t slot = slot_of.empty() ? size_t(v) : slot_of[size_t(v)];
     const uint16_t sym = q.symbols[slot];
     const T fv = f[size_t(v)], cur = r[v];
     auto keeps_sides = [&](T val) { return types.keeps(v, cur, val); };
-    const int64_t none = kScalarMaxCode + 1;  // no code: a stored vertex's "current"
-    const int64_t current = sym == 0 ? none : int64_t(sym) - int64_t(kScalarCenter);
+    const int64_t none = kScalarMaxCode + 1;  // no code keeps its value
+    const int64_t old_code = int64_t(sym) - int64_t(kScalarCenter);
+    const int64_t current = sym != 0 && pred + T(old_code) * s1 == cur ? old_code : none;
     int64_t best = current;
     T best_val = cur;
     if (std::isfinite(pred)) {
@@ -685,14 +717,18 @@ int64_t relax_interp_leaves_of(std::span<const T> f, const ScalarGrid& g, std::s
           return true;
         });
     }
-    if (best != current && best_val != cur) {
+    if (best != none && best != current) {
       q.symbols[slot] = uint16_t(int64_t(kScalarCenter) + best);
       r[v] = best_val;
       ++moved;
       return;
     }
-    if (sym != 0) return;
-    // Still stored: the shortest value within the bound and its neighbours' sides.
+    if (best == current && current != none) return;  // keeps its code and value
+    // No code: stored, at its value or a shorter one within the bound and its neighbours' sides.
+    if (sym != 0) {
+      q.symbols[slot] = 0;
+      ++moved;
+    }
     T lo = -kInf, hi = kInf;
     if (!side_window(g, nb, missing, r, v, cur, fv, eb, lo, hi)) return;
     const T y = shortest_in(lo, hi);
@@ -752,15 +788,15 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
   quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
 }
 
-int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+int64_t relax_interp_finest(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
                             std::span<const uint8_t> held, bool types_only, Quantized& q) {
-  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, types_only, q);
+  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, types_only, q);
 }
-int64_t relax_interp_leaves(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+int64_t relax_interp_finest(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, InterpOrder order,
                             std::span<const uint8_t> held, bool types_only, QuantizedOf<double>& q) {
-  return relax_interp_leaves_of(f, g, missing, fills, eb, step, order, held, types_only, q);
+  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, types_only, q);
 }
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,

@@ -196,17 +196,20 @@ int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std:
                             bool types_only, QuantizedOf<double>& q);
 
 /// After the race, on a finished interpolation quantization (quantize_interp's `q`, walk
-/// `order`): the vertices of the walk's last pass (half-stride 1 along the last axis of
-/// `order` with two vertices or more: every other vertex along it), whose values no
-/// prediction reads, each not flagged in `held` take the code nearest 0 whose value lies
-/// within `eb`, on no fill value and keeps the links as relax_lattice_codes's `types_only`
-/// says; a stored one takes such a code where there is one, else the shortest value within
-/// the bound and every edge's direction. `q.exact` is listed again in the walk's order.
-/// Returns how many values moved.
-int64_t relax_interp_leaves(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+/// `order`): the vertices of the finest level (half-stride 1) that are `free` (not flagged in
+/// `held`, and every vertex whose prediction reads them free: decided pass by pass from the
+/// last back, whose vertices no prediction reads) each take, in the walk's order and against
+/// their new prediction, the code nearest 0 whose value lies within `eb`, on no fill value
+/// and keeps the links as relax_lattice_codes's `types_only` says; a stored one such a code
+/// where there is one, else the shortest value within the bound and every edge's direction;
+/// a coded one that no code fits (its prediction moved) is stored at its value. A vertex
+/// that is not free reads no moved value and keeps its code. Missing vertices' stand-ins
+/// follow their predictions; `q.exact` is listed again in the walk's order. Returns how many
+/// values moved (or were stored).
+int64_t relax_interp_finest(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
                             std::span<const uint8_t> held, bool types_only, Quantized& q);
-int64_t relax_interp_leaves(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+int64_t relax_interp_finest(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, InterpOrder order,
                             std::span<const uint8_t> held, bool types_only, QuantizedOf<double>& q);
 

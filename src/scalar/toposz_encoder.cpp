@@ -438,7 +438,7 @@ bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtW
     const bool types_only = attempt == 0;
     q = s.quantized();
     if (s.interp()) {
-      if (relax_interp_leaves(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, types_only,
+      if (relax_interp_finest(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, types_only,
                               q) == 0)
         continue;
     } else {

@@ -200,8 +200,8 @@ using TopoStep = TopoStepOf<float>;
 /// 6): `q` (a copy of `s.quantized()`, s done) has the vertices that are regular in the
 /// decoded field moved within the bound: on the lattice each coded one to the index nearest
 /// its prediction (relax_lattice_codes) and each exact one to a shorter value of its lattice
-/// index (shorten_lattice_exact), on the interpolation those of the walk's last pass to the
-/// code nearest 0 (relax_interp_leaves); the critical vertices of the decoded field keep
+/// index (shorten_lattice_exact), on the interpolation those of the finest level whose
+/// readers may move too to the code nearest 0 (relax_interp_finest); the critical vertices of the decoded field keep
 /// their values. First each move keeps the kinds of the links around it (the critical
 /// vertices and their kinds stay, not always the tree); where the tree then differs, again
 /// keeping every edge's direction (the tree stays). The tree is computed and compared each

@@ -387,16 +387,16 @@ std::vector<float> decode_interp(const detail::ScalarGrid& g, std::span<const ui
   return r;
 }
 
-// After the race, an interpolation step's vertices of the walk's last pass, whose values no
-// prediction reads, move where they are regular in the decoded field (move_regular_vertices,
-// relax_interp_leaves): the decoder rebuilds the new values, a vertex of an earlier pass or
-// a critical one keeps its value, every moved one stays within the bound (a code nearer 0;
-// a stored one a code or a shorter value), every vertex keeps its links' numbers of
-// components (every edge its direction in the fallback), and the tree is the original's. The
-// interpolation's steps of the ladder on terraces (both walk orders, with and without
-// missing vertices) and on the bundled NCL temperature (128 x 64 x 14) at REL / P 1e-2,
-// whose kept stream went 13961 -> 13428 bytes.
-TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
+// After the race, an interpolation step's vertices of the finest level move where they
+// are regular in the decoded field and every vertex that reads them can move too
+// (move_regular_vertices, relax_interp_finest): the decoder rebuilds the new values, a
+// coarser vertex or a critical one keeps its value, every moved one stays within the bound,
+// every vertex keeps its links' numbers of components (every edge its direction in the
+// fallback), and the tree is the original's; some stored values become codes, and vertices
+// before the last pass move. The interpolation's steps of the ladder on terraces (both walk
+// orders, with and without missing vertices) and on the bundled NCL temperature (128 x 64 x
+// 14) at REL / P 1e-2, whose kept stream went 13961 -> 11939 bytes this session.
+TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
   struct Case {
     std::vector<float> f;
     detail::ScalarGrid g;
@@ -413,7 +413,7 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
                    detail::InterpOrder::xyz});
   cases.push_back({bundled_field("ncl_nc4uvt_t_128x64x14.f32", 128 * 64 * 14), {128, 64, 14}, 1e-2, 1e-2, false,
                    detail::InterpOrder::zyx});
-  int64_t moved = 0, unstored = 0, masked_moved = 0, nc4uvt = 0, edges_moved = 0;
+  int64_t moved = 0, unstored = 0, masked_moved = 0, nc4uvt = 0, edges_moved = 0, not_last = 0;
   for (const Case& c : cases) {
     const detail::ScalarGrid& g = c.g;
     SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) +
@@ -449,25 +449,15 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
         const uint16_t before = o.symbols[slot], after = q.symbols[slot];
         ++slot;
         const float x = o.recon[size_t(v)], y = q.recon[size_t(v)];
-        if (y == x) {
-          EXPECT_EQ(before, after) << v;
-          continue;
-        }
+        if (y == x) continue;  // its code may differ: its prediction moved
         ++count;
         const int64_t coord[3] = {v % g.nx, (v / g.nx) % g.ny, v / (g.nx * g.ny)};
-        EXPECT_EQ(coord[last] % 2, 1) << v;  // in the last pass
+        EXPECT_TRUE(coord[0] % 2 == 1 || coord[1] % 2 == 1 || coord[2] % 2 == 1) << v;  // the finest level
+        not_last += coord[last] % 2 == 0;
         const uint32_t w = lc.word(v);
         EXPECT_TRUE(table[w & 0xFFFFu] == 1 && table[w >> 16] == 1) << v;  // regular
         EXPECT_LE(std::fabs(double(y) - double(c.f[size_t(v)])), double(eb)) << v;
-        if (before == 0) {
-          unstored += after != 0;
-          if (after == 0) {
-            EXPECT_GT(std::countr_zero(std::bit_cast<uint32_t>(y)), std::countr_zero(std::bit_cast<uint32_t>(x)));
-          }
-        } else {
-          ASSERT_NE(after, 0) << v;
-          EXPECT_LT(std::abs(int(after) - 32768), std::abs(int(before) - 32768)) << v;
-        }
+        unstored += before == 0 && after != 0;
       }
       EXPECT_EQ(changed, count > 0);
       EXPECT_EQ(link_types(g, missing, q.recon), link_types(g, missing, o.recon));  // every vertex's kind
@@ -475,7 +465,7 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
       EXPECT_TRUE(compare_contour_trees(tree, tq).same());
       // With every edge's direction asked to stay (the fallback), it does.
       detail::Quantized edges = o;
-      detail::relax_interp_leaves(c.f, g, missing, {}, eb, s.step(), c.order, critical_of(g, missing, o.recon), false,
+      detail::relax_interp_finest(c.f, g, missing, {}, eb, s.step(), c.order, critical_of(g, missing, o.recon), false,
                                   edges);
       EXPECT_TRUE(same_edges(g, missing, edges.recon, o.recon));
       EXPECT_EQ(decode_interp(g, missing, s.step(), c.order, edges), edges.recon);
@@ -489,6 +479,7 @@ TEST(TopoSZSteps, InterpolationLeavesMoveAndKeepTheTree) {
   EXPECT_GT(nc4uvt, 0);
   EXPECT_GT(masked_moved, 0);
   EXPECT_GT(unstored, 0);  // some stored vertices became coded
+  EXPECT_GT(not_last, 0);  // vertices before the last pass moved too
   EXPECT_GT(edges_moved, 0);
 }
 
