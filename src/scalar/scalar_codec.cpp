@@ -461,9 +461,9 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     auto as_raced = keep_smallest(o.coder, Coder(parsed->header.coder), std::move(stream),
                                   [&](Coder c) { return write_with(s, c); }, kept);
     if (!as_raced.ok() || !(s.lattice() || s.interp())) return as_raced;
-    // On the lattice, the decoded field's regular vertices moved within what its final
-    // values allow (move_regular_vertices: codes nearer their predictions, stored values
-    // shorter), kept where the stream is smaller.
+    // On the lattice and the interpolation, the decoded field's regular vertices moved within
+    // what its final values allow (move_regular_vertices: codes nearer their predictions,
+    // stored values shorter or coded), kept where the stream is smaller.
     QuantizedOf<T> q = s.quantized();
     if (!detail::move_regular_vertices(in, s, work, q)) return as_raced;
     moved_stats.exact_vertices = int64_t(q.exact.size());
