@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "scalar/contour_tree_core.hpp"
 #include "scalar/grid.hpp"
@@ -50,6 +51,27 @@ using LinkClassifier = LinkClassifierOf<float>;
 /// Per link mask (of the 6 or 14 neighbour offsets of `g`'s dimension) its number of
 /// connected components: 0 at an extremum, 1 at a regular vertex, more at a saddle.
 const uint8_t* link_table(const ScalarGrid& g);
+
+/// The kind of vertex v's link under `lc`: the number of connected components of its lower
+/// link | of its upper link << 8 (`table`: link_table(lc.g)); kRegularLink for a regular
+/// vertex, anything else for a critical one.
+inline constexpr uint16_t kRegularLink = 1 | 1 << 8;
+template <class T>
+inline uint16_t link_kind(const LinkClassifierOf<T>& lc, const uint8_t* table, int64_t v) {
+  const uint32_t w = lc.word(v);
+  return uint16_t(table[w >> 16] | table[w & 0xFFFFu] << 8);
+}
+
+/// link_kind of every valid vertex of `values` on grid `g`; 0 for a missing vertex.
+template <class T>
+std::vector<uint16_t> link_kinds(const ScalarGrid& g, std::span<const uint8_t> missing, std::span<const T> values) {
+  const LinkClassifierOf<T> lc{values, g, Neighbourhood(g), missing};
+  const uint8_t* table = link_table(g);
+  std::vector<uint16_t> kinds(values.size(), 0);
+  for (int64_t v = 0; v < int64_t(values.size()); ++v)
+    if (missing.empty() || !missing[size_t(v)]) kinds[size_t(v)] = link_kind(lc, table, v);
+  return kinds;
+}
 
 /// One pass in grid order over the valid vertices (parallel, any thread count gives the
 /// same result): a vertex whose upper link is connected (regular in the join sweep) gets

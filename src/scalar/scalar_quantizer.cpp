@@ -488,16 +488,10 @@ int64_t shorten_lattice_exact_of(std::span<const T> f, const ScalarGrid& g, std:
     // the tree breaks them).
     T lo = T((double(k) - 0.5) * double(step)), hi = T((double(k) + 0.5) * double(step));
     if (!side_window(g, nb, missing, r, v, x, fv, eb, lo, hi)) continue;
-    const T y = shortest_in(lo, hi);
+    const T y = shortest_in(lo, hi);  // within [lo, hi], so on the same side of every neighbour
     if (y == x || trailing_zero_bits(y) <= trailing_zero_bits(x) || lattice_index(y, step) != k ||
         !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills))
       continue;
-    bool kept_sides = true;  // lo and hi hold them; checked again against rounding at their ends
-    for_each_neighbour(g, nb, v, [&](int64_t w) {
-      if (!missing.empty() && missing[size_t(w)]) return;
-      if (sos_less(r[w], w, x, v) != sos_less(r[w], w, y, v)) kept_sides = false;
-    });
-    if (!kept_sides) continue;
     q.exact[slot] = y;
     r[v] = y;
     ++replaced;
@@ -506,36 +500,24 @@ int64_t shorten_lattice_exact_of(std::span<const T> f, const ScalarGrid& g, std:
   return replaced;
 }
 
-// Whether vertex v may move from `cur` to `val`: with `types_only` false, every edge of v
-// keeps its direction; with it, v and each valid neighbour keep the number of components
-// of their upper and of their lower links (regular stays regular, a saddle keeps its
-// arms), while edges may turn. Reads the values through `r` as they stand.
+// Whether vertex v may move from `cur` to `val`: without `kinds`, every edge of v keeps its
+// direction; with them (link_kinds of the values before any move), v and each valid
+// neighbour keep the kind of their links (regular stays regular, a saddle keeps its arms),
+// while edges may turn. Reads the values through `r` as they stand.
 template <class T>
-struct LinkTypes {
+struct LinkRule {
   const ScalarGrid& g;
   const Neighbourhood& nb;
   std::span<const uint8_t> missing;
   std::vector<T>& r;
-  bool types_only;
-  const uint8_t* table = nullptr;
-  std::vector<uint16_t> type;  // per valid vertex, with types_only: lower | upper << 8 components
+  std::span<const uint16_t> kinds;
+  const uint8_t* table = link_table(g);
 
-  LinkTypes(const ScalarGrid& grid, const Neighbourhood& n, std::span<const uint8_t> m, std::vector<T>& values,
-            bool only)
-      : g(grid), nb(n), missing(m), r(values), types_only(only) {
-    if (!types_only) return;
-    table = link_table(g);
-    type.assign(r.size(), 0);
-    for (int64_t v = 0; v < int64_t(r.size()); ++v)
-      if (missing.empty() || !missing[size_t(v)]) type[size_t(v)] = type_of(v);
-  }
-  uint16_t type_of(int64_t v) const {
-    const LinkClassifierOf<T> lc{std::span<const T>(r), g, nb, missing};
-    const uint32_t w = lc.word(v);
-    return uint16_t(table[w >> 16] | table[w & 0xFFFFu] << 8);
+  uint16_t kind_now(int64_t v) const {
+    return link_kind(LinkClassifierOf<T>{std::span<const T>(r), g, nb, missing}, table, v);
   }
   bool keeps(int64_t v, T cur, T val) {
-    if (!types_only) {
+    if (kinds.empty()) {
       bool sides = true;
       for_each_neighbour(g, nb, v, [&](int64_t w) {
         if (!sides || (!missing.empty() && missing[size_t(w)])) return;
@@ -545,10 +527,10 @@ struct LinkTypes {
     }
     const T saved = r[size_t(v)];
     r[size_t(v)] = val;
-    bool same = type_of(v) == type[size_t(v)];
+    bool same = kind_now(v) == kinds[size_t(v)];
     for_each_neighbour(g, nb, v, [&](int64_t w) {
       if (!same || (!missing.empty() && missing[size_t(w)])) return;
-      same = type_of(w) == type[size_t(w)];
+      same = kind_now(w) == kinds[size_t(w)];
     });
     r[size_t(v)] = saved;
     return same;
@@ -576,14 +558,13 @@ int64_t nearest_first(int64_t centre, int64_t lo, int64_t hi, int64_t current, b
 template <class T>
 int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                                std::span<const T> fills, T eb, T step, std::span<const uint8_t> held,
-                               bool types_only, QuantizedOf<T>& q) {
+                               std::span<const uint16_t> kinds, QuantizedOf<T>& q) {
   if (!(step > T(0))) return 0;
   const size_t n = size_t(g.size());
   const Neighbourhood nb(g);
-  LinkTypes<T> types(g, nb, missing, q.recon, types_only);
+  LinkRule<T> rule{g, nb, missing, q.recon, kinds};
   std::vector<int64_t> k(n, 0), old_k(n, 0);  // the indices now and as the race left them
   T* r = q.recon.data();
-  const std::vector<uint16_t> symbols = q.symbols;
   int64_t moved = 0;
   size_t symbol = 0;
   int64_t v = 0;
@@ -596,7 +577,7 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
           continue;
         }
         const size_t slot = symbol++;
-        const uint16_t sym = symbols[slot];
+        const uint16_t sym = q.symbols[slot];  // as the race left it: rewritten below
         if (sym == 0) {  // stored: its index follows its value
           k[size_t(v)] = old_k[size_t(v)] = lattice_index(r[v], step);
           continue;
@@ -614,7 +595,7 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
             if (kk > kLatticeMaxIndex || kk < -kLatticeMaxIndex) return false;
             const T val = lattice_value(kk, step);
             return acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) &&
-                   types.keeps(v, cur, val);
+                   rule.keeps(v, cur, val);
           });
           if (best != kv) {
             kv = best;
@@ -623,10 +604,7 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
           }
         }
         const int64_t code = kv - pred;
-        if (code < -kScalarMaxCode || code > kScalarMaxCode) {  // a held vertex's new residual: give up
-          q.symbols = symbols;
-          return -1;
-        }
+        if (code < -kScalarMaxCode || code > kScalarMaxCode) return -1;  // a held vertex's new residual
         k[size_t(v)] = kv;
         q.symbols[slot] = uint16_t(int64_t(kScalarCenter) + code);
       }
@@ -639,7 +617,8 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
 template <class T>
 int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                                std::span<const T> fills, T eb, T step, InterpOrder order,
-                               std::span<const uint8_t> held, bool types_only, QuantizedOf<T>& q) {
+                               std::span<const uint8_t> held, std::span<const uint16_t> kinds,
+                               QuantizedOf<T>& q) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   if (!(step > T(0))) return 0;
   const size_t n = size_t(g.size());
@@ -686,7 +665,7 @@ int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::s
         }
   }
   const Neighbourhood nb(g);
-  LinkTypes<T> types(g, nb, missing, q.recon, types_only);
+  LinkRule<T> rule{g, nb, missing, q.recon, kinds};
   const T s1 = InterpSteps<T>(step).at(1);
   T* r = q.recon.data();
   int64_t moved = 0;
@@ -699,7 +678,7 @@ int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::s
     const size_t slot = slot_of.empty() ? size_t(v) : slot_of[size_t(v)];
     const uint16_t sym = q.symbols[slot];
     const T fv = f[size_t(v)], cur = r[v];
-    auto keeps_sides = [&](T val) { return types.keeps(v, cur, val); };
+    auto keeps_links = [&](T val) { return rule.keeps(v, cur, val); };
     const int64_t none = kScalarMaxCode + 1;  // no code keeps its value
     const int64_t old_code = int64_t(sym) - int64_t(kScalarCenter);
     const int64_t current = sym != 0 && pred + T(old_code) * s1 == cur ? old_code : none;
@@ -711,7 +690,7 @@ int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::s
       if (lo > -double(kScalarMaxCode) && hi < double(kScalarMaxCode))
         best = nearest_first(0, int64_t(lo), int64_t(hi), current, double(fv) >= double(pred), [&](int64_t code) {
           const T val = pred + T(code) * s1;
-          if (!acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_sides(val))
+          if (!acceptable(val, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_links(val))
             return false;
           best_val = val;
           return true;
@@ -731,9 +710,9 @@ int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::s
     }
     T lo = -kInf, hi = kInf;
     if (!side_window(g, nb, missing, r, v, cur, fv, eb, lo, hi)) return;
-    const T y = shortest_in(lo, hi);
+    const T y = shortest_in(lo, hi);  // every edge keeps its direction, so every link its kind
     if (y == cur || trailing_zero_bits(y) <= trailing_zero_bits(cur) ||
-        !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills) || !keeps_sides(y))
+        !acceptable(y, fv, eb, static_cast<const IntervalOf<T>*>(nullptr), fills))
       return;
     r[v] = y;
     ++moved;
@@ -790,23 +769,23 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
 
 int64_t relax_interp_finest(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
-                            std::span<const uint8_t> held, bool types_only, Quantized& q) {
-  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, types_only, q);
+                            std::span<const uint8_t> held, std::span<const uint16_t> kinds, Quantized& q) {
+  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, kinds, q);
 }
 int64_t relax_interp_finest(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, InterpOrder order,
-                            std::span<const uint8_t> held, bool types_only, QuantizedOf<double>& q) {
-  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, types_only, q);
+                            std::span<const uint8_t> held, std::span<const uint16_t> kinds, QuantizedOf<double>& q) {
+  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, kinds, q);
 }
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
-                            bool types_only, Quantized& q) {
-  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, types_only, q);
+                            std::span<const uint16_t> kinds, Quantized& q) {
+  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, kinds, q);
 }
 int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
-                            bool types_only, QuantizedOf<double>& q) {
-  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, types_only, q);
+                            std::span<const uint16_t> kinds, QuantizedOf<double>& q) {
+  return relax_lattice_codes_of(f, g, missing, fills, eb, step, held, kinds, q);
 }
 int64_t shorten_lattice_exact(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                               std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,

@@ -179,28 +179,28 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 
 /// After the race, on a finished lattice quantization: every coded vertex not flagged in
 /// `held`, in index order, takes the lattice index nearest its (new) prediction (its own on a
-/// tie) among those whose value lies within `eb` of f(v), on no fill value, and that keep
-/// (`types_only`) the number of components of the upper and of the lower link of it and of
-/// each valid neighbour, or (else) the side in (value, index) order of every valid link
-/// neighbour, the values as they stand; the held ones keep their index (their codes follow
-/// the new predictions). Returns how many moved, or -1 when a held vertex's new residual left
-/// the code range (q's symbols then as they were; its recon is not: the caller starts again
-/// from a copy). With the decoded field's critical vertices held, every critical vertex, its
-/// kind and its value stay; with every edge's direction kept, the tree stays
+/// tie) among those whose value lies within `eb` of f(v), on no fill value, and that keep,
+/// with `kinds` (link_kinds of q.recon before any move, mesh_links.hpp), the kind of the
+/// links of it and of each valid neighbour, or without them the side in (value, index) order
+/// of every valid link neighbour, the values as they stand; the held ones keep their index
+/// (their codes follow the new predictions). Returns how many moved, or -1 when a held
+/// vertex's new residual left the code range (q is then left part-way: the caller starts
+/// again from a copy). With the decoded field's critical vertices held, every critical
+/// vertex, its kind and its value stay; with every edge's direction kept, the tree stays
 /// (move_regular_vertices in toposz_encoder.hpp).
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,
-                            bool types_only, Quantized& q);
+                            std::span<const uint16_t> kinds, Quantized& q);
 int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
-                            bool types_only, QuantizedOf<double>& q);
+                            std::span<const uint16_t> kinds, QuantizedOf<double>& q);
 
 /// After the race, on a finished interpolation quantization (quantize_interp's `q`, walk
 /// `order`): the vertices of the finest level (half-stride 1) that are `free` (not flagged in
 /// `held`, and every vertex whose prediction reads them free: decided pass by pass from the
 /// last back, whose vertices no prediction reads) each take, in the walk's order and against
 /// their new prediction, the code nearest 0 whose value lies within `eb`, on no fill value
-/// and keeps the links as relax_lattice_codes's `types_only` says; a stored one such a code
+/// and keeps the links as relax_lattice_codes's `kinds` say; a stored one such a code
 /// where there is one, else the shortest value within the bound and every edge's direction;
 /// a coded one that no code fits (its prediction moved) is stored at its value. A vertex
 /// that is not free reads no moved value and keeps its code. Missing vertices' stand-ins
@@ -208,10 +208,11 @@ int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std:
 /// values moved (or were stored).
 int64_t relax_interp_finest(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, InterpOrder order,
-                            std::span<const uint8_t> held, bool types_only, Quantized& q);
+                            std::span<const uint8_t> held, std::span<const uint16_t> kinds, Quantized& q);
 int64_t relax_interp_finest(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const double> fills, double eb, double step, InterpOrder order,
-                            std::span<const uint8_t> held, bool types_only, QuantizedOf<double>& q);
+                            std::span<const uint8_t> held, std::span<const uint16_t> kinds,
+                            QuantizedOf<double>& q);
 
 /// After the race, on a finished lattice quantization: each exact value not flagged in
 /// `held`, in index order, replaced by the value with the fewest significant bits that keeps

@@ -425,25 +425,19 @@ template <class T>
 bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q) {
   if (!(s.lattice() || s.interp()) || !s.done()) return false;
   const ScalarGrid& g = in.grid;
-  const int64_t n = g.size();
-  std::vector<uint8_t> critical(size_t(n), 0);
-  const LinkClassifierOf<T> lc{std::span<const T>(s.quantized().recon), g, Neighbourhood(g), in.missing};
-  const uint8_t* table = link_table(g);
-  for (int64_t v = 0; v < n; ++v) {
-    if (!in.missing.empty() && in.missing[size_t(v)]) continue;
-    const uint32_t w = lc.word(v);
-    critical[size_t(v)] = table[w & 0xFFFFu] != 1 || table[w >> 16] != 1;
-  }
+  // The link kinds of the decoded field: the first try's rule, and which vertices are held.
+  const std::vector<uint16_t> kinds = link_kinds(g, in.missing, std::span<const T>(s.quantized().recon));
+  std::vector<uint8_t> critical(kinds.size(), 0);
+  for (size_t v = 0; v < kinds.size(); ++v)
+    critical[v] = (in.missing.empty() || !in.missing[v]) && kinds[v] != kRegularLink;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const bool types_only = attempt == 0;
+    const std::span<const uint16_t> rule = attempt == 0 ? std::span<const uint16_t>(kinds) : std::span<const uint16_t>();
     q = s.quantized();
     if (s.interp()) {
-      if (relax_interp_finest(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, types_only,
-                              q) == 0)
+      if (relax_interp_finest(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, rule, q) == 0)
         continue;
     } else {
-      const int64_t relaxed =
-          relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, types_only, q);
+      const int64_t relaxed = relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, rule, q);
       if (relaxed < 0) q = s.quantized();
       const int64_t shortened = shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, q);
       if (relaxed <= 0 && shortened == 0) continue;

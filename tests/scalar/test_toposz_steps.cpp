@@ -201,22 +201,6 @@ std::vector<uint8_t> disc_of(const detail::ScalarGrid& g, double cx, double cy, 
   return m;
 }
 
-// Per valid vertex of `r`, the number of components of its lower link | of its upper
-// link << 8 (regular: 1 | 1 << 8).
-std::vector<uint16_t> link_types(const detail::ScalarGrid& g, std::span<const uint8_t> missing,
-                                 const std::vector<float>& r) {
-  const detail::Neighbourhood nb(g);
-  const detail::LinkClassifier lc{r, g, nb, missing};
-  const uint8_t* table = detail::link_table(g);
-  std::vector<uint16_t> t(r.size(), 0);
-  for (int64_t v = 0; v < g.size(); ++v)
-    if (missing.empty() || !missing[size_t(v)]) {
-      const uint32_t w = lc.word(v);
-      t[size_t(v)] = uint16_t(table[w >> 16] | table[w & 0xFFFFu] << 8);
-    }
-  return t;
-}
-
 // Whether every edge between valid vertices has the same direction in `a` and `b`.
 bool same_edges(const detail::ScalarGrid& g, std::span<const uint8_t> missing, const std::vector<float>& a,
                 const std::vector<float>& b) {
@@ -236,9 +220,9 @@ bool same_edges(const detail::ScalarGrid& g, std::span<const uint8_t> missing, c
 // The critical vertices of `r` (the ones move_regular_vertices holds).
 std::vector<uint8_t> critical_of(const detail::ScalarGrid& g, std::span<const uint8_t> missing,
                                  const std::vector<float>& r) {
-  const std::vector<uint16_t> t = link_types(g, missing, r);
+  const std::vector<uint16_t> t = detail::link_kinds(g, missing, std::span<const float>(r));
   std::vector<uint8_t> c(r.size(), 0);
-  for (size_t v = 0; v < r.size(); ++v) c[v] = (missing.empty() || !missing[v]) && t[v] != (1 | 1 << 8);
+  for (size_t v = 0; v < r.size(); ++v) c[v] = (missing.empty() || !missing[v]) && t[v] != detail::kRegularLink;
   return c;
 }
 
@@ -257,9 +241,7 @@ void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detai
   std::vector<float> r, refs;
   decode_lattice(g, in.missing, step, q, r, refs);
   EXPECT_EQ(refs, q.exact_refs);
-  const detail::Neighbourhood nb(g);
-  const detail::LinkClassifier lc{o.recon, g, nb, in.missing};
-  const uint8_t* table = detail::link_table(g);
+  const std::vector<uint16_t> kinds = detail::link_kinds(g, in.missing, std::span<const float>(o.recon));
   const bool masked = !in.missing.empty();
   int64_t count = 0;
   size_t e = 0, symbol = 0;
@@ -267,8 +249,7 @@ void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detai
     if (masked && in.missing[size_t(v)]) continue;
     ASSERT_EQ(r[size_t(v)], q.recon[size_t(v)]) << v;  // the decoder's values
     const float x = o.recon[size_t(v)], y = q.recon[size_t(v)];
-    const uint32_t w = lc.word(v);
-    const bool regular = table[w & 0xFFFFu] == 1 && table[w >> 16] == 1;
+    const bool regular = kinds[size_t(v)] == detail::kRegularLink;
     critical += !regular;
     const bool exact = q.symbols[symbol++] == 0;
     if (exact) ++e;
@@ -286,10 +267,10 @@ void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detai
   }
   EXPECT_EQ(e, q.exact.size());
   EXPECT_EQ(changed, count > 0);
-  EXPECT_EQ(link_types(g, in.missing, q.recon), link_types(g, in.missing, o.recon));  // every vertex's kind
+  EXPECT_EQ(detail::link_kinds(g, in.missing, std::span<const float>(q.recon)), kinds);  // every vertex's kind
   // With every edge's direction asked to stay (the fallback), it does.
   detail::Quantized edges = o;
-  detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, critical_of(g, in.missing, o.recon), false,
+  detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, critical_of(g, in.missing, o.recon), {},
                               edges);
   detail::shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, step, critical_of(g, in.missing, o.recon),
                                 edges);
@@ -301,7 +282,7 @@ void check_refined(const detail::TopoInput& in, const detail::TopoStep& s, detai
   const std::vector<uint8_t> all(size_t(g.size()), 1);
   detail::Quantized held = o;
   EXPECT_EQ(detail::shorten_lattice_exact(in.f, g, in.missing, in.fills, in.eb, step, all, held), 0);
-  EXPECT_EQ(detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, all, true, held), 0);
+  EXPECT_EQ(detail::relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, step, all, kinds, held), 0);
   EXPECT_EQ(held.exact, o.exact);
   EXPECT_EQ(held.symbols, o.symbols);
   EXPECT_EQ(held.recon, o.recon);
@@ -438,9 +419,7 @@ TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
       const bool changed = detail::move_regular_vertices(in, s, work, q);
       ASSERT_EQ(q.symbols.size(), o.symbols.size());
       const std::vector<float> r = decode_interp(g, missing, s.step(), c.order, q);
-      const detail::Neighbourhood nb(g);
-      const detail::LinkClassifier lc{o.recon, g, nb, missing};
-      const uint8_t* table = detail::link_table(g);
+      const std::vector<uint16_t> kinds = detail::link_kinds(g, missing, std::span<const float>(o.recon));
       int64_t count = 0;
       size_t slot = 0;
       for (int64_t v = 0; v < g.size(); ++v) {
@@ -454,18 +433,17 @@ TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
         const int64_t coord[3] = {v % g.nx, (v / g.nx) % g.ny, v / (g.nx * g.ny)};
         EXPECT_TRUE(coord[0] % 2 == 1 || coord[1] % 2 == 1 || coord[2] % 2 == 1) << v;  // the finest level
         not_last += coord[last] % 2 == 0;
-        const uint32_t w = lc.word(v);
-        EXPECT_TRUE(table[w & 0xFFFFu] == 1 && table[w >> 16] == 1) << v;  // regular
+        EXPECT_EQ(kinds[size_t(v)], detail::kRegularLink) << v;  // regular
         EXPECT_LE(std::fabs(double(y) - double(c.f[size_t(v)])), double(eb)) << v;
         unstored += before == 0 && after != 0;
       }
       EXPECT_EQ(changed, count > 0);
-      EXPECT_EQ(link_types(g, missing, q.recon), link_types(g, missing, o.recon));  // every vertex's kind
+      EXPECT_EQ(detail::link_kinds(g, missing, std::span<const float>(q.recon)), kinds);  // every vertex's kind
       const ContourTree tq = detail::compute_contour_tree(q.recon, g, missing, p_abs, {}, 1);
       EXPECT_TRUE(compare_contour_trees(tree, tq).same());
       // With every edge's direction asked to stay (the fallback), it does.
       detail::Quantized edges = o;
-      detail::relax_interp_finest(c.f, g, missing, {}, eb, s.step(), c.order, critical_of(g, missing, o.recon), false,
+      detail::relax_interp_finest(c.f, g, missing, {}, eb, s.step(), c.order, critical_of(g, missing, o.recon), {},
                                   edges);
       EXPECT_TRUE(same_edges(g, missing, edges.recon, o.recon));
       EXPECT_EQ(decode_interp(g, missing, s.step(), c.order, edges), edges.recon);
