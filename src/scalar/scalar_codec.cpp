@@ -181,6 +181,12 @@ constexpr size_t kFinalists = 2;
 constexpr double kFinalMargin = 0.15;
 constexpr double kFinalDrop = 1.5;  // a finalist whose stream so far passes 1.5 times the margin's stops
 
+// The largest field (vertices) whose interpolation finalists also move the regular vertices
+// of every level, not only the finest level's (move_regular_vertices): on the smooth 256^3
+// field (16.8 M vertices) that walk took 4.3 s, three quarters of the compression before it,
+// for the same stream; a field above 2^22 vertices races at most 8 candidates anyway.
+constexpr size_t kEveryLevelMovesUpTo = size_t(1) << 22;
+
 // The coder the codes are written with while streams are compared (the contour-tree race):
 // ANS for Coder::smallest (beside the context coder where the codes are short: compress_of),
 // whose kept quantization is written with each coder once, at the end.
@@ -463,18 +469,30 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     if (!as_raced.ok() || !(s.lattice() || s.interp())) return as_raced;
     // On the lattice and the interpolation, the decoded field's regular vertices moved within
     // what its final values allow (move_regular_vertices: codes nearer their predictions,
-    // stored values shorter or coded), kept where the stream is smaller.
-    QuantizedOf<T> q = s.quantized();
-    if (!detail::move_regular_vertices(in, s, work, q)) return as_raced;
-    moved_stats.exact_vertices = int64_t(q.exact.size());
-    auto first = write_q(s, q, racing_coder(o.coder));
-    if (!first.ok()) return first.status();
-    auto moved = keep_smallest(o.coder, racing_coder(o.coder), std::move(first.value()),
-                               [&](Coder c) { return write_q(s, q, c); }, moved_stats);
-    if (!moved.ok()) return moved.status();
-    if (moved->size() >= as_raced->size()) return as_raced;
-    kept = moved_stats;
-    return moved;
+    // stored values shorter or coded), kept where the stream is smaller. On the
+    // interpolation both ways, the finest level's vertices alone and every level's: moving
+    // a coarse vertex to the code nearest 0 takes its value up to the bound away, and the
+    // finer levels predict from it (every level's moves took the ERA-Interim geopotential at
+    // REL 1e-2 / P 1e-3 from 5511 to 3841 bytes, and left the viscous fingers at REL / P 1e-2
+    // 2 % above the finest level's; docs/benchmarks.md). Above kEveryLevelMovesUpTo
+    // vertices the finest level's alone.
+    std::vector<uint8_t> best = std::move(as_raced.value());
+    for (const detail::InterpMoves moves : {detail::InterpMoves::every_level, detail::InterpMoves::finest}) {
+      if (moves == detail::InterpMoves::every_level && (!s.interp() || f.size() > kEveryLevelMovesUpTo)) continue;
+      QuantizedOf<T> q = s.quantized();
+      if (!detail::move_regular_vertices(in, s, work, q, moves)) continue;
+      ScalarCompressStats trial = moved_stats;
+      trial.exact_vertices = int64_t(q.exact.size());
+      auto first = write_q(s, q, racing_coder(o.coder));
+      if (!first.ok()) return first.status();
+      auto moved = keep_smallest(o.coder, racing_coder(o.coder), std::move(first.value()),
+                                 [&](Coder c) { return write_q(s, q, c); }, trial);
+      if (!moved.ok()) return moved.status();
+      if (moved->size() >= best.size()) continue;
+      kept = trial;
+      best = std::move(moved.value());
+    }
+    return best;
   };
   auto kept = race_steps(in, steps, write, keep, work, st);
   lap("iterate");

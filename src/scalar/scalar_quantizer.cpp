@@ -612,13 +612,12 @@ int64_t relax_lattice_codes_of(std::span<const T> f, const ScalarGrid& g, std::s
   return moved;
 }
 
-// relax_interp_finest: the finest level's vertices that every reader lets move, each to the
-// code nearest 0 its new prediction allows within the bound and the links.
+// relax_interp: the vertices (of the finest level, or of every level) that every reader lets
+// move, each to the code nearest 0 its new prediction allows within the bound and the links.
 template <class T>
-int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                               std::span<const T> fills, T eb, T step, InterpOrder order,
-                               std::span<const uint8_t> held, std::span<const uint16_t> kinds,
-                               QuantizedOf<T>& q) {
+int64_t relax_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                        std::span<const T> fills, T eb, T step, InterpOrder order, InterpMoves moves,
+                        std::span<const uint8_t> held, std::span<const uint16_t> kinds, QuantizedOf<T>& q) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
   if (!(step > T(0))) return 0;
   const size_t n = size_t(g.size());
@@ -628,49 +627,50 @@ int64_t relax_interp_finest_of(std::span<const T> f, const ScalarGrid& g, std::s
     uint32_t k = 0;
     for (size_t v = 0; v < n; ++v) slot_of[v] = missing[v] ? 0 : k++;
   }
-  // The finest level's passes (half-stride 1): pass k along axis pass_axis[k] holds the
-  // vertices whose coordinate on it is odd and on the later passes' axes even; a vertex of
-  // pass k is read by the vertices 1 and 3 away along a later pass's axis that lie in it.
+  // fixed[v]: v keeps its value. A held vertex keeps it (with InterpMoves::finest, so does
+  // every vertex of a coarser level), and a fixed vertex's prediction must stay, so the values
+  // it reads (c - h, c + h, c - 3h, c + 3h along its pass's axis, where inside the grid) are
+  // fixed too. Readers come later in the walk than what they read, so the walk is gone
+  // through from its end back (within a pass no vertex reads another); a vertex left free is
+  // judged again in the walk below against whatever its sources then hold.
   const int64_t len[3] = {g.nx, g.ny, g.nz};
   const int64_t stride[3] = {1, g.nx, g.nx * g.ny};
   const std::array<int, 3> pass_axis = order == InterpOrder::zyx ? std::array<int, 3>{2, 1, 0}
                                                                   : std::array<int, 3>{0, 1, 2};
-  // free[v]: v may take another value; it is of the finest level, not held, and every vertex
-  // reading it is free (a held reader, or one that a held vertex reads, keeps its prediction,
-  // so the values it reads stay). A vertex of pass k has an even coordinate on each later
-  // pass's axis, so every vertex 1 or 3 away along that axis lies in that pass and reads it.
-  // Readers come in later passes: the passes are decided from the last back.
-  std::vector<uint8_t> free(n, 0);
-  for (int k = 2; k >= 0; --k) {
-    const int a = pass_axis[size_t(k)];
-    int64_t first[3], step_of[3];
-    for (int b = 0; b < 3; ++b) {
-      const int pos = b == pass_axis[0] ? 0 : b == pass_axis[1] ? 1 : 2;  // b's place in the order
-      first[b] = b == a ? 1 : 0;
-      step_of[b] = pos < k ? 1 : 2;
-    }
-    for (int64_t z = first[2]; z < g.nz; z += step_of[2])
-      for (int64_t y = first[1]; y < g.ny; y += step_of[1])
-        for (int64_t x = first[0]; x < g.nx; x += step_of[0]) {
-          const int64_t v = z * stride[2] + y * stride[1] + x;
-          if (!held.empty() && held[size_t(v)] && (missing.empty() || !missing[size_t(v)])) continue;
-          const int64_t c[3] = {x, y, z};
-          bool all = true;
-          for (int kk = k + 1; kk < 3 && all; ++kk) {
-            const int ax = pass_axis[size_t(kk)];
+  std::vector<uint8_t> fixed(n, 0);
+  auto is_held = [&](int64_t v) {
+    return !held.empty() && held[size_t(v)] && (missing.empty() || !missing[size_t(v)]);
+  };
+  const int64_t top = interp_top_stride(g);
+  for (int64_t h = 1; h < top; h *= 2)
+    for (int k = 2; k >= 0; --k) {
+      const int a = pass_axis[size_t(k)];
+      int64_t first[3], step_of[3];
+      for (int b = 0; b < 3; ++b) {
+        const int pos = b == pass_axis[0] ? 0 : b == pass_axis[1] ? 1 : 2;  // b's place in the order
+        first[b] = b == a ? h : 0;
+        step_of[b] = b == a || pos > k ? 2 * h : h;  // as interp_walk: passed axes by h, the rest by 2h
+      }
+      for (int64_t z = first[2]; z < g.nz; z += step_of[2])
+        for (int64_t y = first[1]; y < g.ny; y += step_of[1])
+          for (int64_t x = first[0]; x < g.nx; x += step_of[0]) {
+            const int64_t v = z * stride[2] + y * stride[1] + x;
+            if (is_held(v) || (moves == InterpMoves::finest && h > 1)) fixed[size_t(v)] = 1;
+            if (!fixed[size_t(v)]) continue;
+            const int64_t c = a == 0 ? x : a == 1 ? y : z;
             for (int64_t d : {-3, -1, 1, 3})
-              if (c[ax] + d >= 0 && c[ax] + d < len[ax] && !free[size_t(v + d * stride[ax])]) all = false;
+              if (c + d * h >= 0 && c + d * h < len[a]) fixed[size_t(v + d * h * stride[a])] = 1;
           }
-          free[size_t(v)] = all;
-        }
-  }
+    }
+  if (is_held(0) || (moves == InterpMoves::finest && top > 1)) fixed[0] = 1;
   const Neighbourhood nb(g);
   LinkRule<T> rule{g, nb, missing, q.recon, kinds};
-  const T s1 = InterpSteps<T>(step).at(1);
+  const InterpSteps<T> steps(step);
   T* r = q.recon.data();
   int64_t moved = 0;
   interp_walk(g, r, [&](int64_t v, T pred, int64_t h) {
-    if (h != 1 || !free[size_t(v)]) return;
+    if (fixed[size_t(v)]) return;
+    const T s1 = steps.at(h);
     if (!missing.empty() && missing[size_t(v)]) {  // its stand-in follows its prediction
       r[v] = interp_stand_in(pred);
       return;
@@ -767,15 +767,15 @@ void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<c
   quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
 }
 
-int64_t relax_interp_finest(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                            std::span<const float> fills, float eb, float step, InterpOrder order,
-                            std::span<const uint8_t> held, std::span<const uint16_t> kinds, Quantized& q) {
-  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, kinds, q);
+int64_t relax_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const float> fills, float eb, float step, InterpOrder order, InterpMoves moves,
+                     std::span<const uint8_t> held, std::span<const uint16_t> kinds, Quantized& q) {
+  return relax_interp_of(f, g, missing, fills, eb, step, order, moves, held, kinds, q);
 }
-int64_t relax_interp_finest(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                            std::span<const double> fills, double eb, double step, InterpOrder order,
-                            std::span<const uint8_t> held, std::span<const uint16_t> kinds, QuantizedOf<double>& q) {
-  return relax_interp_finest_of(f, g, missing, fills, eb, step, order, held, kinds, q);
+int64_t relax_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const double> fills, double eb, double step, InterpOrder order, InterpMoves moves,
+                     std::span<const uint8_t> held, std::span<const uint16_t> kinds, QuantizedOf<double>& q) {
+  return relax_interp_of(f, g, missing, fills, eb, step, order, moves, held, kinds, q);
 }
 int64_t relax_lattice_codes(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                             std::span<const float> fills, float eb, float step, std::span<const uint8_t> held,

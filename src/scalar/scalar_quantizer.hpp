@@ -195,24 +195,27 @@ int64_t relax_lattice_codes(std::span<const double> f, const ScalarGrid& g, std:
                             std::span<const double> fills, double eb, double step, std::span<const uint8_t> held,
                             std::span<const uint16_t> kinds, QuantizedOf<double>& q);
 
+/// Which vertices relax_interp may move: those of the finest level (half-stride 1) only, or
+/// those of every level.
+enum class InterpMoves : uint8_t { finest, every_level };
+
 /// After the race, on a finished interpolation quantization (quantize_interp's `q`, walk
-/// `order`): the vertices of the finest level (half-stride 1) that are `free` (not flagged in
-/// `held`, and every vertex whose prediction reads them free: decided pass by pass from the
-/// last back, whose vertices no prediction reads) each take, in the walk's order and against
-/// their new prediction, the code nearest 0 whose value lies within `eb`, on no fill value
-/// and keeps the links as relax_lattice_codes's `kinds` say; a stored one such a code
-/// where there is one, else the shortest value within the bound and every edge's direction;
-/// a coded one that no code fits (its prediction moved) is stored at its value. A vertex
-/// that is not free reads no moved value and keeps its code. Missing vertices' stand-ins
-/// follow their predictions; `q.exact` is listed again in the walk's order. Returns how many
-/// values moved (or were stored).
-int64_t relax_interp_finest(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                            std::span<const float> fills, float eb, float step, InterpOrder order,
-                            std::span<const uint8_t> held, std::span<const uint16_t> kinds, Quantized& q);
-int64_t relax_interp_finest(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
-                            std::span<const double> fills, double eb, double step, InterpOrder order,
-                            std::span<const uint8_t> held, std::span<const uint16_t> kinds,
-                            QuantizedOf<double>& q);
+/// `order`): the vertices (of the finest level, or of every level, as `moves` says) that are
+/// free (not flagged in `held`, and every vertex whose prediction reads them free: decided
+/// from the walk's end back, as a fixed vertex's prediction must stay and so must the values
+/// it reads) each take, in the walk's order and against their new prediction, the code
+/// nearest 0 whose value lies within `eb`, on no fill value and keeps the links as
+/// relax_lattice_codes's `kinds` say; a stored one such a code where there is one, else the
+/// shortest value within the bound and every edge's direction; a coded one that no code fits
+/// (its prediction moved) is stored at its value. A vertex that is not free reads no moved
+/// value and keeps its code. Missing vertices' stand-ins follow their predictions; `q.exact`
+/// is listed again in the walk's order. Returns how many values moved (or were stored).
+int64_t relax_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const float> fills, float eb, float step, InterpOrder order, InterpMoves moves,
+                     std::span<const uint8_t> held, std::span<const uint16_t> kinds, Quantized& q);
+int64_t relax_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
+                     std::span<const double> fills, double eb, double step, InterpOrder order, InterpMoves moves,
+                     std::span<const uint8_t> held, std::span<const uint16_t> kinds, QuantizedOf<double>& q);
 
 /// After the race, on a finished lattice quantization: each exact value not flagged in
 /// `held`, in index order, replaced by the value with the fewest significant bits that keeps

@@ -422,7 +422,8 @@ template class TopoStepOf<double>;
 // original tree's nodes held instead), the trees differed (MECCA: 15 false negatives, and 7
 // offending vertices still after four rounds of holding those and their links).
 template <class T>
-bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q) {
+bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q,
+                           InterpMoves moves) {
   if (!(s.lattice() || s.interp()) || !s.done()) return false;
   const ScalarGrid& g = in.grid;
   // The link kinds of the decoded field: the first try's rule, and which vertices are held.
@@ -434,7 +435,7 @@ bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtW
     const std::span<const uint16_t> rule = attempt == 0 ? std::span<const uint16_t>(kinds) : std::span<const uint16_t>();
     q = s.quantized();
     if (s.interp()) {
-      if (relax_interp_finest(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, critical, rule, q) == 0)
+      if (relax_interp(in.f, g, in.missing, in.fills, in.eb, s.step(), in.interp_order, moves, critical, rule, q) == 0)
         continue;
     } else {
       const int64_t relaxed = relax_lattice_codes(in.f, g, in.missing, in.fills, in.eb, s.step(), critical, rule, q);
@@ -451,8 +452,8 @@ bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtW
 }
 
 template bool move_regular_vertices(const TopoInputOf<float>&, const TopoStepOf<float>&, CtWorkspace&,
-                                    QuantizedOf<float>&);
+                                    QuantizedOf<float>&, InterpMoves);
 template bool move_regular_vertices(const TopoInputOf<double>&, const TopoStepOf<double>&, CtWorkspace&,
-                                    QuantizedOf<double>&);
+                                    QuantizedOf<double>&, InterpMoves);
 
 }  // namespace factz::detail

@@ -200,15 +200,17 @@ using TopoStep = TopoStepOf<float>;
 /// 6): `q` (a copy of `s.quantized()`, s done) has the vertices that are regular in the
 /// decoded field moved within the bound: on the lattice each coded one to the index nearest
 /// its prediction (relax_lattice_codes) and each exact one to a shorter value of its lattice
-/// index (shorten_lattice_exact), on the interpolation those of the finest level whose
-/// readers may move too to the code nearest 0 (relax_interp_finest); the critical vertices of the decoded field keep
-/// their values. First each move keeps the kinds of the links around it (the critical
-/// vertices and their kinds stay, not always the tree); where the tree then differs, again
+/// index (shorten_lattice_exact), on the interpolation those of the finest level, or of
+/// every level (`moves`), whose readers may move too to the code nearest 0 (relax_interp);
+/// the critical vertices of the decoded field keep their values. First each move keeps the
+/// kinds of the links around it (the critical vertices and their kinds stay, not always the
+/// tree); where the tree then differs, again
 /// keeping every edge's direction (the tree stays). The tree is computed and compared each
 /// time, and `q` is given back unchanged (false) when it differs both times or when nothing
 /// moved. True: `q` holds the moved quantization, whose decoded field has the original's
 /// tree.
 template <class T>
-bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q);
+bool move_regular_vertices(const TopoInputOf<T>& in, const TopoStepOf<T>& s, CtWorkspace& work, QuantizedOf<T>& q,
+                           InterpMoves moves = InterpMoves::finest);
 
 }  // namespace factz::detail

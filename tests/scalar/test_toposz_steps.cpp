@@ -368,16 +368,17 @@ std::vector<float> decode_interp(const detail::ScalarGrid& g, std::span<const ui
   return r;
 }
 
-// After the race, an interpolation step's vertices of the finest level move where they
-// are regular in the decoded field and every vertex that reads them can move too
-// (move_regular_vertices, relax_interp_finest): the decoder rebuilds the new values, a
-// coarser vertex or a critical one keeps its value, every moved one stays within the bound,
-// every vertex keeps its links' numbers of components (every edge its direction in the
-// fallback), and the tree is the original's; some stored values become codes, and vertices
-// before the last pass move. The interpolation's steps of the ladder on terraces (both walk
-// orders, with and without missing vertices) and on the bundled NCL temperature (128 x 64 x
-// 14) at REL / P 1e-2, whose kept stream went 13961 -> 11939 bytes this session.
-TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
+// After the race, an interpolation step's vertices of the finest level (or of every level)
+// move where they are regular in the decoded field and every vertex that reads them can move
+// too (move_regular_vertices, relax_interp): the decoder rebuilds the new values, a coarser
+// vertex (with InterpMoves::finest) or a critical one keeps its value, every moved one stays
+// within the bound, every vertex keeps its links' numbers of components (every edge its
+// direction in the fallback), and the tree is the original's; some stored values become
+// codes, vertices before the last pass move, and with every level coarser vertices too. The
+// interpolation's steps of the ladder on terraces (both walk orders, with and without missing
+// vertices) and on the bundled NCL temperature (128 x 64 x 14) at REL / P 1e-2, whose kept
+// stream went 13961 -> 11939 bytes with the finest level's moves.
+TEST(TopoSZSteps, InterpolationLevelsMoveAndKeepTheTree) {
   struct Case {
     std::vector<float> f;
     detail::ScalarGrid g;
@@ -395,6 +396,7 @@ TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
   cases.push_back({bundled_field("ncl_nc4uvt_t_128x64x14.f32", 128 * 64 * 14), {128, 64, 14}, 1e-2, 1e-2, false,
                    detail::InterpOrder::zyx});
   int64_t moved = 0, unstored = 0, masked_moved = 0, nc4uvt = 0, edges_moved = 0, not_last = 0;
+  int64_t every_moved = 0, coarse_moved = 0;
   for (const Case& c : cases) {
     const detail::ScalarGrid& g = c.g;
     SCOPED_TRACE(std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" + std::to_string(g.nz) +
@@ -415,42 +417,53 @@ TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
       while (s.advance(work) != detail::TopoRound::done) {
       }
       const detail::Quantized& o = s.quantized();
-      detail::Quantized q = o;
-      const bool changed = detail::move_regular_vertices(in, s, work, q);
-      ASSERT_EQ(q.symbols.size(), o.symbols.size());
-      const std::vector<float> r = decode_interp(g, missing, s.step(), c.order, q);
       const std::vector<uint16_t> kinds = detail::link_kinds(g, missing, std::span<const float>(o.recon));
-      int64_t count = 0;
-      size_t slot = 0;
-      for (int64_t v = 0; v < g.size(); ++v) {
-        if (c.masked && missing[size_t(v)]) continue;
-        ASSERT_EQ(r[size_t(v)], q.recon[size_t(v)]) << v;
-        const uint16_t before = o.symbols[slot], after = q.symbols[slot];
-        ++slot;
-        const float x = o.recon[size_t(v)], y = q.recon[size_t(v)];
-        if (y == x) continue;  // its code may differ: its prediction moved
-        ++count;
-        const int64_t coord[3] = {v % g.nx, (v / g.nx) % g.ny, v / (g.nx * g.ny)};
-        EXPECT_TRUE(coord[0] % 2 == 1 || coord[1] % 2 == 1 || coord[2] % 2 == 1) << v;  // the finest level
-        not_last += coord[last] % 2 == 0;
-        EXPECT_EQ(kinds[size_t(v)], detail::kRegularLink) << v;  // regular
-        EXPECT_LE(std::fabs(double(y) - double(c.f[size_t(v)])), double(eb)) << v;
-        unstored += before == 0 && after != 0;
+      for (const auto moves : {detail::InterpMoves::finest, detail::InterpMoves::every_level}) {
+        const bool every = moves == detail::InterpMoves::every_level;
+        detail::Quantized q = o;
+        const bool changed = detail::move_regular_vertices(in, s, work, q, moves);
+        ASSERT_EQ(q.symbols.size(), o.symbols.size());
+        const std::vector<float> r = decode_interp(g, missing, s.step(), c.order, q);
+        int64_t count = 0;
+        size_t slot = 0;
+        for (int64_t v = 0; v < g.size(); ++v) {
+          if (c.masked && missing[size_t(v)]) continue;
+          ASSERT_EQ(r[size_t(v)], q.recon[size_t(v)]) << v;
+          const uint16_t before = o.symbols[slot], after = q.symbols[slot];
+          ++slot;
+          const float x = o.recon[size_t(v)], y = q.recon[size_t(v)];
+          if (y == x) continue;  // its code may differ: its prediction moved
+          ++count;
+          const int64_t coord[3] = {v % g.nx, (v / g.nx) % g.ny, v / (g.nx * g.ny)};
+          const bool finest = coord[0] % 2 == 1 || coord[1] % 2 == 1 || coord[2] % 2 == 1;
+          EXPECT_TRUE(finest || every) << v;  // the finest level, unless every level may move
+          coarse_moved += !finest;
+          not_last += coord[last] % 2 == 0;
+          EXPECT_EQ(kinds[size_t(v)], detail::kRegularLink) << v;  // regular
+          EXPECT_LE(std::fabs(double(y) - double(c.f[size_t(v)])), double(eb)) << v;
+          unstored += !every && before == 0 && after != 0;
+        }
+        EXPECT_EQ(changed, count > 0);
+        if (every) {
+          every_moved += count;
+        } else {
+          moved += count;
+          if (c.masked) masked_moved += count;
+          if (g.nz == 14) nc4uvt += count;
+        }
+        EXPECT_EQ(detail::link_kinds(g, missing, std::span<const float>(q.recon)), kinds);  // every vertex's kind
+        const ContourTree tq = detail::compute_contour_tree(q.recon, g, missing, p_abs, {}, 1);
+        EXPECT_TRUE(compare_contour_trees(tree, tq).same());
       }
-      EXPECT_EQ(changed, count > 0);
-      EXPECT_EQ(detail::link_kinds(g, missing, std::span<const float>(q.recon)), kinds);  // every vertex's kind
-      const ContourTree tq = detail::compute_contour_tree(q.recon, g, missing, p_abs, {}, 1);
-      EXPECT_TRUE(compare_contour_trees(tree, tq).same());
       // With every edge's direction asked to stay (the fallback), it does.
-      detail::Quantized edges = o;
-      detail::relax_interp_finest(c.f, g, missing, {}, eb, s.step(), c.order, critical_of(g, missing, o.recon), {},
-                                  edges);
-      EXPECT_TRUE(same_edges(g, missing, edges.recon, o.recon));
-      EXPECT_EQ(decode_interp(g, missing, s.step(), c.order, edges), edges.recon);
-      edges_moved += edges.recon != o.recon;
-      moved += count;
-      if (c.masked) masked_moved += count;
-      if (g.nz == 14) nc4uvt += count;
+      for (const auto moves : {detail::InterpMoves::finest, detail::InterpMoves::every_level}) {
+        detail::Quantized edges = o;
+        detail::relax_interp(c.f, g, missing, {}, eb, s.step(), c.order, moves, critical_of(g, missing, o.recon), {},
+                             edges);
+        EXPECT_TRUE(same_edges(g, missing, edges.recon, o.recon));
+        EXPECT_EQ(decode_interp(g, missing, s.step(), c.order, edges), edges.recon);
+        edges_moved += edges.recon != o.recon;
+      }
     }
   }
   EXPECT_GT(moved, nc4uvt);  // the synthetic fields too
@@ -459,6 +472,8 @@ TEST(TopoSZSteps, InterpolationFinestLevelMovesAndKeepsTheTree) {
   EXPECT_GT(unstored, 0);  // some stored vertices became coded
   EXPECT_GT(not_last, 0);  // vertices before the last pass moved too
   EXPECT_GT(edges_moved, 0);
+  EXPECT_GT(every_moved, 0);
+  EXPECT_GT(coarse_moved, 0);  // with every level, vertices of coarser levels moved too
 }
 
 }  // namespace
