@@ -142,7 +142,8 @@ Result<ScalarField64> decompress_scalar64(std::span<const uint8_t> stream, const
 Result<DType> scalar_stream_dtype(std::span<const uint8_t> stream);
 
 /// Reads a scalar field: raw little-endian float32 of nx * ny * nz values (x fastest), or a
-/// .npy float32 array (2D fields: shape (ny, nx) or flat). NaN values are missing vertices;
+/// .npy array of dtype '<f4' in C order of shape (ny, nx) (2D), (nz, ny, nx) or (nz * ny, nx)
+/// (3D), or flat. NaN values are missing vertices;
 /// infinite values are left for mark_missing (a declared fill value) or for the consumers,
 /// which reject them at valid vertices.
 Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz = 1);

@@ -57,19 +57,22 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return t + (shape.size() == 1 ? ",)" : ")");
 }
 
-// The values of a float64 field file: the data part of a '<f8' .npy of a shape that lays out
-// nx * ny * nz values in C order, or a whole raw file.
-Result<std::span<const uint8_t>> float64_data(const std::string& path, const std::vector<uint8_t>& bytes, int64_t nx,
-                                              int64_t ny, int64_t nz) {
+// The values of a float field file (`width` bytes a value: 4 for float32, 8 for float64): the
+// data part of a little-endian .npy of that dtype and of a shape that lays out nx * ny * nz
+// values in C order ((n,), (ny * nz, nx) or (nz, ny, nx)), or a whole raw file.
+Result<std::span<const uint8_t>> field_data(const std::string& path, const std::vector<uint8_t>& bytes, int64_t nx,
+                                            int64_t ny, int64_t nz, int width) {
   std::span<const uint8_t> data(bytes);
   if (!ends_with(path, ".npy")) return data;
   auto h = parse_npy_header(bytes);
   if (!h.ok()) return Status(h.status().code(), path + ": " + h.status().message());
-  if (h->descr == ">f8")
-    return invalid_argument(path + ": big-endian float64 .npy ('>f8'); FaCTz reads little-endian float64 ('<f8'): "
-                                   "save a.astype('<f8')");
-  if (h->descr != "<f8" && h->descr != "=f8")
-    return invalid_argument(path + ": .npy dtype '" + h->descr + "' is not float64 ('<f8')");
+  const std::string w = std::to_string(width);
+  const std::string type = width == 8 ? "float64" : "float32";
+  if (h->descr == ">f" + w)
+    return invalid_argument(path + ": big-endian " + type + " .npy ('>f" + w + "'); FaCTz reads little-endian " +
+                            type + " ('<f" + w + "'): save a.astype('<f" + w + "')");
+  if (h->descr != "<f" + w && h->descr != "=f" + w && h->descr != "|f" + w)
+    return invalid_argument(path + ": .npy dtype '" + h->descr + "' is not " + type + " ('<f" + w + "')");
   if (h->fortran_order)
     return invalid_argument(path + ": Fortran-order .npy array; FaCTz reads C order: save np.ascontiguousarray(a)");
   const std::vector<int64_t>& s = h->shape;
@@ -78,7 +81,9 @@ Result<std::span<const uint8_t>> float64_data(const std::string& path, const std
   const bool cube = s.size() == 3 && nz > 1 && s[0] == nz && s[1] == ny && s[2] == nx;
   if (!flat && !plane && !cube)
     return invalid_argument(path + ": .npy shape " + shape_text(s) + " does not match the grid " + std::to_string(nx) +
-                            " x " + std::to_string(ny) + (nz > 1 ? " x " + std::to_string(nz) : std::string()));
+                            " x " + std::to_string(ny) + (nz > 1 ? " x " + std::to_string(nz) : std::string()) +
+                            " (shape (" + (nz > 1 ? std::to_string(nz) + ", " : std::string()) + std::to_string(ny) +
+                            ", " + std::to_string(nx) + "))");
   return data.subspan(std::min<size_t>(data.size(), size_t(h->data_offset)));
 }
 
@@ -92,13 +97,31 @@ int64_t mark_missing(ScalarField64& f, std::optional<double> fill) { return mark
 
 Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64_t ny, int64_t nz) {
   FACTZ_RETURN_IF_ERROR(check_dims(nx, ny, nz));
-  auto plane = read_plane(path, nx, ny * nz);
-  if (!plane.ok()) return plane.status();
   ScalarField f;
   f.nx = nx;
   f.ny = ny;
   f.nz = nz;
-  f.values = std::move(plane.value());
+  if (ends_with(path, ".npy")) {  // of shape (n,), (ny * nz, nx) or (nz, ny, nx), as read_scalar_field64
+    auto bytes = read_bytes(path);
+    if (!bytes.ok()) return bytes.status();
+    auto data = field_data(path, bytes.value(), nx, ny, nz, 4);
+    if (!data.ok()) return data.status();
+    const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
+    if (data->size() != n * 4)
+      return invalid_argument(path + ": expected " + std::to_string(n * 4) + " bytes of float32 for " +
+                              std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + ", found " +
+                              std::to_string(data->size()));
+    detail::resize_fresh(f.values, size_t(n));  // huge pages before the zero fill
+    for (size_t k = 0; k < f.values.size(); ++k) {  // little-endian, whatever the host
+      uint32_t b = 0;
+      for (int i = 3; i >= 0; --i) b = (b << 8) | (*data)[k * 4 + size_t(i)];
+      f.values[k] = std::bit_cast<float>(b);
+    }
+  } else {
+    auto plane = read_plane(path, nx, ny * nz);
+    if (!plane.ok()) return plane.status();
+    f.values = std::move(plane.value());
+  }
   if (Status s = detail::check_scalar_shape(f); !s.ok()) return Status(s.code(), path + ": " + s.message());
   return f;
 }
@@ -107,7 +130,7 @@ Result<ScalarField64> read_scalar_field64(const std::string& path, int64_t nx, i
   FACTZ_RETURN_IF_ERROR(check_dims(nx, ny, nz));
   auto bytes = read_bytes(path);
   if (!bytes.ok()) return bytes.status();
-  auto data = float64_data(path, bytes.value(), nx, ny, nz);
+  auto data = field_data(path, bytes.value(), nx, ny, nz, 8);
   if (!data.ok()) return data.status();
   const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
   if (data->size() != n * 8)

@@ -85,6 +85,51 @@ TEST(ScalarCli, CompressDecompressVerify3D) {
   EXPECT_NE(w.out.find("same_tree=0"), std::string::npos) << w.out;
 }
 
+// A float32 3D field as a .npy of shape (nz, ny, nx), as NumPy holds it (float64 ones were
+// read so already): the same stream as from the raw file, with -3 or with the shape taken
+// from the file; an array of another shape or dtype is refused with the shape it needs.
+TEST(ScalarCli, Float32NpyOfShapeNzNyNx) {
+  TempDir d;
+  write_field(d.path() / "f.f32", 20, 16, 6);
+  std::ifstream raw(d.path() / "f.f32", std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(raw)), {});
+  auto npy = [&](const char* name, const std::string& header) {
+    std::ofstream(d.path() / name, std::ios::binary) << factz::testing::npy_file(header, 1, data);
+  };
+  npy("f.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (6, 16, 20), }");
+  npy("yz.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (16, 6, 20), }");
+  npy("big.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (6, 16, 20), }");
+  const std::string opts = " -z OUT -M REL 1e-2 --persistence 1e-2";
+  auto compress = [&](const std::string& in, const std::string& out) {
+    std::string o = opts;
+    o.replace(o.find("OUT"), 3, out);
+    return factz(d.path(), "compress " + in + o);
+  };
+  ASSERT_EQ(compress("-3 20 16 6 -i f.f32", "raw.fz").code, 0);
+  CliRun with_dims = compress("-3 20 16 6 -i f.npy", "a.fz");
+  ASSERT_EQ(with_dims.code, 0) << with_dims.err;
+  CliRun own = compress("--scalar -i f.npy", "b.fz");
+  ASSERT_EQ(own.code, 0) << own.err;
+  auto bytes = [&](const char* name) {
+    std::ifstream in(d.path() / name, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  EXPECT_EQ(bytes("a.fz"), bytes("raw.fz"));
+  EXPECT_EQ(bytes("b.fz"), bytes("raw.fz"));
+  ASSERT_EQ(factz(d.path(), "decompress -z a.fz -o g.npy").code, 0);
+  CliRun v = factz(d.path(), "verify -i f.npy -d g.npy --persistence 1e-2");  // the shape from f.npy
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_NE(v.out.find("same_tree=1"), std::string::npos) << v.out;
+  CliRun swapped = compress("-3 20 16 6 -i yz.npy", "c.fz");
+  EXPECT_EQ(swapped.code, 1);
+  EXPECT_NE(swapped.err.find("(16, 6, 20) does not match the grid 20 x 16 x 6 (shape (6, 16, 20))"), std::string::npos)
+      << swapped.err;
+  CliRun big = compress("-3 20 16 6 -i big.npy", "c.fz");
+  EXPECT_EQ(big.code, 1);
+  EXPECT_NE(big.err.find("big-endian float32"), std::string::npos) << big.err;
+  EXPECT_FALSE(fs::exists(d.path() / "c.fz"));
+}
+
 TEST(ScalarCli, ProgressGoesToStderrOnlyWhenAskedOrOnATerminal) {
   TempDir d;
   write_field(d.path() / "f.f32", 20, 16, 6);

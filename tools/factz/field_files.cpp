@@ -683,10 +683,11 @@ ScalarField read_scalar_input(const Args& a, const char* flag, const std::string
   const FieldFile file = field_file(occurrences[0][0]);
   std::vector<uint64_t> shape = scalar_shape(a, like);
   if (!file.variable) {  // raw and .npy: the scalar reader's own checks and messages
-    if (shape.empty()) {
-      const auto own = shape_of(file, 2);
-      if (!own) fail("missing -2 NX NY or -3 NX NY NZ: " + file.name + " does not say its shape", 2);
-      shape = *own;
+    if (shape.empty()) {  // a .npy's own shape: (ny, nx) or (nz, ny, nx)
+      const auto own = ends_with_npy(file.name) ? npy_shape(file.name) : std::nullopt;
+      if (!own || (own->size() != 2 && own->size() != 3))
+        fail("missing -2 NX NY or -3 NX NY NZ: " + file.name + " does not say its shape", 2);
+      shape.assign(own->begin(), own->end());
     }
     const int64_t nx = int64_t(shape.back()), ny = int64_t(shape[shape.size() - 2]);
     return take(factz::read_scalar_field(file.name, nx, ny, shape.size() == 3 ? int64_t(shape[0]) : 1));
