@@ -87,7 +87,8 @@ TEST(ScalarCli, CompressDecompressVerify3D) {
 
 // A float32 3D field as a .npy of shape (nz, ny, nx), as NumPy holds it (float64 ones were
 // read so already): the same stream as from the raw file, with -3 or with the shape taken
-// from the file; an array of another shape or dtype is refused with the shape it needs.
+// from the file, and decompressed to that shape; an array of another shape or dtype is
+// refused with the shape it needs.
 TEST(ScalarCli, Float32NpyOfShapeNzNyNx) {
   TempDir d;
   write_field(d.path() / "f.f32", 20, 16, 6);
@@ -116,7 +117,8 @@ TEST(ScalarCli, Float32NpyOfShapeNzNyNx) {
   };
   EXPECT_EQ(bytes("a.fz"), bytes("raw.fz"));
   EXPECT_EQ(bytes("b.fz"), bytes("raw.fz"));
-  ASSERT_EQ(factz(d.path(), "decompress -z a.fz -o g.npy").code, 0);
+  ASSERT_EQ(factz(d.path(), "decompress -z a.fz -o g.npy").code, 0);  // written back of shape (nz, ny, nx)
+  EXPECT_NE(bytes("g.npy").find("'shape': (6, 16, 20)"), std::string::npos) << bytes("g.npy").substr(0, 128);
   CliRun v = factz(d.path(), "verify -i f.npy -d g.npy --persistence 1e-2");  // the shape from f.npy
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_NE(v.out.find("same_tree=1"), std::string::npos) << v.out;

@@ -252,6 +252,30 @@ Status write_plain_plane(const std::string& path, const std::vector<T>& plane, i
   else return factz::write_plane(path, plane, nx, ny);
 }
 
+/// Writes a 3D field of T: a .npy of shape (nz, ny, nx) ('<f4' or '<f8') when the name ends
+/// in .npy, raw little-endian values otherwise ('-': stdout); the values are not copied on a
+/// little-endian host.
+template <class T>
+Status write_plain_volume(const std::string& path, const std::vector<T>& values, int64_t nx, int64_t ny, int64_t nz) {
+  std::string header;
+  if (ends_with_npy(path)) {
+    const int64_t shape[3] = {nz, ny, nx};
+    header = factz::npy_header(sizeof(T) == 8 ? "<f8" : "<f4", shape);
+  }
+  const std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(header.data()), header.size());
+  if constexpr (std::endian::native == std::endian::little) {
+    const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T));
+    return factz::write_parts(path, {head, data});
+  }
+  std::vector<uint8_t> bytes;
+  bytes.reserve(values.size() * sizeof(T));
+  for (T x : values) {
+    const auto b = std::bit_cast<BitsOf<T>>(x);
+    for (size_t i = 0; i < sizeof(T); ++i) bytes.push_back(uint8_t(b >> (8 * i)));
+  }
+  return factz::write_parts(path, {head, std::span<const uint8_t>(bytes)});
+}
+
 template <class T>
 using FillValuesOf = std::conditional_t<std::is_same_v<T, double>, FillValues64, FillValues>;
 
@@ -908,6 +932,8 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   }
   for (size_t c : plain_outputs) {
     if (plain) plain(names[c], *planes[c]);
+    else if (shape.size() == 3)  // a 3D field: a .npy of shape (nz, ny, nx), as the 3D vector components
+      check(write_plain_volume(names[c], *planes[c], int64_t(shape[2]), int64_t(shape[1]), int64_t(shape[0])));
     else check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
   }
   for (const auto& [key, variables] : files) {
