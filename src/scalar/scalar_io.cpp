@@ -1,7 +1,8 @@
-// Scalar fields: reading (raw float32 or .npy, through the vector field's plane reader; raw
+// Scalar fields: reading (raw float32 through the vector field's plane reader, '<f4' .npy; raw
 // float64 or '<f8' .npy) and their missing vertices (mask, NaN, declared fill values).
 #include <bit>
 #include <cmath>
+#include <type_traits>
 
 #include "factz/io.hpp"
 #include "factz/scalar.hpp"
@@ -87,6 +88,29 @@ Result<std::span<const uint8_t>> field_data(const std::string& path, const std::
   return data.subspan(std::min<size_t>(data.size(), size_t(h->data_offset)));
 }
 
+// The nx * ny * nz values of T in a field file's bytes (field_data), little-endian whatever
+// the host.
+template <class T>
+Status field_values(const std::string& path, const std::vector<uint8_t>& bytes, int64_t nx, int64_t ny, int64_t nz,
+                    std::vector<T>& out) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  constexpr size_t w = sizeof(T);
+  auto data = field_data(path, bytes, nx, ny, nz, int(w));
+  if (!data.ok()) return data.status();
+  const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
+  if (data->size() != n * w)
+    return invalid_argument(path + ": expected " + std::to_string(n * w) + " bytes of " +
+                            (w == 8 ? "float64" : "float32") + " for " + std::to_string(nx) + "x" + std::to_string(ny) +
+                            "x" + std::to_string(nz) + ", found " + std::to_string(data->size()));
+  detail::resize_fresh(out, size_t(n));  // huge pages before the zero fill
+  for (size_t k = 0; k < out.size(); ++k) {
+    Bits b = 0;
+    for (size_t i = w; i-- > 0;) b = Bits(b << 8) | (*data)[k * w + i];
+    out[k] = std::bit_cast<T>(b);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<uint8_t> missing_mask(const ScalarField& f) { return missing_mask_of(f); }
@@ -104,19 +128,7 @@ Result<ScalarField> read_scalar_field(const std::string& path, int64_t nx, int64
   if (ends_with(path, ".npy")) {  // of shape (n,), (ny * nz, nx) or (nz, ny, nx), as read_scalar_field64
     auto bytes = read_bytes(path);
     if (!bytes.ok()) return bytes.status();
-    auto data = field_data(path, bytes.value(), nx, ny, nz, 4);
-    if (!data.ok()) return data.status();
-    const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
-    if (data->size() != n * 4)
-      return invalid_argument(path + ": expected " + std::to_string(n * 4) + " bytes of float32 for " +
-                              std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + ", found " +
-                              std::to_string(data->size()));
-    detail::resize_fresh(f.values, size_t(n));  // huge pages before the zero fill
-    for (size_t k = 0; k < f.values.size(); ++k) {  // little-endian, whatever the host
-      uint32_t b = 0;
-      for (int i = 3; i >= 0; --i) b = (b << 8) | (*data)[k * 4 + size_t(i)];
-      f.values[k] = std::bit_cast<float>(b);
-    }
+    FACTZ_RETURN_IF_ERROR(field_values(path, bytes.value(), nx, ny, nz, f.values));
   } else {
     auto plane = read_plane(path, nx, ny * nz);
     if (!plane.ok()) return plane.status();
@@ -130,23 +142,11 @@ Result<ScalarField64> read_scalar_field64(const std::string& path, int64_t nx, i
   FACTZ_RETURN_IF_ERROR(check_dims(nx, ny, nz));
   auto bytes = read_bytes(path);
   if (!bytes.ok()) return bytes.status();
-  auto data = field_data(path, bytes.value(), nx, ny, nz, 8);
-  if (!data.ok()) return data.status();
-  const uint64_t n = uint64_t(nx) * uint64_t(ny) * uint64_t(nz);
-  if (data->size() != n * 8)
-    return invalid_argument(path + ": expected " + std::to_string(n * 8) + " bytes of float64 for " +
-                            std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + ", found " +
-                            std::to_string(data->size()));
   ScalarField64 f;
   f.nx = nx;
   f.ny = ny;
   f.nz = nz;
-  detail::resize_fresh(f.values, size_t(n));  // huge pages before the zero fill
-  for (size_t k = 0; k < f.values.size(); ++k) {  // little-endian, whatever the host
-    uint64_t b = 0;
-    for (int i = 7; i >= 0; --i) b = (b << 8) | (*data)[k * 8 + size_t(i)];
-    f.values[k] = std::bit_cast<double>(b);
-  }
+  FACTZ_RETURN_IF_ERROR(field_values(path, bytes.value(), nx, ny, nz, f.values));
   return f;
 }
 
