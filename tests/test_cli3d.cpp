@@ -115,6 +115,20 @@ TEST(Cli3D, CpAgreesWithTheLibraryOnEveryPolicyAndOnNpyInput) {
   const Outcome npy = run_in(dir, kCli + " cp" + dims(f) + npy_in);
   ASSERT_EQ(npy.exit_code, 0) << npy.describe();
   EXPECT_EQ(npy.out, reference);
+  // Without -3 the first component's shape is the grid, and the others must have it.
+  const Outcome own = run_in(dir, kCli + " cp" + npy_in);
+  ASSERT_EQ(own.exit_code, 0) << own.describe();
+  EXPECT_EQ(own.out, reference);
+  write_file(dir / "flat.npy",
+             testing::npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(f.u.size()) +
+                                   ",), }",
+                               1, float_bytes(f.w)));
+  const Outcome flat = run_in(dir, kCli + " cp -i u.npy -i v.npy -i flat.npy");
+  EXPECT_EQ(flat.exit_code, 0) << flat.describe();  // a flat array of the right size is the same layout
+  EXPECT_EQ(flat.out, reference);
+  const Outcome flat_first = run_in(dir, kCli + " cp -i flat.npy -i u.npy -i v.npy");
+  EXPECT_EQ(flat_first.exit_code, 2) << flat_first.describe();  // a flat array does not say the grid
+  EXPECT_NE(flat_first.err.find("missing -3 NX NY NZ"), std::string::npos) << flat_first.err;
 }
 
 TEST(Cli3D, VerifyCountsWhatTheLibraryCounts) {

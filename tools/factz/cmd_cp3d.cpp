@@ -39,8 +39,8 @@ using In = StatsWriter::In;
 /// `-3 NX NY NZ`: three positive integers whose product stays within the library's 2^40.
 void dims3(const Args& a, int64_t& nx, int64_t& ny, int64_t& nz) {
   if (!a.has("-3"))
-    fail("missing -3 NX NY NZ: a 3D vector field of raw or .npy files takes it (netCDF / HDF5 variables give their "
-         "own grid)",
+    fail("missing -3 NX NY NZ: a 3D vector field of raw files or flat .npy files takes it ((nz, ny, nx) .npy files "
+         "and netCDF / HDF5 variables give their own grid)",
          2);
   const auto& d = a.all("-3").back();
   long long x = 0, y = 0, z = 0;
@@ -126,10 +126,15 @@ Field read_field3d(const Args& a, const char* flag, int64_t& masked, const std::
   const bool variables = ff[0].variable || ff[1].variable || ff[2].variable;
   Field3DInfo<T> declared;
   if (!variables) {
+    const auto own = a.has("-3") ? std::nullopt : npy_file_shape(files[0]);
     if (like && !a.has("-3")) {  // a reconstruction has the original's shape
       f.nz = int64_t(like->shape[0]);
       f.ny = int64_t(like->shape[1]);
       f.nx = int64_t(like->shape[2]);
+    } else if (own && own->size() == 3 && (*own)[0] > 0 && (*own)[1] > 0 && (*own)[2] > 0) {
+      f.nz = (*own)[0];  // a (nz, ny, nx) .npy gives the grid; the other components are checked against it
+      f.ny = (*own)[1];
+      f.nx = (*own)[2];
     } else {
       dims3(a, f.nx, f.ny, f.nz);
     }

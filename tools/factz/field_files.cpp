@@ -307,6 +307,10 @@ std::string basename_of(const std::string& path) { return std::filesystem::path(
 
 }  // namespace
 
+std::optional<std::vector<int64_t>> npy_file_shape(const std::string& path) {
+  return ends_with_npy(path) ? npy_shape(path) : std::nullopt;
+}
+
 FieldFile field_file(const std::string& name) {
   auto spec = variable_io::parse_variable_spec(name, false);
   if (!spec.ok()) fail(spec.status().to_string());

@@ -271,6 +271,10 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
                          const std::vector<uint8_t>& mask, const std::string& command,
                          const std::type_identity_t<PlainWriter<T>>& plain = {}, bool repack = false);
 
+/// The shape in a .npy file's header (none for another name, or an unreadable header: the
+/// readers then say why).
+std::optional<std::vector<int64_t>> npy_file_shape(const std::string& path);
+
 /// Whether any of `names` is a netCDF / HDF5 output (for the drivers that write raw only).
 bool any_variable_output(const std::vector<std::string>& names);
 
