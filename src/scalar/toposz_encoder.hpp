@@ -204,9 +204,8 @@ using TopoStep = TopoStepOf<float>;
 /// every level (`moves`), whose readers may move too to the code nearest 0 (relax_interp);
 /// the critical vertices of the decoded field keep their values. First each move keeps the
 /// kinds of the links around it (the critical vertices and their kinds stay, not always the
-/// tree); where the tree then differs, again
-/// keeping every edge's direction (the tree stays). The tree is computed and compared each
-/// time, and `q` is given back unchanged (false) when it differs both times or when nothing
+/// tree); where the tree then differs, again keeping every edge's direction (the tree
+/// stays). The tree is computed and compared each time, and `q` is given back unchanged (false) when it differs both times or when nothing
 /// moved. True: `q` holds the moved quantization, whose decoded field has the original's
 /// tree.
 template <class T>

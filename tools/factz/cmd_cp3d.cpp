@@ -126,12 +126,12 @@ Field read_field3d(const Args& a, const char* flag, int64_t& masked, const std::
   const bool variables = ff[0].variable || ff[1].variable || ff[2].variable;
   Field3DInfo<T> declared;
   if (!variables) {
-    const auto own = a.has("-3") ? std::nullopt : npy_file_shape(files[0]);
     if (like && !a.has("-3")) {  // a reconstruction has the original's shape
       f.nz = int64_t(like->shape[0]);
       f.ny = int64_t(like->shape[1]);
       f.nx = int64_t(like->shape[2]);
-    } else if (own && own->size() == 3 && (*own)[0] > 0 && (*own)[1] > 0 && (*own)[2] > 0) {
+    } else if (const auto own = a.has("-3") ? std::nullopt : npy_file_shape(files[0]);
+               own && own->size() == 3 && (*own)[0] > 0 && (*own)[1] > 0 && (*own)[2] > 0) {
       f.nz = (*own)[0];  // a (nz, ny, nx) .npy gives the grid; the other components are checked against it
       f.ny = (*own)[1];
       f.nx = (*own)[2];

@@ -222,46 +222,13 @@ std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t
   return out;
 }
 
-/// Writes a float64 plane of ny rows and nx columns: .npy ('<f8', shape (ny, nx)) when the
-/// name ends in .npy, raw little-endian float64 otherwise ('-': stdout).
-Status write_plane_f64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny) {
-  std::string header;
-  if (ends_with_npy(path)) {
-    const int64_t shape[2] = {ny, nx};
-    header = factz::npy_header("<f8", shape);
-  }
-  if constexpr (std::endian::native == std::endian::little) {  // the plane's bytes as they are: no copy
-    const std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(header.data()), header.size());
-    const std::span<const uint8_t> values(reinterpret_cast<const uint8_t*>(plane.data()), plane.size() * 8);
-    return factz::write_parts(path, {head, values});
-  }
-  std::vector<uint8_t> bytes(header.begin(), header.end());
-  bytes.reserve(bytes.size() + plane.size() * 8);
-  for (double x : plane) {
-    const uint64_t b = std::bit_cast<uint64_t>(x);
-    for (int i = 0; i < 8; ++i) bytes.push_back(uint8_t(b >> (8 * i)));
-  }
-  return factz::write_bytes(path, bytes);
-}
-
-/// Writes a plain (raw or .npy) plane of T: the float32 writer of factz/io.hpp, or the
-/// float64 one.
+/// Writes the values of T of an array of `shape` (C order): a .npy ('<f4' or '<f8') when the
+/// name ends in .npy, raw little-endian values otherwise ('-': stdout); the values are not
+/// copied on a little-endian host.
 template <class T>
-Status write_plain_plane(const std::string& path, const std::vector<T>& plane, int64_t nx, int64_t ny) {
-  if constexpr (std::is_same_v<T, double>) return write_plane_f64(path, plane, nx, ny);
-  else return factz::write_plane(path, plane, nx, ny);
-}
-
-/// Writes a 3D field of T: a .npy of shape (nz, ny, nx) ('<f4' or '<f8') when the name ends
-/// in .npy, raw little-endian values otherwise ('-': stdout); the values are not copied on a
-/// little-endian host.
-template <class T>
-Status write_plain_volume(const std::string& path, const std::vector<T>& values, int64_t nx, int64_t ny, int64_t nz) {
+Status write_plain_array(const std::string& path, const std::vector<T>& values, std::span<const int64_t> shape) {
   std::string header;
-  if (ends_with_npy(path)) {
-    const int64_t shape[3] = {nz, ny, nx};
-    header = factz::npy_header(sizeof(T) == 8 ? "<f8" : "<f4", shape);
-  }
+  if (ends_with_npy(path)) header = factz::npy_header(sizeof(T) == 8 ? "<f8" : "<f4", shape);
   const std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(header.data()), header.size());
   if constexpr (std::endian::native == std::endian::little) {
     const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T));
@@ -274,6 +241,21 @@ Status write_plain_volume(const std::string& path, const std::vector<T>& values,
     for (size_t i = 0; i < sizeof(T); ++i) bytes.push_back(uint8_t(b >> (8 * i)));
   }
   return factz::write_parts(path, {head, std::span<const uint8_t>(bytes)});
+}
+
+/// Writes a float64 plane of ny rows and nx columns: .npy ('<f8', shape (ny, nx)) when the
+/// name ends in .npy, raw little-endian float64 otherwise ('-': stdout).
+Status write_plane_f64(const std::string& path, const std::vector<double>& plane, int64_t nx, int64_t ny) {
+  const int64_t shape[2] = {ny, nx};
+  return write_plain_array(path, plane, shape);
+}
+
+/// Writes a plain (raw or .npy) plane of T: the float32 writer of factz/io.hpp, or the
+/// float64 one.
+template <class T>
+Status write_plain_plane(const std::string& path, const std::vector<T>& plane, int64_t nx, int64_t ny) {
+  if constexpr (std::is_same_v<T, double>) return write_plane_f64(path, plane, nx, ny);
+  else return factz::write_plane(path, plane, nx, ny);
 }
 
 template <class T>
@@ -712,7 +694,7 @@ ScalarField read_scalar_input(const Args& a, const char* flag, const std::string
   std::vector<uint64_t> shape = scalar_shape(a, like);
   if (!file.variable) {  // raw and .npy: the scalar reader's own checks and messages
     if (shape.empty()) {  // a .npy's own shape: (ny, nx) or (nz, ny, nx)
-      const auto own = ends_with_npy(file.name) ? npy_shape(file.name) : std::nullopt;
+      const auto own = npy_file_shape(file.name);
       if (!own || (own->size() != 2 && own->size() != 3))
         fail("missing -2 NX NY or -3 NX NY NZ: " + file.name + " does not say its shape", 2);
       shape.assign(own->begin(), own->end());
@@ -937,7 +919,7 @@ void write_field_outputs(const std::vector<std::string>& names, std::initializer
   for (size_t c : plain_outputs) {
     if (plain) plain(names[c], *planes[c]);
     else if (shape.size() == 3)  // a 3D field: a .npy of shape (nz, ny, nx), as the 3D vector components
-      check(write_plain_volume(names[c], *planes[c], int64_t(shape[2]), int64_t(shape[1]), int64_t(shape[0])));
+      check(write_plain_array(names[c], *planes[c], std::vector<int64_t>(shape.begin(), shape.end())));
     else check(write_plain_plane(names[c], *planes[c], int64_t(shape.back()), int64_t(rows)));
   }
   for (const auto& [key, variables] : files) {

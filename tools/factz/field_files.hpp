@@ -257,7 +257,7 @@ ScalarField64 read_scalar_variable64(const Args& a, const FieldFile& file, const
 /// hold them, with a note (or counted in a warning where it cannot be).
 /// `plain`, when given, writes the names that are not variables instead; else they are
 /// written as planes of (rows, nx), or for a 3D `shape` as volumes (a .npy of shape (nz, ny,
-/// nx), raw values otherwise: write_plain_volume). `repack`
+/// nx), raw values otherwise: write_plain_array). `repack`
 /// (decompress --repack): a variable read from packed integers is written back as those
 /// integers with its packing attributes (variable_io::repack); another one as floats, with a
 /// warning; a usage error when no output is a variable.
