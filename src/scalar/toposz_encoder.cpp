@@ -64,6 +64,28 @@ constexpr int kPartnerAfter = kMaxRadius;  // a decoded pair's saddle's radius b
 // The interpolation predictor (scalar_interp.hpp) codes smooth fields in far fewer bits
 // than Lorenzo, but a value's decoded value then depends on the values before it in the
 // walk, as on Lorenzo's predictions' values: its steps race first, beside Lorenzo's.
+// A field too large to race every candidate (more than 2^25 vertex states in all: a 256^3
+// field races three) races those of the lowest leads, the earlier on ties: the first rung
+// (the interpolation's half step, or Lorenzo's top step), then the interpolation's coarse
+// step 2 eb and its top step t, both with late level components and repairs by the decoded
+// error, then Lorenzo's top step on the lattice with late level components, then the
+// interpolation's coarse steps with repairs by the decoded error, then the others in race
+// order. Measured on fields of 3 to 17 M vertices against the ladder's first candidates
+// (docs/benchmarks.md, "Large fields race the candidates that win"): at REL / P 1e-2 the
+// smooth random 256^3 field 149989 -> 114274 bytes (mode none 73265), a rougher one
+// 1451992 -> 934982, an upsampled hurricane 129327 -> 95142, the same streams as racing all
+// forty candidates on five of six fields. Lorenzo alone keeps the ladder's order.
+constexpr int kRest = 5;
+template <class Rung>
+int truncated_race_lead(const Rung& r, bool first_rung, bool late, bool reach) {
+  if (first_rung && !late && !reach) return 0;
+  if (r.interp && late && reach && r.coarse) return 1;
+  if (r.interp && late && reach && r.top) return 2;
+  if (r.lattice && late && !reach && r.top) return 3;
+  if (r.interp && reach && r.coarse) return 4;
+  return kRest;
+}
+
 template <class T>
 std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp, bool lorenzo) {
   constexpr std::pair<double, bool> kLadder[] = {{1.0, false}, {0.25, false}, {1.0, true},    {0.25, true},
@@ -71,21 +93,21 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp,
                                                  {0.375, false}, {0.375, true}};
   const double top = p_abs > 0 ? std::min(2.0 * double(eb), p_abs) : double(eb);
   // The interpolation predictor's fractions 1/2 and 1 (no lattice) join the ladder at its
-  // head and after its first two rungs, so that a large field, which races the first three,
-  // races an interpolation step beside the two Lorenzo steps it raced before: 1/2, whose
-  // repairs stay small (the smooth random 256^3 field: 4 rounds, 0.01 % of the values exact;
-  // at 1 the first repair's level components take 12 s and leave a stream 13 times larger).
+  // head and after its first two rungs: 1/2, whose repairs stay small, first (the smooth
+  // random 256^3 field: 4 rounds, 0.01 % of the values exact; at 1 without late level
+  // components the first repair's take 12 s and leave a stream 13 times larger).
   struct Rung {
     double step;
     bool lattice, interp;
     bool coarse = false;  // above t
     bool early_only = false;  // raced without late_levels only
+    bool top = false;         // the step t itself (below the threshold)
   };
   auto below_threshold = [&](double step) { return p_abs > 0 ? std::min(step, p_abs * kStepBelowThreshold) : step; };
   std::vector<Rung> rungs;
   for (size_t k = 0; k < std::size(kLadder); ++k) {
     if (interp && k == 0) rungs.push_back({below_threshold(top * 0.5), false, true});
-    if (interp && k == 2) rungs.push_back({below_threshold(top), false, true});
+    if (interp && k == 2) rungs.push_back({below_threshold(top), false, true, false, false, true});
     // 3/4 and 1/4 after the first four rungs: with the twins' repairs (reach) the 3D height
     // at REL / P 1e-2 keeps 3/4 (38965 -> 35530 bytes); without the twins these two rungs
     // gained 0.8 % in geometric mean (2026-12-06).
@@ -93,7 +115,9 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp,
       rungs.push_back({below_threshold(top * 0.75), false, true});
       rungs.push_back({below_threshold(top * 0.25), false, true});
     }
-    if (lorenzo) rungs.push_back({below_threshold(top * kLadder[k].first), kLadder[k].second, false});
+    if (lorenzo)
+      rungs.push_back({below_threshold(top * kLadder[k].first), kLadder[k].second, false, false, false,
+                       kLadder[k].first == 1.0});
   }
   // Steps above t, on the interpolation only: mode none's 2 eb and its quarters while they
   // stay above kCoarseAbove t, at the ladder's end (see toposz_encoder.hpp).
@@ -104,16 +128,28 @@ std::vector<StepChoiceOf<T>> steps_of(T eb, double p_abs, size_t n, bool interp,
       rungs.push_back({step, false, true, true, k > 0});
     }
   std::vector<StepChoiceOf<T>> all;
+  std::vector<int> lead;  // where a truncated race takes it from (lower first; kRest: in race order)
   for (bool reach : {false, true})
     for (bool late : {false, true})
-      for (const Rung& r : rungs) {
+      for (size_t i = 0; i < rungs.size(); ++i) {
+        const Rung& r = rungs[i];
         if ((late && r.early_only) || (reach && (!r.interp || p_abs <= 0))) continue;
         const StepChoiceOf<T> c{bound_in<T>(r.step), r.lattice, late, r.interp, r.coarse, reach};
-        if ((c.step > 0 || (eb == 0 && !r.lattice && !r.interp)) && std::find(all.begin(), all.end(), c) == all.end())
+        if ((c.step > 0 || (eb == 0 && !r.lattice && !r.interp)) && std::find(all.begin(), all.end(), c) == all.end()) {
           all.push_back(c);
+          lead.push_back(interp ? truncated_race_lead(r, i == 0, late, reach) : kRest);
+        }
       }
   const size_t most = std::max<size_t>(interp && lorenzo ? 3 : 2, (size_t(1) << 25) / std::max<size_t>(n, 1));
-  std::vector<StepChoiceOf<T>> steps(all.begin(), all.begin() + std::ptrdiff_t(std::min(most, all.size())));
+  // A field too large to race every candidate races the `most` whose leads are lowest (the
+  // earlier on ties), in race order.
+  std::vector<size_t> order(all.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lead[a] < lead[b]; });
+  order.resize(std::min(most, order.size()));
+  std::sort(order.begin(), order.end());
+  std::vector<StepChoiceOf<T>> steps;
+  for (size_t k : order) steps.push_back(all[k]);
   if (steps.empty()) steps.push_back({eb, false, false, interp && !lorenzo});
   return steps;
 }
