@@ -393,7 +393,7 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
       if (by ? !by_interp : !by_lorenzo) continue;
       QuantizedOf<T> q;
       if (by && !chosen.recon.empty()) q = std::move(chosen);
-      else if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q, order);
+      else if (by) detail::quantize_interp(f, g, missing, fills, eb, T(2) * eb, nullptr, q, order, threads);
       else detail::quantize(f, g, missing, fills, eb, T(2) * eb, nullptr, q);
       lap(by ? "quantize_interpolation" : "quantize");
       auto write = [&](Coder c) {

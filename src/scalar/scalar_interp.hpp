@@ -79,38 +79,99 @@ inline int64_t interp_top_stride(const ScalarGrid& g) {
 enum class InterpOrder : uint8_t { xyz = 0, zyx = 1 };
 inline constexpr uint8_t kInterpOrderCount = 2;
 
+/// The vertices of one pass of interp_walk (the pass along `axis` at half-stride h): the
+/// coordinate on each axis b runs from first[b] by step[b] below the grid's length, x fastest.
+struct InterpPass {
+  int axis = 0;
+  int64_t first[3] = {0, 0, 0}, step[3] = {1, 1, 1};
+};
+
+/// The passes of level h in walk order (`order`): along axis a the vertices whose coordinate
+/// on a is h mod 2h, whose coordinates on the axes passed before it in this level are
+/// multiples of h and on the others multiples of 2h.
+inline std::array<InterpPass, 3> interp_passes(int64_t h, InterpOrder order) {
+  const int axes[2][3] = {{0, 1, 2}, {2, 1, 0}};
+  const int* pass_axes = axes[order == InterpOrder::zyx ? 1 : 0];
+  std::array<InterpPass, 3> out;
+  bool done[3] = {false, false, false};
+  for (int k = 0; k < 3; ++k) {
+    const int a = pass_axes[k];
+    out[size_t(k)].axis = a;
+    for (int b = 0; b < 3; ++b) {
+      out[size_t(k)].first[b] = b == a ? h : 0;
+      out[size_t(k)].step[b] = b == a || !done[b] ? 2 * h : h;
+    }
+    done[a] = true;
+  }
+  return out;
+}
+
 /// Calls visit(v, pred, h) for every vertex v of the grid once, in the order above (the
-/// passes of each level in `order`), with its prediction from `r` and its level's
-/// half-stride h (S for vertex 0); visit must set r[v] (the decoded value) before it returns.
-/// A pass along axis a visits the vertices whose coordinate on a is h mod 2h, whose
-/// coordinates on the axes passed before it in this level are multiples of h and on the
-/// others multiples of 2h, in index order.
+/// passes of each level in `order`, interp_passes), with its prediction from `r` and its
+/// level's half-stride h (S for vertex 0); visit must set r[v] (the decoded value) before it
+/// returns. Each pass in index order.
 template <class T, class Visit>
 void interp_walk(const ScalarGrid& g, const T* r, Visit&& visit, InterpOrder order = InterpOrder::xyz) {
   visit(int64_t(0), T(0), interp_top_stride(g));
   const int64_t len[3] = {g.nx, g.ny, g.nz};
   const int64_t stride[3] = {1, g.nx, g.nx * g.ny};
-  const int axes[2][3] = {{0, 1, 2}, {2, 1, 0}};
-  const int* pass_axes = axes[order == InterpOrder::zyx ? 1 : 0];
-  for (int64_t h = interp_top_stride(g) / 2; h >= 1; h /= 2) {
-    bool done[3] = {false, false, false};
-    for (int k = 0; k < 3; ++k) {
-      const int a = pass_axes[k];
-      int64_t first[3], step[3];
-      for (int b = 0; b < 3; ++b) {
-        first[b] = b == a ? h : 0;
-        step[b] = b == a || !done[b] ? 2 * h : h;
-      }
-      for (int64_t z = first[2]; z < g.nz; z += step[2])
-        for (int64_t y = first[1]; y < g.ny; y += step[1])
-          for (int64_t x = first[0]; x < g.nx; x += step[0]) {
+  for (int64_t h = interp_top_stride(g) / 2; h >= 1; h /= 2)
+    for (const InterpPass& p : interp_passes(h, order)) {
+      const int a = p.axis;
+      for (int64_t z = p.first[2]; z < g.nz; z += p.step[2])
+        for (int64_t y = p.first[1]; y < g.ny; y += p.step[1])
+          for (int64_t x = p.first[0]; x < g.nx; x += p.step[0]) {
             const int64_t v = z * stride[2] + y * stride[1] + x;
             const int64_t c = a == 0 ? x : a == 1 ? y : z;
             visit(v, interp_predict(r, v, c, h, len[a], stride[a]), h);
           }
-      done[a] = true;
     }
-  }
+}
+
+/// A pass of at least this many vertices is shared among threads by interp_walk_parts.
+inline constexpr int64_t kInterpPartsFrom = int64_t(1) << 15;
+
+/// interp_walk with each pass's rows (its lines along x) shared among at most `threads`
+/// threads: visit(v, pred, h, part) is called for every vertex with what interp_walk gives
+/// visit(v, pred, h), `part` numbering the contiguous runs of rows the pass was cut into, in
+/// walk order (part p's vertices all come before part p + 1's in interp_walk's order). A pass
+/// predicts only from vertices of earlier passes and levels, so its visits are independent:
+/// visit may write r[v] and data of its part only. After vertex 0 and after every pass,
+/// merged(parts) is called on the calling thread with the number of parts used (1 for a pass
+/// under kInterpPartsFrom vertices), so that the caller can append the parts' outputs in
+/// walk order: the result is then the same for any number of threads.
+template <class T, class Visit, class Merged>
+void interp_walk_parts(const ScalarGrid& g, const T* r, int threads, Visit&& visit, Merged&& merged,
+                       InterpOrder order = InterpOrder::xyz) {
+  visit(int64_t(0), T(0), interp_top_stride(g), 0);
+  merged(1);
+  const int64_t len[3] = {g.nx, g.ny, g.nz};
+  const int64_t stride[3] = {1, g.nx, g.nx * g.ny};
+  auto count = [](int64_t first, int64_t step, int64_t n) { return first < n ? (n - 1 - first) / step + 1 : 0; };
+  for (int64_t h = interp_top_stride(g) / 2; h >= 1; h /= 2)
+    for (const InterpPass& p : interp_passes(h, order)) {
+      const int a = p.axis;
+      const int64_t ny = count(p.first[1], p.step[1], g.ny), rows = count(p.first[2], p.step[2], g.nz) * ny;
+      const int64_t per_row = count(p.first[0], p.step[0], g.nx);
+      const int parts = rows * per_row >= kInterpPartsFrom ? int(std::max<int64_t>(1, std::min<int64_t>(threads, rows))) : 1;
+      auto run = [&](int part) {
+        for (int64_t i = rows * part / parts, end = rows * (part + 1) / parts; i < end; ++i) {
+          const int64_t z = p.first[2] + (i / ny) * p.step[2], y = p.first[1] + (i % ny) * p.step[1];
+          for (int64_t x = p.first[0]; x < g.nx; x += p.step[0]) {
+            const int64_t v = z * stride[2] + y * stride[1] + x;
+            const int64_t c = a == 0 ? x : a == 1 ? y : z;
+            visit(v, interp_predict(r, v, c, h, len[a], stride[a]), h, part);
+          }
+        }
+      };
+      if (parts == 1) {
+        run(0);
+      } else {
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+        for (int part = 0; part < parts; ++part) run(part);
+      }
+      merged(parts);
+    }
 }
 
 }  // namespace factz::detail

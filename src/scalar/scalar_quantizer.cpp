@@ -306,11 +306,13 @@ void quantize_lattice_of(std::span<const T> f, const ScalarGrid& g, std::span<co
   quantize_walk(f, g, missing, step, c, out, coder);
 }
 
-// The interpolation quantizer (quantize_interp).
+// The interpolation quantizer (quantize_interp): each pass's rows shared among `threads`
+// threads (interp_walk_parts), the exact values of each part collected apart and appended in
+// walk order after the pass, so the result is the same for any number of threads.
 template <class T>
 void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                         std::span<const T> fills, T eb, T step, const ConstraintsOf<T>* c, QuantizedOf<T>& out,
-                        InterpOrder order) {
+                        InterpOrder order, int threads) {
   const size_t n = size_t(g.size());
   out.recon.assign(n, T(0));
   out.symbols.assign(n, 0);  // by vertex; the missing ones' slots removed below
@@ -321,7 +323,8 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
   const bool all_exact = c && c->all_exact;
   const bool constrained = c && !all_exact;
   const InterpSteps<T> steps(step);
-  interp_walk(g, r, [&](int64_t v, T pred, int64_t h) {
+  std::vector<std::vector<T>> exact_of(size_t(std::max(threads, 1)));
+  interp_walk_parts(g, r, threads, [&](int64_t v, T pred, int64_t h, int part) {
     if (!missing.empty() && missing[size_t(v)]) {
       r[v] = interp_stand_in(pred);
       return;
@@ -338,8 +341,13 @@ void quantize_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
     out.symbols[size_t(v)] = symbol;
     if (symbol == 0) {
       const T val = quantized && iv ? stored_value(fv, eb, *iv, fills) : fv;
-      out.exact.push_back(val);
+      exact_of[size_t(part)].push_back(val);
       r[v] = val;
+    }
+  }, [&](int parts) {
+    for (int p = 0; p < parts; ++p) {
+      out.exact.insert(out.exact.end(), exact_of[size_t(p)].begin(), exact_of[size_t(p)].end());
+      exact_of[size_t(p)].clear();
     }
   }, order);
   if (!missing.empty()) {
@@ -398,7 +406,7 @@ InterpOrder choose_interp_order_of(std::span<const T> f, const ScalarGrid& g, st
   for (uint8_t o = 0; o < kInterpOrderCount; ++o) {
     QuantizedOf<T> q;
     quantize_interp_of(ff, gg, mm, fills, eb, T(2) * eb, static_cast<const ConstraintsOf<T>*>(nullptr), q,
-                       InterpOrder(o));
+                       InterpOrder(o), threads);
     std::vector<uint8_t> coded;
     if (!q.symbols.empty() && !entropy_encode(EntropyCoder::ans, q.symbols, kScalarCenter, coded, threads).ok())
       return InterpOrder::xyz;
@@ -758,13 +766,13 @@ void quantize_lattice(std::span<const double> f, const ScalarGrid& g, std::span<
 
 void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out,
-                     InterpOrder order) {
-  quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
+                     InterpOrder order, int threads) {
+  quantize_interp_of(f, g, missing, fills, eb, step, c, out, order, threads);
 }
 void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
-                     QuantizedOf<double>& out, InterpOrder order) {
-  quantize_interp_of(f, g, missing, fills, eb, step, c, out, order);
+                     QuantizedOf<double>& out, InterpOrder order, int threads) {
+  quantize_interp_of(f, g, missing, fills, eb, step, c, out, order, threads);
 }
 
 int64_t relax_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,

@@ -240,13 +240,14 @@ int64_t shorten_lattice_exact(std::span<const double> f, const ScalarGrid& g, st
 /// own value (no grid values), intervals narrow the codes; a vertex whose interval left it no
 /// code is stored with the shortest value of its interval and the bound, as on the lattice
 /// (the heated cylinder at REL / P 1e-2: exact values 2281 -> 545 bytes after the zstd stage,
-/// the contour-tree ratio 30.3 -> 44.2).
+/// the contour-tree ratio 30.3 -> 44.2). Each pass's vertices are shared among `threads`
+/// threads (interp_walk_parts); the result is the same for any number.
 void quantize_interp(std::span<const float> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const float> fills, float eb, float step, const Constraints* c, Quantized& out,
-                     InterpOrder order);
+                     InterpOrder order, int threads = 1);
 void quantize_interp(std::span<const double> f, const ScalarGrid& g, std::span<const uint8_t> missing,
                      std::span<const double> fills, double eb, double step, const ConstraintsOf<double>* c,
-                     QuantizedOf<double>& out, InterpOrder order);
+                     QuantizedOf<double>& out, InterpOrder order, int threads = 1);
 
 /// The walk order whose mode-none codes (step 2 eb, no constraints) code shorter with ANS
 /// (xyz on ties), counting each exact value at its size: on the whole field up to 2^20

@@ -231,7 +231,7 @@ template <class T>
 void TopoStepOf<T>::quantize_all() {
   if (lattice_) quantize_lattice(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
   else if (interp_)
-    quantize_interp(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_, in_.interp_order);
+    quantize_interp(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_, in_.interp_order, in_.threads);
   else quantize(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
 }
 

@@ -133,6 +133,95 @@ TEST(ScalarInterp, TheWalkVisitsEveryVertexOnceAfterItsNeighbours) {
   }
 }
 
+// interp_walk_parts visits what interp_walk visits, with the same predictions and levels,
+// and its parts, appended in part order after each pass, give interp_walk's order, for any
+// number of threads (grids whose passes reach kInterpPartsFrom and grids whose do not).
+TEST(ScalarInterp, TheWalkInPartsVisitsInTheWalksOrder) {
+  for (auto [nx, ny, nz] : {std::tuple{512, 256, 1}, {70, 64, 40}, {9, 7, 5}, {1, 40000, 1}}) {
+    const detail::ScalarGrid g{nx, ny, nz};
+    for (auto walk : {detail::InterpOrder::xyz, detail::InterpOrder::zyx}) {
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
+      struct Visit {
+        int64_t v, h;
+        double pred;
+        bool operator==(const Visit&) const = default;
+      };
+      std::vector<double> r(size_t(g.size()));
+      auto value = [](int64_t v) { return std::sin(0.001 * double(v)) + 0.5 * double(v % 7); };
+      std::vector<Visit> seq;
+      detail::interp_walk(g, r.data(), [&](int64_t v, double pred, int64_t h) {
+        seq.push_back({v, h, pred});
+        r[size_t(v)] = value(v);
+      }, walk);
+      for (int threads : {1, 2, 3}) {
+        std::vector<double> rp(size_t(g.size()));
+        std::vector<std::vector<Visit>> parts(static_cast<size_t>(threads));
+        std::vector<Visit> merged;
+        int most = 0;
+        detail::interp_walk_parts(g, rp.data(), threads, [&](int64_t v, double pred, int64_t h, int part) {
+          parts[size_t(part)].push_back({v, h, pred});
+          rp[size_t(v)] = value(v);
+        }, [&](int used) {
+          most = std::max(most, used);
+          for (int p = 0; p < used; ++p) {
+            merged.insert(merged.end(), parts[size_t(p)].begin(), parts[size_t(p)].end());
+            parts[size_t(p)].clear();
+          }
+        }, walk);
+        for (const auto& p : parts) EXPECT_TRUE(p.empty());
+        EXPECT_TRUE(merged == seq) << threads << " threads";
+        // The two large grids have passes of at least kInterpPartsFrom vertices, the others none.
+        EXPECT_EQ(most, g.size() > 100000 ? threads : 1) << threads;
+      }
+    }
+  }
+}
+
+// quantize_interp gives the same quantization with any number of threads: symbols, decoded
+// values and exact values in walk order, with constraints (stored vertices, outward
+// extrema, intervals), missing vertices and a fill value.
+template <class T>
+void quantize_interp_any_threads() {
+  const detail::ScalarGrid g{70, 64, 40};
+  const size_t n = size_t(g.size());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> noise(-1.0, 1.0);
+  std::vector<T> f(n);
+  std::vector<uint8_t> missing(n, 0);
+  for (size_t v = 0; v < n; ++v) f[v] = T(std::sin(0.01 * double(v)) + 0.05 * noise(rng));
+  for (size_t v = 5; v < n; v += 97) missing[v] = 1;
+  for (size_t v = 11; v < n; v += 503) f[v] = T(-9999);  // a fill value on valid vertices too
+  const std::vector<T> fills = {T(-9999)};
+  detail::ConstraintsOf<T> c;
+  c.exact.assign(n, 0);
+  c.slot.assign(n, detail::ConstraintsOf<T>::kFree);
+  for (size_t v = 3; v < n; v += 211) c.exact[v] = detail::ConstraintsOf<T>::kOwnValue;
+  for (size_t v = 17; v < n; v += 307) c.exact[v] = detail::ConstraintsOf<T>::kGridUp;
+  for (size_t v = 29; v < n; v += 89) {
+    c.slot[v] = uint32_t(c.intervals.size());
+    c.intervals.push_back({f[v] - T(0.001), f[v] + T(0.3), 0});
+  }
+  for (T step : {T(0.01), T(0.1)}) {
+    detail::QuantizedOf<T> one, many;
+    detail::quantize_interp(std::span<const T>(f), g, missing, fills, T(0.05), step, &c, one,
+                            detail::InterpOrder::zyx, 1);
+    ASSERT_GT(one.exact.size(), 100u);
+    for (int threads : {2, 3}) {
+      detail::quantize_interp(std::span<const T>(f), g, missing, fills, T(0.05), step, &c, many,
+                              detail::InterpOrder::zyx, threads);
+      EXPECT_TRUE(many.symbols == one.symbols) << threads;
+      EXPECT_EQ(std::memcmp(many.recon.data(), one.recon.data(), n * sizeof(T)), 0) << threads;
+      ASSERT_EQ(many.exact.size(), one.exact.size());
+      EXPECT_EQ(std::memcmp(many.exact.data(), one.exact.data(), one.exact.size() * sizeof(T)), 0) << threads;
+    }
+  }
+}
+
+TEST(ScalarInterp, QuantizationIsTheSameWithAnyNumberOfThreads) {
+  quantize_interp_any_threads<float>();
+  quantize_interp_any_threads<double>();
+}
+
 TEST(ScalarInterp, TheCubicIsExactOnCubicsAndTheEdgesOnLines) {
   // f(x) = x^3 - 2 x^2 + 3 on a line of 65: every value an integer below 2^24, so every
   // prediction with four neighbours is exact in float, and the quadratic ones too
