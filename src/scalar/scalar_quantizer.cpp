@@ -643,22 +643,17 @@ int64_t relax_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
   // judged again in the walk below against whatever its sources then hold.
   const int64_t len[3] = {g.nx, g.ny, g.nz};
   const int64_t stride[3] = {1, g.nx, g.nx * g.ny};
-  const std::array<int, 3> pass_axis = order == InterpOrder::zyx ? std::array<int, 3>{2, 1, 0}
-                                                                  : std::array<int, 3>{0, 1, 2};
   std::vector<uint8_t> fixed(n, 0);
   auto is_held = [&](int64_t v) {
     return !held.empty() && held[size_t(v)] && (missing.empty() || !missing[size_t(v)]);
   };
   const int64_t top = interp_top_stride(g);
-  for (int64_t h = 1; h < top; h *= 2)
-    for (int k = 2; k >= 0; --k) {
-      const int a = pass_axis[size_t(k)];
-      int64_t first[3], step_of[3];
-      for (int b = 0; b < 3; ++b) {
-        const int pos = b == pass_axis[0] ? 0 : b == pass_axis[1] ? 1 : 2;  // b's place in the order
-        first[b] = b == a ? h : 0;
-        step_of[b] = b == a || pos > k ? 2 * h : h;  // as interp_walk: passed axes by h, the rest by 2h
-      }
+  for (int64_t h = 1; h < top; h *= 2) {
+    const std::array<InterpPass, 3> passes = interp_passes(h, order);  // interp_walk's, gone through backwards
+    for (auto pass = passes.rbegin(); pass != passes.rend(); ++pass) {
+      const int a = pass->axis;
+      const int64_t* first = pass->first;
+      const int64_t* step_of = pass->step;
       for (int64_t z = first[2]; z < g.nz; z += step_of[2])
         for (int64_t y = first[1]; y < g.ny; y += step_of[1])
           for (int64_t x = first[0]; x < g.nx; x += step_of[0]) {
@@ -670,6 +665,7 @@ int64_t relax_interp_of(std::span<const T> f, const ScalarGrid& g, std::span<con
               if (c + d * h >= 0 && c + d * h < len[a]) fixed[size_t(v + d * h * stride[a])] = 1;
           }
     }
+  }
   if (is_held(0) || (moves == InterpMoves::finest && top > 1)) fixed[0] = 1;
   const Neighbourhood nb(g);
   LinkRule<T> rule{g, nb, missing, q.recon, kinds};
