@@ -244,7 +244,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
   struct Candidate {
     std::unique_ptr<detail::TopoStepOf<T>> step;
     std::vector<uint8_t> stream;
-    bool stale = false;  // the stream is not the latest quantization's
+    uint64_t written = 0;  // the step's quantizations() when `stream` was written
     bool suspended = false;
   };
   std::vector<Candidate> race(steps.size());
@@ -260,15 +260,20 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
     auto stream = write(*race[k].step);
     if (stream.ok()) race[k].stream = std::move(stream.value());
     else failed[k] = stream.status();
+    race[k].written = race[k].step->quantizations();
   }
   for (const Status& f : failed) FACTZ_RETURN_IF_ERROR(f);
   std::erase_if(race, [](const Candidate& c) { return c.step->abandoned(); });  // never the finer steps
+  // A stream is written again whenever its step has quantized since: after a repair, and
+  // after the last resort that stores every value exactly (whose round ends the step: a
+  // stream refreshed only after repairs kept the quantization before it, with its false
+  // cases, on a field that ran out of rounds).
   auto refresh = [&](Candidate& c) -> Status {
-    if (!c.stale) return Status::Ok();
+    if (c.written == c.step->quantizations()) return Status::Ok();
     auto stream = write(*c.step);
     if (!stream.ok()) return stream.status();
     c.stream = std::move(stream.value());
-    c.stale = false;
+    c.written = c.step->quantizations();
     return Status::Ok();
   };
   int64_t budget = std::max<int64_t>(int64_t(1) << 20, int64_t(in.f.size()) / 16);
@@ -316,7 +321,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
         bool out = false;  // its stream so far went far past the margin: it stops there
         while (!c->step->done() && !out) {
           last = c;
-          if (c->step->advance(work) == detail::TopoRound::repaired) c->stale = true;
+          c->step->advance(work);
           FACTZ_RETURN_IF_ERROR(refresh(*c));
           out = double(c->stream.size()) > limit * kFinalDrop;
         }
@@ -338,9 +343,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       return kept_stream;
     }
     last = best;
-    const detail::TopoRound r = best->step->advance(work, budget);
-    best->stale = best->stale || r == detail::TopoRound::repaired;
-    best->suspended = r == detail::TopoRound::suspended;
+    best->suspended = best->step->advance(work, budget) == detail::TopoRound::suspended;
   }
 }
 

@@ -28,7 +28,6 @@
 namespace factz::detail {
 namespace {
 
-constexpr int64_t kMaxRounds = 40;      // then every vertex is stored exactly
 constexpr int64_t kProtectRounds = 12;  // from then on offending boxes are stored exactly too
 constexpr int64_t kMaxRadius = 16;
 constexpr int kPartnerAfter = kMaxRadius;  // a decoded pair's saddle's radius before the repair below
@@ -229,6 +228,7 @@ TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool 
 
 template <class T>
 void TopoStepOf<T>::quantize_all() {
+  ++quantizations_;
   if (lattice_) quantize_lattice(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_);
   else if (interp_)
     quantize_interp(in_.f, in_.grid, in_.missing, in_.fills, in_.eb, step_, &cons_, q_, in_.interp_order, in_.threads);
@@ -247,7 +247,7 @@ TopoRound TopoStepOf<T>::advance(CtWorkspace& work, int64_t budget) {
       done_ = true;
       return TopoRound::done;
     }
-    if (round_ == kMaxRounds) {  // last resort: lossless, trivially the same tree
+    if (round_ == in_.max_rounds) {  // last resort: lossless, trivially the same tree
       cons_.all_exact = true;
       quantize_all();
       ++round_;

@@ -20,6 +20,9 @@
 namespace factz::detail {
 
 /// What the encoder needs besides the quantization step.
+/// Rounds of repair before a step stores every value exactly (TopoStepOf::advance).
+inline constexpr int64_t kMaxRounds = 40;
+
 template <class T>
 struct TopoInputOf {
   std::span<const T> f;
@@ -37,6 +40,9 @@ struct TopoInputOf {
   /// on the first call (TopoStepOf::advance calls it, from one thread at a time, only for a
   /// decoded pair stuck kMaxRadius rounds); may be null or empty: no such repair.
   const std::function<const std::vector<CtPair>&()>* all_pairs = nullptr;
+  /// Rounds of repair before the last resort, which stores every value exactly (kMaxRounds;
+  /// fewer only in tests).
+  int64_t max_rounds = kMaxRounds;
 };
 using TopoInput = TopoInputOf<float>;
 
@@ -95,7 +101,8 @@ std::vector<StepChoiceOf<double>> toposz_steps(double eb, double p_abs, size_t n
 
 /// What TopoStep::advance did.
 enum class TopoRound {
-  done,       ///< the decoded field has the original's tree: the quantization is final
+  done,       ///< the decoded field has the original's tree: the quantization is final (the last resort
+              ///< after kMaxRounds quantizes again, every value exact, and ends with done: see quantizations())
   repaired,   ///< the trees differed; the vertices involved are protected, quantized again
   suspended,  ///< the repair's level components went past the budget; the next call resumes it
 };
@@ -150,6 +157,10 @@ class TopoStepOf {
   bool reach() const { return reach_; }
   int64_t index() const { return index_; }
   const QuantizedOf<T>& quantized() const { return q_; }
+  /// How many times the step has quantized the field (round 0, each repair, and the last
+  /// resort that stores every value exactly): a stream written from quantized() is that
+  /// quantization's while this count stays the same.
+  uint64_t quantizations() const { return quantizations_; }
   /// Reports the step's last round again (the kept step, when another step's round came
   /// after it).
   void report_final() const;
@@ -192,6 +203,7 @@ class TopoStepOf {
   bool repairing_ = false;  // a round's repair is under way (suspended)
   bool abandoned_ = false;  // the first protection ran out of its budget
   QuantizedOf<T> q_;
+  uint64_t quantizations_ = 0;
   int64_t round_ = 0;
   int64_t last_to_fix_ = 0;
   bool done_ = false;
