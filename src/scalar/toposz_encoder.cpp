@@ -66,22 +66,24 @@ constexpr int kPartnerAfter = kMaxRadius;  // a decoded pair's saddle's radius b
 // A field too large to race every candidate (more than 2^25 vertex states in all: a 256^3
 // field races three) races those of the lowest leads, the earlier on ties: the first rung
 // (the interpolation's half step, or Lorenzo's top step), then the interpolation's coarse
-// step 2 eb and its top step t, both with late level components and repairs by the decoded
-// error, then Lorenzo's top step on the lattice with late level components, then the
-// interpolation's coarse steps with repairs by the decoded error, then the others in race
-// order. Measured on fields of 3 to 17 M vertices against the ladder's first candidates
-// (docs/benchmarks.md, "Large fields race the candidates that win"): at REL / P 1e-2 the
-// smooth random 256^3 field 149989 -> 114274 bytes (mode none 73265), a rougher one
-// 1451992 -> 934982, an upsampled hurricane 129327 -> 95142, the same streams as racing all
-// forty candidates on five of six fields. Lorenzo alone keeps the ladder's order.
-constexpr int kRest = 5;
+// step 2 eb with late level components and repairs by the decoded error, then Lorenzo's top
+// step (sea-ice fraction replicated to 300 x 147 x 360, plateaus at 0 and 1: 1027765 bytes
+// with it, every value exact without it), then the interpolation's top step t with late
+// level components and reach, Lorenzo's t on the lattice with late level components, the
+// coarse steps with reach, then the others in race order. Measured on fields of 3 to 17 M
+// vertices against the ladder's first candidates (docs/benchmarks.md, "Large fields race
+// the candidates that win"): at REL / P 1e-2 the smooth random 256^3 field 149989 -> 114274
+// bytes (mode none 73265), a rougher one 1451992 -> 934982, an upsampled hurricane 129327
+// -> 95142. Lorenzo alone keeps the ladder's order.
+constexpr int kRest = 6;
 template <class Rung>
 int truncated_race_lead(const Rung& r, bool first_rung, bool late, bool reach) {
   if (first_rung && !late && !reach) return 0;
   if (r.interp && late && reach && r.coarse) return 1;
-  if (r.interp && late && reach && r.top) return 2;
-  if (r.lattice && late && !reach && r.top) return 3;
-  if (r.interp && reach && r.coarse) return 4;
+  if (!r.interp && !r.lattice && !late && r.top) return 2;
+  if (r.interp && late && reach && r.top) return 3;
+  if (r.lattice && late && !reach && r.top) return 4;
+  if (r.interp && reach && r.coarse) return 5;
   return kRest;
 }
 

@@ -81,9 +81,9 @@ struct StepChoiceOf {
 /// apart in value). With `interp`, every interpolation candidate races again with `reach`
 /// after all the others. At most 44 candidates. Where the limit (max(2, 2^25 / n), max(3,
 /// 2^25 / n) with both predictors) leaves out some, the ones raced are, with `interp`, the
-/// first rung, 2 eb and t with late_levels and `reach`, Lorenzo's t on the lattice with
-/// late_levels and the coarse steps with `reach` before the others (in race order still);
-/// with Lorenzo alone the first ones.
+/// first rung, 2 eb with late_levels and `reach`, Lorenzo's t, t with late_levels and
+/// `reach`, Lorenzo's t on the lattice with late_levels and the coarse steps with `reach`
+/// before the others (in race order still); with Lorenzo alone the first ones.
 inline constexpr double kStepBelowThreshold = 1.0 - 1.0 / 128;
 inline constexpr int kCoarseInterpSteps = 3;
 inline constexpr double kCoarseAbove = 1.2;

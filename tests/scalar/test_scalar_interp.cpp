@@ -461,21 +461,22 @@ TEST(ScalarInterp, TheRaceLadder) {
   EXPECT_TRUE(small[14].coarse && !small[14].late_levels && small[14].step == 2.0f);
   EXPECT_TRUE(small[15].interp && small[15].late_levels && small[15].step == small[0].step);
   EXPECT_TRUE(small[29].coarse && small[29].late_levels && small[29].step == 2.0f);
-  // A large field races three: the first rung, then 2 eb and t, both with late level
+  // A large field races three: the first rung, Lorenzo's t and 2 eb with late level
   // components and reach, in race order; Lorenzo alone its first two.
   const auto large = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24, true, true);
   const auto before = detail::toposz_steps(1.0f, 1.0, size_t(1) << 24);
   ASSERT_EQ(large.size(), 3u);
   ASSERT_EQ(before.size(), 2u);
   EXPECT_EQ(large[0], small[0]);
-  EXPECT_TRUE(large[1].interp && large[1].late_levels && large[1].reach && !large[1].coarse);
-  EXPECT_EQ(large[1].step, small[3].step);
+  EXPECT_EQ(large[1], small[1]);
+  EXPECT_TRUE(!large[1].interp && !large[1].lattice && !large[1].late_levels && large[1].step == small[3].step);
   EXPECT_TRUE(large[2].interp && large[2].late_levels && large[2].reach && large[2].coarse);
   EXPECT_EQ(large[2].step, 2.0f);
   EXPECT_EQ(before[0], small[1]);
   EXPECT_EQ(before[1], small[2]);
-  // Between: then Lorenzo's t on the lattice with late level components, the coarse step
-  // with reach alone, then the ladder's order; always a subsequence of the whole race.
+  // Between: then t with late level components and reach, Lorenzo's t on the lattice with
+  // late level components, the coarse step with reach alone, then the ladder's order;
+  // always a subsequence of the whole race.
   const auto eight = detail::toposz_steps(1.0f, 1.0, (size_t(1) << 25) / 8, true, true);
   ASSERT_EQ(eight.size(), 8u);
   EXPECT_EQ(eight[0], small[0]);
@@ -484,7 +485,8 @@ TEST(ScalarInterp, TheRaceLadder) {
   EXPECT_EQ(eight[3], small[3]);
   EXPECT_TRUE(eight[4].lattice && eight[4].late_levels && eight[4].step == small[4].step);
   EXPECT_TRUE(eight[5].coarse && eight[5].reach && !eight[5].late_levels);
-  EXPECT_EQ(eight[6], large[1]);
+  EXPECT_TRUE(eight[6].interp && eight[6].late_levels && eight[6].reach && !eight[6].coarse);
+  EXPECT_EQ(eight[6].step, small[3].step);
   EXPECT_EQ(eight[7], large[2]);
   for (size_t n : {size_t(1) << 20, size_t(1) << 21, size_t(1) << 22, size_t(1) << 23}) {
     const auto some = detail::toposz_steps(1.0f, 1.0, n, true, true);
