@@ -67,10 +67,11 @@ constexpr int kPartnerAfter = kMaxRadius;  // a decoded pair's saddle's radius b
 // field races three) races those of the lowest leads, the earlier on ties: the first rung
 // (the interpolation's half step, or Lorenzo's top step), then the interpolation's coarse
 // step 2 eb with late level components and repairs by the decoded error, then Lorenzo's top
-// step (sea-ice fraction replicated to 300 x 147 x 360, plateaus at 0 and 1: 1027765 bytes
-// with it, every value exact without it), then the interpolation's top step t with late
-// level components and reach, Lorenzo's t on the lattice with late level components, the
-// coarse steps with reach, then the others in race order. Measured on fields of 3 to 17 M
+// step (sea-ice fraction replicated to 300 x 147 x 360, plateaus at 0 and 1: 1027676 bytes
+// with it, 4300494 without; both after the last resort, every value exact), then the
+// interpolation's top step t with late level components and reach, Lorenzo's t on the
+// lattice with late level components, the coarse steps with reach, then the others in race
+// order. Measured on fields of 3 to 17 M
 // vertices against the ladder's first candidates (docs/benchmarks.md, "Large fields race
 // the candidates that win"): at REL / P 1e-2 the smooth random 256^3 field 149989 -> 114274
 // bytes (mode none 73265), a rougher one 1451992 -> 934982, an upsampled hurricane 129327
