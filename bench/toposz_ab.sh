@@ -2,10 +2,10 @@
 # Contour-tree streams of two factz binaries (BEFORE and AFTER a change of the encoder), the
 # same fields and bounds, run one after the other: each field's mode none stream (AFTER's),
 # both contour-tree streams with their compression seconds, AFTER's exact vertices, and
-# AFTER's stream decompressed and checked with `factz verify` (same contour tree, error
-# within the bound). Prints markdown rows and a summary line (geometric mean of BEFORE /
-# AFTER sizes, fields where contour-tree / none >= 0.6 for each, summed seconds); exits 1
-# if a check fails.
+# both streams decompressed and checked with AFTER's `factz verify` (same contour tree,
+# error within the bound; the check column names a failing one). Prints markdown rows and a
+# summary line (geometric mean of BEFORE / AFTER sizes, fields where contour-tree / none >=
+# 0.6 for each, summed seconds); exits 1 if a check fails.
 #
 #   bench/toposz_ab.sh BEFORE_BINARY AFTER_BINARY REL PERSISTENCE FILE.f32 ...
 #
@@ -39,9 +39,14 @@ for path in files:
     none, _ = scalar_runs.run([after] + base + ["--mode", "none", "-z", f"{tmp}/n.fz"])
     b, _ = scalar_runs.run([before] + base + ct + ["-z", f"{tmp}/b.fz"])
     a, _ = scalar_runs.run([after] + base + ct + ["-z", f"{tmp}/a.fz"])
-    scalar_runs.run([after, "decompress", "-z", f"{tmp}/a.fz", "-o", f"{tmp}/a.f32"])
-    v, _ = scalar_runs.run([after, "verify"] + grid + ["-i", path, "-d", f"{tmp}/a.f32", "--persistence", per, "--json"])
-    good = v["max_abs_error"] <= a["eb_abs"] and v["same_tree"] == 1
+    failed = []
+    for tag, stream, stats, decoder in (("before", "b", b, before), ("after", "a", a, after)):
+        scalar_runs.run([decoder, "decompress", "-z", f"{tmp}/{stream}.fz", "-o", f"{tmp}/{stream}.f32"])
+        v, _ = scalar_runs.run([after, "verify"] + grid + ["-i", path, "-d", f"{tmp}/{stream}.f32", "--persistence",
+                                                          per, "--json"])
+        if not (v["max_abs_error"] <= stats["eb_abs"] and v["same_tree"] == 1):
+            failed.append(tag)
+    good = not failed
     bad += not good
     nb, bb, ab = none["compressed_bytes"], b["compressed_bytes"], a["compressed_bytes"]
     logs.append(math.log(bb / ab))
@@ -50,7 +55,7 @@ for path in files:
     secs[0] += b["compress_seconds"]
     secs[1] += a["compress_seconds"]
     print(f"| {name} | {rel} | {per} | {nb} | {bb} | {ab} | {bb / ab:.3f} | {a['exact_vertices']} | "
-          f"{b['compress_seconds']:.2f} / {a['compress_seconds']:.2f} | {'ok' if good else 'FAILED'} |")
+          f"{b['compress_seconds']:.2f} / {a['compress_seconds']:.2f} | {'ok' if good else 'FAILED: ' + ' and '.join(failed)} |")
 print(f"\nbefore / after geometric mean {math.exp(sum(logs) / len(logs)):.3f}; contour-tree / none >= 0.6: "
       f"before {ok[0]}, after {ok[1]} of {len(files)}; compression seconds summed: before {secs[0]:.2f}, after {secs[1]:.2f}")
 sys.exit(1 if bad else 0)
