@@ -109,7 +109,9 @@ inline std::array<InterpPass, 3> interp_passes(int64_t h, InterpOrder order) {
 /// Calls visit(v, pred, h) for every vertex v of the grid once, in the order above (the
 /// passes of each level in `order`, interp_passes), with its prediction from `r` and its
 /// level's half-stride h (S for vertex 0); visit must set r[v] (the decoded value) before it
-/// returns. Each pass in index order.
+/// returns. Each pass in index order. Kept beside interp_walk_parts rather than written as
+/// its one-thread case: that version made the decoder's walk slower (a 256^3 mode-none
+/// stream decoded in 0.261 s against 0.224 s, medians of 15).
 template <class T, class Visit>
 void interp_walk(const ScalarGrid& g, const T* r, Visit&& visit, InterpOrder order = InterpOrder::xyz) {
   visit(int64_t(0), T(0), interp_top_stride(g));
