@@ -26,23 +26,14 @@ dt_synth=$(realpath "$2")
 shared=${3:-$(dirname "$0")/../../shared/data}
 mkdir -p "$out"
 "$dt_synth" 2048 2048 7 "$out/dt2048" --no-count > /dev/null
-/usr/bin/python3 - "$out" "$shared" <<'PY'
+PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$out" "$shared" <<'PY'
 import os
 import sys
 
 import numpy as np
+from smooth_fields import smooth
 
 out, shared = sys.argv[1], sys.argv[2]
-
-
-def smooth(n, cut, seed, dims):
-    shape = (n,) * dims
-    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    f = np.fft.rfftn(a)
-    ks = [np.fft.fftfreq(n) * n] * (dims - 1) + [np.fft.rfftfreq(n) * n]
-    r2 = sum(k**2 for k in np.meshgrid(*ks, indexing="ij", sparse=True))
-    f[np.sqrt(r2) >= cut] = 0
-    return np.fft.irfftn(f, s=shape).astype("<f4")
 
 
 smooth(256, 8, 1, 3).tofile(f"{out}/smooth_256x256x256.f32")

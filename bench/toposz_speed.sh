@@ -21,17 +21,11 @@ export OMP_WAIT_POLICY=passive
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 field="$tmp/smooth_${n}x${n}x${n}.f32"
-/usr/bin/python3 - "$n" "$seed" "$field" <<'PY'
+PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$n" "$seed" "$field" <<'PY'
 import sys
-import numpy as np
+from smooth_fields import smooth
 n, seed, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-a = np.random.default_rng(seed).standard_normal((n, n, n)).astype(np.float32)
-F = np.fft.rfftn(a)
-kz = np.fft.fftfreq(n) * n
-ky = np.fft.fftfreq(n) * n
-kx = np.fft.rfftfreq(n) * n
-F[np.sqrt(kz[:, None, None] ** 2 + ky[None, :, None] ** 2 + kx[None, None, :] ** 2) >= 8] = 0
-np.fft.irfftn(F, s=(n, n, n)).astype("<f4").tofile(out)
+smooth(n, 8, seed, 3).tofile(out)
 PY
 
 timed() {  # timed NAME CMD...: runs CMD under /usr/bin/time, prints "NAME seconds peak_KB"
