@@ -157,6 +157,9 @@ class TopoStepOf {
   bool reach() const { return reach_; }
   int64_t index() const { return index_; }
   const QuantizedOf<T>& quantized() const { return q_; }
+  /// What the step asks of the quantizer: the constraints of its last quantization and of
+  /// the repair under way.
+  const ConstraintsOf<T>& constraints() const { return cons_; }
   /// How many times the step has quantized the field (round 0, each repair, and the last
   /// resort that stores every value exactly): a stream written from quantized() is that
   /// quantization's while this count stays the same.
@@ -170,10 +173,11 @@ class TopoStepOf {
   struct LevelGroup {
     T value = 0;
     std::vector<uint32_t> members;
+    bool wide = false;  // searched through the vertices within p of the value (an extremum's cap)
   };
   using ValueBits = decltype(orderable_bits(T{}));
 
-  void protect(int64_t c, int64_t radius, bool level_component);
+  void protect(int64_t c, int64_t radius, bool level_component, bool wide = false);
   void pin_box(int64_t c, int64_t radius);
   void keep_side(int64_t w, int64_t c);
   bool protect_level_components(int64_t& budget);
@@ -199,6 +203,7 @@ class TopoStepOf {
   std::vector<uint32_t> component_, stack_;
   std::vector<LevelGroup> levels_;  // the pending level components, by value
   std::unordered_map<ValueBits, size_t> level_of_value_;  // orderable value bits -> levels_ index
+  std::unordered_map<ValueBits, size_t> wide_of_value_;   // the same for the wide groups
   size_t next_level_ = 0;
   bool repairing_ = false;  // a round's repair is under way (suspended)
   bool abandoned_ = false;  // the first protection ran out of its budget

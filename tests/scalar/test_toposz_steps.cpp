@@ -84,6 +84,68 @@ TEST(TopoSZSteps, TheLastResortIsAQuantizationOfItsOwn) {
   EXPECT_GT(last_resorts, 0);  // some of these steps need more than one repair
 }
 
+// An extremum that offends holds its cap: the vertices of its branch within a step's noise
+// of its value keep their side of it, also those that no vertex within that noise connects
+// to it (a lower peak beside it, behind a dip deeper than the noise but within p). A 2D
+// field: a region at 1 - 1.5 band with the global maximum (1) and lower peaks (1 - k band,
+// k from 0.05 to 0.9) in it, each peak alone among the region's values; some peaks decode
+// above the maximum in round 0 (the maximum offends) and some do not. After the first
+// repair each peak is exact or held below the maximum's value, whether it crossed or not
+// (sea-ice fraction replicated 2 x 2 x 2 kept one of its maxima offending for 40 rounds:
+// each round another peak near the plateau at 1 decoded above it). The same for the
+// minimum of the negated field.
+TEST(TopoSZSteps, AnOffendingExtremumHoldsItsCap) {
+  const int64_t nx = 48, ny = 12;
+  const double p_abs = 0.1, band = p_abs / 2, step = p_abs;
+  const int64_t apex = 6 * nx + 24;
+  for (float sign : {1.0f, -1.0f}) {
+    SCOPED_TRACE(sign > 0 ? "maximum" : "minimum");
+    std::vector<float> f(size_t(nx * ny));
+    std::vector<int64_t> peaks;
+    constexpr double kDepth[] = {0.05, 0.3, 0.6, 0.9};
+    constexpr double kTop = 0.98;  // off the quantizer's grid of steps from the ramp
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x) {
+        const int64_t v = y * nx + x;
+        const bool region = y >= 2 && y <= 9 && x >= 4 && x <= 43;
+        double h = region ? kTop - 1.2 * band : 0.3 * double(x) / double(nx);
+        if (v == apex) h = kTop;
+        else if (region && (y == 4 || y == 7) && x % 4 == 2 && std::abs(x - 24) > 2) {
+          h = kTop - kDepth[peaks.size() % 4] * band;
+          peaks.push_back(v);
+        }
+        f[size_t(v)] = sign * float(h);
+      }
+    const detail::ScalarGrid g{nx, ny, 1};
+    const ContourTree tree = detail::compute_contour_tree(f, g, {}, p_abs, {}, 1);
+    ASSERT_TRUE(std::any_of(tree.nodes.begin(), tree.nodes.end(), [&](const CtNode& n) { return n.vertex == apex; }));
+    for (int64_t v : peaks)  // the peaks are no nodes (their persistence is below p)
+      ASSERT_FALSE(std::any_of(tree.nodes.begin(), tree.nodes.end(), [&](const CtNode& n) { return n.vertex == v; }));
+    detail::TopoInput in{f, g, {}, {}, float(p_abs), p_abs, &tree, 1, nullptr, detail::scalar_max_magnitude(f)};
+    detail::TopoStep s(in, float(step), 0);
+    const float fa = f[size_t(apex)];
+    auto beyond = [&](float val, int64_t v) { return sign > 0 ? detail::sos_less(fa, apex, val, v) : detail::sos_less(val, v, fa, apex); };
+    int64_t crossed = 0;
+    for (int64_t v : peaks) crossed += beyond(s.quantized().recon[size_t(v)], v);
+    EXPECT_GT(crossed, 0);                        // the maximum offends in round 0
+    EXPECT_LT(crossed, int64_t(peaks.size()));    // and some peaks stay on their side
+    detail::CtWorkspace work;
+    ASSERT_EQ(s.advance(work), detail::TopoRound::repaired);
+    const detail::Constraints& c = s.constraints();
+    for (int64_t v : peaks) {
+      SCOPED_TRACE("peak " + std::to_string(v));
+      if (c.exact[size_t(v)] != 0) continue;
+      ASSERT_NE(c.slot[size_t(v)], detail::Constraints::kFree);
+      const detail::Interval& iv = c.intervals[c.slot[size_t(v)]];
+      if (sign > 0) EXPECT_LE(iv.hi, fa);
+      else EXPECT_GE(iv.lo, fa);
+      EXPECT_FALSE(beyond(s.quantized().recon[size_t(v)], v));
+    }
+    while (!s.done()) s.advance(work);
+    EXPECT_LE(s.rounds(), in.max_rounds);  // settled before the last resort
+  }
+}
+
 TEST(TopoSZSteps, ASuspendedRepairResumesToTheSameQuantization) {
   int64_t suspensions = 0, rounds = 0, policies_differ = 0;
   for (auto [nx, ny, nz] : {std::tuple{70, 60, 1}, {24, 20, 12}})
