@@ -32,8 +32,12 @@ logs, ok = [], [0, 0]
 secs = [0.0, 0.0]
 print("| field | REL | P | none bytes | before bytes | after bytes | before / after | after exact vertices | seconds before / after | check |")
 print("|---|---|---|---|---|---|---|---|---|---|")
+# Fields of one name (the smooth 256^3 and 192^3 fields) are told apart by their grids.
+names = [scalar_runs.grid_of(path)[0] for path in files]
 for path in files:
     name, dims, grid, flag = scalar_runs.grid_of(path)
+    if names.count(name) > 1:
+        name += " " + "x".join(dims)
     base = ["compress"] + flag + ["-i", path, "-M", "REL", rel, "--json"]
     ct = ["--mode", "contour-tree", "--persistence", per]
     none, _ = scalar_runs.run([after] + base + ["--mode", "none", "-z", f"{tmp}/n.fz"])
