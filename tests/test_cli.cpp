@@ -1194,5 +1194,59 @@ TEST(Cli, FillValuesAreMaskedAndAForgottenOneIsNamed) {
   EXPECT_EQ(key_values(cp.out)["masked_vertices"], "400") << cp.describe();
 }
 
+// Every .npy reader of the CLI (2D vector planes, float64 planes, 3D components, scalar
+// fields) words a wrong byte order, a wrong dtype and Fortran order alike, with the file's
+// name and how to save it as FaCTz reads it (check_npy_float); a big-endian float64 file is
+// named as such, not as a float32 it is not.
+TEST(Cli, EveryNpyReaderWordsDtypeAndOrderErrorsAlike) {
+  const TempDir dir;
+  const int64_t nx = 20, ny = 16, nz = 12;
+  const std::string values(size_t(nx * ny * nz) * 8, '\0');  // zeros, in any width
+  auto npy = [&](const std::string& descr, bool fortran, const std::string& shape, size_t bytes) {
+    return testing::npy_file("{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                                 ", 'shape': " + shape + ", }",
+                             1, values.substr(0, bytes));
+  };
+  const std::string plane = "(16, 20)", cube = "(12, 16, 20)";
+  const size_t n2 = size_t(nx * ny), n3 = size_t(nx * ny * nz);
+  const std::string fortran = "bad.npy: Fortran-order .npy array (fortran_order: True); FaCTz reads C order: save "
+                              "np.ascontiguousarray(a)";
+  auto big = [](const std::string& type, const std::string& w) {
+    return "bad.npy: big-endian " + type + " .npy ('>f" + w + "'); FaCTz reads little-endian " + type + " ('<f" + w +
+           "'): save a.astype('<f" + w + "')";
+  };
+  const std::string not32 =
+      "bad.npy: .npy dtype '<i4' is not float32; FaCTz reads little-endian float32 ('<f4'): save a.astype('<f4')";
+  struct Case {
+    std::string file, args, expected;
+  };
+  const std::string vector2 = "compress -2 20 16 -i bad.npy -i bad.npy -z x.fz";
+  const std::string vector3 = "compress -3 20 16 12 -i bad.npy -i bad.npy -i bad.npy -z x.fz";
+  const std::string scalar2 = "compress --scalar -i bad.npy -z x.fz";
+  const std::string scalar3 = "compress -3 20 16 12 --scalar -i bad.npy -z x.fz";
+  const std::vector<Case> cases = {
+      {npy(">f4", false, plane, 4 * n2), vector2, big("float32", "4")},
+      {npy("<f4", true, plane, 4 * n2), vector2, fortran},
+      {npy("<i4", false, plane, 4 * n2), vector2, not32},
+      {npy(">f8", false, plane, 8 * n2), vector2, big("float64", "8")},
+      {npy("<f8", true, plane, 8 * n2), vector2, fortran},
+      {npy(">f4", false, cube, 4 * n3), vector3, big("float32", "4")},
+      {npy("<f4", true, cube, 4 * n3), vector3, fortran},
+      {npy("<i4", false, cube, 4 * n3), vector3, not32},
+      {npy(">f8", false, cube, 8 * n3), vector3, big("float64", "8")},
+      {npy(">f4", false, plane, 4 * n2), scalar2, big("float32", "4")},
+      {npy("<f4", true, plane, 4 * n2), scalar2, fortran},
+      {npy("<i4", false, plane, 4 * n2), scalar2, not32},
+      {npy(">f8", false, plane, 8 * n2), scalar2, big("float64", "8")},
+      {npy("<f8", true, cube, 8 * n3), scalar3, fortran},
+  };
+  for (const Case& c : cases) {
+    write_file(dir / "bad.npy", c.file);
+    const Outcome o = factz(dir, c.args);
+    expect_clean_error(o, 1, "compress", c.expected, c.args + " " + c.file.substr(10, 60));
+    EXPECT_FALSE(fs::exists(dir / "x.fz")) << c.args;
+  }
+}
+
 }  // namespace
 }  // namespace factz

@@ -165,6 +165,38 @@ TEST(Npy, PlanesReadFromEveryValidHeader) {
   }
 }
 
+// The one check of every .npy reader: little-endian floats of the width asked for in C
+// order (any spelling of the little-endian or native order), else an error that names the
+// file, what it holds and how to save it.
+TEST(Npy, TheFloatCheckAcceptsLittleEndianCOrderAndSaysWhatElse) {
+  for (int width : {4, 8}) {
+    const std::string w = std::to_string(width), other = width == 4 ? "8" : "4";
+    const std::string type = width == 4 ? "float32" : "float64";
+    NpyHeader h;
+    h.shape = {3, 2};
+    for (const char* order : {"<", "=", "|"}) {
+      h.descr = order + ("f" + w);
+      EXPECT_TRUE(check_npy_float(h, width, "a.npy").ok()) << h.descr;
+    }
+    h.descr = ">f" + w;
+    Status st = check_npy_float(h, width, "a.npy");
+    EXPECT_EQ(st.code(), Code::invalid_argument);
+    EXPECT_EQ(st.message(), "a.npy: big-endian " + type + " .npy ('>f" + w + "'); FaCTz reads little-endian " + type +
+                                " ('<f" + w + "'): save a.astype('<f" + w + "')");
+    for (const std::string& d : std::vector<std::string>{"<f" + other, "<i" + w, "<c8", "|u1", "<f2"}) {
+      h.descr = d;
+      st = check_npy_float(h, width, "a.npy");
+      EXPECT_EQ(st.message(), "a.npy: .npy dtype '" + d + "' is not " + type + "; FaCTz reads little-endian " + type +
+                                  " ('<f" + w + "'): save a.astype('<f" + w + "')");
+    }
+    h.descr = "<f" + w;
+    h.fortran_order = true;
+    st = check_npy_float(h, width, "a.npy");
+    EXPECT_EQ(st.message(), "a.npy: Fortran-order .npy array (fortran_order: True); FaCTz reads C order: save "
+                            "np.ascontiguousarray(a)");
+  }
+}
+
 TEST(Npy, PlanesRefuseWhatFactzCannotReadNamingFileAndReason) {
   const testing::TempDir dir;
   const std::string data = float_data(48 * 64);

@@ -52,6 +52,11 @@ struct NpyHeader {
 /// (invalid_argument; unsupported_version for a version other than 1, 2 or 3); the caller
 /// adds the file name.
 Result<NpyHeader> parse_npy_header(std::span<const uint8_t> bytes);
+/// Whether a .npy header holds C-order little-endian IEEE floats of `width` bytes (4:
+/// float32, 8: float64; dtype '<f4', '=f4' or '|f4', and so on): Ok, or an invalid_argument
+/// error naming `path`, what the file holds and how to save it as FaCTz reads it (the one
+/// wording of every .npy reader).
+Status check_npy_float(const NpyHeader& h, int width, const std::string& path);
 /// The preamble and header of a version 1.0 .npy file of C-order values of dtype `descr`
 /// and `shape`, padded with spaces and a newline so that the data starts at a multiple of
 /// 64 bytes (as NumPy writes it).

@@ -15,13 +15,9 @@ Result<NpyArray> parse_npy(std::span<const uint8_t> b) {
   auto parsed = parse_npy_header(b);
   if (!parsed.ok()) return parsed.status();
   const NpyHeader& h = parsed.value();
-  const std::string& descr = h.descr;
-  int width;
-  if (descr == "<f8" || descr == "=f8" || descr == "f8") width = 8;
-  else if (descr == "<f4" || descr == "=f4" || descr == "|f4" || descr == "f4") width = 4;
-  else return invalid_argument("npy: dtype '" + descr + "' unsupported (need little-endian float64 '<f8')");
-  if (h.fortran_order)
-    return invalid_argument("npy: Fortran order (fortran_order: True) unsupported: save a C-order array");
+  // float64, or float32 widened on input; an error speaks of float64, what FaCTz-F writes.
+  const int width = check_npy_float(h, 4, "npy").ok() ? 4 : 8;
+  FACTZ_RETURN_IF_ERROR(check_npy_float(h, width, "npy"));
   if (h.shape.size() != 1 && h.shape.size() != 2)
     return invalid_argument("npy: shape must be (rows,) or (rows, cols), got " + std::to_string(h.shape.size()) +
                             " dimensions");

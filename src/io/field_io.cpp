@@ -242,16 +242,7 @@ std::span<const uint8_t> bytes_of(const std::string& s) {
 
 /// The checks of a float32 plane's .npy header: dtype, order, shape against (ny, nx).
 Status check_plane_npy(const NpyHeader& h, const std::string& path, int64_t nx, int64_t ny) {
-  const std::string& d = h.descr;
-  if (d == ">f4")
-    return invalid_argument(path + ": big-endian float32 .npy ('>f4'); FaCTz reads little-endian float32 ('<f4'): "
-                                   "save a.astype('<f4')");
-  if (d != "<f4" && d != "|f4" && d != "=f4")
-    return invalid_argument(path + ": .npy dtype '" + d + "' is not float32; FaCTz reads little-endian float32 "
-                                   "('<f4'): save a.astype('<f4')");
-  if (h.fortran_order)
-    return invalid_argument(path + ": Fortran-order .npy array (fortran_order: True); FaCTz reads C order: save "
-                                   "np.ascontiguousarray(a)");
+  FACTZ_RETURN_IF_ERROR(check_npy_float(h, 4, path));
   std::string shape = "(";
   for (size_t k = 0; k < h.shape.size(); ++k) shape += (k ? ", " : "") + std::to_string(h.shape[k]);
   shape += h.shape.size() == 1 ? ",)" : ")";

@@ -170,6 +170,19 @@ Result<NpyHeader> parse_npy_header(std::span<const uint8_t> b) {
   return out;
 }
 
+Status check_npy_float(const NpyHeader& h, int width, const std::string& path) {
+  const std::string w = std::to_string(width);
+  const std::string type = width == 8 ? "float64" : "float32";
+  const std::string want = "little-endian " + type + " ('<f" + w + "'): save a.astype('<f" + w + "')";
+  if (h.descr == ">f" + w) return invalid_argument(path + ": big-endian " + type + " .npy ('>f" + w + "'); FaCTz reads " + want);
+  if (h.descr != "<f" + w && h.descr != "=f" + w && h.descr != "|f" + w)
+    return invalid_argument(path + ": .npy dtype '" + h.descr + "' is not " + type + "; FaCTz reads " + want);
+  if (h.fortran_order)
+    return invalid_argument(path + ": Fortran-order .npy array (fortran_order: True); FaCTz reads C order: save "
+                                   "np.ascontiguousarray(a)");
+  return Status::Ok();
+}
+
 std::string npy_header(const std::string& descr, std::span<const int64_t> shape) {
   std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
   for (size_t k = 0; k < shape.size(); ++k) dict += (k ? ", " : "") + std::to_string(shape[k]);

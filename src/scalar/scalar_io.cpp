@@ -67,15 +67,7 @@ Result<std::span<const uint8_t>> field_data(const std::string& path, const std::
   if (!ends_with(path, ".npy")) return data;
   auto h = parse_npy_header(bytes);
   if (!h.ok()) return Status(h.status().code(), path + ": " + h.status().message());
-  const std::string w = std::to_string(width);
-  const std::string type = width == 8 ? "float64" : "float32";
-  if (h->descr == ">f" + w)
-    return invalid_argument(path + ": big-endian " + type + " .npy ('>f" + w + "'); FaCTz reads little-endian " +
-                            type + " ('<f" + w + "'): save a.astype('<f" + w + "')");
-  if (h->descr != "<f" + w && h->descr != "=f" + w && h->descr != "|f" + w)
-    return invalid_argument(path + ": .npy dtype '" + h->descr + "' is not " + type + " ('<f" + w + "')");
-  if (h->fortran_order)
-    return invalid_argument(path + ": Fortran-order .npy array; FaCTz reads C order: save np.ascontiguousarray(a)");
+  FACTZ_RETURN_IF_ERROR(check_npy_float(*h, width, path));
   const std::vector<int64_t>& s = h->shape;
   const bool flat = s.size() == 1 && s[0] == nx * ny * nz;
   const bool plane = s.size() == 2 && s[0] == ny * nz && s[1] == nx;

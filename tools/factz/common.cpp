@@ -412,7 +412,9 @@ std::string npy_descr(const std::string& path) {
   return h.ok() ? h->descr : "";
 }
 
-bool float64_descr(const std::string& d) { return d == "<f8" || d == "=f8"; }
+// A float64 dtype in any byte order: a big-endian one goes to the float64 reader, whose error
+// names it as such (check_npy_float), not to the float32 reader's "'>f8' is not float32".
+bool float64_descr(const std::string& d) { return d.size() == 3 && d[1] == 'f' && d[2] == '8'; }
 
 /// The value type a file gives by itself. A variable whose metadata cannot be read is
 /// `unknown` (its reader says why when the field is read).

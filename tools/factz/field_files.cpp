@@ -183,13 +183,7 @@ std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t
   if (ends_with_npy(path)) {
     auto h = factz::parse_npy_header(bytes);
     if (!h.ok()) fail("invalid_argument: " + path + ": " + h.status().message());
-    if (h->descr == ">f8")
-      fail("invalid_argument: " + path + ": big-endian float64 .npy ('>f8'); FaCTz reads little-endian float64 "
-           "('<f8'): save a.astype('<f8')");
-    if (h->descr != "<f8" && h->descr != "=f8")
-      fail("invalid_argument: " + path + ": dtype '" + h->descr + "' is not float64 ('<f8')");
-    if (h->fortran_order)
-      fail("invalid_argument: " + path + ": Fortran order; save it in C order (np.ascontiguousarray)");
+    if (const factz::Status st = factz::check_npy_float(*h, 8, path); !st.ok()) fail("invalid_argument: " + st.message());
     const auto& shape = h->shape;
     if (shape.size() == 2) {
       if (nx > 0 && (shape[0] != ny || shape[1] != nx))
