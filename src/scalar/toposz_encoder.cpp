@@ -445,7 +445,7 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
     }
     for (size_t k = first; k < reached.size(); ++k) {
       const uint32_t w = reached[k];
-      if (!can_cross(w)) continue;
+      if (group.wide && !can_cross(w)) continue;  // a narrow search reached only such vertices
       if (w != lo) keep_side(w, lo);
       if (w != hi) keep_side(w, hi);
     }

@@ -86,8 +86,7 @@ std::vector<T> read_component(const std::string& path, int64_t nx, int64_t ny, i
     const auto& s = h->shape;
     const bool grid = s.size() == 3 && s[0] == nz && s[1] == ny && s[2] == nx;
     const bool flat = s.size() == 1 && s[0] == n;
-    if (const factz::Status st = factz::check_npy_float(h.value(), int(sizeof(T)), path); !st.ok())
-      fail("invalid_argument: " + st.message());
+    check(factz::check_npy_float(h.value(), int(sizeof(T)), path));
     if (!(grid || flat))
       fail("invalid_argument: " + path + ": a 3D component must be a C-order '" + npy_descr_of<T>() +
            "' array of shape (" + std::to_string(nz) + ", " + std::to_string(ny) + ", " + std::to_string(nx) +

@@ -183,7 +183,7 @@ std::vector<double> read_plane_f64(const std::string& path, int64_t& nx, int64_t
   if (ends_with_npy(path)) {
     auto h = factz::parse_npy_header(bytes);
     if (!h.ok()) fail("invalid_argument: " + path + ": " + h.status().message());
-    if (const factz::Status st = factz::check_npy_float(*h, 8, path); !st.ok()) fail("invalid_argument: " + st.message());
+    check(factz::check_npy_float(*h, 8, path));
     const auto& shape = h->shape;
     if (shape.size() == 2) {
       if (nx > 0 && (shape[0] != ny || shape[1] != nx))
