@@ -878,7 +878,7 @@ def test_netcdf_variables_keep_their_record(tmp_path):
                    ["with --per-rank a 3D field's components are raw or .npy files"])
 def test_ranks_read_only_their_rows(tmp_path):
     """Under mpirun each rank reads only the rows of its blocks of a netCDF / HDF5 variable or a
-    .npy file (input_values_max, the largest rank's values in memory, about half the field's
+    .npy file, its dtype spelled '<f4' or '=f4' (input_values_max, the largest rank's values in memory, about half the field's
     for two ranks of four row bands, where every rank read the whole field before) and writes
     the one-process file byte for byte. What the readers found is merged over the ranks: the
     note counts every rank's values outside the valid range once, more than 64 distinct ones
@@ -913,6 +913,12 @@ def test_ranks_read_only_their_rows(tmp_path):
     np.save(tmp_path / "v.npy", v)
     np.save(tmp_path / "u64.npy", u.astype("<f8") / 3)
     np.save(tmp_path / "v64.npy", v.astype("<f8") / 3)
+    # The same planes with the header's dtype spelled '=f4' (native order, little-endian here), which
+    # NumPy never writes but other writers do: read by rows as '<f4' is.
+    for c in "uv":
+        data = (tmp_path / f"{c}.npy").read_bytes()
+        assert data.count(b"'<f4'") == 1
+        (tmp_path / f"{c}_native.npy").write_bytes(data.replace(b"'<f4'", b"'=f4'"))
     # Packed variables taller than one slab of unpacking (2^20 values: 16384 rows of 64), read
     # through netCDF-C (.nc) and the HDF5 library (.h5); and float64 variables.
     tall = 16500
@@ -931,6 +937,7 @@ def test_ranks_read_only_their_rows(tmp_path):
               "hdf5": [f"{tmp_path}/f.h5:/u", f"{tmp_path}/f.h5:/v"],
               "npy": [tmp_path / "u.npy", tmp_path / "v.npy"],
               "npy64": [tmp_path / "u64.npy", tmp_path / "v64.npy"],
+              "npy-native": [tmp_path / "u_native.npy", tmp_path / "v_native.npy"],
               "float64": [f"{tmp_path}/f64.nc:U", f"{tmp_path}/f64.nc:V"],
               "tall-netcdf": [f"{tmp_path}/tall.nc:p", f"{tmp_path}/tall.nc:q"],
               "tall-hdf5": [f"{tmp_path}/tall.h5:/p", f"{tmp_path}/tall.h5:/q"]}
@@ -940,6 +947,8 @@ def test_ranks_read_only_their_rows(tmp_path):
         common = ["compress", "-i", iu, "-i", iv, "-M", "ABS", "2e-4", "--json"] + blocks
         one = run(common + ["-z", tmp_path / f"{kind}1.fzmb"], np_=1)  # one rank reads every row
         ref = (tmp_path / f"{kind}1.fzmb").read_bytes()
+        if kind == "npy-native":  # the same values as the '<f4' pair, so the same file
+            assert ref == (tmp_path / "npy1.fzmb").read_bytes()
         whole = json.loads(one.stdout)["input_values_max"]
         # A variable's rows are read once; a .npy file's as a raw file's, block by block (shared lines twice).
         assert whole == 2 * nx * rows if "npy" not in kind else 2 * nx * ny < whole < 2.3 * nx * ny, (kind, whole)

@@ -254,11 +254,11 @@ std::vector<VectorFieldOf<T>> finish_blocks(const Args& a, StagedBlocksOf<T>& st
 /// (A .npy file that npy_rows_offset accepts is read by rows all the same.)
 bool read_whole(const std::string& path);
 /// Where the values of the .npy file `path` start, when it is a regular file whose header
-/// says C-order little-endian values of `value_size` bytes ('<f4', '<f8') of `shape` (outermost
-/// first) or of its product (flat), and whose size is exactly header plus values: then the
-/// blocks' rows are read as from a raw file, and no rank holds the whole component. Anything
-/// else (another dtype or shape, a damaged header, a pipe): nullopt, and the whole-file reader
-/// says what is wrong.
+/// says C-order little-endian values of `value_size` bytes (what check_npy_float accepts:
+/// '<f4', '=f4', '|f4', ...) of `shape` (outermost first) or of its product (flat), and
+/// whose size is exactly header plus values: then the blocks' rows are read as from a raw
+/// file, and no rank holds the whole component. Anything else (another dtype or shape, a
+/// damaged header, a pipe): nullopt, and the whole-file reader says what is wrong.
 std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const int64_t> shape, size_t value_size);
 /// Whether the global files of `flag` include one that is read whole (stage_blocks; false
 /// with --per-rank).

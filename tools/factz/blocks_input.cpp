@@ -419,13 +419,15 @@ std::optional<uint64_t> npy_rows_offset(const std::string& path, std::span<const
   head.resize(size_t(total));
   in.seekg(0);
   if (!in.read(reinterpret_cast<char*>(head.data()), std::streamsize(total))) return std::nullopt;
-  const auto h = factz::parse_npy_header(head);
+  auto h = factz::parse_npy_header(head);
   if (!h.ok()) return std::nullopt;
   uint64_t n = 1;
   for (int64_t d : shape) n *= uint64_t(d);
   const bool grid = h->shape.size() == shape.size() && std::equal(shape.begin(), shape.end(), h->shape.begin());
   const bool flat = h->shape.size() == 1 && uint64_t(h->shape[0]) == n;
-  if (h->descr != (value_size == 8 ? "<f8" : "<f4") || h->fortran_order || !(grid || flat) ||
+  // Any spelling of little-endian float of this width in C order (check_npy_float: '<f4', '=f4',
+  // '|f4'); what it refuses is read whole and refused there, in the one wording.
+  if (!factz::check_npy_float(*h, int(value_size), path).ok() || !(grid || flat) ||
       uint64_t(size) != h->data_offset + n * value_size)
     return std::nullopt;
   return h->data_offset;
