@@ -411,11 +411,24 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
   };
   std::vector<uint32_t> reached;  // every vertex marked in seen_, to clear it afterwards
   std::vector<uint8_t> placed(group.members.size(), 0);  // member's component searched
+  std::vector<uint32_t> in_component;                    // the members placed in the component searched
   auto clear = [&]() {
     for (uint32_t w : reached) seen_[w] = 0;
   };
+  // Without reach_ a component is the same set in every round (it depends on f, the band and
+  // the lattice only), so a member whose component already holds its side of a smallest
+  // and a largest member around it needs nothing more: keep_side(w, m) for any member m
+  // between two members is implied by theirs (the same value; equality allowed only where
+  // both allow it). Such a member starts no search; if a new member of this round lies in
+  // its component, that member's search reaches it and holds the component as before.
+  const bool static_search = !reach_;
+  auto key = [&](uint32_t m) { return uint64_t(m) * 2 + (group.wide ? 1 : 0); };
   for (uint32_t start : group.members) {
     if (seen_[start]) continue;
+    if (static_search) {
+      const auto held = held_between_.find(key(start));
+      if (held != held_between_.end() && held->second.first <= start && start <= held->second.second) continue;
+    }
     const size_t first = reached.size();
     seen_[start] = 1;
     reached.push_back(start);
@@ -436,10 +449,12 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
       });
     }
     uint32_t lo = start, hi = start;  // the members in this component
+    in_component.clear();
     for (size_t k = 0; k < group.members.size(); ++k) {
       const uint32_t m = group.members[k];
       if (placed[k] || !seen_[m]) continue;
       placed[k] = 1;
+      in_component.push_back(m);
       lo = std::min(lo, m);
       hi = std::max(hi, m);
     }
@@ -449,6 +464,8 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
       if (w != lo) keep_side(w, lo);
       if (w != hi) keep_side(w, hi);
     }
+    if (static_search)
+      for (uint32_t m : in_component) held_between_[key(m)] = {lo, hi};
   }
   clear();
   return true;
