@@ -2,6 +2,7 @@
 #include "scalar/scalar_quantizer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 #include <cmath>
@@ -526,20 +527,31 @@ struct LinkRule {
   }
   bool keeps(int64_t v, T cur, T val) {
     // Every edge keeping its direction keeps every link's kind too, and costs a comparison
-    // per neighbour instead of classifying up to 15 links: tried first.
-    bool sides = true;
+    // per neighbour instead of classifying up to 15 links: tried first. The neighbours whose
+    // edge to v turns are noted: the others' links see v on the same side as before, so
+    // their kinds stay what they are now, which every move kept equal to `kinds`.
+    std::array<int64_t, 32> turned;
+    size_t n_turned = 0;
+    bool many = false;
     for_each_neighbour(g, nb, v, [&](int64_t w) {
-      if (!sides || (!missing.empty() && missing[size_t(w)])) return;
-      if (sos_less(r[size_t(w)], w, cur, v) != sos_less(r[size_t(w)], w, val, v)) sides = false;
+      if (!missing.empty() && missing[size_t(w)]) return;
+      if (sos_less(r[size_t(w)], w, cur, v) == sos_less(r[size_t(w)], w, val, v)) return;
+      if (n_turned < turned.size()) turned[n_turned++] = w;
+      else many = true;
     });
-    if (sides || kinds.empty()) return sides;
+    if (n_turned == 0) return true;
+    if (kinds.empty()) return false;
     const T saved = r[size_t(v)];
     r[size_t(v)] = val;
     bool same = kind_now(v) == kinds[size_t(v)];
-    for_each_neighbour(g, nb, v, [&](int64_t w) {
-      if (!same || (!missing.empty() && missing[size_t(w)])) return;
-      same = kind_now(w) == kinds[size_t(w)];
-    });
+    if (many) {
+      for_each_neighbour(g, nb, v, [&](int64_t w) {
+        if (!same || (!missing.empty() && missing[size_t(w)])) return;
+        same = kind_now(w) == kinds[size_t(w)];
+      });
+    } else {
+      for (size_t k = 0; k < n_turned && same; ++k) same = kind_now(turned[k]) == kinds[size_t(turned[k])];
+    }
     r[size_t(v)] = saved;
     return same;
   }
@@ -551,7 +563,11 @@ struct LinkRule {
 template <class Accept>
 int64_t nearest_first(int64_t centre, int64_t lo, int64_t hi, int64_t current, bool up_first, Accept&& accept) {
   const int64_t reach = std::max(centre - lo, hi - centre);
-  for (int64_t d = 0; d <= reach; ++d) {
+  // The distances below the range's nearest point hold no candidate: start there, or at
+  // `current`'s distance if that is nearer (it is returned as soon as the loop reaches it).
+  const int64_t gap = lo > centre ? lo - centre : hi < centre ? centre - hi : 0;
+  const int64_t own = current > centre ? current - centre : centre - current;
+  for (int64_t d = std::min(gap, own); d <= reach; ++d) {
     if (current == centre + d || current == centre - d) return current;
     const int64_t pair[2] = {up_first ? centre + d : centre - d, up_first ? centre - d : centre + d};
     for (int k = 0; k < (d == 0 ? 1 : 2); ++k)
