@@ -12,37 +12,31 @@ if [[ $# -lt 5 ]]; then
   echo "usage: $0 BEFORE_BINARY AFTER_BINARY REL PERSISTENCE FILE.f32 ..." >&2
   exit 2
 fi
-before=$1 after=$2 rel=$3 per=$4
-shift 4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export OMP_WAIT_POLICY=passive
-streams=0 differ=0
-for file in "$@"; do
-  name=$(basename "$file" .f32)
-  dims=${name##*_}
-  IFS=x read -r nx ny nz <<< "$dims"
-  if [[ -n "${nz:-}" ]]; then grid=(-3 "$nx" "$ny" "$nz"); else grid=(-2 "$nx" "$ny"); fi
-  for mode in contour-tree none; do
-    threshold=()
-    [[ $mode == contour-tree ]] && threshold=(--persistence "$per")
-    for side in before after; do
-      bin=$before
-      [[ $side == after ]] && bin=$after
-      rm -f "$tmp/$side.fz"
-      if ! "$bin" compress "${grid[@]}" --scalar -i "$file" -z "$tmp/$side.fz" -M REL "$rel" --mode "$mode" \
-        "${threshold[@]}" --json > /dev/null 2> "$tmp/err"; then
-        echo "$bin failed on $name ($mode):" >&2
-        cat "$tmp/err" >&2
-        exit 1
-      fi
-    done
-    streams=$((streams + 1))
-    if ! cmp -s "$tmp/before.fz" "$tmp/after.fz"; then
-      echo "differ: $name $mode ($(stat -c %s "$tmp/before.fz") -> $(stat -c %s "$tmp/after.fz") bytes)"
-      differ=$((differ + 1))
-    fi
-  done
-done
-echo "done: $streams streams, $differ differ"
-[[ $differ -eq 0 ]]
+PYTHONPATH="$(dirname "$0")/lib" /usr/bin/python3 - "$@" <<'PY'
+import os
+import sys
+import tempfile
+
+import scalar_runs
+
+binaries = [os.path.realpath(b) for b in sys.argv[1:3]]
+rel, per, files = sys.argv[3], sys.argv[4], sys.argv[5:]
+tmp = tempfile.mkdtemp()
+streams = differ = 0
+for path in files:
+    name, _, _, flag = scalar_runs.grid_of(path)
+    for mode in ("contour-tree", "none"):
+        threshold = ["--persistence", per] if mode == "contour-tree" else []
+        out = [f"{tmp}/before.fz", f"{tmp}/after.fz"]
+        for binary, z in zip(binaries, out):
+            scalar_runs.run([binary, "compress"] + flag + ["-i", path, "-z", z, "-M", "REL", rel, "--mode", mode] +
+                            threshold)
+        streams += 1
+        data = [open(z, "rb").read() for z in out]
+        if data[0] != data[1]:
+            print(f"differ: {name} {mode} ({len(data[0])} -> {len(data[1])} bytes)", flush=True)
+            differ += 1
+print(f"done: {streams} streams, {differ} differ")
+sys.exit(1 if differ else 0)
+PY

@@ -530,28 +530,18 @@ struct LinkRule {
     // per neighbour instead of classifying up to 15 links: tried first. The neighbours whose
     // edge to v turns are noted: the others' links see v on the same side as before, so
     // their kinds stay what they are now, which every move kept equal to `kinds`.
-    std::array<int64_t, 32> turned;
+    std::array<int64_t, std::extent_v<decltype(Neighbourhood::offset)>> turned;
     size_t n_turned = 0;
-    bool many = false;
     for_each_neighbour(g, nb, v, [&](int64_t w) {
       if (!missing.empty() && missing[size_t(w)]) return;
-      if (sos_less(r[size_t(w)], w, cur, v) == sos_less(r[size_t(w)], w, val, v)) return;
-      if (n_turned < turned.size()) turned[n_turned++] = w;
-      else many = true;
+      if (sos_less(r[size_t(w)], w, cur, v) != sos_less(r[size_t(w)], w, val, v)) turned[n_turned++] = w;
     });
     if (n_turned == 0) return true;
     if (kinds.empty()) return false;
     const T saved = r[size_t(v)];
     r[size_t(v)] = val;
     bool same = kind_now(v) == kinds[size_t(v)];
-    if (many) {
-      for_each_neighbour(g, nb, v, [&](int64_t w) {
-        if (!same || (!missing.empty() && missing[size_t(w)])) return;
-        same = kind_now(w) == kinds[size_t(w)];
-      });
-    } else {
-      for (size_t k = 0; k < n_turned && same; ++k) same = kind_now(turned[k]) == kinds[size_t(turned[k])];
-    }
+    for (size_t k = 0; k < n_turned && same; ++k) same = kind_now(turned[k]) == kinds[size_t(turned[k])];
     r[size_t(v)] = saved;
     return same;
   }

@@ -416,19 +416,17 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
     for (uint32_t w : reached) seen_[w] = 0;
   };
   // Without reach_ a component is the same set in every round (it depends on f, the band and
-  // the lattice only), so a member whose component already holds its side of a smallest
-  // and a largest member around it needs nothing more: keep_side(w, m) for any member m
-  // between two members is implied by theirs (the same value; equality allowed only where
-  // both allow it). Such a member starts no search; if a new member of this round lies in
-  // its component, that member's search reaches it and holds the component as before.
+  // the lattice only), so a member whose component was held once already keeps its side of
+  // the smallest and the largest member of that time, which bracket it: keep_side(w, m) for
+  // any member m between two members is implied by theirs (the same value; equality allowed
+  // only where both allow it). Such a member starts no search; if a new member of this
+  // round lies in its component, that member's search reaches it and holds the component as
+  // before.
   const bool static_search = !reach_;
   auto key = [&](uint32_t m) { return uint64_t(m) * 2 + (group.wide ? 1 : 0); };
   for (uint32_t start : group.members) {
     if (seen_[start]) continue;
-    if (static_search) {
-      const auto held = held_between_.find(key(start));
-      if (held != held_between_.end() && held->second.first <= start && start <= held->second.second) continue;
-    }
+    if (static_search && held_.count(key(start))) continue;
     const size_t first = reached.size();
     seen_[start] = 1;
     reached.push_back(start);
@@ -465,7 +463,7 @@ bool TopoStepOf<T>::protect_level_group(const LevelGroup& group, int64_t& budget
       if (w != hi) keep_side(w, hi);
     }
     if (static_search)
-      for (uint32_t m : in_component) held_between_[key(m)] = {lo, hi};
+      for (uint32_t m : in_component) held_.insert(key(m));
   }
   clear();
   return true;

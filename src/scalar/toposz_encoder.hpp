@@ -204,10 +204,10 @@ class TopoStepOf {
   std::vector<LevelGroup> levels_;  // the pending level components, by value
   std::unordered_map<ValueBits, size_t> level_of_value_;  // orderable value bits -> levels_ index
   std::unordered_map<ValueBits, size_t> wide_of_value_;   // the same for the wide groups
-  // Where the search is the same in every round (no reach_), the members and wide flag of
-  // each level component searched, with the smallest and largest member its vertices were
-  // held on the sides of (key: member * 2 + wide).
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> held_between_;
+  // Where the search is the same in every round (no reach_), the members whose level
+  // component (key: member * 2 + wide) has been searched and held on the sides of its
+  // smallest and largest member, which bracket each of them.
+  std::unordered_set<uint64_t> held_;
   size_t next_level_ = 0;
   bool repairing_ = false;  // a round's repair is under way (suspended)
   bool abandoned_ = false;  // the first protection ran out of its budget
