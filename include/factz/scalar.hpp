@@ -98,6 +98,12 @@ struct ScalarCompressStats {
   double eb_abs = 0;             ///< absolute pointwise bound used (float32 fields: a float)
   int64_t exact_vertices = 0;    ///< values in the exact-value section (own values, or a constrained vertex's shortest)
   int64_t iterations = 0;        ///< contour_tree: rounds of recompute + tighten
+  /// contour_tree: rounds of every step raced (the kept step's `iterations` among them); the
+  /// same for any thread count
+  int64_t race_rounds = 0;
+  /// contour_tree: of race_rounds, those a second thread ran ahead of the race and the race
+  /// took (docs/toposz.md, "Steps"); 0 on one thread
+  int64_t rounds_ahead = 0;
   double persistence_abs = 0;    ///< contour_tree: absolute persistence threshold used
   int64_t tree_nodes = 0;        ///< contour_tree: nodes of the original's simplified tree
   int64_t masked_vertices = 0;   ///< missing vertices (stored bit for bit in the mask sections)

@@ -73,7 +73,8 @@ def compress_scalar(values, mode="contour_tree", eb=1e-2, bound="rel", persisten
     (adaptive binary coding with the neighbours' codes as contexts); None is
     ``SCALAR_DEFAULT_CODER`` (``"smallest"``). threads, zstd, policy as for
     ``factz.compress`` (scalar fields have no GPU path). stats=True returns ``(bytes, dict)``
-    with ``eb_abs``, ``exact_vertices``, ``iterations``, ``persistence_abs``, ``tree_nodes``,
+    with ``eb_abs``, ``exact_vertices``, ``iterations``, ``race_rounds``, ``rounds_ahead``,
+    ``persistence_abs``, ``tree_nodes``,
     ``masked_vertices``, ``coder`` (the one the stream holds) and ``predictor``. predictor:
     ``"best"`` (None: both predictors, the smaller stream kept; contour_tree races both),
     ``"lorenzo"`` (the streams builds before format version 22 read) or ``"interpolation"``

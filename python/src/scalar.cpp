@@ -99,6 +99,8 @@ py::tuple compress_scalar_of(const py::handle& values, const std::string& mode, 
   stats["eb_abs"] = st.eb_abs;
   stats["exact_vertices"] = st.exact_vertices;
   stats["iterations"] = st.iterations;
+  stats["race_rounds"] = st.race_rounds;
+  stats["rounds_ahead"] = st.rounds_ahead;
   stats["persistence_abs"] = st.persistence_abs;
   stats["tree_nodes"] = st.tree_nodes;
   stats["masked_vertices"] = st.masked_vertices;

@@ -11,6 +11,8 @@
 // One implementation for float32 and float64 fields (T = float, double): a float64 stream
 // (data type 2, version 6) holds an f64 step and bound in its meta section and 8-byte exact
 // and masked values; each decoder refuses the other type's streams.
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -19,8 +21,10 @@
 #include <limits>
 #include <memory>
 #include <new>
-#include <optional>
 #include <iterator>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -223,6 +227,65 @@ Result<std::vector<uint8_t>> keep_smallest(Coder asked, Coder written_as, std::v
   return std::move(*best);
 }
 
+// The finalists run two at a time where there are two threads and more than one finalist
+// still to run, on fields up to kParallelFinalistsUpTo vertices (each running finalist holds
+// a contour tree's work arrays: about 40 bytes per vertex more at the peak).
+constexpr size_t kParallelFinalistsUpTo = size_t(1) << 23;
+// At most this many steps hold a round run ahead at a time (race_steps), and fewer on larger
+// fields, so that they hold at most about kRoundsAheadVertices vertices (at least one step):
+// each holds a copy of its step's state, about 20 bytes per vertex. Without a cap the sea
+// ice at REL / P 1e-2 (588 k vertices) peaked at 1.18 GB instead of 0.66 GB (0.80 GB with
+// 4); a replay of its race gave the rounds run beside another 1.40 times the one-thread
+// speed with 4, 1.47 without a cap, 1.32 with 1.
+constexpr std::ptrdiff_t kMaxRoundsAhead = 4;
+constexpr size_t kRoundsAheadVertices = size_t(1) << 22;
+std::ptrdiff_t max_rounds_ahead(size_t n) {
+  return std::clamp<std::ptrdiff_t>(std::ptrdiff_t(kRoundsAheadVertices / std::max<size_t>(n, 1)), 1, kMaxRoundsAhead);
+}
+int parallel_finalists(size_t finalists, size_t n, int threads) {
+  if (finalists < 3 || threads < 2 || n > kParallelFinalistsUpTo) return 1;  // the first is done already
+  return std::min<int>(threads, int(finalists - 1));
+}
+
+// ScalarProgressHook's contract: reports reach the caller's hook on the calling thread only. A
+// report made on another thread (a finalist run beside the caller's) waits here until the
+// calling thread makes its next report or drains the queue.
+class ProgressRelay {
+ public:
+  explicit ProgressRelay(const ScalarProgressHook& user) : user_(user) {
+    hook_ = [this](const ScalarProgress& p) {
+      if (std::this_thread::get_id() != caller_) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        queued_.push_back(p);
+        return;
+      }
+      drain();
+      user_(p);
+    };
+  }
+  ProgressRelay(const ProgressRelay&) = delete;
+  ProgressRelay& operator=(const ProgressRelay&) = delete;
+  /// The hook to give the steps (empty where the caller's is).
+  const ScalarProgressHook* hook() const { return user_ ? &hook_ : &user_; }
+  /// On the calling thread: the queued reports, in the order they were made.
+  void drain() {
+    if (!user_ || std::this_thread::get_id() != caller_) return;
+    std::vector<ScalarProgress> ready;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ready.swap(queued_);
+    }
+    for (const ScalarProgress& p : ready) user_(p);
+  }
+
+ private:
+  const ScalarProgressHook& user_;
+  const std::thread::id caller_ = std::this_thread::get_id();
+  ScalarProgressHook hook_;
+  std::mutex mutex_;
+  std::vector<ScalarProgress> queued_;
+};
+
 // The steps race (docs/toposz.md, "Steps"): a round of repair mostly adds constraints and
 // exact values, so a step's stream so far stands for a lower bound on its final one.
 // Every step is quantized first (its round 0, two at a time on two threads); from then on
@@ -242,14 +305,28 @@ Result<std::vector<uint8_t>> keep_smallest(Coder asked, Coder written_as, std::v
 // coder asked for, so the first step done and its finalists (kFinalists, kFinalMargin) run
 // to their end and the smallest final stream is kept. Streams are written only where sizes
 // are compared, and for the finalists.
-template <class T, class Write, class Keep>
+template <class T, class Write, class Keep, class Drain>
 Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<StepChoice<T>>& steps,
-                                        Write write, Keep keep, detail::CtWorkspace& work, ScalarCompressStats& st) {
+                                        Write write, Keep keep, Drain drain, detail::CtWorkspace& work,
+                                        ScalarCompressStats& st) {
+  // A step's next round run ahead, beside another step's round, on a copy of the step: the
+  // race takes it when it would run that round itself (take_ahead), so the order of rounds,
+  // and every decision, is one thread's.
+  struct Ahead {
+    std::unique_ptr<detail::TopoStepOf<T>> step;  // the step after the round
+    detail::TopoRound round = detail::TopoRound::repaired;
+    int64_t budget = 0;  // the search budget it ran with
+    Status status = Status::Ok();
+    std::optional<std::vector<uint8_t>> stream;  // written where the round quantized
+    std::vector<ScalarProgress> reports;         // its progress reports, made when taken
+    ScalarProgressHook hook;
+  };
   struct Candidate {
     std::unique_ptr<detail::TopoStepOf<T>> step;
     std::vector<uint8_t> stream;
     uint64_t written = 0;  // the step's quantizations() when `stream` was written
     bool suspended = false;
+    std::unique_ptr<Ahead> ahead;
   };
   std::vector<Candidate> race(steps.size());
   std::vector<Status> failed(steps.size(), Status::Ok());
@@ -280,8 +357,48 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
     c.written = c.step->quantizations();
     return Status::Ok();
   };
+  // The next round of c run ahead on a copy (one thread; `w` its tree work arrays).
+  auto run_ahead = [&](Candidate& c, detail::CtWorkspace& w, int64_t round_budget) {
+    auto a = std::make_unique<Ahead>();
+    a->hook = [reports = &a->reports](const ScalarProgress& p) { reports->push_back(p); };
+    a->step = std::make_unique<detail::TopoStepOf<T>>(*c.step);
+    a->step->report_to(&a->hook);
+    a->budget = round_budget;
+    a->round = a->step->advance(w, round_budget);
+    if (a->step->quantizations() != c.written) {
+      auto stream = write(*a->step);
+      if (stream.ok()) a->stream = std::move(stream.value());
+      else a->status = stream.status();
+    }
+    c.ahead = std::move(a);
+  };
+  // The round of c run ahead, if any, taken as c's next round at `round_budget`: true where
+  // it is that round. A round suspended at a smaller budget than now's would have gone on:
+  // it is dropped, and the caller runs the round.
+  auto take_ahead = [&](Candidate& c, int64_t round_budget, Status& status) {
+    if (!c.ahead) return false;
+    const std::unique_ptr<Ahead> a = std::move(c.ahead);
+    if (a->round == detail::TopoRound::suspended && a->budget != round_budget) return false;
+    status = a->status;
+    c.step = std::move(a->step);
+    c.step->report_to(in.progress);
+    if (in.progress && *in.progress)
+      for (const ScalarProgress& p : a->reports) (*in.progress)(p);
+    if (a->stream) {
+      c.stream = std::move(*a->stream);
+      c.written = c.step->quantizations();
+    }
+    c.suspended = a->round == detail::TopoRound::suspended;
+    return true;
+  };
+  // Where two threads are free, the step with the smallest stream so far after the one the
+  // race runs (not suspended, not done, with no round ahead) runs its next round beside it,
+  // while fewer than max_rounds_ahead steps hold a round ahead (each a copy of its step).
+  const bool ahead_allowed = in.threads >= 2 && in.f.size() <= kParallelFinalistsUpTo;
+  detail::CtWorkspace beside_work;
   int64_t budget = std::max<int64_t>(int64_t(1) << 20, int64_t(in.f.size()) / 16);
   Candidate* last = nullptr;
+  int64_t rounds = 0, rounds_ahead = 0;  // ScalarCompressStats::race_rounds, rounds_ahead
   for (;;) {
     Candidate* best = nullptr;
     size_t smallest_suspended = SIZE_MAX;
@@ -318,36 +435,131 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       size_t taken[3] = {0, 0, 0};
       for (Candidate* c : within)
         if (taken[c->step->interp() ? (c->step->reach() ? 2 : 1) : 0]++ < kFinalists) finalists.push_back(c);
-      Candidate* kept = nullptr;
-      std::vector<uint8_t> kept_stream;
-      ScalarCompressStats kept_stats;
-      for (Candidate* c : finalists) {
-        bool out = false;  // its stream so far went far past the margin: it stops there
-        while (!c->step->done() && !out) {
-          last = c;
-          c->step->advance(work);
-          FACTZ_RETURN_IF_ERROR(refresh(*c));
-          out = double(c->stream.size()) > limit * kFinalDrop;
+      // Each finalist runs and is kept independently of the others (its rounds, its "out"
+      // test against the fixed limit, its streams), so two run at once, one per thread, each
+      // with its own tree work arrays; the choice below goes through them in list order, as
+      // one thread would.
+      struct Final {
+        Status status = Status::Ok();
+        bool out = false;  // its stream so far went far past the margin: it stopped there
+        bool out_of_memory = false;
+        int64_t rounds = 0, rounds_ahead = 0;
+        std::vector<uint8_t> stream;
+        ScalarCompressStats stats;
+      };
+      std::vector<Final> finals(finalists.size());
+      const int team = parallel_finalists(finalists.size(), in.f.size(), in.threads);
+      std::vector<detail::CtWorkspace> own(size_t(team - 1));
+      auto run_finalist = [&](Candidate& c, detail::CtWorkspace& w, Final& r) {
+        if (take_ahead(c, detail::TopoStep::kNoBudget, r.status)) {
+          ++r.rounds;
+          ++r.rounds_ahead;
+          if (!r.status.ok()) return;
+          r.out = double(c.stream.size()) > limit * kFinalDrop;
         }
-        if (out) continue;  // the others' streams are fresh: refreshed above, or after their last round
-        ScalarCompressStats trial = st;
-        auto stream = keep(*c->step, std::move(c->stream), trial);
-        if (!stream.ok()) return stream.status();
-        if (!kept || stream->size() < kept_stream.size() ||
-            (stream->size() == kept_stream.size() && c->step->index() < kept->step->index())) {
+        while (!c.step->done() && !r.out) {
+          ++r.rounds;
+          c.step->advance(w);
+          r.status = refresh(c);
+          if (!r.status.ok()) return;
+          r.out = double(c.stream.size()) > limit * kFinalDrop;
+        }
+        if (r.out) return;  // the others' streams are fresh: refreshed above, or after their last round
+        r.stats = st;
+        auto stream = keep(*c.step, std::move(c.stream), r.stats, w);
+        if (!stream.ok()) r.status = stream.status();
+        else r.stream = std::move(stream.value());
+      };
+      if (team == 1) {
+        for (size_t i = 0; i < finalists.size(); ++i) {
+          if (!finalists[i]->step->done()) last = finalists[i];
+          run_finalist(*finalists[i], work, finals[i]);
+        }
+      } else {
+        last = nullptr;
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
+        for (size_t i = 0; i < finalists.size(); ++i) {
+          const int t = omp_get_thread_num();
+          detail::CtWorkspace& w = t == 0 ? work : own[size_t(t - 1)];
+          try {
+            run_finalist(*finalists[i], w, finals[i]);
+          } catch (const std::bad_alloc&) {
+            finals[i].out_of_memory = true;  // thrown again below, outside the threads
+          }
+        }
+        drain();
+        for (const Final& r : finals)
+          if (r.out_of_memory) throw std::bad_alloc();
+      }
+      Candidate* kept = nullptr;
+      Final* kept_final = nullptr;
+      for (size_t i = 0; i < finalists.size(); ++i) {
+        Final& r = finals[i];
+        FACTZ_RETURN_IF_ERROR(r.status);
+        if (r.out) continue;
+        Candidate* c = finalists[i];
+        if (!kept || r.stream.size() < kept_final->stream.size() ||
+            (r.stream.size() == kept_final->stream.size() && c->step->index() < kept->step->index())) {
           kept = c;
-          kept_stream = std::move(stream.value());
-          kept_stats = trial;
+          kept_final = &r;
         }
       }
+      std::vector<uint8_t> kept_stream = std::move(kept_final->stream);
+      ScalarCompressStats kept_stats = std::move(kept_final->stats);
       if (kept != last) kept->step->report_final();
       st = std::move(kept_stats);
+      for (const Final& r : finals) {
+        rounds += r.rounds;
+        rounds_ahead += r.rounds_ahead;
+      }
+      st.race_rounds = rounds;
+      st.rounds_ahead = rounds_ahead;
       st.iterations = kept->step->rounds();
       st.predictor = kept->step->interp() ? ScalarPredictor::interpolation : ScalarPredictor::lorenzo;
       return kept_stream;
     }
     last = best;
-    best->suspended = best->step->advance(work, budget) == detail::TopoRound::suspended;
+    Status taken = Status::Ok();
+    ++rounds;
+    if (take_ahead(*best, budget, taken)) {
+      FACTZ_RETURN_IF_ERROR(taken);
+      ++rounds_ahead;
+      continue;
+    }
+    Candidate* beside = nullptr;
+    const auto held_ahead = std::count_if(race.begin(), race.end(), [](const Candidate& c) { return bool(c.ahead); });
+    if (ahead_allowed && held_ahead < max_rounds_ahead(in.f.size()))
+      for (Candidate& c : race)
+        if (&c != best && !c.suspended && !c.ahead && !c.step->done() &&
+            (!beside || c.stream.size() < beside->stream.size()))
+          beside = &c;
+    if (!beside) {
+      best->suspended = best->step->advance(work, budget) == detail::TopoRound::suspended;
+      continue;
+    }
+    detail::TopoRound round = detail::TopoRound::repaired;
+    Status written = Status::Ok();
+    bool out_of_memory = false;
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_thread_num() == 0) {
+        try {
+          round = best->step->advance(work, budget);
+          written = refresh(*best);  // its stream too, while the other thread writes its own
+        } catch (const std::bad_alloc&) {
+          out_of_memory = true;  // thrown again below, outside the threads
+        }
+      } else {
+        try {
+          run_ahead(*beside, beside_work, budget);
+        } catch (const std::bad_alloc&) {
+          beside->ahead.reset();  // no round ahead: the race runs it when it comes
+        }
+      }
+    }
+    if (out_of_memory) throw std::bad_alloc();
+    FACTZ_RETURN_IF_ERROR(written);
+    best->suspended = round == detail::TopoRound::suspended;
   }
 }
 
@@ -436,12 +648,19 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   const std::vector<StepChoice<T>> steps = detail::toposz_steps(eb, p_abs, f.size(), by_interp, by_lorenzo);
   // Every pair of f, for the repair of a pair a decoded field adds and keeps (TopoStepOf::
   // advance): computed when first needed, rarely (one field of the 19 real ones).
+  // Finalists may ask from two threads at once: one computes, with work arrays of its own.
   std::optional<std::vector<CtPair>> pairs_of_f;
+  std::mutex pairs_mutex;
   const std::function<const std::vector<CtPair>&()> all_pairs = [&]() -> const std::vector<CtPair>& {
-    if (!pairs_of_f) pairs_of_f = detail::compute_contour_tree(f, g, missing, 0.0, {}, threads, &work).pairs;
+    const std::lock_guard<std::mutex> lock(pairs_mutex);
+    if (!pairs_of_f) {
+      detail::CtWorkspace own;
+      pairs_of_f = detail::compute_contour_tree(f, g, missing, 0.0, {}, threads, &own).pairs;
+    }
     return *pairs_of_f;
   };
-  detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, &o.progress,
+  ProgressRelay relay(o.progress);
+  detail::TopoInputOf<T> in{f, g, missing, fills, eb, p_abs, &tf, threads, relay.hook(),
                             detail::scalar_max_magnitude(f, missing), order, &all_pairs};
   auto write_q = [&](const detail::TopoStepOf<T>& s, const QuantizedOf<T>& q, Coder c) {
     return scalar_stream(field, missing, o, c, eb, s.step(), p_abs, q, threads, s.lattice(), s.interp(), order);
@@ -465,8 +684,8 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
   };
   // The kept stream: every coder asked for; the race's stream (ANS or context-coded, as its
   // header says) stands for its own coder.
-  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream, ScalarCompressStats& kept)
-      -> Result<std::vector<uint8_t>> {
+  auto keep = [&](const detail::TopoStepOf<T>& s, std::vector<uint8_t> stream, ScalarCompressStats& kept,
+                  detail::CtWorkspace& w) -> Result<std::vector<uint8_t>> {
     auto parsed = detail::parse_container(stream);
     if (!parsed.ok()) return parsed.status();
     kept.exact_vertices = int64_t(s.quantized().exact.size());
@@ -487,7 +706,7 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     for (const detail::InterpMoves moves : {detail::InterpMoves::every_level, detail::InterpMoves::finest}) {
       if (moves == detail::InterpMoves::every_level && (!s.interp() || f.size() > kEveryLevelMovesUpTo)) continue;
       QuantizedOf<T> q = s.quantized();
-      if (!detail::move_regular_vertices(in, s, work, q, moves)) continue;
+      if (!detail::move_regular_vertices(in, s, w, q, moves)) continue;
       ScalarCompressStats trial = moved_stats;
       trial.exact_vertices = int64_t(q.exact.size());
       auto first = write_q(s, q, racing_coder(o.coder));
@@ -501,7 +720,7 @@ Result<std::vector<uint8_t>> compress_of(const ScalarFieldOf<T>& field, const Sc
     }
     return best;
   };
-  auto kept = race_steps(in, steps, write, keep, work, st);
+  auto kept = race_steps(in, steps, write, keep, [&relay] { relay.drain(); }, work, st);
   lap("iterate");
   if (kept.ok() && stats) *stats = std::move(st);
   return kept;

@@ -195,6 +195,7 @@ template <class T>
 TopoStepOf<T>::TopoStepOf(const TopoInputOf<T>& in, T step, int64_t index, bool lattice, bool late_levels,
                           bool interp, int64_t budget, bool reach)
     : in_(in),
+      progress_(in.progress),
       step_(step),
       index_(index),
       lattice_(lattice),
@@ -317,14 +318,14 @@ TopoRound TopoStepOf<T>::advance(CtWorkspace& work, int64_t budget) {
 
 template <class T>
 void TopoStepOf<T>::report(const CtComparison* c) const {
-  if (!in_.progress || !*in_.progress) return;
+  if (!progress_ || !*progress_) return;
   ScalarProgress p;
   p.step = index_;
   p.round = round_;
   p.nodes_to_fix = c ? int64_t(c->offending.size()) : last_to_fix_;
   p.exact_vertices = int64_t(q_.exact.size());
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  (*in_.progress)(p);
+  (*progress_)(p);
 }
 
 template <class T>

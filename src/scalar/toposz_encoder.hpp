@@ -167,6 +167,10 @@ class TopoStepOf {
   /// Reports the step's last round again (the kept step, when another step's round came
   /// after it).
   void report_final() const;
+  /// Where the step's reports go from now on (in.progress until then; may be null): a copy
+  /// of a step advanced ahead of the race (race_steps) keeps its reports until the race
+  /// takes that round.
+  void report_to(const ScalarProgressHook* hook) { progress_ = hook; }
 
  private:
   // The vertices of one value whose level components are still to be protected, by index.
@@ -189,6 +193,7 @@ class TopoStepOf {
   void for_box(int64_t c, int64_t r, F&& visit) const;
 
   const TopoInputOf<T>& in_;
+  const ScalarProgressHook* progress_;
   T step_;
   int64_t index_;
   bool lattice_;

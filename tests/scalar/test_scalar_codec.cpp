@@ -4,9 +4,12 @@
 // streams are thread-independent and untrusted bytes never crash the decoder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <thread>
+#include <utility>
 
 #include "factz/compress3d.hpp"
 #include "factz/contour_tree.hpp"
@@ -179,6 +182,58 @@ TEST(TopoSZ, BytesDoNotDependOnTheThreadCount) {
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(a.value(), b.value());
   EXPECT_EQ(a.value(), c.value());
+}
+
+// A sea-ice-like 3D field: a smooth field clamped to [0, 1] (plateaus at both ends) and
+// rounded to 1/64, so that many steps race for many rounds.
+ScalarField ice_field(int64_t nx, int64_t ny, int64_t nz, uint32_t seed) {
+  ScalarField f = smooth_field(nx, ny, nz, 0.4f, seed);
+  for (float& v : f.values) v = std::round(std::clamp(v / 8.0f + 0.5f, 0.0f, 1.0f) * 64.0f) / 64.0f;
+  return f;
+}
+
+TEST(TopoSZ, TwoThreadsRunRoundsAheadForOneThreadsStream) {
+  // race_steps on two threads: a second step's round runs ahead of the race, and the
+  // finalists run side by side. The stream and the counts must be one thread's, the hook
+  // must run on the calling thread only and end with the kept step's last round, and the
+  // rounds run ahead must be some of the race's (else this test checks nothing of them).
+  for (const auto& [rel, p] : {std::pair{1e-2, 1e-2}, std::pair{3e-2, 1e-2}}) {
+    const ScalarField f = ice_field(40, 30, 24, 5);
+    std::vector<uint8_t> streams[2];
+    ScalarCompressStats st[2];
+    for (int t : {1, 2}) {
+      ScalarOptions o;
+      o.bound = rel;
+      o.persistence = p;
+      o.threads = t;
+      std::vector<ScalarProgress> seen;
+      bool elsewhere = false;
+      const std::thread::id caller = std::this_thread::get_id();
+      o.progress = [&](const ScalarProgress& pr) {
+        elsewhere = elsewhere || std::this_thread::get_id() != caller;
+        seen.push_back(pr);
+      };
+      auto s = compress_scalar(f, o, &st[t - 1]);
+      ASSERT_TRUE(s.ok()) << s.status().to_string();
+      streams[t - 1] = std::move(s.value());
+      EXPECT_FALSE(elsewhere) << t << " threads";
+      ASSERT_FALSE(seen.empty());
+      EXPECT_EQ(seen.back().nodes_to_fix, 0);
+      EXPECT_EQ(seen.back().round, st[t - 1].iterations);
+    }
+    EXPECT_EQ(streams[0], streams[1]) << "REL " << rel;
+    EXPECT_EQ(st[0].race_rounds, st[1].race_rounds);
+    EXPECT_EQ(st[0].iterations, st[1].iterations);
+    EXPECT_EQ(st[0].exact_vertices, st[1].exact_vertices);
+    EXPECT_EQ(st[0].rounds_ahead, 0);
+    EXPECT_GT(st[1].rounds_ahead, 0) << "REL " << rel;
+    EXPECT_LT(st[1].rounds_ahead, st[1].race_rounds);
+    auto back = decompress_scalar(streams[1]);
+    ASSERT_TRUE(back.ok());
+    auto c = compare_scalar(f, back.value(), BoundMode::rel, p);
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(c->same());
+  }
 }
 
 TEST(TopoSZ, IterationsAreRecorded) {

@@ -127,7 +127,8 @@ void print_scalar_compression(const Args& a, const std::string& mode,
   s.count("nx", nx, In::json).count("ny", ny, In::json).count("nz", nz, In::json);
   s.count("raw_bytes", int64_t(raw)).count("compressed_bytes", stream_bytes).num("ratio", ratio);
   s.num("bit_rate", bits / ratio).num("eb_abs", st.eb_abs).num("persistence_abs", st.persistence_abs);
-  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations);
+  s.count("tree_nodes", st.tree_nodes).count("exact_vertices", st.exact_vertices).count("iterations", st.iterations)
+      .count("race_rounds", st.race_rounds).count("rounds_ahead", st.rounds_ahead);
   s.count("masked_vertices", st.masked_vertices);
   s.num("compress_seconds", secs).num("throughput_mbs", raw / secs / 1e6);
   s.print(a.has("--json"), false);
