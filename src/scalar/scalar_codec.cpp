@@ -304,7 +304,11 @@ class ProgressRelay {
 // lower bound, and the race compares streams of one or two coders while the kept step is written with every
 // coder asked for, so the first step done and its finalists (kFinalists, kFinalMargin) run
 // to their end and the smallest final stream is kept. Streams are written only where sizes
-// are compared, and for the finalists.
+// are compared, and for the finalists. On two threads the finalists run side by side, and
+// beside each round of the race the next step in line runs its next round ahead on a copy,
+// which the race takes when that step's turn comes (docs/toposz.md, "Two threads"): the
+// rounds and decisions are one thread's. `drain` hands the calling thread the progress
+// reports the other thread made (ProgressRelay).
 template <class T, class Write, class Keep, class Drain>
 Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const std::vector<StepChoice<T>>& steps,
                                         Write write, Keep keep, Drain drain, detail::CtWorkspace& work,
