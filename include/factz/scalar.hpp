@@ -98,8 +98,8 @@ struct ScalarCompressStats {
   double eb_abs = 0;             ///< absolute pointwise bound used (float32 fields: a float)
   int64_t exact_vertices = 0;    ///< values in the exact-value section (own values, or a constrained vertex's shortest)
   int64_t iterations = 0;        ///< contour_tree: rounds of recompute + tighten
-  /// contour_tree: rounds of every step raced (the kept step's `iterations` among them); the
-  /// same for any thread count
+  /// contour_tree: rounds of every step raced (the kept step's `iterations` among them; a
+  /// round suspended at the search budget counts once per part); the same for any thread count
   int64_t race_rounds = 0;
   /// contour_tree: of race_rounds, those a second thread ran ahead of the race and the race
   /// took (docs/toposz.md, "Steps"); 0 on one thread

@@ -227,10 +227,10 @@ Result<std::vector<uint8_t>> keep_smallest(Coder asked, Coder written_as, std::v
   return std::move(*best);
 }
 
-// The finalists run two at a time where there are two threads and more than one finalist
-// still to run, on fields up to kParallelFinalistsUpTo vertices (each running finalist holds
-// a contour tree's work arrays: about 40 bytes per vertex more at the peak).
-constexpr size_t kParallelFinalistsUpTo = size_t(1) << 23;
+// The race's second thread (race_steps: finalists side by side, rounds run ahead) works on
+// fields up to kSecondThreadUpTo vertices: each round under way holds a contour tree's work
+// arrays, about 40 bytes per vertex more at the peak.
+constexpr size_t kSecondThreadUpTo = size_t(1) << 23;
 // At most this many steps hold a round run ahead at a time (race_steps), and fewer on larger
 // fields, so that they hold at most about kRoundsAheadVertices vertices (at least one step):
 // each holds a copy of its step's state, about 20 bytes per vertex. Without a cap the sea
@@ -243,7 +243,7 @@ std::ptrdiff_t max_rounds_ahead(size_t n) {
   return std::clamp<std::ptrdiff_t>(std::ptrdiff_t(kRoundsAheadVertices / std::max<size_t>(n, 1)), 1, kMaxRoundsAhead);
 }
 int parallel_finalists(size_t finalists, size_t n, int threads) {
-  if (finalists < 3 || threads < 2 || n > kParallelFinalistsUpTo) return 1;  // the first is done already
+  if (finalists < 3 || threads < 2 || n > kSecondThreadUpTo) return 1;  // the first is done already
   return std::min<int>(threads, int(finalists - 1));
 }
 
@@ -398,7 +398,7 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
   // Where two threads are free, the step with the smallest stream so far after the one the
   // race runs (not suspended, not done, with no round ahead) runs its next round beside it,
   // while fewer than max_rounds_ahead steps hold a round ahead (each a copy of its step).
-  const bool ahead_allowed = in.threads >= 2 && in.f.size() <= kParallelFinalistsUpTo;
+  const bool ahead_allowed = in.threads >= 2 && in.f.size() <= kSecondThreadUpTo;
   detail::CtWorkspace beside_work;
   int64_t budget = std::max<int64_t>(int64_t(1) << 20, int64_t(in.f.size()) / 16);
   Candidate* last = nullptr;
@@ -455,16 +455,14 @@ Result<std::vector<uint8_t>> race_steps(const detail::TopoInputOf<T>& in, const 
       const int team = parallel_finalists(finalists.size(), in.f.size(), in.threads);
       std::vector<detail::CtWorkspace> own(size_t(team - 1));
       auto run_finalist = [&](Candidate& c, detail::CtWorkspace& w, Final& r) {
-        if (take_ahead(c, detail::TopoStep::kNoBudget, r.status)) {
-          ++r.rounds;
-          ++r.rounds_ahead;
-          if (!r.status.ok()) return;
-          r.out = double(c.stream.size()) > limit * kFinalDrop;
-        }
         while (!c.step->done() && !r.out) {
           ++r.rounds;
-          c.step->advance(w);
-          r.status = refresh(c);
+          if (take_ahead(c, detail::TopoStep::kNoBudget, r.status)) {  // its first round, at most
+            ++r.rounds_ahead;
+          } else {
+            c.step->advance(w);
+            r.status = refresh(c);
+          }
           if (!r.status.ok()) return;
           r.out = double(c.stream.size()) > limit * kFinalDrop;
         }
